@@ -1,0 +1,48 @@
+"""The `cwm` command: subcommands are discovered from the modules of `cwm.commands`."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import sys
+from collections.abc import Sequence
+
+from cwm.types import CwmError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every subcommand registered by a module of ``cwm.commands``.
+
+    Each command module defines ``register(subparsers)``, which adds its parsers and sets ``func`` to a
+    callable taking the parsed arguments and returning an exit code.
+    """
+    import cwm.commands
+
+    parser = argparse.ArgumentParser(prog="cwm", description="Code world models for general game playing.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for info in sorted(pkgutil.iter_modules(cwm.commands.__path__), key=lambda m: m.name):
+        module = importlib.import_module(f"cwm.commands.{info.name}")
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``cwm`` console script; errors cwm raises on purpose print one line, exit 2."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except (CwmError, FileNotFoundError) as e:
+        print(f"cwm {args.command}: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"cwm {args.command}: interrupted; finished work is saved where the command writes it", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,81 @@
+"""`cwm games`, `cwm collect`, `cwm check`: the registry, trajectories and checks from the command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from cwm import checks, games, model, trajectories
+from cwm.types import Trajectory, TrajectoryFormatError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("games", help="list the registered games and their facts")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.set_defaults(func=cmd_games)
+
+    p = sub.add_parser("collect", help="record trajectories of a ground-truth game as JSONL")
+    p.add_argument("game", help="registry name, OpenSpiel game string, or path/to/module.py:short_name")
+    p.add_argument("--n", type=int, default=5, help="number of games (default 5)")
+    p.add_argument("--seed", type=int, default=0, help="seed of game i is SEED+i (default 0)")
+    p.add_argument("--deck", choices=["open", "closed"], default="open")
+    p.add_argument("--player", type=int, default=0, help="whose view a closed deck keeps (default 0)")
+    p.add_argument("--out", required=True, help="output JSONL file")
+    p.set_defaults(func=cmd_collect)
+
+    p = sub.add_parser("check", help="run the trajectory checks on a model file and print the report")
+    p.add_argument("model", help="model source file (a .py module with the CWM functions)")
+    p.add_argument("--game", required=True, help="the game the model is of (for action ids)")
+    p.add_argument("--trajectories", required=True, help="open-deck JSONL trajectories of that game")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--max-failures", type=int, default=3, help="failure reports printed per test type")
+    p.set_defaults(func=cmd_check)
+
+
+def cmd_games(args: argparse.Namespace) -> int:
+    specs = games.registered()
+    if args.json:
+        print(json.dumps([s.facts() for s in specs], indent=2))
+        return 0
+    header = f"{'name':28} {'ground truth':52} {'pl':>2} {'information':11} {'chance':6} {'novel':5} outcome"
+    print(header)
+    print("-" * len(header))
+    for s in specs:
+        print(f"{s.name:28} {s.openspiel:52} {s.players:>2} {s.information:11} {'yes' if s.stochastic else 'no':6} "
+              f"{'yes' if s.novel else 'no':5} {s.outcome}")
+    return 0
+
+
+def cmd_collect(args: argparse.Namespace) -> int:
+    spec = games.resolve(args.game)
+    items: list = trajectories.collect(spec, args.n, seed=args.seed, open_deck=args.deck == "open")
+    if args.deck == "closed":
+        items = [trajectories.closed_view(t, args.player) for t in items]
+    path = trajectories.save(args.out, items)
+    steps = sum(len(t.steps) if isinstance(t, Trajectory) else len(t.events) for t in items)
+    print(f"wrote {len(items)} {args.deck}-deck trajectories of {spec.name} ({steps} steps) to {path}")
+    return 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    spec = games.resolve(args.game)
+    path = Path(args.model)
+    if not path.is_file():
+        raise FileNotFoundError(f"model file {args.model!r} does not exist")
+    trajs = trajectories.load(args.trajectories, game=spec.name)
+    open_trajs = [t for t in trajs if isinstance(t, Trajectory)]
+    if len(open_trajs) != len(trajs):
+        raise TrajectoryFormatError(f"{args.trajectories}: `cwm check` needs open-deck trajectories")
+    module = model.load_source(path.read_text(encoding="utf-8"), name=path.stem)
+    wm = model.WorldModel(module, codec=model.ActionCodec.from_game(games.load_game(spec)), name=path.stem)
+    report = checks.run_checks(wm, open_trajs)
+    if args.json:
+        print(json.dumps(report.to_json(), indent=2))
+    else:
+        print(report.summary())
+        for kind, failures in report.failed_by_type().items():
+            for f in failures[: args.max_failures]:
+                print()
+                print(f.render())
+    return 0 if report.all_passed else 1

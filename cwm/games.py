@@ -1,0 +1,309 @@
+"""Game registry: a name -> ground truth (OpenSpiel game), rules text, facts, and the JSON views of states."""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import functools
+import importlib
+import importlib.resources
+import importlib.util
+import json
+import re
+import sys
+from pathlib import Path
+
+import pyspiel
+
+from cwm.types import JSON, UnknownGameError
+
+# View names: how a state is turned into a JSON-able observation for one player.
+#   "struct":   OpenSpiel's observation struct (games that implement ToObservationStruct)
+#   "brackets": "[Key: value][Key2: v]" observation strings parsed into a dict (Leduc-style)
+#   "lines":    "Key: value" observation lines parsed into a dict (bargaining-style)
+#   "text":     {"observation": observation_string} for anything else
+VIEWS = ("struct", "brackets", "lines", "text")
+
+
+@dataclasses.dataclass(frozen=True)
+class GameSpec:
+    """Everything cwm knows about one game.
+
+    Attributes:
+      name: the registry name (or the user's game string).
+      openspiel: the OpenSpiel game string of the ground truth, e.g. ``"mnk(m=6,n=6,k=4)"``.
+      rules: the rules text resource under ``game_rules/`` (``"tic_tac_toe.md"``), or a path to a file.
+      players: number of players.
+      information: ``"perfect"`` or ``"imperfect"``.
+      stochastic: whether the game has chance nodes.
+      novel: whether the game is one we invented (not in any LLM's training data).
+      outcome: ``"win/draw/loss"`` or ``"payoff"``.
+      turn_based: convert a simultaneous-move ground truth to turn-based (earlier choice hidden).
+      module: a module to import before loading (it registers a Python OpenSpiel game).
+      view: how observations are made JSON-able (one of ``VIEWS``).
+      description: one line for listings.
+    """
+
+    name: str
+    openspiel: str
+    rules: str
+    players: int
+    information: str
+    stochastic: bool
+    novel: bool
+    outcome: str
+    turn_based: bool = False
+    module: str = ""
+    view: str = "text"
+    description: str = ""
+
+    @property
+    def perfect_information(self) -> bool:
+        return self.information == "perfect"
+
+    def facts(self) -> dict[str, JSON]:
+        return {
+            "name": self.name,
+            "ground_truth": self.openspiel,
+            "players": self.players,
+            "information": self.information,
+            "stochastic": self.stochastic,
+            "novel": self.novel,
+            "outcome": self.outcome,
+            "description": self.description,
+        }
+
+
+_REGISTRY: dict[str, GameSpec] = {}
+
+
+def register(spec: GameSpec, *, replace: bool = False) -> GameSpec:
+    """Adds a game to the registry (``replace=True`` to overwrite an existing name)."""
+    if spec.name in _REGISTRY and not replace:
+        raise ValueError(f"game {spec.name!r} is already registered")
+    if spec.view not in VIEWS:
+        raise ValueError(f"game {spec.name!r}: unknown view {spec.view!r}; expected one of {VIEWS}")
+    _REGISTRY[spec.name] = spec
+    return spec
+
+
+def registered() -> list[GameSpec]:
+    """The registered games, in registration order."""
+    return list(_REGISTRY.values())
+
+
+_ALIASES = {"generalized_tic_tac_toe": "gen_tic_tac_toe", "leduc": "leduc_poker", "rps": "rock_paper_scissors"}
+
+
+def resolve(game: str | GameSpec, *, rules: str | Path | None = None) -> GameSpec:
+    """Finds a game by registry name, OpenSpiel game string, or ``path/to/module.py:short_name``.
+
+    Args:
+      game: a registry name, an OpenSpiel game string (``"mnk(m=5,n=5,k=4)"``), a module path with
+        the OpenSpiel short name it registers, or a ``GameSpec``.
+      rules: a rules file for games outside the registry (overrides the registry's rules otherwise).
+
+    Raises:
+      UnknownGameError: the name is not registered and does not load as an OpenSpiel game.
+    """
+    if isinstance(game, GameSpec):
+        spec = game
+    else:
+        name = _ALIASES.get(game, game)
+        if name in _REGISTRY:
+            spec = _REGISTRY[name]
+        elif ".py:" in game:
+            spec = _module_spec(game)
+        else:
+            spec = _openspiel_spec(game)
+    if rules is not None:
+        path = Path(rules)
+        if not path.is_file():
+            raise UnknownGameError(f"rules file {str(path)!r} does not exist")
+        spec = dataclasses.replace(spec, rules=str(path.resolve()))
+    return spec
+
+
+def _module_spec(game: str) -> GameSpec:
+    path_text, short_name = game.rsplit(":", 1)
+    path = Path(path_text)
+    if not path.is_file():
+        raise UnknownGameError(f"game module {path_text!r} does not exist (from {game!r})")
+    mod_name = "cwm_user_game_" + re.sub(r"\W", "_", path.stem)
+    if mod_name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(mod_name, path)
+        if spec is None or spec.loader is None:
+            raise UnknownGameError(f"cannot import {path_text!r} as a Python module")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[mod_name] = module
+        try:
+            spec.loader.exec_module(module)
+        except Exception as e:
+            del sys.modules[mod_name]
+            raise UnknownGameError(f"importing game module {path_text!r} failed: {type(e).__name__}: {e}") from e
+    return _openspiel_spec(short_name, module=str(path.resolve()), name=game)
+
+
+def _openspiel_spec(game_string: str, *, module: str = "", name: str | None = None) -> GameSpec:
+    try:
+        game = pyspiel.load_game(game_string)
+    except Exception as e:  # pyspiel raises a bare RuntimeError/SpielError for unknown games
+        close = difflib.get_close_matches(game_string, [s.name for s in _REGISTRY.values()], n=3)
+        hint = f"; did you mean {', '.join(close)}?" if close else "; `cwm games` lists the registered games"
+        raise UnknownGameError(f"unknown game {game_string!r}: not registered and OpenSpiel says: {e}{hint}") from e
+    gtype = game.get_type()
+    simultaneous = gtype.dynamics == pyspiel.GameType.Dynamics.SIMULTANEOUS
+    perfect = gtype.information == pyspiel.GameType.Information.PERFECT_INFORMATION and not simultaneous
+    return GameSpec(
+        name=name or game_string,
+        openspiel=game_string,
+        rules="",
+        players=game.num_players(),
+        information="perfect" if perfect else "imperfect",
+        stochastic=gtype.chance_mode != pyspiel.GameType.ChanceMode.DETERMINISTIC,
+        novel=False,
+        outcome="win/draw/loss" if gtype.utility == pyspiel.GameType.Utility.ZERO_SUM else "payoff",
+        turn_based=simultaneous,
+        module=module,
+        view=_default_view(game),
+        description=gtype.long_name,
+    )
+
+
+def _default_view(game: pyspiel.Game) -> str:
+    state = game.new_initial_state()
+    try:
+        state.to_observation_struct(0)
+        return "struct"
+    except Exception:  # OpenSpiel raises when a game has no struct; fall back to its observation string
+        return "text"
+
+
+@functools.lru_cache(maxsize=None)
+def _load(openspiel: str, turn_based: bool, module: str) -> pyspiel.Game:
+    if module:
+        _import_module(module)
+    game = pyspiel.load_game(openspiel)
+    if turn_based:
+        game = pyspiel.convert_to_turn_based(game)
+    return game
+
+
+def _import_module(module: str) -> None:
+    if module.endswith(".py"):
+        _module_spec(f"{module}:_")  # imports and registers; the short name is not used here
+    else:
+        importlib.import_module(module)
+
+
+def load_game(game: str | GameSpec) -> pyspiel.Game:
+    """The ground-truth OpenSpiel game of a registry name, game string or spec (turn-based if needed)."""
+    spec = resolve(game)
+    return _load(spec.openspiel, spec.turn_based, spec.module)
+
+
+def rules_text(game: str | GameSpec) -> str:
+    """The natural-language rules of a game.
+
+    Raises:
+      UnknownGameError: the game has no rules file (pass one with ``rules=``).
+    """
+    spec = resolve(game)
+    if not spec.rules:
+        raise UnknownGameError(
+            f"game {spec.name!r} has no rules text; pass a rules file (--rules FILE / rules=...)"
+        )
+    path = Path(spec.rules)
+    if path.is_absolute():
+        return path.read_text(encoding="utf-8")
+    return importlib.resources.files("game_rules").joinpath(spec.rules).read_text(encoding="utf-8")
+
+
+# ---------------------------------------------------------------------------------------------------
+# JSON views of ground-truth states
+
+
+def observe(spec: GameSpec, state: pyspiel.State, player: int) -> JSON:
+    """Player ``player``'s observation of ``state`` as a JSON-able dict, exactly what it may see."""
+    if spec.view == "struct":
+        return json.loads(state.to_observation_struct(player).to_json())
+    text = state.observation_string(player)
+    if spec.view == "brackets":
+        return _parse_brackets(text)
+    if spec.view == "lines":
+        return _parse_lines(text)
+    return {"observation": text}
+
+
+def full_state(spec: GameSpec, state: pyspiel.State) -> JSON:
+    """The whole ground-truth state (hidden information included) as JSON, for open-deck trajectories."""
+    if spec.view == "struct":
+        try:
+            return json.loads(state.to_json())
+        except Exception:  # some games have observation structs but no state struct
+            pass
+    return {"state": str(state), "history": [int(a) for a in state.history()]}
+
+
+def _parse_brackets(text: str) -> dict[str, JSON]:
+    out: dict[str, JSON] = {}
+    for key, value in re.findall(r"\[([^\]:]+?):?\s*([^\]]*)\]", text):
+        out[_key(key)] = _value(value)
+    return out
+
+
+def _parse_lines(text: str) -> dict[str, JSON]:
+    out: dict[str, JSON] = {}
+    for line in text.splitlines():
+        if ":" in line:
+            key, value = line.split(":", 1)
+            out[_key(key)] = _value(value.strip())
+        elif line.strip():
+            out.setdefault("notes", []).append(line.strip())
+    return out
+
+
+def _key(text: str) -> str:
+    return re.sub(r"\W+", "_", text.strip().lower()).strip("_")
+
+
+def _value(text: str) -> JSON:
+    text = text.strip()
+    numbers = text.split()
+    if numbers and all(re.fullmatch(r"-?\d+", n) for n in numbers):
+        return int(numbers[0]) if len(numbers) == 1 else [int(n) for n in numbers]
+    return text
+
+
+# ---------------------------------------------------------------------------------------------------
+# The built-in registry
+
+_BUILTIN: list[GameSpec] = [
+    GameSpec("tic_tac_toe", "tic_tac_toe", "tic_tac_toe.md", 2, "perfect", False, False, "win/draw/loss",
+             view="struct", description="3x3 noughts and crosses"),
+    GameSpec("connect_four", "connect_four", "connect_four.md", 2, "perfect", False, False, "win/draw/loss",
+             view="struct", description="6x7 gravity four-in-a-row"),
+    GameSpec("backgammon", "backgammon", "backgammon.md", 2, "perfect", True, False, "payoff",
+             view="text", description="classic backgammon with dice (gammons and backgammons count)"),
+    GameSpec("gen_tic_tac_toe", "mnk(m=6,n=6,k=4)", "gen_tic_tac_toe.md", 2, "perfect", False, True,
+             "win/draw/loss", view="text", description="generalized tic-tac-toe: 6x6 board, four in a row"),
+    GameSpec("bargaining", "bargaining", "bargaining.md", 2, "imperfect", True, False, "payoff",
+             view="lines", description="split a pool of items with private valuations"),
+    GameSpec("leduc_poker", "leduc_poker", "leduc_poker.md", 2, "imperfect", True, False, "payoff",
+             view="brackets", description="six-card two-round poker"),
+    GameSpec("gin_rummy", "gin_rummy", "gin_rummy.md", 2, "imperfect", True, False, "payoff",
+             view="struct", description="two-player gin rummy with knocking and layoffs"),
+    GameSpec("rock_paper_scissors", "matrix_rps", "rock_paper_scissors.md", 2, "imperfect", False, False,
+             "win/draw/loss", turn_based=True, view="text",
+             description="one-shot rock-paper-scissors (second choice made blind)"),
+    GameSpec("prisoners_dilemma", "matrix_pd", "prisoners_dilemma.md", 2, "imperfect", False, False, "payoff",
+             turn_based=True, view="text", description="one-shot prisoner's dilemma (second choice made blind)"),
+    GameSpec("iterated_prisoners_dilemma", "repeated_game(stage_game=matrix_pd(),num_repetitions=10)",
+             "iterated_prisoners_dilemma.md", 2, "imperfect", False, False, "payoff", turn_based=True,
+             view="text", description="prisoner's dilemma repeated for 10 rounds, per-round payoffs"),
+]
+for _spec in _BUILTIN:
+    register(_spec)
+
+# Novel games (ours) are Python OpenSpiel games in game_rules/<name>.py; their specs name the module, which
+# is imported only when the game is loaded.

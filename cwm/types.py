@@ -1,0 +1,287 @@
+"""Shared types of cwm: constants, trajectories, check reports, and the errors raised at boundaries."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Literal
+
+# OpenSpiel's player-id constants; the CWM contract uses the same numbers.
+CHANCE: int = -1
+TERMINAL: int = -4
+
+JSON = Any  # a JSON-serialisable value: dict, list, str, int, float, bool or None
+
+Deck = Literal["open", "closed"]
+TRAJECTORY_SCHEMA = "cwm.trajectory/1"
+
+
+class CwmError(Exception):
+    """Base class of every error cwm raises on purpose."""
+
+
+class UnknownGameError(CwmError, ValueError):
+    """A game name that is neither registered nor loadable as an OpenSpiel game or module."""
+
+
+class TrajectoryFormatError(CwmError, ValueError):
+    """A trajectory file or record that is malformed, truncated, or of another game."""
+
+
+class ModelLoadError(CwmError, ValueError):
+    """Model source that cannot be loaded: syntax error, forbidden code, or a missing contract function."""
+
+
+class ModelContractError(CwmError, RuntimeError):
+    """A model broke the CWM contract at run time; the message names the call and what was wrong."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ChanceOutcome:
+    """One outcome of a chance node: OpenSpiel id, action string, probability."""
+
+    action: int
+    action_string: str
+    probability: float
+
+
+@dataclasses.dataclass(frozen=True)
+class Step:
+    """One recorded decision point of a ground-truth game and the action taken there.
+
+    Attributes:
+      player: the current player (``CHANCE`` at chance nodes).
+      legal_actions: OpenSpiel ids of the legal actions (chance outcomes at chance nodes).
+      legal_action_strings: the same actions as strings, in the same order.
+      chance_outcomes: outcomes with probabilities at chance nodes, else empty.
+      observations: each player's observation of the state before the action (JSON-able dicts).
+      action: the OpenSpiel id of the action taken.
+      action_string: the action taken, as a string.
+      rewards: each player's reward on the transition caused by the action.
+      state: the full ground-truth state before the action (open deck only; ``None`` otherwise).
+    """
+
+    player: int
+    legal_actions: tuple[int, ...]
+    legal_action_strings: tuple[str, ...]
+    chance_outcomes: tuple[ChanceOutcome, ...]
+    observations: tuple[JSON, ...]
+    action: int
+    action_string: str
+    rewards: tuple[float, ...]
+    state: JSON = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Trajectory:
+    """A complete recorded game, from the initial state to a terminal state.
+
+    Attributes:
+      game: the game's name as given to the registry (or its OpenSpiel string).
+      seed: seed of the policy and chance sampling that produced it.
+      policy: a short name of the policy that chose the players' actions.
+      steps: every decision point in order.
+      final_observations: each player's observation of the terminal state.
+      returns: each player's total return.
+      final_state: the full terminal state (open deck only).
+    """
+
+    game: str
+    seed: int
+    policy: str
+    num_players: int
+    steps: tuple[Step, ...]
+    final_observations: tuple[JSON, ...]
+    returns: tuple[float, ...]
+    final_state: JSON = None
+
+    @property
+    def action_strings(self) -> list[str]:
+        return [s.action_string for s in self.steps]
+
+
+@dataclasses.dataclass(frozen=True)
+class ClosedEvent:
+    """What one player knew at one state of a closed-deck trajectory: its observation, and its own action."""
+
+    observation: JSON
+    action: str | None  # the player's own action at this state, None where someone else (or chance) moved
+
+
+@dataclasses.dataclass(frozen=True)
+class ClosedTrajectory:
+    """A closed-deck view of a game: one player's observations and own actions only."""
+
+    game: str
+    seed: int
+    player: int
+    num_players: int
+    events: tuple[ClosedEvent, ...]  # one per state, the last is the terminal state
+    player_return: float
+
+
+TestType = Literal[
+    "current_player",
+    "legal_actions",
+    "chance_outcomes",
+    "observations",
+    "rewards",
+    "transition",
+    "termination",
+    "random_play",
+]
+TEST_TYPES: tuple[str, ...] = (
+    "current_player",
+    "legal_actions",
+    "chance_outcomes",
+    "observations",
+    "rewards",
+    "transition",
+    "termination",
+    "random_play",
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class CheckFailure:
+    """One failed check, reported so that an LLM (or a person) can act on it.
+
+    Attributes:
+      test_type: which kind of check failed (one of ``TEST_TYPES``).
+      trajectory: index of the trajectory in the checked set.
+      step: index of the step in that trajectory (the terminal state is ``len(steps)``).
+      call: the model call that was checked, e.g. ``get_legal_actions(state)``.
+      expected: what the ground truth says (JSON-able), or ``None`` for execution errors.
+      got: what the model returned (JSON-able repr), or ``None`` when it raised.
+      diff: a short readable difference between expected and got.
+      traceback: the model's traceback when it raised, else empty.
+      history: the action strings that lead from the initial state to the checked state.
+    """
+
+    test_type: str
+    trajectory: int
+    step: int
+    call: str
+    expected: JSON
+    got: JSON
+    diff: str
+    traceback: str = ""
+    history: tuple[str, ...] = ()
+
+    def render(self, *, max_history: int = 40) -> str:
+        """A short text report: step, call, expected vs got, and the traceback."""
+        hist = list(self.history)
+        shown = hist if len(hist) <= max_history else ["..."] + hist[-max_history:]
+        lines = [
+            f"[{self.test_type}] trajectory {self.trajectory}, step {self.step}: {self.call}",
+            f"  actions so far: {shown}",
+            f"  expected: {_short(self.expected)}",
+            f"  got:      {_short(self.got)}",
+        ]
+        if self.diff:
+            lines.append("  diff: " + self.diff.replace("\n", "\n        "))
+        if self.traceback:
+            lines.append("  traceback:\n    " + self.traceback.strip().replace("\n", "\n    "))
+        return "\n".join(lines)
+
+
+def _short(value: JSON, limit: int = 600) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} chars)"
+
+
+@dataclasses.dataclass(frozen=True)
+class TypeStats:
+    passed: int
+    total: int
+
+    @property
+    def rate(self) -> float:
+        return self.passed / self.total if self.total else 0.0
+
+
+@dataclasses.dataclass(frozen=True)
+class CheckReport:
+    """The verdict of running checks on one model.
+
+    Attributes:
+      by_type: passed/total per test type (only the types that ran).
+      transitions_passed: recorded transitions whose every check passed.
+      transitions_total: recorded transitions checked.
+      failures: every failed check, in order.
+      error: a problem that stopped checking altogether (load failure, sandbox limit), else empty.
+    """
+
+    by_type: dict[str, TypeStats]
+    transitions_passed: int
+    transitions_total: int
+    failures: tuple[CheckFailure, ...]
+    error: str = ""
+
+    @property
+    def executed(self) -> int:
+        return sum(s.total for s in self.by_type.values())
+
+    @property
+    def passed(self) -> int:
+        return sum(s.passed for s in self.by_type.values())
+
+    @property
+    def pass_rate(self) -> float:
+        """Fraction of executed checks that passed; 0.0 (never a pass) when nothing ran."""
+        return self.passed / self.executed if self.executed else 0.0
+
+    @property
+    def transition_accuracy(self) -> float:
+        """Fraction of recorded transitions on which every check passed (the paper's metric)."""
+        return self.transitions_passed / self.transitions_total if self.transitions_total else 0.0
+
+    @property
+    def all_passed(self) -> bool:
+        return self.executed > 0 and not self.failures and not self.error
+
+    def to_json(self) -> dict[str, JSON]:
+        return {
+            "by_type": {k: dataclasses.asdict(v) for k, v in self.by_type.items()},
+            "transitions_passed": self.transitions_passed,
+            "transitions_total": self.transitions_total,
+            "failures": [dataclasses.asdict(f) for f in self.failures],
+            "error": self.error,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, JSON]) -> CheckReport:
+        failures = []
+        for f in data.get("failures", []):
+            f = dict(f)
+            f["history"] = tuple(f.get("history", ()))
+            failures.append(CheckFailure(**f))
+        return cls(
+            by_type={k: TypeStats(**v) for k, v in data["by_type"].items()},
+            transitions_passed=int(data["transitions_passed"]),
+            transitions_total=int(data["transitions_total"]),
+            failures=tuple(failures),
+            error=str(data.get("error", "")),
+        )
+
+    def summary(self) -> str:
+        parts = [f"{k} {v.passed}/{v.total}" for k, v in self.by_type.items()]
+        head = (
+            f"{self.passed}/{self.executed} checks passed ({self.pass_rate:.1%}); "
+            f"transition accuracy {self.transition_accuracy:.3f} "
+            f"({self.transitions_passed}/{self.transitions_total})"
+        )
+        text = head + ("\n  " + ", ".join(parts) if parts else "")
+        if self.error:
+            text += f"\n  error: {self.error}"
+        return text
+
+    def failed_by_type(self) -> dict[str, list[CheckFailure]]:
+        out: dict[str, list[CheckFailure]] = {}
+        for f in self.failures:
+            out.setdefault(f.test_type, []).append(f)
+        return out
+
+
+def error_report(message: str) -> CheckReport:
+    """A report for a model that could not be checked at all (counts as zero executed, failing)."""
+    return CheckReport(by_type={}, transitions_passed=0, transitions_total=0, failures=(), error=message)
