@@ -1,0 +1,289 @@
+"""The LLM client protocol: request/response types, typed errors, and a scripted client for tests."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import threading
+from collections.abc import Sequence
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from cwm.types import CwmError
+
+Role = Literal["user", "assistant"]
+REQUEST_SCHEMA = "cwm.llm.request/1"
+
+
+# ---------------------------------------------------------------------------------------------- errors
+class LLMError(CwmError, RuntimeError):
+    """Base class of every error an LLM client raises on purpose.
+
+    Attributes:
+      retryable: whether the shared retry layer may try the same request again.
+    """
+
+    retryable: bool = False
+
+
+class RateLimitedError(LLMError):
+    """The provider refused the call for quota or rate reasons (HTTP 429); retried with backoff.
+
+    Attributes:
+      retry_after: seconds the provider asked us to wait (``Retry-After``), if it said.
+    """
+
+    retryable = True
+
+    def __init__(self, message: str, *, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class ServerError(LLMError):
+    """The provider failed (HTTP 5xx) or answered with a body that is not a valid reply; retried.
+
+    Attributes:
+      status: the HTTP status code, or 0 when the body (not the status) was the problem.
+    """
+
+    retryable = True
+
+    def __init__(self, message: str, *, status: int = 0) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class LLMTimeoutError(LLMError):
+    """The provider did not answer within the client's timeout; retried."""
+
+    retryable = True
+
+
+class BlockedError(LLMError):
+    """The provider answered without usable text: a safety block, or empty candidates. Not retried."""
+
+
+class BadRequestError(LLMError, ValueError):
+    """The provider rejected the request itself (HTTP 4xx other than 429: bad key, unknown model,
+    invalid settings). Retrying cannot help, so it is not retried.
+
+    Attributes:
+      status: the HTTP status code.
+    """
+
+    def __init__(self, message: str, *, status: int = 400) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class LLMConfigError(LLMError, ValueError):
+    """A client cannot be built as asked: unknown spec, missing API key, missing optional package."""
+
+
+# ---------------------------------------------------------------------------------------------- types
+@dataclasses.dataclass(frozen=True)
+class Message:
+    """One turn of a conversation."""
+
+    role: Role
+    text: str
+
+    def __post_init__(self) -> None:
+        if self.role not in ("user", "assistant"):
+            raise ValueError(f"Message.role must be 'user' or 'assistant', got {self.role!r}")
+
+
+@dataclasses.dataclass(frozen=True)
+class Request:
+    """One call to an LLM.
+
+    Attributes:
+      messages: the conversation, oldest first; the last message is normally the user's.
+      system: the system instruction ("" for none).
+      n: candidates wanted from this one call.
+      temperature: sampling temperature.
+      max_output_tokens: cap on each candidate's output tokens.
+      seed: provider-side sampling seed where supported.
+      thinking_budget: reasoning-token budget where supported (``None``: provider default).
+      sample_index: distinguishes repeated identical sampled requests in the cache (0, 1, 2, ...).
+      tag: free label for logs and the ledger ("synthesis/refine"); not part of the cache key.
+    """
+
+    messages: tuple[Message, ...]
+    system: str = ""
+    n: int = 1
+    temperature: float = 1.0
+    max_output_tokens: int = 16384
+    seed: int | None = None
+    thinking_budget: int | None = None
+    sample_index: int = 0
+    tag: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.messages, tuple):
+            object.__setattr__(self, "messages", tuple(self.messages))
+        if not self.messages:
+            raise ValueError("Request.messages is empty: a request needs at least one message")
+        if self.n < 1:
+            raise ValueError(f"Request.n must be >= 1, got {self.n}")
+
+    @classmethod
+    def user(cls, text: str, **settings: Any) -> Request:
+        """A one-message request: ``Request.user("hi", temperature=0.0)``."""
+        return cls(messages=(Message("user", text),), **settings)
+
+    @property
+    def last_user_text(self) -> str:
+        """The text of the last user message ("" if there is none)."""
+        return next((m.text for m in reversed(self.messages) if m.role == "user"), "")
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-able dict of every field (the tag included)."""
+        data = dataclasses.asdict(self)
+        data["messages"] = [{"role": m.role, "text": m.text} for m in self.messages]
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Request:
+        """The inverse of :meth:`to_json`."""
+        fields = dict(data)
+        fields["messages"] = tuple(Message(m["role"], m["text"]) for m in data["messages"])
+        return cls(**fields)
+
+    def key(self, model: str) -> str:
+        """A stable hash of the normalised request for ``model``: every setting except ``tag``.
+
+        Used by the cache and the replay file. Identical requests give identical keys across
+        processes and Python versions (canonical JSON, sorted keys, SHA-256).
+        """
+        data = self.to_json()
+        del data["tag"]
+        data["model"] = model
+        data["schema"] = REQUEST_SCHEMA
+        canonical = json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+@dataclasses.dataclass(frozen=True)
+class Usage:
+    """Tokens one call consumed (``thinking_tokens`` are billed as output by most providers)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    thinking_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.thinking_tokens + other.thinking_tokens,
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class Response:
+    """The reply to one request.
+
+    Attributes:
+      texts: one text per candidate.
+      finish_reasons: the provider's finish reason per candidate ("STOP", "MAX_TOKENS", ...).
+      usage: tokens the call consumed (zero when answered from cache or replay).
+      latency_s: wall time of the call.
+      model: the model id that answered.
+      cached: whether the reply came from the disk cache or a replay file instead of a provider.
+    """
+
+    texts: tuple[str, ...]
+    finish_reasons: tuple[str, ...]
+    usage: Usage
+    latency_s: float
+    model: str
+    cached: bool = False
+
+    @property
+    def text(self) -> str:
+        """The first candidate's text."""
+        return self.texts[0]
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-able dict of every field."""
+        data = dataclasses.asdict(self)
+        data["texts"] = list(self.texts)
+        data["finish_reasons"] = list(self.finish_reasons)
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Response:
+        """The inverse of :meth:`to_json`."""
+        return cls(
+            texts=tuple(data["texts"]),
+            finish_reasons=tuple(data["finish_reasons"]),
+            usage=Usage(**data["usage"]),
+            latency_s=float(data["latency_s"]),
+            model=data["model"],
+            cached=bool(data.get("cached", False)),
+        )
+
+
+@runtime_checkable
+class Client(Protocol):
+    """Anything that answers a :class:`Request` with a :class:`Response`.
+
+    Implementations raise the typed errors of this module (never a provider SDK's own errors).
+    """
+
+    model: str
+
+    def complete(self, request: Request) -> Response: ...
+
+
+# ---------------------------------------------------------------------------------------------- scripted
+def _approx_tokens(text: str) -> int:
+    """A deterministic token estimate (4 characters per token) for offline clients."""
+    return (len(text) + 3) // 4
+
+
+class ScriptedClient:
+    """Answers with the given replies in order; for tests and offline demos.
+
+    Each item of ``replies`` answers one call. A ``str`` is the text of every candidate (repeated
+    ``request.n`` times); a sequence of strings gives the candidates themselves. Usage is a
+    deterministic estimate of 4 characters per token. Thread-safe.
+
+    Attributes:
+      model: the model id reported in responses.
+      calls: every request seen, in order.
+    """
+
+    def __init__(self, replies: Sequence[str | Sequence[str]], *, model: str = "scripted") -> None:
+        self.model = model
+        self.calls: list[Request] = []
+        self._replies = [(r,) if isinstance(r, str) else tuple(r) for r in replies]
+        self._lock = threading.Lock()
+
+    @property
+    def remaining(self) -> int:
+        """Replies not used yet."""
+        return len(self._replies) - len(self.calls)
+
+    def complete(self, request: Request) -> Response:
+        """The next scripted reply.
+
+        Raises:
+          LLMError: the script is exhausted (says how many replies it had).
+        """
+        with self._lock:
+            index = len(self.calls)
+            if index >= len(self._replies):
+                raise LLMError(
+                    f"ScriptedClient {self.model!r} has only {len(self._replies)} replies; call {index + 1} "
+                    f"(tag {request.tag!r}, last user message {request.last_user_text[:80]!r}) has none"
+                )
+            self.calls.append(request)
+        texts = self._replies[index]
+        if len(texts) == 1 and request.n > 1:
+            texts = texts * request.n
+        prompt = request.system + "".join(m.text for m in request.messages)
+        usage = Usage(_approx_tokens(prompt), sum(_approx_tokens(t) for t in texts), 0)
+        return Response(texts, ("STOP",) * len(texts), usage, 0.0, self.model)
