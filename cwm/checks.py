@@ -188,8 +188,8 @@ def _compare(run: _Run, kind: str, si: int, call: str, expected: JSON, got: Any,
     try:
         norm = normalise(got)
     except (TypeError, ValueError) as e:
-        return run.record(False, lambda: fail(kind, si, call, expected, repr(got)[:300],
-                                              f"not JSON-serialisable: {e}"), kind)
+        why = f"not JSON-serialisable: {e}"
+        return run.record(False, lambda: fail(kind, si, call, expected, repr(got)[:300], why), kind)
     if numeric:
         ok = isinstance(norm, list) and len(norm) == len(expected) and all(
             isinstance(g, (int, float)) and not isinstance(g, bool) and abs(g - e) <= 1e-9
@@ -278,8 +278,9 @@ def random_play_checks(model: WorldModel, *, num_games: int = 10, seed: int = 0,
     passed = 0
     for g in range(num_games):
         problem, trace, history = _random_game(model, rng, max_steps)
-        ok = run.record(not problem, lambda: CheckFailure("random_play", g, len(history), "random play", "terminal",
-                                                          None, problem, trace, tuple(history)), "random_play")
+        failure = CheckFailure("random_play", g, len(history), "random play", "terminal", None, problem, trace,
+                               tuple(history))
+        ok = run.record(not problem, lambda f=failure: f, "random_play")  # type: ignore[misc]
         passed += ok
     return run.report(passed, num_games)
 

@@ -74,7 +74,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(json.dumps(report.to_json(), indent=2))
     else:
         print(report.summary())
-        for kind, failures in report.failed_by_type().items():
+        for failures in report.failed_by_type().values():
             for f in failures[: args.max_failures]:
                 print()
                 print(f.render())
