@@ -1,0 +1,192 @@
+"""UCT Monte-Carlo tree search over anything shaped like ``pyspiel.State`` (ground truth or a CWM model).
+
+The search keeps each node's state in the tree, so a simulation walks down without re-applying moves;
+it creates exactly one new state per simulation (the expanded child) plus the rollout states. OpenSpiel
+states are copied only where they must be (``child`` at expansion, one ``clone`` per rollout); model
+states (``cwm.model.ModelState``) are never copied, since ``child`` shares the immutable JSON state.
+
+Reference: Kocsis & Szepesvari, "Bandit based Monte-Carlo Planning" (ECML 2006), UCB1 tree policy.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import random
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from planners.rollout import rng_from, rollout_returns, sample_outcome
+
+# A value function estimates ``player``'s final return from a non-terminal ``state``.
+ValueFn = Callable[[Any, int], float]
+
+
+@dataclasses.dataclass(frozen=True)
+class SearchResult:
+    """What one search found at the root.
+
+    Attributes:
+      action: the chosen action id (most visited root child; ties go to the higher mean value).
+      visits: visit count per root action id.
+      values: mean return of the root player per root action id.
+      simulations: simulations run.
+    """
+
+    action: int
+    visits: dict[int, int]
+    values: dict[int, float]
+    simulations: int
+
+
+class _Node:
+    """A tree node: its state, who moved into it (``mover``), and that player's summed return here."""
+
+    __slots__ = ("state", "player", "mover", "action", "visits", "total", "mean", "inv_sqrt_n", "kids",
+                 "by_action", "untried", "chance")
+
+    def __init__(self, state: Any, mover: int, action: int):
+        self.state = state
+        self.mover = mover
+        self.action = action
+        self.visits = 0
+        self.total = 0.0
+        self.mean = 0.0  # total / visits, and 1 / sqrt(visits): kept at backup so selection is a multiply-add
+        self.inv_sqrt_n = 0.0
+        self.kids: list[_Node] = []
+        self.by_action: dict[int, _Node] = {}
+        self.chance: list[tuple[int, float]] | None = None
+        self.untried: list[int] = []
+        self.player = state.current_player()
+        if self.player == -1:
+            self.chance = list(state.chance_outcomes())
+        elif self.player >= 0:
+            self.untried = list(state.legal_actions())
+
+
+class MCTS:
+    """UCT search with random-rollout or value-function leaf evaluation.
+
+    Args:
+      num_simulations: simulations per search (default 1000).
+      uct_c: exploration constant of UCB1 (default 2.0, OpenSpiel's usual setting).
+      rollouts: random rollouts averaged per leaf when no ``value_fn`` is given (default 10).
+      max_rollout_steps: cut rollouts after this many moves and score the state reached by its returns
+        so far (``None``: play to the end).
+      value_fn: ``(state, player) -> float`` leaf evaluator used instead of rollouts.
+      seed: an int, an ``np.random.Generator`` (one integer is drawn from it), or ``None`` (fresh entropy).
+
+    Randomness: expansion order, chance outcomes in the tree and rollouts all draw from one
+    ``random.Random`` seeded from ``seed``; a seeded search is reproducible.
+    """
+
+    def __init__(
+        self,
+        *,
+        num_simulations: int = 1000,
+        uct_c: float = 2.0,
+        rollouts: int = 10,
+        max_rollout_steps: int | None = None,
+        value_fn: ValueFn | None = None,
+        seed: int | np.random.Generator | None = None,
+    ):
+        if num_simulations < 1:
+            raise ValueError(f"MCTS: num_simulations must be >= 1, got {num_simulations}")
+        if rollouts < 1 and value_fn is None:
+            raise ValueError(f"MCTS: rollouts must be >= 1 without a value_fn, got {rollouts}")
+        self.num_simulations = num_simulations
+        self.uct_c = uct_c
+        self.rollouts = rollouts
+        self.max_rollout_steps = max_rollout_steps
+        self.value_fn = value_fn
+        self.rng = rng_from(seed)
+
+    def search(self, state: Any) -> SearchResult:
+        """Runs ``num_simulations`` simulations from ``state`` (left unchanged) and picks the most visited move.
+
+        Raises:
+          ValueError: ``state`` is terminal or a chance node (there is no decision to make).
+        """
+        if state.is_terminal() or state.is_chance_node():
+            raise ValueError("MCTS.search needs a decision node; got a terminal or chance state")
+        root = _Node(state, -1, -1)
+        for _ in range(self.num_simulations):
+            self._simulate(root)
+        return _result(root, self.num_simulations)
+
+    def step(self, state: Any) -> int:
+        """The chosen action id at ``state``."""
+        return self.search(state).action
+
+    # -- one simulation -----------------------------------------------------------------------------
+    def _simulate(self, root: _Node) -> None:
+        node = root
+        path = [root]
+        while True:
+            if node.player == -4:
+                returns: Sequence[float] = node.state.returns()
+                break
+            if node.chance is not None:
+                a = sample_outcome(node.chance, self.rng)
+                child = node.by_action.get(a)
+                if child is None:
+                    child = self._expand(node, a)
+                    path.append(child)
+                    returns = self._evaluate(child)
+                    break
+            elif node.untried:
+                child = self._expand(node, _pop_random(node.untried, self.rng))
+                path.append(child)
+                returns = self._evaluate(child)
+                break
+            else:
+                child = self._select(node)
+            node = child
+            path.append(node)
+        for n in path:
+            n.visits += 1
+            if n.mover >= 0:
+                n.total += returns[n.mover]
+            n.mean = n.total / n.visits
+            n.inv_sqrt_n = 1.0 / math.sqrt(n.visits)
+
+    def _expand(self, node: _Node, action: int) -> _Node:
+        child = _Node(node.state.child(action), node.player, action)
+        node.kids.append(child)
+        node.by_action[action] = child
+        return child
+
+    def _select(self, node: _Node) -> _Node:
+        # UCB1: mean + c * sqrt(ln N / n), with sqrt(ln N) hoisted out of the loop.
+        c = self.uct_c * math.sqrt(math.log(node.visits))
+        best = node.kids[0]
+        best_v = -math.inf
+        for kid in node.kids:
+            v = kid.mean + c * kid.inv_sqrt_n
+            if v > best_v:
+                best, best_v = kid, v
+        return best
+
+    def _evaluate(self, leaf: _Node) -> Sequence[float]:
+        state = leaf.state
+        if leaf.player == -4:
+            return state.returns()
+        if self.value_fn is not None:
+            return [self.value_fn(state, p) for p in range(state.num_players())]
+        return rollout_returns(state, self.rollouts, self.rng, self.max_rollout_steps)
+
+
+def _pop_random(items: list[int], rng: random.Random) -> int:
+    """Removes and returns a uniformly random element (random expansion order, O(1))."""
+    i = int(rng.random() * len(items))
+    items[i], items[-1] = items[-1], items[i]
+    return items.pop()
+
+
+def _result(root: _Node, simulations: int) -> SearchResult:
+    visits = {k.action: k.visits for k in root.kids}
+    values = {k.action: k.total / k.visits for k in root.kids if k.visits}
+    best = max(root.kids, key=lambda k: (k.visits, k.total / k.visits if k.visits else -math.inf))
+    return SearchResult(action=int(best.action), visits=visits, values=values, simulations=simulations)

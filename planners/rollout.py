@@ -1,0 +1,121 @@
+"""Random rollouts and the small sampling helpers shared by the tree searches.
+
+Rollouts are the hot loop of MCTS, so they are written per state kind: OpenSpiel states are cloned once
+and moved in place; CWM model states (``cwm.model.ModelState``) are walked on their raw JSON states by
+action string (no copies, no wrapper objects, no id round trips); anything else is walked with ``child``.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pyspiel
+
+from cwm.model import ModelState
+from cwm.types import CHANCE, TERMINAL, ModelContractError
+
+
+def rng_from(seed: int | np.random.Generator | random.Random | None) -> random.Random:
+    """A ``random.Random`` for the hot loops, from an int seed, a numpy Generator (one draw) or ``None``."""
+    if isinstance(seed, random.Random):
+        return seed
+    if isinstance(seed, np.random.Generator):
+        return random.Random(int(seed.integers(2**63)))
+    return random.Random(seed)
+
+
+def sample_outcome(outcomes: Sequence[tuple[Any, float]], rng: random.Random) -> Any:
+    """Draws one outcome of ``[(outcome, probability), ...]`` by its probability."""
+    r = rng.random()
+    acc = 0.0
+    for a, p in outcomes:
+        acc += p
+        if r < acc:
+            return a
+    return outcomes[-1][0]  # rounding: probabilities may sum to slightly under 1
+
+
+def rollout_returns(
+    state: Any, rollouts: int, rng: random.Random, max_steps: int | None = None
+) -> list[float]:
+    """Mean returns of ``rollouts`` uniformly random playouts from ``state`` (left unchanged).
+
+    Chance nodes are sampled by their distribution. A playout cut by ``max_steps`` scores the returns
+    accumulated so far.
+    """
+    if isinstance(state, pyspiel.State):
+        play = _play_openspiel
+    elif isinstance(state, ModelState):
+        play = _play_model
+    else:
+        play = _play_generic
+    limit = max_steps if max_steps is not None else 1 << 62
+    total = list(play(state, rng, limit))
+    for _ in range(rollouts - 1):
+        for i, r in enumerate(play(state, rng, limit)):
+            total[i] += r
+    if rollouts > 1:
+        total = [t / rollouts for t in total]
+    return total
+
+
+def _play_openspiel(state: pyspiel.State, rng: random.Random, limit: int) -> list[float]:
+    s = state.clone()
+    steps = 0
+    player = s.current_player()
+    while player != TERMINAL and steps < limit:
+        if player == CHANCE:
+            s.apply_action(sample_outcome(s.chance_outcomes(), rng))
+        else:
+            legal = s.legal_actions()
+            s.apply_action(legal[int(rng.random() * len(legal))])
+        steps += 1
+        player = s.current_player()
+    return s.returns()
+
+
+def _play_model(state: ModelState, rng: random.Random, limit: int) -> list[float]:
+    """A playout on the model's raw JSON states through ``WorldModel.call`` (so the guard and error naming
+    still apply) without building a wrapper per move; the checks that matter for a playout are kept."""
+    model = state.model
+    call = model.call
+    raw = state.raw
+    returns = state.returns()
+    n = len(returns)
+    steps = 0
+    player = state.current_player()
+    while player != TERMINAL and steps < limit:
+        if player == CHANCE:
+            action = sample_outcome(call("get_chance_outcomes", raw), rng)
+        else:
+            legal = call("get_legal_actions", raw)
+            if not legal:
+                raise ModelContractError(f"{model.name}: no legal actions at a non-terminal state (in a rollout)")
+            action = legal[int(rng.random() * len(legal))]
+        raw = call("apply_action", raw, action)
+        rewards = call("get_rewards", raw)
+        if len(rewards) != n:
+            raise ModelContractError(f"{model.name}: get_rewards returned {rewards!r:.100}, expected {n} numbers")
+        for i in range(n):
+            returns[i] += rewards[i]
+        steps += 1
+        player = call("get_current_player", raw)
+        if player not in (CHANCE, TERMINAL) and not 0 <= player < n:
+            raise ModelContractError(f"{model.name}: get_current_player returned {player!r} (in a rollout)")
+    return returns
+
+
+def _play_generic(state: Any, rng: random.Random, limit: int) -> list[float]:
+    s = state
+    steps = 0
+    while not s.is_terminal() and steps < limit:
+        if s.is_chance_node():
+            s = s.child(sample_outcome(s.chance_outcomes(), rng))
+        else:
+            legal = s.legal_actions()
+            s = s.child(legal[int(rng.random() * len(legal))])
+        steps += 1
+    return s.returns()
