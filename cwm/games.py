@@ -21,8 +21,9 @@ from cwm.types import JSON, UnknownGameError
 #   "struct":   OpenSpiel's observation struct (games that implement ToObservationStruct)
 #   "brackets": "[Key: value][Key2: v]" observation strings parsed into a dict (Leduc-style)
 #   "lines":    "Key: value" observation lines parsed into a dict (bargaining-style)
+#   "json":     the observation string is JSON text (our Python games), parsed as is
 #   "text":     {"observation": observation_string} for anything else
-VIEWS = ("struct", "brackets", "lines", "text")
+VIEWS = ("struct", "brackets", "lines", "json", "text")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -232,6 +233,8 @@ def observe(spec: GameSpec, state: pyspiel.State, player: int) -> JSON:
         return _parse_brackets(text)
     if spec.view == "lines":
         return _parse_lines(text)
+    if spec.view == "json":
+        return json.loads(text)
     return {"observation": text}
 
 
@@ -301,6 +304,15 @@ _BUILTIN: list[GameSpec] = [
     GameSpec("iterated_prisoners_dilemma", "repeated_game(stage_game=matrix_pd(),num_repetitions=10)",
              "iterated_prisoners_dilemma.md", 2, "imperfect", False, False, "payoff", turn_based=True,
              view="text", description="prisoner's dilemma repeated for 10 rounds, per-round payoffs"),
+    GameSpec("quadranto", "quadranto", "quadranto.md", 2, "imperfect", True, True, "win/draw/loss",
+             module="game_rules.quadranto", view="json",
+             description="4x4 pursuit, the opponent seen only by its quadrant, 20-move draw"),
+    GameSpec("hand_of_war", "hand_of_war", "hand_of_war.md", 2, "imperfect", True, True, "win/draw/loss",
+             module="game_rules.hand_of_war", view="json",
+             description="16-card battle game: hidden simultaneous picks, showdowns with burned cards"),
+    GameSpec("gen_chess", "gen_chess", "gen_chess.md", 2, "perfect", False, True, "win/draw/loss",
+             module="game_rules.gen_chess", view="json",
+             description="generalized chess army5x5a: general, infantry, jumping cavalry on 5x5"),
 ]
 for _spec in _BUILTIN:
     register(_spec)
