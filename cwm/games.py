@@ -180,7 +180,7 @@ def _default_view(game: pyspiel.Game) -> str:
         return "text"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _load(openspiel: str, turn_based: bool, module: str) -> pyspiel.Game:
     if module:
         _import_module(module)
@@ -249,9 +249,13 @@ def full_state(spec: GameSpec, state: pyspiel.State) -> JSON:
 
 
 def _parse_brackets(text: str) -> dict[str, JSON]:
+    # "[Key: value]" splits at the colon; "[Round 1]" (no colon) splits at the last space.
     out: dict[str, JSON] = {}
-    for key, value in re.findall(r"\[([^\]:]+?):?\s*([^\]]*)\]", text):
-        out[_key(key)] = _value(value)
+    for body in re.findall(r"\[([^\]]*)\]", text):
+        key, sep, value = body.partition(":")
+        if not sep:
+            key, _, value = body.strip().rpartition(" ")
+        out[_key(key or body)] = _value(value)
     return out
 
 
