@@ -33,12 +33,14 @@ class SearchResult:
       visits: visit count per root action id.
       values: mean return of the root player per root action id.
       simulations: simulations run.
+      fallback: the action is the documented fallback (ISMCTS drew no consistent state: uniform random).
     """
 
     action: int
     visits: dict[int, int]
     values: dict[int, float]
     simulations: int
+    fallback: bool = False
 
 
 class _Node:

@@ -1,0 +1,184 @@
+"""Information-set MCTS: one search tree per acting player's information state, over sampled worlds.
+
+Each simulation draws a full state (a "determinization") consistent with what the searching player
+knows, from a sampler: ground-truth resampling (``resample_from_infostate``) for GT-ISMCTS, or a
+synthesized inference function for CWM agents. Statistics live in nodes keyed by the information-state
+string of whoever acts at a state, so every determinization shares them.
+
+Reference: Cowling, Powley & Whitehouse, "Information Set Monte Carlo Tree Search" (IEEE TCIAIG 2012);
+the multiple-observer tree keyed by each actor's information state follows OpenSpiel's ISMCTS.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pyspiel
+
+from cwm.types import CHANCE, TERMINAL, CwmError
+from planners.mcts import SearchResult, ValueFn
+from planners.rollout import rng_from, rollout_returns, sample_outcome
+
+# sampler(state_or_view, player, rng) -> a full state consistent with ``player``'s information state.
+Sampler = Callable[[Any, int, np.random.Generator], Any]
+
+
+def resample_from_infostate(state: pyspiel.State, player: int, rng: np.random.Generator) -> pyspiel.State:
+    """The ground-truth sampler: OpenSpiel's ``resample_from_infostate`` with a seeded uniform sampler."""
+    return state.resample_from_infostate(player, pyspiel.UniformProbabilitySampler(int(rng.integers(2**31)), 0.0, 1.0))
+
+
+class _InfoNode:
+    """Statistics of one information state: visits, and per action [visits, summed return of the actor]."""
+
+    __slots__ = ("visits", "stats")
+
+    def __init__(self) -> None:
+        self.visits = 0
+        self.stats: dict[int, list[float]] = {}
+
+
+class ISMCTS:
+    """Information-set MCTS with random-rollout or value-function leaf evaluation.
+
+    Args:
+      num_simulations: simulations per search (default 1000).
+      uct_c: exploration constant of UCB1 (default 2.0).
+      rollouts: random rollouts averaged per new leaf when no ``value_fn`` is given (default 10).
+      max_rollout_steps: cut rollouts after this many moves (``None``: play to the end).
+      value_fn: ``(state, player) -> float`` leaf evaluator used instead of rollouts.
+      sampler: draws a determinization; ground-truth resampling by default.
+      max_sample_tries: draws per simulation before giving up (default 10). When a simulation gets no
+        state whose information state matches the root's, the search stops; if the root then has no
+        statistics the move is a uniformly random legal action (``SearchResult.fallback`` is True).
+      seed: an int, an ``np.random.Generator`` or ``None``.
+
+    Randomness: the sampler receives an ``np.random.Generator`` derived from ``seed``; the tree policy,
+    chance outcomes and rollouts draw from a ``random.Random`` derived from the same seed.
+    """
+
+    def __init__(
+        self,
+        *,
+        num_simulations: int = 1000,
+        uct_c: float = 2.0,
+        rollouts: int = 10,
+        max_rollout_steps: int | None = None,
+        value_fn: ValueFn | None = None,
+        sampler: Sampler = resample_from_infostate,
+        max_sample_tries: int = 10,
+        seed: int | np.random.Generator | None = None,
+    ):
+        if num_simulations < 1:
+            raise ValueError(f"ISMCTS: num_simulations must be >= 1, got {num_simulations}")
+        self.num_simulations = num_simulations
+        self.uct_c = uct_c
+        self.rollouts = rollouts
+        self.max_rollout_steps = max_rollout_steps
+        self.value_fn = value_fn
+        self.sampler = sampler
+        self.max_sample_tries = max_sample_tries
+        self.rng = rng_from(seed)
+        self.np_rng = np.random.default_rng(self.rng.getrandbits(63))
+        self.failed_draws = 0  # draws rejected as inconsistent or raising, over this searcher's life
+
+    def search(self, state: Any) -> SearchResult:
+        """Searches from the current player's information state at ``state`` (left unchanged).
+
+        ``state`` needs ``current_player``, ``legal_actions`` and ``information_state_string``; the
+        sampler receives it (an OpenSpiel state, a model state, or a view of one player's history).
+        """
+        player = state.current_player()
+        if player < 0:
+            raise ValueError("ISMCTS.search needs a decision node; got a terminal or chance state")
+        root_key = state.information_state_string(player)
+        nodes: dict[str, _InfoNode] = {}
+        done = 0
+        for _ in range(self.num_simulations):
+            world = self._draw(state, player, root_key)
+            if world is None:
+                break
+            self._simulate(world, nodes)
+            done += 1
+        return self._result(state, nodes.get(root_key), done)
+
+    def step(self, state: Any) -> int:
+        return self.search(state).action
+
+    def _draw(self, state: Any, player: int, root_key: str) -> Any:
+        for _ in range(self.max_sample_tries):
+            try:
+                world = self.sampler(state, player, self.np_rng)
+                if world is not state and world.current_player() == player and (
+                    world.information_state_string(player) == root_key
+                ):
+                    return world
+            except (CwmError, ValueError, RuntimeError, TypeError):  # a broken sampler counts as a failed draw
+                pass
+            self.failed_draws += 1
+        return None
+
+    def _simulate(self, world: Any, nodes: dict[str, _InfoNode]) -> None:
+        in_place = isinstance(world, pyspiel.State)  # a fresh determinization: safe to move in place
+        path: list[tuple[_InfoNode, int, int]] = []
+        s = world
+        while True:
+            player = s.current_player()
+            if player == TERMINAL:
+                returns = s.returns()
+                break
+            if player == CHANCE:
+                s = _move(s, sample_outcome(s.chance_outcomes(), self.rng), in_place)
+                continue
+            key = s.information_state_string(player)
+            node = nodes.get(key)
+            if node is None:
+                nodes[key] = _InfoNode()
+                returns = self._evaluate(s)
+                break
+            action = self._select(node, s.legal_actions())
+            path.append((node, action, player))
+            s = _move(s, action, in_place)
+        for node, action, player in path:
+            node.visits += 1
+            stat = node.stats.setdefault(action, [0, 0.0])
+            stat[0] += 1
+            stat[1] += returns[player]
+
+    def _select(self, node: _InfoNode, legal: list[int]) -> int:
+        unvisited = [a for a in legal if a not in node.stats]
+        if unvisited:
+            return unvisited[int(self.rng.random() * len(unvisited))]
+        c = self.uct_c * math.sqrt(math.log(max(node.visits, 1)))
+        best, best_v = legal[0], -math.inf
+        for a in legal:
+            n, total = node.stats[a]
+            v = total / n + c / math.sqrt(n)
+            if v > best_v:
+                best, best_v = a, v
+        return best
+
+    def _evaluate(self, state: Any) -> list[float]:
+        if self.value_fn is not None:
+            return [self.value_fn(state, p) for p in range(state.num_players())]
+        return rollout_returns(state, self.rollouts, self.rng, self.max_rollout_steps)
+
+    def _result(self, state: Any, root: _InfoNode | None, done: int) -> SearchResult:
+        legal = list(state.legal_actions())
+        stats = {a: root.stats[a] for a in legal if root is not None and a in root.stats}
+        if not stats:
+            return SearchResult(action=int(legal[int(self.rng.random() * len(legal))]), visits={}, values={},
+                                simulations=done, fallback=True)
+        best = max(stats, key=lambda a: (stats[a][0], stats[a][1] / stats[a][0]))
+        return SearchResult(action=int(best), visits={a: int(v[0]) for a, v in stats.items()},
+                            values={a: v[1] / v[0] for a, v in stats.items()}, simulations=done)
+
+
+def _move(state: Any, action: int, in_place: bool) -> Any:
+    if in_place:
+        state.apply_action(action)
+        return state
+    return state.child(action)
