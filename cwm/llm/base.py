@@ -61,7 +61,15 @@ class LLMTimeoutError(LLMError):
 
 
 class BlockedError(LLMError):
-    """The provider answered without usable text: a safety block, or empty candidates. Not retried."""
+    """The provider answered without usable text: a safety block, or empty candidates. Not retried.
+
+    Attributes:
+      usage: tokens the provider still billed for the call (the ledger counts them).
+    """
+
+    def __init__(self, message: str, *, usage: Usage | None = None) -> None:
+        super().__init__(message)
+        self.usage = usage if usage is not None else Usage()
 
 
 class BadRequestError(LLMError, ValueError):
@@ -125,6 +133,8 @@ class Request:
             object.__setattr__(self, "messages", tuple(self.messages))
         if not self.messages:
             raise ValueError("Request.messages is empty: a request needs at least one message")
+        # Normalise number types so that 0 and 0.0 give the same cache key.
+        object.__setattr__(self, "temperature", float(self.temperature))
         if self.n < 1:
             raise ValueError(f"Request.n must be >= 1, got {self.n}")
 

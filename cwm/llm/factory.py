@@ -2,15 +2,113 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from cwm.llm.base import Client, LLMConfigError
+from cwm.llm.shared import Ledger, LimitedClient, ManagedClient, RetryingClient
+
+PROVIDERS = ("gemini", "openai", "replay", "batch")
+
+_PROVIDER_OPTIONS = {
+    "gemini": {"api_key", "base_url", "timeout_s"},
+    "openai": {"api_key", "base_url", "timeout_s"},
+    "replay": {"model"},
+    "batch": {"model", "wait_s", "poll_s"},
+}
 
 
-def make_client(spec: str, *, run_dir: Path | None = None, cache: Path | None = None, **options: Any) -> Client:
-    """A client for ``spec`` ("gemini", "gemini:MODEL", "openai:MODEL", "replay:FILE").
+def provider_client(spec: str, **options: Any) -> Client:
+    """The bare provider client for ``spec``, without retries, cache or ledger.
 
-    Providers land in the next commits; until then every spec is refused with a clear error.
+    Args:
+      spec: ``"gemini"``, ``"gemini:MODEL"``, ``"openai:MODEL"``, ``"replay:FILE"`` or ``"batch:DIR"``.
+      **options: the provider's own options (see :func:`make_client`).
+
+    Raises:
+      LLMConfigError: an unknown provider, an option the provider does not take, or a missing argument.
     """
-    raise LLMConfigError(f"make_client({spec!r}): providers are not implemented yet (issue 4 in progress)")
+    provider, _, arg = spec.partition(":")
+    if provider not in PROVIDERS:
+        raise LLMConfigError(f"unknown LLM spec {spec!r}: the provider must be one of {', '.join(PROVIDERS)}")
+    unknown = set(options) - _PROVIDER_OPTIONS[provider]
+    if unknown:
+        raise LLMConfigError(f"LLM spec {spec!r} does not take option(s) {sorted(unknown)}; "
+                             f"it takes {sorted(_PROVIDER_OPTIONS[provider])}")
+    if provider == "gemini":
+        from cwm.llm.gemini import DEFAULT_MODEL, GeminiClient
+
+        return GeminiClient(model=arg or DEFAULT_MODEL, **options)
+    if not arg:
+        what = {"openai": "MODEL", "replay": "FILE", "batch": "DIR"}[provider]
+        raise LLMConfigError(f"LLM spec {spec!r} needs an argument: '{provider}:{what}'")
+    if provider == "openai":
+        from cwm.llm.openai_compat import OpenAIClient
+
+        return OpenAIClient(model=arg, **options)
+    if provider == "replay":
+        from cwm.llm.replay import ReplayClient
+
+        return ReplayClient(arg, **options)
+    from cwm.llm.batch import BatchFileClient
+
+    return BatchFileClient(arg, **options)
+
+
+def wrap_client(client: Client, *, run_dir: Path | None = None, cache: Path | None = None,
+                record: Path | None = None, max_attempts: int = 5, base_delay_s: float = 2.0,
+                max_delay_s: float = 60.0, max_concurrency: int = 8, retry_seed: int | None = None,
+                sleep: Callable[[float], None] = time.sleep, batch: bool = False) -> ManagedClient:
+    """Wraps any client in the shared behaviour; the chain from outside in is
+    ledger + run log -> recording -> cache -> retries -> concurrency limit -> ``client``.
+
+    Args:
+      client: the client to wrap (a provider, a :class:`cwm.llm.ScriptedClient`, ...).
+      run_dir: where ``llm_log.jsonl`` and ``llm_ledger.json`` go (default: no files).
+      cache: the SQLite cache file (default: no cache).
+      record: a replay file to append every reply to (default: no recording).
+      max_attempts, base_delay_s, max_delay_s, retry_seed, sleep: see :class:`cwm.llm.shared.RetryingClient`.
+      max_concurrency: calls in flight at once (default 8).
+      batch: price the ledger at batch rates (half price).
+
+    Returns:
+      The wrapped client; its ``ledger`` attribute holds the run's totals.
+    """
+    chain: Client = LimitedClient(client, max_concurrency=max_concurrency)
+    ledger = Ledger()
+    chain = RetryingClient(chain, max_attempts=max_attempts, base_delay_s=base_delay_s, max_delay_s=max_delay_s,
+                           sleep=sleep, seed=retry_seed, ledger=ledger)
+    if cache is not None:
+        from cwm.llm.cache import CachedClient
+
+        chain = CachedClient(chain, cache)
+    if record is not None:
+        from cwm.llm.replay import RecordingClient
+
+        chain = RecordingClient(chain, record)
+    return ManagedClient(chain, ledger=ledger, run_dir=run_dir, batch=batch)
+
+
+def make_client(spec: str, *, run_dir: Path | None = None, cache: Path | None = None, **options: Any) -> ManagedClient:
+    """A ready client for ``spec`` with retries, a concurrency limit, a ledger and (with run_dir) a log.
+
+    Args:
+      spec: ``"gemini"`` (default model ``gemini-2.5-pro``), ``"gemini:MODEL"``, ``"openai:MODEL"``,
+        ``"replay:FILE"`` or ``"batch:DIR"``.
+      run_dir: where the request log and ledger are written (default: nowhere).
+      cache: SQLite cache file shared across runs (default: no cache).
+      **options: provider options (``api_key``, ``base_url``, ``timeout_s`` for gemini and openai;
+        ``model`` for replay and batch; ``wait_s``, ``poll_s`` for batch) and the options of
+        :func:`wrap_client` (``record``, ``max_attempts``, ``base_delay_s``, ``max_delay_s``,
+        ``max_concurrency``, ``retry_seed``, ``sleep``).
+
+    Raises:
+      LLMConfigError: an unknown spec or option, a missing key, a missing optional package.
+    """
+    wrap_names = {"record", "max_attempts", "base_delay_s", "max_delay_s", "max_concurrency", "retry_seed", "sleep"}
+    wrap_options = {k: v for k, v in options.items() if k in wrap_names}
+    provider_options = {k: v for k, v in options.items() if k not in wrap_names}
+    client = provider_client(spec, **provider_options)
+    return wrap_client(client, run_dir=run_dir, cache=cache, batch=spec.startswith("batch:"), **wrap_options)

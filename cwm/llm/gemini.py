@@ -1,0 +1,157 @@
+"""Gemini through the google-genai SDK: requests in, typed errors and token usage out."""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+import httpx2
+from google import genai
+from google.genai import errors as genai_errors
+from google.genai import types as genai_types
+
+from cwm.llm.base import (
+    BadRequestError,
+    BlockedError,
+    LLMConfigError,
+    LLMError,
+    LLMTimeoutError,
+    RateLimitedError,
+    Request,
+    Response,
+    ServerError,
+    Usage,
+)
+
+DEFAULT_MODEL = "gemini-2.5-pro"
+KEY_VARIABLES = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+
+
+def api_key_from_env() -> tuple[str, str]:
+    """The first non-empty Gemini key variable: ``(name, value)``, or ``("", "")`` if none is set."""
+    for name in KEY_VARIABLES:
+        if os.environ.get(name):
+            return name, os.environ[name]
+    return "", ""
+
+
+class GeminiClient:
+    """A :class:`cwm.llm.Client` for Gemini models through google-genai.
+
+    The SDK's own retries stay off: the shared retry layer (:mod:`cwm.llm.shared`) retries.
+
+    Args:
+      model: Gemini model id (default ``"gemini-2.5-pro"``).
+      api_key: the key; default ``GEMINI_API_KEY`` or else ``GOOGLE_API_KEY``.
+      base_url: another endpoint (a proxy, a local fake server); default the SDK's.
+      timeout_s: per-request timeout in seconds (default 600; long thinking can take minutes).
+
+    Raises:
+      LLMConfigError: no key given and none in the environment.
+    """
+
+    def __init__(self, *, model: str = DEFAULT_MODEL, api_key: str | None = None, base_url: str | None = None,
+                 timeout_s: float = 600.0) -> None:
+        key = api_key or api_key_from_env()[1]
+        if not key:
+            raise LLMConfigError(
+                f"Gemini needs an API key: set {' or '.join(KEY_VARIABLES)}, or pass api_key=")
+        self.model = model
+        self.base_url = base_url
+        options = genai_types.HttpOptions(base_url=base_url, timeout=int(timeout_s * 1000))
+        self._sdk = genai.Client(api_key=key, http_options=options)
+
+    def complete(self, request: Request) -> Response:
+        """One ``generateContent`` call.
+
+        Raises:
+          RateLimitedError, ServerError, LLMTimeoutError, BlockedError, BadRequestError: see cwm.llm.base.
+        """
+        start = time.monotonic()
+        try:
+            reply = self._sdk.models.generate_content(
+                model=self.model, contents=_contents(request), config=_config(request))
+        except Exception as e:  # every SDK failure becomes one of our typed errors
+            raise self._typed(e) from e
+        return _response(reply, self.model, time.monotonic() - start)
+
+    def _typed(self, e: Exception) -> LLMError:
+        where = f"Gemini {self.model!r} at {self.base_url or 'the default endpoint'}"
+        if isinstance(e, genai_errors.APIError):
+            return error_for_status(int(e.code or 0), f"{where}: {e.code} {e.status}: {e.message}",
+                                    _retry_after(e))
+        if isinstance(e, httpx2.TimeoutException):
+            return LLMTimeoutError(f"{where}: no answer within the timeout ({type(e).__name__})")
+        if isinstance(e, httpx2.TransportError):
+            return ServerError(f"{where}: connection failed: {type(e).__name__}: {e}")
+        if isinstance(e, (ValueError, TypeError)):
+            return ServerError(f"{where}: malformed reply: {type(e).__name__}: {e}")
+        raise e
+
+
+def error_for_status(status: int, message: str, retry_after: float | None = None) -> LLMError:
+    """The typed error for an HTTP status: 429 rate limited, 5xx server, other 4xx bad request."""
+    if status == 429:
+        return RateLimitedError(message, retry_after=retry_after)
+    if status >= 500 or status == 0:
+        return ServerError(message, status=status)
+    return BadRequestError(message, status=status)
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """Seconds from a ``Retry-After`` header value (delta-seconds form), else ``None``."""
+    try:
+        return max(0.0, float(value)) if value else None
+    except ValueError:
+        return None  # an HTTP date: rare from LLM APIs; fall back to our own backoff
+
+
+def _retry_after(e: genai_errors.APIError) -> float | None:
+    headers = getattr(getattr(e, "response", None), "headers", None)
+    return parse_retry_after(headers.get("retry-after")) if headers is not None else None
+
+
+def _contents(request: Request) -> list[genai_types.Content]:
+    return [genai_types.Content(role="model" if m.role == "assistant" else "user",
+                                parts=[genai_types.Part(text=m.text)]) for m in request.messages]
+
+
+def _config(request: Request) -> genai_types.GenerateContentConfig:
+    thinking = (None if request.thinking_budget is None
+                else genai_types.ThinkingConfig(thinking_budget=request.thinking_budget))
+    return genai_types.GenerateContentConfig(
+        system_instruction=request.system or None,
+        candidate_count=request.n,
+        temperature=request.temperature,
+        max_output_tokens=request.max_output_tokens,
+        seed=request.seed,
+        thinking_config=thinking,
+    )
+
+
+def _candidate_text(candidate: Any) -> str:
+    parts = (candidate.content.parts or []) if candidate.content else []
+    return "".join(p.text for p in parts if p.text and not p.thought)
+
+
+def _name(value: Any) -> str:
+    return str(getattr(value, "value", value) or "UNSPECIFIED")
+
+
+def _response(reply: genai_types.GenerateContentResponse, model: str, latency_s: float) -> Response:
+    meta = reply.usage_metadata
+    usage = Usage(
+        input_tokens=(meta.prompt_token_count or 0) if meta else 0,
+        output_tokens=(meta.candidates_token_count or 0) if meta else 0,
+        thinking_tokens=(meta.thoughts_token_count or 0) if meta else 0,
+    )
+    candidates = reply.candidates or []
+    texts = tuple(_candidate_text(c) for c in candidates)
+    reasons = tuple(_name(c.finish_reason) for c in candidates)
+    if not any(texts):
+        feedback = reply.prompt_feedback
+        why = (f"prompt blocked: {_name(feedback.block_reason)}" if feedback and feedback.block_reason
+               else f"{len(candidates)} candidates, none with text (finish reasons {list(reasons)})")
+        raise BlockedError(f"Gemini {model!r} gave no usable reply: {why}", usage=usage)
+    return Response(texts, reasons, usage, latency_s, model)

@@ -1,0 +1,64 @@
+"""The one price table: USD per million tokens by model id, for the ledger's cost estimates.
+
+Prices are providers' published list prices for the standard (non-batch) API, as we last read them;
+they change, so treat costs as estimates and update this table (only this table) when they do.
+Thinking tokens are billed at the output price by both Google and OpenAI. Models not listed (local
+servers, fakes) cost 0 and are counted as unpriced in the ledger.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from cwm.llm.base import Usage
+
+
+@dataclasses.dataclass(frozen=True)
+class Price:
+    """USD per million tokens; prompts longer than ``long_prompt_tokens`` use the ``long_`` prices."""
+
+    input: float
+    output: float
+    long_prompt_tokens: int | None = None
+    long_input: float = 0.0
+    long_output: float = 0.0
+
+
+# Longest matching prefix of the model id wins ("gemini-2.5-pro-preview-05-06" -> "gemini-2.5-pro").
+PRICES: dict[str, Price] = {
+    "gemini-3-pro": Price(2.00, 12.00, 200_000, 4.00, 18.00),
+    "gemini-2.5-pro": Price(1.25, 10.00, 200_000, 2.50, 15.00),
+    "gemini-2.5-flash-lite": Price(0.10, 0.40),
+    "gemini-2.5-flash": Price(0.30, 2.50),
+    "gemini-2.0-flash": Price(0.10, 0.40),
+    "gpt-4o-mini": Price(0.15, 0.60),
+    "gpt-4o": Price(2.50, 10.00),
+    "gpt-4.1": Price(2.00, 8.00),
+    "o3": Price(2.00, 8.00),
+}
+
+BATCH_DISCOUNT = 0.5  # Gemini's and OpenAI's batch APIs bill half the standard price
+
+
+def price_for(model: str) -> Price | None:
+    """The price entry of the longest listed prefix of ``model`` (``"models/"`` ignored), else ``None``."""
+    name = model.removeprefix("models/")
+    matches = [prefix for prefix in PRICES if name.startswith(prefix)]
+    return PRICES[max(matches, key=len)] if matches else None
+
+
+def cost_usd(model: str, usage: Usage, *, batch: bool = False) -> float | None:
+    """Estimated cost of one call in USD; ``None`` when the model has no price listed.
+
+    Args:
+      model: the model id that answered.
+      usage: the call's tokens; thinking tokens are billed as output.
+      batch: whether the call went through a provider's batch API (half price).
+    """
+    price = price_for(model)
+    if price is None:
+        return None
+    long = price.long_prompt_tokens is not None and usage.input_tokens > price.long_prompt_tokens
+    per_in, per_out = (price.long_input, price.long_output) if long else (price.input, price.output)
+    cost = (usage.input_tokens * per_in + (usage.output_tokens + usage.thinking_tokens) * per_out) / 1e6
+    return cost * (BATCH_DISCOUNT if batch else 1.0)

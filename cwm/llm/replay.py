@@ -1,0 +1,177 @@
+"""Record every request and reply to a JSONL file; replay such a file offline, never answering wrongly.
+
+One line per call: ``{"schema", "key", "occurrence", "model", "request", "response"}``. ``key`` is
+:meth:`Request.key` of the model; ``occurrence`` counts earlier lines with the same key, so a session
+that asked the same sampled question twice replays both samples in order. A request the recording does
+not hold is an error naming the nearest recorded prompt and what differs.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import difflib
+import json
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+from cwm.llm.base import Client, LLMError, Request, Response
+from cwm.llm.cache import is_sampled
+
+REPLAY_SCHEMA = "cwm.llm.replay/1"
+
+
+class ReplayMissError(LLMError, LookupError):
+    """The replay file holds no reply for a request (the message names the nearest recorded prompt)."""
+
+
+class ReplayFormatError(LLMError, ValueError):
+    """A replay file is missing, empty, or has a malformed line (the message names the line)."""
+
+
+def read_replay(path: Path | str) -> list[dict[str, Any]]:
+    """The entries of a replay file in order. A truncated last line (a crash mid-write) is ignored.
+
+    Raises:
+      ReplayFormatError: the file is missing, or a line other than the last is not a valid entry.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise ReplayFormatError(f"replay file {path} does not exist")
+    lines = path.read_text(encoding="utf-8").splitlines()
+    entries = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+            Request.from_json(entry["request"]), Response.from_json(entry["response"]), entry["key"]
+        except (json.JSONDecodeError, KeyError, TypeError, ValueError) as e:
+            if number == len(lines):
+                break  # the writer died mid-line; everything before it is intact
+            raise ReplayFormatError(f"{path}:{number}: not a replay entry ({type(e).__name__}: {e})") from e
+        entries.append(entry)
+    return entries
+
+
+class ReplayClient:
+    """Answers from a recorded file; a request it does not hold raises :class:`ReplayMissError`.
+
+    Replies have ``cached=True`` and the recorded usage. A deterministic request asked more often than
+    recorded gets its last recorded reply again; a sampled one (temperature > 0 or n > 1) is an error.
+
+    Args:
+      path: the JSONL file a :class:`RecordingClient` wrote.
+      model: the model id the keys were made with (default: the file's, which must then be one model).
+
+    Raises:
+      ReplayFormatError: the file is missing, malformed, empty, or mixes models and none was given.
+    """
+
+    def __init__(self, path: Path | str, *, model: str | None = None) -> None:
+        self.path = Path(path)
+        entries = read_replay(self.path)
+        models = sorted({e["model"] for e in entries})
+        if model is None:
+            if len(models) != 1:
+                raise ReplayFormatError(f"replay file {self.path} holds models {models}: pass model= to pick one")
+            model = models[0]
+        self.model = model
+        self._replies: dict[str, list[Response]] = collections.defaultdict(list)
+        self._requests: dict[str, Request] = {}
+        for e in sorted((e for e in entries if e["model"] == model), key=lambda e: e.get("occurrence", 0)):
+            self._replies[e["key"]].append(Response.from_json(e["response"]))
+            self._requests[e["key"]] = Request.from_json(e["request"])
+        self._asked: collections.Counter[str] = collections.Counter()
+        self._lock = threading.Lock()
+
+    def complete(self, request: Request) -> Response:
+        key = request.key(self.model)
+        with self._lock:
+            replies = self._replies.get(key)
+            if not replies:
+                raise ReplayMissError(self._miss_message(request))
+            occurrence = self._asked[key]
+            self._asked[key] += 1
+        if occurrence >= len(replies):
+            if is_sampled(request):
+                raise ReplayMissError(
+                    f"replay file {self.path} recorded {len(replies)} samples of this request (tag "
+                    f"{request.tag!r}); it was asked a {occurrence + 1}th time")
+            occurrence = len(replies) - 1
+        return dataclasses.replace(replies[occurrence], cached=True)
+
+    def _miss_message(self, request: Request) -> str:
+        head = (f"replay file {self.path} has no reply for this request (model {self.model!r}, tag "
+                f"{request.tag!r}, last user message {_clip(request.last_user_text)!r})")
+        nearest = nearest_request(request, list(self._requests.values()))
+        if nearest is None:
+            return head + f"; the file holds no requests for model {self.model!r}"
+        ratio, other = nearest
+        return head + f"; nearest recorded prompt (similarity {ratio:.2f}, tag {other.tag!r}): " + describe_difference(
+            request, other)
+
+
+def nearest_request(request: Request, recorded: list[Request]) -> tuple[float, Request] | None:
+    """The recorded request whose last user message is most similar (difflib ratio), with the ratio."""
+    target = request.last_user_text
+    best: tuple[float, Request] | None = None
+    for other in recorded:
+        matcher = difflib.SequenceMatcher(None, target, other.last_user_text, autojunk=False)
+        if best is not None and matcher.real_quick_ratio() <= best[0]:
+            continue
+        ratio = matcher.ratio()
+        if best is None or ratio > best[0]:
+            best = (ratio, other)
+    return best
+
+
+def describe_difference(request: Request, other: Request) -> str:
+    """A short account of how ``request`` differs from the recorded ``other``."""
+    mine, theirs = request.to_json(), other.to_json()
+    settings = [f"{k} {mine[k]!r} (recorded {theirs[k]!r})" for k in mine
+                if k not in ("messages", "tag") and mine[k] != theirs[k]]
+    a, b = request.last_user_text, other.last_user_text
+    if a == b:
+        same = "same last user message" if mine["messages"] == theirs["messages"] else "same last user message, earlier turns differ"
+        return f"{same}; settings differ: {', '.join(settings) or 'none'}"
+    at = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+    text = f"{_clip(b)!r}; first difference at character {at}: asked {_clip(a[at:at + 60])!r}, recorded {_clip(b[at:at + 60])!r}"
+    return text + (f"; settings differ: {', '.join(settings)}" if settings else "")
+
+
+def _clip(text: str, limit: int = 160) -> str:
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+class RecordingClient:
+    """Passes requests to ``inner`` and appends each reply to a replay file (one flushed, fsynced line).
+
+    Args:
+      inner: the client to record.
+      path: the JSONL file; an existing file is continued (its occurrence counts are read first).
+    """
+
+    def __init__(self, inner: Client, path: Path | str) -> None:
+        self.inner, self.model = inner, inner.model
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._count: collections.Counter[str] = collections.Counter()
+        if self.path.is_file() and self.path.stat().st_size:
+            self._count.update(e["key"] for e in read_replay(self.path) if e["model"] == self.model)
+        self._lock = threading.Lock()
+
+    def complete(self, request: Request) -> Response:
+        response = self.inner.complete(request)
+        key = request.key(self.model)
+        with self._lock:
+            entry = {"schema": REPLAY_SCHEMA, "key": key, "occurrence": self._count[key], "model": self.model,
+                     "request": request.to_json(), "response": dataclasses.replace(response, cached=False).to_json()}
+            self._count[key] += 1
+            with open(self.path, "a", encoding="utf-8") as f:
+                f.write(json.dumps(entry, ensure_ascii=False) + "\n")
+                f.flush()
+                os.fsync(f.fileno())
+        return response

@@ -1,0 +1,205 @@
+"""Behaviour shared by every provider, as wrappers: retries, a concurrency limit, the ledger, the run log."""
+
+from __future__ import annotations
+
+import collections
+import datetime
+import json
+import os
+import random
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from cwm.llm.base import Client, LLMError, Request, Response, Usage
+from cwm.llm.prices import cost_usd
+
+LOG_FILE = "llm_log.jsonl"
+LEDGER_FILE = "llm_ledger.json"
+
+
+class Ledger:
+    """Per-run totals: calls, tokens and estimated cost (from :mod:`cwm.llm.prices`). Thread-safe.
+
+    Replies served from the cache or a replay file are counted as ``cached`` and cost nothing.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._totals: collections.Counter[str] = collections.Counter()
+        self._cost = 0.0
+        self._by_tag: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
+
+    def record(self, response: Response, *, tag: str = "", batch: bool = False) -> None:
+        """Counts one answered request."""
+        with self._lock:
+            if response.cached:
+                self._totals["cached"] += 1
+                self._by_tag[tag]["cached"] += 1
+                return
+            self._add_usage(response.model, response.usage, tag, batch)
+
+    def record_error(self, error: LLMError, *, model: str, tag: str = "") -> None:
+        """Counts a request that failed for good (tokens a blocked reply still billed included)."""
+        with self._lock:
+            self._totals["errors"] += 1
+            self._by_tag[tag]["errors"] += 1
+            usage = getattr(error, "usage", None)
+            if isinstance(usage, Usage) and usage != Usage():
+                self._add_usage(model, usage, tag, False, calls=0)
+
+    def record_retry(self, *, tag: str = "") -> None:
+        """Counts one retried attempt."""
+        with self._lock:
+            self._totals["retries"] += 1
+            self._by_tag[tag]["retries"] += 1
+
+    def _add_usage(self, model: str, usage: Usage, tag: str, batch: bool, calls: int = 1) -> None:
+        counts = {"calls": calls, "input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
+                  "thinking_tokens": usage.thinking_tokens}
+        self._totals.update(counts)
+        self._by_tag[tag].update(counts)
+        cost = cost_usd(model, usage, batch=batch)
+        if cost is None:
+            self._totals["unpriced_calls"] += calls
+        else:
+            self._cost += cost
+
+    def snapshot(self) -> dict[str, Any]:
+        """``{"calls", "input_tokens", "output_tokens", "thinking_tokens", "cost_usd", "cached", "retries",
+        "errors", "unpriced_calls"}``: ``calls`` counts provider answers, not cache hits."""
+        keys = ("calls", "input_tokens", "output_tokens", "thinking_tokens")
+        with self._lock:
+            data: dict[str, Any] = {k: self._totals[k] for k in keys}
+            data["cost_usd"] = round(self._cost, 6)
+            data.update({k: self._totals[k] for k in ("cached", "retries", "errors", "unpriced_calls")})
+        return data
+
+    def by_tag(self) -> dict[str, dict[str, int]]:
+        """The counts per request tag ("synthesis/refine": {"calls": 3, ...})."""
+        with self._lock:
+            return {tag: dict(c) for tag, c in self._by_tag.items()}
+
+
+class RetryingClient:
+    """Retries rate-limited, failed and timed-out calls with exponential backoff and jitter.
+
+    The wait before retry ``k`` (1-based) is ``min(max_delay_s, base_delay_s * 2**(k-1))`` scaled by a
+    uniform factor in [0.5, 1], and at least the provider's ``Retry-After``. Errors that are not
+    retryable (bad request, blocked) pass through at once.
+
+    Args:
+      inner: the client to call.
+      max_attempts: attempts per request, the first included (default 5).
+      base_delay_s: the first backoff (default 2 s).
+      max_delay_s: the backoff cap (default 60 s).
+      sleep: the sleeping function (tests inject a recorder).
+      seed: seed of the jitter's ``random.Random`` (default None: fresh entropy).
+      ledger: counts each retry.
+    """
+
+    def __init__(self, inner: Client, *, max_attempts: int = 5, base_delay_s: float = 2.0,
+                 max_delay_s: float = 60.0, sleep: Callable[[float], None] = time.sleep,
+                 seed: int | None = None, ledger: Ledger | None = None) -> None:
+        if max_attempts < 1:
+            raise ValueError(f"max_attempts must be >= 1, got {max_attempts}")
+        self.inner, self.model = inner, inner.model
+        self.max_attempts, self.base_delay_s, self.max_delay_s = max_attempts, base_delay_s, max_delay_s
+        self._sleep, self._rng, self._ledger = sleep, random.Random(seed), ledger
+        self._rng_lock = threading.Lock()
+
+    def delay_s(self, attempt: int, error: LLMError) -> float:
+        """Seconds to wait after failed attempt ``attempt`` (1-based)."""
+        with self._rng_lock:
+            factor = 0.5 + 0.5 * self._rng.random()
+        backoff = min(self.max_delay_s, self.base_delay_s * 2 ** (attempt - 1)) * factor
+        retry_after = getattr(error, "retry_after", None)
+        return max(backoff, retry_after) if retry_after is not None else backoff
+
+    def complete(self, request: Request) -> Response:
+        """The inner client's response, retrying as documented; the last error once attempts run out."""
+        for attempt in range(1, self.max_attempts + 1):
+            try:
+                return self.inner.complete(request)
+            except LLMError as e:
+                if not e.retryable:
+                    raise
+                if attempt == self.max_attempts:
+                    if attempt > 1:
+                        e.args = (f"{e.args[0] if e.args else e} (gave up after {attempt} attempts)",)
+                    raise
+                if self._ledger is not None:
+                    self._ledger.record_retry(tag=request.tag)
+                self._sleep(self.delay_s(attempt, e))
+        raise AssertionError("unreachable")
+
+
+class LimitedClient:
+    """At most ``max_concurrency`` calls of the inner client run at once (a threading semaphore)."""
+
+    def __init__(self, inner: Client, *, max_concurrency: int = 8) -> None:
+        if max_concurrency < 1:
+            raise ValueError(f"max_concurrency must be >= 1, got {max_concurrency}")
+        self.inner, self.model = inner, inner.model
+        self._slots = threading.BoundedSemaphore(max_concurrency)
+
+    def complete(self, request: Request) -> Response:
+        with self._slots:
+            return self.inner.complete(request)
+
+
+class ManagedClient:
+    """The outermost wrapper :func:`cwm.llm.make_client` returns: ledger, run log, and the chain inside.
+
+    With ``run_dir``, every request and its reply or error is appended to ``run_dir/llm_log.jsonl``
+    (one JSON object a line, flushed at once) and the ledger is rewritten to ``run_dir/llm_ledger.json``
+    after every call.
+
+    Attributes:
+      model: the model id of the chain.
+      ledger: this run's :class:`Ledger`.
+      inner: the wrapped chain (cache, retries, limit, provider).
+    """
+
+    def __init__(self, inner: Client, *, ledger: Ledger, run_dir: Path | None = None, batch: bool = False):
+        self.inner, self.model, self.ledger, self.batch = inner, inner.model, ledger, batch
+        self.run_dir = Path(run_dir) if run_dir is not None else None
+        self._lock = threading.Lock()
+        if self.run_dir is not None:
+            self.run_dir.mkdir(parents=True, exist_ok=True)
+
+    def complete(self, request: Request) -> Response:
+        """The chain's response; the ledger and the log record it (or the error) first."""
+        try:
+            response = self.inner.complete(request)
+        except LLMError as e:
+            self.ledger.record_error(e, model=self.model, tag=request.tag)
+            self._log(request, None, e)
+            raise
+        self.ledger.record(response, tag=request.tag, batch=self.batch)
+        self._log(request, response, None)
+        return response
+
+    def _log(self, request: Request, response: Response | None, error: LLMError | None) -> None:
+        if self.run_dir is None:
+            return
+        entry = {
+            "time": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds"),
+            "model": self.model, "tag": request.tag, "key": request.key(self.model),
+            "request": request.to_json(),
+            "response": response.to_json() if response is not None else None,
+            "error": {"type": type(error).__name__, "message": str(error)} if error is not None else None,
+        }
+        line = json.dumps(entry, ensure_ascii=False) + "\n"
+        with self._lock:
+            with open(self.run_dir / LOG_FILE, "a", encoding="utf-8") as f:
+                f.write(line)
+            _write_atomic(self.run_dir / LEDGER_FILE, json.dumps(self.ledger.snapshot(), indent=2) + "\n")
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
