@@ -1,0 +1,185 @@
+"""The core both strategies share: journaled LLM calls in flight in parallel, candidates scored into nodes.
+
+Determinism: calls get consecutive indices when submitted, and replies are processed strictly in
+submission order (waiting for the oldest call even if a later one finished first). A strategy decides
+what to submit only from processed results, so a fixed seed gives the same run whatever the timing.
+
+Resume: each call's request and response are journaled under the run directory when the call returns
+(in the worker thread, so a paid reply is kept even if the run is interrupted before using it). A call
+whose index is in the journal is answered from it without contacting the LLM.
+"""
+
+from __future__ import annotations
+
+import collections
+import concurrent.futures as cf
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from cwm.llm import BlockedError, Client, Message, Request, Response, Usage
+from cwm.synthesis.extract import CodeExtractionError, extract_code
+from cwm.synthesis.store import RunStore
+from cwm.synthesis.target import Target
+from cwm.synthesis.types import CurvePoint, Node
+from cwm.types import CheckReport, error_report
+
+Progress = Callable[["Engine"], None]
+ExpandRule = Callable[[float, "Node | None"], bool]
+
+
+class Engine:
+    """Submits LLM calls, journals them, and turns replies into scored nodes.
+
+    Args:
+      target: what is synthesised.
+      llm: the client.
+      store: the run directory.
+      budget: the most LLM calls this run may make (journaled calls included).
+      seed: mixed with the call index into each request's provider seed.
+      concurrency: LLM calls in flight at once (a thread pool of this size).
+      request_options: further ``Request`` fields (temperature, max_output_tokens, n, thinking_budget).
+      progress: called after each processed call.
+    """
+
+    def __init__(self, target: Target, llm: Client, store: RunStore, *, budget: int, seed: int,
+                 concurrency: int = 1, request_options: dict[str, Any] | None = None,
+                 progress: Progress | None = None):
+        if budget < 1:
+            raise ValueError(f"the LLM-call budget must be at least 1, got {budget}")
+        if concurrency < 1:
+            raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+        self.target, self.llm, self.store = target, llm, store
+        self.budget, self.seed, self.concurrency = budget, seed, concurrency
+        self.request_options = dict(request_options or {})
+        self.progress = progress
+        self.system = target.render("system")
+        self.nodes: list[Node] = []
+        self.reports: dict[int, CheckReport] = {}
+        self.curve: list[CurvePoint] = []
+        self.usage = Usage()
+        self.submitted = 0
+        self.processed = 0
+        self.replayed = 0
+        self._pending: collections.deque[tuple[int, cf.Future[Response], Any]] = collections.deque()
+        self._pool = cf.ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="cwm-llm")
+        self._ledger_lock = threading.Lock()
+
+    # -- calls --------------------------------------------------------------------------------------
+    @property
+    def can_submit(self) -> bool:
+        return self.submitted < self.budget and len(self._pending) < self.concurrency and not self.solved
+
+    @property
+    def in_flight(self) -> int:
+        return len(self._pending)
+
+    def submit(self, messages: tuple[Message, ...], *, tag: str, meta: Any) -> int:
+        """Sends one call (or replays it from the journal); returns its index."""
+        if self.submitted >= self.budget:
+            raise RuntimeError(f"LLM-call budget of {self.budget} would be exceeded")  # strategies check first
+        index = self.submitted
+        self.submitted += 1
+        request = Request(messages=messages, system=self.system, seed=self.seed * 1_000_003 + index,
+                          sample_index=index, tag=tag, **self.request_options)
+        key = request.key(self.llm.model)
+        entry = self.store.journaled(index, key)
+        future: cf.Future[Response] = cf.Future()
+        if entry is not None:
+            future.set_result(Response.from_json(entry["response"]))
+            self.replayed += 1
+        else:
+            self.store.write_prompt(index, _prompt_text(messages))
+            future = self._pool.submit(self._call, index, request, key)
+        self._pending.append((index, future, meta))
+        return index
+
+    def _call(self, index: int, request: Request, key: str) -> Response:
+        try:
+            response = self.llm.complete(request)
+        except BlockedError as e:  # a refusal is an answer without code: scored, not fatal
+            response = Response(("",), (f"BLOCKED: {e}",), Usage(), 0.0, self.llm.model)
+        self.store.journal(index, {"index": index, "request_key": key, "tag": request.tag,
+                                   "request": request.to_json(), "response": response.to_json()})
+        self._save_ledger()
+        return response
+
+    def _save_ledger(self) -> None:
+        ledger = getattr(self.llm, "ledger", None)
+        if ledger is not None:
+            with self._ledger_lock:
+                self.store.write_ledger(ledger.snapshot())
+
+    def next_reply(self) -> tuple[int, Any, Response]:
+        """The oldest submitted call's reply (waits for it); re-raises the call's error."""
+        index, future, meta = self._pending.popleft()
+        response = future.result()
+        self.usage = self.usage + response.usage
+        self.processed += 1
+        return index, meta, response
+
+    def close(self) -> None:
+        """Waits for calls in flight (their replies are journaled for a resume) and stops the pool."""
+        self._pool.shutdown(wait=True, cancel_futures=True)
+        self._save_ledger()
+
+    # -- candidates ---------------------------------------------------------------------------------
+    def evaluate(self, index: int, response: Response, parent: Node | None, expandable: ExpandRule) -> list[Node]:
+        """Scores every candidate program of a reply as a new node (a reply without code gives one
+        failing node), records the nodes and the curve point, and reports progress."""
+        new: list[Node] = []
+        for text in response.texts:
+            try:
+                sources: list[str | CheckReport] = list(extract_code(text, self.target.required).candidates)
+            except CodeExtractionError as e:
+                sources = [error_report(f"no usable code in the reply: {e}")]
+            for item in sources:
+                new.append(self._add_node(index, len(new), item, parent, expandable))
+        self._record_curve()
+        if self.progress is not None:
+            self.progress(self)
+        return new
+
+    def _add_node(self, index: int, candidate: int, item: str | CheckReport, parent: Node | None,
+                  expandable: ExpandRule) -> Node:
+        source, report = ("", item) if isinstance(item, CheckReport) else (item, self._check(item))
+        h = self.target.score(report) if source else 0.0
+        node = Node.scored(id=len(self.nodes), parent=None if parent is None else parent.id, call=index,
+                           candidate=candidate, source=source, report=report, h=h,
+                           expandable=bool(source) and expandable(h, parent))
+        self.nodes.append(node)
+        self.reports[node.id] = report
+        self.store.write_node(node.to_json(), report)
+        self.store.write_tree([{k: v for k, v in n.to_json().items() if k != "source"} for n in self.nodes])
+        return node
+
+    def _check(self, source: str) -> CheckReport:
+        report = self.store.cached_report(source)
+        if report is None:
+            report = self.target.check(source)
+            self.store.cache_report(source, report)
+        return report
+
+    def _record_curve(self) -> None:
+        best = self.best
+        self.curve.append(CurvePoint(self.processed, best.pass_rate if best else 0.0,
+                                     best.transition_accuracy if best else 0.0))
+
+    @property
+    def best(self) -> Node | None:
+        """The node with the highest pass rate (the earliest among equals)."""
+        usable = [n for n in self.nodes if n.source]
+        return max(usable, key=lambda n: (n.pass_rate, -n.id)) if usable else None
+
+    @property
+    def solved(self) -> bool:
+        return any(n.solved for n in self.nodes)
+
+
+def _prompt_text(messages: tuple[Message, ...]) -> str:
+    if len(messages) == 1:
+        return messages[0].text
+    return "\n\n".join(f"===== {m.role} =====\n{m.text}" for m in messages)
+
+
+__all__ = ["Engine", "ExpandRule", "Progress"]

@@ -1,0 +1,93 @@
+"""What a finished synthesis run leaves for people: result.json, a markdown summary, an accuracy plot."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from cwm.synthesis.store import RunStore
+from cwm.synthesis.types import SynthesisResult
+
+
+def git_commit() -> str:
+    """The commit of the cwm checkout in use, or "unknown" (not a git checkout, no git)."""
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=Path(__file__).resolve().parent, check=True,
+                             capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return out.stdout.strip() or "unknown"
+
+
+def write_outputs(store: RunStore, result: SynthesisResult) -> None:
+    """Writes result.json, record.json (with the git commit), best_program.py, summary.md and accuracy.png."""
+    store.write_json("result.json", result.to_json())
+    store.write_json("record.json", {"git_commit": git_commit(), "session": store.session,
+                                     "wall_time_s": result.wall_time_s, "cost_usd": result.cost_usd})
+    if result.best_source:
+        store.write_text("best_program.py", result.best_source)
+    store.write_text("summary.md", summary_markdown(result))
+    plot_curve(result, store.root / "accuracy.png")
+
+
+def summary_markdown(result: SynthesisResult) -> str:
+    """A short human-readable account of the run."""
+    test = "n/a" if result.test_accuracy is None else f"{result.test_accuracy:.4f}"
+    lines = [
+        f"# Synthesis of a {result.target.replace('_', ' ')} for {result.game}",
+        "",
+        f"- strategy: {result.strategy}, model: `{result.model}`, seed {result.seed}, budget {result.budget} calls",
+        f"- outcome: {'solved (every training check passes)' if result.solved else 'not solved'}; "
+        f"best program: node {result.best_node}",
+        f"- transition accuracy: train {result.train_accuracy:.4f}, test {test}",
+        f"- checks passed (train): {result.train_pass_rate:.4f}",
+        f"- LLM calls: {result.llm_calls}; tokens in/out/thinking: {result.input_tokens}/"
+        f"{result.output_tokens}/{result.thinking_tokens}; cost ${result.cost_usd:.4f}",
+        f"- wall time (this session): {result.wall_time_s:.1f} s; programs in the tree: {len(result.nodes)}",
+        "",
+        "| test type | train | test |",
+        "|---|---|---|",
+    ]
+    for kind in sorted(set(result.train_by_type) | set(result.test_by_type)):
+        train = result.train_by_type.get(kind)
+        test_rate = result.test_by_type.get(kind)
+        lines.append(f"| {kind} | {_rate(train)} | {_rate(test_rate)} |")
+    lines += ["", "## Programs", "", "| node | parent | call | pass rate | transition acc. | note |",
+              "|---|---|---|---|---|---|"]
+    for n in result.nodes:
+        note = "solved" if n.solved else (n.error.splitlines()[0][:80] if n.error else "")
+        lines.append(f"| {n.id} | {'root' if n.parent is None else n.parent} | {n.call} | {n.pass_rate:.4f} | "
+                     f"{n.transition_accuracy:.4f} | {note} |")
+    return "\n".join(lines) + "\n"
+
+
+def _rate(value: float | None) -> str:
+    return "" if value is None else f"{value:.4f}"
+
+
+def plot_curve(result: SynthesisResult, path: Path) -> None:
+    """Best training accuracy against LLM calls (cf. the paper's Figures 6-8), as a PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    calls = [0] + [p.calls for p in result.curve]
+    ax.step(calls, [0.0] + [p.best_transition_accuracy for p in result.curve], where="post",
+            label="transition accuracy")
+    ax.step(calls, [0.0] + [p.best_pass_rate for p in result.curve], where="post", linestyle="--",
+            label="checks passed")
+    ax.set_xlabel("LLM calls")
+    ax.set_ylabel("best program (train)")
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_title(f"{result.game}: {result.strategy} search, {result.model}")
+    ax.legend(loc="lower right")
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+__all__ = ["git_commit", "plot_curve", "summary_markdown", "write_outputs"]

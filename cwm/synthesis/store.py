@@ -1,0 +1,138 @@
+"""The run directory of a synthesis run: every prompt, reply, program and report, written as it happens.
+
+Layout (``run_dir/``)::
+
+    config.json              what was asked (game, strategy, seed, budget, model, prompt hashes, ...)
+    train.jsonl, test.jsonl  the trajectories used
+    calls/000003.prompt.md   a prompt, written before the call is sent
+    calls/000003.json        the journal entry: request + response, written when the call returns
+    nodes/000005/program.py  a candidate program, and report.json (its check report), node.json
+    checks/<sha>.json        check reports cached by program hash (a resumed run does not re-check)
+    tree.json                every node so far (rewritten after each node)
+    sessions/<n>.json        each session's LLM ledger (for the cost over interrupted runs)
+    result.json, summary.md, accuracy.png    at the end
+
+Every file is written atomically (temporary file + rename), so an interrupted run never leaves a
+half-written file. The journal is keyed by the deterministic call index: a resumed run replays it
+instead of calling the LLM again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from cwm.types import JSON, CheckReport, CwmError
+
+
+class ResumeError(CwmError, ValueError):
+    """A run directory that holds a different run (other settings, or a journal that does not match)."""
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Writes ``text`` to ``path`` via a temporary file and a rename (readers never see a partial file)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def write_json(path: Path, data: JSON) -> None:
+    atomic_write(path, json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
+
+
+def sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class RunStore:
+    """Reads and writes one run directory.
+
+    Args:
+      run_dir: the directory (created if needed).
+      config: the settings that define the run; a directory holding another run's config is refused.
+      check_key: fingerprint of what candidates are checked against (cached reports are keyed by it).
+
+    Raises:
+      ResumeError: ``run_dir`` holds a run with different settings.
+    """
+
+    def __init__(self, run_dir: str | Path, *, config: dict[str, JSON], check_key: str):
+        self.root = Path(run_dir)
+        self.check_key = check_key
+        self.resumed = (self.root / "config.json").is_file()
+        if self.resumed:
+            old = json.loads((self.root / "config.json").read_text(encoding="utf-8"))
+            changed = sorted(k for k in set(old) | set(config) if k != "budget" and old.get(k) != config.get(k))
+            if changed:
+                raise ResumeError(f"{self.root} holds another run: settings {changed} differ "
+                                  f"(use a new --out directory, or the same settings to resume)")
+        write_json(self.root / "config.json", config)
+        self.session = len(list((self.root / "sessions").glob("*.json"))) if self.resumed else 0
+
+    # -- LLM calls ----------------------------------------------------------------------------------
+    def _call_path(self, index: int, suffix: str) -> Path:
+        return self.root / "calls" / f"{index:06d}{suffix}"
+
+    def write_prompt(self, index: int, text: str) -> None:
+        atomic_write(self._call_path(index, ".prompt.md"), text)
+
+    def journaled(self, index: int, request_key: str) -> dict[str, Any] | None:
+        """The journal entry of call ``index`` if it was completed, else ``None``.
+
+        Raises:
+          ResumeError: the entry was made for a different request (the run is not the same run).
+        """
+        path = self._call_path(index, ".json")
+        if not path.is_file():
+            return None
+        entry = json.loads(path.read_text(encoding="utf-8"))
+        if entry["request_key"] != request_key:
+            raise ResumeError(f"{path}: the journal's call {index} was a different request; this directory "
+                              f"holds another run (or the prompts changed since)")
+        return entry
+
+    def journal(self, index: int, entry: dict[str, JSON]) -> None:
+        write_json(self._call_path(index, ".json"), entry)
+
+    # -- candidates ---------------------------------------------------------------------------------
+    def cached_report(self, source: str) -> CheckReport | None:
+        path = self.root / "checks" / f"{sha(self.check_key + source)[:24]}.json"
+        if path.is_file():
+            return CheckReport.from_json(json.loads(path.read_text(encoding="utf-8")))
+        return None
+
+    def cache_report(self, source: str, report: CheckReport) -> None:
+        write_json(self.root / "checks" / f"{sha(self.check_key + source)[:24]}.json", report.to_json())
+
+    def write_node(self, node_json: dict[str, JSON], report: CheckReport, *, reply_note: str = "") -> None:
+        folder = self.root / "nodes" / f"{node_json['id']:06d}"
+        atomic_write(folder / "program.py", str(node_json["source"]))
+        write_json(folder / "report.json", report.to_json())
+        write_json(folder / "node.json", {**{k: v for k, v in node_json.items() if k != "source"},
+                                          "note": reply_note})
+
+    def write_tree(self, nodes: list[dict[str, JSON]]) -> None:
+        write_json(self.root / "tree.json", {"nodes": nodes})
+
+    # -- sessions and results -----------------------------------------------------------------------
+    def write_ledger(self, snapshot: dict[str, JSON]) -> None:
+        write_json(self.root / "sessions" / f"{self.session:03d}.json", snapshot)
+
+    def total_cost(self) -> float:
+        total = 0.0
+        for path in sorted((self.root / "sessions").glob("*.json")):
+            total += float(json.loads(path.read_text(encoding="utf-8")).get("cost_usd", 0.0))
+        return total
+
+    def write_text(self, name: str, text: str) -> None:
+        atomic_write(self.root / name, text)
+
+    def write_json(self, name: str, data: JSON) -> None:
+        write_json(self.root / name, data)
+
+
+__all__ = ["ResumeError", "RunStore", "atomic_write", "sha", "write_json"]

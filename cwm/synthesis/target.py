@@ -1,0 +1,149 @@
+"""What is being synthesised: a prompt set, an API, a checker and a failure picker, passed to one loop.
+
+The refinement loop (``cwm.synthesis.engine``) never mentions world models: it renders the target's
+prompts, extracts code defining the target's API, and scores it with the target's checker. A world
+model is one target (``world_model_target``); inference and value functions are others.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import prompts
+from cwm import model as cwm_model
+from cwm import sandbox as cwm_sandbox
+from cwm.checks import run_checks
+from cwm.model import ContractFunction
+from cwm.synthesis import render
+from cwm.types import CheckReport, ModelLoadError, Trajectory, error_report
+
+Checker = Callable[[str], CheckReport]
+
+
+@dataclasses.dataclass(frozen=True)
+class PromptSet:
+    """Template names (files under ``prompts/``) of one target.
+
+    Attributes:
+      system: the system instruction.
+      initial: write the program from scratch.
+      refine: fix a given program (tree search; a fresh single-turn prompt).
+      followup: fix your last program (conversation; appended to the chat).
+      no_code: the reply held no usable code (conversation).
+    """
+
+    system: str = "synthesis/system.md"
+    initial: str = "synthesis/initial.md"
+    refine: str = "synthesis/refine.md"
+    followup: str = "synthesis/followup.md"
+    no_code: str = "synthesis/no_code.md"
+
+    def names(self) -> dict[str, str]:
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass(frozen=True)
+class Target:
+    """The thing being synthesised.
+
+    Attributes:
+      name: a short name for records ("world_model").
+      prompts: its template files.
+      api: the functions a complete candidate defines (extraction picks code blocks by these names).
+      context: the fixed template fields (rules, API block, example games, example tests, ...); each
+        template takes the ones it names.
+      check: scores one candidate source; must never raise for bad candidate code.
+      pick_failures: the failures shown in a refinement prompt.
+      score: the pass rate ``h`` the tree search uses (default: fraction of checks passed).
+    """
+
+    name: str
+    prompts: PromptSet
+    api: tuple[ContractFunction, ...]
+    context: Mapping[str, str]
+    check: Checker
+    pick_failures: render.FailurePicker = render.first_failure_per_type
+    score: Callable[[CheckReport], float] = dataclasses.field(default=lambda r: r.pass_rate)
+
+    @property
+    def required(self) -> tuple[str, ...]:
+        return tuple(f.name for f in self.api)
+
+    def render(self, which: str, **dynamic: Any) -> str:
+        """Renders template ``which`` (a ``PromptSet`` field) with ``dynamic`` fields plus the context
+        fields the template names. The renderer still refuses missing and unused dynamic fields.
+        """
+        name = getattr(self.prompts, which)
+        wanted = prompts.fields(name)
+        values = {k: v for k, v in self.context.items() if k in wanted and k not in dynamic}
+        return prompts.render(name, **values, **dynamic)
+
+    def prompt_hashes(self) -> dict[str, str]:
+        return {name: prompts.prompt_hash(name) for name in self.prompts.names().values()}
+
+
+def world_model_checker(train: Sequence[Trajectory], *, sandbox: Any = None) -> Checker:
+    """A checker running ``cwm.checks.run_checks`` on the training trajectories.
+
+    Args:
+      train: open-deck training trajectories.
+      sandbox: a ``cwm.sandbox.Sandbox``; each candidate is checked in a forked, limited child. Without
+        one, candidates are loaded in this process behind the static gate (and a per-call time budget
+        when the sandbox module provides one): only for trusted or test code.
+    """
+    trajs = list(train)
+    if sandbox is not None:
+        return lambda source: sandbox.check_world_model(source, trajs)
+    return lambda source: _check_in_process(source, trajs)
+
+
+def _check_in_process(source: str, trajs: list[Trajectory]) -> CheckReport:
+    try:
+        module = cwm_model.load_source(source, name="candidate")
+    except ModelLoadError as e:
+        return error_report(f"load failed: {e}")
+    budget = getattr(cwm_sandbox, "call_budget", None)
+    if budget is None:
+        return run_checks(module, trajs)
+    return run_checks(cwm_model.WorldModel(module, name="candidate", guard=budget(2.0)), trajs)
+
+
+def world_model_target(
+    rules: str,
+    train: Sequence[Trajectory],
+    *,
+    check: Checker | None = None,
+    examples_per_type: int = 5,
+    max_steps_shown: int | None = None,
+    prompt_set: PromptSet = PromptSet(),
+) -> Target:
+    """The world-model target: the CWM API of ``cwm.model.WORLD_MODEL_API``, checked on ``train``.
+
+    Args:
+      rules: the game's rules text.
+      train: open-deck training trajectories (shown in the initial prompt and checked against).
+      check: the checker (default: ``world_model_checker(train)``, in-process).
+      examples_per_type: example tests of each type shown in the initial prompt (the paper: 5).
+      max_steps_shown: cut each example game after this many steps in the prompt (default: all).
+      prompt_set: the templates.
+
+    Raises:
+      ValueError: no training trajectories.
+    """
+    if not train:
+        raise ValueError("world-model synthesis needs at least one training trajectory")
+    tests, _ = render.example_tests(train, per_type=examples_per_type)
+    context = {
+        "rules": rules.strip(),
+        "api": cwm_model.api_block(cwm_model.WORLD_MODEL_API).rstrip(),
+        "allowed_imports": ", ".join(sorted(cwm_sandbox.ALLOWED_IMPORTS)),
+        "trajectories": render.render_trajectories(train, max_steps=max_steps_shown),
+        "tests": tests,
+    }
+    return Target("world_model", prompt_set, cwm_model.WORLD_MODEL_API, context,
+                  check or world_model_checker(train))
+
+
+__all__ = ["Checker", "PromptSet", "Target", "world_model_checker", "world_model_target"]

@@ -1,0 +1,211 @@
+"""World-model synthesis end to end: trajectories, the refinement loop, held-out accuracy, the run record.
+
+``synthesize_world_model`` follows the paper's pipeline for one game: record a few random-play games,
+let the LLM write and refine a code world model against checks built from them, then measure the best
+program on held-out games mixing random and MCTS play.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from cwm import games, trajectories
+from cwm import sandbox as cwm_sandbox
+from cwm.llm import Client
+from cwm.synthesis import report as run_report
+from cwm.synthesis.engine import Engine, Progress
+from cwm.synthesis.loop import RequestSettings, Strategy, TreeSettings, run_search
+from cwm.synthesis.store import RunStore, sha
+from cwm.synthesis.target import Checker, world_model_checker, world_model_target
+from cwm.synthesis.types import SynthesisResult
+from cwm.types import CheckReport, Trajectory
+
+GameInput = str | games.GameSpec | tuple[str, Sequence[Trajectory]]
+
+
+def mcts_policy(*, simulations: int = 100, seed: int = 0) -> trajectories.Policy:
+    """An OpenSpiel MCTS player (UCT c=2, one random rollout per leaf) as a trajectory policy.
+
+    ``planners`` has no MCTS yet, so OpenSpiel's own ``MCTSBot`` plays; its random state is seeded
+    from ``seed``.
+    """
+    from open_spiel.python.algorithms import mcts
+
+    rs = np.random.RandomState(seed)
+
+    def policy(state: Any, rng: np.random.Generator) -> int:
+        bot = mcts.MCTSBot(state.get_game(), 2.0, simulations, mcts.RandomRolloutEvaluator(1, rs), random_state=rs)
+        return int(bot.step(state))
+
+    return policy
+
+
+def test_set(game: str | games.GameSpec, *, num_games: int = 100, seed: int = 0, mcts_fraction: float = 0.5,
+             mcts_simulations: int = 100) -> list[Trajectory]:
+    """Held-out games: ``num_games`` games, the first ``(1 - mcts_fraction)`` share random play, the rest
+    MCTS play. Seeds start at ``seed + 100_000`` so they never overlap the training games."""
+    n_mcts = int(round(num_games * mcts_fraction))
+    base = seed + 100_000
+    out = trajectories.collect(game, num_games - n_mcts, seed=base) if num_games - n_mcts else []
+    if n_mcts:
+        out += trajectories.collect(game, n_mcts, seed=base + num_games, policy_name="mcts",
+                                    policy=mcts_policy(simulations=mcts_simulations, seed=base))
+    return out
+
+
+@contextlib.contextmanager
+def _checker_factory(isolate: bool) -> Iterator[Any]:
+    """Yields a function trajectories -> Checker, backed by one sandbox for the run when available."""
+    box_type = getattr(cwm_sandbox, "Sandbox", None)
+    if not isolate or box_type is None:
+        yield lambda trajs: world_model_checker(trajs)
+        return
+    box = box_type()
+    try:
+        yield lambda trajs: world_model_checker(trajs, sandbox=box)
+    finally:
+        box.close()
+
+
+def _inputs(game: GameInput, rules: str | None, num_train: int, seed: int) -> tuple[str, str, list[Trajectory], Any]:
+    """(name, rules text, training games, the spec or None) of a game or a (rules, trajectories) pair."""
+    if isinstance(game, tuple):
+        text, train = game
+        if not train:
+            raise ValueError("synthesize_world_model: the (rules, trajectories) pair has no trajectories")
+        return train[0].game, rules or text, list(train), None
+    spec = games.resolve(game)
+    return spec.name, rules or games.rules_text(spec), trajectories.collect(spec, num_train, seed=seed), spec
+
+
+def _load_or_save(path: Path, make: Any) -> list[Trajectory]:
+    if path.is_file():
+        return trajectories.load_open(path)
+    items = list(make())
+    trajectories.save(path, items)
+    return items
+
+
+def synthesize_world_model(
+    game: GameInput,
+    *,
+    llm: Client,
+    run_dir: str | Path,
+    strategy: Strategy = "tree",
+    budget: int = 500,
+    seed: int = 0,
+    rules: str | None = None,
+    num_train: int = 5,
+    test_trajectories: Sequence[Trajectory] | None = None,
+    num_test: int = 100,
+    test_mcts_simulations: int = 100,
+    concurrency: int = 1,
+    tree: TreeSettings | None = None,
+    request: RequestSettings | None = None,
+    examples_per_type: int = 5,
+    isolate: bool = True,
+    progress: Progress | None = None,
+) -> SynthesisResult:
+    """Synthesises a code world model of a game and measures it.
+
+    Args:
+      game: a game (registry name, OpenSpiel string, spec) or a pair (rules text, training trajectories)
+        for a game without a ground truth at hand.
+      llm: the LLM client (``cwm.llm.make_client``).
+      run_dir: where everything is saved; an interrupted run in it resumes without repeating LLM calls.
+      strategy: "tree" or "conversation".
+      budget: LLM-call budget (paper: 500).
+      seed: seeds the training games (game i: seed + i), the test games and the search.
+      rules: the rules text (default: the game's registered rules).
+      num_train: training games of uniformly random play (paper: 5).
+      test_trajectories: held-out games; default: ``num_test`` games from the ground truth, half random
+        and half MCTS play (none for a (rules, trajectories) pair without ``test_trajectories``).
+      num_test: held-out games when generated (paper: 100; 0 for none).
+      test_mcts_simulations: simulations per move of the MCTS player of the test games.
+      concurrency: LLM calls in flight at once (tree search).
+      tree: tree-search hyperparameters (default ``TreeSettings()``: the paper's).
+      request: LLM request settings (default ``RequestSettings()``).
+      examples_per_type: example tests of each type in the initial prompt (paper: 5).
+      isolate: check candidates in the sandbox (forked, limited processes) when it is available.
+      progress: called with the engine after each processed call.
+
+    Returns:
+      The ``SynthesisResult`` (also written to ``run_dir/result.json`` with a summary and a plot).
+
+    Raises:
+      ResumeError: ``run_dir`` holds a run with other settings.
+      LLMError: the client failed for good; rerun with the same arguments to resume.
+    """
+    start = time.monotonic()
+    tree, request = tree or TreeSettings(), request or RequestSettings()
+    root = Path(run_dir)
+    name, rules_text, train, spec = _inputs(game, rules, num_train, seed)
+    train = _load_or_save(root / "train.jsonl", lambda: train)
+    if test_trajectories is not None:
+        test = _load_or_save(root / "test.jsonl", lambda: test_trajectories)
+    elif spec is not None and num_test > 0:
+        test = _load_or_save(root / "test.jsonl", lambda: test_set(
+            spec, num_games=num_test, seed=seed, mcts_simulations=test_mcts_simulations))
+    else:
+        test = []
+    with _checker_factory(isolate) as make_checker:
+        target = world_model_target(rules_text, train, check=make_checker(train), examples_per_type=examples_per_type)
+        config = {"target": target.name, "game": name, "strategy": strategy, "seed": seed, "model": llm.model,
+                  "num_train": len(train), "concurrency": concurrency, "tree": dataclasses.asdict(tree),
+                  "request": dataclasses.asdict(request), "examples_per_type": examples_per_type,
+                  "rules_sha": sha(rules_text)[:16], "prompt_hashes": target.prompt_hashes(), "budget": budget}
+        store = RunStore(root, config=config, check_key=sha((root / "train.jsonl").read_text(encoding="utf-8")))
+        engine = run_search(target, llm, store, strategy=strategy, budget=budget, seed=seed,
+                            concurrency=concurrency, tree=tree, request=request, progress=progress)
+        test_report = _test_report(engine, store, make_checker(test), test) if test else None
+    result = _result(engine, store, config, test_report, time.monotonic() - start)
+    run_report.write_outputs(store, result)
+    return result
+
+
+def _test_report(engine: Engine, store: RunStore, check: Checker, test: list[Trajectory]) -> CheckReport | None:
+    best = engine.best
+    if best is None:
+        return None
+    path = store.root / "test_report.json"
+    key = sha(best.source)
+    if path.is_file():
+        import json
+
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if data.get("source_sha") == key:
+            return CheckReport.from_json(data["report"])
+    report = check(best.source)
+    store.write_json("test_report.json", {"source_sha": key, "node": best.id, "report": report.to_json()})
+    return report
+
+
+def _result(engine: Engine, store: RunStore, config: dict[str, Any], test_report: CheckReport | None,
+            wall: float) -> SynthesisResult:
+    best = engine.best
+    train_report = engine.reports[best.id] if best else None
+    return SynthesisResult(
+        target=config["target"], game=config["game"], strategy=config["strategy"], model=config["model"],
+        seed=config["seed"], budget=config["budget"],
+        best_source=best.source if best else "", best_node=best.id if best else None,
+        solved=bool(best and best.solved),
+        train_accuracy=train_report.transition_accuracy if train_report else 0.0,
+        test_accuracy=None if test_report is None else test_report.transition_accuracy,
+        train_pass_rate=best.pass_rate if best else 0.0,
+        train_by_type=dict(best.by_type) if best else {},
+        test_by_type={k: v.rate for k, v in test_report.by_type.items()} if test_report else {},
+        llm_calls=engine.processed, input_tokens=engine.usage.input_tokens,
+        output_tokens=engine.usage.output_tokens, thinking_tokens=engine.usage.thinking_tokens,
+        cost_usd=store.total_cost(), wall_time_s=wall, nodes=tuple(engine.nodes), curve=tuple(engine.curve),
+        prompt_hashes=dict(config["prompt_hashes"]), run_dir=str(store.root),
+    )
+
+
+__all__ = ["GameInput", "mcts_policy", "synthesize_world_model", "test_set"]
