@@ -86,6 +86,8 @@ class FakeServer:
       default: the reply text once the script is empty (``None``: a 400 saying it is exhausted).
     """
 
+    provider = ""  # the make_client spec prefix of the fake's wire format
+
     def __init__(self, *, models: tuple[str, ...], default: str | None = None) -> None:
         self.models = set(models)
         self.default = default
@@ -140,6 +142,17 @@ class FakeServer:
     def request_count(self) -> int:
         with self._lock:
             return len(self.requests)
+
+    def client(self, **options: Any) -> Any:
+        """A :func:`cwm.llm.make_client` client pointed at this server (fake key, no real sleeping).
+
+        ``options`` go to ``make_client``; ``model`` picks the model (default: the first known one).
+        """
+        from cwm.llm.factory import make_client
+
+        model = options.pop("model", sorted(self.models)[0])
+        settings: dict[str, Any] = {"api_key": "fake-key", "base_url": self.base_url, "sleep": lambda s: None}
+        return make_client(f"{self.provider}:{model}", **{**settings, **options})
 
     # -- scripting
     def script(self, *actions: Action) -> FakeServer:
@@ -227,6 +240,8 @@ class FakeGemini(FakeServer):
     texts, thought tokens as scripted (:func:`count_tokens` counts).
     """
 
+    provider = "gemini"
+
     def __init__(self, *, models: tuple[str, ...] = ("gemini-2.5-pro", "gemini-test"), default: str | None = None):
         super().__init__(models=models, default=default)
 
@@ -264,6 +279,8 @@ class FakeGemini(FakeServer):
 
 class FakeOpenAI(FakeServer):
     """A fake of an OpenAI-compatible ``/v1/chat/completions`` endpoint (vLLM, llama.cpp, Ollama)."""
+
+    provider = "openai"
 
     def __init__(self, *, models: tuple[str, ...] = ("local-model",), default: str | None = None):
         super().__init__(models=models, default=default)

@@ -1,0 +1,83 @@
+"""`cwm llm ping` and `cwm llm answer-batch`: check a provider's key and endpoint; answer a batch directory."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+
+import prompts
+from cwm.llm import LLMConfigError, LLMError, Request, answer_pending, make_client, pending_requests
+
+_KEY_VARIABLES = {"gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY"), "openai": ("OPENAI_API_KEY",)}
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("llm", help="check LLM providers; answer batch directories")
+    llm_sub = p.add_subparsers(dest="llm_command", metavar="LLM_COMMAND", required=True)
+
+    q = llm_sub.add_parser("ping", help="say whether an API key is set and whether the endpoint answers")
+    q.add_argument("--provider", choices=sorted(_KEY_VARIABLES), default="gemini")
+    q.add_argument("--model", default=None, help="model id (default: gemini-2.5-pro for gemini; required for openai)")
+    q.add_argument("--base-url", default=None, help="another endpoint: a proxy, a local server")
+    q.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for the answer (default 60)")
+    q.set_defaults(func=cmd_ping)
+
+    q = llm_sub.add_parser("answer-batch", help="answer the requests waiting in a batch directory")
+    q.add_argument("directory", help="the batch directory (holds pending.jsonl)")
+    q.add_argument("--llm", default="gemini", help="client spec answering them (default gemini)")
+    q.add_argument("--base-url", default=None, help="another endpoint for gemini/openai")
+    q.add_argument("--limit", type=int, default=None, help="answer at most this many")
+    q.set_defaults(func=cmd_answer_batch)
+
+
+def _key_status(provider: str) -> tuple[bool, str]:
+    names = _KEY_VARIABLES[provider]
+    found = next((n for n in names if os.environ.get(n)), "")
+    if found:
+        return True, f"key: {found} is set"
+    return False, f"key: not set (set {' or '.join(names)})"
+
+
+def cmd_ping(args: argparse.Namespace) -> int:
+    has_key, line = _key_status(args.provider)
+    if not has_key and args.provider == "openai" and args.base_url:
+        line += "; a local server usually needs none"
+        has_key = True
+    print(line)
+    if not has_key:
+        print("endpoint: not tried without a key")
+        return 1
+    spec = f"{args.provider}:{args.model}" if args.model else args.provider
+    options = {"base_url": args.base_url} if args.base_url else {}
+    try:
+        client = make_client(spec, timeout_s=args.timeout, max_attempts=1, **options)
+    except LLMConfigError as e:
+        print(f"endpoint: not tried: {e}")
+        return 1
+    request = Request.user(prompts.render("llm/ping.md"), temperature=0.0, max_output_tokens=1024,
+                           thinking_budget=128 if args.provider == "gemini" else None, tag="llm/ping")
+    where = args.base_url or "the default endpoint"
+    try:
+        response = client.complete(request)
+    except LLMError as e:
+        print(f"endpoint: {where} did not answer properly: {type(e).__name__}: {e}")
+        return 1
+    u = response.usage
+    print(f"endpoint: {where} answered in {response.latency_s:.2f} s as {response.model}: "
+          f"{response.text.strip()[:80]!r} (tokens in {u.input_tokens}, out {u.output_tokens}, "
+          f"thinking {u.thinking_tokens})")
+    return 0
+
+
+def cmd_answer_batch(args: argparse.Namespace) -> int:
+    waiting = len(pending_requests(args.directory))
+    if not waiting:
+        print(f"nothing waits in {args.directory}")
+        return 0
+    options = {"base_url": args.base_url} if args.base_url else {}
+    client = make_client(args.llm, **options)
+    answered = answer_pending(args.directory, client, limit=args.limit)
+    print(f"answered {answered} of {waiting} waiting request(s) in {args.directory} with {client.model}")
+    print(json.dumps(client.ledger.snapshot()))
+    return 0
