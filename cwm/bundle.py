@@ -134,6 +134,29 @@ def export_bundle(
     return out
 
 
+def export_run(run_dir: str | Path, out: str | Path, *, overwrite: bool = False) -> Path:
+    """Exports the best program of a finished synthesis run directory (``cwm synthesize --out``).
+
+    Raises:
+      BundleError: the run has no ``result.json`` or no usable program.
+    """
+    run_dir = Path(run_dir)
+    result_file = run_dir / "result.json"
+    if not result_file.is_file():
+        raise BundleError(f"{run_dir}: no result.json; is it a finished synthesis run directory?")
+    result = json.loads(result_file.read_text(encoding="utf-8"))
+    if not result.get("best_source"):
+        raise BundleError(f"{run_dir}: the run produced no usable program to export")
+    train = trajectories.load_open(run_dir / "train.jsonl")
+    keys = ("strategy", "model", "seed", "budget", "solved", "train_accuracy", "test_accuracy", "train_by_type",
+            "test_by_type", "llm_calls", "input_tokens", "output_tokens", "cost_usd", "prompt_hashes")
+    provenance: dict[str, JSON] = {k: result.get(k) for k in keys}
+    provenance["llm"] = result.get("model")
+    provenance["run_dir"] = str(run_dir.resolve())
+    return export_bundle(out, game=str(result["game"]), model_source=str(result["best_source"]), train=train,
+                         provenance=provenance, overwrite=overwrite)
+
+
 def _manifest(spec: games.GameSpec, report: CheckReport, train: Sequence[Trajectory],
               provenance: dict[str, JSON], files: dict[str, str]) -> dict[str, JSON]:
     from cwm import __version__
@@ -228,7 +251,7 @@ def describe(bundle: Bundle) -> str:
         f"  files: {', '.join(sorted(m['files']))}",  # type: ignore[arg-type]
         f"  load check: {bundle.check_report.summary().splitlines()[0]}",
     ]
-    for key in ("llm", "strategy", "seed", "train_accuracy", "test_accuracy", "llm_calls", "cost_usd"):
+    for key in ("llm", "strategy", "seed", "solved", "train_accuracy", "test_accuracy", "llm_calls", "cost_usd"):
         if key in prov:
             lines.append(f"  {key}: {prov[key]}")
     lines.append(f"  model.py: {len(bundle.sources['model.py'].splitlines())} lines")

@@ -1,0 +1,36 @@
+"""`cwm export` and `cwm inspect`: turn a synthesis run into a bundle, and show what a bundle holds."""
+
+from __future__ import annotations
+
+import argparse
+
+from cwm import bundle
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("export", help="export the best program of a synthesis run directory as a bundle")
+    p.add_argument("run_dir", help="a finished `cwm synthesize --out` directory")
+    p.add_argument("--out", required=True, help="the bundle directory to write")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing bundle directory")
+    p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser("inspect", help="verify a bundle and print its provenance and accuracy")
+    p.add_argument("bundle", help="a bundle directory")
+    p.add_argument("--code", action="store_true", help="also print model.py")
+    p.set_defaults(func=cmd_inspect)
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    path = bundle.export_run(args.run_dir, args.out, overwrite=args.overwrite)
+    print(f"exported {path}")
+    print(bundle.describe(bundle.load_bundle(path)))
+    return 0
+
+
+def cmd_inspect(args: argparse.Namespace) -> int:
+    b = bundle.load_bundle(args.bundle)
+    print(bundle.describe(b))
+    if args.code:
+        print()
+        print(b.sources["model.py"])
+    return 0
