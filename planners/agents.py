@@ -1,0 +1,109 @@
+"""The agent protocol, its typed errors, and the ground-truth agents: random, GT-MCTS and GT-ISMCTS.
+
+An agent chooses an OpenSpiel action id for the current player of a real (ground-truth) state. The arena
+calls ``reset()`` before each match (when defined) and ``inform(action)`` after every move of every
+player and chance (when defined); ``step`` receives a copy of the real state, which it may keep.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+import pyspiel
+
+from cwm.types import CwmError
+from planners.ismcts import ISMCTS, Sampler, resample_from_infostate
+from planners.mcts import MCTS, ValueFn
+
+
+@runtime_checkable
+class Agent(Protocol):
+    """Anything that picks an action id at a real game state (``reset`` and ``inform`` are optional)."""
+
+    def step(self, state: pyspiel.State) -> int: ...
+
+
+class AgentError(CwmError):
+    """An agent could not produce a move; the arena scores it as a forfeit of kind ``kind``."""
+
+    kind = "exception"
+
+
+class IllegalMoveError(AgentError):
+    """The agent's chosen action is not legal in the real game (e.g. a wrong world model, or an LLM
+    that never named a legal move)."""
+
+    kind = "illegal"
+
+
+class RandomAgent:
+    """Plays a uniformly random legal action.
+
+    Args:
+      seed: an int or ``np.random.Generator``; one draw per move.
+    """
+
+    def __init__(self, *, seed: int | np.random.Generator | None = None):
+        self.rng = np.random.default_rng(seed)
+
+    def step(self, state: pyspiel.State) -> int:
+        legal = state.legal_actions()
+        return int(legal[self.rng.integers(len(legal))])
+
+
+class MCTSAgent:
+    """GT-MCTS: UCT search on the real game's own states (perfect-information games).
+
+    Args:
+      num_simulations, uct_c, rollouts, max_rollout_steps, value_fn, seed: as in ``planners.MCTS``.
+    """
+
+    def __init__(
+        self,
+        *,
+        num_simulations: int = 1000,
+        uct_c: float = 2.0,
+        rollouts: int = 10,
+        max_rollout_steps: int | None = None,
+        value_fn: ValueFn | None = None,
+        seed: int | np.random.Generator | None = None,
+    ):
+        self.search = MCTS(num_simulations=num_simulations, uct_c=uct_c, rollouts=rollouts,
+                           max_rollout_steps=max_rollout_steps, value_fn=value_fn, seed=seed)
+
+    def step(self, state: Any) -> int:
+        return self.search.step(state)
+
+
+class ISMCTSAgent:
+    """GT-ISMCTS: information-set MCTS over worlds resampled from the real game's information state.
+
+    Args:
+      sampler: draws a world consistent with the acting player's information (ground-truth
+        ``resample_from_infostate`` by default).
+      num_simulations, uct_c, rollouts, max_rollout_steps, value_fn, max_sample_tries, seed: as in
+        ``planners.ISMCTS``.
+    """
+
+    def __init__(
+        self,
+        *,
+        sampler: Sampler = resample_from_infostate,
+        num_simulations: int = 1000,
+        uct_c: float = 2.0,
+        rollouts: int = 10,
+        max_rollout_steps: int | None = None,
+        value_fn: ValueFn | None = None,
+        max_sample_tries: int = 10,
+        seed: int | np.random.Generator | None = None,
+    ):
+        self.search = ISMCTS(num_simulations=num_simulations, uct_c=uct_c, rollouts=rollouts,
+                             max_rollout_steps=max_rollout_steps, value_fn=value_fn, sampler=sampler,
+                             max_sample_tries=max_sample_tries, seed=seed)
+        self.fallbacks = 0  # moves chosen by the random fallback (no consistent world drawn)
+
+    def step(self, state: Any) -> int:
+        result = self.search.search(state)
+        self.fallbacks += int(result.fallback)
+        return result.action

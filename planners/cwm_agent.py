@@ -1,0 +1,190 @@
+"""The CWM agent: plans on its own world model, acts in the real game by action string.
+
+Perfect information: the real game's action strings are replayed into the model, so the model state
+follows the real history, and MCTS searches from it. Imperfect information: the agent knows only its
+own observations and actions (``HistoryTracker``); ISMCTS searches over model states drawn by an
+inference sampler, e.g. ``inference_sampler(model, resample_history)`` from a synthesized bundle.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pyspiel
+
+from cwm import games
+from cwm.model import ModelState, WorldModel
+from cwm.types import CHANCE, JSON, ModelContractError
+from planners.agents import AgentError, IllegalMoveError
+from planners.ismcts import ISMCTS, Sampler
+from planners.mcts import MCTS, ValueFn
+
+# resample_history(events, player_id, seed) -> full action-string history (the contract's INFERENCE_API).
+ResampleHistory = Callable[[list[JSON], int, int], list[str]]
+
+
+class HistoryTracker:
+    """Follows a real game from one seat: every move's string, and the seat's observation at every state.
+
+    The real history is replayed on a private copy of the ground truth only to produce what the seat is
+    shown; an agent built on the tracker reads ``events`` (its own view) and, in perfect-information
+    games, ``moves`` (public there).
+    """
+
+    def __init__(self, spec: games.GameSpec, player: int):
+        self.spec = spec
+        self.player = player
+        self.game = games.load_game(spec)
+        self._shadow = self.game.new_initial_state()
+        self.moves: list[str] = []
+        self.events: list[dict[str, JSON]] = [self._event()]
+
+    def _event(self) -> dict[str, JSON]:
+        return {"observation": games.observe(self.spec, self._shadow, self.player), "action": None}
+
+    def sync(self, state: pyspiel.State) -> None:
+        """Catches up with ``state``'s history (which must extend the one seen so far)."""
+        history = state.history()
+        if len(history) < len(self.moves):
+            raise AgentError(f"real history went back from {len(self.moves)} to {len(history)} moves; "
+                             f"call reset() between matches")
+        for a in history[len(self.moves):]:
+            player = self._shadow.current_player()
+            text = self._shadow.action_to_string(player, a)
+            if player == self.player:
+                self.events[-1]["action"] = text
+            self.moves.append(text)
+            self._shadow.apply_action(a)
+            self.events.append(self._event())
+
+
+class PlayerView:
+    """One player's information state in model terms: what ISMCTS and the sampler see at the root."""
+
+    def __init__(self, model: WorldModel, events: list[dict[str, JSON]], player: int, legal: list[str]):
+        self.model = model
+        self.events = events
+        self.player = player
+        self.legal_strings = legal
+
+    def current_player(self) -> int:
+        return self.player
+
+    def num_players(self) -> int:
+        return self.model.num_players
+
+    def legal_actions(self) -> list[int]:
+        return [self.model.codec.to_id(self.player, a) for a in self.legal_strings]
+
+    def information_state_string(self, player: int) -> str:
+        # The same encoding as ModelState.information_state_string: [observation, own action id] per state.
+        chain = [[e["observation"], None if e["action"] is None else self.model.codec.to_id(player, e["action"])]
+                 for e in self.events]
+        return json.dumps(chain, sort_keys=True)
+
+
+def inference_sampler(model: WorldModel, resample_history: ResampleHistory) -> Sampler:
+    """A sampler from a synthesized ``resample_history``: replays the history it proposes in the model.
+
+    Each draw passes one integer seed from the search's generator to ``resample_history``.
+    """
+
+    def sample(view: PlayerView, player: int, rng: np.random.Generator) -> ModelState:
+        history = model.guard(resample_history, [dict(e) for e in view.events], player, int(rng.integers(2**31)))
+        state = model.new_initial_state()
+        for action in history:
+            state = state.child_from_string(str(action))
+        return state
+
+    return sample
+
+
+class CWMAgent:
+    """Plans on a world model; plays the real game.
+
+    Args:
+      model: the agent's world model (its codec maps strings to the real game's ids).
+      game: the real game (registry name, game string or spec): used for observations and action strings.
+      sampler: the inference sampler for imperfect-information games (required there).
+      value_fn: optional leaf evaluator ``(state, player) -> float`` on model states.
+      num_simulations, uct_c, rollouts, max_rollout_steps, seed: search settings (as in ``MCTS``).
+
+    Raises (from ``step``):
+      AgentError: the model cannot follow the real game (it rejects a real move or disagrees on whose turn
+        it is), or no sampler was given for an imperfect-information game.
+      IllegalMoveError: the model's chosen move is not legal in the real game.
+    """
+
+    def __init__(self, model: WorldModel, game: str | games.GameSpec, *, sampler: Sampler | None = None,
+                 value_fn: ValueFn | None = None, num_simulations: int = 1000, uct_c: float = 2.0,
+                 rollouts: int = 10, max_rollout_steps: int | None = None,
+                 seed: int | np.random.Generator | None = None):
+        self.model = model
+        self.spec = games.resolve(game)
+        self.sampler = sampler
+        settings: dict[str, Any] = dict(num_simulations=num_simulations, uct_c=uct_c, rollouts=rollouts,
+                                        max_rollout_steps=max_rollout_steps, value_fn=value_fn, seed=seed)
+        if self.spec.perfect_information:
+            self.mcts: MCTS | None = MCTS(**settings)
+            self.ismcts: ISMCTS | None = None
+        else:
+            self.mcts = None
+            self.ismcts = ISMCTS(sampler=sampler, **settings) if sampler is not None else None
+        self.reset()
+
+    def reset(self) -> None:
+        self._tracker: HistoryTracker | None = None
+        self._state: ModelState | None = None
+        self._replayed = 0
+
+    def step(self, state: pyspiel.State) -> int:
+        player = state.current_player()
+        if self._tracker is None or self._tracker.player != player:
+            self._tracker = HistoryTracker(self.spec, player)
+            self._state, self._replayed = None, 0
+        self._tracker.sync(state)
+        try:
+            chosen = self._plan_perfect(player) if self.mcts is not None else self._plan_imperfect(state, player)
+        except ModelContractError as e:
+            raise AgentError(f"world model {self.model.name} failed: {e}") from e
+        return _real_action(state, player, chosen, self.model.name)
+
+    def _plan_perfect(self, player: int) -> str:
+        assert self._tracker is not None and self.mcts is not None
+        if self._state is None:
+            self._state = self.model.new_initial_state()
+        moves = self._tracker.moves
+        for i in range(self._replayed, len(moves)):
+            try:
+                self._state = self._state.child_from_string(moves[i])
+            except ModelContractError as e:
+                raise AgentError(f"world model {self.model.name} rejects real move {i} {moves[i]!r}: {e}") from e
+        self._replayed = len(moves)
+        if self._state.current_player() != player:
+            raise AgentError(f"world model {self.model.name} says player {self._state.current_player()} acts "
+                             f"after {moves[-5:]}; the real game says player {player}")
+        action = self.mcts.search(self._state).action
+        return self._state.action_to_string(player, action)
+
+    def _plan_imperfect(self, state: pyspiel.State, player: int) -> str:
+        assert self._tracker is not None
+        if self.ismcts is None:
+            raise AgentError(f"{self.spec.name} has imperfect information: the CWM agent needs an inference "
+                             f"sampler (e.g. planners.inference_sampler(model, resample_history))")
+        legal = [state.action_to_string(player, a) for a in state.legal_actions()]
+        view = PlayerView(self.model, self._tracker.events, player, legal)
+        action = self.ismcts.search(view).action
+        return self.model.codec.to_string(player, action)
+
+
+def _real_action(state: pyspiel.State, player: int, chosen: str, name: str) -> int:
+    if player == CHANCE:
+        raise AgentError("an agent was asked to move at a chance node")
+    legal = {state.action_to_string(player, a): int(a) for a in state.legal_actions()}
+    if chosen not in legal:
+        raise IllegalMoveError(f"world model {name} chose {chosen!r}, which is not legal in the real game; "
+                               f"legal: {sorted(legal)[:20]}")
+    return legal[chosen]

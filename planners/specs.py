@@ -1,0 +1,167 @@
+"""Agent specs: short picklable strings that name an agent, and the factory that builds one in any process.
+
+Spec grammar (the label in results is the spec string itself)::
+
+    random                 uniformly random legal moves
+    gt-mcts                UCT MCTS on the real game (perfect information)
+    gt-ismcts              ISMCTS on the real game with ground-truth resampling
+    cwm:PATH               CWM agent on a model file (.py) or a bundle directory (cwm.bundle.load_bundle)
+    llm:CLIENT             direct LLM policy; CLIENT is a cwm.llm.make_client spec (gemini, openai:MODEL, ...)
+    llm+legal:CLIENT       the same, with the legal actions listed in the prompt
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from cwm import games
+from cwm.model import ActionCodec, WorldModel, load_source
+from cwm.types import CwmError
+from planners.agents import Agent, ISMCTSAgent, MCTSAgent, RandomAgent
+from planners.cwm_agent import CWMAgent, inference_sampler
+from planners.ismcts import Sampler
+from planners.mcts import ValueFn
+
+KINDS = ("random", "gt-mcts", "gt-ismcts", "cwm", "llm", "llm+legal")
+
+
+class AgentSpecError(CwmError, ValueError):
+    """An agent spec that does not parse, or names something that cannot be built."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Settings:
+    """Search and LLM settings shared by every agent of a tournament (written into its results).
+
+    Attributes:
+      num_simulations: MCTS/ISMCTS simulations per move (default 1000).
+      rollouts: random rollouts per leaf (default 10).
+      uct_c: UCB1 exploration constant (default 2.0).
+      llm_retries: rethink prompts after an illegal or unreadable LLM answer before forfeiting (default 3).
+      llm_examples: example trajectories shown to the LLM policy (default 2).
+    """
+
+    num_simulations: int = 1000
+    rollouts: int = 10
+    uct_c: float = 2.0
+    llm_retries: int = 3
+    llm_examples: int = 2
+
+
+@dataclasses.dataclass(frozen=True)
+class AgentSpec:
+    """A parsed agent spec: its kind and its argument (a path or a client spec)."""
+
+    kind: str
+    target: str = ""
+
+    @property
+    def label(self) -> str:
+        return f"{self.kind}:{self.target}" if self.target else self.kind
+
+
+def parse_agent_spec(text: str) -> AgentSpec:
+    """Parses one spec string (see the module docstring).
+
+    Raises:
+      AgentSpecError: an unknown kind, or a missing or unexpected argument.
+    """
+    kind, _, target = text.strip().partition(":")
+    if kind not in KINDS:
+        raise AgentSpecError(f"agent spec {text!r}: unknown kind {kind!r}; expected one of {', '.join(KINDS)}")
+    needs_target = kind in ("cwm", "llm", "llm+legal")
+    if needs_target and not target:
+        raise AgentSpecError(f"agent spec {text!r}: {kind} needs an argument ({kind}:PATH or {kind}:CLIENT)")
+    if not needs_target and target:
+        raise AgentSpecError(f"agent spec {text!r}: {kind} takes no argument")
+    return AgentSpec(kind, target)
+
+
+def parse_agent_specs(text: str) -> list[AgentSpec]:
+    """Parses a comma-separated list of specs (``random,gt-mcts,cwm:model.py``); labels must be distinct."""
+    specs = [parse_agent_spec(part) for part in text.split(",") if part.strip()]
+    labels = [s.label for s in specs]
+    if len(set(labels)) != len(labels):
+        raise AgentSpecError(f"agent list {text!r} names an agent twice")
+    return specs
+
+
+def make_agent(spec: AgentSpec | str, game: str | games.GameSpec, *, settings: Settings = Settings(),
+               seed: int | np.random.Generator | None = None, log_dir: Path | None = None) -> Agent:
+    """Builds the agent a spec names, for ``game``.
+
+    Args:
+      spec: a parsed spec or a spec string.
+      game: the real game.
+      settings: search and LLM settings.
+      seed: the agent's seed.
+      log_dir: where an LLM client may write its call log (``None``: no log).
+
+    Raises:
+      AgentSpecError: the spec does not fit the game (``gt-mcts`` on imperfect information) or its target
+        cannot be loaded.
+    """
+    spec = parse_agent_spec(spec) if isinstance(spec, str) else spec
+    gspec = games.resolve(game)
+    search: dict[str, Any] = dict(num_simulations=settings.num_simulations, rollouts=settings.rollouts,
+                                  uct_c=settings.uct_c, seed=seed)
+    if spec.kind == "random":
+        return RandomAgent(seed=seed)
+    if spec.kind == "gt-mcts":
+        if not gspec.perfect_information:
+            raise AgentSpecError(f"gt-mcts needs perfect information; {gspec.name} has hidden information "
+                                 f"(use gt-ismcts)")
+        return MCTSAgent(**search)
+    if spec.kind == "gt-ismcts":
+        return ISMCTSAgent(**search)
+    if spec.kind == "cwm":
+        model, sampler, value_fn = load_cwm(spec.target, gspec.name)
+        return CWMAgent(model, gspec, sampler=sampler, value_fn=value_fn, **search)
+    from cwm.llm import make_client
+    from planners.llm_policy import LLMPolicyAgent
+
+    client = make_client(spec.target, run_dir=log_dir)
+    return LLMPolicyAgent(client, gspec, list_legal=spec.kind == "llm+legal", max_retries=settings.llm_retries,
+                          num_examples=settings.llm_examples, seed=seed)
+
+
+@functools.lru_cache(maxsize=16)
+def load_cwm(target: str, game: str) -> tuple[WorldModel, Sampler | None, ValueFn | None]:
+    """Loads a model file or bundle directory: the world model, its inference sampler and value function.
+
+    A ``.py`` file is a world model only (loaded through the static gate, ids from the game's ground
+    truth). A directory is a bundle (``cwm.bundle.load_bundle``), whose optional ``inference.py`` and
+    ``value.py`` supply the sampler and the leaf evaluator. Cached per process.
+
+    Raises:
+      AgentSpecError: the path does not exist, or is neither a ``.py`` file nor a directory.
+    """
+    path = Path(target)
+    if path.is_dir():
+        return _load_bundle(path)
+    if path.is_file() and path.suffix == ".py":
+        module = load_source(path.read_text(encoding="utf-8"), name=path.stem)
+        return WorldModel(module, codec=ActionCodec.from_game(games.load_game(game)), name=path.stem), None, None
+    raise AgentSpecError(f"cwm:{target}: expected a model .py file or a bundle directory, and it is neither")
+
+
+def _load_bundle(path: Path) -> tuple[WorldModel, Sampler | None, ValueFn | None]:
+    from cwm.bundle import load_bundle
+
+    bundle = load_bundle(path)
+    sampler = value_fn = None
+    if "inference.py" in bundle.sources:
+        sampler = inference_sampler(bundle.model, bundle.module("inference.py").resample_history)
+    if "value.py" in bundle.sources:
+        get_value = bundle.module("value.py").get_value
+        guard = bundle.model.guard
+
+        def value_fn(state: Any, player: int) -> float:
+            return float(guard(get_value, state.raw, player))
+
+    return bundle.model, sampler, value_fn
