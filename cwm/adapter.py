@@ -73,11 +73,6 @@ class ModelSpielState(pyspiel.State):
     def rewards(self) -> list[float]:
         return self.model_state.rewards()
 
-    def __deepcopy__(self, memo: dict[int, Any]) -> ModelSpielState:
-        # OpenSpiel clones Python states with deepcopy; model states are immutable, so share them.
-        twin = ModelSpielState(self.get_game(), self.model_state.clone())
-        return twin
-
     def __str__(self) -> str:
         return json.dumps(self.model_state.raw, sort_keys=True)
 

@@ -448,5 +448,10 @@ class ModelState:
         twin._player, twin._legal = self._player, self._legal
         return twin
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> ModelState:
+        # Model states are never mutated, so a "deep" copy may share them (OpenSpiel clones Python
+        # states by deep-copying their attributes).
+        return self.clone()
+
     def __str__(self) -> str:
         return repr(self.raw)
