@@ -1,41 +1,342 @@
-"""Running untrusted (LLM-written) code: the static gate. Isolated execution is built on top of it."""
+"""Running untrusted (LLM-written) code: the static gate, a zygote-backed process sandbox, per-call budgets.
+
+``Sandbox`` starts one zygote process (inside bubblewrap when it works here) that has numpy, pyspiel and the
+check harness imported, and forks one hardened child per job; see ``cwm._sandbox_child`` for the child's
+layers and docs/security.md for what this promises and what it does not. Accepted models run in-process
+under ``call_budget``.
+"""
 
 from __future__ import annotations
 
-import ast
+import contextlib
+import dataclasses
+import hashlib
+import json
+import logging
+import os
+import pickle
+import re
+import secrets
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from typing import Any, Literal
 
-from cwm.types import ModelLoadError
+from cwm._sandbox_budget import call_budget
+from cwm._sandbox_gate import ALLOWED_IMPORTS, FORBIDDEN_NAMES, static_gate
+from cwm.types import JSON, CheckReport, CwmError, Trajectory, error_report
 
-ALLOWED_IMPORTS = frozenset({
-    "math", "random", "itertools", "functools", "collections", "copy", "json", "re", "dataclasses", "typing",
-    "enum", "heapq", "bisect", "string", "numpy",
-})
-FORBIDDEN_NAMES = frozenset({
-    "eval", "exec", "compile", "open", "__import__", "globals", "locals", "vars", "__builtins__", "input",
-    "breakpoint", "getattr", "setattr", "delattr", "memoryview", "exit", "quit", "help",
-})
+log = logging.getLogger(__name__)
+
+Isolation = Literal["auto", "bwrap", "process"]
+CHECK_JOB = "cwm._sandbox_jobs:check_world_model"
+CALL_JOB = "cwm._sandbox_jobs:call"
+_ENV_KEEP = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")
+_SECRET = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH", re.IGNORECASE)
+_STARTUP_S = 120.0
+_REPLY_MARGIN_S = 10.0
 
 
-def static_gate(source: str) -> None:
-    """Rejects source that does not parse, imports outside the allow-list, or names dangerous things.
+class SandboxError(CwmError, RuntimeError):
+    """The sandbox itself could not run (the zygote would not start); never raised for bad candidate code."""
 
-    Raises:
-      ModelLoadError: naming the line and the reason.
+
+@dataclasses.dataclass(frozen=True)
+class Limits:
+    """Limits for one sandboxed job.
+
+    Attributes:
+      wall_s: wall-clock seconds before the child is killed.
+      cpu_s: CPU seconds (``RLIMIT_CPU``, whole seconds, rounded up).
+      memory_mb: address space the job may add on top of the pre-loaded zygote (``RLIMIT_AS``).
+      per_call_s: seconds one call into the candidate may run before it is interrupted.
     """
-    try:
-        tree = ast.parse(source)
-    except SyntaxError as e:
-        raise ModelLoadError(f"syntax error at line {e.lineno}: {e.msg}") from e
-    for node in ast.walk(tree):
-        line = getattr(node, "lineno", "?")
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.name.split(".")[0] not in ALLOWED_IMPORTS:
-                    raise ModelLoadError(f"line {line}: import of {alias.name!r} is not allowed")
-        elif isinstance(node, ast.ImportFrom):
-            if (node.module or "").split(".")[0] not in ALLOWED_IMPORTS or node.level:
-                raise ModelLoadError(f"line {line}: import from {node.module!r} is not allowed")
-        elif isinstance(node, ast.Name) and node.id in FORBIDDEN_NAMES:
-            raise ModelLoadError(f"line {line}: use of {node.id!r} is not allowed")
-        elif isinstance(node, ast.Attribute) and node.attr.startswith("__") and node.attr.endswith("__"):
-            raise ModelLoadError(f"line {line}: access to dunder attribute {node.attr!r} is not allowed")
+
+    wall_s: float = 60.0
+    cpu_s: float = 60.0
+    memory_mb: int = 2048
+    per_call_s: float = 2.0
+
+
+@dataclasses.dataclass(frozen=True)
+class JobResult:
+    """What a sandboxed job returned.
+
+    Attributes:
+      ok: the job ran to the end (``kind == "ok"``).
+      value: the job's JSON result when ok, else ``None``.
+      error: why it did not run to the end: the gate's line and reason, or the limit that was hit.
+      kind: ``ok``, ``static`` (gate), ``load`` (import-time error or missing function), ``timeout``,
+        ``memory``, ``crash`` (killed by a signal or exited without a result) or ``error`` (raised,
+        tampered, non-deterministic).
+    """
+
+    ok: bool
+    value: JSON
+    error: str
+    kind: str
+
+
+def scrubbed_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The zygote's environment: a short allow-list, minus anything that looks like a credential."""
+    env = {k: v for k, v in os.environ.items() if k in _ENV_KEEP or k.startswith("LC_")}
+    env.update({"PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1", "OPENBLAS_NUM_THREADS": "1",
+                "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "HOME": "/tmp", "PYTHONPATH": _repo_root()})
+    env.update(extra or {})
+    return {k: v for k, v in env.items() if not _SECRET.search(k)}
+
+
+def _repo_root() -> str:
+    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+_BWRAP_OK: bool | None = None
+
+
+def bwrap_available() -> bool:
+    """Whether ``bwrap`` is on PATH and can create namespaces here (probed once per process)."""
+    global _BWRAP_OK
+    if _BWRAP_OK is None:
+        exe = shutil.which("bwrap")
+        probe = [exe or "bwrap", "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "true"]
+        try:
+            _BWRAP_OK = bool(exe) and subprocess.run(probe, capture_output=True, timeout=20).returncode == 0
+        except (OSError, subprocess.SubprocessError):
+            _BWRAP_OK = False
+    return _BWRAP_OK
+
+
+def bwrap_command(env: dict[str, str]) -> list[str]:
+    """bubblewrap arguments that show the zygote only the interpreter, its libraries and cwm, read-only."""
+    args = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--clearenv"]
+    for k, v in env.items():
+        args += ["--setenv", k, v]
+    for top in ("/lib", "/lib64", "/bin", "/sbin"):
+        if os.path.islink(top):
+            args += ["--symlink", os.readlink(top), top]
+        elif os.path.isdir(top):
+            args += ["--ro-bind", top, top]
+    binds = ["/usr", "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", sys.base_prefix, sys.prefix,
+             sys.exec_prefix, *[p for p in sys.path if "-packages" in p], os.path.join(_repo_root(), "cwm")]
+    seen: set[str] = set()
+    for path in binds:
+        path = os.path.abspath(path)
+        if os.path.exists(path) and path not in seen:
+            seen.add(path)
+            args += ["--ro-bind", path, path]
+    return args + ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--chdir", "/tmp"]
+
+
+class _Zygote:
+    """One running zygote process and its two pipes."""
+
+    def __init__(self, use_bwrap: bool):
+        env = scrubbed_env()
+        cmd = [sys.executable, "-m", "cwm._sandbox_child"]
+        if use_bwrap:
+            cmd = bwrap_command(env) + cmd
+        self.mode = "bwrap" if use_bwrap else "process"
+        self.workdir = tempfile.mkdtemp(prefix="cwm-sandbox-")  # empty: `-m` puts the cwd on sys.path
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
+                                     cwd=self.workdir, start_new_session=True)
+        self.sent: set[str] = set()
+        self.started = time.monotonic()
+        ready = self.receive(time.monotonic() + _STARTUP_S)
+        if not ready or not ready.get("ready"):
+            self.kill()
+            raise SandboxError(f"the sandbox zygote ({self.mode}) did not start; exit status {self.proc.poll()}")
+
+    def send(self, body: bytes) -> bool:
+        try:
+            assert self.proc.stdin is not None
+            self.proc.stdin.write(len(body).to_bytes(8, "big") + body)
+            self.proc.stdin.flush()
+            return True
+        except (BrokenPipeError, OSError):
+            return False
+
+    def receive(self, deadline: float) -> dict[str, Any] | None:
+        """One JSON frame from the zygote, or ``None`` if it died or the deadline passed."""
+        assert self.proc.stdout is not None
+        fd = self.proc.stdout.fileno()
+        head = self._read(fd, 8, deadline)
+        body = self._read(fd, int.from_bytes(head, "big"), deadline) if head else None
+        return json.loads(body) if body is not None else None
+
+    @staticmethod
+    def _read(fd: int, n: int, deadline: float) -> bytes | None:
+        buf = bytearray()
+        while len(buf) < n:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                return None
+            chunk = os.read(fd, n - len(buf))
+            if not chunk:
+                return None
+            buf += chunk
+        return bytes(buf)
+
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
+        for stream in (self.proc.stdin, self.proc.stdout):
+            if stream is not None:
+                stream.close()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+class Sandbox:
+    """Runs trusted harness jobs on untrusted source in forked, hardened children of one zygote.
+
+    Not thread-safe: one job at a time per ``Sandbox`` (make one per worker for parallelism).
+
+    Args:
+      limits: default limits for every job.
+      isolation: ``"bwrap"`` (require bubblewrap), ``"process"`` (no namespaces) or ``"auto"`` (bubblewrap
+        when it works, else a logged warning and ``"process"``). The environment variable
+        ``CWM_SANDBOX_ISOLATION`` overrides ``"auto"``.
+    """
+
+    _warned = False
+
+    def __init__(self, *, limits: Limits = Limits(), isolation: Isolation = "auto"):
+        self.limits = limits
+        if isolation == "auto":
+            isolation = os.environ.get("CWM_SANDBOX_ISOLATION", "auto")  # type: ignore[assignment]
+        if isolation not in ("auto", "bwrap", "process"):
+            raise ValueError(f"isolation must be 'auto', 'bwrap' or 'process', got {isolation!r}")
+        self.isolation = isolation
+        self._zygote: _Zygote | None = None
+        self._memo: tuple[Any, str, bytes] | None = None
+        self.restarts = 0
+
+    # -- lifecycle ----------------------------------------------------------------------------------
+    @property
+    def mode(self) -> str:
+        """``"bwrap"`` or ``"process"``: how the zygote is (or will be) isolated."""
+        return self._ensure().mode
+
+    def _ensure(self) -> _Zygote:
+        if self._zygote is None or self._zygote.proc.poll() is not None:
+            if self._zygote is not None:
+                self._zygote.kill()
+                self.restarts += 1
+            self._zygote = _Zygote(self._use_bwrap())
+        return self._zygote
+
+    def _use_bwrap(self) -> bool:
+        if self.isolation == "process":
+            return False
+        if bwrap_available():
+            return True
+        if self.isolation == "bwrap":
+            raise SandboxError("isolation='bwrap' but bubblewrap is not installed or cannot create namespaces")
+        if not Sandbox._warned:
+            Sandbox._warned = True
+            log.warning("bubblewrap (bwrap) is unavailable: sandboxed code can read any file this user can; "
+                        "install Debian's 'bubblewrap' for filesystem and network namespaces")
+        return False
+
+    def restart(self) -> None:
+        """Kills the zygote; the next job starts a fresh one."""
+        if self._zygote is not None:
+            self._zygote.kill()
+            self._zygote = None
+            self.restarts += 1
+
+    def close(self) -> None:
+        if self._zygote is not None:
+            self._zygote.kill()
+            self._zygote = None
+
+    def __enter__(self) -> Sandbox:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):  # interpreter shutdown: nothing sensible left to do
+            self.close()
+
+    # -- jobs ---------------------------------------------------------------------------------------
+    def run(self, job: str, source: str, payload: JSON, *, limits: Limits | None = None,
+            gate: bool = True) -> JobResult:
+        """Runs ``job`` ("package.module:function", trusted) on the module built from ``source``.
+
+        The child applies the static gate, loads ``source`` with restricted builtins under every layer,
+        then returns ``function(module, payload)``. Bad candidate code never raises here: it yields a
+        ``JobResult`` whose ``kind`` and ``error`` name the gate rule or the limit.
+
+        Args:
+          job: the trusted function, importable in the zygote (modules of the ``cwm`` package).
+          source: the untrusted module source.
+          payload: the job's input; pickled once and cached in the zygote by content.
+          limits: this job's limits (default: the sandbox's).
+          gate: run the static gate; turned off only by tests of the layers behind it.
+
+        Raises:
+          SandboxError: the zygote cannot be started at all.
+        """
+        limits = limits or self.limits
+        data, key = self._encode(payload)
+        request = {"job": job, "source": source, "payload_key": key, "gate": gate,
+                   "nonce": secrets.token_hex(8), "limits": dataclasses.asdict(limits)}
+        reply = self._exchange(request, data, key, limits)
+        if reply is not None and reply.get("missing_payload"):
+            self._ensure().sent.discard(key)
+            reply = self._exchange(request, data, key, limits)
+        if reply is None:
+            self.restart()
+            return JobResult(False, None, f"the sandbox did not answer within the wall-clock limit of "
+                                          f"{limits.wall_s} s; it was restarted", "timeout")
+        kind = str(reply["kind"])
+        return JobResult(kind == "ok", reply.get("value"), str(reply.get("error", "")), kind)
+
+    def _encode(self, payload: JSON) -> tuple[bytes, str]:
+        if self._memo is not None and self._memo[0] is payload:
+            return self._memo[2], self._memo[1]
+        data = pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
+        key = hashlib.blake2b(data, digest_size=16).hexdigest()
+        self._memo = (payload, key, data)
+        return data, key
+
+    def _exchange(self, request: dict[str, Any], data: bytes, key: str, limits: Limits) -> dict[str, Any] | None:
+        zygote = self._ensure()
+        message = dict(request)
+        if key not in zygote.sent:
+            message["payload"] = data
+        if not zygote.send(pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)):
+            return None
+        zygote.sent.add(key)
+        return zygote.receive(time.monotonic() + limits.wall_s + _REPLY_MARGIN_S)
+
+    def check_world_model(self, source: str, trajectories: Sequence[Trajectory], *,
+                          limits: Limits | None = None) -> CheckReport:
+        """``cwm.checks.run_checks`` on ``source`` in a child. A gate rejection, a load error or a limit gives
+        a failing ``CheckReport`` whose ``error`` starts with the kind (``"timeout: ..."``); never raises
+        for bad candidate code."""
+        payload = self._trajectory_payload(trajectories)
+        result = self.run(CHECK_JOB, source, payload, limits=limits)
+        if result.ok:
+            return CheckReport.from_json(result.value)
+        return error_report(f"{result.kind}: {result.error}")
+
+    def _trajectory_payload(self, trajectories: Sequence[Trajectory]) -> dict[str, Any]:
+        # The same trajectory tuple gives the same payload object, so it is pickled and sent only once.
+        memo = getattr(self, "_traj_memo", None)
+        if memo is not None and memo[0] is trajectories and isinstance(trajectories, tuple):
+            return memo[1]
+        payload = {"trajectories": list(trajectories)}
+        self._traj_memo = (trajectories, payload)
+        return payload
+
+
+__all__ = ["ALLOWED_IMPORTS", "FORBIDDEN_NAMES", "CALL_JOB", "CHECK_JOB", "JobResult", "Limits", "Sandbox",
+           "SandboxError", "bwrap_available", "call_budget", "scrubbed_env", "static_gate"]

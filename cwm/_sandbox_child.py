@@ -1,0 +1,326 @@
+"""The sandbox's zygote process and the hardened child it forks for every job.
+
+Run as ``python -m cwm._sandbox_child`` by ``cwm.sandbox.Sandbox`` (inside bubblewrap when available). The
+zygote imports numpy, pyspiel and the check harness once, then serves jobs read from stdin: each job runs in
+a forked child that drops privileges layer by layer (``cwm._sandbox_layers``), loads the candidate with
+restricted builtins, runs the trusted job function, and writes one JSON message to a pipe. The zygote
+enforces the wall-clock deadline, kills the child's process group, and answers the parent on stdout.
+
+Frames, both ways: 8-byte big-endian length, then the body (pickle parent->zygote, JSON zygote->parent).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import json
+import os
+import pickle
+import random
+import select
+import signal
+import time
+import traceback
+from collections import OrderedDict
+from typing import Any
+
+import numpy as np
+import pyspiel  # noqa: F401  (imported once here so that every child starts with it)
+
+import cwm._sandbox_jobs  # noqa: F401
+import cwm.checks  # noqa: F401
+from cwm import _sandbox_layers as layers
+from cwm._sandbox_gate import static_gate
+from cwm.types import JSON, ModelLoadError
+
+RESULT_CAP_BYTES = 64 << 20
+_PAYLOAD_CACHE_SIZE = 4
+
+
+# ---------------------------------------------------------------------------------------------------
+# Framing
+
+
+def read_frame(fd: int) -> bytes | None:
+    """One frame from ``fd``, or ``None`` at end of file."""
+    head = _read_exact(fd, 8)
+    if head is None:
+        return None
+    body = _read_exact(fd, int.from_bytes(head, "big"))
+    if body is None:
+        raise EOFError("stream ended inside a frame")
+    return body
+
+
+def _read_exact(fd: int, n: int) -> bytes | None:
+    chunks, got = [], 0
+    while got < n:
+        chunk = os.read(fd, min(n - got, 1 << 20))
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
+
+
+def write_frame(fd: int, body: bytes) -> None:
+    _write_all(fd, len(body).to_bytes(8, "big") + body)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+# ---------------------------------------------------------------------------------------------------
+# The child
+
+
+class Abort(BaseException):
+    """Stops a job with a verdict; a ``BaseException`` so that the harness's ``except Exception`` lets it pass."""
+
+    def __init__(self, kind: str, message: str):
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+
+
+class _Child:
+    """Per-job state of a child: where to write the verdict, and the per-call timer."""
+
+    def __init__(self, fd: int, nonce: str, limits: dict[str, float]):
+        self.fd, self.nonce, self.limits = fd, nonce, limits
+        self.call = "<module body>"
+        self.fired = 0
+
+    def emit(self, kind: str, value: JSON = None, error: str = "") -> None:
+        try:
+            body = json.dumps({"kind": kind, "value": value, "error": error}, allow_nan=False)
+        except (TypeError, ValueError) as e:
+            body = json.dumps({"kind": "error", "value": None,
+                               "error": f"the job's result is not JSON-serialisable: {e}"})
+        _write_all(self.fd, self.nonce.encode() + body.encode())
+
+    def on_alarm(self, signum: int, frame: Any) -> None:
+        self.fired += 1
+        budget = self.limits["per_call_s"]
+        if self.fired == 1:
+            signal.setitimer(signal.ITIMER_REAL, 0.05)  # re-armed: a model that swallows the interrupt is ended
+            raise Abort("timeout", f"{self.call}(...) ran longer than the per-call budget of {budget} s")
+        self.emit("timeout", None, f"{self.call}(...) ran longer than the per-call budget of {budget} s and "
+                                   f"kept running after it was interrupted")
+        os._exit(0)
+
+    def guard(self, fn: Any, *args: Any) -> Any:
+        """Runs one model call under the per-call budget; ``MemoryError`` becomes a memory verdict."""
+        self.call = getattr(fn, "__name__", "call")
+        self.fired = 0
+        signal.setitimer(signal.ITIMER_REAL, self.limits["per_call_s"])
+        try:
+            result = fn(*args)
+        except MemoryError:
+            raise Abort("memory", f"{self.call}(...) exceeded the memory limit of "
+                                  f"{int(self.limits['memory_mb'])} MB") from None
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        if self.fired:  # the model caught the interrupt and returned anyway
+            raise Abort("timeout", f"{self.call}(...) ran longer than the per-call budget of "
+                                   f"{self.limits['per_call_s']} s")
+        return result
+
+
+_CHILD: _Child | None = None
+
+
+def call_guard(fn: Any, *args: Any) -> Any:
+    """The guard trusted jobs wrap every model call in (direct when not inside a sandbox child)."""
+    return _CHILD.guard(fn, *args) if _CHILD is not None else fn(*args)
+
+
+def _child_main(fd: int, request: dict[str, Any], payload: Any) -> None:
+    global _CHILD
+    child = _CHILD = _Child(fd, request["nonce"], request["limits"])
+    layers.detach(keep_fd=fd)
+    layers.set_rlimits(request["limits"])
+    signal.signal(signal.SIGALRM, child.on_alarm)
+    try:
+        kind, value, error = _run_job(child, request, payload)
+    except Abort as a:
+        kind, value, error = a.kind, None, a.message
+    except ModelLoadError as e:
+        kind, value, error = "load", None, str(e)
+    except MemoryError:
+        kind, value, error = "memory", None, f"the job exceeded the memory limit of {request['limits']['memory_mb']} MB"
+    except BaseException as e:  # the sandbox boundary: whatever escaped becomes a verdict
+        kind, value, error = "error", None, _describe(e)
+    signal.setitimer(signal.ITIMER_REAL, 0)
+    child.emit(kind, value, error)
+    os._exit(0)
+
+
+def _run_job(child: _Child, request: dict[str, Any], payload: Any) -> tuple[str, JSON, str]:
+    source = request["source"]
+    if request["gate"]:
+        try:
+            static_gate(source)
+        except ModelLoadError as e:
+            return "static", None, str(e)
+    job = _resolve_job(request["job"])
+    name = "cwm_model"
+    try:
+        code = compile(source, f"<{name}>", "exec")
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as e:
+        return "load", None, f"{name}: source does not compile: {type(e).__name__}: {e}"
+    layers.remember_source(f"<{name}>", source)
+    before = layers.snapshot()
+    layers.install_seccomp()  # before the audit hook, which refuses ctypes
+    layers.install_audit_hook(code)
+    try:
+        module = child.guard(layers.exec_module, code, name, source)
+    except Abort:
+        raise
+    except Exception as e:
+        return "load", None, f"{name}: running the module raised {type(e).__name__}: {e}"
+    value = job(module, payload)
+    tampered = layers.tampering(before)
+    if tampered:
+        return "error", None, tampered
+    return "ok", value, ""
+
+
+def _resolve_job(spec: str) -> Any:
+    module_name, _, fn_name = spec.partition(":")
+    fn = getattr(importlib.import_module(module_name), fn_name, None)
+    if not callable(fn):
+        raise ValueError(f"job {spec!r} is not a function")
+    return fn
+
+
+def _describe(e: BaseException) -> str:
+    frames = traceback.format_exception(type(e), e, e.__traceback__, limit=-4)
+    return f"the job raised {type(e).__name__}: {str(e)[:500]}\n" + "".join(frames)[-2000:]
+
+
+# ---------------------------------------------------------------------------------------------------
+# The zygote
+
+
+def run_one(request: dict[str, Any], payload: Any) -> dict[str, JSON]:
+    """Forks a child for one job, waits at most ``wall_s``, and returns the verdict as a JSON-able dict."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child never returns from here
+        try:
+            os.close(r)
+            _child_main(w, request, payload)
+        finally:
+            os._exit(70)
+    os.close(w)
+    data, why = _collect(r, pid, request["limits"]["wall_s"])
+    os.close(r)
+    status = _reap(pid)
+    return _verdict(data, why, status, request)
+
+
+def _collect(fd: int, pid: int, wall_s: float) -> tuple[bytes, str]:
+    deadline = time.monotonic() + wall_s
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        left = deadline - time.monotonic()
+        ready = select.select([fd], [], [], max(left, 0))[0] if left > 0 else []
+        if not ready:
+            _kill(pid)
+            return b"".join(chunks), "wall"
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            return b"".join(chunks), ""
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > RESULT_CAP_BYTES:
+            _kill(pid)
+            return b"", "size"
+
+
+def _kill(pid: int) -> None:
+    for target in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            target()
+
+
+def _reap(pid: int) -> int:
+    for _ in range(200):  # the child exits right after writing; give it a moment, then kill it
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return status
+        time.sleep(0.005)
+    _kill(pid)
+    return os.waitpid(pid, 0)[1]
+
+
+def _verdict(data: bytes, why: str, status: int, request: dict[str, Any]) -> dict[str, JSON]:
+    limits = request["limits"]
+    if why == "wall":
+        return _msg("timeout", f"the job ran past the wall-clock limit of {limits['wall_s']} s and was killed")
+    if why == "size":
+        return _msg("error", f"the job's result was larger than {RESULT_CAP_BYTES >> 20} MB")
+    nonce = request["nonce"].encode()
+    if data.startswith(nonce):
+        try:
+            return json.loads(data[len(nonce):])
+        except ValueError:
+            return _msg("crash", "the child wrote a malformed result")
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        if sig == signal.SIGXCPU:
+            return _msg("timeout", f"the job used more than the CPU-time limit of {limits['cpu_s']} s")
+        if sig == signal.SIGKILL:
+            return _msg("crash", f"the child was killed (SIGKILL: CPU-time limit of {limits['cpu_s']} s or "
+                                 f"memory limit of {limits['memory_mb']} MB)")
+        return _msg("crash", f"the child died of signal {signal.Signals(sig).name}")
+    return _msg("crash", f"the child exited with status {os.waitstatus_to_exitcode(status)} without a result")
+
+
+def _msg(kind: str, error: str) -> dict[str, JSON]:
+    return {"kind": kind, "value": None, "error": error}
+
+
+def serve(fd_in: int, fd_out: int) -> None:
+    """Answers jobs until the parent closes the stream. Payloads are cached by key, so a trajectory set
+    sent once is reused by later jobs."""
+    cache: OrderedDict[str, Any] = OrderedDict()
+    while True:
+        frame = read_frame(fd_in)
+        if frame is None:
+            return
+        request = pickle.loads(frame)
+        key = request["payload_key"]
+        if "payload" in request:
+            cache[key] = pickle.loads(request.pop("payload"))
+            while len(cache) > _PAYLOAD_CACHE_SIZE:
+                cache.popitem(last=False)
+        if key not in cache:
+            reply = _msg("error", "internal: payload missing from the zygote's cache")
+            reply["missing_payload"] = True
+        else:
+            cache.move_to_end(key)
+            reply = run_one(request, cache[key])
+        write_frame(fd_out, json.dumps(reply).encode())
+
+
+def main() -> None:
+    layers.die_with_parent()
+    random.seed(0)
+    np.random.seed(0)
+    fd_out = os.dup(1)
+    os.dup2(2, 1)  # stray prints in the zygote must not corrupt the protocol stream
+    layers.prepare_zygote()
+    write_frame(fd_out, json.dumps({"ready": True, "pid": os.getpid()}).encode())
+    serve(0, fd_out)
+
+
+if __name__ == "__main__":  # run the imported module, not this __main__ copy, so jobs share its globals
+    from cwm._sandbox_child import main as _main
+
+    _main()

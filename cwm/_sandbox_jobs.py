@@ -1,0 +1,65 @@
+"""Trusted harness functions that ``Sandbox.run`` calls in a child as ``job(module, payload) -> JSON``.
+
+Every call into the candidate module goes through ``call_guard``, which applies the per-call time budget
+inside a sandbox child (and is a plain call elsewhere, so these jobs also run in-process).
+"""
+
+from __future__ import annotations
+
+import types
+from typing import Any
+
+from cwm.checks import normalise, run_checks
+from cwm.model import WORLD_MODEL_API, ContractFunction, WorldModel
+from cwm.types import JSON, ModelLoadError
+
+
+def _guard(fn: Any, *args: Any) -> Any:
+    from cwm._sandbox_child import call_guard  # the child's guard when running in one, else a plain call
+
+    return call_guard(fn, *args)
+
+
+def require(module: types.ModuleType, api: tuple[ContractFunction, ...] = WORLD_MODEL_API) -> None:
+    """Raises ``ModelLoadError`` naming the contract functions ``module`` does not define."""
+    missing = [f.name for f in api if not callable(vars(module).get(f.name))]
+    if missing:
+        raise ModelLoadError(f"{module.__name__}: missing contract function(s): {', '.join(missing)}")
+
+
+def check_world_model(module: types.ModuleType, payload: dict[str, Any]) -> JSON:
+    """``cwm.checks.run_checks`` on the candidate world model.
+
+    Args:
+      module: the loaded candidate.
+      payload: ``{"trajectories": [Trajectory, ...], "max_failures_per_type": int (optional)}``.
+
+    Returns:
+      ``CheckReport.to_json()``.
+    """
+    require(module)
+    model = WorldModel(module, name=module.__name__, guard=_guard)
+    report = run_checks(model, payload["trajectories"],
+                        max_failures_per_type=payload.get("max_failures_per_type", 20))
+    return report.to_json()
+
+
+def call(module: types.ModuleType, payload: dict[str, Any]) -> JSON:
+    """Calls one function of the candidate and returns its result in JSON form.
+
+    Args:
+      payload: ``{"function": name, "args": [JSON, ...]}``.
+
+    Raises:
+      ModelLoadError: the function is not defined.
+      TypeError: the result is not JSON-serialisable.
+    """
+    name = payload["function"]
+    fn = vars(module).get(name)
+    if not callable(fn):
+        raise ModelLoadError(f"{module.__name__}: no function {name!r}")
+    value = _guard(fn, *payload.get("args", ()))
+    try:
+        return normalise(value)
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"{name}(...) returned a value that is not JSON-serialisable: {e}") from None

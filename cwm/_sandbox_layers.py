@@ -1,0 +1,245 @@
+"""The layers a sandbox child puts between candidate code and the machine, each usable on its own.
+
+In the order the child applies them: a new process group that dies with the zygote, file descriptors
+reduced to /dev/null and the result pipe, resource limits, an audit hook, a seccomp deny-list, restricted
+builtins for the candidate module, and a check afterwards that the harness's modules were not tampered with.
+None of these is a kernel boundary on its own; bubblewrap around the zygote adds namespaces (see
+docs/security.md).
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import ctypes
+import ctypes.util
+import errno
+import io
+import linecache
+import os
+import random
+import resource
+import signal
+import sys
+import types
+from typing import Any
+
+import numpy as np
+
+from cwm._sandbox_gate import ALLOWED_IMPORTS, ALLOWED_SUBMODULES, FORBIDDEN_NAMES
+
+try:
+    import pyseccomp
+except (ImportError, OSError):  # libseccomp missing: the layer is reported as absent
+    pyseccomp = None
+
+_PR_SET_PDEATHSIG = 1
+_LIBC = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+STDOUT_CAP_CHARS = 64 << 10
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+_BLOCKED_EVENTS = frozenset({
+    "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty", "os.kill", "os.killpg",
+    "subprocess.Popen", "pty.spawn", "os.remove", "os.rmdir", "os.rename", "os.mkdir", "os.chmod", "os.chown",
+    "os.chdir", "os.truncate", "os.link", "os.symlink", "os.putenv", "os.unsetenv", "os.chflags", "os.utime",
+    "os.scandir", "sys._current_frames", "sys.settrace", "sys.setprofile", "sys.addaudithook",
+    "gc.get_objects", "gc.get_referrers", "gc.get_referents", "signal.pthread_kill",
+    "_thread.start_new_thread", "resource.setrlimit", "resource.prlimit", "mmap.__new__", "webbrowser.open",
+    "sqlite3.connect", "tempfile.mkstemp", "tempfile.mkdtemp", "code.__new__", "function.__new__",
+})
+_BLOCKED_PREFIXES = ("socket.", "ctypes.", "shutil.", "urllib.", "http.", "ftplib.", "smtplib.", "imaplib.")
+# Syscalls a game model never needs; each fails with EPERM (ENOSYS for clone3 so glibc falls back to clone,
+# whose flags seccomp can inspect).
+DENIED_SYSCALLS = (
+    "execve", "execveat", "fork", "vfork", "socket", "socketpair", "connect", "bind", "listen", "accept",
+    "accept4", "ptrace", "process_vm_readv", "process_vm_writev", "kill", "tkill", "mount", "umount2",
+    "pivot_root", "chroot", "setns", "unshare", "setrlimit", "prlimit64", "unlink", "unlinkat", "rename",
+    "renameat", "renameat2", "rmdir", "mkdir", "mkdirat", "chmod", "fchmod", "fchmodat", "chown", "fchown",
+    "lchown", "fchownat", "link", "linkat", "symlink", "symlinkat", "truncate", "ftruncate", "mknod",
+    "mknodat", "creat", "io_uring_setup", "io_uring_enter", "io_uring_register", "bpf", "perf_event_open",
+    "userfaultfd", "keyctl", "add_key", "request_key", "init_module", "finit_module", "delete_module",
+    "kexec_load", "reboot", "swapon", "swapoff", "acct", "name_to_handle_at", "open_by_handle_at",
+    "memfd_create", "personality",
+)
+
+_READ_PREFIXES: tuple[str, ...] = ()
+_RESTRICTED_BUILTINS: dict[str, Any] = {}
+
+
+def prepare_zygote() -> None:
+    """Computes, once, what every child needs: readable prefixes and the restricted builtins."""
+    global _READ_PREFIXES, _RESTRICTED_BUILTINS
+    import cwm
+
+    roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.abspath(cwm.__file__))}
+    roots |= {p for p in sys.path if p and ("site-packages" in p or "dist-packages" in p)}
+    _READ_PREFIXES = tuple(sorted(os.path.join(os.path.abspath(r), "") for r in roots if r))
+    allowed = {k: v for k, v in vars(builtins).items() if k not in FORBIDDEN_NAMES}
+    allowed["__import__"] = _guarded_import
+    _RESTRICTED_BUILTINS = allowed
+
+
+def layers_available() -> dict[str, bool]:
+    return {"seccomp": pyseccomp is not None, "audit_hook": True, "rlimits": True}
+
+
+def die_with_parent() -> None:
+    """Asks the kernel to SIGKILL this process when its parent dies (Linux ``PR_SET_PDEATHSIG``)."""
+    _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+class _Sink(io.TextIOBase):
+    """A stdout/stderr replacement that keeps the first ``STDOUT_CAP_CHARS`` characters and drops the rest."""
+
+    def __init__(self) -> None:
+        self.kept: list[str] = []
+        self.size = 0
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        if self.size < STDOUT_CAP_CHARS:
+            self.kept.append(text[: STDOUT_CAP_CHARS - self.size])
+        self.size += len(text)
+        return len(text)
+
+
+def detach(*, keep_fd: int) -> None:
+    """Own process group; dies with the zygote; fds 0-2 on /dev/null; every other fd but ``keep_fd`` closed."""
+    os.setpgid(0, 0)
+    die_with_parent()
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    os.closerange(3, keep_fd)
+    os.closerange(keep_fd + 1, 1 << 16)
+    sys.stdout = sys.stderr = _Sink()
+    sys.stdin = io.StringIO()
+
+
+def set_rlimits(limits: dict[str, float]) -> None:
+    """Address space (current size + ``memory_mb``), CPU seconds, no file growth, no cores, no new processes."""
+    with open("/proc/self/statm") as f:
+        current = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    space = current + int(limits["memory_mb"]) * (1 << 20)
+    cpu = max(1, int(-(-limits["cpu_s"] // 1)))
+    for which, value in ((resource.RLIMIT_AS, (space, space)), (resource.RLIMIT_CPU, (cpu, cpu + 1)),
+                         (resource.RLIMIT_FSIZE, (0, 0)), (resource.RLIMIT_CORE, (0, 0)),
+                         (resource.RLIMIT_NOFILE, (32, 32)), (resource.RLIMIT_NPROC, (0, 0))):
+        resource.setrlimit(which, value)
+
+
+def remember_source(filename: str, source: str) -> None:
+    """Puts the candidate's lines in linecache, so tracebacks shown to the LLM quote its own code."""
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+
+
+def _readable(path: Any) -> bool:
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    if not isinstance(path, str):
+        return False
+    full = os.path.normpath(os.path.abspath(path))
+    return any(full.startswith(p) or full + os.sep == p for p in _READ_PREFIXES)
+
+
+def install_audit_hook(candidate_code: types.CodeType) -> None:
+    """Refuses process, network, file-changing and introspection events; reads only under the interpreter's
+    and cwm's directories (lazy imports keep working); executes only the candidate and installed modules."""
+
+    def hook(event: str, args: tuple[Any, ...]) -> None:
+        if event in _BLOCKED_EVENTS or event.startswith(_BLOCKED_PREFIXES):
+            raise PermissionError(f"sandbox: {event} is not allowed")
+        if event == "open":
+            path, mode, flags = args
+            writing = (isinstance(flags, int) and flags & _WRITE_FLAGS) or (
+                isinstance(mode, str) and any(c in mode for c in "wax+"))
+            if writing or not _readable(path):
+                raise PermissionError(f"sandbox: opening {path!r} is not allowed")
+        elif event == "os.listdir" and not _readable(args[0]):
+            raise PermissionError(f"sandbox: listing {args[0]!r} is not allowed")
+        elif event == "exec" and args[0] is not candidate_code and not _readable(args[0].co_filename):
+            raise PermissionError("sandbox: executing code objects is not allowed")
+        elif event == "compile" and not _readable(args[1]):
+            raise PermissionError("sandbox: compiling code is not allowed")
+
+    sys.addaudithook(hook)
+
+
+def install_seccomp() -> bool:
+    """Loads the deny-list; threads may still be created (``clone`` with ``CLONE_THREAD``), processes may not.
+
+    Returns:
+      Whether a filter was loaded (``False`` when libseccomp is unavailable).
+    """
+    if pyseccomp is None:
+        return False
+    sc = pyseccomp
+    f = sc.SyscallFilter(sc.ALLOW)
+    deny = sc.ERRNO(errno.EPERM)
+    for name in DENIED_SYSCALLS:
+        with contextlib.suppress(OSError, ValueError, RuntimeError):  # a syscall this architecture lacks
+            f.add_rule(deny, name)
+    f.add_rule(sc.ERRNO(errno.ENOSYS), "clone3")
+    f.add_rule(sc.ERRNO(errno.ENOSYS), "openat2")
+    f.add_rule(deny, "clone", sc.Arg(0, sc.MASKED_EQ, 0x10000, 0))  # CLONE_THREAD not set: a new process
+    f.add_rule(deny, "tgkill", sc.Arg(0, sc.NE, os.getpid()))
+    for bit in (os.O_WRONLY, os.O_RDWR, os.O_CREAT, os.O_TRUNC, os.O_APPEND):
+        f.add_rule(deny, "open", sc.Arg(1, sc.MASKED_EQ, bit, bit))
+        f.add_rule(deny, "openat", sc.Arg(2, sc.MASKED_EQ, bit, bit))
+    f.load()
+    return True
+
+
+def _guarded_import(name: str, globals_: Any = None, locals_: Any = None, fromlist: Any = (), level: int = 0) -> Any:
+    top = name.split(".")[0]
+    if level or top not in ALLOWED_IMPORTS or ("." in name and name not in ALLOWED_SUBMODULES):
+        raise ImportError(f"sandbox: import of {name!r} is not allowed")
+    for item in fromlist or ():
+        if item.startswith("_"):
+            raise ImportError(f"sandbox: importing private name {item!r} from {name!r} is not allowed")
+    return builtins.__import__(name, globals_, locals_, fromlist, level)
+
+
+def exec_module(code: types.CodeType, name: str, source: str) -> types.ModuleType:
+    """Runs compiled candidate code in a fresh module whose builtins are the restricted set."""
+    module = types.ModuleType(name)
+    module.__dict__["__builtins__"] = dict(_RESTRICTED_BUILTINS)
+    module.__dict__["__source__"] = source
+    exec(code, module.__dict__)
+    return module
+
+
+# ---------------------------------------------------------------------------------------------------
+# After the job: did the candidate reach anything it should not have?
+
+_WATCHED_MODULES = ("builtins", "json", "json.encoder", "json.decoder", "copy", "math", "random", "numpy",
+                    "cwm.checks", "cwm.model", "cwm.types", "cwm._sandbox_jobs", "cwm._sandbox_child")
+
+
+def snapshot() -> dict[str, Any]:
+    """Identities of the harness's module attributes and the global random generators' states."""
+    mods = {}
+    for name in _WATCHED_MODULES:
+        module = sys.modules.get(name)
+        if module is not None:
+            mods[name] = (module, dict(vars(module)))
+    return {"modules": mods, "random": random.getstate(), "np_random": np.random.get_state()}
+
+
+def tampering(before: dict[str, Any]) -> str:
+    """A description of what changed since ``before`` (empty when nothing did)."""
+    for name, (module, values) in before["modules"].items():
+        if sys.modules.get(name) is not module:
+            return f"tampering: the model replaced module {name!r} in sys.modules"
+        now = vars(module)
+        for key, value in values.items():
+            if key != "__warningregistry__" and (key not in now or now[key] is not value):
+                return f"tampering: the model changed {name}.{key}"
+    if random.getstate() != before["random"]:
+        return ("nondeterminism: the model drew from the global random generator; use random.Random(seed) "
+                "and take the seed as an argument")
+    np_before, np_now = before["np_random"], np.random.get_state()
+    if not all(np.array_equal(a, b) if isinstance(a, np.ndarray) else a == b for a, b in zip(np_before, np_now)):
+        return "nondeterminism: the model drew from numpy's global random generator; use default_rng(seed)"
+    return ""
