@@ -1,0 +1,140 @@
+"""`cwm nfg generate | eval | audit`: normal-form game reasoning evals with solver-checked answers."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import prompts
+from cwm import nfg
+from cwm.nfg import audit as nfg_audit
+from cwm.nfg import route
+from cwm.nfg.tasks import FAMILIES
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("nfg", help="normal-form game reasoning evals: generate, evaluate, audit")
+    nsub = p.add_subparsers(dest="nfg_command", metavar="NFG_COMMAND", required=True)
+
+    g = nsub.add_parser("generate", help="write seeded tasks (our JSONL, a superset of OpenAI evals JSONL)")
+    g.add_argument("--families", default="all", help=f"'all' or a comma list of {', '.join(FAMILIES)}")
+    g.add_argument("--n", type=int, default=50, help="items per family (default 50)")
+    g.add_argument("--seed", type=int, default=0, help="run seed (default 0)")
+    g.add_argument("--out", required=True, help="output JSONL: our format (formal game + accepted answers)")
+    g.add_argument("--evals-out", help="also write the plain OpenAI evals JSONL (input + ideal only) here")
+    g.set_defaults(func=cmd_generate)
+
+    e = nsub.add_parser("eval", help="run the direct and/or CWM contestant on a task file")
+    e.add_argument("tasks", help="task JSONL in our format (from `cwm nfg generate`)")
+    e.add_argument("--llm", required=True, help="LLM spec: gemini, gemini:MODEL, openai:MODEL, replay:FILE")
+    e.add_argument("--contestant", choices=["direct", "cwm", "both"], default="both")
+    e.add_argument("--out", required=True, help="output directory (results.json, results.md, items.jsonl)")
+    e.add_argument("--limit", type=int, help="only the first N tasks")
+    e.add_argument("--workers", type=int, default=4, help="concurrent LLM calls (default 4)")
+    e.add_argument("--temperature", type=float, default=0.0, help="sampling temperature (default 0)")
+    e.add_argument("--cache", help="SQLite cache file for LLM replies")
+    e.add_argument("--record", help="also record every LLM call to this replay file")
+    e.add_argument("--in-process", action="store_true",
+                   help="run the CWM route's code in-process behind the static gate instead of the sandbox")
+    e.set_defaults(func=cmd_eval)
+
+    a = nsub.add_parser("audit", help="recompute every ideal from its formal game and list disagreements")
+    a.add_argument("tasks", help="evals JSONL whose records carry an 'nfg' formal game")
+    a.add_argument("--json", action="store_true", help="print findings as JSON lines")
+    a.set_defaults(func=cmd_audit)
+
+
+def _families(text: str) -> list[str]:
+    if text == "all":
+        return list(FAMILIES)
+    chosen = [f.strip() for f in text.split(",") if f.strip()]
+    unknown = [f for f in chosen if f not in FAMILIES]
+    if unknown or not chosen:
+        raise nfg.NfgFormatError(f"--families: unknown {unknown or text!r}; expected 'all' or some of {list(FAMILIES)}")
+    return chosen
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    tasks = nfg.generate(_families(args.families), args.n, seed=args.seed)
+    path = nfg.save(args.out, tasks)
+    print(f"wrote {len(tasks)} tasks ({args.n} per family, seed {args.seed}) to {path}")
+    if args.evals_out:
+        print(f"wrote the plain evals format to {nfg.save(args.evals_out, tasks, evals_only=True)}")
+    return 0
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from cwm.llm import make_client
+
+    tasks = nfg.load(args.tasks)[: args.limit] if args.limit else nfg.load(args.tasks)
+    options: dict[str, Any] = {"record": args.record} if args.record else {}
+    client = make_client(args.llm, run_dir=Path(args.out) / "llm", cache=Path(args.cache) if args.cache else None,
+                         **options)
+    names = ["direct", "cwm"] if args.contestant == "both" else [args.contestant]
+    with _sandbox(enabled="cwm" in names and not args.in_process) as box:
+        contestants = [nfg.DirectContestant(client, temperature=args.temperature) if n == "direct"
+                       else nfg.CwmContestant(client, sandbox=box, temperature=args.temperature) for n in names]
+        results = nfg.evaluate(tasks, contestants, workers=args.workers)
+    record = {
+        "command": "cwm nfg eval", "tasks": str(args.tasks), "tasks_sha256": _sha256(args.tasks),
+        "n_tasks": len(tasks), "llm": args.llm, "model": client.model, "contestants": names,
+        "temperature": args.temperature, "sandbox": box is not None, "prompt_hashes": _prompt_hashes(tasks),
+        "git_commit": _git_commit(), "ledger": _ledger(client),
+    }
+    paths = nfg.save_results(args.out, results, record=record)
+    print(paths["markdown"].read_text(encoding="utf-8"), end="")
+    print(f"results: {paths['json']}, {paths['markdown']}, {paths['items']}")
+    return 0
+
+
+@contextlib.contextmanager
+def _sandbox(*, enabled: bool):  # type: ignore[no-untyped-def]
+    """A ``cwm.sandbox.Sandbox`` when enabled and available, else None (the route then runs in-process)."""
+    from cwm import sandbox
+
+    cls = getattr(sandbox, "Sandbox", None)
+    if not enabled or cls is None:
+        yield None
+        return
+    box = cls()
+    try:
+        yield box
+    finally:
+        box.close()
+
+
+def _prompt_hashes(tasks: list[nfg.Task]) -> dict[str, str]:
+    names = {"nfg/direct_system.md", "nfg/task.md"}
+    for family in {t.family for t in tasks}:
+        names.update(route.prompt_names(family))
+        names.add(f"nfg/questions/{family}.md")
+    return {n: prompts.prompt_hash(n) for n in sorted(names)}
+
+
+def _sha256(path: str) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def _git_commit() -> str:
+    from cwm.synthesis.report import git_commit
+
+    return git_commit()
+
+
+def _ledger(client: Any) -> Any:
+    ledger = getattr(client, "ledger", None)
+    return ledger.snapshot() if ledger is not None else None
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    findings = nfg_audit.audit_file(args.tasks)
+    if args.json:
+        for f in findings:
+            print(json.dumps(f.to_json()))
+    else:
+        print(nfg_audit.report(findings))
+    return 1 if any(f.status in ("disagree", "invalid") for f in findings) else 0

@@ -1,0 +1,108 @@
+"""The two contestants (the LLM answering directly; the LLM transcribing the game for the solver) and the eval loop."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from cwm.llm import Client, LLMError, Message, Request
+from cwm.nfg import route
+from cwm.nfg.parse import parse_reply
+from cwm.nfg.score import ItemResult, judge
+from cwm.nfg.tasks import Task
+from cwm.synthesis.extract import CodeExtractionError, extract_code
+
+CONTESTANTS = ("direct", "cwm")
+
+
+def _request(system: str, user: str, *, temperature: float, max_output_tokens: int, tag: str) -> Request:
+    return Request(messages=(Message("user", user),), system=system, temperature=temperature,
+                   max_output_tokens=max_output_tokens, tag=tag)
+
+
+@dataclasses.dataclass
+class DirectContestant:
+    """The LLM reads the task text and answers; the reply is parsed and scored.
+
+    Attributes:
+      client: the LLM.
+      temperature: sampling temperature (default 0: one deterministic answer per task).
+      max_output_tokens: cap on the reply.
+    """
+
+    client: Client
+    temperature: float = 0.0
+    max_output_tokens: int = 8192
+    name: str = "direct"
+
+    def run(self, task: Task) -> ItemResult:
+        system = next((m["content"] for m in task.messages if m["role"] == "system"), "")
+        request = _request(system, task.user_text, temperature=self.temperature,
+                           max_output_tokens=self.max_output_tokens, tag=f"nfg/direct/{task.family}")
+        try:
+            reply = self.client.complete(request).text
+        except LLMError as e:
+            return ItemResult(task.id, task.family, self.name, "error", "", None, f"{type(e).__name__}: {e}")
+        parsed = parse_reply(reply, task.key)
+        return judge(task, self.name, reply, parsed, detail="" if parsed else "no answer found in the reply")
+
+
+@dataclasses.dataclass
+class CwmContestant:
+    """The LLM writes the task's game and facts as code (``prompts/nfg/cwm/``); the solver answers.
+
+    Attributes:
+      client: the LLM.
+      sandbox: a ``cwm.sandbox.Sandbox`` to run the code in; None runs it in-process behind the static
+        gate (see ``route.run_job``).
+      temperature: sampling temperature (default 0).
+      max_output_tokens: cap on the reply.
+    """
+
+    client: Client
+    sandbox: Any = None
+    temperature: float = 0.0
+    max_output_tokens: int = 8192
+    name: str = "cwm"
+
+    def run(self, task: Task) -> ItemResult:
+        system, user = route.request_text(task)
+        request = _request(system, user, temperature=self.temperature, max_output_tokens=self.max_output_tokens,
+                           tag=f"nfg/cwm/{task.family}")
+        try:
+            reply = self.client.complete(request).text
+        except LLMError as e:
+            return ItemResult(task.id, task.family, self.name, "error", "", None, f"{type(e).__name__}: {e}")
+        try:
+            source = extract_code(reply, ["payoff"]).candidates[-1]
+            value = route.run_job(source, {"data": list(route.DATA_NAMES[task.family])}, sandbox=self.sandbox)
+            parsed = route.answer_from_table(task, value)
+        except (CodeExtractionError, route.RouteError) as e:
+            return judge(task, self.name, reply, None, detail=str(e))
+        return judge(task, self.name, reply, parsed)
+
+
+def evaluate(tasks: Sequence[Task], contestants: Sequence[DirectContestant | CwmContestant], *, workers: int = 1,
+             on_result: Callable[[ItemResult], None] | None = None) -> list[ItemResult]:
+    """Runs every contestant on every task; results in (contestant, task) order.
+
+    Args:
+      tasks: the tasks.
+      contestants: who answers.
+      workers: concurrent LLM calls (default 1; the client's own concurrency limit still applies).
+      on_result: called with each result as it finishes (progress, streaming to disk).
+    """
+    jobs = [(c, t) for c in contestants for t in tasks]
+
+    def one(job: tuple[Any, Task]) -> ItemResult:
+        result = job[0].run(job[1])
+        if on_result is not None:
+            on_result(result)
+        return result
+
+    if workers <= 1:
+        return [one(j) for j in jobs]
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(one, jobs))

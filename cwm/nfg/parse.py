@@ -1,0 +1,250 @@
+"""Parsing free-text replies into structured answers (never substring matching).
+
+Where the answer is looked for, in order:
+  1. after the last ``Answer:`` / ``Final answer:`` marker;
+  2. after the last decision phrase (``I would choose``, ``best response is``, ``the partner is``...);
+  3. the only emphasised (``**bold**``, ``[bracketed]``, backticked) name;
+  4. the only name mentioned anywhere in the reply.
+Inside that span, clauses that explain rather than answer (``because...``, ``rather than...``,
+``, not ...``) are cut off. Names match as whole words where a hyphen counts as part of a word, so
+``conditionally-altruistic`` never matches the label ``altruistic``, and ``red`` never matches ``reddish``.
+A reply where none of this finds an answer parses to None (counted as unparseable, not as wrong).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from cwm.nfg.answers import AnswerKey, Reply
+
+_MARKER = re.compile(r"(?:final\s+answer|answer)\s*(?:is\s*)?[:=]", re.I)
+_DECISION = re.compile(
+    r"\b(?:i\s*(?:would|'d|will|'ll|should)?\s*(?:choose|pick|select|play|go\s+with|opt\s+for|recommend)"
+    r"|(?:you\s+)?should\s+(?:choose|pick|select|play|go\s+with)"
+    r"|best\s+(?:response|reply|choice|action|option)\s+(?:is|would\s+be)"
+    r"|(?:the\s+)?(?:partner|opponent|other\s+player)\s+(?:is|plays|seems\s+to\s+be|looks\s+like)"
+    r"|(?:classify|classified)\s+(?:it|them|the\s+partner)?\s*as"
+    r"|most\s+likely(?:\s+type)?(?:\s+is)?|dominant\s+(?:strategy|action|choice)\s+is|answer\s+is)\b",
+    re.I,
+)
+# Where the explanation starts inside an answer span.
+_CUT = re.compile(
+    r"\b(?:because|since|as\s+(?:it|this|that|they)|due\s+to|given|rather\s+than|instead\s+of|over|than"
+    r"|which|whereas|while|but|although|so\s+that|if|when)\b|,\s*(?:not|as)\b|[;!?\n(]|(?<=[A-Za-z)*\]])\.(?=\s|$)"
+    r"|\s[-\u2013\u2014]\s",
+    re.I,
+)
+_EMPHASIS = re.compile(r"\*\*(.+?)\*\*|\[([^\]]+)\]|`([^`]+)`")
+_NEGATION = re.compile(r"(?:\bnot|\bnon|\bnever|n't|\bno)[\s-]*$", re.I)
+_NUMBER = re.compile(r"(?<![\w.])(\d+\s*/\s*\d+|\d*\.\d+|\d+)(\s*%)?(?![\w])")
+
+
+def parse_reply(text: str, key: AnswerKey) -> Reply | None:
+    """Parses a reply into the structured answer the key's kind asks for; None when no answer is found."""
+    if key.kind == "distribution":
+        return parse_distribution(text, key.vocabulary)
+    if key.kind == "sequence":
+        return parse_sequence(text, key.vocabulary)
+    names = parse_names(text, key.vocabulary)
+    return None if names is None else Reply(key.kind, names)
+
+
+def mentions(text: str, vocabulary: Sequence[str]) -> list[tuple[int, str]]:
+    """Whole-word occurrences of the vocabulary (and its short aliases) as ``(position, name)``, in order.
+
+    A negated mention (``not red``, ``non-random``) is dropped.
+    """
+    return [(s, name) for s, _, name in _mention_spans(text, vocabulary)]
+
+
+def _mention_spans(text: str, vocabulary: Sequence[str]) -> list[tuple[int, int, str]]:
+    found: list[tuple[int, int, str]] = []
+    for alias, name in sorted(_aliases(vocabulary).items(), key=lambda kv: -len(kv[0])):
+        for m in _name_pattern(alias).finditer(text):
+            if any(s < m.end() and m.start() < e for s, e, _ in found):
+                continue  # inside a longer name already found
+            if not _NEGATION.search(text[max(0, m.start() - 12): m.start()]):
+                found.append((m.start(), m.end(), name))
+    return sorted(found)
+
+
+def _name_pattern(name: str) -> re.Pattern[str]:
+    words = [re.escape(w) for w in re.split(r"[\s_-]+", name.strip()) if w]
+    body = r"[\s_-]+".join(words)
+    if name.strip().isdigit():  # a numeric action name is not part of a decimal, fraction or percentage
+        return re.compile(r"(?<![\w.\/-])" + body + r"(?![\w-]|\.\d|\s*%|\s*/\s*\d)", re.I)
+    return re.compile(r"(?<![\w-])" + body + r"(?![\w-])", re.I)
+
+
+def _aliases(vocabulary: Sequence[str]) -> dict[str, str]:
+    """Each name, plus its last word when all names share the words before it (``project green`` -> ``green``)."""
+    out = {name: name for name in vocabulary}
+    split = [name.split() for name in vocabulary]
+    if len(vocabulary) > 1 and all(len(s) > 1 for s in split) and len({" ".join(s[:-1]).lower() for s in split}) == 1:
+        lasts = [s[-1] for s in split]
+        if len({w.lower() for w in lasts}) == len(lasts):
+            out.update({w: name for w, name in zip(lasts, vocabulary)})
+    return out
+
+
+def _cut(span: str) -> str:
+    m = _CUT.search(span)
+    return span[: m.start()] if m else span
+
+
+def _strip(text: str) -> str:
+    return text.replace("**", "").replace("`", "").replace("__", "")
+
+
+def _marker_span(text: str) -> str | None:
+    """The text after the last answer marker (the next non-empty line if the marker ends its line)."""
+    last = None
+    for last in _MARKER.finditer(text):
+        pass
+    if last is None:
+        return None
+    rest = text[last.end():]
+    line, _, more = rest.partition("\n")
+    if line.strip(" *`\t"):
+        return line
+    following = [ln for ln in more.splitlines() if ln.strip()]
+    return following[0] if following else ""
+
+
+def parse_names(text: str, vocabulary: Sequence[str]) -> frozenset[str] | None:
+    """The set of names the reply gives as its answer (see the module docstring for where it looks)."""
+    clean = _strip(text)
+    span = _marker_span(clean)
+    if span is not None:
+        found = {name for _, name in mentions(_cut(span), vocabulary)}
+        return frozenset(found) or None
+    decisions = list(_DECISION.finditer(clean))
+    for d in reversed(decisions):
+        found = {name for _, name in mentions(_cut(clean[d.end():]), vocabulary)}
+        if found:
+            return frozenset(found)
+    emphasised = {name for m in _EMPHASIS.finditer(text) for _, name in mentions(next(g for g in m.groups() if g),
+                                                                                 vocabulary)}
+    if len(emphasised) == 1:
+        return frozenset(emphasised)
+    everywhere = {name for _, name in mentions(clean, vocabulary)}
+    if len(everywhere) == 1:
+        return frozenset(everywhere)
+    leading = {name for _, name in mentions(_cut(clean.strip()), vocabulary)}  # "Red, rather than blue."
+    return frozenset(leading) if len(leading) == 1 else None
+
+
+def parse_sequence(text: str, vocabulary: Sequence[str]) -> Reply | None:
+    """Actions in order: ``Round k: X`` items if present, else the names in the answer span in order."""
+    clean = _strip(text)
+    span = _marker_span_to_end(clean)
+    rounds = _by_round(span if span is not None else clean, vocabulary)
+    if rounds:
+        return Reply("sequence", rounds)
+    if span is None:
+        lines = [ln for ln in clean.splitlines() if len(mentions(ln, vocabulary)) >= 2]
+        if not lines:
+            return None
+        span = lines[-1]
+    found = tuple(name for _, name in mentions(_cut_sentence(span), vocabulary))
+    return Reply("sequence", found) if found else None
+
+
+def _marker_span_to_end(text: str) -> str | None:
+    last = None
+    for last in _MARKER.finditer(text):
+        pass
+    return None if last is None else text[last.end():]
+
+
+def _cut_sentence(span: str) -> str:
+    m = re.search(r"\b(?:because|since|this\s+is|here)\b|(?<=[A-Za-z)\]])\.(?=\s|$)|\n\s*\n", span, re.I)
+    return span[: m.start()] if m else span
+
+
+def _by_round(text: str, vocabulary: Sequence[str]) -> tuple[str, ...]:
+    """``Round 1: red, Round 2: blue`` -> (red, blue) when rounds 1..n are all there, in order."""
+    parts = re.split(r"\bround\s*(\d+)\b", text, flags=re.I)
+    moves: dict[int, str] = {}
+    for number, segment in zip(parts[1::2], parts[2::2]):
+        found = mentions(_cut(segment.lstrip(" :-=)\t")), vocabulary)
+        if found and int(number) not in moves:
+            moves[int(number)] = found[0][1]
+    if not moves or sorted(moves) != list(range(1, len(moves) + 1)):
+        return ()
+    return tuple(moves[k] for k in sorted(moves))
+
+
+def parse_distribution(text: str, vocabulary: Sequence[str]) -> Reply | None:
+    """A probability vector over ``vocabulary`` (in its order).
+
+    Accepts ``name: p`` / ``p on name`` pairs, a bare list of ``len(vocabulary)`` numbers in the
+    vocabulary's order (brackets optional), percentages (``35%``, or numbers summing to 100), fractions
+    (``7/20``), and a single named action (a pure strategy).
+    """
+    clean = _strip(text)
+    span = _marker_span(clean)
+    candidates = [span] if span is not None else [ln for ln in reversed(clean.splitlines()) if ln.strip()]
+    for candidate in candidates:
+        vector = _pairs(candidate, vocabulary) or _positional(candidate, vocabulary, bare=span is not None)
+        if vector is not None:
+            return Reply("distribution", _normalise_percent(vector))
+    names = parse_names(text, vocabulary)
+    if names is not None and len(names) == 1 and not _NUMBER.search(clean if span is None else span):
+        return Reply("distribution", tuple(1.0 if n in names else 0.0 for n in vocabulary))
+    return None
+
+
+def _value(number: str, percent: str | None) -> tuple[float, bool]:
+    if "/" in number:
+        a, b = (float(x) for x in number.split("/"))
+        value = a / b if b else float("nan")
+    else:
+        value = float(number)
+    return (value / 100.0, True) if percent else (value, False)
+
+
+_AFTER = re.compile(r"\s*\)?\s*(?:[:=]|\bwith\s+probability\b|\bat\b|\bis\b|->|\u2192)?\s*", re.I)
+_BEFORE = re.compile(r"\s*(?:on|for|to|of|chance\s+of|probability\s+(?:of|on))?\s*", re.I)
+
+
+def _pairs(span: str, vocabulary: Sequence[str]) -> tuple[float, ...] | None:
+    """Values attached to names: ``red: 0.3``, ``red = 30%``, ``P(red) = 0.3``, ``30% red``, ``0.3 on red``."""
+    numbers = list(_NUMBER.finditer(span))
+    values: dict[str, float] = {}
+    for start, end, name in _mention_spans(span, vocabulary):
+        gap = _AFTER.match(span, end)
+        after = next((n for n in numbers if gap is not None and n.start() == gap.end()), None)
+        before = next((n for n in reversed(numbers) if n.end() <= start and _BEFORE.fullmatch(span[n.end():start])),
+                      None)
+        number = after or before
+        if number is not None and name not in values:
+            values[name] = _value(number.group(1), number.group(2))[0]
+    if not values:
+        return None
+    total = sum(values.values())
+    if set(values) != set(vocabulary) and abs(total - 1) > 0.02 and abs(total - 100) > 2:
+        return None
+    return tuple(values.get(n, 0.0) for n in vocabulary)
+
+
+def _positional(span: str, vocabulary: Sequence[str], *, bare: bool) -> tuple[float, ...] | None:
+    """A list of numbers in the vocabulary's order; outside an answer span only inside brackets."""
+    if not bare:
+        bracket = re.search(r"[\[(]([^\[\]()]*)[\])]", span)
+        if bracket is None:
+            return None
+        span = bracket.group(1)
+    named = {s for s, _ in mentions(span, vocabulary)}
+    numbers = [m for m in _NUMBER.finditer(span) if m.start() not in named]
+    if len(numbers) != len(vocabulary):
+        return None
+    return tuple(_value(m.group(1), m.group(2))[0] for m in numbers)
+
+
+def _normalise_percent(vector: tuple[float, ...]) -> tuple[float, ...]:
+    """Numbers written as percentages without a ``%`` sign (summing to about 100) become probabilities."""
+    if abs(sum(vector) - 100) <= 2 and all(v >= 0 for v in vector):
+        return tuple(v / 100 for v in vector)
+    return vector

@@ -1,0 +1,179 @@
+"""The CWM route: the LLM transcribes a task into a small Python module; the sandbox tabulates it; the solver answers.
+
+The module's API is fixed in ``prompts/nfg/cwm/api.md`` (``PLAYERS``, ``ME``, ``ACTIONS``, ``payoff``)
+plus the family's data names (``prompts/nfg/cwm/data/<family>.md``). ``tabulate`` is the trusted job
+that runs in the sandbox child: it calls ``payoff`` on every action pair and returns plain JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import types
+from collections.abc import Mapping
+from fractions import Fraction
+from typing import Any
+
+import prompts
+from cwm import sandbox as sandbox_module
+from cwm.nfg.answers import Reply
+from cwm.nfg.game import MatrixGame, NfgFormatError, to_fraction
+from cwm.nfg.solver import STRATEGIES
+from cwm.nfg.tasks import Task, solve
+from cwm.types import JSON, CwmError
+
+JOB = "cwm.nfg.route:tabulate"
+DATA_NAMES: dict[str, tuple[str, ...]] = {
+    "best_response_pure": ("OPPONENT_ACTION",),
+    "dominant_strategy": (),
+    "estimate_mixed": ("OPPONENT_HISTORY",),
+    "best_response_mixed": ("OPPONENT_MIX",),
+    "classify_partner": ("HISTORY", "COOPERATE", "DEFECT", "TREMBLE"),
+    "play_strategy": ("STRATEGY", "PARTNER_HISTORY", "COOPERATE", "DEFECT"),
+    "nash": (),
+}
+
+
+class RouteError(CwmError, ValueError):
+    """The transcribed module did not yield a usable game or question; the message says what was wrong."""
+
+
+def request_text(task: Task) -> tuple[str, str]:
+    """The (system, user) prompt asking the LLM to transcribe ``task`` as code."""
+    data_api = prompts.render(f"nfg/cwm/data/{task.family}.md", **(
+        {"strategies": ", ".join(STRATEGIES)} if task.family == "play_strategy" else {}))
+    user = prompts.render("nfg/cwm/request.md", data_api=data_api.rstrip("\n"), task_text=task.user_text)
+    return prompts.render("nfg/cwm/system.md").strip(), user.strip()
+
+
+def prompt_names(family: str) -> list[str]:
+    """The prompt templates the route renders for a family (for run records)."""
+    return ["nfg/cwm/system.md", "nfg/cwm/request.md", f"nfg/cwm/data/{family}.md"]
+
+
+def tabulate(module: types.ModuleType, payload: Mapping[str, JSON]) -> JSON:
+    """Trusted sandbox job: the module's players, actions, full payoff table and the requested data names.
+
+    Raises:
+      RouteError: a missing or malformed definition, a payoff that is not two finite numbers, or data
+        that is not JSON.
+    """
+    space = vars(module)
+    players, me, actions = space.get("PLAYERS"), space.get("ME"), space.get("ACTIONS")
+    if not (isinstance(players, (list, tuple)) and len(players) == 2 and all(isinstance(p, str) for p in players)):
+        raise RouteError(f"PLAYERS must be a list of two names, got {players!r}")
+    if me not in players:
+        raise RouteError(f"ME must be one of PLAYERS {list(players)}, got {me!r}")
+    if not isinstance(actions, Mapping) or any(not isinstance(actions.get(p), (list, tuple)) for p in players):
+        raise RouteError(f"ACTIONS must map each of {list(players)} to a list of action names, got {actions!r}")
+    payoff = space.get("payoff")
+    if not callable(payoff):
+        raise RouteError("the module defines no function payoff(action_0, action_1)")
+    table = [[_payoff_pair(payoff, a, b) for b in actions[players[1]]] for a in actions[players[0]]]
+    data = {}
+    for name in payload.get("data", []):
+        if name not in space:
+            raise RouteError(f"the module does not define {name}")
+        data[name] = _json_value(space[name], name)
+    return {"players": list(players), "me": me, "actions": [[str(a) for a in actions[p]] for p in players],
+            "payoffs": table, "data": data}
+
+
+def _payoff_pair(payoff: Any, a: str, b: str) -> list[float]:
+    value = payoff(a, b)
+    if not isinstance(value, (list, tuple)) or len(value) != 2:
+        raise RouteError(f"payoff({a!r}, {b!r}) must return [payoff0, payoff1], got {value!r}")
+    out = []
+    for v in value:
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            raise RouteError(f"payoff({a!r}, {b!r}) returned {value!r}: entries must be finite numbers")
+        out.append(float(v))
+    return out
+
+
+def _json_value(value: Any, name: str) -> JSON:
+    try:
+        return json.loads(json.dumps(value))
+    except (TypeError, ValueError) as e:
+        raise RouteError(f"{name} is not plain data (lists, dicts, strings, numbers): {e}") from e
+
+
+def run_job(source: str, payload: JSON, *, sandbox: Any = None) -> JSON:
+    """Runs ``tabulate`` on ``source``: in ``sandbox`` (a ``cwm.sandbox.Sandbox``) when given, else in-process
+    behind the static gate (the fallback for machines or callers without the sandbox).
+
+    Raises:
+      RouteError: the code was rejected, failed to load, or ``tabulate`` failed (the reason is kept).
+    """
+    if sandbox is not None:
+        result = sandbox.run(JOB, source, payload)
+        if not result.ok:
+            raise RouteError(f"sandbox {result.kind}: {result.error}")
+        return result.value
+    from cwm.model import load_source  # the model module imports the sandbox; keep import order simple
+
+    try:
+        sandbox_module.static_gate(source)
+        module = load_source(source, name="nfg_game", api=())
+        return tabulate(module, payload)
+    except RouteError:
+        raise
+    except Exception as e:  # untrusted code's own failure at load or call time becomes the route's failure
+        raise RouteError(f"{type(e).__name__}: {e}") from e
+
+
+def answer_from_table(task: Task, value: Mapping[str, JSON]) -> Reply:
+    """Solves the transcribed game and question, and states the answer in the task's vocabulary.
+
+    Raises:
+      RouteError: the transcription is inconsistent (unknown names, bad probabilities) or its answer
+        names something the task does not have.
+    """
+    try:
+        game = MatrixGame.from_tables(value["players"], value["actions"],
+                                      [[_exact(u0) for u0, _ in row] for row in value["payoffs"]],
+                                      [[_exact(u1) for _, u1 in row] for row in value["payoffs"]])
+        me = list(value["players"]).index(value["me"])
+        key = solve(task.family, game, me, _question(task.family, value["data"]))
+    except (NfgFormatError, KeyError, TypeError, ValueError, AttributeError) as e:
+        raise RouteError(f"the transcribed game does not solve: {e}") from e
+    return _in_task_terms(task, key.kind, key.vocabulary, key.accepted)
+
+
+def _exact(x: float) -> Fraction:
+    return Fraction(str(x)).limit_denominator(10**6)
+
+
+def _question(family: str, data: Mapping[str, JSON]) -> JSON:
+    if family == "best_response_pure":
+        return {"opponent_action": data["OPPONENT_ACTION"]}
+    if family == "estimate_mixed":
+        return {"opponent_history": list(data["OPPONENT_HISTORY"])}
+    if family == "best_response_mixed":
+        mix = {str(a): to_fraction(p, where=f"OPPONENT_MIX[{a!r}]").limit_denominator(1000)
+               for a, p in data["OPPONENT_MIX"].items()}
+        total = sum(mix.values(), Fraction(0))
+        return {"opponent_mix": {a: p / total for a, p in mix.items()} if total == 100 else mix}
+    roles = {"cooperate": data.get("COOPERATE"), "defect": data.get("DEFECT")}
+    if family == "classify_partner":
+        tremble = to_fraction(data["TREMBLE"], where="TREMBLE").limit_denominator(1000)
+        return {"history": [list(r) for r in data["HISTORY"]], "roles": roles, "tremble": tremble}
+    if family == "play_strategy":
+        return {"strategy": data["STRATEGY"], "partner_history": list(data["PARTNER_HISTORY"]), "roles": roles}
+    return {}
+
+
+def _in_task_terms(task: Task, kind: str, vocabulary: tuple[str, ...], accepted: tuple) -> Reply:
+    names = {v.lower(): v for v in task.key.vocabulary}
+
+    def rename(name: str) -> str:
+        if name.lower() not in names:
+            raise RouteError(f"the transcription's answer {name!r} is not one of the task's {list(task.key.vocabulary)}")
+        return names[name.lower()]
+
+    if kind in ("choice", "label"):
+        return Reply(kind, frozenset(rename(a) for a in accepted))
+    if kind == "sequence":
+        return Reply(kind, tuple(rename(a) for a in accepted[0]))
+    by_name = {rename(n): float(p) for n, p in zip(vocabulary, accepted[0])}
+    return Reply(kind, tuple(by_name.get(n, 0.0) for n in task.key.vocabulary))

@@ -1,0 +1,132 @@
+"""Scoring contestants' answers against the solver and reporting accuracy per family with Wilson intervals."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from cwm.nfg.answers import Reply
+from cwm.nfg.tasks import FAMILIES, Task
+from cwm.types import JSON
+
+STATUSES = ("correct", "wrong", "unparseable", "error")
+
+
+@dataclasses.dataclass(frozen=True)
+class ItemResult:
+    """One contestant's result on one task.
+
+    Attributes:
+      task_id: the task.
+      family: the task's family.
+      contestant: ``"direct"`` or ``"cwm"``.
+      status: ``correct``, ``wrong``, ``unparseable`` (no answer could be read from the reply, or the
+        CWM route's code did not yield a game), or ``error`` (the LLM call itself failed).
+      reply: the LLM's reply text (for the CWM route, the code reply).
+      parsed: the structured answer that was scored, or None.
+      detail: why the item is unparseable or an error; empty otherwise.
+    """
+
+    task_id: str
+    family: str
+    contestant: str
+    status: str
+    reply: str
+    parsed: Reply | None
+    detail: str = ""
+
+    def to_json(self) -> JSON:
+        return {"task_id": self.task_id, "family": self.family, "contestant": self.contestant, "status": self.status,
+                "parsed": None if self.parsed is None else self.parsed.to_json(), "detail": self.detail,
+                "reply": self.reply}
+
+
+def judge(task: Task, contestant: str, reply: str, parsed: Reply | None, *, detail: str = "") -> ItemResult:
+    """Scores a parsed answer against the task's answer key (None = unparseable)."""
+    if parsed is None:
+        status = "unparseable"
+    else:
+        status = "correct" if task.key.accepts(parsed) else "wrong"
+    return ItemResult(task.id, task.family, contestant, status, reply, parsed, detail)
+
+
+def wilson(successes: int, n: int, *, z: float = 1.959964) -> tuple[float, float]:
+    """The Wilson score interval of a binomial proportion (95% by default); (0, 1) when ``n`` is 0."""
+    if n == 0:
+        return 0.0, 1.0
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+@dataclasses.dataclass(frozen=True)
+class Row:
+    """Accuracy of one contestant on one family (``family == "all"`` for the total)."""
+
+    contestant: str
+    family: str
+    n: int
+    correct: int
+    wrong: int
+    unparseable: int
+    error: int
+
+    @property
+    def accuracy(self) -> float:
+        return self.correct / self.n if self.n else 0.0
+
+    def to_json(self) -> JSON:
+        low, high = wilson(self.correct, self.n)
+        return {**dataclasses.asdict(self), "accuracy": self.accuracy, "ci95": [low, high]}
+
+
+def summarise(results: Iterable[ItemResult]) -> list[Row]:
+    """One row per (contestant, family) present, in family order, plus an ``all`` row per contestant."""
+    items = list(results)
+    rows = []
+    for contestant in dict.fromkeys(r.contestant for r in items):
+        mine = [r for r in items if r.contestant == contestant]
+        for family in [*(f for f in FAMILIES if any(r.family == f for r in mine)), "all"]:
+            group = [r for r in mine if family in ("all", r.family)]
+            counts = {s: sum(r.status == s for r in group) for s in STATUSES}
+            rows.append(Row(contestant, family, len(group), **counts))
+    return rows
+
+
+def markdown_table(rows: Sequence[Row]) -> str:
+    """The summary as a markdown table (accuracy with its 95% Wilson interval)."""
+    lines = ["| contestant | family | n | accuracy | 95% CI | correct | wrong | unparseable | error |",
+             "|---|---|---:|---:|---|---:|---:|---:|---:|"]
+    for r in rows:
+        low, high = wilson(r.correct, r.n)
+        lines.append(f"| {r.contestant} | {r.family} | {r.n} | {r.accuracy:.3f} | [{low:.3f}, {high:.3f}] | "
+                     f"{r.correct} | {r.wrong} | {r.unparseable} | {r.error} |")
+    return "\n".join(lines) + "\n"
+
+
+def save_results(out_dir: str | Path, results: Sequence[ItemResult], *, record: JSON) -> dict[str, Path]:
+    """Writes ``results.json`` (run record + summary), ``results.md`` (table) and ``items.jsonl`` (every answer).
+
+    Args:
+      out_dir: the output directory (created).
+      results: every item result.
+      record: the run's arguments and provenance (LLM model, prompt hashes, task file, ledger).
+
+    Returns:
+      The paths written, by name.
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    rows = summarise(results)
+    paths = {"json": out / "results.json", "markdown": out / "results.md", "items": out / "items.jsonl"}
+    paths["json"].write_text(json.dumps({"record": record, "summary": [r.to_json() for r in rows]}, indent=2) + "\n",
+                             encoding="utf-8")
+    paths["markdown"].write_text(markdown_table(rows), encoding="utf-8")
+    with paths["items"].open("w", encoding="utf-8") as f:
+        for r in results:
+            f.write(json.dumps(r.to_json()) + "\n")
+    return paths
