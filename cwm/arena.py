@@ -1,0 +1,339 @@
+"""Matches and tournaments between agents on a ground-truth game, resumable, on any executor.
+
+``play_match`` plays one game between live agent objects. ``tournament`` plays every pairing of agent
+specs in both seat orders, ``matches`` games each, seeded per match; each finished match is appended to
+``OUT/matches.jsonl`` as it ends, so re-running the same call skips what is done. An illegal action, an
+exception or a move over the time limit forfeits the match (counted separately by kind). Results are
+summarised by ``cwm.arena_report`` (JSON, CSV, markdown, a bar plot).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import itertools
+import json
+import signal
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyspiel
+
+from cwm import games
+from cwm.executors import Executor, make_executor
+from cwm.types import CHANCE, JSON, CwmError
+from planners.agents import Agent, AgentError, IllegalMoveError
+from planners.specs import Settings, make_agent, parse_agent_spec
+
+FORFEIT_KINDS = ("illegal", "exception", "timeout")
+
+
+class ArenaError(CwmError, ValueError):
+    """A tournament that cannot run as asked: too few agents, or an output folder of another tournament."""
+
+
+class MoveTimeout(AgentError):
+    """An agent took longer than the move time limit."""
+
+    kind = "timeout"
+
+
+@dataclasses.dataclass(frozen=True)
+class MatchResult:
+    """One finished match.
+
+    Attributes:
+      key: unique id within the tournament, ``"<seat0>|<seat1>#<index>"``.
+      seats: the agent label in each seat.
+      seed: the match seed (chance and agents' seeds derive from it).
+      returns: each seat's score; a forfeiting seat gets the game's minimum utility, the others its maximum.
+      forfeit_seat: the seat that forfeited, or ``None``.
+      forfeit_kind: ``illegal``, ``exception`` or ``timeout`` (empty when nobody forfeited).
+      reason: why the match was forfeited (the agent's error message).
+      moves: decisions and chance outcomes applied.
+      duration_s: wall time of the match.
+      logs: per seat, an agent's attempt log when it keeps one (the LLM policy), else empty.
+    """
+
+    key: str
+    seats: tuple[str, ...]
+    seed: int
+    returns: tuple[float, ...]
+    forfeit_seat: int | None = None
+    forfeit_kind: str = ""
+    reason: str = ""
+    moves: int = 0
+    duration_s: float = 0.0
+    logs: tuple[JSON, ...] = ()
+
+    def to_json(self) -> dict[str, JSON]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, JSON]) -> MatchResult:
+        fields = {f.name for f in dataclasses.fields(cls)}
+        values = {k: v for k, v in data.items() if k in fields}
+        values["seats"] = tuple(values["seats"])
+        values["returns"] = tuple(float(r) for r in values["returns"])
+        values["logs"] = tuple(values.get("logs", ()))
+        return cls(**values)
+
+
+# ---------------------------------------------------------------------------------------------------
+# One match
+
+
+def play_match(game: pyspiel.Game, agents: Sequence[Agent], *, seed: int,
+               move_time_limit: float | None = None) -> tuple[list[float], int | None, str, str, int]:
+    """Plays one game; agent ``i`` takes seat ``i``.
+
+    Args:
+      game: the ground-truth game.
+      agents: one agent per seat; ``reset()`` is called first and ``inform(action)`` after every move.
+      seed: seeds chance sampling.
+      move_time_limit: seconds per move; a slower move forfeits (``None``: no limit).
+
+    Returns:
+      (returns, forfeit_seat, forfeit_kind, reason, moves); on a forfeit the returns are the game's
+      minimum utility for the forfeiting seat and its maximum for the others.
+    """
+    rng = np.random.default_rng(seed)
+    state = game.new_initial_state()
+    for agent in agents:
+        _maybe(agent, "reset")
+    moves = 0
+    while not state.is_terminal():
+        player = state.current_player()
+        if player == CHANCE:
+            outcomes = state.chance_outcomes()
+            action = int(outcomes[rng.choice(len(outcomes), p=[p for _, p in outcomes])][0])
+        else:
+            try:
+                action = _agent_move(agents[player], state, move_time_limit)
+            except Exception as e:  # the arena is a boundary: any agent failure is scored as a forfeit
+                kind = e.kind if isinstance(e, AgentError) else "exception"
+                return _forfeit(game, player), player, kind, f"{type(e).__name__}: {e}", moves
+        state.apply_action(action)
+        moves += 1
+        for agent in agents:
+            _maybe(agent, "inform", action)
+    return list(state.returns()), None, "", "", moves
+
+
+def _agent_move(agent: Agent, state: pyspiel.State, limit: float | None) -> int:
+    start = time.perf_counter()
+    with _time_limit(limit):
+        action = agent.step(state.clone())
+    elapsed = time.perf_counter() - start
+    if limit is not None and elapsed > limit:
+        raise MoveTimeout(f"move took {elapsed:.1f}s, over the limit of {limit}s")
+    if not isinstance(action, (int, np.integer)) or int(action) not in state.legal_actions():
+        raise IllegalMoveError(f"action {action!r} is not one of the legal actions {state.legal_actions()[:30]}")
+    return int(action)
+
+
+@contextlib.contextmanager
+def _time_limit(limit: float | None) -> Iterator[None]:
+    """Interrupts a move that overruns, where signals allow it (the main thread of a process)."""
+    if limit is None or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expire(signum: int, frame: Any) -> None:
+        raise MoveTimeout(f"move did not finish within the limit of {limit}s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, limit)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _forfeit(game: pyspiel.Game, seat: int) -> list[float]:
+    return [game.min_utility() if p == seat else game.max_utility() for p in range(game.num_players())]
+
+
+def _maybe(agent: Agent, method: str, *args: Any) -> None:
+    fn = getattr(agent, method, None)
+    if callable(fn):
+        fn(*args)
+
+
+# ---------------------------------------------------------------------------------------------------
+# A job that runs in any worker process
+
+
+@dataclasses.dataclass(frozen=True)
+class MatchJob:
+    """Everything a worker needs to play one match: picklable specs, no live objects."""
+
+    game: str
+    key: str
+    seats: tuple[str, ...]  # agent labels (the spec strings as given)
+    seed: int
+    settings: Settings
+    move_time_limit: float | None = None
+    log_dir: str | None = None
+    builds: tuple[str, ...] = ()  # the specs to build, with paths made absolute (default: the labels)
+
+
+def run_match(job: MatchJob) -> dict[str, JSON]:
+    """Builds the agents from their specs (seeded from the match seed) and plays; a JSON-able MatchResult.
+
+    An agent that cannot even be built (a model file that does not load) forfeits at move 0.
+    """
+    start = time.perf_counter()
+    seeds = np.random.SeedSequence(job.seed).spawn(len(job.seats) + 1)
+    agents: list[Agent] = []
+    for seat, label in enumerate(job.builds or job.seats):
+        try:
+            agents.append(make_agent(parse_agent_spec(label), job.game, settings=job.settings,
+                                     seed=np.random.default_rng(seeds[seat]),
+                                     log_dir=Path(job.log_dir) if job.log_dir else None))
+        except Exception as e:  # a broken agent (e.g. a model that does not load) loses by forfeit
+            game = games.load_game(job.game)
+            return MatchResult(job.key, job.seats, job.seed, tuple(_forfeit(game, seat)), seat, "exception",
+                               f"agent could not be built: {type(e).__name__}: {e}", 0,
+                               time.perf_counter() - start).to_json()
+    game = games.load_game(job.game)
+    chance_seed = int(np.random.default_rng(seeds[-1]).integers(2**63))
+    returns, seat, kind, reason, moves = play_match(game, agents, seed=chance_seed,
+                                                    move_time_limit=job.move_time_limit)
+    logs = tuple(list(getattr(a, "log", []) or []) for a in agents)
+    return MatchResult(job.key, job.seats, job.seed, tuple(float(r) for r in returns), seat, kind, reason,
+                       moves, time.perf_counter() - start, logs if any(logs) else ()).to_json()
+
+
+# ---------------------------------------------------------------------------------------------------
+# Tournaments
+
+
+def match_seed(seed: int, key: str) -> int:
+    """The seed of one match: a hash of the tournament seed and the match key (independent of run order)."""
+    return int.from_bytes(hashlib.sha256(f"{seed}|{key}".encode()).digest()[:8], "big") >> 1
+
+
+def plan_jobs(game: str, agents: Sequence[str], *, matches: int, settings: Settings, seed: int = 0,
+              pairings: Sequence[tuple[str, ...]] | None = None, move_time_limit: float | None = None,
+              log_dir: str | None = None) -> list[MatchJob]:
+    """The jobs of a tournament: each pairing in every seat order, ``matches`` games per order.
+
+    ``pairings`` defaults to every pair of distinct agents (a self-play pairing ``(a, a)`` may be given).
+    """
+    labels = [parse_agent_spec(a).label for a in agents]
+    if pairings is None:
+        if len(labels) < 2:
+            raise ArenaError("a tournament needs at least two agents (or explicit pairings)")
+        pairings = list(itertools.combinations(labels, 2))
+    orders = []
+    for pair in pairings:
+        for order in dict.fromkeys(itertools.permutations(pair)):  # both seat orders, once for self-play
+            orders.append(order)
+    return [MatchJob(game, f"{'|'.join(o)}#{i}", tuple(o), match_seed(seed, f"{'|'.join(o)}#{i}"), settings,
+                     move_time_limit, log_dir, tuple(_absolute(a) for a in o))
+            for o in orders for i in range(matches)]
+
+
+def _absolute(label: str) -> str:
+    """The spec with a ``cwm:`` path made absolute, so workers with another working directory find it."""
+    spec = parse_agent_spec(label)
+    if spec.kind == "cwm" and Path(spec.target).exists():
+        return f"cwm:{Path(spec.target).resolve()}"
+    return label
+
+
+def load_results(path: Path) -> dict[str, MatchResult]:
+    """The finished matches in a JSONL file; a torn last line (a killed run) is cut off the file."""
+    if not path.exists():
+        return {}
+    data = path.read_bytes()
+    if data and not data.endswith(b"\n"):
+        data = data[: data.rfind(b"\n") + 1]
+        path.write_bytes(data)
+    done: dict[str, MatchResult] = {}
+    for line in data.decode("utf-8").splitlines():
+        if line.strip():
+            result = MatchResult.from_json(json.loads(line))
+            done[result.key] = result
+    return done
+
+
+def tournament(game: str, agents: Sequence[str], *, matches: int, out_dir: str | Path,
+               settings: Settings | None = None, seed: int = 0, executor: str | Executor = "local",
+               pairings: Sequence[tuple[str, ...]] | None = None, move_time_limit: float | None = None,
+               progress: bool = True) -> list[MatchResult]:
+    """Plays (or resumes) a tournament and writes its results under ``out_dir``.
+
+    Args:
+      game: the real game (registry name, OpenSpiel string or module spec).
+      agents: agent spec strings (``planners.specs``).
+      matches: games per pairing and seat order.
+      out_dir: where ``config.json``, ``matches.jsonl`` and the summaries go.
+      settings: search/LLM settings of every agent (``Settings()`` defaults when ``None``).
+      seed: the tournament seed (each match's seed derives from it and the match key).
+      executor: ``local`` (process pool, default), ``local:N``, ``inline``, ``ray[:ADDRESS]`` or an executor.
+      pairings: explicit seatings instead of every pair of distinct agents.
+      move_time_limit: seconds per move before a forfeit (``None``: none).
+      progress: show a tqdm progress bar.
+
+    Returns:
+      every match of this tournament, finished earlier or now.
+
+    Raises:
+      ArenaError: ``out_dir`` holds a tournament with another game, seed or settings.
+    """
+    from cwm import arena_report
+
+    settings = settings or Settings()
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    name = games.resolve(game).name
+    config = {"game": name, "seed": seed, "settings": dataclasses.asdict(settings),
+              "move_time_limit": move_time_limit}
+    _check_config(out / "config.json", config)
+    jobs = plan_jobs(name, agents, matches=matches, settings=settings, seed=seed, pairings=pairings,
+                     move_time_limit=move_time_limit, log_dir=str(out / "llm"))
+    path = out / "matches.jsonl"
+    done = load_results(path)
+    todo = [j for j in jobs if j.key not in done]
+    ex = make_executor(executor) if isinstance(executor, str) else executor
+    try:
+        _run(ex, todo, path, done, len(jobs), progress)
+    finally:
+        if isinstance(executor, str):
+            ex.close()
+    results = [done[j.key] for j in jobs]
+    arena_report.write_reports(out, results, config=config | {"agents": list(agents), "matches": matches})
+    return results
+
+
+def _run(ex: Executor, todo: list[MatchJob], path: Path, done: dict[str, MatchResult], total: int,
+         progress: bool) -> None:
+    from tqdm import tqdm
+
+    bar = tqdm(total=total, initial=total - len(todo), disable=not progress, desc="matches", unit="match")
+    with path.open("a", encoding="utf-8") as f:
+        for record in ex.imap_unordered(run_match, todo):
+            f.write(json.dumps(record) + "\n")
+            f.flush()
+            result = MatchResult.from_json(record)
+            done[result.key] = result
+            bar.update(1)
+    bar.close()
+
+
+def _check_config(path: Path, config: dict[str, JSON]) -> None:
+    if path.exists():
+        old = json.loads(path.read_text(encoding="utf-8"))
+        if old != config:
+            raise ArenaError(f"{path.parent} holds a tournament with other settings ({old}); "
+                             f"resume it with the same game, seed and settings, or use another --out")
+    else:
+        path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")

@@ -1,0 +1,174 @@
+"""Arena summaries: per agent, opponent and seat, win/draw/loss rates with 95% Wilson intervals, mean payoff
+with a 95% normal interval, and forfeit rates by kind; written as JSON, CSV, markdown and a bar plot."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from cwm.types import JSON
+
+Z95 = 1.959963984540054
+
+
+def wilson(successes: int, n: int, *, z: float = Z95) -> tuple[float, float]:
+    """The Wilson score interval of a binomial proportion (``(0, 1)`` when ``n`` is 0)."""
+    if n == 0:
+        return 0.0, 1.0
+    p = successes / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def mean_interval(values: Sequence[float], *, z: float = Z95) -> tuple[float, float, float]:
+    """Mean and its normal-approximation 95% interval (the interval is the mean itself for n < 2)."""
+    n = len(values)
+    if n == 0:
+        return math.nan, math.nan, math.nan
+    mean = sum(values) / n
+    if n < 2:
+        return mean, mean, mean
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
+    half = z * sd / math.sqrt(n)
+    return mean, mean - half, mean + half
+
+
+def summarize(results: Sequence[Any]) -> list[dict[str, JSON]]:
+    """One row per (agent, opponent, seat) with rates, intervals and forfeits; seat ``all`` pools seats.
+
+    A match counts as a win for the agent when its return is strictly above every other seat's, a loss
+    when some seat's is above it, and a draw otherwise. Forfeits are counted both in the outcome (the
+    forfeiting seat loses) and separately: ``forfeits_<kind>`` by this agent, ``opponent_forfeits``.
+    """
+    groups: dict[tuple[str, str, str], list[tuple[Any, int]]] = {}
+    for r in results:
+        for seat, agent in enumerate(r.seats):
+            others = [a for i, a in enumerate(r.seats) if i != seat]
+            opponent = others[0] if len(set(others)) == 1 else "+".join(others)
+            for seat_key in (str(seat), "all"):
+                groups.setdefault((agent, opponent, seat_key), []).append((r, seat))
+    return [_row(agent, opp, seat, items) for (agent, opp, seat), items in sorted(groups.items())]
+
+
+def _row(agent: str, opponent: str, seat: str, items: list[tuple[Any, int]]) -> dict[str, JSON]:
+    n = len(items)
+    wins = draws = losses = 0
+    payoffs: list[float] = []
+    forfeits = dict.fromkeys(("illegal", "exception", "timeout"), 0)
+    opponent_forfeits = 0
+    for r, s in items:
+        mine, best_other = r.returns[s], max(x for i, x in enumerate(r.returns) if i != s)
+        wins += mine > best_other
+        losses += mine < best_other
+        draws += mine == best_other
+        payoffs.append(mine)
+        if r.forfeit_seat == s:
+            forfeits[r.forfeit_kind] = forfeits.get(r.forfeit_kind, 0) + 1
+        elif r.forfeit_seat is not None:
+            opponent_forfeits += 1
+    row: dict[str, JSON] = {"agent": agent, "opponent": opponent, "seat": seat, "matches": n}
+    for name, count in (("win", wins), ("draw", draws), ("loss", losses)):
+        lo, hi = wilson(count, n)
+        row |= {f"{name}s": count, f"{name}_rate": count / n, f"{name}_lo": lo, f"{name}_hi": hi}
+    mean, lo, hi = mean_interval(payoffs)
+    row |= {"mean_payoff": mean, "payoff_lo": lo, "payoff_hi": hi}
+    total_forfeits = sum(forfeits.values())
+    f_lo, f_hi = wilson(total_forfeits, n)
+    row |= {"forfeit_rate": total_forfeits / n, "forfeit_lo": f_lo, "forfeit_hi": f_hi}
+    row |= {f"forfeits_{k}": v for k, v in forfeits.items()} | {"opponent_forfeits": opponent_forfeits}
+    row["forfeit_reasons"] = sorted({r.reason for r, s in items if r.forfeit_seat == s})[:5]
+    return row
+
+
+def markdown(rows: Sequence[dict[str, JSON]], *, outcome: str) -> str:
+    """A markdown table: W/D/L with intervals (or mean payoff), and forfeits, one line per row."""
+    if outcome == "payoff":
+        head = "| agent | opponent | seat | n | mean payoff [95% CI] | forfeits (ill/exc/time) |\n|---|---|---|---|---|---|"
+        body = [f"| {r['agent']} | {r['opponent']} | {r['seat']} | {r['matches']} | "
+                f"{r['mean_payoff']:+.3f} [{r['payoff_lo']:+.3f}, {r['payoff_hi']:+.3f}] | {_forfeits(r)} |"
+                for r in rows]
+    else:
+        head = ("| agent | opponent | seat | n | win [95% CI] | draw | loss | forfeits (ill/exc/time) |\n"
+                "|---|---|---|---|---|---|---|---|")
+        body = [f"| {r['agent']} | {r['opponent']} | {r['seat']} | {r['matches']} | "
+                f"{r['win_rate']:.2f} [{r['win_lo']:.2f}, {r['win_hi']:.2f}] | {r['draw_rate']:.2f} | "
+                f"{r['loss_rate']:.2f} | {_forfeits(r)} |" for r in rows]
+    return "\n".join([head, *body]) + "\n"
+
+
+def _forfeits(r: dict[str, JSON]) -> str:
+    return f"{r['forfeits_illegal']}/{r['forfeits_exception']}/{r['forfeits_timeout']}"
+
+
+def plot(rows: Sequence[dict[str, JSON]], path: Path, *, outcome: str, title: str) -> None:
+    """Grouped bars per agent-vs-opponent and seat: win/draw/loss stacked (or mean payoff), 95% error bars."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    shown = [r for r in rows if r["seat"] != "all"]
+    labels = [f"{_short(r['agent'])}\nvs {_short(r['opponent'])}\n(seat {r['seat']})" for r in shown]
+    x = list(range(len(shown)))
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.1 * len(shown) + 2), 4.5))
+    if outcome == "payoff":
+        means = [float(r["mean_payoff"]) for r in shown]
+        err = [[m - float(r["payoff_lo"]) for m, r in zip(means, shown)],
+               [float(r["payoff_hi"]) - m for m, r in zip(means, shown)]]
+        ax.bar(x, means, yerr=err, capsize=4, color="tab:blue")
+        ax.axhline(0, color="black", linewidth=0.8)
+        ax.set_ylabel("mean payoff (95% CI)")
+    else:
+        win = [float(r["win_rate"]) for r in shown]
+        draw = [float(r["draw_rate"]) for r in shown]
+        loss = [float(r["loss_rate"]) for r in shown]
+        err = [[w - float(r["win_lo"]) for w, r in zip(win, shown)], [float(r["win_hi"]) - w for w, r in zip(win, shown)]]
+        ax.bar(x, win, yerr=err, capsize=4, color="tab:green", label="win")
+        ax.bar(x, draw, bottom=win, color="tab:gray", label="draw")
+        ax.bar(x, loss, bottom=[w + d for w, d in zip(win, draw)], color="tab:red", label="loss")
+        ax.set_ylim(0, 1)
+        ax.set_ylabel("rate (win: 95% Wilson CI)")
+        ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8)
+    ax.set_xticks(x)
+    ax.set_xticklabels(labels, fontsize=7)
+    ax.set_title(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def _short(label: JSON) -> str:
+    """A plot label: ``cwm:path/to/model.py`` becomes ``cwm:model``."""
+    kind, _, target = str(label).partition(":")
+    return f"{kind}:{Path(target).stem or target}" if "/" in target else str(label)
+
+
+def write_reports(out: Path, results: Sequence[Any], *, config: dict[str, JSON]) -> list[dict[str, JSON]]:
+    """Writes ``results.json``, ``results.csv``, ``results.md`` and ``results.png`` under ``out``."""
+    from cwm import games
+
+    outcome = games.resolve(str(config["game"])).outcome
+    outcome = "payoff" if outcome == "payoff" else "win/draw/loss"
+    rows = summarize(results)
+    clean = [{k: _finite(v) for k, v in r.items()} for r in rows]
+    (out / "results.json").write_text(json.dumps({"config": config, "outcome": outcome, "rows": clean}, indent=2)
+                                      + "\n", encoding="utf-8")
+    with (out / "results.csv").open("w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=list(clean[0]) if clean else ["agent"])
+        writer.writeheader()
+        for r in clean:
+            writer.writerow({k: "; ".join(v) if isinstance(v, list) else v for k, v in r.items()})
+    (out / "results.md").write_text(markdown(rows, outcome=outcome), encoding="utf-8")
+    if rows:
+        plot(rows, out / "results.png", outcome=outcome, title=f"{config['game']}: arena")
+    return clean
+
+
+def _finite(value: JSON) -> JSON:
+    return None if isinstance(value, float) and not math.isfinite(value) else value

@@ -1,0 +1,51 @@
+"""`cwm arena`: a resumable tournament between agents on a ground-truth game."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from cwm import arena, games
+from planners.specs import Settings, parse_agent_specs
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("arena", help="play agents against each other (both seats, resumable)",
+                       description="Plays every pair of agents in both seats. Agents: random, gt-mcts, "
+                                   "gt-ismcts, cwm:MODEL.py|BUNDLE_DIR, llm:CLIENT, llm+legal:CLIENT. "
+                                   "Re-running with the same --out resumes.")
+    p.add_argument("game", help="registry name, OpenSpiel game string, or path/to/module.py:short_name")
+    p.add_argument("--agents", required=True, help="comma-separated agent specs, e.g. random,gt-mcts")
+    p.add_argument("--matches", type=int, default=100, help="matches per pairing and seat order (default 100)")
+    p.add_argument("--sims", type=int, default=1000, help="MCTS/ISMCTS simulations per move (default 1000)")
+    p.add_argument("--rollouts", type=int, default=10, help="random rollouts per leaf (default 10)")
+    p.add_argument("--uct-c", type=float, default=2.0, help="UCT exploration constant (default 2.0)")
+    p.add_argument("--llm-retries", type=int, default=3, help="LLM rethinks before a forfeit (default 3)")
+    p.add_argument("--seed", type=int, default=0, help="tournament seed (default 0)")
+    p.add_argument("--move-time-limit", type=float, default=None, help="seconds per move before a forfeit")
+    p.add_argument("--self-play", action="store_true", help="also play each agent against itself")
+    p.add_argument("--executor", default="local",
+                   help="local (process pool, default), local:N, inline, ray or ray:ADDRESS")
+    p.add_argument("--out", required=True, help="output folder (matches.jsonl, results.*)")
+    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    p.set_defaults(func=cmd_arena)
+
+
+def cmd_arena(args: argparse.Namespace) -> int:
+    specs = parse_agent_specs(args.agents)
+    labels = [s.label for s in specs]
+    pairings = None
+    if args.self_play:
+        pairings = [(a, b) for i, a in enumerate(labels) for b in labels[i:]]
+    settings = Settings(num_simulations=args.sims, rollouts=args.rollouts, uct_c=args.uct_c,
+                        llm_retries=args.llm_retries)
+    results = arena.tournament(args.game, labels, matches=args.matches, out_dir=args.out, settings=settings,
+                               seed=args.seed, executor=args.executor, pairings=pairings,
+                               move_time_limit=args.move_time_limit, progress=not args.no_progress)
+    out = Path(args.out)
+    print((out / "results.md").read_text(encoding="utf-8"), end="")
+    forfeits = [r for r in results if r.forfeit_seat is not None]
+    for r in forfeits[:5]:
+        print(f"forfeit: {r.seats[r.forfeit_seat]} ({r.forfeit_kind}) in {r.key}: {r.reason[:300]}")
+    print(f"{len(results)} matches of {games.resolve(args.game).name}; results in {out}/results.{{json,csv,md,png}}")
+    return 0

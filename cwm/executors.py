@@ -1,0 +1,133 @@
+"""Where independent jobs run: in this process, on a local process pool (the default), or on a Ray cluster.
+
+Every executor has one method, ``imap_unordered(fn, items)``, yielding results as jobs finish, so the
+caller can save each one at once; nothing else differs between them. ``fn`` must be a picklable
+top-level function and the items picklable (specs, not live objects).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import os
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from cwm.types import CwmError
+
+
+class ExecutorError(CwmError, ValueError):
+    """An executor spec that does not parse, or a backend (Ray) that is not installed or not reachable."""
+
+
+class Executor(Protocol):
+    """Runs ``fn`` over items and yields each result as soon as its job ends (any order)."""
+
+    name: str
+
+    def imap_unordered(self, fn: Callable[[Any], Any], items: Sequence[Any]) -> Iterator[Any]: ...
+
+    def close(self) -> None: ...
+
+
+class InlineExecutor:
+    """Runs jobs one after another in this process (debugging, tests, a single core)."""
+
+    name = "inline"
+
+    def imap_unordered(self, fn: Callable[[Any], Any], items: Sequence[Any]) -> Iterator[Any]:
+        for item in items:
+            yield fn(item)
+
+    def close(self) -> None:
+        pass
+
+
+class ProcessExecutor:
+    """A local process pool.
+
+    Args:
+      workers: pool size (default: the machine's CPU count).
+    """
+
+    name = "local"
+
+    def __init__(self, workers: int | None = None):
+        self.workers = workers or os.cpu_count() or 1
+        self._pool: cf.ProcessPoolExecutor | None = None
+
+    def imap_unordered(self, fn: Callable[[Any], Any], items: Sequence[Any]) -> Iterator[Any]:
+        if self._pool is None:
+            self._pool = cf.ProcessPoolExecutor(max_workers=self.workers)
+        futures = [self._pool.submit(fn, item) for item in items]
+        try:
+            for future in cf.as_completed(futures):
+                yield future.result()
+        finally:
+            for future in futures:
+                future.cancel()
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)
+            self._pool = None
+
+
+class RayExecutor:
+    """Jobs as Ray tasks, on a running cluster (``address``) or a local one started here.
+
+    Ray is an optional extra (``pip install 'cwm[ray]'``). When this executor starts the cluster it puts
+    this checkout on the workers' ``PYTHONPATH``; a remote cluster needs cwm installed on its nodes.
+
+    Args:
+      address: a cluster address (``ray://host:10001``, ``auto``); ``None`` starts a local cluster unless
+        Ray is already initialised in this process.
+      num_cpus: CPUs of a local cluster started here (default: all).
+    """
+
+    name = "ray"
+
+    def __init__(self, address: str | None = None, *, num_cpus: int | None = None):
+        try:
+            import ray
+        except ImportError as e:
+            raise ExecutorError("--executor ray needs Ray: pip install 'cwm[ray]' (or pip install ray)") from e
+        self._ray = ray
+        if not ray.is_initialized():
+            root = str(Path(__file__).resolve().parent.parent)
+            path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)
+            ray.init(address=address, num_cpus=num_cpus if address is None else None,
+                     runtime_env={"env_vars": {"PYTHONPATH": path}}, log_to_driver=False)
+
+    def imap_unordered(self, fn: Callable[[Any], Any], items: Sequence[Any]) -> Iterator[Any]:
+        ray = self._ray
+        remote = ray.remote(fn)
+        pending = [remote.remote(item) for item in items]
+        try:
+            while pending:
+                done, pending = ray.wait(pending, num_returns=1)
+                yield ray.get(done[0])
+        finally:
+            for ref in pending:
+                ray.cancel(ref)
+
+    def close(self) -> None:
+        pass  # the cluster outlives the run; callers that started it may call ray.shutdown()
+
+
+def make_executor(spec: str) -> Executor:
+    """An executor from ``inline``, ``local``, ``local:N`` (N workers), ``ray`` or ``ray:ADDRESS``.
+
+    Raises:
+      ExecutorError: an unknown spec, a bad worker count, or Ray missing.
+    """
+    kind, _, arg = spec.partition(":")
+    if kind == "inline" and not arg:
+        return InlineExecutor()
+    if kind == "local":
+        if arg and not arg.isdigit():
+            raise ExecutorError(f"executor {spec!r}: local:N needs a number of workers, got {arg!r}")
+        return ProcessExecutor(int(arg) if arg else None)
+    if kind == "ray":
+        return RayExecutor(arg or None)
+    raise ExecutorError(f"unknown executor {spec!r}; expected inline, local, local:N, ray or ray:ADDRESS")
