@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import builtins
 import dataclasses
 import re
 from collections.abc import Sequence
@@ -47,6 +48,8 @@ def extract_code(reply: str, required: Sequence[str]) -> Extraction:
     Rules, in order:
       1. Fenced blocks (closed or not, Python or untagged). Each block that defines every ``required``
          function is a candidate of its own (a reply may offer several versions).
+         A candidate block that uses names (constants, helpers) defined only in other, partial blocks is
+         joined after those blocks.
       2. Otherwise, when the blocks together define every required function, they are joined in order
          into one module (code split across blocks).
       3. Without fences: the code-like tail of the reply (from the first import/def line), trimmed of
@@ -72,7 +75,10 @@ def extract_code(reply: str, required: Sequence[str]) -> Extraction:
         raise CodeExtractionError("the reply contains no code (no fenced block and no Python definitions)")
     whole = [b for b in blocks if need <= defined_functions(b)]
     if whole:
-        return Extraction(tuple(dict.fromkeys(whole)), how)
+        helpers = [b for b in blocks if b not in whole]
+        joined = [_with_helpers(b, helpers) for b in whole]
+        how = "joined" if joined != whole and how == "blocks" else how
+        return Extraction(tuple(dict.fromkeys(joined)), how)
     joined = "\n\n".join(b for b in blocks if defined_functions(b) or _has_imports(b))
     found = defined_functions(joined)
     if need <= found:
@@ -115,6 +121,44 @@ def _bare_code(reply: str) -> str:
         if _parses(candidate):
             return candidate if defined_functions(candidate) else ""
     return "\n".join(tail).rstrip() + "\n"  # nothing parses: keep it all, the loader names the syntax error
+
+
+def _with_helpers(block: str, helpers: list[str]) -> str:
+    """``block`` preceded by the other blocks that define names it uses but does not define itself."""
+    free = _free_names(block)
+    used = [h for h in helpers if free & _top_level_names(h)]
+    return "\n\n".join([*used, block]) if used else block
+
+
+def _top_level_names(source: str) -> set[str]:
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        else:
+            names.update(n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
+    return names
+
+
+def _free_names(source: str) -> set[str]:
+    """Names a module reads but neither defines at top level nor gets from builtins (approximate)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    bound = _top_level_names(source) | set(dir(builtins))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            bound.add(node.id)
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)} - bound
 
 
 def _parses(source: str) -> bool:

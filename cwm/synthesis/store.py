@@ -41,7 +41,7 @@ def atomic_write(path: Path, text: str) -> None:
 
 
 def write_json(path: Path, data: JSON) -> None:
-    atomic_write(path, json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
+    atomic_write(path, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
 
 
 def sha(text: str) -> str:

@@ -1,0 +1,82 @@
+"""What the prompts hold, asserted on the rendered text the LLM received."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from synth_helpers import BUGGY_THEN_FIXED, RULES, program, reply, synthesize
+
+import prompts
+from cwm.llm import ScriptedClient
+from cwm.model import WORLD_MODEL_API, api_block
+from cwm.synthesis import world_model_target
+from cwm.synthesis.render import example_tests
+
+OPEN_DECK_TYPES = ["current_player", "legal_actions", "observations", "transition", "rewards", "termination"]
+
+
+def _section(text: str, heading: str) -> str:
+    start = text.index(heading)
+    end = text.find("\n## ", start + len(heading))
+    return text[start: end if end > 0 else len(text)]
+
+
+@pytest.fixture(scope="module")
+def calls(tmp_path_factory: pytest.TempPathFactory) -> list:
+    llm = ScriptedClient([reply(n) for n in BUGGY_THEN_FIXED])
+    synthesize(tmp_path_factory.mktemp("run"), llm)
+    return llm.calls
+
+
+def test_initial_prompt_has_rules_api_games_and_five_tests_per_type(calls: list, train: list) -> None:
+    text = calls[0].messages[0].text
+    assert RULES.strip() in text
+    assert api_block(WORLD_MODEL_API).strip() in text
+    for f in WORLD_MODEL_API:
+        assert f"def {f.signature}:" in text
+    assert "Game 5 (random play, seed 4)" in text and "action: 'x(2,1)'" in text
+    tests = _section(text, "## Example unit tests")
+    for kind in OPEN_DECK_TYPES:
+        block = tests.split(f"### {kind} (", 1)[1].split("\n\n", 1)[0]
+        assert len(re.findall(r"^- ", block, re.MULTILINE)) == 5, kind
+    assert "chance_outcomes" not in tests  # tic-tac-toe has no chance nodes, so no such checks
+    assert calls[0].system.strip() == prompts.render("synthesis/system.md").strip()
+
+
+def test_refinement_prompt_has_the_code_and_one_failed_test_per_type(calls: list) -> None:
+    text = calls[1].messages[0].text
+    assert len(calls[1].messages) == 1
+    assert program("v1_no_diagonals_bad_terminal").strip() in text
+    assert RULES.strip() in text and "def get_rewards(state: dict) -> list[float]:" in text
+    failing = _section(text, "## Failing tests")
+    for kind in ["current_player", "observations", "rewards", "termination"]:
+        assert len(re.findall(rf"^\[{kind}\] trajectory \d+, step \d+", failing, re.MULTILINE)) == 1, kind
+    assert "[legal_actions]" not in failing and "[transition]" not in failing
+    assert "expected: [1.0, -1.0]" in failing and "diff:" in failing
+    assert "226/235 checks passed" in failing
+
+
+def test_example_tests_are_spread_and_counted(train: list) -> None:
+    _, counts = example_tests(train, per_type=5)
+    assert counts == {k: 5 for k in OPEN_DECK_TYPES}
+    _, counts = example_tests(train, per_type=100)
+    assert counts["termination"] == 5 and counts["current_player"] == 49
+
+
+def test_every_template_renders_strictly(train: list) -> None:
+    target = world_model_target(RULES, train)
+    hashes = target.prompt_hashes()
+    assert set(hashes) == {f"synthesis/{n}.md" for n in ("system", "initial", "refine", "followup", "no_code")}
+    with pytest.raises(prompts.PromptError, match="missing fields"):
+        target.render("refine", code="x")
+    with pytest.raises(prompts.PromptError, match="unused fields"):
+        target.render("followup", failures="f", code="x")
+
+
+def test_prompt_hashes_are_in_the_run_record(tmp_path: Path, train: list) -> None:
+    result = synthesize(tmp_path, ScriptedClient([reply("03_refine_correct")]))
+    config = (tmp_path / "config.json").read_text()
+    for name, digest in world_model_target(RULES, train).prompt_hashes().items():
+        assert result.prompt_hashes[name] == digest and digest in config

@@ -1,0 +1,80 @@
+"""Tree search with scripted replies: finds the fix and stops, keeps to the budget, survives junk, repeats."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from synth_helpers import BUGGY_THEN_FIXED, IndexedClient, program, reply, synthesize
+
+from cwm.llm import ScriptedClient
+
+
+def test_finds_the_correct_program_and_stops(tmp_path: Path, small_test: list) -> None:
+    llm = ScriptedClient([reply(n) for n in BUGGY_THEN_FIXED] + [reply("01_initial_buggy")])
+    result = synthesize(tmp_path, llm, test_trajectories=small_test)
+    assert result.solved and result.llm_calls == 3 and len(llm.calls) == 3 and llm.remaining == 1
+    assert result.best_source.strip() == program("correct").strip()
+    assert result.train_accuracy == 1.0 and result.test_accuracy == 1.0 and result.train_pass_rate == 1.0
+    assert [n.parent for n in result.nodes] == [None, 0, result.nodes[2].parent]
+    assert [c.tag for c in llm.calls] == ["synthesis/initial", "synthesis/refine", "synthesis/refine"]
+    h = [n.pass_rate for n in result.nodes]
+    assert 0.01 <= h[0] < h[1] < h[2] == 1.0
+    assert [p.calls for p in result.curve] == [1, 2, 3] and result.curve[-1].best_transition_accuracy == 1.0
+    for name in ("result.json", "summary.md", "accuracy.png", "best_program.py", "tree.json", "config.json"):
+        assert (tmp_path / name).is_file(), name
+    assert len(list((tmp_path / "calls").glob("*.prompt.md"))) == 3
+    assert len(list((tmp_path / "nodes").glob("*/program.py"))) == 3
+    saved = json.loads((tmp_path / "result.json").read_text())
+    assert saved["best_node"] == 2 and saved["prompt_hashes"] == result.prompt_hashes
+
+
+def test_budget_is_never_exceeded(tmp_path: Path) -> None:
+    llm = ScriptedClient([reply("01_initial_buggy")] * 20)
+    result = synthesize(tmp_path, llm, budget=4)
+    assert result.llm_calls == 4 and len(llm.calls) == 4 and not result.solved
+    assert sorted(p.name for p in (tmp_path / "calls").glob("*.json")) == [f"{i:06d}.json" for i in range(4)]
+
+
+def test_budget_holds_with_calls_in_flight(tmp_path: Path) -> None:
+    llm = IndexedClient([reply("01_initial_buggy")] * 20)
+    result = synthesize(tmp_path, llm, budget=5, concurrency=3)
+    assert result.llm_calls == 5 and sorted(llm.asked) == list(range(5)) and set(llm.asked.values()) == {1}
+
+
+def test_no_code_broken_and_hostile_replies_are_scored_not_fatal(tmp_path: Path) -> None:
+    marker = Path("/tmp/cwm_pwned")
+    marker.unlink(missing_ok=True)
+    llm = ScriptedClient([reply("no_code"), reply("broken"), reply("hostile"), reply("03_refine_correct")])
+    result = synthesize(tmp_path, llm)
+    junk = result.nodes[:3]
+    assert [n.pass_rate for n in junk] == [0.0, 0.0, 0.0] and not any(n.expandable for n in junk)
+    assert "no usable code" in junk[0].error and junk[0].source == ""
+    assert "syntax error" in junk[1].error
+    assert "'os'" in junk[2].error
+    # nothing was worth refining, so every call asked for a program from scratch
+    assert [c.tag for c in llm.calls] == ["synthesis/initial"] * 4
+    assert result.solved and result.best_node == 3 and not marker.exists()
+
+
+def test_same_seed_same_run(tmp_path: Path) -> None:
+    replies = [reply(n) for n in ["01_initial_buggy", "02_refine_partial", "01_initial_buggy", "two_versions",
+                                  "02_refine_partial", "03_refine_correct"]] * 2
+
+    def run(where: str, seed: int) -> dict:
+        out = synthesize(tmp_path / where, IndexedClient(replies), budget=8, concurrency=3, seed=seed).outcome()
+        out.pop("run_dir")
+        return out
+
+    first = run("a", 3)
+    assert first == run("b", 3)
+    assert first["llm_calls"] <= 8
+
+
+def test_refinements_that_do_not_improve_are_not_refined(tmp_path: Path) -> None:
+    llm = ScriptedClient([reply("02_refine_partial"), reply("01_initial_buggy"), reply("02_refine_partial"),
+                          reply("01_initial_buggy")])
+    result = synthesize(tmp_path, llm, budget=4)
+    assert result.nodes[0].expandable
+    # every later child is a refinement of node 0 that is no better than it
+    assert all(n.parent == 0 and not n.expandable for n in result.nodes[1:])
