@@ -12,6 +12,7 @@ Frames, both ways: 8-byte big-endian length, then the body (pickle parent->zygot
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import importlib
 import json
 import os
@@ -93,14 +94,16 @@ class _Child:
         self.fd, self.nonce, self.limits = fd, nonce, limits
         self.call = "<module body>"
         self.fired = 0
+        self.gate_passed = False
 
     def emit(self, kind: str, value: JSON = None, error: str = "") -> None:
+        message = {"kind": kind, "value": value, "error": error, "gate_passed": self.gate_passed}
         try:
-            body = json.dumps({"kind": kind, "value": value, "error": error}, allow_nan=False)
+            body = json.dumps(message, allow_nan=False).encode()
         except (TypeError, ValueError) as e:
-            body = json.dumps({"kind": "error", "value": None,
-                               "error": f"the job's result is not JSON-serialisable: {e}"})
-        _write_all(self.fd, self.nonce.encode() + body.encode())
+            message.update(kind="error", value=None, error=f"the job's result is not JSON-serialisable: {e}")
+            body = json.dumps(message).encode()
+        _write_all(self.fd, self.nonce.encode() + len(body).to_bytes(8, "big") + body)
 
     def on_alarm(self, signum: int, frame: Any) -> None:
         self.fired += 1
@@ -130,17 +133,17 @@ class _Child:
         return result
 
 
-_CHILD: _Child | None = None
+_CURRENT: list[_Child] = []  # the job's child state; a list so the module's attributes never change
 
 
 def call_guard(fn: Any, *args: Any) -> Any:
     """The guard trusted jobs wrap every model call in (direct when not inside a sandbox child)."""
-    return _CHILD.guard(fn, *args) if _CHILD is not None else fn(*args)
+    return _CURRENT[0].guard(fn, *args) if _CURRENT else fn(*args)
 
 
 def _child_main(fd: int, request: dict[str, Any], payload: Any) -> None:
-    global _CHILD
-    child = _CHILD = _Child(fd, request["nonce"], request["limits"])
+    child = _Child(fd, request["nonce"], request["limits"])
+    _CURRENT[:] = [child]
     layers.detach(keep_fd=fd)
     layers.set_rlimits(request["limits"])
     signal.signal(signal.SIGALRM, child.on_alarm)
@@ -161,11 +164,12 @@ def _child_main(fd: int, request: dict[str, Any], payload: Any) -> None:
 
 def _run_job(child: _Child, request: dict[str, Any], payload: Any) -> tuple[str, JSON, str]:
     source = request["source"]
-    if request["gate"]:
+    if request["gate"] and not request.get("gate_cached"):
         try:
             static_gate(source)
         except ModelLoadError as e:
             return "static", None, str(e)
+    child.gate_passed = request["gate"]
     job = _resolve_job(request["job"])
     name = "cwm_model"
     try:
@@ -173,7 +177,7 @@ def _run_job(child: _Child, request: dict[str, Any], payload: Any) -> tuple[str,
     except (SyntaxError, ValueError, RecursionError, MemoryError) as e:
         return "load", None, f"{name}: source does not compile: {type(e).__name__}: {e}"
     layers.remember_source(f"<{name}>", source)
-    before = layers.snapshot()
+    before = layers.baseline()
     layers.install_seccomp()  # before the audit hook, which refuses ctypes
     layers.install_audit_hook(code)
     try:
@@ -206,8 +210,13 @@ def _describe(e: BaseException) -> str:
 # The zygote
 
 
-def run_one(request: dict[str, Any], payload: Any) -> dict[str, JSON]:
-    """Forks a child for one job, waits at most ``wall_s``, and returns the verdict as a JSON-able dict."""
+def run_one(request: dict[str, Any], payload: Any) -> tuple[dict[str, JSON], int | None]:
+    """Forks a child for one job and waits at most ``wall_s`` for its verdict.
+
+    Returns:
+      The verdict as a JSON-able dict, and the pid still to reap (``None`` when already reaped): a child
+      that delivered a whole result is reaped after the parent has its answer.
+    """
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child never returns from here
@@ -217,30 +226,37 @@ def run_one(request: dict[str, Any], payload: Any) -> dict[str, JSON]:
         finally:
             os._exit(70)
     os.close(w)
-    data, why = _collect(r, pid, request["limits"]["wall_s"])
+    data, why = _collect(r, pid, request["limits"]["wall_s"], request["nonce"].encode())
     os.close(r)
-    status = _reap(pid)
-    return _verdict(data, why, status, request)
+    if why == "done":
+        try:
+            return json.loads(data), pid
+        except ValueError:
+            why = "malformed"
+    return _verdict(why, reap(pid), request), None
 
 
-def _collect(fd: int, pid: int, wall_s: float) -> tuple[bytes, str]:
+def _collect(fd: int, pid: int, wall_s: float, nonce: bytes) -> tuple[bytes, str]:
+    """Reads the child's message: ``(body, "done")``, or what stopped it (``wall``, ``size``, ``eof``)."""
     deadline = time.monotonic() + wall_s
-    chunks: list[bytes] = []
-    size = 0
+    buf = bytearray()
+    head = len(nonce) + 8
     while True:
+        if len(buf) >= head and buf.startswith(nonce):
+            size = int.from_bytes(buf[len(nonce):head], "big")
+            if size > RESULT_CAP_BYTES:
+                _kill(pid)
+                return b"", "size"
+            if len(buf) >= head + size:
+                return bytes(buf[head:head + size]), "done"
         left = deadline - time.monotonic()
-        ready = select.select([fd], [], [], max(left, 0))[0] if left > 0 else []
-        if not ready:
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
             _kill(pid)
-            return b"".join(chunks), "wall"
+            return b"", "wall"
         chunk = os.read(fd, 1 << 20)
         if not chunk:
-            return b"".join(chunks), ""
-        chunks.append(chunk)
-        size += len(chunk)
-        if size > RESULT_CAP_BYTES:
-            _kill(pid)
-            return b"", "size"
+            return b"", "eof"
+        buf += chunk
 
 
 def _kill(pid: int) -> None:
@@ -249,28 +265,25 @@ def _kill(pid: int) -> None:
             target()
 
 
-def _reap(pid: int) -> int:
-    for _ in range(200):  # the child exits right after writing; give it a moment, then kill it
+def reap(pid: int) -> int:
+    """Waits for ``pid`` (killing it if it lingers) and returns its wait status."""
+    for _ in range(200):
         done, status = os.waitpid(pid, os.WNOHANG)
         if done:
             return status
-        time.sleep(0.005)
+        time.sleep(0.002)
     _kill(pid)
     return os.waitpid(pid, 0)[1]
 
 
-def _verdict(data: bytes, why: str, status: int, request: dict[str, Any]) -> dict[str, JSON]:
+def _verdict(why: str, status: int, request: dict[str, Any]) -> dict[str, JSON]:
     limits = request["limits"]
     if why == "wall":
         return _msg("timeout", f"the job ran past the wall-clock limit of {limits['wall_s']} s and was killed")
     if why == "size":
         return _msg("error", f"the job's result was larger than {RESULT_CAP_BYTES >> 20} MB")
-    nonce = request["nonce"].encode()
-    if data.startswith(nonce):
-        try:
-            return json.loads(data[len(nonce):])
-        except ValueError:
-            return _msg("crash", "the child wrote a malformed result")
+    if why == "malformed":
+        return _msg("crash", "the child wrote a malformed result")
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
         if sig == signal.SIGXCPU:
@@ -287,9 +300,10 @@ def _msg(kind: str, error: str) -> dict[str, JSON]:
 
 
 def serve(fd_in: int, fd_out: int) -> None:
-    """Answers jobs until the parent closes the stream. Payloads are cached by key, so a trajectory set
-    sent once is reused by later jobs."""
+    """Answers jobs until the parent closes the stream. Payloads are cached by key (a trajectory set is sent
+    once), and sources that passed the static gate by hash (the gate does not run again for them)."""
     cache: OrderedDict[str, Any] = OrderedDict()
+    gate_passed: set[str] = set()
     while True:
         frame = read_frame(fd_in)
         if frame is None:
@@ -300,13 +314,20 @@ def serve(fd_in: int, fd_out: int) -> None:
             cache[key] = pickle.loads(request.pop("payload"))
             while len(cache) > _PAYLOAD_CACHE_SIZE:
                 cache.popitem(last=False)
+        digest = hashlib.blake2b(request["source"].encode(), digest_size=16).digest()
+        request["gate_cached"] = digest in gate_passed
+        pid = None
         if key not in cache:
-            reply = _msg("error", "internal: payload missing from the zygote's cache")
+            reply: dict[str, JSON] = _msg("error", "internal: payload missing from the zygote's cache")
             reply["missing_payload"] = True
         else:
             cache.move_to_end(key)
-            reply = run_one(request, cache[key])
+            reply, pid = run_one(request, cache[key])
+        if reply.pop("gate_passed", False):
+            gate_passed.add(digest)
         write_frame(fd_out, json.dumps(reply).encode())
+        if pid is not None:
+            reap(pid)
 
 
 def main() -> None:

@@ -63,11 +63,13 @@ DENIED_SYSCALLS = (
 
 _READ_PREFIXES: tuple[str, ...] = ()
 _RESTRICTED_BUILTINS: dict[str, Any] = {}
+_FILTER: Any = None
+_BASELINE: dict[str, Any] = {}
 
 
 def prepare_zygote() -> None:
     """Computes, once, what every child needs: readable prefixes and the restricted builtins."""
-    global _READ_PREFIXES, _RESTRICTED_BUILTINS
+    global _READ_PREFIXES, _RESTRICTED_BUILTINS, _FILTER, _BASELINE
     import cwm
 
     roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.abspath(cwm.__file__))}
@@ -76,6 +78,20 @@ def prepare_zygote() -> None:
     allowed = {k: v for k, v in vars(builtins).items() if k not in FORBIDDEN_NAMES}
     allowed["__import__"] = _guarded_import
     _RESTRICTED_BUILTINS = allowed
+    _FILTER = build_seccomp_filter()
+    _BASELINE = snapshot()
+
+
+def baseline() -> dict[str, Any]:
+    """The zygote's module snapshot (every child starts from it) and this process's random states.
+
+    ``random`` reseeds itself from the OS in every forked child; it is seeded with 0 here so that a model
+    that draws from it anyway behaves the same in every child (and is then reported, see ``tampering``).
+    """
+    random.seed(0)
+    if not _BASELINE:
+        return snapshot()
+    return dict(_BASELINE, random=random.getstate())
 
 
 def layers_available() -> dict[str, bool]:
@@ -166,14 +182,12 @@ def install_audit_hook(candidate_code: types.CodeType) -> None:
     sys.addaudithook(hook)
 
 
-def install_seccomp() -> bool:
-    """Loads the deny-list; threads may still be created (``clone`` with ``CLONE_THREAD``), processes may not.
-
-    Returns:
-      Whether a filter was loaded (``False`` when libseccomp is unavailable).
-    """
+def build_seccomp_filter() -> Any:
+    """The deny-list as an unloaded libseccomp filter (built once in the zygote: building costs ~2 ms), or
+    ``None`` when libseccomp is unavailable. Threads may still be created (``clone`` with
+    ``CLONE_THREAD``), processes may not."""
     if pyseccomp is None:
-        return False
+        return None
     sc = pyseccomp
     f = sc.SyscallFilter(sc.ALLOW)
     deny = sc.ERRNO(errno.EPERM)
@@ -183,10 +197,22 @@ def install_seccomp() -> bool:
     f.add_rule(sc.ERRNO(errno.ENOSYS), "clone3")
     f.add_rule(sc.ERRNO(errno.ENOSYS), "openat2")
     f.add_rule(deny, "clone", sc.Arg(0, sc.MASKED_EQ, 0x10000, 0))  # CLONE_THREAD not set: a new process
-    f.add_rule(deny, "tgkill", sc.Arg(0, sc.NE, os.getpid()))
     for bit in (os.O_WRONLY, os.O_RDWR, os.O_CREAT, os.O_TRUNC, os.O_APPEND):
         f.add_rule(deny, "open", sc.Arg(1, sc.MASKED_EQ, bit, bit))
         f.add_rule(deny, "openat", sc.Arg(2, sc.MASKED_EQ, bit, bit))
+    return f
+
+
+def install_seccomp() -> bool:
+    """Loads the deny-list into this process, plus: signals only to itself (``tgkill``).
+
+    Returns:
+      Whether a filter was loaded (``False`` when libseccomp is unavailable).
+    """
+    f = _FILTER if _FILTER is not None else build_seccomp_filter()
+    if f is None:
+        return False
+    f.add_rule(pyseccomp.ERRNO(errno.EPERM), "tgkill", pyseccomp.Arg(0, pyseccomp.NE, os.getpid()))
     f.load()
     return True
 
