@@ -146,12 +146,16 @@ def _module_spec(game: str) -> GameSpec:
 
 
 def _openspiel_spec(game_string: str, *, module: str = "", name: str | None = None) -> GameSpec:
+    close = difflib.get_close_matches(game_string, [s.name for s in _REGISTRY.values()], n=3)
+    hint = f"; did you mean {', '.join(close)}?" if close else "; `cwm games` lists the registered games"
+    if game_string.split("(", 1)[0].strip() not in pyspiel.registered_names():
+        # Checked first: OpenSpiel would print and raise its whole list of game names.
+        raise UnknownGameError(f"unknown game {game_string!r}: neither registered in cwm nor an OpenSpiel game{hint}")
     try:
         game = pyspiel.load_game(game_string)
-    except Exception as e:  # pyspiel raises a bare RuntimeError/SpielError for unknown games
-        close = difflib.get_close_matches(game_string, [s.name for s in _REGISTRY.values()], n=3)
-        hint = f"; did you mean {', '.join(close)}?" if close else "; `cwm games` lists the registered games"
-        raise UnknownGameError(f"unknown game {game_string!r}: not registered and OpenSpiel says: {e}{hint}") from e
+    except Exception as e:  # pyspiel raises a bare RuntimeError/SpielError, e.g. for bad parameters
+        reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise UnknownGameError(f"cannot load game {game_string!r}: OpenSpiel says: {reason}{hint}") from e
     gtype = game.get_type()
     simultaneous = gtype.dynamics == pyspiel.GameType.Dynamics.SIMULTANEOUS
     perfect = gtype.information == pyspiel.GameType.Information.PERFECT_INFORMATION and not simultaneous
@@ -290,8 +294,8 @@ _BUILTIN: list[GameSpec] = [
              view="struct", description="3x3 noughts and crosses"),
     GameSpec("connect_four", "connect_four", "connect_four.md", 2, "perfect", False, False, "win/draw/loss",
              view="struct", description="6x7 gravity four-in-a-row"),
-    GameSpec("backgammon", "backgammon", "backgammon.md", 2, "perfect", True, False, "payoff",
-             view="text", description="classic backgammon with dice (gammons and backgammons count)"),
+    GameSpec("backgammon", "backgammon", "backgammon.md", 2, "perfect", True, False, "win/draw/loss",
+             view="text", description="classic backgammon with dice (win/loss scoring: gammons count 1)"),
     GameSpec("gen_tic_tac_toe", "mnk(m=6,n=6,k=4)", "gen_tic_tac_toe.md", 2, "perfect", False, True,
              "win/draw/loss", view="text", description="generalized tic-tac-toe: 6x6 board, four in a row"),
     GameSpec("bargaining", "bargaining", "bargaining.md", 2, "imperfect", True, False, "payoff",
