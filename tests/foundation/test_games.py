@@ -3,8 +3,6 @@ game has a rules file with the sections a reader needs."""
 
 from __future__ import annotations
 
-import re
-
 import pyspiel
 import pytest
 
