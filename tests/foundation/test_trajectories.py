@@ -1,0 +1,106 @@
+"""Trajectories: recorded faithfully, JSONL round-trip exact, versioned, and the closed-deck view keeps only
+one player's observations and own actions."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from cwm import games, trajectories
+from cwm.types import TRAJECTORY_SCHEMA, ClosedTrajectory, Trajectory, TrajectoryFormatError
+
+ROUND_TRIP_GAMES = ["tic_tac_toe", "leduc_poker", "bargaining", "gin_rummy", "backgammon", "rock_paper_scissors"]
+
+
+@pytest.mark.parametrize("game", ROUND_TRIP_GAMES)
+def test_jsonl_round_trip_is_exact(game: str, tmp_path: Path) -> None:
+    recorded = trajectories.collect(game, 2, seed=3)
+    closed = [trajectories.closed_view(t, 1) for t in recorded]
+    path = trajectories.save(tmp_path / f"{game}.jsonl", recorded + closed)
+    loaded = trajectories.load(path, game=game)
+    assert loaded == recorded + closed
+    assert trajectories.save(tmp_path / "again.jsonl", loaded).read_bytes() == path.read_bytes()
+
+
+def test_every_line_carries_the_schema_version_and_kind(tmp_path: Path) -> None:
+    recorded = trajectories.collect("leduc_poker", 2, seed=0)
+    path = trajectories.save(tmp_path / "t.jsonl", [recorded[0], trajectories.closed_view(recorded[1], 0)])
+    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert [(d["schema"], d["kind"]) for d in lines] == [(TRAJECTORY_SCHEMA, "open"), (TRAJECTORY_SCHEMA, "closed")]
+
+
+def test_other_schema_version_is_rejected(tmp_path: Path) -> None:
+    path = trajectories.save(tmp_path / "t.jsonl", trajectories.collect("tic_tac_toe", 1, seed=0))
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["schema"] = "cwm.trajectory/999"
+    path.write_text(json.dumps(data) + "\n", encoding="utf-8")
+    with pytest.raises(TrajectoryFormatError, match=r"t.jsonl:1: schema 'cwm.trajectory/999' is not"):
+        trajectories.load(path)
+
+
+def test_recording_is_seeded_and_game_i_uses_seed_plus_i() -> None:
+    first = trajectories.collect("leduc_poker", 3, seed=10)
+    assert first == trajectories.collect("leduc_poker", 3, seed=10)
+    assert first[2] == trajectories.record("leduc_poker", seed=12)
+    assert len({tuple(t.action_strings) for t in first}) > 1
+
+
+@pytest.mark.parametrize("game", ["tic_tac_toe", "leduc_poker", "gin_rummy", "iterated_prisoners_dilemma"])
+def test_steps_are_consistent_with_the_ground_truth(game: str) -> None:
+    traj = trajectories.record(game, seed=0)
+    state = games.load_game(game).new_initial_state()
+    for step in traj.steps:
+        assert step.player == state.current_player()
+        assert step.action in step.legal_actions
+        assert step.action_string == step.legal_action_strings[step.legal_actions.index(step.action)]
+        if step.chance_outcomes:
+            assert abs(sum(c.probability for c in step.chance_outcomes) - 1.0) < 1e-9
+        assert step.state is not None and len(step.observations) == traj.num_players
+        state.apply_action(step.action)
+        assert list(step.rewards) == state.rewards()
+    assert state.is_terminal() and list(traj.returns) == state.returns()
+    totals = [sum(s.rewards[p] for s in traj.steps) for p in range(traj.num_players)]
+    assert totals == pytest.approx(list(traj.returns))
+
+
+def test_closed_deck_recording_has_no_full_state() -> None:
+    traj = trajectories.record("leduc_poker", seed=0, open_deck=False)
+    assert traj.final_state is None and all(s.state is None for s in traj.steps)
+
+
+@pytest.mark.parametrize("player", [0, 1])
+def test_closed_view_keeps_one_players_observations_and_own_actions(player: int) -> None:
+    traj = trajectories.record("leduc_poker", seed=4)
+    closed = trajectories.closed_view(traj, player)
+    assert isinstance(closed, ClosedTrajectory) and closed.player == player
+    assert len(closed.events) == len(traj.steps) + 1
+    for event, step in zip(closed.events, traj.steps):
+        assert event.observation == step.observations[player]
+        assert event.action == (step.action_string if step.player == player else None)
+    assert closed.events[-1] == trajectories.ClosedEvent(traj.final_observations[player], None)
+    assert closed.player_return == traj.returns[player]
+    text = json.dumps(trajectories.to_json(closed))
+    assert {e.observation["private"] for e in closed.events} <= {_own_card(traj, player), -10000}
+    assert '"state"' not in text and "Chance outcome" not in text  # no hidden state, no chance actions
+
+
+def _own_card(traj: Trajectory, player: int) -> int:
+    return int(traj.steps[player].action_string.split(":")[1])
+
+
+def test_players_see_only_their_own_private_information() -> None:
+    traj = trajectories.record("leduc_poker", seed=1)
+    cards = [_own_card(traj, 0), _own_card(traj, 1)]
+    for step in traj.steps[2:]:
+        assert [step.observations[p]["private"] for p in (0, 1)] == cards
+    gin = trajectories.record("gin_rummy", seed=0)
+    middle = gin.steps[30].observations
+    assert set(middle[0]["hands"][1]) == {"XX"} and set(middle[1]["hands"][0]) == {"XX"}
+    assert "XX" not in middle[0]["hands"][0]
+
+
+def test_closed_view_rejects_a_player_out_of_range() -> None:
+    with pytest.raises(ValueError, match="player 2 out of range for a 2-player game"):
+        trajectories.closed_view(trajectories.record("tic_tac_toe", seed=0), 2)
