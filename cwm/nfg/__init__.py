@@ -1,35 +1,33 @@
-"""Normal-form game reasoning evals: seeded tasks, exact solver answers, reply parsing, two contestants, audit."""
+"""Normal-form game reasoning evals: seeded tasks, exact solver answers, reply parsing, two contestants, audit.
 
-from cwm.nfg.answers import AnswerKey, Reply
-from cwm.nfg.audit import AuditFinding, audit_file, audit_record
-from cwm.nfg.contestants import CwmContestant, DirectContestant, evaluate
-from cwm.nfg.game import MatrixGame, NfgFormatError
-from cwm.nfg.generate import generate, generate_one
-from cwm.nfg.parse import parse_reply
-from cwm.nfg.score import ItemResult, save_results, summarise, wilson
-from cwm.nfg.tasks import FAMILIES, Task, load, save, solve
+Names are imported lazily (on first use) so that the sandbox child, which loads ``cwm.nfg.job`` with
+only the ``cwm`` package mounted, never imports the prompt files or the LLM layer.
+"""
 
-__all__ = [
-    "FAMILIES",
-    "AnswerKey",
-    "AuditFinding",
-    "CwmContestant",
-    "DirectContestant",
-    "ItemResult",
-    "MatrixGame",
-    "NfgFormatError",
-    "Reply",
-    "Task",
-    "audit_file",
-    "audit_record",
-    "evaluate",
-    "generate",
-    "generate_one",
-    "load",
-    "parse_reply",
-    "save",
-    "save_results",
-    "solve",
-    "summarise",
-    "wilson",
-]
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_WHERE = {
+    "AnswerKey": "answers", "Reply": "answers",
+    "AuditFinding": "audit", "audit_file": "audit", "audit_record": "audit",
+    "CwmContestant": "contestants", "DirectContestant": "contestants", "evaluate": "contestants",
+    "MatrixGame": "game", "NfgFormatError": "game",
+    "generate": "generate", "generate_one": "generate",
+    "parse_reply": "parse",
+    "ItemResult": "score", "save_results": "score", "summarise": "score", "wilson": "score",
+    "FAMILIES": "tasks", "Task": "tasks", "load": "tasks", "save": "tasks", "solve": "tasks",
+    "render": None,
+}
+
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module 'cwm.nfg' has no attribute {name!r}")
+    module = importlib.import_module(f"cwm.nfg.{_WHERE[name] or name}")
+    value = module if _WHERE[name] is None else getattr(module, name)
+    globals()[name] = value
+    return value

@@ -76,16 +76,16 @@ def _ideal_reasons(ideal: JSON, key: AnswerKey) -> list[str]:
         return [f"ideal {ideal!r} is not a string or a list of strings"]
     reasons, named = [], set()
     for text in texts:
-        parsed = parse_reply(text, key)
-        if parsed is None:
-            reasons.append(f"ideal {text!r} cannot be read as a {key.kind} answer")
-            continue
         if key.kind == "choice":
             vector = parse_distribution(text, key.vocabulary)
             if vector is not None and sum(p > 0 for p in vector.value) > 1:  # type: ignore[misc]
                 reasons.append(f"ideal {text!r} is a mixed strategy, but the question asks for the set of best "
                                f"actions ({key.ideal()!r})")
                 continue
+        parsed = parse_reply(text, key)
+        if parsed is None:
+            reasons.append(f"ideal {text!r} cannot be read as a {key.kind} answer")
+            continue
         if not key.accepts(parsed):
             reasons.append(f"ideal {text!r} is wrong: the solver accepts {key.ideal()!r}")
         elif isinstance(parsed.value, frozenset):

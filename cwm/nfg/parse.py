@@ -99,11 +99,10 @@ def _strip(text: str) -> str:
 
 def _marker_span(text: str) -> str | None:
     """The text after the last answer marker (the next non-empty line if the marker ends its line)."""
-    last = None
-    for last in _MARKER.finditer(text):
-        pass
-    if last is None:
+    found = list(_MARKER.finditer(text))
+    if not found:
         return None
+    last = found[-1]
     rest = text[last.end():]
     line, _, more = rest.partition("\n")
     if line.strip(" *`\t"):
@@ -152,10 +151,8 @@ def parse_sequence(text: str, vocabulary: Sequence[str]) -> Reply | None:
 
 
 def _marker_span_to_end(text: str) -> str | None:
-    last = None
-    for last in _MARKER.finditer(text):
-        pass
-    return None if last is None else text[last.end():]
+    found = list(_MARKER.finditer(text))
+    return text[found[-1].end():] if found else None
 
 
 def _cut_sentence(span: str) -> str:

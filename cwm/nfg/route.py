@@ -1,15 +1,12 @@
 """The CWM route: the LLM transcribes a task into a small Python module; the sandbox tabulates it; the solver answers.
 
 The module's API is fixed in ``prompts/nfg/cwm/api.md`` (``PLAYERS``, ``ME``, ``ACTIONS``, ``payoff``)
-plus the family's data names (``prompts/nfg/cwm/data/<family>.md``). ``tabulate`` is the trusted job
-that runs in the sandbox child: it calls ``payoff`` on every action pair and returns plain JSON.
+plus the family's data names (``prompts/nfg/cwm/data/<family>.md``). ``cwm.nfg.job.tabulate`` is the
+trusted job that runs in the sandbox child: it calls ``payoff`` on every action pair and returns plain JSON.
 """
 
 from __future__ import annotations
 
-import json
-import math
-import types
 from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
@@ -18,11 +15,12 @@ import prompts
 from cwm import sandbox as sandbox_module
 from cwm.nfg.answers import Reply
 from cwm.nfg.game import MatrixGame, NfgFormatError, to_fraction
+from cwm.nfg.job import tabulate
 from cwm.nfg.solver import STRATEGIES
 from cwm.nfg.tasks import Task, solve
 from cwm.types import JSON, CwmError
 
-JOB = "cwm.nfg.route:tabulate"
+JOB = "cwm.nfg.job:tabulate"
 DATA_NAMES: dict[str, tuple[str, ...]] = {
     "best_response_pure": ("OPPONENT_ACTION",),
     "dominant_strategy": (),
@@ -51,53 +49,6 @@ def prompt_names(family: str) -> list[str]:
     return ["nfg/cwm/system.md", "nfg/cwm/request.md", f"nfg/cwm/data/{family}.md"]
 
 
-def tabulate(module: types.ModuleType, payload: Mapping[str, JSON]) -> JSON:
-    """Trusted sandbox job: the module's players, actions, full payoff table and the requested data names.
-
-    Raises:
-      RouteError: a missing or malformed definition, a payoff that is not two finite numbers, or data
-        that is not JSON.
-    """
-    space = vars(module)
-    players, me, actions = space.get("PLAYERS"), space.get("ME"), space.get("ACTIONS")
-    if not (isinstance(players, (list, tuple)) and len(players) == 2 and all(isinstance(p, str) for p in players)):
-        raise RouteError(f"PLAYERS must be a list of two names, got {players!r}")
-    if me not in players:
-        raise RouteError(f"ME must be one of PLAYERS {list(players)}, got {me!r}")
-    if not isinstance(actions, Mapping) or any(not isinstance(actions.get(p), (list, tuple)) for p in players):
-        raise RouteError(f"ACTIONS must map each of {list(players)} to a list of action names, got {actions!r}")
-    payoff = space.get("payoff")
-    if not callable(payoff):
-        raise RouteError("the module defines no function payoff(action_0, action_1)")
-    table = [[_payoff_pair(payoff, a, b) for b in actions[players[1]]] for a in actions[players[0]]]
-    data = {}
-    for name in payload.get("data", []):
-        if name not in space:
-            raise RouteError(f"the module does not define {name}")
-        data[name] = _json_value(space[name], name)
-    return {"players": list(players), "me": me, "actions": [[str(a) for a in actions[p]] for p in players],
-            "payoffs": table, "data": data}
-
-
-def _payoff_pair(payoff: Any, a: str, b: str) -> list[float]:
-    value = payoff(a, b)
-    if not isinstance(value, (list, tuple)) or len(value) != 2:
-        raise RouteError(f"payoff({a!r}, {b!r}) must return [payoff0, payoff1], got {value!r}")
-    out = []
-    for v in value:
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-            raise RouteError(f"payoff({a!r}, {b!r}) returned {value!r}: entries must be finite numbers")
-        out.append(float(v))
-    return out
-
-
-def _json_value(value: Any, name: str) -> JSON:
-    try:
-        return json.loads(json.dumps(value))
-    except (TypeError, ValueError) as e:
-        raise RouteError(f"{name} is not plain data (lists, dicts, strings, numbers): {e}") from e
-
-
 def run_job(source: str, payload: JSON, *, sandbox: Any = None) -> JSON:
     """Runs ``tabulate`` on ``source``: in ``sandbox`` (a ``cwm.sandbox.Sandbox``) when given, else in-process
     behind the static gate (the fallback for machines or callers without the sandbox).
@@ -116,8 +67,6 @@ def run_job(source: str, payload: JSON, *, sandbox: Any = None) -> JSON:
         sandbox_module.static_gate(source)
         module = load_source(source, name="nfg_game", api=())
         return tabulate(module, payload)
-    except RouteError:
-        raise
     except Exception as e:  # untrusted code's own failure at load or call time becomes the route's failure
         raise RouteError(f"{type(e).__name__}: {e}") from e
 

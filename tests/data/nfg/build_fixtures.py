@@ -1,0 +1,131 @@
+"""Rebuilds the nfg test fixtures: python tests/data/nfg/build_fixtures.py (from the repository root).
+
+- tasks_small.jsonl: one task per family (seed 7, index 0), our format.
+- replay.jsonl: a replay file of both contestants on those tasks, recorded from scripted replies
+  (synthetic, written here, not from a real LLM): per contestant one wrong and one unusable reply,
+  the rest correct, so the offline tests know exactly what each status count must be.
+- wrong_ideals.jsonl: hand-made records whose ideals are deliberately wrong (see WRONG below).
+"""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+from pathlib import Path
+
+from cwm.llm import RecordingClient, ScriptedClient
+from cwm.nfg import CwmContestant, DirectContestant, MatrixGame, Task, evaluate, generate_one, render, save, solve
+from cwm.nfg.answers import format_distribution
+from cwm.nfg.tasks import FAMILIES
+
+HERE = Path(__file__).resolve().parent
+SEED = 7
+WRONG_DIRECT = "estimate_mixed"  # the direct contestant answers this one wrongly
+UNPARSEABLE_DIRECT = "nash"  # ... and this one without an answer
+WRONG_CWM = "best_response_pure"  # the CWM transcription flips the sign of every payoff here
+BROKEN_CWM = "classify_partner"  # ... and imports os here (rejected by the static gate)
+
+
+def direct_reply(task: Task) -> str:
+    ideal = task.key.ideal()
+    text = ideal if isinstance(ideal, str) else ideal[0]
+    if task.family == WRONG_DIRECT:
+        return "Each action seems equally likely to me.\nAnswer: " + format_distribution(
+            task.key.vocabulary, [Fraction(1, len(task.key.vocabulary))] * len(task.key.vocabulary))
+    if task.family == UNPARSEABLE_DIRECT:
+        return "This depends on how risk-averse the players are, so I cannot say."
+    if task.key.kind == "choice":
+        return f"Comparing the payoffs line by line, I would choose {text} because it pays the most."
+    return f"Let me work through it.\n\n**Answer:** {text}"
+
+
+def cwm_reply(task: Task) -> str:
+    game, sign = task.game, -1 if task.family == WRONG_CWM else 1
+    lines = [f"    ({a!r}, {b!r}): [{sign * float(game.payoffs[i][j][0])}, {sign * float(game.payoffs[i][j][1])}],"
+             for i, a in enumerate(game.actions[0]) for j, b in enumerate(game.actions[1])]
+    head = "import os\n" if task.family == BROKEN_CWM else ""
+    code = (f"{head}PLAYERS = {list(game.players)!r}\nME = {game.players[task.me]!r}\n"
+            f"ACTIONS = {{{game.players[0]!r}: {list(game.actions[0])!r}, {game.players[1]!r}: {list(game.actions[1])!r}}}\n"
+            f"TABLE = {{\n" + "\n".join(lines) + "\n}\n\n\ndef payoff(action_0, action_1):\n"
+            "    return TABLE[(action_0, action_1)]\n" + _data(task))
+    return f"Here is the transcription.\n\n```python\n{code}```\n"
+
+
+def _data(task: Task) -> str:
+    q = task.question
+    roles = q.get("roles", {})
+    data = {
+        "best_response_pure": {"OPPONENT_ACTION": q.get("opponent_action")},
+        "estimate_mixed": {"OPPONENT_HISTORY": q.get("opponent_history")},
+        "best_response_mixed": {"OPPONENT_MIX": {a: float(Fraction(str(p))) for a, p in q.get("opponent_mix", {}).items()}},
+        "classify_partner": {"HISTORY": q.get("history"), "COOPERATE": roles.get("cooperate"),
+                             "DEFECT": roles.get("defect"), "TREMBLE": 0.05},
+        "play_strategy": {"STRATEGY": q.get("strategy"), "PARTNER_HISTORY": q.get("partner_history"),
+                          "COOPERATE": roles.get("cooperate"), "DEFECT": roles.get("defect")},
+    }.get(task.family, {})
+    return "".join(f"\n{name} = {value!r}\n" for name, value in data.items())
+
+
+def build_replay(tasks: list[Task]) -> None:
+    path = HERE / "replay.jsonl"
+    path.unlink(missing_ok=True)
+    replies = [direct_reply(t) for t in tasks] + [cwm_reply(t) for t in tasks]
+    client = RecordingClient(ScriptedClient(replies), path)
+    evaluate(tasks, [DirectContestant(client), CwmContestant(client)])
+
+
+def _task(family: str, game: MatrixGame, me: int, question: dict, task_id: str) -> Task:
+    key = solve(family, game, me, question)
+    disguise = {"style": "colours", "unit": game.unit, "probabilities": "fraction"}
+    return Task(task_id, family, game, me, question, key, render.messages(family, game, me, question, key,
+                                                                       disguise=disguise), disguise)
+
+
+def build_wrong_ideals() -> None:
+    rps = MatrixGame.from_openspiel("matrix_rps", players=("Alice", "Bob"))
+    pd = MatrixGame.from_tables(("Alice", "Bob"), [["green", "blue"]] * 2, [[3, 0], [5, 1]], [[3, 5], [0, 1]])
+    roles = {"cooperate": "green", "defect": "blue"}
+    tie = MatrixGame.from_tables(("Alice", "Bob"), [["red", "blue", "green"], ["red", "blue"]],
+                                 [[2, 0], [2, 0], [1, 1]], [[0, 0], [0, 0], [0, 0]])
+    records = [
+        # 1 ok: the correct best response to (1/2, 1/2, 0) in rock-paper-scissors.
+        (_task("best_response_mixed", rps, 0, {"opponent_mix": {"Rock": "1/2", "Paper": "1/2", "Scissors": 0}}, "ok-1"),
+         None),
+        # 2 the best response to a mixed strategy written as a mixed strategy.
+        (_task("best_response_mixed", rps, 0, {"opponent_mix": {"Rock": "1/5", "Paper": "1/5", "Scissors": "3/5"}},
+               "mixed-br-as-mix"), "Rock: 0.6, Paper: 0.2, Scissors: 0.2"),
+        # 3 tit-for-tat off by one round (copying the partner's same round).
+        (_task("play_strategy", pd, 0, {"strategy": "tit-for-tat", "partner_history": ["blue", "blue", "green",
+                                                                                        "green", "blue"],
+                                        "roles": roles}, "tft-off-by-one"), "blue, blue, green, green, blue"),
+        # 4 an add-one smoothed estimate instead of the maximum-likelihood frequencies.
+        (_task("estimate_mixed", rps, 1, {"opponent_history": ["Rock"] * 6 + ["Paper"] * 4}, "smoothed-estimate"),
+         "Rock: 0.538, Paper: 0.385, Scissors: 0.077"),
+        # 5 a classification where the history cannot tell (all cooperation), given as tit-for-tat.
+        (_task("classify_partner", pd, 1, {"history": [["green", "green"]] * 5, "roles": roles, "tremble": "1/20"},
+               "ambiguous-as-tft"), "tit-for-tat"),
+        # 6 two tied best responses, ideal names only one.
+        (_task("best_response_pure", tie, 0, {"opponent_action": "red"}, "tie-missing"), "red"),
+        # 7 ok: pure-strategy prisoner's dilemma dominance.
+        (_task("dominant_strategy", pd, 1, {}, "ok-7"), None),
+    ]
+    with (HERE / "wrong_ideals.jsonl").open("w", encoding="utf-8") as f:
+        for task, ideal in records:
+            record = task.to_json()
+            if ideal is not None:
+                record["ideal"] = ideal
+            f.write(json.dumps(record) + "\n")
+        # 8 a stored answer key that disagrees with the solver (ideal left correct).
+        bad = _task("dominant_strategy", pd, 0, {}, "stored-key-wrong").to_json()
+        bad["nfg"]["answer"]["accepted"] = ["green"]
+        f.write(json.dumps(bad) + "\n")
+        # 9 a plain evals record without a formal game: skipped.
+        f.write(json.dumps({"input": [{"role": "user", "content": "Pick red or blue."}], "ideal": "red"}) + "\n")
+
+
+if __name__ == "__main__":
+    small = [generate_one(f, 0, seed=SEED) for f in FAMILIES]
+    save(HERE / "tasks_small.jsonl", small)
+    build_replay(small)
+    build_wrong_ideals()
+    print(f"wrote fixtures to {HERE}")
