@@ -71,13 +71,16 @@ def plot_curve(result: SynthesisResult, path: Path) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     fig, ax = plt.subplots(figsize=(6, 3.5))
     calls = [0] + [p.calls for p in result.curve]
-    ax.step(calls, [0.0] + [p.best_transition_accuracy for p in result.curve], where="post",
+    ax.step(calls, [0.0] + [p.best_transition_accuracy for p in result.curve], where="post", marker=".",
             label="transition accuracy")
-    ax.step(calls, [0.0] + [p.best_pass_rate for p in result.curve], where="post", linestyle="--",
+    ax.step(calls, [0.0] + [p.best_pass_rate for p in result.curve], where="post", linestyle="--", marker=".",
             label="checks passed")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlim(-0.02 * max(calls[-1], 1), calls[-1] + 0.05 * max(calls[-1], 1))
     ax.set_xlabel("LLM calls")
     ax.set_ylabel("best program (train)")
     ax.set_ylim(-0.02, 1.02)
@@ -86,8 +89,10 @@ def plot_curve(result: SynthesisResult, path: Path) -> None:
     ax.grid(alpha=0.3)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
+    tmp = path.with_name(f".{path.stem}.tmp.png")
+    fig.savefig(tmp, dpi=120)
     plt.close(fig)
+    tmp.replace(path)
 
 
 __all__ = ["git_commit", "plot_curve", "summary_markdown", "write_outputs"]

@@ -1,0 +1,86 @@
+"""`cwm synthesize`: let an LLM write a code world model of a game, refined against trajectory checks."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from cwm import games
+from cwm.synthesis import STRATEGIES, RequestSettings, TreeSettings, synthesize_world_model
+from cwm.synthesis.engine import Engine
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("synthesize", help="synthesise a code world model of a game with an LLM",
+                       description="Writes every prompt, reply, program and check report to --out as it "
+                                   "happens; rerun the same command to resume an interrupted run.")
+    p.add_argument("game", help="registry name, OpenSpiel game string, or path/to/module.py:short_name")
+    p.add_argument("--llm", default="gemini", help="gemini[:MODEL] | openai:MODEL | replay:FILE (default gemini)")
+    p.add_argument("--strategy", choices=STRATEGIES, default="tree", help="refinement strategy (default tree)")
+    p.add_argument("--budget", type=int, default=500, help="most LLM calls (default 500)")
+    p.add_argument("--seed", type=int, default=0, help="seeds the games and the search (default 0)")
+    p.add_argument("--out", required=True, help="run directory (resumed if it holds this run)")
+    p.add_argument("--rules", help="rules file (default: the game's registered rules)")
+    p.add_argument("--num-train", type=int, default=5, help="training games of random play (default 5)")
+    p.add_argument("--num-test", type=int, default=100, help="held-out games, half random, half MCTS (default 100)")
+    p.add_argument("--test-mcts-simulations", type=int, default=100, help="MCTS simulations per move (default 100)")
+    p.add_argument("--concurrency", type=int, default=1, help="LLM calls in flight at once, tree only (default 1)")
+    p.add_argument("--c", type=float, default=5.0, help="Thompson-sampling concentration C (default 5)")
+    p.add_argument("--count-refinements", action="store_true", help="add refinement counts to beta (REx)")
+    p.add_argument("--temperature", type=float, default=1.0, help="sampling temperature (default 1.0)")
+    p.add_argument("--max-output-tokens", type=int, default=16384, help="cap per reply (default 16384)")
+    p.add_argument("--cache", help="SQLite LLM cache file shared across runs (default none)")
+    p.add_argument("--no-sandbox", action="store_true", help="check candidates in-process (trusted replies only)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_synthesize)
+
+
+def cmd_synthesize(args: argparse.Namespace) -> int:
+    from cwm.llm import make_client
+
+    out = Path(args.out)
+    spec = games.resolve(args.game, rules=args.rules)
+    llm = make_client(args.llm, run_dir=out, cache=Path(args.cache) if args.cache else None)
+    bar = None if args.quiet else _progress_bar(args.budget)
+    try:
+        result = synthesize_world_model(
+            spec, llm=llm, run_dir=out, strategy=args.strategy, budget=args.budget, seed=args.seed,
+            num_train=args.num_train, num_test=args.num_test, test_mcts_simulations=args.test_mcts_simulations,
+            concurrency=args.concurrency, tree=TreeSettings(c=args.c, count_refinements=args.count_refinements),
+            request=RequestSettings(temperature=args.temperature, max_output_tokens=args.max_output_tokens),
+            isolate=not args.no_sandbox, progress=None if bar is None else bar.update_from,
+        )
+    finally:
+        if bar is not None:
+            bar.close()
+    test = "n/a" if result.test_accuracy is None else f"{result.test_accuracy:.4f}"
+    print(f"{result.game}: {'solved' if result.solved else 'not solved'} after {result.llm_calls} LLM calls; "
+          f"transition accuracy train {result.train_accuracy:.4f}, test {test}; cost ${result.cost_usd:.4f}")
+    print(f"best program: {out / 'best_program.py'}; summary: {out / 'summary.md'}; plot: {out / 'accuracy.png'}")
+    return 0
+
+
+class _Bar:
+    """A tqdm bar over LLM calls showing the best pass rate and the cost so far."""
+
+    def __init__(self, budget: int):
+        from tqdm import tqdm
+
+        self._bar: Any = tqdm(total=budget, unit="call", desc="synthesis", dynamic_ncols=True)
+
+    def update_from(self, engine: Engine) -> None:
+        best = engine.best
+        ledger = getattr(engine.llm, "ledger", None)
+        cost = float(ledger.snapshot().get("cost_usd", 0.0)) if ledger is not None else 0.0
+        self._bar.n = engine.processed
+        self._bar.set_postfix(best=f"{best.pass_rate:.3f}" if best else "-", cost=f"${cost:.3f}",
+                              replayed=engine.replayed, refresh=False)
+        self._bar.refresh()
+
+    def close(self) -> None:
+        self._bar.close()
+
+
+def _progress_bar(budget: int) -> _Bar:
+    return _Bar(budget)

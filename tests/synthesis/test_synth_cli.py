@@ -1,0 +1,37 @@
+"""`cwm synthesize` end to end on the recorded (scripted) tic-tac-toe session."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from cwm.cli import main
+
+RECORDING = Path(__file__).resolve().parents[2] / "cwm" / "data" / "recordings" / "tic_tac_toe.jsonl"
+
+
+def test_cli_replays_the_recorded_session(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "run"
+    argv = ["synthesize", "tic_tac_toe", "--llm", f"replay:{RECORDING}", "--out", str(out), "--num-test", "4",
+            "--test-mcts-simulations", "10", "--no-sandbox"]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "solved after 3 LLM calls" in printed and "test 1.0000" in printed
+    result = json.loads((out / "result.json").read_text())
+    assert result["solved"] and result["llm_calls"] == 3 and result["test_accuracy"] == 1.0
+    assert result["model"] == "scripted-tic-tac-toe"
+    for name in ("summary.md", "accuracy.png", "best_program.py", "llm_log.jsonl"):
+        assert (out / name).is_file(), name
+    # a second run of the same command resumes: nothing left to do, same result
+    assert main(argv) == 0
+    again = json.loads((out / "result.json").read_text())
+    assert {k: v for k, v in again.items() if k not in ("wall_time_s", "cost_usd")} == {
+        k: v for k, v in result.items() if k not in ("wall_time_s", "cost_usd")}
+
+
+def test_cli_rejects_an_unknown_strategy(capsys) -> None:
+    try:
+        main(["synthesize", "tic_tac_toe", "--strategy", "beam", "--out", "x"])
+    except SystemExit as e:
+        assert e.code == 2
+    assert "invalid choice" in capsys.readouterr().err
