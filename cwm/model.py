@@ -106,7 +106,10 @@ def load_source(
     if gate:
         from cwm import sandbox  # imported here: the sandbox imports checks, which import this module
 
-        sandbox.static_gate(source)
+        try:
+            sandbox.static_gate(source)
+        except ModelLoadError as e:  # name the model, as the loader's own errors do
+            raise ModelLoadError(f"{name}: {e}") from e
     try:
         code = compile(source, f"<{name}>", "exec")
     except SyntaxError as e:
