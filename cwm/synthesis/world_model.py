@@ -30,19 +30,16 @@ from cwm.types import CheckReport, Trajectory
 GameInput = str | games.GameSpec | tuple[str, Sequence[Trajectory]]
 
 
-def mcts_policy(*, simulations: int = 100, seed: int = 0) -> trajectories.Policy:
-    """An OpenSpiel MCTS player (UCT c=2, one random rollout per leaf) as a trajectory policy.
+def mcts_policy(*, simulations: int = 100, rollouts: int = 1) -> trajectories.Policy:
+    """A UCT player (``planners.mcts.MCTS``, c = 2) as a trajectory policy.
 
-    ``planners`` has no MCTS yet, so OpenSpiel's own ``MCTSBot`` plays; its random state is seeded
-    from ``seed``.
+    Randomness: each move's search is seeded with one integer drawn from the game's generator, so a
+    recorded game is reproducible from its seed.
     """
-    from open_spiel.python.algorithms import mcts
-
-    rs = np.random.RandomState(seed)
+    from planners.mcts import MCTS
 
     def policy(state: Any, rng: np.random.Generator) -> int:
-        bot = mcts.MCTSBot(state.get_game(), 2.0, simulations, mcts.RandomRolloutEvaluator(1, rs), random_state=rs)
-        return int(bot.step(state))
+        return int(MCTS(num_simulations=simulations, rollouts=rollouts, seed=rng).step(state))
 
     return policy
 
@@ -56,7 +53,7 @@ def test_set(game: str | games.GameSpec, *, num_games: int = 100, seed: int = 0,
     out = trajectories.collect(game, num_games - n_mcts, seed=base) if num_games - n_mcts else []
     if n_mcts:
         out += trajectories.collect(game, n_mcts, seed=base + num_games, policy_name="mcts",
-                                    policy=mcts_policy(simulations=mcts_simulations, seed=base))
+                                    policy=mcts_policy(simulations=mcts_simulations))
     return out
 
 
