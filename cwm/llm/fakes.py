@@ -18,9 +18,10 @@ import json
 import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, TypeVar
 
 Action = Any  # str | list[str] | Reply | Fail | Hang | Raw | Blocked
+_S = TypeVar("_S", bound="FakeServer")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -99,7 +100,7 @@ class FakeServer:
         self._httpd: ThreadingHTTPServer | None = None
 
     # -- lifecycle
-    def start(self) -> FakeServer:
+    def start(self: _S) -> _S:
         """Binds a free port on 127.0.0.1 and serves in a daemon thread."""
         server = self
 
@@ -123,7 +124,7 @@ class FakeServer:
             self._httpd.shutdown()
             self._httpd.server_close()
 
-    def __enter__(self) -> FakeServer:
+    def __enter__(self: _S) -> _S:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
@@ -302,6 +303,7 @@ class FakeOpenAI(FakeServer):
 
     def _success(self, model: str, body: Any, action: Reply | Blocked) -> dict[str, Any]:
         prompt = count_tokens("".join(str(m.get("content", "")) for m in body.get("messages", [])))
+        replies: tuple[str, ...]
         if isinstance(action, Blocked):
             replies, reason = ("",), "content_filter"
         else:

@@ -99,7 +99,7 @@ class ReplayClient:
             if is_sampled(request):
                 raise ReplayMissError(
                     f"replay file {self.path} recorded {len(replies)} samples of this request (tag "
-                    f"{request.tag!r}); it was asked a {occurrence + 1}th time")
+                    f"{request.tag!r}); this is ask number {occurrence + 1}")
             occurrence = len(replies) - 1
         return dataclasses.replace(replies[occurrence], cached=True)
 

@@ -73,7 +73,7 @@ class Ledger:
         keys = ("calls", "input_tokens", "output_tokens", "thinking_tokens")
         with self._lock:
             data: dict[str, Any] = {k: self._totals[k] for k in keys}
-            data["cost_usd"] = round(self._cost, 6)
+            data["cost_usd"] = round(self._cost, 10)
             data.update({k: self._totals[k] for k in ("cached", "retries", "errors", "unpriced_calls")})
         return data
 
