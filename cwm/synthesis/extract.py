@@ -76,9 +76,9 @@ def extract_code(reply: str, required: Sequence[str]) -> Extraction:
     whole = [b for b in blocks if need <= defined_functions(b)]
     if whole:
         helpers = [b for b in blocks if b not in whole]
-        joined = [_with_helpers(b, helpers) for b in whole]
-        how = "joined" if joined != whole and how == "blocks" else how
-        return Extraction(tuple(dict.fromkeys(joined)), how)
+        completed = [_with_helpers(b, helpers) for b in whole]
+        how = "joined" if completed != whole and how == "blocks" else how
+        return Extraction(tuple(dict.fromkeys(completed)), how)
     joined = "\n\n".join(b for b in blocks if defined_functions(b) or _has_imports(b))
     found = defined_functions(joined)
     if need <= found:
