@@ -100,7 +100,7 @@ def _sandbox(*, enabled: bool):  # type: ignore[no-untyped-def]
     if not enabled or cls is None:
         yield None
         return
-    box = cls()
+    box = cls(limits=sandbox.Limits(wall_s=20.0, cpu_s=20.0))
     try:
         yield box
     finally:

@@ -14,7 +14,7 @@ _WHERE = {
     "AuditFinding": "audit", "audit_file": "audit", "audit_record": "audit",
     "CwmContestant": "contestants", "DirectContestant": "contestants", "evaluate": "contestants",
     "MatrixGame": "game", "NfgFormatError": "game",
-    "generate": "generate", "generate_one": "generate",
+    "generate": "generator", "generate_one": "generator",
     "parse_reply": "parse",
     "ItemResult": "score", "save_results": "score", "summarise": "score", "wilson": "score",
     "FAMILIES": "tasks", "Task": "tasks", "load": "tasks", "save": "tasks", "solve": "tasks",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -55,8 +56,8 @@ class CwmContestant:
 
     Attributes:
       client: the LLM.
-      sandbox: a ``cwm.sandbox.Sandbox`` to run the code in; None runs it in-process behind the static
-        gate (see ``route.run_job``).
+      sandbox: a ``cwm.sandbox.Sandbox`` to run the code in (one job at a time: calls are serialised);
+        None runs it in-process behind the static gate (see ``route.run_job``).
       temperature: sampling temperature (default 0).
       max_output_tokens: cap on the reply.
     """
@@ -66,6 +67,7 @@ class CwmContestant:
     temperature: float = 0.0
     max_output_tokens: int = 8192
     name: str = "cwm"
+    _lock: threading.Lock = dataclasses.field(default_factory=threading.Lock, repr=False)
 
     def run(self, task: Task) -> ItemResult:
         system, user = route.request_text(task)
@@ -77,7 +79,8 @@ class CwmContestant:
             return ItemResult(task.id, task.family, self.name, "error", "", None, f"{type(e).__name__}: {e}")
         try:
             source = extract_code(reply, ["payoff"]).candidates[-1]
-            value = route.run_job(source, {"data": list(route.DATA_NAMES[task.family])}, sandbox=self.sandbox)
+            with self._lock:
+                value = route.run_job(source, {"data": list(route.DATA_NAMES[task.family])}, sandbox=self.sandbox)
             parsed = route.answer_from_table(task, value)
         except (CodeExtractionError, route.RouteError) as e:
             return judge(task, self.name, reply, None, detail=str(e))

@@ -1,0 +1,162 @@
+"""Both contestants offline: scripted replies, the recorded replay file, the sandboxed CWM route, the CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from cwm.cli import main
+from cwm.llm import ScriptedClient, make_client
+from cwm.nfg import CwmContestant, DirectContestant, Task, evaluate, generate_one, load, summarise, wilson
+from cwm.nfg.route import request_text
+from cwm.sandbox import Limits, Sandbox
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "nfg"
+# What build_fixtures.py scripted: (contestant, family) -> status; every other item is correct.
+NOT_CORRECT = {("direct", "estimate_mixed"): "wrong", ("direct", "nash"): "unparseable",
+               ("cwm", "best_response_pure"): "wrong", ("cwm", "classify_partner"): "unparseable"}
+
+
+@pytest.fixture(scope="module")
+def small() -> list[Task]:
+    return load(DATA / "tasks_small.jsonl")
+
+
+@pytest.fixture(scope="module")
+def sandbox():  # type: ignore[no-untyped-def]
+    with Sandbox(limits=Limits(wall_s=5.0, cpu_s=5.0, per_call_s=1.0)) as box:
+        yield box
+
+
+def _code(body: str) -> str:
+    return f"Sure.\n\n```python\n{body}\n```\n"
+
+
+RPS_CODE = """
+PLAYERS = ["Alice", "Bob"]
+ME = "Bob"
+ACTIONS = {"Alice": ["red", "blue", "green"], "Bob": ["red", "blue", "green"]}
+BEATS = {"red": "green", "blue": "red", "green": "blue"}
+
+def payoff(action_0, action_1):
+    if action_0 == action_1:
+        return [0, 0]
+    return [1, -1] if BEATS[action_0] == action_1 else [-1, 1]
+"""
+
+
+def _rps_task() -> Task:
+    """A best-response-to-a-pure-choice task whose game the RPS_CODE above transcribes (Bob vs Alice's red)."""
+    from cwm.nfg import MatrixGame, render, solve
+
+    row = [[0, -1, 1], [1, 0, -1], [-1, 1, 0]]
+    game = MatrixGame.from_tables(["Alice", "Bob"], [["red", "blue", "green"]] * 2, row, [[-v for v in r] for r in row])
+    question = {"opponent_action": "red"}
+    key = solve("best_response_pure", game, 1, question)
+    disguise = {"style": "colours", "unit": "points", "probabilities": "percent"}
+    messages = render.messages("best_response_pure", game, 1, question, key, disguise=disguise)
+    return Task("rps", "best_response_pure", game, 1, question, key, messages, disguise)
+
+
+def test_direct_messy_reply_is_parsed_and_scored() -> None:
+    task = _rps_task()
+    client = ScriptedClient(["Red ties and green loses, so I would choose blue because paper covers rock.",
+                             "I would choose green."])
+    first, second = evaluate([task, task], [DirectContestant(client)])
+    assert (first.status, second.status) == ("correct", "wrong")
+    assert client.calls[0].system and client.calls[0].last_user_text == task.user_text
+    assert client.calls[0].temperature == 0.0
+
+
+def test_direct_llm_failure_is_an_error_not_a_wrong_answer() -> None:
+    (result,) = evaluate([_rps_task()], [DirectContestant(ScriptedClient([]))])
+    assert result.status == "error" and "has only 0 replies" in result.detail
+
+
+def test_cwm_request_holds_the_task_text_and_the_family_api() -> None:
+    task = generate_one("play_strategy", 0, seed=0)
+    system, user = request_text(task)
+    assert task.user_text in user
+    assert "def payoff(action_0: str, action_1: str)" in user and "PARTNER_HISTORY" in user
+    assert "tit-for-tat, suspicious-tit-for-tat, grim-trigger, win-stay-lose-shift" in user
+    assert "{{" not in user and "solver does the rest" in system
+
+
+@pytest.mark.parametrize("use_sandbox", [True, False], ids=["sandbox", "in-process"])
+def test_cwm_route_solves_the_transcribed_game(sandbox, use_sandbox: bool) -> None:  # type: ignore[no-untyped-def]
+    task = _rps_task()
+    client = ScriptedClient([_code(RPS_CODE + '\nOPPONENT_ACTION = "red"')])
+    (result,) = evaluate([task], [CwmContestant(client, sandbox=sandbox if use_sandbox else None)])
+    assert result.status == "correct", result.detail
+    assert result.parsed is not None and result.parsed.value == frozenset({"blue"})
+
+
+BROKEN = [
+    ("no-code", "I think blue is best.", "contains no code"),
+    ("forbidden-import", _code("import os\n" + RPS_CODE + '\nOPPONENT_ACTION = "red"'), "'os'"),
+    ("missing-data", _code(RPS_CODE), "OPPONENT_ACTION"),
+    ("payoff-raises", _code(RPS_CODE.replace("BEATS[action_0]", "BEATS[action_0 + 'x']") + '\nOPPONENT_ACTION = "red"'),
+     "KeyError"),
+    ("unknown-action", _code(RPS_CODE + '\nOPPONENT_ACTION = "rock"'), "rock"),
+    ("renamed-actions", _code(RPS_CODE.replace('"blue"', '"navy"').replace("blue", "navy") + '\nOPPONENT_ACTION = "red"'),
+     "navy"),
+    ("endless-loop", _code(RPS_CODE.replace("    if action_0 == action_1:", "    while True:\n        pass\n"
+                                            "    if action_0 == action_1:") + '\nOPPONENT_ACTION = "red"'), "time"),
+]
+
+
+@pytest.mark.parametrize(("reply", "phrase"), [b[1:] for b in BROKEN], ids=[b[0] for b in BROKEN])
+def test_cwm_route_failures_are_unparseable_with_the_reason(sandbox, reply: str, phrase: str) -> None:  # type: ignore[no-untyped-def]
+    (result,) = evaluate([_rps_task()], [CwmContestant(ScriptedClient([reply]), sandbox=sandbox)])
+    assert result.status == "unparseable"
+    assert phrase.lower() in result.detail.lower(), result.detail
+
+
+def test_both_contestants_through_the_replay_client(small: list[Task], sandbox) -> None:  # type: ignore[no-untyped-def]
+    client = make_client(f"replay:{DATA / 'replay.jsonl'}")
+    results = evaluate(small, [DirectContestant(client), CwmContestant(client, sandbox=sandbox)], workers=3)
+    got = {(r.contestant, r.family): r.status for r in results}
+    assert got == {(c, t.family): NOT_CORRECT.get((c, t.family), "correct") for c in ("direct", "cwm") for t in small}
+    totals = {r.contestant: r for r in summarise(results) if r.family == "all"}
+    assert (totals["direct"].correct, totals["direct"].wrong, totals["direct"].unparseable) == (5, 1, 1)
+    assert (totals["cwm"].correct, totals["cwm"].wrong, totals["cwm"].unparseable) == (5, 1, 1)
+
+
+@pytest.mark.parametrize("extra", [[], ["--in-process"]], ids=["sandbox", "in-process"])
+def test_cli_eval_writes_json_and_markdown(tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str]) -> None:
+    out = tmp_path / "run"
+    code = main(["nfg", "eval", str(DATA / "tasks_small.jsonl"), "--llm", f"replay:{DATA / 'replay.jsonl'}",
+                 "--contestant", "both", "--out", str(out), "--workers", "2", *extra])
+    assert code == 0
+    data = json.loads((out / "results.json").read_text())
+    assert data["record"]["contestants"] == ["direct", "cwm"] and data["record"]["sandbox"] is (not extra)
+    assert data["record"]["prompt_hashes"]["nfg/cwm/request.md"]
+    rows = {(r["contestant"], r["family"]): r for r in data["summary"]}
+    assert rows[("direct", "all")]["correct"] == 5 and rows[("cwm", "all")]["unparseable"] == 1
+    assert rows[("direct", "nash")]["unparseable"] == 1
+    low, high = rows[("direct", "all")]["ci95"]
+    assert (low, high) == pytest.approx(wilson(5, 7))
+    table = (out / "results.md").read_text()
+    assert "| direct | all | 7 | 0.714 | [0.359, 0.918] | 5 | 1 | 1 | 0 |" in table
+    assert len((out / "items.jsonl").read_text().splitlines()) == 14
+    assert "results:" in capsys.readouterr().out
+
+
+def test_cli_generate_then_audit(tmp_path: Path) -> None:
+    tasks, plain = tmp_path / "tasks.jsonl", tmp_path / "evals.jsonl"
+    assert main(["nfg", "generate", "--families", "nash,play_strategy", "--n", "3", "--seed", "5",
+                 "--out", str(tasks), "--evals-out", str(plain)]) == 0
+    assert len(tasks.read_text().splitlines()) == 6 and len(plain.read_text().splitlines()) == 6
+    assert main(["nfg", "audit", str(tasks)]) == 0
+
+
+def test_cli_unknown_family_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["nfg", "generate", "--families", "nash,poker", "--out", str(tmp_path / "x.jsonl")]) == 2
+    assert "unknown ['poker']" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("k", "n", "low", "high"), [(5, 10, 0.2366, 0.7634), (0, 7, 0.0, 0.3543), (10, 10, 0.7225, 1.0)])
+def test_wilson_interval(k: int, n: int, low: float, high: float) -> None:
+    assert wilson(k, n) == pytest.approx((low, high), abs=1e-4)
