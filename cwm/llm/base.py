@@ -264,11 +264,15 @@ class ScriptedClient:
     Attributes:
       model: the model id reported in responses.
       calls: every request seen, in order.
+      ledger: a :class:`cwm.llm.shared.Ledger` of the answered calls, like the one make_client gives.
     """
 
     def __init__(self, replies: Sequence[str | Sequence[str]], *, model: str = "scripted") -> None:
+        from cwm.llm.shared import Ledger  # shared builds on this module
+
         self.model = model
         self.calls: list[Request] = []
+        self.ledger = Ledger()
         self._replies = [(r,) if isinstance(r, str) else tuple(r) for r in replies]
         self._lock = threading.Lock()
 
@@ -296,4 +300,6 @@ class ScriptedClient:
             texts = texts * request.n
         prompt = request.system + "".join(m.text for m in request.messages)
         usage = Usage(_approx_tokens(prompt), sum(_approx_tokens(t) for t in texts), 0)
-        return Response(texts, ("STOP",) * len(texts), usage, 0.0, self.model)
+        response = Response(texts, ("STOP",) * len(texts), usage, 0.0, self.model)
+        self.ledger.record(response, tag=request.tag)
+        return response

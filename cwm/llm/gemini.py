@@ -153,5 +153,7 @@ def _response(reply: genai_types.GenerateContentResponse, model: str, latency_s:
         feedback = reply.prompt_feedback
         why = (f"prompt blocked: {_name(feedback.block_reason)}" if feedback and feedback.block_reason
                else f"{len(candidates)} candidates, none with text (finish reasons {list(reasons)})")
+        if "MAX_TOKENS" in reasons:
+            why += "; thinking may have used the whole max_output_tokens: raise it or lower thinking_budget"
         raise BlockedError(f"Gemini {model!r} gave no usable reply: {why}", usage=usage)
     return Response(texts, reasons, usage, latency_s, model)

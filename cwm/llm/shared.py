@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from cwm.llm.base import Client, LLMError, Request, Response, Usage
+from cwm.llm.batch import PendingBatch
 from cwm.llm.prices import cost_usd
 
 LOG_FILE = "llm_log.jsonl"
@@ -42,10 +43,14 @@ class Ledger:
             self._add_usage(response.model, response.usage, tag, batch)
 
     def record_error(self, error: LLMError, *, model: str, tag: str = "") -> None:
-        """Counts a request that failed for good (tokens a blocked reply still billed included)."""
+        """Counts a request that failed for good (tokens a blocked reply still billed included).
+
+        A :class:`cwm.llm.PendingBatch` is counted as ``pending``, not as an error.
+        """
+        kind = "pending" if isinstance(error, PendingBatch) else "errors"
         with self._lock:
-            self._totals["errors"] += 1
-            self._by_tag[tag]["errors"] += 1
+            self._totals[kind] += 1
+            self._by_tag[tag][kind] += 1
             usage = getattr(error, "usage", None)
             if isinstance(usage, Usage) and usage != Usage():
                 self._add_usage(model, usage, tag, False, calls=0)
@@ -69,12 +74,12 @@ class Ledger:
 
     def snapshot(self) -> dict[str, Any]:
         """``{"calls", "input_tokens", "output_tokens", "thinking_tokens", "cost_usd", "cached", "retries",
-        "errors", "unpriced_calls"}``: ``calls`` counts provider answers, not cache hits."""
+        "errors", "pending", "unpriced_calls"}``: ``calls`` counts provider answers, not cache hits."""
         keys = ("calls", "input_tokens", "output_tokens", "thinking_tokens")
         with self._lock:
             data: dict[str, Any] = {k: self._totals[k] for k in keys}
             data["cost_usd"] = round(self._cost, 10)
-            data.update({k: self._totals[k] for k in ("cached", "retries", "errors", "unpriced_calls")})
+            data.update({k: self._totals[k] for k in ("cached", "retries", "errors", "pending", "unpriced_calls")})
         return data
 
     def by_tag(self) -> dict[str, dict[str, int]]:

@@ -25,6 +25,7 @@ def test_pause_answer_resume(tmp_path):
         with pytest.raises(PendingBatch, match=r"wait for replies in .*pending.jsonl") as info:
             client.complete(q)
     assert info.value.pending == 2 and len(pending_requests(tmp_path)) == 2
+    assert (client.ledger.snapshot()["pending"], client.ledger.snapshot()["errors"]) == (2, 0)
     assert answer_pending(tmp_path, ScriptedClient(["a1", "a2"], model="gemini-2.5-pro")) == 2
     assert pending_requests(tmp_path) == {}
     resumed = make_client(f"batch:{tmp_path}", model="gemini-2.5-pro")  # the next run

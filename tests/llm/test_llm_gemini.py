@@ -21,6 +21,8 @@ from cwm.llm import (
 from cwm.llm.fakes import Blocked, Fail, Hang, Raw, Reply
 from cwm.llm.gemini import GeminiClient
 
+_THOUGHT_ONLY = json.dumps({"candidates": [{"finishReason": "MAX_TOKENS", "content": {"role": "model", "parts": [
+    {"text": "thinking...", "thought": True}]}}], "usageMetadata": {"promptTokenCount": 3, "thoughtsTokenCount": 99}}).encode()
 _EMPTY_CANDIDATE = json.dumps({"candidates": [{"finishReason": "SAFETY", "index": 0}],
                                "usageMetadata": {"promptTokenCount": 3}}).encode()
 
@@ -94,6 +96,7 @@ def test_timeouts_are_retried(fake_gemini):
 ERRORS = [
     ("blocked-prompt", Blocked("SAFETY"), BlockedError, "prompt blocked: SAFETY"),
     ("empty-candidate", Raw(_EMPTY_CANDIDATE), BlockedError, r"none with text \(finish reasons \['SAFETY'\]\)"),
+    ("thoughts-only", Raw(_THOUGHT_ONLY), BlockedError, "MAX_TOKENS.*raise it or lower thinking_budget"),
     ("malformed-json", Raw(b'{"candidates": [oops'), ServerError, "malformed reply"),
     ("wrong-shape", Raw(b'{"candidates": 5}'), ServerError, "malformed reply"),
     ("invalid-argument", Fail(400, "temperature must be in [0, 2]"), BadRequestError, r"temperature must be"),

@@ -58,5 +58,6 @@ def test_scripted_client_answers_in_order_and_then_fails_clearly():
     second = client.complete(Request.user("q2", n=2))
     assert second.texts == ("a", "b") and second.model == "script" and second.usage.output_tokens == 2
     assert [r.last_user_text for r in client.calls] == ["q1", "q2"]
+    assert client.ledger.snapshot()["calls"] == 2
     with pytest.raises(LLMError, match="has only 2 replies; call 3.*'q3'"):
         client.complete(Request.user("q3"))
