@@ -74,11 +74,12 @@ def _ideal_reasons(ideal: JSON, key: AnswerKey) -> list[str]:
     texts: Sequence[JSON] = ideal if isinstance(ideal, list) else [ideal]
     if not texts or not all(isinstance(t, str) for t in texts):
         return [f"ideal {ideal!r} is not a string or a list of strings"]
-    reasons, named = [], set()
+    reasons: list[str] = []
+    named: set[str] = set()
     for text in texts:
         if key.kind == "choice":
             vector = parse_distribution(text, key.vocabulary)
-            if vector is not None and sum(p > 0 for p in vector.value) > 1:  # type: ignore[misc]
+            if vector is not None and sum(float(p) > 0 for p in vector.value) > 1:
                 reasons.append(f"ideal {text!r} is a mixed strategy, but the question asks for the set of best "
                                f"actions ({key.ideal()!r})")
                 continue

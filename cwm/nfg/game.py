@@ -158,6 +158,18 @@ class MatrixGame:
             unit=unit,
         )
 
+    @classmethod
+    def from_registry(cls, name: str, *, players: Sequence[str] = ("Player 1", "Player 2"),
+                      unit: str = "points") -> MatrixGame:
+        """The stage game of a registered matrix game (``"prisoners_dilemma"``, ``"rock_paper_scissors"``).
+
+        Raises:
+          NfgFormatError: the registered game's ground truth is not an OpenSpiel matrix game.
+        """
+        from cwm import games  # the registry imports OpenSpiel games on demand
+
+        return cls.from_openspiel(games.resolve(name).openspiel, players=players, unit=unit)
+
     def to_openspiel(self) -> pyspiel.MatrixGame:
         """The same game as an OpenSpiel matrix game (payoffs as floats)."""
         return pyspiel.create_matrix_game(

@@ -59,10 +59,9 @@ def generate_one(family: str, index: int, *, seed: int = 0) -> Task:
 
 
 def _dilemma(rng: np.random.Generator) -> tuple[Table, Table]:
-    """A prisoner's dilemma: OpenSpiel's ``matrix_pd`` or a random T > R > P > S with 2R > T + S."""
+    """A prisoner's dilemma: the registry's ``prisoners_dilemma`` or a random T > R > P > S with 2R > T + S."""
     if rng.random() < 0.3:
-        pd = MatrixGame.from_openspiel("matrix_pd")
-        return _int_tables(pd)
+        return _int_tables(MatrixGame.from_registry("prisoners_dilemma"))
     while True:
         s, p, r, t = sorted(int(x) for x in rng.choice(np.arange(-2, 11), size=4, replace=False))
         if 2 * r > t + s:
@@ -70,9 +69,9 @@ def _dilemma(rng: np.random.Generator) -> tuple[Table, Table]:
 
 
 def _cycle(rng: np.random.Generator) -> tuple[Table, Table]:
-    """A rock-paper-scissors-like cycle: OpenSpiel's ``matrix_rps`` or one with a random win size per pair."""
+    """A rock-paper-scissors-like cycle: the registry's ``rock_paper_scissors`` or one with random win sizes."""
     if rng.random() < 0.3:
-        return _int_tables(MatrixGame.from_openspiel("matrix_rps"))
+        return _int_tables(MatrixGame.from_registry("rock_paper_scissors"))
     wins = [int(w) for w in rng.integers(1, 4, size=3)]
     row = [[0, -wins[0], wins[2]], [wins[0], 0, -wins[1]], [-wins[2], wins[1], 0]]
     return row, [[-v for v in r] for r in row]

@@ -20,7 +20,8 @@ from cwm.nfg.answers import AnswerKey, Reply
 
 _MARKER = re.compile(r"(?:final\s+answer|answer)\s*(?:is\s*)?[:=]", re.I)
 _DECISION = re.compile(
-    r"\b(?:i\s*(?:would|'d|will|'ll|should)?\s*(?:choose|pick|select|play|go\s+with|opt\s+for|recommend)"
+    r"\b(?:i\s*(?:would|['\u2019]d|will|['\u2019]ll|should)?\s*(?:choose|pick|select|play|go\s+with|opt\s+for|recommend)"
+    r"|my\s+(?:choice|pick|answer|move)\s+(?:is|would\s+be)"
     r"|(?:you\s+)?should\s+(?:choose|pick|select|play|go\s+with)"
     r"|best\s+(?:response|reply|choice|action|option)\s+(?:is|would\s+be)"
     r"|(?:the\s+)?(?:partner|opponent|other\s+player)\s+(?:is|plays|seems\s+to\s+be|looks\s+like)"
@@ -115,8 +116,8 @@ def parse_names(text: str, vocabulary: Sequence[str]) -> frozenset[str] | None:
     """The set of names the reply gives as its answer (see the module docstring for where it looks)."""
     clean = _strip(text)
     span = _marker_span(clean)
-    if span is not None:
-        found = {name for _, name in mentions(_cut(span), vocabulary)}
+    if span is not None:  # "Answer: (blue)" has nothing before its bracket: then read the whole line
+        found = {name for _, name in mentions(_cut(span), vocabulary)} or {n for _, n in mentions(span, vocabulary)}
         return frozenset(found) or None
     decisions = list(_DECISION.finditer(clean))
     for d in reversed(decisions):

@@ -25,6 +25,9 @@ CHOICES = [
     ("not-clause", "Answer: red, not blue", {"red"}),
     ("best-response-is", "The best response is green since it beats both.", {"green"}),
     ("quoted", "Answer: `red`", {"red"}),
+    ("parenthesised", "Answer: (blue)", {"blue"}),
+    ("curly-apostrophe", "Green loses to both. I\u2019d pick red.", {"red"}),
+    ("my-choice-is", "My choice is blue, since red is dominated.", {"blue"}),
 ]
 
 

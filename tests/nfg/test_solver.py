@@ -9,8 +9,8 @@ import pytest
 from cwm.nfg import solver
 from cwm.nfg.game import MatrixGame, NfgFormatError
 
-RPS = MatrixGame.from_openspiel("matrix_rps")  # Rock, Paper, Scissors; win +1, loss -1
-PD = MatrixGame.from_openspiel("matrix_pd")  # Cooperate, Defect; R=5, S=0, T=10, P=1
+RPS = MatrixGame.from_registry("rock_paper_scissors")  # OpenSpiel's matrix_rps: win +1, loss -1
+PD = MatrixGame.from_registry("prisoners_dilemma")  # OpenSpiel's matrix_pd: R=5, S=0, T=10, P=1
 ROLES = {"cooperate": "C", "defect": "D"}
 
 
@@ -146,3 +146,19 @@ def test_weighted_rps_equilibrium_matches_hand_solution() -> None:
     (x, y), = solver.nash_equilibria(game)
     assert y == {"R": F(1, 4), "P": F(1, 2), "S": F(1, 4)}
     assert x == {"R": F(1, 4), "P": F(1, 2), "S": F(1, 4)}
+
+
+def test_registry_games_and_openspiel_round_trip() -> None:
+    assert PD.actions == (("Cooperate", "Defect"), ("Cooperate", "Defect"))
+    assert PD.payoffs[1][0] == (F(10), F(0))
+    back = MatrixGame.from_openspiel(PD.to_openspiel())
+    assert back.payoffs == PD.payoffs and back.actions == PD.actions
+    with pytest.raises(NfgFormatError, match="not an OpenSpiel matrix game"):
+        MatrixGame.from_registry("tic_tac_toe")
+
+
+def test_game_json_round_trip_keeps_exact_fractions() -> None:
+    game = MatrixGame.from_tables(["A", "B"], [["x", "y"], ["z"]], [["1/3"], [2]], [[-1], ["0.25"]], unit="dollars")
+    data = game.to_json()
+    assert data["payoffs"] == [[["1/3", -1]], [[2, "1/4"]]]
+    assert MatrixGame.from_json(data) == game
