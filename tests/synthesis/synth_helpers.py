@@ -75,3 +75,29 @@ def synthesize(run_dir: Path, llm: object, **kw: object) -> object:
 
     options: dict = {"rules": RULES, "num_test": 0, "budget": 10, "isolate": False, **kw}
     return synthesize_world_model("tic_tac_toe", llm=llm, run_dir=run_dir, **options)
+
+
+class SlowIndexedClient(IndexedClient):
+    """An ``IndexedClient`` whose calls take a seeded-random time, counting the most calls in flight."""
+
+    def __init__(self, replies: list[str], *, seed: int = 0, model: str = "indexed"):
+        super().__init__(replies, model=model)
+        import random
+
+        self._delays = random.Random(seed)
+        self.in_flight = 0
+        self.max_in_flight = 0
+
+    def complete(self, request: Request) -> Response:
+        import time
+
+        with self._lock:
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            delay = self._delays.uniform(0.0, 0.05)
+        time.sleep(delay)
+        try:
+            return super().complete(request)
+        finally:
+            with self._lock:
+                self.in_flight -= 1

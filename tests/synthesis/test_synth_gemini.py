@@ -26,3 +26,13 @@ def test_tree_search_end_to_end_on_fake_gemini(tmp_path: Path, fake_gemini, smal
     assert body["generationConfig"]["seed"] == 0 and body["generationConfig"]["temperature"] == 1.0
     journal = json.loads((tmp_path / "calls" / "000001.json").read_text())
     assert journal["tag"] == "synthesis/refine" and journal["response"]["model"] == client.model
+
+
+def test_a_blocked_reply_is_scored_not_fatal(tmp_path: Path, fake_gemini) -> None:  # noqa: F811
+    from cwm.llm.fakes import Blocked
+
+    fake_gemini.script(Blocked("SAFETY"), reply("03_refine_correct"))
+    result = synthesize(tmp_path, fake_gemini.client())
+    assert result.solved and result.llm_calls == 2 and fake_gemini.request_count == 2
+    blocked = result.nodes[0]
+    assert blocked.source == "" and blocked.pass_rate == 0.0 and "no usable code" in blocked.error

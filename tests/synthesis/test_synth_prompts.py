@@ -80,3 +80,15 @@ def test_prompt_hashes_are_in_the_run_record(tmp_path: Path, train: list) -> Non
     config = (tmp_path / "config.json").read_text()
     for name, digest in world_model_target(RULES, train).prompt_hashes().items():
         assert result.prompt_hashes[name] == digest and digest in config
+
+
+def test_chance_games_show_outcomes_with_probabilities() -> None:
+    from cwm import trajectories
+    from cwm.synthesis.render import render_trajectories
+
+    games = trajectories.collect("leduc_poker", 2, seed=0)
+    text, counts = example_tests(games, per_type=5)
+    assert counts["chance_outcomes"] == 5
+    assert 'get_chance_outcomes(state) == [["Chance outcome:0", 0.16666666666666666]' in text
+    shown = render_trajectories(games)
+    assert "current player -1 (chance)" in shown and "observation of player 1:" in shown

@@ -78,3 +78,15 @@ def test_refinements_that_do_not_improve_are_not_refined(tmp_path: Path) -> None
     assert result.nodes[0].expandable
     # every later child is a refinement of node 0 that is no better than it
     assert all(n.parent == 0 and not n.expandable for n in result.nodes[1:])
+
+
+def test_rules_and_trajectories_without_a_ground_truth(tmp_path: Path, train: list, small_test: list) -> None:
+    from synth_helpers import RULES
+
+    from cwm.synthesis import synthesize_world_model
+
+    llm = ScriptedClient([reply("03_refine_correct")])
+    result = synthesize_world_model((RULES, train), llm=llm, run_dir=tmp_path, test_trajectories=small_test,
+                                    isolate=False)
+    assert result.solved and result.game == "tic_tac_toe" and result.test_accuracy == 1.0
+    assert RULES.strip() in llm.calls[0].messages[0].text
