@@ -167,12 +167,18 @@ def _openspiel_spec(game_string: str, *, module: str = "", name: str | None = No
         information="perfect" if perfect else "imperfect",
         stochastic=gtype.chance_mode != pyspiel.GameType.ChanceMode.DETERMINISTIC,
         novel=False,
-        outcome="win/draw/loss" if gtype.utility == pyspiel.GameType.Utility.ZERO_SUM else "payoff",
+        outcome="win/draw/loss" if _wins_draws_losses(game) else "payoff",
         turn_based=simultaneous,
         module=module,
         view=_default_view(game),
         description=gtype.long_name,
     )
+
+
+def _wins_draws_losses(game: pyspiel.Game) -> bool:
+    # Zero-sum alone is not enough: poker is zero-sum but pays chips, not +-1.
+    zero_sum = game.get_type().utility == pyspiel.GameType.Utility.ZERO_SUM
+    return zero_sum and game.min_utility() == -1.0 and game.max_utility() == 1.0
 
 
 def _default_view(game: pyspiel.Game) -> str:

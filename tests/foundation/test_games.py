@@ -98,3 +98,9 @@ def test_leduc_observation_is_parsed_into_named_fields() -> None:
     assert obs[0] == {"observer": 0, "private": 3, "round": 1, "player": 0, "pot": 2, "money": [99, 99],
                       "ante": [1, 1]}
     assert obs[1]["private"] == 1 and obs[1]["observer"] == 1
+
+
+@pytest.mark.parametrize(("game_string", "outcome"), [
+    ("kuhn_poker", "payoff"), ("mnk(m=4,n=4,k=3)", "win/draw/loss"), ("leduc_poker(players=2)", "payoff")])
+def test_outcome_of_a_users_openspiel_game(game_string: str, outcome: str) -> None:
+    assert games.resolve(game_string).outcome == outcome
