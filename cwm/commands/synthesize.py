@@ -30,6 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--count-refinements", action="store_true", help="add refinement counts to beta (REx)")
     p.add_argument("--temperature", type=float, default=1.0, help="sampling temperature (default 1.0)")
     p.add_argument("--max-output-tokens", type=int, default=16384, help="cap per reply (default 16384)")
+    p.add_argument("--max-steps-shown", type=int, help="cut each example game in the prompt (default: whole games)")
     p.add_argument("--cache", help="SQLite LLM cache file shared across runs (default none)")
     p.add_argument("--no-sandbox", action="store_true", help="check candidates in-process (trusted replies only)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -49,7 +50,7 @@ def cmd_synthesize(args: argparse.Namespace) -> int:
             num_train=args.num_train, num_test=args.num_test, test_mcts_simulations=args.test_mcts_simulations,
             concurrency=args.concurrency, tree=TreeSettings(c=args.c, count_refinements=args.count_refinements),
             request=RequestSettings(temperature=args.temperature, max_output_tokens=args.max_output_tokens),
-            isolate=not args.no_sandbox, progress=None if bar is None else bar.update_from,
+            max_steps_shown=args.max_steps_shown, isolate=not args.no_sandbox, progress=None if bar is None else bar.update_from,
         )
     finally:
         if bar is not None:

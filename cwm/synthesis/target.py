@@ -84,18 +84,19 @@ class Target:
         return {name: prompts.prompt_hash(name) for name in self.prompts.names().values()}
 
 
-def world_model_checker(train: Sequence[Trajectory], *, sandbox: Any = None) -> Checker:
-    """A checker running ``cwm.checks.run_checks`` on the training trajectories.
+def world_model_checker(train: Sequence[Trajectory], *, sandbox: Any = None, limits: Any = None) -> Checker:
+    """A checker running ``cwm.checks.run_checks`` on the given trajectories.
 
     Args:
-      train: open-deck training trajectories.
+      train: open-deck trajectories to check against.
       sandbox: a ``cwm.sandbox.Sandbox``; each candidate is checked in a forked, limited child. Without
         one, candidates are loaded in this process behind the static gate (and a per-call time budget
         when the sandbox module provides one): only for trusted or test code.
+      limits: ``cwm.sandbox.Limits`` for each check (default: the sandbox's own).
     """
     trajs = list(train)
     if sandbox is not None:
-        return lambda source: sandbox.check_world_model(source, trajs)
+        return lambda source: sandbox.check_world_model(source, trajs, limits=limits)
     return lambda source: _check_in_process(source, trajs)
 
 

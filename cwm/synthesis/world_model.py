@@ -28,6 +28,8 @@ from cwm.synthesis.types import SynthesisResult
 from cwm.types import CheckReport, Trajectory
 
 GameInput = str | games.GameSpec | tuple[str, Sequence[Trajectory]]
+# The held-out set can be 100x the training set: its one sandboxed check gets this much time.
+TEST_CHECK_SECONDS: float = 900.0
 
 
 def mcts_policy(*, simulations: int = 100, rollouts: int = 1) -> trajectories.Policy:
@@ -59,14 +61,20 @@ def test_set(game: str | games.GameSpec, *, num_games: int = 100, seed: int = 0,
 
 @contextlib.contextmanager
 def _checker_factory(isolate: bool) -> Iterator[Any]:
-    """Yields a function trajectories -> Checker, backed by one sandbox for the run when available."""
+    """Yields a function (trajectories, wall-clock seconds or None) -> Checker, backed by one sandbox for the
+    run when available (the seconds raise the sandbox's wall and CPU limits, for the large test set)."""
     box_type = getattr(cwm_sandbox, "Sandbox", None)
     if not isolate or box_type is None:
-        yield lambda trajs: world_model_checker(trajs)
+        yield lambda trajs, seconds=None: world_model_checker(trajs)
         return
     box = box_type()
+
+    def make(trajs: Sequence[Trajectory], seconds: float | None = None) -> Checker:
+        limits = None if seconds is None else dataclasses.replace(box.limits, wall_s=seconds, cpu_s=seconds)
+        return world_model_checker(trajs, sandbox=box, limits=limits)
+
     try:
-        yield lambda trajs: world_model_checker(trajs, sandbox=box)
+        yield make
     finally:
         box.close()
 
@@ -107,6 +115,7 @@ def synthesize_world_model(
     tree: TreeSettings | None = None,
     request: RequestSettings | None = None,
     examples_per_type: int = 5,
+    max_steps_shown: int | None = None,
     isolate: bool = True,
     progress: Progress | None = None,
 ) -> SynthesisResult:
@@ -130,6 +139,8 @@ def synthesize_world_model(
       tree: tree-search hyperparameters (default ``TreeSettings()``: the paper's).
       request: LLM request settings (default ``RequestSettings()``).
       examples_per_type: example tests of each type in the initial prompt (paper: 5).
+      max_steps_shown: cut each training game after this many steps in the prompt (default: all; the
+        checks still use every step). For games with long trajectories (backgammon, gin rummy).
       isolate: check candidates in the sandbox (forked, limited processes) when it is available.
       progress: called with the engine after each processed call.
 
@@ -153,21 +164,24 @@ def synthesize_world_model(
     else:
         test = []
     with _checker_factory(isolate) as make_checker:
-        target = world_model_target(rules_text, train, check=make_checker(train), examples_per_type=examples_per_type)
+        target = world_model_target(rules_text, train, check=make_checker(train), examples_per_type=examples_per_type,
+                                    max_steps_shown=max_steps_shown)
         config = {"target": target.name, "game": name, "strategy": strategy, "seed": seed, "model": llm.model,
                   "num_train": len(train), "concurrency": concurrency, "tree": dataclasses.asdict(tree),
                   "request": dataclasses.asdict(request), "examples_per_type": examples_per_type,
+                  "max_steps_shown": max_steps_shown,
                   "rules_sha": sha(rules_text)[:16], "prompt_hashes": target.prompt_hashes(), "budget": budget}
         store = RunStore(root, config=config, check_key=sha((root / "train.jsonl").read_text(encoding="utf-8")))
         engine = run_search(target, llm, store, strategy=strategy, budget=budget, seed=seed,
                             concurrency=concurrency, tree=tree, request=request, progress=progress)
-        test_report = _test_report(engine, store, make_checker(test), test) if test else None
+        test_check = make_checker(test, TEST_CHECK_SECONDS) if test else None
+        test_report = _test_report(engine, store, test_check) if test_check else None
     result = _result(engine, store, config, test_report, time.monotonic() - start)
     run_report.write_outputs(store, result)
     return result
 
 
-def _test_report(engine: Engine, store: RunStore, check: Checker, test: list[Trajectory]) -> CheckReport | None:
+def _test_report(engine: Engine, store: RunStore, check: Checker) -> CheckReport | None:
     best = engine.best
     if best is None:
         return None

@@ -92,3 +92,11 @@ def test_chance_games_show_outcomes_with_probabilities() -> None:
     assert 'get_chance_outcomes(state) == [["Chance outcome:0", 0.16666666666666666]' in text
     shown = render_trajectories(games)
     assert "current player -1 (chance)" in shown and "observation of player 1:" in shown
+
+
+def test_long_games_can_be_cut_in_the_prompt(train: list) -> None:
+    from cwm.synthesis.render import render_trajectories
+
+    text = render_trajectories(train, max_steps=2)
+    assert text.count("  step ") == 2 * len(train) and "7 more steps not shown" in text
+    assert "final state" not in text
