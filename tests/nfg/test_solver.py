@@ -162,3 +162,33 @@ def test_game_json_round_trip_keeps_exact_fractions() -> None:
     data = game.to_json()
     assert data["payoffs"] == [[["1/3", -1]], [[2, "1/4"]]]
     assert MatrixGame.from_json(data) == game
+
+
+def _maximin_value(row: list[list[int]]) -> float:
+    """The row player's value of a zero-sum game by linear programming (independent of support enumeration)."""
+    from scipy.optimize import linprog
+
+    m, n = len(row), len(row[0])
+    # Variables x_1..x_m, v: maximise v s.t. sum_i x_i row[i][j] >= v for all j, sum x = 1, x >= 0.
+    cost = [0.0] * m + [-1.0]
+    upper = [[-row[i][j] for i in range(m)] + [1.0] for j in range(n)]
+    result = linprog(cost, A_ub=upper, b_ub=[0.0] * n, A_eq=[[1.0] * m + [0.0]], b_eq=[1.0],
+                     bounds=[(0, None)] * m + [(None, None)])
+    assert result.success
+    return -result.fun
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_zero_sum_equilibria_match_linear_programming(seed: int) -> None:
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    rows, cols = int(rng.integers(2, 4)), int(rng.integers(2, 4))
+    row = rng.integers(-5, 6, size=(rows, cols)).tolist()
+    game = MatrixGame.from_tables(["A", "B"], [[f"r{i}" for i in range(rows)], [f"c{j}" for j in range(cols)]],
+                                  row, [[-v for v in r] for r in row])
+    equilibria = solver.nash_equilibria(game)
+    assert equilibria, "support enumeration found no equilibrium"
+    for x, y in equilibria:
+        value = sum(x[a] * y[b] * game.payoff(0, a, b) for a in x for b in y)
+        assert float(value) == pytest.approx(_maximin_value(row), abs=1e-7)
