@@ -23,7 +23,8 @@ def wilson(successes: int, n: int, *, z: float = Z95) -> tuple[float, float]:
     denom = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
+    # at p = 0 or 1 the bound equals p up to rounding; keep p inside its own interval
+    return max(0.0, min(p, centre - half)), min(1.0, max(p, centre + half))
 
 
 def mean_interval(values: Sequence[float], *, z: float = Z95) -> tuple[float, float, float]:

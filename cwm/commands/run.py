@@ -1,0 +1,46 @@
+"""`cwm run GAME`: the main job (collect -> synthesize -> export -> arena -> report), resumable by stage."""
+
+from __future__ import annotations
+
+import argparse
+
+from cwm import pipeline
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    d = pipeline.RunConfig
+    p = sub.add_parser("run", help="the main job: synthesize a world model, export it, play it in the arena")
+    p.add_argument("game", help="registry name, OpenSpiel game string, or path/to/module.py:short_name")
+    p.add_argument("--out", default=None, help="run directory (default runs/<game>-seed<S>)")
+    p.add_argument("--llm", default=d.llm, help="gemini[:MODEL] | openai:MODEL | replay:FILE | auto (default: "
+                   "Gemini when GEMINI_API_KEY/GOOGLE_API_KEY is set, else the recorded offline session)")
+    p.add_argument("--strategy", choices=["tree", "conversation"], default=d.strategy)
+    p.add_argument("--budget", type=int, default=d.budget, help=f"LLM-call budget (default {d.budget})")
+    p.add_argument("--seed", type=int, default=d.seed)
+    p.add_argument("--num-test", type=int, default=d.num_test, help=f"held-out test games (default {d.num_test})")
+    p.add_argument("--matches", type=int, default=d.matches, help=f"arena games per seat (default {d.matches})")
+    p.add_argument("--sims", type=int, default=d.simulations, help=f"MCTS simulations per move (default {d.simulations})")
+    p.add_argument("--rollouts", type=int, default=d.rollouts, help=f"rollouts per MCTS leaf (default {d.rollouts})")
+    p.add_argument("--opponents", default=",".join(d.opponents), help="comma-separated agent specs")
+    p.add_argument("--executor", default=d.executor, help="local | local:N | inline | ray[:ADDRESS]")
+    p.add_argument("--rules", default=None, help="rules file (for games outside the registry)")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.set_defaults(func=cmd_run)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    config = pipeline.RunConfig(
+        game=args.game, llm=args.llm, strategy=args.strategy, budget=args.budget, seed=args.seed,
+        num_test=args.num_test, matches=args.matches, simulations=args.sims, rollouts=args.rollouts,
+        opponents=tuple(o for o in args.opponents.split(",") if o), executor=args.executor, rules=args.rules)
+    out = args.out or f"runs/{config.game.replace('/', '_').replace(':', '_')}-seed{config.seed}"
+    report = pipeline.run(config, out, progress=not args.quiet)
+    s = report["synthesis"]
+    print(f"{report['game']}: synthesis {'solved' if s['solved'] else 'not solved'} in {s['llm_calls']} calls "
+          f"(train {s['train_accuracy']:.4f}, test {s['test_accuracy']}); LLM: {report['llm']}")
+    for row in report["arena"]:
+        if row["seat"] == "all":
+            print(f"  vs {row['opponent']}: " + ", ".join(
+                f"{k} {row[k]:.2f}" for k in ("win_rate", "draw_rate", "loss_rate", "mean_payoff") if k in row))
+    print(f"report: {out}/report.md")
+    return 0

@@ -1,0 +1,219 @@
+"""The main job: collect trajectories -> synthesize a world model -> export a bundle -> arena -> report.
+
+Every stage writes into one run directory and is skipped when its output is already there, so an
+interrupted ``cwm run`` resumes where it stopped (the synthesis and arena stages also resume inside
+themselves: no LLM call is repeated and no finished match is replayed).
+
+Run directory::
+
+    config.json          the run's settings (a directory holding another run's settings is refused)
+    synthesis/           the synthesis run (prompts, replies, programs, check reports, result.json, plot)
+    bundle/              the exported bundle of the best program
+    arena/               matches.jsonl and the arena summaries (JSON, CSV, markdown, plot)
+    report.md, report.json, record.json
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import json
+import os
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from cwm import bundle, games
+from cwm.types import JSON, CwmError
+
+API_KEY_VARS = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+
+
+class PipelineError(CwmError, ValueError):
+    """The main job cannot run as asked (no LLM available, another run in the directory, nothing solved)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class RunConfig:
+    """Settings of one main-job run (all written into ``config.json`` and ``record.json``).
+
+    Attributes:
+      game: registry name, OpenSpiel game string, or ``path/to/module.py:short_name``.
+      llm: an LLM spec for ``cwm.llm.make_client``, or ``"auto"``: Gemini when an API key is set, else the
+        recorded session shipped in the package for this game.
+      strategy: synthesis refinement strategy, ``"tree"`` or ``"conversation"``.
+      budget: LLM-call budget of the synthesis (paper: 500).
+      seed: seeds the trajectories, the search and the arena.
+      num_test: held-out test games for the test accuracy (half random, half MCTS play; paper: 100).
+      matches: arena games per pairing and seat order.
+      simulations: MCTS simulations per move in the arena (paper: 1000).
+      rollouts: random rollouts per MCTS leaf (paper: 10).
+      opponents: agent specs the CWM agent plays against.
+      executor: where arena matches run (``local``, ``local:N``, ``inline``, ``ray[:ADDRESS]``).
+      rules: a rules file for games outside the registry.
+    """
+
+    game: str
+    llm: str = "auto"
+    strategy: str = "tree"
+    budget: int = 500
+    seed: int = 0
+    num_test: int = 100
+    matches: int = 10
+    simulations: int = 200
+    rollouts: int = 4
+    opponents: tuple[str, ...] = ("random", "gt-mcts")
+    executor: str = "local"
+    rules: str | None = None
+
+
+def recording_for(game: str) -> Path | None:
+    """The packaged recorded synthesis session of a registered game, if one ships with cwm."""
+    name = games.resolve(game).name
+    resource = resources.files("cwm").joinpath("data", "recordings", f"{name}.jsonl")
+    return Path(str(resource)) if resource.is_file() else None
+
+
+def resolve_llm(spec: str, game: str) -> str:
+    """Turns ``"auto"`` into a concrete client spec; other specs pass through.
+
+    Raises:
+      PipelineError: ``auto`` with no API key set and no recording for the game.
+    """
+    if spec != "auto":
+        return spec
+    if any(os.environ.get(v) for v in API_KEY_VARS):
+        return "gemini"
+    recording = recording_for(game)
+    if recording is None:
+        raise PipelineError(
+            f"no LLM for {game!r}: set GEMINI_API_KEY (or GOOGLE_API_KEY) for live synthesis, or pass "
+            f"--llm (openai:MODEL, replay:FILE); recorded offline sessions ship only for "
+            f"{', '.join(sorted(p.stem for p in _recordings())) or 'no game'}")
+    return f"replay:{recording}"
+
+
+def _recordings() -> list[Path]:
+    folder = resources.files("cwm").joinpath("data", "recordings")
+    return [Path(str(p)) for p in folder.iterdir() if p.name.endswith(".jsonl")] if folder.is_dir() else []
+
+
+def run(config: RunConfig, out: str | Path, *, progress: bool = True) -> dict[str, JSON]:
+    """Runs (or resumes) the main job and returns the report (also written to ``out/report.json``).
+
+    Raises:
+      PipelineError: ``out`` holds a run with other settings, or synthesis found no usable program.
+    """
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    llm_spec = resolve_llm(config.llm, config.game)
+    _check_config(out, dataclasses.asdict(config) | {"llm_resolved": llm_spec})
+    synthesis = _synthesize(config, llm_spec, out / "synthesis", progress)
+    bundle_dir = _export(out / "synthesis", out / "bundle")
+    arena_rows = _arena(config, bundle_dir, out / "arena", progress)
+    report = _report(config, llm_spec, synthesis, bundle_dir, arena_rows)
+    _write_report(out, report)
+    return report
+
+
+def _check_config(out: Path, config: dict[str, Any]) -> None:
+    path = out / "config.json"
+    config = json.loads(json.dumps(config))
+    if path.is_file():
+        old = json.loads(path.read_text(encoding="utf-8"))
+        changed = sorted(k for k in set(old) | set(config) if old.get(k) != config.get(k))
+        if changed:
+            raise PipelineError(f"{out} holds a run with other settings ({', '.join(changed)} differ); "
+                                f"use the same settings to resume, or another --out")
+    else:
+        path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+
+
+def _synthesize(config: RunConfig, llm_spec: str, run_dir: Path, progress: bool) -> dict[str, JSON]:
+    from cwm.commands.synthesize import _progress_bar
+    from cwm.llm import make_client
+    from cwm.synthesis import synthesize_world_model
+
+    rules = Path(config.rules).read_text(encoding="utf-8") if config.rules else None
+    client = make_client(llm_spec, run_dir=run_dir)
+    bar = _progress_bar(config.budget) if progress else None
+    try:
+        result = synthesize_world_model(
+            config.game, llm=client, run_dir=run_dir, strategy=config.strategy,  # type: ignore[arg-type]
+            budget=config.budget, seed=config.seed, rules=rules, num_test=config.num_test,
+            progress=None if bar is None else bar.update_from)
+    finally:
+        if bar is not None:
+            bar.close()
+    if not result.best_source:
+        raise PipelineError(f"synthesis produced no usable program (see {run_dir}/summary.md)")
+    return result.to_json()
+
+
+def _export(run_dir: Path, bundle_dir: Path) -> Path:
+    if (bundle_dir / "manifest.json").is_file():
+        result = json.loads((run_dir / "result.json").read_text(encoding="utf-8"))
+        if (bundle_dir / "model.py").read_text(encoding="utf-8") == result["best_source"]:
+            return bundle_dir
+    return bundle.export_run(run_dir, bundle_dir, overwrite=True)
+
+
+def _arena(config: RunConfig, bundle_dir: Path, out: Path, progress: bool) -> list[dict[str, JSON]]:
+    from cwm import arena, arena_report
+    from planners.specs import Settings
+
+    cwm_agent = f"cwm:{bundle_dir.resolve()}"
+    settings = Settings(num_simulations=config.simulations, rollouts=config.rollouts)
+    results = arena.tournament(
+        config.game, [cwm_agent, *config.opponents], matches=config.matches, out_dir=out, settings=settings,
+        seed=config.seed, executor=config.executor, pairings=[(cwm_agent, o) for o in config.opponents],
+        progress=progress)
+    return [row for row in arena_report.summarize(results) if row["agent"] == cwm_agent]
+
+
+def _report(config: RunConfig, llm_spec: str, synthesis: dict[str, JSON], bundle_dir: Path,
+            arena_rows: list[dict[str, JSON]]) -> dict[str, JSON]:
+    from cwm.synthesis.report import git_commit
+
+    keys = ("solved", "llm_calls", "train_accuracy", "test_accuracy", "train_by_type", "test_by_type",
+            "cost_usd", "model", "strategy", "seed")
+    return {
+        "game": games.resolve(config.game).name,
+        "llm": llm_spec,
+        "offline_recording": llm_spec.startswith("replay:"),
+        "config": dataclasses.asdict(config),
+        "synthesis": {k: synthesis.get(k) for k in keys},
+        "bundle": str(bundle_dir),
+        "arena": arena_rows,
+        "git_commit": git_commit(),
+        "finished_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+    }
+
+
+def _write_report(out: Path, report: dict[str, JSON]) -> None:
+    from cwm import arena_report
+
+    (out / "report.json").write_text(json.dumps(report, indent=2, default=str) + "\n", encoding="utf-8")
+    s: dict[str, Any] = report["synthesis"]  # type: ignore[assignment]
+    test = "n/a" if s["test_accuracy"] is None else f"{s['test_accuracy']:.4f}"
+    source = ("a recorded session shipped with cwm (scripted replies, not a live LLM)"
+              if report["offline_recording"] else f"`{report['llm']}`")
+    lines = [
+        f"# cwm run: {report['game']}",
+        "",
+        "## Synthesis",
+        "",
+        f"- LLM: {source}; model id `{s['model']}`; strategy {s['strategy']}, seed {s['seed']}",
+        f"- {'solved' if s['solved'] else 'not solved'} after {s['llm_calls']} LLM calls "
+        f"(cost ${s['cost_usd'] or 0:.4f})",
+        f"- transition accuracy: train {s['train_accuracy']:.4f}, held-out test {test}",
+        "- details: [synthesis/summary.md](synthesis/summary.md), plot: synthesis/accuracy.png",
+        "",
+        f"## Arena (bundle: `{report['bundle']}`)",
+        "",
+        arena_report.markdown(report["arena"], outcome=games.resolve(report["game"]).outcome),  # type: ignore[arg-type]
+        "",
+        "Rows are the CWM agent (MCTS planning on the synthesized model, acting in the real game) against "
+        "each opponent, per seat. Plot: arena/results.png; every match: arena/matches.jsonl.",
+    ]
+    (out / "report.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
