@@ -155,9 +155,10 @@ class QuadrantoState(pyspiel.State):
 
     def information_state_json(self, player: int) -> str:
         """Every observation ``player`` had (oldest first, the current one last) and its own actions."""
-        events = [[json.loads(o), a] for o, a in self.logs[player]]
-        events.append([self.observation_dict(player), None])
-        return _json({"player": player, "events": events})
+        # Built from the stored JSON texts (no re-parsing): the same text as dumping the parsed events.
+        events = [f"[{o},{json.dumps(a)}]" for o, a in self.logs[player]]
+        events.append(f"[{self.observation_json(player)},null]")
+        return f'{{"player":{player},"events":[{",".join(events)}]}}'
 
     def __str__(self) -> str:
         return _json({
