@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import dataclasses
 import json
 import math
@@ -109,7 +110,8 @@ def markdown_table(rows: Sequence[Row]) -> str:
 
 
 def save_results(out_dir: str | Path, results: Sequence[ItemResult], *, record: JSON) -> dict[str, Path]:
-    """Writes ``results.json`` (run record + summary), ``results.md`` (table) and ``items.jsonl`` (every answer).
+    """Writes ``results.json`` (run record + summary), ``results.csv`` and ``results.md`` (the summary table),
+    and ``items.jsonl`` (every answer), like the arena's results.
 
     Args:
       out_dir: the output directory (created).
@@ -122,9 +124,16 @@ def save_results(out_dir: str | Path, results: Sequence[ItemResult], *, record: 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     rows = summarise(results)
-    paths = {"json": out / "results.json", "markdown": out / "results.md", "items": out / "items.jsonl"}
+    paths = {"json": out / "results.json", "csv": out / "results.csv", "markdown": out / "results.md",
+             "items": out / "items.jsonl"}
     paths["json"].write_text(json.dumps({"record": record, "summary": [r.to_json() for r in rows]}, indent=2) + "\n",
                              encoding="utf-8")
+    with paths["csv"].open("w", encoding="utf-8", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["contestant", "family", "n", "accuracy", "ci95_low", "ci95_high", *STATUSES])
+        for r in rows:
+            writer.writerow([r.contestant, r.family, r.n, f"{r.accuracy:.4f}",
+                             *(f"{v:.4f}" for v in wilson(r.correct, r.n)), r.correct, r.wrong, r.unparseable, r.error])
     paths["markdown"].write_text(markdown_table(rows), encoding="utf-8")
     with paths["items"].open("w", encoding="utf-8") as f:
         for r in results:

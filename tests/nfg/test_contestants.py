@@ -141,6 +141,9 @@ def test_cli_eval_writes_json_and_markdown(tmp_path: Path, capsys: pytest.Captur
     table = (out / "results.md").read_text()
     assert "| direct | all | 7 | 0.714 | [0.359, 0.918] | 5 | 1 | 1 | 0 |" in table
     assert len((out / "items.jsonl").read_text().splitlines()) == 14
+    csv_lines = (out / "results.csv").read_text().splitlines()
+    assert csv_lines[0].startswith("contestant,family,n,accuracy,ci95_low,ci95_high,correct")
+    assert "direct,all,7,0.7143,0.3589,0.9178,5,1,1,0" in csv_lines
     assert "results:" in capsys.readouterr().out
 
 
