@@ -10,6 +10,7 @@ cards; the bigger win pile wins. Observation and information-state strings are c
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
@@ -66,6 +67,29 @@ def strength(card: int) -> int:
 
 def _json(obj: Any) -> str:
     return json.dumps(obj, separators=(",", ":"))
+
+
+@functools.lru_cache(maxsize=1 << 16)  # a pure function of its argument; planners ask for the same views often
+def _observation_text(key: tuple) -> str:
+    hand, pick, opp_picked, opp_hand, my_draw, opp_draw, my_won, opp_won, pot_up, pot_down, last = key
+    last_battle = None
+    if last is not None:
+        mine, theirs = last
+        result = "tie" if strength(mine) == strength(theirs) else "won" if strength(mine) > strength(theirs) else "lost"
+        last_battle = {"my_card": card_name(mine), "opponent_card": card_name(theirs), "result": result}
+    return _json({
+        "my_hand": [card_name(c) for c in hand],
+        "my_pick": None if pick is None else card_name(pick),
+        "opponent_picked": opp_picked,
+        "opponent_hand_size": opp_hand,
+        "my_draw_pile": my_draw,
+        "opponent_draw_pile": opp_draw,
+        "my_win_pile": my_won,
+        "opponent_win_pile": opp_won,
+        "pot_face_up": [card_name(c) for c in pot_up],
+        "pot_face_down": pot_down,
+        "last_battle": last_battle,
+    })
 
 
 class HandOfWarGame(pyspiel.Game):
@@ -161,31 +185,21 @@ class HandOfWarState(pyspiel.State):
             return [0.0, 0.0]
         return [1.0, -1.0] if len(self.won[0]) > len(self.won[1]) else [-1.0, 1.0]
 
-    def observation_dict(self, player: int) -> dict[str, Any]:
-        """What ``player`` sees now; the opponent's hand, draw piles and a pending hidden pick are not in it."""
+    def observation_key(self, player: int) -> tuple:
+        """Everything ``player`` may see, as a hashable tuple (the opponent's hand, the draw piles' cards
+        and a pending hidden pick are not in it)."""
         opp = 1 - player
-        last = None
-        if self.last is not None:
-            mine, theirs = self.last[player], self.last[opp]
-            result = "tie" if strength(mine) == strength(theirs) else "won" if strength(mine) > strength(theirs) else "lost"
-            last = {"my_card": card_name(mine), "opponent_card": card_name(theirs), "result": result}
-        pick = self.pick[player]
-        return {
-            "my_hand": [card_name(c) for c in sorted(self.hand[player])],
-            "my_pick": None if pick is None else card_name(pick),
-            "opponent_picked": self.pick[opp] is not None,
-            "opponent_hand_size": len(self.hand[opp]),
-            "my_draw_pile": len(self.draw[player]),
-            "opponent_draw_pile": len(self.draw[opp]),
-            "my_win_pile": len(self.won[player]),
-            "opponent_win_pile": len(self.won[opp]),
-            "pot_face_up": [card_name(c) for c in self.pot_up],
-            "pot_face_down": len(self.pot_down),
-            "last_battle": last,
-        }
+        last = None if self.last is None else (self.last[player], self.last[opp])
+        return (tuple(sorted(self.hand[player])), self.pick[player], self.pick[opp] is not None,
+                len(self.hand[opp]), len(self.draw[player]), len(self.draw[opp]), len(self.won[player]),
+                len(self.won[opp]), tuple(self.pot_up), len(self.pot_down), last)
+
+    def observation_dict(self, player: int) -> dict[str, Any]:
+        """What ``player`` sees now, as the JSON-able dict its observation string holds."""
+        return json.loads(self.observation_json(player))
 
     def observation_json(self, player: int) -> str:
-        return _json(self.observation_dict(player))
+        return _observation_text(self.observation_key(player))
 
     def information_state_json(self, player: int) -> str:
         """Every observation ``player`` had (oldest first, the current one last) and its own actions."""
