@@ -39,19 +39,24 @@ class HistoryTracker:
         self.player = player
         self.game = games.load_game(spec)
         self._shadow = self.game.new_initial_state()
+        self.ids: list[int] = []
         self.moves: list[str] = []
         self.events: list[dict[str, JSON]] = [self._event()]
 
     def _event(self) -> dict[str, JSON]:
         return {"observation": games.observe(self.spec, self._shadow, self.player), "action": None}
 
+    def follows(self, state: pyspiel.State, player: int) -> bool:
+        """Whether ``state`` continues the game seen so far from ``player``'s seat (else: a new game)."""
+        return player == self.player and state.history()[: len(self.ids)] == self.ids
+
     def sync(self, state: pyspiel.State) -> None:
-        """Catches up with ``state``'s history (which must extend the one seen so far)."""
+        """Catches up with ``state``'s history, which must extend the one seen so far (see ``follows``)."""
         history = state.history()
-        if len(history) < len(self.moves):
-            raise AgentError(f"real history went back from {len(self.moves)} to {len(history)} moves; "
-                             f"call reset() between matches")
-        for a in history[len(self.moves):]:
+        if history[: len(self.ids)] != self.ids:
+            raise AgentError("the real history does not extend the one this tracker followed (a new game?)")
+        for a in history[len(self.ids):]:
+            self.ids.append(int(a))
             player = self._shadow.current_player()
             text = self._shadow.action_to_string(player, a)
             if player == self.player:
@@ -142,8 +147,8 @@ class CWMAgent:
 
     def step(self, state: pyspiel.State) -> int:
         player = state.current_player()
-        if self._tracker is None or self._tracker.player != player:
-            self._tracker = HistoryTracker(self.spec, player)
+        if self._tracker is None or not self._tracker.follows(state, player):
+            self._tracker = HistoryTracker(self.spec, player)  # a new game (or seat): start over
             self._state, self._replayed = None, 0
         self._tracker.sync(state)
         try:

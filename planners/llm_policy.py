@@ -71,8 +71,8 @@ class LLMPolicyAgent:
 
     def step(self, state: pyspiel.State) -> int:
         player = state.current_player()
-        if self._tracker is None or self._tracker.player != player:
-            self._tracker = HistoryTracker(self.spec, player)
+        if self._tracker is None or not self._tracker.follows(state, player):
+            self._tracker = HistoryTracker(self.spec, player)  # a new game (or seat): start over
         self._tracker.sync(state)
         legal = {state.action_to_string(player, a): int(a) for a in state.legal_actions()}
         messages = [Message("user", self._prompt(player, list(legal)))]

@@ -1,0 +1,2 @@
+def get_initial_state(:
+    return {}

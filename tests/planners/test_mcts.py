@@ -1,0 +1,155 @@
+"""UCT MCTS: strength against random and itself, parity with OpenSpiel's Python MCTSBot, chance nodes,
+value functions, reproducibility, and no copies of model states in the hot path.
+
+Sizes are cut for CI (the issue's full runs, 100-200 games at 1000 simulations, are in
+benchmarks/bench_mcts.py --strength); the statistics asserted still hold at these sizes.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+
+import numpy as np
+import pyspiel
+import pytest
+from conftest import mean_ci
+from open_spiel.python.algorithms import mcts as os_mcts
+
+from cwm.arena import play_match
+from planners import MCTS, MCTSAgent, RandomAgent
+
+
+class OpenSpielMCTS:
+    """OpenSpiel's Python MCTSBot as an agent at our settings, with its default solver on.
+
+    With ``solve=False`` that bot still scores a terminal child by its outcome alone (no exploration
+    bonus), which makes it measurably weaker than plain UCT at tic-tac-toe (ours as x won 52% of 100
+    games against it as o at 500 simulations); with its default solver the two are level.
+    """
+
+    def __init__(self, game: pyspiel.Game, *, sims: int, rollouts: int, seed: int):
+        rs = np.random.RandomState(seed)
+        evaluator = os_mcts.RandomRolloutEvaluator(rollouts, rs)
+        self.bot = os_mcts.MCTSBot(game, 2.0, sims, evaluator, solve=True, random_state=rs)
+
+    def step(self, state: pyspiel.State) -> int:
+        return int(self.bot.step(state))
+
+
+def _score(game, ours, theirs, n):
+    """Our returns over n games, alternating seats (ours first in even games)."""
+    scores = []
+    for i in range(n):
+        a, b = ours(i), theirs(i)
+        seats = [a, b] if i % 2 == 0 else [b, a]
+        returns, forfeit, *_ = play_match(game, seats, seed=i)
+        assert forfeit is None
+        scores.append(returns[i % 2])
+    return scores
+
+
+def test_never_loses_to_random_at_tic_tac_toe():
+    game = pyspiel.load_game("tic_tac_toe")
+    scores = _score(game, lambda i: MCTSAgent(num_simulations=300, rollouts=3, seed=i),
+                    lambda i: RandomAgent(seed=10_000 + i), 100)
+    assert min(scores) >= 0, f"lost {scores.count(-1.0)} of 100 games to random"
+    assert scores.count(1.0) >= 80
+
+
+def test_draws_against_itself_at_tic_tac_toe():
+    game = pyspiel.load_game("tic_tac_toe")
+    scores = _score(game, lambda i: MCTSAgent(num_simulations=1000, rollouts=3, seed=i),
+                    lambda i: MCTSAgent(num_simulations=1000, rollouts=3, seed=500 + i), 10)
+    assert scores == [0.0] * 10
+
+
+@pytest.mark.parametrize("game_name,sims,games_played", [("tic_tac_toe", 300, 30), ("connect_four", 100, 8)])
+def test_level_with_openspiel_python_mcts(game_name, sims, games_played):
+    game = pyspiel.load_game(game_name)
+    scores = _score(game, lambda i: MCTSAgent(num_simulations=sims, rollouts=3, seed=i),
+                    lambda i: OpenSpielMCTS(game, sims=sims, rollouts=3, seed=i), games_played)
+    mean, lo, hi = mean_ci(scores)
+    assert lo <= 0.0 <= hi, f"{game_name}: our mean score {mean:+.2f} [{lo:+.2f}, {hi:+.2f}] is not level"
+
+
+def _pip_value(state, player):
+    """A pip-race heuristic: positive when ``player`` needs fewer pips than the opponent to finish."""
+    tensor = state.observation_tensor(0)  # [192] and [195]: checkers on the bar of x and o
+    pips = [sum(state.board(0, i) * (24 - i) for i in range(24)) + 25 * tensor[192],
+            sum(state.board(1, i) * (i + 1) for i in range(24)) + 25 * tensor[195]]
+    return math.tanh((pips[1 - player] - pips[player]) / 40.0)
+
+
+def test_backgammon_chance_nodes_with_rollouts_play_full_games():
+    game = pyspiel.load_game("backgammon")
+    scores = _score(game, lambda i: MCTSAgent(num_simulations=8, rollouts=1, seed=i),
+                    lambda i: RandomAgent(seed=100 + i), 2)
+    assert all(s in (-1.0, 1.0, -2.0, 2.0, -3.0, 3.0) for s in scores)
+
+
+def test_backgammon_mcts_with_a_value_function_beats_random():
+    # Random rollouts in backgammon cost ~0.1 s each here; a pip-count leaf value keeps CI fast, while the
+    # search still samples every dice roll at the chance nodes of its tree.
+    game = pyspiel.load_game("backgammon")
+    scores = _score(game, lambda i: MCTSAgent(num_simulations=30, value_fn=_pip_value, seed=i),
+                    lambda i: RandomAgent(seed=100 + i), 6)
+    assert all(s > 0 for s in scores), f"MCTS scores against random: {scores}"
+
+
+def test_seeded_search_is_reproducible():
+    state = pyspiel.load_game("connect_four").new_initial_state()
+    a = MCTS(num_simulations=300, rollouts=2, seed=7).search(state)
+    b = MCTS(num_simulations=300, rollouts=2, seed=np.random.default_rng(7)).search(state)
+    c = MCTS(num_simulations=300, rollouts=2, seed=7).search(state)
+    assert a == c
+    assert sum(a.visits.values()) == 300 and a.simulations == 300
+    assert isinstance(b.action, int)
+
+
+def test_finds_the_winning_move_and_leaves_the_state_alone():
+    state = pyspiel.load_game("tic_tac_toe").new_initial_state()
+    for a in [0, 3, 1, 4]:  # x(0,0) o(1,0) x(0,1) o(1,1): x wins at x(0,2)
+        state.apply_action(a)
+    before = str(state)
+    result = MCTS(num_simulations=200, rollouts=1, seed=0).search(state)
+    assert result.action == 2
+    assert str(state) == before
+
+
+def test_value_function_replaces_rollouts():
+    calls = []
+
+    def value(state, player):
+        calls.append(player)
+        return 0.0
+
+    state = pyspiel.load_game("tic_tac_toe").new_initial_state()
+    MCTS(num_simulations=50, value_fn=value, seed=0).search(state)
+    assert calls and set(calls) == {0, 1}
+
+
+def test_runs_on_a_dict_state_model_without_copies(ttt_model, monkeypatch):
+    def no_copies(*args, **kwargs):
+        raise AssertionError("deepcopy in the planning hot path")
+
+    monkeypatch.setattr(copy, "deepcopy", no_copies)
+    state = ttt_model.new_initial_state()
+    for move in ["x(0,0)", "o(1,0)", "x(0,1)", "o(1,1)"]:
+        state = state.child_from_string(move)
+    result = MCTS(num_simulations=300, rollouts=2, seed=0).search(state)
+    assert state.action_to_string(0, result.action) == "x(0,2)"
+
+
+@pytest.mark.parametrize("bad", [{"num_simulations": 0}, {"rollouts": 0}])
+def test_rejects_bad_settings(bad):
+    with pytest.raises(ValueError, match=next(iter(bad))):
+        MCTS(**bad)
+
+
+def test_rejects_terminal_states():
+    state = pyspiel.load_game("tic_tac_toe").new_initial_state()
+    for a in [0, 3, 1, 4, 2]:
+        state.apply_action(a)
+    with pytest.raises(ValueError, match="decision node"):
+        MCTS(num_simulations=10).search(state)
