@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
+
+# CI imports tests with --import-mode=importlib, which puts no test directory on sys.path; the test
+# modules import their helpers (synth_helpers.py) from this directory.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from cwm import trajectories
 

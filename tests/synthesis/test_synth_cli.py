@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import importlib.resources
 import json
 from pathlib import Path
 
 from cwm.cli import main
 
-RECORDING = Path(__file__).resolve().parents[2] / "cwm" / "data" / "recordings" / "tic_tac_toe.jsonl"
+# the installed package's copy, so a missing package-data entry fails here
+RECORDING = Path(str(importlib.resources.files("cwm").joinpath("data/recordings/tic_tac_toe.jsonl")))
 
 
 def test_cli_replays_the_recorded_session(tmp_path: Path, capsys) -> None:
