@@ -19,14 +19,19 @@ from collections.abc import Sequence
 from cwm.nfg.answers import AnswerKey, Reply
 
 _MARKER = re.compile(r"(?:final\s+answer|answer)\s*(?:is\s*)?[:=]", re.I)
-_DECISION = re.compile(
+_CHOICE_DECISION = re.compile(
     r"\b(?:i\s*(?:would|['\u2019]d|will|['\u2019]ll|should)?\s*(?:choose|pick|select|play|go\s+with|opt\s+for|recommend)"
     r"|my\s+(?:choice|pick|answer|move)\s+(?:is|would\s+be)"
     r"|(?:you\s+)?should\s+(?:choose|pick|select|play|go\s+with)"
     r"|best\s+(?:response|reply|choice|action|option)\s+(?:is|would\s+be)"
-    r"|(?:the\s+)?(?:partner|opponent|other\s+player)\s+(?:is|plays|seems\s+to\s+be|looks\s+like)"
-    r"|(?:classify|classified)\s+(?:it|them|the\s+partner)?\s*as"
-    r"|most\s+likely(?:\s+type)?(?:\s+is)?|dominant\s+(?:strategy|action|choice)\s+is|answer\s+is)\b",
+    r"|dominant\s+(?:strategy|action|choice)\s+is|answer\s+is)\b",
+    re.I,
+)
+# Phrases that introduce a classification; "the opponent plays red" is only a decision for labels.
+_LABEL_DECISION = re.compile(
+    r"\b(?:(?:the\s+)?(?:partner|opponent|other\s+player)\s+(?:is|seems\s+to\s+be|looks\s+like|plays|follows)"
+    r"|(?:classify|classified)\s+(?:it|them|the\s+partner)?\s*as|most\s+likely(?:\s+type|\s+strategy)?(?:\s+is)?"
+    r"|my\s+answer\s+is|answer\s+is)\b",
     re.I,
 )
 # Where the explanation starts inside an answer span.
@@ -47,7 +52,7 @@ def parse_reply(text: str, key: AnswerKey) -> Reply | None:
         return parse_distribution(text, key.vocabulary)
     if key.kind == "sequence":
         return parse_sequence(text, key.vocabulary)
-    names = parse_names(text, key.vocabulary)
+    names = parse_names(text, key.vocabulary, labels=key.kind == "label")
     return None if names is None else Reply(key.kind, names)
 
 
@@ -112,14 +117,20 @@ def _marker_span(text: str) -> str | None:
     return following[0] if following else ""
 
 
-def parse_names(text: str, vocabulary: Sequence[str]) -> frozenset[str] | None:
-    """The set of names the reply gives as its answer (see the module docstring for where it looks)."""
+def parse_names(text: str, vocabulary: Sequence[str], *, labels: bool = False) -> frozenset[str] | None:
+    """The set of names the reply gives as its answer (see the module docstring for where it looks).
+
+    Args:
+      text: the reply.
+      vocabulary: the action names or labels that may be answered.
+      labels: the names are partner labels (decision phrases are "the partner is ...", not "I choose ...").
+    """
     clean = _strip(text)
     span = _marker_span(clean)
     if span is not None:  # "Answer: (blue)" has nothing before its bracket: then read the whole line
         found = {name for _, name in mentions(_cut(span), vocabulary)} or {n for _, n in mentions(span, vocabulary)}
         return frozenset(found) or None
-    decisions = list(_DECISION.finditer(clean))
+    decisions = list((_LABEL_DECISION if labels else _CHOICE_DECISION).finditer(clean))
     for d in reversed(decisions):
         found = {name for _, name in mentions(_cut(clean[d.end():]), vocabulary)}
         if found:

@@ -28,6 +28,7 @@ CHOICES = [
     ("parenthesised", "Answer: (blue)", {"blue"}),
     ("curly-apostrophe", "Green loses to both. I\u2019d pick red.", {"red"}),
     ("my-choice-is", "My choice is blue, since red is dominated.", {"blue"}),
+    ("opponent-clause-after", "I would choose blue, because the opponent plays red.", {"blue"}),
 ]
 
 
@@ -66,7 +67,7 @@ def test_conditionally_altruistic_does_not_match_altruistic() -> None:
     ("Answer: ambiguous", {"ambiguous"}),
 ], ids=["compound-label", "spaces-for-hyphens", "upper-case", "negated-label-dropped", "decision-phrase", "ambiguous"])
 def test_label_replies(text: str, expected: set[str]) -> None:
-    assert parse_names(text, LABELS) == frozenset(expected)
+    assert parse_names(text, LABELS, labels=True) == frozenset(expected)
 
 
 def test_a_hedged_label_is_parsed_but_never_correct() -> None:
