@@ -80,7 +80,8 @@ class Engine:
             raise RuntimeError(f"LLM-call budget of {self.budget} would be exceeded")  # strategies check first
         index = self.submitted
         self.submitted += 1
-        request = Request(messages=messages, system=self.system, seed=self.seed * 1_000_003 + index,
+        # providers take 32-bit seeds
+        request = Request(messages=messages, system=self.system, seed=(self.seed * 1_000_003 + index) % 2**31,
                           sample_index=index, tag=tag, **self.request_options)
         key = request.key(self.llm.model)
         entry = self.store.journaled(index, key)
