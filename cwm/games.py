@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import difflib
 import functools
@@ -9,8 +10,10 @@ import importlib
 import importlib.resources
 import importlib.util
 import json
+import os
 import re
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pyspiel
@@ -181,10 +184,25 @@ def _wins_draws_losses(game: pyspiel.Game) -> bool:
     return zero_sum and game.min_utility() == -1.0 and game.max_utility() == 1.0
 
 
+@contextlib.contextmanager
+def quiet_stderr() -> Iterator[None]:
+    """Silences file descriptor 2: OpenSpiel's C++ prints every exception it raises, even ones we catch."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as devnull:
+            os.dup2(devnull.fileno(), 2)
+            yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
 def _default_view(game: pyspiel.Game) -> str:
     state = game.new_initial_state()
     try:
-        state.to_observation_struct(0)
+        with quiet_stderr():
+            state.to_observation_struct(0)
         return "struct"
     except Exception:  # OpenSpiel raises when a game has no struct; fall back to its observation string
         return "text"

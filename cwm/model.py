@@ -157,12 +157,15 @@ class ActionCodec:
         table: dict[tuple[int, str], int] = {}
         ranges = [(p, game.num_distinct_actions()) for p in range(game.num_players())]
         ranges.append((CHANCE, game.max_chance_outcomes()))
-        for player, count in ranges:
-            for a in range(count):
-                try:
-                    table[(player, state.action_to_string(player, a))] = a
-                except Exception:  # state-dependent strings (no dice yet, etc.): learnt by exploring below
-                    break
+        from cwm.games import quiet_stderr
+
+        with quiet_stderr():
+            for player, count in ranges:
+                for a in range(count):
+                    try:
+                        table[(player, state.action_to_string(player, a))] = a
+                    except Exception:  # state-dependent strings (no dice yet, ...): learnt by exploring below
+                        break
         rng = np.random.default_rng(seed)
         for _ in range(explore_games):
             state = game.new_initial_state()

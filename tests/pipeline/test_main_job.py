@@ -9,7 +9,7 @@ import pytest
 from cwm import pipeline
 from cwm.cli import main
 
-SMALL = dict(num_test=4, matches=6, simulations=100, rollouts=2, executor="local:2")
+SMALL = dict(num_test=4, matches=6, simulations=300, rollouts=4, executor="local:2")
 
 
 @pytest.fixture(scope="module")
