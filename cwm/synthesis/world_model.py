@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import json
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -155,30 +156,38 @@ def synthesize_world_model(
     tree, request = tree or TreeSettings(), request or RequestSettings()
     root = Path(run_dir)
     name, rules_text, train, spec = _inputs(game, rules, num_train, seed)
-    train = _load_or_save(root / "train.jsonl", lambda: train)
-    if test_trajectories is not None:
-        test = _load_or_save(root / "test.jsonl", lambda: test_trajectories)
-    elif spec is not None and num_test > 0:
-        test = _load_or_save(root / "test.jsonl", lambda: test_set(
-            spec, num_games=num_test, seed=seed, mcts_simulations=test_mcts_simulations))
-    else:
-        test = []
+    train_key = sha(json.dumps([trajectories.to_json(t) for t in train], sort_keys=True))
     with _checker_factory(isolate) as make_checker:
         target = world_model_target(rules_text, train, check=make_checker(train), examples_per_type=examples_per_type,
                                     max_steps_shown=max_steps_shown)
         config = {"target": target.name, "game": name, "strategy": strategy, "seed": seed, "model": llm.model,
-                  "num_train": len(train), "concurrency": concurrency, "tree": dataclasses.asdict(tree),
-                  "request": dataclasses.asdict(request), "examples_per_type": examples_per_type,
-                  "max_steps_shown": max_steps_shown,
+                  "num_train": len(train), "train_sha": train_key[:16], "concurrency": concurrency,
+                  "tree": dataclasses.asdict(tree), "request": dataclasses.asdict(request),
+                  "examples_per_type": examples_per_type, "max_steps_shown": max_steps_shown,
                   "rules_sha": sha(rules_text)[:16], "prompt_hashes": target.prompt_hashes(), "budget": budget}
-        store = RunStore(root, config=config, check_key=sha((root / "train.jsonl").read_text(encoding="utf-8")))
+        store = RunStore(root, config=config, check_key=train_key)
+        _load_or_save(root / "train.jsonl", lambda: train)
         engine = run_search(target, llm, store, strategy=strategy, budget=budget, seed=seed,
                             concurrency=concurrency, tree=tree, request=request, progress=progress)
+        # generated after the search (it can take a while for long games), once; later sessions reload it
+        test = _test_games(root, spec, test_trajectories, num_test=num_test, seed=seed,
+                           mcts_simulations=test_mcts_simulations)
         test_check = make_checker(test, TEST_CHECK_SECONDS) if test else None
         test_report = _test_report(engine, store, test_check) if test_check else None
     result = _result(engine, store, config, test_report, time.monotonic() - start)
     run_report.write_outputs(store, result)
     return result
+
+
+def _test_games(root: Path, spec: games.GameSpec | None, given: Sequence[Trajectory] | None, *, num_test: int,
+                seed: int, mcts_simulations: int) -> list[Trajectory]:
+    """The held-out games: given ones, else generated from the ground truth; saved once, then reloaded."""
+    if given is not None:
+        return _load_or_save(root / "test.jsonl", lambda: given)
+    if spec is None or num_test <= 0:
+        return []
+    return _load_or_save(root / "test.jsonl", lambda: test_set(
+        spec, num_games=num_test, seed=seed, mcts_simulations=mcts_simulations))
 
 
 def _test_report(engine: Engine, store: RunStore, check: Checker) -> CheckReport | None:
@@ -188,8 +197,6 @@ def _test_report(engine: Engine, store: RunStore, check: Checker) -> CheckReport
     path = store.root / "test_report.json"
     key = sha(best.source)
     if path.is_file():
-        import json
-
         data = json.loads(path.read_text(encoding="utf-8"))
         if data.get("source_sha") == key:
             return CheckReport.from_json(data["report"])

@@ -75,3 +75,9 @@ def test_a_directory_of_another_run_is_refused(tmp_path: Path) -> None:
     synthesize(tmp_path, ScriptedClient([reply("03_refine_correct")]), seed=0)
     with pytest.raises(ResumeError, match="seed"):
         synthesize(tmp_path, ScriptedClient([reply("03_refine_correct")]), seed=1)
+
+
+def test_a_different_training_set_is_refused(tmp_path: Path) -> None:
+    synthesize(tmp_path, ScriptedClient([reply("03_refine_correct")]))
+    with pytest.raises(ResumeError, match="num_train"):
+        synthesize(tmp_path, ScriptedClient([reply("03_refine_correct")]), num_train=3)
