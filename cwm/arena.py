@@ -127,8 +127,14 @@ def play_match(game: pyspiel.Game, agents: Sequence[Agent], *, seed: int,
 
 def _agent_move(agent: Agent, state: pyspiel.State, limit: float | None) -> int:
     start = time.perf_counter()
-    with _time_limit(limit):
-        action = agent.step(state.clone())
+    fired: list[bool] = []
+    try:
+        with _time_limit(limit, fired):
+            action = agent.step(state.clone())
+    except Exception as e:
+        if fired:  # the timer's exception may arrive wrapped (a model call names it as a contract breach)
+            raise MoveTimeout(f"move did not finish within the limit of {limit}s") from e
+        raise
     elapsed = time.perf_counter() - start
     if limit is not None and elapsed > limit:
         raise MoveTimeout(f"move took {elapsed:.1f}s, over the limit of {limit}s")
@@ -138,13 +144,15 @@ def _agent_move(agent: Agent, state: pyspiel.State, limit: float | None) -> int:
 
 
 @contextlib.contextmanager
-def _time_limit(limit: float | None) -> Iterator[None]:
-    """Interrupts a move that overruns, where signals allow it (the main thread of a process)."""
+def _time_limit(limit: float | None, fired: list[bool]) -> Iterator[None]:
+    """Interrupts a move that overruns, where signals allow it (the main thread of a process); appends to
+    ``fired`` when the timer went off."""
     if limit is None or threading.current_thread() is not threading.main_thread():
         yield
         return
 
     def expire(signum: int, frame: Any) -> None:
+        fired.append(True)
         raise MoveTimeout(f"move did not finish within the limit of {limit}s")
 
     previous = signal.signal(signal.SIGALRM, expire)

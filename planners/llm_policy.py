@@ -21,7 +21,7 @@ from cwm.types import JSON, UnknownGameError
 from planners.agents import AgentError, IllegalMoveError
 from planners.cwm_agent import HistoryTracker
 
-_ACTION_LINE = re.compile(r"^\s*\**\s*ACTION\s*\**\s*:\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
+_ACTION_LINE = re.compile(r"^\s*\**\s*ACTION\s*\**\s*:\s*\**\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
 _MAX_EVENTS = 40  # history shown to the LLM in imperfect-information games: the latest events
 
 
@@ -30,7 +30,7 @@ def parse_action(reply: str) -> str | None:
     found = _ACTION_LINE.findall(reply)
     if not found:
         return None
-    move = found[-1].strip().strip("`'\"").strip()
+    move = found[-1].strip().strip("`'\"*").strip()
     return move or None
 
 
@@ -127,7 +127,8 @@ class LLMPolicyAgent:
 
     def _example_text(self, player: int) -> str:
         if player not in self._examples:
-            trajs = trajectories.collect(self.spec, self.num_examples, seed=self.seed, open_deck=False)
+            trajs = (trajectories.collect(self.spec, self.num_examples, seed=self.seed, open_deck=False)
+                     if self.num_examples > 0 else [])
             parts = [_example(self.spec, t, i + 1, player) for i, t in enumerate(trajs)]
             self._examples[player] = "\n".join(parts) if parts else "(none)"
         return self._examples[player]

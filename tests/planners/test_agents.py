@@ -1,0 +1,106 @@
+"""Agents: spec parsing, the CWM agent with a correct model (level with GT-MCTS) and with broken ones
+(forfeits whose reason names the problem), and the random agent."""
+
+from __future__ import annotations
+
+import pyspiel
+import pytest
+from conftest import DATA, load_fixture_model, mean_ci
+
+from cwm.arena import play_match
+from cwm.oracle import oracle_model
+from planners import (
+    AgentSpec,
+    AgentSpecError,
+    CWMAgent,
+    ISMCTSAgent,
+    MCTSAgent,
+    RandomAgent,
+    Settings,
+    make_agent,
+    parse_agent_spec,
+    parse_agent_specs,
+)
+
+TTT = pyspiel.load_game("tic_tac_toe")
+
+
+@pytest.mark.parametrize("text,kind,target", [
+    ("random", "random", ""),
+    ("gt-mcts", "gt-mcts", ""),
+    ("gt-ismcts", "gt-ismcts", ""),
+    ("cwm:models/ttt.py", "cwm", "models/ttt.py"),
+    ("cwm:runs/bundle", "cwm", "runs/bundle"),
+    ("llm:gemini", "llm", "gemini"),
+    ("llm:openai:gpt-x", "llm", "openai:gpt-x"),
+    ("llm+legal:gemini", "llm+legal", "gemini"),
+])
+def test_parse_agent_spec(text, kind, target):
+    spec = parse_agent_spec(text)
+    assert spec == AgentSpec(kind, target) and spec.label == text
+
+
+@pytest.mark.parametrize("text,message", [
+    ("alphazero", "unknown kind"), ("cwm", "needs an argument"), ("random:3", "takes no argument"),
+    ("llm:", "needs an argument"),
+])
+def test_bad_agent_specs_are_refused(text, message):
+    with pytest.raises(AgentSpecError, match=message):
+        parse_agent_spec(text)
+
+
+def test_agent_list_refuses_duplicates():
+    assert [s.label for s in parse_agent_specs("random, gt-mcts")] == ["random", "gt-mcts"]
+    with pytest.raises(AgentSpecError, match="twice"):
+        parse_agent_specs("random,random")
+
+
+def test_make_agent_builds_each_kind():
+    settings = Settings(num_simulations=20, rollouts=1)
+    assert isinstance(make_agent("random", "tic_tac_toe", seed=0), RandomAgent)
+    assert isinstance(make_agent("gt-mcts", "tic_tac_toe", settings=settings, seed=0), MCTSAgent)
+    assert isinstance(make_agent("gt-ismcts", "leduc_poker", settings=settings, seed=0), ISMCTSAgent)
+    agent = make_agent(f"cwm:{DATA / 'ttt_model.py'}", "tic_tac_toe", settings=settings, seed=0)
+    assert isinstance(agent, CWMAgent)
+    with pytest.raises(AgentSpecError, match="gt-ismcts"):
+        make_agent("gt-mcts", "leduc_poker")
+    with pytest.raises(AgentSpecError, match="neither"):
+        make_agent("cwm:/no/such/model.py", "tic_tac_toe")
+
+
+def test_random_agent_plays_legal_moves():
+    agent = RandomAgent(seed=0)
+    state = TTT.new_initial_state()
+    while not state.is_terminal():
+        action = agent.step(state)
+        assert action in state.legal_actions()
+        state.apply_action(action)
+
+
+@pytest.mark.parametrize("which", ["oracle", "hand-written"])
+def test_cwm_agent_with_a_correct_model_is_level_with_gt_mcts(which):
+    model = oracle_model("tic_tac_toe") if which == "oracle" else load_fixture_model("ttt_model.py")
+    scores = []
+    for i in range(16):
+        cwm = CWMAgent(model, "tic_tac_toe", num_simulations=300, rollouts=3, seed=i)
+        gt = MCTSAgent(num_simulations=300, rollouts=3, seed=1000 + i)
+        returns, forfeit, kind, reason, _ = play_match(TTT, [cwm, gt] if i % 2 == 0 else [gt, cwm], seed=i)
+        assert forfeit is None, reason
+        scores.append(returns[i % 2])
+    mean, lo, hi = mean_ci(scores)
+    assert lo <= 0 <= hi, f"CWM agent ({which}) vs GT-MCTS: {mean:+.2f} [{lo:+.2f}, {hi:+.2f}]"
+
+
+@pytest.mark.parametrize("fixture,seat,kind,reason", [
+    ("broken/crashes.py", 0, "exception", "apply_action(...) raised KeyError: 'board cell missing'"),
+    ("broken/wrong_notation.py", 0, "exception", "'x[0,0]' of player 0 is not an action of this game"),
+    ("broken/wrong_notation.py", 1, "exception", "rejects real move 0"),
+    ("broken/hangs.py", 0, "timeout", "within the limit of 1.0s"),
+])
+def test_cwm_agent_with_a_broken_model_forfeits_and_says_why(fixture, seat, kind, reason):
+    agent = CWMAgent(load_fixture_model(fixture), "tic_tac_toe", num_simulations=50, rollouts=1, seed=0)
+    seats = [agent, RandomAgent(seed=1)] if seat == 0 else [RandomAgent(seed=1), agent]
+    returns, forfeit, got_kind, got_reason, _ = play_match(TTT, seats, seed=0, move_time_limit=1.0)
+    assert forfeit == seat and got_kind == kind
+    assert reason in got_reason
+    assert returns[seat] == -1.0 and returns[1 - seat] == 1.0
