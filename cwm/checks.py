@@ -158,9 +158,8 @@ def _check_trajectory(fns: dict, guard: Guard, ti: int, traj: Trajectory, run: _
     n = len(traj.steps)
     for si, step in enumerate(traj.steps):
         ok = _check_state(fns, guard, state, step.player, step.observations, si, run, fail)
-        if step.player >= 0:
-            ok &= _check_legal(fns, guard, state, list(step.legal_action_strings), si, run, fail)
-        else:
+        ok &= _check_legal(fns, guard, state, list(step.legal_action_strings), si, run, fail)
+        if step.player == CHANCE:
             ok &= _check_chance(fns, guard, state, step, si, run, fail)
         nxt, ok_t = _check_transition(fns, guard, state, step.action_string, si, run, fail)
         if not ok_t:
@@ -292,7 +291,8 @@ def _random_game(model: WorldModel, rng: np.random.Generator, max_steps: int) ->
         for _ in range(max_steps):
             if state.is_terminal():
                 return "", "", history
-            state.observation(0)
+            for player in range(state.num_players()):
+                state.observation(player)
             if state.is_chance_node():
                 outcomes = state.chance_outcome_strings()
                 probs = np.array([p for _, p in outcomes])
