@@ -8,6 +8,7 @@ model is one target (``world_model_target``); inference and value functions are 
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -111,6 +112,12 @@ def _check_in_process(source: str, trajs: list[Trajectory]) -> CheckReport:
     return run_checks(cwm_model.WorldModel(module, name="candidate", guard=budget(2.0)), trajs)
 
 
+def nest_headings(markdown: str, *, levels: int = 2) -> str:
+    """Markdown with every heading pushed down ``levels`` levels, so a rules file's own headings sit
+    under the prompt's section headings instead of competing with them."""
+    return re.sub(r"^(#{1,6})(?=\s)", lambda m: "#" * min(6, len(m.group(1)) + levels), markdown, flags=re.MULTILINE)
+
+
 def world_model_target(
     rules: str,
     train: Sequence[Trajectory],
@@ -137,7 +144,7 @@ def world_model_target(
         raise ValueError("world-model synthesis needs at least one training trajectory")
     tests, _ = render.example_tests(train, per_type=examples_per_type)
     context = {
-        "rules": rules.strip(),
+        "rules": nest_headings(rules.strip()),
         "api": cwm_model.api_block(cwm_model.WORLD_MODEL_API).rstrip(),
         "allowed_imports": ", ".join(sorted(cwm_sandbox.ALLOWED_IMPORTS)),
         "trajectories": render.render_trajectories(train, max_steps=max_steps_shown),
@@ -147,4 +154,4 @@ def world_model_target(
                   check or world_model_checker(train))
 
 
-__all__ = ["Checker", "PromptSet", "Target", "world_model_checker", "world_model_target"]
+__all__ = ["Checker", "PromptSet", "Target", "nest_headings", "world_model_checker", "world_model_target"]

@@ -100,3 +100,11 @@ def test_long_games_can_be_cut_in_the_prompt(train: list) -> None:
     text = render_trajectories(train, max_steps=2)
     assert text.count("  step ") == 2 * len(train) and "7 more steps not shown" in text
     assert "final state" not in text
+
+
+def test_rules_headings_sit_under_the_prompt_sections(train: list) -> None:
+    from cwm.synthesis.target import nest_headings
+
+    assert nest_headings("# Game\n## Setup\ntext\n") == "### Game\n#### Setup\ntext\n"
+    text = world_model_target("# Game\n\n## Setup\nEmpty board.", train).render("initial")
+    assert "## Rules of the game\n\n### Game\n\n#### Setup\nEmpty board." in text
