@@ -43,7 +43,7 @@ def cmd_synthesize(args: argparse.Namespace) -> int:
     out = Path(args.out)
     spec = games.resolve(args.game, rules=args.rules)
     llm = make_client(args.llm, run_dir=out, cache=Path(args.cache) if args.cache else None)
-    bar = None if args.quiet else _progress_bar(args.budget)
+    bar = None if args.quiet else progress_bar(args.budget)
     try:
         result = synthesize_world_model(
             spec, llm=llm, run_dir=out, strategy=args.strategy, budget=args.budget, seed=args.seed,
@@ -62,7 +62,7 @@ def cmd_synthesize(args: argparse.Namespace) -> int:
     return 0
 
 
-class _Bar:
+class ProgressBar:
     """A tqdm bar over LLM calls showing the best pass rate and the cost so far."""
 
     def __init__(self, budget: int):
@@ -83,5 +83,9 @@ class _Bar:
         self._bar.close()
 
 
-def _progress_bar(budget: int) -> _Bar:
-    return _Bar(budget)
+def progress_bar(budget: int) -> ProgressBar:
+    """A progress bar for ``synthesize_world_model(progress=bar.update_from)``; close it when done."""
+    return ProgressBar(budget)
+
+
+_progress_bar = progress_bar  # the name cwm.pipeline imports
