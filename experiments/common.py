@@ -1,0 +1,240 @@
+"""What the experiment scripts share: per-game configs, the common flags, the run directory and its record.
+
+A run directory (``--out``, default ``runs/<experiment>-<UTC time>``) holds ``config.json`` (written
+first; a directory holding another experiment's settings is refused, the same settings resume),
+the stage outputs, the tables and ``record.json``: config, LLM model and settings, prompt hashes,
+seeds, git commit, timing and results.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import dataclasses
+import datetime as _dt
+import json
+import sys
+from collections.abc import Callable, Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from cwm import games
+from cwm.types import CwmError
+
+PERFECT_INFORMATION_GAMES = ("tic_tac_toe", "connect_four", "backgammon", "gen_tic_tac_toe", "gen_chess")
+IMPERFECT_INFORMATION_GAMES = ("bargaining", "leduc_poker", "gin_rummy", "quadranto", "hand_of_war")
+CONFIG_DIR = Path(__file__).resolve().parent / "configs"
+
+
+class ExperimentError(CwmError, ValueError):
+    """An experiment that cannot run as asked (bad config file or flag, another run in the directory)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class GameConfig:
+    """The paper-sized settings of one game (``experiments/configs/<game>.json``); flags override them.
+
+    Attributes:
+      game: registry name (or any game string ``cwm.games.resolve`` accepts).
+      num_train: training games of random play given to the synthesis (paper: 5).
+      budget: LLM-call budget of one synthesis run (paper: 500).
+      strategy: refinement strategy, ``tree`` or ``conversation`` (paper: tree).
+      num_test: held-out test games, half random and half MCTS play (paper: 100).
+      test_mcts_simulations: simulations per move of the MCTS player of the test games.
+      seeds: synthesis runs per game (paper: 5).
+      matches: arena games per pairing and seat order (paper: 100 over both seats, so 50).
+      sims: (IS)MCTS simulations per move in the arena (paper: 1000).
+      rollouts: random rollouts per MCTS leaf (paper: 10).
+      paper: the paper's reported numbers for this game (for the comparison column), may be empty.
+    """
+
+    game: str
+    num_train: int = 5
+    budget: int = 500
+    strategy: str = "tree"
+    num_test: int = 100
+    test_mcts_simulations: int = 100
+    seeds: int = 5
+    matches: int = 50
+    sims: int = 1000
+    rollouts: int = 10
+    paper: dict[str, float | None] = dataclasses.field(default_factory=dict)
+
+
+def load_game_config(path: str | Path) -> GameConfig:
+    """Reads one game config file.
+
+    Raises:
+      ExperimentError: the file is missing, not JSON, lacks ``game``, or holds an unknown key.
+    """
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as e:
+        raise ExperimentError(f"config {str(path)!r} does not exist") from e
+    except json.JSONDecodeError as e:
+        raise ExperimentError(f"config {path}: not valid JSON ({e.msg}, line {e.lineno})") from e
+    known = {f.name for f in dataclasses.fields(GameConfig)}
+    if not isinstance(data, dict) or "game" not in data:
+        raise ExperimentError(f"config {path}: expected a JSON object with at least a 'game' key")
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise ExperimentError(f"config {path}: unknown key(s) {unknown}; known keys are {sorted(known)}")
+    return GameConfig(**data)
+
+
+def default_game_config(game: str) -> GameConfig:
+    """The shipped config of a registered game (``configs/<name>.json``), else the paper's defaults."""
+    try:
+        name = games.resolve(game).name
+    except CwmError as e:
+        raise ExperimentError(f"--games: {e}") from e
+    path = CONFIG_DIR / f"{name}.json"
+    return load_game_config(path) if path.is_file() else GameConfig(game=game)
+
+
+def add_common_args(parser: argparse.ArgumentParser, *, default_executor: str) -> None:
+    """The flags every experiment takes; a flag left out keeps the value of each game's config."""
+    parser.add_argument("--games", default=None, help="comma-separated games (each starts from its config "
+                        "in experiments/configs/ when one ships)")
+    parser.add_argument("--config", action="append", default=[], metavar="FILE",
+                        help="a game config JSON (experiments/configs/<game>.json); may be repeated")
+    parser.add_argument("--llm", default="auto", help="LLM spec for synthesis: gemini[:MODEL] | openai:MODEL | "
+                        "replay:FILE | auto (Gemini when GEMINI_API_KEY is set, else the recorded session)")
+    parser.add_argument("--cache", default=None, help="SQLite LLM cache shared by runs (default: none)")
+    parser.add_argument("--seeds", type=int, default=None, help="synthesis seeds per game (config: 5)")
+    parser.add_argument("--first-seed", type=int, default=0, help="seeds are FIRST..FIRST+N-1 (default 0)")
+    parser.add_argument("--budget", type=int, default=None, help="LLM-call budget per synthesis (config: 500)")
+    parser.add_argument("--strategy", choices=["tree", "conversation"], default=None)
+    parser.add_argument("--num-train", type=int, default=None, help="training games (config: 5)")
+    parser.add_argument("--num-test", type=int, default=None, help="held-out test games (config: 100)")
+    parser.add_argument("--matches", type=int, default=None, help="arena games per seat order (config: 50)")
+    parser.add_argument("--sims", type=int, default=None, help="MCTS simulations per move (config: 1000)")
+    parser.add_argument("--rollouts", type=int, default=None, help="rollouts per MCTS leaf (config: 10)")
+    parser.add_argument("--executor", default=default_executor,
+                        help=f"inline | local | local:N | ray[:ADDRESS] (default {default_executor})")
+    parser.add_argument("--out", default=None, help="run directory (default runs/<experiment>-<UTC time>)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars")
+
+
+_OVERRIDES = ("seeds", "budget", "strategy", "num_train", "num_test", "matches", "sims", "rollouts")
+
+
+def game_configs(args: argparse.Namespace, default_games: Sequence[str]) -> tuple[GameConfig, ...]:
+    """The configs of the games asked for (``--config`` files, then ``--games``), flags applied on top.
+
+    Raises:
+      ExperimentError: a config cannot be read, or a game is named twice.
+    """
+    names = [g.strip() for g in (args.games or "").split(",") if g.strip()]
+    configs = [load_game_config(p) for p in args.config] + [default_game_config(g) for g in names]
+    if not configs:
+        configs = [default_game_config(g) for g in default_games]
+    overrides = {k: getattr(args, k) for k in _OVERRIDES if getattr(args, k, None) is not None}
+    configs = [dataclasses.replace(c, **overrides) for c in configs]
+    seen = [games.resolve(c.game).name for c in configs]
+    if len(set(seen)) != len(seen):
+        raise ExperimentError(f"a game is named twice: {seen}")
+    for c in configs:
+        if c.seeds < 1 or c.budget < 1:
+            raise ExperimentError(f"{c.game}: --seeds and --budget must be at least 1")
+    return tuple(configs)
+
+
+def seeds_of(config: GameConfig, first_seed: int) -> tuple[int, ...]:
+    return tuple(range(first_seed, first_seed + config.seeds))
+
+
+def resolve_llm(spec: str, game: str) -> str:
+    """``auto`` -> Gemini when an API key is set, else the recording shipped for the game (else an error)."""
+    from cwm import pipeline
+
+    return pipeline.resolve_llm(spec, game)
+
+
+def run_directory(out: str | None, experiment: str) -> Path:
+    if out:
+        return Path(out)
+    stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
+    return Path("runs") / f"{experiment}-{stamp}"
+
+
+def begin(out: Path, config: Any) -> None:
+    """Creates ``out`` and writes ``config.json``, or checks that it holds the same settings (resume).
+
+    Raises:
+      ExperimentError: ``out`` holds a run with other settings.
+    """
+    out.mkdir(parents=True, exist_ok=True)
+    data = json.loads(json.dumps(dataclasses.asdict(config), default=str))
+    path = out / "config.json"
+    if path.is_file():
+        old = json.loads(path.read_text(encoding="utf-8"))
+        if old != data:
+            changed = sorted(k for k in set(old) | set(data) if old.get(k) != data.get(k))
+            raise ExperimentError(f"{out} holds a run with other settings ({', '.join(changed)} differ); "
+                                  f"use the same settings to resume, or another --out")
+    else:
+        path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+
+
+def write_record(out: Path, *, experiment: str, config: Any, argv: Sequence[str], llm: dict[str, Any],
+                 prompt_hashes: dict[str, Any], seeds: dict[str, list[int]], results: Any,
+                 started: _dt.datetime) -> Path:
+    """Writes ``out/record.json``: config, LLM model and settings, prompt hashes, seeds, git commit, results."""
+    from cwm.synthesis.report import git_commit
+
+    finished = _dt.datetime.now(_dt.timezone.utc)
+    record = {
+        "experiment": experiment,
+        "id": out.name,
+        "config": dataclasses.asdict(config),
+        "llm": llm,
+        "prompt_hashes": prompt_hashes,
+        "seeds": seeds,
+        "git_commit": git_commit(),
+        "command": [f"experiments/{experiment}.py", *argv],
+        "started_at": started.isoformat(timespec="seconds"),
+        "finished_at": finished.isoformat(timespec="seconds"),
+        "wall_time_s": round((finished - started).total_seconds(), 3),
+        "results": results,
+    }
+    path = out / "record.json"
+    path.write_text(json.dumps(record, indent=2, default=str) + "\n", encoding="utf-8")
+    return path
+
+
+def policy_prompt_hashes() -> dict[str, str]:
+    """Content hashes of the direct-LLM policy's prompt templates (``prompts/policy/``)."""
+    import prompts
+
+    folder = resources.files("prompts").joinpath("policy")
+    names = sorted(p.name for p in folder.iterdir() if p.name.endswith(".md"))
+    return {f"policy/{n}": prompts.prompt_hash(f"policy/{n}") for n in names}
+
+
+def write_csv(path: Path, rows: Sequence[dict[str, Any]]) -> None:
+    """Rows as CSV (the union of their keys as columns; nested values as JSON text)."""
+    columns = list(dict.fromkeys(k for r in rows for k in r))
+    with path.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=columns or ["game"])
+        writer.writeheader()
+        for r in rows:
+            writer.writerow({k: json.dumps(v) if isinstance(v, (dict, list)) else v for k, v in r.items()})
+
+
+def write_json(path: Path, data: Any) -> None:
+    path.write_text(json.dumps(data, indent=2, default=str) + "\n", encoding="utf-8")
+
+
+def run_main(body: Callable[[], int], experiment: str) -> int:
+    """Runs a script's body: errors cwm raises on purpose print one line and exit 2, as ``cwm`` does."""
+    try:
+        return body()
+    except (CwmError, FileNotFoundError) as e:
+        print(f"{experiment}: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"{experiment}: interrupted; rerun the same command with the same --out to resume", file=sys.stderr)
+        return 130
