@@ -35,6 +35,10 @@ from cwm._sandbox_gate import static_gate
 from cwm.types import JSON, ModelLoadError
 
 RESULT_CAP_BYTES = 64 << 20
+KINDS = frozenset({"ok", "static", "load", "timeout", "memory", "crash", "error"})
+# Bound at import, in the zygote: a candidate that monkeypatches json in its child cannot garble the verdict.
+_ENCODE = json.JSONEncoder(allow_nan=False).encode
+_ENCODE_LOOSE = json.JSONEncoder().encode
 _PAYLOAD_CACHE_SIZE = 4
 
 
@@ -92,17 +96,17 @@ class _Child:
 
     def __init__(self, fd: int, nonce: str, limits: dict[str, float]):
         self.fd, self.nonce, self.limits = fd, nonce, limits
-        self.call = "<module body>"
+        self.call = "the module body"
         self.fired = 0
         self.gate_passed = False
 
     def emit(self, kind: str, value: JSON = None, error: str = "") -> None:
         message = {"kind": kind, "value": value, "error": error, "gate_passed": self.gate_passed}
         try:
-            body = json.dumps(message, allow_nan=False).encode()
+            body = _ENCODE(message).encode()
         except (TypeError, ValueError) as e:
             message.update(kind="error", value=None, error=f"the job's result is not JSON-serialisable: {e}")
-            body = json.dumps(message).encode()
+            body = _ENCODE_LOOSE(message).encode()
         _write_all(self.fd, self.nonce.encode() + len(body).to_bytes(8, "big") + body)
 
     def on_alarm(self, signum: int, frame: Any) -> None:
@@ -110,25 +114,25 @@ class _Child:
         budget = self.limits["per_call_s"]
         if self.fired == 1:
             signal.setitimer(signal.ITIMER_REAL, 0.05)  # re-armed: a model that swallows the interrupt is ended
-            raise Abort("timeout", f"{self.call}(...) ran longer than the per-call budget of {budget} s")
-        self.emit("timeout", None, f"{self.call}(...) ran longer than the per-call budget of {budget} s and "
+            raise Abort("timeout", f"{self.call} ran longer than the per-call budget of {budget} s")
+        self.emit("timeout", None, f"{self.call} ran longer than the per-call budget of {budget} s and "
                                    f"kept running after it was interrupted")
         os._exit(0)
 
-    def guard(self, fn: Any, *args: Any) -> Any:
+    def guard(self, fn: Any, *args: Any, label: str = "") -> Any:
         """Runs one model call under the per-call budget; ``MemoryError`` becomes a memory verdict."""
-        self.call = getattr(fn, "__name__", "call")
+        self.call = label or f"{getattr(fn, '__name__', 'call')}(...)"
         self.fired = 0
         signal.setitimer(signal.ITIMER_REAL, self.limits["per_call_s"])
         try:
             result = fn(*args)
         except MemoryError:
-            raise Abort("memory", f"{self.call}(...) exceeded the memory limit of "
+            raise Abort("memory", f"{self.call} exceeded the memory limit of "
                                   f"{int(self.limits['memory_mb'])} MB") from None
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
         if self.fired:  # the model caught the interrupt and returned anyway
-            raise Abort("timeout", f"{self.call}(...) ran longer than the per-call budget of "
+            raise Abort("timeout", f"{self.call} ran longer than the per-call budget of "
                                    f"{self.limits['per_call_s']} s")
         return result
 
@@ -179,9 +183,9 @@ def _run_job(child: _Child, request: dict[str, Any], payload: Any) -> tuple[str,
     layers.remember_source(f"<{name}>", source)
     before = layers.baseline()
     layers.install_seccomp()  # before the audit hook, which refuses ctypes
-    layers.install_audit_hook(code)
+    layers.install_audit_hook()
     try:
-        module = child.guard(layers.exec_module, code, name, source)
+        module = child.guard(layers.exec_module, code, name, source, label="the module body")
     except Abort:
         raise
     except Exception as e:
@@ -230,9 +234,12 @@ def run_one(request: dict[str, Any], payload: Any) -> tuple[dict[str, JSON], int
     os.close(r)
     if why == "done":
         try:
-            return json.loads(data), pid
+            reply = json.loads(data)
         except ValueError:
-            why = "malformed"
+            reply = None
+        if isinstance(reply, dict) and reply.get("kind") in KINDS and isinstance(reply.get("error"), str):
+            return reply, pid
+        why = "malformed"
     return _verdict(why, reap(pid), request), None
 
 
@@ -303,7 +310,7 @@ def serve(fd_in: int, fd_out: int) -> None:
     """Answers jobs until the parent closes the stream. Payloads are cached by key (a trajectory set is sent
     once), and sources that passed the static gate by hash (the gate does not run again for them)."""
     cache: OrderedDict[str, Any] = OrderedDict()
-    gate_passed: set[str] = set()
+    gate_passed: set[bytes] = set()
     while True:
         frame = read_frame(fd_in)
         if frame is None:

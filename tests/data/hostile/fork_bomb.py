@@ -1,0 +1,11 @@
+# hostile: a fork bomb through the os module that random imports
+# job: call get_initial_state
+# expect: static: line 11: access to private attribute '_os'
+# ungated: error: os.fork is not allowed
+
+import random
+
+
+def get_initial_state():
+    while True:
+        random._os.fork()

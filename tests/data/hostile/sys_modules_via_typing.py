@@ -1,0 +1,11 @@
+# hostile: reaching sys through typing.sys (a public attribute of an allowed module)
+# job: call get_initial_state
+# expect: static: line 10: access to attribute 'sys' is not allowed
+# ungated: error: tampering: the model replaced module 'json' in sys.modules
+
+import typing
+
+
+def get_initial_state():
+    typing.sys.modules["json"] = None
+    return {}

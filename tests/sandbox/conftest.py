@@ -1,0 +1,73 @@
+"""Fixtures for the sandbox tests: one sandbox per isolation mode, small limits, process and file accounting."""
+
+from __future__ import annotations
+
+import glob
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from cwm import trajectories
+from cwm.sandbox import Limits, Sandbox, bwrap_available
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+HOSTILE = DATA / "hostile"
+REFERENCE_TTT = (DATA / "reference" / "tic_tac_toe_model.py").read_text()
+# Small limits keep the hostile suite fast: a runaway call costs 0.3 s, a CPU-bound C loop 1 s.
+TEST_LIMITS = Limits(wall_s=5.0, cpu_s=1.0, memory_mb=256, per_call_s=0.3)
+MARKERS = "/tmp/cwm-hostile-*"
+
+
+def make_sandbox(isolation: str) -> Sandbox:
+    if isolation == "bwrap" and not bwrap_available():
+        pytest.fail("bubblewrap is not usable here; install it with .ci/system-packages.sh")
+    return Sandbox(limits=TEST_LIMITS, isolation=isolation)  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="module", params=["process", "bwrap"])
+def sandbox(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
+    sb = make_sandbox(request.param)
+    assert sb.mode == request.param  # starts the zygote
+    sb.idle_processes = descendants()  # type: ignore[attr-defined]  # the zygote (and bwrap) with no job
+    yield sb
+    sb.close()
+
+
+@pytest.fixture(scope="session")
+def ttt_trajectories() -> tuple:
+    return tuple(trajectories.record("tic_tac_toe", seed=s) for s in range(2))
+
+
+def descendants(pid: int | None = None) -> set[int]:
+    """Every live (non-zombie) descendant of ``pid`` (default: this process), from /proc."""
+    children: dict[int, list[int]] = {}
+    for stat in glob.glob("/proc/[0-9]*/stat"):
+        try:
+            fields = Path(stat).read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] != "Z":
+            children.setdefault(int(fields[1]), []).append(int(stat.split("/")[2]))
+    out, todo = set(), [pid or os.getpid()]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            out.add(c)
+            todo.append(c)
+    return out
+
+
+def settle(expected: set[int], timeout: float = 3.0) -> set[int]:
+    """Waits until the descendants are ``expected`` again (a child is reaped just after its verdict)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        now = descendants()
+        if now == expected or time.monotonic() > deadline:
+            return now
+        time.sleep(0.01)
+
+
+def markers() -> list[str]:
+    return glob.glob(MARKERS)

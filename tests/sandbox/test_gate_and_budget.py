@@ -1,0 +1,119 @@
+"""The static gate's allowances (what a game model legitimately writes) and call_budget for in-process models."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from cwm import model
+from cwm.sandbox import call_budget, static_gate
+from cwm.types import ModelContractError, ModelLoadError
+
+ALLOWED = {
+    "self-private": "class A:\n    def __init__(self):\n        self._x = 1\n    def f(self):\n        return self._x\n",
+    "seeded-random": "import random\nrng = random.Random(3)\nv = rng.choice([1, 2])\n",
+    "seeded-numpy": "from numpy.random import default_rng\nrng = default_rng(seed=4)\nimport numpy as np\n"
+                    "g = np.random.default_rng(5)\n",
+    "fstring": "def f(a):\n    return f'{a}({a},{a})'\n",
+    "format": "def f(a):\n    return '{}-{}'.format(a, a) + '{0}'.format(a)\n",
+    "collections-abc": "from collections.abc import Mapping\nimport collections.abc\n",
+    "dataclass": "import dataclasses\n@dataclasses.dataclass\nclass S:\n    x: int = 0\n",
+    "json-loads": "import json\ndef f(s):\n    return json.loads(json.dumps(s))\n",
+}
+
+REJECTED = {
+    "relative-import": ("from . import x\n", "line 1: relative imports are not allowed"),
+    "star-import": ("from math import *\n", "line 1: 'from math import *' is not allowed"),
+    "unseeded-Random": ("import random\nr = random.Random()\n", "line 2: Random() without a seed"),
+    "unseeded-default_rng": ("import numpy as np\ng = np.random.default_rng()\n",
+                             "line 2: default_rng() without a seed"),
+    "system-random": ("import random\nr = random.SystemRandom(1)\n", "line 2: SystemRandom is not reproducible"),
+    "from-random-choice": ("from random import choice\n", "line 1: random.choice draws from the global"),
+    "np-alias-random": ("import numpy.random as npr\nx = npr.rand()\n", "line 2: numpy.random.rand()"),
+    "attribute-store": ("import math\nmath.pi = 3\n", "line 2: assigning or deleting attribute 'pi'"),
+    "attribute-delete": ("import json\ndel json.loads\n", "line 2: assigning or deleting attribute 'loads'"),
+    "vars": ("x = vars()\n", "line 1: use of 'vars' is not allowed"),
+    "huge-source": ("x = 1\n" * 200_000, "characters; the limit is"),
+}
+
+
+@pytest.mark.parametrize("source", list(ALLOWED.values()), ids=list(ALLOWED))
+def test_gate_allows_what_models_need(source: str) -> None:
+    static_gate(source)
+
+
+@pytest.mark.parametrize("source,reason", list(REJECTED.values()), ids=list(REJECTED))
+def test_gate_rejects_with_line_and_reason(source: str, reason: str) -> None:
+    with pytest.raises(ModelLoadError) as err:
+        static_gate(source)
+    assert reason in str(err.value)
+
+
+def test_load_source_uses_the_gate() -> None:
+    with pytest.raises(ModelLoadError, match="import of 'os'"):
+        model.load_source("import os\n")
+
+
+def spin(seconds: float) -> str:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        pass
+    return "done"
+
+
+def stubborn() -> str:
+    """Swallows the first interrupt and keeps spinning: the budget's re-firing interval must still end it."""
+    try:  # noqa: SIM105  (the point: a model that catches everything)
+        spin(10)
+    except BaseException:
+        pass
+    return spin(10)
+
+
+def test_call_budget_passes_fast_calls_through() -> None:
+    guard = call_budget(0.5)
+    assert guard(spin, 0.01) == "done"
+    assert guard(lambda a, b: a + b, 1, 2) == 3
+
+
+@pytest.mark.parametrize("fn", [spin, stubborn], ids=["loop", "swallows-once"])
+def test_call_budget_turns_a_runaway_call_into_a_contract_error(fn) -> None:  # noqa: ANN001
+    guard = call_budget(0.1)
+    start = time.monotonic()
+    with pytest.raises(ModelContractError, match=rf"{fn.__name__}\(\.\.\.\) ran longer than its time budget of 0.1 s"):
+        guard(fn, 10) if fn is spin else guard(fn)
+    assert time.monotonic() - start < 1.0
+
+
+def test_call_budget_in_a_worker_thread() -> None:
+    guard = call_budget(0.1)
+    out: dict[str, object] = {}
+
+    def work() -> None:
+        out["fast"] = guard(spin, 0.01)
+        try:
+            guard(spin, 10)
+        except ModelContractError as e:
+            out["error"] = str(e)
+
+    start = time.monotonic()
+    t = threading.Thread(target=work)
+    t.start()
+    t.join(5)
+    assert out == {"fast": "done", "error": "spin(...) ran longer than its time budget of 0.1 s"}
+    assert time.monotonic() - start < 2.0
+
+
+def test_call_budget_guards_a_world_model() -> None:
+    source = "def get_initial_state():\n    while True:\n        pass\n" + "".join(
+        f"def {f.name}(*a):\n    return None\n" for f in model.WORLD_MODEL_API if f.name != "get_initial_state")
+    wm = model.WorldModel(model.load_source(source), guard=call_budget(0.1))
+    with pytest.raises(ModelContractError, match="get_initial_state"):
+        wm.new_initial_state()
+
+
+def test_call_budget_rejects_nonpositive() -> None:
+    with pytest.raises(ValueError, match="must be > 0"):
+        call_budget(0)

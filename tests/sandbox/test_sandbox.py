@@ -1,0 +1,213 @@
+"""The sandbox's contract: correct models get the same report as in-process, verdicts name limits, the
+zygote survives and restarts, secrets and files stay out of reach, and bwrap degrades with a warning."""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+
+import pytest
+
+import cwm.sandbox as sandbox_module
+from cwm import checks, model, trajectories
+from cwm.sandbox import CALL_JOB, CHECK_JOB, Limits, Sandbox, SandboxError
+
+from .conftest import DATA, REFERENCE_TTT, TEST_LIMITS, descendants, make_sandbox
+
+LEGIT = '''
+import dataclasses
+import enum
+import functools
+import heapq
+import re
+from collections import namedtuple, deque
+from numpy.random import default_rng
+import numpy as np
+import random
+
+Point = namedtuple("Point", "row col")
+
+
+class Mark(enum.Enum):
+    X = "x"
+    O = "o"
+
+
+@dataclasses.dataclass(frozen=True)
+class Cell:
+    point: Point
+    mark: Mark
+
+
+class Helper:
+    def __init__(self):
+        self._cache = {}
+
+    def square(self, n):
+        self._cache[n] = n * n
+        return self._cache[n]
+
+
+@functools.lru_cache(maxsize=None)
+def table(n):
+    return tuple(range(n))
+
+
+def get_initial_state():
+    cell = Cell(Point(0, 1), Mark.X)
+    heap = [3, 1, 2]
+    heapq.heapify(heap)
+    rng = random.Random(7)
+    return {
+        "cell": [cell.point.row, cell.point.col, cell.mark.value],
+        "heap": heapq.heappop(heap),
+        "digits": re.findall(r"\\d", "a1b2"),
+        "rng": rng.randint(0, 10**6) == random.Random(7).randint(0, 10**6),
+        "np": int(default_rng(3).integers(100)) == int(np.random.default_rng(3).integers(100)),
+        "sum": float(np.arange(4).sum()),
+        "square": Helper().square(4),
+        "table": list(table(3)),
+        "queue": list(deque([1, 2])),
+        "text": f"{cell.mark.value}-{len(heap)}",
+    }
+'''
+
+
+@pytest.mark.parametrize("game,fixture", [("tic_tac_toe", "tic_tac_toe_model.py"),
+                                          ("leduc_poker", "leduc_poker_model.py")])
+def test_correct_models_get_the_in_process_report(sandbox: Sandbox, game: str, fixture: str) -> None:
+    source = (DATA / "reference" / fixture).read_text()
+    trajs = tuple(trajectories.record(game, seed=s) for s in range(3))
+    expected = checks.run_checks(model.load_source(source), trajs)
+    report = sandbox.check_world_model(source, trajs)
+    assert report == expected
+    assert report.all_passed and report.executed > 100
+
+
+def test_allowed_modules_work_inside(sandbox: Sandbox) -> None:
+    result = sandbox.run(CALL_JOB, LEGIT, {"function": "get_initial_state"})
+    assert result.kind == "ok", result.error
+    assert result.value == {"cell": [0, 1, "x"], "heap": 1, "digits": ["1", "2"], "rng": True, "np": True,
+                            "sum": 6.0, "square": 16, "table": [0, 1, 2], "queue": [1, 2], "text": "x-2"}
+
+
+@pytest.mark.parametrize("source,prefix", [
+    ("import os\n", "static: line 1: import of 'os'"),
+    ("def get_initial_state(:\n", "static: syntax error at line 1"),
+    ("x = 1 / 0\n", "load: cwm_model: running the module raised ZeroDivisionError"),
+    ("def get_initial_state():\n    return {}\n", "load: cwm_model: missing contract function(s): get_current_player"),
+], ids=["gate", "syntax", "import-time-error", "missing-functions"])
+def test_check_world_model_reports_why_it_could_not_check(sandbox: Sandbox, source: str, prefix: str,
+                                                          ttt_trajectories: tuple) -> None:
+    report = sandbox.check_world_model(source, ttt_trajectories)
+    assert report.error.startswith(prefix), report.error
+    assert not report.all_passed and report.executed == 0
+
+
+def test_a_hanging_candidate_fails_its_report_naming_the_limit(sandbox: Sandbox, ttt_trajectories: tuple) -> None:
+    source = REFERENCE_TTT.replace("def get_rewards(state):", "def get_rewards(state):\n    while True:\n        pass")
+    report = sandbox.check_world_model(source, ttt_trajectories)
+    assert report.error == "timeout: get_rewards(...) ran longer than the per-call budget of 0.3 s"
+
+
+def test_wall_clock_limit_kills_a_job_the_per_call_budget_allows(sandbox: Sandbox) -> None:
+    source = "def f():\n    while True:\n        pass\n"
+    limits = Limits(wall_s=0.5, cpu_s=30, memory_mb=256, per_call_s=30)
+    result = sandbox.run(CALL_JOB, source, {"function": "f"}, limits=limits)
+    assert (result.kind, result.error) == ("timeout", "the job ran past the wall-clock limit of 0.5 s and was killed")
+
+
+def test_secrets_never_reach_candidate_code(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CWM_TEST_API_KEY", "sekrit-1")
+    monkeypatch.setenv("GEMINI_API_KEY", "sekrit-2")
+    monkeypatch.setenv("SOME_TOKEN", "sekrit-3")
+    source = "import random\ndef f():\n    return dict(random._os.environ)\n"
+    for isolation in ("process", "bwrap"):
+        with make_sandbox(isolation) as sb:
+            env = sb.run(CALL_JOB, source, {"function": "f"}, gate=False)
+        assert env.ok, env
+        assert not [k for k in env.value if "KEY" in k or "TOKEN" in k or "SECRET" in k], env.value
+        assert "sekrit" not in repr(env.value)
+
+
+def test_bwrap_hides_the_filesystem() -> None:
+    source = ("import random\ndef f(path):\n    return random._os.path.exists(path)\n")
+    probes = ["/etc/passwd", str(DATA.parents[1] / "pyproject.toml"), str(DATA.parents[1] / ".git"),
+              str(DATA / "reference")]
+    seen = {}
+    for isolation in ("process", "bwrap"):
+        with make_sandbox(isolation) as sb:
+            seen[isolation] = [sb.run(CALL_JOB, source, {"function": "f", "args": [p]}, gate=False).value
+                               for p in probes]
+    assert seen["process"] == [True, True, True, True]
+    assert seen["bwrap"] == [False, False, False, False]
+
+
+def test_degrades_without_bwrap_with_one_warning(monkeypatch: pytest.MonkeyPatch,
+                                                 caplog: pytest.LogCaptureFixture) -> None:
+    monkeypatch.setattr(sandbox_module, "bwrap_available", lambda: False)
+    monkeypatch.setattr(Sandbox, "_warned", False)
+    monkeypatch.delenv("CWM_SANDBOX_ISOLATION", raising=False)
+    with caplog.at_level(logging.WARNING, logger="cwm.sandbox"):
+        for _ in range(2):
+            with Sandbox(limits=TEST_LIMITS) as sb:
+                assert sb.mode == "process"
+                assert sb.run(CALL_JOB, REFERENCE_TTT, {"function": "get_initial_state"}).ok
+    assert len([r for r in caplog.records if "bubblewrap" in r.getMessage()]) == 1
+    with pytest.raises(SandboxError, match="bubblewrap"):
+        Sandbox(isolation="bwrap").mode  # noqa: B018
+
+
+def test_environment_variable_forces_the_degraded_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CWM_SANDBOX_ISOLATION", "process")
+    with Sandbox(limits=TEST_LIMITS) as sb:
+        assert sb.mode == "process"
+
+
+def test_a_dead_zygote_is_restarted(sandbox: Sandbox) -> None:
+    assert sandbox.run(CALL_JOB, REFERENCE_TTT, {"function": "get_initial_state"}).ok
+    zygote = sandbox._zygote
+    assert zygote is not None
+    os.killpg(zygote.proc.pid, signal.SIGKILL)
+    zygote.proc.wait()
+    before = sandbox.restarts
+    result = sandbox.run(CALL_JOB, REFERENCE_TTT, {"function": "get_initial_state"})
+    assert result.ok, result
+    assert sandbox.restarts == before + 1
+    sandbox.idle_processes = descendants()  # type: ignore[attr-defined]  # the new zygote
+
+
+def test_payload_is_sent_once_and_cached(sandbox: Sandbox, ttt_trajectories: tuple) -> None:
+    first = sandbox.check_world_model(REFERENCE_TTT, ttt_trajectories)
+    zygote = sandbox._zygote
+    assert zygote is not None
+    sent = set(zygote.sent)
+    second = sandbox.check_world_model(REFERENCE_TTT, ttt_trajectories)
+    assert zygote.sent == sent and first == second
+    third = sandbox.check_world_model(REFERENCE_TTT, ttt_trajectories[:1])
+    assert len(zygote.sent) == len(sent) + 1 and third.transitions_total < first.transitions_total
+
+
+def test_unknown_job_is_an_error_not_a_hang(sandbox: Sandbox) -> None:
+    result = sandbox.run("cwm._sandbox_jobs:no_such_job", REFERENCE_TTT, {})
+    assert result.kind == "error" and "no_such_job" in result.error
+
+
+def test_close_leaves_no_process() -> None:
+    sb = Sandbox(limits=TEST_LIMITS, isolation="process")
+    assert sb.run(CALL_JOB, REFERENCE_TTT, {"function": "get_initial_state"}).ok
+    assert sb._zygote is not None
+    proc = sb._zygote.proc
+    sb.close()
+    assert proc.poll() is not None
+
+
+def test_jobs_also_run_in_process() -> None:
+    """The trusted jobs are plain functions: outside a sandbox child their guard is a direct call."""
+    from cwm import _sandbox_jobs
+
+    module = model.load_source(REFERENCE_TTT)
+    trajs = [trajectories.record("tic_tac_toe", seed=0)]
+    assert _sandbox_jobs.check_world_model(module, {"trajectories": trajs})["error"] == ""
+    assert CHECK_JOB.endswith(":check_world_model")
