@@ -212,10 +212,10 @@ def run_match(job: MatchJob) -> dict[str, JSON]:
                                time.perf_counter() - start).to_json()
     game = games.load_game(job.game)
     chance_seed = int(np.random.default_rng(seeds[-1]).integers(2**63))
-    returns, seat, kind, reason, moves = play_match(game, agents, seed=chance_seed,
-                                                    move_time_limit=job.move_time_limit)
+    returns, loser, kind, reason, moves = play_match(game, agents, seed=chance_seed,
+                                                     move_time_limit=job.move_time_limit)
     logs = tuple(list(getattr(a, "log", []) or []) for a in agents)
-    return MatchResult(job.key, job.seats, job.seed, tuple(float(r) for r in returns), seat, kind, reason,
+    return MatchResult(job.key, job.seats, job.seed, tuple(float(r) for r in returns), loser, kind, reason,
                        moves, time.perf_counter() - start, logs if any(logs) else ()).to_json()
 
 

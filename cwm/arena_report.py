@@ -74,9 +74,9 @@ def _row(agent: str, opponent: str, seat: str, items: list[tuple[Any, int]]) -> 
         elif r.forfeit_seat is not None:
             opponent_forfeits += 1
     row: dict[str, JSON] = {"agent": agent, "opponent": opponent, "seat": seat, "matches": n}
-    for name, count in (("win", wins), ("draw", draws), ("loss", losses)):
+    for name, plural, count in (("win", "wins", wins), ("draw", "draws", draws), ("loss", "losses", losses)):
         lo, hi = wilson(count, n)
-        row |= {f"{name}s": count, f"{name}_rate": count / n, f"{name}_lo": lo, f"{name}_hi": hi}
+        row |= {plural: count, f"{name}_rate": count / n, f"{name}_lo": lo, f"{name}_hi": hi}
     mean, lo, hi = mean_interval(payoffs)
     row |= {"mean_payoff": mean, "payoff_lo": lo, "payoff_hi": hi}
     total_forfeits = sum(forfeits.values())

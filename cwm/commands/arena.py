@@ -44,8 +44,8 @@ def cmd_arena(args: argparse.Namespace) -> int:
                                move_time_limit=args.move_time_limit, progress=not args.no_progress)
     out = Path(args.out)
     print((out / "results.md").read_text(encoding="utf-8"), end="")
-    forfeits = [r for r in results if r.forfeit_seat is not None]
-    for r in forfeits[:5]:
-        print(f"forfeit: {r.seats[r.forfeit_seat]} ({r.forfeit_kind}) in {r.key}: {r.reason[:300]}")
+    forfeits = [(r, r.forfeit_seat) for r in results if r.forfeit_seat is not None]
+    for r, seat in forfeits[:5]:
+        print(f"forfeit: {r.seats[seat]} ({r.forfeit_kind}) in {r.key}: {r.reason[:300]}")
     print(f"{len(results)} matches of {games.resolve(args.game).name}; results in {out}/results.{{json,csv,md,png}}")
     return 0

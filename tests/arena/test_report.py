@@ -1,0 +1,65 @@
+"""Arena statistics: Wilson and mean intervals, per-seat summaries, and the files a report writes."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+
+import pytest
+
+from cwm.arena import MatchResult
+from cwm.arena_report import mean_interval, summarize, wilson, write_reports
+
+
+@pytest.mark.parametrize("k,n,lo,hi", [
+    (0, 10, 0.0, 0.2775), (5, 10, 0.2366, 0.7634), (10, 10, 0.7225, 1.0), (81, 100, 0.7222, 0.8749),
+])
+def test_wilson_matches_known_values(k, n, lo, hi):
+    got = wilson(k, n)
+    assert got[0] == pytest.approx(lo, abs=1e-4) and got[1] == pytest.approx(hi, abs=1e-4)
+
+
+def test_wilson_of_nothing_is_uninformative():
+    assert wilson(0, 0) == (0.0, 1.0)
+
+
+def test_mean_interval():
+    mean, lo, hi = mean_interval([1.0, -1.0, 1.0, -1.0])
+    assert mean == 0.0 and hi == pytest.approx(1.959964 * math.sqrt(4 / 3) / 2)
+    assert lo == -hi
+    assert mean_interval([2.0]) == (2.0, 2.0, 2.0)
+
+
+def _results():
+    return [
+        MatchResult("a|b#0", ("a", "b"), 1, (1.0, -1.0)),
+        MatchResult("a|b#1", ("a", "b"), 2, (0.0, 0.0)),
+        MatchResult("b|a#0", ("b", "a"), 3, (-1.0, 1.0), forfeit_seat=0, forfeit_kind="illegal", reason="bad move"),
+        MatchResult("b|a#1", ("b", "a"), 4, (1.0, -1.0), forfeit_seat=1, forfeit_kind="timeout", reason="slow"),
+    ]
+
+
+def test_summarize_counts_per_seat_and_pooled():
+    rows = {(r["agent"], r["seat"]): r for r in summarize(_results())}
+    a0, a1, a_all = rows[("a", "0")], rows[("a", "1")], rows[("a", "all")]
+    assert (a0["wins"], a0["draws"], a0["losses"]) == (1, 1, 0)
+    assert (a1["wins"], a1["losses"], a1["forfeits_timeout"], a1["opponent_forfeits"]) == (1, 1, 1, 1)
+    assert a1["forfeit_reasons"] == ["slow"]
+    assert a_all["matches"] == 4 and a_all["win_rate"] == 0.5 and a_all["forfeit_rate"] == 0.25
+    b_all = rows[("b", "all")]
+    assert b_all["forfeits_illegal"] == 1 and b_all["opponent"] == "a"
+    assert a_all["mean_payoff"] == pytest.approx(0.25)
+
+
+@pytest.mark.parametrize("game", ["tic_tac_toe", "leduc_poker"])
+def test_write_reports_files(tmp_path, game):
+    rows = write_reports(tmp_path, _results(), config={"game": game})
+    data = json.loads((tmp_path / "results.json").read_text())
+    assert data["rows"] == rows and data["outcome"] == ("payoff" if game == "leduc_poker" else "win/draw/loss")
+    with (tmp_path / "results.csv").open() as f:
+        assert len(list(csv.DictReader(f))) == len(rows) == 6
+    table = (tmp_path / "results.md").read_text()
+    assert table.count("\n") == 2 + len(rows)
+    assert ("mean payoff" in table) == (game == "leduc_poker")
+    assert (tmp_path / "results.png").read_bytes()[:4] == b"\x89PNG"

@@ -1,0 +1,128 @@
+"""Tournaments: complete, seeded and identical across executors; resumed without losing or repeating a
+match (also after a kill -9); broken agents forfeit with the reason recorded."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import cwm
+from cwm.arena import ArenaError, MatchJob, load_results, plan_jobs, run_match, tournament
+from planners import Settings
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "planners"
+FAST = Settings(num_simulations=20, rollouts=1)
+
+
+def _lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def test_plan_covers_both_seats_and_is_seeded():
+    jobs = plan_jobs("tic_tac_toe", ["random", "gt-mcts", "gt-ismcts"], matches=2, settings=FAST, seed=5)
+    assert len(jobs) == 3 * 2 * 2
+    assert {j.seats for j in jobs} == {("random", "gt-mcts"), ("gt-mcts", "random"), ("random", "gt-ismcts"),
+                                       ("gt-ismcts", "random"), ("gt-mcts", "gt-ismcts"), ("gt-ismcts", "gt-mcts")}
+    again = plan_jobs("tic_tac_toe", ["gt-mcts", "random", "gt-ismcts"], matches=2, settings=FAST, seed=5)
+    assert {j.key: j.seed for j in jobs} == {j.key: j.seed for j in again}  # independent of order
+    self_play = plan_jobs("tic_tac_toe", ["random"], matches=3, settings=FAST, pairings=[("random", "random")])
+    assert len(self_play) == 3
+    with pytest.raises(ArenaError, match="at least two"):
+        plan_jobs("tic_tac_toe", ["random"], matches=1, settings=FAST)
+
+
+def test_tournament_writes_results_and_resumes_without_replaying(tmp_path):
+    results = tournament("tic_tac_toe", ["random", "gt-mcts"], matches=3, out_dir=tmp_path, settings=FAST,
+                         executor="inline", progress=False)
+    assert len(results) == 6 and len({r.key for r in results}) == 6
+    for name in ("config.json", "matches.jsonl", "results.json", "results.csv", "results.md", "results.png"):
+        assert (tmp_path / name).exists(), name
+    before = (tmp_path / "matches.jsonl").read_text()
+    again = tournament("tic_tac_toe", ["random", "gt-mcts"], matches=3, out_dir=tmp_path, settings=FAST,
+                       executor="inline", progress=False)
+    assert (tmp_path / "matches.jsonl").read_text() == before
+    assert again == results
+    more = tournament("tic_tac_toe", ["random", "gt-mcts"], matches=4, out_dir=tmp_path, settings=FAST,
+                      executor="inline", progress=False)
+    assert len(more) == 8 and len(_lines(tmp_path / "matches.jsonl")) == 8
+
+
+def test_other_settings_in_the_same_folder_are_refused(tmp_path):
+    tournament("tic_tac_toe", ["random", "gt-mcts"], matches=1, out_dir=tmp_path, settings=FAST,
+               executor="inline", progress=False)
+    with pytest.raises(ArenaError, match="other settings"):
+        tournament("tic_tac_toe", ["random", "gt-mcts"], matches=1, out_dir=tmp_path,
+                   settings=Settings(num_simulations=21, rollouts=1), executor="inline", progress=False)
+
+
+def test_a_torn_last_line_is_dropped_and_replayed(tmp_path):
+    tournament("tic_tac_toe", ["random", "gt-mcts"], matches=2, out_dir=tmp_path, settings=FAST,
+               executor="inline", progress=False)
+    path = tmp_path / "matches.jsonl"
+    text = path.read_text()
+    path.write_text(text[: len(text) - 40])  # a run killed while writing the last match
+    assert len(load_results(path)) == 3
+    results = tournament("tic_tac_toe", ["random", "gt-mcts"], matches=2, out_dir=tmp_path, settings=FAST,
+                         executor="inline", progress=False)
+    assert len(results) == 4 and len(_lines(path)) == 4
+
+
+def test_process_pool_gives_the_same_matches_as_inline(tmp_path):
+    agents = ["random", "gt-mcts"]
+    inline = tournament("tic_tac_toe", agents, matches=3, out_dir=tmp_path / "a", settings=FAST,
+                        executor="inline", progress=False)
+    pooled = tournament("tic_tac_toe", agents, matches=3, out_dir=tmp_path / "b", settings=FAST,
+                        executor="local:2", progress=False)
+    assert [(r.key, r.returns, r.moves) for r in inline] == [(r.key, r.returns, r.moves) for r in pooled]
+
+
+def test_broken_model_forfeits_with_its_reason(tmp_path):
+    broken = f"cwm:{DATA / 'broken' / 'syntax_error.py'}"
+    crashes = f"cwm:{DATA / 'broken' / 'crashes.py'}"
+    results = tournament("tic_tac_toe", ["random", broken, crashes], matches=1, out_dir=tmp_path,
+                         settings=FAST, executor="inline", progress=False)
+    by_agent = {}
+    for r in results:
+        if r.forfeit_seat is not None:
+            by_agent.setdefault(r.seats[r.forfeit_seat], set()).add((r.forfeit_kind, r.reason.split(":")[0]))
+    assert by_agent[broken] == {("exception", "agent could not be built")}
+    assert {kind for kind, _ in by_agent[crashes]} == {"exception"}
+    rows = json.loads((tmp_path / "results.json").read_text())["rows"]
+    row = next(r for r in rows if r["agent"] == broken and r["seat"] == "all" and r["opponent"] == "random")
+    assert row["forfeits_exception"] == 2 and "syntax error" in row["forfeit_reasons"][0]
+
+
+def test_run_match_is_a_pure_function_of_its_job():
+    job = MatchJob("tic_tac_toe", "gt-mcts|random#0", ("gt-mcts", "random"), 123, FAST)
+    a, b = run_match(job), run_match(job)
+    assert a["returns"] == b["returns"] and a["moves"] == b["moves"]
+
+
+def test_killed_run_resumes_with_no_match_lost_or_repeated(tmp_path):
+    out = tmp_path / "run"
+    cmd = [sys.executable, "-m", "cwm.cli", "arena", "tic_tac_toe", "--agents", "random,gt-mcts", "--matches",
+           "30", "--sims", "600", "--rollouts", "3", "--executor", "local:2", "--out", str(out), "--no-progress"]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(cwm.__file__).resolve().parents[1]),
+                                                        os.environ.get("PYTHONPATH", "")]))
+    proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    path = out / "matches.jsonl"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and (not path.exists() or len(path.read_text().splitlines()) < 8):
+        time.sleep(0.02)
+    os.killpg(proc.pid, signal.SIGKILL)  # the run's own process group: the CLI and its pool workers
+    proc.wait()
+    finished_before = len(load_results(path))
+    assert 8 <= finished_before < 60, "the run must be killed part-way"
+    done = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    keys = [r["key"] for r in _lines(path)]
+    assert len(keys) == 60 and len(set(keys)) == 60
+    assert "60 matches of tic_tac_toe" in done.stdout
