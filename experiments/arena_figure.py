@@ -1,0 +1,272 @@
+"""The paper's Figure 2: the CWM agent against random, the ground-truth planner and the direct LLM policy.
+
+For each game the CWM agent plays a bundle (``--bundles GAME=PATH``, or one synthesized here with
+``--llm`` and exported) with (IS)MCTS, in the real game, against ``random``, the ground-truth planner
+(``gt-mcts`` for perfect information, ``gt-ismcts`` for imperfect) and, with ``--direct-llm SPEC``, the
+LLM used directly as the policy (``llm:SPEC``), in both seats (``cwm.arena.tournament``). Writes
+``arena.md``, ``arena.json``, ``arena.csv``, ``arena.png`` and ``record.json``; each game's full
+tournament (every match, per-seat tables, a plot) is under ``<game>/arena/``.
+
+    python experiments/arena_figure.py --llm gemini --direct-llm gemini --out runs/fig2           # paper-sized
+    python experiments/arena_figure.py --games tic_tac_toe --matches 4 --sims 50 --num-test 4     # offline
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import datetime as _dt
+import json
+import math
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):  # run as a file: make the repository root importable for `experiments`
+    sys.path.append(str(Path(__file__).resolve().parent.parent))
+
+from experiments import common
+
+EXPERIMENT = "arena_figure"
+
+
+@dataclasses.dataclass(frozen=True)
+class ArenaFigureConfig:
+    """Everything that decides the figure (written into ``config.json`` and ``record.json``).
+
+    Attributes:
+      games: per-game settings (from ``experiments/configs/`` with the flags applied).
+      llm: LLM spec that synthesizes the bundles not given (``auto`` resolves per game).
+      bundles: ``(game, bundle directory)`` pairs given with ``--bundles``.
+      direct_llm: client spec of the direct LLM policy opponent, or ``None`` for none.
+      seed: seeds the synthesis of missing bundles and the tournaments.
+      move_time_limit: seconds per move before a forfeit, or ``None``.
+      cache: SQLite LLM cache file for synthesis, or ``None``.
+      executor: where the matches run.
+      out: the run directory.
+    """
+
+    games: tuple[common.GameConfig, ...]
+    llm: str
+    bundles: tuple[tuple[str, str], ...]
+    direct_llm: str | None
+    seed: int
+    move_time_limit: float | None
+    cache: str | None
+    executor: str
+    out: str
+
+
+def parse_bundles(items: Sequence[str]) -> tuple[tuple[str, str], ...]:
+    """``GAME=PATH`` items (each may itself be comma-separated) as ``(registry name, absolute path)`` pairs.
+
+    Raises:
+      ExperimentError: an item without ``=``, or a path that is not a directory.
+    """
+    from cwm import games
+
+    pairs = []
+    for item in (part for text in items for part in text.split(",") if part.strip()):
+        game, sep, path = item.partition("=")
+        if not sep or not game.strip() or not path.strip():
+            raise common.ExperimentError(f"--bundles {item!r}: expected GAME=PATH")
+        if not Path(path).is_dir():
+            raise common.ExperimentError(f"--bundles {item!r}: {path} is not a bundle directory")
+        pairs.append((games.resolve(game.strip()).name, str(Path(path).resolve())))
+    return tuple(pairs)
+
+
+def opponents(game: str, direct_llm: str | None) -> list[str]:
+    """Random, the ground-truth planner of the game's information type, and optionally the direct LLM."""
+    from cwm import games
+
+    truth = "gt-mcts" if games.resolve(game).perfect_information else "gt-ismcts"
+    return ["random", truth] + ([f"llm:{direct_llm}"] if direct_llm else [])
+
+
+def obtain_bundle(config: common.GameConfig, figure: ArenaFigureConfig, out: Path) -> Path:
+    """The game's bundle: the one given, else synthesize (resumable) into ``out/synthesis`` and export it."""
+    from cwm import bundle, games
+    from cwm.llm import make_client
+    from cwm.synthesis import synthesize_world_model
+
+    name = games.resolve(config.game).name
+    given = dict(figure.bundles).get(name)
+    if given:
+        return Path(given)
+    target = out / "bundle"
+    if (target / "manifest.json").is_file():
+        return target
+    run_dir = out / "synthesis"
+    client = make_client(common.resolve_llm(figure.llm, config.game), run_dir=run_dir,
+                         cache=Path(figure.cache) if figure.cache else None)
+    result = synthesize_world_model(
+        config.game, llm=client, run_dir=run_dir, strategy=config.strategy, budget=config.budget,  # type: ignore[arg-type]
+        seed=figure.seed, num_train=config.num_train, num_test=config.num_test,
+        test_mcts_simulations=config.test_mcts_simulations)
+    if not result.best_source:
+        raise common.ExperimentError(f"{name}: synthesis produced no usable program (see {run_dir}/summary.md)")
+    return bundle.export_run(run_dir, target)
+
+
+def play(config: common.GameConfig, figure: ArenaFigureConfig, bundle_dir: Path, out: Path,
+         progress: bool) -> list[dict[str, Any]]:
+    """The CWM agent against each opponent, both seats; its pooled-seat summary rows."""
+    from cwm import arena, arena_report, bundle, games
+    from planners.specs import Settings
+
+    spec = games.resolve(config.game)
+    loaded = bundle.load_bundle(bundle_dir)
+    if not spec.perfect_information and "inference.py" not in loaded.sources:
+        raise common.ExperimentError(
+            f"{spec.name}: bundle {bundle_dir} has no inference.py; the CWM agent needs an inference function "
+            f"to plan with ISMCTS in an imperfect-information game")
+    cwm_agent = f"cwm:{bundle_dir.resolve()}"
+    opps = opponents(spec.name, figure.direct_llm)
+    results = arena.tournament(
+        spec.name, [cwm_agent, *opps], matches=config.matches, out_dir=out,
+        settings=Settings(num_simulations=config.sims, rollouts=config.rollouts), seed=figure.seed,
+        executor=figure.executor, pairings=[(cwm_agent, o) for o in opps],
+        move_time_limit=figure.move_time_limit, progress=progress)
+    rows = [r for r in arena_report.summarize(results) if r["agent"] == cwm_agent and r["seat"] == "all"]
+    order = {o: i for i, o in enumerate(opps)}
+    return [{"game": spec.name, "outcome": spec.outcome} | _clean(r) for r in sorted(rows, key=lambda r: order[r["opponent"]])]
+
+
+def _clean(row: dict[str, Any]) -> dict[str, Any]:
+    """The row with non-finite numbers (a mean over no matches) as ``None``, so the JSON stays standard."""
+    return {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in row.items()}
+
+
+def category(opponent: str) -> str:
+    """The Figure 2 group of an opponent label."""
+    if opponent.startswith("gt-"):
+        return "ground truth"
+    return "LLM" if opponent.startswith("llm") else opponent
+
+
+def markdown(rows: Sequence[dict[str, Any]]) -> str:
+    """One line per game and opponent: the CWM agent's results over both seats."""
+    lines = [
+        "# CWM agent vs random, ground-truth planner and direct LLM (Figure 2 layout)",
+        "",
+        "| game | opponent | n | CWM win [95% CI] | draw | loss | CWM mean payoff [95% CI] | CWM forfeits "
+        "(ill/exc/time) | opponent forfeits |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        payoff = "n/a" if r["mean_payoff"] is None else (
+            f"{r['mean_payoff']:+.3f} [{r['payoff_lo']:+.3f}, {r['payoff_hi']:+.3f}]")
+        lines.append(
+            f"| {r['game']} | {r['opponent']} | {r['matches']} | {r['win_rate']:.2f} [{r['win_lo']:.2f}, "
+            f"{r['win_hi']:.2f}] | {r['draw_rate']:.2f} | {r['loss_rate']:.2f} | {payoff} | "
+            f"{r['forfeits_illegal']}/{r['forfeits_exception']}/{r['forfeits_timeout']} | {r['opponent_forfeits']} |")
+    lines += ["", "Both seats pooled; per-seat rows and every match are under `<game>/arena/`. A forfeit (illegal "
+              "move, exception, timeout) is a loss for the forfeiting side and is also counted apart."]
+    return "\n".join(lines) + "\n"
+
+
+def plot(rows: Sequence[dict[str, Any]], path: Path) -> None:
+    """One panel per game, one stacked win/draw/loss bar per opponent group, 95% Wilson interval on wins."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(dict.fromkeys(r["game"] for r in rows))
+    fig, axes = plt.subplots(1, len(names), figsize=(2.6 * len(names) + 1.2, 3.6), squeeze=False, sharey=True)
+    for ax, name in zip(axes[0], names):
+        mine = [r for r in rows if r["game"] == name]
+        x = list(range(len(mine)))
+        win, draw, loss = ([float(r[k]) for r in mine] for k in ("win_rate", "draw_rate", "loss_rate"))
+        err = [[w - float(r["win_lo"]) for w, r in zip(win, mine)], [float(r["win_hi"]) - w for w, r in zip(win, mine)]]
+        ax.bar(x, win, yerr=err, capsize=3, color="tab:green", label="CWM wins")
+        ax.bar(x, draw, bottom=win, color="tab:gray", label="draws")
+        ax.bar(x, loss, bottom=[w + d for w, d in zip(win, draw)], color="tab:red", label="CWM losses")
+        ax.set_xticks(x)
+        ax.set_xticklabels([f"vs {category(r['opponent'])}" for r in mine], fontsize=8, rotation=20)
+        ax.set_title(name, fontsize=10)
+        ax.set_ylim(0, 1)
+    axes[0][0].set_ylabel("fraction of matches (both seats)")
+    axes[0][-1].legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=EXPERIMENT, description=__doc__.splitlines()[0])
+    common.add_common_args(p, default_executor="local")
+    p.add_argument("--bundles", action="append", default=[], metavar="GAME=PATH",
+                   help="use this bundle for GAME instead of synthesizing one (may be repeated)")
+    p.add_argument("--direct-llm", default=None, metavar="SPEC",
+                   help="also play the LLM directly as the policy (llm:SPEC; e.g. gemini, openai:MODEL)")
+    p.add_argument("--move-time-limit", type=float, default=None, help="seconds per move before a forfeit")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = parser().parse_args(argv)
+    return common.run_main(lambda: _run(args, argv), EXPERIMENT)
+
+
+def _run(args: argparse.Namespace, argv: list[str]) -> int:
+    started = _dt.datetime.now(_dt.timezone.utc)
+    if args.seeds is not None and args.seeds != 1:
+        raise common.ExperimentError("arena_figure plays one bundle per game; choose its seed with --first-seed "
+                                     "(--seeds N is for synthesis_table)")
+    configs = common.game_configs(args, common.PERFECT_INFORMATION_GAMES)
+    out = common.run_directory(args.out, EXPERIMENT)
+    figure = ArenaFigureConfig(configs, args.llm, parse_bundles(args.bundles), args.direct_llm, args.first_seed,
+                               args.move_time_limit, args.cache, args.executor, str(out))
+    common.begin(out, figure)
+    rows: list[dict[str, Any]] = []
+    bundles: dict[str, dict[str, Any]] = {}
+    for config in configs:
+        game_dir = out / config.game
+        bundle_dir = obtain_bundle(config, figure, game_dir)
+        game_rows = play(config, figure, bundle_dir, game_dir / "arena", progress=not args.quiet)
+        rows += game_rows
+        bundles[game_rows[0]["game"]] = _provenance(bundle_dir)
+        if not args.quiet:
+            for r in game_rows:
+                print(f"{r['game']} vs {r['opponent']}: win {r['win_rate']:.2f}, draw {r['draw_rate']:.2f}, "
+                      f"loss {r['loss_rate']:.2f} ({r['matches']} matches)", flush=True)
+    _write(out, figure, argv, rows, bundles, started)
+    print(f"table: {out / 'arena.md'}; figure: {out / 'arena.png'}")
+    return 0
+
+
+def _provenance(bundle_dir: Path) -> dict[str, Any]:
+    manifest = json.loads((bundle_dir / "manifest.json").read_text(encoding="utf-8"))
+    prov = manifest.get("provenance", {})
+    keys = ("llm", "strategy", "seed", "solved", "train_accuracy", "test_accuracy", "llm_calls", "prompt_hashes")
+    return {"path": str(bundle_dir.resolve()), "created_at": manifest.get("created_at"),
+            "export_check": manifest.get("export_check")} | {k: prov.get(k) for k in keys}
+
+
+def _write(out: Path, figure: ArenaFigureConfig, argv: list[str], rows: list[dict[str, Any]],
+           bundles: dict[str, dict[str, Any]], started: _dt.datetime) -> None:
+    from planners.specs import Settings
+
+    (out / "arena.md").write_text(markdown(rows), encoding="utf-8")
+    common.write_json(out / "arena.json", {"rows": rows, "bundles": bundles})
+    common.write_csv(out / "arena.csv", rows)
+    if rows:
+        plot(rows, out / "arena.png")
+    direct = None if figure.direct_llm is None else {
+        "spec": figure.direct_llm, "llm_retries": Settings().llm_retries, "llm_examples": Settings().llm_examples}
+    llm = {"synthesis": {g: b.get("llm") for g, b in bundles.items()}, "synthesis_spec": figure.llm,
+           "direct_policy": direct}
+    hashes: dict[str, Any] = {f"synthesis:{g}": b.get("prompt_hashes") for g, b in bundles.items()}
+    if figure.direct_llm:
+        hashes["direct_policy"] = common.policy_prompt_hashes()
+    common.write_record(out, experiment=EXPERIMENT, config=figure, argv=argv, llm=llm, prompt_hashes=hashes,
+                        seeds={c.game: [figure.seed] for c in figure.games},
+                        results={"rows": rows, "bundles": bundles}, started=started)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
