@@ -130,13 +130,13 @@ def _check_config(out: Path, config: dict[str, Any]) -> None:
 
 
 def _synthesize(config: RunConfig, llm_spec: str, run_dir: Path, progress: bool) -> dict[str, JSON]:
-    from cwm.commands.synthesize import _progress_bar
+    from cwm.commands.synthesize import progress_bar
     from cwm.llm import make_client
     from cwm.synthesis import synthesize_world_model
 
     rules = Path(config.rules).read_text(encoding="utf-8") if config.rules else None
     client = make_client(llm_spec, run_dir=run_dir)
-    bar = _progress_bar(config.budget) if progress else None
+    bar = progress_bar(config.budget) if progress else None
     try:
         result = synthesize_world_model(
             config.game, llm=client, run_dir=run_dir, strategy=config.strategy,  # type: ignore[arg-type]

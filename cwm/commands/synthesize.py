@@ -88,4 +88,3 @@ def progress_bar(budget: int) -> ProgressBar:
     return ProgressBar(budget)
 
 
-_progress_bar = progress_bar  # the name cwm.pipeline imports
