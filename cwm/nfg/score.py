@@ -136,6 +136,6 @@ def save_results(out_dir: str | Path, results: Sequence[ItemResult], *, record: 
                              *(f"{v:.4f}" for v in wilson(r.correct, r.n)), r.correct, r.wrong, r.unparseable, r.error])
     paths["markdown"].write_text(markdown_table(rows), encoding="utf-8")
     with paths["items"].open("w", encoding="utf-8") as f:
-        for r in results:
-            f.write(json.dumps(r.to_json()) + "\n")
+        for item in results:
+            f.write(json.dumps(item.to_json()) + "\n")
     return paths
