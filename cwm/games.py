@@ -6,6 +6,7 @@ import contextlib
 import dataclasses
 import difflib
 import functools
+import hashlib
 import importlib
 import importlib.resources
 import importlib.util
@@ -133,19 +134,28 @@ def _module_spec(game: str) -> GameSpec:
     path = Path(path_text)
     if not path.is_file():
         raise UnknownGameError(f"game module {path_text!r} does not exist (from {game!r})")
-    mod_name = "cwm_user_game_" + re.sub(r"\W", "_", path.stem)
-    if mod_name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(mod_name, path)
-        if spec is None or spec.loader is None:
-            raise UnknownGameError(f"cannot import {path_text!r} as a Python module")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[mod_name] = module
-        try:
-            spec.loader.exec_module(module)
-        except Exception as e:
-            del sys.modules[mod_name]
-            raise UnknownGameError(f"importing game module {path_text!r} failed: {type(e).__name__}: {e}") from e
+    _import_user_module(path)
     return _openspiel_spec(short_name, module=str(path.resolve()), name=game)
+
+
+def _import_user_module(path: Path) -> None:
+    """Imports a user's game module once per file (it registers its OpenSpiel game on import)."""
+    resolved = path.resolve()
+    digest = hashlib.sha256(str(resolved).encode("utf-8")).hexdigest()[:12]
+    stem = re.sub(r"\W", "_", resolved.stem)
+    mod_name = f"cwm_user_game_{stem}_{digest}"
+    if mod_name in sys.modules:
+        return
+    spec = importlib.util.spec_from_file_location(mod_name, resolved)
+    if spec is None or spec.loader is None:
+        raise UnknownGameError(f"cannot import {str(path)!r} as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[mod_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as e:  # the user's module failed at import: one clear line, not its traceback soup
+        del sys.modules[mod_name]
+        raise UnknownGameError(f"importing game module {str(path)!r} failed: {type(e).__name__}: {e}") from e
 
 
 def _openspiel_spec(game_string: str, *, module: str = "", name: str | None = None) -> GameSpec:
@@ -220,7 +230,7 @@ def _load(openspiel: str, turn_based: bool, module: str) -> pyspiel.Game:
 
 def _import_module(module: str) -> None:
     if module.endswith(".py"):
-        _module_spec(f"{module}:_")  # imports and registers; the short name is not used here
+        _import_user_module(Path(module))
     else:
         importlib.import_module(module)
 
