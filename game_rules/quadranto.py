@@ -256,15 +256,12 @@ def resample_history(actions: list[int], player: int, uniform: Any) -> list[int]
         sets.append([s for s in cands if quadrant(s) == quadrant(theirs) and (s == mine) == caught])
     out = list(actions)
     target = _pick(sets[-1], uniform) if sets and sets[-1] else None
-    for i in range(len(steps) - 1, -1, -1):
-        mover = steps[i][0]
+    for i in range(len(steps) - 1, opp - 1, -1):  # back to the opponent's placement
         if i == opp:
             out[i] = target  # type: ignore[assignment]
-        elif mover == opp:
+        elif steps[i][0] == opp:
             choices = [(s, a) for s in sets[i - 1] for a in range(len(ACTIONS)) if step(s, a) == target]
             target, out[i] = _pick(choices, uniform)
-        if i == opp:
-            break
     return out
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pyspiel
 import pytest
 
 from cwm import games
@@ -176,3 +177,27 @@ def test_hidden_cards_never_reach_a_players_view():
                     assert not any(f'"{card_name(c)}"' in text or f"play {card_name(c)}" in text for c in hidden)
             actions = [a for a, _ in state.chance_outcomes()] if state.is_chance_node() else state.legal_actions()
             state.apply_action(actions[rng.integers(len(actions))])
+
+
+def test_resampling_redraws_player0s_hidden_pick_from_its_hand():
+    sampler = pyspiel.UniformProbabilitySampler(0, 0.0, 1.0)
+    state = play(ORDERED + ["play KS"])
+    picks = set()
+    for _ in range(80):
+        world = state.resample_from_infostate(1, sampler)
+        assert world.information_state_string(1) == state.information_state_string(1)
+        picks.add(json.loads(str(world))["picks"][0])
+        assert json.loads(str(world))["hands"][1] == ["AD", "KD", "QD"]  # player 1's own cards stay put
+    assert len(picks) >= 3 and "AD" not in picks
+
+
+def test_resampling_keeps_revealed_cards_and_redeals_the_rest():
+    sampler = pyspiel.UniformProbabilitySampler(1, 0.0, 1.0)
+    state = play(CHAIN + battles("KS KD", "QS QD", "AS JD"))
+    hands = set()
+    for _ in range(40):
+        world = json.loads(str(state.resample_from_infostate(0, sampler)))
+        assert world["hands"][0] == ["AH", "KH", "QH"]
+        assert {"KD", "QD", "JD"} <= set(world["win_piles"][0])
+        hands.add(tuple(world["hands"][1]))
+    assert len(hands) > 5

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pyspiel
 import pytest
 
 from cwm import games
@@ -133,3 +134,22 @@ def test_observation_and_infostate_never_contain_the_opponents_square():
     for text in (state.observation_string(0), state.information_state_string(0)):
         for square in ("[3,2]", "[2,2]", "[2,1]"):  # every square player 1 stood on
             assert square not in text.replace(" ", "")
+
+
+def resampled_squares(state, player: int) -> set[tuple[int, int]]:
+    sampler = pyspiel.UniformProbabilitySampler(0, 0.0, 1.0)
+    return {tuple(json.loads(str(state.resample_from_infostate(player, sampler)))["squares"][1 - player])
+            for _ in range(60)}
+
+
+def test_resampling_covers_every_square_the_opponent_may_be_on():
+    state = play("(0,0) (2,2) Right Up")  # player 1 moved into the top-right quadrant: (1,2) or (1,3)
+    assert resampled_squares(state, 0) == {(1, 2), (1, 3)}
+
+
+def test_resampling_excludes_squares_the_player_stepped_on_without_a_catch():
+    # Player 1 entered bottom-left with Left, so it was on (2,1) or (3,1); its next move kept it there:
+    # (2,0), (2,1), (3,0) or (3,1). Player 0 then stepped onto (2,1) without a catch, ruling that out.
+    state = play("(1,1) (2,2) Stay Left Stay Down Down")
+    assert not state.is_terminal()
+    assert resampled_squares(state, 0) == {(2, 0), (3, 0), (3, 1)}
