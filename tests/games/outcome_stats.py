@@ -14,7 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+if __name__ == "__main__":  # run as a script from anywhere: make the repository importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from cwm import games  # noqa: E402
 from planners.agents import ISMCTSAgent, MCTSAgent, RandomAgent  # noqa: E402
