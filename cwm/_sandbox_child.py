@@ -308,12 +308,20 @@ def _msg(kind: str, error: str) -> dict[str, JSON]:
 
 def serve(fd_in: int, fd_out: int) -> None:
     """Answers jobs until the parent closes the stream. Payloads are cached by key (a trajectory set is sent
-    once), and sources that passed the static gate by hash (the gate does not run again for them)."""
+    once), and sources that passed the static gate by hash (the gate does not run again for them).
+
+    A child that delivered its verdict is killed and reaped while the zygote waits for the next request, so
+    its teardown overlaps with the parent's work instead of delaying the answer.
+    """
     cache: OrderedDict[str, Any] = OrderedDict()
     gate_passed: set[bytes] = set()
+    exiting: list[int] = []
     while True:
+        _reap_while_idle(fd_in, exiting)
         frame = read_frame(fd_in)
         if frame is None:
+            for pid in exiting:
+                reap(pid)
             return
         request = pickle.loads(frame)
         key = request["payload_key"]
@@ -323,18 +331,49 @@ def serve(fd_in: int, fd_out: int) -> None:
                 cache.popitem(last=False)
         digest = hashlib.blake2b(request["source"].encode(), digest_size=16).digest()
         request["gate_cached"] = digest in gate_passed
-        pid = None
         if key not in cache:
             reply: dict[str, JSON] = _msg("error", "internal: payload missing from the zygote's cache")
             reply["missing_payload"] = True
         else:
             cache.move_to_end(key)
-            reply, pid = run_one(request, cache[key])
+            reply, child = run_one(request, cache[key])
+            if child is not None:
+                _kill(child)  # it has said all it may say
+                exiting.append(child)
         if reply.pop("gate_passed", False):
             gate_passed.add(digest)
         write_frame(fd_out, json.dumps(reply).encode())
-        if pid is not None:
-            reap(pid)
+
+
+def _reap_while_idle(fd_in: int, exiting: list[int]) -> None:
+    """Reaps finished children until none is left or a request arrives."""
+    while exiting:
+        for pid in list(exiting):
+            if os.waitpid(pid, os.WNOHANG)[0]:
+                exiting.remove(pid)
+        if exiting and select.select([fd_in], [], [], 0.002)[0]:
+            return
+
+
+def warm_up() -> None:
+    """Runs the gate and the check harness once in the zygote, so that children inherit warm caches instead
+    of each building them again (on copy-on-write pages). Only an optimisation: a failure is ignored."""
+    import types
+
+    from cwm import _sandbox_jobs, trajectories
+    from cwm.model import WORLD_MODEL_API
+    from cwm.oracle import OracleFunctions
+
+    try:
+        static_gate("import math\n\ndef f(state):\n    return [math.sqrt(x) for x in state['board']]\n")
+        oracle = OracleFunctions("tic_tac_toe")
+        module = types.ModuleType("warm_up")
+        for f in WORLD_MODEL_API:
+            setattr(module, f.name, getattr(oracle, f.name))
+        trajectory = trajectories.record("tic_tac_toe", seed=0)
+        _sandbox_jobs.check_world_model(module, {"trajectories": [trajectory]})
+    except Exception:  # a cold start is slower, not wrong
+        traceback.print_exc()
 
 
 def main() -> None:
@@ -343,6 +382,7 @@ def main() -> None:
     np.random.seed(0)
     fd_out = os.dup(1)
     os.dup2(2, 1)  # stray prints in the zygote must not corrupt the protocol stream
+    warm_up()
     layers.prepare_zygote()
     write_frame(fd_out, json.dumps({"ready": True, "pid": os.getpid()}).encode())
     serve(0, fd_out)

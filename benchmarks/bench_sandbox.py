@@ -1,0 +1,116 @@
+"""Sandbox speed: checks per second through the sandbox versus in-process, the cost of a zygote restart, a
+10,000-transition check set, and call_budget's per-call overhead. Prints ratios against in-run baselines.
+
+    python benchmarks/bench_sandbox.py [--isolation auto|bwrap|process] [--repeats 30]
+
+The model is the hand-written reference tic-tac-toe model (tests/data/reference), checked on trajectories of
+the OpenSpiel ground truth recorded here with fixed seeds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from cwm import checks, model, trajectories
+from cwm.sandbox import Limits, Sandbox, call_budget
+
+SOURCE = (Path(__file__).resolve().parents[1] / "tests/data/reference/tic_tac_toe_model.py").read_text()
+
+
+def timed(fn: Callable[[], object], repeats: int) -> tuple[float, object]:
+    """Median seconds of ``repeats`` calls, and the last result."""
+    times, out = [], None
+    for _ in range(repeats):
+        start = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), out
+
+
+def transitions(n: int) -> tuple:
+    trajs, total, seed = [], 0, 0
+    while total < n:
+        t = trajectories.record("tic_tac_toe", seed=seed)
+        trajs.append(t)
+        total += len(t.steps)
+        seed += 1
+    return tuple(trajs)
+
+
+def bench_five(sb: Sandbox, repeats: int) -> None:
+    trajs = tuple(trajectories.record("tic_tac_toe", seed=s) for s in range(5))
+    loaded = model.load_source(SOURCE)
+    t_run, report = timed(lambda: checks.run_checks(loaded, trajs), repeats)
+    t_load_run, _ = timed(lambda: checks.run_checks(model.load_source(SOURCE), trajs), repeats)
+    sb.check_world_model(SOURCE, trajs)  # warm: zygote started, payload sent
+    t_same, r_same = timed(lambda: sb.check_world_model(SOURCE, trajs), repeats)
+    counter = iter(range(10**9))
+    t_new, _ = timed(lambda: sb.check_world_model(SOURCE + f"\n# candidate {next(counter)}\n", trajs), repeats)
+    assert r_same == report and report.all_passed, r_same.summary()
+    n = report.executed
+    print(f"5 trajectories ({report.transitions_total} transitions, {n} checks), median of {repeats}:")
+    for label, t in (("in-process run_checks (model loaded)", t_run),
+                     ("in-process load_source + run_checks", t_load_run),
+                     (f"sandbox [{sb.mode}], same source", t_same),
+                     (f"sandbox [{sb.mode}], new source each time", t_new)):
+        print(f"  {label:44s} {t * 1e3:7.2f} ms  {n / t:9.0f} checks/s  {t / t_load_run:5.2f}x load+run"
+              f"  {t / t_run:5.2f}x run")
+
+
+def bench_restart(sb: Sandbox, repeats: int) -> None:
+    job = lambda: sb.run("cwm._sandbox_jobs:call", SOURCE, {"function": "get_initial_state"})  # noqa: E731
+    job()
+    t_job, _ = timed(job, repeats)
+
+    def restart_and_job() -> object:
+        sb.restart()
+        return job()
+
+    t_restart, _ = timed(restart_and_job, max(3, repeats // 5))
+    print(f"zygote restart [{sb.mode}]: restart + first job {t_restart * 1e3:.1f} ms vs a job on a warm zygote "
+          f"{t_job * 1e3:.1f} ms (restart costs {(t_restart - t_job) * 1e3:.1f} ms, "
+          f"{t_restart / t_job:.1f}x a job)")
+
+
+def bench_10k(sb: Sandbox) -> None:
+    trajs = transitions(10_000)
+    loaded = model.load_source(SOURCE)
+    t_in, report = timed(lambda: checks.run_checks(loaded, trajs), 1)
+    t_first, r1 = timed(lambda: sb.check_world_model(SOURCE, trajs), 1)
+    t_second, r2 = timed(lambda: sb.check_world_model(SOURCE, trajs), 1)
+    assert r1 == r2 == report and report.all_passed
+    print(f"{report.transitions_total} transitions ({report.executed} checks): in-process {t_in:.2f} s; "
+          f"sandbox [{sb.mode}] first run {t_first:.2f} s (includes sending the trajectories), "
+          f"cached {t_second:.2f} s ({t_second / t_in:.2f}x in-process)")
+
+
+def bench_budget(repeats: int) -> None:
+    def fn(x: int) -> int:
+        return x + 1
+
+    guard = call_budget(2.0)
+    calls = 20_000
+    t_direct, _ = timed(lambda: [fn(i) for i in range(calls)], repeats)
+    t_guard, _ = timed(lambda: [guard(fn, i) for i in range(calls)], repeats)
+    print(f"call_budget: {(t_guard - t_direct) / calls * 1e6:.2f} us overhead per call "
+          f"({t_guard / t_direct:.1f}x a bare call of a trivial function)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--isolation", default="auto", choices=["auto", "bwrap", "process"])
+    parser.add_argument("--repeats", type=int, default=30)
+    args = parser.parse_args()
+    with Sandbox(limits=Limits(wall_s=120, cpu_s=120), isolation=args.isolation) as sb:
+        bench_five(sb, args.repeats)
+        bench_restart(sb, args.repeats)
+        bench_10k(sb)
+    bench_budget(max(3, args.repeats // 5))
+
+
+if __name__ == "__main__":
+    main()
