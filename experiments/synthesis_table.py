@@ -168,9 +168,10 @@ def _run(args: argparse.Namespace, argv: list[str]) -> int:
     out = common.run_directory(args.out, EXPERIMENT)
     config = SynthesisTableConfig(configs, args.llm, args.first_seed, args.concurrency, args.cache,
                                   args.executor, str(out))
+    llms = {c.game: common.resolve_llm(args.llm, c.game) for c in configs}  # fail before writing anything
     common.begin(out, config)
-    jobs = [SynthesisJob(c, seed, common.resolve_llm(args.llm, c.game),
-                         str(out / "synthesis" / f"{c.game}-seed{seed}"), args.concurrency, args.cache)
+    jobs = [SynthesisJob(c, seed, llms[c.game], str(out / "synthesis" / f"{c.game}-seed{seed}"),
+                         args.concurrency, args.cache)
             for c in configs for seed in common.seeds_of(c, args.first_seed)]
     executor = make_executor(args.executor)
     runs = []

@@ -1,0 +1,99 @@
+"""experiments/arena_figure.py end to end on the smallest settings: a bundle synthesized offline (the recorded
+session), a given bundle, and the direct LLM policy on a fake OpenAI-compatible server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import csv
+import importlib
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from cwm import pipeline
+from cwm.llm.fakes import FakeOpenAI
+
+ROOT = Path(__file__).resolve().parents[2]
+TINY = ["--games", "tic_tac_toe", "--matches", "3", "--sims", "50", "--rollouts", "2", "--num-test", "2",
+        "--executor", "inline", "--quiet"]
+
+
+def script(name: str):
+    """An experiment script as a module (the repository root is appended, so the installed cwm still wins)."""
+    if str(ROOT) not in sys.path:
+        sys.path.append(str(ROOT))
+    return importlib.import_module(f"experiments.{name}")
+
+
+@pytest.fixture(scope="module")
+def synthesized_run(tmp_path_factory) -> Path:
+    """A figure run that synthesizes its bundle with ``--llm auto`` and no API key: the recorded session."""
+    out = tmp_path_factory.mktemp("figure") / "fig"
+    with pytest.MonkeyPatch.context() as mp:
+        for var in pipeline.API_KEY_VARS:
+            mp.delenv(var, raising=False)
+        assert script("arena_figure").main([*TINY, "--out", str(out)]) == 0
+    return out
+
+
+def test_synthesized_bundle_plays_random_and_ground_truth(synthesized_run):
+    out = synthesized_run
+    record = json.loads((out / "record.json").read_text())
+    assert record["experiment"] == "arena_figure" and record["seeds"] == {"tic_tac_toe": [0]}
+    assert record["llm"]["synthesis"] == {"tic_tac_toe": "scripted-tic-tac-toe"}
+    assert record["llm"]["direct_policy"] is None
+    assert "synthesis/initial.md" in record["prompt_hashes"]["synthesis:tic_tac_toe"]
+    assert record["git_commit"] == "unknown" or len(record["git_commit"]) == 40
+    bundle = record["results"]["bundles"]["tic_tac_toe"]
+    assert bundle["path"] == str((out / "tic_tac_toe" / "bundle").resolve()) and bundle["train_accuracy"] == 1.0
+    rows = record["results"]["rows"]
+    assert [(r["game"], r["opponent"], r["matches"]) for r in rows] == [
+        ("tic_tac_toe", "random", 6), ("tic_tac_toe", "gt-mcts", 6)]
+    vs_random = rows[0]
+    assert vs_random["wins"] > vs_random["losses"] and vs_random["forfeit_rate"] == 0.0
+    assert all(r["agent"] == f"cwm:{bundle['path']}" for r in rows)
+    assert len((out / "tic_tac_toe" / "arena" / "matches.jsonl").read_text().splitlines()) == 12
+
+
+def test_combined_table_csv_and_plot(synthesized_run):
+    out = synthesized_run
+    md = (out / "arena.md").read_text()
+    assert "| game | opponent | n | CWM win [95% CI] | draw | loss |" in md
+    assert "| tic_tac_toe | random | 6 |" in md and "| tic_tac_toe | gt-mcts | 6 |" in md
+    assert [r["opponent"] for r in csv.DictReader((out / "arena.csv").open())] == ["random", "gt-mcts"]
+    assert (out / "arena.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (out / "tic_tac_toe" / "arena" / "results.md").is_file()
+
+
+def test_given_bundle_against_the_direct_llm_policy(synthesized_run, tmp_path, monkeypatch):
+    bundle = synthesized_run / "tic_tac_toe" / "bundle"
+    out = tmp_path / "with-llm"
+    # A policy that always answers the centre: legal once for x, never for o, so it forfeits every match.
+    with FakeOpenAI(default="The centre is strongest.\nACTION: x(1,1)") as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "fake-key")
+        argv = [*TINY, "--matches", "2", "--bundles", f"tic_tac_toe={bundle}", "--direct-llm", "openai:local-model",
+                "--out", str(out), "--llm", "replay:/nonexistent"]  # the given bundle means no synthesis
+        assert script("arena_figure").main(argv) == 0
+        assert server.request_count >= 4 * 4  # each forfeit: the answer and 3 rethink prompts
+    record = json.loads((out / "record.json").read_text())
+    assert not (out / "tic_tac_toe" / "synthesis").exists()
+    assert record["config"]["bundles"] == [["tic_tac_toe", str(bundle.resolve())]]
+    assert record["llm"]["direct_policy"]["spec"] == "openai:local-model"
+    assert "policy/step.md" in record["prompt_hashes"]["direct_policy"]
+    vs_llm = record["results"]["rows"][-1]
+    assert vs_llm["opponent"] == "llm:openai:local-model" and vs_llm["matches"] == 4
+    assert vs_llm["opponent_forfeits"] == 4 and vs_llm["win_rate"] == 1.0
+    assert "| tic_tac_toe | llm:openai:local-model | 4 |" in (out / "arena.md").read_text()
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--seeds", "3"], "one bundle per game"),
+    (["--bundles", "tic_tac_toe"], "expected GAME=PATH"),
+    (["--bundles", "tic_tac_toe=/nonexistent/bundle"], "is not a bundle directory"),
+], ids=["several-seeds", "bundle-without-path", "bundle-missing"])
+def test_bad_flags_are_named_errors(tmp_path, capsys, extra, message):
+    assert script("arena_figure").main([*TINY, "--out", str(tmp_path / "o"), *extra]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err

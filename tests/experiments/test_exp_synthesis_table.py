@@ -1,0 +1,134 @@
+"""experiments/synthesis_table.py end to end on the smallest settings, offline (the recorded session)."""
+
+from __future__ import annotations
+
+import csv
+import importlib
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+import prompts
+from cwm import games, pipeline
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFIGS = sorted((ROOT / "experiments" / "configs").glob("*.json"))
+
+
+def script(name: str):
+    """An experiment script as a module (the repository root is appended, so the installed cwm still wins)."""
+    if str(ROOT) not in sys.path:
+        sys.path.append(str(ROOT))
+    return importlib.import_module(f"experiments.{name}")
+
+
+def recording() -> str:
+    path = pipeline.recording_for("tic_tac_toe")
+    assert path is not None
+    return f"replay:{path}"
+
+
+TINY = ["--games", "tic_tac_toe", "--seeds", "1", "--num-test", "4", "--budget", "10", "--quiet"]
+
+
+@pytest.fixture(scope="module")
+def table_run(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("table") / "run"
+    assert script("synthesis_table").main([*TINY, "--llm", recording(), "--out", str(out)]) == 0
+    return out
+
+
+def test_record_holds_config_llm_prompt_hashes_seeds_commit_and_results(table_run):
+    record = json.loads((table_run / "record.json").read_text())
+    assert record["experiment"] == "synthesis_table" and record["id"] == "run"
+    (game,) = record["config"]["games"]
+    assert (game["game"], game["num_test"], game["budget"], game["num_train"], game["strategy"]) == (
+        "tic_tac_toe", 4, 10, 5, "tree")
+    assert record["llm"]["models"] == ["scripted-tic-tac-toe"]
+    assert record["llm"]["request"]["temperature"] == 1.0 and record["llm"]["tree"]["c"] == 5.0
+    assert record["prompt_hashes"]["synthesis/initial.md"] == prompts.prompt_hash("synthesis/initial.md")
+    assert record["seeds"] == {"tic_tac_toe": [0]}
+    assert record["git_commit"] == "unknown" or len(record["git_commit"]) == 40
+    assert record["command"][0] == "experiments/synthesis_table.py" and "--seeds" in record["command"]
+    (row,) = record["results"]["rows"]
+    assert (row["game"], row["seeds"], row["solved"]) == ("tic_tac_toe", 1, 1)
+    assert row["train_accuracy"] == 1.0 and row["test_accuracy"] == 1.0
+    # the scripted session needs three replies (buggy, partial fix, correct): all three calls count
+    assert row["calls_to_best"] == 3 and row["llm_calls"] == 3
+    assert row["paper_llm_calls"] == 2.0 and row["paper_test_accuracy"] == 1.0
+    (run,) = record["results"]["runs"]
+    assert Path(run["run_dir"], "result.json").is_file() and run["seed"] == 0
+
+
+def test_tables_in_markdown_json_and_csv(table_run):
+    md = (table_run / "table.md").read_text()
+    assert "| game | seeds | solved | train acc. | test acc. | LLM calls to reach |" in md
+    assert "| tic_tac_toe | 1 | 1/1 | 1.0000 | 1.0000 | 3.0 | 3.0 | 0.00 | 1 / 1 / 2 |" in md
+    rows = list(csv.DictReader((table_run / "table.csv").open()))
+    assert [(r["game"], float(r["train_accuracy"]), float(r["calls_to_best"])) for r in rows] == [
+        ("tic_tac_toe", 1.0, 3.0)]
+    runs = list(csv.DictReader((table_run / "runs.csv").open()))
+    assert [(r["game"], r["seed"], r["model"]) for r in runs] == [("tic_tac_toe", "0", "scripted-tic-tac-toe")]
+    assert json.loads((table_run / "table.json").read_text())["rows"][0]["test_accuracy"] == 1.0
+
+
+def test_rerun_resumes_without_new_calls_and_other_settings_are_refused(table_run, capsys):
+    calls = sorted(p.name for p in (table_run / "synthesis" / "tic_tac_toe-seed0" / "calls").iterdir())
+    main = script("synthesis_table").main
+    assert main([*TINY, "--llm", recording(), "--out", str(table_run)]) == 0
+    assert sorted(p.name for p in (table_run / "synthesis" / "tic_tac_toe-seed0" / "calls").iterdir()) == calls
+    assert main([*TINY, "--llm", recording(), "--out", str(table_run), "--num-test", "6"]) == 2
+    assert "holds a run with other settings (games differ)" in capsys.readouterr().err
+
+
+def test_auto_llm_without_a_key_or_a_recording_fails_before_writing(tmp_path, monkeypatch, capsys):
+    for var in pipeline.API_KEY_VARS:
+        monkeypatch.delenv(var, raising=False)
+    main = script("synthesis_table").main
+    assert main(["--games", "connect_four", "--seeds", "1", "--out", str(tmp_path / "c4"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "set GEMINI_API_KEY" in err and "Traceback" not in err
+    assert not (tmp_path / "c4").exists()
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=[p.stem for p in CONFIGS])
+def test_each_shipped_config_loads_and_names_its_registered_game(path):
+    common = script("common")
+    config = common.load_game_config(path)
+    assert games.resolve(config.game).name == path.stem
+    assert (config.num_train, config.budget, config.strategy, config.num_test) == (5, 500, "tree", 100)
+    assert (config.seeds, config.matches, config.sims, config.rollouts) == (5, 50, 1000, 10)
+    assert config.paper["llm_calls"] is not None
+
+
+def test_every_paper_game_has_a_config():
+    common = script("common")
+    assert sorted(p.stem for p in CONFIGS) == sorted(
+        common.PERFECT_INFORMATION_GAMES + common.IMPERFECT_INFORMATION_GAMES)
+
+
+def test_config_flag_and_overrides(tmp_path):
+    common = script("common")
+    parser = script("synthesis_table").parser()
+    args = parser.parse_args(["--config", str(ROOT / "experiments/configs/connect_four.json"), "--games",
+                              "tic_tac_toe", "--budget", "7", "--sims", "20"])
+    configs = common.game_configs(args, common.PERFECT_INFORMATION_GAMES)
+    assert [(c.game, c.budget, c.sims, c.num_test) for c in configs] == [
+        ("connect_four", 7, 20, 100), ("tic_tac_toe", 7, 20, 100)]
+    default = common.game_configs(parser.parse_args([]), common.PERFECT_INFORMATION_GAMES)
+    assert [c.game for c in default] == list(common.PERFECT_INFORMATION_GAMES)
+
+
+@pytest.mark.parametrize("text, message", [
+    ('{"game": "tic_tac_toe", "budgett": 3}', "unknown key(s) ['budgett']"),
+    ('{"budget": 3}', "at least a 'game' key"),
+    ("{not json", "not valid JSON"),
+], ids=["misspelt-key", "no-game", "not-json"])
+def test_bad_config_files_are_named_errors(tmp_path, capsys, text, message):
+    path = tmp_path / "bad.json"
+    path.write_text(text)
+    assert script("synthesis_table").main(["--config", str(path), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert message in err and str(path) in err
