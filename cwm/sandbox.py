@@ -137,7 +137,7 @@ class _Zygote:
 
     def __init__(self, use_bwrap: bool):
         env = scrubbed_env()
-        cmd = [sys.executable, "-m", "cwm._sandbox_child"]
+        cmd = [sys.executable, "-m", "cwm._sandbox_zygote"]
         if use_bwrap:
             cmd = bwrap_command(env) + cmd
         self.mode = "bwrap" if use_bwrap else "process"

@@ -1,0 +1,211 @@
+"""The sandbox's zygote: a process with numpy, pyspiel and the check harness imported and warmed once, which
+forks one hardened child (``cwm._sandbox_child``) per job.
+
+Run as ``python -m cwm._sandbox_zygote`` by ``cwm.sandbox.Sandbox`` (inside bubblewrap when available). It
+reads jobs from stdin, enforces each child's wall-clock deadline, kills the child's process group, turns
+how the child ended into a verdict, and answers on stdout.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import pickle
+import random
+import select
+import signal
+import time
+import traceback
+from collections import OrderedDict
+from typing import Any
+
+import numpy as np
+import pyspiel  # noqa: F401  (imported once here so that every child starts with it)
+
+import cwm._sandbox_jobs  # noqa: F401
+import cwm.checks  # noqa: F401
+from cwm import _sandbox_layers as layers
+from cwm._sandbox_child import KINDS, RESULT_CAP_BYTES, child_main, read_frame, write_frame
+from cwm._sandbox_gate import static_gate
+from cwm.types import JSON
+
+_PAYLOAD_CACHE_SIZE = 4
+
+def run_one(request: dict[str, Any], payload: Any) -> tuple[dict[str, JSON], int | None]:
+    """Forks a child for one job and waits at most ``wall_s`` for its verdict.
+
+    Returns:
+      The verdict as a JSON-able dict, and the pid still to reap (``None`` when already reaped): a child
+      that delivered a whole result is reaped after the parent has its answer.
+    """
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child never returns from here
+        try:
+            os.close(r)
+            child_main(w, request, payload)
+        finally:
+            os._exit(70)
+    os.close(w)
+    data, why = _collect(r, pid, request["limits"]["wall_s"], request["nonce"].encode())
+    os.close(r)
+    if why == "done":
+        try:
+            reply = json.loads(data)
+        except ValueError:
+            reply = None
+        if isinstance(reply, dict) and reply.get("kind") in KINDS and isinstance(reply.get("error"), str):
+            return reply, pid
+        why = "malformed"
+    return _verdict(why, reap(pid), request), None
+
+
+def _collect(fd: int, pid: int, wall_s: float, nonce: bytes) -> tuple[bytes, str]:
+    """Reads the child's message: ``(body, "done")``, or what stopped it (``wall``, ``size``, ``eof``)."""
+    deadline = time.monotonic() + wall_s
+    buf = bytearray()
+    head = len(nonce) + 8
+    while True:
+        if len(buf) >= head and buf.startswith(nonce):
+            size = int.from_bytes(buf[len(nonce):head], "big")
+            if size > RESULT_CAP_BYTES:
+                _kill(pid)
+                return b"", "size"
+            if len(buf) >= head + size:
+                return bytes(buf[head:head + size]), "done"
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            _kill(pid)
+            return b"", "wall"
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            return b"", "eof"
+        buf += chunk
+
+
+def _kill(pid: int) -> None:
+    for target in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            target()
+
+
+def reap(pid: int) -> int:
+    """Waits for ``pid`` (killing it if it lingers) and returns its wait status."""
+    for _ in range(200):
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return status
+        time.sleep(0.002)
+    _kill(pid)
+    return os.waitpid(pid, 0)[1]
+
+
+def _verdict(why: str, status: int, request: dict[str, Any]) -> dict[str, JSON]:
+    limits = request["limits"]
+    if why == "wall":
+        return _msg("timeout", f"the job ran past the wall-clock limit of {limits['wall_s']} s and was killed")
+    if why == "size":
+        return _msg("error", f"the job's result was larger than {RESULT_CAP_BYTES >> 20} MB")
+    if why == "malformed":
+        return _msg("crash", "the child wrote a malformed result")
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        if sig == signal.SIGXCPU:
+            return _msg("timeout", f"the job used more than the CPU-time limit of {limits['cpu_s']} s")
+        if sig == signal.SIGKILL:
+            return _msg("crash", f"the child was killed (SIGKILL: CPU-time limit of {limits['cpu_s']} s or "
+                                 f"memory limit of {limits['memory_mb']} MB)")
+        return _msg("crash", f"the child died of signal {signal.Signals(sig).name}")
+    return _msg("crash", f"the child exited with status {os.waitstatus_to_exitcode(status)} without a result")
+
+
+def _msg(kind: str, error: str) -> dict[str, JSON]:
+    return {"kind": kind, "value": None, "error": error}
+
+
+def serve(fd_in: int, fd_out: int) -> None:
+    """Answers jobs until the parent closes the stream. Payloads are cached by key (a trajectory set is sent
+    once), and sources that passed the static gate by hash (the gate does not run again for them).
+
+    A child that delivered its verdict is killed and reaped while the zygote waits for the next request, so
+    its teardown overlaps with the parent's work instead of delaying the answer.
+    """
+    cache: OrderedDict[str, Any] = OrderedDict()
+    gate_passed: set[bytes] = set()
+    exiting: list[int] = []
+    while True:
+        _reap_while_idle(fd_in, exiting)
+        frame = read_frame(fd_in)
+        if frame is None:
+            for pid in exiting:
+                reap(pid)
+            return
+        request = pickle.loads(frame)
+        key = request["payload_key"]
+        if "payload" in request:
+            cache[key] = pickle.loads(request.pop("payload"))
+            while len(cache) > _PAYLOAD_CACHE_SIZE:
+                cache.popitem(last=False)
+        digest = hashlib.blake2b(request["source"].encode(), digest_size=16).digest()
+        request["gate_cached"] = digest in gate_passed
+        if key not in cache:
+            reply: dict[str, JSON] = _msg("error", "internal: payload missing from the zygote's cache")
+            reply["missing_payload"] = True
+        else:
+            cache.move_to_end(key)
+            reply, child = run_one(request, cache[key])
+            if child is not None:
+                _kill(child)  # it has said all it may say
+                exiting.append(child)
+        if reply.pop("gate_passed", False):
+            gate_passed.add(digest)
+        write_frame(fd_out, json.dumps(reply).encode())
+
+
+def _reap_while_idle(fd_in: int, exiting: list[int]) -> None:
+    """Reaps finished children until none is left or a request arrives."""
+    while exiting:
+        for pid in list(exiting):
+            if os.waitpid(pid, os.WNOHANG)[0]:
+                exiting.remove(pid)
+        if exiting and select.select([fd_in], [], [], 0.002)[0]:
+            return
+
+
+def warm_up() -> None:
+    """Runs the gate and the check harness once in the zygote, so that children inherit warm caches instead
+    of each building them again (on copy-on-write pages). Only an optimisation: a failure is ignored."""
+    import types
+
+    from cwm import _sandbox_jobs, trajectories
+    from cwm.model import WORLD_MODEL_API
+    from cwm.oracle import OracleFunctions
+
+    try:
+        static_gate("import math\n\ndef f(state):\n    return [math.sqrt(x) for x in state['board']]\n")
+        oracle = OracleFunctions("tic_tac_toe")
+        module = types.ModuleType("warm_up")
+        for f in WORLD_MODEL_API:
+            setattr(module, f.name, getattr(oracle, f.name))
+        trajectory = trajectories.record("tic_tac_toe", seed=0)
+        _sandbox_jobs.check_world_model(module, {"trajectories": [trajectory]})
+    except Exception:  # a cold start is slower, not wrong
+        traceback.print_exc()
+
+
+def main() -> None:
+    layers.die_with_parent()
+    random.seed(0)
+    np.random.seed(0)
+    fd_out = os.dup(1)
+    os.dup2(2, 1)  # stray prints in the zygote must not corrupt the protocol stream
+    warm_up()
+    layers.prepare_zygote()
+    write_frame(fd_out, json.dumps({"ready": True, "pid": os.getpid()}).encode())
+    serve(0, fd_out)
+
+
+if __name__ == "__main__":
+    main()
