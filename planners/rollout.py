@@ -7,14 +7,16 @@ action string (no copies, no wrapper objects, no id round trips); anything else 
 
 from __future__ import annotations
 
+import functools
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 import pyspiel
 
 from cwm.model import ModelState
+from cwm.model import _direct as _DIRECT
 from cwm.types import CHANCE, TERMINAL, ModelContractError
 
 
@@ -78,33 +80,42 @@ def _play_openspiel(state: pyspiel.State, rng: random.Random, limit: int) -> lis
 
 
 def _play_model(state: ModelState, rng: random.Random, limit: int) -> list[float]:
-    """A playout on the model's raw JSON states through ``WorldModel.call`` (so the guard and error naming
-    still apply) without building a wrapper per move; the checks that matter for a playout are kept."""
+    """A playout on the model's raw JSON states: no wrapper objects, no id round trips, no copies.
+
+    The model's functions are called directly (through its guard when it has one, e.g. a per-call time
+    budget); any exception they raise becomes a ``ModelContractError`` that names the rollout.
+    """
     model = state.model
-    call = model.call
-    raw = state.raw
+    fns = model.functions
+    calls: list[Callable[..., Any]] = [fns.get_current_player, fns.get_legal_actions, fns.get_chance_outcomes,
+                                       fns.apply_action, fns.get_rewards]
+    if model.guard is not _DIRECT:  # a guard (per-call time budget) wraps every call, as in WorldModel.call
+        calls = [functools.partial(model.guard, f) for f in calls]
+    current, legal_of, chance_of, apply, rewards_of = calls
     returns = state.returns()
     n = len(returns)
-    steps = 0
+    raw = state.raw
     player = state.current_player()
-    while player != TERMINAL and steps < limit:
-        if player == CHANCE:
-            action = sample_outcome(call("get_chance_outcomes", raw), rng)
-        else:
-            legal = call("get_legal_actions", raw)
-            if not legal:
-                raise ModelContractError(f"{model.name}: no legal actions at a non-terminal state (in a rollout)")
-            action = legal[int(rng.random() * len(legal))]
-        raw = call("apply_action", raw, action)
-        rewards = call("get_rewards", raw)
-        if len(rewards) != n:
-            raise ModelContractError(f"{model.name}: get_rewards returned {rewards!r:.100}, expected {n} numbers")
-        for i in range(n):
-            returns[i] += rewards[i]
-        steps += 1
-        player = call("get_current_player", raw)
-        if player not in (CHANCE, TERMINAL) and not 0 <= player < n:
-            raise ModelContractError(f"{model.name}: get_current_player returned {player!r} (in a rollout)")
+    steps = 0
+    try:
+        while player != TERMINAL and steps < limit:
+            if player == CHANCE:
+                action = sample_outcome(chance_of(raw), rng)
+            else:
+                legal = legal_of(raw)
+                action = legal[int(rng.random() * len(legal))]
+            raw = apply(raw, action)
+            rewards = rewards_of(raw)
+            if len(rewards) != n:
+                raise ModelContractError(f"get_rewards returned {rewards!r:.100}, expected {n} numbers")
+            returns = [a + b for a, b in zip(returns, rewards)]
+            steps += 1
+            player = current(raw)
+    except ModelContractError as e:
+        raise ModelContractError(f"{model.name}: in a rollout: {e}") from e
+    except Exception as e:  # the model's own bug, named as a contract breach like WorldModel.call does
+        raise ModelContractError(f"{model.name}: in a rollout, a model function raised "
+                                 f"{type(e).__name__}: {e}") from e
     return returns
 
 

@@ -153,3 +153,30 @@ def test_rejects_terminal_states():
         state.apply_action(a)
     with pytest.raises(ValueError, match="decision node"):
         MCTS(num_simulations=10).search(state)
+
+
+def test_model_rollouts_go_through_the_models_guard():
+    from conftest import DATA
+
+    from cwm import games, model
+
+    seen = []
+
+    def guard(fn, *args):
+        seen.append(fn.__name__)
+        return fn(*args)
+
+    module = model.load_source((DATA / "ttt_model.py").read_text(), name="ttt")
+    wm = model.WorldModel(module, codec=model.ActionCodec.from_game(games.load_game("tic_tac_toe")), guard=guard)
+    MCTS(num_simulations=20, rollouts=1, seed=0).search(wm.new_initial_state())
+    assert {"apply_action", "get_legal_actions", "get_current_player", "get_rewards"} <= set(seen)
+
+
+def test_a_model_error_in_a_rollout_is_a_contract_error_naming_it():
+    from conftest import load_fixture_model
+
+    from cwm.types import ModelContractError
+
+    state = load_fixture_model("broken/crashes.py").new_initial_state()
+    with pytest.raises(ModelContractError, match="in a rollout.*KeyError"):
+        MCTS(num_simulations=50, rollouts=1, seed=0).search(state)
