@@ -2,11 +2,12 @@
 
 Speed: simulations per second from the initial state at 1,000 simulations, best of --repeats, for
   * ours (planners.MCTS) on the C++ ground truth,
-  * OpenSpiel's Python MCTSBot on the same game (solver off: the same algorithm; and its default, solver on),
+  * OpenSpiel's Python MCTSBot on the same game (solver off: the same algorithm, and it never stops early),
   * OpenSpiel's C++ MCTSBot (step_with_policy),
 on tic-tac-toe and connect four, and for ours on a dict-state Python tic-tac-toe model through
 cwm.model.WorldModel (tests/data/planners/ttt_model.py, written the way an LLM writes one), plus
-OpenSpiel's Python and C++ MCTS on that model through cwm.adapter. Ratios are against in-run baselines.
+OpenSpiel's Python and C++ MCTS on that model through cwm.adapter; and ISMCTS on Leduc poker against
+OpenSpiel's Python ISMCTSBot. Ratios are against in-run baselines.
 
 Strength (--strength): the issue's full-size runs: ours vs random (100 games, must not lose), ours vs
 itself (draws), ours vs OpenSpiel's Python MCTSBot at equal simulations and rollouts (200 games each
@@ -25,23 +26,27 @@ from pathlib import Path
 
 import numpy as np
 import pyspiel
+from open_spiel.python.algorithms import ismcts as os_ismcts
 from open_spiel.python.algorithms import mcts as os_mcts
 
 from cwm import games, model
 from cwm.adapter import as_openspiel_game
 from cwm.arena import play_match
-from planners import MCTS, MCTSAgent, RandomAgent
+from planners import ISMCTS, MCTS, MCTSAgent, RandomAgent
 
 MODEL = Path(__file__).resolve().parent.parent / "tests" / "data" / "planners" / "ttt_model.py"
 
 
-def sims_per_second(search: Callable[[], object], sims: int, repeats: int) -> float:
-    best = math.inf
+def best_rates(searches: dict[str, Callable[[], object]], sims: int, repeats: int) -> dict[str, float]:
+    """Simulations per second of each search, best of ``repeats``; the engines take turns in every repeat so
+    that load from other processes on a shared machine hits them alike."""
+    best = dict.fromkeys(searches, math.inf)
     for _ in range(repeats):
-        start = time.perf_counter()
-        search()
-        best = min(best, time.perf_counter() - start)
-    return sims / best
+        for name, search in searches.items():
+            start = time.perf_counter()
+            search()
+            best[name] = min(best[name], time.perf_counter() - start)
+    return {name: sims / t for name, t in best.items()}
 
 
 def python_bot(game: pyspiel.Game, sims: int, rollouts: int, *, solve: bool, seed: int = 0) -> os_mcts.MCTSBot:
@@ -57,22 +62,19 @@ def cpp_bot(game: pyspiel.Game, sims: int, rollouts: int) -> pyspiel.MCTSBot:
 
 def speed_row(name: str, game: pyspiel.Game, state: object, args: argparse.Namespace) -> dict[str, float]:
     sims, r, k = args.sims, args.rollouts, args.repeats
-    row = {
-        "ours": sims_per_second(lambda: MCTS(num_simulations=sims, rollouts=r, seed=0).search(state), sims, k),
-        "os_py": sims_per_second(lambda: python_bot(game, sims, r, solve=False).step(state), sims, k),
-        "os_py_solver": sims_per_second(lambda: python_bot(game, sims, r, solve=True).step(state), sims, k),
-        "cpp": sims_per_second(lambda: cpp_bot(game, sims, r).step_with_policy(state), sims, k),
-    }
-    print(f"{name:34} {row['ours']:>10,.0f} {row['os_py']:>10,.0f} {row['os_py_solver']:>10,.0f} "
-          f"{row['cpp']:>11,.0f}   {row['ours'] / row['os_py']:5.2f}x  {row['ours'] / row['os_py_solver']:5.2f}x  "
-          f"{row['cpp'] / row['ours']:6.1f}x")
+    row = best_rates({
+        "ours": lambda: MCTS(num_simulations=sims, rollouts=r, seed=0).search(state),
+        "os_py": lambda: python_bot(game, sims, r, solve=False).step(state),
+        "cpp": lambda: cpp_bot(game, sims, r).step_with_policy(state),
+    }, sims, k)
+    print(f"{name:34} {row['ours']:>10,.0f} {row['os_py']:>10,.0f} {row['cpp']:>11,.0f}   "
+          f"{row['ours'] / row['os_py']:6.2f}x  {row['cpp'] / row['ours']:8.1f}x")
     return row
 
 
 def speed(args: argparse.Namespace) -> None:
     print(f"simulations/s at {args.sims} simulations, {args.rollouts} rollout(s) per leaf, best of {args.repeats}")
-    print(f"{'game / state':34} {'ours':>10} {'OS py':>10} {'OS py+slv':>10} {'OS C++':>11}   "
-          f"{'vs py':>6}  {'vs slv':>6}  {'C++/ours':>7}")
+    print(f"{'game / state':34} {'ours':>10} {'OS py':>10} {'OS C++':>11}   {'ours/py':>7}  {'C++/ours':>8}")
     rows = {}
     for name in ("tic_tac_toe", "connect_four"):
         game = pyspiel.load_game(name)
@@ -82,23 +84,40 @@ def speed(args: argparse.Namespace) -> None:
                           codec=model.ActionCodec.from_game(gt), name="ttt_model")
     adapted = as_openspiel_game(wm, reference=gt)
     sims, r, k = args.sims, args.rollouts, args.repeats
-    ours_model = sims_per_second(lambda: MCTS(num_simulations=sims, rollouts=r, seed=0).search(
-        wm.new_initial_state()), sims, k)
-    py_model = sims_per_second(lambda: python_bot(adapted, sims, r, solve=False).step(
-        adapted.new_initial_state()), sims, k)
-    cpp_model = sims_per_second(lambda: cpp_bot(adapted, sims, r).step_with_policy(
-        adapted.new_initial_state()), sims, k)
-    base = rows["tic_tac_toe"]
-    print(f"{'tic_tac_toe (dict-state model)':34} {ours_model:>10,.0f} {py_model:>10,.0f} {'':>10} {cpp_model:>11,.0f}"
-          f"   {ours_model / py_model:5.2f}x")
+    gt_state = gt.new_initial_state()
+    rates = best_rates({
+        "ours_model": lambda: MCTS(num_simulations=sims, rollouts=r, seed=0).search(wm.new_initial_state()),
+        "py_model": lambda: python_bot(adapted, sims, r, solve=False).step(adapted.new_initial_state()),
+        "cpp_model": lambda: cpp_bot(adapted, sims, r).step_with_policy(adapted.new_initial_state()),
+        "os_py_gt": lambda: python_bot(gt, sims, r, solve=False).step(gt_state),
+    }, sims, k)
+    ours_model, py_model, cpp_model = rates["ours_model"], rates["py_model"], rates["cpp_model"]
+    base = rows["tic_tac_toe"] | {"os_py": max(rows["tic_tac_toe"]["os_py"], rates["os_py_gt"])}
+    print(f"{'tic_tac_toe (dict-state model)':34} {ours_model:>10,.0f} {py_model:>10,.0f} {cpp_model:>11,.0f}"
+          f"   {ours_model / py_model:6.2f}x  {cpp_model / ours_model:8.1f}x")
+    ismcts_row(args)
     print()
     print(f"ours on the dict-state model vs OpenSpiel Python MCTSBot on the C++ ground truth: "
-          f"{ours_model / base['os_py']:.2f}x (solver off), {ours_model / base['os_py_solver']:.2f}x (solver on)")
+          f"{ours_model / base['os_py']:.2f}x")
     print(f"ours on the C++ ground truth vs OpenSpiel Python MCTSBot (solver off): tic-tac-toe "
           f"{base['ours'] / base['os_py']:.2f}x, connect four "
           f"{rows['connect_four']['ours'] / rows['connect_four']['os_py']:.2f}x")
     print(f"gap to OpenSpiel C++ MCTS: tic-tac-toe {base['cpp'] / base['ours']:.1f}x, connect four "
           f"{rows['connect_four']['cpp'] / rows['connect_four']['ours']:.1f}x")
+
+
+def ismcts_row(args: argparse.Namespace) -> None:
+    game = pyspiel.load_game("leduc_poker")
+    state = game.new_initial_state()
+    state.apply_action(0)
+    state.apply_action(3)
+    sims, r, k = args.sims, args.rollouts, args.repeats
+    rs = np.random.RandomState(0)
+    bot = os_ismcts.ISMCTSBot(game, os_mcts.RandomRolloutEvaluator(r, rs), 2.0, sims, random_state=rs)
+    rates = best_rates({"ours": lambda: ISMCTS(num_simulations=sims, rollouts=r, seed=0).search(state),
+                        "theirs": lambda: bot.step(state)}, sims, k)
+    ours, theirs = rates["ours"], rates["theirs"]
+    print(f"{'leduc_poker ISMCTS (GT resampling)':34} {ours:>10,.0f} {theirs:>10,.0f} {'':>11}   {ours / theirs:6.2f}x")
 
 
 class PythonBotAgent:
@@ -136,16 +155,18 @@ def strength(args: argparse.Namespace) -> None:
         lambda i: MCTSAgent(num_simulations=sims, rollouts=r, seed=10_000 + i), n // 10))
     for name in ("tic_tac_toe", "connect_four"):
         game = pyspiel.load_game(name)
+        def opponent(i: int, g: pyspiel.Game = game) -> PythonBotAgent:
+            return PythonBotAgent(g, sims, r, seed=i)
+
         _report(f"{name}: ours vs OpenSpiel Python MCTSBot", _scores(
-            game, lambda i: MCTSAgent(num_simulations=sims, rollouts=r, seed=i),
-            lambda i, g=game: PythonBotAgent(g, sims, r, seed=i), n))
+            game, lambda i: MCTSAgent(num_simulations=sims, rollouts=r, seed=i), opponent, n))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sims", type=int, default=1000)
     parser.add_argument("--rollouts", type=int, default=1, help="rollouts per leaf in the speed runs (default 1)")
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--strength", action="store_true", help="also play the full-size strength matches")
     parser.add_argument("--strength-rollouts", type=int, default=10)
     parser.add_argument("--games", type=int, default=200)

@@ -14,6 +14,7 @@ import dataclasses
 import hashlib
 import itertools
 import json
+import re
 import signal
 import threading
 import time
@@ -164,6 +165,11 @@ def _time_limit(limit: float | None, fired: list[bool]) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
+def _safe(key: str) -> str:
+    """A file name for a match key (an LLM agent's call log and ledger go in a folder per match)."""
+    return re.sub(r"[^A-Za-z0-9_.#+-]+", "_", key)
+
+
 def _forfeit(game: pyspiel.Game, seat: int) -> list[float]:
     return [game.min_utility() if p == seat else game.max_utility() for p in range(game.num_players())]
 
@@ -204,7 +210,7 @@ def run_match(job: MatchJob) -> dict[str, JSON]:
         try:
             agents.append(make_agent(parse_agent_spec(label), job.game, settings=job.settings,
                                      seed=np.random.default_rng(seeds[seat]),
-                                     log_dir=Path(job.log_dir) if job.log_dir else None))
+                                     log_dir=Path(job.log_dir) / _safe(job.key) if job.log_dir else None))
         except Exception as e:  # a broken agent (e.g. a model that does not load) loses by forfeit
             game = games.load_game(job.game)
             return MatchResult(job.key, job.seats, job.seed, tuple(_forfeit(game, seat)), seat, "exception",
