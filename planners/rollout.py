@@ -97,12 +97,14 @@ def _play_model(state: ModelState, rng: random.Random, limit: int) -> list[float
     raw = state.raw
     player = state.current_player()
     steps = 0
+    first: list[str] | None = state.legal_action_strings() if player >= 0 else None  # cached on the state
     try:
         while player != TERMINAL and steps < limit:
             if player == CHANCE:
                 action = sample_outcome(chance_of(raw), rng)
             else:
-                legal = legal_of(raw)
+                legal = first if first is not None else legal_of(raw)
+                first = None
                 action = legal[int(rng.random() * len(legal))]
             raw = apply(raw, action)
             rewards = rewards_of(raw)
