@@ -23,6 +23,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Sequence
 from typing import Any, Literal
@@ -194,7 +195,7 @@ class _Zygote:
 class Sandbox:
     """Runs trusted harness jobs on untrusted source in forked, hardened children of one zygote.
 
-    Not thread-safe: one job at a time per ``Sandbox`` (make one per worker for parallelism).
+    One job at a time per ``Sandbox`` (concurrent calls wait their turn; make one per worker for parallelism).
 
     Args:
       limits: default limits for every job.
@@ -214,6 +215,7 @@ class Sandbox:
         self.isolation = isolation
         self._zygote: _Zygote | None = None
         self._memo: tuple[Any, str, bytes] | None = None
+        self._lock = threading.Lock()
         self.restarts = 0
 
     # -- lifecycle ----------------------------------------------------------------------------------
@@ -284,7 +286,10 @@ class Sandbox:
         Raises:
           SandboxError: the zygote cannot be started at all.
         """
-        limits = limits or self.limits
+        with self._lock:
+            return self._run(job, source, payload, limits or self.limits, gate)
+
+    def _run(self, job: str, source: str, payload: JSON, limits: Limits, gate: bool) -> JobResult:
         data, key = self._encode(payload)
         request = {"job": job, "source": source, "payload_key": key, "gate": gate,
                    "nonce": secrets.token_hex(8), "limits": dataclasses.asdict(limits)}
@@ -293,11 +298,22 @@ class Sandbox:
             self._ensure().sent.discard(key)
             reply = self._exchange(request, data, key, limits)
         if reply is None:
+            died = self._zygote is not None and self._exited(self._zygote)
             self.restart()
+            if died:
+                return JobResult(False, None, "the sandbox process died during the job; it was restarted", "crash")
             return JobResult(False, None, f"the sandbox did not answer within the wall-clock limit of "
                                           f"{limits.wall_s} s; it was restarted", "timeout")
         kind = str(reply["kind"])
         return JobResult(kind == "ok", reply.get("value"), str(reply.get("error", "")), kind)
+
+    @staticmethod
+    def _exited(zygote: _Zygote) -> bool:
+        try:  # its pipe closes a moment before it can be reaped
+            zygote.proc.wait(timeout=0.5)
+            return True
+        except subprocess.TimeoutExpired:
+            return False
 
     def _encode(self, payload: JSON) -> tuple[bytes, str]:
         if self._memo is not None and self._memo[0] is payload:

@@ -6,14 +6,16 @@ from __future__ import annotations
 import logging
 import os
 import signal
+import threading
+import time
 
 import pytest
 
 import cwm.sandbox as sandbox_module
 from cwm import checks, model, trajectories
-from cwm.sandbox import CALL_JOB, CHECK_JOB, Limits, Sandbox, SandboxError
+from cwm.sandbox import CALL_JOB, CHECK_JOB, JobResult, Limits, Sandbox, SandboxError
 
-from .conftest import DATA, REFERENCE_TTT, TEST_LIMITS, descendants, make_sandbox
+from .conftest import DATA, REFERENCE_TTT, TEST_LIMITS, descendants, make_sandbox, settle
 
 LEGIT = '''
 import dataclasses
@@ -194,13 +196,36 @@ def test_unknown_job_is_an_error_not_a_hang(sandbox: Sandbox) -> None:
     assert result.kind == "error" and "no_such_job" in result.error
 
 
-def test_close_leaves_no_process() -> None:
-    sb = Sandbox(limits=TEST_LIMITS, isolation="process")
+@pytest.mark.parametrize("isolation", ["process", "bwrap"])
+def test_close_leaves_no_process(isolation: str) -> None:
+    before = descendants()
+    sb = make_sandbox(isolation)
     assert sb.run(CALL_JOB, REFERENCE_TTT, {"function": "get_initial_state"}).ok
     assert sb._zygote is not None
     proc = sb._zygote.proc
     sb.close()
     assert proc.poll() is not None
+    assert settle(before) == before
+
+
+@pytest.mark.parametrize("isolation", ["process", "bwrap"])
+def test_zygote_killed_mid_job_gives_a_crash_and_takes_the_child_with_it(isolation: str) -> None:
+    before = descendants()
+    limits = Limits(wall_s=20, cpu_s=20, memory_mb=256, per_call_s=20)
+    with make_sandbox(isolation) as sb:
+        assert sb.mode == isolation
+        out: dict[str, JobResult] = {}
+        worker = threading.Thread(target=lambda: out.update(r=sb.run(
+            CALL_JOB, "def f():\n    while True:\n        pass\n", {"function": "f"}, limits=limits)))
+        worker.start()
+        time.sleep(0.5)
+        assert sb._zygote is not None
+        os.killpg(sb._zygote.proc.pid, signal.SIGKILL)
+        worker.join(10)
+        assert out["r"].kind == "crash" and "died during the job" in out["r"].error
+        assert sb.run(CALL_JOB, REFERENCE_TTT, {"function": "get_initial_state"}).ok
+        assert sb.restarts == 1
+    assert settle(before) == before
 
 
 def test_jobs_also_run_in_process() -> None:
