@@ -11,6 +11,9 @@
 import os
 from pathlib import Path
 
+import numpy as np
+from open_spiel.python.algorithms import mcts as openspiel_mcts
+
 from cwm import arena, arena_report, bundle, pipeline
 from cwm.llm import make_client
 from cwm.synthesis import synthesize_world_model
@@ -69,6 +72,18 @@ for _ in range(4):
     print(f"player {player} plays {state.action_to_string(player, action)}")
     state.apply_action(action)
 print(f"the model's board after 4 moves: {state}")
+
+# %% [markdown]
+# The bundle also registers as an OpenSpiel game, so OpenSpiel's own algorithms run on it unchanged,
+# e.g. its MCTS bot.
+
+# %%
+game = b.as_openspiel_game()
+bot = openspiel_mcts.MCTSBot(game, 2.0, 100, openspiel_mcts.RandomRolloutEvaluator(1, np.random.RandomState(0)),
+                             random_state=np.random.RandomState(0))
+first = game.new_initial_state()
+print(f"OpenSpiel's MCTSBot on {game.get_type().short_name} ({game.num_distinct_actions()} actions) opens with "
+      f"{first.action_to_string(0, bot.step(first))}")
 
 # %% [markdown]
 # ## 4. A small arena in the real game
