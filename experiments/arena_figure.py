@@ -102,8 +102,9 @@ def obtain_bundle(config: common.GameConfig, figure: ArenaFigureConfig, out: Pat
     client = make_client(common.resolve_llm(figure.llm, config.game), run_dir=run_dir,
                          cache=Path(figure.cache) if figure.cache else None)
     result = synthesize_world_model(
-        config.game, llm=client, run_dir=run_dir, strategy=config.strategy, budget=config.budget,  # type: ignore[arg-type]
-        seed=figure.seed, num_train=config.num_train, num_test=config.num_test,
+        config.game, llm=client, run_dir=run_dir, budget=config.budget, seed=figure.seed,
+        strategy=config.strategy,  # type: ignore[arg-type]
+        num_train=config.num_train, num_test=config.num_test,
         test_mcts_simulations=config.test_mcts_simulations)
     if not result.best_source:
         raise common.ExperimentError(f"{name}: synthesis produced no usable program (see {run_dir}/summary.md)")
@@ -131,7 +132,8 @@ def play(config: common.GameConfig, figure: ArenaFigureConfig, bundle_dir: Path,
         move_time_limit=figure.move_time_limit, progress=progress)
     rows = [r for r in arena_report.summarize(results) if r["agent"] == cwm_agent and r["seat"] == "all"]
     order = {o: i for i, o in enumerate(opps)}
-    return [{"game": spec.name, "outcome": spec.outcome} | _clean(r) for r in sorted(rows, key=lambda r: order[r["opponent"]])]
+    rows.sort(key=lambda r: order[r["opponent"]])
+    return [{"game": spec.name, "outcome": spec.outcome} | _clean(r) for r in rows]
 
 
 def _clean(row: dict[str, Any]) -> dict[str, Any]:
@@ -180,7 +182,8 @@ def plot(rows: Sequence[dict[str, Any]], path: Path) -> None:
         mine = [r for r in rows if r["game"] == name]
         x = list(range(len(mine)))
         win, draw, loss = ([float(r[k]) for r in mine] for k in ("win_rate", "draw_rate", "loss_rate"))
-        err = [[w - float(r["win_lo"]) for w, r in zip(win, mine)], [float(r["win_hi"]) - w for w, r in zip(win, mine)]]
+        err = [[w - float(r["win_lo"]) for w, r in zip(win, mine)],
+               [float(r["win_hi"]) - w for w, r in zip(win, mine)]]
         ax.bar(x, win, yerr=err, capsize=3, color="tab:green", label="CWM wins")
         ax.bar(x, draw, bottom=win, color="tab:gray", label="draws")
         ax.bar(x, loss, bottom=[w + d for w, d in zip(win, draw)], color="tab:red", label="CWM losses")

@@ -139,6 +139,8 @@ def game_configs(args: argparse.Namespace, default_games: Sequence[str]) -> tupl
     for c in configs:
         if c.seeds < 1 or c.budget < 1:
             raise ExperimentError(f"{c.game}: --seeds and --budget must be at least 1")
+        if c.strategy not in ("tree", "conversation"):
+            raise ExperimentError(f"{c.game}: strategy {c.strategy!r} is not 'tree' or 'conversation'")
     return tuple(configs)
 
 

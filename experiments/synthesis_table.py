@@ -71,8 +71,9 @@ def synthesize(job: SynthesisJob) -> dict[str, Any]:
     c = job.config
     client = make_client(job.llm, run_dir=Path(job.run_dir), cache=Path(job.cache) if job.cache else None)
     result = synthesize_world_model(
-        c.game, llm=client, run_dir=job.run_dir, strategy=c.strategy, budget=c.budget,  # type: ignore[arg-type]
-        seed=job.seed, num_train=c.num_train, num_test=c.num_test,
+        c.game, llm=client, run_dir=job.run_dir, budget=c.budget, seed=job.seed,
+        strategy=c.strategy,  # type: ignore[arg-type]
+        num_train=c.num_train, num_test=c.num_test,
         test_mcts_simulations=c.test_mcts_simulations, concurrency=job.concurrency)
     return {
         "game": result.game, "seed": job.seed, "llm": job.llm, "model": result.model, "solved": result.solved,
@@ -140,7 +141,8 @@ def markdown(rows: Sequence[dict[str, Any]], *, llm: str) -> str:
             f"| {_cell(r['train_accuracy'], r['train_accuracy_sd'], '.4f')} "
             f"| {_cell(r['test_accuracy'], r['test_accuracy_sd'], '.4f')} "
             f"| {_cell(r['calls_to_best'], r['calls_to_best_sd'], '.1f')} "
-            f"| {_cell(r['llm_calls'], r['llm_calls_sd'], '.1f')} | {_cell(r['cost_usd'], None, '.2f')} | {paper} |")
+            f"| {_cell(r['llm_calls'], r['llm_calls_sd'], '.1f')} | {_cell(r['cost_usd'], None, '.2f')} "
+            f"| {paper} |")
     lines += ["", "Means over seeds (± sample standard deviation). Accuracy: fraction of recorded transitions "
               "on which every check passes, for the best program; test: held-out games, half random and half "
               "MCTS play. LLM calls to reach: calls made until the best program appeared."]
@@ -207,8 +209,8 @@ def _write(out: Path, config: SynthesisTableConfig, argv: list[str], jobs: Seque
            "concurrency": config.concurrency}
     hashes = {k: v for r in runs for k, v in r["prompt_hashes"].items()}
     seeds = {c.game: list(common.seeds_of(c, config.first_seed)) for c in config.games}
-    common.write_record(out, experiment=EXPERIMENT, config=config, argv=argv, llm=llm, prompt_hashes=hashes, seeds=seeds,
-                        results={"rows": rows, "runs": runs}, started=started)
+    common.write_record(out, experiment=EXPERIMENT, config=config, argv=argv, llm=llm, prompt_hashes=hashes,
+                        seeds=seeds, results={"rows": rows, "runs": runs}, started=started)
 
 
 if __name__ == "__main__":
