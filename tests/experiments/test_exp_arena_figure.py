@@ -97,3 +97,14 @@ def test_bad_flags_are_named_errors(tmp_path, capsys, extra, message):
     assert script("arena_figure").main([*TINY, "--out", str(tmp_path / "o"), *extra]) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("game, expected", [
+    ("tic_tac_toe", ["random", "gt-mcts"]),
+    ("backgammon", ["random", "gt-mcts"]),
+    ("leduc_poker", ["random", "gt-ismcts", "llm:gemini"]),
+    ("hand_of_war", ["random", "gt-ismcts", "llm:gemini"]),
+], ids=["tic_tac_toe", "backgammon", "leduc_poker", "hand_of_war"])
+def test_ground_truth_opponent_follows_the_information_type(game, expected):
+    direct = "gemini" if len(expected) == 3 else None
+    assert script("arena_figure").opponents(game, direct) == expected

@@ -132,3 +132,36 @@ def test_bad_config_files_are_named_errors(tmp_path, capsys, text, message):
     assert script("synthesis_table").main(["--config", str(path), "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
     assert message in err and str(path) in err
+
+
+def _curve(*points):
+    from cwm.synthesis import CurvePoint
+
+    return tuple(CurvePoint(calls, rate, rate) for calls, rate in points)
+
+
+@pytest.mark.parametrize("points, best, calls, expected", [
+    (((1, 0.5), (2, 0.9), (3, 0.9), (4, 0.9)), 0.9, 4, 2),  # found at call 2, budget spent after
+    (((1, 1.0),), 1.0, 1, 1),                                # solved at once
+    (((1, 0.0), (2, 0.0)), 0.0, 2, 1),                        # nothing usable: the first call
+    ((), 0.0, 3, 3),                                          # no curve: every call
+], ids=["later-calls-no-better", "first-call", "never-usable", "no-curve"])
+def test_calls_to_best_counts_calls_until_the_best_program(points, best, calls, expected):
+    from types import SimpleNamespace
+
+    result = SimpleNamespace(curve=_curve(*points), train_pass_rate=best, llm_calls=calls)
+    assert script("synthesis_table").calls_to_best(result) == expected
+
+
+def test_rows_are_means_over_seeds_with_deviation():
+    mod, common = script("synthesis_table"), script("common")
+    runs = [{"config_game": "connect_four", "game": "connect_four", "solved": s, "train_accuracy": tr,
+             "test_accuracy": te, "calls_to_best": c, "llm_calls": n, "cost_usd": 0.5}
+            for s, tr, te, c, n in [(True, 1.0, 0.99, 2, 2), (False, 0.9, None, 9, 10), (True, 1.0, 0.97, 4, 4)]]
+    (row,) = mod.table_rows(runs, [common.GameConfig("connect_four", paper={"llm_calls": 2.0})])
+    assert (row["seeds"], row["solved"], row["calls_to_best"], row["llm_calls"]) == (3, 2, 5.0, 16 / 3)
+    assert row["train_accuracy"] == pytest.approx(2.9 / 3) and row["test_accuracy"] == pytest.approx(0.98)
+    assert row["calls_to_best_sd"] == pytest.approx(3.605551, rel=1e-6) and row["paper_llm_calls"] == 2.0
+    md = mod.markdown([row], llm="gemini")
+    assert "| connect_four | 3 | 2/3 | 0.9667 ± 0.0577 | 0.9800 ± 0.0141 | 5.0 ± 3.6 |" in md
+    assert "| — / — / 2 |" in md
