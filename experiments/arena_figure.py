@@ -261,8 +261,11 @@ def _write(out: Path, figure: ArenaFigureConfig, argv: list[str], rows: list[dic
         plot(rows, out / "arena.png")
     direct = None if figure.direct_llm is None else {
         "spec": figure.direct_llm, "llm_retries": Settings().llm_retries, "llm_examples": Settings().llm_examples}
+    from cwm.synthesis import RequestSettings, TreeSettings
+
     llm = {"synthesis": {g: b.get("llm") for g, b in bundles.items()}, "synthesis_spec": figure.llm,
-           "direct_policy": direct}
+           "synthesis_request": dataclasses.asdict(RequestSettings()),
+           "synthesis_tree": dataclasses.asdict(TreeSettings()), "direct_policy": direct}
     hashes: dict[str, Any] = {f"synthesis:{g}": b.get("prompt_hashes") for g, b in bundles.items()}
     if figure.direct_llm:
         hashes["direct_policy"] = common.policy_prompt_hashes()
