@@ -103,8 +103,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="few games, for a smoke run")
     parser.add_argument("--only", default="", help="comma-separated game names")
+    parser.add_argument("--search-games", type=int, default=20, help="search games per seat (default 20)")
+    parser.add_argument("--simulations", type=int, default=200, help="search simulations per move (default 200)")
     args = parser.parse_args()
-    n_random, n_search, sims = (200, 2, 50) if args.quick else (5000, 20, 200)
+    n_random, n_search, sims = (200, 2, 50) if args.quick else (5000, args.search_games, args.simulations)
     names = args.only.split(",") if args.only else ["quadranto", "hand_of_war", "gen_chess", "gen_tic_tac_toe"]
     rand = lambda s: RandomAgent(seed=s)  # noqa: E731
     for name in names:
