@@ -26,11 +26,16 @@ FORBIDDEN_NAMES = frozenset({
     "breakpoint", "getattr", "setattr", "delattr", "memoryview", "exit", "quit", "help", "__loader__",
     "__spec__", "__build_class__", "copyright", "credits", "license",
 })
-# Attribute names refused on any object: modules that allowed modules re-export (``typing.sys``), frame and
-# code internals, numpy's file I/O and foreign-function entry points, process and environment access.
+# Attribute names refused on any object: modules that allowed modules re-export (``typing.sys``,
+# ``enum.bltns`` is builtins, ``dataclasses.types``, ``json.codecs`` has ``open``), frame and code internals,
+# numpy's file I/O and foreign-function entry points, process and environment access, and the library
+# functions that turn strings into attribute walks or evaluated code (``string.Formatter().get_field``,
+# ``typing.get_type_hints`` on string annotations).
 FORBIDDEN_ATTRIBUTES = frozenset({
-    "sys", "os", "builtins", "subprocess", "importlib", "ctypes", "socket", "signal", "threading", "gc",
-    "inspect", "shutil", "pathlib", "io", "posix", "marshal", "pickle",
+    "sys", "os", "builtins", "bltns", "subprocess", "importlib", "ctypes", "socket", "signal", "threading",
+    "gc", "inspect", "shutil", "pathlib", "io", "posix", "marshal", "pickle", "types", "codecs", "copyreg",
+    "operator", "warnings", "ast", "stride_tricks", "npyio", "core", "extbuild",
+    "Formatter", "get_field", "get_type_hints", "ForwardRef", "evaluate_forward_ref",
     "f_globals", "f_locals", "f_builtins", "f_back", "f_code", "f_trace", "tb_frame", "tb_next", "gi_frame",
     "gi_code", "cr_frame", "cr_code", "ag_frame", "ag_code", "co_code", "co_consts",
     "save", "savez", "savez_compressed", "savetxt", "load", "loadtxt", "genfromtxt", "fromfile", "tofile",

@@ -1,0 +1,14 @@
+# hostile: typing.get_type_hints evaluates a string annotation as code
+# job: call get_initial_state
+# expect: static: line 14: access to attribute 'get_type_hints' is not allowed
+# ungated: error: import of 'os' is not allowed
+
+import typing
+
+
+def payload(x: "__import__('os').system('touch /tmp/cwm-hostile-type-hints')"):
+    return x
+
+
+def get_initial_state():
+    return {"hints": str(typing.get_type_hints(payload))}
