@@ -24,12 +24,37 @@ def compact(value: object) -> str:
     return json.dumps(value, separators=(", ", ": "), ensure_ascii=False)
 
 
+# Values longer than this (in characters) are shown in full once and referred to afterwards, or clipped in
+# the example tests: bargaining's first chance node alone lists 1,000 instances (about 150k characters).
+LONG_VALUE = 2000
+
+
 def render_trajectories(trajectories: Sequence[Trajectory], *, max_steps: int | None = None) -> str:
-    """Every recorded game, step by step: player to act, observations, legal actions, action, rewards."""
-    return "\n\n".join(_render_one(i, t, max_steps) for i, t in enumerate(trajectories))
+    """Every recorded game, step by step: player to act, observations, legal actions, action, rewards.
+
+    A long chance-outcome or legal-action list that repeats an earlier one verbatim is written as a
+    reference to where it first appeared, so each such list costs prompt tokens once.
+    """
+    seen: dict[str, str] = {}
+    return "\n\n".join(_render_one(i, t, max_steps, seen) for i, t in enumerate(trajectories))
 
 
-def _render_one(index: int, traj: Trajectory, max_steps: int | None) -> str:
+def _once(text: str, where: str, seen: dict[str, str]) -> str:
+    if len(text) <= LONG_VALUE:
+        return text
+    if text in seen:
+        return f"(the same list as at {seen[text]})"
+    seen[text] = where
+    return text
+
+
+def _clip(text: str) -> str:
+    if len(text) <= LONG_VALUE:
+        return text
+    return f"{text[:LONG_VALUE]} ... ({len(text)} characters in all; the full value is in the example games)"
+
+
+def _render_one(index: int, traj: Trajectory, max_steps: int | None, seen: dict[str, str]) -> str:
     head = (f"Game {index + 1} ({traj.policy} play, seed {traj.seed}): {len(traj.steps)} actions, "
             f"final returns {compact(list(traj.returns))}")
     lines = [head]
@@ -38,11 +63,12 @@ def _render_one(index: int, traj: Trajectory, max_steps: int | None) -> str:
         who = "chance" if step.player < 0 else f"player {step.player}"
         lines.append(f"  step {si}: current player {step.player} ({who})")
         lines.extend("    " + o for o in _observation_lines(step.observations))
+        where = f"game {index + 1}, step {si}"
         if step.chance_outcomes:
             outcomes = [[c.action_string, c.probability] for c in step.chance_outcomes]
-            lines.append(f"    chance outcomes: {compact(outcomes)}")
+            lines.append(f"    chance outcomes: {_once(compact(outcomes), where, seen)}")
         else:
-            lines.append(f"    legal actions: {compact(list(step.legal_action_strings))}")
+            lines.append(f"    legal actions: {_once(compact(list(step.legal_action_strings)), where, seen)}")
         lines.append(f"    action: {step.action_string!r} -> rewards {compact(list(step.rewards))}")
     if len(steps) < len(traj.steps):
         lines.append(f"  ... {len(traj.steps) - len(steps)} more steps not shown")
@@ -85,12 +111,13 @@ def _traj_instances(traj: Trajectory) -> Iterator[tuple[str, str]]:
 def _step_instances(step: Step, history: list[str]) -> Iterator[tuple[str, str]]:
     at = f"after actions {compact(history)}" if history else "at the initial state"
     yield "current_player", f"{at}: get_current_player(state) == {step.player}"
-    yield "observations", f"{at}: get_observations(state) == {compact(list(step.observations))}"
+    yield "observations", f"{at}: get_observations(state) == {_clip(compact(list(step.observations)))}"
     if step.chance_outcomes:
         pairs = [[c.action_string, c.probability] for c in step.chance_outcomes]
-        yield "chance_outcomes", f"{at}: get_chance_outcomes(state) == {compact(pairs)} (any order)"
+        yield "chance_outcomes", f"{at}: get_chance_outcomes(state) == {_clip(compact(pairs))} (any order)"
     else:
-        yield "legal_actions", f"{at}: get_legal_actions(state) == {compact(list(step.legal_action_strings))} (any order)"
+        legal = _clip(compact(list(step.legal_action_strings)))
+        yield "legal_actions", f"{at}: get_legal_actions(state) == {legal} (any order)"
     yield "transition", (f"{at}: apply_action(state, {step.action_string!r}) returns a new JSON-serialisable "
                          f"dict and leaves `state` unchanged")
     yield "rewards", f"{at}: get_rewards(apply_action(state, {step.action_string!r})) == {compact(list(step.rewards))}"
