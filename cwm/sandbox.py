@@ -215,6 +215,7 @@ class Sandbox:
         self.isolation = isolation
         self._zygote: _Zygote | None = None
         self._memo: tuple[Any, str, bytes] | None = None
+        self._traj_memo: tuple[tuple[Trajectory, ...], dict[str, Any]] | None = None
         self._lock = threading.Lock()
         self.restarts = 0
 
@@ -345,12 +346,14 @@ class Sandbox:
         return error_report(f"{result.kind}: {result.error}")
 
     def _trajectory_payload(self, trajectories: Sequence[Trajectory]) -> dict[str, Any]:
-        # The same trajectory tuple gives the same payload object, so it is pickled and sent only once.
-        memo = getattr(self, "_traj_memo", None)
-        if memo is not None and memo[0] is trajectories and isinstance(trajectories, tuple):
+        # The same trajectory objects (frozen dataclasses) give the same payload object, so the set is pickled
+        # and sent once however the caller holds it (a list rebuilt per call is fine).
+        items = tuple(trajectories)
+        memo = self._traj_memo
+        if memo is not None and len(memo[0]) == len(items) and all(a is b for a, b in zip(memo[0], items)):
             return memo[1]
-        payload = {"trajectories": list(trajectories)}
-        self._traj_memo = (trajectories, payload)
+        payload = {"trajectories": list(items)}
+        self._traj_memo = (items, payload)
         return payload
 
 

@@ -184,9 +184,10 @@ def test_payload_is_sent_once_and_cached(sandbox: Sandbox, ttt_trajectories: tup
     first = sandbox.check_world_model(REFERENCE_TTT, ttt_trajectories)
     zygote = sandbox._zygote
     assert zygote is not None
-    sent = set(zygote.sent)
-    second = sandbox.check_world_model(REFERENCE_TTT, ttt_trajectories)
+    sent, memo = set(zygote.sent), sandbox._memo
+    second = sandbox.check_world_model(REFERENCE_TTT, list(ttt_trajectories))  # a new list, same trajectories
     assert zygote.sent == sent and first == second
+    assert sandbox._memo is memo  # not even pickled again
     third = sandbox.check_world_model(REFERENCE_TTT, ttt_trajectories[:1])
     assert len(zygote.sent) == len(sent) + 1 and third.transitions_total < first.transitions_total
 
