@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pyspiel
 import pytest
-from conftest import DATA, load_fixture_model, mean_ci
 
 from cwm.arena import play_match
 from cwm.oracle import oracle_model
@@ -55,12 +54,12 @@ def test_agent_list_refuses_duplicates():
         parse_agent_specs("random,random")
 
 
-def test_make_agent_builds_each_kind():
+def test_make_agent_builds_each_kind(data_dir):
     settings = Settings(num_simulations=20, rollouts=1)
     assert isinstance(make_agent("random", "tic_tac_toe", seed=0), RandomAgent)
     assert isinstance(make_agent("gt-mcts", "tic_tac_toe", settings=settings, seed=0), MCTSAgent)
     assert isinstance(make_agent("gt-ismcts", "leduc_poker", settings=settings, seed=0), ISMCTSAgent)
-    agent = make_agent(f"cwm:{DATA / 'ttt_model.py'}", "tic_tac_toe", settings=settings, seed=0)
+    agent = make_agent(f"cwm:{data_dir / 'ttt_model.py'}", "tic_tac_toe", settings=settings, seed=0)
     assert isinstance(agent, CWMAgent)
     with pytest.raises(AgentSpecError, match="gt-ismcts"):
         make_agent("gt-mcts", "leduc_poker")
@@ -78,8 +77,8 @@ def test_random_agent_plays_legal_moves():
 
 
 @pytest.mark.parametrize("which", ["oracle", "hand-written"])
-def test_cwm_agent_with_a_correct_model_is_level_with_gt_mcts(which):
-    model = oracle_model("tic_tac_toe") if which == "oracle" else load_fixture_model("ttt_model.py")
+def test_cwm_agent_with_a_correct_model_is_level_with_gt_mcts(which, fixture_model, mean_ci):
+    model = oracle_model("tic_tac_toe") if which == "oracle" else fixture_model("ttt_model.py")
     scores = []
     for i in range(16):
         cwm = CWMAgent(model, "tic_tac_toe", num_simulations=300, rollouts=3, seed=i)
@@ -97,8 +96,8 @@ def test_cwm_agent_with_a_correct_model_is_level_with_gt_mcts(which):
     ("broken/wrong_notation.py", 1, "exception", "rejects real move 0"),
     ("broken/hangs.py", 0, "timeout", "within the limit of 1.0s"),
 ])
-def test_cwm_agent_with_a_broken_model_forfeits_and_says_why(fixture, seat, kind, reason):
-    agent = CWMAgent(load_fixture_model(fixture), "tic_tac_toe", num_simulations=50, rollouts=1, seed=0)
+def test_cwm_agent_with_a_broken_model_forfeits_and_says_why(fixture, seat, kind, reason, fixture_model):
+    agent = CWMAgent(fixture_model(fixture), "tic_tac_toe", num_simulations=50, rollouts=1, seed=0)
     seats = [agent, RandomAgent(seed=1)] if seat == 0 else [RandomAgent(seed=1), agent]
     returns, forfeit, got_kind, got_reason, _ = play_match(TTT, seats, seed=0, move_time_limit=1.0)
     assert forfeit == seat and got_kind == kind

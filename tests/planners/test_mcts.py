@@ -13,7 +13,6 @@ import math
 import numpy as np
 import pyspiel
 import pytest
-from conftest import mean_ci
 from open_spiel.python.algorithms import mcts as os_mcts
 
 from cwm.arena import play_match
@@ -65,7 +64,7 @@ def test_draws_against_itself_at_tic_tac_toe():
 
 
 @pytest.mark.parametrize("game_name,sims,games_played", [("tic_tac_toe", 300, 30), ("connect_four", 100, 8)])
-def test_level_with_openspiel_python_mcts(game_name, sims, games_played):
+def test_level_with_openspiel_python_mcts(game_name, sims, games_played, mean_ci):
     game = pyspiel.load_game(game_name)
     scores = _score(game, lambda i: MCTSAgent(num_simulations=sims, rollouts=3, seed=i),
                     lambda i: OpenSpielMCTS(game, sims=sims, rollouts=3, seed=i), games_played)
@@ -155,9 +154,7 @@ def test_rejects_terminal_states():
         MCTS(num_simulations=10).search(state)
 
 
-def test_model_rollouts_go_through_the_models_guard():
-    from conftest import DATA
-
+def test_model_rollouts_go_through_the_models_guard(data_dir):
     from cwm import games, model
 
     seen = []
@@ -166,17 +163,15 @@ def test_model_rollouts_go_through_the_models_guard():
         seen.append(fn.__name__)
         return fn(*args)
 
-    module = model.load_source((DATA / "ttt_model.py").read_text(), name="ttt")
+    module = model.load_source((data_dir / "ttt_model.py").read_text(), name="ttt")
     wm = model.WorldModel(module, codec=model.ActionCodec.from_game(games.load_game("tic_tac_toe")), guard=guard)
     MCTS(num_simulations=20, rollouts=1, seed=0).search(wm.new_initial_state())
     assert {"apply_action", "get_legal_actions", "get_current_player", "get_rewards"} <= set(seen)
 
 
-def test_a_model_error_in_a_rollout_is_a_contract_error_naming_it():
-    from conftest import load_fixture_model
-
+def test_a_model_error_in_a_rollout_is_a_contract_error_naming_it(fixture_model):
     from cwm.types import ModelContractError
 
-    state = load_fixture_model("broken/crashes.py").new_initial_state()
+    state = fixture_model("broken/crashes.py").new_initial_state()
     with pytest.raises(ModelContractError, match="in a rollout.*KeyError"):
         MCTS(num_simulations=50, rollouts=1, seed=0).search(state)
