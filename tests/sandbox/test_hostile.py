@@ -3,6 +3,7 @@ modes, with the static gate on and (where the file says so) off, and leaves noth
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 from cwm.sandbox import CALL_JOB, CHECK_JOB, JobResult, Sandbox, static_gate
 from cwm.types import CheckReport, ModelLoadError
 
-from .conftest import HOSTILE, REFERENCE_TTT, markers, settle
+from .conftest import HOSTILE, REFERENCE_TTT, TEST_LIMITS, markers, settle
 
 
 @dataclass(frozen=True)
@@ -45,10 +46,13 @@ UNGATED = [c for c in CASES if c.ungated]
 
 
 def run_case(sb: Sandbox, case: Case, *, gate: bool, trajectories: tuple) -> JobResult:
+    # A file may raise the wall-clock limit (``# wall_s: 20``) so that a CPU-limit verdict cannot turn into
+    # a wall-clock one on a loaded machine.
+    limits = dataclasses.replace(TEST_LIMITS, wall_s=float(case.header.get("wall_s", TEST_LIMITS.wall_s)))
     if case.job == "check":
-        return sb.run(CHECK_JOB, case.source, {"trajectories": list(trajectories)}, gate=gate)
+        return sb.run(CHECK_JOB, case.source, {"trajectories": list(trajectories)}, gate=gate, limits=limits)
     _, function = case.job.split()
-    return sb.run(CALL_JOB, case.source, {"function": function}, gate=gate)
+    return sb.run(CALL_JOB, case.source, {"function": function}, gate=gate, limits=limits)
 
 
 def assert_verdict(result: JobResult, expect: str) -> None:
