@@ -103,3 +103,17 @@ def test_cwm_agent_with_a_broken_model_forfeits_and_says_why(fixture, seat, kind
     assert forfeit == seat and got_kind == kind
     assert reason in got_reason
     assert returns[seat] == -1.0 and returns[1 - seat] == 1.0
+
+
+def test_cwm_agent_from_a_bundle_directory_uses_its_value_function(tmp_path, data_dir):
+    from cwm import trajectories
+    from cwm.bundle import export_bundle
+
+    value_source = "def get_value(state, player_id):\n    return 0.0\n"
+    bundle = export_bundle(tmp_path / "ttt_bundle", game="tic_tac_toe",
+                           model_source=(data_dir / "ttt_model.py").read_text(),
+                           train=trajectories.collect("tic_tac_toe", 5, seed=0), extra_sources={"value.py": value_source})
+    agent = make_agent(f"cwm:{bundle}", "tic_tac_toe", settings=Settings(num_simulations=30, rollouts=1), seed=0)
+    assert isinstance(agent, CWMAgent) and agent.mcts is not None and agent.mcts.value_fn is not None
+    returns, forfeit, kind, reason, _ = play_match(TTT, [agent, RandomAgent(seed=0)], seed=0)
+    assert forfeit is None, reason
