@@ -20,7 +20,7 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pyspiel
@@ -89,8 +89,18 @@ class MatchResult:
 # One match
 
 
+class MatchOutcome(NamedTuple):
+    """How one game ended: each seat's return, and who forfeited (``None``), how and why."""
+
+    returns: list[float]
+    forfeit_seat: int | None
+    forfeit_kind: str
+    reason: str
+    moves: int
+
+
 def play_match(game: pyspiel.Game, agents: Sequence[Agent], *, seed: int,
-               move_time_limit: float | None = None) -> tuple[list[float], int | None, str, str, int]:
+               move_time_limit: float | None = None) -> MatchOutcome:
     """Plays one game; agent ``i`` takes seat ``i``.
 
     Args:
@@ -100,8 +110,8 @@ def play_match(game: pyspiel.Game, agents: Sequence[Agent], *, seed: int,
       move_time_limit: seconds per move; a slower move forfeits (``None``: no limit).
 
     Returns:
-      (returns, forfeit_seat, forfeit_kind, reason, moves); on a forfeit the returns are the game's
-      minimum utility for the forfeiting seat and its maximum for the others.
+      the outcome; on a forfeit the returns are the game's minimum utility for the forfeiting seat and its
+      maximum for the others.
     """
     rng = np.random.default_rng(seed)
     state = game.new_initial_state()
@@ -118,12 +128,12 @@ def play_match(game: pyspiel.Game, agents: Sequence[Agent], *, seed: int,
                 action = _agent_move(agents[player], state, move_time_limit)
             except Exception as e:  # the arena is a boundary: any agent failure is scored as a forfeit
                 kind = e.kind if isinstance(e, AgentError) else "exception"
-                return _forfeit(game, player), player, kind, f"{type(e).__name__}: {e}", moves
+                return MatchOutcome(_forfeit(game, player), player, kind, f"{type(e).__name__}: {e}", moves)
         state.apply_action(action)
         moves += 1
         for agent in agents:
             _maybe(agent, "inform", action)
-    return list(state.returns()), None, "", "", moves
+    return MatchOutcome(list(state.returns()), None, "", "", moves)
 
 
 def _agent_move(agent: Agent, state: pyspiel.State, limit: float | None) -> int:
