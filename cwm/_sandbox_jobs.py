@@ -1,7 +1,9 @@
 """Trusted harness functions that ``Sandbox.run`` calls in a child as ``job(module, payload) -> JSON``.
 
-Every call into the candidate module goes through ``call_guard``, which applies the per-call time budget
-inside a sandbox child (and is a plain call elsewhere, so these jobs also run in-process).
+Every call into the candidate module goes through ``cwm._sandbox_child.call_guard``, which applies the
+per-call time budget inside a sandbox child (and is a plain call elsewhere, so these jobs also run
+in-process). Jobs may live in any module of the ``cwm`` package (the zygote can import those); a new job
+should wrap model calls the same way.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 import types
 from typing import Any
 
-from cwm.checks import normalise, run_checks
+from cwm.checks import normalise, random_play_checks, run_checks
 from cwm.model import WORLD_MODEL_API, ContractFunction, WorldModel
 from cwm.types import JSON, ModelLoadError
 
@@ -41,6 +43,22 @@ def check_world_model(module: types.ModuleType, payload: dict[str, Any]) -> JSON
     model = WorldModel(module, name=module.__name__, guard=_guard)
     report = run_checks(model, payload["trajectories"],
                         max_failures_per_type=payload.get("max_failures_per_type", 20))
+    return report.to_json()
+
+
+def random_play(module: types.ModuleType, payload: dict[str, Any]) -> JSON:
+    """``cwm.checks.random_play_checks`` on the candidate (closed deck: no ground-truth steps to compare).
+
+    Args:
+      payload: ``{"num_games": int, "seed": int, "max_steps": int}``, each optional (defaults 10, 0, 10000).
+
+    Returns:
+      ``CheckReport.to_json()``.
+    """
+    require(module)
+    model = WorldModel(module, name=module.__name__, guard=_guard)
+    report = random_play_checks(model, num_games=payload.get("num_games", 10), seed=payload.get("seed", 0),
+                                max_steps=payload.get("max_steps", 10_000))
     return report.to_json()
 
 

@@ -37,6 +37,7 @@ log = logging.getLogger(__name__)
 Isolation = Literal["auto", "bwrap", "process"]
 CHECK_JOB = "cwm._sandbox_jobs:check_world_model"
 CALL_JOB = "cwm._sandbox_jobs:call"
+RANDOM_PLAY_JOB = "cwm._sandbox_jobs:random_play"
 _ENV_KEEP = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")
 _SECRET = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH", re.IGNORECASE)
 _STARTUP_S = 120.0
@@ -62,6 +63,11 @@ class Limits:
     cpu_s: float = 60.0
     memory_mb: int = 2048
     per_call_s: float = 2.0
+
+    def __post_init__(self) -> None:
+        for name, value in dataclasses.asdict(self).items():
+            if not value > 0:
+                raise ValueError(f"Limits.{name} must be > 0, got {value!r}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -357,5 +363,5 @@ class Sandbox:
         return payload
 
 
-__all__ = ["ALLOWED_IMPORTS", "FORBIDDEN_NAMES", "CALL_JOB", "CHECK_JOB", "JobResult", "Limits", "Sandbox",
+__all__ = ["ALLOWED_IMPORTS", "FORBIDDEN_NAMES", "CALL_JOB", "CHECK_JOB", "RANDOM_PLAY_JOB", "JobResult", "Limits", "Sandbox",
            "SandboxError", "bwrap_available", "call_budget", "scrubbed_env", "static_gate"]

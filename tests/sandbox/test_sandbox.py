@@ -13,7 +13,8 @@ import pytest
 
 import cwm.sandbox as sandbox_module
 from cwm import checks, model, trajectories
-from cwm.sandbox import CALL_JOB, CHECK_JOB, JobResult, Limits, Sandbox, SandboxError
+from cwm.sandbox import CALL_JOB, CHECK_JOB, RANDOM_PLAY_JOB, JobResult, Limits, Sandbox, SandboxError
+from cwm.types import CheckReport
 
 from .conftest import DATA, REFERENCE_TTT, TEST_LIMITS, descendants, make_sandbox, settle
 
@@ -190,6 +191,20 @@ def test_payload_is_sent_once_and_cached(sandbox: Sandbox, ttt_trajectories: tup
     assert sandbox._memo is memo  # not even pickled again
     third = sandbox.check_world_model(REFERENCE_TTT, ttt_trajectories[:1])
     assert len(zygote.sent) == len(sent) + 1 and third.transitions_total < first.transitions_total
+
+
+def test_random_play_job_for_closed_deck(sandbox: Sandbox) -> None:
+    ok = sandbox.run(RANDOM_PLAY_JOB, REFERENCE_TTT, {"num_games": 3, "seed": 1})
+    assert ok.kind == "ok" and CheckReport.from_json(ok.value).all_passed
+    endless = REFERENCE_TTT.replace("def get_current_player(state):", "def get_current_player(state):\n    return 0")
+    stuck = sandbox.run(RANDOM_PLAY_JOB, endless, {"num_games": 1, "max_steps": 50})
+    report = CheckReport.from_json(stuck.value)
+    assert not report.all_passed and report.failures[0].test_type == "random_play"
+
+
+def test_limits_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="Limits.wall_s must be > 0"):
+        Limits(wall_s=0)
 
 
 def test_unknown_job_is_an_error_not_a_hang(sandbox: Sandbox) -> None:
