@@ -58,6 +58,14 @@ SEEDED_CONSTRUCTORS = frozenset({
     "Random", "default_rng", "RandomState", "PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64", "SeedSequence",
 })
 SELF_NAMES = frozenset({"self", "cls"})
+# Dunder names a model may define (ordinary protocol methods). Others (``__getattr__``, ``__del__``,
+# ``__reduce__``, ``__init_subclass__``, ``__dataclass_fields__``, ``__class__`` ...) change how the
+# interpreter or the standard library treats an object, which is how attribute rules get walked around.
+ALLOWED_DUNDER_DEFINITIONS = frozenset({
+    "__init__", "__post_init__", "__repr__", "__str__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__",
+    "__ge__", "__hash__", "__len__", "__iter__", "__next__", "__getitem__", "__setitem__", "__contains__",
+    "__bool__", "__call__", "__add__", "__sub__", "__mul__", "__neg__", "__slots__", "__all__",
+})
 # A str.format template that walks attributes (``"{0.__class__}"``) reaches objects the gate hides.
 _FORMAT_ESCAPE = re.compile(r"\{[^{}]*?[.\[]\s*_")
 
@@ -66,8 +74,9 @@ def static_gate(source: str) -> None:
     """Rejects source that does not parse, imports outside the allow-list, or names dangerous things.
 
     Rules: imports only from ``ALLOWED_IMPORTS`` (dotted ones from ``ALLOWED_SUBMODULES``); no
-    ``FORBIDDEN_NAMES``; no dunder attributes, no private attributes except on ``self``/``cls``, no
-    ``FORBIDDEN_ATTRIBUTES``; no assignment to attributes except on ``self``/``cls`` (no monkeypatching);
+    ``FORBIDDEN_NAMES``; no dunder attributes (also not through ``match`` class patterns), no private
+    attributes except on ``self``/``cls``, no ``FORBIDDEN_ATTRIBUTES``; no defining dunder names outside
+    ``ALLOWED_DUNDER_DEFINITIONS``; no assignment to attributes except on ``self``/``cls`` (no monkeypatching);
     no draws from the global ``random``/``numpy.random`` generators and no unseeded generators; no
     ``str.format`` templates that walk into private attributes.
 
@@ -128,6 +137,23 @@ class _Gate(ast.NodeVisitor):
     def visit_Name(self, node: ast.Name) -> None:
         if node.id in FORBIDDEN_NAMES:
             _fail(node, f"use of {node.id!r} is not allowed")
+        if isinstance(node.ctx, ast.Store):
+            _check_definition(node, node.id)
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        _check_definition(node, node.name)
+        self.generic_visit(node)
+
+    visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        _check_definition(node, node.name)
+        self.generic_visit(node)
+
+    def visit_MatchClass(self, node: ast.MatchClass) -> None:
+        for attr in node.kwd_attrs:  # ``case object(__class__=c)`` reads an attribute without a dot
+            _check_attribute(node, attr, base=None)
+        self.generic_visit(node)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         base = node.value.id if isinstance(node.value, ast.Name) else None
@@ -174,6 +200,11 @@ def _check_module(node: ast.AST, name: str) -> None:
         _fail(node, f"import of {name!r} is not allowed (allowed: {', '.join(sorted(ALLOWED_IMPORTS))})")
     if "." in name and name not in ALLOWED_SUBMODULES:
         _fail(node, f"import of submodule {name!r} is not allowed")
+
+
+def _check_definition(node: ast.AST, name: str) -> None:
+    if name.startswith("__") and name.endswith("__") and name not in ALLOWED_DUNDER_DEFINITIONS:
+        _fail(node, f"defining {name!r} is not allowed (it changes how Python treats the object)")
 
 
 def _check_attribute(node: ast.AST, attr: str, *, base: str | None) -> None:
