@@ -10,6 +10,7 @@ the OpenSpiel ground truth recorded here with fixed seeds.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import time
 from collections.abc import Callable
@@ -29,6 +30,34 @@ def timed(fn: Callable[[], object], repeats: int) -> tuple[float, object]:
         out = fn()
         times.append(time.perf_counter() - start)
     return statistics.median(times), out
+
+
+def cpu_seconds(sb: Sandbox) -> float:
+    """CPU seconds used so far by this process, the zygote and the zygote's reaped children (the job
+    processes). Only the ``process`` mode's zygote is this process's child; under bwrap it is nested."""
+    zygote = sb._zygote
+    assert zygote is not None
+    fields = Path(f"/proc/{zygote.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+    ticks = sum(int(f) for f in fields[11:15])  # utime, stime, cutime, cstime
+    return time.process_time() + ticks / os.sysconf("SC_CLK_TCK")
+
+
+def bench_cpu(sb: Sandbox, repeats: int) -> None:
+    """CPU per check run, which (unlike wall time) does not depend on what else the machine is doing."""
+    trajs = tuple(trajectories.record("tic_tac_toe", seed=s) for s in range(5))
+    n = max(repeats, 50)
+    start = time.process_time()
+    for _ in range(n):
+        checks.run_checks(model.load_source(SOURCE), trajs)
+    in_process = (time.process_time() - start) / n
+    sb.check_world_model(SOURCE, trajs)
+    start = cpu_seconds(sb)
+    for i in range(n):
+        sb.check_world_model(SOURCE + f"\n# candidate {i}\n", trajs)
+    sb.run("cwm._sandbox_jobs:call", SOURCE, {"function": "get_initial_state"})  # the zygote reaps the last
+    sandboxed = (cpu_seconds(sb) - start) / (n + 1)
+    print(f"CPU per 5-trajectory check of a new source: in-process {in_process * 1e3:.2f} ms, sandbox "
+          f"[{sb.mode}] {sandboxed * 1e3:.2f} ms (parent + zygote + child; {sandboxed / in_process:.2f}x)")
 
 
 def transitions(n: int) -> tuple:
@@ -109,6 +138,8 @@ def main() -> None:
         bench_five(sb, args.repeats)
         bench_restart(sb, args.repeats)
         bench_10k(sb)
+    with Sandbox(limits=Limits(wall_s=120, cpu_s=120), isolation="process") as sb:
+        bench_cpu(sb, args.repeats)
     bench_budget(max(3, args.repeats // 5))
 
 

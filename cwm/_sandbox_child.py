@@ -132,9 +132,10 @@ def call_guard(fn: Any, *args: Any) -> Any:
 
 
 def child_main(fd: int, request: dict[str, Any], payload: Any) -> None:
+    """Runs one job in this (forked) process and writes its verdict to ``fd``; never returns."""
     child = _Child(fd, request["nonce"], request["limits"])
     _CURRENT[:] = [child]
-    layers.detach(keep_fd=fd)
+    layers.detach(keep=(fd,))
     layers.set_rlimits(request["limits"])
     signal.signal(signal.SIGALRM, child.on_alarm)
     try:

@@ -121,15 +121,18 @@ class _Sink(io.TextIOBase):
         return len(text)
 
 
-def detach(*, keep_fd: int) -> None:
-    """Own process group; dies with the zygote; fds 0-2 on /dev/null; every other fd but ``keep_fd`` closed."""
+def detach(*, keep: tuple[int, ...]) -> None:
+    """Own process group; dies with the zygote; fds 0-2 on /dev/null; every other fd but ``keep`` closed."""
     os.setpgid(0, 0)
     die_with_parent()
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(null, fd)
-    os.closerange(3, keep_fd)
-    os.closerange(keep_fd + 1, 1 << 16)
+    low = 3
+    for fd in sorted(keep):
+        os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, 1 << 16)
     sys.stdout = sys.stderr = _Sink()
     sys.stdin = io.StringIO()
 

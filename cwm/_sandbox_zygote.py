@@ -33,13 +33,69 @@ from cwm.types import JSON
 
 _PAYLOAD_CACHE_SIZE = 4
 
-def run_one(request: dict[str, Any], payload: Any) -> tuple[dict[str, JSON], int | None]:
-    """Forks a child for one job and waits at most ``wall_s`` for its verdict.
+class Spare:
+    """A child forked ahead of the next request (off the critical path), waiting on a pipe for its job.
+
+    It holds the payloads cached when it was forked, so it can serve a request whose payload is among them.
+    """
+
+    def __init__(self, cache: dict[str, Any]):
+        self.keys = frozenset(cache)
+        req_r, self.req_w = os.pipe()
+        self.res_r, res_w = os.pipe()
+        self.pid = os.fork()
+        if self.pid == 0:  # the child never returns from here
+            try:
+                os.close(self.req_w)
+                os.close(self.res_r)
+                layers.detach(keep=(req_r, res_w))
+                request = pickle.loads(_read_all(req_r))
+                os.close(req_r)
+                child_main(res_w, request, cache[request["payload_key"]])
+            finally:
+                os._exit(70)
+        os.close(req_r)
+        os.close(res_w)
+
+    def hand(self, request: dict[str, Any]) -> bool:
+        """Gives the spare its job; ``False`` if it cannot take it (then it is ended)."""
+        try:
+            if request["payload_key"] in self.keys:
+                _write_all(self.req_w, pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL))
+                return True
+        except OSError:
+            pass
+        finally:
+            os.close(self.req_w)
+        return False
+
+
+def _read_all(fd: int) -> bytes:
+    chunks = []
+    while chunk := os.read(fd, 1 << 20):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def start(request: dict[str, Any], payload: Any, spare: Spare | None) -> tuple[int, int, list[int]]:
+    """Starts the job in the spare when it can take it, else in a fresh fork.
 
     Returns:
-      The verdict as a JSON-able dict, and the pid still to reap (``None`` when already reaped): a child
-      that delivered a whole result is reaped after the parent has its answer.
+      The child's pid, the fd its verdict arrives on, and pids of discarded spares to reap.
     """
+    discarded: list[int] = []
+    if spare is not None:
+        if spare.hand(request):
+            return spare.pid, spare.res_r, discarded
+        _kill(spare.pid)
+        os.close(spare.res_r)
+        discarded.append(spare.pid)
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child never returns from here
@@ -49,8 +105,18 @@ def run_one(request: dict[str, Any], payload: Any) -> tuple[dict[str, JSON], int
         finally:
             os._exit(70)
     os.close(w)
-    data, why = _collect(r, pid, request["limits"]["wall_s"], request["nonce"].encode())
-    os.close(r)
+    return pid, r, discarded
+
+
+def finish(pid: int, fd: int, request: dict[str, Any]) -> tuple[dict[str, JSON], int | None]:
+    """Waits at most ``wall_s`` for the child's verdict.
+
+    Returns:
+      The verdict as a JSON-able dict, and the pid still to reap (``None`` when already reaped): a child
+      that delivered a whole result is reaped after the parent has its answer.
+    """
+    data, why = _collect(fd, pid, request["limits"]["wall_s"], request["nonce"].encode())
+    os.close(fd)
     if why == "done":
         try:
             reply = json.loads(data)
@@ -60,6 +126,12 @@ def run_one(request: dict[str, Any], payload: Any) -> tuple[dict[str, JSON], int
             return reply, pid
         why = "malformed"
     return _verdict(why, reap(pid), request), None
+
+
+def run_one(request: dict[str, Any], payload: Any) -> tuple[dict[str, JSON], int | None]:
+    """Forks a child for one job and waits for its verdict (``finish``)."""
+    pid, fd, _ = start(request, payload, None)
+    return finish(pid, fd, request)
 
 
 def _collect(fd: int, pid: int, wall_s: float, nonce: bytes) -> tuple[bytes, str]:
@@ -129,16 +201,21 @@ def serve(fd_in: int, fd_out: int) -> None:
     """Answers jobs until the parent closes the stream. Payloads are cached by key (a trajectory set is sent
     once), and sources that passed the static gate by hash (the gate does not run again for them).
 
-    A child that delivered its verdict is killed and reaped while the zygote waits for the next request, so
-    its teardown overlaps with the parent's work instead of delaying the answer.
+    After each answer a spare child is forked for the next job, and the finished child is killed and reaped
+    while the zygote waits for the next request: both overlap with the parent's work instead of delaying
+    the answer.
     """
     cache: OrderedDict[str, Any] = OrderedDict()
     gate_passed: set[bytes] = set()
     exiting: list[int] = []
+    spare: Spare | None = None
     while True:
         _reap_while_idle(fd_in, exiting)
         frame = read_frame(fd_in)
         if frame is None:
+            if spare is not None:
+                _kill(spare.pid)
+                exiting.append(spare.pid)
             for pid in exiting:
                 reap(pid)
             return
@@ -155,13 +232,16 @@ def serve(fd_in: int, fd_out: int) -> None:
             reply["missing_payload"] = True
         else:
             cache.move_to_end(key)
-            reply, child = run_one(request, cache[key])
+            pid, fd, discarded = start(request, cache[key], spare)
+            exiting += discarded
+            reply, child = finish(pid, fd, request)
             if child is not None:
                 _kill(child)  # it has said all it may say
                 exiting.append(child)
         if reply.pop("gate_passed", False):
             gate_passed.add(digest)
         write_frame(fd_out, json.dumps(reply).encode())
+        spare = Spare(cache) if key in cache else None
 
 
 def _reap_while_idle(fd_in: int, exiting: list[int]) -> None:

@@ -41,15 +41,20 @@ def ttt_trajectories() -> tuple:
     return tuple(trajectories.record("tic_tac_toe", seed=s) for s in range(2))
 
 
+def proc_stat(pid: int) -> list[str]:
+    """Fields of /proc/PID/stat after the command name: state, ppid, ... (empty if the process is gone)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return []
+
+
 def descendants(pid: int | None = None) -> set[int]:
     """Every live (non-zombie) descendant of ``pid`` (default: this process), from /proc."""
     children: dict[int, list[int]] = {}
     for stat in glob.glob("/proc/[0-9]*/stat"):
-        try:
-            fields = Path(stat).read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if fields[0] != "Z":
+        fields = proc_stat(int(stat.split("/")[2]))
+        if fields and fields[0] != "Z":
             children.setdefault(int(fields[1]), []).append(int(stat.split("/")[2]))
     out, todo = set(), [pid or os.getpid()]
     while todo:
@@ -66,6 +71,19 @@ def settle(expected: set[int], timeout: float = 3.0) -> set[int]:
         now = descendants()
         if now == expected or time.monotonic() > deadline:
             return now
+        time.sleep(0.01)
+
+
+def leftovers(idle: set[int], timeout: float = 3.0) -> set[int]:
+    """Processes beyond the idle zygote once the last job's child is gone, apart from the one spare child
+    the zygote forks ahead of the next job (a child of the zygote, asleep waiting for its request)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        extra = descendants() - idle
+        spares = {p for p in extra if (f := proc_stat(p)) and f[0] == "S" and int(f[1]) in idle}
+        rest = extra - set(sorted(spares)[:1])
+        if not rest or time.monotonic() > deadline:
+            return rest
         time.sleep(0.01)
 
 

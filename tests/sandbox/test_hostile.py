@@ -13,7 +13,7 @@ import pytest
 from cwm.sandbox import CALL_JOB, CHECK_JOB, JobResult, Sandbox, static_gate
 from cwm.types import CheckReport, ModelLoadError
 
-from .conftest import HOSTILE, REFERENCE_TTT, TEST_LIMITS, markers, settle
+from .conftest import HOSTILE, REFERENCE_TTT, TEST_LIMITS, leftovers, markers
 
 
 @dataclass(frozen=True)
@@ -72,8 +72,7 @@ def assert_verdict(result: JobResult, expect: str) -> None:
 
 def assert_clean(sb: Sandbox) -> None:
     assert markers() == [], "a hostile program wrote outside the sandbox"
-    idle = sb.idle_processes  # type: ignore[attr-defined]
-    assert settle(idle) == idle, "a process was left behind"
+    assert leftovers(sb.idle_processes) == set(), "a process was left behind"  # type: ignore[attr-defined]
     good = sb.run(CALL_JOB, REFERENCE_TTT, {"function": "get_initial_state"})
     assert good.ok and good.value == {"board": ["."] * 9, "player": 0}, good
     assert sb.restarts == 0 or "wall-clock" in good.error
