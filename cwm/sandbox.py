@@ -11,18 +11,11 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import hashlib
-import json
 import logging
 import os
 import pickle
-import re
 import secrets
-import select
-import shutil
-import signal
 import subprocess
-import sys
-import tempfile
 import threading
 import time
 from collections.abc import Sequence
@@ -30,7 +23,8 @@ from typing import Any, Literal
 
 from cwm._sandbox_budget import call_budget
 from cwm._sandbox_gate import ALLOWED_IMPORTS, FORBIDDEN_NAMES, static_gate
-from cwm.types import JSON, CheckReport, CwmError, Trajectory, error_report
+from cwm._sandbox_launch import SandboxError, Zygote, bwrap_available, scrubbed_env
+from cwm.types import JSON, CheckReport, Trajectory, error_report
 
 log = logging.getLogger(__name__)
 
@@ -38,14 +32,7 @@ Isolation = Literal["auto", "bwrap", "process"]
 CHECK_JOB = "cwm._sandbox_jobs:check_world_model"
 CALL_JOB = "cwm._sandbox_jobs:call"
 RANDOM_PLAY_JOB = "cwm._sandbox_jobs:random_play"
-_ENV_KEEP = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")
-_SECRET = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH", re.IGNORECASE)
-_STARTUP_S = 120.0
 _REPLY_MARGIN_S = 10.0
-
-
-class SandboxError(CwmError, RuntimeError):
-    """The sandbox itself could not run (the zygote would not start); never raised for bad candidate code."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -89,115 +76,6 @@ class JobResult:
     kind: str
 
 
-def scrubbed_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    """The zygote's environment: a short allow-list, minus anything that looks like a credential."""
-    env = {k: v for k, v in os.environ.items() if k in _ENV_KEEP or k.startswith("LC_")}
-    env.update({"PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1", "OPENBLAS_NUM_THREADS": "1",
-                "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "HOME": "/tmp", "PYTHONPATH": _repo_root()})
-    env.update(extra or {})
-    return {k: v for k, v in env.items() if not _SECRET.search(k)}
-
-
-def _repo_root() -> str:
-    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-_BWRAP_OK: bool | None = None
-
-
-def bwrap_available() -> bool:
-    """Whether ``bwrap`` is on PATH and can create namespaces here (probed once per process)."""
-    global _BWRAP_OK
-    if _BWRAP_OK is None:
-        exe = shutil.which("bwrap")
-        probe = [exe or "bwrap", "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "true"]
-        try:
-            _BWRAP_OK = bool(exe) and subprocess.run(probe, capture_output=True, timeout=20).returncode == 0
-        except (OSError, subprocess.SubprocessError):
-            _BWRAP_OK = False
-    return _BWRAP_OK
-
-
-def bwrap_command(env: dict[str, str]) -> list[str]:
-    """bubblewrap arguments that show the zygote only the interpreter, its libraries and cwm, read-only."""
-    args = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--clearenv"]
-    for k, v in env.items():
-        args += ["--setenv", k, v]
-    for top in ("/lib", "/lib64", "/bin", "/sbin"):
-        if os.path.islink(top):
-            args += ["--symlink", os.readlink(top), top]
-        elif os.path.isdir(top):
-            args += ["--ro-bind", top, top]
-    binds = ["/usr", "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", sys.base_prefix, sys.prefix,
-             sys.exec_prefix, *[p for p in sys.path if "-packages" in p], os.path.join(_repo_root(), "cwm")]
-    seen: set[str] = set()
-    for path in binds:
-        path = os.path.abspath(path)
-        if os.path.exists(path) and path not in seen:
-            seen.add(path)
-            args += ["--ro-bind", path, path]
-    return args + ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--chdir", "/tmp"]
-
-
-class _Zygote:
-    """One running zygote process and its two pipes."""
-
-    def __init__(self, use_bwrap: bool):
-        env = scrubbed_env()
-        cmd = [sys.executable, "-m", "cwm._sandbox_zygote"]
-        if use_bwrap:
-            cmd = bwrap_command(env) + cmd
-        self.mode = "bwrap" if use_bwrap else "process"
-        self.workdir = tempfile.mkdtemp(prefix="cwm-sandbox-")  # empty: `-m` puts the cwd on sys.path
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
-                                     cwd=self.workdir, start_new_session=True)
-        self.sent: set[str] = set()
-        self.started = time.monotonic()
-        ready = self.receive(time.monotonic() + _STARTUP_S)
-        if not ready or not ready.get("ready"):
-            self.kill()
-            raise SandboxError(f"the sandbox zygote ({self.mode}) did not start; exit status {self.proc.poll()}")
-
-    def send(self, body: bytes) -> bool:
-        try:
-            assert self.proc.stdin is not None
-            self.proc.stdin.write(len(body).to_bytes(8, "big") + body)
-            self.proc.stdin.flush()
-            return True
-        except (BrokenPipeError, OSError):
-            return False
-
-    def receive(self, deadline: float) -> dict[str, Any] | None:
-        """One JSON frame from the zygote, or ``None`` if it died or the deadline passed."""
-        assert self.proc.stdout is not None
-        fd = self.proc.stdout.fileno()
-        head = self._read(fd, 8, deadline)
-        body = self._read(fd, int.from_bytes(head, "big"), deadline) if head else None
-        return json.loads(body) if body is not None else None
-
-    @staticmethod
-    def _read(fd: int, n: int, deadline: float) -> bytes | None:
-        buf = bytearray()
-        while len(buf) < n:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([fd], [], [], left)[0]:
-                return None
-            chunk = os.read(fd, n - len(buf))
-            if not chunk:
-                return None
-            buf += chunk
-        return bytes(buf)
-
-    def kill(self) -> None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        self.proc.wait()
-        for stream in (self.proc.stdin, self.proc.stdout):
-            if stream is not None:
-                stream.close()
-        shutil.rmtree(self.workdir, ignore_errors=True)
-
-
 class Sandbox:
     """Runs trusted harness jobs on untrusted source in forked, hardened children of one zygote.
 
@@ -219,7 +97,7 @@ class Sandbox:
         if isolation not in ("auto", "bwrap", "process"):
             raise ValueError(f"isolation must be 'auto', 'bwrap' or 'process', got {isolation!r}")
         self.isolation = isolation
-        self._zygote: _Zygote | None = None
+        self._zygote: Zygote | None = None
         self._memo: tuple[Any, str, bytes] | None = None
         self._traj_memo: tuple[tuple[Trajectory, ...], dict[str, Any]] | None = None
         self._lock = threading.Lock()
@@ -231,12 +109,12 @@ class Sandbox:
         """``"bwrap"`` or ``"process"``: how the zygote is (or will be) isolated."""
         return self._ensure().mode
 
-    def _ensure(self) -> _Zygote:
+    def _ensure(self) -> Zygote:
         if self._zygote is None or self._zygote.proc.poll() is not None:
             if self._zygote is not None:
                 self._zygote.kill()
                 self.restarts += 1
-            self._zygote = _Zygote(self._use_bwrap())
+            self._zygote = Zygote(self._use_bwrap())
         return self._zygote
 
     def _use_bwrap(self) -> bool:
@@ -315,7 +193,7 @@ class Sandbox:
         return JobResult(kind == "ok", reply.get("value"), str(reply.get("error", "")), kind)
 
     @staticmethod
-    def _exited(zygote: _Zygote) -> bool:
+    def _exited(zygote: Zygote) -> bool:
         try:  # its pipe closes a moment before it can be reaped
             zygote.proc.wait(timeout=0.5)
             return True
