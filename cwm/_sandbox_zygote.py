@@ -233,6 +233,7 @@ def serve(fd_in: int, fd_out: int) -> None:
         else:
             cache.move_to_end(key)
             pid, fd, discarded = start(request, cache[key], spare)
+            spare = None  # used or discarded
             exiting += discarded
             reply, child = finish(pid, fd, request)
             if child is not None:
@@ -241,7 +242,8 @@ def serve(fd_in: int, fd_out: int) -> None:
         if reply.pop("gate_passed", False):
             gate_passed.add(digest)
         write_frame(fd_out, json.dumps(reply).encode())
-        spare = Spare(cache) if key in cache else None
+        if spare is None:
+            spare = Spare(cache)
 
 
 def _reap_while_idle(fd_in: int, exiting: list[int]) -> None:

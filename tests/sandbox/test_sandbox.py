@@ -16,7 +16,7 @@ from cwm import checks, model, trajectories
 from cwm.sandbox import CALL_JOB, CHECK_JOB, RANDOM_PLAY_JOB, JobResult, Limits, Sandbox, SandboxError
 from cwm.types import CheckReport
 
-from .conftest import DATA, REFERENCE_TTT, TEST_LIMITS, descendants, make_sandbox, settle
+from .conftest import DATA, REFERENCE_TTT, TEST_LIMITS, descendants, leftovers, make_sandbox, settle
 
 LEGIT = '''
 import dataclasses
@@ -205,6 +205,15 @@ def test_random_play_job_for_closed_deck(sandbox: Sandbox) -> None:
 def test_limits_must_be_positive() -> None:
     with pytest.raises(ValueError, match="Limits.wall_s must be > 0"):
         Limits(wall_s=0)
+
+
+def test_an_evicted_payload_is_sent_again(sandbox: Sandbox) -> None:
+    """The zygote keeps a few payloads; one it dropped is re-sent on demand, and no spare child leaks."""
+    payloads = [{"function": "get_initial_state", "n": i} for i in range(6)]
+    for p in payloads + payloads[:1]:
+        result = sandbox.run(CALL_JOB, REFERENCE_TTT, p)
+        assert result.ok, result
+    assert leftovers(sandbox.idle_processes) == set()  # type: ignore[attr-defined]
 
 
 def test_unknown_job_is_an_error_not_a_hang(sandbox: Sandbox) -> None:
