@@ -85,6 +85,7 @@ class Zygote:
         if use_bwrap:
             cmd = bwrap_command(env) + cmd
         self.mode = "bwrap" if use_bwrap else "process"
+        self.owner = os.getpid()  # a forked copy of the Sandbox must not use (or kill) this zygote
         self.workdir = tempfile.mkdtemp(prefix="cwm-sandbox-")  # empty: `-m` puts the cwd on sys.path
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
                                      cwd=self.workdir, start_new_session=True)

@@ -109,12 +109,20 @@ class Sandbox:
         """``"bwrap"`` or ``"process"``: how the zygote is (or will be) isolated."""
         return self._ensure().mode
 
+    def _owned(self) -> Zygote | None:
+        """The zygote, unless this process is a fork of the one that started it (then it is forgotten)."""
+        if self._zygote is not None and self._zygote.owner != os.getpid():
+            self._zygote = None
+        return self._zygote
+
     def _ensure(self) -> Zygote:
-        if self._zygote is None or self._zygote.proc.poll() is not None:
-            if self._zygote is not None:
-                self._zygote.kill()
-                self.restarts += 1
-            self._zygote = Zygote(self._use_bwrap())
+        zygote = self._owned()
+        if zygote is not None and zygote.proc.poll() is None:
+            return zygote
+        if zygote is not None:  # it died: count a restart
+            zygote.kill()
+            self.restarts += 1
+        self._zygote = Zygote(self._use_bwrap())
         return self._zygote
 
     def _use_bwrap(self) -> bool:
@@ -132,14 +140,16 @@ class Sandbox:
 
     def restart(self) -> None:
         """Kills the zygote; the next job starts a fresh one."""
-        if self._zygote is not None:
-            self._zygote.kill()
+        zygote = self._owned()
+        if zygote is not None:
+            zygote.kill()
             self._zygote = None
             self.restarts += 1
 
     def close(self) -> None:
-        if self._zygote is not None:
-            self._zygote.kill()
+        zygote = self._owned()
+        if zygote is not None:
+            zygote.kill()
             self._zygote = None
 
     def __enter__(self) -> Sandbox:

@@ -216,6 +216,26 @@ def test_an_evicted_payload_is_sent_again(sandbox: Sandbox) -> None:
     assert leftovers(sandbox.idle_processes) == set()  # type: ignore[attr-defined]
 
 
+def test_a_forked_copy_uses_its_own_zygote(sandbox: Sandbox) -> None:
+    assert sandbox.run(CALL_JOB, REFERENCE_TTT, {"function": "get_initial_state"}).ok
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # a worker process forked from this one, with its copy of the sandbox
+        try:
+            ok = sandbox.run(CALL_JOB, REFERENCE_TTT, {"function": "get_initial_state"}).ok
+            sandbox.close()
+            os.write(w, b"1" if ok else b"0")
+        finally:
+            os._exit(0)
+    os.close(w)
+    assert os.read(r, 1) == b"1"
+    os.close(r)
+    os.waitpid(pid, 0)
+    restarts = sandbox.restarts
+    assert sandbox.run(CALL_JOB, REFERENCE_TTT, {"function": "get_initial_state"}).ok
+    assert sandbox.restarts == restarts  # the original zygote is untouched
+
+
 def test_unknown_job_is_an_error_not_a_hang(sandbox: Sandbox) -> None:
     result = sandbox.run("cwm._sandbox_jobs:no_such_job", REFERENCE_TTT, {})
     assert result.kind == "error" and "no_such_job" in result.error
