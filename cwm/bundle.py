@@ -28,6 +28,7 @@ import pyspiel
 
 from cwm import checks, games, trajectories
 from cwm.model import CONTRACT_VERSION, INFERENCE_API, VALUE_API, ActionCodec, WorldModel, load_source
+from cwm.sandbox import call_budget
 from cwm.types import JSON, CheckReport, CwmError, Trajectory
 
 BUNDLE_FORMAT = 1
@@ -176,21 +177,42 @@ def _manifest(spec: games.GameSpec, report: CheckReport, train: Sequence[Traject
     }
 
 
-def _checked(source: str, spec: games.GameSpec, train: Sequence[Trajectory], *, where: str) -> CheckReport:
-    module = load_source(source, name=f"{spec.name}_model")
-    wm = WorldModel(module, codec=ActionCodec.from_game(games.load_game(spec)), name=f"{spec.name} model")
-    report = checks.run_checks(wm, train)
+def _checked(source: str, spec: games.GameSpec, train: Sequence[Trajectory], *, where: str,
+             isolate: bool = True) -> CheckReport:
+    """The checks of ``source`` on ``train``: in the sandbox (the code is untrusted) unless ``isolate`` is off.
+
+    Raises:
+      BundleError: the static gate rejects the code, it does not load, or no check ran.
+    """
+    if isolate:
+        from cwm.sandbox import Sandbox
+
+        with Sandbox() as box:
+            report = box.check_world_model(source, train)
+    else:
+        module = load_source(source, name=f"{spec.name}_model")
+        wm = WorldModel(module, codec=ActionCodec.from_game(games.load_game(spec)), name=f"{spec.name} model")
+        report = checks.run_checks(wm, train)
+    if report.error:
+        raise BundleError(f"{where}: the model could not be checked: {report.error}")
     if report.executed == 0:
         raise BundleError(f"{where}: no checks ran on the model (empty trajectory set?)")
     return report
 
 
-def load_bundle(path: str | Path, *, random_games: int = 3) -> Bundle:
+def load_bundle(path: str | Path, *, random_games: int = 3, call_budget_s: float | None = 2.0,
+                isolate: bool = True) -> Bundle:
     """Loads and verifies a bundle.
+
+    The model's code is untrusted: its checks run in the sandbox first (``isolate``), and only then is it
+    loaded in-process for fast planning, every call under a time budget.
 
     Args:
       path: the bundle directory.
       random_games: random-play games run as part of the quick conformance check.
+      call_budget_s: seconds any one model call may take during planning before it raises
+        ``ModelContractError`` (``None``: no budget, about a third faster).
+      isolate: run the conformance checks in the sandbox (turn off only for bundles you wrote yourself).
 
     Raises:
       BundleError: missing file, unknown format version, a file whose hash does not match the manifest
@@ -211,11 +233,17 @@ def load_bundle(path: str | Path, *, random_games: int = 3) -> Bundle:
     spec = games.resolve(str(manifest["game"]))
     try:
         train = trajectories.load_open(path / "trajectories.jsonl", game=spec.name)
-        report = _checked(sources["model.py"], spec, train, where=str(path))
+        report = _checked(sources["model.py"], spec, train, where=str(path), isolate=isolate)
+        stored = CheckReport.from_json(json.loads((path / "check_report.json").read_text(encoding="utf-8")))
+        if (report.passed, report.executed) != (stored.passed, stored.executed):
+            raise BundleError(
+                f"its checks now pass {report.passed}/{report.executed}, but {stored.passed}/{stored.executed} "
+                f"when it was exported; it is not the model that was exported")
+        guard = {} if call_budget_s is None else {"guard": call_budget(call_budget_s)}
+        model = WorldModel(load_source(sources["model.py"], name=f"{spec.name}_model"),
+                           codec=ActionCodec.from_game(games.load_game(spec)), name=f"bundle:{path.name}", **guard)
     except CwmError as e:
         raise BundleError(f"{path}: model failed its load check: {e}") from e
-    model = WorldModel(load_source(sources["model.py"], name=f"{spec.name}_model"),
-                       codec=ActionCodec.from_game(games.load_game(spec)), name=f"bundle:{path.name}")
     play = checks.random_play_checks(model, num_games=random_games, seed=0)
     if not play.all_passed:
         first = play.failures[0].render() if play.failures else play.error

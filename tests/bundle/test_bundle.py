@@ -113,3 +113,32 @@ def test_cli_inspect_tampered_is_one_line_error(exported, capsys):
     assert main(["inspect", str(exported)]) == 2
     err = capsys.readouterr().err
     assert "does not match its hash" in err and "Traceback" not in err
+
+
+def test_imperfect_model_exports_and_loads_with_its_accuracy(tmp_path, train):
+    """A model that fails some checks (as gin rummy's did in the paper) is still a usable bundle."""
+    partial = (DATA / "synthesis" / "ttt_v2_no_diagonals.py").read_text(encoding="utf-8")
+    path = bundle.export_bundle(tmp_path / "partial", game="tic_tac_toe", model_source=partial, train=train)
+    b = bundle.load_bundle(path)
+    assert 0 < b.check_report.pass_rate < 1
+    assert json.loads((path / "manifest.json").read_text())["export_check"]["pass_rate"] == b.check_report.pass_rate
+
+
+def test_hostile_code_in_a_rehashed_bundle_is_refused_by_the_sandbox(exported):
+    import hashlib
+
+    hostile = "import os\n" + TTT_SOURCE
+    (exported / "model.py").write_text(hostile)
+    _set_manifest(exported, files={**json.loads((exported / "manifest.json").read_text())["files"],
+                                   "model.py": hashlib.sha256(hostile.encode()).hexdigest()})
+    with pytest.raises(bundle.BundleError, match="import of 'os' is not allowed"):
+        bundle.load_bundle(exported)
+
+
+def test_planning_calls_run_under_a_time_budget(exported):
+    from cwm.types import ModelContractError
+
+    b = bundle.load_bundle(exported, call_budget_s=0.5)
+    assert b.model.guard is not None
+    with pytest.raises(ModelContractError, match="time budget"):
+        b.model.guard(lambda: [0 for _ in iter(int, 1)])
