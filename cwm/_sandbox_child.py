@@ -85,6 +85,11 @@ class _Child:
         self.call = "the module body"
         self.fired = 0
         self.gate_passed = False
+        self.issued: list[Abort] = []  # a model that catches an Abort can build more; only these count
+
+    def abort(self, kind: str, message: str) -> Abort:
+        self.issued.append(Abort(kind, message))
+        return self.issued[-1]
 
     def emit(self, kind: str, value: JSON = None, error: str = "") -> None:
         message = {"kind": kind, "value": value, "error": error, "gate_passed": self.gate_passed}
@@ -100,7 +105,7 @@ class _Child:
         budget = self.limits["per_call_s"]
         if self.fired == 1:
             signal.setitimer(signal.ITIMER_REAL, 0.05)  # re-armed: a model that swallows the interrupt is ended
-            raise Abort("timeout", f"{self.call} ran longer than the per-call budget of {budget} s")
+            raise self.abort("timeout", f"{self.call} ran longer than the per-call budget of {budget} s")
         self.emit("timeout", None, f"{self.call} ran longer than the per-call budget of {budget} s and "
                                    f"kept running after it was interrupted")
         os._exit(0)
@@ -113,13 +118,13 @@ class _Child:
         try:
             result = fn(*args)
         except MemoryError:
-            raise Abort("memory", f"{self.call} exceeded the memory limit of "
+            raise self.abort("memory", f"{self.call} exceeded the memory limit of "
                                   f"{int(self.limits['memory_mb'])} MB") from None
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
         if self.fired:  # the model caught the interrupt and returned anyway
-            raise Abort("timeout", f"{self.call} ran longer than the per-call budget of "
-                                   f"{self.limits['per_call_s']} s")
+            raise self.abort("timeout", f"{self.call} ran longer than the per-call budget of "
+                                        f"{self.limits['per_call_s']} s")
         return result
 
 
@@ -141,7 +146,10 @@ def child_main(fd: int, request: dict[str, Any], payload: Any) -> None:
     try:
         kind, value, error = _run_job(child, request, payload)
     except Abort as a:
-        kind, value, error = a.kind, None, a.message
+        if any(a is issued for issued in child.issued):
+            kind, value, error = a.kind, None, a.message
+        else:
+            kind, value, error = "error", None, "the model raised a forged sandbox verdict"
     except ModelLoadError as e:
         kind, value, error = "load", None, str(e)
     except MemoryError:

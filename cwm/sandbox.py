@@ -235,9 +235,12 @@ class Sandbox:
         for bad candidate code."""
         payload = self._trajectory_payload(trajectories)
         result = self.run(CHECK_JOB, source, payload, limits=limits)
-        if result.ok:
+        if not result.ok:
+            return error_report(f"{result.kind}: {result.error}")
+        try:
             return CheckReport.from_json(result.value)
-        return error_report(f"{result.kind}: {result.error}")
+        except (TypeError, KeyError, ValueError, AttributeError) as e:
+            return error_report(f"error: the sandboxed check returned a malformed report ({type(e).__name__}: {e})")
 
     def _trajectory_payload(self, trajectories: Sequence[Trajectory]) -> dict[str, Any]:
         # The same trajectory objects (frozen dataclasses) give the same payload object, so the set is pickled
