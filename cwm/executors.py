@@ -96,8 +96,12 @@ class RayExecutor:
         if not ray.is_initialized():
             root = str(Path(__file__).resolve().parent.parent)
             path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)
-            ray.init(address=address, num_cpus=num_cpus if address is None else None,
-                     runtime_env={"env_vars": {"PYTHONPATH": path}}, log_to_driver=False)
+            try:
+                ray.init(address=address, num_cpus=num_cpus if address is None else None,
+                         runtime_env={"env_vars": {"PYTHONPATH": path}}, log_to_driver=False)
+            except (ConnectionError, RuntimeError, ValueError) as e:
+                where = f"the Ray cluster at {address}" if address else "a local Ray cluster"
+                raise ExecutorError(f"could not start or reach {where}: {e}") from e
 
     def imap_unordered(self, fn: Callable[[Any], Any], items: Sequence[Any]) -> Iterator[Any]:
         ray = self._ray
