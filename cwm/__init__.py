@@ -17,6 +17,7 @@ from cwm.model import (
     load_source,
 )
 from cwm.oracle import oracle_model
+from cwm.sandbox import JobResult, Limits, Sandbox, call_budget, static_gate
 from cwm.trajectories import closed_view, collect, load, record, save
 from cwm.types import (
     CHANCE,
@@ -42,6 +43,9 @@ __all__ = [
     "VALUE_API",
     "WORLD_MODEL_API",
     "ActionCodec",
+    "JobResult",
+    "Limits",
+    "Sandbox",
     "CheckFailure",
     "CheckReport",
     "ClosedTrajectory",
@@ -56,6 +60,7 @@ __all__ = [
     "UnknownGameError",
     "WorldModel",
     "api_block",
+    "call_budget",
     "check_model",
     "closed_view",
     "collect",
@@ -70,4 +75,5 @@ __all__ = [
     "rules_text",
     "run_checks",
     "save",
+    "static_gate",
 ]

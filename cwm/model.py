@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import sys
 import types
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -116,10 +117,18 @@ def load_source(
         raise ModelLoadError(f"{name}: syntax error at line {e.lineno}: {e.msg}") from e
     module = types.ModuleType(name)
     module.__dict__["__source__"] = source
+    # Class decorators such as @dataclass look the module up in sys.modules while the class is built;
+    # it is listed there only while the module body runs, and never over a module of that name.
+    listed = name not in sys.modules
+    if listed:
+        sys.modules[name] = module
     try:
         exec(code, module.__dict__)
     except Exception as e:  # the model's own import-time error; report it as a load failure
         raise ModelLoadError(f"{name}: running the module raised {type(e).__name__}: {e}") from e
+    finally:
+        if listed:
+            sys.modules.pop(name, None)
     missing = [f.name for f in api if not callable(module.__dict__.get(f.name))]
     if missing:
         raise ModelLoadError(f"{name}: missing contract function(s): {', '.join(missing)}")
