@@ -1,8 +1,9 @@
 """MCTS speed (and, with --strength, playing strength) against OpenSpiel's Python and C++ MCTS, in one run.
 
-Speed: simulations per second from the initial state at 1,000 simulations, best of --repeats, for
+Speed: simulations per second from the initial state at 1,000 simulations, best of --repeats (solvers off
+on both sides, so that all run exactly the same algorithm and none stops early), for
   * ours (planners.MCTS) on the C++ ground truth,
-  * OpenSpiel's Python MCTSBot on the same game (solver off: the same algorithm, and it never stops early),
+  * OpenSpiel's Python MCTSBot on the same game,
   * OpenSpiel's C++ MCTSBot (step_with_policy),
 on tic-tac-toe and connect four, and for ours on a dict-state Python tic-tac-toe model through
 cwm.model.WorldModel (tests/data/planners/ttt_model.py, written the way an LLM writes one), plus
@@ -63,7 +64,7 @@ def cpp_bot(game: pyspiel.Game, sims: int, rollouts: int) -> pyspiel.MCTSBot:
 def speed_row(name: str, game: pyspiel.Game, state: object, args: argparse.Namespace) -> dict[str, float]:
     sims, r, k = args.sims, args.rollouts, args.repeats
     row = best_rates({
-        "ours": lambda: MCTS(num_simulations=sims, rollouts=r, seed=0).search(state),
+        "ours": lambda: MCTS(num_simulations=sims, rollouts=r, solve=False, seed=0).search(state),
         "os_py": lambda: python_bot(game, sims, r, solve=False).step(state),
         "cpp": lambda: cpp_bot(game, sims, r).step_with_policy(state),
     }, sims, k)
@@ -86,7 +87,7 @@ def speed(args: argparse.Namespace) -> None:
     sims, r, k = args.sims, args.rollouts, args.repeats
     gt_state = gt.new_initial_state()
     rates = best_rates({
-        "ours_model": lambda: MCTS(num_simulations=sims, rollouts=r, seed=0).search(wm.new_initial_state()),
+        "ours_model": lambda: MCTS(num_simulations=sims, rollouts=r, solve=False, seed=0).search(wm.new_initial_state()),
         "py_model": lambda: python_bot(adapted, sims, r, solve=False).step(adapted.new_initial_state()),
         "cpp_model": lambda: cpp_bot(adapted, sims, r).step_with_policy(adapted.new_initial_state()),
         "os_py_gt": lambda: python_bot(gt, sims, r, solve=False).step(gt_state),

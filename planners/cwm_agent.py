@@ -133,7 +133,10 @@ class CWMAgent:
         settings: dict[str, Any] = dict(num_simulations=num_simulations, uct_c=uct_c, rollouts=rollouts,
                                         max_rollout_steps=max_rollout_steps, value_fn=value_fn, seed=seed)
         if self.spec.perfect_information:
-            self.mcts: MCTS | None = MCTS(**settings)
+            # The solver may prove a node from one winning child when it knows the best possible return,
+            # a fact of the rules (the model's own states cannot say it).
+            max_utility = float(games.load_game(self.spec).max_utility())
+            self.mcts: MCTS | None = MCTS(max_utility=max_utility, **settings)
             self.ismcts: ISMCTS | None = None
         else:
             self.mcts = None

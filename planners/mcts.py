@@ -29,10 +29,11 @@ class SearchResult:
     """What one search found at the root.
 
     Attributes:
-      action: the chosen action id (most visited root child; ties go to the higher mean value).
+      action: the chosen action id (most visited root child, ties to the higher mean value; with the
+        solver a proven win comes first and a proven loss last).
       visits: visit count per root action id.
       values: mean return of the root player per root action id.
-      simulations: simulations run.
+      simulations: simulations run (fewer than asked when the solver proved the root).
       fallback: the action is the documented fallback (ISMCTS drew no consistent state: uniform random).
     """
 
@@ -47,7 +48,7 @@ class _Node:
     """A tree node: its state, who moved into it (``mover``), and that player's summed return here."""
 
     __slots__ = ("state", "player", "mover", "action", "visits", "total", "mean", "inv_sqrt_n", "kids",
-                 "by_action", "untried", "chance")
+                 "by_action", "untried", "chance", "outcome")
 
     def __init__(self, state: Any, mover: int, action: int):
         self.state = state
@@ -61,8 +62,11 @@ class _Node:
         self.by_action: dict[int, _Node] = {}
         self.chance: list[tuple[int, float]] | None = None
         self.untried: list[int] = []
+        self.outcome: list[float] | None = None  # proven returns (terminal, or solved by the MCTS-Solver)
         self.player = state.current_player()
-        if self.player == -1:
+        if self.player == -4:
+            self.outcome = list(state.returns())
+        elif self.player == -1:
             self.chance = list(state.chance_outcomes())
         elif self.player >= 0:
             self.untried = list(state.legal_actions())
@@ -78,6 +82,13 @@ class MCTS:
       max_rollout_steps: cut rollouts after this many moves and score the state reached by its returns
         so far (``None``: play to the end).
       value_fn: ``(state, player) -> float`` leaf evaluator used instead of rollouts.
+      solve: back up proven outcomes (MCTS-Solver, Winands et al. 2008, in OpenSpiel's max^n form, and
+        its default): a proven child is valued at its outcome, a node is proven when one child reaches the
+        game's maximum utility for the mover or every child is proven, the final move prefers proven
+        wins, and the search stops early once the root is proven (default True).
+      max_utility: the game's best return, which lets the solver prove a node from one winning child;
+        ``None`` takes it from ``state.get_game()`` where the state has one (OpenSpiel states), and
+        otherwise proves a node only once all its children are proven.
       seed: an int, an ``np.random.Generator`` (one integer is drawn from it), or ``None`` (fresh entropy).
 
     Randomness: expansion order, chance outcomes in the tree and rollouts all draw from one
@@ -92,6 +103,8 @@ class MCTS:
         rollouts: int = 10,
         max_rollout_steps: int | None = None,
         value_fn: ValueFn | None = None,
+        solve: bool = True,
+        max_utility: float | None = None,
         seed: int | np.random.Generator | None = None,
     ):
         if num_simulations < 1:
@@ -103,7 +116,10 @@ class MCTS:
         self.rollouts = rollouts
         self.max_rollout_steps = max_rollout_steps
         self.value_fn = value_fn
+        self.solve = solve
         self.rng = rng_from(seed)
+        self.max_utility = max_utility
+        self._max_utility: float | None = max_utility
 
     def search(self, state: Any) -> SearchResult:
         """Runs ``num_simulations`` simulations from ``state`` (left unchanged) and picks the most visited move.
@@ -114,9 +130,14 @@ class MCTS:
         if state.is_terminal() or state.is_chance_node():
             raise ValueError("MCTS.search needs a decision node; got a terminal or chance state")
         root = _Node(state, -1, -1)
-        for _ in range(self.num_simulations):
+        game = getattr(state, "get_game", None)  # OpenSpiel states know the game's maximum utility
+        if self.max_utility is None and callable(game):
+            self._max_utility = float(game().max_utility())
+        done = 0
+        while done < self.num_simulations and not (self.solve and root.outcome is not None):
             self._simulate(root)
-        return _result(root, self.num_simulations)
+            done += 1
+        return _result(root, done, self.solve)
 
     def step(self, state: Any) -> int:
         """The chosen action id at ``state``."""
@@ -126,9 +147,10 @@ class MCTS:
     def _simulate(self, root: _Node) -> None:
         node = root
         path = [root]
+        solve = self.solve
         while True:
-            if node.player == -4:
-                returns: Sequence[float] = node.state.returns()
+            if node.outcome is not None and (solve or node.player == -4):
+                returns: Sequence[float] = node.outcome
                 break
             if node.chance is not None:
                 a = sample_outcome(node.chance, self.rng)
@@ -144,15 +166,18 @@ class MCTS:
                 returns = self._evaluate(child)
                 break
             else:
-                child = self._select(node)
+                child = self._select_solved(node) if solve else self._select(node)
             node = child
             path.append(node)
-        for n in path:
+        solved = solve and path[-1].outcome is not None
+        for n in reversed(path):
             n.visits += 1
             if n.mover >= 0:
                 n.total += returns[n.mover]
             n.mean = n.total / n.visits
             n.inv_sqrt_n = 1.0 / math.sqrt(n.visits)
+            if solved and n.outcome is None:
+                solved = self._prove(n)
 
     def _expand(self, node: _Node, action: int) -> _Node:
         child = _Node(node.state.child(action), node.player, action)
@@ -171,10 +196,42 @@ class MCTS:
                 best, best_v = kid, v
         return best
 
+    def _select_solved(self, node: _Node) -> _Node:
+        """UCB1 where a proven child counts at its proven value for the mover, without a bonus."""
+        c = self.uct_c * math.sqrt(math.log(node.visits))
+        p = node.player
+        best = node.kids[0]
+        best_v = -math.inf
+        for kid in node.kids:
+            v = kid.outcome[p] if kid.outcome is not None else kid.mean + c * kid.inv_sqrt_n
+            if v > best_v:
+                best, best_v = kid, v
+        return best
+
+    def _prove(self, node: _Node) -> bool:
+        """Marks ``node`` proven when its children allow it; returns whether it is proven."""
+        if node.chance is not None:  # a chance node is proven only if every outcome leads to the same result
+            first = node.kids[0].outcome
+            if len(node.kids) == len(node.chance) and first is not None and all(
+                    k.outcome == first for k in node.kids):
+                node.outcome = first
+            return node.outcome is not None
+        p = node.player
+        best: list[float] | None = None
+        all_proven = not node.untried
+        for kid in node.kids:
+            if kid.outcome is None:
+                all_proven = False
+            elif best is None or kid.outcome[p] > best[p]:
+                best = kid.outcome
+        if best is not None and (all_proven or (self._max_utility is not None and best[p] >= self._max_utility)):
+            node.outcome = best
+        return node.outcome is not None
+
     def _evaluate(self, leaf: _Node) -> Sequence[float]:
         state = leaf.state
-        if leaf.player == -4:
-            return state.returns()
+        if leaf.outcome is not None:
+            return leaf.outcome
         if self.value_fn is not None:
             return [self.value_fn(state, p) for p in range(state.num_players())]
         return rollout_returns(state, self.rollouts, self.rng, self.max_rollout_steps)
@@ -187,8 +244,15 @@ def _pop_random(items: list[int], rng: random.Random) -> int:
     return items.pop()
 
 
-def _result(root: _Node, simulations: int) -> SearchResult:
+def _result(root: _Node, simulations: int, solve: bool) -> SearchResult:
     visits = {k.action: k.visits for k in root.kids}
     values = {k.action: k.total / k.visits for k in root.kids if k.visits}
-    best = max(root.kids, key=lambda k: (k.visits, k.total / k.visits if k.visits else -math.inf))
+    p = root.player
+
+    def key(k: _Node) -> tuple[float, int, float]:
+        # With the solver (as OpenSpiel orders it): a proven win first, a proven loss last, else most visits.
+        proven = k.outcome[p] if solve and k.outcome is not None else 0.0
+        return proven, k.visits, k.total / k.visits if k.visits else -math.inf
+
+    best = max(root.kids, key=key)
     return SearchResult(action=int(best.action), visits=visits, values=values, simulations=simulations)

@@ -175,3 +175,23 @@ def test_a_model_error_in_a_rollout_is_a_contract_error_naming_it(fixture_model)
     state = fixture_model("broken/crashes.py").new_initial_state()
     with pytest.raises(ModelContractError, match="in a rollout.*KeyError"):
         MCTS(num_simulations=50, rollouts=1, seed=0).search(state)
+
+
+def test_solver_proves_a_won_position_and_stops_early():
+    state = pyspiel.load_game("tic_tac_toe").new_initial_state()
+    for a in [0, 3, 1, 4]:  # x to move wins at x(0,2)
+        state.apply_action(a)
+    result = MCTS(num_simulations=1000, rollouts=1, seed=0).search(state)
+    assert result.action == 2 and result.simulations < 1000
+    plain = MCTS(num_simulations=1000, rollouts=1, solve=False, seed=0).search(state)
+    assert plain.action == 2 and plain.simulations == 1000
+
+
+def test_solver_on_a_model_uses_the_given_max_utility(ttt_model):
+    state = ttt_model.new_initial_state()
+    for move in ["x(0,0)", "o(1,0)", "x(0,1)", "o(1,1)"]:
+        state = state.child_from_string(move)
+    with_max = MCTS(num_simulations=500, rollouts=1, max_utility=1.0, seed=0).search(state)
+    without = MCTS(num_simulations=500, rollouts=1, seed=0).search(state)
+    assert with_max.action == without.action == 2
+    assert with_max.simulations < without.simulations
