@@ -57,7 +57,9 @@ def bwrap_available() -> bool:
 
 def bwrap_command(env: dict[str, str]) -> list[str]:
     """bubblewrap arguments that show the zygote only the interpreter, its libraries and cwm, read-only."""
-    args = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--clearenv"]
+    # The scratch /tmp comes first: a later mount would hide binds below it (a venv under /tmp, as in CI).
+    args = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--clearenv",
+            "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
     for k, v in env.items():
         args += ["--setenv", k, v]
     for top in ("/lib", "/lib64", "/bin", "/sbin"):
@@ -73,7 +75,7 @@ def bwrap_command(env: dict[str, str]) -> list[str]:
         if os.path.exists(path) and path not in seen:
             seen.add(path)
             args += ["--ro-bind", path, path]
-    return args + ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--chdir", "/tmp"]
+    return args + ["--chdir", "/tmp"]
 
 
 class Zygote:
