@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from cwm.model import WORLD_MODEL_API, Guard, ModelState, WorldModel, _direct
+from cwm.model import WORLD_MODEL_API, Guard, ModelState, WorldModel, direct_guard
 from cwm.types import (
     CHANCE,
     JSON,
@@ -63,7 +63,7 @@ class _Run:
 def _functions(model: Any) -> tuple[dict[str, Callable[..., Any]], Guard]:
     if isinstance(model, WorldModel):
         return model._fns, model.guard
-    return {f.name: getattr(model, f.name) for f in WORLD_MODEL_API}, _direct
+    return {f.name: getattr(model, f.name) for f in WORLD_MODEL_API}, direct_guard
 
 
 def normalise(value: Any) -> JSON:

@@ -230,7 +230,8 @@ class OpenCodec(ActionCodec):
 Guard = Callable[..., Any]  # guard(fn, *args) -> fn(*args), possibly under a time budget
 
 
-def _direct(fn: Callable[..., Any], *args: Any) -> Any:
+def direct_guard(fn: Callable[..., Any], *args: Any) -> Any:
+    """The default guard: call the function as it is (no time budget)."""
     return fn(*args)
 
 
@@ -245,7 +246,7 @@ class WorldModel:
     """
 
     def __init__(
-        self, functions: Any, *, codec: ActionCodec | None = None, name: str = "model", guard: Guard = _direct
+        self, functions: Any, *, codec: ActionCodec | None = None, name: str = "model", guard: Guard = direct_guard
     ):
         self.functions = functions
         self.codec = codec or OpenCodec()

@@ -16,7 +16,7 @@ import numpy as np
 import pyspiel
 
 from cwm.model import ModelState
-from cwm.model import _direct as _DIRECT
+from cwm.model import direct_guard as _DIRECT
 from cwm.types import CHANCE, TERMINAL, ModelContractError
 
 
