@@ -21,11 +21,14 @@ import numpy as np
 
 from cwm import games
 from cwm.model import ActionCodec, WorldModel, load_source
+from cwm.sandbox import call_budget
 from cwm.types import CwmError
 from planners.agents import Agent, ISMCTSAgent, MCTSAgent, RandomAgent
 from planners.cwm_agent import CWMAgent, inference_sampler
 from planners.ismcts import Sampler
 from planners.mcts import ValueFn
+
+MODEL_CALL_BUDGET_S = 2.0  # seconds one call of a model file may take before the agent forfeits
 
 KINDS = ("random", "gt-mcts", "gt-ismcts", "cwm", "llm", "llm+legal")
 
@@ -134,7 +137,7 @@ def make_agent(spec: AgentSpec | str, game: str | games.GameSpec, *, settings: S
 def load_cwm(target: str, game: str) -> tuple[WorldModel, Sampler | None, ValueFn | None]:
     """Loads a model file or bundle directory: the world model, its inference sampler and value function.
 
-    A ``.py`` file is a world model only (loaded through the static gate, ids from the game's ground
+    A ``.py`` file is a world model only (static gate, every call under a 2 s budget, ids from the ground
     truth). A directory is a bundle (``cwm.bundle.load_bundle``), whose optional ``inference.py`` and
     ``value.py`` supply the sampler and the leaf evaluator. Cached per process.
 
@@ -146,7 +149,9 @@ def load_cwm(target: str, game: str) -> tuple[WorldModel, Sampler | None, ValueF
         return _load_bundle(path)
     if path.is_file() and path.suffix == ".py":
         module = load_source(path.read_text(encoding="utf-8"), name=path.stem)
-        return WorldModel(module, codec=ActionCodec.from_game(games.load_game(game)), name=path.stem), None, None
+        # LLM-written code in-process: every call under the same time budget bundles get
+        return WorldModel(module, codec=ActionCodec.from_game(games.load_game(game)), name=path.stem,
+                          guard=call_budget(MODEL_CALL_BUDGET_S)), None, None
     raise AgentSpecError(f"cwm:{target}: expected a model .py file or a bundle directory, and it is neither")
 
 
