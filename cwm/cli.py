@@ -36,7 +36,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         return int(args.func(args) or 0)
-    except (CwmError, FileNotFoundError) as e:
+    except (CwmError, ValueError, FileNotFoundError) as e:  # bad input: one line, no traceback
         print(f"cwm {args.command}: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

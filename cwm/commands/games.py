@@ -49,6 +49,8 @@ def cmd_games(args: argparse.Namespace) -> int:
 
 def cmd_collect(args: argparse.Namespace) -> int:
     spec = games.resolve(args.game)
+    if args.deck == "closed" and not 0 <= args.player < spec.players:
+        raise ValueError(f"--player {args.player} is not a player of {spec.name} (0..{spec.players - 1})")
     items: list = trajectories.collect(spec, args.n, seed=args.seed, open_deck=args.deck == "open")
     if args.deck == "closed":
         items = [trajectories.closed_view(t, args.player) for t in items]
