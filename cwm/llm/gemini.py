@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import time
+from types import ModuleType
 from typing import Any
 
-import httpx2
 from google import genai
 from google.genai import errors as genai_errors
 from google.genai import types as genai_types
@@ -26,6 +27,28 @@ from cwm.llm.base import (
 
 DEFAULT_MODEL = "gemini-2.5-pro"
 KEY_VARIABLES = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+HTTP_MODULES = ("httpx2", "httpx")  # google-genai uses either, by GOOGLE_GENAI_HTTP_CLIENT and what is installed
+
+
+def http_error_classes(modules: tuple[str, ...] = HTTP_MODULES) -> tuple[tuple[type, ...], tuple[type, ...]]:
+    """``(timeout classes, transport classes)`` of every HTTP library in ``modules`` that imports.
+
+    google-genai (>= 3.6) sends through httpx2 by default and through httpx when
+    ``GOOGLE_GENAI_HTTP_CLIENT=httpx`` (or when only httpx is installed); a timeout surfaces as that
+    library's own exception, so both families must be recognised.
+    """
+    found = [m for m in (_try_import(name) for name in modules) if m is not None]
+    return (tuple(m.TimeoutException for m in found), tuple(m.TransportError for m in found))
+
+
+def _try_import(name: str) -> ModuleType | None:
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        return None
+
+
+_TIMEOUT_ERRORS, _TRANSPORT_ERRORS = http_error_classes()
 
 
 def api_key_from_env() -> tuple[str, str]:
@@ -81,9 +104,9 @@ class GeminiClient:
         if isinstance(e, genai_errors.APIError):
             return error_for_status(int(e.code or 0), f"{where}: {e.code} {e.status}: {e.message}",
                                     _retry_after(e))
-        if isinstance(e, httpx2.TimeoutException):
+        if isinstance(e, _TIMEOUT_ERRORS):
             return LLMTimeoutError(f"{where}: no answer within the timeout ({type(e).__name__})")
-        if isinstance(e, httpx2.TransportError):
+        if isinstance(e, _TRANSPORT_ERRORS):
             return ServerError(f"{where}: connection failed: {type(e).__name__}: {e}")
         if isinstance(e, (ValueError, TypeError)):
             return ServerError(f"{where}: malformed reply: {type(e).__name__}: {e}")
@@ -91,7 +114,9 @@ class GeminiClient:
 
 
 def error_for_status(status: int, message: str, retry_after: float | None = None) -> LLMError:
-    """The typed error for an HTTP status: 429 rate limited, 5xx server, other 4xx bad request."""
+    """The typed error for an HTTP status: 429 rate limited, 408 timeout, 5xx server, other 4xx bad request."""
+    if status == 408:  # the server (or a proxy) gave up waiting: as retryable as our own timeout
+        return LLMTimeoutError(message)
     if status == 429:
         return RateLimitedError(message, retry_after=retry_after)
     if status >= 500 or status == 0:
@@ -147,10 +172,14 @@ def _response(reply: genai_types.GenerateContentResponse, model: str, latency_s:
         thinking_tokens=(meta.thoughts_token_count or 0) if meta else 0,
     )
     candidates = reply.candidates or []
+    feedback = reply.prompt_feedback
+    if not candidates and meta is None and not (feedback and feedback.block_reason):
+        # an empty body ("", [], null, {}): a broken gateway or a cut-off reply, not a refusal
+        raise ServerError(f"Gemini {model!r}: malformed reply: empty body (no candidates, no block reason, "
+                          "no usage)")
     texts = tuple(_candidate_text(c) for c in candidates)
     reasons = tuple(_name(c.finish_reason) for c in candidates)
     if not any(texts):
-        feedback = reply.prompt_feedback
         why = (f"prompt blocked: {_name(feedback.block_reason)}" if feedback and feedback.block_reason
                else f"{len(candidates)} candidates, none with text (finish reasons {list(reasons)})")
         if "MAX_TOKENS" in reasons:

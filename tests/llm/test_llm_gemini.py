@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import sys
 import time
+import types
 
 import pytest
 
@@ -17,6 +19,7 @@ from cwm.llm import (
     Request,
     ServerError,
     Usage,
+    gemini,
 )
 from cwm.llm.fakes import Blocked, Fail, Hang, Raw, Reply
 from cwm.llm.gemini import GeminiClient
@@ -103,6 +106,11 @@ ERRORS = [
     ("bad-key", Fail(403, "API key not valid"), BadRequestError, "403 PERMISSION_DENIED: API key not valid"),
     ("rate-limited", Fail(429, "quota"), RateLimitedError, "429 RESOURCE_EXHAUSTED"),
     ("unavailable", Fail(503, "overloaded"), ServerError, "503 UNAVAILABLE: overloaded"),
+    ("request-timeout-408", Fail(408, "took too long"), LLMTimeoutError, "408 .*took too long"),
+    ("empty-body", Raw(b""), ServerError, "malformed reply: empty body"),
+    ("empty-list-body", Raw(b"[]"), ServerError, "malformed reply: empty body"),
+    ("null-body", Raw(b"null"), ServerError, "malformed reply: empty body"),
+    ("empty-object-body", Raw(b"{}"), ServerError, "malformed reply: empty body"),
 ]
 
 
@@ -112,6 +120,31 @@ def test_bad_replies_give_typed_errors(fake_gemini, action, error, message):
     with pytest.raises(error, match=message):
         fake_gemini.client(max_attempts=1).complete(Request.user("hi"))
     assert fake_gemini.request_count == 1
+
+
+@pytest.mark.parametrize("action", [Raw(b""), Raw(b"null"), Fail(408, "slow")], ids=["empty-body", "null-body", "408"])
+def test_empty_bodies_and_408_are_retried(fake_gemini, action):
+    fake_gemini.script(action, "second time lucky")
+    client = fake_gemini.client(max_attempts=2)
+    assert client.complete(Request.user("hi")).text == "second time lucky"
+    assert fake_gemini.request_count == 2 and client.ledger.snapshot()["retries"] == 1
+
+
+def test_timeouts_of_either_http_library_are_typed(monkeypatch):
+    # google-genai sends through httpx2 by default and through httpx with GOOGLE_GENAI_HTTP_CLIENT=httpx;
+    # a stand-in "httpx" module (the real one need not be installed) checks that both families are caught.
+    fake = types.ModuleType("httpx")
+    fake.TransportError = type("TransportError", (Exception,), {})  # type: ignore[attr-defined]
+    fake.TimeoutException = type("TimeoutException", (fake.TransportError,), {})  # type: ignore[attr-defined]
+    fake.ReadTimeout = type("ReadTimeout", (fake.TimeoutException,), {})  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "httpx", fake)
+    timeouts, transports = gemini.http_error_classes(("httpx2", "httpx", "no_such_http_library"))
+    assert fake.TimeoutException in timeouts and fake.TransportError in transports
+    monkeypatch.setattr(gemini, "_TIMEOUT_ERRORS", timeouts)
+    monkeypatch.setattr(gemini, "_TRANSPORT_ERRORS", transports)
+    client = GeminiClient(api_key="k", base_url="http://127.0.0.1:9")
+    assert isinstance(client._typed(fake.ReadTimeout("read timed out")), LLMTimeoutError)
+    assert isinstance(client._typed(fake.TransportError("refused")), ServerError)
 
 
 def test_non_retryable_errors_are_not_retried(fake_gemini):
