@@ -37,10 +37,16 @@ _LABEL_DECISION = re.compile(
 # Where the explanation starts inside an answer span.
 _CUT = re.compile(
     r"\b(?:because|since|as\s+(?:it|this|that|they)|due\s+to|given|rather\s+than|instead\s+of|over|than"
-    r"|which|whereas|while|but|although|so\s+that|if|when)\b|,\s*(?:not|as)\b|[;!?\n(]|(?<=[A-Za-z)*\]])\.(?=\s|$)"
+    r"|which|whereas|while|but|although|so\s+that|if|when|between)\b|,\s*(?:not|as)\b|[;!?\n(]|(?<=[A-Za-z)*\]])\.(?=\s|$)"
     r"|\s[-\u2013\u2014]\s",
     re.I,
 )
+# A conclusion inside an answer span: "purple is dominated, so black" answers with what follows it.
+_CONCLUSION = re.compile(r"\b(?:so|therefore|thus|hence)\b(?!\s+that)\s*[:,]?", re.I)
+# A name that is the subject of a negative verdict ("purple is not dominant", "red is dominated") is not the answer.
+_VERDICT_AGAINST = re.compile(
+    r"\s+(?:is|are|was|would\s+be)\s+(?:not\b|never\b|n't\b|(?:strictly\s+|weakly\s+)?dominated\b|worse\b"
+    r"|inferior\b|weaker\b|the\s+worst\b|a\s+mistake\b|wrong\b)|n't\b", re.I)
 _EMPHASIS = re.compile(r"\*\*(.+?)\*\*|\[([^\]]+)\]|`([^`]+)`")
 _NEGATION = re.compile(r"(?:\bnot|\bnon|\bnever|n't|\bno)[\s-]*$", re.I)
 _NUMBER = re.compile(r"(?<![\w.])(\d+\s*/\s*\d+|\d*\.\d+|\d+)(\s*%)?(?![\w])")
@@ -52,8 +58,24 @@ def parse_reply(text: str, key: AnswerKey) -> Reply | None:
         return parse_distribution(text, key.vocabulary)
     if key.kind == "sequence":
         return parse_sequence(text, key.vocabulary)
+    if key.kind == "choice":
+        mixed = _mixed_strategy(text, key.vocabulary)
+        if mixed is not None:  # "green: 0.5, black: 0.5" is a mixed strategy, not a choice: scored wrong
+            return mixed
     names = parse_names(text, key.vocabulary, labels=key.kind == "label")
     return None if names is None else Reply(key.kind, names)
+
+
+def _mixed_strategy(text: str, vocabulary: Sequence[str]) -> Reply | None:
+    """A probability vector with more than one positive entry in the answer span (the marker span, else the
+    last non-empty line), or None."""
+    clean = _strip(text)
+    span = _marker_span(clean)
+    line = f"Answer: {span}" if span is not None else next((ln for ln in reversed(clean.splitlines()) if ln.strip()), "")
+    vector = parse_distribution(line, vocabulary)
+    if vector is None or sum(p > 0 for p in vector.value) < 2 or abs(sum(vector.value) - 1) > 0.02:
+        return None
+    return vector
 
 
 def mentions(text: str, vocabulary: Sequence[str]) -> list[tuple[int, str]]:
@@ -99,6 +121,16 @@ def _cut(span: str) -> str:
     return span[: m.start()] if m else span
 
 
+def _answered(span: str, vocabulary: Sequence[str]) -> set[str]:
+    """The names an answer span gives: after its last conclusion word when one is followed by a name, with
+    explanation clauses cut off and names under a negative verdict (``purple is dominated``) dropped."""
+    conclusions = [m for m in _CONCLUSION.finditer(span) if mentions(span[m.end():], vocabulary)]
+    if conclusions:
+        span = span[conclusions[-1].end():]
+    cut = _cut(span)
+    return {name for _, end, name in _mention_spans(cut, vocabulary) if not _VERDICT_AGAINST.match(cut, end)}
+
+
 def _strip(text: str) -> str:
     return text.replace("**", "").replace("`", "").replace("__", "")
 
@@ -128,8 +160,9 @@ def parse_names(text: str, vocabulary: Sequence[str], *, labels: bool = False) -
     clean = _strip(text)
     span = _marker_span(clean)
     if span is not None:  # "Answer: (blue)" has nothing before its bracket: then read the whole line
-        found = {name for _, name in mentions(_cut(span), vocabulary)} or {n for _, n in mentions(span, vocabulary)}
-        return frozenset(found) or None
+        if not mentions(_cut(span), vocabulary):
+            return frozenset(n for _, n in mentions(span, vocabulary)) or None
+        return frozenset(_answered(span, vocabulary)) or None
     decisions = list((_LABEL_DECISION if labels else _CHOICE_DECISION).finditer(clean))
     for d in reversed(decisions):
         found = {name for _, name in mentions(_cut(clean[d.end():]), vocabulary)}
@@ -147,9 +180,13 @@ def parse_names(text: str, vocabulary: Sequence[str], *, labels: bool = False) -
 
 
 def parse_sequence(text: str, vocabulary: Sequence[str]) -> Reply | None:
-    """Actions in order: ``Round k: X`` items if present, else the names in the answer span in order."""
+    """Actions in order: ``Round k: X`` items if present, else the names in the answer span in order.
+
+    The answer span is the rest of the last marker's line, or (when that line is empty or starts a
+    ``Round 1:`` list) the block under it up to the next blank line; an explanation after it never adds moves.
+    """
     clean = _strip(text)
-    span = _marker_span_to_end(clean)
+    span = _sequence_span(clean)
     rounds = _by_round(span if span is not None else clean, vocabulary)
     if rounds:
         return Reply("sequence", rounds)
@@ -162,13 +199,20 @@ def parse_sequence(text: str, vocabulary: Sequence[str]) -> Reply | None:
     return Reply("sequence", found) if found else None
 
 
-def _marker_span_to_end(text: str) -> str | None:
+def _sequence_span(text: str) -> str | None:
     found = list(_MARKER.finditer(text))
-    return text[found[-1].end():] if found else None
+    if not found:
+        return None
+    line, _, below = text[found[-1].end():].partition("\n")
+    if line.strip(" *`\t") and not re.match(r"\s*round\s*1\b", line, re.I):
+        return line
+    block = re.split(r"\n\s*\n", (line + "\n" + below).strip("\n"), maxsplit=1)[0]
+    return re.sub(r"(?m)^\s*\d+\s*[.)]\s+", "", block)  # "1. red" list numbering is not a move
 
 
 def _cut_sentence(span: str) -> str:
-    m = re.search(r"\b(?:because|since|this\s+is|here)\b|(?<=[A-Za-z)\]])\.(?=\s|$)|\n\s*\n", span, re.I)
+    m = re.search(r"\b(?:because|since|this\s+is|here|matching|mirroring|copying)\b"
+                  r"|(?<=[A-Za-z)\]])\.(?=\s|$)|\n\s*\n|\s[-\u2013\u2014]\s|\u2014", span, re.I)
     return span[: m.start()] if m else span
 
 
@@ -186,7 +230,7 @@ def _by_round(text: str, vocabulary: Sequence[str]) -> tuple[str, ...]:
 
 
 def parse_distribution(text: str, vocabulary: Sequence[str]) -> Reply | None:
-    """A probability vector over ``vocabulary`` (in its order).
+    """A probability vector over ``vocabulary`` (in its order); None when an entry is outside [0, 1].
 
     Accepts ``name: p`` / ``p on name`` pairs, a bare list of ``len(vocabulary)`` numbers in the
     vocabulary's order (brackets optional), percentages (``35%``, or numbers summing to 100), fractions
@@ -198,7 +242,9 @@ def parse_distribution(text: str, vocabulary: Sequence[str]) -> Reply | None:
     for candidate in candidates:
         vector = _pairs(candidate, vocabulary) or _positional(candidate, vocabulary, bare=span is not None)
         if vector is not None:
-            return Reply("distribution", _normalise_percent(vector))
+            vector = _normalise_percent(vector)
+            if all(0 <= p <= 1 for p in vector):  # "3: 1 of 12, 1: 10 of 12" holds counts, not probabilities
+                return Reply("distribution", vector)
     names = parse_names(text, vocabulary)
     if names is not None and len(names) == 1 and not _NUMBER.search(clean if span is None else span):
         return Reply("distribution", tuple(1.0 if n in names else 0.0 for n in vocabulary))

@@ -114,17 +114,30 @@ def test_project_names_accept_the_distinguishing_word() -> None:
     assert parsed is not None and parsed.value == pytest.approx((0.3, 0.7))
 
 
+RB, NUMS = ["red", "blue"], ["1", "3"]
 SEQUENCES = [
-    ("comma-line", "Answer: red, blue, blue, red. This is tit-for-tat.", ("red", "blue", "blue", "red")),
-    ("rounds", "Round 1: red\nRound 2: blue\nRound 3: red\nSo that's it.", ("red", "blue", "red")),
-    ("numbered-list", "Answer:\n1. red\n2. blue\n3. red\n\nI copied the partner.", ("red", "blue", "red")),
-    ("rounds-with-words", "In round 1 I pick red; round 2, I pick blue because they picked blue.", ("red", "blue")),
+    ("comma-line", "Answer: red, blue, blue, red. This is tit-for-tat.", RB, ("red", "blue", "blue", "red")),
+    ("rounds", "Round 1: red\nRound 2: blue\nRound 3: red\nSo that's it.", RB, ("red", "blue", "red")),
+    ("numbered-list", "Answer:\n1. red\n2. blue\n3. red\n\nI copied the partner.", RB, ("red", "blue", "red")),
+    ("rounds-with-words", "In round 1 I pick red; round 2, I pick blue because they picked blue.", RB, ("red", "blue")),
+    # an explanation after the answer line never changes the answer
+    ("explanation-mentions-round-1", "Answer: 3, 1, 1, 3, 3, 3, 3\nExplanation: round 1 opens with 3, then I copy Dev",
+     NUMS, ("3", "1", "1", "3", "3", "3", "3")),
+    ("explanation-mentions-a-move", "Answer: 3, 1, 1, 3, 3, 3, 3\nThe opening is 3 and then I mirror Dev",
+     NUMS, ("3", "1", "1", "3", "3", "3", "3")),
+    ("em-dash-matching-clause", "Answer: 3, 1, 1, 3, 3, 3, 3 \u2014 matching Dev's 1, 1, 3, 3",
+     NUMS, ("3", "1", "1", "3", "3", "3", "3")),
+    ("matching-clause", "Answer: red, blue, blue matching their red, blue", RB, ("red", "blue", "blue")),
+    ("numbered-list-of-numbers", "Answer:\n1. 3\n2. 1\n3. 1\n\nRound 1 is 3 because I open with it.",
+     NUMS, ("3", "1", "1")),
+    ("rounds-under-the-marker-line", "Answer: Round 1: red\nRound 2: blue\nRound 3: blue\n\nRound 4 would be red.",
+     RB, ("red", "blue", "blue")),
 ]
 
 
-@pytest.mark.parametrize(("text", "expected"), [c[1:] for c in SEQUENCES], ids=[c[0] for c in SEQUENCES])
-def test_sequence_replies(text: str, expected: tuple[str, ...]) -> None:
-    parsed = parse_sequence(text, ["red", "blue"])
+@pytest.mark.parametrize(("text", "vocabulary", "expected"), [c[1:] for c in SEQUENCES], ids=[c[0] for c in SEQUENCES])
+def test_sequence_replies(text: str, vocabulary: list[str], expected: tuple[str, ...]) -> None:
+    parsed = parse_sequence(text, vocabulary)
     assert parsed is not None and parsed.value == expected
 
 
@@ -140,3 +153,52 @@ def test_distribution_tolerance() -> None:
     assert key.accepts(parse_reply("Answer: red 0.33, blue 0.67", key))
     assert key.accepts(parse_reply("Answer: red 33%, blue 67%", key))
     assert not key.accepts(parse_reply("Answer: red 0.4, blue 0.6", key))
+
+
+@pytest.mark.parametrize("text", ["Answer: green: 0.5, black: 0.5", "green 50%, black 50%",
+                                  "Both pay the same.\nFinal answer: 1/2 green, 1/2 black"],
+                         ids=["named-probabilities", "percentages-no-marker", "fractions"])
+def test_a_mixed_strategy_is_not_a_choice(text: str) -> None:
+    key = choice_key(["green", "black", "red"], ["green", "black"])
+    parsed = parse_reply(text, key)
+    assert parsed is not None and parsed.kind == "distribution"
+    assert parsed.value == pytest.approx((0.5, 0.5, 0.0))
+    assert not key.accepts(parsed)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Answer: green (100%)", {"green"}),
+    ("Answer: green, black", {"green", "black"}),
+], ids=["pure-with-percent", "tie-listed"])
+def test_a_pure_choice_with_numbers_is_still_a_choice(text: str, expected: set[str]) -> None:
+    parsed = parse_reply(text, choice_key(["green", "black", "red"], ["green", "black"]))
+    assert parsed is not None and parsed.kind == "choice" and parsed.value == frozenset(expected)
+
+
+VERDICTS = [
+    ("dominated-so", "Answer: purple is dominated, so black", ["purple", "black"], False, {"black"}),
+    ("not-dominant-x-is", "Answer: purple is not dominant, black is", ["purple", "black"], False, {"black"}),
+    ("therefore", "Answer: red is worse than blue for me, therefore blue", COLOURS, False, {"blue"}),
+    ("positive-verdict-kept", "Answer: black is best", ["purple", "black"], False, {"black"}),
+    ("so-that-is-not-a-conclusion", "Answer: purple, so that black loses", ["purple", "black"], False, {"purple"}),
+    ("ambiguous-between", "Answer: ambiguous between grim-trigger and always-defect",
+     ["grim-trigger", "always-defect", "ambiguous"], True, {"ambiguous"}),
+]
+
+
+@pytest.mark.parametrize(("text", "vocabulary", "labels", "expected"), [v[1:] for v in VERDICTS],
+                         ids=[v[0] for v in VERDICTS])
+def test_verdicts_and_conclusions_inside_the_answer(text: str, vocabulary: list[str], labels: bool,
+                                                    expected: set[str]) -> None:
+    assert parse_names(text, vocabulary, labels=labels) == frozenset(expected)
+
+
+def test_only_a_negative_verdict_is_unparseable() -> None:
+    assert parse_names("Answer: purple is dominated", ["purple", "black"]) is None
+
+
+@pytest.mark.parametrize("text", ["Answer: 3: 1 of 12, 1: 10 of 12", "Answer: red: 3, blue: 9",
+                                  "Answer: red 1.5, blue -0.5"], ids=["counts-of-n", "counts", "out-of-range"])
+def test_a_distribution_with_an_entry_outside_0_1_is_unparseable(text: str) -> None:
+    vocabulary = ["1", "3"] if text.startswith("Answer: 3") else ["red", "blue"]
+    assert parse_distribution(text, vocabulary) is None
