@@ -89,6 +89,9 @@ def offsets(piece: str) -> list[tuple[int, int]]:
     return [(0, forward), (-1, forward), (1, forward), (-1, 0), (1, 0)]  # infantry
 
 
+_OFFSETS = {piece: frozenset(offsets(piece)) for piece in PIECES + PIECES.lower()}
+
+
 def initial_board() -> list[str]:
     """25 cells indexed by square id; ``"."`` is empty."""
     board = ["."] * NUM_SQUARES
@@ -112,6 +115,17 @@ def moves(board: list[str], player: int) -> list[int]:
                 if board[dst] == "." or owner(board[dst]) != player:
                     out.append(src * NUM_SQUARES + dst)
     return sorted(out)
+
+
+def is_move(board: list[str], player: int, action: int) -> bool:
+    """Whether ``action`` (not PASS) is one of ``player``'s moves on ``board``; as cheap as a membership test."""
+    if not 0 <= action < PASS:
+        return False
+    src, dst = divmod(action, NUM_SQUARES)
+    piece, target = board[src], board[dst]
+    if piece == "." or owner(piece) != player or (target != "." and owner(target) == player):
+        return False
+    return (dst % SIZE - src % SIZE, dst // SIZE - src // SIZE) in _OFFSETS[piece]
 
 
 def board_rows(board: list[str]) -> list[str]:
@@ -151,6 +165,10 @@ class GenChessState(pyspiel.State):
         return moves(self.board, player) or [PASS]
 
     def _apply_action(self, action: int) -> None:
+        if self.is_terminal() or not (is_move(self.board, self.to_move, action) if action != PASS
+                                      else not moves(self.board, self.to_move)):
+            raise ValueError(f"gen_chess: action {action} is not legal for player {self.current_player()} "
+                             f"in state {self}")
         if action != PASS:
             src, dst = divmod(action, NUM_SQUARES)
             if self.board[dst].upper() == "G":

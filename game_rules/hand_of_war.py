@@ -137,6 +137,7 @@ class HandOfWarState(pyspiel.State):
 
     def _apply_action(self, action: int) -> None:
         player = self.current_player()
+        self._check_legal(player, action)
         for p in (0, 1):
             self.logs[p].append((self.observation_json(p), self._action_to_string(p, action) if p == player else None))
         if player == pyspiel.PlayerId.CHANCE:
@@ -149,6 +150,15 @@ class HandOfWarState(pyspiel.State):
         self.pick[player] = action
         if player == 1:
             self._battle()
+
+    def _check_legal(self, player: int, action: int) -> None:
+        """Raises ValueError unless ``action`` is legal for ``player`` here (a card not yet dealt, a card in hand)."""
+        if player == pyspiel.PlayerId.CHANCE:
+            ok = 0 <= action < NUM_CARDS and action not in self.dealt
+        else:
+            ok = player >= 0 and action in self.hand[player]
+        if not ok:
+            raise ValueError(f"hand_of_war: action {action} is not legal for player {player} in state {self}")
 
     def _battle(self) -> None:
         c0, c1 = self.pick  # type: ignore[misc]

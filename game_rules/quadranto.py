@@ -64,6 +64,9 @@ def quadrant_squares(q: int) -> list[int]:
     return [s for s in range(NUM_SQUARES) if quadrant(s) == q]
 
 
+_START_SQUARES = tuple(frozenset(quadrant_squares(START_QUADRANT[p])) for p in (0, 1))
+
+
 def step(square: int, action: int) -> int | None:
     """The square reached by ``action`` from ``square``, or None when it would leave the board."""
     dr, dc = _DELTAS[action]
@@ -117,6 +120,7 @@ class QuadrantoState(pyspiel.State):
 
     def _apply_action(self, action: int) -> None:
         player = self.current_player()
+        self._check_legal(player, action)
         for p in (0, 1):
             self.logs[p].append((self.observation_json(p), ACTIONS[action] if p == player else None))
         if player == pyspiel.PlayerId.CHANCE:
@@ -127,6 +131,15 @@ class QuadrantoState(pyspiel.State):
         self.moves += 1
         if target == self.squares[1 - player]:
             self.winner = player
+
+    def _check_legal(self, player: int, action: int) -> None:
+        """Raises ValueError unless ``action`` is legal for ``player`` (a placement or a move) here."""
+        if player == pyspiel.PlayerId.CHANCE:
+            ok = action in _START_SQUARES[0 if self.squares[0] is None else 1]
+        else:
+            ok = player >= 0 and 0 <= action < len(ACTIONS) and step(self.squares[player], action) is not None
+        if not ok:
+            raise ValueError(f"quadranto: action {action} is not legal for player {player} in state {self}")
 
     def _action_to_string(self, player: int, action: int) -> str:
         if player == pyspiel.PlayerId.CHANCE:

@@ -11,6 +11,7 @@ import pyspiel
 import pytest
 
 from cwm import checks, games, oracle, trajectories
+from game_rules import gen_chess, hand_of_war, quadranto
 
 NOVEL = ["quadranto", "hand_of_war", "gen_chess", "gen_tic_tac_toe"]
 IMPERFECT = ["quadranto", "hand_of_war"]
@@ -145,3 +146,50 @@ def _check_board_facts(name: str, f: dict, path: list, final) -> None:
 
 def game_params(name: str) -> dict:
     return games.load_game(name).get_parameters()
+
+
+@pytest.mark.parametrize("name", ["quadranto", "hand_of_war", "gen_chess"])
+def test_illegal_actions_raise_and_leave_the_state_unchanged(name):
+    """Action ids outside the legal set (chance outcomes at chance nodes) are refused with ValueError.
+
+    Quadranto and hand of war try every id at every state; gen_chess (626 ids) tries every id at the start
+    and at the end, and 40 random illegal ids at the other states.
+    """
+    game = games.load_game(name)
+    ids = [a for a in range(-2, max(game.num_distinct_actions(), game.max_chance_outcomes()) + 1)
+           if a != -1]  # -1 (kInvalidAction) is refused by OpenSpiel itself
+    rng = np.random.default_rng(4)
+    tried = 0
+    for path, final in random_games(name, 2, seed=3):
+        for i, state in enumerate([*path, final]):
+            legal = set() if state.is_terminal() else (
+                {a for a, _ in state.chance_outcomes()} if state.is_chance_node() else set(state.legal_actions()))
+            illegal = [a for a in ids if a not in legal]
+            if len(ids) > 100 and 0 < i < len(path):
+                illegal = list(rng.choice(illegal, 40, replace=False))
+            before = (str(state), state.history())
+            for action in illegal:
+                with pytest.raises(ValueError, match=f"{name}: action {action} is not legal"):
+                    state.apply_action(int(action))
+                assert (str(state), state.history()) == before
+                tried += 1
+    assert tried > 100
+
+
+@pytest.mark.parametrize("name, history, action", [
+    # gen_chess: E5_to_E5 made the piece on E5 vanish before the check
+    pytest.param("gen_chess", [], gen_chess.action_id("E5_to_E5"), id="gen_chess-E5_to_E5"),
+    pytest.param("gen_chess", [], gen_chess.PASS, id="gen_chess-PASS-while-moves-exist"),
+    pytest.param("gen_chess", [], gen_chess.action_id("C5_to_C4"), id="gen_chess-opponents-piece"),
+    pytest.param("gen_chess", [], gen_chess.action_id("C1_to_C3"), id="gen_chess-general-two-squares"),
+    pytest.param("quadranto", [], 15, id="quadranto-player0-placed-on-(3,3)"),
+    pytest.param("quadranto", [0], 1, id="quadranto-player1-placed-on-(0,1)"),
+    pytest.param("quadranto", [0, 15], quadranto.ACTIONS.index("Up"), id="quadranto-off-the-board"),
+    pytest.param("hand_of_war", [hand_of_war.card_id("AS")], hand_of_war.card_id("AS"), id="hand_of_war-AS-dealt-twice"),
+])
+def test_known_illegal_actions_raise(name, history, action):
+    state = games.load_game(name).new_initial_state()
+    for a in history:
+        state.apply_action(a)
+    with pytest.raises(ValueError, match="is not legal"):
+        state.apply_action(action)
