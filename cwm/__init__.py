@@ -4,6 +4,7 @@ An LLM writes a game's rules as code (a world model) from its rules text and exa
 checks built from the trajectories verify it; planners play on it.
 """
 
+from cwm.bundle import Bundle, BundleError, export_bundle, export_run, load_bundle
 from cwm.checks import check_model, random_play_checks, run_checks
 from cwm.games import GameSpec, load_game, registered, resolve, rules_text
 from cwm.model import (
@@ -43,6 +44,8 @@ __all__ = [
     "VALUE_API",
     "WORLD_MODEL_API",
     "ActionCodec",
+    "Bundle",
+    "BundleError",
     "JobResult",
     "Limits",
     "Sandbox",
@@ -64,7 +67,10 @@ __all__ = [
     "check_model",
     "closed_view",
     "collect",
+    "export_bundle",
+    "export_run",
     "load",
+    "load_bundle",
     "load_game",
     "load_source",
     "oracle_model",

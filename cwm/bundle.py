@@ -33,6 +33,9 @@ from cwm.types import JSON, CheckReport, CwmError, Trajectory
 
 BUNDLE_FORMAT = 1
 _OPTIONAL = {"inference.py": INFERENCE_API, "value.py": VALUE_API}
+_REQUIRED_FILES = ("model.py", "check_report.json", "trajectories.jsonl")
+GAME_FILE = "game.py"  # a user's game engine (module games only), so the bundle works on another machine
+_ALLOWED_FILES = frozenset({*_REQUIRED_FILES, *_OPTIONAL, GAME_FILE})
 
 
 class BundleError(CwmError, ValueError):
@@ -49,6 +52,7 @@ class Bundle:
       model: the world model, ready to plan on (action ids from the game's ground truth).
       sources: file name -> source text of every code file.
       check_report: the load-time conformance report.
+      spec: the game (its engine: the registry's, OpenSpiel's, or the one the bundle carries).
     """
 
     path: Path
@@ -56,6 +60,7 @@ class Bundle:
     model: WorldModel
     sources: dict[str, str]
     check_report: CheckReport
+    spec: games.GameSpec
 
     @property
     def game(self) -> str:
@@ -65,7 +70,7 @@ class Bundle:
         """Registers the model as an OpenSpiel game (unique name) so any OpenSpiel algorithm runs on it."""
         from cwm.adapter import as_openspiel_game
 
-        return as_openspiel_game(self.model, reference=games.load_game(self.game), short_name=short_name)
+        return as_openspiel_game(self.model, reference=games.load_game(self.spec), short_name=short_name)
 
     def module(self, file_name: str) -> Any:
         """The loaded module of an optional code file (``inference.py`` or ``value.py``)."""
@@ -109,8 +114,7 @@ def export_bundle(
       BundleError: ``out`` exists, or an extra file name is not one a bundle may hold.
     """
     out = Path(out)
-    if out.exists() and not overwrite:
-        raise BundleError(f"{out} already exists; choose another path or pass overwrite=True")
+    _check_target(out, overwrite)
     spec = games.resolve(game)
     extra = dict(extra_sources or {})
     unknown = set(extra) - set(_OPTIONAL)
@@ -126,6 +130,9 @@ def export_bundle(
     (tmp / "check_report.json").write_text(json.dumps(report.to_json(), indent=1), encoding="utf-8")
     trajectories.save(tmp / "trajectories.jsonl", train)
     hashed = [*files, "check_report.json", "trajectories.jsonl"]
+    if spec.module.endswith(".py"):  # a user's module game travels with the bundle
+        shutil.copyfile(spec.module, tmp / GAME_FILE)
+        hashed.append(GAME_FILE)
     manifest = _manifest(spec, report, train, provenance or {},
                          {name: _sha256((tmp / name).read_bytes()) for name in hashed})
     (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True), encoding="utf-8")
@@ -133,6 +140,20 @@ def export_bundle(
         shutil.rmtree(out)
     tmp.replace(out)
     return out
+
+
+def _check_target(out: Path, overwrite: bool, *, keep: Path | None = None) -> None:
+    """Refuses to write over anything but an earlier bundle (and never over the run being exported)."""
+    if not out.exists():
+        return
+    if not overwrite:
+        raise BundleError(f"{out} already exists; choose another path or overwrite it (--overwrite)")
+    try:
+        _read_manifest(out)
+    except BundleError as e:
+        raise BundleError(f"{out} exists and is not a cwm bundle; refusing to replace it ({e})") from e
+    if keep is not None and (keep.resolve() == out.resolve() or out.resolve() in keep.resolve().parents):
+        raise BundleError(f"{out} contains the run being exported; choose another path")
 
 
 def export_run(run_dir: str | Path, out: str | Path, *, overwrite: bool = False) -> Path:
@@ -145,7 +166,8 @@ def export_run(run_dir: str | Path, out: str | Path, *, overwrite: bool = False)
     result_file = run_dir / "result.json"
     if not result_file.is_file():
         raise BundleError(f"{run_dir}: no result.json; is it a finished synthesis run directory?")
-    result = json.loads(result_file.read_text(encoding="utf-8"))
+    _check_target(Path(out), overwrite, keep=run_dir)
+    result, config = _read_json(result_file), _read_json(run_dir / "config.json", missing_ok=True)
     if not result.get("best_source"):
         raise BundleError(f"{run_dir}: the run produced no usable program to export")
     train = trajectories.load_open(run_dir / "train.jsonl")
@@ -153,9 +175,25 @@ def export_run(run_dir: str | Path, out: str | Path, *, overwrite: bool = False)
             "test_by_type", "llm_calls", "input_tokens", "output_tokens", "cost_usd", "prompt_hashes")
     provenance: dict[str, JSON] = {k: result.get(k) for k in keys}
     provenance["llm"] = result.get("model")
+    # the generator's settings: request (temperature, tokens, thinking), tree search, training set, rules
+    for key in ("request", "tree", "num_train", "examples_per_type", "concurrency", "rules_sha"):
+        if key in config:
+            provenance[key] = config[key]
     provenance["run_dir"] = str(run_dir.resolve())
     return export_bundle(out, game=str(result["game"]), model_source=str(result["best_source"]), train=train,
                          provenance=provenance, overwrite=overwrite)
+
+
+def _read_json(path: Path, *, missing_ok: bool = False) -> dict[str, Any]:
+    if missing_ok and not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as e:
+        raise BundleError(f"{path}: cannot be read as JSON ({e})") from e
+    if not isinstance(data, dict):
+        raise BundleError(f"{path}: expected a JSON object")
+    return data
 
 
 def _manifest(spec: games.GameSpec, report: CheckReport, train: Sequence[Trajectory],
@@ -173,6 +211,7 @@ def _manifest(spec: games.GameSpec, report: CheckReport, train: Sequence[Traject
         "export_check": {"transition_accuracy": report.transition_accuracy, "pass_rate": report.pass_rate,
                          "by_type": {k: v.rate for k, v in report.by_type.items()}},
         "provenance": provenance,
+        "game_module": {"file": GAME_FILE, "short_name": spec.openspiel} if spec.module.endswith(".py") else None,
         "files": files,
     }
 
@@ -201,7 +240,7 @@ def _checked(source: str, spec: games.GameSpec, train: Sequence[Trajectory], *, 
 
 
 def load_bundle(path: str | Path, *, random_games: int = 3, call_budget_s: float | None = 2.0,
-                isolate: bool = True) -> Bundle:
+                isolate: bool = True, trust_game_module: bool = False) -> Bundle:
     """Loads and verifies a bundle.
 
     The model's code is untrusted: its checks run in the sandbox first (``isolate``), and only then is it
@@ -213,28 +252,32 @@ def load_bundle(path: str | Path, *, random_games: int = 3, call_budget_s: float
       call_budget_s: seconds any one model call may take during planning before it raises
         ``ModelContractError`` (``None``: no budget, about a third faster).
       isolate: run the conformance checks in the sandbox (turn off only for bundles you wrote yourself).
+      trust_game_module: allow importing the game engine a bundle of a user's module game carries
+        (``game.py``: ordinary Python that runs unsandboxed, so only for bundles from a trusted source).
 
     Raises:
-      BundleError: missing file, unknown format version, a file whose hash does not match the manifest
-        (edited or corrupted), code the static gate rejects, or a model failing its conformance check.
+      BundleError: missing file, unknown format or contract version, a file whose hash does not match the
+        manifest (edited or corrupted), an untrusted game engine, code the static gate rejects, or a model
+        failing its conformance check.
     """
     path = Path(path)
     manifest = _read_manifest(path)
-    files: dict[str, str] = manifest.get("files", {})  # type: ignore[assignment]
+    files: dict[str, str] = manifest["files"]  # type: ignore[assignment]
     for name, digest in files.items():
         file = path / name
         if not file.is_file():
             raise BundleError(f"{path}: {name} is missing")
         if _sha256(file.read_bytes()) != digest:
             raise BundleError(f"{path}: {name} does not match its hash in manifest.json (edited or corrupted)")
-    if "model.py" not in files:
-        raise BundleError(f"{path}: manifest lists no model.py")
-    sources = {n: (path / n).read_text(encoding="utf-8") for n in files if n.endswith(".py")}
-    spec = games.resolve(str(manifest["game"]))
+    sources = {n: (path / n).read_text(encoding="utf-8") for n in files if n.endswith(".py") and n != GAME_FILE}
+    spec = _bundle_game(path, manifest, trust_game_module)
     try:
-        train = trajectories.load_open(path / "trajectories.jsonl", game=spec.name)
+        train = trajectories.load_open(path / "trajectories.jsonl")
+        if {t.game for t in train} != {manifest["game"]}:
+            raise BundleError(f"trajectories.jsonl holds games {sorted({t.game for t in train})}, "
+                              f"not {manifest['game']!r}")
         report = _checked(sources["model.py"], spec, train, where=str(path), isolate=isolate)
-        stored = CheckReport.from_json(json.loads((path / "check_report.json").read_text(encoding="utf-8")))
+        stored = CheckReport.from_json(_read_json(path / "check_report.json"))
         if (report.passed, report.executed) != (stored.passed, stored.executed):
             raise BundleError(
                 f"its checks now pass {report.passed}/{report.executed}, but {stored.passed}/{stored.executed} "
@@ -248,10 +291,32 @@ def load_bundle(path: str | Path, *, random_games: int = 3, call_budget_s: float
     if not play.all_passed:
         first = play.failures[0].render() if play.failures else play.error
         raise BundleError(f"{path}: model failed random play at load: {first}")
-    return Bundle(path=path, manifest=manifest, model=model, sources=sources, check_report=report)
+    return Bundle(path=path, manifest=manifest, model=model, sources=sources, check_report=report, spec=spec)
+
+
+def _bundle_game(path: Path, manifest: dict[str, JSON], trust: bool) -> games.GameSpec:
+    """The bundle's game: from the registry or OpenSpiel, or the engine the bundle carries (if trusted)."""
+    module: Any = manifest.get("game_module")
+    if not module:
+        return games.resolve(str(manifest["game"]))
+    short_name = str(module["short_name"])
+    if short_name in pyspiel.registered_names():  # this process already has the engine (imported by the user)
+        return dataclasses.replace(games.resolve(short_name), name=str(manifest["game"]))
+    if not trust:
+        raise BundleError(f"{path}: the bundle carries its game's engine ({GAME_FILE}), ordinary Python that "
+                          f"would run unsandboxed; load it with trust_game_module=True (--trust-game-module) "
+                          f"only if you trust where the bundle came from")
+    spec = games.resolve(f"{path / GAME_FILE}:{short_name}")
+    return dataclasses.replace(spec, name=str(manifest["game"]))
+
+
+_MANIFEST_FIELDS: dict[str, type | tuple[type, ...]] = {
+    "bundle_format": int, "game": str, "ground_truth": str, "contract_version": str, "files": dict,
+}
 
 
 def _read_manifest(path: Path) -> dict[str, JSON]:
+    """The parsed, structurally valid manifest of a bundle directory (names every problem it finds)."""
     if not path.is_dir():
         raise BundleError(f"bundle {str(path)!r} is not a directory")
     file = path / "manifest.json"
@@ -261,9 +326,23 @@ def _read_manifest(path: Path) -> dict[str, JSON]:
         manifest = json.loads(file.read_text(encoding="utf-8"))
     except json.JSONDecodeError as e:
         raise BundleError(f"{path}: manifest.json is not valid JSON ({e.msg}, line {e.lineno})") from e
-    version = manifest.get("bundle_format") if isinstance(manifest, dict) else None
+    if not isinstance(manifest, dict):
+        raise BundleError(f"{path}: manifest.json is not a JSON object")
+    version = manifest.get("bundle_format")
     if version != BUNDLE_FORMAT:
         raise BundleError(f"{path}: bundle format {version!r} is not supported (this cwm reads {BUNDLE_FORMAT})")
+    for key, kind in _MANIFEST_FIELDS.items():
+        if not isinstance(manifest.get(key), kind):
+            raise BundleError(f"{path}: manifest.json field {key!r} is missing or not a {getattr(kind, '__name__', kind)}")
+    if manifest["contract_version"] != CONTRACT_VERSION:
+        raise BundleError(f"{path}: the model was written for contract version {manifest['contract_version']!r}; "
+                          f"this cwm implements version {CONTRACT_VERSION!r}")
+    names = set(manifest["files"])
+    if not names <= _ALLOWED_FILES or not set(_REQUIRED_FILES) <= names:
+        raise BundleError(f"{path}: manifest.json lists files {sorted(names)}; a bundle holds "
+                          f"{list(_REQUIRED_FILES)} and optionally {sorted(_ALLOWED_FILES - set(_REQUIRED_FILES))}")
+    if not all(isinstance(v, str) for v in manifest["files"].values()):
+        raise BundleError(f"{path}: manifest.json file hashes must be strings")
     return manifest
 
 

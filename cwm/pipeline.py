@@ -6,11 +6,11 @@ themselves: no LLM call is repeated and no finished match is replayed).
 
 Run directory::
 
-    config.json          the run's settings (a directory holding another run's settings is refused)
+    config.json          the run's settings (once a run has started, other settings are refused)
     synthesis/           the synthesis run (prompts, replies, programs, check reports, result.json, plot)
     bundle/              the exported bundle of the best program
     arena/               matches.jsonl and the arena summaries (JSON, CSV, markdown, plot)
-    report.md, report.json, record.json
+    report.md, report.json, record.json (config, LLM and its settings, prompt hashes, seed, git commit, results)
 """
 
 from __future__ import annotations
@@ -66,6 +66,19 @@ class RunConfig:
     executor: str = "local"
     rules: str | None = None
 
+    def __post_init__(self) -> None:
+        positive = {"budget": self.budget, "matches": self.matches, "simulations": self.simulations,
+                    "rollouts": self.rollouts}
+        bad = [f"{k} must be at least 1 (got {v})" for k, v in positive.items() if v < 1]
+        if self.num_test < 0:
+            bad.append(f"num_test must be 0 or more (got {self.num_test})")
+        if self.strategy not in ("tree", "conversation"):
+            bad.append(f"strategy must be 'tree' or 'conversation' (got {self.strategy!r})")
+        if self.rules is not None and not Path(self.rules).is_file():
+            bad.append(f"rules file {self.rules!r} does not exist")
+        if bad:
+            raise PipelineError("; ".join(bad))
+
 
 def recording_for(game: str) -> Path | None:
     """The packaged recorded synthesis session of a registered game, if one ships with cwm."""
@@ -104,9 +117,13 @@ def run(config: RunConfig, out: str | Path, *, progress: bool = True) -> dict[st
     Raises:
       PipelineError: ``out`` holds a run with other settings, or synthesis found no usable program.
     """
+    from cwm.llm import make_client
+
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    games.resolve(config.game)  # an unknown game fails here, before anything is written
     llm_spec = resolve_llm(config.llm, config.game)
+    make_client(llm_spec)  # a missing key or recording fails here too, not after config.json is written
+    out.mkdir(parents=True, exist_ok=True)
     _check_config(out, dataclasses.asdict(config) | {"llm_resolved": llm_spec})
     synthesis = _synthesize(config, llm_spec, out / "synthesis", progress)
     bundle_dir = _export(out / "synthesis", out / "bundle")
@@ -119,14 +136,13 @@ def run(config: RunConfig, out: str | Path, *, progress: bool = True) -> dict[st
 def _check_config(out: Path, config: dict[str, Any]) -> None:
     path = out / "config.json"
     config = json.loads(json.dumps(config))
-    if path.is_file():
+    if path.is_file() and (out / "synthesis").exists():  # a run that did work: only the same settings resume
         old = json.loads(path.read_text(encoding="utf-8"))
         changed = sorted(k for k in set(old) | set(config) if old.get(k) != config.get(k))
         if changed:
             raise PipelineError(f"{out} holds a run with other settings ({', '.join(changed)} differ); "
                                 f"use the same settings to resume, or another --out")
-    else:
-        path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+    path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
 
 
 def _synthesize(config: RunConfig, llm_spec: str, run_dir: Path, progress: bool) -> dict[str, JSON]:
@@ -194,6 +210,13 @@ def _write_report(out: Path, report: dict[str, JSON]) -> None:
     from cwm import arena_report
 
     (out / "report.json").write_text(json.dumps(report, indent=2, default=str) + "\n", encoding="utf-8")
+    synthesis_config = json.loads((out / "synthesis" / "config.json").read_text(encoding="utf-8"))
+    record = {"config": report["config"], "llm": report["llm"], "llm_model": report["synthesis"]["model"],  # type: ignore[index]
+              "request": synthesis_config.get("request"), "prompt_hashes": synthesis_config.get("prompt_hashes"),
+              "seed": report["config"]["seed"], "git_commit": report["git_commit"],  # type: ignore[index]
+              "finished_at": report["finished_at"], "results": {"synthesis": report["synthesis"],
+                                                               "arena": report["arena"]}}
+    (out / "record.json").write_text(json.dumps(record, indent=2, default=str) + "\n", encoding="utf-8")
     s: dict[str, Any] = report["synthesis"]  # type: ignore[assignment]
     test = "n/a" if s["test_accuracy"] is None else f"{s['test_accuracy']:.4f}"
     source = ("a recorded session shipped with cwm (scripted replies, not a live LLM)"

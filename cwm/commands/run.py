@@ -36,8 +36,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     out = args.out or f"runs/{config.game.replace('/', '_').replace(':', '_')}-seed{config.seed}"
     report = pipeline.run(config, out, progress=not args.quiet)
     s = report["synthesis"]
+    test = "n/a" if s["test_accuracy"] is None else f"{s['test_accuracy']:.4f}"
     print(f"{report['game']}: synthesis {'solved' if s['solved'] else 'not solved'} in {s['llm_calls']} calls "
-          f"(train {s['train_accuracy']:.4f}, test {s['test_accuracy']}); LLM: {report['llm']}")
+          f"(train {s['train_accuracy']:.4f}, test {test}); LLM: {report['llm']}")
     for row in report["arena"]:
         if row["seat"] == "all":
             print(f"  vs {row['opponent']}: " + ", ".join(

@@ -142,3 +142,74 @@ def test_planning_calls_run_under_a_time_budget(exported):
     assert b.model.guard is not None
     with pytest.raises(ModelContractError, match="time budget"):
         b.model.guard(lambda: [0 for _ in iter(int, 1)])
+
+
+def test_overwrite_refuses_what_is_not_a_bundle(tmp_path, train):
+    precious = tmp_path / "notes"
+    precious.mkdir()
+    (precious / "results.md").write_text("a week of work")
+    with pytest.raises(bundle.BundleError, match="is not a cwm bundle; refusing to replace it"):
+        bundle.export_bundle(precious, game="tic_tac_toe", model_source=TTT_SOURCE, train=train, overwrite=True)
+    assert (precious / "results.md").read_text() == "a week of work"
+
+
+def test_overwrite_replaces_an_earlier_bundle(exported, train):
+    again = bundle.export_bundle(exported, game="tic_tac_toe", model_source=TTT_SOURCE, train=train, overwrite=True)
+    assert bundle.load_bundle(again).check_report.all_passed
+
+
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        ({"game": None}, "field 'game' is missing"),
+        ({"files": ["model.py"]}, "field 'files' is missing or not a dict"),
+        ({"contract_version": "999"}, "contract version '999'"),
+        ({"files": {"model.py": "0", "../../etc/hostname": "0", "check_report.json": "0",
+                    "trajectories.jsonl": "0"}}, "a bundle holds"),
+        ({"files": {"model.py": "0"}}, "a bundle holds"),
+    ],
+    ids=["no-game", "files-not-a-dict", "contract-version", "foreign-file", "unhashed-files"],
+)
+def test_malformed_manifest_is_named(exported, changes, message):
+    _set_manifest(exported, **changes)
+    with pytest.raises(bundle.BundleError, match=message):
+        bundle.load_bundle(exported)
+
+
+def test_bundle_of_a_user_module_game_carries_its_engine(tmp_path):
+    import subprocess
+    import sys
+
+    nim = DATA / "foundation" / "tiny_nim.py"
+    game = f"{nim}:tiny_nim"
+    model = (DATA / "foundation" / "tiny_nim_model.py").read_text()
+    path = bundle.export_bundle(tmp_path / "nim", game=game, model_source=model,
+                                train=trajectories.collect(game, 3, seed=0))
+    assert (path / "game.py").read_bytes() == nim.read_bytes()
+    # in a fresh interpreter that never imported the user's module: refused unless trusted, then it loads
+    script = (f"from cwm import bundle\n"
+              f"try:\n    bundle.load_bundle({str(path)!r})\nexcept bundle.BundleError as e:\n    print('refused:', e)\n"
+              f"b = bundle.load_bundle({str(path)!r}, trust_game_module=True)\n"
+              f"print('loaded', b.check_report.all_passed, b.model.new_initial_state().legal_action_strings())\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert "refused:" in out.stdout and "would run unsandboxed" in out.stdout, out.stderr
+    assert "loaded True ['take 1', 'take 2']" in out.stdout, out.stderr
+
+
+def test_export_run_records_the_generator_settings(tmp_path):
+    from cwm.llm import make_client
+    from cwm.pipeline import recording_for
+    from cwm.synthesis import synthesize_world_model
+
+    run = tmp_path / "run"
+    synthesize_world_model("tic_tac_toe", llm=make_client(f"replay:{recording_for('tic_tac_toe')}"), run_dir=run,
+                           num_test=0)
+    path = bundle.export_run(run, tmp_path / "b")
+    provenance = json.loads((path / "manifest.json").read_text())["provenance"]
+    assert provenance["num_train"] == 5 and "temperature" in provenance["request"] and "c" in provenance["tree"]
+    assert provenance["solved"] is True and provenance["llm_calls"] == 3
+    # a run kept inside an earlier bundle's directory must not be deleted by overwriting that bundle
+    inner = shutil.copytree(run, path / "the_run")
+    with pytest.raises(bundle.BundleError, match="contains the run being exported"):
+        bundle.export_run(inner, path, overwrite=True)
+    assert (inner / "result.json").is_file()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,10 @@ SMALL = dict(num_test=4, matches=6, simulations=300, rollouts=4, executor="local
 @pytest.fixture(scope="module")
 def finished_run(tmp_path_factory) -> tuple[Path, dict]:
     out = tmp_path_factory.mktemp("run")
-    report = pipeline.run(pipeline.RunConfig("tic_tac_toe", **SMALL), out, progress=False)
+    with pytest.MonkeyPatch.context() as mp:  # a developer's own key must not turn this into a paid live run
+        for var in pipeline.API_KEY_VARS:
+            mp.delenv(var, raising=False)
+        report = pipeline.run(pipeline.RunConfig("tic_tac_toe", **SMALL), out, progress=False)
     return out, report
 
 
@@ -58,10 +62,35 @@ def test_auto_llm_prefers_gemini_when_a_key_is_set(monkeypatch):
     assert pipeline.resolve_llm("auto", "tic_tac_toe").startswith("replay:")
 
 
-def test_auto_without_key_or_recording_is_a_clear_error(monkeypatch, capsys):
+def test_auto_without_key_or_recording_is_a_clear_error(monkeypatch, tmp_path, capsys):
+    monkeypatch.chdir(tmp_path)
     for var in pipeline.API_KEY_VARS:
         monkeypatch.delenv(var, raising=False)
     assert main(["run", "connect_four", "--out", "unused-dir", "--quiet"]) == 2
     err = capsys.readouterr().err
     assert "set GEMINI_API_KEY" in err and "tic_tac_toe" in err and "Traceback" not in err
-    assert not Path("unused-dir").exists() or not any(Path("unused-dir").iterdir())
+    assert not Path("unused-dir").exists()
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [(["--budget", "0"], "budget must be at least 1"), (["--matches", "0"], "matches must be at least 1"),
+     (["--llm", "replay:/no/such/file.jsonl"], "no/such/file.jsonl")],
+    ids=["budget", "matches", "missing-recording"],
+)
+def test_bad_settings_fail_before_anything_is_written_and_the_fix_runs(argv, message, monkeypatch, tmp_path,
+                                                                       capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "tic_tac_toe", "--out", "r", "--quiet", *argv]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+    assert not (tmp_path / "r" / "config.json").exists()
+
+
+def test_record_names_config_llm_prompts_and_commit(finished_run):
+    out, report = finished_run
+    record = json.loads((out / "record.json").read_text())
+    assert record["config"]["game"] == "tic_tac_toe" and record["seed"] == 0
+    assert record["llm"].startswith("replay:") and record["llm_model"] == "scripted-tic-tac-toe"
+    assert record["prompt_hashes"] and "temperature" in record["request"]
+    assert record["git_commit"] and record["results"]["synthesis"] == report["synthesis"]
