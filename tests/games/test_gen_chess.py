@@ -99,6 +99,12 @@ def test_edge_moves_stay_on_the_board():
     assert moves_from(state, "E1") == {"E2", "D2", "D1"}
 
 
+def test_information_state_is_the_move_list_for_both_players():
+    state = play("E1_to_C3 B5_to_B4")
+    for player in (0, 1):
+        assert json.loads(state.information_state_string(player)) == {"moves": ["E1_to_C3", "B5_to_B4"]}
+
+
 def test_capturing_the_general_wins():
     state = play("E1_to_C3 A5_to_A4 C3_to_C4 A4_to_A3")
     assert not state.is_terminal()

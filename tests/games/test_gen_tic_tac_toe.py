@@ -52,3 +52,8 @@ def test_full_board_without_a_line_is_a_draw():
     moves = " ".join(f"x({a},{b}) o({c},{d})" for (a, b), (c, d) in zip(xs, os_))
     state = play(moves)
     assert state.is_terminal() and state.returns() == [0.0, 0.0]
+
+
+def test_information_state_is_the_action_id_list():
+    state = play("x(0,3) o(1,1)")
+    assert state.information_state_string(0) == state.information_state_string(1) == "3, 7"
