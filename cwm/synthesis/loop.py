@@ -37,6 +37,14 @@ class TreeSettings:
     min_rate: float = MIN_RATE
     min_gain: float = MIN_GAIN
 
+    def __post_init__(self) -> None:
+        # refused here, before any run directory or paid call exists (a bad C would fail after the first call)
+        if not self.c >= 0:
+            raise ValueError(f"TreeSettings: the concentration c must be >= 0, got {self.c}")
+        for name, value in (("min_rate", self.min_rate), ("min_gain", self.min_gain)):
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"TreeSettings: {name} must be in [0, 1], got {value}")
+
 
 @dataclasses.dataclass(frozen=True)
 class RequestSettings:
@@ -53,6 +61,14 @@ class RequestSettings:
     max_output_tokens: int = 16384
     thinking_budget: int | None = None
     candidates_per_call: int = 1
+
+    def __post_init__(self) -> None:
+        if not self.temperature >= 0:
+            raise ValueError(f"RequestSettings: temperature must be >= 0, got {self.temperature}")
+        if self.max_output_tokens < 1:
+            raise ValueError(f"RequestSettings: max_output_tokens must be >= 1, got {self.max_output_tokens}")
+        if self.candidates_per_call < 1:
+            raise ValueError(f"RequestSettings: candidates_per_call must be >= 1, got {self.candidates_per_call}")
 
     def request_options(self) -> dict[str, Any]:
         return {"temperature": self.temperature, "max_output_tokens": self.max_output_tokens,

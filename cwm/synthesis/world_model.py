@@ -22,7 +22,7 @@ from cwm import sandbox as cwm_sandbox
 from cwm.llm import Client
 from cwm.synthesis import report as run_report
 from cwm.synthesis.engine import Engine, Progress
-from cwm.synthesis.loop import RequestSettings, Strategy, TreeSettings, run_search
+from cwm.synthesis.loop import STRATEGIES, RequestSettings, Strategy, TreeSettings, run_search
 from cwm.synthesis.store import RunStore, sha
 from cwm.synthesis.target import Checker, world_model_checker, world_model_target
 from cwm.synthesis.types import SynthesisResult
@@ -91,6 +91,28 @@ def _inputs(game: GameInput, rules: str | None, num_train: int, seed: int) -> tu
     return spec.name, rules or games.rules_text(spec), trajectories.collect(spec, num_train, seed=seed), spec
 
 
+def _validate(*, strategy: str, budget: int, concurrency: int, num_train: int, num_test: int,
+              test_mcts_simulations: int, examples_per_type: int, max_steps_shown: int | None) -> None:
+    """Refuses bad settings before anything is written: a run directory created with them would refuse
+    the corrected rerun (its config differs) and could hold a paid call made under them."""
+    if strategy not in STRATEGIES:
+        raise ValueError(f"synthesize_world_model: unknown strategy {strategy!r}; expected one of {STRATEGIES}")
+    at_least = {"budget": (budget, 1), "concurrency": (concurrency, 1), "num_train": (num_train, 1),
+                "num_test": (num_test, 0), "test_mcts_simulations": (test_mcts_simulations, 1),
+                "examples_per_type": (examples_per_type, 1),
+                "max_steps_shown": (1 if max_steps_shown is None else max_steps_shown, 1)}
+    for name, (value, low) in at_least.items():
+        if value < low:
+            raise ValueError(f"synthesize_world_model: {name} must be >= {low}, got {value}")
+
+
+def _test_key(given: Sequence[Trajectory] | None) -> str | None:
+    """Fingerprint of held-out games passed in (None: generated from num_test and the seed)."""
+    if given is None:
+        return None
+    return sha(json.dumps([trajectories.to_json(t) for t in given], sort_keys=True))[:16]
+
+
 def _load_or_save(path: Path, make: Any) -> list[Trajectory]:
     if path.is_file():
         return trajectories.load_open(path)
@@ -149,10 +171,14 @@ def synthesize_world_model(
       The ``SynthesisResult`` (also written to ``run_dir/result.json`` with a summary and a plot).
 
     Raises:
+      ValueError: a setting out of range (checked before ``run_dir`` is touched).
       ResumeError: ``run_dir`` holds a run with other settings.
       LLMError: the client failed for good; rerun with the same arguments to resume.
     """
     start = time.monotonic()
+    _validate(strategy=strategy, budget=budget, concurrency=concurrency, num_train=num_train, num_test=num_test,
+              test_mcts_simulations=test_mcts_simulations, examples_per_type=examples_per_type,
+              max_steps_shown=max_steps_shown)
     tree, request = tree or TreeSettings(), request or RequestSettings()
     root = Path(run_dir)
     name, rules_text, train, spec = _inputs(game, rules, num_train, seed)
@@ -164,7 +190,10 @@ def synthesize_world_model(
                   "num_train": len(train), "train_sha": train_key[:16], "concurrency": concurrency,
                   "tree": dataclasses.asdict(tree), "request": dataclasses.asdict(request),
                   "examples_per_type": examples_per_type, "max_steps_shown": max_steps_shown,
-                  "rules_sha": sha(rules_text)[:16], "prompt_hashes": target.prompt_hashes(), "budget": budget}
+                  "rules_sha": sha(rules_text)[:16], "prompt_hashes": target.prompt_hashes(), "budget": budget,
+                  # test.jsonl is generated once from these; a resume with others must not reuse it
+                  "num_test": num_test, "test_mcts_simulations": test_mcts_simulations,
+                  "test_sha": _test_key(test_trajectories)}
         store = RunStore(root, config=config, check_key=train_key)
         _load_or_save(root / "train.jsonl", lambda: train)
         engine = run_search(target, llm, store, strategy=strategy, budget=budget, seed=seed,
