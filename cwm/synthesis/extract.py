@@ -6,6 +6,7 @@ import ast
 import builtins
 import dataclasses
 import re
+import textwrap
 from collections.abc import Sequence
 
 from cwm.types import CwmError
@@ -55,6 +56,9 @@ def extract_code(reply: str, required: Sequence[str]) -> Extraction:
       3. Without fences: the code-like tail of the reply (from the first import/def line), trimmed of
          trailing prose until it parses.
 
+    CRLF line ends are read as LF, and a fenced block indented as a whole (under a markdown list item)
+    is dedented.
+
     Args:
       reply: the reply text.
       required: the function names a complete candidate defines (the contract).
@@ -66,6 +70,7 @@ def extract_code(reply: str, required: Sequence[str]) -> Extraction:
       CodeExtractionError: the reply holds no code, or its code misses required functions (named).
     """
     need = set(required)
+    reply = reply.replace("\r\n", "\n")  # CRLF replies: the fence patterns work on "\n" lines
     blocks, unclosed = _fenced_blocks(reply)
     how = "unclosed" if unclosed else "blocks"
     if not blocks:
@@ -101,7 +106,8 @@ def _fenced_blocks(reply: str) -> tuple[list[str], bool]:
         fence, lang = m.group(1), m.group(2).lower()
         start = m.end() + 1
         close = re.compile(rf"^[ \t]*{re.escape(fence)}[ \t]*$", re.MULTILINE).search(reply, start)
-        body = reply[start: close.start() if close else len(reply)]
+        # a block indented under a markdown list item holds indented code: back to column 0
+        body = textwrap.dedent(reply[start: close.start() if close else len(reply)])
         if lang not in _NOT_PYTHON and body.strip():
             blocks.append(body.rstrip() + "\n")
         if close is None:

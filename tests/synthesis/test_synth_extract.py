@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import textwrap
 
 import pytest
 from synth_helpers import program, reply
@@ -23,6 +24,9 @@ CASES = {
     "bare-code-with-prose": ("Here you go:\n\n" + CORRECT + "\nThat is the whole module.\n", [CORRECT], "bare"),
     "untagged-fence": ("```\n" + CORRECT + "```\n", [CORRECT], "blocks"),
     "json-block-ignored": ("```json\n{\"a\": 1}\n```\n```python\n" + CORRECT + "```\n", [CORRECT], "blocks"),
+    "fence-in-list": ("1. The module:\n\n   ```python\n" + textwrap.indent(CORRECT, "   ") + "   ```\n2. Done.\n",
+                      [CORRECT], "blocks"),
+    "crlf-line-ends": (("Here:\n```python\n" + CORRECT + "```\n").replace("\n", "\r\n"), [CORRECT], "blocks"),
     "duplicate-versions": ("```python\n" + CORRECT + "```\nagain:\n```python\n" + CORRECT + "```\n", [CORRECT], "blocks"),
 }
 
