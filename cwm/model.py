@@ -281,7 +281,7 @@ class ModelState:
     """A model state shaped like ``pyspiel.State``; states are shared, never copied (the contract forbids
     mutation, and the checks enforce it)."""
 
-    __slots__ = ("model", "raw", "_history", "_returns", "_rewards", "_player", "_legal", "_parent")
+    __slots__ = ("model", "raw", "_history", "_returns", "_rewards", "_player", "_legal", "_by_id", "_parent")
 
     def __init__(self, model: WorldModel, raw: JSON, *, history: tuple[int, ...] = (), returns: tuple[float, ...] = (),
                  rewards: tuple[float, ...] = (), parent: ModelState | None = None):
@@ -292,6 +292,7 @@ class ModelState:
         self._rewards = rewards or (0.0,) * model.num_players
         self._player: int | None = None
         self._legal: list[str] | None = None
+        self._by_id: dict[int, str] | None = None  # this state's legal ids -> their strings, built once
         self._parent = parent
 
     # -- queries ------------------------------------------------------------------------------------
@@ -339,6 +340,20 @@ class ModelState:
             return []
         p = self.current_player()
         return [self.model.codec.to_id(p, a) for a in self.legal_action_strings()]
+
+    def _strings_by_id(self) -> dict[int, str]:
+        """This state's own legal (or chance) action ids mapped to their strings, cached on the state.
+
+        An id is decoded here rather than by the codec's global table because in some games (backgammon)
+        the string of an id depends on the state: id 25 is "chance outcome 25 (roll: 54)" after the first
+        roll and "... O starts ..." before it.
+        """
+        if self._by_id is None:
+            p = self.current_player()
+            strings = [a for a, _ in self.chance_outcome_strings()] if p == CHANCE else self.legal_action_strings()
+            to_id = self.model.codec.to_id
+            self._by_id = {to_id(p, s): s for s in strings}
+        return self._by_id
 
     def chance_outcome_strings(self) -> list[tuple[str, float]]:
         if not self.is_chance_node():
@@ -404,11 +419,16 @@ class ModelState:
         chain, node = [], self
         while node._parent is not None:
             parent = node._parent
-            chain.append(self.model.codec.to_string(parent.current_player(), node._history[-1]))
+            chain.append(parent.action_to_string(parent.current_player(), node._history[-1]))
             node = parent
         return chain[::-1]
 
     def action_to_string(self, player: int, action: int) -> str:
+        """The string of ``action``: this state's own string when ``player`` moves here, else the codec's."""
+        if player == self.current_player() and player != TERMINAL:
+            found = self._strings_by_id().get(action)
+            if found is not None:
+                return found
         return self.model.codec.to_string(player, action)
 
     def string_to_action(self, action: str) -> int:
@@ -418,7 +438,13 @@ class ModelState:
     def child(self, action: int) -> ModelState:
         """The state after ``action`` (an OpenSpiel id); this state is unchanged."""
         player = self.current_player()
-        return self.child_from_string(self.model.codec.to_string(player, action), action_id=action)
+        if player == TERMINAL:
+            raise ModelContractError(f"{self.model.name}: apply_action(id {action}) at a terminal state")
+        found = self._strings_by_id().get(action)
+        if found is None:
+            raise ModelContractError(f"{self.model.name}: action id {action} is not legal here; "
+                                     f"legal ids: {sorted(self._strings_by_id())[:20]}")
+        return self._advance(player, found, action)
 
     def child_from_string(self, action: str, *, action_id: int | None = None) -> ModelState:
         player = self.current_player()
@@ -429,6 +455,10 @@ class ModelState:
         )
         if action not in legal:
             raise ModelContractError(f"{self.model.name}: action {action!r} is not legal here; legal: {legal[:20]}")
+        return self._advance(player, action, action_id)
+
+    def _advance(self, player: int, action: str, action_id: int | None) -> ModelState:
+        """Applies a legal ``action`` and wraps the result with its rewards and returns."""
         nxt = self.model.call("apply_action", self.raw, action)
         if nxt is self.raw:
             raise ModelContractError(f"{self.model.name}: apply_action returned its input state object; "
@@ -454,14 +484,14 @@ class ModelState:
     def _become(self, nxt: ModelState) -> None:
         parent = ModelState(self.model, self.raw, history=self._history, returns=self._returns,
                             rewards=self._rewards, parent=self._parent)
-        parent._player, parent._legal = self._player, self._legal
+        parent._player, parent._legal, parent._by_id = self._player, self._legal, self._by_id
         self.raw, self._history, self._returns, self._rewards = nxt.raw, nxt._history, nxt._returns, nxt._rewards
-        self._player, self._legal, self._parent = None, None, parent
+        self._player, self._legal, self._by_id, self._parent = None, None, None, parent
 
     def clone(self) -> ModelState:
         twin = ModelState(self.model, self.raw, history=self._history, returns=self._returns,
                           rewards=self._rewards, parent=self._parent)
-        twin._player, twin._legal = self._player, self._legal
+        twin._player, twin._legal, twin._by_id = self._player, self._legal, self._by_id
         return twin
 
     def __deepcopy__(self, memo: dict[int, Any]) -> ModelState:
