@@ -60,6 +60,8 @@ class CwmContestant:
         None runs it in-process behind the static gate (see ``route.run_job``).
       temperature: sampling temperature (default 0).
       max_output_tokens: cap on the reply.
+      budget_s: in-process runs only: the wall-clock budget for loading, and for tabulating, the code
+        (default ``route.IN_PROCESS_BUDGET_S``).
     """
 
     client: Client
@@ -67,6 +69,7 @@ class CwmContestant:
     temperature: float = 0.0
     max_output_tokens: int = 8192
     name: str = "cwm"
+    budget_s: float = route.IN_PROCESS_BUDGET_S
     _lock: threading.Lock = dataclasses.field(default_factory=threading.Lock, repr=False)
 
     def run(self, task: Task) -> ItemResult:
@@ -80,7 +83,8 @@ class CwmContestant:
         try:
             source = extract_code(reply, ["payoff"]).candidates[-1]
             with self._lock:
-                value = route.run_job(source, {"data": list(route.DATA_NAMES[task.family])}, sandbox=self.sandbox)
+                value = route.run_job(source, {"data": list(route.DATA_NAMES[task.family])}, sandbox=self.sandbox,
+                                      budget_s=self.budget_s)
             parsed = route.answer_from_table(task, value)
         except (CodeExtractionError, route.RouteError) as e:
             return judge(task, self.name, reply, None, detail=str(e))

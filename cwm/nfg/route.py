@@ -7,6 +7,7 @@ trusted job that runs in the sandbox child: it calls ``payoff`` on every action 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
@@ -21,6 +22,7 @@ from cwm.nfg.tasks import Task, solve
 from cwm.types import JSON, CwmError
 
 JOB = "cwm.nfg.job:tabulate"
+IN_PROCESS_BUDGET_S = 5.0  # load, then tabulate, each within this many seconds when run in-process
 DATA_NAMES: dict[str, tuple[str, ...]] = {
     "best_response_pure": ("OPPONENT_ACTION",),
     "dominant_strategy": (),
@@ -49,12 +51,20 @@ def prompt_names(family: str) -> list[str]:
     return ["nfg/cwm/system.md", "nfg/cwm/request.md", f"nfg/cwm/data/{family}.md"]
 
 
-def run_job(source: str, payload: JSON, *, sandbox: Any = None) -> JSON:
+def run_job(source: str, payload: JSON, *, sandbox: Any = None, budget_s: float = IN_PROCESS_BUDGET_S) -> JSON:
     """Runs ``tabulate`` on ``source``: in ``sandbox`` (a ``cwm.sandbox.Sandbox``) when given, else in-process
     behind the static gate (the fallback for machines or callers without the sandbox).
 
+    Args:
+      source: the LLM's module.
+      payload: the job's payload (``{"data": [names]}``).
+      sandbox: where to run it; None runs in-process.
+      budget_s: in-process only: wall-clock budget (``cwm.sandbox.call_budget``) for loading the module,
+        and again for tabulating it (default ``IN_PROCESS_BUDGET_S``). The sandbox applies its own limits.
+
     Raises:
-      RouteError: the code was rejected, failed to load, or ``tabulate`` failed (the reason is kept).
+      RouteError: the code was rejected, failed to load, ran over its budget, or ``tabulate`` failed
+        (the reason is kept).
     """
     if sandbox is not None:
         result = sandbox.run(JOB, source, payload)
@@ -63,10 +73,14 @@ def run_job(source: str, payload: JSON, *, sandbox: Any = None) -> JSON:
         return result.value
     from cwm.model import load_source  # the model module imports the sandbox; keep import order simple
 
+    def load_module(text: str) -> Any:
+        return load_source(text, name="nfg_game", api=())
+
+    guard = sandbox_module.call_budget(budget_s)
     try:
         sandbox_module.static_gate(source)
-        module = load_source(source, name="nfg_game", api=())
-        return tabulate(module, payload)
+        module = guard(load_module, source)
+        return guard(tabulate, module, payload)
     except Exception as e:  # untrusted code's own failure at load or call time becomes the route's failure
         raise RouteError(f"{type(e).__name__}: {e}") from e
 
@@ -94,22 +108,40 @@ def _exact(x: float) -> Fraction:
 
 
 def _question(family: str, data: Mapping[str, JSON]) -> JSON:
+    """The solver's question from the module's data; names become strings (``OPPONENT_ACTION = 3`` names
+    action ``"3"`` in the numbers disguise) and a strategy is spelled like ``STRATEGIES`` (``Tit for tat``)."""
     if family == "best_response_pure":
-        return {"opponent_action": data["OPPONENT_ACTION"]}
+        return {"opponent_action": _name(data["OPPONENT_ACTION"])}
     if family == "estimate_mixed":
-        return {"opponent_history": list(data["OPPONENT_HISTORY"])}
+        return {"opponent_history": _names(data["OPPONENT_HISTORY"], "OPPONENT_HISTORY")}
     if family == "best_response_mixed":
-        mix = {str(a): to_fraction(p, where=f"OPPONENT_MIX[{a!r}]").limit_denominator(1000)
+        mix = {_name(a): to_fraction(p, where=f"OPPONENT_MIX[{a!r}]").limit_denominator(1000)
                for a, p in data["OPPONENT_MIX"].items()}
         total = sum(mix.values(), Fraction(0))
         return {"opponent_mix": {a: p / total for a, p in mix.items()} if total == 100 else mix}
-    roles = {"cooperate": data.get("COOPERATE"), "defect": data.get("DEFECT")}
+    roles = {role: None if data.get(key) is None else _name(data[key])
+             for role, key in (("cooperate", "COOPERATE"), ("defect", "DEFECT"))}
     if family == "classify_partner":
         tremble = to_fraction(data["TREMBLE"], where="TREMBLE").limit_denominator(1000)
-        return {"history": [list(r) for r in data["HISTORY"]], "roles": roles, "tremble": tremble}
+        history = [_names(pair, "HISTORY entry") for pair in data["HISTORY"]]
+        return {"history": history, "roles": roles, "tremble": tremble}
     if family == "play_strategy":
-        return {"strategy": data["STRATEGY"], "partner_history": list(data["PARTNER_HISTORY"]), "roles": roles}
+        strategy = re.sub(r"[\s_-]+", "-", _name(data["STRATEGY"]).strip().lower())
+        return {"strategy": strategy, "partner_history": _names(data["PARTNER_HISTORY"], "PARTNER_HISTORY"),
+                "roles": roles}
     return {}
+
+
+def _name(value: JSON) -> str:
+    if isinstance(value, (list, dict)) or value is None:
+        raise TypeError(f"expected an action name, got {value!r}")
+    return str(value)
+
+
+def _names(value: JSON, where: str) -> list[str]:
+    if not isinstance(value, list):
+        raise TypeError(f"{where} must be a list of action names, got {value!r}")
+    return [_name(v) for v in value]
 
 
 def _in_task_terms(task: Task, kind: str, vocabulary: tuple[str, ...], accepted: tuple) -> Reply:

@@ -163,3 +163,70 @@ def test_cli_unknown_family_is_a_clear_error(tmp_path: Path, capsys: pytest.Capt
 @pytest.mark.parametrize(("k", "n", "low", "high"), [(5, 10, 0.2366, 0.7634), (0, 7, 0.0, 0.3543), (10, 10, 0.7225, 1.0)])
 def test_wilson_interval(k: int, n: int, low: float, high: float) -> None:
     assert wilson(k, n) == pytest.approx((low, high), abs=1e-4)
+
+
+PD_NUMBERS_CODE = """
+PLAYERS = ["Carla", "Dev"]
+ME = "Carla"
+ACTIONS = {"Carla": [3, 1], "Dev": [3, 1]}
+PAY = {(3, 3): [3, 3], (3, 1): [0, 5], (1, 3): [5, 0], (1, 1): [1, 1]}
+
+def payoff(action_0, action_1):
+    return PAY[(action_0, action_1)]
+"""
+# The numbers disguise: the LLM writes action names as integers, and the strategy in its own spelling.
+NUMBERS_DATA = [
+    ("best_response_pure", {"opponent_action": "3"}, "OPPONENT_ACTION = 3", frozenset({"1"})),
+    ("best_response_mixed", {"opponent_mix": {"3": "1/2", "1": "1/2"}}, "OPPONENT_MIX = {3: 0.5, 1: 0.5}",
+     frozenset({"1"})),
+    ("estimate_mixed", {"opponent_history": ["3", "1", "1", "1"]}, "OPPONENT_HISTORY = [3, 1, 1, 1]", (0.25, 0.75)),
+    ("play_strategy", {"strategy": "tit-for-tat", "partner_history": ["1", "1", "3"],
+                       "roles": {"cooperate": "3", "defect": "1"}},
+     'STRATEGY = "Tit for tat"\nPARTNER_HISTORY = [1, 1, 3]\nCOOPERATE = 3\nDEFECT = 1', ("3", "1", "1")),
+    ("play_strategy", {"strategy": "win-stay-lose-shift", "partner_history": ["3", "3"],
+                       "roles": {"cooperate": "3", "defect": "1"}},
+     'STRATEGY = "Win_Stay_Lose_Shift"\nPARTNER_HISTORY = [3, 3]\nCOOPERATE = 3\nDEFECT = 1', ("3", "3")),
+    ("classify_partner", {"history": [["3", "1"], ["1", "1"], ["3", "1"], ["1", "1"], ["3", "1"], ["3", "1"]],
+                          "roles": {"cooperate": "3", "defect": "1"}, "tremble": "1/20"},
+     "HISTORY = [[3, 1], [1, 1], [3, 1], [1, 1], [3, 1], [3, 1]]\nCOOPERATE = 3\nDEFECT = 1\nTREMBLE = 0.05",
+     frozenset({"always-defect"})),
+]
+
+
+def _pd_numbers_task(family: str, question: dict) -> Task:
+    from cwm.nfg import MatrixGame, render, solve
+
+    game = MatrixGame.from_tables(["Carla", "Dev"], [["3", "1"]] * 2, [[3, 0], [5, 1]], [[3, 5], [0, 1]])
+    key = solve(family, game, 0, question)
+    disguise = {"style": "numbers", "unit": "points", "probabilities": "fractions"}
+    return Task(f"pd-{family}", family, game, 0, question, key,
+                render.messages(family, game, 0, question, key, disguise=disguise), disguise)
+
+
+@pytest.mark.parametrize(("family", "question", "data", "expected"), NUMBERS_DATA,
+                         ids=[f"{d[0]}-{i}" for i, d in enumerate(NUMBERS_DATA)])
+def test_cwm_route_reads_integer_names_and_spelled_strategies(family: str, question: dict, data: str,
+                                                               expected: object) -> None:
+    task = _pd_numbers_task(family, question)
+    (result,) = evaluate([task], [CwmContestant(ScriptedClient([_code(PD_NUMBERS_CODE + "\n" + data)]))])
+    assert result.status == "correct", result.detail
+    assert result.parsed is not None
+    assert result.parsed.value == (pytest.approx(expected) if family == "estimate_mixed" else expected)
+
+
+RUNAWAY = [
+    ("loop-at-import", "while True:\n    pass\n" + RPS_CODE + '\nOPPONENT_ACTION = "red"', "load_module"),
+    ("loop-in-payoff", RPS_CODE.replace("    if action_0 == action_1:", "    while True:\n        pass\n"
+                                        "    if action_0 == action_1:") + '\nOPPONENT_ACTION = "red"', "tabulate"),
+]
+
+
+@pytest.mark.parametrize(("body", "where"), [r[1:] for r in RUNAWAY], ids=[r[0] for r in RUNAWAY])
+def test_in_process_route_stops_runaway_code_at_its_budget(body: str, where: str) -> None:
+    import time
+
+    start = time.monotonic()
+    (result,) = evaluate([_rps_task()], [CwmContestant(ScriptedClient([_code(body)]), budget_s=0.3)])
+    assert result.status == "unparseable"
+    assert "time budget of 0.3 s" in result.detail and where in result.detail, result.detail
+    assert time.monotonic() - start < 5
