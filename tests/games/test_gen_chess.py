@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
@@ -10,6 +11,7 @@ from cwm import games
 from game_rules import gen_chess
 
 GAME = games.load_game("gen_chess")
+SIZE, NUM = gen_chess.SIZE, gen_chess.NUM_SQUARES
 
 
 def play(moves: str = ""):
@@ -127,9 +129,42 @@ def test_pass_is_legal_only_without_a_move():
 
 
 def test_a_side_with_its_general_always_has_a_move():
-    """Why PASS never happens in play: any subset of the army around its general can move (spot check)."""
+    """Why PASS never happens in play: spot checks of a general boxed in by its own pieces."""
     for rows in (["....g", ".....", ".....", "CI...", "GI..."], ["....g", ".....", ".....", "IC...", "GC..."]):
         assert "PASS" not in legal(position(rows))
+
+
+def boxed_in_generals(player: int):
+    """Every board where ``player``'s general has no move of its own (no enemy pieces: they never block).
+
+    A general can move unless all its neighbours hold own pieces (enemy ones it captures). Off the corners
+    a square has at least five neighbours, but a side has only four other pieces; so the general sits in
+    a corner, its three neighbours hold three of the two infantry and two cavalry, and the fourth piece
+    is off the board or on any of the 21 other squares. Every position without a move is among these.
+    """
+    case = str.upper if player == 0 else str.lower
+    for corner in (0, SIZE - 1, NUM - SIZE, NUM - 1):
+        r, f = divmod(corner, SIZE)
+        around = [nr * SIZE + nf for nr in (r - 1, r, r + 1) for nf in (f - 1, f, f + 1)
+                  if 0 <= nr < SIZE and 0 <= nf < SIZE and (nr, nf) != (r, f)]
+        for kinds in sorted(set(itertools.permutations("IICC", 3))):
+            spare = "IICC".replace(kinds[0], "", 1).replace(kinds[1], "", 1).replace(kinds[2], "", 1)
+            board = ["."] * NUM
+            board[corner] = case("G")
+            for square, kind in zip(around, kinds):
+                board[square] = case(kind)
+            yield board
+            for square in (q for q in range(NUM) if board[q] == "."):
+                yield board[:square] + [case(spare)] + board[square + 1:]
+
+
+@pytest.mark.parametrize("player", [0, 1])
+def test_no_position_with_a_general_is_without_a_move(player):
+    """The exhaustive search behind "PASS never happens in play" (rules file, Turns and actions)."""
+    boards = list(boxed_in_generals(player))
+    assert len(boards) == 4 * 6 * (1 + 21)
+    for board in boards:
+        assert gen_chess.moves(board, player), gen_chess.board_rows(board)
 
 
 def test_draw_after_one_hundred_plies():
