@@ -74,6 +74,10 @@ class ISMCTS:
     ):
         if num_simulations < 1:
             raise ValueError(f"ISMCTS: num_simulations must be >= 1, got {num_simulations}")
+        if rollouts < 1 and value_fn is None:
+            raise ValueError(f"ISMCTS: rollouts must be >= 1 without a value_fn, got {rollouts}")
+        if max_sample_tries < 1:
+            raise ValueError(f"ISMCTS: max_sample_tries must be >= 1, got {max_sample_tries}")
         self.num_simulations = num_simulations
         self.uct_c = uct_c
         self.rollouts = rollouts

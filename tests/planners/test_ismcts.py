@@ -121,3 +121,15 @@ def test_cwm_agent_with_a_sampler_over_model_states_plays_leduc():
         returns, forfeit, kind, reason, _ = play_match(game, [Watch(), RandomAgent(seed=i)], seed=i)
         assert forfeit is None, reason
     assert agent.ismcts is not None and agent.ismcts.failed_draws == 0
+
+
+@pytest.mark.parametrize("bad", [{"num_simulations": 0}, {"rollouts": 0}, {"max_sample_tries": 0}],
+                         ids=["sims-0", "rollouts-0", "tries-0"])
+def test_rejects_bad_settings(bad):
+    with pytest.raises(ValueError, match=next(iter(bad))):
+        ISMCTS(**bad)
+
+
+def test_value_fn_allows_zero_rollouts():
+    search = ISMCTS(num_simulations=20, rollouts=0, value_fn=lambda state, player: 0.0, seed=0)
+    assert search.search(_leduc_after_deal()).simulations == 20

@@ -101,9 +101,12 @@ def test_seeded_search_is_reproducible():
     a = MCTS(num_simulations=300, rollouts=2, seed=7).search(state)
     b = MCTS(num_simulations=300, rollouts=2, seed=np.random.default_rng(7)).search(state)
     c = MCTS(num_simulations=300, rollouts=2, seed=7).search(state)
+    d = MCTS(num_simulations=300, rollouts=2, seed=np.random.default_rng(7)).search(state)
     assert a == c
     assert sum(a.visits.values()) == 300 and a.simulations == 300
     assert isinstance(b.action, int)
+    assert b == d, "two searches seeded with equal Generators differ"
+    assert sum(b.visits.values()) == 300
 
 
 def test_finds_the_winning_move_and_leaves_the_state_alone():
