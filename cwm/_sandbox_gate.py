@@ -40,8 +40,18 @@ FORBIDDEN_ATTRIBUTES = frozenset({
     "gi_code", "cr_frame", "cr_code", "ag_frame", "ag_code", "co_code", "co_consts",
     "save", "savez", "savez_compressed", "savetxt", "load", "loadtxt", "genfromtxt", "fromfile", "tofile",
     "memmap", "fromregex", "DataSource", "ctypeslib", "lib", "f2py", "distutils", "testing", "dump",
-    "system", "popen", "environ", "getenv", "putenv",
+    "system", "popen", "environ", "getenv", "putenv", "mro",
 })
+# Builtin classes whose positional ``case int(x)`` pattern binds the subject itself (no __match_args__).
+SELF_MATCHING_CLASSES = frozenset({
+    "int", "str", "float", "bool", "bytes", "list", "tuple", "dict", "set", "frozenset", "bytearray",
+})
+# The exceptions the sandbox and the in-process budget interrupt a runaway call with derive from
+# BaseException; a model that names these (or catches everything) can swallow the interrupt forever.
+UNCATCHABLE_NAMES = frozenset({"BaseException", "KeyboardInterrupt", "SystemExit", "GeneratorExit"})
+# String constants a model may write that look like dunder names.
+ALLOWED_DUNDER_STRINGS = frozenset({"__main__"})
+_DUNDER_STRING = re.compile(r"^__\w+__$")
 # Drawing from the process-wide generators makes a model non-deterministic; models take a seed instead.
 GLOBAL_RANDOM_FUNCTIONS = frozenset({
     "random", "randint", "randrange", "choice", "choices", "shuffle", "sample", "uniform", "gauss",
@@ -76,7 +86,9 @@ def static_gate(source: str) -> None:
     Rules: imports only from ``ALLOWED_IMPORTS`` (dotted ones from ``ALLOWED_SUBMODULES``); no
     ``FORBIDDEN_NAMES``; no dunder attributes (also not through ``match`` class patterns), no private
     attributes except on ``self``/``cls``, no ``FORBIDDEN_ATTRIBUTES``; no defining dunder names outside
-    ``ALLOWED_DUNDER_DEFINITIONS``; no assignment to attributes except on ``self``/``cls`` (no monkeypatching);
+    ``ALLOWED_DUNDER_DEFINITIONS``; no positional class sub-patterns except on ``SELF_MATCHING_CLASSES``;
+    no 3-argument ``type()``; no dunder-shaped string constants; no bare ``except:``, no naming
+    ``UNCATCHABLE_NAMES`` and no return/break/continue in ``finally``; no assignment to attributes except on ``self``/``cls`` (no monkeypatching);
     no draws from the global ``random``/``numpy.random`` generators and no unseeded generators; no
     ``str.format`` templates that walk into private attributes.
 
@@ -116,6 +128,7 @@ class _Gate(ast.NodeVisitor):
                 self.numpy_aliases.add(bound)
             elif alias.name == "numpy.random":
                 (self.np_random_aliases if alias.asname else self.numpy_aliases).add(bound)
+        self.generic_visit(node)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         if node.level:
@@ -137,8 +150,29 @@ class _Gate(ast.NodeVisitor):
     def visit_Name(self, node: ast.Name) -> None:
         if node.id in FORBIDDEN_NAMES:
             _fail(node, f"use of {node.id!r} is not allowed")
-        if isinstance(node.ctx, ast.Store):
+        if node.id in UNCATCHABLE_NAMES:
+            _fail(node, f"use of {node.id!r} is not allowed: catch or raise Exception subclasses only (the "
+                        f"sandbox's time-budget interrupt must be able to end the call)")
+        if isinstance(node.ctx, (ast.Store, ast.Del)):
             _check_definition(node, node.id)
+
+    def visit_arg(self, node: ast.arg) -> None:
+        _check_definition(node, node.arg)
+        self.generic_visit(node)
+
+    def visit_alias(self, node: ast.alias) -> None:
+        _check_definition(node, (node.asname or node.name).split(".")[0])
+
+    def visit_MatchAs(self, node: ast.MatchAs) -> None:
+        _check_definition(node, node.name)
+        self.generic_visit(node)
+
+    def visit_MatchStar(self, node: ast.MatchStar) -> None:
+        _check_definition(node, node.name)
+
+    def visit_MatchMapping(self, node: ast.MatchMapping) -> None:
+        _check_definition(node, node.rest)
+        self.generic_visit(node)
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
         _check_definition(node, node.name)
@@ -153,7 +187,29 @@ class _Gate(ast.NodeVisitor):
     def visit_MatchClass(self, node: ast.MatchClass) -> None:
         for attr in node.kwd_attrs:  # ``case object(__class__=c)`` reads an attribute without a dot
             _check_attribute(node, attr, base=None)
+        # ``case C(x)`` reads the attribute named in C.__match_args__ from any subject C accepts (and C's
+        # metaclass or ABC registry decides what it accepts): an attribute read the gate cannot see.
+        if node.patterns and not (isinstance(node.cls, ast.Name) and node.cls.id in SELF_MATCHING_CLASSES):
+            _fail(node, "positional sub-patterns in a class pattern ('case C(x)') are allowed only for "
+                        f"{', '.join(sorted(SELF_MATCHING_CLASSES))}; use keyword patterns ('case C(field=x)')")
         self.generic_visit(node)
+
+    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
+        if node.type is None:
+            _fail(node, "a bare 'except:' is not allowed (it swallows the sandbox's time-budget interrupt); "
+                        "catch Exception or a subclass")
+        _check_definition(node, node.name)
+        self.generic_visit(node)
+
+    def visit_Try(self, node: ast.Try) -> None:
+        for stmt in node.finalbody:  # ``finally: continue`` (or break/return) discards any exception
+            for sub in ast.walk(stmt):
+                if isinstance(sub, (ast.Return, ast.Break, ast.Continue)):
+                    _fail(sub, "return, break or continue inside 'finally' is not allowed (it discards the "
+                               "sandbox's time-budget interrupt)")
+        self.generic_visit(node)
+
+    visit_TryStar = visit_Try  # type: ignore[assignment]
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         base = node.value.id if isinstance(node.value, ast.Name) else None
@@ -176,6 +232,8 @@ class _Gate(ast.NodeVisitor):
             name = func.id if isinstance(func, ast.Name) else ""
         if name == "SystemRandom":
             _fail(node, "SystemRandom is not reproducible; use random.Random(seed)")
+        if name == "type" and isinstance(func, ast.Name) and len(node.args) + len(node.keywords) > 1:
+            _fail(node, "type() with more than one argument builds a class at run time; use a class statement")
         if name in SEEDED_CONSTRUCTORS and not node.args and not node.keywords:
             _fail(node, f"{name}() without a seed is not reproducible; pass a seed")
         self.generic_visit(node)
@@ -183,6 +241,9 @@ class _Gate(ast.NodeVisitor):
     def visit_Constant(self, node: ast.Constant) -> None:
         if isinstance(node.value, str) and _FORMAT_ESCAPE.search(node.value):
             _fail(node, "a format template that reaches private attributes ('{x._...}') is not allowed")
+        if (isinstance(node.value, str) and _DUNDER_STRING.match(node.value)
+                and node.value not in ALLOWED_DUNDER_STRINGS):
+            _fail(node, f"the string {node.value!r} names a dunder attribute; such names are not allowed")
 
     def _is_random_module(self, node: ast.expr) -> bool:
         return isinstance(node, ast.Name) and node.id in self.random_aliases
@@ -202,7 +263,11 @@ def _check_module(node: ast.AST, name: str) -> None:
         _fail(node, f"import of submodule {name!r} is not allowed")
 
 
-def _check_definition(node: ast.AST, name: str) -> None:
+def _check_definition(node: ast.AST, name: str | None) -> None:
+    if name is None:
+        return
+    if name in SELF_MATCHING_CLASSES:  # ``int = Probe`` would turn ``case int(x)`` back into an attribute read
+        _fail(node, f"rebinding the builtin name {name!r} is not allowed")
     if name.startswith("__") and name.endswith("__") and name not in ALLOWED_DUNDER_DEFINITIONS:
         _fail(node, f"defining {name!r} is not allowed (it changes how Python treats the object)")
 

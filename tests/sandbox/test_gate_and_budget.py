@@ -21,6 +21,12 @@ ALLOWED = {
     "collections-abc": "from collections.abc import Mapping\nimport collections.abc\n",
     "dataclass": "import dataclasses\n@dataclasses.dataclass\nclass S:\n    x: int = 0\n",
     "json-loads": "import json\ndef f(s):\n    return json.loads(json.dumps(s))\n",
+    "builtin-positional-match": "def f(x):\n    match x:\n        case int(n) | str(n):\n            return n\n",
+    "keyword-class-match": "import dataclasses\n@dataclasses.dataclass\nclass P:\n    x: int = 0\n"
+                           "def f(p):\n    match p:\n        case P(x=v):\n            return v\n",
+    "main-guard": "if __name__ == '__main__':\n    pass\n",
+    "except-exception": "def f():\n    try:\n        return 1\n    except (ValueError, Exception):\n        return 0\n"
+                        "    finally:\n        pass\n",
 }
 
 REJECTED = {
@@ -35,6 +41,20 @@ REJECTED = {
     "attribute-store": ("import math\nmath.pi = 3\n", "line 2: assigning or deleting attribute 'pi'"),
     "attribute-delete": ("import json\ndel json.loads\n", "line 2: assigning or deleting attribute 'loads'"),
     "vars": ("x = vars()\n", "line 1: use of 'vars' is not allowed"),
+    "positional-class-match": ("import random\nclass P:\n    pass\nmatch random:\n    case P(o):\n        pass\n",
+                               "line 5: positional sub-patterns in a class pattern"),
+    "three-argument-type": ("P = type('P', (), {})\n", "line 1: type() with more than one argument"),
+    "dunder-string": ("names = ('__match_args__',)\n", "line 1: the string '__match_args__' names a dunder"),
+    "rebind-builtin-class": ("import dataclasses as int\n", "line 1: rebinding the builtin name 'int'"),
+    "bare-except": ("try:\n    pass\nexcept:\n    pass\n", "line 3: a bare 'except:' is not allowed"),
+    "except-base-exception": ("try:\n    pass\nexcept BaseException:\n    pass\n",
+                              "line 3: use of 'BaseException' is not allowed"),
+    "alias-base-exception": ("E = (ValueError, BaseException)\n", "line 1: use of 'BaseException' is not allowed"),
+    "raise-system-exit": ("raise SystemExit\n", "line 1: use of 'SystemExit' is not allowed"),
+    "generator-exit": ("def f():\n    raise GeneratorExit\n", "line 2: use of 'GeneratorExit' is not allowed"),
+    "finally-continue": ("while True:\n    try:\n        pass\n    finally:\n        continue\n",
+                         "line 5: return, break or continue inside 'finally'"),
+    "mro": ("E = ValueError.mro()[-2]\n", "line 1: access to attribute 'mro' is not allowed"),
     "huge-source": ("x = 1\n" * 200_000, "characters; the limit is"),
 }
 
@@ -112,6 +132,37 @@ def test_call_budget_guards_a_world_model() -> None:
     wm = model.WorldModel(model.load_source(source), guard=call_budget(0.1))
     with pytest.raises(ModelContractError, match="get_initial_state"):
         wm.new_initial_state()
+
+
+# A model that keeps catching the budget's interrupt would never return from an in-process call; the gate
+# refuses every way of catching it, so what load_source accepts is always ended by call_budget.
+SWALLOW_FOREVER = {
+    "base-exception": "except BaseException:",
+    "bare": "except:",
+    "alias": "except (ValueError, KeyboardInterrupt, SystemExit, GeneratorExit):",
+    "mro": "except ValueError.mro()[-2]:",
+}
+
+
+def _retrying_model(handler: str) -> str:
+    body = ("def get_initial_state():\n    while True:\n        try:\n            while True:\n                pass\n"
+            f"        {handler}\n            pass\n")
+    return body + "".join(f"def {f.name}(*a):\n    return None\n" for f in model.WORLD_MODEL_API
+                          if f.name != "get_initial_state")
+
+
+@pytest.mark.parametrize("handler", list(SWALLOW_FOREVER.values()), ids=list(SWALLOW_FOREVER))
+def test_load_source_refuses_models_that_swallow_the_interrupt(handler: str) -> None:
+    with pytest.raises(ModelLoadError, match="is not allowed"):
+        model.load_source(_retrying_model(handler))
+
+
+def test_call_budget_ends_a_model_that_retries_after_every_exception() -> None:
+    wm = model.WorldModel(model.load_source(_retrying_model("except Exception:")), guard=call_budget(0.1))
+    start = time.monotonic()
+    with pytest.raises(ModelContractError, match="get_initial_state"):
+        wm.new_initial_state()
+    assert time.monotonic() - start < 1.0
 
 
 def test_call_budget_rejects_nonpositive() -> None:

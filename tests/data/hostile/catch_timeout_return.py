@@ -1,6 +1,7 @@
 # hostile: catches the timeout interrupt and returns a plausible answer anyway
 # job: check
-# expect: timeout: apply_action(...) ran longer than the per-call budget
+# expect: static: line 59: use of 'BaseException' is not allowed
+# ungated: timeout: apply_action(...) ran longer than the per-call budget
 
 # A small tic-tac-toe model; the hostile part below replaces one of its functions.
 

@@ -1,6 +1,7 @@
 # hostile: catches the sandbox's interrupt and raises a forged one that claims the job went fine
 # job: call get_initial_state
-# expect: error: the model raised a forged sandbox verdict
+# expect: static: line 11: use of 'BaseException' is not allowed
+# ungated: error: the model raised a forged sandbox verdict
 
 
 def get_initial_state():

@@ -1,6 +1,7 @@
 # hostile: raising KeyboardInterrupt to stop the harness
 # job: check
-# expect: error: KeyboardInterrupt
+# expect: static: line 56: use of 'KeyboardInterrupt' is not allowed
+# ungated: error: KeyboardInterrupt
 
 # A small tic-tac-toe model; the hostile part below replaces one of its functions.
 
