@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from cwm.nfg.answers import AnswerKey
 from cwm.nfg.game import MatrixGame, NfgFormatError
 from cwm.nfg.parse import parse_distribution, parse_reply
-from cwm.nfg.tasks import read_records, solve
+from cwm.nfg.tasks import solve
 from cwm.types import JSON
 
 
@@ -40,8 +41,14 @@ class AuditFinding:
         return {**dataclasses.asdict(self), "reasons": list(self.reasons)}
 
 
-def audit_record(record: Mapping[str, JSON], *, line: int = 0) -> AuditFinding:
-    """Recomputes one record's answer from its ``nfg`` formal game and compares the ideal and stored answers."""
+def audit_record(record: JSON, *, line: int = 0) -> AuditFinding:
+    """Recomputes one record's answer from its ``nfg`` formal game and compares the ideal and stored answers.
+
+    A record that is not a JSON object, or whose formal game or question is malformed, is ``invalid``
+    with the reason; it never stops the audit of the other records.
+    """
+    if not isinstance(record, Mapping):
+        return AuditFinding(line, "", "", "invalid", (f"record is not a JSON object: {_short(record)}",))
     nfg = record.get("nfg")
     ideal = record.get("ideal")
     if not isinstance(nfg, Mapping):
@@ -49,11 +56,17 @@ def audit_record(record: Mapping[str, JSON], *, line: int = 0) -> AuditFinding:
     item_id, family = str(nfg.get("id", "")), str(nfg.get("family", ""))
     try:
         game = MatrixGame.from_json(nfg["game"])
-        key = solve(family, game, int(nfg["me"]), nfg["question"])
-    except (NfgFormatError, KeyError, TypeError, ValueError) as e:
-        return AuditFinding(line, item_id, family, "invalid", (f"cannot solve the formal game: {e}",), ideal)
+        key = solve(family, game, nfg["me"], nfg["question"])
+    except (NfgFormatError, KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
+        reason = f"cannot solve the formal game: {type(e).__name__ + ': ' if not isinstance(e, ValueError) else ''}{e}"
+        return AuditFinding(line, item_id, family, "invalid", (reason,), ideal)
     reasons = [*_stored_reasons(nfg.get("answer"), key), *_ideal_reasons(ideal, key)]
     return AuditFinding(line, item_id, family, "disagree" if reasons else "ok", tuple(reasons), ideal, key.ideal())
+
+
+def _short(value: JSON) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _stored_reasons(stored: JSON, key: AnswerKey) -> list[str]:
@@ -61,7 +74,7 @@ def _stored_reasons(stored: JSON, key: AnswerKey) -> list[str]:
         return []
     try:
         written = AnswerKey.from_json(stored)
-    except NfgFormatError as e:
+    except (NfgFormatError, TypeError, ValueError, AttributeError) as e:
         return [f"stored answer key is malformed: {e}"]
     if written.kind != key.kind:
         return [f"stored answer kind {written.kind!r} but the question asks for a {key.kind!r}"]
@@ -98,8 +111,23 @@ def _ideal_reasons(ideal: JSON, key: AnswerKey) -> list[str]:
 
 
 def audit_file(path: str | Path) -> list[AuditFinding]:
-    """Audits every record of an evals JSONL file (records without a formal game are ``skipped``)."""
-    return [audit_record(r, line=n) for n, r in enumerate(read_records(path), 1)]
+    """Audits every record of an evals JSONL file (records without a formal game are ``skipped``; a line
+    that is not JSON is ``invalid``). Findings carry the record's line in the file; blank lines are skipped.
+
+    Raises:
+      FileNotFoundError: no such file.
+    """
+    findings = []
+    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as e:
+            findings.append(AuditFinding(n, "", "", "invalid", (f"line is not JSON ({e.msg})",)))
+            continue
+        findings.append(audit_record(record, line=n))
+    return findings
 
 
 def report(findings: Sequence[AuditFinding]) -> str:

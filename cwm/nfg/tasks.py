@@ -88,7 +88,7 @@ class Task:
         try:
             return cls(
                 id=str(nfg["id"]), family=_family(nfg["family"], where), game=MatrixGame.from_json(nfg["game"]),
-                me=int(nfg["me"]), question=nfg["question"], key=AnswerKey.from_json(nfg["answer"]),
+                me=_player(nfg["me"], where), question=nfg["question"], key=AnswerKey.from_json(nfg["answer"]),
                 messages=tuple({"role": str(m["role"]), "content": str(m["content"])} for m in record["input"]),
                 disguise=nfg.get("disguise", {}),
             )
@@ -96,6 +96,12 @@ class Task:
             if isinstance(e, NfgFormatError):
                 raise NfgFormatError(f"{where}: {e}") from e
             raise NfgFormatError(f"{where}: missing or malformed field {e}") from e
+
+
+def _player(value: JSON, where: str) -> int:
+    if isinstance(value, bool) or value not in (0, 1):
+        raise NfgFormatError(f"{where}: me must be player 0 or 1, got {value!r}")
+    return int(value)
 
 
 def _family(value: JSON, where: str) -> str:
@@ -108,9 +114,11 @@ def solve(family: str, game: MatrixGame, me: int, question: Mapping[str, JSON]) 
     """The accepted answers of a task, computed from its formal game and question.
 
     Raises:
-      NfgFormatError: unknown family, a question missing a parameter, or (dominant_strategy) a game
-        in which ``me`` has no strictly dominant action.
+      NfgFormatError: unknown family, ``me`` not 0 or 1, a question missing a parameter, or
+        (dominant_strategy) a game in which ``me`` has no strictly dominant action.
     """
+    if isinstance(me, bool) or me not in (0, 1):
+        raise NfgFormatError(f"{family}: me must be player 0 or 1, got {me!r}")
     other = game.other(me)
     try:
         if family == "best_response_pure":

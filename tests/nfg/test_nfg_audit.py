@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -55,3 +57,43 @@ def test_a_broken_formal_game_is_invalid(tmp_path: Path) -> None:
     (tmp_path / "broken.jsonl").write_text(text + "\n")
     (finding,) = audit_file(tmp_path / "broken.jsonl")
     assert finding.status == "invalid" and "Lizard" in finding.reasons[0]
+
+
+def _first_record() -> str:
+    return (DATA / "wrong_ideals.jsonl").read_text().splitlines()[0]
+
+
+def _edited(edit: Callable[[dict], None]) -> str:
+    record = json.loads(_first_record())
+    edit(record["nfg"])
+    return json.dumps(record)
+
+
+MALFORMED = [
+    # (id, the line, a phrase the reason must contain)
+    ("json-array", "[1, 2, 3]", "not a JSON object"),
+    ("json-string", '"just text"', "not a JSON object"),
+    ("not-json", '{"nfg": {', "not JSON"),
+    ("mix-as-list", _edited(lambda n: n["question"].update(opponent_mix=[0.5, 0.5])), "cannot solve"),
+    ("me-5", _edited(lambda n: n.update(me=5)), "me must be player 0 or 1, got 5"),
+    ("me-minus-1", _edited(lambda n: n.update(me=-1)), "me must be player 0 or 1, got -1"),
+    ("stored-key-not-a-key", _edited(lambda n: n["answer"].update(accepted=7)), "stored answer key"),
+]
+
+
+@pytest.mark.parametrize(("line", "phrase"), [m[1:] for m in MALFORMED], ids=[m[0] for m in MALFORMED])
+def test_a_malformed_record_is_reported_and_the_audit_goes_on(tmp_path: Path, line: str, phrase: str) -> None:
+    (tmp_path / "mixed.jsonl").write_text(line + "\n\n" + _first_record() + "\n")
+    bad, good = audit_file(tmp_path / "mixed.jsonl")
+    assert bad.status in ("invalid", "disagree") and phrase in bad.reasons[0], bad.reasons
+    assert (good.line, good.status) == (3, "ok")  # its line in the file, counting the blank one
+
+
+def test_solve_rejects_a_player_that_is_not_0_or_1() -> None:
+    from cwm.nfg import MatrixGame, NfgFormatError, solve
+
+    game = MatrixGame.from_registry("prisoners_dilemma")
+    assert solve("nash", game, 1, {}).kind == "distribution"
+    for me in (-1, 2, True):
+        with pytest.raises(NfgFormatError, match="me must be player 0 or 1"):
+            solve("nash", game, me, {})
