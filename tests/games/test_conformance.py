@@ -112,6 +112,43 @@ def test_rules_file_facts_hold_in_random_play(name):
     assert seen_returns <= {tuple(r) for r in f["returns"]}
 
 
+def test_quadranto_board_size_fact_matches_the_squares_played_on():
+    """board_rows x board_cols: every square a token stands on lies inside, and random play reaches them all."""
+    f = facts("quadranto")
+    seen = set()
+    for path, final in random_games("quadranto", 30, seed=5):
+        for state in [*path, final]:
+            seen.update(tuple(json.loads(state.observation_string(p))["my_square"] or ()) for p in (0, 1))
+    seen.discard(())  # before placement
+    assert seen == {(r, c) for r in range(f["board_rows"]) for c in range(f["board_cols"])}
+
+
+def test_hand_of_war_card_and_pile_facts_match_the_engine():
+    """ranks (highest first) and suits name every card played; each draw pile starts with draw_pile_size."""
+    f = facts("hand_of_war")
+    game = games.load_game("hand_of_war")
+    assert game.max_chance_outcomes() == f["max_chance_outcomes"] == f["num_cards"]
+    assert f["num_cards"] == len(f["ranks"]) * len(f["suits"]) == 2 * f["draw_pile_size"]
+    played, results = set(), set()
+    for path, final in random_games("hand_of_war", 30, seed=6):
+        dealt = path[f["num_cards"]]  # the first pick: the deal is done and both hands are drawn
+        for p in (0, 1):
+            view = json.loads(dealt.observation_string(p))
+            assert len(view["my_hand"]) + view["my_draw_pile"] == f["draw_pile_size"]
+            assert view["opponent_hand_size"] + view["opponent_draw_pile"] == f["draw_pile_size"]
+        for state in [*path[f["num_cards"]:], final]:
+            if not state.is_terminal():
+                played.update(state.action_to_string(state.current_player(), a) for a in state.legal_actions())
+            battle = json.loads(state.observation_string(0))["last_battle"]
+            if battle:
+                mine, theirs = (f["ranks"].index(battle[k][0]) for k in ("my_card", "opponent_card"))
+                expected = "tie" if mine == theirs else "won" if mine < theirs else "lost"
+                assert battle["result"] == expected, battle
+                results.add(expected)
+    assert played == {f"play {r}{s}" for r in f["ranks"] for s in f["suits"]}
+    assert results == {"won", "lost", "tie"}
+
+
 def _check_board_facts(name: str, f: dict, path: list, final) -> None:
     state = path[-1]
     if name == "quadranto":
