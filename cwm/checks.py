@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from cwm.model import WORLD_MODEL_API, Guard, ModelState, WorldModel, direct_guard
+from cwm.model import MODEL_ERRORS, WORLD_MODEL_API, Guard, ModelState, WorldModel, direct_guard
 from cwm.types import (
     CHANCE,
     JSON,
@@ -140,7 +140,7 @@ def run_checks(model: Any, trajectories: Sequence[Trajectory], *, max_failures_p
 def _call(guard: Guard, fns: dict[str, Callable[..., Any]], name: str, *args: Any) -> tuple[Any, str]:
     try:
         return guard(fns[name], *args), ""
-    except Exception:  # a model bug becomes a failing check with its traceback
+    except MODEL_ERRORS:  # a model bug (exit() and KeyboardInterrupt included) becomes a failing check
         return _UNSET, tb.format_exc(limit=-6)
 
 

@@ -229,6 +229,14 @@ class OpenCodec(ActionCodec):
 
 Guard = Callable[..., Any]  # guard(fn, *args) -> fn(*args), possibly under a time budget
 
+# What a model call may raise that counts as the model's own failure: every Exception, plus the built-in
+# BaseExceptions a model can raise itself (``exit()``, ``raise KeyboardInterrupt``, a closed generator).
+# Without them a model calling ``exit(0)`` in get_rewards would end `cwm check` with status 0 and no report.
+# The cost: a real Ctrl-C that lands inside a model call is scored as that call failing; one landing
+# between calls (where the library's own code runs) still stops the program. Other BaseExceptions (the
+# sandbox's timeout and verdict signals) pass through untouched.
+MODEL_ERRORS: tuple[type[BaseException], ...] = (Exception, SystemExit, KeyboardInterrupt, GeneratorExit)
+
 
 def direct_guard(fn: Callable[..., Any], *args: Any) -> Any:
     """The default guard: call the function as it is (no time budget)."""
@@ -261,7 +269,7 @@ class WorldModel:
             return self.guard(self._fns[fn_name], *args)
         except ModelContractError:
             raise
-        except Exception as e:  # the model's bug, reported as a contract breach with the call named
+        except MODEL_ERRORS as e:  # the model's bug, reported as a contract breach with the call named
             raise ModelContractError(f"{self.name}: {fn_name}(...) raised {type(e).__name__}: {e}") from e
 
     @property
