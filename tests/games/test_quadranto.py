@@ -8,6 +8,7 @@ import pyspiel
 import pytest
 
 from cwm import games
+from game_rules import quadranto
 
 GAME = games.load_game("quadranto")
 
@@ -65,9 +66,29 @@ def test_player1_catches_by_moving_onto_player0():
     assert obs(state, 0)["my_square"] == obs(state, 1)["my_square"] == [2, 1]
 
 
-def test_stay_never_catches_and_tokens_can_pass_each_other_only_by_catching():
+def test_stay_never_catches():
     state = play("(1,1) (2,2) Stay Stay Stay")
     assert not state.is_terminal() and state.current_player() == 1
+
+
+@pytest.mark.parametrize("mover", [0, 1])
+def test_tokens_can_pass_each_other_only_by_catching(mover):
+    """On every pair of adjacent squares, the mover's step towards the other token lands on it and catches:
+    moves are one at a time, so two tokens never swap squares or cross without a catch."""
+    pairs = 0
+    for here in range(16):
+        for action in range(4):  # Left, Right, Up, Down
+            there = quadranto.step(here, action)
+            if there is None:
+                continue
+            state = play("(0,0) (3,3)")
+            state.squares[mover], state.squares[1 - mover], state.moves = here, there, mover
+            assert state.current_player() == mover and not state.is_terminal()
+            state.apply_action(action)
+            assert state.is_terminal() and state.returns()[mover] == 1.0
+            assert obs(state, 0)["my_square"] == obs(state, 1)["my_square"] == [there // 4, there % 4]
+            pairs += 1
+    assert pairs == 2 * (2 * 4 * 3)  # 24 horizontal and 24 vertical ordered adjacent pairs
 
 
 def test_observation_shows_own_square_and_only_the_opponents_quadrant():
