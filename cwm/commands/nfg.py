@@ -6,6 +6,8 @@ import argparse
 import contextlib
 import hashlib
 import json
+import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +15,7 @@ import prompts
 from cwm import nfg
 from cwm.nfg import audit as nfg_audit
 from cwm.nfg import route
+from cwm.nfg.score import ItemResult, read_items
 from cwm.nfg.tasks import FAMILIES
 
 
@@ -32,7 +35,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     e.add_argument("tasks", help="task JSONL in our format (from `cwm nfg generate`)")
     e.add_argument("--llm", required=True, help="LLM spec: gemini, gemini:MODEL, openai:MODEL, replay:FILE")
     e.add_argument("--contestant", choices=["direct", "cwm", "both"], default="both")
-    e.add_argument("--out", required=True, help="output directory (results.json, results.md, items.jsonl)")
+    e.add_argument("--out", required=True,
+                   help="output directory (results.json, results.md, items.jsonl); re-running into it resumes, "
+                        "skipping items already in its items.jsonl")
     e.add_argument("--limit", type=int, help="only the first N tasks")
     e.add_argument("--workers", type=int, default=4, help="concurrent LLM calls (default 4)")
     e.add_argument("--temperature", type=float, default=0.0, help="sampling temperature (default 0)")
@@ -75,20 +80,49 @@ def cmd_eval(args: argparse.Namespace) -> int:
     client = make_client(args.llm, run_dir=Path(args.out) / "llm", cache=Path(args.cache) if args.cache else None,
                          **options)
     names = ["direct", "cwm"] if args.contestant == "both" else [args.contestant]
-    with _sandbox(enabled="cwm" in names and not args.in_process) as box:
+    done = _resume(Path(args.out) / "items.jsonl", tasks, names)
+    with _sandbox(enabled="cwm" in names and not args.in_process) as box, _appender(Path(args.out)) as append:
         contestants = [nfg.DirectContestant(client, temperature=args.temperature) if n == "direct"
                        else nfg.CwmContestant(client, sandbox=box, temperature=args.temperature) for n in names]
-        results = nfg.evaluate(tasks, contestants, workers=args.workers)
+        new = nfg.evaluate(tasks, contestants, workers=args.workers, on_result=append, skip=done)
+    by_pair = {**done, **{(r.contestant, r.task_id): r for r in new}}
+    results = [by_pair[(n, t.id)] for n in names for t in tasks]
     record = {
         "command": "cwm nfg eval", "tasks": str(args.tasks), "tasks_sha256": _sha256(args.tasks),
         "n_tasks": len(tasks), "llm": args.llm, "model": client.model, "contestants": names,
         "temperature": args.temperature, "sandbox": box is not None, "prompt_hashes": _prompt_hashes(tasks),
-        "git_commit": _git_commit(), "ledger": _ledger(client),
+        "git_commit": _git_commit(), "ledger": _ledger(client), "resumed_items": len(done),
     }
     paths = nfg.save_results(args.out, results, record=record)
     print(paths["markdown"].read_text(encoding="utf-8"), end="")
     print(f"results: {paths['json']}, {paths['markdown']}, {paths['items']}")
     return 0
+
+
+def _resume(items: Path, tasks: list[nfg.Task], names: list[str]) -> dict[tuple[str, str], ItemResult]:
+    """The results an earlier run into the same directory already has for these tasks and contestants
+    (errors are run again); ``items`` is rewritten to hold just those, ready for appending."""
+    ids = {t.id for t in tasks}
+    done = {(r.contestant, r.task_id): r for r in read_items(items)
+            if r.contestant in names and r.task_id in ids and r.status != "error"}
+    if items.exists():
+        items.write_text("".join(json.dumps(r.to_json()) + "\n" for r in done.values()), encoding="utf-8")
+        print(f"resuming: {len(done)} of {len(tasks) * len(names)} items already done in {items}", file=sys.stderr)
+    return done
+
+
+@contextlib.contextmanager
+def _appender(out: Path):  # type: ignore[no-untyped-def]
+    """``append(result)``: adds one line to ``out/items.jsonl`` as soon as a result is in (thread-safe)."""
+    out.mkdir(parents=True, exist_ok=True)
+    lock = threading.Lock()
+    with (out / "items.jsonl").open("a", encoding="utf-8") as f:
+        def append(result: ItemResult) -> None:
+            with lock:
+                f.write(json.dumps(result.to_json()) + "\n")
+                f.flush()
+
+        yield append
 
 
 @contextlib.contextmanager

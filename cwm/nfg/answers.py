@@ -40,6 +40,25 @@ class Reply:
             return {"kind": self.kind, "value": sorted(self.value)}
         return {"kind": self.kind, "value": list(self.value)}
 
+    @classmethod
+    def from_json(cls, data: Mapping[str, JSON]) -> Reply:
+        """Reads ``to_json``'s output back.
+
+        Raises:
+          NfgFormatError: an unknown kind or a malformed value.
+        """
+        try:
+            kind, value = str(data["kind"]), list(data["value"])
+            if kind in ("choice", "label"):
+                return cls(kind, frozenset(str(v) for v in value))
+            if kind == "sequence":
+                return cls(kind, tuple(str(v) for v in value))
+            if kind == "distribution":
+                return cls(kind, tuple(float(v) for v in value))
+        except (KeyError, TypeError, ValueError) as e:
+            raise NfgFormatError(f"reply: missing or malformed field {e}") from e
+        raise NfgFormatError(f"reply: kind must be one of {KINDS}, got {kind!r}")
+
 
 @dataclasses.dataclass(frozen=True)
 class AnswerKey:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -92,7 +92,8 @@ class CwmContestant:
 
 
 def evaluate(tasks: Sequence[Task], contestants: Sequence[DirectContestant | CwmContestant], *, workers: int = 1,
-             on_result: Callable[[ItemResult], None] | None = None) -> list[ItemResult]:
+             on_result: Callable[[ItemResult], None] | None = None,
+             skip: Collection[tuple[str, str]] = ()) -> list[ItemResult]:
     """Runs every contestant on every task; results in (contestant, task) order.
 
     Args:
@@ -100,8 +101,10 @@ def evaluate(tasks: Sequence[Task], contestants: Sequence[DirectContestant | Cwm
       contestants: who answers.
       workers: concurrent LLM calls (default 1; the client's own concurrency limit still applies).
       on_result: called with each result as it finishes (progress, streaming to disk).
+      skip: ``(contestant name, task id)`` pairs not to run (already done in an earlier, interrupted run);
+        they are left out of the results.
     """
-    jobs = [(c, t) for c in contestants for t in tasks]
+    jobs = [(c, t) for c in contestants for t in tasks if (c.name, t.id) not in skip]
 
     def one(job: tuple[Any, Task]) -> ItemResult:
         result = job[0].run(job[1])

@@ -6,10 +6,11 @@ import csv
 import dataclasses
 import json
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from cwm.nfg.answers import Reply
+from cwm.nfg.game import NfgFormatError
 from cwm.nfg.tasks import FAMILIES, Task
 from cwm.types import JSON
 
@@ -43,6 +44,38 @@ class ItemResult:
         return {"task_id": self.task_id, "family": self.family, "contestant": self.contestant, "status": self.status,
                 "parsed": None if self.parsed is None else self.parsed.to_json(), "detail": self.detail,
                 "reply": self.reply}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, JSON]) -> ItemResult:
+        """Reads ``to_json``'s output back (a line of ``items.jsonl``).
+
+        Raises:
+          NfgFormatError: a missing or malformed field, or an unknown status.
+        """
+        try:
+            parsed = None if data["parsed"] is None else Reply.from_json(data["parsed"])
+            result = cls(str(data["task_id"]), str(data["family"]), str(data["contestant"]), str(data["status"]),
+                         str(data["reply"]), parsed, str(data.get("detail", "")))
+        except (KeyError, TypeError) as e:
+            raise NfgFormatError(f"item result: missing or malformed field {e}") from e
+        if result.status not in STATUSES:
+            raise NfgFormatError(f"item result: status must be one of {STATUSES}, got {result.status!r}")
+        return result
+
+
+def read_items(path: str | Path) -> list[ItemResult]:
+    """The results in an ``items.jsonl`` file, skipping lines that cannot be read (such as a line cut short
+    when a run was interrupted); an empty list when the file does not exist."""
+    file = Path(path)
+    if not file.exists():
+        return []
+    items = []
+    for line in file.read_text(encoding="utf-8").splitlines():
+        try:
+            items.append(ItemResult.from_json(json.loads(line)))
+        except (json.JSONDecodeError, NfgFormatError, AttributeError):
+            continue
+    return items
 
 
 def judge(task: Task, contestant: str, reply: str, parsed: Reply | None, *, detail: str = "") -> ItemResult:

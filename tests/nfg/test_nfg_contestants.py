@@ -230,3 +230,44 @@ def test_in_process_route_stops_runaway_code_at_its_budget(body: str, where: str
     assert result.status == "unparseable"
     assert "time budget of 0.3 s" in result.detail and where in result.detail, result.detail
     assert time.monotonic() - start < 5
+
+
+class _Interrupted:
+    """Wraps a client: counts calls, and raises KeyboardInterrupt (Ctrl-C) on call ``stop_at`` + 1."""
+
+    def __init__(self, inner: object, stop_at: int | None = None) -> None:
+        self.inner, self.stop_at, self.calls = inner, stop_at, 0
+        self.model, self.ledger = inner.model, getattr(inner, "ledger", None)  # type: ignore[attr-defined]
+
+    def complete(self, request):  # type: ignore[no-untyped-def]
+        if self.stop_at is not None and self.calls >= self.stop_at:
+            raise KeyboardInterrupt
+        self.calls += 1
+        return self.inner.complete(request)  # type: ignore[attr-defined]
+
+
+def test_cli_eval_resumes_an_interrupted_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import cwm.llm
+
+    clients: list[_Interrupted] = []
+
+    def fake_make_client(spec: str, **_: object) -> _Interrupted:
+        clients.append(_Interrupted(make_client(spec), 5 if not clients else None))
+        return clients[-1]
+
+    monkeypatch.setattr(cwm.llm, "make_client", fake_make_client)
+    out = tmp_path / "run"
+    argv = ["nfg", "eval", str(DATA / "tasks_small.jsonl"), "--llm", f"replay:{DATA / 'replay.jsonl'}",
+            "--out", str(out), "--workers", "1", "--in-process"]
+    assert main(argv) == 130  # Ctrl-C after 5 calls
+    assert len((out / "items.jsonl").read_text().splitlines()) == 5  # each result was written as it finished
+    assert not (out / "results.json").exists()
+    assert main(argv) == 0
+    assert clients[1].calls == 14 - 5  # nothing done before is asked again
+    items = [json.loads(line) for line in (out / "items.jsonl").read_text().splitlines()]
+    assert len(items) == 14 and len({(i["contestant"], i["task_id"]) for i in items}) == 14
+    data = json.loads((out / "results.json").read_text())
+    rows = {(r["contestant"], r["family"]): r for r in data["summary"]}
+    assert (rows[("direct", "all")]["correct"], rows[("cwm", "all")]["correct"]) == (5, 5)
+    assert data["record"]["resumed_items"] == 5
+    assert main(argv) == 0 and clients[2].calls == 0  # a finished run re-run asks nothing
