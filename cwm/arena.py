@@ -20,18 +20,22 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 import pyspiel
 
 from cwm import games
+from cwm.arena_types import MatchOutcome, MatchResult
 from cwm.executors import Executor, make_executor
 from cwm.types import CHANCE, JSON, CwmError
 from planners.agents import Agent, AgentError, IllegalMoveError
 from planners.specs import Settings, make_agent, parse_agent_spec
 
 FORFEIT_KINDS = ("illegal", "exception", "timeout")
+
+__all__ = ["FORFEIT_KINDS", "ArenaError", "MatchJob", "MatchOutcome", "MatchResult", "MoveTimeout", "load_results",
+           "match_seed", "plan_jobs", "play_match", "run_match", "tournament"]
 
 
 class ArenaError(CwmError, ValueError):
@@ -44,59 +48,8 @@ class MoveTimeout(AgentError):
     kind = "timeout"
 
 
-@dataclasses.dataclass(frozen=True)
-class MatchResult:
-    """One finished match.
-
-    Attributes:
-      key: unique id within the tournament, ``"<seat0>|<seat1>#<index>"``.
-      seats: the agent label in each seat.
-      seed: the match seed (chance and agents' seeds derive from it).
-      returns: each seat's score; a forfeiting seat gets the game's minimum utility, the others its maximum.
-      forfeit_seat: the seat that forfeited, or ``None``.
-      forfeit_kind: ``illegal``, ``exception`` or ``timeout`` (empty when nobody forfeited).
-      reason: why the match was forfeited (the agent's error message).
-      moves: decisions and chance outcomes applied.
-      duration_s: wall time of the match.
-      logs: per seat, an agent's attempt log when it keeps one (the LLM policy), else empty.
-    """
-
-    key: str
-    seats: tuple[str, ...]
-    seed: int
-    returns: tuple[float, ...]
-    forfeit_seat: int | None = None
-    forfeit_kind: str = ""
-    reason: str = ""
-    moves: int = 0
-    duration_s: float = 0.0
-    logs: tuple[JSON, ...] = ()
-
-    def to_json(self) -> dict[str, JSON]:
-        return dataclasses.asdict(self)
-
-    @classmethod
-    def from_json(cls, data: dict[str, JSON]) -> MatchResult:
-        fields = {f.name for f in dataclasses.fields(cls)}
-        values = {k: v for k, v in data.items() if k in fields}
-        values["seats"] = tuple(values["seats"])
-        values["returns"] = tuple(float(r) for r in values["returns"])
-        values["logs"] = tuple(values.get("logs", ()))
-        return cls(**values)
-
-
 # ---------------------------------------------------------------------------------------------------
 # One match
-
-
-class MatchOutcome(NamedTuple):
-    """How one game ended: each seat's return, and who forfeited (``None``), how and why."""
-
-    returns: list[float]
-    forfeit_seat: int | None
-    forfeit_kind: str
-    reason: str
-    moves: int
 
 
 def play_match(game: pyspiel.Game, agents: Sequence[Agent], *, seed: int,

@@ -8,8 +8,8 @@ import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
+from cwm.arena_types import MatchResult
 from cwm.types import JSON
 
 Z95 = 1.959963984540054
@@ -40,14 +40,14 @@ def mean_interval(values: Sequence[float], *, z: float = Z95) -> tuple[float, fl
     return mean, mean - half, mean + half
 
 
-def summarize(results: Sequence[Any]) -> list[dict[str, JSON]]:
+def summarize(results: Sequence[MatchResult]) -> list[dict[str, JSON]]:
     """One row per (agent, opponent, seat) with rates, intervals and forfeits; seat ``all`` pools seats.
 
     A match counts as a win for the agent when its return is strictly above every other seat's, a loss
     when some seat's is above it, and a draw otherwise. Forfeits are counted both in the outcome (the
     forfeiting seat loses) and separately: ``forfeits_<kind>`` by this agent, ``opponent_forfeits``.
     """
-    groups: dict[tuple[str, str, str], list[tuple[Any, int]]] = {}
+    groups: dict[tuple[str, str, str], list[tuple[MatchResult, int]]] = {}
     for r in results:
         for seat, agent in enumerate(r.seats):
             others = [a for i, a in enumerate(r.seats) if i != seat]
@@ -57,7 +57,7 @@ def summarize(results: Sequence[Any]) -> list[dict[str, JSON]]:
     return [_row(agent, opp, seat, items) for (agent, opp, seat), items in sorted(groups.items())]
 
 
-def _row(agent: str, opponent: str, seat: str, items: list[tuple[Any, int]]) -> dict[str, JSON]:
+def _row(agent: str, opponent: str, seat: str, items: list[tuple[MatchResult, int]]) -> dict[str, JSON]:
     n = len(items)
     wins = draws = losses = 0
     payoffs: list[float] = []
@@ -150,7 +150,7 @@ def _short(label: JSON) -> str:
     return f"{kind}:{Path(target).stem or target}" if "/" in target else str(label)
 
 
-def write_reports(out: Path, results: Sequence[Any], *, config: dict[str, JSON]) -> list[dict[str, JSON]]:
+def write_reports(out: Path, results: Sequence[MatchResult], *, config: dict[str, JSON]) -> list[dict[str, JSON]]:
     """Writes ``results.json``, ``results.csv``, ``results.md`` and ``results.png`` under ``out``."""
     from cwm import games
 

@@ -8,6 +8,7 @@ import math
 
 import pytest
 
+from cwm import arena, arena_types
 from cwm.arena import MatchResult
 from cwm.arena_report import mean_interval, summarize, wilson, write_reports
 
@@ -63,3 +64,9 @@ def test_write_reports_files(tmp_path, game):
     assert table.count("\n") == 2 + len(rows)
     assert ("mean payoff" in table) == (game == "leduc_poker")
     assert (tmp_path / "results.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_match_records_live_in_their_own_module_and_round_trip():
+    assert arena.MatchResult is arena_types.MatchResult and arena.MatchOutcome is arena_types.MatchOutcome
+    result = arena_types.MatchResult("a|b#0", ("a", "b"), 1, (1.0, -1.0), 1, "illegal", "bad move", 5, 0.5)
+    assert arena_types.MatchResult.from_json(json.loads(json.dumps(result.to_json()))) == result
