@@ -25,7 +25,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     g = nsub.add_parser("generate", help="write seeded tasks (our JSONL, a superset of OpenAI evals JSONL)")
     g.add_argument("--families", default="all", help=f"'all' or a comma list of {', '.join(FAMILIES)}")
-    g.add_argument("--n", type=int, default=50, help="items per family (default 50)")
+    g.add_argument("--n", type=_count, default=50, help="items per family (default 50)")
     g.add_argument("--seed", type=int, default=0, help="run seed (default 0)")
     g.add_argument("--out", required=True, help="output JSONL: our format (formal game + accepted answers)")
     g.add_argument("--evals-out", help="also write the plain OpenAI evals JSONL (input + ideal only) here")
@@ -38,7 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     e.add_argument("--out", required=True,
                    help="output directory (results.json, results.md, items.jsonl); re-running into it resumes, "
                         "skipping items already in its items.jsonl")
-    e.add_argument("--limit", type=int, help="only the first N tasks")
+    e.add_argument("--limit", type=_count, help="only the first N tasks (0: none)")
     e.add_argument("--workers", type=int, default=4, help="concurrent LLM calls (default 4)")
     e.add_argument("--temperature", type=float, default=0.0, help="sampling temperature (default 0)")
     e.add_argument("--cache", help="SQLite cache file for LLM replies")
@@ -51,6 +51,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     a.add_argument("tasks", help="evals JSONL whose records carry an 'nfg' formal game")
     a.add_argument("--json", action="store_true", help="print findings as JSON lines")
     a.set_defaults(func=cmd_audit)
+
+
+def _count(text: str) -> int:
+    """An argparse type: a whole number >= 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
+    return value
 
 
 def _families(text: str) -> list[str]:
@@ -75,7 +86,9 @@ def cmd_generate(args: argparse.Namespace) -> int:
 def cmd_eval(args: argparse.Namespace) -> int:
     from cwm.llm import make_client
 
-    tasks = nfg.load(args.tasks)[: args.limit] if args.limit else nfg.load(args.tasks)
+    tasks = nfg.load(args.tasks)
+    if args.limit is not None:
+        tasks = tasks[: args.limit]
     options: dict[str, Any] = {"record": args.record} if args.record else {}
     client = make_client(args.llm, run_dir=Path(args.out) / "llm", cache=Path(args.cache) if args.cache else None,
                          **options)

@@ -12,7 +12,7 @@ from fractions import Fraction
 import numpy as np
 
 from cwm.nfg import render, solver
-from cwm.nfg.game import MatrixGame
+from cwm.nfg.game import MatrixGame, NfgFormatError
 from cwm.nfg.tasks import FAMILIES, Task, solve
 from cwm.types import JSON
 
@@ -31,11 +31,11 @@ def generate(families: Sequence[str] = FAMILIES, n: int = 50, *, seed: int = 0) 
       seed: the run's seed; item ``i`` of family ``f`` uses the stream ``[seed, FAMILIES.index(f), i]``.
 
     Raises:
-      ValueError: an unknown family or a negative ``n``.
+      NfgFormatError: an unknown family or a negative ``n`` (a ``ValueError``).
     """
     unknown = [f for f in families if f not in FAMILIES]
     if unknown or n < 0:
-        raise ValueError(f"generate: unknown families {unknown} (known: {list(FAMILIES)})" if unknown
+        raise NfgFormatError(f"generate: unknown families {unknown} (known: {list(FAMILIES)})" if unknown
                          else f"generate: n must be >= 0, got {n}")
     return [generate_one(f, i, seed=seed) for f in families for i in range(n)]
 

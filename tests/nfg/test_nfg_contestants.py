@@ -271,3 +271,28 @@ def test_cli_eval_resumes_an_interrupted_run(tmp_path: Path, monkeypatch: pytest
     assert (rows[("direct", "all")]["correct"], rows[("cwm", "all")]["correct"]) == (5, 5)
     assert data["record"]["resumed_items"] == 5
     assert main(argv) == 0 and clients[2].calls == 0  # a finished run re-run asks nothing
+
+
+@pytest.mark.parametrize(("limit", "n_tasks"), [("0", 0), ("2", 2)])
+def test_cli_eval_limit_is_taken_literally(tmp_path: Path, limit: str, n_tasks: int) -> None:
+    out = tmp_path / "run"
+    assert main(["nfg", "eval", str(DATA / "tasks_small.jsonl"), "--llm", f"replay:{DATA / 'replay.jsonl'}",
+                 "--contestant", "direct", "--out", str(out), "--limit", limit]) == 0
+    assert json.loads((out / "results.json").read_text())["record"]["n_tasks"] == n_tasks
+    assert len((out / "items.jsonl").read_text().splitlines()) == n_tasks
+
+
+@pytest.mark.parametrize("argv", [["eval", str(DATA / "tasks_small.jsonl"), "--llm", "replay:x", "--limit", "-1"],
+                                  ["generate", "--n", "-1"]], ids=["limit", "n"])
+def test_cli_negative_counts_are_rejected(tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
+    with pytest.raises(SystemExit) as stop:
+        main(["nfg", *argv, "--out", str(tmp_path / "x")])
+    assert stop.value.code == 2 and "must be >= 0, got -1" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()
+
+
+def test_generate_with_a_negative_count_is_a_format_error() -> None:
+    from cwm.nfg import NfgFormatError, generate
+
+    with pytest.raises(NfgFormatError, match="n must be >= 0, got -1"):
+        generate(["nash"], -1)
