@@ -125,8 +125,11 @@ def game_configs(args: argparse.Namespace, default_games: Sequence[str]) -> tupl
     """The configs of the games asked for (``--config`` files, then ``--games``), flags applied on top.
 
     Raises:
-      ExperimentError: a config cannot be read, or a game is named twice.
+      ExperimentError: a config cannot be read, a game is named twice, a count is out of range
+        (:func:`check_config`), or ``--first-seed`` is negative.
     """
+    if getattr(args, "first_seed", 0) < 0:
+        raise ExperimentError(f"--first-seed must be at least 0, got {args.first_seed}")
     names = [g.strip() for g in (args.games or "").split(",") if g.strip()]
     configs = [load_game_config(p) for p in args.config] + [default_game_config(g) for g in names]
     if not configs:
@@ -137,11 +140,29 @@ def game_configs(args: argparse.Namespace, default_games: Sequence[str]) -> tupl
     if len(set(seen)) != len(seen):
         raise ExperimentError(f"a game is named twice: {seen}")
     for c in configs:
-        if c.seeds < 1 or c.budget < 1:
-            raise ExperimentError(f"{c.game}: --seeds and --budget must be at least 1")
-        if c.strategy not in ("tree", "conversation"):
-            raise ExperimentError(f"{c.game}: strategy {c.strategy!r} is not 'tree' or 'conversation'")
+        check_config(c)
     return tuple(configs)
+
+
+# The least value of each count in a game config (a flag or a config file key); 0 test games means none.
+_MINIMUM = {"seeds": 1, "budget": 1, "num_train": 1, "num_test": 0, "test_mcts_simulations": 1, "matches": 1,
+            "sims": 1, "rollouts": 1}
+
+
+def check_config(config: GameConfig) -> None:
+    """Checks a game config's counts and strategy, so nothing fails later deep inside a run.
+
+    Raises:
+      ExperimentError: a count that is not a whole number or is below its least value (``--matches 0``),
+        or a strategy other than ``tree`` and ``conversation``.
+    """
+    for key, least in _MINIMUM.items():
+        value = getattr(config, key)
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            name = f"{key} (--{key.replace('_', '-')})" if key in _OVERRIDES else key
+            raise ExperimentError(f"{config.game}: {name} must be a whole number of at least {least}, got {value!r}")
+    if config.strategy not in ("tree", "conversation"):
+        raise ExperimentError(f"{config.game}: strategy {config.strategy!r} is not 'tree' or 'conversation'")
 
 
 def seeds_of(config: GameConfig, first_seed: int) -> tuple[int, ...]:
