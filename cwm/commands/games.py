@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 from pathlib import Path
 
 from cwm import checks, games, model, trajectories
-from cwm.types import Trajectory, TrajectoryFormatError
+from cwm.sandbox import Limits, Sandbox, static_gate
+from cwm.types import CheckReport, ModelLoadError, Trajectory, TrajectoryFormatError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -30,6 +32,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--trajectories", required=True, help="open-deck JSONL trajectories of that game")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--max-failures", type=int, default=3, help="failure reports printed per test type")
+    p.add_argument("--per-call-s", type=float, default=Limits.per_call_s,
+                   help=f"seconds one model call may run in the sandbox (default {Limits.per_call_s:g})")
+    p.add_argument("--no-sandbox", action="store_true",
+                   help="run the model in this process, with no time or memory limit (trusted code only)")
     p.set_defaults(func=cmd_check)
 
 
@@ -69,9 +75,13 @@ def cmd_check(args: argparse.Namespace) -> int:
     open_trajs = [t for t in trajs if isinstance(t, Trajectory)]
     if len(open_trajs) != len(trajs):
         raise TrajectoryFormatError(f"{args.trajectories}: `cwm check` needs open-deck trajectories")
-    module = model.load_source(path.read_text(encoding="utf-8"), name=path.stem)
-    wm = model.WorldModel(module, codec=model.ActionCodec.from_game(games.load_game(spec)), name=path.stem)
-    report = checks.run_checks(wm, open_trajs)
+    source = read_source(path)
+    if args.no_sandbox:
+        module = model.load_source(source, name=path.stem)
+        wm = model.WorldModel(module, codec=model.ActionCodec.from_game(games.load_game(spec)), name=path.stem)
+        report = checks.run_checks(wm, open_trajs)
+    else:
+        report = _sandboxed_check(source, path.stem, open_trajs, per_call_s=args.per_call_s)
     if args.json:
         print(json.dumps(report.to_json(), indent=2))
     else:
@@ -81,3 +91,32 @@ def cmd_check(args: argparse.Namespace) -> int:
                 print()
                 print(f.render())
     return 0 if report.all_passed else 1
+
+
+def read_source(path: Path) -> str:
+    """A model file's text; a file that is not UTF-8 is a one-line ``ModelLoadError`` naming it."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise ModelLoadError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from e
+
+
+def _sandboxed_check(source: str, name: str, trajs: list[Trajectory], *, per_call_s: float) -> CheckReport:
+    """Runs the checks in a sandbox child, so a model that loops or eats memory is stopped and reported.
+
+    The static gate and compilation run here first, so that forbidden code and syntax errors are the same
+    one-line ``ModelLoadError`` as without the sandbox; so is an exception while the module body runs.
+    """
+    try:
+        static_gate(source)
+        compile(source, f"<{name}>", "exec")
+    except ModelLoadError as e:
+        raise ModelLoadError(f"{name}: {e}") from e
+    except SyntaxError as e:
+        raise ModelLoadError(f"{name}: syntax error at line {e.lineno}: {e.msg}") from e
+    with Sandbox(limits=dataclasses.replace(Limits(), per_call_s=per_call_s)) as box:
+        report = box.check_world_model(source, trajs)
+    if report.error.startswith(("load:", "static:")):
+        why = report.error.split(":", 1)[1].strip()
+        raise ModelLoadError(f"{name}: {why.removeprefix('cwm_model: ')}")  # the child's own module name
+    return report
