@@ -91,3 +91,19 @@ def test_save_and_load_round_trip_and_the_evals_format(tmp_path: Path, tasks: li
 def test_unknown_family_is_named() -> None:
     with pytest.raises(ValueError, match="unknown families \\['bargain'\\]"):
         generate(["bargain"], 1)
+
+
+@pytest.mark.parametrize(("family", "question"), [("best_response_pure", {"opponent_action": "red"}),
+                                                 ("best_response_mixed", {"opponent_mix": {"red": "3/4", "blue": "1/4"}})])
+def test_tie_wording_matches_scoring(family: str, question: dict) -> None:
+    from cwm.nfg import MatrixGame, render, solve
+
+    game = MatrixGame.from_tables(["Ana", "Ben"], [["red", "blue", "green"], ["red", "blue"]],
+                                  [[2, 0], [2, 0], [0, 1]], [[0, 0], [0, 0], [0, 0]])
+    key = solve(family, game, 0, question)
+    assert set(key.accepted) == {"red", "blue"}
+    disguise = {"style": "colours", "unit": "points", "probabilities": "fractions"}
+    text = render.messages(family, game, 0, question, key, disguise=disguise)[-1]["content"]
+    assert "name any one of them" in text and "all of them" not in text
+    assert key.accepts(parse_reply("Answer: blue", key))  # one tied action is what the text asks for
+    assert key.accepts(parse_reply("Answer: red, blue", key))  # and several are correct too
