@@ -55,7 +55,7 @@ def generate_one(family: str, index: int, *, seed: int = 0) -> Task:
 
 
 # ---------------------------------------------------------------------------------------------------
-# Base games as payoff tables (rows: player 0's actions); the first action of a dilemma is "cooperate"
+# Base games as payoff tables (rows: player 0's actions); base action 0 of a dilemma is "cooperate"
 
 
 def _dilemma(rng: np.random.Generator) -> tuple[Table, Table]:
@@ -92,8 +92,9 @@ def _dress(rng: np.random.Generator, tables: tuple[Table, Table], disguise: dict
     """Names the actions and players per the disguise; optionally lists the actions in a random order.
 
     Returns:
-      The game and ``order``: the base action index behind each listed position (both players share it
-      for square games; dilemmas keep "cooperate" = base action 0).
+      The game and ``order``: ``order[k]`` is the base action index behind listed position ``k`` (both
+      players share it for square games). Dilemmas are shuffled too, so "cooperate" (base action 0) is
+      listed at ``order.index(0)``, not necessarily first; ``_roles`` looks it up that way.
     """
     a, b = tables
     rows, cols = len(a), len(a[0])
@@ -105,6 +106,8 @@ def _dress(rng: np.random.Generator, tables: tuple[Table, Table], disguise: dict
     row_names = [names[i] for i in order]
     col_names = [names[j] for j in col_order]
     pool = COMPANIES if disguise["style"] == "projects" else PEOPLE
+    if disguise["style"] == "numbers":  # "Player 1 picks 2" would mix up player and action numbers
+        pool = tuple(pair for pair in PEOPLE if not pair[0].startswith("Player"))
     players = pool[int(rng.integers(len(pool)))]
     game = MatrixGame.from_tables(players, [row_names, col_names], row_pay, col_pay, unit=str(disguise["unit"]))
     return game, [int(i) for i in order]

@@ -67,7 +67,7 @@ def test_mixed_best_responses_are_usually_pure_and_classification_covers_ambiguo
     sizes = Counter(len(t.key.accepted) for t in many if t.family == "best_response_mixed")
     assert sizes[1] > 40
     labels = {t.key.ideal() for t in many if t.family == "classify_partner"}
-    assert {"always-cooperate", "always-defect", "tit-for-tat", "grim-trigger", "random"} <= labels
+    assert {"always-cooperate", "always-defect", "tit-for-tat", "grim-trigger", "random", "ambiguous"} <= labels
 
 
 def test_the_text_states_the_question_facts(tasks: list[Task]) -> None:
@@ -107,3 +107,11 @@ def test_tie_wording_matches_scoring(family: str, question: dict) -> None:
     assert "name any one of them" in text and "all of them" not in text
     assert key.accepts(parse_reply("Answer: blue", key))  # one tied action is what the text asks for
     assert key.accepts(parse_reply("Answer: red, blue", key))  # and several are correct too
+
+
+def test_numbers_style_never_names_people_player_n() -> None:
+    many = generate(FAMILIES, 30, seed=0)
+    numbers = [t for t in many if t.disguise["style"] == "numbers"]
+    assert numbers
+    assert not [t.id for t in numbers if any(p.startswith("Player ") for p in t.game.players)]
+    assert any(p.startswith("Player ") for t in many if t.disguise["style"] == "colours" for p in t.game.players)
