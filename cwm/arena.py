@@ -58,7 +58,8 @@ def play_match(game: pyspiel.Game, agents: Sequence[Agent], *, seed: int,
 
     Args:
       game: the ground-truth game.
-      agents: one agent per seat; ``reset()`` is called first and ``inform(action)`` after every move.
+      agents: one agent per seat; ``reset()`` is called first and ``inform(action)`` after every move. An
+        agent whose ``reset``, ``inform`` or ``step`` raises forfeits, like one that plays an illegal move.
       seed: seeds chance sampling.
       move_time_limit: seconds per move; a slower move forfeits (``None``: no limit).
 
@@ -68,8 +69,11 @@ def play_match(game: pyspiel.Game, agents: Sequence[Agent], *, seed: int,
     """
     rng = np.random.default_rng(seed)
     state = game.new_initial_state()
-    for agent in agents:
-        _maybe(agent, "reset")
+    for seat, agent in enumerate(agents):
+        try:
+            _maybe(agent, "reset")
+        except Exception as e:  # the arena is a boundary: any agent failure is scored as a forfeit
+            return _forfeit_outcome(game, seat, e, 0)
     moves = 0
     while not state.is_terminal():
         player = state.current_player()
@@ -79,14 +83,22 @@ def play_match(game: pyspiel.Game, agents: Sequence[Agent], *, seed: int,
         else:
             try:
                 action = _agent_move(agents[player], state, move_time_limit)
-            except Exception as e:  # the arena is a boundary: any agent failure is scored as a forfeit
-                kind = e.kind if isinstance(e, AgentError) else "exception"
-                return MatchOutcome(_forfeit(game, player), player, kind, f"{type(e).__name__}: {e}", moves)
+            except Exception as e:
+                return _forfeit_outcome(game, player, e, moves)
         state.apply_action(action)
         moves += 1
-        for agent in agents:
-            _maybe(agent, "inform", action)
+        for seat, agent in enumerate(agents):
+            try:
+                _maybe(agent, "inform", action)
+            except Exception as e:
+                return _forfeit_outcome(game, seat, e, moves)
     return MatchOutcome(list(state.returns()), None, "", "", moves)
+
+
+def _forfeit_outcome(game: pyspiel.Game, seat: int, error: Exception, moves: int) -> MatchOutcome:
+    """The outcome when ``seat``'s agent failed with ``error`` (its kind if an AgentError, else exception)."""
+    kind = error.kind if isinstance(error, AgentError) else "exception"
+    return MatchOutcome(_forfeit(game, seat), seat, kind, f"{type(error).__name__}: {error}", moves)
 
 
 def _agent_move(agent: Agent, state: pyspiel.State, limit: float | None) -> int:

@@ -11,11 +11,13 @@ import sys
 import time
 from pathlib import Path
 
+import pyspiel
 import pytest
 
 import cwm
-from cwm.arena import ArenaError, MatchJob, load_results, plan_jobs, run_match, tournament
-from planners import Settings
+from cwm.arena import ArenaError, MatchJob, load_results, play_match, plan_jobs, run_match, tournament
+from planners import RandomAgent, Settings
+from planners.agents import AgentError
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "planners"
 FAST = Settings(num_simulations=20, rollouts=1)
@@ -126,3 +128,38 @@ def test_killed_run_resumes_with_no_match_lost_or_repeated(tmp_path):
     keys = [r["key"] for r in _lines(path)]
     assert len(keys) == 60 and len(set(keys)) == 60
     assert "60 matches of tic_tac_toe" in done.stdout
+
+
+class _Failing(RandomAgent):
+    """A random agent whose ``method`` raises ``error`` (on the ``after``-th call of ``inform``)."""
+
+    def __init__(self, method, error, after=0):
+        super().__init__(seed=0)
+        self.method, self.error, self.after, self.calls = method, error, after, 0
+
+    def reset(self):
+        if self.method == "reset":
+            raise self.error
+
+    def inform(self, action):
+        self.calls += 1
+        if self.method == "inform" and self.calls > self.after:
+            raise self.error
+
+
+class _Stale(AgentError):
+    kind = "illegal"
+
+
+@pytest.mark.parametrize("seat,method,error,kind,moves", [
+    (0, "reset", RuntimeError("no reset today"), "exception", 0),
+    (1, "reset", RuntimeError("no reset today"), "exception", 0),
+    (0, "inform", KeyError("unknown move"), "exception", 3),
+    (1, "inform", _Stale("history out of step"), "illegal", 3),
+], ids=["reset-seat0", "reset-seat1", "inform-seat0", "inform-agent-error-seat1"])
+def test_reset_or_inform_that_raises_forfeits_the_match(seat, method, error, kind, moves):
+    failing = _Failing(method, error, after=2)
+    seats = [failing, RandomAgent(seed=1)] if seat == 0 else [RandomAgent(seed=1), failing]
+    returns, forfeit, got_kind, reason, got_moves = play_match(pyspiel.load_game("tic_tac_toe"), seats, seed=0)
+    assert (forfeit, got_kind, got_moves) == (seat, kind, moves)
+    assert type(error).__name__ in reason and returns[seat] == -1.0 and returns[1 - seat] == 1.0
