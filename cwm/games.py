@@ -117,6 +117,8 @@ def resolve(game: str | GameSpec, *, rules: str | Path | None = None) -> GameSpe
         name = _ALIASES.get(game, game)
         if name in _REGISTRY:
             spec = _REGISTRY[name]
+        elif _registered_ground_truth(game):  # "mnk(m=6,n=6,k=4)" is gen_tic_tac_toe: same game, same name
+            spec = _REGISTRY[_registered_ground_truth(game)]
         elif ".py:" in game:
             spec = _module_spec(game)
         else:
@@ -135,7 +137,36 @@ def _module_spec(game: str) -> GameSpec:
     if not path.is_file():
         raise UnknownGameError(f"game module {path_text!r} does not exist (from {game!r})")
     _import_user_module(path)
-    return _openspiel_spec(short_name, module=str(path.resolve()), name=game)
+    # Named by the absolute path, so trajectories recorded here are recognised from any directory.
+    return _openspiel_spec(short_name, module=str(path.resolve()), name=canonical_id(game))
+
+
+def canonical_id(game: str | GameSpec) -> str:
+    """The identity two game names are compared by; it never imports or loads anything.
+
+    A registry name or alias gives the registry name; ``path/to/module.py:short_name`` gives the absolute
+    path of the module with the short name (``"tiny_nim.py:tiny_nim"`` typed in ``/work`` and
+    ``"/work/tiny_nim.py:tiny_nim"`` are the same game); an OpenSpiel string equal to a registered game's
+    ground truth gives that game's registry name (``"mnk(m=6,n=6,k=4)"`` is ``"gen_tic_tac_toe"``); any
+    other string is its own identity.
+    """
+    name = game.name if isinstance(game, GameSpec) else game
+    name = _ALIASES.get(name, name)
+    if name in _REGISTRY:
+        return name
+    if ".py:" in name:
+        path_text, short_name = name.rsplit(":", 1)
+        return f"{Path(path_text).resolve()}:{short_name}"
+    return _registered_ground_truth(name) or name
+
+
+def _registered_ground_truth(game_string: str) -> str:
+    """The registry name whose ground truth is exactly ``game_string`` (spaces ignored), else ``""``."""
+    wanted = re.sub(r"\s", "", game_string)
+    for spec in _REGISTRY.values():
+        if re.sub(r"\s", "", spec.openspiel) == wanted:
+            return spec.name
+    return ""
 
 
 def _import_user_module(path: Path) -> None:

@@ -233,9 +233,10 @@ def load(path: str | Path, *, game: str | None = None) -> list[Trajectory | Clos
         items.append(from_json(data, where=f"{path}:{i}"))
     if not items:
         raise TrajectoryFormatError(f"{path}: no trajectories in the file")
-    if game is not None:
+    if game is not None:  # compared by canonical id: module paths resolved, ground-truth strings named
         expected = games.resolve(game).name
-        wrong = sorted({t.game for t in items if t.game != expected})
+        wanted = games.canonical_id(expected)
+        wrong = sorted({t.game for t in items if games.canonical_id(t.game) != wanted})
         if wrong:
             raise TrajectoryFormatError(f"{path}: trajectories of {wrong} where {expected!r} was expected")
     return items
