@@ -16,6 +16,7 @@ import ctypes.util
 import errno
 import io
 import linecache
+import logging
 import os
 import random
 import resource
@@ -34,6 +35,8 @@ except (ImportError, OSError):  # libseccomp missing: the layer is reported as a
     pyseccomp = None
 
 _PR_SET_PDEATHSIG = 1
+_PR_SET_DUMPABLE = 4
+log = logging.getLogger("cwm.sandbox")
 _LIBC = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
 STDOUT_CAP_CHARS = 64 << 10
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
@@ -59,17 +62,22 @@ DENIED_SYSCALLS = (
     "userfaultfd", "keyctl", "add_key", "request_key", "init_module", "finit_module", "delete_module",
     "kexec_load", "reboot", "swapon", "swapoff", "acct", "name_to_handle_at", "open_by_handle_at",
     "memfd_create", "personality",
+    # Reaching other processes by pidfd or by queued signal: stop or kill the host, copy its file descriptors
+    # (the zygote's reply pipe), compare or advise on its memory.
+    "pidfd_open", "pidfd_getfd", "pidfd_send_signal", "rt_sigqueueinfo", "rt_tgsigqueueinfo",
+    "process_madvise", "kcmp",
 )
 
 _READ_PREFIXES: tuple[str, ...] = ()
 _RESTRICTED_BUILTINS: dict[str, Any] = {}
 _FILTER: Any = None
 _BASELINE: dict[str, Any] = {}
+_WARNED_NO_SECCOMP: list[bool] = []  # mutated, never rebound (the module is watched for tampering)
 
 
 def prepare_zygote() -> None:
     """Computes, once, what every child needs: readable prefixes and the restricted builtins."""
-    global _READ_PREFIXES, _RESTRICTED_BUILTINS, _FILTER, _BASELINE
+    global _READ_PREFIXES, _RESTRICTED_BUILTINS, _FILTER
     import cwm
 
     roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.abspath(cwm.__file__))}
@@ -80,7 +88,7 @@ def prepare_zygote() -> None:
     allowed["__import__"] = _guarded_import
     _RESTRICTED_BUILTINS = allowed
     _FILTER = build_seccomp_filter()
-    _BASELINE = snapshot()
+    _BASELINE.update(snapshot())  # updated, not rebound: this module is among the watched ones
 
 
 def baseline() -> dict[str, Any]:
@@ -102,6 +110,34 @@ def layers_available() -> dict[str, bool]:
 def die_with_parent() -> None:
     """Asks the kernel to SIGKILL this process when its parent dies (Linux ``PR_SET_PDEATHSIG``)."""
     _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+def not_dumpable() -> None:
+    """Marks this process (and the children it forks) non-dumpable: processes of the same user can then no
+    longer open its /proc/PID/fd, /proc/PID/mem or /proc/PID/environ, nor attach to it."""
+    _LIBC.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+
+
+def drop_capabilities() -> bool:
+    """Empties this process's capability sets (``capset``): a child started as root keeps uid 0 but loses
+    ``CAP_SYS_PTRACE``, ``CAP_DAC_OVERRIDE``, ``CAP_KILL`` and the rest, so the non-dumpable zygote and files
+    it cannot read stay out of reach.
+
+    Returns:
+      Whether the sets were emptied.
+    """
+    header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this process
+    data = (ctypes.c_uint32 * 6)()  # effective, permitted, inheritable for capabilities 0-31 and 32-63
+    return _LIBC.capset(header, data) == 0
+
+
+def warn_once_without_seccomp() -> None:
+    """Logs one warning per process when libseccomp (pyseccomp) is unavailable: the children then run
+    without the syscall deny-list."""
+    if pyseccomp is None and not _WARNED_NO_SECCOMP:
+        _WARNED_NO_SECCOMP.append(True)
+        log.warning("libseccomp is unavailable (pyseccomp could not load it): sandboxed code runs without the "
+                    "seccomp deny-list; install Debian's 'libseccomp2'")
 
 
 class _Sink(io.TextIOBase):
@@ -155,30 +191,54 @@ def remember_source(filename: str, source: str) -> None:
 
 
 def _readable(path: Any) -> bool:
-    if isinstance(path, bytes):
-        path = os.fsdecode(path)
-    if not isinstance(path, str):
-        return False
-    full = os.path.normpath(os.path.abspath(path))
-    return any(full.startswith(p) or full + os.sep == p for p in _READ_PREFIXES)
+    return _make_readable(_READ_PREFIXES)(path)
+
+
+def _make_readable(prefixes: tuple[str, ...]) -> Any:
+    """A path check bound to ``prefixes`` that uses only str/bytes methods, never a module attribute the
+    candidate could replace (``os.path.abspath``): relative paths are refused, ``.``/``..`` resolved."""
+    str_, bytes_, isinstance_ = str, bytes, isinstance
+
+    def readable(path: Any) -> bool:
+        if isinstance_(path, bytes_):
+            path = path.decode("utf-8", "surrogateescape")
+        if not isinstance_(path, str_) or not path.startswith("/"):
+            return False
+        parts: list[str] = []
+        for part in path.split("/"):
+            if part == "..":
+                parts[-1:] = []
+            elif part and part != ".":
+                parts.append(part)
+        full = "/" + "/".join(parts)
+        return full.startswith(prefixes) or (full + "/") in prefixes
+
+    return readable
 
 
 def install_audit_hook() -> None:
     """Refuses process, network, file-changing and introspection events; reads only under the interpreter's
     and cwm's directories (lazy imports keep working). ``compile``/``exec`` stay allowed: dataclasses,
-    namedtuple and enum generate code with them (the candidate itself has no ``eval``/``exec``)."""
+    namedtuple and enum generate code with them (the candidate itself has no ``eval``/``exec``).
+
+    Everything the hook consults is bound into its closure here: it reads no module global at call time, so
+    a candidate that reaches this module's ``__dict__`` cannot switch it off.
+    """
+    blocked, prefixes, write_flags = frozenset(_BLOCKED_EVENTS), tuple(_BLOCKED_PREFIXES), _WRITE_FLAGS
+    readable = _make_readable(tuple(_READ_PREFIXES))
+    str_, int_, isinstance_, denied = str, int, isinstance, PermissionError
 
     def hook(event: str, args: tuple[Any, ...]) -> None:
-        if event in _BLOCKED_EVENTS or event.startswith(_BLOCKED_PREFIXES):
-            raise PermissionError(f"sandbox: {event} is not allowed")
+        if event in blocked or event.startswith(prefixes):
+            raise denied(f"sandbox: {event} is not allowed")
         if event == "open":
             path, mode, flags = args
-            writing = (isinstance(flags, int) and flags & _WRITE_FLAGS) or (
-                isinstance(mode, str) and any(c in mode for c in "wax+"))
-            if writing or not _readable(path):
-                raise PermissionError(f"sandbox: opening {path!r} is not allowed")
-        elif event == "os.listdir" and not _readable(args[0]):
-            raise PermissionError(f"sandbox: listing {args[0]!r} is not allowed")
+            writing = (isinstance_(flags, int_) and flags & write_flags) or (
+                isinstance_(mode, str_) and ("w" in mode or "a" in mode or "x" in mode or "+" in mode))
+            if writing or not readable(path):
+                raise denied(f"sandbox: opening {path!r} is not allowed")
+        elif event == "os.listdir" and not readable(args[0]):
+            raise denied(f"sandbox: listing {args[0]!r} is not allowed")
 
     sys.addaudithook(hook)
 
@@ -188,6 +248,7 @@ def build_seccomp_filter() -> Any:
     ``None`` when libseccomp is unavailable. Threads may still be created (``clone`` with
     ``CLONE_THREAD``), processes may not."""
     if pyseccomp is None:
+        warn_once_without_seccomp()
         return None
     sc = pyseccomp
     f = sc.SyscallFilter(sc.ALLOW)
@@ -247,7 +308,8 @@ def exec_module(code: types.CodeType, name: str, source: str) -> types.ModuleTyp
 # What the harness relies on to judge the candidate. (Not all of numpy: comparing its ~600 attributes
 # costs ~1 ms per job in copy-on-write faults, and the harness uses numpy only for seeded generators.)
 _WATCHED_MODULES = ("builtins", "json", "json.encoder", "json.decoder", "copy", "math", "random",
-                    "cwm.checks", "cwm.model", "cwm.types", "cwm._sandbox_jobs", "cwm._sandbox_child")
+                    "cwm.checks", "cwm.model", "cwm.types", "cwm._sandbox_jobs", "cwm._sandbox_child",
+                    "cwm._sandbox_layers", "cwm._sandbox_gate", "posixpath", "os")
 
 
 def snapshot() -> dict[str, Any]:

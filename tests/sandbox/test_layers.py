@@ -143,3 +143,90 @@ def test_tampering_is_detected() -> None:
 
     random.random()
     assert layers.tampering(before).startswith("nondeterminism: the model drew from the global random")
+
+
+# Syscalls that reach another process (the zygote, the host) through a pidfd or a queued signal, each made
+# raw through libc so that only seccomp stands between it and the kernel. Without the deny-list each would
+# succeed or fail with another errno (the arguments are harmless: signal 0, empty vectors, a NULL siginfo).
+SYSCALL_PROBES: dict[str, Callable[[int, int], tuple[int, ...]]] = {
+    "pidfd_open": lambda pidfd, ppid: (ppid, 0),
+    "pidfd_getfd": lambda pidfd, ppid: (pidfd, 0, 0),
+    "pidfd_send_signal": lambda pidfd, ppid: (pidfd, 0, 0, 0),
+    "rt_sigqueueinfo": lambda pidfd, ppid: (ppid, 0, 0),
+    "rt_tgsigqueueinfo": lambda pidfd, ppid: (ppid, ppid, 0, 0),
+    "process_madvise": lambda pidfd, ppid: (pidfd, 0, 0, 0, 0),
+    "kcmp": lambda pidfd, ppid: (os.getpid(), ppid, 0, 0, 0),
+}
+
+
+@pytest.mark.parametrize("name", list(SYSCALL_PROBES), ids=list(SYSCALL_PROBES))
+def test_seccomp_denies_reaching_other_processes(name: str) -> None:
+    import ctypes
+
+    import pyseccomp
+
+    def body() -> object:
+        libc = ctypes.CDLL(None, use_errno=True)
+        pidfd = os.pidfd_open(os.getppid())
+        number = pyseccomp.resolve_syscall(pyseccomp.Arch.NATIVE, name)
+        layers.install_seccomp()
+        ret = libc.syscall(number, *SYSCALL_PROBES[name](pidfd, os.getppid()))
+        return "EPERM" if ret == -1 and ctypes.get_errno() == 1 else f"returned {ret}, errno {ctypes.get_errno()}"
+
+    assert in_child(body) == "EPERM"
+
+
+def test_a_non_dumpable_process_hides_its_descriptors_and_environment_from_its_children() -> None:
+    """Children of the zygote run without capabilities (root in CI keeps uid 0 but not CAP_SYS_PTRACE)."""
+
+    def body() -> object:
+        layers.not_dumpable()
+        parent = os.getpid()
+
+        def grandchild() -> object:
+            dropped = layers.drop_capabilities()
+            return [dropped, attempt(lambda: os.readlink(f"/proc/{parent}/fd/1")),
+                    attempt(lambda: open(f"/proc/{parent}/environ").read())]
+
+        return in_child(grandchild)
+
+    assert in_child(body) == [True, "EPERM", "EPERM"]  # PermissionError (EACCES)
+
+
+def test_the_audit_hook_ignores_edits_to_the_module_globals() -> None:
+    """The hook binds its lists when installed: a candidate that rewrites them cannot switch it off."""
+
+    def body() -> object:
+        layers.prepare_zygote()
+        layers.install_audit_hook()
+        vars(layers).update(_READ_PREFIXES=("/",), _BLOCKED_EVENTS=frozenset(), _BLOCKED_PREFIXES=())
+        os.path.abspath = lambda p: sys.prefix + "/x"  # the old check went through os.path
+        return {"passwd": attempt(lambda: open("/etc/passwd").read()),
+                "system": attempt(lambda: os.system("true")),
+                "dotdot": attempt(lambda: open(sys.prefix + "/../../../../etc/passwd").read()),
+                "relative": attempt(lambda: open("passwd").read())}
+
+    assert in_child(body) == {"passwd": "EPERM", "system": "EPERM", "dotdot": "EPERM", "relative": "EPERM"}
+
+
+def test_tampering_with_the_layers_is_detected() -> None:
+    before = layers.snapshot()
+    original = layers._READ_PREFIXES
+    try:
+        layers._READ_PREFIXES = ("/",)
+        assert layers.tampering(before) == "tampering: the model changed cwm._sandbox_layers._READ_PREFIXES"
+    finally:
+        layers._READ_PREFIXES = original
+
+
+def test_missing_libseccomp_is_warned_about_once(monkeypatch: pytest.MonkeyPatch,
+                                                 caplog: pytest.LogCaptureFixture) -> None:
+    monkeypatch.setattr(layers, "pyseccomp", None)
+    monkeypatch.setattr(layers, "_WARNED_NO_SECCOMP", [])
+    with caplog.at_level("WARNING", logger="cwm.sandbox"):
+        assert layers.build_seccomp_filter() is None
+        assert layers.build_seccomp_filter() is None
+        layers.warn_once_without_seccomp()
+    assert [r.getMessage() for r in caplog.records if "libseccomp" in r.getMessage()] == [
+        "libseccomp is unavailable (pyseccomp could not load it): sandboxed code runs without the seccomp "
+        "deny-list; install Debian's 'libseccomp2'"]

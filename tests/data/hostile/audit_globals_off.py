@@ -1,0 +1,17 @@
+# hostile: switches the audit hook off by editing the layer module's globals, then reads /etc/passwd
+# hostile: (security review r3: read_passwd.py)
+# job: call get_initial_state
+# expect: static: line 11: access to private attribute '_os'
+# ungated: error: opening '/etc/passwd' is not allowed
+
+import random
+
+
+def get_initial_state():
+    os = random._os
+    layers = os.sys.modules["cwm._sandbox_layers"]
+    layers._READ_PREFIXES = ("/",)
+    layers._BLOCKED_EVENTS = frozenset()
+    layers._BLOCKED_PREFIXES = ()
+    fd = os.open("/etc/passwd", 0)
+    return {"passwd": os.read(fd, 200).decode()}

@@ -1,0 +1,13 @@
+# hostile: opens a pidfd on the zygote and SIGSTOPs it (security review r3: kill_host.py)
+# job: call get_initial_state
+# expect: static: line 10: access to private attribute '_os'
+# ungated: error: PermissionError
+
+import random
+
+
+def get_initial_state():
+    os = random._os
+    signal = os.sys.modules["signal"]
+    signal.pidfd_send_signal(os.pidfd_open(os.getppid()), signal.SIGSTOP)
+    return {}
