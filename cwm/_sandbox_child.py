@@ -2,7 +2,11 @@
 
 The child drops privileges layer by layer (``cwm._sandbox_layers``), loads the candidate with restricted
 builtins, runs the trusted job function with every model call under the per-call budget (``call_guard``),
-and writes one message to its pipe: the job's nonce, an 8-byte length, then JSON.
+and writes one message to its pipe: the job's secret, an 8-byte length, then JSON.
+
+The secret (fresh per job, from the zygote) and the pipe live only in ``child_main``'s locals and the
+``emit`` closure made there: no module attribute leads to them, so candidate code that reaches this module
+through ``sys.modules`` finds nothing that writes a verdict.
 
 Frames between parent and zygote: 8-byte big-endian length, then the body (pickle parent->zygote, JSON
 zygote->parent).
@@ -23,6 +27,9 @@ from cwm.types import JSON, ModelLoadError
 
 RESULT_CAP_BYTES = 64 << 20
 KINDS = frozenset({"ok", "static", "load", "timeout", "memory", "crash", "error"})
+# The exit status of a child whose model kept running after the per-call interrupt (the zygote's verdict).
+KEPT_RUNNING_EXIT = 75
+_ABORT_KINDS = frozenset({"timeout", "memory"})
 # Bound at import, in the zygote: a candidate that monkeypatches json in its child cannot garble the verdict.
 _ENCODE = json.JSONEncoder(allow_nan=False).encode
 _ENCODE_LOOSE = json.JSONEncoder().encode
@@ -78,27 +85,17 @@ class Abort(BaseException):
 
 
 class _Child:
-    """Per-job state of a child: where to write the verdict, and the per-call timer."""
+    """Per-job state of a child: the per-call timer (it holds nothing that can write a verdict)."""
 
-    def __init__(self, fd: int, nonce: str, limits: dict[str, float]):
-        self.fd, self.nonce, self.limits = fd, nonce, limits
+    def __init__(self, limits: dict[str, float]):
+        self.limits = limits
         self.call = "the module body"
         self.fired = 0
-        self.gate_passed = False
         self.issued: list[Abort] = []  # a model that catches an Abort can build more; only these count
 
     def abort(self, kind: str, message: str) -> Abort:
         self.issued.append(Abort(kind, message))
         return self.issued[-1]
-
-    def emit(self, kind: str, value: JSON = None, error: str = "") -> None:
-        message = {"kind": kind, "value": value, "error": error, "gate_passed": self.gate_passed}
-        try:
-            body = _ENCODE(message).encode()
-        except (TypeError, ValueError) as e:
-            message.update(kind="error", value=None, error=f"the job's result is not JSON-serialisable: {e}")
-            body = _ENCODE_LOOSE(message).encode()
-        _write_all(self.fd, self.nonce.encode() + len(body).to_bytes(8, "big") + body)
 
     def on_alarm(self, signum: int, frame: Any) -> None:
         self.fired += 1
@@ -106,9 +103,7 @@ class _Child:
         if self.fired == 1:
             signal.setitimer(signal.ITIMER_REAL, 0.05)  # re-armed: a model that swallows the interrupt is ended
             raise self.abort("timeout", f"{self.call} ran longer than the per-call budget of {budget} s")
-        self.emit("timeout", None, f"{self.call} ran longer than the per-call budget of {budget} s and "
-                                   f"kept running after it was interrupted")
-        os._exit(0)
+        os._exit(KEPT_RUNNING_EXIT)  # the zygote words the verdict; only child_main can write one
 
     def guard(self, fn: Any, *args: Any, label: str = "") -> Any:
         """Runs one model call under the per-call budget; ``MemoryError`` becomes a memory verdict."""
@@ -136,17 +131,37 @@ def call_guard(fn: Any, *args: Any) -> Any:
     return _CURRENT[0].guard(fn, *args) if _CURRENT else fn(*args)
 
 
+def _emitter(fd: int, secret: bytes) -> Any:
+    """The one function that writes this job's verdict: ``secret``, an 8-byte length, then JSON."""
+    encode, encode_loose, write_all = _ENCODE, _ENCODE_LOOSE, _write_all
+
+    def emit(kind: str, value: JSON, error: str, gate_passed: bool) -> None:
+        message = {"kind": kind, "value": value, "error": error, "gate_passed": gate_passed}
+        try:
+            body = encode(message).encode()
+        except (TypeError, ValueError) as e:
+            message.update(kind="error", value=None, error=f"the job's result is not JSON-serialisable: {e}")
+            body = encode_loose(message).encode()
+        write_all(fd, secret + len(body).to_bytes(8, "big") + body)
+
+    return emit
+
+
 def child_main(fd: int, request: dict[str, Any], payload: Any) -> None:
     """Runs one job in this (forked) process and writes its verdict to ``fd``; never returns."""
-    child = _Child(fd, request["nonce"], request["limits"])
+    emit = _emitter(fd, request.pop("secret").encode())
+    gated = bool(request["gate"])
+    child = _Child(request["limits"])
     _CURRENT[:] = [child]
     layers.detach(keep=(fd,))
+    del fd
     layers.set_rlimits(request["limits"])
+    layers.drop_capabilities()
     signal.signal(signal.SIGALRM, child.on_alarm)
     try:
         kind, value, error = _run_job(child, request, payload)
     except Abort as a:
-        if any(a is issued for issued in child.issued):
+        if a.kind in _ABORT_KINDS and any(a is issued for issued in child.issued):
             kind, value, error = a.kind, None, a.message
         else:
             kind, value, error = "error", None, "the model raised a forged sandbox verdict"
@@ -157,7 +172,7 @@ def child_main(fd: int, request: dict[str, Any], payload: Any) -> None:
     except BaseException as e:  # the sandbox boundary: whatever escaped becomes a verdict
         kind, value, error = "error", None, _describe(e)
     signal.setitimer(signal.ITIMER_REAL, 0)
-    child.emit(kind, value, error)
+    emit(kind, value, error, gated and kind != "static")
     os._exit(0)
 
 
@@ -168,7 +183,6 @@ def _run_job(child: _Child, request: dict[str, Any], payload: Any) -> tuple[str,
             static_gate(source)
         except ModelLoadError as e:
             return "static", None, str(e)
-    child.gate_passed = request["gate"]
     job = _resolve_job(request["job"])
     name = "cwm_model"
     try:

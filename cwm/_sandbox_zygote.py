@@ -14,6 +14,7 @@ import json
 import os
 import pickle
 import random
+import secrets
 import select
 import signal
 import time
@@ -27,7 +28,7 @@ import pyspiel  # noqa: F401  (imported once here so that every child starts wit
 import cwm._sandbox_jobs  # noqa: F401
 import cwm.checks  # noqa: F401
 from cwm import _sandbox_layers as layers
-from cwm._sandbox_child import KINDS, RESULT_CAP_BYTES, child_main, read_frame, write_frame
+from cwm._sandbox_child import KEPT_RUNNING_EXIT, KINDS, RESULT_CAP_BYTES, child_main, read_frame, write_frame
 from cwm._sandbox_gate import static_gate
 from cwm.types import JSON
 
@@ -115,7 +116,7 @@ def finish(pid: int, fd: int, request: dict[str, Any]) -> tuple[dict[str, JSON],
       The verdict as a JSON-able dict, and the pid still to reap (``None`` when already reaped): a child
       that delivered a whole result is reaped after the parent has its answer.
     """
-    data, why = _collect(fd, pid, request["limits"]["wall_s"], request["nonce"].encode())
+    data, why = _collect(fd, pid, request["limits"]["wall_s"], request["secret"].encode())
     os.close(fd)
     if why == "done":
         try:
@@ -134,14 +135,18 @@ def run_one(request: dict[str, Any], payload: Any) -> tuple[dict[str, JSON], int
     return finish(pid, fd, request)
 
 
-def _collect(fd: int, pid: int, wall_s: float, nonce: bytes) -> tuple[bytes, str]:
-    """Reads the child's message: ``(body, "done")``, or what stopped it (``wall``, ``size``, ``eof``)."""
+def _collect(fd: int, pid: int, wall_s: float, secret: bytes) -> tuple[bytes, str]:
+    """Reads the child's message: ``(body, "done")``, or what stopped it (``wall``, ``size``, ``eof``,
+    ``malformed``: bytes that do not start with the job's secret, written by the candidate)."""
     deadline = time.monotonic() + wall_s
     buf = bytearray()
-    head = len(nonce) + 8
+    head = len(secret) + 8
     while True:
-        if len(buf) >= head and buf.startswith(nonce):
-            size = int.from_bytes(buf[len(nonce):head], "big")
+        if not secret.startswith(bytes(buf[:len(secret)])):
+            _kill(pid)
+            return b"", "malformed"
+        if len(buf) >= head:
+            size = int.from_bytes(buf[len(secret):head], "big")
             if size > RESULT_CAP_BYTES:
                 _kill(pid)
                 return b"", "size"
@@ -181,7 +186,7 @@ def _verdict(why: str, status: int, request: dict[str, Any]) -> dict[str, JSON]:
     if why == "size":
         return _msg("error", f"the job's result was larger than {RESULT_CAP_BYTES >> 20} MB")
     if why == "malformed":
-        return _msg("crash", "the child wrote a malformed result")
+        return _msg("crash", "the child wrote a malformed result (not the job's own verdict)")
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
         if sig == signal.SIGXCPU:
@@ -190,6 +195,9 @@ def _verdict(why: str, status: int, request: dict[str, Any]) -> dict[str, JSON]:
             return _msg("crash", f"the child was killed (SIGKILL: CPU-time limit of {limits['cpu_s']} s or "
                                  f"memory limit of {limits['memory_mb']} MB)")
         return _msg("crash", f"the child died of signal {signal.Signals(sig).name}")
+    if os.waitstatus_to_exitcode(status) == KEPT_RUNNING_EXIT:
+        return _msg("timeout", f"a model call ran longer than the per-call budget of {limits['per_call_s']} s "
+                               f"and kept running after it was interrupted")
     return _msg("crash", f"the child exited with status {os.waitstatus_to_exitcode(status)} without a result")
 
 
@@ -220,6 +228,8 @@ def serve(fd_in: int, fd_out: int) -> None:
                 reap(pid)
             return
         request = pickle.loads(frame)
+        nonce = request.pop("nonce")  # echoed in the answer; the child never sees it
+        request["secret"] = secrets.token_hex(16)  # the child's verdict must start with it
         key = request["payload_key"]
         if "payload" in request:
             cache[key] = pickle.loads(request.pop("payload"))
@@ -239,8 +249,9 @@ def serve(fd_in: int, fd_out: int) -> None:
             if child is not None:
                 _kill(child)  # it has said all it may say
                 exiting.append(child)
-        if reply.pop("gate_passed", False):
+        if reply.pop("gate_passed", False) and request["gate"]:
             gate_passed.add(digest)
+        reply["nonce"] = nonce
         write_frame(fd_out, json.dumps(reply).encode())
         if spare is None:
             spare = Spare(cache)
@@ -279,6 +290,7 @@ def warm_up() -> None:
 
 def main() -> None:
     layers.die_with_parent()
+    layers.not_dumpable()  # children (same user) cannot open /proc/ZYGOTE/fd or take its reply pipe
     random.seed(0)
     np.random.seed(0)
     fd_out = os.dup(1)

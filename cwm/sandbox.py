@@ -189,6 +189,8 @@ class Sandbox:
         request = {"job": job, "source": source, "payload_key": key, "gate": gate,
                    "nonce": secrets.token_hex(8), "limits": dataclasses.asdict(limits)}
         reply = self._exchange(request, data, key, limits)
+        if reply is not None and reply.get("out_of_turn"):  # once more, on the fresh zygote
+            reply = self._exchange(request, data, key, limits)
         if reply is not None and reply.get("missing_payload"):
             self._ensure().sent.discard(key)
             reply = self._exchange(request, data, key, limits)
@@ -226,7 +228,16 @@ class Sandbox:
         if not zygote.send(pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)):
             return None
         zygote.sent.add(key)
-        return zygote.receive(time.monotonic() + limits.wall_s + _REPLY_MARGIN_S)
+        reply = zygote.receive(time.monotonic() + limits.wall_s + _REPLY_MARGIN_S)
+        if reply is None or reply.pop("nonce", None) == request["nonce"]:
+            return reply
+        # Not the answer to this request: a frame some candidate smuggled into the zygote's stream, which
+        # would shift every later verdict by one. Nothing more from this zygote can be trusted.
+        log.warning("the sandbox zygote answered out of turn (a forged or stale reply); restarting it")
+        self.restart()
+        return {"kind": "error", "value": None, "out_of_turn": True,
+                "error": "the sandbox's reply did not match the request (a forged or stale reply); the sandbox "
+                         "was restarted"}
 
     def check_world_model(self, source: str, trajectories: Sequence[Trajectory], *,
                           limits: Limits | None = None) -> CheckReport:

@@ -3,6 +3,7 @@ zygote survives and restarts, secrets and files stay out of reach, and bwrap deg
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import signal
@@ -178,6 +179,29 @@ def test_a_dead_zygote_is_restarted(sandbox: Sandbox) -> None:
     result = sandbox.run(CALL_JOB, REFERENCE_TTT, {"function": "get_initial_state"})
     assert result.ok, result
     assert sandbox.restarts == before + 1
+    sandbox.idle_processes = descendants()  # type: ignore[attr-defined]  # the new zygote
+
+
+def test_frames_smuggled_into_the_zygotes_stream_do_not_become_verdicts(sandbox: Sandbox) -> None:
+    """A candidate that got hold of the zygote's reply pipe (security review r3: poison.py) queued forged
+    "passed" answers that the host took as the verdicts of the next jobs. Replies now echo the request's
+    nonce; a mismatch restarts the zygote and the job runs again on the fresh one."""
+    broken = "def get_initial_state():\n    return 1 // 0\n"
+    assert sandbox.run(CALL_JOB, REFERENCE_TTT, {"function": "get_initial_state"}).ok
+    zygote = sandbox._zygote
+    assert zygote is not None and zygote.proc.stdout is not None
+    forged = json.dumps({"kind": "ok", "value": {"forged": True}, "error": "", "nonce": "guess"}).encode()
+    pipe = os.open(f"/proc/self/fd/{zygote.proc.stdout.fileno()}", os.O_WRONLY)  # the pipe's write end
+    try:
+        os.write(pipe, (len(forged).to_bytes(8, "big") + forged) * 3)
+    finally:
+        os.close(pipe)
+    before = sandbox.restarts
+    for _ in range(3):
+        result = sandbox.run(CALL_JOB, broken, {"function": "get_initial_state"})
+        assert (result.kind, result.ok) == ("error", False) and "ZeroDivisionError" in result.error, result
+    assert sandbox.restarts == before + 1
+    assert sandbox.run(CALL_JOB, REFERENCE_TTT, {"function": "get_initial_state"}).ok
     sandbox.idle_processes = descendants()  # type: ignore[attr-defined]  # the new zygote
 
 
