@@ -105,7 +105,7 @@ def _dress(rng: np.random.Generator, tables: tuple[Table, Table], disguise: dict
     col_pay = [[b[i][j] for j in col_order] for i in order]
     row_names = [names[i] for i in order]
     col_names = [names[j] for j in col_order]
-    pool = COMPANIES if disguise["style"] == "projects" else PEOPLE
+    pool: tuple[tuple[str, str], ...] = COMPANIES if disguise["style"] == "projects" else PEOPLE
     if disguise["style"] == "numbers":  # "Player 1 picks 2" would mix up player and action numbers
         pool = tuple(pair for pair in PEOPLE if not pair[0].startswith("Player"))
     players = pool[int(rng.integers(len(pool)))]

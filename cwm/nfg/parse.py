@@ -73,7 +73,8 @@ def _mixed_strategy(text: str, vocabulary: Sequence[str]) -> Reply | None:
     span = _marker_span(clean)
     line = f"Answer: {span}" if span is not None else next((ln for ln in reversed(clean.splitlines()) if ln.strip()), "")
     vector = parse_distribution(line, vocabulary)
-    if vector is None or sum(p > 0 for p in vector.value) < 2 or abs(sum(vector.value) - 1) > 0.02:
+    values = [float(p) for p in vector.value] if vector is not None else []
+    if sum(p > 0 for p in values) < 2 or abs(sum(values) - 1) > 0.02:
         return None
     return vector
 
