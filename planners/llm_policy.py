@@ -122,7 +122,8 @@ class LLMPolicyAgent:
     def _history_text(self) -> str:
         assert self._tracker is not None
         if self.spec.perfect_information:
-            return prompts.render("policy/history_perfect.md", moves=", ".join(self._tracker.moves) or "(none)")
+            moves = ", ".join(self._tracker.moves) or _snippet("no_moves")
+            return prompts.render("policy/history_perfect.md", moves=moves)
         return prompts.render("policy/history_imperfect.md", events=_events_text(self._tracker.events[:-1]))
 
     def _example_text(self, player: int) -> str:
@@ -130,7 +131,7 @@ class LLMPolicyAgent:
             trajs = (trajectories.collect(self.spec, self.num_examples, seed=self.seed, open_deck=False)
                      if self.num_examples > 0 else [])
             parts = [_example(self.spec, t, i + 1, player) for i, t in enumerate(trajs)]
-            self._examples[player] = "\n".join(parts) if parts else "(none)"
+            self._examples[player] = "\n".join(parts) if parts else _snippet("no_examples")
         return self._examples[player]
 
 
@@ -148,9 +149,10 @@ def _events_text(events: list[dict[str, JSON]]) -> str:
     shown = events[-_MAX_EVENTS:]
     lines = ["..."] if len(events) > len(shown) else []
     for e in shown:
-        line = _dump(e["observation"])
-        lines.append(line + (f"  -> you played {e['action']}" if e["action"] is not None else ""))
-    return "\n".join(lines) or "(nothing yet)"
+        observation = _dump(e["observation"])
+        lines.append(observation if e["action"] is None
+                     else _snippet("event_moved", observation=observation, action=e["action"]))
+    return "\n".join(lines) or _snippet("no_events")
 
 
 def _dump(value: JSON) -> str:
@@ -161,4 +163,9 @@ def _rules(spec: games.GameSpec) -> str:
     try:
         return games.rules_text(spec)
     except UnknownGameError:
-        return f"(no rules text available; the game is OpenSpiel's {spec.openspiel})"
+        return _snippet("no_rules", openspiel=spec.openspiel)
+
+
+def _snippet(name: str, **values: object) -> str:
+    """A one-line piece of a prompt (``prompts/policy/NAME.md``), without the file's final newline."""
+    return prompts.render(f"policy/{name}.md", **values).rstrip("\n")

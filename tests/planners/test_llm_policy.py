@@ -3,9 +3,12 @@ corrected one, garbage until forfeit, the prompt's contents, and LLM errors."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pyspiel
 import pytest
 
+import prompts
 from cwm.arena import play_match
 from cwm.llm import ScriptedClient
 from planners import AgentError, IllegalMoveError, LLMPolicyAgent, RandomAgent, parse_action
@@ -106,3 +109,43 @@ def test_forfeit_error_type():
     agent = LLMPolicyAgent(client, "tic_tac_toe", num_examples=0, max_retries=0, seed=0)
     with pytest.raises(IllegalMoveError, match="after 1 attempts"):
         agent.step(TTT.new_initial_state())
+
+
+def _piece(name, **values):
+    return prompts.render(f"policy/{name}.md", **values).rstrip("\n")
+
+
+def test_placeholder_texts_come_from_prompt_files():
+    """Empty history, no examples, and the "you played" marker are prompt files, not Python strings."""
+    from planners import llm_policy
+
+    client = ScriptedClient(["ACTION: x(1,1)"])
+    LLMPolicyAgent(client, "tic_tac_toe", num_examples=0, seed=0).step(TTT.new_initial_state())
+    prompt = client.calls[0].messages[0].text
+    assert prompts.render("policy/history_perfect.md", moves=_piece("no_moves")) in prompt
+    assert "## Example games" in prompt and _piece("no_examples") in prompt.split("## Example games")[1]
+
+    game = pyspiel.load_game("leduc_poker")
+    client = ScriptedClient(["ACTION: Call", "ACTION: Call"])
+    agent = LLMPolicyAgent(client, "leduc_poker", num_examples=1, seed=0)
+    state = game.new_initial_state()
+    state.apply_action(0)
+    state.apply_action(5)
+    agent.step(state)
+    first = client.calls[0].messages[0].text
+    assert llm_policy._events_text([]) == _piece("no_events")  # nothing seen yet (no leduc state has it)
+    assert _piece("event_moved", observation="", action="").strip() in first  # the example's own moves
+    state.apply_action(1)  # player 0 calls
+    state.apply_action(1)  # player 1 calls: a public card comes next
+    state.apply_action(2)
+    agent.step(state)
+    later = client.calls[1].messages[0].text.split("## This game so far")[1]
+    assert _piece("event_moved", observation="", action="Call").strip() in later
+
+
+def test_a_game_without_rules_text_says_so_from_the_prompt_file():
+    from planners import llm_policy
+
+    spec = llm_policy.games.resolve("tic_tac_toe")
+    missing = dataclasses.replace(spec, rules="")
+    assert llm_policy._rules(missing) == _piece("no_rules", openspiel=spec.openspiel)
