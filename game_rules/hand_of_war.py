@@ -69,6 +69,10 @@ def _json(obj: Any) -> str:
     return json.dumps(obj, separators=(",", ":"))
 
 
+# JSON text of the action strings logged in information states: [player's picks, chance deals][card id].
+_ACTION_JSON = tuple(tuple(json.dumps(f"{verb} {card_name(c)}") for c in range(NUM_CARDS)) for verb in ("play", "deal"))
+
+
 @functools.lru_cache(maxsize=1 << 16)  # a pure function of its argument; planners ask for the same views often
 def _observation_text(key: tuple) -> str:
     hand, pick, opp_picked, opp_hand, my_draw, opp_draw, my_won, opp_won, pot_up, pot_down, last = key
@@ -106,7 +110,11 @@ class HandOfWarGame(pyspiel.Game):
 
 
 class HandOfWarState(pyspiel.State):
-    """Piles (lists of card ids, top first), the pot, the pending picks and each player's observation log."""
+    """Piles (lists of card ids, top first), the pot, the pending picks and each player's observation log.
+
+    A log is the JSON text of the player's events so far, each followed by a comma (a string, so cloning
+    is cheap).
+    """
 
     def __init__(self, game: HandOfWarGame):
         super().__init__(game)
@@ -119,7 +127,7 @@ class HandOfWarState(pyspiel.State):
         self.pick: list[int | None] = [None, None]
         self.last: tuple[int, int] | None = None  # the cards of the last resolved battle
         self.over = False
-        self.logs: list[list[tuple[str, str | None]]] = [[], []]
+        self.logs = ["", ""]
 
     def current_player(self) -> int:
         if self.over:
@@ -138,8 +146,9 @@ class HandOfWarState(pyspiel.State):
     def _apply_action(self, action: int) -> None:
         player = self.current_player()
         self._check_legal(player, action)
+        mine = _ACTION_JSON[player == pyspiel.PlayerId.CHANCE][action]
         for p in (0, 1):
-            self.logs[p].append((self.observation_json(p), self._action_to_string(p, action) if p == player else None))
+            self.logs[p] += f"[{self.observation_json(p)},{mine if p == player else 'null'}],"
         if player == pyspiel.PlayerId.CHANCE:
             self.dealt.append(action)
             self.draw[(len(self.dealt) - 1) % 2].append(action)
@@ -214,9 +223,7 @@ class HandOfWarState(pyspiel.State):
     def information_state_json(self, player: int) -> str:
         """Every observation ``player`` had (oldest first, the current one last) and its own actions."""
         # Built from the stored JSON texts (no re-parsing): the same text as dumping the parsed events.
-        events = [f"[{o},{json.dumps(a)}]" for o, a in self.logs[player]]
-        events.append(f"[{self.observation_json(player)},null]")
-        return f'{{"player":{player},"events":[{",".join(events)}]}}'
+        return f'{{"player":{player},"events":[{self.logs[player]}[{self.observation_json(player)},null]]}}'
 
     def __str__(self) -> str:
         names = lambda cards: [card_name(c) for c in cards]  # noqa: E731

@@ -8,6 +8,7 @@ information-state strings are compact JSON text (cwm's ``json`` view parses them
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
@@ -67,15 +68,33 @@ def quadrant_squares(q: int) -> list[int]:
 _START_SQUARES = tuple(frozenset(quadrant_squares(START_QUADRANT[p])) for p in (0, 1))
 
 
-def step(square: int, action: int) -> int | None:
-    """The square reached by ``action`` from ``square``, or None when it would leave the board."""
+def _step(square: int, action: int) -> int | None:
     dr, dc = _DELTAS[action]
     r, c = square // SIZE + dr, square % SIZE + dc
     return r * SIZE + c if 0 <= r < SIZE and 0 <= c < SIZE else None
 
 
+_STEPS = tuple(tuple(_step(s, a) for a in range(len(ACTIONS))) for s in range(NUM_SQUARES))
+_LEGAL = tuple(tuple(a for a in range(len(ACTIONS)) if _STEPS[s][a] is not None) for s in range(NUM_SQUARES))
+_ACTION_JSON = tuple(json.dumps(a) for a in ACTIONS)
+
+
+def step(square: int, action: int) -> int | None:
+    """The square reached by ``action`` from ``square``, or None when it would leave the board."""
+    return _STEPS[square][action]
+
+
 def _json(obj: Any) -> str:
     return json.dumps(obj, separators=(",", ":"))
+
+
+@functools.cache  # at most 17 x 5 x 21 keys; planners ask for the same views often
+def _observation_text(mine: int | None, theirs: int | None, moves: int) -> str:
+    return _json({
+        "my_square": None if mine is None else [mine // SIZE, mine % SIZE],
+        "opponent_quadrant": None if theirs is None else QUADRANTS[theirs],
+        "moves_made": moves,
+    })
 
 
 class QuadrantoGame(pyspiel.Game):
@@ -92,14 +111,17 @@ class QuadrantoGame(pyspiel.Game):
 
 
 class QuadrantoState(pyspiel.State):
-    """Positions, the move count, the winner, and each player's log of (observation, own action)."""
+    """Positions, the move count, the winner, and each player's log of (observation, own action).
+
+    A log is the JSON text of its events so far, each followed by a comma (a string, so cloning is cheap).
+    """
 
     def __init__(self, game: QuadrantoGame):
         super().__init__(game)
         self.squares: list[int | None] = [None, None]
         self.moves = 0
         self.winner: int | None = None
-        self.logs: list[list[tuple[str, str | None]]] = [[], []]
+        self.logs = ["", ""]
 
     def current_player(self) -> int:
         if self.is_terminal():
@@ -111,7 +133,7 @@ class QuadrantoState(pyspiel.State):
     def _legal_actions(self, player: int) -> list[int]:
         square = self.squares[player]
         assert square is not None
-        return [a for a in range(len(ACTIONS)) if step(square, a) is not None]
+        return list(_LEGAL[square])
 
     def chance_outcomes(self) -> list[tuple[int, float]]:
         who = 0 if self.squares[0] is None else 1
@@ -122,7 +144,7 @@ class QuadrantoState(pyspiel.State):
         player = self.current_player()
         self._check_legal(player, action)
         for p in (0, 1):
-            self.logs[p].append((self.observation_json(p), ACTIONS[action] if p == player else None))
+            self.logs[p] += f"[{self.observation_json(p)},{_ACTION_JSON[action] if p == player else 'null'}],"
         if player == pyspiel.PlayerId.CHANCE:
             self.squares[0 if self.squares[0] is None else 1] = action
             return
@@ -137,7 +159,7 @@ class QuadrantoState(pyspiel.State):
         if player == pyspiel.PlayerId.CHANCE:
             ok = action in _START_SQUARES[0 if self.squares[0] is None else 1]
         else:
-            ok = player >= 0 and 0 <= action < len(ACTIONS) and step(self.squares[player], action) is not None
+            ok = player >= 0 and 0 <= action < len(ACTIONS) and _STEPS[self.squares[player]][action] is not None
         if not ok:
             raise ValueError(f"quadranto: action {action} is not legal for player {player} in state {self}")
 
@@ -164,14 +186,13 @@ class QuadrantoState(pyspiel.State):
         }
 
     def observation_json(self, player: int) -> str:
-        return _json(self.observation_dict(player))
+        theirs = self.squares[1 - player]
+        return _observation_text(self.squares[player], None if theirs is None else quadrant(theirs), self.moves)
 
     def information_state_json(self, player: int) -> str:
         """Every observation ``player`` had (oldest first, the current one last) and its own actions."""
         # Built from the stored JSON texts (no re-parsing): the same text as dumping the parsed events.
-        events = [f"[{o},{json.dumps(a)}]" for o, a in self.logs[player]]
-        events.append(f"[{self.observation_json(player)},null]")
-        return f'{{"player":{player},"events":[{",".join(events)}]}}'
+        return f'{{"player":{player},"events":[{self.logs[player]}[{self.observation_json(player)},null]]}}'
 
     def __str__(self) -> str:
         return _json({
