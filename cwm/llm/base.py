@@ -135,8 +135,12 @@ class Request:
             raise ValueError("Request.messages is empty: a request needs at least one message")
         # Normalise number types so that 0 and 0.0 give the same cache key.
         object.__setattr__(self, "temperature", float(self.temperature))
-        if self.n < 1:
-            raise ValueError(f"Request.n must be >= 1, got {self.n}")
+        if not self.temperature >= 0:  # also refuses NaN
+            raise ValueError(f"Request.temperature must be >= 0, got {self.temperature}")
+        for name in ("n", "max_output_tokens"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"Request.{name} must be an int >= 1, got {value!r}")
 
     @classmethod
     def user(cls, text: str, **settings: Any) -> Request:
@@ -198,10 +202,13 @@ class Response:
     Attributes:
       texts: one text per candidate.
       finish_reasons: the provider's finish reason per candidate ("STOP", "MAX_TOKENS", ...).
-      usage: tokens the call consumed (zero when answered from cache or replay).
+      usage: tokens the original provider call consumed; a reply served from the cache or a replay file
+        keeps them (the ledger charges nothing for it: see ``cached``).
       latency_s: wall time of the call.
       model: the model id that answered.
       cached: whether the reply came from the disk cache or a replay file instead of a provider.
+      batch: whether the call was billed at a provider's batch rate (half price); set by the batch client
+        from each reply's ``"batch"`` field.
     """
 
     texts: tuple[str, ...]
@@ -210,6 +217,7 @@ class Response:
     latency_s: float
     model: str
     cached: bool = False
+    batch: bool = False
 
     @property
     def text(self) -> str:
@@ -233,6 +241,7 @@ class Response:
             latency_s=float(data["latency_s"]),
             model=data["model"],
             cached=bool(data.get("cached", False)),
+            batch=bool(data.get("batch", False)),
         )
 
 

@@ -46,6 +46,22 @@ def test_invalid_requests_are_refused(bad):
         Request(**bad)
 
 
+BAD_SETTINGS = [
+    ("negative-temperature", {"temperature": -0.1}, "temperature must be >= 0"),
+    ("nan-temperature", {"temperature": float("nan")}, "temperature must be >= 0"),
+    ("zero-max-output-tokens", {"max_output_tokens": 0}, "max_output_tokens must be an int >= 1"),
+    ("float-max-output-tokens", {"max_output_tokens": 10.5}, "max_output_tokens must be an int >= 1"),
+    ("float-n", {"n": 2.0}, "n must be an int >= 1"),
+    ("bool-n", {"n": True}, "n must be an int >= 1"),
+]
+
+
+@pytest.mark.parametrize(("settings", "message"), [b[1:] for b in BAD_SETTINGS], ids=[b[0] for b in BAD_SETTINGS])
+def test_invalid_settings_name_the_field(settings, message):
+    with pytest.raises(ValueError, match=f"Request.{message}"):
+        Request.user("hi", **settings)
+
+
 def test_message_role_is_checked():
     with pytest.raises(ValueError, match="role"):
         Message("system", "x")  # type: ignore[arg-type]
