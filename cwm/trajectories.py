@@ -171,26 +171,92 @@ def from_json(data: JSON, *, where: str = "record") -> Trajectory | ClosedTrajec
             f"{where}: schema {data.get('schema')!r} is not {TRAJECTORY_SCHEMA!r} (not a cwm trajectory file?)"
         )
     body = {k: v for k, v in data.items() if k not in ("schema", "kind")}
+    _check_fields(body, _OPEN_FIELDS if data.get("kind") == "open" else _CLOSED_FIELDS, where)
     try:
         if data.get("kind") == "open":
-            body["steps"] = tuple(_step(s) for s in body["steps"])
+            body["steps"] = tuple(_step(s, where=f"{where}: step {i}") for i, s in enumerate(body["steps"]))
             for key in ("final_observations", "returns"):
                 body[key] = tuple(body[key])
             return Trajectory(**body)
         if data.get("kind") == "closed":
             body["events"] = tuple(ClosedEvent(**e) for e in body["events"])
             return ClosedTrajectory(**body)
+    except TrajectoryFormatError:
+        raise
     except (KeyError, TypeError, ValueError) as e:
         raise TrajectoryFormatError(f"{where}: malformed trajectory: {type(e).__name__}: {e}") from e
     raise TrajectoryFormatError(f"{where}: unknown trajectory kind {data.get('kind')!r}")
 
 
-def _step(data: dict[str, JSON]) -> Step:
+def _step(data: JSON, *, where: str) -> Step:
+    if not isinstance(data, dict):
+        raise TrajectoryFormatError(f"{where}: expected a JSON object, got {type(data).__name__}")
+    _check_fields(data, _STEP_FIELDS, where)
+    for j, c in enumerate(data["chance_outcomes"]):
+        _check_fields(c, _CHANCE_FIELDS, f"{where}: chance_outcomes[{j}]")
     data = dict(data)
     data["chance_outcomes"] = tuple(ChanceOutcome(**c) for c in data["chance_outcomes"])
     for key in ("legal_actions", "legal_action_strings", "observations", "rewards"):
         data[key] = tuple(data[key])
     return Step(**data)
+
+
+def _is_int(v: JSON) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_number(v: JSON) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _list_of(check: Callable[[JSON], bool]) -> Callable[[JSON], bool]:
+    return lambda v: isinstance(v, list) and all(check(x) for x in v)
+
+
+# Field -> (test, what it must be). Missing fields are left to the dataclass, which names them.
+_FieldTypes = dict[str, tuple[Callable[[JSON], bool], str]]
+_STEP_FIELDS: _FieldTypes = {
+    "player": (_is_int, "an integer"),
+    "legal_actions": (_list_of(_is_int), "a list of integers"),
+    "legal_action_strings": (_list_of(lambda v: isinstance(v, str)), "a list of strings"),
+    "chance_outcomes": (_list_of(lambda v: isinstance(v, dict)), "a list of objects"),
+    "observations": (lambda v: isinstance(v, list), "a list"),
+    "action": (_is_int, "an integer"),
+    "action_string": (lambda v: isinstance(v, str), "a string"),
+    "rewards": (_list_of(_is_number), "a list of numbers"),
+}
+_CHANCE_FIELDS: _FieldTypes = {
+    "action": (_is_int, "an integer"),
+    "action_string": (lambda v: isinstance(v, str), "a string"),
+    "probability": (_is_number, "a number"),
+}
+_COMMON_FIELDS: _FieldTypes = {
+    "game": (lambda v: isinstance(v, str), "a string"),
+    "seed": (_is_int, "an integer"),
+    "num_players": (_is_int, "an integer"),
+}
+_OPEN_FIELDS: _FieldTypes = {
+    **_COMMON_FIELDS,
+    "policy": (lambda v: isinstance(v, str), "a string"),
+    "steps": (lambda v: isinstance(v, list), "a list"),
+    "final_observations": (lambda v: isinstance(v, list), "a list"),
+    "returns": (_list_of(_is_number), "a list of numbers"),
+}
+_CLOSED_FIELDS: _FieldTypes = {
+    **_COMMON_FIELDS,
+    "player": (_is_int, "an integer"),
+    "events": (_list_of(lambda v: isinstance(v, dict)), "a list of objects"),
+    "player_return": (_is_number, "a number"),
+}
+
+
+def _check_fields(data: JSON, fields: _FieldTypes, where: str) -> None:
+    """Raises ``TrajectoryFormatError`` naming ``where`` and the field for the first mistyped field."""
+    if not isinstance(data, dict):
+        raise TrajectoryFormatError(f"{where}: expected a JSON object, got {type(data).__name__}")
+    for key, (ok, what) in fields.items():
+        if key in data and not ok(data[key]):
+            raise TrajectoryFormatError(f"{where}: field {key!r} must be {what}, got {data[key]!r:.80}")
 
 
 def save(path: str | Path, items: Iterable[Trajectory | ClosedTrajectory]) -> Path:
