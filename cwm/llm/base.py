@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import numbers
 import threading
 from collections.abc import Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -139,8 +140,9 @@ class Request:
             raise ValueError(f"Request.temperature must be >= 0, got {self.temperature}")
         for name in ("n", "max_output_tokens"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
                 raise ValueError(f"Request.{name} must be an int >= 1, got {value!r}")
+            object.__setattr__(self, name, int(value))  # numpy ints too, as plain ints for JSON and keys
 
     @classmethod
     def user(cls, text: str, **settings: Any) -> Request:

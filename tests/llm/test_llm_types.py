@@ -77,3 +77,11 @@ def test_scripted_client_answers_in_order_and_then_fails_clearly():
     assert client.ledger.snapshot()["calls"] == 2
     with pytest.raises(LLMError, match="has only 2 replies; call 3.*'q3'"):
         client.complete(Request.user("q3"))
+
+
+def test_numpy_integers_are_accepted_as_plain_ints():
+    import numpy as np
+
+    request = Request.user("hi", n=np.int64(2), max_output_tokens=np.int32(100))
+    assert type(request.n) is int and type(request.max_output_tokens) is int
+    assert request.key("m") == Request.user("hi", n=2, max_output_tokens=100).key("m")
