@@ -72,12 +72,23 @@ def match(name: str, make_a, make_b, n: int, seed: int) -> dict:
     return out
 
 
+def score_interval(wins: int, draws: int, losses: int, z: float = 1.96) -> tuple[float, float, float]:
+    """Mean score (a draw counts half) and its 95% Wilson interval, the score taken as a win rate.
+
+    Draws make the true spread smaller than a win rate's, so the interval errs on the wide side.
+    """
+    n = wins + draws + losses
+    p = (wins + 0.5 * draws) / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * (p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5
+    return p, centre - half, centre + half
+
+
 def line(title: str, result: dict, seconds: float) -> str:
     (w0, d0, l0), (w1, d1, l1) = result[0], result[1]
-    n = w0 + d0 + l0 + w1 + d1 + l1
-    score = (w0 + w1 + 0.5 * (d0 + d1)) / n
+    score, low, high = score_interval(w0 + w1, d0 + d1, l0 + l1)
     return (f"| {title} | as player 0: {w0}/{d0}/{l0} | as player 1: {w1}/{d1}/{l1} | "
-            f"score {score:.2f} | {seconds:.0f} s |")
+            f"score {score:.2f} (95% CI {low:.2f}-{high:.2f}) | {seconds:.0f} s |")
 
 
 def random_vs_random(name: str, n: int, seed: int) -> str:
