@@ -20,7 +20,7 @@ import threading
 import time
 from pathlib import Path
 
-from cwm.llm.base import Client, Request, Response
+from cwm.llm.base import Client, LLMConfigError, Request, Response
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS replies (
@@ -45,18 +45,24 @@ class ReplyStore:
     Args:
       path: the database file (created with its parent folders).
       busy_timeout_s: how long a writer waits for another process's lock (default 60 s).
+
+    Raises:
+      LLMConfigError: the file cannot be opened as a cache (a directory, no permission, not SQLite).
     """
 
     def __init__(self, path: Path | str, *, busy_timeout_s: float = 60.0) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, timeout=busy_timeout_s, check_same_thread=False,
-                                   isolation_level=None)
-        self._db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
-        self._db.execute("PRAGMA journal_mode = WAL")
-        self._db.execute("PRAGMA synchronous = NORMAL")
-        self._db.execute(_SCHEMA)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path, timeout=busy_timeout_s, check_same_thread=False,
+                                       isolation_level=None)
+            self._db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
+            self._db.execute("PRAGMA journal_mode = WAL")
+            self._db.execute("PRAGMA synchronous = NORMAL")
+            self._db.execute(_SCHEMA)
+        except (OSError, sqlite3.Error) as e:
+            raise LLMConfigError(f"LLM cache {self.path} cannot be opened: {type(e).__name__}: {e}") from e
 
     def get(self, key: str) -> Response | None:
         """The stored reply for ``key``, or ``None``."""

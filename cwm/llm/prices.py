@@ -9,6 +9,7 @@ servers, fakes) cost 0 and are counted as unpriced in the ledger.
 from __future__ import annotations
 
 import dataclasses
+import re
 
 from cwm.llm.base import Usage
 
@@ -24,7 +25,9 @@ class Price:
     long_output: float = 0.0
 
 
-# Longest matching prefix of the model id wins ("gemini-2.5-pro-preview-05-06" -> "gemini-2.5-pro").
+# A model id matches an entry exactly or with a version suffix only ("gemini-2.5-pro-preview-05-06",
+# "gpt-4o-2024-08-06", "gemini-2.0-flash-001" -> their entries); a sibling such as "gpt-4.1-mini" or
+# "o3-mini" is another model and matches nothing unless listed itself.
 PRICES: dict[str, Price] = {
     "gemini-3-pro": Price(2.00, 12.00, 200_000, 4.00, 18.00),
     "gemini-2.5-pro": Price(1.25, 10.00, 200_000, 2.50, 15.00),
@@ -33,18 +36,30 @@ PRICES: dict[str, Price] = {
     "gemini-2.0-flash": Price(0.10, 0.40),
     "gpt-4o-mini": Price(0.15, 0.60),
     "gpt-4o": Price(2.50, 10.00),
+    "gpt-4.1-mini": Price(0.40, 1.60),
     "gpt-4.1": Price(2.00, 8.00),
+    "o3-mini": Price(1.10, 4.40),
     "o3": Price(2.00, 8.00),
+    "o4-mini": Price(1.10, 4.40),
 }
 
 BATCH_DISCOUNT = 0.5  # Gemini's and OpenAI's batch APIs bill half the standard price
 
 
+# What may follow a listed id in the same model: a date (-2024-08-06, -20250514, -05-06), a preview or
+# experimental tag with an optional date, a version number (-001), "-latest".
+_VERSION_SUFFIX = re.compile(
+    r"(-(preview|exp|experimental))?(-\d{4}-\d{2}-\d{2}|-\d{8}|-\d{2}-\d{4}|-\d{2}-\d{2}|-\d{3}|-\d{4})?(-latest)?")
+
+
 def price_for(model: str) -> Price | None:
-    """The price entry of the longest listed prefix of ``model`` (``"models/"`` ignored), else ``None``."""
+    """The price entry of ``model``: the listed id itself, or it plus a version suffix (a date, a
+    ``-preview``/``-exp`` tag, ``-001``, ``-latest``); ``"models/"`` is ignored. ``None`` if unlisted."""
     name = model.removeprefix("models/")
-    matches = [prefix for prefix in PRICES if name.startswith(prefix)]
-    return PRICES[max(matches, key=len)] if matches else None
+    for listed in sorted(PRICES, key=len, reverse=True):
+        if name.startswith(listed) and _VERSION_SUFFIX.fullmatch(name[len(listed):]):
+            return PRICES[listed]
+    return None
 
 
 def cost_usd(model: str, usage: Usage, *, batch: bool = False) -> float | None:

@@ -73,6 +73,8 @@ class ReplayClient:
     def __init__(self, path: Path | str, *, model: str | None = None) -> None:
         self.path = Path(path)
         entries = read_replay(self.path)
+        if not entries:
+            raise ReplayFormatError(f"replay file {self.path} holds no entries")
         models = sorted({e["model"] for e in entries})
         if model is None:
             if len(models) != 1:

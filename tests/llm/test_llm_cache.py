@@ -6,10 +6,11 @@ import os
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
-from cwm.llm import CachedClient, Request, ScriptedClient
+import pytest
+
+from cwm.llm import CachedClient, LLMConfigError, Request, ScriptedClient
 from cwm.llm.cache import ReplyStore
 
 ROOT = Path(__file__).parents[2]
@@ -49,11 +50,26 @@ def test_a_different_setting_misses_the_cache(tmp_path):
     assert len(inner.calls) == 2 and (cached.hits, cached.misses) == (1, 2)
 
 
+@pytest.mark.parametrize("kind", ["directory", "not-sqlite", "under-a-file"])
+def test_an_unopenable_cache_path_is_a_config_error_naming_it(tmp_path, kind):
+    path = tmp_path / "cache.sqlite"
+    if kind == "directory":
+        path.mkdir()
+    elif kind == "not-sqlite":
+        path.write_bytes(b"this is not a database, just text long enough to have a header" * 4)
+    else:
+        (tmp_path / "file").write_text("x")
+        path = tmp_path / "file" / "cache.sqlite"
+    with pytest.raises(LLMConfigError, match=f"LLM cache {path} cannot be opened"):
+        CachedClient(ScriptedClient([]), path)
+
+
 _WRITER = textwrap.dedent("""
     import sys
     import time
+    from pathlib import Path
     from cwm.llm import CachedClient, Request, Response, Usage
-    name, path, start = sys.argv[1], sys.argv[2], float(sys.argv[3])
+    name, path, barrier = sys.argv[1], sys.argv[2], Path(sys.argv[3])
 
     class Echo:
         model = "scripted"
@@ -63,7 +79,10 @@ _WRITER = textwrap.dedent("""
 
     prompts = [f"shared {i}" for i in range(40)] + [f"{name} {i}" for i in range(N)]
     client = CachedClient(Echo(), path)
-    time.sleep(max(0.0, start - time.time()))  # both processes start writing at the same moment
+    (barrier / name).touch()  # ready: imported and connected; wait for the other writer to be ready too
+    deadline = time.monotonic() + 100
+    while len(list(barrier.iterdir())) < 2 and time.monotonic() < deadline:
+        time.sleep(0.001)
     for p in prompts:
         client.complete(Request.user(p, temperature=0.0))
 """)
@@ -75,9 +94,11 @@ N = 300
 def test_two_processes_writing_at_once_lose_nothing(tmp_path):
     path = tmp_path / "shared.sqlite"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    start = str(time.time() + 2.0)
+    barrier = tmp_path / "ready"  # each writer adds a file once ready and starts when both files exist
+    barrier.mkdir()
     code = _WRITER.replace("range(N)", f"range({N})")
-    procs = [subprocess.Popen([sys.executable, "-c", code, name, str(path), start], env=env, stderr=subprocess.PIPE)
+    procs = [subprocess.Popen([sys.executable, "-c", code, name, str(path), str(barrier)], env=env,
+                              stderr=subprocess.PIPE)
              for name in ("alpha", "beta")]
     for p in procs:
         _, err = p.communicate(timeout=120)

@@ -114,3 +114,13 @@ def test_mixed_models_need_a_model_choice(tmp_path):
         ReplayClient(path)
     assert ReplayClient(path, model="m2").complete(Request.user("q")).text == "b"
     assert dataclasses.replace(ReplayClient(path, model="m1").complete(Request.user("q")), cached=False).text == "a"
+
+
+@pytest.mark.parametrize("content", ["", "\n\n", "{garbage\n"], ids=["empty", "blank-lines", "one-garbage-line"])
+def test_a_replay_file_without_entries_says_so(tmp_path, content):
+    path = tmp_path / "empty.jsonl"
+    path.write_text(content)
+    with pytest.raises(ReplayFormatError, match=f"replay file {path} holds no entries"):
+        ReplayClient(path)
+    with pytest.raises(ReplayFormatError, match="holds no entries"):
+        ReplayClient(path, model="m1")

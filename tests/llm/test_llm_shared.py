@@ -122,12 +122,23 @@ PRICES = [
     ("gemini-2.5-pro", Usage(300_000, 1_000_000, 0), 0.75 + 15.0),  # the long-prompt tier
     ("models/gemini-2.5-flash", Usage(1_000_000, 1_000_000, 0), 0.30 + 2.50),
     ("gemini-2.5-flash-lite", Usage(1_000_000, 0, 0), 0.10),
+    ("gpt-4.1-mini", Usage(1_000_000, 1_000_000, 0), 0.40 + 1.60),  # not gpt-4.1's price
+    ("gpt-4.1-2025-04-14", Usage(1_000_000, 0, 0), 2.00),
+    ("o3-mini", Usage(1_000_000, 0, 0), 1.10),  # not o3's price
+    ("gpt-4o-mini-2024-07-18", Usage(1_000_000, 0, 0), 0.15),
+    ("gemini-2.0-flash-001", Usage(1_000_000, 0, 0), 0.10),
+    ("gemini-2.5-flash-preview-09-2025", Usage(1_000_000, 0, 0), 0.30),
 ]
 
 
 @pytest.mark.parametrize(("model", "usage", "usd"), PRICES, ids=[f"{p[0]}-{i}" for i, p in enumerate(PRICES)])
 def test_price_table(model, usage, usd):
     assert cost_usd(model, usage) == pytest.approx(usd)
+
+
+@pytest.mark.parametrize("model", ["gpt-4.1-nano", "o3-pro", "gemini-2.5-flash-image", "gemini-2.5-pro-tuned-x"])
+def test_unlisted_siblings_of_listed_models_have_no_price(model):
+    assert price_for(model) is None
 
 
 def test_unpriced_models_cost_nothing_and_are_counted():
