@@ -23,7 +23,9 @@ MARKERS = "/tmp/cwm-hostile-*"
 
 def make_sandbox(isolation: str) -> Sandbox:
     if isolation == "bwrap" and not bwrap_available():
-        pytest.fail("bubblewrap is not usable here; install it with .ci/system-packages.sh")
+        pytest.fail("bubblewrap (bwrap) is not usable here, and these tests check the sandbox inside it: "
+                    "install it with `apt-get install bubblewrap` (or run .ci/system-packages.sh); if it is "
+                    "installed, this machine does not allow unprivileged user namespaces")
     return Sandbox(limits=TEST_LIMITS, isolation=isolation)  # type: ignore[arg-type]
 
 

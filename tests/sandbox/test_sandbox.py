@@ -305,3 +305,12 @@ def test_jobs_also_run_in_process() -> None:
     trajs = [trajectories.record("tic_tac_toe", seed=0)]
     assert _sandbox_jobs.check_world_model(module, {"trajectories": trajs})["error"] == ""
     assert CHECK_JOB.endswith(":check_world_model")
+
+
+def test_bwrap_mode_tests_name_the_package_when_bwrap_is_unusable(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a machine without bubblewrap the bwrap-mode cases fail (CI stays strict) and say how to fix it."""
+    from . import conftest
+
+    monkeypatch.setattr(conftest, "bwrap_available", lambda: False)
+    with pytest.raises(pytest.fail.Exception, match="apt-get install bubblewrap"):
+        make_sandbox("bwrap")
