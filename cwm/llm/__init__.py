@@ -19,7 +19,7 @@ from cwm.llm.base import (
     ServerError,
     Usage,
 )
-from cwm.llm.batch import BatchFileClient, PendingBatch, answer_pending, pending_requests
+from cwm.llm.batch import BatchFileClient, PendingBatch, answer_pending, pending_entries, pending_requests
 from cwm.llm.cache import CachedClient
 from cwm.llm.factory import make_client, provider_client, wrap_client
 from cwm.llm.replay import RecordingClient, ReplayClient, ReplayFormatError, ReplayMissError
@@ -50,6 +50,7 @@ __all__ = [
     "Usage",
     "answer_pending",
     "make_client",
+    "pending_entries",
     "pending_requests",
     "provider_client",
     "wrap_client",

@@ -8,7 +8,9 @@ once ``replies.jsonl`` holds the answers: every request already answered returns
 Files (JSON Lines, in the batch directory):
   pending.jsonl: ``{"key", "model", "request"}`` per request waiting (duplicates are ignored).
   replies.jsonl: ``{"key", "texts": [...]}`` (or ``"text"``), optionally ``"finish_reasons"``,
-    ``"usage": {"input_tokens", "output_tokens", "thinking_tokens"}`` and ``"model"``.
+    ``"usage": {"input_tokens", "output_tokens", "thinking_tokens"}``, ``"model"`` and ``"batch"``:
+    whether the answer was billed at a provider's batch rate (half price). :func:`answer_pending` writes
+    ``"batch": false`` (it answers with ordinary calls); a line without the field counts as batch-priced.
 """
 
 from __future__ import annotations
@@ -20,11 +22,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from cwm.llm.base import Client, LLMError, Request, Response, Usage
+from cwm.llm.base import Client, LLMConfigError, LLMError, Request, Response, Usage
 from cwm.llm.cache import AskCounter
 
 PENDING_FILE = "pending.jsonl"
 REPLIES_FILE = "replies.jsonl"
+DEFAULT_MODEL = "batch"  # the model of pending entries written without one: any model may answer them
 
 
 class PendingBatch(LLMError):
@@ -53,18 +56,39 @@ def _read_jsonl(path: Path) -> list[dict[str, Any]]:
     return out
 
 
+def pending_entries(directory: Path | str) -> dict[str, tuple[str, Request]]:
+    """The requests waiting in ``directory`` without a reply: ``{key: (model, request)}``.
+
+    Raises:
+      LLMError: a line of ``pending.jsonl`` lacks ``key`` or ``request`` or holds a malformed request
+        (names the file and line).
+    """
+    path = Path(directory) / PENDING_FILE
+    answered = {r.get("key") for r in _read_jsonl(Path(directory) / REPLIES_FILE)}
+    out: dict[str, tuple[str, Request]] = {}
+    for number, entry in enumerate(_read_jsonl(path), 1):
+        try:
+            key, request = entry["key"], Request.from_json(entry["request"])
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            raise LLMError(f"{path}: entry {number} is not a pending request (needs \"key\" and \"request\"): "
+                           f"{type(e).__name__}: {e}") from e
+        if key not in answered:
+            out[key] = (str(entry.get("model", DEFAULT_MODEL)), request)
+    return out
+
+
 def pending_requests(directory: Path | str) -> dict[str, Request]:
-    """The requests waiting in ``directory`` without a reply, by key."""
-    directory = Path(directory)
-    answered = {r.get("key") for r in _read_jsonl(directory / REPLIES_FILE)}
-    return {e["key"]: Request.from_json(e["request"]) for e in _read_jsonl(directory / PENDING_FILE)
-            if e["key"] not in answered}
+    """The requests waiting in ``directory`` without a reply, by key (see :func:`pending_entries`)."""
+    return {key: request for key, (_, request) in pending_entries(directory).items()}
 
 
 def _reply(entry: dict[str, Any], model: str) -> Response:
-    texts = tuple(entry["texts"]) if "texts" in entry else (entry["text"],)
+    texts = entry["texts"] if "texts" in entry else [entry["text"]]
+    if not isinstance(texts, list) or not texts or not all(isinstance(t, str) for t in texts):
+        raise TypeError(f"\"texts\" must be a non-empty list of strings, got {texts!r:.80}")
     reasons = tuple(entry.get("finish_reasons") or ("STOP",) * len(texts))
-    return Response(texts, reasons, Usage(**entry.get("usage", {})), 0.0, entry.get("model", model))
+    return Response(tuple(texts), reasons, Usage(**entry.get("usage", {})), 0.0, entry.get("model", model),
+                    batch=bool(entry.get("batch", True)))
 
 
 class BatchFileClient:
@@ -74,16 +98,19 @@ class BatchFileClient:
 
     Args:
       directory: the batch directory (created).
-      model: the model id the requests are meant for (part of the key; default "batch").
+      model: the model id the requests are meant for (part of the key; default "batch": any model).
       wait_s: how long ``complete`` waits for a missing reply before raising (default 0: at once).
       poll_s: how often it looks while waiting (default 5 s).
       sleep: the sleeping function (tests inject one).
     """
 
-    def __init__(self, directory: Path | str, *, model: str = "batch", wait_s: float = 0.0, poll_s: float = 5.0,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+    def __init__(self, directory: Path | str, *, model: str = DEFAULT_MODEL, wait_s: float = 0.0,
+                 poll_s: float = 5.0, sleep: Callable[[float], None] = time.sleep) -> None:
         self.directory = Path(directory)
-        self.directory.mkdir(parents=True, exist_ok=True)
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+        except OSError as e:  # a file in the way, or no permission
+            raise LLMConfigError(f"batch directory {self.directory} cannot be used: {type(e).__name__}: {e}") from e
         self.model, self.wait_s, self.poll_s, self._sleep = model, wait_s, poll_s, sleep
         self._asks = AskCounter()
         self._lock = threading.Lock()
@@ -93,7 +120,8 @@ class BatchFileClient:
 
         Raises:
           PendingBatch: no reply yet (after ``wait_s``); the request is now in ``pending.jsonl``.
-          LLMError: the reply entry is malformed (names the key).
+          LLMError: the reply entry is malformed (names the key): ``texts`` must be a non-empty list of
+            strings (or ``text`` one string).
         """
         key = self._asks.key(request, self.model)
         deadline = time.monotonic() + self.wait_s
@@ -126,23 +154,28 @@ class BatchFileClient:
                 f.write(line + "\n")
 
 
-def answer_pending(directory: Path | str, client: Client, *, limit: int | None = None) -> int:
+def answer_pending(directory: Path | str, client: Client, *, limit: int | None = None, batch: bool = False,
+                   model: str | None = None) -> int:
     """Answers the requests waiting in ``directory`` with ``client``; appends each to ``replies.jsonl``.
 
     Args:
       directory: the batch directory.
       client: any client (a real provider, a replay file, a scripted one).
       limit: answer at most this many (default all).
+      batch: whether ``client`` bills at a provider's batch rate; written to each reply as ``"batch"`` so
+        the batch client prices it right (default False: ordinary calls at full price).
+      model: answer only the requests meant for this model (and those written without one); default all.
 
     Returns:
       How many requests were answered.
     """
     directory = Path(directory)
-    waiting = list(pending_requests(directory).items())[:limit]
+    waiting = [(key, request) for key, (meant, request) in pending_entries(directory).items()
+               if model is None or meant in (model, DEFAULT_MODEL)][:limit]
     for key, request in waiting:
         response = client.complete(request)
         entry = {"key": key, "texts": list(response.texts), "finish_reasons": list(response.finish_reasons),
-                 "usage": response.to_json()["usage"], "model": response.model}
+                 "usage": response.to_json()["usage"], "model": response.model, "batch": batch}
         with open(directory / REPLIES_FILE, "a", encoding="utf-8") as f:
             f.write(json.dumps(entry, ensure_ascii=False) + "\n")
     return len(waiting)

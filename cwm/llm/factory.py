@@ -59,7 +59,8 @@ def provider_client(spec: str, **options: Any) -> Client:
 
 def wrap_client(client: Client, *, run_dir: Path | None = None, cache: Path | None = None,
                 record: Path | None = None, max_attempts: int = 5, base_delay_s: float = 2.0,
-                max_delay_s: float = 60.0, max_concurrency: int = 8, retry_seed: int | None = None,
+                max_delay_s: float = 60.0, max_retry_after_s: float = 120.0, max_concurrency: int = 8,
+                retry_seed: int | None = None,
                 sleep: Callable[[float], None] = time.sleep, batch: bool = False) -> ManagedClient:
     """Wraps any client in the shared behaviour; the chain from outside in is
     ledger + run log -> recording -> cache -> retries -> concurrency limit -> ``client``.
@@ -69,9 +70,12 @@ def wrap_client(client: Client, *, run_dir: Path | None = None, cache: Path | No
       run_dir: where ``llm_log.jsonl`` and ``llm_ledger.json`` go (default: no files).
       cache: the SQLite cache file (default: no cache).
       record: a replay file to append every reply to (default: no recording).
-      max_attempts, base_delay_s, max_delay_s, retry_seed, sleep: see :class:`cwm.llm.shared.RetryingClient`.
+      max_attempts, base_delay_s, max_delay_s, max_retry_after_s, retry_seed, sleep: see
+        :class:`cwm.llm.shared.RetryingClient`.
       max_concurrency: calls in flight at once (default 8).
-      batch: price the ledger at batch rates (half price).
+      batch: price every reply at batch rates (half price), for a client that goes through a provider's
+        batch API; otherwise a reply is batch-priced only when its ``Response.batch`` says so (the
+        ``batch:DIR`` client sets it from each reply line's ``"batch"`` field).
 
     Returns:
       The wrapped client; its ``ledger`` attribute holds the run's totals.
@@ -79,7 +83,7 @@ def wrap_client(client: Client, *, run_dir: Path | None = None, cache: Path | No
     chain: Client = LimitedClient(client, max_concurrency=max_concurrency)
     ledger = Ledger()
     chain = RetryingClient(chain, max_attempts=max_attempts, base_delay_s=base_delay_s, max_delay_s=max_delay_s,
-                           sleep=sleep, seed=retry_seed, ledger=ledger)
+                           max_retry_after_s=max_retry_after_s, sleep=sleep, seed=retry_seed, ledger=ledger)
     if cache is not None:
         from cwm.llm.cache import CachedClient
 
@@ -102,13 +106,15 @@ def make_client(spec: str, *, run_dir: Path | None = None, cache: Path | None = 
       **options: provider options (``api_key``, ``base_url``, ``timeout_s`` for gemini and openai;
         ``model`` for replay and batch; ``wait_s``, ``poll_s`` for batch) and the options of
         :func:`wrap_client` (``record``, ``max_attempts``, ``base_delay_s``, ``max_delay_s``,
-        ``max_concurrency``, ``retry_seed``, ``sleep``).
+        ``max_retry_after_s``, ``max_concurrency``, ``retry_seed``, ``sleep``).
 
     Raises:
       LLMConfigError: an unknown spec or option, a missing key, a missing optional package.
     """
-    wrap_names = {"record", "max_attempts", "base_delay_s", "max_delay_s", "max_concurrency", "retry_seed", "sleep"}
+    wrap_names = {"record", "max_attempts", "base_delay_s", "max_delay_s", "max_retry_after_s", "max_concurrency",
+                  "retry_seed", "sleep"}
     wrap_options = {k: v for k, v in options.items() if k in wrap_names}
     provider_options = {k: v for k, v in options.items() if k not in wrap_names}
     client = provider_client(spec, **provider_options)
-    return wrap_client(client, run_dir=run_dir, cache=cache, batch=spec.startswith("batch:"), **wrap_options)
+    # batch:DIR replies carry their own "batch" pricing flag (Response.batch), so nothing is forced here
+    return wrap_client(client, run_dir=run_dir, cache=cache, **wrap_options)

@@ -19,12 +19,14 @@ from cwm.llm.prices import cost_usd
 
 LOG_FILE = "llm_log.jsonl"
 LEDGER_FILE = "llm_ledger.json"
+LEDGER_HISTORY_FILE = "llm_ledger_history.jsonl"
 
 
 class Ledger:
     """Per-run totals: calls, tokens and estimated cost (from :mod:`cwm.llm.prices`). Thread-safe.
 
-    Replies served from the cache or a replay file are counted as ``cached`` and cost nothing.
+    Replies served from the cache or a replay file are counted as ``cached`` and cost nothing. A reply
+    with ``Response.batch`` set (or every reply, when recorded with ``batch=True``) is priced at batch rates.
     """
 
     def __init__(self) -> None:
@@ -34,16 +36,17 @@ class Ledger:
         self._by_tag: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
 
     def record(self, response: Response, *, tag: str = "", batch: bool = False) -> None:
-        """Counts one answered request."""
+        """Counts one answered request; ``batch`` prices it at batch rates even if ``response.batch`` is unset."""
         with self._lock:
             if response.cached:
                 self._totals["cached"] += 1
                 self._by_tag[tag]["cached"] += 1
                 return
-            self._add_usage(response.model, response.usage, tag, batch)
+            self._add_usage(response.model, response.usage, tag, batch or response.batch)
 
-    def record_error(self, error: LLMError, *, model: str, tag: str = "") -> None:
-        """Counts a request that failed for good (tokens a blocked reply still billed included).
+    def record_error(self, error: LLMError, *, model: str, tag: str = "", batch: bool = False) -> None:
+        """Counts a request that failed for good (tokens a blocked reply still billed included, at batch
+        rates when ``batch``).
 
         A :class:`cwm.llm.PendingBatch` is counted as ``pending``, not as an error.
         """
@@ -53,7 +56,7 @@ class Ledger:
             self._by_tag[tag][kind] += 1
             usage = getattr(error, "usage", None)
             if isinstance(usage, Usage) and usage != Usage():
-                self._add_usage(model, usage, tag, False, calls=0)
+                self._add_usage(model, usage, tag, batch, calls=0)
 
     def record_retry(self, *, tag: str = "") -> None:
         """Counts one retried attempt."""
@@ -92,26 +95,31 @@ class RetryingClient:
     """Retries rate-limited, failed and timed-out calls with exponential backoff and jitter.
 
     The wait before retry ``k`` (1-based) is ``min(max_delay_s, base_delay_s * 2**(k-1))`` scaled by a
-    uniform factor in [0.5, 1], and at least the provider's ``Retry-After``. Errors that are not
-    retryable (bad request, blocked) pass through at once.
+    uniform factor in [0.5, 1], and at least the provider's ``Retry-After``. A ``Retry-After`` longer
+    than ``max_retry_after_s`` (a daily quota, say) is not waited out: the error is raised at once, its
+    message saying how long the provider asked to wait. Errors that are not retryable (bad request,
+    blocked) pass through at once.
 
     Args:
       inner: the client to call.
       max_attempts: attempts per request, the first included (default 5).
       base_delay_s: the first backoff (default 2 s).
-      max_delay_s: the backoff cap (default 60 s).
+      max_delay_s: the backoff cap (default 60 s); a longer ``Retry-After`` is still honoured.
+      max_retry_after_s: the longest ``Retry-After`` waited out (default 120 s).
       sleep: the sleeping function (tests inject a recorder).
       seed: seed of the jitter's ``random.Random`` (default None: fresh entropy).
       ledger: counts each retry.
     """
 
     def __init__(self, inner: Client, *, max_attempts: int = 5, base_delay_s: float = 2.0,
-                 max_delay_s: float = 60.0, sleep: Callable[[float], None] = time.sleep,
-                 seed: int | None = None, ledger: Ledger | None = None) -> None:
+                 max_delay_s: float = 60.0, max_retry_after_s: float = 120.0,
+                 sleep: Callable[[float], None] = time.sleep, seed: int | None = None,
+                 ledger: Ledger | None = None) -> None:
         if max_attempts < 1:
             raise ValueError(f"max_attempts must be >= 1, got {max_attempts}")
         self.inner, self.model = inner, inner.model
         self.max_attempts, self.base_delay_s, self.max_delay_s = max_attempts, base_delay_s, max_delay_s
+        self.max_retry_after_s = max_retry_after_s
         self._sleep, self._rng, self._ledger = sleep, random.Random(seed), ledger
         self._rng_lock = threading.Lock()
 
@@ -130,6 +138,11 @@ class RetryingClient:
                 return self.inner.complete(request)
             except LLMError as e:
                 if not e.retryable:
+                    raise
+                retry_after = getattr(e, "retry_after", None)
+                if retry_after is not None and retry_after > self.max_retry_after_s:
+                    e.args = (f"{e.args[0] if e.args else e} (the provider asked to wait {retry_after:g} s, more "
+                              f"than max_retry_after_s={self.max_retry_after_s:g}; not retried)",)
                     raise
                 if attempt == self.max_attempts:
                     if attempt > 1:
@@ -160,7 +173,11 @@ class ManagedClient:
 
     With ``run_dir``, every request and its reply or error is appended to ``run_dir/llm_log.jsonl``
     (one JSON object a line, flushed at once) and the ledger is rewritten to ``run_dir/llm_ledger.json``
-    after every call.
+    after every call. The ledger covers this client's session only (a resumed synthesis run sums its
+    sessions itself, so seeding it with earlier totals would count them twice); when a session first
+    writes ``llm_ledger.json`` over an earlier session's, that earlier ledger is appended as one line to
+    ``run_dir/llm_ledger_history.jsonl``, so no session's totals are lost. ``llm_log.jsonl`` holds
+    every call of every session.
 
     Attributes:
       model: the model id of the chain.
@@ -172,6 +189,7 @@ class ManagedClient:
         self.inner, self.model, self.ledger, self.batch = inner, inner.model, ledger, batch
         self.run_dir = Path(run_dir) if run_dir is not None else None
         self._lock = threading.Lock()
+        self._wrote_ledger = False
         if self.run_dir is not None:
             self.run_dir.mkdir(parents=True, exist_ok=True)
 
@@ -180,7 +198,7 @@ class ManagedClient:
         try:
             response = self.inner.complete(request)
         except LLMError as e:
-            self.ledger.record_error(e, model=self.model, tag=request.tag)
+            self.ledger.record_error(e, model=self.model, tag=request.tag, batch=self.batch)
             self._log(request, None, e)
             raise
         self.ledger.record(response, tag=request.tag, batch=self.batch)
@@ -201,7 +219,23 @@ class ManagedClient:
         with self._lock:
             with open(self.run_dir / LOG_FILE, "a", encoding="utf-8") as f:
                 f.write(line)
+            if not self._wrote_ledger:
+                self._keep_earlier_ledger()
             _write_atomic(self.run_dir / LEDGER_FILE, json.dumps(self.ledger.snapshot(), indent=2) + "\n")
+
+    def _keep_earlier_ledger(self) -> None:
+        """Appends an earlier session's ``llm_ledger.json`` to the history before the first overwrite."""
+        assert self.run_dir is not None
+        self._wrote_ledger = True
+        earlier = self.run_dir / LEDGER_FILE
+        if earlier.is_file():
+            text = earlier.read_text(encoding="utf-8")
+            try:
+                line = json.dumps(json.loads(text))
+            except ValueError:  # kept as text rather than failing the call
+                line = json.dumps({"unreadable": text})
+            with open(self.run_dir / LEDGER_HISTORY_FILE, "a", encoding="utf-8") as f:
+                f.write(line + "\n")
 
 
 def _write_atomic(path: Path, text: str) -> None:

@@ -10,11 +10,13 @@ import pytest
 
 from cwm.llm import (
     BadRequestError,
+    BlockedError,
     Ledger,
     LLMConfigError,
     RateLimitedError,
     Request,
     Response,
+    ScriptedClient,
     ServerError,
     Usage,
     make_client,
@@ -81,6 +83,19 @@ def test_backoff_doubles_with_jitter_up_to_the_cap_and_honours_retry_after():
     for k, (slept, full) in enumerate(zip(sleeps[:5], [1, 2, 4, 8, 10]), 1):
         assert full / 2 <= slept <= full, f"retry {k} slept {slept}"
     assert sleeps[5] == 99.0
+
+
+def test_a_retry_after_past_the_cap_is_not_waited_out():
+    sleeps: list[float] = []
+    inner = _Flaky([RateLimitedError("daily quota", retry_after=3600.0)])
+    client = RetryingClient(inner, max_attempts=5, max_retry_after_s=120.0, sleep=sleeps.append)
+    with pytest.raises(RateLimitedError, match="daily quota.*asked to wait 3600 s, more than max_retry_after_s=120"):
+        client.complete(Request.user("q"))
+    assert sleeps == [] and inner.calls == 1
+    sleeps.clear()
+    assert RetryingClient(_Flaky([RateLimitedError("y", retry_after=120.0)]), sleep=sleeps.append).complete(
+        Request.user("q")).text == "ok"
+    assert sleeps == [120.0]  # at the cap: still waited out
 
 
 def test_same_retry_seed_gives_the_same_waits():
@@ -156,3 +171,38 @@ def test_unpriced_models_cost_nothing_and_are_counted():
 def test_bad_specs_are_config_errors(spec, options, message):
     with pytest.raises(LLMConfigError, match=message):
         make_client(spec, **options)
+
+
+class _Blocks:
+    """Refuses every request, billing 100k input tokens of gemini-2.5-pro (1.25 USD per million)."""
+
+    model = "gemini-2.5-pro"
+
+    def complete(self, request):
+        raise BlockedError("refused", usage=Usage(100_000, 0, 0))
+
+
+@pytest.mark.parametrize(("batch", "usd"), [(False, 0.125), (True, 0.0625)], ids=["standard", "batch"])
+def test_blocked_reply_tokens_are_priced_at_the_clients_rate(batch, usd):
+    client = wrap_client(_Blocks(), batch=batch, max_attempts=1)
+    with pytest.raises(BlockedError):
+        client.complete(Request.user("q"))
+    assert client.ledger.snapshot()["cost_usd"] == pytest.approx(usd)
+
+
+def test_a_new_session_keeps_the_earlier_ledger_in_the_history(tmp_path):
+    # llm_ledger.json is this session's ledger (synthesis sums sessions itself); earlier ones are kept
+    first = wrap_client(ScriptedClient(["a", "b"], model="gemini-2.5-pro"), run_dir=tmp_path)
+    first.complete(Request.user("q1"))
+    first.complete(Request.user("q2"))
+    second = wrap_client(ScriptedClient(["c"], model="gemini-2.5-pro"), run_dir=tmp_path)
+    assert json.loads((tmp_path / "llm_ledger.json").read_text()) == first.ledger.snapshot()  # nothing written yet
+    second.complete(Request.user("q3"))
+    assert json.loads((tmp_path / "llm_ledger.json").read_text()) == second.ledger.snapshot()
+    assert second.ledger.snapshot()["calls"] == 1
+    history = [json.loads(line) for line in (tmp_path / "llm_ledger_history.jsonl").read_text().splitlines()]
+    assert history == [first.ledger.snapshot()]
+    logged = [json.loads(line) for line in (tmp_path / "llm_log.jsonl").read_text().splitlines()]
+    assert len(logged) == 3  # the log holds every session's calls
+    total = sum(s["cost_usd"] for s in history) + second.ledger.snapshot()["cost_usd"]
+    assert total == pytest.approx(first.ledger.snapshot()["cost_usd"] + second.ledger.snapshot()["cost_usd"])
