@@ -5,9 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
+from pathlib import Path
 
 import prompts
-from cwm.llm import LLMConfigError, LLMError, Request, answer_pending, make_client, pending_requests
+from cwm.llm import LLMConfigError, LLMError, Request, answer_pending, make_client, pending_entries
+from cwm.llm.batch import DEFAULT_MODEL as ANY_MODEL
+from cwm.llm.batch import PENDING_FILE
+from cwm.llm.shared import ManagedClient
 
 _KEY_VARIABLES = {"gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY"), "openai": ("OPENAI_API_KEY",)}
 
@@ -25,7 +29,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     q = llm_sub.add_parser("answer-batch", help="answer the requests waiting in a batch directory")
     q.add_argument("directory", help="the batch directory (holds pending.jsonl)")
-    q.add_argument("--llm", default="gemini", help="client spec answering them (default gemini)")
+    q.add_argument("--llm", default="gemini",
+                   help="client spec answering them (default gemini with the pending requests' model; "
+                        "a spec naming another model is refused)")
     q.add_argument("--base-url", default=None, help="another endpoint for gemini/openai")
     q.add_argument("--limit", type=int, default=None, help="answer at most this many")
     q.set_defaults(func=cmd_answer_batch)
@@ -71,13 +77,44 @@ def cmd_ping(args: argparse.Namespace) -> int:
 
 
 def cmd_answer_batch(args: argparse.Namespace) -> int:
-    waiting = len(pending_requests(args.directory))
-    if not waiting:
+    """Answers a batch directory with live calls (replies say ``"batch": false``: full price).
+
+    Exit status 2 when the directory holds no ``pending.jsonl``, a line of it is broken, or ``--llm`` names
+    a model other than the one the requests were written for; 1 when a call fails (replies so far stay).
+    """
+    try:
+        models = _waiting_models(Path(args.directory))
+        client = _answering_client(args, models) if models else None
+    except LLMError as e:
+        print(f"error: {e}")
+        return 2
+    if client is None:
         print(f"nothing waits in {args.directory}")
         return 0
-    options = {"base_url": args.base_url} if args.base_url else {}
-    client = make_client(args.llm, **options)
-    answered = answer_pending(args.directory, client, limit=args.limit)
+    waiting = len(pending_entries(args.directory))
+    try:
+        answered = answer_pending(args.directory, client, limit=args.limit, batch=False, model=client.model)
+    except LLMError as e:  # the replies written so far stay; a rerun answers the rest
+        print(f"error: {type(e).__name__}: {e}; {waiting - len(pending_entries(args.directory))} answered before it")
+        return 1
     print(f"answered {answered} of {waiting} waiting request(s) in {args.directory} with {client.model}")
     print(json.dumps(client.ledger.snapshot()))
     return 0
+
+
+def _waiting_models(directory: Path) -> list[str]:
+    """The models the waiting requests were written for (``"batch"``: any model may answer)."""
+    if not (directory / PENDING_FILE).is_file():
+        raise LLMConfigError(f"{directory / PENDING_FILE} does not exist: is {directory} a batch directory?")
+    return sorted({model for model, _ in pending_entries(directory).values()})
+
+
+def _answering_client(args: argparse.Namespace, models: list[str]) -> ManagedClient:
+    """The client for ``--llm``: bare ``gemini`` takes the requests' model; another model is refused."""
+    meant = [m for m in models if m != ANY_MODEL]
+    spec = f"gemini:{meant[0]}" if args.llm == "gemini" and len(meant) == 1 else args.llm
+    client = make_client(spec, **({"base_url": args.base_url} if args.base_url else {}))
+    if meant and client.model not in meant:
+        raise LLMConfigError(f"the requests waiting in {args.directory} are for model(s) {meant}; --llm {args.llm} "
+                             f"answers as {client.model!r}: name one of theirs (e.g. --llm gemini:{meant[0]})")
+    return client

@@ -16,7 +16,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="Writes every prompt, reply, program and check report to --out as it "
                                    "happens; rerun the same command to resume an interrupted run.")
     p.add_argument("game", help="registry name, OpenSpiel game string, or path/to/module.py:short_name")
-    p.add_argument("--llm", default="gemini", help="gemini[:MODEL] | openai:MODEL | replay:FILE (default gemini)")
+    p.add_argument("--llm", default="gemini", help="gemini[:MODEL] | openai:MODEL | replay:FILE | batch:DIR (default gemini)")
     p.add_argument("--strategy", choices=STRATEGIES, default="tree", help="refinement strategy (default tree)")
     p.add_argument("--budget", type=int, default=500, help="most LLM calls (default 500)")
     p.add_argument("--seed", type=int, default=0, help="seeds the games and the search (default 0)")
