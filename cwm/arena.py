@@ -18,7 +18,7 @@ import re
 import signal
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,11 +26,11 @@ import numpy as np
 import pyspiel
 
 from cwm import games
-from cwm.arena_types import MatchOutcome, MatchResult
+from cwm.arena_types import MatchJob, MatchOutcome, MatchResult
 from cwm.executors import Executor, make_executor
 from cwm.types import CHANCE, JSON, CwmError
 from planners.agents import Agent, AgentError, IllegalMoveError
-from planners.specs import Settings, make_agent, parse_agent_spec
+from planners.specs import Settings, check_agent, make_agent, parse_agent_spec
 
 FORFEIT_KINDS = ("illegal", "exception", "timeout")
 
@@ -39,7 +39,8 @@ __all__ = ["FORFEIT_KINDS", "ArenaError", "MatchJob", "MatchOutcome", "MatchResu
 
 
 class ArenaError(CwmError, ValueError):
-    """A tournament that cannot run as asked: too few agents, or an output folder of another tournament."""
+    """A tournament that cannot run as asked: too few agents, an agent that cannot be built (bad spec, LLM
+    configuration, settings), bad numbers, or an output folder of another tournament."""
 
 
 class MoveTimeout(AgentError):
@@ -159,24 +160,11 @@ def _maybe(agent: Agent, method: str, *args: Any) -> None:
 # A job that runs in any worker process
 
 
-@dataclasses.dataclass(frozen=True)
-class MatchJob:
-    """Everything a worker needs to play one match: picklable specs, no live objects."""
-
-    game: str
-    key: str
-    seats: tuple[str, ...]  # agent labels (the spec strings as given)
-    seed: int
-    settings: Settings
-    move_time_limit: float | None = None
-    log_dir: str | None = None
-    builds: tuple[str, ...] = ()  # the specs to build, with paths made absolute (default: the labels)
-
-
 def run_match(job: MatchJob) -> dict[str, JSON]:
     """Builds the agents from their specs (seeded from the match seed) and plays; a JSON-able MatchResult.
 
-    An agent that cannot even be built (a model file that does not load) forfeits at move 0.
+    A ``cwm:`` agent whose model does not load forfeits at move 0 (an LLM-written model may be broken);
+    any other spec was checked by ``tournament`` before planning, so a failure to build it is raised.
     """
     start = time.perf_counter()
     seeds = np.random.SeedSequence(job.seed).spawn(len(job.seats) + 1)
@@ -186,7 +174,9 @@ def run_match(job: MatchJob) -> dict[str, JSON]:
             agents.append(make_agent(parse_agent_spec(label), job.game, settings=job.settings,
                                      seed=np.random.default_rng(seeds[seat]),
                                      log_dir=Path(job.log_dir) / _safe(job.key) if job.log_dir else None))
-        except Exception as e:  # a broken agent (e.g. a model that does not load) loses by forfeit
+        except Exception as e:  # a model that does not load loses by forfeit; anything else is not its fault
+            if parse_agent_spec(label).kind != "cwm":
+                raise
             game = games.load_game(job.game)
             return MatchResult(job.key, job.seats, job.seed, tuple(_forfeit(game, seat)), seat, "exception",
                                f"agent could not be built: {type(e).__name__}: {e}", 0,
@@ -276,19 +266,23 @@ def tournament(game: str, agents: Sequence[str], *, matches: int, out_dir: str |
       every match of this tournament, finished earlier or now.
 
     Raises:
-      ArenaError: ``out_dir`` holds a tournament with another game, seed or settings.
+      ArenaError: bad numbers (``matches`` < 1, a time limit <= 0, fewer than one simulation or rollout), an
+        agent that cannot be built (an unknown or misfitting spec, an LLM client without its key, a missing
+        model file), fewer than two agents, or an ``out_dir`` holding a tournament with another game, seed
+        or settings. Nothing is written then.
     """
     from cwm import arena_report
 
     settings = settings or Settings()
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     name = games.resolve(game).name
+    _check_numbers(matches, settings, move_time_limit)
+    jobs = plan_jobs(name, agents, matches=matches, settings=settings, seed=seed, pairings=pairings,
+                     move_time_limit=move_time_limit, log_dir=str(out / "llm"))
+    _check_agents(name, dict.fromkeys(b for job in jobs for b in job.builds), settings)
     config = {"game": name, "seed": seed, "settings": dataclasses.asdict(settings),
               "move_time_limit": move_time_limit}
     _check_config(out / "config.json", config)
-    jobs = plan_jobs(name, agents, matches=matches, settings=settings, seed=seed, pairings=pairings,
-                     move_time_limit=move_time_limit, log_dir=str(out / "llm"))
     path = out / "matches.jsonl"
     done = load_results(path)
     todo = [j for j in jobs if j.key not in done]
@@ -318,7 +312,26 @@ def _run(ex: Executor, todo: list[MatchJob], path: Path, done: dict[str, MatchRe
     bar.close()
 
 
+def _check_numbers(matches: int, settings: Settings, move_time_limit: float | None) -> None:
+    problems = ([f"matches must be >= 1 (got {matches})"] if matches < 1 else []) + settings.problems()
+    if move_time_limit is not None and not move_time_limit > 0:
+        problems.append(f"the move time limit must be > 0 seconds (got {move_time_limit})")
+    if problems:
+        raise ArenaError("; ".join(problems))
+
+
+def _check_agents(game: str, specs: Iterable[str], settings: Settings) -> None:
+    """Builds each spec once here, so that a configuration error stops the run instead of being recorded as
+    a forfeit in every match (and never replayed once fixed)."""
+    for spec in specs:
+        try:
+            check_agent(spec, game, settings=settings)
+        except ValueError as e:  # AgentSpecError, LLMConfigError and settings an agent refuses
+            raise ArenaError(f"agent {spec} cannot play {game}: {e}") from e
+
+
 def _check_config(path: Path, config: dict[str, JSON]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
     if path.exists():
         old = json.loads(path.read_text(encoding="utf-8"))
         if old != config:

@@ -1,4 +1,5 @@
-"""The records of the arena: how one game ended (``MatchOutcome``) and one finished match (``MatchResult``).
+"""The records of the arena: one match to play (``MatchJob``), how one game ended (``MatchOutcome``) and one
+finished match (``MatchResult``).
 
 Both are re-exported from ``cwm.arena``; they live here so that the report and other readers of
 ``matches.jsonl`` need not import the match machinery.
@@ -10,6 +11,7 @@ import dataclasses
 from typing import NamedTuple
 
 from cwm.types import JSON
+from planners.specs import Settings
 
 
 class MatchOutcome(NamedTuple):
@@ -61,3 +63,17 @@ class MatchResult:
         values["returns"] = tuple(float(r) for r in values["returns"])
         values["logs"] = tuple(values.get("logs", ()))
         return cls(**values)
+
+
+@dataclasses.dataclass(frozen=True)
+class MatchJob:
+    """Everything a worker needs to play one match: picklable specs, no live objects."""
+
+    game: str
+    key: str
+    seats: tuple[str, ...]  # agent labels (the spec strings as given)
+    seed: int
+    settings: Settings
+    move_time_limit: float | None = None
+    log_dir: str | None = None
+    builds: tuple[str, ...] = ()  # the specs to build, with paths made absolute (default: the labels)

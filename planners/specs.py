@@ -55,6 +55,15 @@ class Settings:
     llm_retries: int = 3
     llm_examples: int = 2
 
+    def problems(self) -> list[str]:
+        """What is out of range: fewer than one simulation or rollout, negative LLM retries or examples."""
+        return [f"{what} (got {value})" for what, value, bad in [
+            ("simulations must be >= 1", self.num_simulations, self.num_simulations < 1),
+            ("rollouts must be >= 1", self.rollouts, self.rollouts < 1),
+            ("LLM retries must be >= 0", self.llm_retries, self.llm_retries < 0),
+            ("LLM examples must be >= 0", self.llm_examples, self.llm_examples < 0),
+        ] if bad]
+
 
 @dataclasses.dataclass(frozen=True)
 class AgentSpec:
@@ -131,6 +140,27 @@ def make_agent(spec: AgentSpec | str, game: str | games.GameSpec, *, settings: S
     client = make_client(spec.target, run_dir=log_dir)
     return LLMPolicyAgent(client, gspec, list_legal=spec.kind == "llm+legal", max_retries=settings.llm_retries,
                           num_examples=settings.llm_examples, seed=seed)
+
+
+def check_agent(spec: AgentSpec | str, game: str | games.GameSpec, *, settings: Settings = Settings()) -> None:
+    """Checks that a spec can be built for ``game`` with ``settings``, without running LLM-written code.
+
+    A ``cwm:`` target is only checked to be a ``.py`` file or a directory: whether its model loads is the
+    match's business (a model that does not load forfeits). Any other spec is built once and dropped.
+
+    Raises:
+      AgentSpecError: the spec does not fit the game, or its ``cwm:`` target does not exist.
+      LLMConfigError: an ``llm:`` client that cannot be made (unknown provider, missing key or package).
+      ValueError: settings the agent refuses (``num_simulations=0``).
+    """
+    spec = parse_agent_spec(spec) if isinstance(spec, str) else spec
+    if spec.kind != "cwm":
+        make_agent(spec, game, settings=settings, seed=0)
+        return
+    path = Path(spec.target)
+    if not (path.is_dir() or (path.is_file() and path.suffix == ".py")):
+        raise AgentSpecError(f"cwm:{spec.target}: expected a model .py file or a bundle directory, "
+                             f"and it is neither")
 
 
 @functools.lru_cache(maxsize=16)

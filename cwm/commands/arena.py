@@ -16,13 +16,16 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "Re-running with the same --out resumes.")
     p.add_argument("game", help="registry name, OpenSpiel game string, or path/to/module.py:short_name")
     p.add_argument("--agents", required=True, help="comma-separated agent specs, e.g. random,gt-mcts")
-    p.add_argument("--matches", type=int, default=100, help="matches per pairing and seat order (default 100)")
-    p.add_argument("--sims", type=int, default=1000, help="MCTS/ISMCTS simulations per move (default 1000)")
-    p.add_argument("--rollouts", type=int, default=10, help="random rollouts per leaf (default 10)")
+    p.add_argument("--matches", type=int, default=100,
+                   help="matches per pairing and seat order, >= 1 (default 100)")
+    p.add_argument("--sims", type=int, default=1000, help="MCTS/ISMCTS simulations per move, >= 1 (default 1000)")
+    p.add_argument("--rollouts", type=int, default=10, help="random rollouts per leaf, >= 1 (default 10)")
     p.add_argument("--uct-c", type=float, default=2.0, help="UCT exploration constant (default 2.0)")
     p.add_argument("--llm-retries", type=int, default=3, help="LLM rethinks before a forfeit (default 3)")
+    p.add_argument("--llm-examples", type=int, default=2,
+                   help="example games shown to an LLM policy in its prompt (default 2)")
     p.add_argument("--seed", type=int, default=0, help="tournament seed (default 0)")
-    p.add_argument("--move-time-limit", type=float, default=None, help="seconds per move before a forfeit")
+    p.add_argument("--move-time-limit", type=float, default=None, help="seconds per move before a forfeit, > 0 (default: none)")
     p.add_argument("--self-play", action="store_true", help="also play each agent against itself")
     p.add_argument("--executor", default="local",
                    help="local (process pool, default), local:N, inline, ray or ray:ADDRESS")
@@ -38,7 +41,7 @@ def cmd_arena(args: argparse.Namespace) -> int:
     if args.self_play:
         pairings = [(a, b) for i, a in enumerate(labels) for b in labels[i:]]
     settings = Settings(num_simulations=args.sims, rollouts=args.rollouts, uct_c=args.uct_c,
-                        llm_retries=args.llm_retries)
+                        llm_retries=args.llm_retries, llm_examples=args.llm_examples)
     results = arena.tournament(args.game, labels, matches=args.matches, out_dir=args.out, settings=settings,
                                seed=args.seed, executor=args.executor, pairings=pairings,
                                move_time_limit=args.move_time_limit, progress=not args.no_progress)

@@ -163,3 +163,73 @@ def test_reset_or_inform_that_raises_forfeits_the_match(seat, method, error, kin
     returns, forfeit, got_kind, reason, got_moves = play_match(pyspiel.load_game("tic_tac_toe"), seats, seed=0)
     assert (forfeit, got_kind, got_moves) == (seat, kind, moves)
     assert type(error).__name__ in reason and returns[seat] == -1.0 and returns[1 - seat] == 1.0
+
+
+@pytest.mark.parametrize("agents,settings,kwargs,message", [
+    (["random", "llm:gemini"], FAST, {}, "GEMINI_API_KEY"),
+    (["random", "llm:nosuchprovider"], FAST, {}, "nosuchprovider"),
+    (["random", "gt-mcts"], Settings(num_simulations=0, rollouts=1), {}, "simulations"),
+    (["random", "gt-mcts"], Settings(num_simulations=20, rollouts=0), {}, "rollouts"),
+    (["random", "llm:gemini"], Settings(num_simulations=0), {}, "simulations"),  # even if no agent searches
+    (["random", "gt-mcts"], FAST, {"matches": 0}, "matches"),
+    (["random", "gt-mcts"], FAST, {"move_time_limit": 0.0}, "time limit"),
+    (["random", "cwm:no/such/model.py"], FAST, {}, "neither"),
+], ids=["llm-no-key", "llm-unknown-provider", "sims-0", "rollouts-0", "sims-0-no-searcher", "matches-0",
+        "time-limit-0", "cwm-missing-file"])
+def test_configuration_errors_stop_the_tournament_and_write_nothing(tmp_path, monkeypatch, agents, settings,
+                                                                     kwargs, message):
+    for name in ("GEMINI_API_KEY", "GOOGLE_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    out = tmp_path / "run"
+    with pytest.raises(ArenaError, match=message):
+        tournament("tic_tac_toe", agents, out_dir=out, settings=settings, executor="inline", progress=False,
+                   **{"matches": 1, **kwargs})
+    assert not out.exists()
+    results = tournament("tic_tac_toe", ["random", "gt-mcts"], matches=1, out_dir=out, settings=FAST,
+                         executor="inline", progress=False)  # the fixed spec plays: nothing was recorded
+    assert len(results) == 2 and all(r.forfeit_seat is None for r in results)
+
+
+def test_gt_mcts_on_an_imperfect_information_game_is_a_configuration_error(tmp_path):
+    with pytest.raises(ArenaError, match="gt-mcts needs perfect information"):
+        tournament("leduc_poker", ["random", "gt-mcts"], matches=1, out_dir=tmp_path / "run", settings=FAST,
+                   executor="inline", progress=False)
+    assert not (tmp_path / "run").exists()
+    results = tournament("leduc_poker", ["random", "gt-ismcts"], matches=1, out_dir=tmp_path / "run",
+                         settings=FAST, executor="inline", progress=False)
+    assert len(results) == 2 and all(r.forfeit_seat is None for r in results)
+
+
+@pytest.mark.parametrize("option,value", [("--matches", "0"), ("--sims", "0"), ("--rollouts", "0"),
+                                          ("--move-time-limit", "0"), ("--llm-examples", "-1")],
+                         ids=["matches-0", "sims-0", "rollouts-0", "time-limit-0", "llm-examples-negative"])
+def test_cli_refuses_bad_numbers_with_one_line(tmp_path, capsys, option, value):
+    from cwm.cli import main
+
+    code = main(["arena", "tic_tac_toe", "--agents", "random,gt-mcts", option, value, "--out",
+                 str(tmp_path / "run"), "--executor", "inline", "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("cwm arena: error:") and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "run").exists()
+
+
+def test_cli_llm_examples_reaches_the_settings(tmp_path, capsys):
+    from cwm.cli import main
+
+    out = tmp_path / "run"
+    assert main(["arena", "tic_tac_toe", "--agents", "random,gt-mcts", "--matches", "1", "--sims", "20",
+                 "--rollouts", "1", "--llm-examples", "4", "--out", str(out), "--executor", "inline",
+                 "--no-progress"]) == 0
+    assert json.loads((out / "config.json").read_text())["settings"]["llm_examples"] == 4
+
+
+def test_the_python_example_in_the_docs_runs(tmp_path, monkeypatch, capsys):
+    import re
+
+    docs = Path(cwm.__file__).resolve().parents[1] / "docs" / "arena.md"
+    blocks = re.findall(r"```python\n(.*?)```", docs.read_text(encoding="utf-8"), re.S)
+    assert blocks, "docs/arena.md has no Python example"
+    monkeypatch.chdir(tmp_path)
+    for block in blocks:
+        exec(compile(block, str(docs), "exec"), {})
+    assert (tmp_path / "runs" / "c4" / "matches.jsonl").exists()
