@@ -93,16 +93,20 @@ class _Watchdog:
 
     def loop(self) -> None:
         while True:
-            if time.monotonic() - self.last_use > _IDLE_AFTER_S:
+            if self.idle():
                 self.parked = True
                 self.wake.clear()
-                if time.monotonic() - self.last_use > _IDLE_AFTER_S:  # no call slipped in meanwhile
+                if self.idle():  # no call slipped in meanwhile
                     self.wake.wait()
             time.sleep(POLL_S)
             now = time.monotonic()
             for slot in self.slots:
                 if slot.active and slot.deadline <= now:
                     self.fire(slot)
+
+    def idle(self) -> bool:
+        # a call that has run longer than _IDLE_AFTER_S is still running: parking then would never stop it
+        return time.monotonic() - self.last_use > _IDLE_AFTER_S and not any(s.active for s in self.slots)
 
     @staticmethod
     def fire(slot: _Slot) -> None:
