@@ -14,9 +14,9 @@ from typing import Any
 
 import prompts
 from cwm import model as cwm_model
-from cwm import sandbox as cwm_sandbox
 from cwm.checks import run_checks
 from cwm.model import ContractFunction
+from cwm.sandbox import ALLOWED_IMPORTS, call_budget
 from cwm.synthesis import render
 from cwm.types import CheckReport, ModelLoadError, Trajectory, error_report
 
@@ -91,8 +91,8 @@ def world_model_checker(train: Sequence[Trajectory], *, sandbox: Any = None, lim
     Args:
       train: open-deck trajectories to check against.
       sandbox: a ``cwm.sandbox.Sandbox``; each candidate is checked in a forked, limited child. Without
-        one, candidates are loaded in this process behind the static gate (and a per-call time budget
-        when the sandbox module provides one): only for trusted or test code.
+        one, candidates are loaded in this process behind the static gate and a 2 s per-call time budget
+        (``cwm.sandbox.call_budget``): only for trusted or test code.
       limits: ``cwm.sandbox.Limits`` for each check (default: the sandbox's own).
     """
     trajs = list(train)
@@ -106,10 +106,7 @@ def _check_in_process(source: str, trajs: list[Trajectory]) -> CheckReport:
         module = cwm_model.load_source(source, name="candidate")
     except ModelLoadError as e:
         return error_report(f"load failed: {e}")
-    budget = getattr(cwm_sandbox, "call_budget", None)
-    if budget is None:
-        return run_checks(module, trajs)
-    return run_checks(cwm_model.WorldModel(module, name="candidate", guard=budget(2.0)), trajs)
+    return run_checks(cwm_model.WorldModel(module, name="candidate", guard=call_budget(2.0)), trajs)
 
 
 def nest_headings(markdown: str, *, levels: int = 2) -> str:
@@ -146,7 +143,7 @@ def world_model_target(
     context = {
         "rules": nest_headings(rules.strip()),
         "api": cwm_model.api_block(cwm_model.WORLD_MODEL_API).rstrip(),
-        "allowed_imports": ", ".join(sorted(cwm_sandbox.ALLOWED_IMPORTS)),
+        "allowed_imports": ", ".join(sorted(ALLOWED_IMPORTS)),
         "trajectories": render.render_trajectories(train, max_steps=max_steps_shown),
         "tests": tests,
     }

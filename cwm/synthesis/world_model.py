@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 
 from cwm import games, trajectories
-from cwm import sandbox as cwm_sandbox
 from cwm.llm import Client
+from cwm.sandbox import Sandbox
 from cwm.synthesis import report as run_report
 from cwm.synthesis.engine import Engine, Progress
 from cwm.synthesis.loop import STRATEGIES, RequestSettings, Strategy, TreeSettings, run_search
@@ -63,12 +63,11 @@ def test_set(game: str | games.GameSpec, *, num_games: int = 100, seed: int = 0,
 @contextlib.contextmanager
 def _checker_factory(isolate: bool) -> Iterator[Any]:
     """Yields a function (trajectories, wall-clock seconds or None) -> Checker, backed by one sandbox for the
-    run when available (the seconds raise the sandbox's wall and CPU limits, for the large test set)."""
-    box_type = getattr(cwm_sandbox, "Sandbox", None)
-    if not isolate or box_type is None:
+    run unless ``isolate`` is off (the seconds raise the sandbox's wall and CPU limits, for the large test set)."""
+    if not isolate:
         yield lambda trajs, seconds=None: world_model_checker(trajs)
         return
-    box = box_type()
+    box = Sandbox()
 
     def make(trajs: Sequence[Trajectory], seconds: float | None = None) -> Checker:
         limits = None if seconds is None else dataclasses.replace(box.limits, wall_s=seconds, cpu_s=seconds)
@@ -164,7 +163,7 @@ def synthesize_world_model(
       examples_per_type: example tests of each type in the initial prompt (paper: 5).
       max_steps_shown: cut each training game after this many steps in the prompt (default: all; the
         checks still use every step). For games with long trajectories (backgammon, gin rummy).
-      isolate: check candidates in the sandbox (forked, limited processes) when it is available.
+      isolate: check candidates in the sandbox (forked, limited processes; ``cwm.sandbox.Sandbox``).
       progress: called with the engine after each processed call.
 
     Returns:
