@@ -8,7 +8,7 @@ import pkgutil
 import sys
 from collections.abc import Sequence
 
-from cwm.types import CwmError
+from cwm.types import CwmError, UsageError
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -28,7 +28,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``cwm`` console script; errors cwm raises on purpose print one line, exit 2."""
+    """Entry point of the ``cwm`` console script; errors cwm raises on purpose print one line, exit 2.
+
+    One-line errors: every ``CwmError`` (``UsageError`` for arguments out of range, unknown games, bad
+    files, models that do not load, ...) and ``OSError`` (a path that cannot be read or written; the
+    message names it). Anything else is a bug and keeps its traceback.
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
@@ -36,8 +41,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         return int(args.func(args) or 0)
-    except (CwmError, ValueError, FileNotFoundError) as e:  # bad input: one line, no traceback
+    except (CwmError, UsageError) as e:  # bad input: one line, no traceback
         print(f"cwm {args.command}: error: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:  # a path that cannot be read or written: "PATH: why"
+        why = f"{e.filename}: {e.strerror}" if e.filename and e.strerror else str(e)
+        print(f"cwm {args.command}: error: {why}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"cwm {args.command}: interrupted; finished work is saved where the command writes it", file=sys.stderr)

@@ -21,6 +21,7 @@ from cwm.types import (
     Step,
     Trajectory,
     TrajectoryFormatError,
+    UsageError,
 )
 
 # A policy picks an action id for the current (non-chance) player of a ground-truth state.
@@ -123,7 +124,7 @@ def collect(
 ) -> list[Trajectory]:
     """Records ``n`` games; game ``i`` uses seed ``seed + i``, so any one can be re-recorded alone."""
     if n < 1:
-        raise ValueError(f"number of trajectories must be at least 1, got {n}")
+        raise UsageError(f"number of trajectories must be at least 1, got {n}")
     return [
         record(game, seed=seed + i, policy=policy, policy_name=policy_name, open_deck=open_deck) for i in range(n)
     ]
@@ -132,7 +133,7 @@ def collect(
 def closed_view(trajectory: Trajectory, player: int) -> ClosedTrajectory:
     """What one player saw and did: its observation at every state and its own actions, nothing else."""
     if not 0 <= player < trajectory.num_players:
-        raise ValueError(f"player {player} out of range for a {trajectory.num_players}-player game")
+        raise UsageError(f"player {player} out of range for a {trajectory.num_players}-player game")
     events = [
         ClosedEvent(s.observations[player], s.action_string if s.player == player else None)
         for s in trajectory.steps
@@ -260,14 +261,25 @@ def _check_fields(data: JSON, fields: _FieldTypes, where: str) -> None:
 
 
 def save(path: str | Path, items: Iterable[Trajectory | ClosedTrajectory]) -> Path:
-    """Writes trajectories as JSONL (one per line), atomically: a crash leaves no half-written file."""
+    """Writes trajectories as JSONL (one per line), atomically: a crash leaves no half-written file.
+
+    Raises:
+      IsADirectoryError: ``path`` is a directory (nothing is written).
+      OSError: the file cannot be written; the temporary file next to it is removed.
+    """
     path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(f"{path} is a directory; give a file path such as {path / 'trajectories.jsonl'}")
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as f:
-        for item in items:
-            f.write(json.dumps(to_json(item), separators=(",", ":")) + "\n")
-    tmp.replace(path)
+    try:
+        with tmp.open("w", encoding="utf-8") as f:
+            for item in items:
+                f.write(json.dumps(to_json(item), separators=(",", ":")) + "\n")
+        tmp.replace(path)
+    except BaseException:  # whatever stopped the write (even Ctrl-C): leave no temporary file behind
+        tmp.unlink(missing_ok=True)
+        raise
     return path
 
 
@@ -285,7 +297,10 @@ def load(path: str | Path, *, game: str | None = None) -> list[Trajectory | Clos
     path = Path(path)
     if not path.is_file():
         raise TrajectoryFormatError(f"trajectory file {str(path)!r} does not exist")
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise TrajectoryFormatError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from e
     if text and not text.endswith("\n"):
         raise TrajectoryFormatError(f"{path}: the last line has no newline; the file looks truncated")
     items = []

@@ -31,6 +31,10 @@ class ModelLoadError(CwmError, ValueError):
     """Model source that cannot be loaded: syntax error, forbidden code, or a missing contract function."""
 
 
+class UsageError(CwmError, ValueError):
+    """An argument out of its valid range (a count below 1, a player the game does not have, ...)."""
+
+
 class ModelContractError(CwmError, RuntimeError):
     """A model broke the CWM contract at run time; the message names the call and what was wrong."""
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from cwm import checks, games, model, trajectories
 from cwm.sandbox import Limits, Sandbox, static_gate
-from cwm.types import CheckReport, ModelLoadError, Trajectory, TrajectoryFormatError
+from cwm.types import CheckReport, ModelLoadError, Trajectory, TrajectoryFormatError, UsageError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -56,7 +56,7 @@ def cmd_games(args: argparse.Namespace) -> int:
 def cmd_collect(args: argparse.Namespace) -> int:
     spec = games.resolve(args.game)
     if args.deck == "closed" and not 0 <= args.player < spec.players:
-        raise ValueError(f"--player {args.player} is not a player of {spec.name} (0..{spec.players - 1})")
+        raise UsageError(f"--player {args.player} is not a player of {spec.name} (0..{spec.players - 1})")
     items: list = trajectories.collect(spec, args.n, seed=args.seed, open_deck=args.deck == "open")
     if args.deck == "closed":
         items = [trajectories.closed_view(t, args.player) for t in items]
@@ -70,7 +70,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     spec = games.resolve(args.game)
     path = Path(args.model)
     if not path.is_file():
-        raise FileNotFoundError(f"model file {args.model!r} does not exist")
+        raise UsageError(f"model file {args.model!r} does not exist")
+    if not args.per_call_s > 0:
+        raise UsageError(f"--per-call-s must be > 0, got {args.per_call_s}")
     trajs = trajectories.load(args.trajectories, game=spec.name)
     open_trajs = [t for t in trajs if isinstance(t, Trajectory)]
     if len(open_trajs) != len(trajs):
