@@ -98,8 +98,8 @@ class Engine:
     def _call(self, index: int, request: Request, key: str) -> Response:
         try:
             response = self.llm.complete(request)
-        except BlockedError as e:  # a refusal is an answer without code: scored, not fatal
-            response = Response(("",), (f"BLOCKED: {e}",), Usage(), 0.0, self.llm.model)
+        except BlockedError as e:  # a refusal is an answer without code: scored, not fatal; its tokens count
+            response = Response(("",), (f"BLOCKED: {e}",), e.usage, 0.0, self.llm.model)
         self.store.journal(index, {"index": index, "request_key": key, "tag": request.tag,
                                    "request": request.to_json(), "response": response.to_json()})
         self._save_ledger()

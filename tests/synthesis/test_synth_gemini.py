@@ -36,3 +36,5 @@ def test_a_blocked_reply_is_scored_not_fatal(tmp_path: Path, fake_gemini) -> Non
     assert result.solved and result.llm_calls == 2 and fake_gemini.request_count == 2
     blocked = result.nodes[0]
     assert blocked.source == "" and blocked.pass_rate == 0.0 and "no usable code" in blocked.error
+    # the blocked call's billed prompt tokens are counted too
+    assert result.input_tokens == fake_gemini.usage["input_tokens"]
