@@ -4,7 +4,9 @@ its code (the paper's first strategy).
 The chat starts with the initial prompt. After each reply, the best program it held is checked; its
 failures (one of each type) are appended as the next user turn (``followup`` template), or, when the
 reply held no usable code, a short note saying so (``no_code`` template). Each program's parent in the
-recorded tree is the previous turn's best program, so the tree is a chain. Calls are sequential.
+recorded tree is the previous turn's best program, so the tree is a chain. Calls are sequential. With
+several candidates per call (``RequestSettings.candidates_per_call``), the assistant turn kept in the chat
+is the reply holding that best program, so the follow-up's failures are those of the code the chat shows.
 """
 
 from __future__ import annotations
@@ -25,12 +27,14 @@ def conversation(engine: Engine) -> None:
             engine.submit(tuple(messages), tag="synthesis/converse", meta=current)
             index, parent, response = engine.next_reply()
             nodes = engine.evaluate(index, response, parent, lambda h, p: False)
-            messages.append(Message("assistant", response.texts[0]))
             usable = [n for n in nodes if n.source]
             if not usable:
+                messages.append(Message("assistant", engine.reply_text(nodes[0])))
                 messages.append(Message("user", target.render("no_code", problem=nodes[0].error)))
                 continue
             current = max(usable, key=lambda n: (n.pass_rate, -n.id))
+            # with several candidates per call, the chat continues from the reply the best program came from
+            messages.append(Message("assistant", engine.reply_text(current)))
             report = engine.reports[current.id]
             failures = render_failures(report, target.pick_failures(report))
             messages.append(Message("user", target.render("followup", failures=failures)))

@@ -56,6 +56,7 @@ class Engine:
         self.system = target.render("system")
         self.nodes: list[Node] = []
         self.reports: dict[int, CheckReport] = {}
+        self._texts: dict[int, str] = {}  # node id -> the reply text it came from
         self.curve: list[CurvePoint] = []
         self.usage = Usage()
         self.submitted = 0
@@ -136,10 +137,15 @@ class Engine:
                 sources = [error_report(f"no usable code in the reply: {e}")]
             for item in sources:
                 new.append(self._add_node(index, len(new), item, parent, expandable))
+                self._texts[new[-1].id] = text
         self._record_curve()
         if self.progress is not None:
             self.progress(self)
         return new
+
+    def reply_text(self, node: Node) -> str:
+        """The reply text (one of a call's ``texts``) that ``node``'s program was taken from."""
+        return self._texts[node.id]
 
     def _add_node(self, index: int, candidate: int, item: str | CheckReport, parent: Node | None,
                   expandable: ExpandRule) -> Node:

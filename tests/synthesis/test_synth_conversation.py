@@ -30,3 +30,16 @@ def test_conversation_keeps_to_the_budget(tmp_path: Path) -> None:
     llm = ScriptedClient([reply("01_initial_buggy")] * 10)
     result = synthesize(tmp_path, llm, strategy="conversation", budget=3)
     assert result.llm_calls == 3 and len(llm.calls) == 3 and not result.solved
+
+
+def test_conversation_continues_from_the_reply_of_the_best_candidate(tmp_path: Path) -> None:
+    from cwm.synthesis import RequestSettings
+
+    # two candidates per call: the second (a partial fix) beats the first, so the chat must show it
+    llm = ScriptedClient([[reply("01_initial_buggy"), reply("02_refine_partial")], reply("03_refine_correct")])
+    result = synthesize(tmp_path, llm, strategy="conversation", request=RequestSettings(candidates_per_call=2))
+    assert result.solved and result.llm_calls == 2
+    assert result.nodes[1].pass_rate > result.nodes[0].pass_rate
+    assistant, followup = llm.calls[1].messages[1:]
+    assert assistant.text == reply("02_refine_partial")
+    assert "230/235 checks passed" in followup.text
