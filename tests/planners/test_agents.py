@@ -16,6 +16,7 @@ from planners import (
     MCTSAgent,
     RandomAgent,
     Settings,
+    check_agent,
     make_agent,
     parse_agent_spec,
     parse_agent_specs,
@@ -117,3 +118,23 @@ def test_cwm_agent_from_a_bundle_directory_uses_its_value_function(tmp_path, dat
     assert isinstance(agent, CWMAgent) and agent.mcts is not None and agent.mcts.value_fn is not None
     returns, forfeit, kind, reason, _ = play_match(TTT, [agent, RandomAgent(seed=0)], seed=0)
     assert forfeit is None, reason
+
+
+def test_check_agent_refuses_configuration_errors_without_running_model_code(data_dir, monkeypatch):
+    for name in ("GEMINI_API_KEY", "GOOGLE_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    check_agent(f"cwm:{data_dir / 'broken' / 'syntax_error.py'}", "tic_tac_toe")  # loading is the match's job
+    with pytest.raises(AgentSpecError, match="perfect information"):
+        check_agent("gt-mcts", "leduc_poker")
+    with pytest.raises(AgentSpecError, match="neither"):
+        check_agent(f"cwm:{data_dir / 'no_such_model.py'}", "tic_tac_toe")
+    with pytest.raises(ValueError, match="GEMINI_API_KEY"):
+        check_agent("llm:gemini", "tic_tac_toe")
+    with pytest.raises(ValueError, match="num_simulations"):
+        check_agent("gt-mcts", "tic_tac_toe", settings=Settings(num_simulations=0))
+
+
+def test_settings_name_what_is_out_of_range():
+    assert Settings().problems() == []
+    problems = Settings(num_simulations=0, rollouts=0, llm_retries=-1, llm_examples=-2).problems()
+    assert [p.split(" must")[0] for p in problems] == ["simulations", "rollouts", "LLM retries", "LLM examples"]
