@@ -15,7 +15,7 @@ import pyspiel
 import pytest
 
 import cwm
-from cwm.arena import ArenaError, MatchJob, load_results, play_match, plan_jobs, run_match, tournament
+from cwm.arena import ArenaError, MatchJob, load_results, plan_jobs, play_match, run_match, tournament
 from planners import RandomAgent, Settings
 from planners.agents import AgentError
 
