@@ -9,6 +9,7 @@ from typing import Any
 from cwm import games
 from cwm.synthesis import STRATEGIES, RequestSettings, TreeSettings, synthesize_world_model
 from cwm.synthesis.engine import Engine
+from cwm.types import UsageError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -37,12 +38,37 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_synthesize)
 
 
+# flag -> (attribute, smallest valid value); checked before anything is written under --out
+_AT_LEAST: dict[str, tuple[str, float]] = {
+    "--budget": ("budget", 1), "--num-train": ("num_train", 1), "--num-test": ("num_test", 0),
+    "--test-mcts-simulations": ("test_mcts_simulations", 1), "--concurrency": ("concurrency", 1),
+    "--c": ("c", 0), "--temperature": ("temperature", 0), "--max-output-tokens": ("max_output_tokens", 1),
+    "--max-steps-shown": ("max_steps_shown", 1),
+}
+
+
+def check_args(args: argparse.Namespace) -> None:
+    """Refuses out-of-range numbers (a negative --num-test used to mean none, a --max-steps-shown of 0
+    or less cut games wrongly in the prompt).
+
+    Raises:
+      UsageError: names the flag, its value and the smallest valid one.
+    """
+    for flag, (name, low) in _AT_LEAST.items():
+        value = vars(args)[name]
+        if value is not None and not value >= low:
+            raise UsageError(f"{flag} must be >= {low:g}, got {value}")
+
+
 def cmd_synthesize(args: argparse.Namespace) -> int:
     from cwm.llm import make_client
 
+    check_args(args)
     out = Path(args.out)
     spec = games.resolve(args.game, rules=args.rules)
-    llm = make_client(args.llm, run_dir=out, cache=Path(args.cache) if args.cache else None)
+    # the client's own limit must not cap --concurrency below what was asked
+    llm = make_client(args.llm, run_dir=out, cache=Path(args.cache) if args.cache else None,
+                      max_concurrency=max(8, args.concurrency))
     bar = None if args.quiet else progress_bar(args.budget)
     try:
         result = synthesize_world_model(

@@ -16,6 +16,7 @@ from cwm.synthesis.engine import Engine, Progress
 from cwm.synthesis.store import RunStore
 from cwm.synthesis.target import Target
 from cwm.synthesis.tree import MIN_GAIN, MIN_RATE, tree_search
+from cwm.types import UsageError
 
 Strategy = Literal["tree", "conversation"]
 STRATEGIES: tuple[str, ...] = ("tree", "conversation")
@@ -40,10 +41,10 @@ class TreeSettings:
     def __post_init__(self) -> None:
         # refused here, before any run directory or paid call exists (a bad C would fail after the first call)
         if not self.c >= 0:
-            raise ValueError(f"TreeSettings: the concentration c must be >= 0, got {self.c}")
+            raise UsageError(f"TreeSettings: the concentration c must be >= 0, got {self.c}")
         for name, value in (("min_rate", self.min_rate), ("min_gain", self.min_gain)):
             if not 0.0 <= value <= 1.0:
-                raise ValueError(f"TreeSettings: {name} must be in [0, 1], got {value}")
+                raise UsageError(f"TreeSettings: {name} must be in [0, 1], got {value}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -64,11 +65,11 @@ class RequestSettings:
 
     def __post_init__(self) -> None:
         if not self.temperature >= 0:
-            raise ValueError(f"RequestSettings: temperature must be >= 0, got {self.temperature}")
+            raise UsageError(f"RequestSettings: temperature must be >= 0, got {self.temperature}")
         if self.max_output_tokens < 1:
-            raise ValueError(f"RequestSettings: max_output_tokens must be >= 1, got {self.max_output_tokens}")
+            raise UsageError(f"RequestSettings: max_output_tokens must be >= 1, got {self.max_output_tokens}")
         if self.candidates_per_call < 1:
-            raise ValueError(f"RequestSettings: candidates_per_call must be >= 1, got {self.candidates_per_call}")
+            raise UsageError(f"RequestSettings: candidates_per_call must be >= 1, got {self.candidates_per_call}")
 
     def request_options(self) -> dict[str, Any]:
         return {"temperature": self.temperature, "max_output_tokens": self.max_output_tokens,

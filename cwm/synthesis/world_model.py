@@ -26,7 +26,7 @@ from cwm.synthesis.loop import STRATEGIES, RequestSettings, Strategy, TreeSettin
 from cwm.synthesis.store import RunStore, sha
 from cwm.synthesis.target import Checker, world_model_checker, world_model_target
 from cwm.synthesis.types import SynthesisResult
-from cwm.types import CheckReport, Trajectory
+from cwm.types import CheckReport, Trajectory, UsageError
 
 GameInput = str | games.GameSpec | tuple[str, Sequence[Trajectory]]
 # The held-out set can be 100x the training set: its one sandboxed check gets this much time.
@@ -95,14 +95,14 @@ def _validate(*, strategy: str, budget: int, concurrency: int, num_train: int, n
     """Refuses bad settings before anything is written: a run directory created with them would refuse
     the corrected rerun (its config differs) and could hold a paid call made under them."""
     if strategy not in STRATEGIES:
-        raise ValueError(f"synthesize_world_model: unknown strategy {strategy!r}; expected one of {STRATEGIES}")
+        raise UsageError(f"synthesize_world_model: unknown strategy {strategy!r}; expected one of {STRATEGIES}")
     at_least = {"budget": (budget, 1), "concurrency": (concurrency, 1), "num_train": (num_train, 1),
                 "num_test": (num_test, 0), "test_mcts_simulations": (test_mcts_simulations, 1),
                 "examples_per_type": (examples_per_type, 1),
                 "max_steps_shown": (1 if max_steps_shown is None else max_steps_shown, 1)}
     for name, (value, low) in at_least.items():
         if value < low:
-            raise ValueError(f"synthesize_world_model: {name} must be >= {low}, got {value}")
+            raise UsageError(f"synthesize_world_model: {name} must be >= {low}, got {value}")
 
 
 def _test_key(given: Sequence[Trajectory] | None) -> str | None:
@@ -170,7 +170,7 @@ def synthesize_world_model(
       The ``SynthesisResult`` (also written to ``run_dir/result.json`` with a summary and a plot).
 
     Raises:
-      ValueError: a setting out of range (checked before ``run_dir`` is touched).
+      UsageError: a setting out of range (a ``ValueError``; checked before ``run_dir`` is touched).
       ResumeError: ``run_dir`` holds a run with other settings.
       LLMError: the client failed for good; rerun with the same arguments to resume.
     """

@@ -6,6 +6,8 @@ import importlib.resources
 import json
 from pathlib import Path
 
+import pytest
+
 from cwm.cli import main
 
 # the installed package's copy, so a missing package-data entry fails here
@@ -37,3 +39,40 @@ def test_cli_rejects_an_unknown_strategy(capsys) -> None:
     except SystemExit as e:
         assert e.code == 2
     assert "invalid choice" in capsys.readouterr().err
+
+
+BAD_FLAGS = {
+    # id: (flags, words of the one-line error)
+    "num-test-negative": (["--num-test", "-1"], "--num-test must be >= 0, got -1"),
+    "max-steps-shown-0": (["--max-steps-shown", "0"], "--max-steps-shown must be >= 1, got 0"),
+    "max-steps-shown-negative": (["--max-steps-shown", "-2"], "--max-steps-shown must be >= 1, got -2"),
+    "budget-0": (["--budget", "0"], "--budget must be >= 1, got 0"),
+    "concurrency-0": (["--concurrency", "0"], "--concurrency must be >= 1, got 0"),
+    "c-negative": (["--c", "-1"], "--c must be >= 0, got -1.0"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_FLAGS))
+def test_cli_rejects_out_of_range_numbers_in_one_line(tmp_path: Path, capsys, name: str) -> None:
+    flags, words = BAD_FLAGS[name]
+    out = tmp_path / "run"
+    assert main(["synthesize", "tic_tac_toe", "--llm", f"replay:{RECORDING}", "--out", str(out), *flags]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == f"cwm synthesize: error: {words}"
+    assert not (out / "config.json").exists()
+
+
+def test_cli_lets_the_client_carry_the_asked_concurrency(tmp_path: Path, monkeypatch) -> None:
+    import cwm.llm
+
+    seen: dict = {}
+
+    def fake_make_client(spec: str, **options: object) -> object:
+        seen.update(options)
+        raise KeyboardInterrupt  # stop before any work
+
+    monkeypatch.setattr(cwm.llm, "make_client", fake_make_client)
+    for concurrency, limit in (("3", 8), ("16", 16)):
+        argv = ["synthesize", "tic_tac_toe", "--out", str(tmp_path / concurrency), "--concurrency", concurrency]
+        assert main(argv) == 130
+        assert seen["max_concurrency"] == limit
