@@ -83,12 +83,18 @@ def prepare_zygote() -> None:
     roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.abspath(cwm.__file__))}
     roots |= {p for p in sys.path if p and ("site-packages" in p or "dist-packages" in p)}
     _READ_PREFIXES = tuple(sorted(os.path.join(os.path.abspath(r), "") for r in roots if r))
+    _RESTRICTED_BUILTINS = restricted_builtins()
+    _FILTER = build_seccomp_filter()
+    _BASELINE.update(snapshot())  # updated, not rebound: this module is among the watched ones
+
+
+def restricted_builtins() -> dict[str, Any]:
+    """A fresh builtins dict for candidate code: none of the gate's ``FORBIDDEN_NAMES`` and an ``__import__``
+    that imports only allow-listed modules. Used by sandbox children and by ``cwm.model.load_source``."""
     # ``class`` statements call __build_class__: the gate forbids naming it, the builtins must keep it.
     allowed = {k: v for k, v in vars(builtins).items() if k not in FORBIDDEN_NAMES or k == "__build_class__"}
     allowed["__import__"] = _guarded_import
-    _RESTRICTED_BUILTINS = allowed
-    _FILTER = build_seccomp_filter()
-    _BASELINE.update(snapshot())  # updated, not rebound: this module is among the watched ones
+    return allowed
 
 
 def baseline() -> dict[str, Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import threading
 import time
 
@@ -74,6 +75,44 @@ def test_gate_rejects_with_line_and_reason(source: str, reason: str) -> None:
 def test_load_source_uses_the_gate() -> None:
     with pytest.raises(ModelLoadError, match="import of 'os'"):
         model.load_source("import os\n")
+
+
+LIBRARY_MODEL = """
+import dataclasses
+import enum
+from collections import namedtuple
+import numpy as np
+
+Point = namedtuple("Point", "row col")
+
+
+class Mark(enum.Enum):
+    X = "x"
+
+
+@dataclasses.dataclass(frozen=True)
+class Cell:
+    point: Point
+    mark: Mark
+
+
+def get_initial_state():
+    cell = Cell(Point(0, 1), Mark.X)
+    return {"cell": [cell.point.row, cell.mark.value], "sum": float(np.arange(4).sum())}
+"""
+
+
+def test_load_source_runs_gated_models_with_the_sandbox_builtins() -> None:
+    """A gate bypass in an accepted model would otherwise find open/eval/__import__ in its builtins."""
+    module = model.load_source(LIBRARY_MODEL, api=())
+    assert module.get_initial_state() == {"cell": [0, "x"], "sum": 6.0}  # dataclasses, enum, numpy still work
+    seen = module.get_initial_state.__globals__["__builtins__"]
+    assert isinstance(seen, dict)
+    assert not {"open", "eval", "exec", "getattr", "compile", "__loader__"} & set(seen)
+    with pytest.raises(ImportError, match="sandbox: import of 'os' is not allowed"):
+        seen["__import__"]("os")
+    trusted = model.load_source("x = 1\n", api=(), gate=False)  # hand-written fixtures keep everything
+    assert vars(trusted)["__builtins__"] in (builtins, vars(builtins))
 
 
 def spin(seconds: float) -> str:
