@@ -24,6 +24,7 @@ from typing import Any, Literal
 from cwm._sandbox_budget import call_budget
 from cwm._sandbox_gate import ALLOWED_IMPORTS, FORBIDDEN_NAMES, static_gate
 from cwm._sandbox_launch import SandboxError, Zygote, bwrap_available, scrubbed_env
+from cwm._sandbox_layers import warn_once_without_seccomp
 from cwm.types import JSON, CheckReport, Trajectory, error_report
 
 log = logging.getLogger(__name__)
@@ -122,6 +123,7 @@ class Sandbox:
         if zygote is not None:  # it died: count a restart
             zygote.kill()
             self.restarts += 1
+        warn_once_without_seccomp()  # here, in the caller's logging setup (the zygote's stderr is easy to miss)
         self._zygote = Zygote(self._use_bwrap())
         return self._zygote
 
