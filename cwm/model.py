@@ -98,9 +98,8 @@ def load_source(
       source: the module's Python source.
       name: the module name (shown in tracebacks).
       api: the functions the module must define.
-      gate: run the sandbox's static gate first (forbidden imports and names) and execute the module with
-        the sandbox's restricted builtins (no ``open``/``eval``/``getattr``..., an ``__import__`` limited
-        to the gate's allow-list). Only turn it off for trusted code such as hand-written test fixtures.
+      gate: run the sandbox's static gate first (forbidden imports and names). Only turn it off for
+        trusted code such as hand-written test fixtures.
 
     Raises:
       ModelLoadError: syntax error, forbidden code, an exception at import, or a missing function.
@@ -118,10 +117,6 @@ def load_source(
         raise ModelLoadError(f"{name}: syntax error at line {e.lineno}: {e.msg}") from e
     module = types.ModuleType(name)
     module.__dict__["__source__"] = source
-    if gate:  # the same restricted builtins and guarded __import__ as in a sandbox child
-        from cwm._sandbox_layers import restricted_builtins
-
-        module.__dict__["__builtins__"] = restricted_builtins()
     # Class decorators such as @dataclass look the module up in sys.modules while the class is built;
     # it is listed there only while the module body runs, and never over a module of that name.
     listed = name not in sys.modules
@@ -268,14 +263,16 @@ class WorldModel:
         self._fns = {f.name: getattr(functions, f.name) for f in WORLD_MODEL_API}
         self._num_players: int | None = None
 
-    def call(self, fn_name: str, *args: Any) -> Any:
-        """Calls one contract function; any exception becomes a ``ModelContractError`` naming the call."""
+    def call(self, fn_name: str, *args: Any, step: int | None = None) -> Any:
+        """Calls one contract function; any exception becomes a ``ModelContractError`` naming the call (and
+        ``step``, the number of actions taken so far, when the caller knows it)."""
         try:
             return self.guard(self._fns[fn_name], *args)
         except ModelContractError:
             raise
         except MODEL_ERRORS as e:  # the model's bug, reported as a contract breach with the call named
-            raise ModelContractError(f"{self.name}: {fn_name}(...) raised {type(e).__name__}: {e}") from e
+            where = "" if step is None else f"step {step}: "
+            raise ModelContractError(f"{self.name}: {where}{fn_name}(...) raised {type(e).__name__}: {e}") from e
 
     @property
     def num_players(self) -> int:
@@ -308,13 +305,18 @@ class ModelState:
         self._by_id: dict[int, str] | None = None  # this state's legal ids -> their strings, built once
         self._parent = parent
 
+    # -- errors -------------------------------------------------------------------------------------
+    def _breach(self, what: str) -> ModelContractError:
+        """A contract breach at this state, naming the model and the step (actions taken so far)."""
+        return ModelContractError(f"{self.model.name}: step {len(self._history)}: {what}")
+
     # -- queries ------------------------------------------------------------------------------------
     def current_player(self) -> int:
         if self._player is None:
-            p = self.model.call("get_current_player", self.raw)
+            p = self.model.call("get_current_player", self.raw, step=len(self._history))
             if isinstance(p, bool) or not isinstance(p, int) or not (p in (CHANCE, TERMINAL) or 0 <= p < self.num_players()):
-                raise ModelContractError(f"{self.model.name}: get_current_player returned {p!r}; "
-                                         f"expected 0..{self.num_players() - 1}, -1 or -4")
+                raise self._breach(f"get_current_player returned {p!r}; "
+                                   f"expected 0..{self.num_players() - 1}, -1 or -4")
             self._player = p
         return self._player
 
@@ -338,21 +340,28 @@ class ModelState:
             if self.is_terminal():
                 self._legal = []
             else:
-                legal = self.model.call("get_legal_actions", self.raw)
+                legal = self.model.call("get_legal_actions", self.raw, step=len(self._history))
                 if not isinstance(legal, list) or not all(isinstance(a, str) for a in legal):
-                    raise ModelContractError(f"{self.model.name}: get_legal_actions must return a list of str, "
-                                             f"got {legal!r:.200}")
+                    raise self._breach(f"get_legal_actions must return a list of str, got {legal!r:.200}")
                 if not legal:
-                    raise ModelContractError(f"{self.model.name}: no legal actions at a non-terminal state "
-                                             f"(history {self.history_strings()})")
+                    raise self._breach(f"no legal actions at a non-terminal state (history {self.history_strings()})")
                 self._legal = legal
         return self._legal
 
     def legal_actions(self, player: int | None = None) -> list[int]:
-        if player is not None and player != self.current_player():
-            return []
         p = self.current_player()
-        return [self.model.codec.to_id(p, a) for a in self.legal_action_strings()]
+        if player is not None and player != p:
+            return []
+        if p >= 0:  # one pass over the strings serves both this list and child(id)
+            return list(self._strings_by_id())
+        return self._to_ids(p, self.legal_action_strings())
+
+    def _to_ids(self, player: int, strings: Sequence[str]) -> list[int]:
+        to_id = self.model.codec.to_id
+        try:
+            return [to_id(player, s) for s in strings]
+        except ModelContractError as e:  # a string the game does not know: say which model and step
+            raise self._breach(str(e)) from e
 
     def _strings_by_id(self) -> dict[int, str]:
         """This state's own legal (or chance) action ids mapped to their strings, cached on the state.
@@ -364,27 +373,27 @@ class ModelState:
         if self._by_id is None:
             p = self.current_player()
             strings = [a for a, _ in self.chance_outcome_strings()] if p == CHANCE else self.legal_action_strings()
-            to_id = self.model.codec.to_id
-            self._by_id = {to_id(p, s): s for s in strings}
+            self._by_id = dict(zip(self._to_ids(p, strings), strings))
         return self._by_id
 
     def chance_outcome_strings(self) -> list[tuple[str, float]]:
         if not self.is_chance_node():
             return []
-        outcomes = self.model.call("get_chance_outcomes", self.raw)
+        outcomes = self.model.call("get_chance_outcomes", self.raw, step=len(self._history))
         try:
             pairs = [(str(a), float(p)) for a, p in outcomes]
         except (TypeError, ValueError) as e:
-            raise ModelContractError(f"{self.model.name}: get_chance_outcomes must return (action, probability) "
-                                     f"pairs, got {outcomes!r:.200}") from e
+            raise self._breach(f"get_chance_outcomes must return (action, probability) pairs, "
+                               f"got {outcomes!r:.200}") from e
         total = sum(p for _, p in pairs)
         if not pairs or abs(total - 1.0) > 1e-6 or any(p < 0 for _, p in pairs):
-            raise ModelContractError(f"{self.model.name}: chance probabilities must be >= 0 and sum to 1, "
-                                     f"got sum {total} over {len(pairs)} outcomes")
+            raise self._breach(f"chance probabilities must be >= 0 and sum to 1, "
+                               f"got sum {total} over {len(pairs)} outcomes")
         return pairs
 
     def chance_outcomes(self) -> list[tuple[int, float]]:
-        return [(self.model.codec.to_id(CHANCE, a), p) for a, p in self.chance_outcome_strings()]
+        pairs = self.chance_outcome_strings()
+        return list(zip(self._to_ids(CHANCE, [a for a, _ in pairs]), [p for _, p in pairs]))
 
     def rewards(self) -> list[float]:
         return list(self._rewards)
@@ -396,10 +405,10 @@ class ModelState:
         return self._returns[player]
 
     def observation(self, player: int) -> JSON:
-        obs = self.model.call("get_observations", self.raw)
+        obs = self.model.call("get_observations", self.raw, step=len(self._history))
         if not isinstance(obs, list) or len(obs) != self.num_players():
-            raise ModelContractError(f"{self.model.name}: get_observations must return one observation per "
-                                     f"player ({self.num_players()}), got {obs!r:.200}")
+            raise self._breach(f"get_observations must return one observation per player ({self.num_players()}), "
+                               f"got {obs!r:.200}")
         return obs[player]
 
     def observation_string(self, player: int) -> str:
@@ -452,36 +461,37 @@ class ModelState:
         """The state after ``action`` (an OpenSpiel id); this state is unchanged."""
         player = self.current_player()
         if player == TERMINAL:
-            raise ModelContractError(f"{self.model.name}: apply_action(id {action}) at a terminal state")
+            raise self._breach(f"apply_action(id {action}) at a terminal state")
         found = self._strings_by_id().get(action)
         if found is None:
-            raise ModelContractError(f"{self.model.name}: action id {action} is not legal here; "
-                                     f"legal ids: {sorted(self._strings_by_id())[:20]}")
+            raise self._breach(f"action id {action} is not legal here; legal ids: {sorted(self._strings_by_id())[:20]}")
         return self._advance(player, found, action)
 
     def child_from_string(self, action: str, *, action_id: int | None = None) -> ModelState:
         player = self.current_player()
         if player == TERMINAL:
-            raise ModelContractError(f"{self.model.name}: apply_action({action!r}) at a terminal state")
+            raise self._breach(f"apply_action({action!r}) at a terminal state")
         legal = (
             [a for a, _ in self.chance_outcome_strings()] if player == CHANCE else self.legal_action_strings()
         )
         if action not in legal:
-            raise ModelContractError(f"{self.model.name}: action {action!r} is not legal here; legal: {legal[:20]}")
+            raise self._breach(f"action {action!r} is not legal here; legal: {legal[:20]}")
         return self._advance(player, action, action_id)
 
     def _advance(self, player: int, action: str, action_id: int | None) -> ModelState:
         """Applies a legal ``action`` and wraps the result with its rewards and returns."""
-        nxt = self.model.call("apply_action", self.raw, action)
+        nxt = self.model.call("apply_action", self.raw, action, step=len(self._history))
         if nxt is self.raw:
-            raise ModelContractError(f"{self.model.name}: apply_action returned its input state object; "
-                                     f"it must return a new state")
+            raise self._breach("apply_action returned its input state object; it must return a new state")
         aid = self.model.codec.to_id(player, action) if action_id is None else action_id
-        rewards = self.model.call("get_rewards", nxt)
-        if not isinstance(rewards, list) or len(rewards) != self.num_players():
-            raise ModelContractError(f"{self.model.name}: get_rewards must return {self.num_players()} numbers, "
-                                     f"got {rewards!r:.200}")
-        rewards_t = tuple(float(r) for r in rewards)
+        rewards = self.model.call("get_rewards", nxt, step=len(self._history))
+        try:
+            if not isinstance(rewards, list) or len(rewards) != self.num_players():
+                raise TypeError("not a list of the right length")
+            rewards_t = tuple(map(float, rewards))
+        except (TypeError, ValueError) as e:  # None, "win", [1, 2] ...: name the call, not float()
+            raise self._breach(f"get_rewards (after {action!r}) must return a list of {self.num_players()} "
+                               f"numbers, got {rewards!r:.200}") from e
         returns = tuple(a + b for a, b in zip(self._returns, rewards_t))
         return ModelState(self.model, nxt, history=self._history + (aid,), returns=returns,
                           rewards=rewards_t, parent=self)

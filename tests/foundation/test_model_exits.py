@@ -44,5 +44,5 @@ def test_wrapper_names_the_call_that_exited(kind: str) -> None:
     wm = model.WorldModel(_ExitsInRewards(EXITS[kind]), codec=model.ActionCodec.from_game(
         games.load_game("tic_tac_toe")), name="ttt_exits")
     state = wm.new_initial_state()
-    with pytest.raises(ModelContractError, match=rf"ttt_exits: get_rewards\(\.\.\.\) raised {kind}"):
+    with pytest.raises(ModelContractError, match=rf"ttt_exits: step 0: get_rewards\(\.\.\.\) raised {kind}"):
         state.child(state.legal_actions()[0])
