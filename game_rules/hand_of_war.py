@@ -128,6 +128,7 @@ class HandOfWarState(pyspiel.State):
         self.last: tuple[int, int] | None = None  # the cards of the last resolved battle
         self.over = False
         self.logs = ["", ""]
+        self.logging = True  # off only for internal replays that never read the logs
 
     def current_player(self) -> int:
         if self.over:
@@ -146,9 +147,10 @@ class HandOfWarState(pyspiel.State):
     def _apply_action(self, action: int) -> None:
         player = self.current_player()
         self._check_legal(player, action)
-        mine = _ACTION_JSON[player == pyspiel.PlayerId.CHANCE][action]
-        for p in (0, 1):
-            self.logs[p] += f"[{self.observation_json(p)},{mine if p == player else 'null'}],"
+        if self.logging:
+            mine = _ACTION_JSON[player == pyspiel.PlayerId.CHANCE][action]
+            for p in (0, 1):
+                self.logs[p] += f"[{self.observation_json(p)},{mine if p == player else 'null'}],"
         if player == pyspiel.PlayerId.CHANCE:
             self.dealt.append(action)
             self.draw[(len(self.dealt) - 1) % 2].append(action)
@@ -291,6 +293,7 @@ def resample_history(game: pyspiel.Game, actions: list[int], player: int, unifor
     """
     opp = 1 - player
     state = game.new_initial_state()
+    state.logging = False  # only the cards are read here
     seen: set[int] = set()
     picks: list[tuple[int, list[int], int]] = []  # (history index, opponent hand positions, card) per opp pick
     for i, action in enumerate(actions):
