@@ -196,7 +196,8 @@ def _openspiel_spec(game_string: str, *, module: str = "", name: str | None = No
         # Checked first: OpenSpiel would print and raise its whole list of game names.
         raise UnknownGameError(f"unknown game {game_string!r}: neither registered in cwm nor an OpenSpiel game{hint}")
     try:
-        game = pyspiel.load_game(game_string)
+        with quiet_stderr():  # OpenSpiel prints the error to stderr before raising it; we say it once
+            game = pyspiel.load_game(game_string)
     except Exception as e:  # pyspiel raises a bare RuntimeError/SpielError, e.g. for bad parameters
         reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise UnknownGameError(f"cannot load game {game_string!r}: OpenSpiel says: {reason}{hint}") from e

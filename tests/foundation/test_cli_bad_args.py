@@ -82,3 +82,11 @@ def test_an_unexpected_value_error_is_a_bug_and_keeps_its_traceback(tmp_path, mo
     monkeypatch.setattr(games, "resolve", broken)
     with pytest.raises(ValueError, match="a bug inside cwm"):
         main(["collect", "tic_tac_toe", "--out", str(tmp_path / "t.jsonl")])
+
+
+@pytest.mark.parametrize("game", ["mnk(m=x)", "mnk(q=3)"], ids=["mistyped-parameter", "unknown-parameter"])
+def test_bad_game_parameters_print_only_our_one_line(game, tmp_path, capfd):
+    assert main(["collect", game, "--out", str(tmp_path / "t.jsonl")]) == 2
+    err = capfd.readouterr().err  # file-descriptor level: OpenSpiel's C++ writes there directly
+    assert err.startswith(f"cwm collect: error: cannot load game {game!r}: OpenSpiel says: ")
+    assert len(err.strip().splitlines()) == 1, err
