@@ -26,6 +26,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as a file: make the repository root importable for `experiments`
     sys.path.append(str(Path(__file__).resolve().parent.parent))
 
+from cwm.executors import Executor, make_executor
 from experiments import common
 
 EXPERIMENT = "arena_figure"
@@ -85,50 +86,123 @@ def opponents(game: str, direct_llm: str | None) -> list[str]:
     return ["random", truth] + ([f"llm:{direct_llm}"] if direct_llm else [])
 
 
-def obtain_bundle(config: common.GameConfig, figure: ArenaFigureConfig, out: Path) -> Path:
-    """The game's bundle: the one given, else synthesize (resumable) into ``out/synthesis`` and export it."""
+def check_inputs(figure: ArenaFigureConfig, out: Path) -> dict[str, str | None]:
+    """Checks everything a figure run needs before it writes anything, so a mistake costs no run directory.
+
+    Returns:
+      per game (its ``config.game``): the LLM spec that will synthesize its bundle, or ``None`` when a
+      bundle is given or was already exported under ``out``.
+
+    Raises:
+      ExperimentError: a bundle for a game not asked for, named twice, unloadable, of another game, or
+        (imperfect information) without ``inference.py``; an imperfect-information game with no bundle
+        given; an LLM spec that cannot be built (no key, no recording, missing replay file); a
+        non-positive ``--move-time-limit``.
+    """
+    from cwm import games
+
+    names = {games.resolve(c.game).name: c.game for c in figure.games}
+    given = [g for g, _ in figure.bundles]
+    for game in given:
+        if game not in names:
+            raise common.ExperimentError(f"--bundles names {game}, which is not among the games {sorted(names)}")
+        if given.count(game) > 1:
+            raise common.ExperimentError(f"--bundles names {game} twice")
+    if figure.move_time_limit is not None and not figure.move_time_limit > 0:
+        raise common.ExperimentError(f"--move-time-limit must be above 0 seconds, got {figure.move_time_limit}")
+    for game, path in figure.bundles:
+        check_bundle(game, Path(path))
+    llms = {names[n]: _synthesis_llm(names[n], figure, out) for n in names if n not in given}
+    if figure.direct_llm:
+        common.check_llm(figure.direct_llm, "--direct-llm")
+    return llms
+
+
+def _synthesis_llm(game: str, figure: ArenaFigureConfig, out: Path) -> str | None:
+    """The checked LLM spec that synthesizes ``game``'s bundle (``None``: exported by an earlier run)."""
+    from cwm import games
+
+    spec = games.resolve(game)
+    if not spec.perfect_information:  # synthesis here writes model.py only, and ISMCTS needs inference.py
+        raise common.ExperimentError(
+            f"{spec.name}: the CWM agent needs a bundle with inference.py to plan with ISMCTS in an imperfect-"
+            f"information game, and synthesis here exports model.py only; give one with --bundles {spec.name}=PATH")
+    if (out / game / "bundle" / "manifest.json").is_file():
+        return None
+    llm = common.resolve_llm(figure.llm, game)
+    common.check_llm(llm, f"--llm for {spec.name}")
+    return llm
+
+
+def check_bundle(game: str, path: Path) -> None:
+    """Loads a bundle once (its load check), and checks it models ``game`` and can plan in it.
+
+    Raises:
+      ExperimentError: it does not load, models another game, or (imperfect information) has no
+        ``inference.py``.
+    """
     from cwm import bundle, games
-    from cwm.llm import make_client
-    from cwm.synthesis import synthesize_world_model
+
+    try:
+        loaded = bundle.load_bundle(path)
+    except bundle.BundleError as e:
+        raise common.ExperimentError(f"bundle for {game}: {e}") from e
+    if loaded.game != game:
+        raise common.ExperimentError(f"bundle {path} models {loaded.game}, not {game}")
+    if not games.resolve(game).perfect_information and "inference.py" not in loaded.sources:
+        raise common.ExperimentError(
+            f"{game}: bundle {path} has no inference.py; the CWM agent needs an inference function "
+            f"to plan with ISMCTS in an imperfect-information game")
+
+
+def obtain_bundle(config: common.GameConfig, figure: ArenaFigureConfig, out: Path, llm: str | None) -> Path:
+    """The game's bundle: the one given, else synthesize (resumable) into ``out/synthesis`` with ``llm`` (the
+    spec :func:`check_inputs` checked) and export it, checking it loads."""
+    from cwm import games
 
     name = games.resolve(config.game).name
     given = dict(figure.bundles).get(name)
     if given:
         return Path(given)
     target = out / "bundle"
-    if (target / "manifest.json").is_file():
-        return target
-    run_dir = out / "synthesis"
-    client = make_client(common.resolve_llm(figure.llm, config.game), run_dir=run_dir,
-                         cache=Path(figure.cache) if figure.cache else None)
+    if not (target / "manifest.json").is_file():
+        if llm is None:
+            raise common.ExperimentError(f"{name}: no bundle in {target} and no LLM to synthesize one")
+        _synthesize(config, figure, out / "synthesis", llm, target)
+    check_bundle(name, target)
+    return target
+
+
+def _synthesize(config: common.GameConfig, figure: ArenaFigureConfig, run_dir: Path, llm: str, target: Path) -> None:
+    from cwm import bundle
+    from cwm.llm import make_client
+    from cwm.synthesis import synthesize_world_model
+
+    client = make_client(llm, run_dir=run_dir, cache=Path(figure.cache) if figure.cache else None)
     result = synthesize_world_model(
         config.game, llm=client, run_dir=run_dir, budget=config.budget, seed=figure.seed,
         strategy=config.strategy,  # type: ignore[arg-type]
         num_train=config.num_train, num_test=config.num_test,
         test_mcts_simulations=config.test_mcts_simulations)
     if not result.best_source:
-        raise common.ExperimentError(f"{name}: synthesis produced no usable program (see {run_dir}/summary.md)")
-    return bundle.export_run(run_dir, target)
+        raise common.ExperimentError(
+            f"{config.game}: synthesis produced no usable program (see {run_dir}/summary.md)")
+    bundle.export_run(run_dir, target)
 
 
 def play(config: common.GameConfig, figure: ArenaFigureConfig, bundle_dir: Path, out: Path,
-         progress: bool) -> list[dict[str, Any]]:
-    """The CWM agent against each opponent, both seats; its pooled-seat summary rows."""
-    from cwm import arena, arena_report, bundle, games
+         executor: Executor, progress: bool) -> list[dict[str, Any]]:
+    """The CWM agent (on a checked bundle) against each opponent, both seats; its pooled-seat summary rows."""
+    from cwm import arena, arena_report, games
     from planners.specs import Settings
 
     spec = games.resolve(config.game)
-    loaded = bundle.load_bundle(bundle_dir)
-    if not spec.perfect_information and "inference.py" not in loaded.sources:
-        raise common.ExperimentError(
-            f"{spec.name}: bundle {bundle_dir} has no inference.py; the CWM agent needs an inference function "
-            f"to plan with ISMCTS in an imperfect-information game")
     cwm_agent = f"cwm:{bundle_dir.resolve()}"
     opps = opponents(spec.name, figure.direct_llm)
     results = arena.tournament(
         spec.name, [cwm_agent, *opps], matches=config.matches, out_dir=out,
         settings=Settings(num_simulations=config.sims, rollouts=config.rollouts), seed=figure.seed,
-        executor=figure.executor, pairings=[(cwm_agent, o) for o in opps],
+        executor=executor, pairings=[(cwm_agent, o) for o in opps],
         move_time_limit=figure.move_time_limit, progress=progress)
     rows = [r for r in arena_report.summarize(results) if r["agent"] == cwm_agent and r["seat"] == "all"]
     order = {o: i for i, o in enumerate(opps)}
@@ -224,22 +298,33 @@ def _run(args: argparse.Namespace, argv: list[str]) -> int:
     out = common.run_directory(args.out, EXPERIMENT)
     figure = ArenaFigureConfig(configs, args.llm, parse_bundles(args.bundles), args.direct_llm, args.first_seed,
                                args.move_time_limit, args.cache, args.executor, str(out))
-    common.begin(out, figure)
-    rows: list[dict[str, Any]] = []
-    bundles: dict[str, dict[str, Any]] = {}
-    for config in configs:
-        game_dir = out / config.game
-        bundle_dir = obtain_bundle(config, figure, game_dir)
-        game_rows = play(config, figure, bundle_dir, game_dir / "arena", progress=not args.quiet)
-        rows += game_rows
-        bundles[game_rows[0]["game"]] = _provenance(bundle_dir)
-        if not args.quiet:
-            for r in game_rows:
-                print(f"{r['game']} vs {r['opponent']}: win {r['win_rate']:.2f}, draw {r['draw_rate']:.2f}, "
-                      f"loss {r['loss_rate']:.2f} ({r['matches']} matches)", flush=True)
+    llms = check_inputs(figure, out)
+    executor = make_executor(args.executor)  # a bad spec or an unreachable cluster fails before config.json
+    try:
+        common.begin(out, figure)
+        rows, bundles = _play_all(figure, llms, executor, out, quiet=args.quiet)
+    finally:
+        executor.close()
     _write(out, figure, argv, rows, bundles, started)
     print(f"table: {out / 'arena.md'}; figure: {out / 'arena.png'}")
     return 0
+
+
+def _play_all(figure: ArenaFigureConfig, llms: dict[str, str | None], executor: Executor, out: Path, *,
+              quiet: bool) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
+    rows: list[dict[str, Any]] = []
+    bundles: dict[str, dict[str, Any]] = {}
+    for config in figure.games:
+        game_dir = out / config.game
+        bundle_dir = obtain_bundle(config, figure, game_dir, llms.get(config.game))
+        game_rows = play(config, figure, bundle_dir, game_dir / "arena", executor, progress=not quiet)
+        rows += game_rows
+        bundles[game_rows[0]["game"]] = _provenance(bundle_dir)
+        if not quiet:
+            for r in game_rows:
+                print(f"{r['game']} vs {r['opponent']}: win {r['win_rate']:.2f}, draw {r['draw_rate']:.2f}, "
+                      f"loss {r['loss_rate']:.2f} ({r['matches']} matches)", flush=True)
+    return rows, bundles
 
 
 def _provenance(bundle_dir: Path) -> dict[str, Any]:

@@ -176,6 +176,22 @@ def resolve_llm(spec: str, game: str) -> str:
     return pipeline.resolve_llm(spec, game)
 
 
+def check_llm(spec: str, flag: str) -> None:
+    """Builds the provider client of ``spec`` once and drops it (no LLM call is made), so a spec that cannot
+    work (unknown provider, no API key, a replay file that is missing) fails before a run directory is
+    written. ``batch:DIR`` creates DIR, as the run would.
+
+    Raises:
+      ExperimentError: the client cannot be built; the message names ``flag`` and the reason.
+    """
+    from cwm.llm import provider_client
+
+    try:
+        provider_client(spec)
+    except (CwmError, OSError) as e:
+        raise ExperimentError(f"{flag} {spec!r}: {e}") from e
+
+
 def run_directory(out: str | None, experiment: str) -> Path:
     if out:
         return Path(out)

@@ -170,14 +170,14 @@ def _run(args: argparse.Namespace, argv: list[str]) -> int:
     out = common.run_directory(args.out, EXPERIMENT)
     config = SynthesisTableConfig(configs, args.llm, args.first_seed, args.concurrency, args.cache,
                                   args.executor, str(out))
-    llms = {c.game: common.resolve_llm(args.llm, c.game) for c in configs}  # fail before writing anything
-    common.begin(out, config)
+    llms = check_inputs(config)  # everything that can be checked fails before config.json is written
     jobs = [SynthesisJob(c, seed, llms[c.game], str(out / "synthesis" / f"{c.game}-seed{seed}"),
                          args.concurrency, args.cache)
             for c in configs for seed in common.seeds_of(c, args.first_seed)]
     executor = make_executor(args.executor)
     runs = []
     try:
+        common.begin(out, config)
         for row in executor.imap_unordered(synthesize, jobs):
             runs.append(row)
             if not args.quiet:
@@ -188,6 +188,21 @@ def _run(args: argparse.Namespace, argv: list[str]) -> int:
     _write(out, config, argv, jobs, runs, started)
     print(f"table: {out / 'table.md'}")
     return 0
+
+
+def check_inputs(config: SynthesisTableConfig) -> dict[str, str]:
+    """Checks what the runs need before anything is written; returns each game's LLM spec (``auto`` resolved).
+
+    Raises:
+      ExperimentError: ``--concurrency`` below 1, or an LLM spec that cannot be built (no key, no
+        recording for the game, a missing replay file).
+    """
+    if config.concurrency < 1:
+        raise common.ExperimentError(f"--concurrency must be at least 1, got {config.concurrency}")
+    llms = {c.game: common.resolve_llm(config.llm, c.game) for c in config.games}
+    for game, spec in llms.items():
+        common.check_llm(spec, f"--llm for {game}")
+    return llms
 
 
 def _write(out: Path, config: SynthesisTableConfig, argv: list[str], jobs: Sequence[SynthesisJob],

@@ -58,3 +58,88 @@ def test_config_file_counts_are_checked_too(tmp_path, capsys, text, message):
     path = tmp_path / "mine.json"
     path.write_text(text)
     assert message in refused("synthesis_table", ["--config", str(path)], tmp_path / "o", capsys)
+
+
+@pytest.fixture(scope="module")
+def ttt_bundle(tmp_path_factory) -> Path:
+    """A tic-tac-toe bundle of the hand-written reference model (a test fixture, not LLM output)."""
+    from cwm import bundle, trajectories
+
+    source = (ROOT / "tests" / "data" / "reference" / "tic_tac_toe_model.py").read_text()
+    out = tmp_path_factory.mktemp("bundles") / "ttt"
+    return bundle.export_bundle(out, game="tic_tac_toe", model_source=source,
+                                train=trajectories.collect("tic_tac_toe", 2, seed=0))
+
+
+@pytest.fixture
+def no_api_key(monkeypatch):
+    from cwm import pipeline
+
+    for var in pipeline.API_KEY_VARS:
+        monkeypatch.delenv(var, raising=False)
+
+
+@pytest.mark.parametrize("name", SCRIPTS)
+def test_a_game_without_an_llm_fails_before_writing(tmp_path, capsys, no_api_key, name):
+    # the reported case: connect four has no recorded session, so `auto` with no key has no LLM
+    err = refused(name, ["--games", "connect_four", "--seeds", "1"], tmp_path / "c4", capsys)
+    assert "no LLM for 'connect_four': set GEMINI_API_KEY" in err
+
+
+@pytest.mark.parametrize("name", SCRIPTS)
+@pytest.mark.parametrize("flags, message", [
+    (["--llm", "replay:/nonexistent/session.jsonl"], "--llm for tic_tac_toe 'replay:/nonexistent/session.jsonl': "),
+    (["--llm", "claude"], "unknown LLM spec 'claude'"),
+    (["--llm", "openai"], "needs an argument: 'openai:MODEL'"),
+    (["--executor", "threads"], "unknown executor 'threads'"),
+], ids=["missing-replay", "unknown-provider", "openai-without-model", "unknown-executor"])
+def test_llm_and_executor_are_checked_before_writing(tmp_path, capsys, no_api_key, name, flags, message):
+    assert message in refused(name, ["--games", "tic_tac_toe", "--seeds", "1", *flags], tmp_path / "o", capsys)
+
+
+def test_synthesis_table_concurrency_is_checked(tmp_path, capsys):
+    err = refused("synthesis_table", ["--games", "tic_tac_toe", "--concurrency", "0"], tmp_path / "o", capsys)
+    assert "--concurrency must be at least 1, got 0" in err
+
+
+def test_the_corrected_command_reuses_the_same_out(tmp_path, capsys, no_api_key):
+    out = tmp_path / "fig"
+    tiny = ["--games", "tic_tac_toe", "--matches", "1", "--sims", "10", "--rollouts", "1", "--num-test", "0",
+            "--executor", "inline"]
+    refused("arena_figure", [*tiny, "--llm", "replay:/nonexistent/session.jsonl"], out, capsys)
+    assert script("arena_figure").main([*tiny, "--llm", "auto", "--out", str(out), "--quiet"]) == 0
+    assert (out / "record.json").is_file()
+
+
+def _tampered(ttt_bundle: Path, tmp_path: Path) -> Path:
+    import shutil
+
+    copy = Path(shutil.copytree(ttt_bundle, tmp_path / "edited"))
+    (copy / "model.py").write_text((copy / "model.py").read_text() + "\n# edited\n")
+    return copy
+
+
+ARENA_CASES = [
+    ("not-asked", "--bundles names connect_four, which is not among the games ['tic_tac_toe']"),
+    ("twice", "--bundles names tic_tac_toe twice"),
+    ("edited", "model.py does not match its hash in manifest.json"),
+    ("other-game", "models tic_tac_toe, not connect_four"),
+    ("imperfect-no-bundle", "leduc_poker: the CWM agent needs a bundle with inference.py"),
+    ("move-time-limit", "--move-time-limit must be above 0 seconds, got 0.0"),
+    ("direct-llm", "--direct-llm 'gemini': Gemini needs an API key"),
+]
+
+
+@pytest.mark.parametrize("case, message", ARENA_CASES, ids=[case for case, _ in ARENA_CASES])
+def test_arena_inputs_are_checked_before_writing(tmp_path, capsys, no_api_key, ttt_bundle, case, message):
+    flags = {
+        "not-asked": ["--games", "tic_tac_toe", "--bundles", f"connect_four={ttt_bundle}"],
+        "twice": ["--games", "tic_tac_toe", "--bundles", f"tic_tac_toe={ttt_bundle}",
+                  "--bundles", f"tic_tac_toe={ttt_bundle}"],
+        "edited": ["--games", "tic_tac_toe", "--bundles", f"tic_tac_toe={_tampered(ttt_bundle, tmp_path)}"],
+        "other-game": ["--games", "connect_four", "--bundles", f"connect_four={ttt_bundle}"],
+        "imperfect-no-bundle": ["--games", "leduc_poker", "--llm", "openai:some-model"],
+        "move-time-limit": ["--games", "tic_tac_toe", "--move-time-limit", "0"],
+        "direct-llm": ["--games", "tic_tac_toe", "--direct-llm", "gemini"],
+    }[case]
+    assert message in refused("arena_figure", flags, tmp_path / "o", capsys)
