@@ -30,7 +30,8 @@ FORBIDDEN_NAMES = frozenset({
 # ``enum.bltns`` is builtins, ``dataclasses.types``, ``json.codecs`` has ``open``), frame and code internals,
 # numpy's file I/O and foreign-function entry points, process and environment access, and the library
 # functions that turn strings into attribute walks or evaluated code (``string.Formatter().get_field``,
-# ``typing.get_type_hints`` on string annotations).
+# ``typing.get_type_hints`` on string annotations), and what can swallow the time-budget interrupt
+# (``typing.contextlib``'s ``ExitStack``/``suppress``, ``make_dataclass`` namespaces that add ``__del__``).
 FORBIDDEN_ATTRIBUTES = frozenset({
     "sys", "os", "builtins", "bltns", "subprocess", "importlib", "ctypes", "socket", "signal", "threading",
     "gc", "inspect", "shutil", "pathlib", "io", "posix", "marshal", "pickle", "types", "codecs", "copyreg",
@@ -40,7 +41,7 @@ FORBIDDEN_ATTRIBUTES = frozenset({
     "gi_code", "cr_frame", "cr_code", "ag_frame", "ag_code", "co_code", "co_consts",
     "save", "savez", "savez_compressed", "savetxt", "load", "loadtxt", "genfromtxt", "fromfile", "tofile",
     "memmap", "fromregex", "DataSource", "ctypeslib", "lib", "f2py", "distutils", "testing", "dump",
-    "system", "popen", "environ", "getenv", "putenv", "mro",
+    "system", "popen", "environ", "getenv", "putenv", "mro", "contextlib", "make_dataclass",
 })
 # Builtin classes whose positional ``case int(x)`` pattern binds the subject itself (no __match_args__).
 SELF_MATCHING_CLASSES = frozenset({
@@ -207,6 +208,12 @@ class _Gate(ast.NodeVisitor):
                 if isinstance(sub, (ast.Return, ast.Break, ast.Continue)):
                     _fail(sub, "return, break or continue inside 'finally' is not allowed (it discards the "
                                "sandbox's time-budget interrupt)")
+        if node.finalbody:  # a generator collected while suspended here runs 'finally' where errors are dropped
+            for stmt in [*node.body, *node.handlers, *node.orelse]:
+                for sub in ast.walk(stmt):
+                    if isinstance(sub, (ast.Yield, ast.YieldFrom, ast.Await)):
+                        _fail(sub, "yield or await inside a 'try' that has a 'finally' is not allowed (the "
+                                   "'finally' would run where the time-budget interrupt is ignored)")
         self.generic_visit(node)
 
     visit_TryStar = visit_Try  # type: ignore[assignment]

@@ -26,6 +26,8 @@ ALLOWED = {
     "keyword-class-match": "import dataclasses\n@dataclasses.dataclass\nclass P:\n    x: int = 0\n"
                            "def f(p):\n    match p:\n        case P(x=v):\n            return v\n",
     "main-guard": "if __name__ == '__main__':\n    pass\n",
+    "generator-and-finally": "def g(xs):\n    for x in xs:\n        yield x\n"
+                             "def f():\n    try:\n        return 1\n    finally:\n        pass\n",
     "except-exception": "def f():\n    try:\n        return 1\n    except (ValueError, Exception):\n        return 0\n"
                         "    finally:\n        pass\n",
 }
@@ -56,6 +58,11 @@ REJECTED = {
     "finally-continue": ("while True:\n    try:\n        pass\n    finally:\n        continue\n",
                          "line 5: return, break or continue inside 'finally'"),
     "mro": ("E = ValueError.mro()[-2]\n", "line 1: access to attribute 'mro' is not allowed"),
+    "typing-contextlib": ("from typing import contextlib\n", "line 1: access to attribute 'contextlib'"),
+    "make-dataclass": ("import dataclasses\nP = dataclasses.make_dataclass('P', [])\n",
+                       "line 2: access to attribute 'make_dataclass'"),
+    "yield-in-try-finally": ("def g():\n    try:\n        yield 1\n    finally:\n        pass\n",
+                             "line 3: yield or await inside a 'try' that has a 'finally'"),
     "huge-source": ("x = 1\n" * 200_000, "characters; the limit is"),
 }
 

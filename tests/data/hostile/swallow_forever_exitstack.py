@@ -1,0 +1,14 @@
+# hostile: typing re-exports contextlib, whose ExitStack can swallow any exception (the budget interrupt too)
+# job: call get_initial_state
+# expect: static: line 11: access to attribute 'contextlib' is not allowed
+# ungated: timeout: kept running after it was interrupted
+
+import typing
+
+
+def get_initial_state():
+    while True:
+        with typing.contextlib.ExitStack() as stack:
+            stack.push(lambda *exc: True)
+            while True:
+                pass
