@@ -4,6 +4,7 @@ exit status 2, and no run directory (so the corrected command can use the same `
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from pathlib import Path
 
@@ -143,3 +144,22 @@ def test_arena_inputs_are_checked_before_writing(tmp_path, capsys, no_api_key, t
         "direct-llm": ["--games", "tic_tac_toe", "--direct-llm", "gemini"],
     }[case]
     assert message in refused("arena_figure", flags, tmp_path / "o", capsys)
+
+
+LLM_ENVIRONMENT = ("GEMINI_API_KEY", "GOOGLE_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL")
+
+
+@pytest.fixture(scope="module")
+def keys_at_module_setup() -> dict[str, str]:
+    """The LLM variables a module-scoped fixture (like the ones that run whole experiments) sees."""
+    return {var: os.environ[var] for var in LLM_ENVIRONMENT if var in os.environ}
+
+
+def test_no_llm_key_reaches_these_tests(keys_at_module_setup):
+    # tests/experiments/conftest.py clears them, even when the developer's shell has a key set
+    from cwm import pipeline
+
+    assert set(pipeline.API_KEY_VARS) <= set(LLM_ENVIRONMENT)
+    assert keys_at_module_setup == {}
+    assert not any(os.environ.get(var) for var in LLM_ENVIRONMENT)
+    assert pipeline.resolve_llm("auto", "tic_tac_toe").startswith("replay:")

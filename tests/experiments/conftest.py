@@ -1,0 +1,24 @@
+"""Every experiments test runs without the developer's LLM keys, so none can reach a live (paid) LLM.
+
+``auto`` picks Gemini whenever GEMINI_API_KEY or GOOGLE_API_KEY is set, and the OpenAI client follows
+OPENAI_API_KEY / OPENAI_BASE_URL; a test that wants a provider sets its own (a fake server on 127.0.0.1).
+Module scope, so the module-scoped fixtures that run whole experiments see the cleared environment too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from cwm import pipeline
+
+LLM_ENVIRONMENT = (*pipeline.API_KEY_VARS, "OPENAI_API_KEY", "OPENAI_BASE_URL")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def no_llm_keys() -> Iterator[None]:
+    with pytest.MonkeyPatch.context() as mp:
+        for var in LLM_ENVIRONMENT:
+            mp.delenv(var, raising=False)
+        yield
