@@ -111,7 +111,7 @@ def check_inputs(figure: ArenaFigureConfig, out: Path) -> dict[str, str | None]:
     if figure.move_time_limit is not None and not figure.move_time_limit > 0:
         raise common.ExperimentError(f"--move-time-limit must be above 0 seconds, got {figure.move_time_limit}")
     for game, path in figure.bundles:
-        check_bundle(game, Path(path))
+        common.check_bundle(game, Path(path))
     llms = {names[n]: _synthesis_llm(names[n], figure, out) for n in names if n not in given}
     if figure.direct_llm:
         common.check_llm(figure.direct_llm, "--direct-llm")
@@ -134,27 +134,6 @@ def _synthesis_llm(game: str, figure: ArenaFigureConfig, out: Path) -> str | Non
     return llm
 
 
-def check_bundle(game: str, path: Path) -> None:
-    """Loads a bundle once (its load check), and checks it models ``game`` and can plan in it.
-
-    Raises:
-      ExperimentError: it does not load, models another game, or (imperfect information) has no
-        ``inference.py``.
-    """
-    from cwm import bundle, games
-
-    try:
-        loaded = bundle.load_bundle(path)
-    except bundle.BundleError as e:
-        raise common.ExperimentError(f"bundle for {game}: {e}") from e
-    if loaded.game != game:
-        raise common.ExperimentError(f"bundle {path} models {loaded.game}, not {game}")
-    if not games.resolve(game).perfect_information and "inference.py" not in loaded.sources:
-        raise common.ExperimentError(
-            f"{game}: bundle {path} has no inference.py; the CWM agent needs an inference function "
-            f"to plan with ISMCTS in an imperfect-information game")
-
-
 def obtain_bundle(config: common.GameConfig, figure: ArenaFigureConfig, out: Path, llm: str | None) -> Path:
     """The game's bundle: the one given, else synthesize (resumable) into ``out/synthesis`` with ``llm`` (the
     spec :func:`check_inputs` checked) and export it, checking it loads."""
@@ -169,7 +148,7 @@ def obtain_bundle(config: common.GameConfig, figure: ArenaFigureConfig, out: Pat
         if llm is None:
             raise common.ExperimentError(f"{name}: no bundle in {target} and no LLM to synthesize one")
         _synthesize(config, figure, out / "synthesis", llm, target)
-    check_bundle(name, target)
+    common.check_bundle(name, target)
     return target
 
 

@@ -192,6 +192,27 @@ def check_llm(spec: str, flag: str) -> None:
         raise ExperimentError(f"{flag} {spec!r}: {e}") from e
 
 
+def check_bundle(game: str, path: Path) -> None:
+    """Loads a bundle once (its load check), and checks it models ``game`` and can plan in it.
+
+    Raises:
+      ExperimentError: it does not load, models another game, or (imperfect information) has no
+        ``inference.py``.
+    """
+    from cwm import bundle, games
+
+    try:
+        loaded = bundle.load_bundle(path)
+    except bundle.BundleError as e:
+        raise ExperimentError(f"bundle for {game}: {e}") from e
+    if loaded.game != game:
+        raise ExperimentError(f"bundle {path} models {loaded.game}, not {game}")
+    if not games.resolve(game).perfect_information and "inference.py" not in loaded.sources:
+        raise ExperimentError(
+            f"{game}: bundle {path} has no inference.py; the CWM agent needs an inference function "
+            f"to plan with ISMCTS in an imperfect-information game")
+
+
 def run_directory(out: str | None, experiment: str) -> Path:
     if out:
         return Path(out)
