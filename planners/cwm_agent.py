@@ -185,7 +185,9 @@ class CWMAgent:
         legal = [state.action_to_string(player, a) for a in state.legal_actions()]
         view = PlayerView(self.model, self._tracker.events, player, legal)
         action = self.ismcts.search(view).action
-        return self.model.codec.to_string(player, action)
+        # decode by this decision's own legal strings (strings may depend on the state, as in backgammon)
+        by_id = {self.model.codec.to_id(player, s): s for s in legal}
+        return by_id[action] if action in by_id else self.model.codec.to_string(player, action)
 
 
 def _real_action(state: pyspiel.State, player: int, chosen: str, name: str) -> int:
