@@ -11,6 +11,7 @@ stuck inside one long C operation (``10 ** 10 ** 8``): only the process sandbox 
 from __future__ import annotations
 
 import ctypes
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -43,6 +44,10 @@ class _Slot:
 
 class _Watchdog:
     def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        """Fresh state: no slots, no thread, new locks (also what a forked child starts from)."""
         self.slots: list[_Slot] = []
         self.local = threading.local()
         self.wake = threading.Event()
@@ -118,6 +123,9 @@ class _Watchdog:
 
 
 _WATCHDOG = _Watchdog()
+# A forked child (the arena's process pool) inherits this object but not its thread, and perhaps a lock
+# held at the moment of the fork: start it afresh there, or no budget would ever fire in the child.
+os.register_at_fork(after_in_child=_WATCHDOG.reset)
 
 
 def _exceeded(fn: Callable[..., Any], seconds: float) -> ModelContractError:

@@ -209,8 +209,9 @@ class _Gate(ast.NodeVisitor):
                     _fail(sub, "return, break or continue inside 'finally' is not allowed (it discards the "
                                "sandbox's time-budget interrupt)")
         if node.finalbody:  # a generator collected while suspended here runs 'finally' where errors are dropped
-            for stmt in [*node.body, *node.handlers, *node.orelse]:
-                for sub in ast.walk(stmt):
+            guarded: list[ast.AST] = [*node.body, *node.handlers, *node.orelse]
+            for part in guarded:
+                for sub in ast.walk(part):
                     if isinstance(sub, (ast.Yield, ast.YieldFrom, ast.Await)):
                         _fail(sub, "yield or await inside a 'try' that has a 'finally' is not allowed (the "
                                    "'finally' would run where the time-budget interrupt is ignored)")

@@ -98,8 +98,9 @@ def load_source(
       source: the module's Python source.
       name: the module name (shown in tracebacks).
       api: the functions the module must define.
-      gate: run the sandbox's static gate first (forbidden imports and names). Only turn it off for
-        trusted code such as hand-written test fixtures.
+      gate: run the sandbox's static gate first (forbidden imports and names) and execute the module with
+        the sandbox's restricted builtins (no ``open``/``eval``/``getattr``..., an ``__import__`` limited
+        to the gate's allow-list). Only turn it off for trusted code such as hand-written test fixtures.
 
     Raises:
       ModelLoadError: syntax error, forbidden code, an exception at import, or a missing function.
@@ -117,6 +118,10 @@ def load_source(
         raise ModelLoadError(f"{name}: syntax error at line {e.lineno}: {e.msg}") from e
     module = types.ModuleType(name)
     module.__dict__["__source__"] = source
+    if gate:  # the same restricted builtins and guarded __import__ as in a sandbox child
+        from cwm._sandbox_layers import restricted_builtins
+
+        module.__dict__["__builtins__"] = restricted_builtins()
     # Class decorators such as @dataclass look the module up in sys.modules while the class is built;
     # it is listed there only while the module body runs, and never over a module of that name.
     listed = name not in sys.modules

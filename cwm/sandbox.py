@@ -25,7 +25,7 @@ from cwm._sandbox_budget import call_budget
 from cwm._sandbox_gate import ALLOWED_IMPORTS, FORBIDDEN_NAMES, static_gate
 from cwm._sandbox_launch import SandboxError, Zygote, bwrap_available, scrubbed_env
 from cwm._sandbox_layers import warn_once_without_seccomp
-from cwm.types import JSON, CheckReport, Trajectory, error_report
+from cwm.types import JSON, CheckReport, Trajectory, UsageError, error_report
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +55,7 @@ class Limits:
     def __post_init__(self) -> None:
         for name, value in dataclasses.asdict(self).items():
             if not value > 0:
-                raise ValueError(f"Limits.{name} must be > 0, got {value!r}")
+                raise UsageError(f"Limits.{name} must be > 0, got {value!r}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -96,7 +96,7 @@ class Sandbox:
         if isolation == "auto":
             isolation = os.environ.get("CWM_SANDBOX_ISOLATION", "auto")  # type: ignore[assignment]
         if isolation not in ("auto", "bwrap", "process"):
-            raise ValueError(f"isolation must be 'auto', 'bwrap' or 'process', got {isolation!r}")
+            raise UsageError(f"isolation must be 'auto', 'bwrap' or 'process', got {isolation!r}")
         self.isolation = isolation
         self._zygote: Zygote | None = None
         self._memo: tuple[Any, str, bytes] | None = None

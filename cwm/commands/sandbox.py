@@ -51,7 +51,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
     rejected = 0
     for name in args.files:
         try:
-            static_gate(Path(name).read_text())
+            static_gate(Path(name).read_text(encoding="utf-8"))
             print(f"{name}: ok")
         except ModelLoadError as e:
             rejected += 1
@@ -60,7 +60,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    source = Path(args.model).read_text()
+    source = Path(args.model).read_text(encoding="utf-8")
     if args.trajectories:
         trajs = trajectories.load_open(args.trajectories, game=args.game)
     else:

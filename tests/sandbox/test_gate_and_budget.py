@@ -214,3 +214,32 @@ def test_call_budget_ends_a_model_that_retries_after_every_exception() -> None:
 def test_call_budget_rejects_nonpositive() -> None:
     with pytest.raises(ValueError, match="must be > 0"):
         call_budget(0)
+
+
+def test_call_budget_fires_in_a_forked_child_after_the_parent_used_it() -> None:
+    """The arena's process pool forks workers: the watchdog thread does not survive a fork and must restart."""
+    import os
+
+    guard = call_budget(0.2)
+    assert guard(lambda: 1) == 1  # the parent's watchdog thread is running now
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child: report what the guard did, then leave without running pytest's teardown
+        os.close(read)
+        try:
+            guard(spin, 30)
+            verdict = b"not stopped"
+        except ModelContractError:
+            verdict = b"stopped"
+        os.write(write, verdict)
+        os._exit(0)
+    os.close(write)
+    deadline = time.monotonic() + 10
+    data = b""
+    while time.monotonic() < deadline and not data:
+        data = os.read(read, 64)
+    os.close(read)
+    if not data:
+        os.kill(pid, 9)
+    os.waitpid(pid, 0)
+    assert data == b"stopped"
