@@ -1,233 +1,34 @@
-"""The CWM contract: the functions a synthesized model defines, loading them, and a pyspiel.State-shaped wrapper.
+"""A world model as a pyspiel.State-shaped object: ``WorldModel`` and ``ModelState``.
 
-A code world model is one Python module of top-level functions over a JSON-serialisable state. The
-library, not the model, owns the invariants: ``ModelState`` checks legality, keeps terminal states
-still, validates chance distributions and returns, and raises ``ModelContractError`` naming the call.
+A code world model is one Python module of top-level functions over a JSON-serialisable state (the
+contract: ``cwm.contract``). The library, not the model, owns the invariants: ``ModelState`` checks
+legality, keeps terminal states still, validates chance distributions and returns, and raises
+``ModelContractError`` naming the call and the step. Action ids come from ``cwm.codec``.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import re
-import sys
-import types
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from cwm.types import CHANCE, JSON, TERMINAL, ModelContractError, ModelLoadError
-
-
-@dataclasses.dataclass(frozen=True)
-class ContractFunction:
-    """One function of the contract: its name, signature and the promise it makes."""
-
-    name: str
-    signature: str
-    doc: str
-
-
-# The one definition of the world-model API: the loader requires these names and the synthesis prompt
-# renders them (``api_block``), so the LLM is shown exactly what the checks enforce.
-WORLD_MODEL_API: tuple[ContractFunction, ...] = (
-    ContractFunction(
-        "get_initial_state", "get_initial_state() -> dict",
-        "The state before any move (chance included). A JSON-serialisable dict."),
-    ContractFunction(
-        "get_current_player", "get_current_player(state: dict) -> int",
-        "The player to act: 0..N-1, -1 for a chance node, -4 once the game is over."),
-    ContractFunction(
-        "get_legal_actions", "get_legal_actions(state: dict) -> list[str]",
-        "The legal action strings in the game's own notation (as in the trajectories). At a chance "
-        "node: the possible outcomes. At a terminal state: an empty list."),
-    ContractFunction(
-        "get_chance_outcomes", "get_chance_outcomes(state: dict) -> list[tuple[str, float]]",
-        "At a chance node: every outcome string with its probability (they sum to 1). "
-        "Elsewhere: an empty list."),
-    ContractFunction(
-        "apply_action", "apply_action(state: dict, action: str) -> dict",
-        "The state after `action`, as a NEW dict. Never modify `state` or anything inside it."),
-    ContractFunction(
-        "get_observations", "get_observations(state: dict) -> list[dict]",
-        "One observation per player (index = player id), each exactly what that player sees, in the "
-        "format the trajectories show. Identical for all players in perfect-information games."),
-    ContractFunction(
-        "get_rewards", "get_rewards(state: dict) -> list[float]",
-        "One reward per player for the move that led to `state` (at the end of the game this is where "
-        "the final payoffs appear in games that pay only at the end). All zeros for the initial state."),
+from cwm.codec import ActionCodec, OpenCodec
+from cwm.contract import (
+    CONTRACT_VERSION,
+    INFERENCE_API,
+    VALUE_API,
+    WORLD_MODEL_API,
+    ContractFunction,
+    api_block,
+    load_source,
 )
+from cwm.types import CHANCE, JSON, TERMINAL, ModelContractError
 
-INFERENCE_API: tuple[ContractFunction, ...] = (
-    ContractFunction(
-        "resample_history", "resample_history(events: list[dict], player_id: int, seed: int) -> list[str]",
-        "Given one player's observations and own actions so far (events: {'observation': ..., "
-        "'action': str or None}), return a full action history (all players and chance) whose replay "
-        "from get_initial_state() reproduces every observation and own action of that player."),
-)
-
-VALUE_API: tuple[ContractFunction, ...] = (
-    ContractFunction(
-        "get_value", "get_value(state: dict, player_id: int) -> float",
-        "An estimate of the final return of `player_id` from `state`; the true return at terminal states."),
-)
-
-CONTRACT_VERSION = "1"
-
-
-def api_block(functions: Sequence[ContractFunction] = WORLD_MODEL_API) -> str:
-    """The API as Python stubs with docstrings, for prompts and documentation."""
-    parts = []
-    for f in functions:
-        parts.append(f'def {f.signature}:\n    """{f.doc}"""\n')
-    return "\n".join(parts)
-
-
-# ---------------------------------------------------------------------------------------------------
-# Loading
-
-
-def load_source(
-    source: str,
-    *,
-    name: str = "cwm_model",
-    api: Sequence[ContractFunction] = WORLD_MODEL_API,
-    gate: bool = True,
-) -> types.ModuleType:
-    """Executes model source into a fresh module and checks that it defines the contract.
-
-    Args:
-      source: the module's Python source.
-      name: the module name (shown in tracebacks).
-      api: the functions the module must define.
-      gate: run the sandbox's static gate first (forbidden imports and names) and execute the module with
-        the sandbox's restricted builtins (no ``open``/``eval``/``getattr``..., an ``__import__`` limited
-        to the gate's allow-list). Only turn it off for trusted code such as hand-written test fixtures.
-
-    Raises:
-      ModelLoadError: syntax error, forbidden code, an exception at import, or a missing function.
-    """
-    if gate:
-        from cwm import sandbox  # imported here: the sandbox imports checks, which import this module
-
-        try:
-            sandbox.static_gate(source)
-        except ModelLoadError as e:  # name the model, as the loader's own errors do
-            raise ModelLoadError(f"{name}: {e}") from e
-    try:
-        code = compile(source, f"<{name}>", "exec")
-    except SyntaxError as e:
-        raise ModelLoadError(f"{name}: syntax error at line {e.lineno}: {e.msg}") from e
-    module = types.ModuleType(name)
-    module.__dict__["__source__"] = source
-    if gate:  # the same restricted builtins and guarded __import__ as in a sandbox child
-        from cwm._sandbox_layers import restricted_builtins
-
-        module.__dict__["__builtins__"] = restricted_builtins()
-    # Class decorators such as @dataclass look the module up in sys.modules while the class is built;
-    # it is listed there only while the module body runs, and never over a module of that name.
-    listed = name not in sys.modules
-    if listed:
-        sys.modules[name] = module
-    try:
-        exec(code, module.__dict__)
-    except Exception as e:  # the model's own import-time error; report it as a load failure
-        raise ModelLoadError(f"{name}: running the module raised {type(e).__name__}: {e}") from e
-    finally:
-        if listed:
-            sys.modules.pop(name, None)
-    missing = [f.name for f in api if not callable(module.__dict__.get(f.name))]
-    if missing:
-        raise ModelLoadError(f"{name}: missing contract function(s): {', '.join(missing)}")
-    return module
-
-
-# ---------------------------------------------------------------------------------------------------
-# Action ids
-
-
-class ActionCodec:
-    """Maps action strings to OpenSpiel integer ids and back, per player (chance is player -1).
-
-    Built from the ground-truth game by enumerating ``action_to_string`` on its initial state. Games
-    whose action strings depend on the state (backgammon) carry the id (``"83 - 6/4/3*"``,
-    ``"chance outcome 19 ..."``); such strings are decoded from it.
-    """
-
-    # OpenSpiel's conventions for strings that depend on the state: "<id> - <move>" and "chance outcome <id> ...".
-    _PREFIX = re.compile(r"^(?:(\d+) - |chance outcome (\d+)\b)")
-
-    def __init__(self, table: dict[tuple[int, str], int], *, num_distinct_actions: int, max_chance_outcomes: int):
-        self._to_id = dict(table)
-        self._to_str = {(p, a): s for (p, s), a in table.items()}
-        self.num_distinct_actions = num_distinct_actions
-        self.max_chance_outcomes = max_chance_outcomes
-
-    @classmethod
-    def from_game(cls, game: Any, *, explore_games: int = 3, seed: int = 0) -> ActionCodec:
-        """Enumerates ``action_to_string`` on the initial state, then adds the strings met in a few random
-        games (for actions whose strings only exist in later states, like backgammon's ``Pass``)."""
-        import numpy as np
-
-        state = game.new_initial_state()
-        table: dict[tuple[int, str], int] = {}
-        ranges = [(p, game.num_distinct_actions()) for p in range(game.num_players())]
-        ranges.append((CHANCE, game.max_chance_outcomes()))
-        from cwm.games import quiet_stderr
-
-        with quiet_stderr():
-            for player, count in ranges:
-                for a in range(count):
-                    try:
-                        table[(player, state.action_to_string(player, a))] = a
-                    except Exception:  # state-dependent strings (no dice yet, ...): learnt by exploring below
-                        break
-        rng = np.random.default_rng(seed)
-        for _ in range(explore_games):
-            state = game.new_initial_state()
-            while not state.is_terminal():
-                player = state.current_player()
-                actions = [a for a, _ in state.chance_outcomes()] if player == CHANCE else state.legal_actions()
-                for a in actions:
-                    table.setdefault((player, state.action_to_string(player, a)), int(a))
-                state.apply_action(actions[rng.integers(len(actions))])
-        return cls(
-            table, num_distinct_actions=game.num_distinct_actions(), max_chance_outcomes=game.max_chance_outcomes()
-        )
-
-    def to_id(self, player: int, action: str) -> int:
-        found = self._to_id.get((player, action))
-        if found is not None:
-            return found
-        m = self._PREFIX.match(action)
-        if m:
-            return int(m.group(1) or m.group(2))
-        who = "chance" if player == CHANCE else f"player {player}"
-        raise ModelContractError(f"action {action!r} of {who} is not an action of this game")
-
-    def to_string(self, player: int, action: int) -> str:
-        found = self._to_str.get((player, action))
-        if found is None:
-            raise ModelContractError(f"action id {action} of player {player} has no known string")
-        return found
-
-
-class OpenCodec(ActionCodec):
-    """A codec for models without a ground truth: ids are handed out in order of first appearance."""
-
-    def __init__(self) -> None:
-        super().__init__({}, num_distinct_actions=0, max_chance_outcomes=0)
-
-    def to_id(self, player: int, action: str) -> int:
-        key = (player, action)
-        if key not in self._to_id:
-            new_id = sum(1 for (p, _) in self._to_id if p == player)
-            self._to_id[key] = new_id
-            self._to_str[(player, new_id)] = action
-            if player == CHANCE:
-                self.max_chance_outcomes = max(self.max_chance_outcomes, new_id + 1)
-            else:
-                self.num_distinct_actions = max(self.num_distinct_actions, new_id + 1)
-        return self._to_id[key]
-
+# The contract, the loader and the codec are re-exported: ``from cwm.model import load_source`` keeps working.
+__all__ = [
+    "CONTRACT_VERSION", "INFERENCE_API", "MODEL_ERRORS", "VALUE_API", "WORLD_MODEL_API", "ActionCodec",
+    "ContractFunction", "Guard", "ModelState", "OpenCodec", "WorldModel", "api_block", "direct_guard",
+    "load_source",
+]
 
 # ---------------------------------------------------------------------------------------------------
 # The wrapper

@@ -1,0 +1,93 @@
+"""Action ids: a model speaks action strings; OpenSpiel speaks integer ids. ``ActionCodec`` maps between them."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from cwm.types import CHANCE, ModelContractError
+
+
+class ActionCodec:
+    """Maps action strings to OpenSpiel integer ids and back, per player (chance is player -1).
+
+    Built from the ground-truth game by enumerating ``action_to_string`` on its initial state. Games
+    whose action strings depend on the state (backgammon) carry the id (``"83 - 6/4/3*"``,
+    ``"chance outcome 19 ..."``); such strings are decoded from it.
+    """
+
+    # OpenSpiel's conventions for strings that depend on the state: "<id> - <move>" and "chance outcome <id> ...".
+    _PREFIX = re.compile(r"^(?:(\d+) - |chance outcome (\d+)\b)")
+
+    def __init__(self, table: dict[tuple[int, str], int], *, num_distinct_actions: int, max_chance_outcomes: int):
+        self._to_id = dict(table)
+        self._to_str = {(p, a): s for (p, s), a in table.items()}
+        self.num_distinct_actions = num_distinct_actions
+        self.max_chance_outcomes = max_chance_outcomes
+
+    @classmethod
+    def from_game(cls, game: Any, *, explore_games: int = 3, seed: int = 0) -> ActionCodec:
+        """Enumerates ``action_to_string`` on the initial state, then adds the strings met in a few random
+        games (for actions whose strings only exist in later states, like backgammon's ``Pass``)."""
+        import numpy as np
+
+        state = game.new_initial_state()
+        table: dict[tuple[int, str], int] = {}
+        ranges = [(p, game.num_distinct_actions()) for p in range(game.num_players())]
+        ranges.append((CHANCE, game.max_chance_outcomes()))
+        from cwm.games import quiet_stderr
+
+        with quiet_stderr():
+            for player, count in ranges:
+                for a in range(count):
+                    try:
+                        table[(player, state.action_to_string(player, a))] = a
+                    except Exception:  # state-dependent strings (no dice yet, ...): learnt by exploring below
+                        break
+        rng = np.random.default_rng(seed)
+        for _ in range(explore_games):
+            state = game.new_initial_state()
+            while not state.is_terminal():
+                player = state.current_player()
+                actions = [a for a, _ in state.chance_outcomes()] if player == CHANCE else state.legal_actions()
+                for a in actions:
+                    table.setdefault((player, state.action_to_string(player, a)), int(a))
+                state.apply_action(actions[rng.integers(len(actions))])
+        return cls(
+            table, num_distinct_actions=game.num_distinct_actions(), max_chance_outcomes=game.max_chance_outcomes()
+        )
+
+    def to_id(self, player: int, action: str) -> int:
+        found = self._to_id.get((player, action))
+        if found is not None:
+            return found
+        m = self._PREFIX.match(action)
+        if m:
+            return int(m.group(1) or m.group(2))
+        who = "chance" if player == CHANCE else f"player {player}"
+        raise ModelContractError(f"action {action!r} of {who} is not an action of this game")
+
+    def to_string(self, player: int, action: int) -> str:
+        found = self._to_str.get((player, action))
+        if found is None:
+            raise ModelContractError(f"action id {action} of player {player} has no known string")
+        return found
+
+
+class OpenCodec(ActionCodec):
+    """A codec for models without a ground truth: ids are handed out in order of first appearance."""
+
+    def __init__(self) -> None:
+        super().__init__({}, num_distinct_actions=0, max_chance_outcomes=0)
+
+    def to_id(self, player: int, action: str) -> int:
+        key = (player, action)
+        if key not in self._to_id:
+            new_id = sum(1 for (p, _) in self._to_id if p == player)
+            self._to_id[key] = new_id
+            self._to_str[(player, new_id)] = action
+            if player == CHANCE:
+                self.max_chance_outcomes = max(self.max_chance_outcomes, new_id + 1)
+            else:
+                self.num_distinct_actions = max(self.num_distinct_actions, new_id + 1)
+        return self._to_id[key]

@@ -1,0 +1,134 @@
+"""The CWM contract: the functions a synthesized model defines (one definition for the loader and the
+prompt), and loading model source into a module through the sandbox's static gate."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+import types
+from collections.abc import Sequence
+
+from cwm.types import ModelLoadError
+
+
+@dataclasses.dataclass(frozen=True)
+class ContractFunction:
+    """One function of the contract: its name, signature and the promise it makes."""
+
+    name: str
+    signature: str
+    doc: str
+
+
+# The one definition of the world-model API: the loader requires these names and the synthesis prompt
+# renders them (``api_block``), so the LLM is shown exactly what the checks enforce.
+WORLD_MODEL_API: tuple[ContractFunction, ...] = (
+    ContractFunction(
+        "get_initial_state", "get_initial_state() -> dict",
+        "The state before any move (chance included). A JSON-serialisable dict."),
+    ContractFunction(
+        "get_current_player", "get_current_player(state: dict) -> int",
+        "The player to act: 0..N-1, -1 for a chance node, -4 once the game is over."),
+    ContractFunction(
+        "get_legal_actions", "get_legal_actions(state: dict) -> list[str]",
+        "The legal action strings in the game's own notation (as in the trajectories). At a chance "
+        "node: the possible outcomes. At a terminal state: an empty list."),
+    ContractFunction(
+        "get_chance_outcomes", "get_chance_outcomes(state: dict) -> list[tuple[str, float]]",
+        "At a chance node: every outcome string with its probability (they sum to 1). "
+        "Elsewhere: an empty list."),
+    ContractFunction(
+        "apply_action", "apply_action(state: dict, action: str) -> dict",
+        "The state after `action`, as a NEW dict. Never modify `state` or anything inside it."),
+    ContractFunction(
+        "get_observations", "get_observations(state: dict) -> list[dict]",
+        "One observation per player (index = player id), each exactly what that player sees, in the "
+        "format the trajectories show. Identical for all players in perfect-information games."),
+    ContractFunction(
+        "get_rewards", "get_rewards(state: dict) -> list[float]",
+        "One reward per player for the move that led to `state` (at the end of the game this is where "
+        "the final payoffs appear in games that pay only at the end). All zeros for the initial state."),
+)
+
+INFERENCE_API: tuple[ContractFunction, ...] = (
+    ContractFunction(
+        "resample_history", "resample_history(events: list[dict], player_id: int, seed: int) -> list[str]",
+        "Given one player's observations and own actions so far (events: {'observation': ..., "
+        "'action': str or None}), return a full action history (all players and chance) whose replay "
+        "from get_initial_state() reproduces every observation and own action of that player."),
+)
+
+VALUE_API: tuple[ContractFunction, ...] = (
+    ContractFunction(
+        "get_value", "get_value(state: dict, player_id: int) -> float",
+        "An estimate of the final return of `player_id` from `state`; the true return at terminal states."),
+)
+
+CONTRACT_VERSION = "1"
+
+
+def api_block(functions: Sequence[ContractFunction] = WORLD_MODEL_API) -> str:
+    """The API as Python stubs with docstrings, for prompts and documentation."""
+    parts = []
+    for f in functions:
+        parts.append(f'def {f.signature}:\n    """{f.doc}"""\n')
+    return "\n".join(parts)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Loading
+
+
+def load_source(
+    source: str,
+    *,
+    name: str = "cwm_model",
+    api: Sequence[ContractFunction] = WORLD_MODEL_API,
+    gate: bool = True,
+) -> types.ModuleType:
+    """Executes model source into a fresh module and checks that it defines the contract.
+
+    Args:
+      source: the module's Python source.
+      name: the module name (shown in tracebacks).
+      api: the functions the module must define.
+      gate: run the sandbox's static gate first (forbidden imports and names) and execute the module with
+        the sandbox's restricted builtins (no ``open``/``eval``/``getattr``..., an ``__import__`` limited
+        to the gate's allow-list). Only turn it off for trusted code such as hand-written test fixtures.
+
+    Raises:
+      ModelLoadError: syntax error, forbidden code, an exception at import, or a missing function.
+    """
+    if gate:
+        from cwm import sandbox  # imported here: the sandbox imports checks, which import this module
+
+        try:
+            sandbox.static_gate(source)
+        except ModelLoadError as e:  # name the model, as the loader's own errors do
+            raise ModelLoadError(f"{name}: {e}") from e
+    try:
+        code = compile(source, f"<{name}>", "exec")
+    except SyntaxError as e:
+        raise ModelLoadError(f"{name}: syntax error at line {e.lineno}: {e.msg}") from e
+    module = types.ModuleType(name)
+    module.__dict__["__source__"] = source
+    if gate:  # the same restricted builtins and guarded __import__ as in a sandbox child
+        from cwm._sandbox_layers import restricted_builtins
+
+        module.__dict__["__builtins__"] = restricted_builtins()
+    # Class decorators such as @dataclass look the module up in sys.modules while the class is built;
+    # it is listed there only while the module body runs, and never over a module of that name.
+    listed = name not in sys.modules
+    if listed:
+        sys.modules[name] = module
+    try:
+        exec(code, module.__dict__)
+    except Exception as e:  # the model's own import-time error; report it as a load failure
+        raise ModelLoadError(f"{name}: running the module raised {type(e).__name__}: {e}") from e
+    finally:
+        if listed:
+            sys.modules.pop(name, None)
+    missing = [f.name for f in api if not callable(module.__dict__.get(f.name))]
+    if missing:
+        raise ModelLoadError(f"{name}: missing contract function(s): {', '.join(missing)}")
+    return module
