@@ -1,22 +1,32 @@
 """Readable text for prompts: example trajectories, example unit tests drawn from the checks, failing tests.
 
 These functions produce the *contents* of prompt sections; the surrounding words live in the template
-files under ``prompts/``.
+files under ``prompts/``, and so does the wording of each example test, of the clipped-value and
+repeated-list notes, and of the load-error line (``TEMPLATES``). What stays here is data formatting: the
+field labels of the step-by-step game listing ("step 3: current player 0", "legal actions: [...]").
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
-from cwm.types import TERMINAL, CheckFailure, CheckReport, Step, Trajectory
+import prompts
+from cwm.types import TERMINAL, CheckFailure, CheckReport, Trajectory
 
 # Order in which example tests are shown (the test types the open-deck checks run).
 EXAMPLE_TYPES: tuple[str, ...] = (
     "current_player", "legal_actions", "chance_outcomes", "observations", "transition", "rewards", "termination",
 )
+
+
+def _fragment(name: str, **values: object) -> str:
+    """A prompt fragment: template ``name`` (under ``prompts/``) rendered, without its final newline."""
+    return prompts.render(name, **values).rstrip("\n")
 
 
 def compact(value: object) -> str:
@@ -43,7 +53,7 @@ def _once(text: str, where: str, seen: dict[str, str]) -> str:
     if len(text) <= LONG_VALUE:
         return text
     if text in seen:
-        return f"(the same list as at {seen[text]})"
+        return _fragment("sections/same_list.md", where=seen[text])
     seen[text] = where
     return text
 
@@ -51,7 +61,7 @@ def _once(text: str, where: str, seen: dict[str, str]) -> str:
 def _clip(text: str) -> str:
     if len(text) <= LONG_VALUE:
         return text
-    return f"{text[:LONG_VALUE]} ... ({len(text)} characters in all; the full value is in the example games)"
+    return _fragment(f"{_TEST_TEMPLATES}/clipped.md", head=text[:LONG_VALUE], length=len(text))
 
 
 def _render_one(index: int, traj: Trajectory, max_steps: int | None, seen: dict[str, str]) -> str:
@@ -87,56 +97,78 @@ def _observation_lines(observations: Sequence[object]) -> list[str]:
 # ---------------------------------------------------------------------------------------------------
 # Example tests
 
+# The wording of each check is a template under prompts/sections/example_test/, named after its type.
+_TEST_TEMPLATES = "sections/example_test"
+# Every fragment template these functions render (their hashes go into a run's record).
+TEMPLATES: tuple[str, ...] = (
+    *(f"{_TEST_TEMPLATES}/{kind}.md" for kind in EXAMPLE_TYPES),
+    *(f"{_TEST_TEMPLATES}/{name}.md" for name in ("at_initial", "after_actions", "group", "clipped")),
+    "sections/same_list.md", "sections/check_error.md",
+)
 
-def _instances(trajectories: Sequence[Trajectory]) -> dict[str, list[str]]:
-    """Every check the open-deck suite runs, as one readable line each, grouped by test type."""
-    out: dict[str, list[str]] = {t: [] for t in EXAMPLE_TYPES}
+
+@dataclasses.dataclass(frozen=True)
+class _FinalState:
+    """What the checks compare at the end of a game (shaped like the ``Step`` fields they read)."""
+
+    player: int
+    observations: Sequence[object]
+
+
+# Test type -> the template fields of one check at a step (or at the final state).
+_FIELDS: dict[str, Callable[[Any], dict[str, str]]] = {
+    "current_player": lambda s: {"player": str(s.player)},
+    "observations": lambda s: {"observations": _clip(compact(list(s.observations)))},
+    "legal_actions": lambda s: {"actions": _clip(compact(list(s.legal_action_strings)))},
+    "chance_outcomes": lambda s: {"outcomes": _clip(compact([[c.action_string, c.probability]
+                                                             for c in s.chance_outcomes]))},
+    "transition": lambda s: {"action": repr(s.action_string)},
+    "rewards": lambda s: {"action": repr(s.action_string), "rewards": compact(list(s.rewards))},
+    "termination": lambda s: {},
+}
+
+
+def _instances(trajectories: Sequence[Trajectory]) -> dict[str, list[tuple[Trajectory, int]]]:
+    """Every check the open-deck suite runs, as (game, actions played before it), grouped by test type."""
+    out: dict[str, list[tuple[Trajectory, int]]] = {t: [] for t in EXAMPLE_TYPES}
     for traj in trajectories:
-        for kind, text in _traj_instances(traj):
-            out[kind].append(text)
+        for at, step in enumerate(traj.steps):
+            # checks.py checks get_legal_actions at chance steps too (the outcome strings)
+            kinds = ["current_player", "observations", "legal_actions", "transition", "rewards"]
+            kinds += ["chance_outcomes"] if step.chance_outcomes else []
+            for kind in kinds:
+                out[kind].append((traj, at))
+        for kind in ("current_player", "observations", "termination"):
+            out[kind].append((traj, len(traj.steps)))
     return {k: v for k, v in out.items() if v}
 
 
-def _traj_instances(traj: Trajectory) -> Iterator[tuple[str, str]]:
-    history: list[str] = []
-    for step in traj.steps:
-        yield from _step_instances(step, history)
-        history.append(step.action_string)
-    after = f"after actions {compact(history)}"
-    yield "current_player", f"{after}: get_current_player(state) == {TERMINAL}"
-    yield "observations", f"{after}: get_observations(state) == {compact(list(traj.final_observations))}"
-    yield "termination", f"{after}: the game is over, get_legal_actions(state) == []"
-
-
-def _step_instances(step: Step, history: list[str]) -> Iterator[tuple[str, str]]:
-    at = f"after actions {compact(history)}" if history else "at the initial state"
-    yield "current_player", f"{at}: get_current_player(state) == {step.player}"
-    yield "observations", f"{at}: get_observations(state) == {_clip(compact(list(step.observations)))}"
-    if step.chance_outcomes:
-        pairs = [[c.action_string, c.probability] for c in step.chance_outcomes]
-        yield "chance_outcomes", f"{at}: get_chance_outcomes(state) == {_clip(compact(pairs))} (any order)"
-    else:
-        legal = _clip(compact(list(step.legal_action_strings)))
-        yield "legal_actions", f"{at}: get_legal_actions(state) == {legal} (any order)"
-    yield "transition", (f"{at}: apply_action(state, {step.action_string!r}) returns a new JSON-serialisable "
-                         f"dict and leaves `state` unchanged")
-    yield "rewards", f"{at}: get_rewards(apply_action(state, {step.action_string!r})) == {compact(list(step.rewards))}"
+def _render_check(kind: str, traj: Trajectory, at: int) -> str:
+    """One check as a line of the prompt."""
+    state = traj.steps[at] if at < len(traj.steps) else _FinalState(TERMINAL, traj.final_observations)
+    history = [s.action_string for s in traj.steps[:at]]
+    where = (_fragment(f"{_TEST_TEMPLATES}/after_actions.md", history=compact(history)) if history
+             else _fragment(f"{_TEST_TEMPLATES}/at_initial.md"))
+    return _fragment(f"{_TEST_TEMPLATES}/{kind}.md", at=where, **_FIELDS[kind](state))
 
 
 def example_tests(trajectories: Sequence[Trajectory], *, per_type: int = 5) -> tuple[str, dict[str, int]]:
     """Up to ``per_type`` checks of each type, spread evenly over all the checks of that type.
 
     Deterministic (no randomness): the first and last checks of a type are always among those shown,
-    so terminal rewards and the end of the game appear.
+    so terminal rewards and the end of the game appear. At a chance step both the chance outcomes and
+    the legal actions (the outcome strings) are checked, so both appear.
 
     Returns:
       The text (a heading per type, one check per line) and the number shown per type.
     """
     parts, counts = [], {}
-    for kind, lines in _instances(trajectories).items():
-        picks = sorted(set(np.linspace(0, len(lines) - 1, min(per_type, len(lines))).round().astype(int)))
+    for kind, checks in _instances(trajectories).items():
+        picks = sorted(set(np.linspace(0, len(checks) - 1, min(per_type, len(checks))).round().astype(int)))
         counts[kind] = len(picks)
-        parts.append(f"### {kind} ({len(picks)} of {len(lines)})\n" + "\n".join(f"- {lines[i]}" for i in picks))
+        lines = "\n".join(f"- {_render_check(kind, *checks[i])}" for i in picks)
+        parts.append(_fragment(f"{_TEST_TEMPLATES}/group.md", kind=kind, shown=len(picks), total=len(checks),
+                               checks=lines))
     return "\n\n".join(parts), counts
 
 
@@ -157,13 +189,14 @@ def render_failures(report: CheckReport, failures: Sequence[CheckFailure]) -> st
     """The failing-tests section: the report's score line, a load/limit error if any, each failure."""
     parts = [report.summary()]
     if report.error and not failures:
-        parts.append(f"The module could not be checked: {report.error}")
+        parts.append(_fragment("sections/check_error.md", error=report.error))
     parts.extend(f.render() for f in failures)
     return "\n\n".join(parts)
 
 
 __all__ = [
     "EXAMPLE_TYPES",
+    "TEMPLATES",
     "FailurePicker",
     "compact",
     "example_tests",

@@ -58,6 +58,7 @@ class Target:
       check: scores one candidate source; must never raise for bad candidate code.
       pick_failures: the failures shown in a refinement prompt.
       score: the pass rate ``h`` the tree search uses (default: fraction of checks passed).
+      fragments: further templates the context was rendered with (hashed into the run record too).
     """
 
     name: str
@@ -67,6 +68,7 @@ class Target:
     check: Checker
     pick_failures: render.FailurePicker = render.first_failure_per_type
     score: Callable[[CheckReport], float] = dataclasses.field(default=lambda r: r.pass_rate)
+    fragments: tuple[str, ...] = ()
 
     @property
     def required(self) -> tuple[str, ...]:
@@ -82,7 +84,8 @@ class Target:
         return prompts.render(name, **values, **dynamic)
 
     def prompt_hashes(self) -> dict[str, str]:
-        return {name: prompts.prompt_hash(name) for name in self.prompts.names().values()}
+        names = [*self.prompts.names().values(), *self.fragments]
+        return {name: prompts.prompt_hash(name) for name in names}
 
 
 def world_model_checker(train: Sequence[Trajectory], *, sandbox: Any = None, limits: Any = None) -> Checker:
@@ -148,7 +151,7 @@ def world_model_target(
         "tests": tests,
     }
     return Target("world_model", prompt_set, cwm_model.WORLD_MODEL_API, context,
-                  check or world_model_checker(train))
+                  check or world_model_checker(train), fragments=render.TEMPLATES)
 
 
 __all__ = ["Checker", "PromptSet", "Target", "nest_headings", "world_model_checker", "world_model_target"]

@@ -12,7 +12,7 @@ import prompts
 from cwm.llm import ScriptedClient
 from cwm.model import WORLD_MODEL_API, api_block
 from cwm.synthesis import world_model_target
-from cwm.synthesis.render import example_tests
+from cwm.synthesis.render import TEMPLATES, example_tests
 
 OPEN_DECK_TYPES = ["current_player", "legal_actions", "observations", "transition", "rewards", "termination"]
 
@@ -37,6 +37,12 @@ def test_initial_prompt_has_rules_api_games_and_five_tests_per_type(calls: list,
     for f in WORLD_MODEL_API:
         assert f"def {f.signature}:" in text
     assert "Game 5 (random play, seed 4)" in text and "action: 'x(2,1)'" in text
+    # the import rule lists exactly what the sandbox's gate allows, numpy included (not "standard library" only)
+    from cwm.sandbox import ALLOWED_IMPORTS
+
+    rule = next(line for line in text.splitlines() if line.startswith("- Import only"))
+    assert rule.endswith(": " + ", ".join(sorted(ALLOWED_IMPORTS)) + ".") and "numpy" in rule
+    assert "standard-library modules" not in rule
     tests = _section(text, "## Example unit tests")
     for kind in OPEN_DECK_TYPES:
         block = tests.split(f"### {kind} (", 1)[1].split("\n\n", 1)[0]
@@ -68,11 +74,25 @@ def test_example_tests_are_spread_and_counted(train: list) -> None:
 def test_every_template_renders_strictly(train: list) -> None:
     target = world_model_target(RULES, train)
     hashes = target.prompt_hashes()
-    assert set(hashes) == {f"synthesis/{n}.md" for n in ("system", "initial", "refine", "followup", "no_code")}
+    prompt_set = {f"synthesis/{n}.md" for n in ("system", "initial", "refine", "followup", "no_code")}
+    assert set(hashes) == prompt_set | set(TEMPLATES)
     with pytest.raises(prompts.PromptError, match="missing fields"):
         target.render("refine", code="x")
     with pytest.raises(prompts.PromptError, match="unused fields"):
         target.render("followup", failures="f", code="x")
+
+
+def test_fixed_wording_lives_in_template_files() -> None:
+    # STYLE: render.py formats data; every sentence of an example test or note is a file under prompts/
+    folder = Path(prompts.__file__).parent
+    on_disk = {str(p.relative_to(folder)) for p in (folder / "sections" / "example_test").glob("*.md")}
+    assert on_disk <= set(TEMPLATES)
+    from cwm.synthesis import render
+
+    source = Path(render.__file__).read_text(encoding="utf-8")
+    for name in TEMPLATES:
+        words = max(re.split(r"\{\{.*?\}\}", prompts.template(name)), key=len).strip()
+        assert len(words) < 10 or words not in source, (name, words)
 
 
 def test_prompt_hashes_are_in_the_run_record(tmp_path: Path, train: list) -> None:
@@ -90,6 +110,15 @@ def test_chance_games_show_outcomes_with_probabilities() -> None:
     text, counts = example_tests(games, per_type=5)
     assert counts["chance_outcomes"] == 5
     assert 'get_chance_outcomes(state) == [["Chance outcome:0", 0.16666666666666666]' in text
+    # the checks also call get_legal_actions at chance steps (the outcome strings): the examples show it
+    outcomes = ", ".join(f'"Chance outcome:{i}"' for i in range(6))
+    assert f"- at the initial state: get_legal_actions(state) == [{outcomes}] (any order)" in text
+    from cwm.checks import run_checks
+    from cwm.oracle import oracle_model
+
+    report = run_checks(oracle_model("leduc_poker"), games)
+    for kind, stats in report.by_type.items():  # each heading counts exactly the checks of its type
+        assert f"### {kind} ({counts[kind]} of {stats.total})" in text
     shown = render_trajectories(games)
     assert "current player -1 (chance)" in shown and "observation of player 1:" in shown
 
