@@ -314,7 +314,7 @@ def exec_module(code: types.CodeType, name: str, source: str) -> types.ModuleTyp
 # What the harness relies on to judge the candidate. (Not all of numpy: comparing its ~600 attributes
 # costs ~1 ms per job in copy-on-write faults, and the harness uses numpy only for seeded generators.)
 _WATCHED_MODULES = ("builtins", "json", "json.encoder", "json.decoder", "copy", "math", "random",
-                    "cwm.checks", "cwm.model", "cwm.types", "cwm._sandbox_jobs", "cwm._sandbox_child",
+                    "cwm.checks", "cwm.model", "cwm.contract", "cwm.codec", "cwm.types", "cwm._sandbox_jobs", "cwm._sandbox_child",
                     "cwm._sandbox_layers", "cwm._sandbox_gate", "posixpath", "os")
 
 
