@@ -243,3 +243,12 @@ def test_call_budget_fires_in_a_forked_child_after_the_parent_used_it() -> None:
         os.kill(pid, 9)
     os.waitpid(pid, 0)
     assert data == b"stopped"
+
+
+def test_call_budget_longer_than_the_watchdogs_idle_time_still_fires() -> None:
+    """The watchdog parks when idle; a long call must keep it awake (budgets over 1 s once never fired)."""
+    guard = call_budget(1.2)
+    start = time.monotonic()
+    with pytest.raises(ModelContractError, match="time budget of 1.2 s"):
+        guard(spin, 20)
+    assert time.monotonic() - start < 5
