@@ -6,6 +6,7 @@ import re
 from typing import Any
 
 from cwm.types import CHANCE, ModelContractError
+from cwm.views import quiet_stderr
 
 
 class ActionCodec:
@@ -35,8 +36,6 @@ class ActionCodec:
         table: dict[tuple[int, str], int] = {}
         ranges = [(p, game.num_distinct_actions()) for p in range(game.num_players())]
         ranges.append((CHANCE, game.max_chance_outcomes()))
-        from cwm.games import quiet_stderr
-
         with quiet_stderr():
             for player, count in ranges:
                 for a in range(count):

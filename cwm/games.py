@@ -1,8 +1,7 @@
-"""Game registry: a name -> ground truth (OpenSpiel game), rules text, facts, and the JSON views of states."""
+"""Game registry: a name -> ground truth (OpenSpiel game), rules text and facts; views in ``cwm.views``."""
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import difflib
 import functools
@@ -10,24 +9,15 @@ import hashlib
 import importlib
 import importlib.resources
 import importlib.util
-import json
-import os
 import re
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pyspiel
 
+from cwm import views
 from cwm.types import JSON, UnknownGameError
-
-# View names: how a state is turned into a JSON-able observation for one player.
-#   "struct":   OpenSpiel's observation struct (games that implement ToObservationStruct)
-#   "brackets": "[Key: value][Key2: v]" observation strings parsed into a dict (Leduc-style)
-#   "lines":    "Key: value" observation lines parsed into a dict (bargaining-style)
-#   "json":     the observation string is JSON text (our Python games), parsed as is
-#   "text":     {"observation": observation_string} for anything else
-VIEWS = ("struct", "brackets", "lines", "json", "text")
+from cwm.views import VIEWS, quiet_stderr  # re-exported
 
 
 @dataclasses.dataclass(frozen=True)
@@ -215,7 +205,7 @@ def _openspiel_spec(game_string: str, *, module: str = "", name: str | None = No
         outcome="win/draw/loss" if _wins_draws_losses(game) else "payoff",
         turn_based=simultaneous,
         module=module,
-        view=_default_view(game),
+        view=views.default_view(game),
         description=gtype.long_name,
     )
 
@@ -224,30 +214,6 @@ def _wins_draws_losses(game: pyspiel.Game) -> bool:
     # Zero-sum alone is not enough: poker is zero-sum but pays chips, not +-1.
     zero_sum = game.get_type().utility == pyspiel.GameType.Utility.ZERO_SUM
     return zero_sum and game.min_utility() == -1.0 and game.max_utility() == 1.0
-
-
-@contextlib.contextmanager
-def quiet_stderr() -> Iterator[None]:
-    """Silences file descriptor 2: OpenSpiel's C++ prints every exception it raises, even ones we catch."""
-    sys.stderr.flush()
-    saved = os.dup(2)
-    try:
-        with open(os.devnull, "w") as devnull:
-            os.dup2(devnull.fileno(), 2)
-            yield
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
-
-
-def _default_view(game: pyspiel.Game) -> str:
-    state = game.new_initial_state()
-    try:
-        with quiet_stderr():
-            state.to_observation_struct(0)
-        return "struct"
-    except Exception:  # OpenSpiel raises when a game has no struct; fall back to its observation string
-        return "text"
 
 
 @functools.cache
@@ -291,65 +257,17 @@ def rules_text(game: str | GameSpec) -> str:
 
 
 # ---------------------------------------------------------------------------------------------------
-# JSON views of ground-truth states
+# JSON views (cwm.views) of a game's states
 
 
 def observe(spec: GameSpec, state: pyspiel.State, player: int) -> JSON:
     """Player ``player``'s observation of ``state`` as a JSON-able dict, exactly what it may see."""
-    if spec.view == "struct":
-        return json.loads(state.to_observation_struct(player).to_json())
-    text = state.observation_string(player)
-    if spec.view == "brackets":
-        return _parse_brackets(text)
-    if spec.view == "lines":
-        return _parse_lines(text)
-    if spec.view == "json":
-        return json.loads(text)
-    return {"observation": text}
+    return views.observe(spec.view, state, player)
 
 
 def full_state(spec: GameSpec, state: pyspiel.State) -> JSON:
     """The whole ground-truth state (hidden information included) as JSON, for open-deck trajectories."""
-    if spec.view == "struct":
-        try:
-            return json.loads(state.to_json())
-        except Exception:  # some games have observation structs but no state struct
-            pass
-    return {"state": str(state), "history": [int(a) for a in state.history()]}
-
-
-def _parse_brackets(text: str) -> dict[str, JSON]:
-    # "[Key: value]" splits at the colon; "[Round 1]" (no colon) splits at the last space.
-    out: dict[str, JSON] = {}
-    for body in re.findall(r"\[([^\]]*)\]", text):
-        key, sep, value = body.partition(":")
-        if not sep:
-            key, _, value = body.strip().rpartition(" ")
-        out[_key(key or body)] = _value(value)
-    return out
-
-
-def _parse_lines(text: str) -> dict[str, JSON]:
-    out: dict[str, JSON] = {}
-    for line in text.splitlines():
-        if ":" in line:
-            key, value = line.split(":", 1)
-            out[_key(key)] = _value(value.strip())
-        elif line.strip():
-            out.setdefault("notes", []).append(line.strip())
-    return out
-
-
-def _key(text: str) -> str:
-    return re.sub(r"\W+", "_", text.strip().lower()).strip("_")
-
-
-def _value(text: str) -> JSON:
-    text = text.strip()
-    numbers = text.split()
-    if numbers and all(re.fullmatch(r"-?\d+", n) for n in numbers):
-        return int(numbers[0]) if len(numbers) == 1 else [int(n) for n in numbers]
-    return text
+    return views.full_state(spec.view, state)
 
 
 # ---------------------------------------------------------------------------------------------------
