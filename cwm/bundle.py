@@ -344,22 +344,3 @@ def _read_manifest(path: Path) -> dict[str, JSON]:
     if not all(isinstance(v, str) for v in manifest["files"].values()):
         raise BundleError(f"{path}: manifest.json file hashes must be strings")
     return manifest
-
-
-def describe(bundle: Bundle) -> str:
-    """A human-readable summary for ``cwm inspect``."""
-    m = bundle.manifest
-    prov: dict[str, Any] = m.get("provenance", {})  # type: ignore[assignment]
-    lines = [
-        f"bundle {bundle.path}",
-        f"  game: {m['game']} (ground truth {m['ground_truth']})",
-        f"  format {m['bundle_format']}, contract {m['contract_version']}, cwm {m['cwm_version']}, "
-        f"created {m['created_at']}",
-        f"  files: {', '.join(sorted(m['files']))}",  # type: ignore[arg-type]
-        f"  load check: {bundle.check_report.summary().splitlines()[0]}",
-    ]
-    for key in ("llm", "strategy", "seed", "solved", "train_accuracy", "test_accuracy", "llm_calls", "cost_usd"):
-        if key in prov:
-            lines.append(f"  {key}: {prov[key]}")
-    lines.append(f"  model.py: {len(bundle.sources['model.py'].splitlines())} lines")
-    return "\n".join(lines)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from cwm import bundle
+from cwm.bundle import Bundle
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -23,14 +25,33 @@ def register(sub: argparse._SubParsersAction) -> None:
 def cmd_export(args: argparse.Namespace) -> int:
     path = bundle.export_run(args.run_dir, args.out, overwrite=args.overwrite)
     print(f"exported {path}")
-    print(bundle.describe(bundle.load_bundle(path)))
+    print(describe(bundle.load_bundle(path)))
     return 0
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
     b = bundle.load_bundle(args.bundle)
-    print(bundle.describe(b))
+    print(describe(b))
     if args.code:
         print()
         print(b.sources["model.py"])
     return 0
+
+
+def describe(bundle: Bundle) -> str:
+    """A human-readable summary for ``cwm inspect``."""
+    m = bundle.manifest
+    prov: dict[str, Any] = m.get("provenance", {})  # type: ignore[assignment]
+    lines = [
+        f"bundle {bundle.path}",
+        f"  game: {m['game']} (ground truth {m['ground_truth']})",
+        f"  format {m['bundle_format']}, contract {m['contract_version']}, cwm {m['cwm_version']}, "
+        f"created {m['created_at']}",
+        f"  files: {', '.join(sorted(m['files']))}",  # type: ignore[arg-type]
+        f"  load check: {bundle.check_report.summary().splitlines()[0]}",
+    ]
+    for key in ("llm", "strategy", "seed", "solved", "train_accuracy", "test_accuracy", "llm_calls", "cost_usd"):
+        if key in prov:
+            lines.append(f"  {key}: {prov[key]}")
+    lines.append(f"  model.py: {len(bundle.sources['model.py'].splitlines())} lines")
+    return "\n".join(lines)
