@@ -5,13 +5,13 @@ from __future__ import annotations
 import csv
 import dataclasses
 import json
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from cwm.nfg.answers import Reply
 from cwm.nfg.game import NfgFormatError
 from cwm.nfg.tasks import FAMILIES, Task
+from cwm.stats import wilson  # re-exported as cwm.nfg.wilson
 from cwm.types import JSON
 
 STATUSES = ("correct", "wrong", "unparseable", "error")
@@ -85,16 +85,6 @@ def judge(task: Task, contestant: str, reply: str, parsed: Reply | None, *, deta
     else:
         status = "correct" if task.key.accepts(parsed) else "wrong"
     return ItemResult(task.id, task.family, contestant, status, reply, parsed, detail)
-
-
-def wilson(successes: int, n: int, *, z: float = 1.959964) -> tuple[float, float]:
-    """The Wilson score interval of a binomial proportion (95% by default); (0, 1) when ``n`` is 0."""
-    if n == 0:
-        return 0.0, 1.0
-    p = successes / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 @dataclasses.dataclass(frozen=True)
