@@ -5,7 +5,6 @@ from __future__ import annotations
 import collections
 import datetime
 import json
-import os
 import random
 import threading
 import time
@@ -13,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from cwm.files import atomic_write
 from cwm.llm.base import Client, LLMError, Request, Response, Usage
 from cwm.llm.batch import PendingBatch
 from cwm.llm.prices import cost_usd
@@ -221,7 +221,7 @@ class ManagedClient:
                 f.write(line)
             if not self._wrote_ledger:
                 self._keep_earlier_ledger()
-            _write_atomic(self.run_dir / LEDGER_FILE, json.dumps(self.ledger.snapshot(), indent=2) + "\n")
+            atomic_write(self.run_dir / LEDGER_FILE, json.dumps(self.ledger.snapshot(), indent=2) + "\n")
 
     def _keep_earlier_ledger(self) -> None:
         """Appends an earlier session's ``llm_ledger.json`` to the history before the first overwrite."""
@@ -236,9 +236,3 @@ class ManagedClient:
                 line = json.dumps({"unreadable": text})
             with open(self.run_dir / LEDGER_HISTORY_FILE, "a", encoding="utf-8") as f:
                 f.write(line + "\n")
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)

@@ -21,23 +21,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 from typing import Any
 
+from cwm.files import atomic_write
 from cwm.types import JSON, CheckReport, CwmError
 
 
 class ResumeError(CwmError, ValueError):
     """A run directory that holds a different run (other settings, or a journal that does not match)."""
-
-
-def atomic_write(path: Path, text: str) -> None:
-    """Writes ``text`` to ``path`` via a temporary file and a rename (readers never see a partial file)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def write_json(path: Path, data: JSON) -> None:
