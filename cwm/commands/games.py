@@ -79,9 +79,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         raise TrajectoryFormatError(f"{args.trajectories}: `cwm check` needs open-deck trajectories")
     source = read_source(path)
     if args.no_sandbox:
-        module = model.load_source(source, name=path.stem)
-        wm = model.WorldModel(module, codec=model.ActionCodec.from_game(games.load_game(spec)), name=path.stem)
-        report = checks.run_checks(wm, open_trajs)
+        # the checks call the model's functions directly: no codec (ids) needed
+        report = checks.run_checks(model.load_source(source, name=path.stem), open_trajs)
     else:
         report = _sandboxed_check(source, path.stem, open_trajs, per_call_s=args.per_call_s)
     if args.json:
