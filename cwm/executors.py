@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import os
+import socket
+import urllib.parse
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -79,21 +81,37 @@ class RayExecutor:
     Ray is an optional extra (``pip install 'cwm[ray]'``). When this executor starts the cluster it puts
     this checkout on the workers' ``PYTHONPATH``; a remote cluster needs cwm installed on its nodes.
 
+    An explicit ``host:port`` or ``ray://host:port`` is probed over TCP before ``ray.init``, because Ray
+    keeps retrying an address where nothing listens for minutes instead of failing.
+
     Args:
-      address: a cluster address (``ray://host:10001``, ``auto``); ``None`` starts a local cluster unless
-        Ray is already initialised in this process.
+      address: a cluster address (``host:6379``, ``ray://host:10001``, ``auto``); ``None`` starts a local
+        cluster unless Ray is already initialised in this process.
       num_cpus: CPUs of a local cluster started here (default: all).
+      connect_timeout_s: seconds to wait for the cluster at an explicit ``address`` to accept a connection
+        (default 5).
+
+    Raises:
+      ExecutorError: Ray not installed, a malformed ``address`` or ``connect_timeout_s`` (checked before any
+        network attempt), nothing listening at ``address`` within ``connect_timeout_s``, or ``ray.init``
+        failing.
     """
 
     name = "ray"
 
-    def __init__(self, address: str | None = None, *, num_cpus: int | None = None):
+    def __init__(self, address: str | None = None, *, num_cpus: int | None = None,
+                 connect_timeout_s: float = 5.0):
+        if not connect_timeout_s > 0:
+            raise ExecutorError(f"connect_timeout_s must be > 0 seconds (got {connect_timeout_s})")
+        endpoint = _ray_endpoint(address) if address is not None else None
         try:
             import ray
         except ImportError as e:
             raise ExecutorError("--executor ray needs Ray: pip install 'cwm[ray]' (or pip install ray)") from e
         self._ray = ray
         if not ray.is_initialized():
+            if address is not None and endpoint is not None:
+                _probe(endpoint, address, connect_timeout_s)
             root = str(Path(__file__).resolve().parent.parent)
             path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)
             try:
@@ -119,11 +137,42 @@ class RayExecutor:
         pass  # the cluster outlives the run; callers that started it may call ray.shutdown()
 
 
+def _ray_endpoint(address: str) -> tuple[str, int] | None:
+    """The ``(host, port)`` to probe for an explicit Ray address; ``None`` for Ray's own ``auto`` and ``local``.
+
+    Raises:
+      ExecutorError: an address that is not ``host:port``, ``ray://host:port``, ``auto`` or ``local``.
+    """
+    if address in ("auto", "local"):  # Ray's own: auto fails at once without a local cluster, local starts one
+        return None
+    netloc = address.removeprefix("ray://")
+    parts = urllib.parse.urlsplit("//" + netloc)
+    try:
+        port = parts.port
+    except ValueError:  # not a number, or out of range
+        port = None
+    malformed = parts.netloc != netloc or parts.username is not None or any(c.isspace() for c in netloc)
+    if malformed or not parts.hostname or not port:
+        raise ExecutorError(f"Ray cluster address {address!r} is not host:port, ray://host:port, auto or local")
+    return parts.hostname, port
+
+
+def _probe(endpoint: tuple[str, int], address: str, timeout_s: float) -> None:
+    """Raises ExecutorError unless something at ``endpoint`` accepts a TCP connection within ``timeout_s``."""
+    host, port = endpoint
+    try:
+        socket.create_connection((host, port), timeout=timeout_s).close()
+    except OSError as e:  # refused, timed out, unknown host, no route
+        raise ExecutorError(f"could not reach the Ray cluster at {address}: connecting to {host}:{port} "
+                            f"failed ({str(e) or type(e).__name__}; waited up to {timeout_s:g} s)") from e
+
+
 def make_executor(spec: str) -> Executor:
     """An executor from ``inline``, ``local``, ``local:N`` (N workers), ``ray`` or ``ray:ADDRESS``.
 
     Raises:
-      ExecutorError: an unknown spec, a bad worker count, or Ray missing.
+      ExecutorError: an unknown spec, a bad worker count, Ray missing, or a Ray address that is malformed or
+        where nothing listens.
     """
     kind, _, arg = spec.partition(":")
     if kind == "inline" and not arg:

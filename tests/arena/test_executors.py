@@ -1,13 +1,19 @@
-"""Executors: spec parsing, and the same tournament on a local Ray cluster as in-process.
+"""Executors: spec parsing, refusing unreachable or malformed Ray addresses, and the same tournament on a
+local Ray cluster as in-process.
 
-Ray is the optional extra ``cwm[ray]``; this test needs it installed (``pip install ray``). It starts a
-two-CPU local cluster (about 5 s), as Ray no longer has a local mode.
+Ray is the optional extra ``cwm[ray]``; these tests need it installed (``pip install ray``). The last one
+starts a two-CPU local cluster (about 5 s), as Ray no longer has a local mode; the others start none and
+touch no network beyond a closed port on 127.0.0.1.
 """
 
 from __future__ import annotations
 
+import socket
+import time
+
 import pytest
 
+from cwm import cli
 from cwm.arena import tournament
 from cwm.executors import ExecutorError, InlineExecutor, ProcessExecutor, RayExecutor, make_executor
 from planners import Settings
@@ -28,6 +34,47 @@ def test_make_executor(spec, kind, workers):
 def test_bad_executor_specs(spec):
     with pytest.raises(ExecutorError, match="executor"):
         make_executor(spec)
+
+
+@pytest.fixture
+def closed_port() -> int:
+    """A port on 127.0.0.1 where nothing listens (bound, noted, released)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.timeout(60, method="thread")  # a regression hangs inside ray.init; fail instead
+@pytest.mark.parametrize("address", ["127.0.0.1:{port}", "ray://127.0.0.1:{port}"], ids=["gcs", "client"])
+def test_unreachable_ray_cluster_fails_fast(address, closed_port):
+    address = address.format(port=closed_port)
+    start = time.monotonic()
+    with pytest.raises(ExecutorError, match=f"could not reach the Ray cluster at {address}: .*refused"):
+        make_executor(f"ray:{address}")
+    assert time.monotonic() - start < 10  # importing Ray included; the refused probe itself is instant
+
+
+@pytest.mark.timeout(60, method="thread")
+@pytest.mark.parametrize("spec", ["ray:garbage", "ray:127.0.0.1:http", "ray:127.0.0.1:", "ray:127.0.0.1:99999",
+                                  "ray::6379", "ray:ray://127.0.0.1", "ray:http://127.0.0.1:6379",
+                                  "ray:127.0.0.1:6379/x", "ray:user@127.0.0.1:6379"])
+def test_malformed_ray_addresses_are_refused_before_connecting(spec, monkeypatch):
+    def no_network(*args, **kwargs):
+        raise AssertionError(f"connected to {args} for a malformed address")
+
+    monkeypatch.setattr(socket, "create_connection", no_network)
+    with pytest.raises(ExecutorError, match="is not host:port, ray://host:port, auto or local"):
+        make_executor(spec)
+
+
+@pytest.mark.timeout(60, method="thread")
+def test_arena_cli_with_an_unreachable_cluster_writes_nothing(tmp_path, closed_port, capsys):
+    out = tmp_path / "out"
+    code = cli.main(["arena", "tic_tac_toe", "--agents", "random,gt-mcts", "--matches", "1", "--no-progress",
+                     "--executor", f"ray:127.0.0.1:{closed_port}", "--out", str(out)])
+    assert code != 0
+    assert f"could not reach the Ray cluster at 127.0.0.1:{closed_port}" in capsys.readouterr().err
+    assert not out.exists()
 
 
 def test_ray_cluster_plays_the_same_matches(tmp_path):
