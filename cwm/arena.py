@@ -2,23 +2,22 @@
 
 ``play_match`` plays one game between live agent objects. ``tournament`` plays every pairing of agent
 specs in both seat orders, ``matches`` games each, seeded per match; each finished match is appended to
-``OUT/matches.jsonl`` as it ends, so re-running the same call skips what is done. An illegal action, an
-exception or a move over the time limit forfeits the match (counted separately by kind). Results are
-summarised by ``cwm.arena_report`` (JSON, CSV, markdown, a bar plot).
+``OUT/matches.jsonl`` as it ends, keyed by the agents' labels (``cwm.arena_plan``), so re-running the
+same call skips what is done, also after the folder moved. An illegal action, an exception or a move
+over the time limit forfeits the match (counted separately by kind). Results are summarised by
+``cwm.arena_report`` (JSON, CSV, markdown, a bar plot).
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
-import hashlib
-import itertools
 import json
 import re
 import signal
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +25,10 @@ import numpy as np
 import pyspiel
 
 from cwm import games
+from cwm.arena_plan import ArenaError, aliases_of, load_results, match_seed, plan_jobs, relabel
 from cwm.arena_types import MatchJob, MatchOutcome, MatchResult
 from cwm.executors import Executor, make_executor
-from cwm.types import CHANCE, JSON, CwmError
+from cwm.types import CHANCE, JSON
 from planners.agents import Agent, AgentError, IllegalMoveError
 from planners.specs import Settings, check_agent, make_agent, parse_agent_spec
 
@@ -36,11 +36,6 @@ FORFEIT_KINDS = ("illegal", "exception", "timeout")
 
 __all__ = ["FORFEIT_KINDS", "ArenaError", "MatchJob", "MatchOutcome", "MatchResult", "MoveTimeout", "load_results",
            "match_seed", "plan_jobs", "play_match", "run_match", "tournament"]
-
-
-class ArenaError(CwmError, ValueError):
-    """A tournament that cannot run as asked: too few agents, an agent that cannot be built (bad spec, LLM
-    configuration, settings), bad numbers, or an output folder of another tournament."""
 
 
 class MoveTimeout(AgentError):
@@ -194,65 +189,16 @@ def run_match(job: MatchJob) -> dict[str, JSON]:
 # Tournaments
 
 
-def match_seed(seed: int, key: str) -> int:
-    """The seed of one match: a hash of the tournament seed and the match key (independent of run order)."""
-    return int.from_bytes(hashlib.sha256(f"{seed}|{key}".encode()).digest()[:8], "big") >> 1
-
-
-def plan_jobs(game: str, agents: Sequence[str], *, matches: int, settings: Settings, seed: int = 0,
-              pairings: Sequence[tuple[str, ...]] | None = None, move_time_limit: float | None = None,
-              log_dir: str | None = None) -> list[MatchJob]:
-    """The jobs of a tournament: each pairing in every seat order, ``matches`` games per order.
-
-    ``pairings`` defaults to every pair of distinct agents (a self-play pairing ``(a, a)`` may be given).
-    """
-    labels = [parse_agent_spec(a).label for a in agents]
-    if pairings is None:
-        if len(labels) < 2:
-            raise ArenaError("a tournament needs at least two agents (or explicit pairings)")
-        pairings = list(itertools.combinations(labels, 2))
-    orders = []
-    for pair in pairings:
-        for order in dict.fromkeys(itertools.permutations(pair)):  # both seat orders, once for self-play
-            orders.append(order)
-    return [MatchJob(game, f"{'|'.join(o)}#{i}", tuple(o), match_seed(seed, f"{'|'.join(o)}#{i}"), settings,
-                     move_time_limit, log_dir, tuple(_absolute(a) for a in o))
-            for o in orders for i in range(matches)]
-
-
-def _absolute(label: str) -> str:
-    """The spec with a ``cwm:`` path made absolute, so workers with another working directory find it."""
-    spec = parse_agent_spec(label)
-    if spec.kind == "cwm" and Path(spec.target).exists():
-        return f"cwm:{Path(spec.target).resolve()}"
-    return label
-
-
-def load_results(path: Path) -> dict[str, MatchResult]:
-    """The finished matches in a JSONL file; a torn last line (a killed run) is cut off the file."""
-    if not path.exists():
-        return {}
-    data = path.read_bytes()
-    if data and not data.endswith(b"\n"):
-        data = data[: data.rfind(b"\n") + 1]
-        path.write_bytes(data)
-    done: dict[str, MatchResult] = {}
-    for line in data.decode("utf-8").splitlines():
-        if line.strip():
-            result = MatchResult.from_json(json.loads(line))
-            done[result.key] = result
-    return done
-
-
 def tournament(game: str, agents: Sequence[str], *, matches: int, out_dir: str | Path,
                settings: Settings | None = None, seed: int = 0, executor: str | Executor = "local",
                pairings: Sequence[tuple[str, ...]] | None = None, move_time_limit: float | None = None,
-               progress: bool = True) -> list[MatchResult]:
+               aliases: Mapping[str, str] | None = None, progress: bool = True) -> list[MatchResult]:
     """Plays (or resumes) a tournament and writes its results under ``out_dir``.
 
     Args:
       game: the real game (registry name, OpenSpiel string or module spec).
-      agents: agent spec strings (``planners.specs``).
+      agents: agent spec strings (``planners.specs``); each plays under its label (``NAME`` of
+        ``NAME=SPEC``, else the spec as typed), by which finished matches are found on resume.
       matches: games per pairing and seat order.
       out_dir: where ``config.json``, ``matches.jsonl`` and the summaries go.
       settings: search/LLM settings of every agent (``Settings()`` defaults when ``None``).
@@ -260,6 +206,9 @@ def tournament(game: str, agents: Sequence[str], *, matches: int, out_dir: str |
       executor: ``local`` (process pool, default), ``local:N``, ``inline``, ``ray[:ADDRESS]`` or an executor.
       pairings: explicit seatings instead of every pair of distinct agents.
       move_time_limit: seconds per move before a forfeit (``None``: none).
+      aliases: former label -> current label, for matches in ``out_dir`` recorded before an agent was
+        renamed (``cwm:/old/place/bundle`` -> ``cwm`` after a run directory moved); they count as that
+        agent's and are not replayed. A named agent's bare spec is always an alias of its name.
       progress: show a tqdm progress bar.
 
     Returns:
@@ -268,8 +217,9 @@ def tournament(game: str, agents: Sequence[str], *, matches: int, out_dir: str |
     Raises:
       ArenaError: bad numbers (``matches`` < 1, a time limit <= 0, fewer than one simulation or rollout), an
         agent that cannot be built (an unknown or misfitting spec, an LLM client without its key, a missing
-        model file), fewer than two agents, or an ``out_dir`` holding a tournament with another game, seed
-        or settings. Nothing is written then.
+        model file), fewer than two agents, an alias to no agent, or an ``out_dir`` holding a tournament with
+        another game, seed or settings. Nothing is written then.
+      AgentSpecError: a spec that does not parse, or two agents with one label.
     """
     from cwm import arena_report
 
@@ -279,12 +229,13 @@ def tournament(game: str, agents: Sequence[str], *, matches: int, out_dir: str |
     _check_numbers(matches, settings, move_time_limit)
     jobs = plan_jobs(name, agents, matches=matches, settings=settings, seed=seed, pairings=pairings,
                      move_time_limit=move_time_limit, log_dir=str(out / "llm"))
-    _check_agents(name, dict.fromkeys(b for job in jobs for b in job.builds), settings)
+    _check_agents(name, dict(pair for job in jobs for pair in zip(job.seats, job.builds)), settings)
+    renamed = aliases_of(agents, aliases, (label for job in jobs for label in job.seats))
     config = {"game": name, "seed": seed, "settings": dataclasses.asdict(settings),
               "move_time_limit": move_time_limit}
     _check_config(out / "config.json", config)
     path = out / "matches.jsonl"
-    done = load_results(path)
+    done = relabel(load_results(path), renamed)
     todo = [j for j in jobs if j.key not in done]
     ex = make_executor(executor) if isinstance(executor, str) else executor
     try:
@@ -320,14 +271,14 @@ def _check_numbers(matches: int, settings: Settings, move_time_limit: float | No
         raise ArenaError("; ".join(problems))
 
 
-def _check_agents(game: str, specs: Iterable[str], settings: Settings) -> None:
-    """Builds each spec once here, so that a configuration error stops the run instead of being recorded as
-    a forfeit in every match (and never replayed once fixed)."""
-    for spec in specs:
+def _check_agents(game: str, builds: Mapping[str, str], settings: Settings) -> None:
+    """Builds each agent's spec (label -> spec) once here, so that a configuration error stops the run
+    instead of being recorded as a forfeit in every match (and never replayed once fixed)."""
+    for label, spec in builds.items():
         try:
             check_agent(spec, game, settings=settings)
         except ValueError as e:  # AgentSpecError, LLMConfigError and settings an agent refuses
-            raise ArenaError(f"agent {spec} cannot play {game}: {e}") from e
+            raise ArenaError(f"agent {label} cannot play {game}: {e}") from e
 
 
 def _check_config(path: Path, config: dict[str, JSON]) -> None:

@@ -11,6 +11,11 @@ Run directory::
     bundle/              the exported bundle of the best program
     arena/               matches.jsonl and the arena summaries (JSON, CSV, markdown, plot)
     report.md, report.json, record.json (config, LLM and its settings, prompt hashes, seed, git commit, results)
+
+Nothing in the directory names where it is: the CWM agent plays as ``cwm`` (``cwm=cwm:ABSOLUTE/bundle``
+for the workers), the report names the bundle relative to the run, and a recording shipped with cwm is
+recorded by its place in the package. So a run directory moved or copied elsewhere (another machine
+too) resumes under the same command with the new ``--out``, replaying no match and repeating no call.
 """
 
 from __future__ import annotations
@@ -124,13 +129,24 @@ def run(config: RunConfig, out: str | Path, *, progress: bool = True) -> dict[st
     llm_spec = resolve_llm(config.llm, config.game)
     make_client(llm_spec)  # a missing key or recording fails here too, not after config.json is written
     out.mkdir(parents=True, exist_ok=True)
-    _check_config(out, dataclasses.asdict(config) | {"llm_resolved": llm_spec})
+    _check_config(out, dataclasses.asdict(config) | {"llm_resolved": _portable(llm_spec)})
     synthesis = _synthesize(config, llm_spec, out / "synthesis", progress)
     bundle_dir = _export(out / "synthesis", out / "bundle")
     arena_rows = _arena(config, bundle_dir, out / "arena", progress)
-    report = _report(config, llm_spec, synthesis, bundle_dir, arena_rows)
+    report = _report(config, llm_spec, synthesis, Path(os.path.relpath(bundle_dir, out)), arena_rows)
     _write_report(out, report)
     return report
+
+
+def _portable(llm_spec: str) -> str:
+    """An LLM spec as ``config.json`` records it: a recording shipped with cwm is named by its place in the
+    package (``replay:<cwm>/data/recordings/tic_tac_toe.jsonl``), not by where cwm is installed, so a run
+    directory moved to another machine (or written by an older cwm, which recorded the full path) resumes."""
+    kind, _, target = llm_spec.partition(":")
+    path = Path(target)
+    if kind == "replay" and path.parent.parts[-3:] == ("cwm", "data", "recordings"):
+        return f"replay:<cwm>/data/recordings/{path.name}"
+    return llm_spec
 
 
 def _check_config(out: Path, config: dict[str, Any]) -> None:
@@ -138,6 +154,7 @@ def _check_config(out: Path, config: dict[str, Any]) -> None:
     config = json.loads(json.dumps(config))
     if path.is_file() and (out / "synthesis").exists():  # a run that did work: only the same settings resume
         old = json.loads(path.read_text(encoding="utf-8"))
+        old["llm_resolved"] = _portable(str(old.get("llm_resolved", "")))
         changed = sorted(k for k in set(old) | set(config) if old.get(k) != config.get(k))
         if changed:
             raise PipelineError(f"{out} holds a run with other settings ({', '.join(changed)} differ); "
@@ -174,17 +191,28 @@ def _export(run_dir: Path, bundle_dir: Path) -> Path:
     return bundle.export_run(run_dir, bundle_dir, overwrite=True)
 
 
-def _arena(config: RunConfig, bundle_dir: Path, out: Path, progress: bool) -> list[dict[str, JSON]]:
-    from cwm import arena, arena_report
-    from planners.specs import Settings
+CWM_LABEL = "cwm"  # the CWM agent's name in the arena and the report: the same wherever the run directory is
 
-    cwm_agent = f"cwm:{bundle_dir.resolve()}"
+
+def _arena(config: RunConfig, bundle_dir: Path, out: Path, progress: bool) -> list[dict[str, JSON]]:
+    """The run's bundle, labelled ``cwm``, against each opponent; its summary rows.
+
+    Matches recorded before the agent had a name (``cwm:/absolute/path/bundle``, from any place the run
+    directory was in) are its own: every other label in this folder is an opponent's, as the opponents are
+    part of the config a resume must match. So they count, and nothing is replayed.
+    """
+    from cwm import arena, arena_report
+    from planners.specs import Settings, parse_agent_spec
+
+    cwm_agent = f"{CWM_LABEL}=cwm:{bundle_dir.resolve()}"
+    opponents = {parse_agent_spec(o).label for o in config.opponents}
+    recorded = {s for r in arena.load_results(out / "matches.jsonl").values() for s in r.seats}
     settings = Settings(num_simulations=config.simulations, rollouts=config.rollouts)
     results = arena.tournament(
         config.game, [cwm_agent, *config.opponents], matches=config.matches, out_dir=out, settings=settings,
-        seed=config.seed, executor=config.executor, pairings=[(cwm_agent, o) for o in config.opponents],
-        progress=progress)
-    return [row for row in arena_report.summarize(results) if row["agent"] == cwm_agent]
+        seed=config.seed, executor=config.executor, pairings=[(CWM_LABEL, o) for o in config.opponents],
+        aliases=dict.fromkeys(recorded - opponents - {CWM_LABEL}, CWM_LABEL), progress=progress)
+    return [row for row in arena_report.summarize(results) if row["agent"] == CWM_LABEL]
 
 
 def _report(config: RunConfig, llm_spec: str, synthesis: dict[str, JSON], bundle_dir: Path,
@@ -199,7 +227,7 @@ def _report(config: RunConfig, llm_spec: str, synthesis: dict[str, JSON], bundle
         "offline_recording": llm_spec.startswith("replay:"),
         "config": dataclasses.asdict(config),
         "synthesis": {k: synthesis.get(k) for k in keys},
-        "bundle": str(bundle_dir),
+        "bundle": bundle_dir.as_posix(),  # relative to the run directory, which may move
         "arena": arena_rows,
         "git_commit": git_commit(),
         "finished_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
@@ -232,7 +260,7 @@ def _write_report(out: Path, report: dict[str, JSON]) -> None:
         f"- transition accuracy: train {s['train_accuracy']:.4f}, held-out test {test}",
         "- details: [synthesis/summary.md](synthesis/summary.md), plot: synthesis/accuracy.png",
         "",
-        f"## Arena (bundle: `{report['bundle']}`)",
+        f"## Arena (agent `{CWM_LABEL}`: the bundle in `{report['bundle']}/`)",
         "",
         arena_report.markdown(report["arena"], outcome=games.resolve(report["game"]).outcome),  # type: ignore[arg-type]
         "",

@@ -169,21 +169,26 @@ def _synthesize(config: common.GameConfig, figure: ArenaFigureConfig, run_dir: P
     bundle.export_run(run_dir, target)
 
 
+CWM_LABEL = "cwm"  # the CWM agent's name in every table: the same wherever the run directory or bundle is
+
+
 def play(config: common.GameConfig, figure: ArenaFigureConfig, bundle_dir: Path, out: Path,
          executor: Executor, progress: bool) -> list[dict[str, Any]]:
-    """The CWM agent (on a checked bundle) against each opponent, both seats; its pooled-seat summary rows."""
+    """The CWM agent (on a checked bundle, labelled ``cwm``) against each opponent, both seats; its
+    pooled-seat summary rows. Matches recorded under its former label (``cwm:/absolute/path``, before it
+    had a name) count as its own: every other label in ``out`` is an opponent's, fixed by the config."""
     from cwm import arena, arena_report, games
     from planners.specs import Settings
 
     spec = games.resolve(config.game)
-    cwm_agent = f"cwm:{bundle_dir.resolve()}"
     opps = opponents(spec.name, figure.direct_llm)
+    recorded = {s for r in arena.load_results(out / "matches.jsonl").values() for s in r.seats}
     results = arena.tournament(
-        spec.name, [cwm_agent, *opps], matches=config.matches, out_dir=out,
+        spec.name, [f"{CWM_LABEL}=cwm:{bundle_dir.resolve()}", *opps], matches=config.matches, out_dir=out,
         settings=Settings(num_simulations=config.sims, rollouts=config.rollouts), seed=figure.seed,
-        executor=executor, pairings=[(cwm_agent, o) for o in opps],
-        move_time_limit=figure.move_time_limit, progress=progress)
-    rows = [r for r in arena_report.summarize(results) if r["agent"] == cwm_agent and r["seat"] == "all"]
+        executor=executor, pairings=[(CWM_LABEL, o) for o in opps], move_time_limit=figure.move_time_limit,
+        aliases=dict.fromkeys(recorded - {CWM_LABEL, *opps}, CWM_LABEL), progress=progress)
+    rows = [r for r in arena_report.summarize(results) if r["agent"] == CWM_LABEL and r["seat"] == "all"]
     order = {o: i for i, o in enumerate(opps)}
     rows.sort(key=lambda r: order[r["opponent"]])
     return [{"game": spec.name, "outcome": spec.outcome} | _clean(r) for r in rows]

@@ -223,6 +223,9 @@ def run_directory(out: str | None, experiment: str) -> Path:
 def begin(out: Path, config: Any) -> None:
     """Creates ``out`` and writes ``config.json``, or checks that it holds the same settings (resume).
 
+    The run directory's own path (a config's ``out``) is not compared: a run moved or copied elsewhere
+    resumes from its new place (``config.json`` keeps the path it was started under).
+
     Raises:
       ExperimentError: ``out`` holds a run with other settings.
     """
@@ -231,8 +234,8 @@ def begin(out: Path, config: Any) -> None:
     path = out / "config.json"
     if path.is_file():
         old = json.loads(path.read_text(encoding="utf-8"))
-        if old != data:
-            changed = sorted(k for k in set(old) | set(data) if old.get(k) != data.get(k))
+        changed = sorted(k for k in set(old) | set(data) if k != "out" and old.get(k) != data.get(k))
+        if changed:
             raise ExperimentError(f"{out} holds a run with other settings ({', '.join(changed)} differ); "
                                   f"use the same settings to resume, or another --out")
     else:

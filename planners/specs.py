@@ -1,6 +1,6 @@
 """Agent specs: short picklable strings that name an agent, and the factory that builds one in any process.
 
-Spec grammar (the label in results is the spec string itself)::
+Spec grammar::
 
     random                 uniformly random legal moves
     gt-mcts                UCT MCTS on the real game (perfect information)
@@ -8,12 +8,22 @@ Spec grammar (the label in results is the spec string itself)::
     cwm:PATH               CWM agent on a model file (.py) or a bundle directory (cwm.bundle.load_bundle)
     llm:CLIENT             direct LLM policy; CLIENT is a cwm.llm.make_client spec (gemini, openai:MODEL, ...)
     llm+legal:CLIENT       the same, with the legal actions listed in the prompt
+    NAME=SPEC              any of the above, labelled NAME in results (cwm=cwm:/abs/run/bundle)
+
+The label of an agent (its name in match keys, ``matches.jsonl``, tables and plots; what a resumed
+tournament matches finished games by) is its NAME when it has one, else the spec string as typed. A
+name is a letter followed by letters, digits and ``_ . + -`` (no ``:``, ``/``, ``=``, ``|``, ``#``, ``,``
+or space), so a label never carries a machine's path unless one was typed, and it may not be another
+kind's name (``random=cwm:x`` would mislabel a table). A ``=`` after the first ``:`` belongs to the
+target (``cwm:runs/a=b/model.py`` has no name).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
+import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +41,7 @@ from planners.mcts import ValueFn
 MODEL_CALL_BUDGET_S = 2.0  # seconds one call of a model file may take before the agent forfeits
 
 KINDS = ("random", "gt-mcts", "gt-ismcts", "cwm", "llm", "llm+legal")
+NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.+-]*")  # what NAME= may be: never a path, a key separator or a comma
 
 
 class AgentSpecError(CwmError, ValueError):
@@ -67,23 +78,39 @@ class Settings:
 
 @dataclasses.dataclass(frozen=True)
 class AgentSpec:
-    """A parsed agent spec: its kind and its argument (a path or a client spec)."""
+    """A parsed agent spec: its kind, its argument (a path or a client spec) and its optional display name."""
 
     kind: str
     target: str = ""
+    name: str = ""
+
+    @property
+    def bare(self) -> str:
+        """The spec without its name: what builds the agent (``cwm:PATH``)."""
+        return f"{self.kind}:{self.target}" if self.target else self.kind
 
     @property
     def label(self) -> str:
-        return f"{self.kind}:{self.target}" if self.target else self.kind
+        """The agent's name in results: its NAME, else the bare spec as typed."""
+        return self.name or self.bare
+
+    def __str__(self) -> str:
+        return f"{self.name}={self.bare}" if self.name else self.bare
 
 
 def parse_agent_spec(text: str) -> AgentSpec:
-    """Parses one spec string (see the module docstring).
+    """Parses one spec string, ``[NAME=]KIND[:TARGET]`` (see the module docstring).
 
     Raises:
-      AgentSpecError: an unknown kind, or a missing or unexpected argument.
+      AgentSpecError: an unknown kind, a missing or unexpected argument, or a malformed name.
     """
-    kind, _, target = text.strip().partition(":")
+    text = text.strip()
+    head, eq, rest = text.partition("=")
+    name = ""
+    if eq and ":" not in head:  # a "=" after the first ":" is part of a path or client spec
+        name, text = head.strip(), rest.strip()
+        _check_name(name, text)
+    kind, _, target = text.partition(":")
     if kind not in KINDS:
         raise AgentSpecError(f"agent spec {text!r}: unknown kind {kind!r}; expected one of {', '.join(KINDS)}")
     needs_target = kind in ("cwm", "llm", "llm+legal")
@@ -91,16 +118,39 @@ def parse_agent_spec(text: str) -> AgentSpec:
         raise AgentSpecError(f"agent spec {text!r}: {kind} needs an argument ({kind}:PATH or {kind}:CLIENT)")
     if not needs_target and target:
         raise AgentSpecError(f"agent spec {text!r}: {kind} takes no argument")
-    return AgentSpec(kind, target)
+    if name in KINDS and name != kind:
+        raise AgentSpecError(f"agent spec {name}={text}: the name {name!r} is another kind of agent's; "
+                             f"choose a name that says what this agent is")
+    return AgentSpec(kind, target, name)
+
+
+def _check_name(name: str, spec: str) -> None:
+    if not NAME.fullmatch(name):
+        raise AgentSpecError(f"agent spec {name}={spec}: the name {name!r} is not a letter followed by "
+                             f"letters, digits, '_', '.', '+' or '-' (paths, ':', '|', '#' and spaces are not names)")
+    if not spec:
+        raise AgentSpecError(f"agent spec {name}=: the name needs a spec after '=' (e.g. {name}=cwm:PATH)")
 
 
 def parse_agent_specs(text: str) -> list[AgentSpec]:
-    """Parses a comma-separated list of specs (``random,gt-mcts,cwm:model.py``); labels must be distinct."""
+    """Parses a comma-separated list of specs (``random,gt-mcts,mine=cwm:model.py``); labels must be distinct."""
     specs = [parse_agent_spec(part) for part in text.split(",") if part.strip()]
-    labels = [s.label for s in specs]
-    if len(set(labels)) != len(labels):
-        raise AgentSpecError(f"agent list {text!r} names an agent twice")
+    check_labels(specs)
     return specs
+
+
+def check_labels(specs: Sequence[AgentSpec]) -> None:
+    """Checks that no two agents share a label (their results would merge).
+
+    Raises:
+      AgentSpecError: a label given twice, with the specs that carry it.
+    """
+    seen: dict[str, AgentSpec] = {}
+    for spec in specs:
+        if spec.label in seen:
+            raise AgentSpecError(f"the label {spec.label!r} is given twice ({seen[spec.label]} and {spec}); "
+                                 f"agents' labels must be distinct (give one another NAME=)")
+        seen[spec.label] = spec
 
 
 def make_agent(spec: AgentSpec | str, game: str | games.GameSpec, *, settings: Settings = Settings(),
@@ -159,8 +209,9 @@ def check_agent(spec: AgentSpec | str, game: str | games.GameSpec, *, settings: 
         return
     path = Path(spec.target)
     if not (path.is_dir() or (path.is_file() and path.suffix == ".py")):
+        hint = " (a NAME= before it may not contain ':')" if "=" in spec.target else ""
         raise AgentSpecError(f"cwm:{spec.target}: expected a model .py file or a bundle directory, "
-                             f"and it is neither")
+                             f"and it is neither{hint}")
 
 
 @functools.lru_cache(maxsize=16)

@@ -13,10 +13,14 @@ from planners.specs import Settings, parse_agent_specs
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("arena", help="play agents against each other (both seats, resumable)",
                        description="Plays every pair of agents in both seats. Agents: random, gt-mcts, "
-                                   "gt-ismcts, cwm:MODEL.py|BUNDLE_DIR, llm:CLIENT, llm+legal:CLIENT. "
-                                   "Re-running with the same --out resumes.")
+                                   "gt-ismcts, cwm:MODEL.py|BUNDLE_DIR, llm:CLIENT, llm+legal:CLIENT; "
+                                   "NAME=SPEC labels an agent NAME in the results (mine=cwm:runs/ttt/bundle), "
+                                   "else its label is the spec as typed. Re-running with the same --out "
+                                   "resumes; matches are found by label, so a named agent's folder may move.")
     p.add_argument("game", help="registry name, OpenSpiel game string, or path/to/module.py:short_name")
-    p.add_argument("--agents", required=True, help="comma-separated agent specs, e.g. random,gt-mcts")
+    p.add_argument("--agents", required=True,
+                   help="comma-separated agent specs, each [NAME=]SPEC "
+                        "(e.g. random,gt-mcts,mine=cwm:runs/ttt/bundle)")
     p.add_argument("--matches", type=int, default=100,
                    help="matches per pairing and seat order, >= 1 (default 100)")
     p.add_argument("--sims", type=int, default=1000, help="MCTS/ISMCTS simulations per move, >= 1 (default 1000)")
@@ -45,8 +49,8 @@ def cmd_arena(args: argparse.Namespace) -> int:
                         llm_retries=args.llm_retries, llm_examples=args.llm_examples)
     executor = make_executor(args.executor)  # before the tournament writes --out: a bad executor leaves nothing
     try:
-        results = arena.tournament(args.game, labels, matches=args.matches, out_dir=args.out, settings=settings,
-                                   seed=args.seed, executor=executor, pairings=pairings,
+        results = arena.tournament(args.game, [str(s) for s in specs], matches=args.matches, out_dir=args.out,
+                                   settings=settings, seed=args.seed, executor=executor, pairings=pairings,
                                    move_time_limit=args.move_time_limit, progress=not args.no_progress)
     finally:
         executor.close()

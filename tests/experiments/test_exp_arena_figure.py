@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import importlib
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -52,7 +53,7 @@ def test_synthesized_bundle_plays_random_and_ground_truth(synthesized_run):
         ("tic_tac_toe", "random", 6), ("tic_tac_toe", "gt-mcts", 6)]
     vs_random = rows[0]
     assert vs_random["wins"] > vs_random["losses"] and vs_random["forfeit_rate"] == 0.0
-    assert all(r["agent"] == f"cwm:{bundle['path']}" for r in rows)
+    assert all(r["agent"] == "cwm" for r in rows)  # a name, not the machine's path to the bundle
     assert len((out / "tic_tac_toe" / "arena" / "matches.jsonl").read_text().splitlines()) == 12
 
 
@@ -108,3 +109,25 @@ def test_bad_flags_are_named_errors(tmp_path, capsys, extra, message):
 def test_ground_truth_opponent_follows_the_information_type(game, expected):
     direct = "gemini" if len(expected) == 3 else None
     assert script("arena_figure").opponents(game, direct) == expected
+
+
+def test_a_moved_figure_run_resumes_without_replaying(synthesized_run, tmp_path):
+    """Moved, and written before the CWM agent had a name (labelled by its absolute bundle path then)."""
+    a = tmp_path / "A"
+    shutil.copytree(synthesized_run, a)
+    path = a / "tic_tac_toe" / "arena" / "matches.jsonl"
+    old_label = f"cwm:{(a / 'tic_tac_toe' / 'bundle').resolve()}"
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    for r in rows:
+        r["seats"] = [old_label if s == "cwm" else s for s in r["seats"]]
+        r["key"] = "|".join(r["seats"]) + "#" + r["key"].rpartition("#")[2]
+    matches = "".join(json.dumps(r) + "\n" for r in rows)
+    path.write_text(matches)
+    b = tmp_path / "elsewhere" / "B"
+    shutil.move(a, b)
+    assert script("arena_figure").main([*TINY, "--out", str(b)]) == 0  # config.json still says --out A
+    assert (b / "tic_tac_toe" / "arena" / "matches.jsonl").read_text() == matches
+    rows = json.loads((b / "record.json").read_text())["results"]["rows"]
+    assert [(r["agent"], r["opponent"], r["matches"]) for r in rows] == [
+        ("cwm", "random", 6), ("cwm", "gt-mcts", 6)]
+    assert str(tmp_path) not in (b / "arena.md").read_text() + (b / "arena.csv").read_text()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -94,3 +95,73 @@ def test_record_names_config_llm_prompts_and_commit(finished_run):
     assert record["llm"].startswith("replay:") and record["llm_model"] == "scripted-tic-tac-toe"
     assert record["prompt_hashes"] and "temperature" in record["request"]
     assert record["git_commit"] and record["results"]["synthesis"] == report["synthesis"]
+
+
+# A moved run directory: the CWM agent is labelled `cwm`, not by its absolute path, so nothing replays.
+
+TINY = ["--num-test", "4", "--matches", "2", "--sims", "30", "--rollouts", "1", "--executor", "inline",
+        "--quiet"]
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("tiny") / "run"
+    with pytest.MonkeyPatch.context() as mp:
+        for var in pipeline.API_KEY_VARS:
+            mp.delenv(var, raising=False)
+        assert main(["run", "tic_tac_toe", "--out", str(out), *TINY]) == 0
+    return out
+
+
+def _copy_to(run: Path, place: Path) -> Path:
+    shutil.copytree(run, place)
+    return place
+
+
+def _resume_moved(a: Path, b: Path, monkeypatch) -> tuple[str, list[str]]:
+    """Moves run ``a`` to ``b`` and re-runs the same command there; returns what the arena and the
+    synthesis held before."""
+    matches = (a / "arena" / "matches.jsonl").read_text()
+    calls = sorted(p.name for p in (a / "synthesis" / "calls").iterdir())
+    shutil.move(a, b)
+    for var in pipeline.API_KEY_VARS:
+        monkeypatch.delenv(var, raising=False)
+    assert main(["run", "tic_tac_toe", "--out", str(b), *TINY]) == 0
+    return matches, calls
+
+
+def test_a_moved_run_resumes_without_replaying_and_names_no_path(tiny_run, tmp_path, monkeypatch):
+    a = _copy_to(tiny_run, tmp_path / "A")
+    matches, calls = _resume_moved(a, tmp_path / "elsewhere" / "B", monkeypatch)
+    b = tmp_path / "elsewhere" / "B"
+    assert (b / "arena" / "matches.jsonl").read_text() == matches  # not one match replayed
+    assert len(matches.splitlines()) == 2 * 2 * 2  # 2 matches x 2 seat orders x 2 opponents
+    assert sorted(p.name for p in (b / "synthesis" / "calls").iterdir()) == calls
+    report = json.loads((b / "report.json").read_text())
+    assert {r["agent"] for r in report["arena"]} == {"cwm"} and report["bundle"] == "bundle"
+    for name in ("report.md", "arena/results.md", "arena/results.csv", "arena/matches.jsonl"):
+        text = (b / name).read_text()
+        assert str(tmp_path) not in text and str(tiny_run.parent) not in text, name
+    assert "| cwm | random | all | 4 |" in (b / "report.md").read_text()
+
+
+def test_a_run_written_before_names_resumes_where_it_is_and_after_a_move(tiny_run, tmp_path, monkeypatch):
+    a = _copy_to(tiny_run, tmp_path / "A")
+    old_label = f"cwm:{(a / 'bundle').resolve()}"  # how cwm labelled the agent before it had a name
+    path = a / "arena" / "matches.jsonl"
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    for r in rows:
+        r["seats"] = [old_label if s == "cwm" else s for s in r["seats"]]
+        r["key"] = "|".join(r["seats"]) + "#" + r["key"].rpartition("#")[2]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    config = json.loads((a / "config.json").read_text())  # and the recording by a full path on another machine
+    config["llm_resolved"] = "replay:/elsewhere/site-packages/cwm/data/recordings/tic_tac_toe.jsonl"
+    (a / "config.json").write_text(json.dumps(config))
+    before = path.read_text()
+    assert main(["run", "tic_tac_toe", "--out", str(a), *TINY]) == 0
+    assert path.read_text() == before
+    _resume_moved(a, tmp_path / "B", monkeypatch)
+    assert (tmp_path / "B" / "arena" / "matches.jsonl").read_text() == before
+    report = json.loads((tmp_path / "B" / "report.json").read_text())
+    assert {r["agent"] for r in report["arena"]} == {"cwm"}
+    assert sum(r["matches"] for r in report["arena"] if r["seat"] == "all") == 8

@@ -49,10 +49,39 @@ def test_bad_agent_specs_are_refused(text, message):
         parse_agent_spec(text)
 
 
+@pytest.mark.parametrize("text,kind,target,label", [
+    ("cwm=cwm:/abs/run/bundle", "cwm", "/abs/run/bundle", "cwm"),
+    ("ttt.v2=cwm:models/ttt.py", "cwm", "models/ttt.py", "ttt.v2"),
+    ("llm=llm:openai:gpt-x", "llm", "openai:gpt-x", "llm"),
+    ("mcts-1k=gt-mcts", "gt-mcts", "", "mcts-1k"),
+    ("cwm:runs/a=b/model.py", "cwm", "runs/a=b/model.py", "cwm:runs/a=b/model.py"),  # "=" in a path: no name
+])
+def test_a_named_spec_is_labelled_by_its_name(text, kind, target, label):
+    spec = parse_agent_spec(text)
+    assert (spec.kind, spec.target, spec.label) == (kind, target, label)
+    assert parse_agent_spec(str(spec)) == spec and str(spec) == text
+    assert spec.bare == (text.partition("=")[2] if spec.name else text)
+
+
+@pytest.mark.parametrize("text,message", [
+    ("my bot=random", "not a letter followed by"), ("run/a=cwm:x.py", "not a letter followed by"),
+    ("1st=random", "not a letter followed by"), ("=random", "not a letter followed by"),
+    ("a|b=random", "not a letter followed by"), ("mine=", "needs a spec after '='"),
+    ("gt-mcts=cwm:x.py", "another kind of agent's"), ("mine=alphazero", "unknown kind"),
+], ids=["space", "path", "digit-first", "empty", "key-separator", "no-spec", "another-kind", "bad-kind"])
+def test_malformed_names_are_refused(text, message):
+    with pytest.raises(AgentSpecError, match=message):
+        parse_agent_spec(text)
+
+
 def test_agent_list_refuses_duplicates():
     assert [s.label for s in parse_agent_specs("random, gt-mcts")] == ["random", "gt-mcts"]
     with pytest.raises(AgentSpecError, match="twice"):
         parse_agent_specs("random,random")
+    with pytest.raises(AgentSpecError, match="the label 'a' is given twice"):
+        parse_agent_specs("a=random,a=gt-mcts")
+    with pytest.raises(AgentSpecError, match="the label 'gt-mcts' is given twice"):
+        parse_agent_specs("gt-mcts,gt-mcts=gt-mcts")
 
 
 def test_make_agent_builds_each_kind(data_dir):
