@@ -6,9 +6,11 @@ on both sides, so that all run exactly the same algorithm and none stops early),
   * OpenSpiel's Python MCTSBot on the same game,
   * OpenSpiel's C++ MCTSBot (step_with_policy),
 on tic-tac-toe and connect four, and for ours on a dict-state Python tic-tac-toe model through
-cwm.model.WorldModel (tests/data/planners/ttt_model.py, written the way an LLM writes one), plus
-OpenSpiel's Python and C++ MCTS on that model through cwm.adapter; and ISMCTS on Leduc poker against
-OpenSpiel's Python ISMCTSBot. Ratios are against in-run baselines.
+cwm.model.WorldModel (tests/data/planners/ttt_model.py, written the way an LLM writes one), bare and
+under the 2 s per-call budget that bundles and cwm:FILE agents run with, plus OpenSpiel's Python and C++
+MCTS on that model through cwm.adapter; and ISMCTS on Leduc poker against OpenSpiel's Python ISMCTSBot.
+Ratios are against in-run baselines. For the model it also prints how much of a simulation the model's
+own functions take (timed call by call), and so the best ratio any search on that model could reach.
 
 Strength (--strength): the issue's full-size runs: ours vs random (100 games, must not lose), ours vs
 itself (draws), ours vs OpenSpiel's Python MCTSBot at equal simulations and rollouts (200 games each
@@ -33,6 +35,7 @@ from open_spiel.python.algorithms import mcts as os_mcts
 from cwm import games, model
 from cwm.adapter import as_openspiel_game
 from cwm.arena import play_match
+from cwm.sandbox import call_budget
 from planners import ISMCTS, MCTS, MCTSAgent, RandomAgent
 
 MODEL = Path(__file__).resolve().parent.parent / "tests" / "data" / "planners" / "ttt_model.py"
@@ -81,13 +84,17 @@ def speed(args: argparse.Namespace) -> None:
         game = pyspiel.load_game(name)
         rows[name] = speed_row(f"{name} (C++ ground truth)", game, game.new_initial_state(), args)
     gt = games.load_game("tic_tac_toe")
-    wm = model.WorldModel(model.load_source(MODEL.read_text(), name="ttt_model"),
-                          codec=model.ActionCodec.from_game(gt), name="ttt_model")
+    module = model.load_source(MODEL.read_text(), name="ttt_model")
+    codec = model.ActionCodec.from_game(gt)
+    wm = model.WorldModel(module, codec=codec, name="ttt_model")
+    guarded = model.WorldModel(module, codec=codec, name="ttt_model", guard=call_budget(2.0))
     adapted = as_openspiel_game(wm, reference=gt)
     sims, r, k = args.sims, args.rollouts, args.repeats
     gt_state = gt.new_initial_state()
     rates = best_rates({
         "ours_model": lambda: MCTS(num_simulations=sims, rollouts=r, solve=False, seed=0).search(wm.new_initial_state()),
+        "ours_guarded": lambda: MCTS(num_simulations=sims, rollouts=r, solve=False, seed=0).search(
+            guarded.new_initial_state()),
         "py_model": lambda: python_bot(adapted, sims, r, solve=False).step(adapted.new_initial_state()),
         "cpp_model": lambda: cpp_bot(adapted, sims, r).step_with_policy(adapted.new_initial_state()),
         "os_py_gt": lambda: python_bot(gt, sims, r, solve=False).step(gt_state),
@@ -96,15 +103,49 @@ def speed(args: argparse.Namespace) -> None:
     base = rows["tic_tac_toe"] | {"os_py": max(rows["tic_tac_toe"]["os_py"], rates["os_py_gt"])}
     print(f"{'tic_tac_toe (dict-state model)':34} {ours_model:>10,.0f} {py_model:>10,.0f} {cpp_model:>11,.0f}"
           f"   {ours_model / py_model:6.2f}x  {cpp_model / ours_model:8.1f}x")
+    print(f"{'  ... under a 2 s per-call budget':34} {rates['ours_guarded']:>10,.0f}")
+    own = model_seconds_per_simulation(module, codec, args)
     ismcts_row(args)
     print()
     print(f"ours on the dict-state model vs OpenSpiel Python MCTSBot on the C++ ground truth: "
-          f"{ours_model / base['os_py']:.2f}x")
+          f"{ours_model / base['os_py']:.2f}x (under a 2 s per-call budget: {rates['ours_guarded'] / base['os_py']:.2f}x)")
+    print(f"  the model's own functions take {own * 1e6:.1f} us of our {1e6 / ours_model:.1f} us per simulation "
+          f"({own * ours_model:.0%}); a search costing nothing beyond them would be "
+          f"{1 / (own * base['os_py']):.2f}x OpenSpiel's Python MCTSBot on the C++ ground truth")
     print(f"ours on the C++ ground truth vs OpenSpiel Python MCTSBot (solver off): tic-tac-toe "
           f"{base['ours'] / base['os_py']:.2f}x, connect four "
           f"{rows['connect_four']['ours'] / rows['connect_four']['os_py']:.2f}x")
     print(f"gap to OpenSpiel C++ MCTS: tic-tac-toe {base['cpp'] / base['ours']:.1f}x, connect four "
           f"{rows['connect_four']['cpp'] / rows['connect_four']['ours']:.1f}x")
+
+
+def model_seconds_per_simulation(module: object, codec: model.ActionCodec, args: argparse.Namespace) -> float:
+    """Seconds the model's own functions run per simulation of our search (best of ``--repeats``), timed
+    call by call through a guard, less the clock's own cost per call:
+    the floor under any search that plans on this model."""
+    spent, calls = [0.0], [0]
+
+    def timing(fn: Callable[..., object], *fn_args: object) -> object:
+        calls[0] += 1
+        start = time.perf_counter()
+        try:
+            return fn(*fn_args)
+        finally:
+            spent[0] += time.perf_counter() - start
+
+    clock = time.perf_counter
+    empty = 0.0
+    for _ in range(100_000):  # what timing adds to each call: the clock reads around nothing
+        start = clock()
+        empty += clock() - start
+    per_call = empty / 100_000
+    timed = model.WorldModel(module, codec=codec, name="ttt_model", guard=timing)
+    best = math.inf
+    for _ in range(args.repeats):
+        spent[0], calls[0] = 0.0, 0
+        MCTS(num_simulations=args.sims, rollouts=args.rollouts, solve=False, seed=0).search(timed.new_initial_state())
+        best = min(best, spent[0] - calls[0] * per_call)
+    return best / args.sims
 
 
 def ismcts_row(args: argparse.Namespace) -> None:

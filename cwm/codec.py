@@ -66,6 +66,14 @@ class ActionCodec:
         who = "chance" if player == CHANCE else f"player {player}"
         raise ModelContractError(f"action {action!r} of {who} is not an action of this game")
 
+    def to_ids(self, player: int, actions: list[str]) -> list[int]:
+        """``to_id`` of each string (one table pass; the planners' hot path)."""
+        get = self._to_id.get
+        ids = [get((player, a)) for a in actions]
+        if None in ids:
+            return [self.to_id(player, a) for a in actions]
+        return ids  # type: ignore[return-value]
+
     def to_string(self, player: int, action: int) -> str:
         found = self._to_str.get((player, action))
         if found is None:

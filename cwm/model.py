@@ -8,8 +8,9 @@ legality, keeps terminal states still, validates chance distributions and return
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any
+import functools
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from cwm.codec import ActionCodec, OpenCodec
 from cwm.contract import (
@@ -26,12 +27,15 @@ from cwm.types import CHANCE, JSON, TERMINAL, ModelContractError
 # The contract, the loader and the codec are re-exported: ``from cwm.model import load_source`` keeps working.
 __all__ = [
     "CONTRACT_VERSION", "INFERENCE_API", "MODEL_ERRORS", "VALUE_API", "WORLD_MODEL_API", "ActionCodec",
-    "ContractFunction", "Guard", "ModelState", "OpenCodec", "WorldModel", "api_block", "direct_guard",
-    "load_source",
+    "Beat", "ContractFunction", "Guard", "ModelState", "OpenCodec", "WorldModel", "api_block", "direct_guard",
+    "load_source", "no_beat",
 ]
 
 # ---------------------------------------------------------------------------------------------------
 # The wrapper
+
+T = TypeVar("T")
+DECODED_LIMIT = 1 << 16  # action lists a WorldModel remembers decoded (see WorldModel.decoded)
 
 Guard = Callable[..., Any]  # guard(fn, *args) -> fn(*args), possibly under a time budget
 
@@ -47,6 +51,13 @@ MODEL_ERRORS: tuple[type[BaseException], ...] = (Exception, SystemExit, Keyboard
 def direct_guard(fn: Callable[..., Any], *args: Any) -> Any:
     """The default guard: call the function as it is (no time budget)."""
     return fn(*args)
+
+
+Beat = Callable[[str], None]  # beat(name), in a stretch of model calls (WorldModel.stretch): call ``name`` starts now
+
+
+def no_beat(what: str) -> None:
+    """The beat of a stretch that is not timed."""
 
 
 class WorldModel:
@@ -65,20 +76,47 @@ class WorldModel:
         self.functions = functions
         self.codec = codec or OpenCodec()
         self.name = name
-        self.guard = guard
+        self._guard = guard
         self._fns = {f.name: getattr(functions, f.name) for f in WORLD_MODEL_API}
+        # The contract functions with the guard applied once, here: the hot paths (ModelState, rollouts)
+        # call these directly instead of going through the guard on every call.
+        self.bound: dict[str, Callable[..., Any]] = (
+            dict(self._fns) if guard is direct_guard
+            else {n: functools.partial(guard, f) for n, f in self._fns.items()})
         self._num_players: int | None = None
+        # (player, action strings) -> {id: string} of a state's legal actions or chance outcomes, shared by
+        # every state with that list (ModelState._strings_by_id); cleared when it reaches DECODED_LIMIT.
+        self.decoded: dict[tuple[int, tuple[str, ...]], dict[int, str]] = {}
+
+    @property
+    def guard(self) -> Guard:
+        """Runs every model call (fixed at construction: ``bound`` holds the functions with it applied)."""
+        return self._guard
 
     def call(self, fn_name: str, *args: Any, step: int | None = None) -> Any:
         """Calls one contract function; any exception becomes a ``ModelContractError`` naming the call (and
         ``step``, the number of actions taken so far, when the caller knows it)."""
         try:
-            return self.guard(self._fns[fn_name], *args)
+            return self.bound[fn_name](*args)
         except ModelContractError:
             raise
         except MODEL_ERRORS as e:  # the model's bug, reported as a contract breach with the call named
             where = "" if step is None else f"step {step}: "
             raise ModelContractError(f"{self.name}: {where}{fn_name}(...) raised {type(e).__name__}: {e}") from e
+
+    def stretch(self, body: Callable[[Beat, dict[str, Callable[..., Any]]], T]) -> T:
+        """Runs ``body(beat, fns)``: a run of model calls through ``fns`` (contract name -> function), each
+        call preceded by ``beat(name)``, under this model's guard.
+
+        A per-call budget (``cwm.sandbox.call_budget``) times the whole run from the beats, so each call
+        still gets its full budget while the run pays one clock read per call instead of a guard; ``fns``
+        are then the bare functions. Without a guard, or with a guard that cannot time a run, ``fns`` are
+        ``bound`` (guarded one by one) and beats do nothing.
+        """
+        timed = getattr(self._guard, "stretch", None)
+        if timed is None:
+            return body(no_beat, self.bound)
+        return timed(lambda beat: body(beat, self._fns))  # type: ignore[no-any-return]
 
     @property
     def num_players(self) -> int:
@@ -118,13 +156,17 @@ class ModelState:
 
     # -- queries ------------------------------------------------------------------------------------
     def current_player(self) -> int:
-        if self._player is None:
+        p = self._player
+        if p is None:
             p = self.model.call("get_current_player", self.raw, step=len(self._history))
-            if isinstance(p, bool) or not isinstance(p, int) or not (p in (CHANCE, TERMINAL) or 0 <= p < self.num_players()):
-                raise self._breach(f"get_current_player returned {p!r}; "
-                                   f"expected 0..{self.num_players() - 1}, -1 or -4")
+            if not (type(p) is int and (p in (CHANCE, TERMINAL) or 0 <= p < self.model.num_players)):
+                self._check_player(p)  # the slow path: int subclasses pass, anything else is a breach
             self._player = p
-        return self._player
+        return p
+
+    def _check_player(self, p: Any) -> None:
+        if isinstance(p, bool) or not isinstance(p, int) or not (p in (CHANCE, TERMINAL) or 0 <= p < self.num_players()):
+            raise self._breach(f"get_current_player returned {p!r}; expected 0..{self.num_players() - 1}, -1 or -4")
 
     def num_players(self) -> int:
         return self.model.num_players
@@ -142,17 +184,24 @@ class ModelState:
         return False
 
     def legal_action_strings(self) -> list[str]:
-        if self._legal is None:
-            if self.is_terminal():
-                self._legal = []
+        legal = self._legal
+        if legal is None:
+            if self.current_player() == TERMINAL:
+                legal = []
             else:
                 legal = self.model.call("get_legal_actions", self.raw, step=len(self._history))
-                if not isinstance(legal, list) or not all(isinstance(a, str) for a in legal):
-                    raise self._breach(f"get_legal_actions must return a list of str, got {legal!r:.200}")
-                if not legal:
-                    raise self._breach(f"no legal actions at a non-terminal state (history {self.history_strings()})")
-                self._legal = legal
-        return self._legal
+                if type(legal) is not list or not legal or not all(type(a) is str for a in legal):
+                    self._check_legal(legal)
+            self._legal = legal
+        return legal
+
+    def _check_legal(self, legal: Any) -> None:
+        """Raises the contract breach of a ``get_legal_actions`` answer that is not a non-empty list of str
+        (str subclasses pass)."""
+        if not isinstance(legal, list) or not all(isinstance(a, str) for a in legal):
+            raise self._breach(f"get_legal_actions must return a list of str, got {legal!r:.200}")
+        if not legal:
+            raise self._breach(f"no legal actions at a non-terminal state (history {self.history_strings()})")
 
     def legal_actions(self, player: int | None = None) -> list[int]:
         p = self.current_player()
@@ -162,10 +211,9 @@ class ModelState:
             return list(self._strings_by_id())
         return self._to_ids(p, self.legal_action_strings())
 
-    def _to_ids(self, player: int, strings: Sequence[str]) -> list[int]:
-        to_id = self.model.codec.to_id
+    def _to_ids(self, player: int, strings: list[str]) -> list[int]:
         try:
-            return [to_id(player, s) for s in strings]
+            return self.model.codec.to_ids(player, strings)
         except ModelContractError as e:  # a string the game does not know: say which model and step
             raise self._breach(str(e)) from e
 
@@ -176,11 +224,19 @@ class ModelState:
         the string of an id depends on the state: id 25 is "chance outcome 25 (roll: 54)" after the first
         roll and "... O starts ..." before it.
         """
-        if self._by_id is None:
+        by_id = self._by_id
+        if by_id is None:
             p = self.current_player()
             strings = [a for a, _ in self.chance_outcome_strings()] if p == CHANCE else self.legal_action_strings()
-            self._by_id = dict(zip(self._to_ids(p, strings), strings))
-        return self._by_id
+            memo, key = self.model.decoded, (p, tuple(strings))
+            by_id = memo.get(key)
+            if by_id is None:  # the same action lists recur across states: decode each once (read-only dicts)
+                by_id = dict(zip(self._to_ids(p, strings), strings))
+                if len(memo) >= DECODED_LIMIT:
+                    memo.clear()
+                memo[key] = by_id
+            self._by_id = by_id
+        return by_id
 
     def chance_outcome_strings(self) -> list[tuple[str, float]]:
         if not self.is_chance_node():
@@ -286,21 +342,24 @@ class ModelState:
 
     def _advance(self, player: int, action: str, action_id: int | None) -> ModelState:
         """Applies a legal ``action`` and wraps the result with its rewards and returns."""
-        nxt = self.model.call("apply_action", self.raw, action, step=len(self._history))
+        model = self.model
+        step = len(self._history)
+        nxt = model.call("apply_action", self.raw, action, step=step)
         if nxt is self.raw:
             raise self._breach("apply_action returned its input state object; it must return a new state")
-        aid = self.model.codec.to_id(player, action) if action_id is None else action_id
-        rewards = self.model.call("get_rewards", nxt, step=len(self._history))
+        aid = model.codec.to_id(player, action) if action_id is None else action_id
+        rewards = model.call("get_rewards", nxt, step=step)
+        returns = self._returns
         try:
-            if not isinstance(rewards, list) or len(rewards) != self.num_players():
+            if not isinstance(rewards, list) or len(rewards) != len(returns):
                 raise TypeError("not a list of the right length")
             rewards_t = tuple(map(float, rewards))
         except (TypeError, ValueError) as e:  # None, "win", [1, 2] ...: name the call, not float()
-            raise self._breach(f"get_rewards (after {action!r}) must return a list of {self.num_players()} "
+            raise self._breach(f"get_rewards (after {action!r}) must return a list of {len(returns)} "
                                f"numbers, got {rewards!r:.200}") from e
-        returns = tuple(a + b for a, b in zip(self._returns, rewards_t))
-        return ModelState(self.model, nxt, history=self._history + (aid,), returns=returns,
-                          rewards=rewards_t, parent=self)
+        if any(rewards_t):  # most moves pay nothing: the returns are shared then
+            returns = tuple([a + b for a, b in zip(returns, rewards_t)])
+        return ModelState(model, nxt, history=self._history + (aid,), returns=returns, rewards=rewards_t, parent=self)
 
     def apply_action(self, action: int) -> None:
         """OpenSpiel-style in-place move: this wrapper now points at the next state (no state is mutated)."""

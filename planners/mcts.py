@@ -69,7 +69,7 @@ class _Node:
         elif self.player == -1:
             self.chance = list(state.chance_outcomes())
         elif self.player >= 0:
-            self.untried = list(state.legal_actions())
+            self.untried = state.legal_actions()  # a fresh list (OpenSpiel and ModelState alike)
 
 
 class MCTS:

@@ -7,7 +7,6 @@ action string (no copies, no wrapper objects, no id round trips); anything else 
 
 from __future__ import annotations
 
-import functools
 import random
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -15,8 +14,7 @@ from typing import Any
 import numpy as np
 import pyspiel
 
-from cwm.model import ModelState
-from cwm.model import direct_guard as _DIRECT
+from cwm.model import Beat, ModelState
 from cwm.types import CHANCE, TERMINAL, ModelContractError
 
 
@@ -82,42 +80,52 @@ def _play_openspiel(state: pyspiel.State, rng: random.Random, limit: int) -> lis
 def _play_model(state: ModelState, rng: random.Random, limit: int) -> list[float]:
     """A playout on the model's raw JSON states: no wrapper objects, no id round trips, no copies.
 
-    The model's functions are called directly (through its guard when it has one, e.g. a per-call time
-    budget); any exception they raise becomes a ``ModelContractError`` that names the rollout.
+    The playout is one stretch of model calls (``WorldModel.stretch``): under a per-call time budget each
+    call still has its full budget, timed from a beat instead of a guard per call. Any exception a model
+    function raises becomes a ``ModelContractError`` that names the rollout.
     """
     model = state.model
-    fns = model.functions
-    calls: list[Callable[..., Any]] = [fns.get_current_player, fns.get_legal_actions, fns.get_chance_outcomes,
-                                       fns.apply_action, fns.get_rewards]
-    if model.guard is not _DIRECT:  # a guard (per-call time budget) wraps every call, as in WorldModel.call
-        calls = [functools.partial(model.guard, f) for f in calls]
-    current, legal_of, chance_of, apply, rewards_of = calls
-    returns = state.returns()
-    n = len(returns)
-    raw = state.raw
-    player = state.current_player()
-    steps = 0
-    first: list[str] | None = state.legal_action_strings() if player >= 0 else None  # cached on the state
     try:
-        while player != TERMINAL and steps < limit:
-            if player == CHANCE:
-                action = sample_outcome(chance_of(raw), rng)
-            else:
-                legal = first if first is not None else legal_of(raw)
-                first = None
-                action = legal[int(rng.random() * len(legal))]
-            raw = apply(raw, action)
-            rewards = rewards_of(raw)
-            if len(rewards) != n:
-                raise ModelContractError(f"get_rewards returned {rewards!r:.100}, expected {n} numbers")
-            returns = [a + b for a, b in zip(returns, rewards)]
-            steps += 1
-            player = current(raw)
+        return model.stretch(lambda beat, fns: _model_playout(state, fns, beat, rng, limit))
     except ModelContractError as e:
         raise ModelContractError(f"{model.name}: in a rollout: {e}") from e
     except Exception as e:  # the model's own bug, named as a contract breach like WorldModel.call does
         raise ModelContractError(f"{model.name}: in a rollout, a model function raised "
                                  f"{type(e).__name__}: {e}") from e
+
+
+def _model_playout(state: ModelState, fns: dict[str, Callable[..., Any]], beat: Beat, rng: random.Random,
+                   limit: int) -> list[float]:
+    current, legal_of, chance_of = fns["get_current_player"], fns["get_legal_actions"], fns["get_chance_outcomes"]
+    apply, rewards_of = fns["apply_action"], fns["get_rewards"]
+    returns = state.returns()
+    n = len(returns)
+    raw = state.raw
+    player = state.current_player()
+    steps = 0
+    random = rng.random
+    legal: list[str] | None = state.legal_action_strings() if player >= 0 else None  # cached on the state
+    while player != TERMINAL and steps < limit:
+        if player == CHANCE:
+            beat("get_chance_outcomes")
+            action = sample_outcome(chance_of(raw), rng)
+        else:
+            if legal is None:
+                beat("get_legal_actions")
+                legal = legal_of(raw)
+            action = legal[int(random() * len(legal))]  # type: ignore[index]
+            legal = None
+        beat("apply_action")
+        raw = apply(raw, action)
+        beat("get_rewards")
+        rewards = rewards_of(raw)
+        if len(rewards) != n:
+            raise ModelContractError(f"get_rewards returned {rewards!r:.100}, expected {n} numbers")
+        if any(rewards):
+            returns = [a + b for a, b in zip(returns, rewards)]
+        steps += 1
+        beat("get_current_player")
+        player = current(raw)
     return returns
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import math
+import time
 
 import numpy as np
 import pyspiel
@@ -173,6 +174,51 @@ def test_model_rollouts_go_through_the_models_guard(data_dir):
     wm = model.WorldModel(module, codec=model.ActionCodec.from_game(games.load_game("tic_tac_toe")), guard=guard)
     MCTS(num_simulations=20, rollouts=1, seed=0).search(wm.new_initial_state())
     assert {"apply_action", "get_legal_actions", "get_current_player", "get_rewards"} <= set(seen)
+
+
+class _SlowModel:
+    """Tic-tac-toe whose ``apply_action`` takes ``delay`` seconds, and never returns once ``hang_at`` marks
+    would be on the board (a model stuck in a loop deep in a rollout)."""
+
+    def __init__(self, module, delay: float, hang_at: int = 10):  # noqa: ANN001
+        self.module, self.delay, self.hang_at = module, delay, hang_at
+        for name in ("get_initial_state", "get_current_player", "get_legal_actions", "get_chance_outcomes",
+                     "get_observations", "get_rewards"):
+            setattr(self, name, getattr(module, name))
+
+    def apply_action(self, state, action):  # noqa: ANN001, ANN201
+        marks = sum(c != "." for c in state["board"]) + 1
+        end = time.monotonic() + (3600 if marks >= self.hang_at else self.delay)
+        while time.monotonic() < end:
+            pass
+        return self.module.apply_action(state, action)
+
+
+def _budgeted(data_dir, delay: float, hang_at: int, budget: float):  # noqa: ANN001, ANN202
+    from cwm import games, model
+    from cwm.sandbox import call_budget
+
+    module = model.load_source((data_dir / "ttt_model.py").read_text(), name="ttt")
+    return model.WorldModel(_SlowModel(module, delay, hang_at), guard=call_budget(budget), name="slow",
+                            codec=model.ActionCodec.from_game(games.load_game("tic_tac_toe")))
+
+
+def test_a_model_call_stuck_in_a_rollout_is_stopped_by_its_budget_and_named(data_dir):
+    from cwm.types import ModelContractError
+
+    wm = _budgeted(data_dir, delay=0.0, hang_at=4, budget=0.2)
+    start = time.monotonic()
+    with pytest.raises(ModelContractError, match=r"slow: in a rollout: apply_action\(\.\.\.\) ran longer than its "
+                                                 r"time budget of 0.2 s"):
+        MCTS(num_simulations=5, rollouts=1, seed=0).search(wm.new_initial_state())
+    assert time.monotonic() - start < 2.0
+
+
+def test_rollout_budgets_are_per_call_not_per_rollout(data_dir):
+    """Each call of 0.03 s stays inside a 0.1 s budget although a whole rollout takes several times that."""
+    wm = _budgeted(data_dir, delay=0.03, hang_at=10, budget=0.1)
+    result = MCTS(num_simulations=2, rollouts=1, seed=0).search(wm.new_initial_state())
+    assert result.simulations == 2
 
 
 def test_a_model_error_in_a_rollout_is_a_contract_error_naming_it(fixture_model):

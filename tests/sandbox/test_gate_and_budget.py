@@ -180,6 +180,78 @@ def test_call_budget_guards_a_world_model() -> None:
         wm.new_initial_state()
 
 
+def test_a_stretch_gives_each_call_its_own_budget() -> None:
+    """Five calls of 0.06 s under a 0.1 s budget: 0.3 s in all, no call over budget, nothing stopped."""
+    guard = call_budget(0.1)
+
+    def body(beat) -> str:  # noqa: ANN001
+        for _ in range(5):
+            beat("spin")
+            spin(0.06)
+        return "ok"
+
+    assert guard.stretch(body) == "ok"
+
+
+def test_a_stretch_names_the_call_that_ran_over_and_frees_the_guard() -> None:
+    guard = call_budget(0.1)
+
+    def body(beat) -> None:  # noqa: ANN001
+        beat("get_legal_actions")
+        spin(0.01)
+        beat("apply_action")
+        spin(10)
+
+    start = time.monotonic()
+    with pytest.raises(ModelContractError, match=r"^apply_action\(\.\.\.\) ran longer than its time budget of 0.1 s$"):
+        guard.stretch(body)
+    assert time.monotonic() - start < 1.0
+    assert guard(lambda: 1) == 1
+    with pytest.raises(ModelContractError, match=r"^spin\(\.\.\.\) ran longer"):  # not the stretch's old name
+        guard(spin, 10)
+
+
+def test_a_stretch_inside_a_guarded_call_cannot_extend_the_outer_budget() -> None:
+    guard = call_budget(0.2)
+
+    def beating(beat) -> str:  # noqa: ANN001
+        for _ in range(40):  # 2 s of calls, each beat well inside 0.2 s
+            beat("spin")
+            spin(0.05)
+        return "not stopped"
+
+    def outer() -> str:
+        return guard.stretch(beating)
+
+    start = time.monotonic()
+    with pytest.raises(ModelContractError, match=r"^outer\(\.\.\.\) ran longer than its time budget of 0.2 s$"):
+        guard(outer)
+    assert time.monotonic() - start < 1.0
+
+
+def test_a_world_model_stretch_uses_bare_functions_only_under_a_timed_guard() -> None:
+    source = "".join(f"def {f.name}(*a):\n    return None\n" for f in model.WORLD_MODEL_API)
+    module = model.load_source(source)
+    calls = []
+
+    def counting(fn, *args):  # noqa: ANN001, ANN202
+        calls.append(fn.__name__)
+        return fn(*args)
+
+    for guard, timed in [(model.direct_guard, False), (counting, False), (call_budget(1.0), True)]:
+        wm = model.WorldModel(module, guard=guard)
+        calls.clear()
+
+        def body(beat, fns):  # noqa: ANN001, ANN202
+            beat("apply_action")
+            return beat, fns["apply_action"]({}, "a")
+
+        beat, result = wm.stretch(body)
+        assert result is None
+        assert (beat is not model.no_beat) == timed  # a timed stretch hands out real beats ...
+        assert calls == ([] if timed or guard is model.direct_guard else ["apply_action"])  # ... and bare functions
+
+
 # A model that keeps catching the budget's interrupt would never return from an in-process call; the gate
 # refuses every way of catching it, so what load_source accepts is always ended by call_budget.
 SWALLOW_FOREVER = {
