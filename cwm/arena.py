@@ -233,12 +233,12 @@ def tournament(game: str, agents: Sequence[str], *, matches: int, out_dir: str |
     renamed = aliases_of(agents, aliases, (label for job in jobs for label in job.seats))
     config = {"game": name, "seed": seed, "settings": dataclasses.asdict(settings),
               "move_time_limit": move_time_limit}
-    _check_config(out / "config.json", config)
+    ex = make_executor(executor) if isinstance(executor, str) else executor  # an unreachable cluster: nothing written
     path = out / "matches.jsonl"
-    done = relabel(load_results(path), renamed)
-    todo = [j for j in jobs if j.key not in done]
-    ex = make_executor(executor) if isinstance(executor, str) else executor
     try:
+        _check_config(out / "config.json", config)
+        done = relabel(load_results(path), renamed)
+        todo = [j for j in jobs if j.key not in done]
         _run(ex, todo, path, done, len(jobs), progress)
     finally:
         if isinstance(executor, str):

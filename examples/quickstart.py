@@ -92,12 +92,12 @@ print(f"OpenSpiel's MCTSBot on {game.get_type().short_name} ({game.num_distinct_
 # player, in both seats. Use `cwm run` or `experiments/arena_figure.py` for the paper-sized version.
 
 # %%
-cwm_agent = f"cwm:{bundle_dir.resolve()}"
+cwm_agent = f"cwm=cwm:{bundle_dir}"  # NAME=SPEC: the agent is labelled `cwm` in every table
 results = arena.tournament(GAME, [cwm_agent, "random"], matches=3, out_dir=WORK / "arena",
                            settings=Settings(num_simulations=100, rollouts=2), seed=0, executor="inline",
                            progress=False)
-rows = [r for r in arena_report.summarize(results) if r["agent"] == cwm_agent]
-print(arena_report.markdown(rows, outcome="win/draw/loss").replace(cwm_agent, "cwm:bundle"))
+rows = [r for r in arena_report.summarize(results) if r["agent"] == "cwm"]
+print(arena_report.markdown(rows, outcome="win/draw/loss"))
 pooled = next(r for r in rows if r["seat"] == "all")
 print(f"CWM agent vs random over {pooled['matches']} matches: {pooled['wins']} wins, {pooled['draws']} draws, "
       f"{pooled['losses']} losses")

@@ -6,7 +6,6 @@ import argparse
 from pathlib import Path
 
 from cwm import arena, games
-from cwm.executors import make_executor
 from planners.specs import Settings, parse_agent_specs
 
 
@@ -47,13 +46,9 @@ def cmd_arena(args: argparse.Namespace) -> int:
         pairings = [(a, b) for i, a in enumerate(labels) for b in labels[i:]]
     settings = Settings(num_simulations=args.sims, rollouts=args.rollouts, uct_c=args.uct_c,
                         llm_retries=args.llm_retries, llm_examples=args.llm_examples)
-    executor = make_executor(args.executor)  # before the tournament writes --out: a bad executor leaves nothing
-    try:
-        results = arena.tournament(args.game, [str(s) for s in specs], matches=args.matches, out_dir=args.out,
-                                   settings=settings, seed=args.seed, executor=executor, pairings=pairings,
-                                   move_time_limit=args.move_time_limit, progress=not args.no_progress)
-    finally:
-        executor.close()
+    results = arena.tournament(args.game, [str(s) for s in specs], matches=args.matches, out_dir=args.out,
+                               settings=settings, seed=args.seed, executor=args.executor, pairings=pairings,
+                               move_time_limit=args.move_time_limit, progress=not args.no_progress)
     out = Path(args.out)
     print((out / "results.md").read_text(encoding="utf-8"), end="")
     forfeits = [(r, r.forfeit_seat) for r in results if r.forfeit_seat is not None]

@@ -77,6 +77,15 @@ def test_arena_cli_with_an_unreachable_cluster_writes_nothing(tmp_path, closed_p
     assert not out.exists()
 
 
+@pytest.mark.timeout(60, method="thread")
+def test_tournament_with_an_unreachable_cluster_writes_nothing(tmp_path, closed_port):
+    out = tmp_path / "out"
+    with pytest.raises(ExecutorError, match="could not reach the Ray cluster"):
+        tournament("tic_tac_toe", ["random", "gt-mcts"], matches=1, out_dir=out,
+                   executor=f"ray:127.0.0.1:{closed_port}", progress=False)
+    assert not out.exists()
+
+
 def test_ray_cluster_plays_the_same_matches(tmp_path):
     import ray
 

@@ -27,7 +27,7 @@ def test_quickstart_runs_offline_and_prints_each_step(tmp_path):
     moves = re.findall(r"^player ([01]) plays ([xo])\(\d,\d\)$", out, flags=re.MULTILINE)
     assert moves == [("0", "x"), ("1", "o"), ("0", "x"), ("1", "o")]
     assert re.search(r"OpenSpiel's MCTSBot on \S+ \(9 actions\) opens with x\(\d,\d\)", out)
-    assert "| cwm:bundle | random | all | 6 |" in out
+    assert "| cwm | random | all | 6 |" in out
     wins, draws, losses = map(int, re.search(r"over 6 matches: (\d+) wins, (\d+) draws, (\d+) losses", out).groups())
     assert wins + draws + losses == 6 and wins > losses
     work = tmp_path / "runs" / "quickstart"
