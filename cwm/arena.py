@@ -28,6 +28,7 @@ from cwm import games
 from cwm.arena_plan import ArenaError, aliases_of, load_results, match_seed, plan_jobs, relabel
 from cwm.arena_types import MatchJob, MatchOutcome, MatchResult
 from cwm.executors import Executor, make_executor
+from cwm.files import changed_settings
 from cwm.types import CHANCE, JSON
 from planners.agents import Agent, AgentError, IllegalMoveError
 from planners.specs import Settings, check_agent, make_agent, parse_agent_spec
@@ -282,11 +283,10 @@ def _check_agents(game: str, builds: Mapping[str, str], settings: Settings) -> N
 
 
 def _check_config(path: Path, config: dict[str, JSON]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if path.exists():
-        old = json.loads(path.read_text(encoding="utf-8"))
-        if old != config:
-            raise ArenaError(f"{path.parent} holds a tournament with other settings ({old}); "
-                             f"resume it with the same game, seed and settings, or use another --out")
-    else:
+    changed = changed_settings(path, config)
+    if changed:
+        raise ArenaError(f"{path.parent} holds a tournament with other settings ({', '.join(changed)} differ); "
+                         f"resume it with the same game, seed and settings, or use another --out")
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from cwm import bundle, games
+from cwm.files import differing_keys
 from cwm.types import JSON, CwmError
 
 API_KEY_VARS = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
@@ -151,11 +152,10 @@ def _portable(llm_spec: str) -> str:
 
 def _check_config(out: Path, config: dict[str, Any]) -> None:
     path = out / "config.json"
-    config = json.loads(json.dumps(config))
     if path.is_file() and (out / "synthesis").exists():  # a run that did work: only the same settings resume
         old = json.loads(path.read_text(encoding="utf-8"))
-        old["llm_resolved"] = _portable(str(old.get("llm_resolved", "")))
-        changed = sorted(k for k in set(old) | set(config) if old.get(k) != config.get(k))
+        old["llm_resolved"] = _portable(str(old.get("llm_resolved", "")))  # older runs: a recording's full path
+        changed = differing_keys(old, config)
         if changed:
             raise PipelineError(f"{out} holds a run with other settings ({', '.join(changed)} differ); "
                                 f"use the same settings to resume, or another --out")

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from cwm import games
+from cwm.files import changed_settings
 from cwm.types import CwmError
 
 PERFECT_INFORMATION_GAMES = ("tic_tac_toe", "connect_four", "backgammon", "gen_tic_tac_toe", "gen_chess")
@@ -232,13 +233,11 @@ def begin(out: Path, config: Any) -> None:
     out.mkdir(parents=True, exist_ok=True)
     data = json.loads(json.dumps(dataclasses.asdict(config), default=str))
     path = out / "config.json"
-    if path.is_file():
-        old = json.loads(path.read_text(encoding="utf-8"))
-        changed = sorted(k for k in set(old) | set(data) if k != "out" and old.get(k) != data.get(k))
-        if changed:
-            raise ExperimentError(f"{out} holds a run with other settings ({', '.join(changed)} differ); "
-                                  f"use the same settings to resume, or another --out")
-    else:
+    changed = changed_settings(path, data, ignore={"out"})
+    if changed:
+        raise ExperimentError(f"{out} holds a run with other settings ({', '.join(changed)} differ); "
+                              f"use the same settings to resume, or another --out")
+    if not path.is_file():
         path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
 
 

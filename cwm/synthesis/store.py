@@ -24,7 +24,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from cwm.files import atomic_write
+from cwm.files import atomic_write, changed_settings
 from cwm.types import JSON, CheckReport, CwmError
 
 
@@ -56,12 +56,10 @@ class RunStore:
         self.root = Path(run_dir)
         self.check_key = check_key
         self.resumed = (self.root / "config.json").is_file()
-        if self.resumed:
-            old = json.loads((self.root / "config.json").read_text(encoding="utf-8"))
-            changed = sorted(k for k in set(old) | set(config) if k != "budget" and old.get(k) != config.get(k))
-            if changed:
-                raise ResumeError(f"{self.root} holds another run: settings {changed} differ "
-                                  f"(use a new --out directory, or the same settings to resume)")
+        changed = changed_settings(self.root / "config.json", config, ignore={"budget"})  # a resume may add budget
+        if changed:
+            raise ResumeError(f"{self.root} holds another run: settings {changed} differ "
+                              f"(use a new --out directory, or the same settings to resume)")
         write_json(self.root / "config.json", config)
         self.session = len(list((self.root / "sessions").glob("*.json"))) if self.resumed else 0
 
