@@ -61,16 +61,22 @@ class _Watchdog:
     def slot(self) -> _Slot:
         slot = getattr(self.local, "slot", None)
         if slot is None:
-            slot = self.local.slot = _Slot()
+            slot = _Slot()
             with self.start_lock:
                 alive = {t.ident for t in threading.enumerate()} - {slot.tid}
                 self.slots = [s for s in self.slots if s.tid in alive] + [slot]
-                if self.thread is None:
-                    self.thread = threading.Thread(target=self.loop, name="cwm-call-budget", daemon=True)
-                    self.thread.start()
+            self.local.slot = slot  # only once the watchdog can see it: an interrupt before here retries
         return slot
 
     def unpark(self) -> None:
+        """Wakes the watchdog, starting it first when it is not running: never started yet, or its start was
+        cut short by an interrupt (a signal handler's exception, such as the arena's move timer), which
+        leaves ``parked`` set so that the next guarded call tries again."""
+        with self.start_lock:
+            if self.thread is None or not self.thread.is_alive():
+                thread = threading.Thread(target=self.loop, name="cwm-call-budget", daemon=True)
+                thread.start()
+                self.thread = thread
         self.parked = False
         self.wake.set()
 
@@ -158,6 +164,9 @@ def call_budget(seconds: float) -> Guard:
         except _BudgetExceeded:
             slot.active = False  # also when the interrupt landed in the finally block above
             raise _exceeded(fn, seconds, slot) from None
+        except BaseException:  # e.g. a signal handler's exception (the arena's move timer) landing there
+            slot.active = False
+            raise
         if fired:
             raise _exceeded(fn, seconds, slot)
         return result

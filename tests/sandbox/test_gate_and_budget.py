@@ -252,6 +252,62 @@ def test_a_world_model_stretch_uses_bare_functions_only_under_a_timed_guard() ->
         assert calls == ([] if timed or guard is model.direct_guard else ["apply_action"])  # ... and bare functions
 
 
+class _InterruptOnce:
+    """Stands in for a lock or a thread start: raises once (as a signal handler's exception landing there
+    would), then does what the real one does."""
+
+    def __init__(self, real) -> None:  # noqa: ANN001
+        self.real, self.raised = real, False
+
+    def __call__(self, *args):  # noqa: ANN002, ANN204
+        if not self.raised:
+            self.raised = True
+            raise KeyboardInterrupt("an interrupt landing here")
+        return self.real(*args)
+
+
+def test_an_interrupt_in_the_guards_cleanup_leaves_the_guard_armed(monkeypatch) -> None:
+    from cwm import _sandbox_budget
+
+    guard = call_budget(0.1)
+    assert guard(lambda: 1) == 1
+    slot = _sandbox_budget._WATCHDOG.local.slot
+    real_lock = slot.lock
+
+    class Lock:  # the first release-and-read of the call's state is interrupted
+        enter = _InterruptOnce(real_lock.__enter__)
+
+        def __enter__(self):  # noqa: ANN204
+            return self.enter()
+
+        def __exit__(self, *exc):  # noqa: ANN002, ANN204
+            return real_lock.__exit__(*exc)
+
+    monkeypatch.setattr(slot, "lock", Lock())
+    with pytest.raises(KeyboardInterrupt):
+        guard(lambda: 1)
+    start = time.monotonic()
+    with pytest.raises(ModelContractError, match="spin"):  # still a guarded call, not a "nested" one
+        guard(spin, 10)
+    assert time.monotonic() - start < 1.0
+
+
+def test_a_watchdog_whose_start_was_interrupted_starts_on_the_next_call(monkeypatch) -> None:
+    from cwm import _sandbox_budget
+
+    dog = _sandbox_budget._Watchdog()
+    monkeypatch.setattr(_sandbox_budget, "_WATCHDOG", dog)
+    start_once = _InterruptOnce(threading.Thread.start)
+    monkeypatch.setattr(threading.Thread, "start", lambda thread: start_once(thread))
+    guard = call_budget(0.1)
+    with pytest.raises(KeyboardInterrupt):
+        guard(lambda: 1)
+    start = time.monotonic()
+    with pytest.raises(ModelContractError, match="spin"):
+        guard(spin, 10)
+    assert time.monotonic() - start < 1.0
+
+
 # A model that keeps catching the budget's interrupt would never return from an in-process call; the gate
 # refuses every way of catching it, so what load_source accepts is always ended by call_budget.
 SWALLOW_FOREVER = {
