@@ -35,7 +35,7 @@ __all__ = [
 # The wrapper
 
 T = TypeVar("T")
-DECODED_LIMIT = 1 << 16  # action lists a WorldModel remembers decoded (see WorldModel.decoded)
+DECODED_LIMIT = 4096  # action lists a WorldModel remembers decoded (WorldModel.decoded): a few MB at most
 
 Guard = Callable[..., Any]  # guard(fn, *args) -> fn(*args), possibly under a time budget
 

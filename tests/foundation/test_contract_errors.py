@@ -71,3 +71,54 @@ def test_bad_current_player_names_the_step() -> None:
     state = _state(get_current_player=lambda s: 7)
     with pytest.raises(ModelContractError, match=r"^ttt: step 0: get_current_player returned 7"):
         state.current_player()
+
+
+class _Seat(int):
+    """An int subclass, as an IntEnum player would be: a valid answer."""
+
+
+class _Action(str):
+    """A str subclass: a valid action string."""
+
+
+@pytest.mark.parametrize("answer", [True, 1.0, "0", None, 2, -2], ids=["bool", "float", "str", "none", "2", "-2"])
+def test_current_player_answers_outside_the_contract_are_breaches(answer: Any) -> None:
+    with pytest.raises(ModelContractError, match=r"^ttt: step 0: get_current_player returned .*expected 0\.\.1"):
+        _state(get_current_player=lambda s: answer).current_player()
+
+
+def test_an_int_subclass_is_a_valid_player() -> None:
+    assert _state(get_current_player=lambda s: _Seat(0)).current_player() == 0
+
+
+@pytest.mark.parametrize("answer", [("x(0,0)",), ["x(0,0)", 3], "x(0,0)", None],
+                         ids=["tuple", "non-str-entry", "a-string", "none"])
+def test_legal_actions_that_are_not_a_list_of_str_are_breaches(answer: Any) -> None:
+    state = _state(get_legal_actions=lambda s: answer)
+    with pytest.raises(ModelContractError, match=r"^ttt: step 0: get_legal_actions must return a list of str"):
+        state.legal_actions()
+
+
+def test_no_legal_actions_at_a_non_terminal_state_is_a_breach() -> None:
+    with pytest.raises(ModelContractError, match=r"^ttt: step 0: no legal actions at a non-terminal state"):
+        _state(get_legal_actions=lambda s: []).legal_action_strings()
+
+
+def test_str_subclasses_are_valid_actions_with_their_ids() -> None:
+    real = model.load_source(SOURCE, name="real", gate=False)
+    state = _state(get_legal_actions=lambda s: [_Action(a) for a in real.get_legal_actions(s)])
+    assert state.legal_actions() == list(range(9))
+    assert state.action_to_string(0, 4) == "x(1,1)"
+
+
+def test_states_with_the_same_legal_actions_share_one_decoding_and_the_memo_is_bounded(monkeypatch) -> None:
+    root = _state()
+    a = root.child_from_string("x(0,0)").child_from_string("o(1,1)")
+    b = root.child_from_string("x(1,1)").child_from_string("o(0,0)")  # the same two cells taken
+    assert a.legal_actions() == b.legal_actions()
+    assert a._strings_by_id() is b._strings_by_id()
+    monkeypatch.setattr(model, "DECODED_LIMIT", 2)
+    memo = root.model.decoded
+    for move in ["x(2,2)", "x(2,1)", "x(2,0)"]:
+        root.child_from_string(move).legal_actions()
+        assert len(memo) <= 2
