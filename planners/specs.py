@@ -104,32 +104,42 @@ def parse_agent_spec(text: str) -> AgentSpec:
     Raises:
       AgentSpecError: an unknown kind, a missing or unexpected argument, or a malformed name.
     """
-    text = text.strip()
+    typed = text = text.strip()
     head, eq, rest = text.partition("=")
     name = ""
     if eq and ":" not in head:  # a "=" after the first ":" is part of a path or client spec
         name, text = head.strip(), rest.strip()
-        _check_name(name, text)
+        _check_name(name, text, typed)
+        if "=" in text.partition(":")[0]:
+            raise AgentSpecError(f"agent spec {typed!r}: more than one NAME= (an agent has one name)")
     kind, _, target = text.partition(":")
     if kind not in KINDS:
-        raise AgentSpecError(f"agent spec {text!r}: unknown kind {kind!r}; expected one of {', '.join(KINDS)}")
+        raise AgentSpecError(f"agent spec {typed!r}: unknown kind {kind!r}; expected one of {', '.join(KINDS)}"
+                             f"{_colon_hint(typed)}")
     needs_target = kind in ("cwm", "llm", "llm+legal")
     if needs_target and not target:
-        raise AgentSpecError(f"agent spec {text!r}: {kind} needs an argument ({kind}:PATH or {kind}:CLIENT)")
+        raise AgentSpecError(f"agent spec {typed!r}: {kind} needs an argument ({kind}:PATH or {kind}:CLIENT)")
     if not needs_target and target:
-        raise AgentSpecError(f"agent spec {text!r}: {kind} takes no argument")
+        raise AgentSpecError(f"agent spec {typed!r}: {kind} takes no argument")
     if name in KINDS and name != kind:
-        raise AgentSpecError(f"agent spec {name}={text}: the name {name!r} is another kind of agent's; "
+        raise AgentSpecError(f"agent spec {typed!r}: the name {name!r} is another kind of agent's; "
                              f"choose a name that says what this agent is")
     return AgentSpec(kind, target, name)
 
 
-def _check_name(name: str, spec: str) -> None:
+def _colon_hint(typed: str) -> str:
+    """A hint when the text before ``=`` would be a name but for a ``:`` (``my:bot=cwm:x.py``), which made it
+    read as a kind and its argument; nothing for a ``=`` inside a path (``cwm:runs/a=b/model.py``)."""
+    head, eq, _ = typed.partition("=")
+    return " (a NAME= may not contain ':')" if eq and ":" in head and NAME.fullmatch(head.replace(":", "")) else ""
+
+
+def _check_name(name: str, spec: str, typed: str) -> None:
     if not NAME.fullmatch(name):
-        raise AgentSpecError(f"agent spec {name}={spec}: the name {name!r} is not a letter followed by "
+        raise AgentSpecError(f"agent spec {typed!r}: the name {name!r} is not a letter followed by "
                              f"letters, digits, '_', '.', '+' or '-' (paths, ':', '|', '#' and spaces are not names)")
     if not spec:
-        raise AgentSpecError(f"agent spec {name}=: the name needs a spec after '=' (e.g. {name}=cwm:PATH)")
+        raise AgentSpecError(f"agent spec {typed!r}: the name needs a spec after '=' (e.g. {name}=cwm:PATH)")
 
 
 def parse_agent_specs(text: str) -> list[AgentSpec]:
@@ -209,9 +219,8 @@ def check_agent(spec: AgentSpec | str, game: str | games.GameSpec, *, settings: 
         return
     path = Path(spec.target)
     if not (path.is_dir() or (path.is_file() and path.suffix == ".py")):
-        hint = " (a NAME= before it may not contain ':')" if "=" in spec.target else ""
-        raise AgentSpecError(f"cwm:{spec.target}: expected a model .py file or a bundle directory, "
-                             f"and it is neither{hint}")
+        raise AgentSpecError(f"{spec}: expected a model .py file or a bundle directory, and it is neither"
+                             f"{_colon_hint(spec.bare)}")
 
 
 @functools.lru_cache(maxsize=16)

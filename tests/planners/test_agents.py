@@ -74,6 +74,25 @@ def test_malformed_names_are_refused(text, message):
         parse_agent_spec(text)
 
 
+@pytest.mark.parametrize("text,message", [
+    ("a=cwm:", "agent spec 'a=cwm:': cwm needs an argument"),
+    ("a=b=cwm:x", "agent spec 'a=b=cwm:x': more than one NAME="),
+    ("a=alphazero", "agent spec 'a=alphazero': unknown kind 'alphazero'"),
+    ("my:bot=cwm:x.py", r"unknown kind 'my'.*a NAME= may not contain ':'"),
+], ids=["no-target", "two-names", "bad-kind", "colon-in-name"])
+def test_errors_quote_the_spec_as_typed(text, message):
+    with pytest.raises(AgentSpecError, match=message):
+        parse_agent_spec(text)
+
+
+@pytest.mark.parametrize("target,hint", [
+    ("runs/a=b/missing.py", False), ("missing.py", False), ("v2=cwm:missing.py", True)])
+def test_a_missing_cwm_target_hints_at_names_only_when_one_was_likely_meant(target, hint):
+    with pytest.raises(AgentSpecError, match="neither") as info:
+        check_agent(f"cwm:{target}", "tic_tac_toe")
+    assert ("may not contain ':'" in str(info.value)) == hint, str(info.value)
+
+
 def test_agent_list_refuses_duplicates():
     assert [s.label for s in parse_agent_specs("random, gt-mcts")] == ["random", "gt-mcts"]
     with pytest.raises(AgentSpecError, match="twice"):
