@@ -3,7 +3,8 @@
 ``play_match`` plays one game between live agent objects. ``tournament`` plays every pairing of agent
 specs in both seat orders, ``matches`` games each, seeded per match; each finished match is appended to
 ``OUT/matches.jsonl`` as it ends, keyed by the agents' labels (``cwm.arena_plan``), so re-running the
-same call skips what is done, also after the folder moved. An illegal action, an exception or a move
+same call skips what is done, also after the folder moved; ``OUT/agents.json`` records what each label
+stands for, so a label never changes agent. An illegal action, an exception or a move
 over the time limit forfeits the match (counted separately by kind). Results are summarised by
 ``cwm.arena_report`` (JSON, CSV, markdown, a bar plot).
 """
@@ -25,10 +26,10 @@ import numpy as np
 import pyspiel
 
 from cwm import games
-from cwm.arena_plan import ArenaError, aliases_of, load_results, match_seed, plan_jobs, relabel
+from cwm.arena_plan import AGENTS_FILE, ArenaError, check_resume, load_results, match_seed, plan_jobs, resume
 from cwm.arena_types import MatchJob, MatchOutcome, MatchResult
 from cwm.executors import Executor, make_executor
-from cwm.files import changed_settings
+from cwm.files import atomic_write, changed_settings
 from cwm.types import CHANCE, JSON
 from planners.agents import Agent, AgentError, IllegalMoveError
 from planners.specs import Settings, check_agent, make_agent, parse_agent_spec
@@ -201,15 +202,20 @@ def tournament(game: str, agents: Sequence[str], *, matches: int, out_dir: str |
       agents: agent spec strings (``planners.specs``); each plays under its label (``NAME`` of
         ``NAME=SPEC``, else the spec as typed), by which finished matches are found on resume.
       matches: games per pairing and seat order.
-      out_dir: where ``config.json``, ``matches.jsonl`` and the summaries go.
+      out_dir: where ``config.json``, ``agents.json`` (each label's fingerprint: a ``cwm:`` model's content
+        hash, else the bare spec), ``matches.jsonl`` and the summaries go.
       settings: search/LLM settings of every agent (``Settings()`` defaults when ``None``).
       seed: the tournament seed (each match's seed derives from it and the match key).
       executor: ``local`` (process pool, default), ``local:N``, ``inline``, ``ray[:ADDRESS]`` or an executor.
-      pairings: explicit seatings instead of every pair of distinct agents.
+      pairings: explicit seatings by label (or by the spec of a new agent with a label of its own) instead
+        of every pair of distinct agents.
       move_time_limit: seconds per move before a forfeit (``None``: none).
       aliases: former label -> current label, for matches in ``out_dir`` recorded before an agent was
         renamed (``cwm:/old/place/bundle`` -> ``cwm`` after a run directory moved); they count as that
-        agent's and are not replayed. A named agent's bare spec is always an alias of its name.
+        agent's (keeping their seeds), are not replayed, and are saved under the current label (``matches.jsonl``
+        is rewritten atomically), so later resumes need no alias. A named agent's bare spec is an alias of its
+        name unless two names share it or ``agents.json`` says it was another agent
+        (``cwm.arena_plan.aliases_of``).
       progress: show a tqdm progress bar.
 
     Returns:
@@ -218,9 +224,13 @@ def tournament(game: str, agents: Sequence[str], *, matches: int, out_dir: str |
     Raises:
       ArenaError: bad numbers (``matches`` < 1, a time limit <= 0, fewer than one simulation or rollout), an
         agent that cannot be built (an unknown or misfitting spec, an LLM client without its key, a missing
-        model file), fewer than two agents, an alias to no agent, or an ``out_dir`` holding a tournament with
-        another game, seed or settings. Nothing is written then.
-      AgentSpecError: a spec that does not parse, or two agents with one label.
+        model file), fewer than two agents, an alias to no agent or from a current label, an ``out_dir``
+        holding a tournament with another game, seed or settings, or one where a label (or a given alias's
+        former label) was another agent (``agents.json``). Nothing is written then.
+      AgentSpecError: a spec that does not parse, two seated specs with one label, or a pairing entry that
+        is an agent's spec under another label.
+      ExecutorError: an unknown executor spec, Ray missing, or a Ray address that is malformed or where
+        nothing listens (raised after the checks above; nothing is written then either).
     """
     from cwm import arena_report
 
@@ -230,22 +240,27 @@ def tournament(game: str, agents: Sequence[str], *, matches: int, out_dir: str |
     _check_numbers(matches, settings, move_time_limit)
     jobs = plan_jobs(name, agents, matches=matches, settings=settings, seed=seed, pairings=pairings,
                      move_time_limit=move_time_limit, log_dir=str(out / "llm"))
-    _check_agents(name, dict(pair for job in jobs for pair in zip(job.seats, job.builds)), settings)
-    renamed = aliases_of(agents, aliases, (label for job in jobs for label in job.seats))
+    builds = dict(pair for job in jobs for pair in zip(job.seats, job.builds))
+    _check_agents(name, builds, settings)
     config = {"game": name, "seed": seed, "settings": dataclasses.asdict(settings),
               "move_time_limit": move_time_limit}
+    _check_config(out / "config.json", config)  # the read-only checks, before an executor (a Ray cluster) starts
+    renamed, fingerprints = check_resume(out, agents, aliases, builds)
     ex = make_executor(executor) if isinstance(executor, str) else executor  # an unreachable cluster: nothing written
     path = out / "matches.jsonl"
     try:
-        _check_config(out / "config.json", config)
-        done = relabel(load_results(path), renamed)
+        if not (out / "config.json").exists():
+            atomic_write(out / "config.json", json.dumps(config, indent=2) + "\n")
+        atomic_write(out / AGENTS_FILE, json.dumps(fingerprints, indent=2) + "\n")
+        done = resume(path, renamed)
         todo = [j for j in jobs if j.key not in done]
         _run(ex, todo, path, done, len(jobs), progress)
     finally:
         if isinstance(executor, str):
             ex.close()
     results = [done[j.key] for j in jobs]
-    arena_report.write_reports(out, results, config=config | {"agents": list(agents), "matches": matches})
+    labels = list(dict.fromkeys([*(parse_agent_spec(a).label for a in agents), *builds]))
+    arena_report.write_reports(out, results, config=config | {"agents": labels, "matches": matches})
     return results
 
 
@@ -287,6 +302,3 @@ def _check_config(path: Path, config: dict[str, JSON]) -> None:
     if changed:
         raise ArenaError(f"{path.parent} holds a tournament with other settings ({', '.join(changed)} differ); "
                          f"resume it with the same game, seed and settings, or use another --out")
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")

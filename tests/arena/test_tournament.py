@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -17,7 +16,7 @@ import pytest
 
 import cwm
 from cwm.arena import ArenaError, MatchJob, load_results, plan_jobs, play_match, run_match, tournament
-from planners import AgentSpecError, RandomAgent, Settings
+from planners import RandomAgent, Settings
 from planners.agents import AgentError
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "planners"
@@ -235,90 +234,3 @@ def test_the_python_example_in_the_docs_runs(tmp_path, monkeypatch, capsys):
         exec(compile(block, str(docs), "exec"), {})
     assert (tmp_path / "runs" / "c4" / "matches.jsonl").exists()
 
-
-# ---------------------------------------------------------------------------------------------------
-# Labels: a named agent's results do not depend on where its files are
-
-
-def _move_model(src: Path, place: Path) -> Path:
-    place.mkdir(parents=True)
-    shutil.copy(src, place / "model.py")
-    return place / "model.py"
-
-
-def test_a_named_cwm_agent_resumes_after_its_folder_moves(tmp_path):
-    model = _move_model(DATA / "ttt_model.py", tmp_path / "A")
-    first = tournament("tic_tac_toe", [f"mine=cwm:{model}", "random"], matches=2,
-                       out_dir=tmp_path / "A" / "arena", settings=FAST, executor="inline", progress=False)
-    shutil.move(tmp_path / "A", tmp_path / "elsewhere" / "B")
-    out = tmp_path / "elsewhere" / "B" / "arena"
-    before = (out / "matches.jsonl").read_text()
-    again = tournament("tic_tac_toe", [f"mine=cwm:{out.parent / 'model.py'}", "random"], matches=2,
-                       out_dir=out, settings=FAST, executor="inline", progress=False)
-    assert (out / "matches.jsonl").read_text() == before and len(_lines(out / "matches.jsonl")) == 4
-    assert again == first and {r.seats for r in again} == {("mine", "random"), ("random", "mine")}
-    assert all(r.forfeit_seat is None for r in again)  # the moved model was found and played
-    for name in ("matches.jsonl", "results.md", "results.csv"):
-        assert str(tmp_path) not in (out / name).read_text(), name
-    assert "| mine | random | all | 4 |" in (out / "results.md").read_text()
-
-
-def test_match_keys_and_seeds_follow_the_name_not_the_path(tmp_path):
-    a = _move_model(DATA / "ttt_model.py", tmp_path / "a")
-    b = _move_model(DATA / "ttt_model.py", tmp_path / "b")
-    jobs_a = plan_jobs("tic_tac_toe", [f"mine=cwm:{a}", "random"], matches=2, settings=FAST, seed=3)
-    jobs_b = plan_jobs("tic_tac_toe", [f"mine=cwm:{b}", "random"], matches=2, settings=FAST, seed=3)
-    assert [(j.key, j.seats, j.seed) for j in jobs_a] == [(j.key, j.seats, j.seed) for j in jobs_b]
-    assert {j.builds for j in jobs_b} == {(f"cwm:{b.resolve()}", "random"), ("random", f"cwm:{b.resolve()}")}
-    by_label = plan_jobs("tic_tac_toe", [f"mine=cwm:{a}", "random", "gt-mcts"], matches=1, settings=FAST,
-                         pairings=[("mine", "gt-mcts")])
-    assert {j.key for j in by_label} == {"mine|gt-mcts#0", "gt-mcts|mine#0"}
-
-
-def test_matches_recorded_before_an_agent_had_a_name_are_not_replayed(tmp_path):
-    model = _move_model(DATA / "ttt_model.py", tmp_path / "A")
-    out = tmp_path / "A" / "arena"
-    old = tournament("tic_tac_toe", [f"cwm:{model}", "random"], matches=2, out_dir=out, settings=FAST,
-                     executor="inline", progress=False)  # labelled by its absolute path, as before names
-    before = (out / "matches.jsonl").read_text()
-    named = tournament("tic_tac_toe", [f"mine=cwm:{model}", "random"], matches=2, out_dir=out, settings=FAST,
-                       executor="inline", progress=False)
-    assert (out / "matches.jsonl").read_text() == before
-    assert [(r.seats, r.seed, r.returns) for r in named] == [
-        (tuple("mine" if s == f"cwm:{model}" else s for s in r.seats), r.seed, r.returns) for r in old]
-    shutil.move(tmp_path / "A", tmp_path / "B")  # moved too: the caller names the former label
-    out = tmp_path / "B" / "arena"
-    moved = tournament("tic_tac_toe", [f"mine=cwm:{out.parent / 'model.py'}", "random"], matches=2,
-                       out_dir=out, settings=FAST, executor="inline", progress=False,
-                       aliases={f"cwm:{model}": "mine"})
-    assert (out / "matches.jsonl").read_text() == before and moved == named
-    with pytest.raises(ArenaError, match="no agent of this tournament is labelled 'theirs'"):
-        tournament("tic_tac_toe", [f"mine=cwm:{out.parent / 'model.py'}", "random"], matches=2, out_dir=out,
-                   settings=FAST, executor="inline", progress=False, aliases={"x": "theirs"})
-
-
-@pytest.mark.parametrize("agents,message", [
-    (["a=random", "a=gt-mcts"], "the label 'a' is given twice"),
-    (["random", "random"], "the label 'random' is given twice"),
-    (["my bot=random", "gt-mcts"], "the name 'my bot' is not a letter"),
-    (["/abs/run=cwm:x.py", "random"], "the name '/abs/run' is not a letter"),
-    (["random=gt-mcts", "gt-ismcts"], "the name 'random' is another kind of agent's"),
-    (["mine=", "random"], "the name needs a spec after '='"),
-], ids=["same-name", "same-spec", "space", "path", "another-kind", "empty-spec"])
-def test_duplicate_or_malformed_names_are_refused_before_anything_is_written(tmp_path, agents, message):
-    with pytest.raises(AgentSpecError, match=message):
-        tournament("tic_tac_toe", agents, matches=1, out_dir=tmp_path / "run", settings=FAST,
-                   executor="inline", progress=False)
-    assert not (tmp_path / "run").exists()
-
-
-def test_cli_plays_a_named_agent_under_its_name(tmp_path, capsys):
-    from cwm.cli import main
-
-    out = tmp_path / "run"
-    assert main(["arena", "tic_tac_toe", "--agents", f"mine=cwm:{DATA / 'ttt_model.py'},random",
-                 "--matches", "1", "--sims", "20", "--rollouts", "1", "--out", str(out), "--executor", "inline",
-                 "--no-progress"]) == 0
-    assert "| mine | random | all | 2 |" in capsys.readouterr().out
-    seats = {tuple(r["seats"]) for r in _lines(out / "matches.jsonl")}
-    assert seats == {("mine", "random"), ("random", "mine")}

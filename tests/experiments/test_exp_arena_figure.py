@@ -116,8 +116,10 @@ def test_a_moved_figure_run_resumes_without_replaying(synthesized_run, tmp_path)
     a = tmp_path / "A"
     shutil.copytree(synthesized_run, a)
     path = a / "tic_tac_toe" / "arena" / "matches.jsonl"
+    (a / "tic_tac_toe" / "arena" / "agents.json").unlink()  # as the previous cwm left it
+    named = path.read_text()
     old_label = f"cwm:{(a / 'tic_tac_toe' / 'bundle').resolve()}"
-    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    rows = [json.loads(line) for line in named.splitlines()]
     for r in rows:
         r["seats"] = [old_label if s == "cwm" else s for s in r["seats"]]
         r["key"] = "|".join(r["seats"]) + "#" + r["key"].rpartition("#")[2]
@@ -126,7 +128,8 @@ def test_a_moved_figure_run_resumes_without_replaying(synthesized_run, tmp_path)
     b = tmp_path / "elsewhere" / "B"
     shutil.move(a, b)
     assert script("arena_figure").main([*TINY, "--out", str(b)]) == 0  # config.json still says --out A
-    assert (b / "tic_tac_toe" / "arena" / "matches.jsonl").read_text() == matches
+    assert matches != named  # taken over, not replayed, and saved under `cwm` (as a new run writes it)
+    assert (b / "tic_tac_toe" / "arena" / "matches.jsonl").read_text() == named
     rows = json.loads((b / "record.json").read_text())["results"]["rows"]
     assert [(r["agent"], r["opponent"], r["matches"]) for r in rows] == [
         ("cwm", "random", 6), ("cwm", "gt-mcts", 6)]
