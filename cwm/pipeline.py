@@ -195,23 +195,20 @@ CWM_LABEL = "cwm"  # the CWM agent's name in the arena and the report: the same 
 
 
 def _arena(config: RunConfig, bundle_dir: Path, out: Path, progress: bool) -> list[dict[str, JSON]]:
-    """The run's bundle, labelled ``cwm``, against each opponent; its summary rows.
-
-    Matches recorded before the agent had a name (``cwm:/absolute/path/bundle``, from any place the run
-    directory was in) are its own: every other label in this folder is an opponent's, as the opponents are
-    part of the config a resume must match. So they count, and nothing is replayed.
+    """The run's bundle, labelled ``cwm``, against each opponent; its summary rows. Matches recorded before
+    the agent had a name (``cwm:/absolute/path/bundle``, from any place the run directory was in) are its
+    own (``cwm.arena_plan.own_aliases``), so they count, are saved under ``cwm``, and nothing is replayed.
     """
     from cwm import arena, arena_report
-    from planners.specs import Settings, parse_agent_spec
+    from cwm.arena_plan import own_aliases
+    from planners.specs import Settings
 
-    cwm_agent = f"{CWM_LABEL}=cwm:{bundle_dir.resolve()}"
-    opponents = {parse_agent_spec(o).label for o in config.opponents}
-    recorded = {s for r in arena.load_results(out / "matches.jsonl").values() for s in r.seats}
     settings = Settings(num_simulations=config.simulations, rollouts=config.rollouts)
     results = arena.tournament(
-        config.game, [cwm_agent, *config.opponents], matches=config.matches, out_dir=out, settings=settings,
-        seed=config.seed, executor=config.executor, pairings=[(CWM_LABEL, o) for o in config.opponents],
-        aliases=dict.fromkeys(recorded - opponents - {CWM_LABEL}, CWM_LABEL), progress=progress)
+        config.game, [f"{CWM_LABEL}=cwm:{bundle_dir.resolve()}", *config.opponents], matches=config.matches,
+        out_dir=out, settings=settings, seed=config.seed, executor=config.executor,
+        pairings=[(CWM_LABEL, o) for o in config.opponents],
+        aliases=own_aliases(out, CWM_LABEL, config.opponents), progress=progress)
     return [row for row in arena_report.summarize(results) if row["agent"] == CWM_LABEL]
 
 

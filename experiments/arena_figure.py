@@ -176,18 +176,18 @@ def play(config: common.GameConfig, figure: ArenaFigureConfig, bundle_dir: Path,
          executor: Executor, progress: bool) -> list[dict[str, Any]]:
     """The CWM agent (on a checked bundle, labelled ``cwm``) against each opponent, both seats; its
     pooled-seat summary rows. Matches recorded under its former label (``cwm:/absolute/path``, before it
-    had a name) count as its own: every other label in ``out`` is an opponent's, fixed by the config."""
+    had a name) count as its own (``cwm.arena_plan.own_aliases``)."""
     from cwm import arena, arena_report, games
+    from cwm.arena_plan import own_aliases
     from planners.specs import Settings
 
     spec = games.resolve(config.game)
     opps = opponents(spec.name, figure.direct_llm)
-    recorded = {s for r in arena.load_results(out / "matches.jsonl").values() for s in r.seats}
     results = arena.tournament(
         spec.name, [f"{CWM_LABEL}=cwm:{bundle_dir.resolve()}", *opps], matches=config.matches, out_dir=out,
         settings=Settings(num_simulations=config.sims, rollouts=config.rollouts), seed=figure.seed,
         executor=executor, pairings=[(CWM_LABEL, o) for o in opps], move_time_limit=figure.move_time_limit,
-        aliases=dict.fromkeys(recorded - {CWM_LABEL, *opps}, CWM_LABEL), progress=progress)
+        aliases=own_aliases(out, CWM_LABEL, opps), progress=progress)
     rows = [r for r in arena_report.summarize(results) if r["agent"] == CWM_LABEL and r["seat"] == "all"]
     order = {o: i for i, o in enumerate(opps)}
     rows.sort(key=lambda r: order[r["opponent"]])
