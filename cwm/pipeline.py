@@ -9,13 +9,16 @@ Run directory::
     config.json          the run's settings (once a run has started, other settings are refused)
     synthesis/           the synthesis run (prompts, replies, programs, check reports, result.json, plot)
     bundle/              the exported bundle of the best program
-    arena/               matches.jsonl and the arena summaries (JSON, CSV, markdown, plot)
+    arena/               matches.jsonl, agents.json and the arena summaries (JSON, CSV, markdown, plot)
     report.md, report.json, record.json (config, LLM and its settings, prompt hashes, seed, git commit, results)
 
-Nothing in the directory names where it is: the CWM agent plays as ``cwm`` (``cwm=cwm:ABSOLUTE/bundle``
-for the workers), the report names the bundle relative to the run, and a recording shipped with cwm is
-recorded by its place in the package. So a run directory moved or copied elsewhere (another machine
-too) resumes under the same command with the new ``--out``, replaying no match and repeating no call.
+Nothing a resume compares or keys matches by holds a machine path: the CWM agent plays as ``cwm``
+(``cwm=cwm:ABSOLUTE/bundle`` for the workers; ``arena/agents.json`` holds the bundle's manifest hash, not
+its place), and ``config.json`` names a recording shipped with cwm by its place in the package. So a run
+directory moved or copied elsewhere (another machine too) resumes under the same command with the new
+``--out``, replaying no match and repeating no call. Records that are not compared do hold paths:
+``llm`` in ``report.json``/``record.json`` (a recording's full path), ``run_dir`` in
+``bundle/manifest.json`` and ``synthesis/result.json``; a ``--rules`` file is compared as typed.
 """
 
 from __future__ import annotations
