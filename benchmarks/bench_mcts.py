@@ -35,8 +35,8 @@ from open_spiel.python.algorithms import mcts as os_mcts
 from cwm import games, model
 from cwm.adapter import as_openspiel_game
 from cwm.arena import play_match
-from cwm.sandbox import call_budget
 from planners import ISMCTS, MCTS, MCTSAgent, RandomAgent
+from planners.budget import call_budget
 
 MODEL = Path(__file__).resolve().parent.parent / "tests" / "data" / "planners" / "ttt_model.py"
 

@@ -17,7 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from cwm import checks, model, trajectories
-from cwm.sandbox import Limits, Sandbox, call_budget
+from cwm.sandbox import Limits, Sandbox
+from planners.budget import call_budget
 
 SOURCE = (Path(__file__).resolve().parents[1] / "tests/data/reference/tic_tac_toe_model.py").read_text()
 
@@ -54,7 +55,7 @@ def bench_cpu(sb: Sandbox, repeats: int) -> None:
     start = cpu_seconds(sb)
     for i in range(n):
         sb.check_world_model(SOURCE + f"\n# candidate {i}\n", trajs)
-    sb.run("cwm._sandbox_jobs:call", SOURCE, {"function": "get_initial_state"})  # the zygote reaps the last
+    sb.run("cwm.sandbox.jobs:call", SOURCE, {"function": "get_initial_state"})  # the zygote reaps the last
     sandboxed = (cpu_seconds(sb) - start) / (n + 1)
     print(f"CPU per 5-trajectory check of a new source: in-process {in_process * 1e3:.2f} ms, sandbox "
           f"[{sb.mode}] {sandboxed * 1e3:.2f} ms (parent + zygote + child; {sandboxed / in_process:.2f}x)")
@@ -91,7 +92,7 @@ def bench_five(sb: Sandbox, repeats: int) -> None:
 
 
 def bench_restart(sb: Sandbox, repeats: int) -> None:
-    job = lambda: sb.run("cwm._sandbox_jobs:call", SOURCE, {"function": "get_initial_state"})  # noqa: E731
+    job = lambda: sb.run("cwm.sandbox.jobs:call", SOURCE, {"function": "get_initial_state"})  # noqa: E731
     job()
     t_job, _ = timed(job, repeats)
 

@@ -18,7 +18,7 @@ from cwm.model import (
     load_source,
 )
 from cwm.oracle import oracle_model
-from cwm.sandbox import JobResult, Limits, Sandbox, call_budget, static_gate
+from cwm.sandbox import JobResult, Limits, Sandbox, static_gate
 from cwm.trajectories import closed_view, collect, load, record, save
 from cwm.types import (
     CHANCE,
@@ -63,7 +63,6 @@ __all__ = [
     "UnknownGameError",
     "WorldModel",
     "api_block",
-    "call_budget",
     "check_model",
     "closed_view",
     "collect",

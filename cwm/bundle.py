@@ -28,8 +28,8 @@ import pyspiel
 
 from cwm import checks, games, trajectories
 from cwm.model import CONTRACT_VERSION, INFERENCE_API, VALUE_API, ActionCodec, WorldModel, load_source
-from cwm.sandbox import call_budget
 from cwm.types import JSON, CheckReport, CwmError, Trajectory
+from planners.budget import call_budget
 
 BUNDLE_FORMAT = 1
 _OPTIONAL = {"inference.py": INFERENCE_API, "value.py": VALUE_API}

@@ -113,7 +113,7 @@ def load_source(
     module = types.ModuleType(name)
     module.__dict__["__source__"] = source
     if gate:  # the same restricted builtins and guarded __import__ as in a sandbox child
-        from cwm._sandbox_layers import restricted_builtins
+        from cwm.sandbox.layers import restricted_builtins
 
         module.__dict__["__builtins__"] = restricted_builtins()
     # Class decorators such as @dataclass look the module up in sys.modules while the class is built;

@@ -31,9 +31,9 @@ import numpy as np
 
 from cwm import games
 from cwm.model import ActionCodec, WorldModel, load_source
-from cwm.sandbox import call_budget
 from cwm.types import CwmError
 from planners.agents import Agent, ISMCTSAgent, MCTSAgent, RandomAgent
+from planners.budget import call_budget
 from planners.cwm_agent import CWMAgent, inference_sampler
 from planners.ismcts import Sampler
 from planners.mcts import ValueFn

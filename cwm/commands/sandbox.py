@@ -37,7 +37,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_info(args: argparse.Namespace) -> int:
-    from cwm._sandbox_layers import layers_available
+    from cwm.sandbox.layers import layers_available
 
     facts = {"bwrap": bwrap_available(), **layers_available()}
     for name, ok in facts.items():

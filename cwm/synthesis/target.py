@@ -16,9 +16,10 @@ import prompts
 from cwm import model as cwm_model
 from cwm.checks import run_checks
 from cwm.model import ContractFunction
-from cwm.sandbox import ALLOWED_IMPORTS, call_budget
+from cwm.sandbox import ALLOWED_IMPORTS
 from cwm.synthesis import render
 from cwm.types import CheckReport, ModelLoadError, Trajectory, error_report
+from planners.budget import call_budget
 
 Checker = Callable[[str], CheckReport]
 
@@ -95,7 +96,7 @@ def world_model_checker(train: Sequence[Trajectory], *, sandbox: Any = None, lim
       train: open-deck trajectories to check against.
       sandbox: a ``cwm.sandbox.Sandbox``; each candidate is checked in a forked, limited child. Without
         one, candidates are loaded in this process behind the static gate and a 2 s per-call time budget
-        (``cwm.sandbox.call_budget``): only for trusted or test code.
+        (``planners.budget.call_budget``): only for trusted or test code.
       limits: ``cwm.sandbox.Limits`` for each check (default: the sandbox's own).
     """
     trajs = list(train)

@@ -196,7 +196,7 @@ class _SlowModel:
 
 def _budgeted(data_dir, delay: float, hang_at: int, budget: float):  # noqa: ANN001, ANN202
     from cwm import games, model
-    from cwm.sandbox import call_budget
+    from planners.budget import call_budget
 
     module = model.load_source((data_dir / "ttt_model.py").read_text(), name="ttt")
     return model.WorldModel(_SlowModel(module, delay, hang_at), guard=call_budget(budget), name="slow",

@@ -9,8 +9,9 @@ import time
 import pytest
 
 from cwm import model
-from cwm.sandbox import call_budget, static_gate
+from cwm.sandbox import static_gate
 from cwm.types import ModelContractError, ModelLoadError
+from planners.budget import call_budget
 
 ALLOWED = {
     "self-private": "class A:\n    def __init__(self):\n        self._x = 1\n    def f(self):\n        return self._x\n",
@@ -267,7 +268,7 @@ class _InterruptOnce:
 
 
 def test_an_interrupt_in_the_guards_cleanup_leaves_the_guard_armed(monkeypatch) -> None:
-    from cwm import _sandbox_budget
+    from planners import budget as _sandbox_budget
 
     guard = call_budget(0.1)
     assert guard(lambda: 1) == 1
@@ -293,7 +294,7 @@ def test_an_interrupt_in_the_guards_cleanup_leaves_the_guard_armed(monkeypatch) 
 
 
 def test_a_watchdog_whose_start_was_interrupted_starts_on_the_next_call(monkeypatch) -> None:
-    from cwm import _sandbox_budget
+    from planners import budget as _sandbox_budget
 
     dog = _sandbox_budget._Watchdog()
     monkeypatch.setattr(_sandbox_budget, "_WATCHDOG", dog)

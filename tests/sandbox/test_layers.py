@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 import pytest
 
-from cwm import _sandbox_layers as layers
+from cwm.sandbox import layers as layers
 
 
 def in_child(body: Callable[[], object]) -> object:
@@ -214,7 +214,7 @@ def test_tampering_with_the_layers_is_detected() -> None:
     original = layers._READ_PREFIXES
     try:
         layers._READ_PREFIXES = ("/",)
-        assert layers.tampering(before) == "tampering: the model changed cwm._sandbox_layers._READ_PREFIXES"
+        assert layers.tampering(before) == "tampering: the model changed cwm.sandbox.layers._READ_PREFIXES"
     finally:
         layers._READ_PREFIXES = original
 

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-import cwm.sandbox as sandbox_module
+import cwm.sandbox.box as sandbox_module
 from cwm import checks, model, trajectories
 from cwm.sandbox import CALL_JOB, CHECK_JOB, RANDOM_PLAY_JOB, JobResult, Limits, Sandbox, SandboxError
 from cwm.types import CheckReport
@@ -261,7 +261,7 @@ def test_a_forked_copy_uses_its_own_zygote(sandbox: Sandbox) -> None:
 
 
 def test_unknown_job_is_an_error_not_a_hang(sandbox: Sandbox) -> None:
-    result = sandbox.run("cwm._sandbox_jobs:no_such_job", REFERENCE_TTT, {})
+    result = sandbox.run("cwm.sandbox.jobs:no_such_job", REFERENCE_TTT, {})
     assert result.kind == "error" and "no_such_job" in result.error
 
 
@@ -299,11 +299,11 @@ def test_zygote_killed_mid_job_gives_a_crash_and_takes_the_child_with_it(isolati
 
 def test_jobs_also_run_in_process() -> None:
     """The trusted jobs are plain functions: outside a sandbox child their guard is a direct call."""
-    from cwm import _sandbox_jobs
+    from cwm.sandbox import jobs
 
     module = model.load_source(REFERENCE_TTT)
     trajs = [trajectories.record("tic_tac_toe", seed=0)]
-    assert _sandbox_jobs.check_world_model(module, {"trajectories": trajs})["error"] == ""
+    assert jobs.check_world_model(module, {"trajectories": trajs})["error"] == ""
     assert CHECK_JOB.endswith(":check_world_model")
 
 

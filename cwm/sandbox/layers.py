@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from cwm._sandbox_gate import ALLOWED_IMPORTS, ALLOWED_SUBMODULES, FORBIDDEN_NAMES
+from cwm.sandbox.gate import ALLOWED_IMPORTS, ALLOWED_SUBMODULES, FORBIDDEN_NAMES
 
 try:
     import pyseccomp
@@ -314,8 +314,8 @@ def exec_module(code: types.CodeType, name: str, source: str) -> types.ModuleTyp
 # What the harness relies on to judge the candidate. (Not all of numpy: comparing its ~600 attributes
 # costs ~1 ms per job in copy-on-write faults, and the harness uses numpy only for seeded generators.)
 _WATCHED_MODULES = ("builtins", "json", "json.encoder", "json.decoder", "copy", "math", "random",
-                    "cwm.checks", "cwm.model", "cwm.contract", "cwm.codec", "cwm.types", "cwm._sandbox_jobs", "cwm._sandbox_child",
-                    "cwm._sandbox_layers", "cwm._sandbox_gate", "posixpath", "os")
+                    "cwm.checks", "cwm.model", "cwm.contract", "cwm.codec", "cwm.types", "cwm.sandbox.jobs", "cwm.sandbox.child",
+                    "cwm.sandbox.layers", "cwm.sandbox.gate", "posixpath", "os")
 
 
 def snapshot() -> dict[str, Any]:

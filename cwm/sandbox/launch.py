@@ -36,7 +36,8 @@ def scrubbed_env(extra: dict[str, str] | None = None) -> dict[str, str]:
 
 
 def _repo_root() -> str:
-    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    """The directory that holds the ``cwm`` package (a checkout or site-packages)."""
+    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 _BWRAP_OK: bool | None = None
@@ -68,7 +69,7 @@ def bwrap_command(env: dict[str, str]) -> list[str]:
         elif os.path.isdir(top):
             args += ["--ro-bind", top, top]
     binds = ["/usr", "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", sys.base_prefix, sys.prefix,
-             sys.exec_prefix, *[p for p in sys.path if "-packages" in p], os.path.join(_repo_root(), "cwm")]
+             sys.exec_prefix, *[p for p in sys.path if "-packages" in p], *[os.path.join(_repo_root(), pkg) for pkg in ("cwm", "planners", "prompts", "game_rules")]]
     seen: set[str] = set()
     for path in binds:
         path = os.path.abspath(path)
@@ -83,7 +84,7 @@ class Zygote:
 
     def __init__(self, use_bwrap: bool):
         env = scrubbed_env()
-        cmd = [sys.executable, "-m", "cwm._sandbox_zygote"]
+        cmd = [sys.executable, "-m", "cwm.sandbox.zygote"]
         if use_bwrap:
             cmd = bwrap_command(env) + cmd
         self.mode = "bwrap" if use_bwrap else "process"

@@ -1,7 +1,7 @@
 """The sandbox's zygote: a process with numpy, pyspiel and the check harness imported and warmed once, which
-forks one hardened child (``cwm._sandbox_child``) per job.
+forks one hardened child (``cwm.sandbox.child``) per job.
 
-Run as ``python -m cwm._sandbox_zygote`` by ``cwm.sandbox.Sandbox`` (inside bubblewrap when available). It
+Run as ``python -m cwm.sandbox.zygote`` by ``cwm.sandbox.Sandbox`` (inside bubblewrap when available). It
 reads jobs from stdin, enforces each child's wall-clock deadline, kills the child's process group, turns
 how the child ended into a verdict, and answers on stdout.
 """
@@ -25,11 +25,11 @@ from typing import Any
 import numpy as np
 import pyspiel  # noqa: F401  (imported once here so that every child starts with it)
 
-import cwm._sandbox_jobs  # noqa: F401
 import cwm.checks  # noqa: F401
-from cwm import _sandbox_layers as layers
-from cwm._sandbox_child import KEPT_RUNNING_EXIT, KINDS, RESULT_CAP_BYTES, child_main, read_frame, write_frame
-from cwm._sandbox_gate import static_gate
+import cwm.sandbox.jobs  # noqa: F401
+from cwm.sandbox import layers as layers
+from cwm.sandbox.child import KEPT_RUNNING_EXIT, KINDS, RESULT_CAP_BYTES, child_main, read_frame, write_frame
+from cwm.sandbox.gate import static_gate
 from cwm.types import JSON
 
 _PAYLOAD_CACHE_SIZE = 4
@@ -272,9 +272,10 @@ def warm_up() -> None:
     of each building them again (on copy-on-write pages). Only an optimisation: a failure is ignored."""
     import types
 
-    from cwm import _sandbox_jobs, trajectories
+    from cwm import trajectories
     from cwm.model import WORLD_MODEL_API
     from cwm.oracle import OracleFunctions
+    from cwm.sandbox import jobs as _sandbox_jobs
 
     try:
         static_gate("import math\n\ndef f(state):\n    return [math.sqrt(x) for x in state['board']]\n")

@@ -1,6 +1,6 @@
 """The hardened child the sandbox's zygote forks for every job, and the frames the processes exchange.
 
-The child drops privileges layer by layer (``cwm._sandbox_layers``), loads the candidate with restricted
+The child drops privileges layer by layer (``cwm.sandbox.layers``), loads the candidate with restricted
 builtins, runs the trusted job function with every model call under the per-call budget (``call_guard``),
 and writes one message to its pipe: the job's secret, an 8-byte length, then JSON.
 
@@ -21,8 +21,8 @@ import signal
 import traceback
 from typing import Any
 
-from cwm import _sandbox_layers as layers
-from cwm._sandbox_gate import static_gate
+from cwm.sandbox import layers as layers
+from cwm.sandbox.gate import static_gate
 from cwm.types import JSON, ModelLoadError
 
 RESULT_CAP_BYTES = 64 << 20

@@ -1,9 +1,8 @@
-"""Running untrusted (LLM-written) code: the static gate, a zygote-backed process sandbox, per-call budgets.
+"""The host side of the sandbox: ``Sandbox`` runs trusted jobs on untrusted source in hardened children.
 
 ``Sandbox`` starts one zygote process (inside bubblewrap when it works here) that has numpy, pyspiel and the
-check harness imported, and forks one hardened child per job; see ``cwm._sandbox_child`` for the child's
-layers and docs/security.md for what this promises and what it does not. Accepted models run in-process
-under ``call_budget``.
+check harness imported, and forks one hardened child per job; see ``cwm.sandbox.child`` for the child's
+layers and docs/security.md for what this promises and what it does not.
 """
 
 from __future__ import annotations
@@ -21,18 +20,17 @@ import time
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from cwm._sandbox_budget import call_budget
-from cwm._sandbox_gate import ALLOWED_IMPORTS, FORBIDDEN_NAMES, static_gate
-from cwm._sandbox_launch import SandboxError, Zygote, bwrap_available, scrubbed_env
-from cwm._sandbox_layers import warn_once_without_seccomp
+from cwm.sandbox.gate import ALLOWED_IMPORTS, FORBIDDEN_NAMES, static_gate
+from cwm.sandbox.launch import SandboxError, Zygote, bwrap_available, scrubbed_env
+from cwm.sandbox.layers import warn_once_without_seccomp
 from cwm.types import JSON, CheckReport, Trajectory, UsageError, error_report
 
 log = logging.getLogger(__name__)
 
 Isolation = Literal["auto", "bwrap", "process"]
-CHECK_JOB = "cwm._sandbox_jobs:check_world_model"
-CALL_JOB = "cwm._sandbox_jobs:call"
-RANDOM_PLAY_JOB = "cwm._sandbox_jobs:random_play"
+CHECK_JOB = "cwm.sandbox.jobs:check_world_model"
+CALL_JOB = "cwm.sandbox.jobs:call"
+RANDOM_PLAY_JOB = "cwm.sandbox.jobs:random_play"
 _REPLY_MARGIN_S = 10.0
 
 
@@ -268,4 +266,4 @@ class Sandbox:
 
 
 __all__ = ["ALLOWED_IMPORTS", "FORBIDDEN_NAMES", "CALL_JOB", "CHECK_JOB", "RANDOM_PLAY_JOB", "JobResult", "Limits", "Sandbox",
-           "SandboxError", "bwrap_available", "call_budget", "scrubbed_env", "static_gate"]
+           "SandboxError", "bwrap_available", "scrubbed_env", "static_gate"]

@@ -1,0 +1,23 @@
+"""Running untrusted (LLM-written) code: the static gate, hardened worker processes, limits and verdicts.
+
+Modules: ``gate`` (the static gate), ``layers`` (each hardening layer on its own), ``launch`` (the zygote's
+environment and bubblewrap command line), ``zygote`` (the pre-loaded process that forks one child per job),
+``child`` (the hardened child), ``jobs`` (the trusted functions a child runs) and ``box`` (``Sandbox``, the
+host side). docs/security.md says what runs where and what is promised.
+"""
+
+from cwm.sandbox.box import (
+    CALL_JOB,
+    CHECK_JOB,
+    RANDOM_PLAY_JOB,
+    JobResult,
+    Limits,
+    Sandbox,
+    SandboxError,
+    bwrap_available,
+    scrubbed_env,
+)
+from cwm.sandbox.gate import ALLOWED_IMPORTS, FORBIDDEN_NAMES, static_gate
+
+__all__ = ["ALLOWED_IMPORTS", "FORBIDDEN_NAMES", "CALL_JOB", "CHECK_JOB", "RANDOM_PLAY_JOB", "JobResult", "Limits",
+           "Sandbox", "SandboxError", "bwrap_available", "scrubbed_env", "static_gate"]
