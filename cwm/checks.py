@@ -3,21 +3,36 @@ a model in pytest.
 
 Open deck: every recorded step is replayed in the model from its initial state, checking the current
 player, legal actions, chance outcomes, every player's observation, the transition itself (no exception,
-a new JSON-serialisable state, input not mutated) and the rewards; the terminal state must be terminal.
-Closed deck (and any model): random play from the model's initial state must reach a terminal state
-without breaking the contract.
+a new state) and the rewards; the terminal state must be terminal. Closed deck (and any model): random
+play from the model's initial state must reach a terminal state without breaking the contract.
+
+Every value the model returns goes through the contract's value rules (``cwm.values``), the same functions
+``cwm.model.ModelState`` applies in play, and states are handed to the model read-only, so a function
+that modifies its input fails here exactly as it would in play. A failure is either a **breach** (the
+model broke a rule ``ModelState`` enforces: an exception, a wrong type, an invalid value, a mutation) or
+a mismatch (a valid answer that differs from the ground truth); ``CheckReport.breaches`` counts the first.
 """
 
 from __future__ import annotations
 
-import json
-import traceback as tb
+import functools
+import marshal
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from cwm.model import MODEL_ERRORS, WORLD_MODEL_API, Guard, ModelState, WorldModel, direct_guard
+from cwm import values
+from cwm.model import (
+    MODEL_ERRORS,
+    WORLD_MODEL_API,
+    Guard,
+    ModelState,
+    WorldModel,
+    describe_error,
+    direct_guard,
+    model_traceback,
+)
 from cwm.types import (
     CHANCE,
     JSON,
@@ -30,33 +45,56 @@ from cwm.types import (
 )
 
 _UNSET = object()
+_STR = frozenset({str})
+
+
+# The order of a report's types: the order a replay meets them (kept stable: reports are shown to LLMs).
+_REPORT_ORDER = ("current_player", "observations", "legal_actions", "chance_outcomes", "transition", "rewards",
+                 "termination", "random_play")
 
 
 class _Run:
-    """Accumulates check outcomes for one report."""
+    """Accumulates check outcomes for one report: counts per type, breaches, and the failures kept."""
 
     def __init__(self, max_failures_per_type: int):
         self.stats: dict[str, list[int]] = {}
         self.failures: list[CheckFailure] = []
         self.shown: dict[str, int] = {}
         self.limit = max_failures_per_type
+        self.breaches = 0
 
-    def record(self, ok: bool, failure: Callable[[], CheckFailure], test_type: str) -> bool:
-        s = self.stats.setdefault(test_type, [0, 0])
+    def ok(self, test_type: str) -> bool:
+        s = self.stats.get(test_type)
+        if s is None:
+            s = self.stats[test_type] = [0, 0]
+        s[0] += 1
         s[1] += 1
-        if ok:
-            s[0] += 1
-        elif self.shown.get(test_type, 0) < self.limit:
+        return True
+
+    def fail(self, failure: Callable[[], CheckFailure], test_type: str, *, breach: bool, count: int = 1) -> bool:
+        s = self.stats.setdefault(test_type, [0, 0])
+        s[1] += count
+        self.breaches += count if breach else 0
+        if self.shown.get(test_type, 0) < self.limit:
             self.shown[test_type] = self.shown.get(test_type, 0) + 1
             self.failures.append(failure())
-        return ok
+        return False
+
+    def tally(self, test_types: Sequence[str], count: int) -> None:
+        """Counts ``count`` passed checks of each type at once (the replay's fast path)."""
+        for test_type in test_types:
+            s = self.stats.setdefault(test_type, [0, 0])
+            s[0] += count
+            s[1] += count
 
     def report(self, transitions_passed: int, transitions_total: int) -> CheckReport:
+        order = {t: i for i, t in enumerate(_REPORT_ORDER)}
         return CheckReport(
-            by_type={k: TypeStats(p, t) for k, (p, t) in self.stats.items()},
+            by_type={k: TypeStats(*self.stats[k]) for k in sorted(self.stats, key=lambda t: order.get(t, 99))},
             transitions_passed=transitions_passed,
             transitions_total=transitions_total,
             failures=tuple(self.failures),
+            breaches=self.breaches,
         )
 
 
@@ -67,8 +105,9 @@ def _functions(model: Any) -> tuple[dict[str, Callable[..., Any]], Guard]:
 
 
 def normalise(value: Any) -> JSON:
-    """The JSON form of a value (tuples become lists); raises ``TypeError`` when it is not JSON-able."""
-    return json.loads(json.dumps(value, allow_nan=False))
+    """The canonical JSON form of a value (``cwm.values.canonical``); raises ``ValueError`` when it is not
+    JSON."""
+    return values.canonical(value)
 
 
 def diff(expected: JSON, got: JSON, *, path: str = "", limit: int = 6) -> list[str]:
@@ -79,14 +118,14 @@ def diff(expected: JSON, got: JSON, *, path: str = "", limit: int = 6) -> list[s
 
 
 def _diff(expected: JSON, got: JSON, path: str, out: list[str], limit: int) -> None:
-    if len(out) >= limit or expected == got:
+    if len(out) >= limit or values.same(got, expected):
         return
     if isinstance(expected, dict) and isinstance(got, dict):
         for key in expected.keys() - got.keys():
             out.append(f"{path}: missing key {key!r}")
         for key in got.keys() - expected.keys():
             out.append(f"{path}: unexpected key {key!r}")
-        for key in expected.keys() & got.keys():
+        for key in sorted(expected.keys() & got.keys(), key=str):
             _diff(expected[key], got[key], f"{path}[{key!r}]", out, limit)
     elif isinstance(expected, list) and isinstance(got, list) and len(expected) == len(got):
         for i, (e, g) in enumerate(zip(expected, got)):
@@ -99,7 +138,7 @@ def _diff(expected: JSON, got: JSON, path: str, out: list[str], limit: int) -> N
                 out.append(f"{path} line {i + 1}: expected {e!r}, got {g!r}")
                 break
     else:
-        out.append(f"{path}: expected {expected!r:.200}, got {got!r:.200}")
+        out.append(f"{path}: expected {values.describe(expected, 200)}, got {values.describe(got, 200)}")
     del out[limit:]
 
 
@@ -111,8 +150,6 @@ def _set_diff(expected: Sequence[str], got: Sequence[str]) -> str:
         parts.append(f"missing {missing[:10]}")
     if extra:
         parts.append(f"not legal but returned {extra[:10]}")
-    if not parts and len(expected) != len(got):
-        parts.append(f"duplicates: expected {len(expected)} actions, got {len(got)}")
     return "; ".join(parts)
 
 
@@ -122,7 +159,8 @@ def run_checks(model: Any, trajectories: Sequence[Trajectory], *, max_failures_p
     Args:
       model: a ``WorldModel`` or any object/module with the contract functions.
       trajectories: open-deck trajectories of the ground truth.
-      max_failures_per_type: failures kept in the report per test type (all are counted).
+      max_failures_per_type: failures kept in the report per test type (all are counted, and every rate
+        and ``all_passed`` come from the counts).
 
     Returns:
       A ``CheckReport``; a model that raises is scored as failing, never crashes the caller.
@@ -131,134 +169,259 @@ def run_checks(model: Any, trajectories: Sequence[Trajectory], *, max_failures_p
     run = _Run(max_failures_per_type)
     passed = total = 0
     for ti, traj in enumerate(trajectories):
-        p, t = _check_trajectory(fns, guard, ti, traj, run)
+        p, t = _Replay(fns, guard, ti, traj, run).run()
         passed += p
         total += t
     return run.report(passed, total)
 
 
-def _call(guard: Guard, fns: dict[str, Callable[..., Any]], name: str, *args: Any) -> tuple[Any, str]:
-    try:
-        return guard(fns[name], *args), ""
-    except MODEL_ERRORS:  # a model bug (exit() and KeyboardInterrupt included) becomes a failing check
-        return _UNSET, tb.format_exc(limit=-6)
+_FAST_NUMBERS = frozenset({int, float})
+_FAST_TYPES = ("current_player", "observations", "legal_actions", "transition", "rewards")
 
 
-def _check_trajectory(fns: dict, guard: Guard, ti: int, traj: Trajectory, run: _Run) -> tuple[int, int]:
-    state, err = _call(guard, fns, "get_initial_state")
-    history: list[str] = []
+class _Replay:
+    """Replays one trajectory in the model, recording each check in ``run``.
 
-    def fail(kind: str, step: int, call: str, expected: JSON, got: JSON, d: str, trace: str = "") -> CheckFailure:
-        return CheckFailure(kind, ti, step, call, expected, got, d, trace, tuple(history))
+    Each step first tries a fast path for the common case (exact types, the right answer) and falls
+    back to the full check, which applies the value rule and words the failure, whenever it is unsure.
+    """
 
-    if state is _UNSET:
-        run.record(False, lambda: fail("transition", 0, "get_initial_state()", None, None, "raised", err), "transition")
-        return 0, len(traj.steps)
-    passed = 0
-    n = len(traj.steps)
-    for si, step in enumerate(traj.steps):
-        ok = _check_state(fns, guard, state, step.player, step.observations, si, run, fail)
-        ok &= _check_legal(fns, guard, state, list(step.legal_action_strings), si, run, fail)
-        if step.player == CHANCE:
-            ok &= _check_chance(fns, guard, state, step, si, run, fail)
-        nxt, ok_t = _check_transition(fns, guard, state, step.action_string, si, run, fail)
-        if not ok_t:
-            remaining = n - si - 1
-            if remaining:
-                run.stats["transition"][1] += remaining
-                run.failures.append(fail("transition", si + 1, "(not reached)", None, None,
-                                         f"trajectory stopped at step {si}; {remaining} later steps count as failed"))
-            return passed, n
-        history.append(step.action_string)
-        rewards, err = _call(guard, fns, "get_rewards", nxt)
-        ok &= _compare(run, "rewards", si, "get_rewards(next_state)", list(step.rewards), rewards, err, fail,
-                       numeric=True)
-        if si == n - 1:
-            ok &= _check_terminal(fns, guard, nxt, traj, n, run, fail)
-        passed += bool(ok)
-        state = nxt
-    return passed, n
+    def __init__(self, fns: dict[str, Callable[..., Any]], guard: Guard, ti: int, traj: Trajectory, run: _Run):
+        self.fns, self.guard, self.ti, self.traj, self.run_ = fns, guard, ti, traj, run
+        self.n = traj.num_players
+        self.history: list[str] = []
+        self.si = 0
+        # the functions with the guard applied (the fast path calls these; the full checks go through call())
+        self.bound = fns if guard is direct_guard else {k: functools.partial(guard, f) for k, f in fns.items()}
 
-
-def _compare(run: _Run, kind: str, si: int, call: str, expected: JSON, got: Any, err: str, fail: Callable,
-             *, numeric: bool = False) -> bool:
-    if got is _UNSET:
-        return run.record(False, lambda: fail(kind, si, call, expected, None, "raised an exception", err), kind)
-    try:
-        norm = normalise(got)
-    except (TypeError, ValueError) as e:
-        why = f"not JSON-serialisable: {e}"
-        return run.record(False, lambda: fail(kind, si, call, expected, repr(got)[:300], why), kind)
-    if numeric:
-        ok = isinstance(norm, list) and len(norm) == len(expected) and all(
-            isinstance(g, (int, float)) and not isinstance(g, bool) and abs(g - e) <= 1e-9
-            for g, e in zip(norm, expected))
-    else:
-        ok = norm == expected
-    return run.record(ok, lambda: fail(kind, si, call, expected, norm, "\n".join(diff(expected, norm))), kind)
-
-
-def _check_state(fns: dict, guard: Guard, state: Any, player: int, observations: Sequence[JSON], si: int,
-                 run: _Run, fail: Callable) -> bool:
-    got, err = _call(guard, fns, "get_current_player", state)
-    ok = _compare(run, "current_player", si, "get_current_player(state)", player, got, err, fail)
-    got, err = _call(guard, fns, "get_observations", state)
-    return ok & _compare(run, "observations", si, "get_observations(state)", list(observations), got, err, fail)
-
-
-def _check_legal(fns: dict, guard: Guard, state: Any, expected: list[str], si: int, run: _Run,
-                 fail: Callable) -> bool:
-    got, err = _call(guard, fns, "get_legal_actions", state)
-    call = "get_legal_actions(state)"
-    if got is _UNSET or not isinstance(got, list):
-        return _compare(run, "legal_actions", si, call, expected, got, err or "not a list", fail)
-    ok = sorted(map(str, got)) == sorted(expected) and all(isinstance(a, str) for a in got)
-    return run.record(ok, lambda: fail("legal_actions", si, call, expected, got, _set_diff(expected, got)),
-                      "legal_actions")
-
-
-def _check_chance(fns: dict, guard: Guard, state: Any, step: Any, si: int, run: _Run, fail: Callable) -> bool:
-    expected = {c.action_string: c.probability for c in step.chance_outcomes}
-    got, err = _call(guard, fns, "get_chance_outcomes", state)
-    call = "get_chance_outcomes(state)"
-    try:
-        got_map = {str(a): float(p) for a, p in got}
-        ok = got_map.keys() == expected.keys() and all(abs(got_map[a] - p) <= 1e-9 for a, p in expected.items())
-        d = _set_diff(list(expected), list(got_map)) or "\n".join(
-            f"P({a!r}): expected {p}, got {got_map[a]}" for a, p in expected.items() if abs(got_map[a] - p) > 1e-9)
-        shown: JSON = [[a, p] for a, p in got_map.items()]
-    except Exception as e:  # anything that is not (action, probability) pairs is a failed check
-        ok, d, shown = False, f"not a list of (action, probability) pairs: {type(e).__name__}: {e}", repr(got)[:300]
-    exp_pairs = [[a, p] for a, p in expected.items()]
-    return run.record(ok, lambda: fail("chance_outcomes", si, call, exp_pairs, shown, d, err), "chance_outcomes")
-
-
-def _check_transition(fns: dict, guard: Guard, state: Any, action: str, si: int, run: _Run,
-                      fail: Callable) -> tuple[Any, bool]:
-    call = f"apply_action(state, {action!r})"
-    before = json.dumps(state, sort_keys=True, default=repr)
-    nxt, err = _call(guard, fns, "apply_action", state, action)
-    problem = ""
-    if nxt is _UNSET:
-        problem = "raised an exception"
-    elif nxt is state:
-        problem = "returned the input state object; apply_action must return a new state"
-    elif json.dumps(state, sort_keys=True, default=repr) != before:
-        problem = "mutated its input state (the contract forbids it)"
-    else:
+    # -- calls and failures -------------------------------------------------------------------------
+    def call(self, name: str, *args: Any) -> tuple[Any, str, bool]:
+        """``(value, traceback, mutated)``: the model's answer, or ``_UNSET`` and what it raised."""
         try:
-            normalise(nxt)
-        except (TypeError, ValueError) as e:
-            problem = f"returned a state that is not JSON-serialisable: {e}"
-    ok = run.record(not problem, lambda: fail("transition", si, call, None, None, problem, err), "transition")
-    return nxt, ok
+            return self.guard(self.fns[name], *args), "", False
+        except values.StateMutationError as e:
+            return _UNSET, f"{name} tried to modify its input state, which the contract forbids ({e})", True
+        except MODEL_ERRORS as e:  # a model bug (exit() and KeyboardInterrupt included) becomes a failing check
+            return _UNSET, model_traceback(e), False
 
+    def fail(self, kind: str, call: str, expected: JSON, got: JSON, why: str, *, breach: bool,
+             trace: str = "", count: int = 1, step: int | None = None) -> bool:
+        si, history = self.si if step is None else step, tuple(self.history)
+        return self.run_.fail(lambda: CheckFailure(kind, self.ti, si, call, expected, got, why, trace, history, breach),
+                              kind, breach=breach, count=count)
 
-def _check_terminal(fns: dict, guard: Guard, state: Any, traj: Trajectory, si: int, run: _Run,
-                    fail: Callable) -> bool:
-    ok = _check_state(fns, guard, state, TERMINAL, traj.final_observations, si, run, fail)
-    got, err = _call(guard, fns, "get_legal_actions", state)
-    return ok & _compare(run, "termination", si, "get_legal_actions(terminal_state)", [], got, err, fail)
+    def raised(self, kind: str, call: str, expected: JSON, trace: str, mutated: bool, *, breach: bool = True) -> bool:
+        why = "tried to modify its input state (the contract forbids it)" if mutated else "raised an exception"
+        return self.fail(kind, call, expected, None, why, breach=breach, trace="" if mutated else trace)
+
+    # -- one trajectory -----------------------------------------------------------------------------
+    def run(self) -> tuple[int, int]:
+        steps = self.traj.steps
+        raw, trace, mutated = self.call("get_initial_state")
+        state = None if raw is _UNSET else self.frozen(raw, "get_initial_state()")
+        if state is None:
+            if raw is _UNSET:
+                self.raised("transition", "get_initial_state()", None, trace, mutated)
+            return 0, len(steps)
+        passed = fast = 0
+        last_ok = False
+        for si, step in enumerate(steps):
+            self.si = si
+            nxt = self.fast_step(state, step)
+            if nxt is not None:
+                fast += 1
+                last_ok = True
+            else:
+                ok, legal = self.check_state(state, step)
+                nxt = self.check_transition(state, step.action_string, legal)
+                if nxt is None:
+                    remaining = len(steps) - si - 1
+                    if remaining:
+                        self.fail("transition", "(not reached)", None, None, f"trajectory stopped at step {si}; "
+                                  f"{remaining} later steps count as failed", breach=False, count=remaining,
+                                  step=si + 1)
+                    break
+                self.history.append(step.action_string)
+                ok &= self.check_rewards(nxt, step)
+                last_ok = bool(ok)
+                passed += last_ok
+            if len(self.history) == si:
+                self.history.append(step.action_string)
+            state = nxt
+        else:
+            self.si = len(steps)
+            if steps and not self.check_terminal(state) and last_ok:
+                passed -= 1  # the last transition passes only if the state it led to is terminal as recorded
+        self.run_.tally(_FAST_TYPES, fast)
+        return passed + fast, len(steps)
+
+    def fast_step(self, state: Any, step: Any) -> values.ReadOnlyDict | None:
+        """The next state when every check of a decision step passes with exact types and the recorded
+        values (nothing is recorded then), else ``None``: the full checks run the step again."""
+        fns = self.bound
+        try:
+            player = fns["get_current_player"](state)
+            obs = fns["get_observations"](state)
+            legal = fns["get_legal_actions"](state)
+            if not (type(player) is int and player == step.player and player != CHANCE and type(legal) is list
+                    and set(map(type, legal)) <= _STR and len(set(legal)) == len(legal) and step.legal_set == set(legal)):
+                return None
+            if marshal.dumps(obs, 2) != step.observations_marshal or step.action_string not in step.legal_set:
+                return None
+            nxt = fns["apply_action"](state, step.action_string)
+            if nxt is state:
+                return None
+            nxt = values.state(nxt)
+            got = fns["get_rewards"](nxt)
+            if type(got) is list and set(map(type, got)) <= _FAST_NUMBERS and got == list(step.rewards):
+                return nxt  # exact numbers equal to the recorded ones (so finite, and one per player)
+        except MODEL_ERRORS:  # the full checks call again and word it (sandbox interrupts pass through)
+            return None
+        return None
+
+    def check_state(self, state: Any, step: Any) -> tuple[bool, list[str] | None]:
+        """Player, observations, legal actions (and chance outcomes) of one recorded step, in full: whether
+        all passed, and the model's legal actions (``None`` when they break the rules)."""
+        player = self.check_player(state, step.player)
+        ok = player is not _UNSET and player == step.player
+        ok &= self.check_observations(state, step.observations)
+        legal = self.check_legal(state, list(step.legal_action_strings), player)
+        ok &= legal is not None and set(legal) == step.legal_set
+        if step.player == CHANCE:
+            ok &= self.check_chance(state, step, player)
+        return ok, legal
+
+    def frozen(self, raw: Any, call: str) -> values.ReadOnlyDict | None:
+        try:
+            return values.state(raw)
+        except values.ValueBreach as e:
+            self.fail("transition", call, None, values.describe(raw, 300), f"not a valid state: {e}", breach=True)
+            return None
+
+    # -- the checks -----------------------------------------------------------------------------------
+    def check_player(self, state: Any, expected: int) -> Any:
+        """The model's current player (``_UNSET`` when it has none), checked against ``expected``."""
+        call = "get_current_player(state)"
+        got, trace, mutated = self.call("get_current_player", state)
+        if got is _UNSET:
+            self.raised("current_player", call, expected, trace, mutated)
+            return _UNSET
+        try:
+            got = values.player(got, self.n)
+        except values.ValueBreach as e:
+            self.fail("current_player", call, expected, values.describe(got), str(e), breach=True)
+            return _UNSET
+        if got == expected:
+            return self.run_.ok("current_player") and got
+        self.fail("current_player", call, expected, got, f"value: expected {expected}, got {got}", breach=False)
+        return got
+
+    def check_observations(self, state: Any, expected: Sequence[JSON], kind: str = "observations") -> bool:
+        call = "get_observations(state)"
+        got, trace, mutated = self.call("get_observations", state)
+        want = list(expected)
+        if got is _UNSET:
+            return self.raised(kind, call, want, trace, mutated)
+        try:
+            obs, bools = values.observations_flagged(got, self.n)
+        except values.ValueBreach as e:
+            return self.fail(kind, call, want, values.describe(got, 300), str(e), breach=True)
+        canon = list(obs)
+        if values.same(canon, want, got_bools=bools, expected_bools=values.has_bool(want)):
+            return self.run_.ok(kind)
+        return self.fail(kind, call, want, canon, "\n".join(diff(values.canonical(want), canon)), breach=False)
+
+    def check_legal(self, state: Any, expected: list[str], player: Any) -> list[str] | None:
+        """The model's legal actions (``None`` when they break the rules), checked as a set."""
+        call = "get_legal_actions(state)"
+        got, trace, mutated = self.call("get_legal_actions", state)
+        if got is _UNSET:
+            self.raised("legal_actions", call, expected, trace, mutated)
+            return None
+        try:
+            got = values.action_strings(got)
+        except values.ValueBreach as e:
+            self.fail("legal_actions", call, expected, values.describe(got, 300), str(e), breach=True)
+            return None
+        if set(got) == set(expected):
+            self.run_.ok("legal_actions")
+        else:
+            # an empty list where the model's own current player acts is a breach: ModelState refuses it
+            breach = not got and player is not _UNSET and player != TERMINAL
+            why = "no legal actions at a non-terminal state" if breach else _set_diff(expected, got)
+            self.fail("legal_actions", call, expected, got, why, breach=breach)
+        return got
+
+    def check_chance(self, state: Any, step: Any, player: Any) -> bool:
+        call = "get_chance_outcomes(state)"
+        expected = {c.action_string: c.probability for c in step.chance_outcomes}
+        want: JSON = [[a, p] for a, p in expected.items()]
+        got, trace, mutated = self.call("get_chance_outcomes", state)
+        if got is _UNSET:
+            return self.raised("chance_outcomes", call, want, trace, mutated, breach=player == CHANCE)
+        try:
+            pairs = values.chance_outcomes(got)
+            if not pairs and player == CHANCE:
+                raise values.ValueBreach("get_chance_outcomes returned no outcomes at a chance node")
+        except values.ValueBreach as e:
+            return self.fail("chance_outcomes", call, want, values.describe(got, 300), str(e),
+                             breach=player == CHANCE)
+        got_map = dict(pairs)
+        if got_map.keys() == expected.keys() and all(abs(got_map[a] - p) <= 1e-9 for a, p in expected.items()):
+            return self.run_.ok("chance_outcomes")
+        why = _set_diff(list(expected), list(got_map)) or "\n".join(
+            f"P({a!r}): expected {p}, got {got_map[a]}" for a, p in expected.items() if abs(got_map[a] - p) > 1e-9)
+        return self.fail("chance_outcomes", call, want, [[a, p] for a, p in pairs], why, breach=False)
+
+    def check_transition(self, state: Any, action: str, legal: list[str] | None) -> values.ReadOnlyDict | None:
+        call = f"apply_action(state, {action!r})"
+        nxt, trace, mutated = self.call("apply_action", state, action)
+        if nxt is _UNSET:
+            # raising on an action the model itself does not list as legal follows from a wrong legal-action
+            # list (a mismatch); raising on one it lists is a breach, as in play
+            self.raised("transition", call, None, trace, mutated, breach=mutated or (legal is not None and action in legal))
+            return None
+        if nxt is state:
+            self.fail("transition", call, None, None, "returned the input state object; apply_action must return a "
+                      "new state", breach=True)
+            return None
+        frozen = self.frozen(nxt, call)
+        if frozen is not None:
+            self.run_.ok("transition")
+        return frozen
+
+    def check_rewards(self, nxt: Any, step: Any) -> bool:
+        call = "get_rewards(next_state)"
+        expected = list(step.rewards)
+        got, trace, mutated = self.call("get_rewards", nxt)
+        if type(got) is list and set(map(type, got)) <= _FAST_NUMBERS and got == expected and len(got) == self.n:
+            return self.run_.ok("rewards")  # exact numbers equal to the recorded ones (finite: they are)
+        if got is _UNSET:
+            return self.raised("rewards", call, expected, trace, mutated)
+        try:
+            rewards = values.rewards(got, self.n)
+        except values.ValueBreach as e:
+            return self.fail("rewards", call, expected, values.describe(got), str(e), breach=True)
+        if all(abs(g - e) <= 1e-9 for g, e in zip(rewards, expected)):
+            return self.run_.ok("rewards")
+        return self.fail("rewards", call, expected, list(rewards),
+                         "\n".join(diff(expected, list(rewards))), breach=False)
+
+    def check_terminal(self, state: Any) -> bool:
+        player = self.check_player(state, TERMINAL)
+        ok = player is not _UNSET and player == TERMINAL
+        ok &= self.check_observations(state, self.traj.final_observations)
+        call = "get_legal_actions(terminal_state)"
+        got, trace, mutated = self.call("get_legal_actions", state)
+        if got is _UNSET:
+            return self.raised("termination", call, [], trace, mutated, breach=False) and False
+        try:
+            got = values.action_strings(got)
+        except values.ValueBreach as e:
+            return self.fail("termination", call, [], values.describe(got, 300), str(e), breach=False) and False
+        if got:
+            return self.fail("termination", call, [], got, "\n".join(diff([], got)), breach=False)
+        return ok & self.run_.ok("termination")
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -267,8 +430,9 @@ def _check_terminal(fns: dict, guard: Guard, state: Any, traj: Trajectory, si: i
 
 def random_play_checks(model: WorldModel, *, num_games: int = 10, seed: int = 0, max_steps: int = 10_000,
                        max_failures: int = 20) -> CheckReport:
-    """Plays ``num_games`` uniformly random games inside ``model``; each must terminate within ``max_steps``
-    without breaking the contract (the wrapper enforces it) and with JSON-serialisable, unmutated states.
+    """Plays ``num_games`` uniformly random games inside ``model`` through ``ModelState``, which enforces
+    the contract (a breach, a mutation or a state that is not JSON fails the game); each must also end
+    within ``max_steps``.
 
     Randomness: ``np.random.default_rng(seed)`` picks actions and samples chance outcomes.
     """
@@ -276,23 +440,24 @@ def random_play_checks(model: WorldModel, *, num_games: int = 10, seed: int = 0,
     run = _Run(max_failures)
     passed = 0
     for g in range(num_games):
-        problem, trace, history = _random_game(model, rng, max_steps)
+        problem, trace, history, breach = _random_game(model, rng, max_steps)
+        if not problem:
+            passed += run.ok("random_play")
+            continue
         failure = CheckFailure("random_play", g, len(history), "random play", "terminal", None, problem, trace,
-                               tuple(history))
-        ok = run.record(not problem, lambda f=failure: f, "random_play")  # type: ignore[misc]
-        passed += ok
+                               tuple(history), breach)
+        run.fail(lambda f=failure: f, "random_play", breach=breach)  # type: ignore[misc]
     return run.report(passed, num_games)
 
 
-def _random_game(model: WorldModel, rng: np.random.Generator, max_steps: int) -> tuple[str, str, list[str]]:
+def _random_game(model: WorldModel, rng: np.random.Generator, max_steps: int) -> tuple[str, str, list[str], bool]:
     history: list[str] = []
     try:
         state: ModelState = model.new_initial_state()
         for _ in range(max_steps):
             if state.is_terminal():
-                return "", "", history
-            for player in range(state.num_players()):
-                state.observation(player)
+                return "", "", history, False
+            state.observations()
             if state.is_chance_node():
                 outcomes = state.chance_outcome_strings()
                 probs = np.array([p for _, p in outcomes])
@@ -300,16 +465,16 @@ def _random_game(model: WorldModel, rng: np.random.Generator, max_steps: int) ->
             else:
                 legal = state.legal_action_strings()
                 action = legal[rng.integers(len(legal))]
-            before = json.dumps(state.raw, sort_keys=True)
-            nxt = state.child_from_string(action)
-            if json.dumps(state.raw, sort_keys=True) != before:
-                return f"apply_action(state, {action!r}) mutated its input state", "", history
-            normalise(nxt.raw)
+            state = state.child_from_string(action)
             history.append(action)
-            state = nxt
-        return f"game did not end within {max_steps} steps", "", history
-    except (ModelContractError, TypeError, ValueError) as e:
-        return f"{type(e).__name__}: {e}", tb.format_exc(limit=-6), history
+        return f"game did not end within {max_steps} steps", "", history, False
+    except ModelContractError as e:
+        return f"ModelContractError: {e}", _cause(e), history, True
+
+
+def _cause(e: ModelContractError) -> str:
+    cause = e.__cause__
+    return model_traceback(cause) if cause is not None else ""
 
 
 def check_model(model: WorldModel, *, train: Sequence[Trajectory], test: Sequence[Trajectory] = ()) -> dict[str, CheckReport]:
@@ -320,4 +485,4 @@ def check_model(model: WorldModel, *, train: Sequence[Trajectory], test: Sequenc
     return out
 
 
-__all__ = ["CHANCE", "run_checks", "random_play_checks", "check_model", "diff", "normalise"]
+__all__ = ["CHANCE", "run_checks", "random_play_checks", "check_model", "describe_error", "diff", "normalise"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from cwm.types import CHANCE, ModelContractError
+from cwm.types import CHANCE, JSON, ModelContractError
 from cwm.views import quiet_stderr
 
 
@@ -20,11 +20,26 @@ class ActionCodec:
     # OpenSpiel's conventions for strings that depend on the state: "<id> - <move>" and "chance outcome <id> ...".
     _PREFIX = re.compile(r"^(?:(\d+) - |chance outcome (\d+)\b)")
 
-    def __init__(self, table: dict[tuple[int, str], int], *, num_distinct_actions: int, max_chance_outcomes: int):
+    def __init__(self, table: dict[tuple[int, str], int], *, num_distinct_actions: int, max_chance_outcomes: int,
+                 prefixed: bool | None = None):
         self._to_id = dict(table)
         self._to_str = {(p, a): s for (p, s), a in table.items()}
         self.num_distinct_actions = num_distinct_actions
         self.max_chance_outcomes = max_chance_outcomes
+        # Only a game whose own strings carry their id (backgammon) decodes unknown strings by that id.
+        self.prefixed = any(self._PREFIX.match(s) for (_, s) in table) if prefixed is None else prefixed
+
+    def to_table(self) -> list[list[JSON]]:
+        """The table as JSON rows ``[player, string, id]`` (``from_table`` reads it back)."""
+        return [[p, s, a] for (p, s), a in self._to_id.items()]
+
+    @classmethod
+    def from_table(cls, rows: list[list[JSON]], *, num_distinct_actions: int, max_chance_outcomes: int,
+                   prefixed: bool) -> ActionCodec:
+        """A codec from ``to_table`` rows (sent to planning workers, which have no ground truth)."""
+        table = {(int(p), str(s)): int(a) for p, s, a in rows}
+        return cls(table, num_distinct_actions=num_distinct_actions, max_chance_outcomes=max_chance_outcomes,
+                   prefixed=prefixed)
 
     @classmethod
     def from_game(cls, game: Any, *, explore_games: int = 3, seed: int = 0) -> ActionCodec:
@@ -57,12 +72,21 @@ class ActionCodec:
         )
 
     def to_id(self, player: int, action: str) -> int:
+        """The id of ``action`` for ``player`` (``CHANCE`` for chance outcomes).
+
+        Raises:
+          ModelContractError: a string the game does not have, or one whose id prefix is out of the game's
+            range of ids.
+        """
         found = self._to_id.get((player, action))
         if found is not None:
             return found
-        m = self._PREFIX.match(action)
+        m = self._PREFIX.match(action) if self.prefixed else None
         if m:
-            return int(m.group(1) or m.group(2))
+            aid = int(m.group(1) or m.group(2))
+            limit = self.max_chance_outcomes if player == CHANCE else self.num_distinct_actions
+            if aid < limit:
+                return aid
         who = "chance" if player == CHANCE else f"player {player}"
         raise ModelContractError(f"action {action!r} of {who} is not an action of this game")
 
@@ -85,7 +109,7 @@ class OpenCodec(ActionCodec):
     """A codec for models without a ground truth: ids are handed out in order of first appearance."""
 
     def __init__(self) -> None:
-        super().__init__({}, num_distinct_actions=0, max_chance_outcomes=0)
+        super().__init__({}, num_distinct_actions=0, max_chance_outcomes=0, prefixed=False)
 
     def to_id(self, player: int, action: str) -> int:
         key = (player, action)

@@ -12,6 +12,7 @@ import functools
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from cwm import values
 from cwm.codec import ActionCodec, OpenCodec
 from cwm.contract import (
     CONTRACT_VERSION,
@@ -36,6 +37,7 @@ __all__ = [
 
 T = TypeVar("T")
 DECODED_LIMIT = 4096  # action lists a WorldModel remembers decoded (WorldModel.decoded): a few MB at most
+_STR = frozenset({str})
 
 Guard = Callable[..., Any]  # guard(fn, *args) -> fn(*args), possibly under a time budget
 
@@ -100,9 +102,11 @@ class WorldModel:
             return self.bound[fn_name](*args)
         except ModelContractError:
             raise
+        except values.StateMutationError as e:  # the read-only state refused a change
+            raise ModelContractError(f"{self.name}: {_where(step)}{fn_name}(...) tried to modify its input state, "
+                                     f"which the contract forbids ({e})") from None
         except MODEL_ERRORS as e:  # the model's bug, reported as a contract breach with the call named
-            where = "" if step is None else f"step {step}: "
-            raise ModelContractError(f"{self.name}: {where}{fn_name}(...) raised {type(e).__name__}: {e}") from e
+            raise ModelContractError(f"{self.name}: {_where(step)}{fn_name}(...) raised {describe_error(e)}") from e
 
     def stretch(self, body: Callable[[Beat, dict[str, Callable[..., Any]]], T]) -> T:
         """Runs ``body(beat, fns)``: a run of model calls through ``fns`` (contract name -> function), each
@@ -120,25 +124,67 @@ class WorldModel:
 
     @property
     def num_players(self) -> int:
+        """The number of players: the length of ``get_observations`` at the initial state."""
         if self._num_players is None:
-            obs = self.call("get_observations", self.call("get_initial_state"))
-            if not isinstance(obs, list) or not obs:
-                raise ModelContractError(f"{self.name}: get_observations(initial) must return a non-empty list")
-            self._num_players = len(obs)
+            obs = self.call("get_observations", self.initial_raw())
+            if not isinstance(obs, (list, tuple)) or not obs:
+                raise ModelContractError(f"{self.name}: step 0: get_observations must return one observation per "
+                                         f"player, got {values.describe(obs)}")
+            self._num_players = len(values.observations(obs, len(obs)))
         return self._num_players
 
+    def initial_raw(self) -> values.ReadOnlyDict:
+        """The initial state, read-only (``cwm.values.state``)."""
+        raw = self.call("get_initial_state")
+        try:
+            return values.state(raw)
+        except values.ValueBreach as e:
+            raise ModelContractError(f"{self.name}: step 0: get_initial_state: {e}") from None
+
     def new_initial_state(self) -> ModelState:
-        return ModelState(self, self.call("get_initial_state"))
+        return ModelState(self, self.initial_raw())
+
+
+def _where(step: int | None) -> str:
+    return "" if step is None else f"step {step}: "
+
+
+def describe_error(e: BaseException) -> str:
+    """``Type: message`` of an exception a model raised, without trusting it: its ``__str__`` (or that of
+    an argument) may spin or lie, so the message is built from the arguments' safe renderings, and an
+    exception class the model defined is named only."""
+    kind = type(e)
+    name = kind.__name__ if type(kind.__name__) is str else "exception"
+    if any("__str__" in vars(c) or "__repr__" in vars(c) for c in kind.__mro__ if c.__module__ != "builtins"):
+        return f"{name} (an exception class with its own __str__; its message is not shown)"
+    args = BaseException.__dict__["args"].__get__(e)
+    if len(args) == 1 and type(args[0]) is str:
+        return f"{name}: {args[0][:500]}"
+    return f"{name}: {', '.join(values.describe(a) for a in args)}" if args else name
+
+
+def model_traceback(e: BaseException, *, limit: int = 6) -> str:
+    """The last ``limit`` frames of ``e``'s traceback and its description (``describe_error``), formatted
+    without calling anything the model defined."""
+    import traceback
+
+    frames = traceback.extract_tb(e.__traceback__)[-limit:]
+    return "".join(traceback.format_list(frames)) + describe_error(e) + "\n"
 
 
 class ModelState:
-    """A model state shaped like ``pyspiel.State``; states are shared, never copied (the contract forbids
-    mutation, and the checks enforce it)."""
+    """A model state shaped like ``pyspiel.State``; states are shared, never copied: each is read-only
+    (``cwm.values.state``), so no model function can change one another state depends on.
 
-    __slots__ = ("model", "raw", "_history", "_returns", "_rewards", "_player", "_legal", "_by_id", "_parent")
+    Every value the model returns goes through the contract's value rules (``cwm.values``) before it is
+    used: a breach raises ``ModelContractError`` naming the model, the step and the rule.
+    """
+
+    __slots__ = ("model", "raw", "_history", "_returns", "_rewards", "_player", "_legal", "_by_id", "_parent",
+                 "_action", "_chance", "_obs", "_keys")
 
     def __init__(self, model: WorldModel, raw: JSON, *, history: tuple[int, ...] = (), returns: tuple[float, ...] = (),
-                 rewards: tuple[float, ...] = (), parent: ModelState | None = None):
+                 rewards: tuple[float, ...] = (), parent: ModelState | None = None, action: str = ""):
         self.model = model
         self.raw = raw
         self._history = history
@@ -148,25 +194,32 @@ class ModelState:
         self._legal: list[str] | None = None
         self._by_id: dict[int, str] | None = None  # this state's legal ids -> their strings, built once
         self._parent = parent
+        self._action = action  # the string of the move that led here (empty at the initial state)
+        self._chance: list[tuple[str, float]] | None = None
+        self._obs: tuple[JSON, ...] | None = None  # every player's canonical observation, made once
+        self._keys: dict[int, bytes] | None = None  # player -> information-state key (values.InfoKey)
 
     # -- errors -------------------------------------------------------------------------------------
     def _breach(self, what: str) -> ModelContractError:
         """A contract breach at this state, naming the model and the step (actions taken so far)."""
         return ModelContractError(f"{self.model.name}: step {len(self._history)}: {what}")
 
+    def _rule(self, rule: Callable[..., T], *args: Any) -> T:
+        """``rule(*args)`` of ``cwm.values``; a broken rule is a contract breach at this state."""
+        try:
+            return rule(*args)
+        except values.ValueBreach as e:
+            raise self._breach(str(e)) from None
+
     # -- queries ------------------------------------------------------------------------------------
     def current_player(self) -> int:
         p = self._player
         if p is None:
             p = self.model.call("get_current_player", self.raw, step=len(self._history))
-            if not (type(p) is int and (p in (CHANCE, TERMINAL) or 0 <= p < self.model.num_players)):
-                self._check_player(p)  # the slow path: int subclasses pass, anything else is a breach
+            if type(p) is not int or not (p in (CHANCE, TERMINAL) or 0 <= p < self.model.num_players):
+                p = self._rule(values.player, p, self.model.num_players)
             self._player = p
         return p
-
-    def _check_player(self, p: Any) -> None:
-        if isinstance(p, bool) or not isinstance(p, int) or not (p in (CHANCE, TERMINAL) or 0 <= p < self.num_players()):
-            raise self._breach(f"get_current_player returned {p!r}; expected 0..{self.num_players() - 1}, -1 or -4")
 
     def num_players(self) -> int:
         return self.model.num_players
@@ -190,18 +243,12 @@ class ModelState:
                 legal = []
             else:
                 legal = self.model.call("get_legal_actions", self.raw, step=len(self._history))
-                if type(legal) is not list or not legal or not all(type(a) is str for a in legal):
-                    self._check_legal(legal)
+                if type(legal) is not list or not set(map(type, legal)) <= _STR or len(set(legal)) != len(legal):
+                    legal = self._rule(values.action_strings, legal)
+                if not legal:
+                    raise self._breach(f"no legal actions at a non-terminal state (history {self.history_strings()})")
             self._legal = legal
         return legal
-
-    def _check_legal(self, legal: Any) -> None:
-        """Raises the contract breach of a ``get_legal_actions`` answer that is not a non-empty list of str
-        (str subclasses pass)."""
-        if not isinstance(legal, list) or not all(isinstance(a, str) for a in legal):
-            raise self._breach(f"get_legal_actions must return a list of str, got {legal!r:.200}")
-        if not legal:
-            raise self._breach(f"no legal actions at a non-terminal state (history {self.history_strings()})")
 
     def legal_actions(self, player: int | None = None) -> list[int]:
         p = self.current_player()
@@ -232,6 +279,8 @@ class ModelState:
             by_id = memo.get(key)
             if by_id is None:  # the same action lists recur across states: decode each once (read-only dicts)
                 by_id = dict(zip(self._to_ids(p, strings), strings))
+                if len(by_id) != len(strings):
+                    raise self._breach(f"two of the actions {strings[:20]} decode to the same action id")
                 if len(memo) >= DECODED_LIMIT:
                     memo.clear()
                 memo[key] = by_id
@@ -241,16 +290,13 @@ class ModelState:
     def chance_outcome_strings(self) -> list[tuple[str, float]]:
         if not self.is_chance_node():
             return []
-        outcomes = self.model.call("get_chance_outcomes", self.raw, step=len(self._history))
-        try:
-            pairs = [(str(a), float(p)) for a, p in outcomes]
-        except (TypeError, ValueError) as e:
-            raise self._breach(f"get_chance_outcomes must return (action, probability) pairs, "
-                               f"got {outcomes!r:.200}") from e
-        total = sum(p for _, p in pairs)
-        if not pairs or abs(total - 1.0) > 1e-6 or any(p < 0 for _, p in pairs):
-            raise self._breach(f"chance probabilities must be >= 0 and sum to 1, "
-                               f"got sum {total} over {len(pairs)} outcomes")
+        pairs = self._chance
+        if pairs is None:
+            outcomes = self.model.call("get_chance_outcomes", self.raw, step=len(self._history))
+            pairs = self._rule(values.chance_outcomes, outcomes)
+            if not pairs:
+                raise self._breach("get_chance_outcomes returned no outcomes at a chance node")
+            self._chance = pairs
         return pairs
 
     def chance_outcomes(self) -> list[tuple[int, float]]:
@@ -266,35 +312,42 @@ class ModelState:
     def player_return(self, player: int) -> float:
         return self._returns[player]
 
+    def observations(self) -> tuple[JSON, ...]:
+        """Every player's observation of this state, canonical (``cwm.values.canonical``), made once."""
+        obs = self._obs
+        if obs is None:
+            got = self.model.call("get_observations", self.raw, step=len(self._history))
+            obs = self._obs = self._rule(values.observations, got, self.num_players())
+        return obs
+
     def observation(self, player: int) -> JSON:
-        obs = self.model.call("get_observations", self.raw, step=len(self._history))
-        if not isinstance(obs, list) or len(obs) != self.num_players():
-            raise self._breach(f"get_observations must return one observation per player ({self.num_players()}), "
-                               f"got {obs!r:.200}")
-        return obs[player]
+        return self.observations()[player]
 
     def observation_string(self, player: int) -> str:
-        import json
-
-        return json.dumps(self.observation(player), sort_keys=True)
+        return values.dumps(self.observation(player))
 
     def information_state_string(self, player: int) -> str:
-        """The player's observations at every state so far and its own actions: its information set."""
-        import json
+        """The player's information set: its observation at every state so far and its own actions, as the
+        one encoding ``cwm.values.InfoKey`` defines (agents build the same key from the real game)."""
+        return self.information_key(player).hex()
 
-        chain: list[ModelState] = []
+    def information_key(self, player: int) -> bytes:
+        """``information_state_string`` as bytes; extends the parent's key by one step (no replay)."""
+        pending: list[ModelState] = []
         node: ModelState | None = self
-        while node is not None:
-            chain.append(node)
+        while node is not None and (node._keys is None or player not in node._keys):
+            pending.append(node)
             node = node._parent
-        chain.reverse()
-        events = []
-        for i, st in enumerate(chain):
-            own = None
-            if i + 1 < len(chain) and st.current_player() == player:
-                own = chain[i + 1]._history[-1]
-            events.append([st.observation(player), own])
-        return json.dumps(events, sort_keys=True)
+        key = values.InfoKey.START if node is None else node._keys[player]  # type: ignore[index]
+        for st in reversed(pending):
+            parent = st._parent
+            if parent is not None and parent.current_player() == player:
+                key = values.InfoKey.act(key, st._action)
+            key = values.InfoKey.observe(key, st.observation(player))
+            if st._keys is None:
+                st._keys = {}
+            st._keys[player] = key
+        return key
 
     def history(self) -> list[int]:
         return list(self._history)
@@ -302,9 +355,8 @@ class ModelState:
     def history_strings(self) -> list[str]:
         chain, node = [], self
         while node._parent is not None:
-            parent = node._parent
-            chain.append(parent.action_to_string(parent.current_player(), node._history[-1]))
-            node = parent
+            chain.append(node._action)
+            node = node._parent
         return chain[::-1]
 
     def action_to_string(self, player: int, action: int) -> str:
@@ -316,7 +368,12 @@ class ModelState:
         return self.model.codec.to_string(player, action)
 
     def string_to_action(self, action: str) -> int:
-        return self.model.codec.to_id(self.current_player(), action)
+        player = self.current_player()
+        if player != TERMINAL:
+            for aid, text in self._strings_by_id().items():
+                if text == action:
+                    return aid
+        return self.model.codec.to_id(player, action)
 
     # -- moves --------------------------------------------------------------------------------------
     def child(self, action: int) -> ModelState:
@@ -333,6 +390,8 @@ class ModelState:
         player = self.current_player()
         if player == TERMINAL:
             raise self._breach(f"apply_action({action!r}) at a terminal state")
+        if type(action) is not str:
+            action = self._rule(values.action_strings, [action], "an action")[0]
         legal = (
             [a for a, _ in self.chance_outcome_strings()] if player == CHANCE else self.legal_action_strings()
         )
@@ -347,19 +406,21 @@ class ModelState:
         nxt = model.call("apply_action", self.raw, action, step=step)
         if nxt is self.raw:
             raise self._breach("apply_action returned its input state object; it must return a new state")
-        aid = model.codec.to_id(player, action) if action_id is None else action_id
-        rewards = model.call("get_rewards", nxt, step=step)
+        nxt = self._rule(values.state, nxt)
+        aid = self._id_of(action) if action_id is None else action_id
+        got = model.call("get_rewards", nxt, step=step)
+        rewards = self._rule(values.rewards, got, len(self._returns), f"get_rewards (after {action!r})")
         returns = self._returns
-        try:
-            if not isinstance(rewards, list) or len(rewards) != len(returns):
-                raise TypeError("not a list of the right length")
-            rewards_t = tuple(map(float, rewards))
-        except (TypeError, ValueError) as e:  # None, "win", [1, 2] ...: name the call, not float()
-            raise self._breach(f"get_rewards (after {action!r}) must return a list of {len(returns)} "
-                               f"numbers, got {rewards!r:.200}") from e
-        if any(rewards_t):  # most moves pay nothing: the returns are shared then
-            returns = tuple([a + b for a, b in zip(returns, rewards_t)])
-        return ModelState(model, nxt, history=self._history + (aid,), returns=returns, rewards=rewards_t, parent=self)
+        if any(rewards):  # most moves pay nothing: the returns are shared then
+            returns = tuple([a + b for a, b in zip(returns, rewards)])
+        return ModelState(model, nxt, history=self._history + (aid,), returns=returns, rewards=rewards, parent=self,
+                          action=action)
+
+    def _id_of(self, action: str) -> int:
+        for aid, text in self._strings_by_id().items():
+            if text == action:
+                return aid
+        raise self._breach(f"action {action!r} has no action id here")
 
     def apply_action(self, action: int) -> None:
         """OpenSpiel-style in-place move: this wrapper now points at the next state (no state is mutated)."""
@@ -369,18 +430,21 @@ class ModelState:
     def apply_action_string(self, action: str) -> None:
         self._become(self.child_from_string(action))
 
+    def _copy_of(self, *, parent: ModelState | None) -> ModelState:
+        twin = ModelState(self.model, self.raw, history=self._history, returns=self._returns,
+                          rewards=self._rewards, parent=parent, action=self._action)
+        twin._player, twin._legal, twin._by_id = self._player, self._legal, self._by_id
+        twin._chance, twin._obs, twin._keys = self._chance, self._obs, self._keys
+        return twin
+
     def _become(self, nxt: ModelState) -> None:
-        parent = ModelState(self.model, self.raw, history=self._history, returns=self._returns,
-                            rewards=self._rewards, parent=self._parent)
-        parent._player, parent._legal, parent._by_id = self._player, self._legal, self._by_id
+        parent = self._copy_of(parent=self._parent)
         self.raw, self._history, self._returns, self._rewards = nxt.raw, nxt._history, nxt._returns, nxt._rewards
         self._player, self._legal, self._by_id, self._parent = None, None, None, parent
+        self._action, self._chance, self._obs, self._keys = nxt._action, None, None, None
 
     def clone(self) -> ModelState:
-        twin = ModelState(self.model, self.raw, history=self._history, returns=self._returns,
-                          rewards=self._rewards, parent=self._parent)
-        twin._player, twin._legal, twin._by_id = self._player, self._legal, self._by_id
-        return twin
+        return self._copy_of(parent=self._parent)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> ModelState:
         # Model states are never mutated, so a "deep" copy may share them (OpenSpiel clones Python
@@ -388,4 +452,7 @@ class ModelState:
         return self.clone()
 
     def __str__(self) -> str:
-        return repr(self.raw)
+        try:
+            return values.dumps(values.canonical(self.raw))
+        except values.ValueBreach:
+            return f"<model state of {self.model.name}>"

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
+import marshal
 from typing import Any, Literal
 
 # OpenSpiel's player-id constants; the CWM contract uses the same numbers.
@@ -74,6 +76,24 @@ class Step:
     rewards: tuple[float, ...]
     state: JSON = None
 
+    # What the checks compare a model's answers with, worked out once per step (synthesis checks every
+    # candidate against the same steps). Cached in the instance, outside the dataclass fields.
+    @functools.cached_property
+    def legal_set(self) -> frozenset[str]:
+        return frozenset(self.legal_action_strings)
+
+    @functools.cached_property
+    def observations_marshal(self) -> bytes:
+        """``marshal.dumps(list(observations), 2)``: only exact builtins marshal to these bytes."""
+        return _marshal(self.observations)
+
+
+def _marshal(observations: tuple[JSON, ...]) -> bytes:
+    try:
+        return marshal.dumps(list(observations), 2)
+    except ValueError:  # not marshal-able: nothing will match it
+        return b""
+
 
 @dataclasses.dataclass(frozen=True)
 class Trajectory:
@@ -101,6 +121,10 @@ class Trajectory:
     @property
     def action_strings(self) -> list[str]:
         return [s.action_string for s in self.steps]
+
+    @functools.cached_property
+    def final_observations_marshal(self) -> bytes:
+        return _marshal(self.final_observations)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -159,6 +183,8 @@ class CheckFailure:
       diff: a short readable difference between expected and got.
       traceback: the model's traceback when it raised, else empty.
       history: the action strings that lead from the initial state to the checked state.
+      breach: the model broke a value rule of the contract (raised, returned a wrong type or an invalid
+        value, modified its input), which play would refuse too, rather than answering validly but wrongly.
     """
 
     test_type: str
@@ -170,13 +196,15 @@ class CheckFailure:
     diff: str
     traceback: str = ""
     history: tuple[str, ...] = ()
+    breach: bool = False
 
     def render(self, *, max_history: int = 40) -> str:
         """A short text report: step, call, expected vs got, and the traceback."""
         hist = list(self.history)
         shown = hist if len(hist) <= max_history else ["..."] + hist[-max_history:]
         lines = [
-            f"[{self.test_type}] trajectory {self.trajectory}, step {self.step}: {self.call}",
+            f"[{self.test_type}] trajectory {self.trajectory}, step {self.step}: {self.call}"
+            + (" (contract breach)" if self.breach else ""),
             f"  actions so far: {shown}",
             f"  expected: {_short(self.expected)}",
             f"  got:      {_short(self.got)}",
@@ -211,8 +239,10 @@ class CheckReport:
       by_type: passed/total per test type (only the types that ran).
       transitions_passed: recorded transitions whose every check passed.
       transitions_total: recorded transitions checked.
-      failures: every failed check, in order.
+      failures: the failed checks kept for display, in order (capped per type; every count and rate comes
+        from ``by_type``, never from this list).
       error: a problem that stopped checking altogether (load failure, sandbox limit), else empty.
+      breaches: failed checks that were contract breaches (``CheckFailure.breach``), counted in full.
     """
 
     by_type: dict[str, TypeStats]
@@ -220,6 +250,7 @@ class CheckReport:
     transitions_total: int
     failures: tuple[CheckFailure, ...]
     error: str = ""
+    breaches: int = 0
 
     @property
     def executed(self) -> int:
@@ -241,7 +272,8 @@ class CheckReport:
 
     @property
     def all_passed(self) -> bool:
-        return self.executed > 0 and not self.failures and not self.error
+        """Every executed check passed (from the counts), at least one ran, and nothing stopped the checks."""
+        return self.executed > 0 and self.passed == self.executed and not self.error
 
     def to_json(self) -> dict[str, JSON]:
         return {
@@ -250,6 +282,7 @@ class CheckReport:
             "transitions_total": self.transitions_total,
             "failures": [dataclasses.asdict(f) for f in self.failures],
             "error": self.error,
+            "breaches": self.breaches,
         }
 
     @classmethod
@@ -265,6 +298,7 @@ class CheckReport:
             transitions_total=int(data["transitions_total"]),
             failures=tuple(failures),
             error=str(data.get("error", "")),
+            breaches=int(data.get("breaches", 0)),
         )
 
     def summary(self) -> str:

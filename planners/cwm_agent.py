@@ -8,14 +8,13 @@ inference sampler, e.g. ``inference_sampler(model, resample_history)`` from a sy
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pyspiel
 
-from cwm import games
+from cwm import games, values
 from cwm.model import ModelState, WorldModel
 from cwm.types import CHANCE, JSON, ModelContractError
 from planners.agents import AgentError, IllegalMoveError
@@ -85,10 +84,12 @@ class PlayerView:
         return [self.model.codec.to_id(self.player, a) for a in self.legal_strings]
 
     def information_state_string(self, player: int) -> str:
-        # The same encoding as ModelState.information_state_string: [observation, own action id] per state.
-        chain = [[e["observation"], None if e["action"] is None else self.model.codec.to_id(player, e["action"])]
-                 for e in self.events]
-        return json.dumps(chain, sort_keys=True)
+        """The one encoding ``ModelState.information_state_string`` uses (``cwm.values.InfoKey``), over the
+        real game's events: a model state drawn for this view matches it byte for byte."""
+        if player != self.player:
+            raise ValueError(f"this view holds player {self.player}'s information, not player {player}'s")
+        events = ((values.canonical(e["observation"]), e["action"]) for e in self.events)
+        return values.InfoKey.of_events(events).hex()
 
 
 def inference_sampler(model: WorldModel, resample_history: ResampleHistory) -> Sampler:
@@ -97,11 +98,19 @@ def inference_sampler(model: WorldModel, resample_history: ResampleHistory) -> S
     Each draw passes one integer seed from the search's generator to ``resample_history``.
     """
 
+    def draw(events: list[JSON], player: int, seed: int) -> list[str]:
+        # the answer is consumed here, under the model's guard (a generator runs inside the time budget)
+        return values.history(resample_history(events, player, seed))
+
     def sample(view: PlayerView, player: int, rng: np.random.Generator) -> ModelState:
-        history = model.guard(resample_history, [dict(e) for e in view.events], player, int(rng.integers(2**31)))
+        events = values.thaw(view.events)  # a deep copy: the sampler cannot touch the agent's own record
+        try:
+            history = model.guard(draw, events, player, int(rng.integers(2**31)))
+        except values.ValueBreach as e:
+            raise ModelContractError(f"{model.name}: resample_history: {e}") from None
         state = model.new_initial_state()
         for action in history:
-            state = state.child_from_string(str(action))
+            state = state.child_from_string(action)
         return state
 
     return sample

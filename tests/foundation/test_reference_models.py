@@ -37,11 +37,11 @@ MUTANTS: dict[str, dict[str, tuple[str, str, str, str]]] = {
             "observations", "expected 'Terminal', got 'terminal'"),
         "mutates_input": (
             'board = list(state["board"])', 'board = state["board"]',
-            "transition", "mutated its input state"),
+            "transition", "tried to modify its input state"),
         "returns_input_object": (
             'return {"board": board, "player": 1 - state["player"]}',
             'state["board"], state["player"] = board, 1 - state["player"]\n    return state',
-            "transition", "returned the input state object"),
+            "transition", "tried to modify its input state"),
         "exception_on_draw": (
             "    return [0.0, 0.0]\n", '    if "." not in state["board"]:\n        raise ValueError("no draw rule")\n'
             "    return [0.0, 0.0]\n",
@@ -49,7 +49,7 @@ MUTANTS: dict[str, dict[str, tuple[str, str, str, str]]] = {
         "non_json_state": (
             'return {"board": board, "player": 1 - state["player"]}',
             'return {"board": board, "player": 1 - state["player"], "empty": set()}',
-            "transition", "not JSON-serialisable"),
+            "transition", "which is not a JSON value"),
         "legal_actions_after_win": (
             "    if _is_over(state):\n        return []\n    symbol", "    symbol",
             "termination", "get_legal_actions(terminal_state)"),
@@ -60,7 +60,7 @@ MUTANTS: dict[str, dict[str, tuple[str, str, str, str]]] = {
             "chance_outcomes", "missing ['Chance outcome:5']"),
         "wrong_chance_probability": (
             "1.0 / len(deck)", "1.0 / 6",
-            "chance_outcomes", "P('Chance outcome:"),
+            "chance_outcomes", "chance probabilities must sum to 1"),
         "wrong_raise_size": (
             "RAISE_SIZE = {1: 2, 2: 4}", "RAISE_SIZE = {1: 2, 2: 2}",
             "observations", "['ante']"),
@@ -87,17 +87,17 @@ MUTANTS: dict[str, dict[str, tuple[str, str, str, str]]] = {
             "observations", "value[1]['private']"),
         "mutates_input": (
             'new["ante"] = list(state["ante"])', 'new["ante"] = state["ante"]',
-            "transition", "mutated its input state"),
+            "transition", "tried to modify its input state"),
         "returns_input_object": (
             "    new = _copy(state)\n    player", "    new = state\n    player",
-            "transition", "returned the input state object"),
+            "transition", "tried to modify its input state"),
         "exception_on_split_pot": (
             "        else:\n            return [0.0, 0.0]",
             '        else:\n            raise RuntimeError("split pot")',
             "rewards", "RuntimeError: split pot"),
         "non_json_state": (
             '"last": -1,', '"last": -1, "seen": set(),',
-            "transition", "not JSON-serialisable"),
+            "transition", "which is not a JSON value"),
     },
 }
 

@@ -1,6 +1,6 @@
 # hostile: mutating the input state instead of returning a new one
 # job: check
-# expect: fails: mutated its input state
+# expect: fails: tried to modify its input state
 
 # A small tic-tac-toe model; the hostile part below replaces one of its functions.
 

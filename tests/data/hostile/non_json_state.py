@@ -1,6 +1,6 @@
 # hostile: a state that cannot be serialised, in a full check run
 # job: check
-# expect: fails: not JSON-serialisable
+# expect: fails: which is not a JSON value
 
 # A small tic-tac-toe model; the hostile part below replaces one of its functions.
 
