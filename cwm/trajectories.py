@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -154,9 +153,27 @@ def closed_view(trajectory: Trajectory, player: int) -> ClosedTrajectory:
 
 
 def to_json(item: Trajectory | ClosedTrajectory) -> dict[str, JSON]:
-    """A trajectory as a JSON object carrying the schema version and its kind."""
-    kind = "open" if isinstance(item, Trajectory) else "closed"
-    return {"schema": TRAJECTORY_SCHEMA, "kind": kind, **dataclasses.asdict(item)}
+    """A trajectory as a JSON object carrying the schema version and its kind, fields in declaration order.
+
+    Field by field, without ``dataclasses.asdict``'s deep copy of every observation and state (most of the
+    cost of saving long games): it shares those values and tuples with ``item``; serialise it, don't edit it."""
+    if isinstance(item, Trajectory):
+        return {"schema": TRAJECTORY_SCHEMA, "kind": "open", "game": item.game, "seed": item.seed,
+                "policy": item.policy, "num_players": item.num_players,
+                "steps": [_step_json(s) for s in item.steps], "final_observations": item.final_observations,
+                "returns": item.returns, "final_state": item.final_state}
+    return {"schema": TRAJECTORY_SCHEMA, "kind": "closed", "game": item.game, "seed": item.seed,
+            "player": item.player, "num_players": item.num_players,
+            "events": [{"observation": e.observation, "action": e.action} for e in item.events],
+            "player_return": item.player_return}
+
+
+def _step_json(s: Step) -> dict[str, JSON]:
+    chance = [{"action": c.action, "action_string": c.action_string, "probability": c.probability}
+              for c in s.chance_outcomes]
+    return {"player": s.player, "legal_actions": s.legal_actions, "legal_action_strings": s.legal_action_strings,
+            "chance_outcomes": chance, "observations": s.observations, "action": s.action,
+            "action_string": s.action_string, "rewards": s.rewards, "state": s.state}
 
 
 def from_json(data: JSON, *, where: str = "record") -> Trajectory | ClosedTrajectory:

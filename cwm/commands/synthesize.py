@@ -28,7 +28,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--test-mcts-simulations", type=int, default=100, help="MCTS simulations per move (default 100)")
     p.add_argument("--concurrency", type=int, default=1, help="LLM calls in flight at once, tree only (default 1)")
     p.add_argument("--c", type=float, default=5.0, help="Thompson-sampling concentration C (default 5)")
-    p.add_argument("--count-refinements", action="store_true", help="add refinement counts to beta (REx)")
+    p.add_argument("--paper-beta", action="store_true",
+                   help="the paper's Beta(1+C*h, 1+C*(1-h)) without REx's refinement count in beta "
+                        "(default: beta counts the node's refinements, so a stuck node is chosen less often)")
     p.add_argument("--temperature", type=float, default=1.0, help="sampling temperature (default 1.0)")
     p.add_argument("--max-output-tokens", type=int, default=16384, help="cap per reply (default 16384)")
     p.add_argument("--max-steps-shown", type=int, help="cut each example game in the prompt (default: whole games)")
@@ -74,7 +76,7 @@ def cmd_synthesize(args: argparse.Namespace) -> int:
         result = synthesize_world_model(
             spec, llm=llm, run_dir=out, strategy=args.strategy, budget=args.budget, seed=args.seed,
             num_train=args.num_train, num_test=args.num_test, test_mcts_simulations=args.test_mcts_simulations,
-            concurrency=args.concurrency, tree=TreeSettings(c=args.c, count_refinements=args.count_refinements),
+            concurrency=args.concurrency, tree=TreeSettings(c=args.c, count_refinements=not args.paper_beta),
             request=RequestSettings(temperature=args.temperature, max_output_tokens=args.max_output_tokens),
             max_steps_shown=args.max_steps_shown, isolate=not args.no_sandbox, progress=None if bar is None else bar.update_from,
         )

@@ -24,17 +24,19 @@ STRATEGIES: tuple[str, ...] = ("tree", "conversation")
 
 @dataclasses.dataclass(frozen=True)
 class TreeSettings:
-    """Hyperparameters of the tree search (defaults from the paper; see ``cwm.synthesis.tree``).
+    """Hyperparameters of the tree search (see ``cwm.synthesis.tree``): the paper's, except that β counts
+    refinements by default.
 
     Attributes:
       c: concentration C of the Beta(1 + C·h, 1 + C·(1 − h)) beliefs.
-      count_refinements: add a node's refinement count to β (REx); off by default.
+      count_refinements: add a node's refinement count to β (REx; the default), so a node whose
+        refinements keep failing is chosen less often. ``False`` is the paper's form (``--paper-beta``).
       min_rate: the smallest pass rate worth refining.
       min_gain: the improvement over its parent a refinement needs to be refined itself.
     """
 
     c: float = thompson.DEFAULT_C
-    count_refinements: bool = False
+    count_refinements: bool = True
     min_rate: float = MIN_RATE
     min_gain: float = MIN_GAIN
 

@@ -2,9 +2,9 @@
 
 Each candidate node with pass rate ``h`` gets a Beta(1 + C·h, 1 + C·(1 − h)) belief about how promising
 a refinement of it is; one draw per node, the largest draw wins. ``C`` (default 5, as in the paper)
-sets how sharply the sampler prefers high pass rates. With ``count_refinements`` the number of
-refinements already asked of a node is added to β, as REx does, so a node that keeps failing to
-improve is tried less often.
+sets how sharply the sampler prefers high pass rates. By default (``count_refinements=True``) the number
+of refinements already asked of a node is added to β, as REx does, so a node that keeps failing to
+improve is tried less often; ``count_refinements=False`` is the paper's form, without the count.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import numpy as np
 DEFAULT_C: float = 5.0
 
 
-def beta_params(h: float, *, c: float = DEFAULT_C, refinements: int = 0, count_refinements: bool = False
+def beta_params(h: float, *, c: float = DEFAULT_C, refinements: int = 0, count_refinements: bool = True
                 ) -> tuple[float, float]:
     """The (α, β) of a node's Beta belief.
 
@@ -25,7 +25,7 @@ def beta_params(h: float, *, c: float = DEFAULT_C, refinements: int = 0, count_r
       h: the node's pass rate in [0, 1].
       c: the concentration C.
       refinements: refinements already requested of the node.
-      count_refinements: add ``refinements`` to β.
+      count_refinements: add ``refinements`` to β (REx; the default). ``False``: the paper's form.
 
     Raises:
       ValueError: ``h`` outside [0, 1] or ``c`` negative.
@@ -44,7 +44,7 @@ def choose(
     *,
     c: float = DEFAULT_C,
     refinements: Sequence[int] | None = None,
-    count_refinements: bool = False,
+    count_refinements: bool = True,
 ) -> int:
     """Index of the node to refine: one Beta draw per node, the largest wins.
 

@@ -158,7 +158,7 @@ def synthesize_world_model(
       num_test: held-out games when generated (paper: 100; 0 for none).
       test_mcts_simulations: simulations per move of the MCTS player of the test games.
       concurrency: LLM calls in flight at once (tree search).
-      tree: tree-search hyperparameters (default ``TreeSettings()``: the paper's).
+      tree: tree-search hyperparameters (default ``TreeSettings()``).
       request: LLM request settings (default ``RequestSettings()``).
       examples_per_type: example tests of each type in the initial prompt (paper: 5).
       max_steps_shown: cut each training game after this many steps in the prompt (default: all; the

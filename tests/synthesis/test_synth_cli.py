@@ -76,3 +76,11 @@ def test_cli_lets_the_client_carry_the_asked_concurrency(tmp_path: Path, monkeyp
         argv = ["synthesize", "tic_tac_toe", "--out", str(tmp_path / concurrency), "--concurrency", concurrency]
         assert main(argv) == 130
         assert seen["max_concurrency"] == limit
+
+
+@pytest.mark.parametrize("flags,counted", [([], True), (["--paper-beta"], False)], ids=["default", "paper-beta"])
+def test_cli_counts_refinements_in_beta_unless_paper_beta(tmp_path: Path, flags: list, counted: bool) -> None:
+    out = tmp_path / "run"
+    assert main(["synthesize", "tic_tac_toe", "--llm", f"replay:{RECORDING}", "--out", str(out), "--num-test", "0",
+                 "--no-sandbox", "--quiet", *flags]) == 0
+    assert json.loads((out / "config.json").read_text())["tree"]["count_refinements"] is counted

@@ -1,4 +1,4 @@
-"""The Thompson sampler alone: Beta parameters, and choice frequencies against the numerical probability."""
+"""The Thompson sampler alone: choice frequencies against the numerical probability and against each other."""
 
 from __future__ import annotations
 
@@ -10,16 +10,6 @@ import pytest
 from cwm.synthesis import thompson
 
 N = 20_000
-
-
-@pytest.mark.parametrize("h,c,expected", [(0.0, 5.0, (1.0, 6.0)), (1.0, 5.0, (6.0, 1.0)), (0.5, 2.0, (2.0, 2.0))])
-def test_beta_params(h: float, c: float, expected: tuple[float, float]) -> None:
-    assert thompson.beta_params(h, c=c) == pytest.approx(expected)
-
-
-def test_refinement_count_adds_to_beta_only_with_the_flag() -> None:
-    assert thompson.beta_params(0.5, refinements=4) == pytest.approx((3.5, 3.5))
-    assert thompson.beta_params(0.5, refinements=4, count_refinements=True) == pytest.approx((3.5, 7.5))
 
 
 @pytest.mark.parametrize("h", [-0.1, 1.5])
@@ -55,6 +45,22 @@ def test_refinement_count_shifts_choices_away_from_a_tried_node() -> None:
                                  thompson.beta_params(0.7))
     assert abs(plain - 0.5) < 4 * math.sqrt(0.25 / N)
     assert abs(counted - p) < 4 * math.sqrt(p * (1 - p) / N) and counted < 0.2
+
+
+def test_without_concentration_every_node_is_chosen_equally_often() -> None:
+    freq = _frequency([0.1, 0.5, 0.95], seed=2, c=0.0)
+    assert np.all(np.abs(freq - 1 / 3) < 4 * math.sqrt(2 / 9 / N)), freq
+
+
+def test_a_larger_concentration_favours_the_higher_rate_more() -> None:
+    shares = [_frequency([0.4, 0.6], seed=3, c=c)[1] for c in (1.0, 5.0, 25.0)]
+    assert 0.5 < shares[0] < shares[1] < shares[2], shares
+
+
+def test_refinement_counts_are_ignored_in_the_papers_form() -> None:
+    counted = _frequency([0.7, 0.7], seed=4, refinements=[10, 0], count_refinements=False)
+    uncounted = _frequency([0.7, 0.7], seed=4)
+    assert np.array_equal(counted, uncounted)
 
 
 def test_same_seed_same_choices() -> None:
