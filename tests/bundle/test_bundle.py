@@ -165,7 +165,7 @@ def test_overwrite_replaces_an_earlier_bundle(exported, train):
         ({"files": ["model.py"]}, "field 'files' is missing or not a dict"),
         ({"contract_version": "999"}, "contract version '999'"),
         ({"files": {"model.py": "0", "../../etc/hostname": "0", "check_report.json": "0",
-                    "trajectories.jsonl": "0"}}, "a bundle holds"),
+                    "trajectories.jsonl": "0"}}, "'../../etc/hostname' is not a plain file name"),
         ({"files": {"model.py": "0"}}, "a bundle holds"),
     ],
     ids=["no-game", "files-not-a-dict", "contract-version", "foreign-file", "unhashed-files"],
