@@ -104,12 +104,12 @@ def _check_file_list(file: Path, files: dict[str, Any]) -> None:
 
 
 def _check_game_fields(file: Path, manifest: dict[str, Any]) -> None:
-    """A module game has a consistent ``game_module`` (and carries ``game.py``); any other names no path."""
+    """A module game's ``game_module`` is consistent and its ``game.py`` listed; any other game names no path."""
     game, module = manifest["game"], manifest.get("game_module")
-    if module is None:
-        if ".py:" in game or GAME_FILE in manifest["files"]:
-            raise BundleError(f"{file}: field 'game_module' is missing, but the bundle is of a game module")
-        if "/" in game or "\\" in game:
+    if module is None:  # a module game of an older bundle (no engine) names its module, never used as a path
+        if GAME_FILE in manifest["files"]:
+            raise BundleError(f"{file}: lists {GAME_FILE}, but field 'game_module' is missing")
+        if ".py:" not in game and ("/" in game or "\\" in game):
             raise BundleError(f"{file}: field 'game' ({game!r}) is neither a registry name nor an OpenSpiel game "
                               f"string (it holds a path)")
         return

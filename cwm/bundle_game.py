@@ -45,7 +45,7 @@ def bundle_game(path: Path, manifest: dict[str, Any], *, game: str | games.GameS
 
     Raises:
       BundleError: ``game`` is another game; the manifest's game is unknown here; or it is a module game and
-        neither ``game`` nor ``trust_game_module`` was given.
+        ``game`` is not given, nor ``trust_game_module`` for an engine the bundle carries.
     """
     named: str = manifest["game"]
     module = manifest.get("game_module")
@@ -53,20 +53,25 @@ def bundle_game(path: Path, manifest: dict[str, Any], *, game: str | games.GameS
         spec = games.resolve(game)
         if not same_game(spec, named):
             raise BundleError(f"{path}: the bundle is of {named!r}, not {spec.name!r}")
-    elif module is None:
+    elif ".py:" not in named:
         try:  # a registry name or OpenSpiel string (read_manifest refused paths): nothing is imported
             spec = games.resolve(named)
         except UnknownGameError as e:
             raise BundleError(f"{path}: manifest.json: {e}") from e
-    elif trust_game_module:
+    elif trust_game_module and module is not None:
         spec = _carried_engine(path, module["short_name"])
     else:
-        short = module["short_name"]
-        raise BundleError(f"{path}: the bundle is of the game module {short!r}, whose engine ({GAME_FILE}) would run "
-                          f"unsandboxed, and cwm never imports a game a manifest names; pass your game module "
-                          f"(--game path/to/module.py:{short}) or trust the engine the bundle carries "
-                          f"(--trust-game-module) only if you trust where the bundle came from")
+        raise BundleError(_untrusted_module(path, game_identity(named), carried=module is not None))
     return dataclasses.replace(spec, name=named)
+
+
+def _untrusted_module(path: Path, short_name: str, *, carried: bool) -> str:
+    text = (f"{path}: the bundle is of a game module ({short_name!r}), and cwm never imports a game a manifest "
+            f"names; pass your game module (--game path/to/module.py:{short_name})")
+    if not carried:
+        return text + " (the bundle carries no engine for it)"
+    return (text + f" or trust the engine the bundle carries ({GAME_FILE}, ordinary Python that would run "
+                   f"unsandboxed: --trust-game-module) only if you trust where the bundle came from")
 
 
 def _carried_engine(path: Path, short_name: str) -> games.GameSpec:
