@@ -6,10 +6,13 @@ Layout of a bundle directory::
     model.py             the world model (always)
     inference.py         inference functions (imperfect information, when synthesized)
     value.py             value function (when synthesized)
+    encoder.py           observation encoder (when trained)
     check_report.json    the checks the model passed when exported
     trajectories.jsonl   the training trajectories, re-checked at load time
+    game.py              the user's game engine (a bundle of a module game)
 
-``load_bundle`` verifies the format version and every file's SHA-256, re-runs the static gate, and
+``load_bundle`` reads the directory as untrusted input (``cwm.bundle_files``), finds the game without
+importing anything the bundle holds (``cwm.bundle_game``), checks every code file in the sandbox, and
 runs a quick conformance check (the stored trajectories plus random play) before returning a model.
 """
 
@@ -17,29 +20,36 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
-import hashlib
 import json
 import shutil
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pyspiel
 
 from cwm import checks, games, trajectories
-from cwm.model import CONTRACT_VERSION, INFERENCE_API, VALUE_API, ActionCodec, WorldModel, load_source
-from cwm.types import JSON, CheckReport, CwmError, Trajectory
+from cwm.bundle_files import (
+    BUNDLE_FORMAT,
+    CODE_FILES,
+    GAME_FILE,
+    BundleError,
+    decode,
+    read_json_object,
+    read_manifest,
+    read_trajectories,
+    sha256,
+    stored_report,
+    verified_files,
+)
+from cwm.bundle_game import bundle_game, same_game
+from cwm.model import CONTRACT_VERSION, ActionCodec, WorldModel, load_source
+from cwm.sandbox.jobs import CONTRACTS
+from cwm.types import JSON, CheckReport, CwmError, ModelLoadError, Trajectory
 from planners.budget import call_budget
 
-BUNDLE_FORMAT = 1
-_OPTIONAL = {"inference.py": INFERENCE_API, "value.py": VALUE_API}
-_REQUIRED_FILES = ("model.py", "check_report.json", "trajectories.jsonl")
-GAME_FILE = "game.py"  # a user's game engine (module games only), so the bundle works on another machine
-_ALLOWED_FILES = frozenset({*_REQUIRED_FILES, *_OPTIONAL, GAME_FILE})
-
-
-class BundleError(CwmError, ValueError):
-    """A bundle that is missing files, of an unknown version, tampered with, or failing its checks."""
+LOAD_JOB = "cwm.sandbox.jobs:load_contract"
+_EXTRA_FILES = frozenset(CODE_FILES) - {"model.py"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -73,58 +83,56 @@ class Bundle:
         return as_openspiel_game(self.model, reference=games.load_game(self.spec), short_name=short_name)
 
     def module(self, file_name: str) -> Any:
-        """The loaded module of an optional code file (``inference.py`` or ``value.py``)."""
+        """The loaded module of an optional code file (``inference.py``, ``value.py`` or ``encoder.py``)."""
         if file_name not in self.sources:
             raise BundleError(f"{self.path}: bundle has no {file_name}")
         return load_source(self.sources[file_name], name=f"{self.game}_{Path(file_name).stem}",
-                           api=_OPTIONAL.get(file_name, ()))
-
-
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+                           api=CONTRACTS[CODE_FILES[file_name]])
 
 
 def trajectory_hash(items: Sequence[Trajectory]) -> str:
     """A content hash of a trajectory set (for provenance)."""
     blob = "\n".join(json.dumps(trajectories.to_json(t), sort_keys=True) for t in items)
-    return _sha256(blob.encode("utf-8"))[:16]
+    return sha256(blob.encode("utf-8"))[:16]
 
 
 def export_bundle(
     out: str | Path,
     *,
-    game: str,
+    game: str | games.GameSpec,
     model_source: str,
     train: Sequence[Trajectory],
     extra_sources: dict[str, str] | None = None,
     provenance: dict[str, JSON] | None = None,
     overwrite: bool = False,
 ) -> Path:
-    """Writes a bundle directory, checking the model on ``train`` first (the report is stored with it).
+    """Writes a bundle directory, checking every code file in the sandbox first (the model's report is stored).
 
     Args:
       out: the bundle directory (must not exist unless ``overwrite``).
-      game: the game's registry name or OpenSpiel string.
+      game: the game's registry name, OpenSpiel string or ``path/to/module.py:short_name`` (whose file the
+        bundle carries as ``game.py``).
       model_source: the world model's source.
       train: the trajectories the model was synthesized from (stored and re-checked at load).
-      extra_sources: optional ``{"inference.py": ..., "value.py": ...}``.
+      extra_sources: optional ``{"inference.py": ..., "value.py": ..., "encoder.py": ...}``.
       provenance: generator LLM and settings, prompt hashes, seed, accuracies, LLM calls and cost, ...
 
     Raises:
-      BundleError: ``out`` exists, or an extra file name is not one a bundle may hold.
+      BundleError: ``out`` exists, an extra file name is not one a bundle may hold, or a code file fails its
+        sandbox check.
     """
     out = Path(out)
     _check_target(out, overwrite)
     spec = games.resolve(game)
     extra = dict(extra_sources or {})
-    unknown = set(extra) - set(_OPTIONAL)
+    unknown = set(extra) - _EXTRA_FILES
     if unknown:
-        raise BundleError(f"bundle files may be {sorted(_OPTIONAL)}, not {sorted(unknown)}")
-    report = _checked(model_source, spec, train, where="export")
+        raise BundleError(f"bundle files may be {sorted(_EXTRA_FILES)}, not {sorted(unknown)}")
+    files = {"model.py": model_source, **extra}
+    report = _checked(files, spec, train, where="export")
     tmp = out.with_name(out.name + ".partial")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
-    files = {"model.py": model_source, **extra}
     for name, text in files.items():
         (tmp / name).write_text(text, encoding="utf-8")
     (tmp / "check_report.json").write_text(json.dumps(report.to_json(), indent=1), encoding="utf-8")
@@ -134,7 +142,7 @@ def export_bundle(
         shutil.copyfile(spec.module, tmp / GAME_FILE)
         hashed.append(GAME_FILE)
     manifest = _manifest(spec, report, train, provenance or {},
-                         {name: _sha256((tmp / name).read_bytes()) for name in hashed})
+                         {name: sha256((tmp / name).read_bytes()) for name in hashed})
     (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True), encoding="utf-8")
     if out.exists():
         shutil.rmtree(out)
@@ -149,25 +157,48 @@ def _check_target(out: Path, overwrite: bool, *, keep: Path | None = None) -> No
     if not overwrite:
         raise BundleError(f"{out} already exists; choose another path or overwrite it (--overwrite)")
     try:
-        _read_manifest(out)
+        read_manifest(out)
     except BundleError as e:
         raise BundleError(f"{out} exists and is not a cwm bundle; refusing to replace it ({e})") from e
     if keep is not None and (keep.resolve() == out.resolve() or out.resolve() in keep.resolve().parents):
         raise BundleError(f"{out} contains the run being exported; choose another path")
 
 
-def export_run(run_dir: str | Path, out: str | Path, *, overwrite: bool = False) -> Path:
-    """Exports the best program of a finished synthesis run directory (``cwm synthesize --out``).
+def run_game(run_dir: str | Path) -> str:
+    """The game a finished synthesis run directory (``cwm synthesize --out``) was synthesized on.
 
     Raises:
-      BundleError: the run has no ``result.json`` or no usable program.
+      BundleError: the run has no readable ``result.json``, or it names no game.
     """
-    run_dir = Path(run_dir)
-    result_file = run_dir / "result.json"
+    result_file = Path(run_dir) / "result.json"
     if not result_file.is_file():
         raise BundleError(f"{run_dir}: no result.json; is it a finished synthesis run directory?")
+    game = read_json_object(result_file).get("game")
+    if type(game) is not str:
+        raise BundleError(f"{result_file}: field 'game' is missing or not a string")
+    return game
+
+
+def export_run(run_dir: str | Path, out: str | Path, *, game: str | None = None, overwrite: bool = False) -> Path:
+    """Exports the best program of a finished synthesis run directory (``cwm synthesize --out``).
+
+    Args:
+      run_dir: the run directory.
+      out: the bundle directory.
+      game: the run's game as you name it here (a module game's file may have moved since the run);
+        default: the game the run recorded.
+      overwrite: replace an earlier bundle at ``out``.
+
+    Raises:
+      BundleError: the run has no ``result.json`` or no usable program, or ``game`` is another game.
+    """
+    run_dir = Path(run_dir)
+    recorded = run_game(run_dir)
+    spec = games.resolve(game or recorded)
+    if not same_game(spec, recorded):
+        raise BundleError(f"{run_dir}: the run synthesized {recorded!r}, not {spec.name!r}")
     _check_target(Path(out), overwrite, keep=run_dir)
-    result, config = _read_json(result_file), _read_json(run_dir / "config.json", missing_ok=True)
+    result, config = read_json_object(run_dir / "result.json"), _read_config(run_dir)
     if not result.get("best_source"):
         raise BundleError(f"{run_dir}: the run produced no usable program to export")
     train = trajectories.load_open(run_dir / "train.jsonl")
@@ -180,20 +211,14 @@ def export_run(run_dir: str | Path, out: str | Path, *, overwrite: bool = False)
         if key in config:
             provenance[key] = config[key]
     provenance["run_dir"] = str(run_dir.resolve())
-    return export_bundle(out, game=str(result["game"]), model_source=str(result["best_source"]), train=train,
-                         provenance=provenance, overwrite=overwrite)
+    # named as recorded: the stored trajectories carry that name
+    return export_bundle(out, game=dataclasses.replace(spec, name=recorded), model_source=str(result["best_source"]),
+                         train=train, provenance=provenance, overwrite=overwrite)
 
 
-def _read_json(path: Path, *, missing_ok: bool = False) -> dict[str, Any]:
-    if missing_ok and not path.is_file():
-        return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as e:
-        raise BundleError(f"{path}: cannot be read as JSON ({e})") from e
-    if not isinstance(data, dict):
-        raise BundleError(f"{path}: expected a JSON object")
-    return data
+def _read_config(run_dir: Path) -> dict[str, Any]:
+    file = run_dir / "config.json"
+    return read_json_object(file) if file.is_file() else {}
 
 
 def _manifest(spec: games.GameSpec, report: CheckReport, train: Sequence[Trajectory],
@@ -216,71 +241,88 @@ def _manifest(spec: games.GameSpec, report: CheckReport, train: Sequence[Traject
     }
 
 
-def _checked(source: str, spec: games.GameSpec, train: Sequence[Trajectory], *, where: str,
+def _checked(sources: Mapping[str, str], spec: games.GameSpec, train: Sequence[Trajectory], *, where: str,
              isolate: bool = True) -> CheckReport:
-    """The checks of ``source`` on ``train``: in the sandbox (the code is untrusted) unless ``isolate`` is off.
+    """Checks every code file of a bundle, in one sandbox (the code is untrusted) unless ``isolate`` is off:
+    each passes the static gate, loads and defines its contract, and the model is checked on ``train``.
+
+    Returns:
+      the model's check report.
 
     Raises:
-      BundleError: the static gate rejects the code, it does not load, or no check ran.
+      BundleError: a file the gate rejects, that does not load or lacks a contract function (named with the
+        sandbox's verdict), or a model on which no check ran.
     """
+    others = {name: source for name, source in sources.items() if name != "model.py"}
     if isolate:
         from cwm.sandbox import Sandbox
 
         with Sandbox() as box:
-            report = box.check_world_model(source, train)
+            for name, source in others.items():
+                result = box.run(LOAD_JOB, source, {"contract": CODE_FILES[name]})
+                if not result.ok:
+                    raise BundleError(f"{where}: {name} failed its sandbox check: {result.kind}: "
+                                      f"{_first_line(result.error)}")
+            report = box.check_world_model(sources["model.py"], train)
     else:
-        # the checks call the model's functions directly: no codec (ids) needed
-        report = checks.run_checks(load_source(source, name=f"{spec.name}_model"), train)
+        try:
+            for name, source in others.items():
+                load_source(source, name=f"{spec.name}_{Path(name).stem}", api=CONTRACTS[CODE_FILES[name]])
+            # the checks call the model's functions directly: no codec (ids) needed
+            report = checks.run_checks(load_source(sources["model.py"], name=f"{spec.name}_model"), train)
+        except ModelLoadError as e:
+            raise BundleError(f"{where}: {_first_line(str(e))}") from e
     if report.error:
-        raise BundleError(f"{where}: the model could not be checked: {report.error}")
+        raise BundleError(f"{where}: model.py failed its sandbox check: {_first_line(report.error)}")
     if report.executed == 0:
         raise BundleError(f"{where}: no checks ran on the model (empty trajectory set?)")
     return report
 
 
-def load_bundle(path: str | Path, *, random_games: int = 3, call_budget_s: float | None = 2.0,
-                isolate: bool = True, trust_game_module: bool = False) -> Bundle:
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else "no reason given"
+
+
+def load_bundle(path: str | Path, *, game: str | games.GameSpec | None = None, trust_game_module: bool = False,
+                random_games: int = 3, call_budget_s: float | None = 2.0, isolate: bool = True) -> Bundle:
     """Loads and verifies a bundle.
 
-    The model's code is untrusted: its checks run in the sandbox first (``isolate``), and only then is it
-    loaded in-process for fast planning, every call under a time budget.
+    The bundle is untrusted input. Nothing it holds is imported to find its game (unless you trust its game
+    engine), nothing it does not list is accepted, every code file is checked in the sandbox first
+    (``isolate``), and only then is the model loaded in-process for fast planning, every call under a time
+    budget.
 
     Args:
       path: the bundle directory.
+      game: the game, as you name it (a registry name, an OpenSpiel string, or your own
+        ``path/to/module.py:short_name``, imported as your code); it must be the bundle's game. Default: the
+        manifest's game, which must then be a registry name or an OpenSpiel game string.
+      trust_game_module: import the game engine a bundle of a module game carries (``game.py``: ordinary
+        Python that runs unsandboxed, so only for bundles from a trusted source), when ``game`` is not given.
       random_games: random-play games run as part of the quick conformance check.
       call_budget_s: seconds any one model call may take during planning before it raises
         ``ModelContractError`` (``None``: no budget, about a third faster).
-      isolate: run the conformance checks in the sandbox (turn off only for bundles you wrote yourself).
-      trust_game_module: allow importing the game engine a bundle of a user's module game carries
-        (``game.py``: ordinary Python that runs unsandboxed, so only for bundles from a trusted source).
+      isolate: run the checks in the sandbox (turn off only for bundles you wrote yourself).
 
     Raises:
-      BundleError: missing file, unknown format or contract version, a file whose hash does not match the
-        manifest (edited or corrupted), an untrusted game engine, code the static gate rejects, or a model
-        failing its conformance check.
+      BundleError: a malformed manifest, an unknown format or contract version, a file that is missing, not
+        listed, not UTF-8 or whose hash does not match the manifest, a game module neither given nor trusted,
+        ``game`` not being the bundle's game, code the sandbox rejects, or a model failing its conformance
+        check.
     """
     path = Path(path)
-    manifest = _read_manifest(path)
-    files: dict[str, str] = manifest["files"]  # type: ignore[assignment]
-    for name, digest in files.items():
-        file = path / name
-        if not file.is_file():
-            raise BundleError(f"{path}: {name} is missing")
-        if _sha256(file.read_bytes()) != digest:
-            raise BundleError(f"{path}: {name} does not match its hash in manifest.json (edited or corrupted)")
-    sources = {n: (path / n).read_text(encoding="utf-8") for n in files if n.endswith(".py") and n != GAME_FILE}
-    spec = _bundle_game(path, manifest, trust_game_module)
+    manifest = read_manifest(path)
+    data = verified_files(path, manifest)
+    sources = {name: decode(path, name, data[name]) for name in data if name in CODE_FILES}
+    spec = bundle_game(path, manifest, game=game, trust_game_module=trust_game_module)
+    train = read_trajectories(path, str(manifest["game"]))
+    stored = stored_report(path)
+    report = _checked(sources, spec, train, where=str(path), isolate=isolate)
+    if (report.passed, report.executed) != (stored.passed, stored.executed):
+        raise BundleError(
+            f"{path}: model.py failed its load check: it now passes {report.passed}/{report.executed} checks, "
+            f"but {stored.passed}/{stored.executed} when it was exported; it is not the model that was exported")
     try:
-        train = trajectories.load_open(path / "trajectories.jsonl")
-        if {t.game for t in train} != {manifest["game"]}:
-            raise BundleError(f"trajectories.jsonl holds games {sorted({t.game for t in train})}, "
-                              f"not {manifest['game']!r}")
-        report = _checked(sources["model.py"], spec, train, where=str(path), isolate=isolate)
-        stored = CheckReport.from_json(_read_json(path / "check_report.json"))
-        if (report.passed, report.executed) != (stored.passed, stored.executed):
-            raise BundleError(
-                f"its checks now pass {report.passed}/{report.executed}, but {stored.passed}/{stored.executed} "
-                f"when it was exported; it is not the model that was exported")
         guard = {} if call_budget_s is None else {"guard": call_budget(call_budget_s)}
         model = WorldModel(load_source(sources["model.py"], name=f"{spec.name}_model"),
                            codec=ActionCodec.from_game(games.load_game(spec)), name=f"bundle:{path.name}", **guard)
@@ -289,57 +331,5 @@ def load_bundle(path: str | Path, *, random_games: int = 3, call_budget_s: float
     play = checks.random_play_checks(model, num_games=random_games, seed=0)
     if not play.all_passed:
         first = play.failures[0].render() if play.failures else play.error
-        raise BundleError(f"{path}: model failed random play at load: {first}")
+        raise BundleError(f"{path}: model failed random play at load: {_first_line(first)}")
     return Bundle(path=path, manifest=manifest, model=model, sources=sources, check_report=report, spec=spec)
-
-
-def _bundle_game(path: Path, manifest: dict[str, JSON], trust: bool) -> games.GameSpec:
-    """The bundle's game: from the registry or OpenSpiel, or the engine the bundle carries (if trusted)."""
-    module: Any = manifest.get("game_module")
-    if not module:
-        return games.resolve(str(manifest["game"]))
-    short_name = str(module["short_name"])
-    if short_name in pyspiel.registered_names():  # this process already has the engine (imported by the user)
-        return dataclasses.replace(games.resolve(short_name), name=str(manifest["game"]))
-    if not trust:
-        raise BundleError(f"{path}: the bundle carries its game's engine ({GAME_FILE}), ordinary Python that "
-                          f"would run unsandboxed; load it with trust_game_module=True (--trust-game-module) "
-                          f"only if you trust where the bundle came from")
-    spec = games.resolve(f"{path / GAME_FILE}:{short_name}")
-    return dataclasses.replace(spec, name=str(manifest["game"]))
-
-
-_MANIFEST_FIELDS: dict[str, type | tuple[type, ...]] = {
-    "bundle_format": int, "game": str, "ground_truth": str, "contract_version": str, "files": dict,
-}
-
-
-def _read_manifest(path: Path) -> dict[str, JSON]:
-    """The parsed, structurally valid manifest of a bundle directory (names every problem it finds)."""
-    if not path.is_dir():
-        raise BundleError(f"bundle {str(path)!r} is not a directory")
-    file = path / "manifest.json"
-    if not file.is_file():
-        raise BundleError(f"{path}: manifest.json is missing (not a cwm bundle?)")
-    try:
-        manifest = json.loads(file.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as e:
-        raise BundleError(f"{path}: manifest.json is not valid JSON ({e.msg}, line {e.lineno})") from e
-    if not isinstance(manifest, dict):
-        raise BundleError(f"{path}: manifest.json is not a JSON object")
-    version = manifest.get("bundle_format")
-    if version != BUNDLE_FORMAT:
-        raise BundleError(f"{path}: bundle format {version!r} is not supported (this cwm reads {BUNDLE_FORMAT})")
-    for key, kind in _MANIFEST_FIELDS.items():
-        if not isinstance(manifest.get(key), kind):
-            raise BundleError(f"{path}: manifest.json field {key!r} is missing or not a {getattr(kind, '__name__', kind)}")
-    if manifest["contract_version"] != CONTRACT_VERSION:
-        raise BundleError(f"{path}: the model was written for contract version {manifest['contract_version']!r}; "
-                          f"this cwm implements version {CONTRACT_VERSION!r}")
-    names = set(manifest["files"])
-    if not names <= _ALLOWED_FILES or not set(_REQUIRED_FILES) <= names:
-        raise BundleError(f"{path}: manifest.json lists files {sorted(names)}; a bundle holds "
-                          f"{list(_REQUIRED_FILES)} and optionally {sorted(_ALLOWED_FILES - set(_REQUIRED_FILES))}")
-    if not all(isinstance(v, str) for v in manifest["files"].values()):
-        raise BundleError(f"{path}: manifest.json file hashes must be strings")
-    return manifest

@@ -64,6 +64,12 @@ VALUE_API: tuple[ContractFunction, ...] = (
         "An estimate of the final return of `player_id` from `state`; the true return at terminal states."),
 )
 
+ENCODER_API: tuple[ContractFunction, ...] = (
+    ContractFunction(
+        "encode", "encode(observation: dict, player_id: int) -> list[float]",
+        "A fixed-length vector of finite floats for one player's observation."),
+)
+
 CONTRACT_VERSION = "1"
 
 

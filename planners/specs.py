@@ -228,15 +228,16 @@ def load_cwm(target: str, game: str) -> tuple[WorldModel, Sampler | None, ValueF
     """Loads a model file or bundle directory: the world model, its inference sampler and value function.
 
     A ``.py`` file is a world model only (static gate, every call under a 2 s budget, ids from the ground
-    truth). A directory is a bundle (``cwm.bundle.load_bundle``), whose optional ``inference.py`` and
-    ``value.py`` supply the sampler and the leaf evaluator. Cached per process.
+    truth). A directory is a bundle (``cwm.bundle.load_bundle``, loaded with ``game``, the game the user
+    named, so a bundle of their own module game opens without trusting the engine it carries), whose optional
+    ``inference.py`` and ``value.py`` supply the sampler and the leaf evaluator. Cached per process.
 
     Raises:
       AgentSpecError: the path does not exist, or is neither a ``.py`` file nor a directory.
     """
     path = Path(target)
     if path.is_dir():
-        return _load_bundle(path)
+        return _load_bundle(path, game)
     if path.is_file() and path.suffix == ".py":
         module = load_source(path.read_text(encoding="utf-8"), name=path.stem)
         # LLM-written code in-process: every call under the same time budget bundles get
@@ -245,10 +246,10 @@ def load_cwm(target: str, game: str) -> tuple[WorldModel, Sampler | None, ValueF
     raise AgentSpecError(f"cwm:{target}: expected a model .py file or a bundle directory, and it is neither")
 
 
-def _load_bundle(path: Path) -> tuple[WorldModel, Sampler | None, ValueFn | None]:
+def _load_bundle(path: Path, game: str) -> tuple[WorldModel, Sampler | None, ValueFn | None]:
     from cwm.bundle import load_bundle
 
-    bundle = load_bundle(path)
+    bundle = load_bundle(path, game=game)
     sampler = value_fn = None
     if "inference.py" in bundle.sources:
         sampler = inference_sampler(bundle.model, bundle.module("inference.py").resample_history)

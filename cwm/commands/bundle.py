@@ -8,29 +8,42 @@ from typing import Any
 from cwm import bundle
 from cwm.bundle import Bundle
 
+_GAME_HELP = ("the bundle's game as you name it: a registry name, an OpenSpiel game string, or your own "
+              "path/to/module.py:short_name (imported as your code; needed for a bundle of a module game "
+              "unless --trust-game-module)")
+_TRUST_HELP = ("import the game engine a bundle of a module game carries (game.py, ordinary Python that runs "
+               "unsandboxed): only for a bundle from a source you trust")
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("export", help="export the best program of a synthesis run directory as a bundle")
     p.add_argument("run_dir", help="a finished `cwm synthesize --out` directory")
     p.add_argument("--out", required=True, help="the bundle directory to write")
     p.add_argument("--overwrite", action="store_true", help="replace an existing bundle directory")
+    p.add_argument("--game", help=_GAME_HELP + "; default: the game the run recorded")
+    p.add_argument("--trust-game-module", action="store_true",
+                   help=_TRUST_HELP + "; verifies the new bundle with the engine it carries")
     p.set_defaults(func=cmd_export)
 
     p = sub.add_parser("inspect", help="verify a bundle and print its provenance and accuracy")
     p.add_argument("bundle", help="a bundle directory")
     p.add_argument("--code", action="store_true", help="also print model.py")
+    p.add_argument("--game", help=_GAME_HELP)
+    p.add_argument("--trust-game-module", action="store_true", help=_TRUST_HELP)
     p.set_defaults(func=cmd_inspect)
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    path = bundle.export_run(args.run_dir, args.out, overwrite=args.overwrite)
+    path = bundle.export_run(args.run_dir, args.out, game=args.game, overwrite=args.overwrite)
     print(f"exported {path}")
-    print(describe(bundle.load_bundle(path)))
+    # verified as a receiver loads it: with the game this export used, or the engine it carries if so told
+    game = args.game or (None if args.trust_game_module else bundle.run_game(args.run_dir))
+    print(describe(bundle.load_bundle(path, game=game, trust_game_module=args.trust_game_module)))
     return 0
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
-    b = bundle.load_bundle(args.bundle)
+    b = bundle.load_bundle(args.bundle, game=args.game, trust_game_module=args.trust_game_module)
     print(describe(b))
     if args.code:
         print()
@@ -41,7 +54,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 def describe(bundle: Bundle) -> str:
     """A human-readable summary for ``cwm inspect``."""
     m = bundle.manifest
-    prov: dict[str, Any] = m.get("provenance", {})  # type: ignore[assignment]
+    prov: dict[str, Any] = m["provenance"]  # type: ignore[assignment]
     lines = [
         f"bundle {bundle.path}",
         f"  game: {m['game']} (ground truth {m['ground_truth']})",

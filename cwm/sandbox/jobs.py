@@ -12,8 +12,14 @@ import types
 from typing import Any
 
 from cwm.checks import normalise, random_play_checks, run_checks
+from cwm.contract import ENCODER_API, INFERENCE_API, VALUE_API
 from cwm.model import WORLD_MODEL_API, ContractFunction, WorldModel
 from cwm.types import JSON, ModelLoadError
+
+# The contracts ``load_contract`` can verify, by the name a payload gives.
+CONTRACTS: dict[str, tuple[ContractFunction, ...]] = {
+    "world_model": WORLD_MODEL_API, "inference": INFERENCE_API, "value": VALUE_API, "encoder": ENCODER_API,
+}
 
 
 def _guard(fn: Any, *args: Any) -> Any:
@@ -27,6 +33,24 @@ def require(module: types.ModuleType, api: tuple[ContractFunction, ...] = WORLD_
     missing = [f.name for f in api if not callable(vars(module).get(f.name))]
     if missing:
         raise ModelLoadError(f"{module.__name__}: missing contract function(s): {', '.join(missing)}")
+
+
+def load_contract(module: types.ModuleType, payload: dict[str, Any]) -> JSON:
+    """Verifies that the candidate (already loaded by the child, under the gate) defines one contract.
+
+    Args:
+      module: the loaded candidate.
+      payload: ``{"contract": name}``, a key of ``CONTRACTS``.
+
+    Returns:
+      the names of the contract's functions, all of which the module defines.
+
+    Raises:
+      ModelLoadError: a contract function is missing.
+    """
+    api = CONTRACTS[payload["contract"]]
+    require(module, api)
+    return [f.name for f in api]
 
 
 def check_world_model(module: types.ModuleType, payload: dict[str, Any]) -> JSON:
