@@ -37,6 +37,7 @@ from cwm.adapter import as_openspiel_game
 from cwm.arena import play_match
 from planners import ISMCTS, MCTS, MCTSAgent, RandomAgent
 from planners.budget import call_budget
+from planners.config import SearchConfig
 
 MODEL = Path(__file__).resolve().parent.parent / "tests" / "data" / "planners" / "ttt_model.py"
 
@@ -67,7 +68,7 @@ def cpp_bot(game: pyspiel.Game, sims: int, rollouts: int) -> pyspiel.MCTSBot:
 def speed_row(name: str, game: pyspiel.Game, state: object, args: argparse.Namespace) -> dict[str, float]:
     sims, r, k = args.sims, args.rollouts, args.repeats
     row = best_rates({
-        "ours": lambda: MCTS(num_simulations=sims, rollouts=r, solve=False, seed=0).search(state),
+        "ours": lambda: MCTS(SearchConfig(num_simulations=sims, rollouts=r, solve=False), seed=0).search(state),
         "os_py": lambda: python_bot(game, sims, r, solve=False).step(state),
         "cpp": lambda: cpp_bot(game, sims, r).step_with_policy(state),
     }, sims, k)
@@ -92,8 +93,8 @@ def speed(args: argparse.Namespace) -> None:
     sims, r, k = args.sims, args.rollouts, args.repeats
     gt_state = gt.new_initial_state()
     rates = best_rates({
-        "ours_model": lambda: MCTS(num_simulations=sims, rollouts=r, solve=False, seed=0).search(wm.new_initial_state()),
-        "ours_guarded": lambda: MCTS(num_simulations=sims, rollouts=r, solve=False, seed=0).search(
+        "ours_model": lambda: MCTS(SearchConfig(num_simulations=sims, rollouts=r, solve=False), seed=0).search(wm.new_initial_state()),
+        "ours_guarded": lambda: MCTS(SearchConfig(num_simulations=sims, rollouts=r, solve=False), seed=0).search(
             guarded.new_initial_state()),
         "py_model": lambda: python_bot(adapted, sims, r, solve=False).step(adapted.new_initial_state()),
         "cpp_model": lambda: cpp_bot(adapted, sims, r).step_with_policy(adapted.new_initial_state()),
@@ -143,7 +144,7 @@ def model_seconds_per_simulation(module: object, codec: model.ActionCodec, args:
     best = math.inf
     for _ in range(args.repeats):
         spent[0], calls[0] = 0.0, 0
-        MCTS(num_simulations=args.sims, rollouts=args.rollouts, solve=False, seed=0).search(timed.new_initial_state())
+        MCTS(SearchConfig(num_simulations=args.sims, rollouts=args.rollouts, solve=False), seed=0).search(timed.new_initial_state())
         best = min(best, spent[0] - calls[0] * per_call)
     return best / args.sims
 
@@ -156,7 +157,7 @@ def ismcts_row(args: argparse.Namespace) -> None:
     sims, r, k = args.sims, args.rollouts, args.repeats
     rs = np.random.RandomState(0)
     bot = os_ismcts.ISMCTSBot(game, os_mcts.RandomRolloutEvaluator(r, rs), 2.0, sims, random_state=rs)
-    rates = best_rates({"ours": lambda: ISMCTS(num_simulations=sims, rollouts=r, seed=0).search(state),
+    rates = best_rates({"ours": lambda: ISMCTS(SearchConfig(num_simulations=sims, rollouts=r), seed=0).search(state),
                         "theirs": lambda: bot.step(state)}, sims, k)
     ours, theirs = rates["ours"], rates["theirs"]
     print(f"{'leduc_poker ISMCTS (GT resampling)':34} {ours:>10,.0f} {theirs:>10,.0f} {'':>11}   {ours / theirs:6.2f}x")
@@ -191,17 +192,17 @@ def strength(args: argparse.Namespace) -> None:
     ttt = pyspiel.load_game("tic_tac_toe")
     print(f"\nstrength at {sims} simulations, {r} rollouts (OpenSpiel's bot with its default solver)")
     _report("tic_tac_toe: ours vs random", _scores(
-        ttt, lambda i: MCTSAgent(num_simulations=sims, rollouts=r, seed=i), lambda i: RandomAgent(seed=i), n // 2))
+        ttt, lambda i: MCTSAgent(SearchConfig(num_simulations=sims, rollouts=r), seed=i), lambda i: RandomAgent(seed=i), n // 2))
     _report("tic_tac_toe: ours vs ours", _scores(
-        ttt, lambda i: MCTSAgent(num_simulations=sims, rollouts=r, seed=i),
-        lambda i: MCTSAgent(num_simulations=sims, rollouts=r, seed=10_000 + i), n // 10))
+        ttt, lambda i: MCTSAgent(SearchConfig(num_simulations=sims, rollouts=r), seed=i),
+        lambda i: MCTSAgent(SearchConfig(num_simulations=sims, rollouts=r), seed=10_000 + i), n // 10))
     for name in ("tic_tac_toe", "connect_four"):
         game = pyspiel.load_game(name)
         def opponent(i: int, g: pyspiel.Game = game) -> PythonBotAgent:
             return PythonBotAgent(g, sims, r, seed=i)
 
         _report(f"{name}: ours vs OpenSpiel Python MCTSBot", _scores(
-            game, lambda i: MCTSAgent(num_simulations=sims, rollouts=r, seed=i), opponent, n))
+            game, lambda i: MCTSAgent(SearchConfig(num_simulations=sims, rollouts=r), seed=i), opponent, n))
 
 
 def main() -> None:

@@ -158,9 +158,10 @@ def describe_error(e: BaseException) -> str:
     if any("__str__" in vars(c) or "__repr__" in vars(c) for c in kind.__mro__ if c.__module__ != "builtins"):
         return f"{name} (an exception class with its own __str__; its message is not shown)"
     args = BaseException.__dict__["args"].__get__(e)
-    if len(args) == 1 and type(args[0]) is str:
-        return f"{name}: {args[0][:500]}"
-    return f"{name}: {', '.join(values.describe(a) for a in args)}" if args else name
+    if all(type(a) in (str, int, float, bool, type(None)) for a in args):
+        text = str(e)  # the builtin __str__ (no class of its own defines one) over builtin arguments
+        return f"{name}: {text[:500]}" if text else name
+    return f"{name}: {', '.join(values.describe(a) for a in args)}"
 
 
 def model_traceback(e: BaseException, *, limit: int = 6) -> str:

@@ -204,9 +204,10 @@ def _arena(config: RunConfig, bundle_dir: Path, out: Path, progress: bool) -> li
     """
     from cwm import arena, arena_report
     from cwm.arena_plan import own_aliases
+    from planners.config import SearchConfig
     from planners.specs import Settings
 
-    settings = Settings(num_simulations=config.simulations, rollouts=config.rollouts)
+    settings = Settings(search=SearchConfig(num_simulations=config.simulations, rollouts=config.rollouts))
     results = arena.tournament(
         config.game, [f"{CWM_LABEL}=cwm:{bundle_dir.resolve()}", *config.opponents], matches=config.matches,
         out_dir=out, settings=settings, seed=config.seed, executor=config.executor,

@@ -17,7 +17,7 @@ from open_spiel.python.algorithms import mcts as openspiel_mcts
 from cwm import arena, arena_report, bundle, pipeline
 from cwm.llm import make_client
 from cwm.synthesis import synthesize_world_model
-from planners import MCTS
+from planners import MCTS, SearchConfig
 from planners.specs import Settings
 
 GAME = "tic_tac_toe"
@@ -65,7 +65,7 @@ print("\n".join("    " + line for line in code[:15]))
 
 # %%
 state = b.model.new_initial_state()
-planner = MCTS(num_simulations=200, rollouts=2, seed=0)
+planner = MCTS(SearchConfig(num_simulations=200, rollouts=2), seed=0)
 for _ in range(4):
     player = state.current_player()
     action = planner.step(state)
@@ -94,7 +94,8 @@ print(f"OpenSpiel's MCTSBot on {game.get_type().short_name} ({game.num_distinct_
 # %%
 cwm_agent = f"cwm=cwm:{bundle_dir}"  # NAME=SPEC: the agent is labelled `cwm` in every table
 results = arena.tournament(GAME, [cwm_agent, "random"], matches=3, out_dir=WORK / "arena",
-                           settings=Settings(num_simulations=100, rollouts=2), seed=0, executor="inline",
+                           settings=Settings(search=SearchConfig(num_simulations=100, rollouts=2)), seed=0,
+                           executor="inline",
                            progress=False)
 rows = [r for r in arena_report.summarize(results) if r["agent"] == "cwm"]
 print(arena_report.markdown(rows, outcome="win/draw/loss"))

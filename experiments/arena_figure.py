@@ -179,13 +179,15 @@ def play(config: common.GameConfig, figure: ArenaFigureConfig, bundle_dir: Path,
     had a name) count as its own (``cwm.arena_plan.own_aliases``)."""
     from cwm import arena, arena_report, games
     from cwm.arena_plan import own_aliases
+    from planners.config import SearchConfig
     from planners.specs import Settings
 
     spec = games.resolve(config.game)
     opps = opponents(spec.name, figure.direct_llm)
     results = arena.tournament(
         spec.name, [f"{CWM_LABEL}=cwm:{bundle_dir.resolve()}", *opps], matches=config.matches, out_dir=out,
-        settings=Settings(num_simulations=config.sims, rollouts=config.rollouts), seed=figure.seed,
+        settings=Settings(search=SearchConfig(num_simulations=config.sims, rollouts=config.rollouts)),
+        seed=figure.seed,
         executor=executor, pairings=[(CWM_LABEL, o) for o in opps], move_time_limit=figure.move_time_limit,
         aliases=own_aliases(out, CWM_LABEL, opps), progress=progress)
     rows = [r for r in arena_report.summarize(results) if r["agent"] == CWM_LABEL and r["seat"] == "all"]

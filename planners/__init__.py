@@ -2,7 +2,8 @@
 arena plays (random, GT-MCTS, GT-ISMCTS, CWM, direct LLM policy), built from picklable spec strings."""
 
 from planners.agents import Agent, AgentError, IllegalMoveError, ISMCTSAgent, MCTSAgent, RandomAgent
-from planners.cwm_agent import CWMAgent, HistoryTracker, PlayerView, inference_sampler
+from planners.config import SearchConfig
+from planners.cwm_agent import CWMAgent, CWMPlanner, GameFacts, HistoryTracker, PlayerView, inference_sampler
 from planners.ismcts import ISMCTS, Sampler, resample_from_infostate
 from planners.llm_policy import LLMPolicyAgent, parse_action
 from planners.mcts import MCTS, SearchResult, ValueFn
@@ -26,6 +27,8 @@ __all__ = [
     "AgentSpec",
     "AgentSpecError",
     "CWMAgent",
+    "CWMPlanner",
+    "GameFacts",
     "HistoryTracker",
     "ISMCTSAgent",
     "IllegalMoveError",
@@ -34,6 +37,7 @@ __all__ = [
     "PlayerView",
     "RandomAgent",
     "Sampler",
+    "SearchConfig",
     "SearchResult",
     "Settings",
     "ValueFn",

@@ -13,6 +13,7 @@ import numpy as np
 import pyspiel
 
 from cwm.types import CwmError
+from planners.config import DEFAULT_SEARCH, SearchConfig
 from planners.ismcts import ISMCTS, Sampler, resample_from_infostate
 from planners.mcts import MCTS, ValueFn
 
@@ -56,21 +57,13 @@ class MCTSAgent:
     """GT-MCTS: UCT search on the real game's own states (perfect-information games).
 
     Args:
-      num_simulations, uct_c, rollouts, max_rollout_steps, value_fn, seed: as in ``planners.MCTS``.
+      config: the search settings (``planners.SearchConfig``).
+      value_fn, seed: as in ``planners.MCTS``.
     """
 
-    def __init__(
-        self,
-        *,
-        num_simulations: int = 1000,
-        uct_c: float = 2.0,
-        rollouts: int = 10,
-        max_rollout_steps: int | None = None,
-        value_fn: ValueFn | None = None,
-        seed: int | np.random.Generator | None = None,
-    ):
-        self.search = MCTS(num_simulations=num_simulations, uct_c=uct_c, rollouts=rollouts,
-                           max_rollout_steps=max_rollout_steps, value_fn=value_fn, seed=seed)
+    def __init__(self, config: SearchConfig = DEFAULT_SEARCH, *, value_fn: ValueFn | None = None,
+                 seed: int | np.random.Generator | None = None):
+        self.search = MCTS(config, value_fn=value_fn, seed=seed)
 
     def step(self, state: Any) -> int:
         return self.search.step(state)
@@ -80,30 +73,29 @@ class ISMCTSAgent:
     """GT-ISMCTS: information-set MCTS over worlds resampled from the real game's information state.
 
     Args:
+      config: the search settings (``planners.SearchConfig``).
       sampler: draws a world consistent with the acting player's information (ground-truth
         ``resample_from_infostate`` by default).
-      num_simulations, uct_c, rollouts, max_rollout_steps, value_fn, max_sample_tries, seed: as in
-        ``planners.ISMCTS``.
+      value_fn, seed: as in ``planners.ISMCTS``.
     """
 
-    def __init__(
-        self,
-        *,
-        sampler: Sampler = resample_from_infostate,
-        num_simulations: int = 1000,
-        uct_c: float = 2.0,
-        rollouts: int = 10,
-        max_rollout_steps: int | None = None,
-        value_fn: ValueFn | None = None,
-        max_sample_tries: int = 10,
-        seed: int | np.random.Generator | None = None,
-    ):
-        self.search = ISMCTS(num_simulations=num_simulations, uct_c=uct_c, rollouts=rollouts,
-                             max_rollout_steps=max_rollout_steps, value_fn=value_fn, sampler=sampler,
-                             max_sample_tries=max_sample_tries, seed=seed)
-        self.fallbacks = 0  # moves chosen by the random fallback (no consistent world drawn)
+    def __init__(self, config: SearchConfig = DEFAULT_SEARCH, *, sampler: Sampler = resample_from_infostate,
+                 value_fn: ValueFn | None = None, seed: int | np.random.Generator | None = None):
+        self.search = ISMCTS(config, value_fn=value_fn, sampler=sampler, seed=seed)
+
+    @property
+    def fallbacks(self) -> int:
+        """Moves chosen by the random fallback (no consistent world drawn)."""
+        return self.search.fallbacks
 
     def step(self, state: Any) -> int:
-        result = self.search.search(state)
-        self.fallbacks += int(result.fallback)
-        return result.action
+        return self.search.search(state).action
+
+    def stats(self) -> dict[str, int]:
+        """This agent's sampling record over its life: draws accepted and rejected, moves that fell back."""
+        return search_stats(self.search)
+
+
+def search_stats(search: ISMCTS) -> dict[str, int]:
+    """An ISMCTS's draws (accepted and rejected) and random-fallback moves, for a match record."""
+    return {"draws": search.draws, "rejected_draws": search.failed_draws, "fallback_moves": search.fallbacks}

@@ -8,6 +8,7 @@ inference sampler, e.g. ``inference_sampler(model, resample_history)`` from a sy
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -17,7 +18,8 @@ import pyspiel
 from cwm import games, values
 from cwm.model import ModelState, WorldModel
 from cwm.types import CHANCE, JSON, ModelContractError
-from planners.agents import AgentError, IllegalMoveError
+from planners.agents import AgentError, IllegalMoveError, search_stats
+from planners.config import DEFAULT_SEARCH, SearchConfig
 from planners.ismcts import ISMCTS, Sampler
 from planners.mcts import MCTS, ValueFn
 
@@ -116,64 +118,90 @@ def inference_sampler(model: WorldModel, resample_history: ResampleHistory) -> S
     return sample
 
 
-class CWMAgent:
-    """Plans on a world model; plays the real game.
+@dataclasses.dataclass(frozen=True)
+class GameFacts:
+    """What a CWM planner needs to know of the real game that its model's states cannot say: facts of the
+    rules, taken from the ground truth on the trusted side (a planning worker has no ground truth)."""
+
+    perfect_information: bool
+    max_utility: float
+    max_game_length: int
+
+    @classmethod
+    def of(cls, game: str | games.GameSpec) -> GameFacts:
+        spec = games.resolve(game)
+        gt = games.load_game(spec)
+        return cls(spec.perfect_information, float(gt.max_utility()), int(gt.max_game_length()))
+
+    def to_json(self) -> dict[str, JSON]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> GameFacts:
+        return cls(bool(data["perfect_information"]), float(data["max_utility"]), int(data["max_game_length"]))
+
+
+class CWMPlanner:
+    """Plans on a world model from one seat's view of the real game: JSON in, an action string out.
+
+    This is the part of the CWM agent that runs the model (in a hardened planning worker, or in-process
+    for a trusted model); it never sees the ground truth. Perfect information: the real moves are
+    replayed into the model and MCTS searches from the state reached. Imperfect information: ISMCTS
+    searches over model states the sampler draws for the seat's own observations and actions.
 
     Args:
-      model: the agent's world model (its codec maps strings to the real game's ids).
-      game: the real game (registry name, game string or spec): used for observations and action strings.
-      sampler: the inference sampler for imperfect-information games (required there).
-      value_fn: optional leaf evaluator ``(state, player) -> float`` on model states.
-      num_simulations, uct_c, rollouts, max_rollout_steps, seed: search settings (as in ``MCTS``).
-
-    Raises (from ``step``):
-      AgentError: the model cannot follow the real game (it rejects a real move or disagrees on whose turn
-        it is), or no sampler was given for an imperfect-information game.
-      IllegalMoveError: the model's chosen move is not legal in the real game.
+      model: the world model (its codec maps strings to the real game's ids).
+      facts: the real game's facts (``GameFacts``).
+      config: the search settings.
+      sampler: the inference sampler (imperfect information; without one ``plan`` refuses).
+      value_fn: optional leaf evaluator on model states.
+      seed: the search's seed (default ``config.seed``).
     """
 
-    def __init__(self, model: WorldModel, game: str | games.GameSpec, *, sampler: Sampler | None = None,
-                 value_fn: ValueFn | None = None, num_simulations: int = 1000, uct_c: float = 2.0,
-                 rollouts: int = 10, max_rollout_steps: int | None = None,
+    def __init__(self, model: WorldModel, facts: GameFacts, config: SearchConfig = DEFAULT_SEARCH, *,
+                 sampler: Sampler | None = None, value_fn: ValueFn | None = None,
                  seed: int | np.random.Generator | None = None):
         self.model = model
-        self.spec = games.resolve(game)
+        self.facts = facts
         self.sampler = sampler
-        settings: dict[str, Any] = dict(num_simulations=num_simulations, uct_c=uct_c, rollouts=rollouts,
-                                        max_rollout_steps=max_rollout_steps, value_fn=value_fn, seed=seed)
-        if self.spec.perfect_information:
-            # The solver may prove a node from one winning child when it knows the best possible return,
-            # a fact of the rules (the model's own states cannot say it).
-            max_utility = float(games.load_game(self.spec).max_utility())
-            self.mcts: MCTS | None = MCTS(max_utility=max_utility, **settings)
-            self.ismcts: ISMCTS | None = None
-        else:
-            self.mcts = None
-            self.ismcts = ISMCTS(sampler=sampler, **settings) if sampler is not None else None
+        common: dict[str, Any] = dict(value_fn=value_fn, max_game_length=facts.max_game_length, seed=seed)
+        self.mcts: MCTS | None = None
+        self.ismcts: ISMCTS | None = None
+        if facts.perfect_information:
+            # The solver may prove a node from one winning child when it knows the best possible return.
+            self.mcts = MCTS(config, max_utility=facts.max_utility, **common)
+        elif sampler is not None:
+            self.ismcts = ISMCTS(config, sampler=sampler, **common)
         self.reset()
 
     def reset(self) -> None:
-        self._tracker: HistoryTracker | None = None
         self._state: ModelState | None = None
         self._replayed = 0
 
-    def step(self, state: pyspiel.State) -> int:
-        player = state.current_player()
-        if self._tracker is None or not self._tracker.follows(state, player):
-            self._tracker = HistoryTracker(self.spec, player)  # a new game (or seat): start over
-            self._state, self._replayed = None, 0
-        self._tracker.sync(state)
-        try:
-            chosen = self._plan_perfect(player) if self.mcts is not None else self._plan_imperfect(state, player)
-        except ModelContractError as e:
-            raise AgentError(f"world model {self.model.name} failed: {e}") from e
-        return _real_action(state, player, chosen, self.model.name)
+    def plan(self, player: int, legal: list[str], *, moves: list[str], events: list[dict[str, JSON]]) -> str:
+        """The action string to play: ``moves`` are all real moves so far (perfect information; they must
+        extend the ones given before, or ``reset`` first), ``events`` the seat's own observations and
+        actions, ``legal`` the real game's legal strings now.
 
-    def _plan_perfect(self, player: int) -> str:
-        assert self._tracker is not None and self.mcts is not None
-        if self._state is None:
-            self._state = self.model.new_initial_state()
-        moves = self._tracker.moves
+        Raises:
+          AgentError: the model cannot follow the real game, or there is no sampler for hidden information.
+          ModelContractError: the model broke the contract while planning.
+        """
+        if self.mcts is not None:
+            return self._plan_perfect(player, moves)
+        if self.ismcts is None:
+            raise AgentError("the game has imperfect information: the CWM agent needs an inference sampler "
+                             "(a bundle with inference.py, or planners.inference_sampler(model, resample_history))")
+        view = PlayerView(self.model, events, player, legal)
+        action = self.ismcts.search(view).action
+        # decode by this decision's own legal strings (strings may depend on the state, as in backgammon)
+        by_id = {self.model.codec.to_id(player, s): s for s in legal}
+        return by_id[action] if action in by_id else self.model.codec.to_string(player, action)
+
+    def _plan_perfect(self, player: int, moves: list[str]) -> str:
+        assert self.mcts is not None
+        if self._state is None or self._replayed > len(moves):
+            self._state, self._replayed = self.model.new_initial_state(), 0
         for i in range(self._replayed, len(moves)):
             try:
                 self._state = self._state.child_from_string(moves[i])
@@ -186,20 +214,69 @@ class CWMAgent:
         action = self.mcts.search(self._state).action
         return self._state.action_to_string(player, action)
 
-    def _plan_imperfect(self, state: pyspiel.State, player: int) -> str:
-        assert self._tracker is not None
-        if self.ismcts is None:
-            raise AgentError(f"{self.spec.name} has imperfect information: the CWM agent needs an inference "
-                             f"sampler (e.g. planners.inference_sampler(model, resample_history))")
+    def stats(self) -> dict[str, int]:
+        """The sampling record (imperfect information): draws accepted and rejected, moves that fell back."""
+        return search_stats(self.ismcts) if self.ismcts is not None else {}
+
+
+class CWMAgent:
+    """Plans on a world model in this process; plays the real game (for models you trust: LLM-written code
+    is normally planned on in a hardened worker, ``planners.worker_agent``).
+
+    Args:
+      model: the agent's world model (its codec maps strings to the real game's ids).
+      game: the real game (registry name, game string or spec): used for observations and action strings.
+      config: the search settings.
+      sampler: the inference sampler for imperfect-information games (required there).
+      value_fn: optional leaf evaluator ``(state, player) -> float`` on model states.
+      seed: the search's seed (default ``config.seed``).
+
+    Raises (from ``step``):
+      AgentError: the model cannot follow the real game (it rejects a real move or disagrees on whose turn
+        it is), or no sampler was given for an imperfect-information game.
+      IllegalMoveError: the model's chosen move is not legal in the real game.
+    """
+
+    def __init__(self, model: WorldModel, game: str | games.GameSpec, config: SearchConfig = DEFAULT_SEARCH, *,
+                 sampler: Sampler | None = None, value_fn: ValueFn | None = None,
+                 seed: int | np.random.Generator | None = None):
+        self.model = model
+        self.spec = games.resolve(game)
+        self.planner = CWMPlanner(model, GameFacts.of(self.spec), config, sampler=sampler, value_fn=value_fn,
+                                  seed=seed)
+        self.reset()
+
+    @property
+    def mcts(self) -> MCTS | None:
+        return self.planner.mcts
+
+    @property
+    def ismcts(self) -> ISMCTS | None:
+        return self.planner.ismcts
+
+    def reset(self) -> None:
+        self._tracker: HistoryTracker | None = None
+        self.planner.reset()
+
+    def step(self, state: pyspiel.State) -> int:
+        player = state.current_player()
+        if self._tracker is None or not self._tracker.follows(state, player):
+            self._tracker = HistoryTracker(self.spec, player)  # a new game (or seat): start over
+            self.planner.reset()
+        self._tracker.sync(state)
         legal = [state.action_to_string(player, a) for a in state.legal_actions()]
-        view = PlayerView(self.model, self._tracker.events, player, legal)
-        action = self.ismcts.search(view).action
-        # decode by this decision's own legal strings (strings may depend on the state, as in backgammon)
-        by_id = {self.model.codec.to_id(player, s): s for s in legal}
-        return by_id[action] if action in by_id else self.model.codec.to_string(player, action)
+        try:
+            chosen = self.planner.plan(player, legal, moves=self._tracker.moves, events=self._tracker.events)
+        except ModelContractError as e:
+            raise AgentError(f"world model {self.model.name} failed: {e}") from e
+        return real_action(state, player, chosen, self.model.name)
+
+    def stats(self) -> dict[str, int]:
+        return self.planner.stats()
 
 
-def _real_action(state: pyspiel.State, player: int, chosen: str, name: str) -> int:
+def real_action(state: pyspiel.State, player: int, chosen: str, name: str) -> int:
+    """The real game's id of the action string an agent chose, or ``IllegalMoveError`` when it is not legal."""
     if player == CHANCE:
         raise AgentError("an agent was asked to move at a chance node")
     legal = {state.action_to_string(player, a): int(a) for a in state.legal_actions()}

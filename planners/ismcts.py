@@ -18,7 +18,8 @@ from typing import Any
 import numpy as np
 import pyspiel
 
-from cwm.types import CHANCE, TERMINAL, CwmError
+from cwm.types import CHANCE, TERMINAL
+from planners.config import DEFAULT_SEARCH, SearchConfig
 from planners.mcts import SearchResult, ValueFn
 from planners.rollout import rng_from, rollout_returns, sample_outcome
 
@@ -32,7 +33,8 @@ def resample_from_infostate(state: pyspiel.State, player: int, rng: np.random.Ge
 
 
 class _InfoNode:
-    """Statistics of one information state: visits, and per action [visits, summed return of the actor]."""
+    """Statistics of one information state: visits, and per action [visits, summed return of the actor,
+    simulations in which it was legal here (its availability)]."""
 
     __slots__ = ("visits", "stats")
 
@@ -45,16 +47,23 @@ class ISMCTS:
     """Information-set MCTS with random-rollout or value-function leaf evaluation.
 
     Args:
-      num_simulations: simulations per search (default 1000).
-      uct_c: exploration constant of UCB1 (default 2.0).
-      rollouts: random rollouts averaged per new leaf when no ``value_fn`` is given (default 10).
-      max_rollout_steps: cut rollouts after this many moves (``None``: play to the end).
+      config: the search settings (``SearchConfig``): simulations, UCT constant, rollouts per new leaf,
+        rollout cap, ``max_sample_tries`` (draws per simulation before the search gives up: when a
+        simulation gets no state whose information state matches the root's, the search stops, and if the
+        root then has no statistics the move is a uniformly random legal action, ``SearchResult.fallback``)
+        and ``availability_counts`` (Cowling et al.'s exploration term).
       value_fn: ``(state, player) -> float`` leaf evaluator used instead of rollouts.
-      sampler: draws a determinization; ground-truth resampling by default.
-      max_sample_tries: draws per simulation before giving up (default 10). When a simulation gets no
-        state whose information state matches the root's, the search stops; if the root then has no
-        statistics the move is a uniformly random legal action (``SearchResult.fallback`` is True).
-      seed: an int, an ``np.random.Generator`` or ``None``.
+      sampler: draws a determinization; ground-truth resampling by default. Any exception it raises
+        (``Exception``: never the arena's move timer or a worker's budget interrupt) is a failed draw.
+      max_game_length: the game's longest possible play, the default rollout cap (as in ``MCTS``).
+      seed: an int, an ``np.random.Generator`` or ``None`` for ``config.seed``.
+
+    Attributes:
+      draws, failed_draws, fallbacks: over this searcher's life, the draws accepted, the draws rejected
+        (inconsistent or raising) and the moves chosen by the random fallback.
+
+    Raises:
+      UsageError: a setting out of range.
 
     Randomness: the sampler receives an ``np.random.Generator`` derived from ``seed``; the tree policy,
     chance outcomes and rollouts draw from a ``random.Random`` derived from the same seed.
@@ -62,32 +71,29 @@ class ISMCTS:
 
     def __init__(
         self,
+        config: SearchConfig = DEFAULT_SEARCH,
         *,
-        num_simulations: int = 1000,
-        uct_c: float = 2.0,
-        rollouts: int = 10,
-        max_rollout_steps: int | None = None,
         value_fn: ValueFn | None = None,
         sampler: Sampler = resample_from_infostate,
-        max_sample_tries: int = 10,
+        max_game_length: int | None = None,
         seed: int | np.random.Generator | None = None,
     ):
-        if num_simulations < 1:
-            raise ValueError(f"ISMCTS: num_simulations must be >= 1, got {num_simulations}")
-        if rollouts < 1 and value_fn is None:
-            raise ValueError(f"ISMCTS: rollouts must be >= 1 without a value_fn, got {rollouts}")
-        if max_sample_tries < 1:
-            raise ValueError(f"ISMCTS: max_sample_tries must be >= 1, got {max_sample_tries}")
-        self.num_simulations = num_simulations
-        self.uct_c = uct_c
-        self.rollouts = rollouts
-        self.max_rollout_steps = max_rollout_steps
+        config.check("ISMCTS", value_fn=value_fn is not None)
+        self.config = config
+        self.num_simulations = config.num_simulations
+        self.uct_c = config.uct_c
+        self.rollouts = config.rollouts
         self.value_fn = value_fn
         self.sampler = sampler
-        self.max_sample_tries = max_sample_tries
-        self.rng = rng_from(seed)
+        self.max_sample_tries = config.max_sample_tries
+        self.availability = config.availability_counts
+        self.max_game_length = max_game_length
+        self.max_rollout_steps = config.rollout_cap(max_game_length)
+        self.rng = rng_from(config.seed if seed is None else seed)
         self.np_rng = np.random.default_rng(self.rng.getrandbits(63))
-        self.failed_draws = 0  # draws rejected as inconsistent or raising, over this searcher's life
+        self.draws = 0
+        self.failed_draws = 0
+        self.fallbacks = 0
 
     def search(self, state: Any) -> SearchResult:
         """Searches from the current player's information state at ``state`` (left unchanged).
@@ -98,6 +104,9 @@ class ISMCTS:
         player = state.current_player()
         if player < 0:
             raise ValueError("ISMCTS.search needs a decision node; got a terminal or chance state")
+        game = getattr(state, "get_game", None)
+        if self.max_game_length is None and callable(game):
+            self.max_rollout_steps = self.config.rollout_cap(int(game().max_game_length()))
         root_key = state.information_state_string(player)
         nodes: dict[str, _InfoNode] = {}
         done = 0
@@ -107,7 +116,9 @@ class ISMCTS:
                 break
             self._simulate(world, nodes)
             done += 1
-        return self._result(state, nodes.get(root_key), done)
+        result = self._result(state, nodes.get(root_key), done)
+        self.fallbacks += int(result.fallback)
+        return result
 
     def step(self, state: Any) -> int:
         return self.search(state).action
@@ -119,8 +130,9 @@ class ISMCTS:
                 if world is not state and world.current_player() == player and (
                     world.information_state_string(player) == root_key
                 ):
+                    self.draws += 1
                     return world
-            except (CwmError, ValueError, RuntimeError, TypeError):  # a broken sampler counts as a failed draw
+            except Exception:  # any failure of the sampler (or the world it drew) is a failed draw
                 pass
             self.failed_draws += 1
         return None
@@ -148,18 +160,30 @@ class ISMCTS:
             s = _move(s, action, in_place)
         for node, action, player in path:
             node.visits += 1
-            stat = node.stats.setdefault(action, [0, 0.0])
+            stat = node.stats.setdefault(action, [0, 0.0, 1])  # available in this, its first, simulation
             stat[0] += 1
             stat[1] += returns[player]
 
     def _select(self, node: _InfoNode, legal: list[int]) -> int:
-        unvisited = [a for a in legal if a not in node.stats]
+        stats = node.stats
+        if self.availability:  # each legal action was available in this simulation
+            for a in legal:
+                if a in stats:
+                    stats[a][2] += 1
+        unvisited = [a for a in legal if a not in stats]
         if unvisited:
             return unvisited[int(self.rng.random() * len(unvisited))]
-        c = self.uct_c * math.sqrt(math.log(max(node.visits, 1)))
         best, best_v = legal[0], -math.inf
+        if self.availability:
+            for a in legal:
+                n, total, available = stats[a]
+                v = total / n + self.uct_c * math.sqrt(math.log(max(available, 1)) / n)
+                if v > best_v:
+                    best, best_v = a, v
+            return best
+        c = self.uct_c * math.sqrt(math.log(max(node.visits, 1)))
         for a in legal:
-            n, total = node.stats[a]
+            n, total, _ = stats[a]
             v = total / n + c / math.sqrt(n)
             if v > best_v:
                 best, best_v = a, v

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from planners.config import DEFAULT_SEARCH, SearchConfig
 from planners.rollout import rng_from, rollout_returns, sample_outcome
 
 # A value function estimates ``player``'s final return from a non-terminal ``state``.
@@ -76,20 +77,22 @@ class MCTS:
     """UCT search with random-rollout or value-function leaf evaluation.
 
     Args:
-      num_simulations: simulations per search (default 1000).
-      uct_c: exploration constant of UCB1 (default 2.0, OpenSpiel's usual setting).
-      rollouts: random rollouts averaged per leaf when no ``value_fn`` is given (default 10).
-      max_rollout_steps: cut rollouts after this many moves and score the state reached by its returns
-        so far (``None``: play to the end).
+      config: the search settings (``SearchConfig``: simulations, UCT constant, rollouts, rollout cap,
+        solver, seed); ``solve`` backs up proven outcomes (MCTS-Solver, Winands et al. 2008, in OpenSpiel's
+        max^n form, and its default): a proven child is valued at its outcome, a node is proven when one
+        child reaches the game's maximum utility for the mover or every child is proven, the final move
+        prefers proven wins, and the search stops early once the root is proven.
       value_fn: ``(state, player) -> float`` leaf evaluator used instead of rollouts.
-      solve: back up proven outcomes (MCTS-Solver, Winands et al. 2008, in OpenSpiel's max^n form, and
-        its default): a proven child is valued at its outcome, a node is proven when one child reaches the
-        game's maximum utility for the mover or every child is proven, the final move prefers proven
-        wins, and the search stops early once the root is proven (default True).
       max_utility: the game's best return, which lets the solver prove a node from one winning child;
         ``None`` takes it from ``state.get_game()`` where the state has one (OpenSpiel states), and
         otherwise proves a node only once all its children are proven.
-      seed: an int, an ``np.random.Generator`` (one integer is drawn from it), or ``None`` (fresh entropy).
+      max_game_length: the game's longest possible play, the default rollout cap (``None``: taken from
+        ``state.get_game()`` where there is one, else ``DEFAULT_MAX_ROLLOUT_STEPS``).
+      seed: an int, an ``np.random.Generator`` (one integer is drawn from it), or ``None`` for
+        ``config.seed`` (``None`` there too: fresh entropy).
+
+    Raises:
+      UsageError: a setting out of range (fewer than one simulation, no rollouts without a value function, ...).
 
     Randomness: expansion order, chance outcomes in the tree and rollouts all draw from one
     ``random.Random`` seeded from ``seed``; a seeded search is reproducible.
@@ -97,29 +100,25 @@ class MCTS:
 
     def __init__(
         self,
+        config: SearchConfig = DEFAULT_SEARCH,
         *,
-        num_simulations: int = 1000,
-        uct_c: float = 2.0,
-        rollouts: int = 10,
-        max_rollout_steps: int | None = None,
         value_fn: ValueFn | None = None,
-        solve: bool = True,
         max_utility: float | None = None,
+        max_game_length: int | None = None,
         seed: int | np.random.Generator | None = None,
     ):
-        if num_simulations < 1:
-            raise ValueError(f"MCTS: num_simulations must be >= 1, got {num_simulations}")
-        if rollouts < 1 and value_fn is None:
-            raise ValueError(f"MCTS: rollouts must be >= 1 without a value_fn, got {rollouts}")
-        self.num_simulations = num_simulations
-        self.uct_c = uct_c
-        self.rollouts = rollouts
-        self.max_rollout_steps = max_rollout_steps
+        config.check("MCTS", value_fn=value_fn is not None)
+        self.config = config
+        self.num_simulations = config.num_simulations
+        self.uct_c = config.uct_c
+        self.rollouts = config.rollouts
         self.value_fn = value_fn
-        self.solve = solve
-        self.rng = rng_from(seed)
+        self.solve = config.solve
+        self.rng = rng_from(config.seed if seed is None else seed)
         self.max_utility = max_utility
         self._max_utility: float | None = max_utility
+        self.max_game_length = max_game_length
+        self.max_rollout_steps = config.rollout_cap(max_game_length)
 
     def search(self, state: Any) -> SearchResult:
         """Runs ``num_simulations`` simulations from ``state`` (left unchanged) and picks the most visited move.
@@ -130,9 +129,12 @@ class MCTS:
         if state.is_terminal() or state.is_chance_node():
             raise ValueError("MCTS.search needs a decision node; got a terminal or chance state")
         root = _Node(state, -1, -1)
-        game = getattr(state, "get_game", None)  # OpenSpiel states know the game's maximum utility
-        if self.max_utility is None and callable(game):
-            self._max_utility = float(game().max_utility())
+        game = getattr(state, "get_game", None)  # OpenSpiel states know the game's maximum utility and length
+        if callable(game):
+            if self.max_utility is None:
+                self._max_utility = float(game().max_utility())
+            if self.max_game_length is None:
+                self.max_rollout_steps = self.config.rollout_cap(int(game().max_game_length()))
         done = 0
         while done < self.num_simulations and not (self.solve and root.outcome is not None):
             self._simulate(root)

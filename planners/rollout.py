@@ -14,8 +14,12 @@ from typing import Any
 import numpy as np
 import pyspiel
 
-from cwm.model import Beat, ModelState
+from cwm import values
+from cwm.model import MODEL_ERRORS, Beat, ModelState, describe_error
 from cwm.types import CHANCE, TERMINAL, ModelContractError
+from planners.config import DEFAULT_MAX_ROLLOUT_STEPS
+
+_NUMBERS = frozenset({int, float})
 
 
 def rng_from(seed: int | np.random.Generator | random.Random | None) -> random.Random:
@@ -39,12 +43,12 @@ def sample_outcome(outcomes: Sequence[tuple[Any, float]], rng: random.Random) ->
 
 
 def rollout_returns(
-    state: Any, rollouts: int, rng: random.Random, max_steps: int | None = None
+    state: Any, rollouts: int, rng: random.Random, max_steps: int = DEFAULT_MAX_ROLLOUT_STEPS
 ) -> list[float]:
     """Mean returns of ``rollouts`` uniformly random playouts from ``state`` (left unchanged).
 
-    Chance nodes are sampled by their distribution. A playout cut by ``max_steps`` scores the returns
-    accumulated so far.
+    Chance nodes are sampled by their distribution. A playout stops after ``max_steps`` moves and scores
+    the returns accumulated so far (a game that never ends costs ``max_steps`` moves, not forever).
     """
     if isinstance(state, pyspiel.State):
         play = _play_openspiel
@@ -52,7 +56,7 @@ def rollout_returns(
         play = _play_model
     else:
         play = _play_generic
-    limit = max_steps if max_steps is not None else 1 << 62
+    limit = max_steps
     total = list(play(state, rng, limit))
     for _ in range(rollouts - 1):
         for i, r in enumerate(play(state, rng, limit)):
@@ -89,9 +93,13 @@ def _play_model(state: ModelState, rng: random.Random, limit: int) -> list[float
         return model.stretch(lambda beat, fns: _model_playout(state, fns, beat, rng, limit))
     except ModelContractError as e:
         raise ModelContractError(f"{model.name}: in a rollout: {e}") from e
-    except Exception as e:  # the model's own bug, named as a contract breach like WorldModel.call does
-        raise ModelContractError(f"{model.name}: in a rollout, a model function raised "
-                                 f"{type(e).__name__}: {e}") from e
+    except values.ValueBreach as e:  # a value that breaks the contract's rules
+        raise ModelContractError(f"{model.name}: in a rollout: {e}") from None
+    except values.StateMutationError as e:
+        raise ModelContractError(f"{model.name}: in a rollout, a model function tried to modify its input "
+                                 f"state ({e})") from None
+    except MODEL_ERRORS as e:  # the model's own bug, named as a contract breach like WorldModel.call does
+        raise ModelContractError(f"{model.name}: in a rollout, a model function raised {describe_error(e)}") from e
 
 
 def _model_playout(state: ModelState, fns: dict[str, Callable[..., Any]], beat: Beat, rng: random.Random,
@@ -108,25 +116,37 @@ def _model_playout(state: ModelState, fns: dict[str, Callable[..., Any]], beat: 
     while player != TERMINAL and steps < limit:
         if player == CHANCE:
             beat("get_chance_outcomes")
-            action = sample_outcome(chance_of(raw), rng)
+            action = sample_outcome(values.chance_outcomes(chance_of(raw)) or _no_outcomes(), rng)
         else:
             if legal is None:
                 beat("get_legal_actions")
                 legal = legal_of(raw)
+                if type(legal) is not list:
+                    legal = values.action_strings(legal)
+                if not legal:
+                    raise ModelContractError("no legal actions at a non-terminal state")
             action = legal[int(random() * len(legal))]  # type: ignore[index]
             legal = None
         beat("apply_action")
         raw = apply(raw, action)
         beat("get_rewards")
         rewards = rewards_of(raw)
-        if len(rewards) != n:
-            raise ModelContractError(f"get_rewards returned {rewards!r:.100}, expected {n} numbers")
+        # exact numbers whose sum is finite are finite; anything else goes through the contract's rule
+        if not (type(rewards) is list and len(rewards) == n and set(map(type, rewards)) <= _NUMBERS
+                and (total := sum(rewards)) - total == 0.0):
+            rewards = values.rewards(rewards, n)
         if any(rewards):
             returns = [a + b for a, b in zip(returns, rewards)]
         steps += 1
         beat("get_current_player")
         player = current(raw)
+        if type(player) is not int or not (player in (CHANCE, TERMINAL) or 0 <= player < n):
+            player = values.player(player, n)
     return returns
+
+
+def _no_outcomes() -> list[tuple[str, float]]:
+    raise ModelContractError("get_chance_outcomes returned no outcomes at a chance node")
 
 
 def _play_generic(state: Any, rng: random.Random, limit: int) -> list[float]:

@@ -29,16 +29,15 @@ from typing import Any
 
 import numpy as np
 
-from cwm import games
+from cwm import games, values
 from cwm.model import ActionCodec, WorldModel, load_source
 from cwm.types import CwmError
 from planners.agents import Agent, ISMCTSAgent, MCTSAgent, RandomAgent
 from planners.budget import call_budget
+from planners.config import SearchConfig
 from planners.cwm_agent import CWMAgent, inference_sampler
 from planners.ismcts import Sampler
 from planners.mcts import ValueFn
-
-MODEL_CALL_BUDGET_S = 2.0  # seconds one call of a model file may take before the agent forfeits
 
 KINDS = ("random", "gt-mcts", "gt-ismcts", "cwm", "llm", "llm+legal")
 NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.+-]*")  # what NAME= may be: never a path, a key separator or a comma
@@ -50,27 +49,22 @@ class AgentSpecError(CwmError, ValueError):
 
 @dataclasses.dataclass(frozen=True)
 class Settings:
-    """Search and LLM settings shared by every agent of a tournament (written into its results).
+    """Settings shared by every agent of a tournament (written into its results).
 
     Attributes:
-      num_simulations: MCTS/ISMCTS simulations per move (default 1000).
-      rollouts: random rollouts per leaf (default 10).
-      uct_c: UCB1 exploration constant (default 2.0).
+      search: the search settings of MCTS/ISMCTS agents (``SearchConfig``; paper: 1000 simulations, 10
+        rollouts per leaf).
       llm_retries: rethink prompts after an illegal or unreadable LLM answer before forfeiting (default 3).
       llm_examples: example trajectories shown to the LLM policy (default 2).
     """
 
-    num_simulations: int = 1000
-    rollouts: int = 10
-    uct_c: float = 2.0
+    search: SearchConfig = SearchConfig()
     llm_retries: int = 3
     llm_examples: int = 2
 
     def problems(self) -> list[str]:
-        """What is out of range: fewer than one simulation or rollout, negative LLM retries or examples."""
-        return [f"{what} (got {value})" for what, value, bad in [
-            ("simulations must be >= 1", self.num_simulations, self.num_simulations < 1),
-            ("rollouts must be >= 1", self.rollouts, self.rollouts < 1),
+        """What is out of range: the search config's problems, negative LLM retries or examples."""
+        return self.search.problems() + [f"{what} (got {value})" for what, value, bad in [
             ("LLM retries must be >= 0", self.llm_retries, self.llm_retries < 0),
             ("LLM examples must be >= 0", self.llm_examples, self.llm_examples < 0),
         ] if bad]
@@ -180,20 +174,19 @@ def make_agent(spec: AgentSpec | str, game: str | games.GameSpec, *, settings: S
     """
     spec = parse_agent_spec(spec) if isinstance(spec, str) else spec
     gspec = games.resolve(game)
-    search: dict[str, Any] = dict(num_simulations=settings.num_simulations, rollouts=settings.rollouts,
-                                  uct_c=settings.uct_c, seed=seed)
+    config = settings.search
     if spec.kind == "random":
         return RandomAgent(seed=seed)
     if spec.kind == "gt-mcts":
         if not gspec.perfect_information:
             raise AgentSpecError(f"gt-mcts needs perfect information; {gspec.name} has hidden information "
                                  f"(use gt-ismcts)")
-        return MCTSAgent(**search)
+        return MCTSAgent(config, seed=seed)
     if spec.kind == "gt-ismcts":
-        return ISMCTSAgent(**search)
+        return ISMCTSAgent(config, seed=seed)
     if spec.kind == "cwm":
-        model, sampler, value_fn = load_cwm(spec.target, gspec.name)
-        return CWMAgent(model, gspec, sampler=sampler, value_fn=value_fn, **search)
+        model, sampler, value_fn = load_cwm(spec.target, gspec.name, config.call_time_s)
+        return CWMAgent(model, gspec, config, sampler=sampler, value_fn=value_fn, seed=seed)
     from cwm.llm import make_client
     from planners.llm_policy import LLMPolicyAgent
 
@@ -224,7 +217,7 @@ def check_agent(spec: AgentSpec | str, game: str | games.GameSpec, *, settings: 
 
 
 @functools.lru_cache(maxsize=16)
-def load_cwm(target: str, game: str) -> tuple[WorldModel, Sampler | None, ValueFn | None]:
+def load_cwm(target: str, game: str, call_time_s: float = 2.0) -> tuple[WorldModel, Sampler | None, ValueFn | None]:
     """Loads a model file or bundle directory: the world model, its inference sampler and value function.
 
     A ``.py`` file is a world model only (static gate, every call under a 2 s budget, ids from the ground
@@ -237,19 +230,19 @@ def load_cwm(target: str, game: str) -> tuple[WorldModel, Sampler | None, ValueF
     """
     path = Path(target)
     if path.is_dir():
-        return _load_bundle(path, game)
+        return _load_bundle(path, game, call_time_s)
     if path.is_file() and path.suffix == ".py":
         module = load_source(path.read_text(encoding="utf-8"), name=path.stem)
         # LLM-written code in-process: every call under the same time budget bundles get
         return WorldModel(module, codec=ActionCodec.from_game(games.load_game(game)), name=path.stem,
-                          guard=call_budget(MODEL_CALL_BUDGET_S)), None, None
+                          guard=call_budget(call_time_s)), None, None
     raise AgentSpecError(f"cwm:{target}: expected a model .py file or a bundle directory, and it is neither")
 
 
-def _load_bundle(path: Path, game: str) -> tuple[WorldModel, Sampler | None, ValueFn | None]:
+def _load_bundle(path: Path, game: str, call_time_s: float) -> tuple[WorldModel, Sampler | None, ValueFn | None]:
     from cwm.bundle import load_bundle
 
-    bundle = load_bundle(path, game=game)
+    bundle = load_bundle(path, game=game, call_budget_s=call_time_s)
     sampler = value_fn = None
     if "inference.py" in bundle.sources:
         sampler = inference_sampler(bundle.model, bundle.module("inference.py").resample_history)
@@ -258,6 +251,6 @@ def _load_bundle(path: Path, game: str) -> tuple[WorldModel, Sampler | None, Val
         guard = bundle.model.guard
 
         def value_fn(state: Any, player: int) -> float:
-            return float(guard(get_value, state.raw, player))
+            return values.number(guard(get_value, state.raw, player), "get_value")
 
     return bundle.model, sampler, value_fn

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from cwm import arena, games
+from planners.config import SearchConfig
 from planners.specs import Settings, parse_agent_specs
 
 
@@ -25,6 +26,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--sims", type=int, default=1000, help="MCTS/ISMCTS simulations per move, >= 1 (default 1000)")
     p.add_argument("--rollouts", type=int, default=10, help="random rollouts per leaf, >= 1 (default 10)")
     p.add_argument("--uct-c", type=float, default=2.0, help="UCT exploration constant (default 2.0)")
+    p.add_argument("--max-rollout-steps", type=int, default=None,
+                   help="moves after which a rollout stops and scores its returns so far (default: the game's "
+                        "maximum length, else 10000)")
     p.add_argument("--llm-retries", type=int, default=3, help="LLM rethinks before a forfeit (default 3)")
     p.add_argument("--llm-examples", type=int, default=2,
                    help="example games shown to an LLM policy in its prompt (default 2)")
@@ -44,8 +48,9 @@ def cmd_arena(args: argparse.Namespace) -> int:
     pairings = None
     if args.self_play:
         pairings = [(a, b) for i, a in enumerate(labels) for b in labels[i:]]
-    settings = Settings(num_simulations=args.sims, rollouts=args.rollouts, uct_c=args.uct_c,
-                        llm_retries=args.llm_retries, llm_examples=args.llm_examples)
+    search = SearchConfig(num_simulations=args.sims, rollouts=args.rollouts, uct_c=args.uct_c,
+                          max_rollout_steps=args.max_rollout_steps)
+    settings = Settings(search=search, llm_retries=args.llm_retries, llm_examples=args.llm_examples)
     results = arena.tournament(args.game, [str(s) for s in specs], matches=args.matches, out_dir=args.out,
                                settings=settings, seed=args.seed, executor=args.executor, pairings=pairings,
                                move_time_limit=args.move_time_limit, progress=not args.no_progress)

@@ -39,10 +39,11 @@ def mcts_policy(*, simulations: int = 100, rollouts: int = 1) -> trajectories.Po
     Randomness: each move's search is seeded with one integer drawn from the game's generator, so a
     recorded game is reproducible from its seed.
     """
+    from planners.config import SearchConfig
     from planners.mcts import MCTS
 
     def policy(state: Any, rng: np.random.Generator) -> int:
-        return int(MCTS(num_simulations=simulations, rollouts=rollouts, seed=rng).step(state))
+        return int(MCTS(SearchConfig(num_simulations=simulations, rollouts=rollouts), seed=rng).step(state))
 
     return policy
 

@@ -17,8 +17,9 @@ from cwm import cli
 from cwm.arena import tournament
 from cwm.executors import ExecutorError, InlineExecutor, ProcessExecutor, RayExecutor, make_executor
 from planners import Settings
+from planners.config import SearchConfig
 
-FAST = Settings(num_simulations=20, rollouts=1)
+FAST = Settings(search=SearchConfig(num_simulations=20, rollouts=1))
 
 
 @pytest.mark.parametrize("spec,kind,workers", [("inline", InlineExecutor, None), ("local", ProcessExecutor, None),

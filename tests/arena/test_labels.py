@@ -15,9 +15,10 @@ import pytest
 from cwm import arena, arena_plan
 from cwm.arena import ArenaError, MatchResult, match_seed, plan_jobs, tournament
 from planners import AgentSpecError, Settings, parse_agent_spec
+from planners.config import SearchConfig
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "planners"
-FAST = Settings(num_simulations=20, rollouts=1)
+FAST = Settings(search=SearchConfig(num_simulations=20, rollouts=1))
 
 
 def _lines(path: Path) -> list[dict]:

@@ -18,9 +18,10 @@ import cwm
 from cwm.arena import ArenaError, MatchJob, load_results, plan_jobs, play_match, run_match, tournament
 from planners import RandomAgent, Settings
 from planners.agents import AgentError
+from planners.config import SearchConfig
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "planners"
-FAST = Settings(num_simulations=20, rollouts=1)
+FAST = Settings(search=SearchConfig(num_simulations=20, rollouts=1))
 
 
 def _lines(path: Path) -> list[dict]:
@@ -61,7 +62,7 @@ def test_other_settings_in_the_same_folder_are_refused(tmp_path):
                executor="inline", progress=False)
     with pytest.raises(ArenaError, match="other settings"):
         tournament("tic_tac_toe", ["random", "gt-mcts"], matches=1, out_dir=tmp_path,
-                   settings=Settings(num_simulations=21, rollouts=1), executor="inline", progress=False)
+                   settings=Settings(search=SearchConfig(num_simulations=21, rollouts=1)), executor="inline", progress=False)
 
 
 def test_a_torn_last_line_is_dropped_and_replayed(tmp_path):
@@ -168,9 +169,9 @@ def test_reset_or_inform_that_raises_forfeits_the_match(seat, method, error, kin
 @pytest.mark.parametrize("agents,settings,kwargs,message", [
     (["random", "llm:gemini"], FAST, {}, "GEMINI_API_KEY"),
     (["random", "llm:nosuchprovider"], FAST, {}, "nosuchprovider"),
-    (["random", "gt-mcts"], Settings(num_simulations=0, rollouts=1), {}, "simulations"),
-    (["random", "gt-mcts"], Settings(num_simulations=20, rollouts=0), {}, "rollouts"),
-    (["random", "llm:gemini"], Settings(num_simulations=0), {}, "simulations"),  # even if no agent searches
+    (["random", "gt-mcts"], Settings(search=SearchConfig(num_simulations=0, rollouts=1)), {}, "simulations"),
+    (["random", "gt-mcts"], Settings(search=SearchConfig(num_simulations=20, rollouts=0)), {}, "rollouts"),
+    (["random", "llm:gemini"], Settings(search=SearchConfig(num_simulations=0)), {}, "simulations"),  # even if no agent searches
     (["random", "gt-mcts"], FAST, {"matches": 0}, "matches"),
     (["random", "gt-mcts"], FAST, {"move_time_limit": 0.0}, "time limit"),
     (["random", "cwm:no/such/model.py"], FAST, {}, "neither"),

@@ -13,6 +13,7 @@ import pytest
 
 from cwm import bundle, trajectories
 from cwm.cli import main
+from planners.config import SearchConfig
 from planners.specs import Settings, make_agent
 
 
@@ -64,7 +65,7 @@ def test_the_game_the_caller_names_must_be_the_bundles(exported):
         bundle.load_bundle(exported, game="connect_four")
     # a cwm: agent is loaded with the arena's game: a bundle of another game is refused, not played
     with pytest.raises(bundle.BundleError, match="not 'connect_four'"):
-        make_agent(f"cwm:{exported}", "connect_four", settings=Settings(num_simulations=2), seed=0)
+        make_agent(f"cwm:{exported}", "connect_four", settings=Settings(search=SearchConfig(num_simulations=2)), seed=0)
 
 
 def test_a_path_in_an_openspiel_game_string_is_refused(exported, set_manifest):

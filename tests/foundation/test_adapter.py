@@ -12,6 +12,7 @@ from open_spiel.python.algorithms import evaluate_bots, mcts
 from open_spiel.python.bots import uniform_random
 
 from cwm import adapter, games, model, oracle
+from planners.config import SearchConfig
 from planners.mcts import MCTS
 
 REFERENCE = Path(__file__).resolve().parent.parent / "data" / "reference"
@@ -111,6 +112,6 @@ def test_planners_mcts_searches_a_backgammon_model() -> None:
     wm = oracle.oracle_model("backgammon")
     state = wm.new_initial_state()
     state = state.child(state.chance_outcomes()[5][0])  # after the opening roll: a player node
-    result = MCTS(num_simulations=20, rollouts=1, max_rollout_steps=30, seed=0).search(state)
+    result = MCTS(SearchConfig(num_simulations=20, rollouts=1, max_rollout_steps=30), seed=0).search(state)
     assert result.action in state.legal_actions()
     assert state.action_to_string(state.current_player(), result.action) in state.legal_action_strings()

@@ -19,6 +19,7 @@ if __name__ == "__main__":  # run as a script from anywhere: make the repository
 
 from cwm import games  # noqa: E402
 from planners.agents import ISMCTSAgent, MCTSAgent, RandomAgent  # noqa: E402
+from planners.config import SearchConfig
 
 
 class HighestCard:
@@ -125,10 +126,10 @@ def main() -> None:
         print(random_vs_random(name, n_random, seed=0))
         t = time.time()
         if games.resolve(name).perfect_information:
-            search = lambda s: MCTSAgent(num_simulations=sims, rollouts=1, seed=s)  # noqa: E731
+            search = lambda s: MCTSAgent(SearchConfig(num_simulations=sims, rollouts=1), seed=s)  # noqa: E731
             title = f"MCTS ({sims} simulations, 1 rollout) vs random"
         else:
-            search = lambda s: ISMCTSAgent(num_simulations=sims, rollouts=1, seed=s)  # noqa: E731
+            search = lambda s: ISMCTSAgent(SearchConfig(num_simulations=sims, rollouts=1), seed=s)  # noqa: E731
             title = f"ISMCTS ({sims} simulations, 1 rollout) vs random"
         print(line(title + f", {n_search} games per seat", match(name, search, rand, n_search, 7), time.time() - t))
         heuristic = {"quadranto": ("chaser", Chaser), "hand_of_war": ("highest card", lambda s: HighestCard())}

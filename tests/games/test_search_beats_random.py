@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from planners.agents import ISMCTSAgent, MCTSAgent, RandomAgent
+from planners.config import SearchConfig
 
 sys.path.insert(0, str(Path(__file__).parent))
 from outcome_stats import match  # noqa: E402
@@ -19,7 +20,7 @@ from outcome_stats import match  # noqa: E402
 
 def score(name: str, agent: type, sims: int, games: int, seed: int) -> tuple[float, dict]:
     """The search agent's mean score (a draw counts half) over ``games`` games in each seat."""
-    result = match(name, lambda s: agent(num_simulations=sims, rollouts=1, seed=s),
+    result = match(name, lambda s: agent(SearchConfig(num_simulations=sims, rollouts=1), seed=s),
                    lambda s: RandomAgent(seed=s), games, seed=seed)
     wins = result[0][0] + result[1][0]
     draws = result[0][1] + result[1][1]

@@ -21,6 +21,7 @@ from planners import (
     parse_agent_spec,
     parse_agent_specs,
 )
+from planners.config import SearchConfig
 
 TTT = pyspiel.load_game("tic_tac_toe")
 
@@ -104,7 +105,7 @@ def test_agent_list_refuses_duplicates():
 
 
 def test_make_agent_builds_each_kind(data_dir):
-    settings = Settings(num_simulations=20, rollouts=1)
+    settings = Settings(search=SearchConfig(num_simulations=20, rollouts=1))
     assert isinstance(make_agent("random", "tic_tac_toe", seed=0), RandomAgent)
     assert isinstance(make_agent("gt-mcts", "tic_tac_toe", settings=settings, seed=0), MCTSAgent)
     assert isinstance(make_agent("gt-ismcts", "leduc_poker", settings=settings, seed=0), ISMCTSAgent)
@@ -130,8 +131,8 @@ def test_cwm_agent_with_a_correct_model_is_level_with_gt_mcts(which, fixture_mod
     model = oracle_model("tic_tac_toe") if which == "oracle" else fixture_model("ttt_model.py")
     scores = []
     for i in range(16):
-        cwm = CWMAgent(model, "tic_tac_toe", num_simulations=300, rollouts=3, seed=i)
-        gt = MCTSAgent(num_simulations=300, rollouts=3, seed=1000 + i)
+        cwm = CWMAgent(model, "tic_tac_toe", SearchConfig(num_simulations=300, rollouts=3), seed=i)
+        gt = MCTSAgent(SearchConfig(num_simulations=300, rollouts=3), seed=1000 + i)
         returns, forfeit, kind, reason, _ = play_match(TTT, [cwm, gt] if i % 2 == 0 else [gt, cwm], seed=i)
         assert forfeit is None, reason
         scores.append(returns[i % 2])
@@ -146,7 +147,7 @@ def test_cwm_agent_with_a_correct_model_is_level_with_gt_mcts(which, fixture_mod
     ("broken/hangs.py", 0, "timeout", "within the limit of 1.0s"),
 ])
 def test_cwm_agent_with_a_broken_model_forfeits_and_says_why(fixture, seat, kind, reason, fixture_model):
-    agent = CWMAgent(fixture_model(fixture), "tic_tac_toe", num_simulations=50, rollouts=1, seed=0)
+    agent = CWMAgent(fixture_model(fixture), "tic_tac_toe", SearchConfig(num_simulations=50, rollouts=1), seed=0)
     seats = [agent, RandomAgent(seed=1)] if seat == 0 else [RandomAgent(seed=1), agent]
     returns, forfeit, got_kind, got_reason, _ = play_match(TTT, seats, seed=0, move_time_limit=1.0)
     assert forfeit == seat and got_kind == kind
@@ -162,7 +163,7 @@ def test_cwm_agent_from_a_bundle_directory_uses_its_value_function(tmp_path, dat
     bundle = export_bundle(tmp_path / "ttt_bundle", game="tic_tac_toe",
                            model_source=(data_dir / "ttt_model.py").read_text(),
                            train=trajectories.collect("tic_tac_toe", 5, seed=0), extra_sources={"value.py": value_source})
-    agent = make_agent(f"cwm:{bundle}", "tic_tac_toe", settings=Settings(num_simulations=30, rollouts=1), seed=0)
+    agent = make_agent(f"cwm:{bundle}", "tic_tac_toe", settings=Settings(search=SearchConfig(num_simulations=30, rollouts=1)), seed=0)
     assert isinstance(agent, CWMAgent) and agent.mcts is not None and agent.mcts.value_fn is not None
     returns, forfeit, kind, reason, _ = play_match(TTT, [agent, RandomAgent(seed=0)], seed=0)
     assert forfeit is None, reason
@@ -178,11 +179,11 @@ def test_check_agent_refuses_configuration_errors_without_running_model_code(dat
         check_agent(f"cwm:{data_dir / 'no_such_model.py'}", "tic_tac_toe")
     with pytest.raises(ValueError, match="GEMINI_API_KEY"):
         check_agent("llm:gemini", "tic_tac_toe")
-    with pytest.raises(ValueError, match="num_simulations"):
-        check_agent("gt-mcts", "tic_tac_toe", settings=Settings(num_simulations=0))
+    with pytest.raises(ValueError, match="simulations must be >= 1"):
+        check_agent("gt-mcts", "tic_tac_toe", settings=Settings(search=SearchConfig(num_simulations=0)))
 
 
 def test_settings_name_what_is_out_of_range():
     assert Settings().problems() == []
-    problems = Settings(num_simulations=0, rollouts=0, llm_retries=-1, llm_examples=-2).problems()
+    problems = Settings(search=SearchConfig(num_simulations=0, rollouts=0), llm_retries=-1, llm_examples=-2).problems()
     assert [p.split(" must")[0] for p in problems] == ["simulations", "rollouts", "LLM retries", "LLM examples"]

@@ -17,6 +17,7 @@ from open_spiel.python.algorithms import mcts as os_mcts
 from cwm.arena import play_match
 from cwm.oracle import oracle_model
 from planners import ISMCTS, CWMAgent, ISMCTSAgent, RandomAgent
+from planners.config import SearchConfig
 
 
 class OpenSpielISMCTS:
@@ -46,7 +47,7 @@ def _scores(game, ours, theirs, n):
 
 def test_gt_ismcts_beats_random_at_leduc(mean_ci):
     game = pyspiel.load_game("leduc_poker")
-    scores = _scores(game, lambda i: ISMCTSAgent(num_simulations=200, rollouts=5, seed=i),
+    scores = _scores(game, lambda i: ISMCTSAgent(SearchConfig(num_simulations=200, rollouts=5), seed=i),
                      lambda i: RandomAgent(seed=9000 + i), 200)
     mean, lo, hi = mean_ci(scores)
     assert lo > 0, f"mean payoff against random {mean:+.2f} [{lo:+.2f}, {hi:+.2f}]"
@@ -54,7 +55,7 @@ def test_gt_ismcts_beats_random_at_leduc(mean_ci):
 
 def test_gt_ismcts_level_with_openspiel_python_ismcts_at_leduc(mean_ci):
     game = pyspiel.load_game("leduc_poker")
-    scores = _scores(game, lambda i: ISMCTSAgent(num_simulations=100, rollouts=3, seed=i),
+    scores = _scores(game, lambda i: ISMCTSAgent(SearchConfig(num_simulations=100, rollouts=3), seed=i),
                      lambda i: OpenSpielISMCTS(game, sims=100, rollouts=3, seed=i), 200)
     mean, lo, hi = mean_ci(scores)
     assert lo <= 0 <= hi, f"mean payoff against OpenSpiel ISMCTS {mean:+.2f} [{lo:+.2f}, {hi:+.2f}]"
@@ -80,8 +81,8 @@ def test_failing_sampler_falls_back_to_a_random_legal_move(sampler_name):
     def raises(s, player, rng):
         raise ValueError("inference failed")
 
-    search = ISMCTS(num_simulations=50, sampler={"inconsistent": inconsistent, "raises": raises}[sampler_name],
-                    seed=0)
+    search = ISMCTS(SearchConfig(num_simulations=50),
+                    sampler={"inconsistent": inconsistent, "raises": raises}[sampler_name], seed=0)
     result = search.search(state)
     assert result.fallback and result.simulations == 0
     assert result.action in state.legal_actions()
@@ -90,8 +91,8 @@ def test_failing_sampler_falls_back_to_a_random_legal_move(sampler_name):
 
 def test_seeded_search_is_reproducible():
     state = _leduc_after_deal()
-    a = ISMCTS(num_simulations=200, rollouts=2, seed=3).search(state)
-    b = ISMCTS(num_simulations=200, rollouts=2, seed=3).search(state)
+    a = ISMCTS(SearchConfig(num_simulations=200, rollouts=2), seed=3).search(state)
+    b = ISMCTS(SearchConfig(num_simulations=200, rollouts=2), seed=3).search(state)
     assert a == b and a.simulations == 200 and not a.fallback
 
 
@@ -109,7 +110,7 @@ def test_cwm_agent_with_a_sampler_over_model_states_plays_leduc():
             state = state.child(a)
         return state
 
-    agent = CWMAgent(model, "leduc_poker", sampler=sampler, num_simulations=30, rollouts=1, seed=0)
+    agent = CWMAgent(model, "leduc_poker", SearchConfig(num_simulations=30, rollouts=1), sampler=sampler, seed=0)
 
     class Watch:
         def step(self, state):
@@ -126,10 +127,10 @@ def test_cwm_agent_with_a_sampler_over_model_states_plays_leduc():
 @pytest.mark.parametrize("bad", [{"num_simulations": 0}, {"rollouts": 0}, {"max_sample_tries": 0}],
                          ids=["sims-0", "rollouts-0", "tries-0"])
 def test_rejects_bad_settings(bad):
-    with pytest.raises(ValueError, match=next(iter(bad))):
-        ISMCTS(**bad)
+    with pytest.raises(ValueError, match={"num_simulations": "simulations", "rollouts": "rollouts", "max_sample_tries": "sample tries"}[next(iter(bad))]):
+        ISMCTS(SearchConfig(**bad))
 
 
 def test_value_fn_allows_zero_rollouts():
-    search = ISMCTS(num_simulations=20, rollouts=0, value_fn=lambda state, player: 0.0, seed=0)
+    search = ISMCTS(SearchConfig(num_simulations=20, rollouts=0), value_fn=lambda state, player: 0.0, seed=0)
     assert search.search(_leduc_after_deal()).simulations == 20

@@ -18,6 +18,7 @@ from open_spiel.python.algorithms import mcts as os_mcts
 
 from cwm.arena import play_match
 from planners import MCTS, MCTSAgent, RandomAgent
+from planners.config import SearchConfig
 
 
 class OpenSpielMCTS:
@@ -51,7 +52,7 @@ def _score(game, ours, theirs, n):
 
 def test_never_loses_to_random_at_tic_tac_toe():
     game = pyspiel.load_game("tic_tac_toe")
-    scores = _score(game, lambda i: MCTSAgent(num_simulations=300, rollouts=3, seed=i),
+    scores = _score(game, lambda i: MCTSAgent(SearchConfig(num_simulations=300, rollouts=3), seed=i),
                     lambda i: RandomAgent(seed=10_000 + i), 100)
     assert min(scores) >= 0, f"lost {scores.count(-1.0)} of 100 games to random"
     assert scores.count(1.0) >= 80
@@ -59,8 +60,8 @@ def test_never_loses_to_random_at_tic_tac_toe():
 
 def test_draws_against_itself_at_tic_tac_toe():
     game = pyspiel.load_game("tic_tac_toe")
-    scores = _score(game, lambda i: MCTSAgent(num_simulations=1000, rollouts=3, seed=i),
-                    lambda i: MCTSAgent(num_simulations=1000, rollouts=3, seed=500 + i), 10)
+    scores = _score(game, lambda i: MCTSAgent(SearchConfig(num_simulations=1000, rollouts=3), seed=i),
+                    lambda i: MCTSAgent(SearchConfig(num_simulations=1000, rollouts=3), seed=500 + i), 10)
     assert scores == [0.0] * 10
 
 
@@ -70,7 +71,7 @@ def test_draws_against_itself_at_tic_tac_toe():
 @pytest.mark.parametrize("game_name,sims,games_played", [("tic_tac_toe", 300, 30), ("connect_four", 100, 8)])
 def test_level_with_openspiel_python_mcts(game_name, sims, games_played, mean_ci):
     game = pyspiel.load_game(game_name)
-    scores = _score(game, lambda i: MCTSAgent(num_simulations=sims, rollouts=3, seed=i),
+    scores = _score(game, lambda i: MCTSAgent(SearchConfig(num_simulations=sims, rollouts=3), seed=i),
                     lambda i: OpenSpielMCTS(game, sims=sims, rollouts=3, seed=i), games_played)
     mean, lo, hi = mean_ci(scores)
     assert lo <= 0.0 <= hi, f"{game_name}: our mean score {mean:+.2f} [{lo:+.2f}, {hi:+.2f}] is not level"
@@ -86,7 +87,7 @@ def _pip_value(state, player):
 
 def test_backgammon_chance_nodes_with_rollouts_play_full_games():
     game = pyspiel.load_game("backgammon")
-    scores = _score(game, lambda i: MCTSAgent(num_simulations=8, rollouts=1, seed=i),
+    scores = _score(game, lambda i: MCTSAgent(SearchConfig(num_simulations=8, rollouts=1), seed=i),
                     lambda i: RandomAgent(seed=100 + i), 2)
     assert all(s in (-1.0, 1.0, -2.0, 2.0, -3.0, 3.0) for s in scores)
 
@@ -95,17 +96,17 @@ def test_backgammon_mcts_with_a_value_function_beats_random():
     # Random rollouts in backgammon cost ~0.1 s each here; a pip-count leaf value keeps CI fast, while the
     # search still samples every dice roll at the chance nodes of its tree.
     game = pyspiel.load_game("backgammon")
-    scores = _score(game, lambda i: MCTSAgent(num_simulations=30, value_fn=_pip_value, seed=i),
+    scores = _score(game, lambda i: MCTSAgent(SearchConfig(num_simulations=30), value_fn=_pip_value, seed=i),
                     lambda i: RandomAgent(seed=100 + i), 6)
     assert all(s > 0 for s in scores), f"MCTS scores against random: {scores}"
 
 
 def test_seeded_search_is_reproducible():
     state = pyspiel.load_game("connect_four").new_initial_state()
-    a = MCTS(num_simulations=300, rollouts=2, seed=7).search(state)
-    b = MCTS(num_simulations=300, rollouts=2, seed=np.random.default_rng(7)).search(state)
-    c = MCTS(num_simulations=300, rollouts=2, seed=7).search(state)
-    d = MCTS(num_simulations=300, rollouts=2, seed=np.random.default_rng(7)).search(state)
+    a = MCTS(SearchConfig(num_simulations=300, rollouts=2), seed=7).search(state)
+    b = MCTS(SearchConfig(num_simulations=300, rollouts=2), seed=np.random.default_rng(7)).search(state)
+    c = MCTS(SearchConfig(num_simulations=300, rollouts=2), seed=7).search(state)
+    d = MCTS(SearchConfig(num_simulations=300, rollouts=2), seed=np.random.default_rng(7)).search(state)
     assert a == c
     assert sum(a.visits.values()) == 300 and a.simulations == 300
     assert isinstance(b.action, int)
@@ -118,7 +119,7 @@ def test_finds_the_winning_move_and_leaves_the_state_alone():
     for a in [0, 3, 1, 4]:  # x(0,0) o(1,0) x(0,1) o(1,1): x wins at x(0,2)
         state.apply_action(a)
     before = str(state)
-    result = MCTS(num_simulations=200, rollouts=1, seed=0).search(state)
+    result = MCTS(SearchConfig(num_simulations=200, rollouts=1), seed=0).search(state)
     assert result.action == 2
     assert str(state) == before
 
@@ -131,7 +132,7 @@ def test_value_function_replaces_rollouts():
         return 0.0
 
     state = pyspiel.load_game("tic_tac_toe").new_initial_state()
-    MCTS(num_simulations=50, value_fn=value, seed=0).search(state)
+    MCTS(SearchConfig(num_simulations=50), value_fn=value, seed=0).search(state)
     assert calls and set(calls) == {0, 1}
 
 
@@ -143,14 +144,14 @@ def test_runs_on_a_dict_state_model_without_copies(ttt_model, monkeypatch):
     state = ttt_model.new_initial_state()
     for move in ["x(0,0)", "o(1,0)", "x(0,1)", "o(1,1)"]:
         state = state.child_from_string(move)
-    result = MCTS(num_simulations=300, rollouts=2, seed=0).search(state)
+    result = MCTS(SearchConfig(num_simulations=300, rollouts=2), seed=0).search(state)
     assert state.action_to_string(0, result.action) == "x(0,2)"
 
 
 @pytest.mark.parametrize("bad", [{"num_simulations": 0}, {"rollouts": 0}])
 def test_rejects_bad_settings(bad):
-    with pytest.raises(ValueError, match=next(iter(bad))):
-        MCTS(**bad)
+    with pytest.raises(ValueError, match={"num_simulations": "simulations", "rollouts": "rollouts"}[next(iter(bad))]):
+        MCTS(SearchConfig(**bad))
 
 
 def test_rejects_terminal_states():
@@ -158,7 +159,7 @@ def test_rejects_terminal_states():
     for a in [0, 3, 1, 4, 2]:
         state.apply_action(a)
     with pytest.raises(ValueError, match="decision node"):
-        MCTS(num_simulations=10).search(state)
+        MCTS(SearchConfig(num_simulations=10)).search(state)
 
 
 def test_model_rollouts_go_through_the_models_guard(data_dir):
@@ -172,7 +173,7 @@ def test_model_rollouts_go_through_the_models_guard(data_dir):
 
     module = model.load_source((data_dir / "ttt_model.py").read_text(), name="ttt")
     wm = model.WorldModel(module, codec=model.ActionCodec.from_game(games.load_game("tic_tac_toe")), guard=guard)
-    MCTS(num_simulations=20, rollouts=1, seed=0).search(wm.new_initial_state())
+    MCTS(SearchConfig(num_simulations=20, rollouts=1), seed=0).search(wm.new_initial_state())
     assert {"apply_action", "get_legal_actions", "get_current_player", "get_rewards"} <= set(seen)
 
 
@@ -210,14 +211,14 @@ def test_a_model_call_stuck_in_a_rollout_is_stopped_by_its_budget_and_named(data
     start = time.monotonic()
     with pytest.raises(ModelContractError, match=r"slow: in a rollout: apply_action\(\.\.\.\) ran longer than its "
                                                  r"time budget of 0.2 s"):
-        MCTS(num_simulations=5, rollouts=1, seed=0).search(wm.new_initial_state())
+        MCTS(SearchConfig(num_simulations=5, rollouts=1), seed=0).search(wm.new_initial_state())
     assert time.monotonic() - start < 2.0
 
 
 def test_rollout_budgets_are_per_call_not_per_rollout(data_dir):
     """Each call of 0.03 s stays inside a 0.1 s budget although a whole rollout takes several times that."""
     wm = _budgeted(data_dir, delay=0.03, hang_at=10, budget=0.1)
-    result = MCTS(num_simulations=2, rollouts=1, seed=0).search(wm.new_initial_state())
+    result = MCTS(SearchConfig(num_simulations=2, rollouts=1), seed=0).search(wm.new_initial_state())
     assert result.simulations == 2
 
 
@@ -226,16 +227,16 @@ def test_a_model_error_in_a_rollout_is_a_contract_error_naming_it(fixture_model)
 
     state = fixture_model("broken/crashes.py").new_initial_state()
     with pytest.raises(ModelContractError, match="in a rollout.*KeyError"):
-        MCTS(num_simulations=50, rollouts=1, seed=0).search(state)
+        MCTS(SearchConfig(num_simulations=50, rollouts=1), seed=0).search(state)
 
 
 def test_solver_proves_a_won_position_and_stops_early():
     state = pyspiel.load_game("tic_tac_toe").new_initial_state()
     for a in [0, 3, 1, 4]:  # x to move wins at x(0,2)
         state.apply_action(a)
-    result = MCTS(num_simulations=1000, rollouts=1, seed=0).search(state)
+    result = MCTS(SearchConfig(num_simulations=1000, rollouts=1), seed=0).search(state)
     assert result.action == 2 and result.simulations < 1000
-    plain = MCTS(num_simulations=1000, rollouts=1, solve=False, seed=0).search(state)
+    plain = MCTS(SearchConfig(num_simulations=1000, rollouts=1, solve=False), seed=0).search(state)
     assert plain.action == 2 and plain.simulations == 1000
 
 
@@ -243,7 +244,7 @@ def test_solver_on_a_model_uses_the_given_max_utility(ttt_model):
     state = ttt_model.new_initial_state()
     for move in ["x(0,0)", "o(1,0)", "x(0,1)", "o(1,1)"]:
         state = state.child_from_string(move)
-    with_max = MCTS(num_simulations=500, rollouts=1, max_utility=1.0, seed=0).search(state)
-    without = MCTS(num_simulations=500, rollouts=1, seed=0).search(state)
+    with_max = MCTS(SearchConfig(num_simulations=500, rollouts=1), max_utility=1.0, seed=0).search(state)
+    without = MCTS(SearchConfig(num_simulations=500, rollouts=1), seed=0).search(state)
     assert with_max.action == without.action == 2
     assert with_max.simulations < without.simulations
