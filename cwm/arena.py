@@ -99,12 +99,19 @@ def _forfeit_outcome(game: pyspiel.Game, seat: int, error: Exception, moves: int
     return MatchOutcome(_forfeit(game, seat), seat, kind, f"{type(error).__name__}: {error}", moves)
 
 
+class _MoveExpired(BaseException):
+    """The move timer's interrupt: a BaseException, so no ``except Exception`` in an agent (a sampler's
+    failed-draw handler, a model's own try) can swallow it."""
+
+
 def _agent_move(agent: Agent, state: pyspiel.State, limit: float | None) -> int:
     start = time.perf_counter()
     fired: list[bool] = []
     try:
         with _time_limit(limit, fired):
             action = agent.step(state.clone())
+    except _MoveExpired:
+        raise MoveTimeout(f"move did not finish within the limit of {limit}s") from None
     except Exception as e:
         if fired:  # the timer's exception may arrive wrapped (a model call names it as a contract breach)
             raise MoveTimeout(f"move did not finish within the limit of {limit}s") from e
@@ -127,7 +134,7 @@ def _time_limit(limit: float | None, fired: list[bool]) -> Iterator[None]:
 
     def expire(signum: int, frame: Any) -> None:
         fired.append(True)
-        raise MoveTimeout(f"move did not finish within the limit of {limit}s")
+        raise _MoveExpired()
 
     previous = signal.signal(signal.SIGALRM, expire)
     signal.setitimer(signal.ITIMER_REAL, limit)
