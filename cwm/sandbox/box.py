@@ -18,12 +18,15 @@ import subprocess
 import threading
 import time
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from cwm.sandbox.gate import ALLOWED_IMPORTS, FORBIDDEN_NAMES, static_gate
 from cwm.sandbox.launch import SandboxError, Zygote, bwrap_available, scrubbed_env
 from cwm.sandbox.layers import warn_once_without_seccomp
 from cwm.types import JSON, CheckReport, Trajectory, UsageError, error_report
+
+if TYPE_CHECKING:
+    from cwm.sandbox.session import Session
 
 log = logging.getLogger(__name__)
 
@@ -184,10 +187,46 @@ class Sandbox:
         with self._lock:
             return self._run(job, source, payload, limits or self.limits, gate)
 
-    def _run(self, job: str, source: str, payload: JSON, limits: Limits, gate: bool) -> JobResult:
+    def open_session(self, job: str, source: str, payload: JSON, *, move_cpu_s: float,
+                     limits: Limits | None = None, gate: bool = True) -> Session:
+        """Starts a planning worker: a hardened child that loads ``source`` like a job's, builds its server
+        with ``job(module, payload)`` and then answers ``Session.ask(message)`` one message at a time, each
+        under a CPU-time budget of ``move_cpu_s`` timed from outside (``cwm.sandbox.worker``).
+
+        The sandbox serves only this session until it is closed (make one sandbox per concurrent worker).
+        A worker that could not start (the gate, a load error, a limit) gives a closed session whose
+        ``opened`` result says why; bad candidate code never raises here.
+
+        Args:
+          job: the trusted function that returns the server (``cwm.sandbox.jobs:plan_session``).
+          source: the untrusted module source.
+          payload: the job's input (JSON or picklable trusted data).
+          move_cpu_s: CPU seconds each answer may use.
+          limits: the session's limits (default ``SESSION_LIMITS``): ``wall_s`` to load, ``cpu_s`` in all
+            (RLIMIT_CPU), ``memory_mb``, ``per_call_s`` for the module body.
+
+        Raises:
+          SandboxError: the zygote cannot be started at all.
+          UsageError: ``move_cpu_s`` is not > 0.
+        """
+        from cwm.sandbox.session import SESSION_LIMITS, Session
+
+        if not (type(move_cpu_s) in (int, float) and move_cpu_s > 0):
+            raise UsageError(f"move_cpu_s must be > 0 seconds, got {move_cpu_s!r}")
+        self._lock.acquire()
+        try:
+            opened = self._run(job, source, payload, limits or SESSION_LIMITS, gate,
+                               extra={"session": True, "move_cpu_s": float(move_cpu_s)})
+        except BaseException:
+            self._lock.release()
+            raise
+        return Session(self, opened, float(move_cpu_s))
+
+    def _run(self, job: str, source: str, payload: JSON, limits: Limits, gate: bool,
+             extra: dict[str, Any] | None = None) -> JobResult:
         data, key = self._encode(payload)
         request = {"job": job, "source": source, "payload_key": key, "gate": gate,
-                   "nonce": secrets.token_hex(8), "limits": dataclasses.asdict(limits)}
+                   "nonce": secrets.token_hex(8), "limits": dataclasses.asdict(limits), **(extra or {})}
         reply = self._exchange(request, data, key, limits)
         if reply is not None and reply.get("out_of_turn"):  # once more, on the fresh zygote
             reply = self._exchange(request, data, key, limits)

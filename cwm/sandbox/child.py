@@ -176,34 +176,83 @@ def child_main(fd: int, request: dict[str, Any], payload: Any) -> None:
     os._exit(0)
 
 
+class Refused(Exception):
+    """The candidate could not be loaded: ``kind`` is ``static`` (the gate) or ``load``."""
+
+    def __init__(self, kind: str, message: str):
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+
+
 def _run_job(child: _Child, request: dict[str, Any], payload: Any) -> tuple[str, JSON, str]:
-    source = request["source"]
-    if request["gate"] and not request.get("gate_cached"):
-        try:
-            static_gate(source)
-        except ModelLoadError as e:
-            return "static", None, str(e)
     job = _resolve_job(request["job"])
-    name = "cwm_model"
     try:
-        code = compile(source, f"<{name}>", "exec")
-    except (SyntaxError, ValueError, RecursionError, MemoryError) as e:
-        return "load", None, f"{name}: source does not compile: {type(e).__name__}: {e}"
-    layers.remember_source(f"<{name}>", source)
-    before = layers.baseline()
-    layers.install_seccomp()  # before the audit hook, which refuses ctypes
-    layers.install_audit_hook()
-    try:
-        module = child.guard(layers.exec_module, code, name, source, label="the module body")
-    except Abort:
-        raise
-    except Exception as e:
-        return "load", None, f"{name}: running the module raised {type(e).__name__}: {e}"
+        module, before = open_candidate(child, request)
+    except Refused as r:
+        return r.kind, None, r.message
     value = job(module, payload)
     tampered = layers.tampering(before)
     if tampered:
         return "error", None, tampered
     return "ok", value, ""
+
+
+def open_candidate(child: _Child, request: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """Gates and compiles the request's source, switches on the last layers (seccomp, the audit hook) and
+    runs the module body under the per-call budget.
+
+    Returns:
+      The module and the harness's snapshot taken before the candidate ran (``layers.tampering``).
+
+    Raises:
+      Refused: the gate refused the source, or it does not compile or its body raised.
+    """
+    source = request["source"]
+    if request["gate"] and not request.get("gate_cached"):
+        _gate(source)
+    code = _compile(source, "cwm_model")
+    before = layers.baseline()
+    layers.install_seccomp()  # before the audit hook, which refuses ctypes
+    layers.install_audit_hook()
+    return _exec(child, code, "cwm_model", source), before
+
+
+def load_extra(source: str, name: str) -> Any:
+    """Loads one more candidate module in a job that already runs under every layer (a bundle's
+    inference or value file beside its model): the gate, then its body under the per-call budget.
+
+    Raises:
+      Refused: as ``open_candidate``.
+    """
+    _gate(source)
+    return _exec(_CURRENT[0], _compile(source, name), name, source)
+
+
+def _gate(source: str) -> None:
+    try:
+        static_gate(source)
+    except ModelLoadError as e:
+        raise Refused("static", str(e)) from None
+
+
+def _compile(source: str, name: str) -> Any:
+    try:
+        code = compile(source, f"<{name}>", "exec")
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as e:
+        raise Refused("load", f"{name}: source does not compile: {type(e).__name__}: {e}") from None
+    layers.remember_source(f"<{name}>", source)
+    return code
+
+
+def _exec(child: _Child, code: Any, name: str, source: str) -> Any:
+    try:
+        label = "the module body" if name == "cwm_model" else f"the module body of {name}"
+        return child.guard(layers.exec_module, code, name, source, label=label)
+    except Abort:
+        raise
+    except Exception as e:
+        raise Refused("load", f"{name}: running the module raised {type(e).__name__}: {e}") from None
 
 
 def _resolve_job(spec: str) -> Any:

@@ -27,7 +27,9 @@ import pyspiel  # noqa: F401  (imported once here so that every child starts wit
 
 import cwm.checks  # noqa: F401
 import cwm.sandbox.jobs  # noqa: F401
+import cwm.sandbox.planning  # noqa: F401  (the planning workers' server, with the planners)
 from cwm.sandbox import layers as layers
+from cwm.sandbox import worker
 from cwm.sandbox.child import KEPT_RUNNING_EXIT, KINDS, RESULT_CAP_BYTES, child_main, read_frame, write_frame
 from cwm.sandbox.gate import static_gate
 from cwm.types import JSON
@@ -237,6 +239,10 @@ def serve(fd_in: int, fd_out: int) -> None:
                 cache.popitem(last=False)
         digest = hashlib.blake2b(request["source"].encode(), digest_size=16).digest()
         request["gate_cached"] = digest in gate_passed
+        if request.get("session") and key in cache:  # a planning worker: serve it until the host closes it
+            cache.move_to_end(key)
+            worker.relay(request, cache[key], fd_in, fd_out, nonce, reap, _frame_out)
+            continue
         if key not in cache:
             reply: dict[str, JSON] = _msg("error", "internal: payload missing from the zygote's cache")
             reply["missing_payload"] = True
@@ -255,6 +261,10 @@ def serve(fd_in: int, fd_out: int) -> None:
         write_frame(fd_out, json.dumps(reply).encode())
         if spare is None:
             spare = Spare(cache)
+
+
+def _frame_out(fd_out: int, reply: dict[str, JSON], nonce: str) -> None:
+    write_frame(fd_out, json.dumps(dict(reply, nonce=nonce)).encode())
 
 
 def _reap_while_idle(fd_in: int, exiting: list[int]) -> None:
