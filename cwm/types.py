@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Literal
 
+from cwm.text import clean, clean_json
+
 # OpenSpiel's player-id constants; the CWM contract uses the same numbers.
 CHANCE: int = -1
 TERMINAL: int = -4
@@ -145,6 +147,9 @@ TEST_TYPES: tuple[str, ...] = (
 )
 
 
+TEXT_LIMIT = 8000  # characters kept of a traceback or a report's error (cwm.text.clean cuts the rest)
+
+
 @dataclasses.dataclass(frozen=True)
 class CheckFailure:
     """One failed check, reported so that an LLM (or a person) can act on it.
@@ -159,6 +164,9 @@ class CheckFailure:
       diff: a short readable difference between expected and got.
       traceback: the model's traceback when it raised, else empty.
       history: the action strings that lead from the initial state to the checked state.
+
+    Every text field, and every string in ``expected`` and ``got``, is cleaned when a failure is made
+    (``cwm.text.clean``: no lone surrogate, control character or ANSI escape sequence; long texts cut).
     """
 
     test_type: str
@@ -170,6 +178,15 @@ class CheckFailure:
     diff: str
     traceback: str = ""
     history: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        # the model wrote got, the diff and the traceback: cleaned for every file and terminal they reach
+        for name, multiline in (("test_type", False), ("call", False), ("diff", True)):
+            object.__setattr__(self, name, clean(getattr(self, name), multiline=multiline))
+        object.__setattr__(self, "traceback", clean(self.traceback, limit=TEXT_LIMIT, multiline=True))
+        object.__setattr__(self, "expected", clean_json(self.expected))
+        object.__setattr__(self, "got", clean_json(self.got))
+        object.__setattr__(self, "history", tuple(clean(h) for h in self.history))
 
     def render(self, *, max_history: int = 40) -> str:
         """A short text report: step, call, expected vs got, and the traceback."""
@@ -212,7 +229,8 @@ class CheckReport:
       transitions_passed: recorded transitions whose every check passed.
       transitions_total: recorded transitions checked.
       failures: every failed check, in order.
-      error: a problem that stopped checking altogether (load failure, sandbox limit), else empty.
+      error: a problem that stopped checking altogether (load failure, sandbox limit), else empty; cleaned
+        like a failure's texts.
     """
 
     by_type: dict[str, TypeStats]
@@ -220,6 +238,9 @@ class CheckReport:
     transitions_total: int
     failures: tuple[CheckFailure, ...]
     error: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "error", clean(self.error, limit=TEXT_LIMIT, multiline=True))
 
     @property
     def executed(self) -> int:
