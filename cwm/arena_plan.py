@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from cwm.arena_types import MatchJob, MatchResult
-from cwm.files import atomic_write
+from cwm.files import LineError, atomic_write, parse_jsonl
 from cwm.types import CwmError
 from planners.specs import AgentSpec, AgentSpecError, Settings, check_labels, parse_agent_spec
 
@@ -216,10 +216,10 @@ def resume(path: Path, aliases: Mapping[str, str]) -> dict[str, MatchResult]:
 def load_results(path: Path) -> dict[str, MatchResult]:
     """The finished matches in a JSONL file.
 
-    A last line without its newline is what a run killed while writing leaves: when it is not a whole match
-    result it is cut off the file with a warning naming the file and line (the match is simply played again);
-    when it is one, it is kept and its newline written. Any other line that is not a match result is an error,
-    since dropping it would lose a finished match.
+    A last line that is not a match result is what a run killed while writing leaves: it is cut off the file
+    with a warning naming the file and line, and its match is played again (a whole last line that only
+    lacks its newline gets it). Any other line that is not a match result is an error, since dropping it
+    would lose a finished match.
 
     Raises:
       ArenaError: a line that is not UTF-8, not JSON or not shaped as a match result (names the file and line).
@@ -227,39 +227,15 @@ def load_results(path: Path) -> dict[str, MatchResult]:
     if not path.exists():
         return {}
     data = path.read_bytes()
-    lines = data.split(b"\n")  # the last item is what follows the last newline: b"" in a whole file
-    if lines[-1]:
-        torn = lines[-1].strip() and _torn(path, len(lines), lines[-1])
-        path.write_bytes(data[: len(data) - len(lines[-1])] if torn else data + b"\n")
-        if torn:
-            lines[-1] = b""
-    done: dict[str, MatchResult] = {}
-    for number, line in enumerate(lines, 1):
-        if line.strip():
-            result = _parse_line(path, number, line)
-            done[result.key] = result
-    return done
-
-
-def _torn(path: Path, number: int, line: bytes) -> bool:
-    """Whether an unterminated last line is a torn write (then warned about), not a whole result."""
     try:
-        _parse_line(path, number, line)
-        return False
-    except ArenaError:
-        log.warning("%s:%d: the last line is cut short (a run was killed while writing it); it is dropped and "
-                    "its match is played again", path, number)
-        return True
-
-
-def _parse_line(path: Path, number: int, line: bytes) -> MatchResult:
-    try:
-        return MatchResult.from_json(json.loads(line.decode("utf-8")))
-    except UnicodeDecodeError as e:
-        raise ArenaError(f"{path}:{number}: not UTF-8 text (byte {line[e.start]:#04x} at column {e.start + 1})") from e
-    except json.JSONDecodeError as e:
-        raise ArenaError(f"{path}:{number}: not a JSON line ({e.msg} at column {e.colno}); fix or delete that line "
-                         f"(its match is played again)") from e
-    except (ValueError, TypeError) as e:
-        raise ArenaError(f"{path}:{number}: not a match result ({e}); fix or delete that line (its match is "
-                         f"played again)") from e
+        results, torn = parse_jsonl(path, data, MatchResult.from_json, what="a match result")
+    except LineError as e:
+        raise ArenaError(f"{e}; fix or delete that line (its match is then played again)") from e
+    if torn is not None:
+        log.warning("%s:%d: the last line is cut short (a run was killed while writing it); it is dropped and its "
+                    "match is played again", path, torn)
+        kept = data.split(b"\n")[: torn - 1]
+        path.write_bytes(b"\n".join(kept).rstrip(b"\n") + b"\n" if results else b"")
+    elif data and not data.endswith(b"\n"):
+        path.write_bytes(data + b"\n")
+    return {r.key: r for r in results}

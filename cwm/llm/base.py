@@ -90,6 +90,20 @@ class LLMConfigError(LLMError, ValueError):
     """A client cannot be built as asked: unknown spec, missing API key, missing optional package."""
 
 
+class PromptTooLongError(LLMError, ValueError):
+    """A request whose prompt is estimated above the client's ``max_prompt_tokens``; refused before it is
+    sent (nothing is paid), so not retried. The message names the estimate, the limit and how to raise it.
+
+    Attributes:
+      estimate: the prompt's estimated tokens (:func:`approx_tokens` of :attr:`Request.prompt_chars`).
+      limit: the limit it is over.
+    """
+
+    def __init__(self, message: str, *, estimate: int, limit: int) -> None:
+        super().__init__(message)
+        self.estimate, self.limit = estimate, limit
+
+
 # ---------------------------------------------------------------------------------------------- types
 @dataclasses.dataclass(frozen=True)
 class Message:
@@ -148,6 +162,11 @@ class Request:
     def user(cls, text: str, **settings: Any) -> Request:
         """A one-message request: ``Request.user("hi", temperature=0.0)``."""
         return cls(messages=(Message("user", text),), **settings)
+
+    @property
+    def prompt_chars(self) -> int:
+        """Characters of everything sent as the prompt: the system text and every message."""
+        return len(self.system) + sum(len(m.text) for m in self.messages)
 
     @property
     def last_user_text(self) -> str:
@@ -260,9 +279,19 @@ class Client(Protocol):
 
 
 # ---------------------------------------------------------------------------------------------- scripted
-def _approx_tokens(text: str) -> int:
-    """A deterministic token estimate (4 characters per token) for offline clients."""
-    return (len(text) + 3) // 4
+CHARS_PER_TOKEN = 4  # the estimate's rate: English prose and code average about 4 characters per token
+
+
+def approx_tokens(chars: int) -> int:
+    """A deterministic token estimate of ``chars`` characters (4 per token, rounded up): the usage offline
+    clients report, and the measure of the prompt cap and of requests possibly paid."""
+    return (chars + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
+
+
+def usage_at_most(request: Request) -> Usage:
+    """An upper estimate of what ``request`` can be billed: its prompt (:func:`approx_tokens`) and every
+    candidate's whole ``max_output_tokens`` (which covers thinking, where a provider counts it in the cap)."""
+    return Usage(approx_tokens(request.prompt_chars), request.n * request.max_output_tokens, 0)
 
 
 class ScriptedClient:
@@ -309,8 +338,7 @@ class ScriptedClient:
         texts = self._replies[index]
         if len(texts) == 1 and request.n > 1:
             texts = texts * request.n
-        prompt = request.system + "".join(m.text for m in request.messages)
-        usage = Usage(_approx_tokens(prompt), sum(_approx_tokens(t) for t in texts), 0)
+        usage = Usage(approx_tokens(request.prompt_chars), sum(approx_tokens(len(t)) for t in texts), 0)
         response = Response(texts, ("STOP",) * len(texts), usage, 0.0, self.model)
         self.ledger.record(response, tag=request.tag)
         return response

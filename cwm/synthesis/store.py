@@ -24,7 +24,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from cwm.files import atomic_write, changed_settings
+from cwm.files import TextFileError, atomic_write, changed_settings, read_text
 from cwm.types import JSON, CheckReport, CwmError
 
 
@@ -34,6 +34,22 @@ class ResumeError(CwmError, ValueError):
 
 def write_json(path: Path, data: JSON) -> None:
     atomic_write(path, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+
+
+def read_json(path: Path) -> Any:
+    """The JSON value in ``path``, a file of the run directory.
+
+    Raises:
+      ResumeError: the file is not UTF-8 JSON (names the file, line and column; it was changed by hand, or
+        the disk lost it).
+    """
+    try:
+        return json.loads(read_text(path, what="run file"))
+    except TextFileError as e:
+        raise ResumeError(str(e)) from e
+    except json.JSONDecodeError as e:
+        raise ResumeError(f"{path}: not JSON ({e.msg} at line {e.lineno}, column {e.colno}); delete the file to "
+                          f"redo what it records") from e
 
 
 def sha(text: str) -> str:
@@ -79,7 +95,10 @@ class RunStore:
         path = self._call_path(index, ".json")
         if not path.is_file():
             return None
-        entry = json.loads(path.read_text(encoding="utf-8"))
+        entry = read_json(path)
+        if not isinstance(entry, dict) or "request_key" not in entry or not isinstance(entry.get("response"), dict):
+            raise ResumeError(f"{path}: not a journal entry (it needs \"request_key\" and \"response\"); delete "
+                              f"the file to ask that call again")
         if entry["request_key"] != request_key:
             raise ResumeError(f"{path}: the journal's call {index} was a different request; this directory "
                               f"holds another run (or the prompts changed since)")
@@ -91,9 +110,14 @@ class RunStore:
     # -- candidates ---------------------------------------------------------------------------------
     def cached_report(self, source: str) -> CheckReport | None:
         path = self.root / "checks" / f"{sha(self.check_key + source)[:24]}.json"
-        if path.is_file():
-            return CheckReport.from_json(json.loads(path.read_text(encoding="utf-8")))
-        return None
+        if not path.is_file():
+            return None
+        data = read_json(path)
+        try:
+            return CheckReport.from_json(data)
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            raise ResumeError(f"{path}: not a check report ({type(e).__name__}: {e}); delete the file to check "
+                              f"that program again") from e
 
     def cache_report(self, source: str, report: CheckReport) -> None:
         write_json(self.root / "checks" / f"{sha(self.check_key + source)[:24]}.json", report.to_json())
@@ -115,7 +139,7 @@ class RunStore:
     def total_cost(self) -> float:
         total = 0.0
         for path in sorted((self.root / "sessions").glob("*.json")):
-            total += float(json.loads(path.read_text(encoding="utf-8")).get("cost_usd", 0.0))
+            total += float(read_json(path).get("cost_usd", 0.0))
         return total
 
     def write_text(self, name: str, text: str) -> None:
@@ -125,4 +149,4 @@ class RunStore:
         write_json(self.root / name, data)
 
 
-__all__ = ["ResumeError", "RunStore", "atomic_write", "sha", "write_json"]
+__all__ = ["ResumeError", "RunStore", "atomic_write", "read_json", "sha", "write_json"]
