@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
@@ -27,7 +28,7 @@ def atomic_write(path: Path, text: str, *, sync: bool = False) -> None:
         survives a power cut, not only a killed process.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")  # one per writer
     with open(tmp, "w", encoding="utf-8") as f:
         f.write(text)
         if sync:

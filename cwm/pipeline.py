@@ -230,7 +230,7 @@ def _report(config: RunConfig, llm_spec: str, synthesis: dict[str, JSON], bundle
     from cwm.synthesis.report import git_commit
 
     keys = ("solved", "llm_calls", "train_accuracy", "test_accuracy", "train_by_type", "test_by_type",
-            "cost_usd", "model", "strategy", "seed")
+            "cost_usd", "possibly_paid_calls", "model", "strategy", "seed")
     return {
         "game": games.resolve(config.game).name,
         "llm": llm_spec,
@@ -242,6 +242,11 @@ def _report(config: RunConfig, llm_spec: str, synthesis: dict[str, JSON], bundle
         "git_commit": git_commit(),
         "finished_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }
+
+
+def _possibly_paid(synthesis: dict[str, Any]) -> str:
+    n = synthesis.get("possibly_paid_calls") or 0
+    return f", including {n} request(s) possibly paid: in flight when a session stopped" if n else ""
 
 
 def _write_report(out: Path, report: dict[str, JSON]) -> None:
@@ -266,7 +271,7 @@ def _write_report(out: Path, report: dict[str, JSON]) -> None:
         "",
         f"- LLM: {source}; model id `{s['model']}`; strategy {s['strategy']}, seed {s['seed']}",
         f"- {'solved' if s['solved'] else 'not solved'} after {s['llm_calls']} LLM calls "
-        f"(cost ${s['cost_usd'] or 0:.4f})",
+        f"(cost ${s['cost_usd'] or 0:.4f}{_possibly_paid(s)})",
         f"- transition accuracy: train {s['train_accuracy']:.4f}, held-out test {test}",
         "- details: [synthesis/summary.md](synthesis/summary.md), plot: synthesis/accuracy.png",
         "",

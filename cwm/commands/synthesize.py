@@ -9,6 +9,7 @@ from typing import Any
 from cwm import games
 from cwm.synthesis import STRATEGIES, RequestSettings, TreeSettings, synthesize_world_model
 from cwm.synthesis.engine import Engine
+from cwm.synthesis.report import possibly_paid
 from cwm.types import UsageError
 
 
@@ -85,7 +86,8 @@ def cmd_synthesize(args: argparse.Namespace) -> int:
             bar.close()
     test = "n/a" if result.test_accuracy is None else f"{result.test_accuracy:.4f}"
     print(f"{result.game}: {'solved' if result.solved else 'not solved'} after {result.llm_calls} LLM calls; "
-          f"transition accuracy train {result.train_accuracy:.4f}, test {test}; cost ${result.cost_usd:.4f}")
+          f"transition accuracy train {result.train_accuracy:.4f}, test {test}; cost ${result.cost_usd:.4f}"
+          f"{possibly_paid(result)}")
     print(f"best program: {out / 'best_program.py'}; summary: {out / 'summary.md'}; plot: {out / 'accuracy.png'}")
     return 0
 

@@ -5,11 +5,15 @@ Layout (``run_dir/``)::
     config.json              what was asked (game, strategy, seed, budget, model, prompt hashes, ...)
     train.jsonl, test.jsonl  the trajectories used
     calls/000003.prompt.md   a prompt, written before the call is sent
+    sending/000003.json      a call being sent: written (and synced to disk) before the request goes out,
+                             removed once its reply is journaled; one a stopped session left is a call
+                             possibly paid (counted so in the next session's ledger, and sent again)
     calls/000003.json        the journal entry: request + response, written when the call returns
     nodes/000005/program.py  a candidate program, and report.json (its check report), node.json
     checks/<sha>.json        check reports cached by program hash (a resumed run does not re-check)
     tree.json                every node so far (rewritten after each node)
-    sessions/<n>.json        each session's LLM ledger (for the cost over interrupted runs)
+    sessions/<n>.json        each session's LLM ledger (for the cost over interrupted runs; it counts the
+                             calls a stopped session left in flight as possibly paid)
     result.json, summary.md, accuracy.png    at the end
 
 Every file is written atomically (temporary file + rename), so an interrupted run never leaves a
@@ -107,6 +111,35 @@ class RunStore:
     def journal(self, index: int, entry: dict[str, JSON]) -> None:
         write_json(self._call_path(index, ".json"), entry)
 
+    def _sending_path(self, index: int) -> Path:
+        return self.root / "sending" / f"{index:06d}.json"
+
+    def sending(self, index: int, entry: dict[str, JSON]) -> None:
+        """Marks call ``index`` as being sent, durably (synced to disk), before its request goes out."""
+        atomic_write(self._sending_path(index), json.dumps(entry) + "\n", sync=True)
+
+    def sent(self, index: int) -> None:
+        """Call ``index`` ended (its reply is journaled, or it failed and the ledger counted the failure)."""
+        self._sending_path(index).unlink(missing_ok=True)
+
+    def stopped_calls(self) -> list[dict[str, Any]]:
+        """The calls an earlier session sent and never journaled, oldest first: it stopped while they were in
+        flight, so they may have been paid. Markers of calls that were journaled after all are removed.
+
+        Raises:
+          ResumeError: a marker file is damaged (names it).
+        """
+        stopped = []
+        for path in sorted((self.root / "sending").glob("*.json")):
+            entry = read_json(path)
+            if not isinstance(entry, dict) or not isinstance(entry.get("index"), int):
+                raise ResumeError(f"{path}: not a marker of a call being sent (it needs \"index\")")
+            if self._call_path(entry["index"], ".json").is_file():
+                path.unlink()
+            else:
+                stopped.append(entry)
+        return stopped
+
     # -- candidates ---------------------------------------------------------------------------------
     def cached_report(self, source: str) -> CheckReport | None:
         path = self.root / "checks" / f"{sha(self.check_key + source)[:24]}.json"
@@ -136,11 +169,13 @@ class RunStore:
     def write_ledger(self, snapshot: dict[str, JSON]) -> None:
         write_json(self.root / "sessions" / f"{self.session:03d}.json", snapshot)
 
+    def total(self, key: str) -> float:
+        """``key`` of every session's ledger, summed (``"cost_usd"``, ``"possibly_paid_calls"``, ...)."""
+        return sum(float(read_json(path).get(key, 0.0)) for path in sorted((self.root / "sessions").glob("*.json")))
+
     def total_cost(self) -> float:
-        total = 0.0
-        for path in sorted((self.root / "sessions").glob("*.json")):
-            total += float(read_json(path).get("cost_usd", 0.0))
-        return total
+        """What every session's LLM calls cost, those possibly paid included."""
+        return self.total("cost_usd")
 
     def write_text(self, name: str, text: str) -> None:
         atomic_write(self.root / name, text)
