@@ -1,5 +1,5 @@
-"""Untrusted text made safe to store, write and print: ``clean`` (one string) and ``clean_json`` (every string
-in a JSON value).
+"""Untrusted text made safe to store, write and print: ``clean`` (one string), ``clean_json`` (every string
+in a JSON value) and ``without_surrogates`` (for text kept whole, such as an LLM's reply).
 
 Text a model or an agent produced (an exception message, a traceback, a forfeit reason, a value it returned)
 can hold characters that break the files and terminals it reaches: a lone surrogate cannot be encoded as
@@ -41,6 +41,12 @@ def _visible_except_lines(match: re.Match[str]) -> str:
     return match.group() if match.group() in _MULTILINE_KEEP else _visible(match)
 
 
+def without_surrogates(text: str) -> str:
+    """``text`` with each lone surrogate replaced by U+FFFD, and nothing else changed: for text that is kept
+    whole (an LLM's reply, code), where only what cannot be encoded as UTF-8 must go."""
+    return _SURROGATE.sub(REPLACEMENT, text)
+
+
 def clean(text: str, *, limit: int | None = DEFAULT_LIMIT, multiline: bool = False) -> str:
     """``text`` as an exact ``str`` that is safe to encode as UTF-8, write and print.
 
@@ -59,7 +65,7 @@ def clean(text: str, *, limit: int | None = DEFAULT_LIMIT, multiline: bool = Fal
     plain = text if type(text) is str else str.__str__(text)  # a subclass's own methods may lie
     if multiline:
         plain = plain.replace("\r\n", "\n")
-    plain = _SURROGATE.sub(REPLACEMENT, plain)
+    plain = without_surrogates(plain)
     plain = _CONTROL.sub(_visible_except_lines if multiline else _visible, plain)
     if limit is not None and len(plain) > limit:
         # the marker counts towards the limit, so a cut text is clean text (cleaning it again changes nothing)
@@ -88,4 +94,4 @@ def clean_json(value: Any, *, limit: int | None = DEFAULT_LIMIT, multiline: bool
     return value
 
 
-__all__ = ["DEFAULT_LIMIT", "REPLACEMENT", "clean", "clean_json"]
+__all__ = ["DEFAULT_LIMIT", "REPLACEMENT", "clean", "clean_json", "without_surrogates"]

@@ -10,6 +10,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from cwm.text import without_surrogates
 from cwm.types import CwmError
 
 Role = Literal["user", "assistant"]
@@ -230,6 +231,9 @@ class Response:
       cached: whether the reply came from the disk cache or a replay file instead of a provider.
       batch: whether the call was billed at a provider's batch rate (half price); set by the batch client
         from each reply's ``"batch"`` field.
+
+    Lone surrogates in ``texts`` and ``finish_reasons`` become U+FFFD (``cwm.text.without_surrogates``), so
+    a reply can always be written as UTF-8; nothing else in a reply is changed.
     """
 
     texts: tuple[str, ...]
@@ -239,6 +243,12 @@ class Response:
     model: str
     cached: bool = False
     batch: bool = False
+
+    def __post_init__(self) -> None:
+        # a lone surrogate (valid in JSON as "\ud800") cannot be written as UTF-8: every log, journal and
+        # program file of the reply would crash, and the paid call be asked again on every resume
+        object.__setattr__(self, "texts", tuple(without_surrogates(t) for t in self.texts))
+        object.__setattr__(self, "finish_reasons", tuple(without_surrogates(r) for r in self.finish_reasons))
 
     @property
     def text(self) -> str:

@@ -87,3 +87,18 @@ def test_rules_text_keeps_reading_line_ends_as_before(tmp_path):
     rules = tmp_path / "rules.md"
     rules.write_bytes(b"one\r\ntwo\rthree\n")
     assert games.rules_text(games.resolve("tic_tac_toe", rules=rules)) == rules.read_text(encoding="utf-8")
+
+
+def test_a_reply_with_a_lone_surrogate_is_journaled_not_a_crash(fake_gemini, tmp_path):  # noqa: F811
+    from synth_helpers import synthesize
+
+    # JSON may carry "\ud800"; written as UTF-8 it crashed the run log and the journal (and so every resume,
+    # which asked the paid call again)
+    fake_gemini.script_by(lambda body: "```python\nMARK = 'cut \ud800 here'\n```")
+    out = tmp_path / "run"
+    result = synthesize(out, fake_gemini.client(run_dir=out), budget=2)
+    assert result.llm_calls == 2 and fake_gemini.request_count == 2
+    journal = (out / "calls" / "000000.json").read_text(encoding="utf-8")
+    assert "cut \ufffd here" in journal and "cut \ufffd here" in (out / "llm_log.jsonl").read_text(encoding="utf-8")
+    assert synthesize(out, fake_gemini.client(run_dir=out), budget=2).llm_calls == 2
+    assert fake_gemini.request_count == 2  # resumed from the journal: nothing asked again
