@@ -92,13 +92,9 @@ class LLMConfigError(LLMError, ValueError):
 
 
 class PromptTooLongError(LLMError, ValueError):
-    """A request whose prompt is estimated above the client's ``max_prompt_tokens``; refused before it is
-    sent (nothing is paid), so not retried. The message names the estimate, the limit and how to raise it.
-
-    Attributes:
-      estimate: the prompt's estimated tokens (:func:`approx_tokens` of :attr:`Request.prompt_chars`).
-      limit: the limit it is over.
-    """
+    """A prompt estimated (``estimate`` tokens: :func:`approx_tokens` of :attr:`Request.prompt_chars`) above
+    the client's ``max_prompt_tokens`` (``limit``); refused unsent and not retried. The message says how to
+    raise the limit."""
 
     def __init__(self, message: str, *, estimate: int, limit: int) -> None:
         super().__init__(message)
@@ -299,7 +295,7 @@ def approx_tokens(chars: int) -> int:
 
 
 def usage_at_most(request: Request) -> Usage:
-    """An upper estimate of what ``request`` can be billed: its prompt (:func:`approx_tokens`) and every
+    """A high estimate of what ``request`` can be billed: its prompt at 4 characters a token, and every
     candidate's whole ``max_output_tokens`` (which covers thinking, where a provider counts it in the cap)."""
     return Usage(approx_tokens(request.prompt_chars), request.n * request.max_output_tokens, 0)
 

@@ -38,7 +38,7 @@ class Ledger:
     Replies served from the cache or a replay file are counted as ``cached`` and cost nothing. A reply
     with ``Response.batch`` set (or every reply, when recorded with ``batch=True``) is priced at batch rates.
     A request that was sent but whose reply was never recorded (the process stopped while it was in flight)
-    is counted as possibly paid, at an upper estimate, so the ledger never counts less than was billed.
+    is counted as possibly paid, at a high estimate, so the ledger never counts less than was billed.
     """
 
     def __init__(self) -> None:
@@ -102,7 +102,7 @@ class Ledger:
     def snapshot(self) -> dict[str, Any]:
         """``{"calls", "input_tokens", "output_tokens", "thinking_tokens", "cost_usd", "cached", "retries",
         "errors", "pending", "unpriced_calls", "possibly_paid_calls", "possibly_paid_usd"}``: ``calls`` counts
-        provider answers, not cache hits; ``cost_usd`` includes ``possibly_paid_usd``, the upper estimate for
+        provider answers, not cache hits; ``cost_usd`` includes ``possibly_paid_usd``, the high estimate for
         the ``possibly_paid_calls`` (requests in flight when an earlier session stopped)."""
         keys = ("calls", "input_tokens", "output_tokens", "thinking_tokens")
         with self._lock:

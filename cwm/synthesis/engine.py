@@ -149,7 +149,7 @@ class Engine:
         for entry in stopped:
             self.store.sent(entry["index"])
         log.warning("%s: %d LLM request(s) were in flight when the last session stopped; they may have been paid, "
-                    "so the ledger counts them as possibly paid (at most $%.4f), and they are sent again",
+                    "so the ledger counts them as possibly paid ($%.4f, a high estimate), and they are sent again",
                     self.store.root, len(stopped), usd)
 
     def _save_ledger(self) -> None:

@@ -67,8 +67,8 @@ def possibly_paid(result: SynthesisResult) -> str:
     """" (including ...)" naming the requests possibly paid in a cost, or "" when there were none."""
     if not result.possibly_paid_calls:
         return ""
-    return (f" (including at most ${result.possibly_paid_usd:.4f} for {result.possibly_paid_calls} request(s) "
-            f"possibly paid: in flight when a session stopped, and sent again)")
+    return (f" (including ${result.possibly_paid_usd:.4f}, a high estimate, for {result.possibly_paid_calls} "
+            f"request(s) possibly paid: in flight when a session stopped, and sent again)")
 
 
 def _rate(value: float | None) -> str:

@@ -91,7 +91,7 @@ class SynthesisResult:
       run_dir: where everything was saved.
       possibly_paid_calls: requests sent by a session that stopped (a kill, a crash) before their replies
         were recorded, so perhaps billed; they were sent again (and are counted again in ``llm_calls``).
-      possibly_paid_usd: their cost at an upper estimate (part of ``cost_usd``).
+      possibly_paid_usd: their cost at a high estimate (part of ``cost_usd``).
     """
 
     target: str

@@ -19,13 +19,14 @@ def _raw_free(text: str) -> bool:
     return not any(0xD800 <= ord(c) <= 0xDFFF or c in "\x00\x1b\r\u202e" for c in text)
 
 
-def _play(out: Path) -> list[MatchResult]:
+def _play(out: Path, executor: str = "inline") -> list[MatchResult]:
     return tournament("tic_tac_toe", ["random", f"poisoned=cwm:{POISONED}"], matches=1, out_dir=out,
-                      settings=FAST, executor="inline", progress=False)
+                      settings=FAST, executor=executor, progress=False)
 
 
-def test_a_poisoned_forfeit_reason_is_reported_cleaned(tmp_path):
-    results = _play(tmp_path)
+@pytest.mark.parametrize("executor", ["inline", "local:2"])
+def test_a_poisoned_forfeit_reason_is_reported_cleaned(tmp_path, executor):
+    results = _play(tmp_path, executor)
     forfeits = [r for r in results if r.forfeit_seat is not None]
     assert forfeits and all(r.seats[r.forfeit_seat] == "poisoned" for r in forfeits)
     for r in forfeits:

@@ -107,6 +107,22 @@ def test_a_poisoned_exception_message_in_the_sandbox_gives_a_safe_report():
     _assert_report_is_safe(report)
 
 
+def test_the_sandbox_verdict_of_a_poisoned_job_is_cleaned():
+    from cwm.sandbox import CALL_JOB
+
+    source = POISONED.read_text(encoding="utf-8")
+    at_import = 'raise ValueError("bad \\ud800 \\x1b[2J\\x00")\n' + source
+    state = {"board": ["x", "o", "x"] + ["."] * 6, "player": 1, "winner": None}
+    box = Sandbox()
+    try:
+        raised = box.run(CALL_JOB, source, {"function": "apply_action", "args": [state, "o(1,1)"]})
+        load = box.run(CALL_JOB, at_import, {"function": "get_initial_state", "args": []})
+    finally:
+        box.close()
+    assert raised.kind == "error" and "ValueError: cell \ufffd gone\\x1b[2J" in raised.error and _safe(raised.error)
+    assert load.kind == "load" and load.error.endswith("ValueError: bad \ufffd \\x1b[2J\\x00") and _safe(load.error)
+
+
 def test_a_poisoned_report_read_back_from_disk_is_cleaned():
     # a report.json written before reports were cleaned (json.dumps escapes the surrogate, so it was writable)
     raw = {"by_type": {"transition": {"passed": 0, "total": 1}}, "transitions_passed": 0, "transitions_total": 1,
@@ -127,3 +143,16 @@ def test_a_report_error_and_a_failure_are_cut_to_their_limits():
     failure = CheckFailure("transition", 0, 0, "c" * 10_000, None, "g" * 10_000, "d" * 10_000, "t" * 100_000)
     assert len(failure.call) <= 2000 and len(failure.got) <= 2000 and len(failure.diff) <= 2000
     assert len(failure.traceback) <= 8000
+
+
+def test_the_command_line_prints_a_poisoned_error_as_one_clean_line(tmp_path, capsys):
+    from cwm.cli import main
+
+    model = tmp_path / "m.py"
+    model.write_text('raise ValueError("bad \\ud800 \\x1b[2J\\x1b[31mRED\\x00\\nFORGED")\n', encoding="utf-8")
+    trajs = tmp_path / "t.jsonl"
+    trajectories.save(trajs, trajectories.collect("tic_tac_toe", 1, seed=0))
+    assert main(["check", str(model), "--game", "tic_tac_toe", "--trajectories", str(trajs)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and _safe(err)
+    assert err.endswith("bad \ufffd \\x1b[2J\\x1b[31mRED\\x00\\nFORGED\n")
