@@ -24,6 +24,9 @@ REPLACEMENT = "\ufffd"  # what a lone surrogate becomes
 # overrides and isolates that make text display in another order than it reads.
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+# what clean changes, in one search (most text holds none of it and is returned as it is)
+_UNSAFE = re.compile("[\ud800-\udfff\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_UNSAFE_MULTILINE = re.compile("[\ud800-\udfff\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 _MULTILINE_KEEP = frozenset("\n\t")
 
 
@@ -63,6 +66,8 @@ def clean(text: str, *, limit: int | None = DEFAULT_LIMIT, multiline: bool = Fal
       multiline: keep newlines and tabs.
     """
     plain = text if type(text) is str else str.__str__(text)  # a subclass's own methods may lie
+    if (limit is None or len(plain) <= limit) and not (_UNSAFE_MULTILINE if multiline else _UNSAFE).search(plain):
+        return plain
     if multiline:
         plain = plain.replace("\r\n", "\n")
     plain = without_surrogates(plain)
@@ -89,9 +94,12 @@ def clean_json(value: Any, *, limit: int | None = DEFAULT_LIMIT, multiline: bool
         return {clean_json(k, limit=limit, multiline=multiline): clean_json(v, limit=limit, multiline=multiline)
                 for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        items = [clean_json(v, limit=limit, multiline=multiline) for v in value]
+        items = [v if type(v) in _PLAIN else clean_json(v, limit=limit, multiline=multiline) for v in value]
         return tuple(items) if isinstance(value, tuple) else items
     return value
+
+
+_PLAIN = frozenset({int, float, bool, type(None)})  # nothing to clean in them
 
 
 __all__ = ["DEFAULT_LIMIT", "REPLACEMENT", "clean", "clean_json", "without_surrogates"]
