@@ -13,13 +13,16 @@ import dataclasses
 import hashlib
 import itertools
 import json
+import logging
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from cwm.arena_types import MatchJob, MatchResult
-from cwm.files import atomic_write
+from cwm.files import LineError, atomic_write, parse_jsonl
 from cwm.types import CwmError
 from planners.specs import AgentSpec, AgentSpecError, Settings, check_labels, parse_agent_spec
+
+log = logging.getLogger("cwm.arena")
 
 AGENTS_FILE = "agents.json"  # label -> fingerprint (agent_fingerprint) of every agent with finished matches
 
@@ -211,16 +214,28 @@ def resume(path: Path, aliases: Mapping[str, str]) -> dict[str, MatchResult]:
 
 
 def load_results(path: Path) -> dict[str, MatchResult]:
-    """The finished matches in a JSONL file; a torn last line (a killed run) is cut off the file."""
+    """The finished matches in a JSONL file.
+
+    A last line that is not a match result is what a run killed while writing leaves: it is cut off the file
+    with a warning naming the file and line, and its match is played again (a whole last line that only
+    lacks its newline gets it). Any other line that is not a match result is an error, since dropping it
+    would lose a finished match.
+
+    Raises:
+      ArenaError: a line that is not UTF-8, not JSON or not shaped as a match result (names the file and line).
+    """
     if not path.exists():
         return {}
     data = path.read_bytes()
-    if data and not data.endswith(b"\n"):
-        data = data[: data.rfind(b"\n") + 1]
-        path.write_bytes(data)
-    done: dict[str, MatchResult] = {}
-    for line in data.decode("utf-8").splitlines():
-        if line.strip():
-            result = MatchResult.from_json(json.loads(line))
-            done[result.key] = result
-    return done
+    try:
+        results, torn = parse_jsonl(path, data, MatchResult.from_json, what="a match result")
+    except LineError as e:
+        raise ArenaError(f"{e}; fix or delete that line (its match is then played again)") from e
+    if torn is not None:
+        log.warning("%s:%d: the last line is cut short (a run was killed while writing it); it is dropped and its "
+                    "match is played again", path, torn)
+        kept = data.split(b"\n")[: torn - 1]
+        path.write_bytes(b"\n".join(kept).rstrip(b"\n") + b"\n" if results else b"")
+    elif data and not data.endswith(b"\n"):
+        path.write_bytes(data + b"\n")
+    return {r.key: r for r in results}

@@ -10,8 +10,12 @@ from __future__ import annotations
 import dataclasses
 from typing import NamedTuple
 
+from cwm.text import clean, clean_json
 from cwm.types import JSON
 from planners.specs import Settings
+
+REASON_LIMIT = 2000  # characters of a forfeit reason kept (an agent's error message can be any size)
+LOG_TEXT_LIMIT = 20_000  # characters of each text in an agent's log (an LLM reply, say)
 
 
 class MatchOutcome(NamedTuple):
@@ -35,10 +39,16 @@ class MatchResult:
       returns: each seat's score; a forfeiting seat gets the game's minimum utility, the others its maximum.
       forfeit_seat: the seat that forfeited, or ``None``.
       forfeit_kind: ``illegal``, ``exception`` or ``timeout`` (empty when nobody forfeited).
-      reason: why the match was forfeited (the agent's error message).
+      reason: why the match was forfeited (the agent's error message), cleaned to one safe line
+        (``cwm.text.clean``).
       moves: decisions and chance outcomes applied.
       duration_s: wall time of the match.
-      logs: per seat, an agent's attempt log when it keeps one (the LLM policy), else empty.
+      logs: per seat, an agent's attempt log when it keeps one (the LLM policy), else empty; every text in
+        it cleaned (``cwm.text.clean_json``).
+
+    The texts an agent wrote (``reason``, ``forfeit_kind``, ``logs``) are cleaned whenever a result is made,
+    built by a match or read back from ``matches.jsonl``, so no surrogate, control character or ANSI escape
+    sequence reaches a report, a file or a terminal.
     """
 
     key: str
@@ -52,14 +62,36 @@ class MatchResult:
     duration_s: float = 0.0
     logs: tuple[JSON, ...] = ()
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "reason", clean(self.reason, limit=REASON_LIMIT))
+        object.__setattr__(self, "forfeit_kind", clean(self.forfeit_kind, limit=100))
+        object.__setattr__(self, "logs", tuple(clean_json(log, limit=LOG_TEXT_LIMIT) for log in self.logs))
+
     def to_json(self) -> dict[str, JSON]:
         return dataclasses.asdict(self)
 
     @classmethod
     def from_json(cls, data: dict[str, JSON]) -> MatchResult:
+        """The inverse of :meth:`to_json`.
+
+        Raises:
+          ValueError: ``data`` is not a match result (not an object, a field missing or of the wrong type);
+            the message names the field.
+        """
+        if not isinstance(data, dict):
+            raise ValueError(f"a match result is a JSON object, not {type(data).__name__}")
+        missing = [k for k in ("key", "seats", "seed", "returns") if k not in data]
+        if missing:
+            raise ValueError(f"a match result needs the field(s) {', '.join(missing)}")
         fields = {f.name for f in dataclasses.fields(cls)}
         values = {k: v for k, v in data.items() if k in fields}
-        values["seats"] = tuple(values["seats"])
+        for name, kind, what in (("key", str, "string"), ("seats", (list, tuple), "list"),
+                                 ("returns", (list, tuple), "list"), ("reason", str, "string"),
+                                 ("forfeit_kind", str, "string"), ("logs", (list, tuple), "list")):
+            if name in values and not isinstance(values[name], kind):
+                raise ValueError(f"field {name!r} of a match result must be a {what}, "
+                                 f"not {type(values[name]).__name__}")
+        values["seats"] = tuple(str(s) for s in values["seats"])
         values["returns"] = tuple(float(r) for r in values["returns"])
         values["logs"] = tuple(values.get("logs", ()))
         return cls(**values)

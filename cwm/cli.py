@@ -8,7 +8,10 @@ import pkgutil
 import sys
 from collections.abc import Sequence
 
+from cwm.text import clean
 from cwm.types import CwmError, UsageError
+
+ERROR_LIMIT = 4000  # characters of an error message printed (it may quote what a model wrote)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -30,7 +33,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``cwm`` console script; errors cwm raises on purpose print one line, exit 2.
 
-    One-line errors: every ``CwmError`` (``UsageError`` for arguments out of range, unknown games, bad
+    One-line errors, cleaned (``cwm.text.clean``: a message quoting a model's text prints no control
+    character or escape sequence): every ``CwmError`` (``UsageError`` for arguments out of range, unknown games, bad
     files, models that do not load, ...) and ``OSError`` (a path that cannot be read or written; the
     message names it). Anything else is a bug and keeps its traceback.
     """
@@ -42,11 +46,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except (CwmError, UsageError) as e:  # bad input: one line, no traceback
-        print(f"cwm {args.command}: error: {e}", file=sys.stderr)
+        print(f"cwm {args.command}: error: {clean(str(e), limit=ERROR_LIMIT)}", file=sys.stderr)
         return 2
     except OSError as e:  # a path that cannot be read or written: "PATH: why"
         why = f"{e.filename}: {e.strerror}" if e.filename and e.strerror else str(e)
-        print(f"cwm {args.command}: error: {why}", file=sys.stderr)
+        print(f"cwm {args.command}: error: {clean(why, limit=ERROR_LIMIT)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"cwm {args.command}: interrupted; finished work is saved where the command writes it", file=sys.stderr)

@@ -1,21 +1,113 @@
-"""Crash-safe file writes (a reader, or a resumed run, never sees a half-written file), and the one check
-every resumable run directory makes of its ``config.json``."""
+"""Crash-safe file writes (a reader, or a resumed run, never sees a half-written file), text and JSON Lines
+files read with one-line errors naming the file and line, and the one check every resumable run directory
+makes of its ``config.json``."""
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Collection, Mapping
+import threading
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+from cwm.types import CwmError
+
+T = TypeVar("T")
 
 
-def atomic_write(path: Path, text: str) -> None:
-    """Writes ``text`` to ``path`` via a temporary file in the same folder and a rename."""
+class TextFileError(CwmError, ValueError):
+    """A text file that is not UTF-8; the message names the file, the line and the column."""
+
+
+def atomic_write(path: Path, text: str, *, sync: bool = False) -> None:
+    """Writes ``text`` to ``path`` via a temporary file in the same folder and a rename.
+
+    Args:
+      sync: also flush the file and its folder to the disk before returning (``fsync``), so the write
+        survives a power cut, not only a killed process.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")  # one per writer
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+        if sync:
+            f.flush()
+            os.fsync(f.fileno())
     os.replace(tmp, path)
+    if sync:
+        folder = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(folder)
+        finally:
+            os.close(folder)
+
+
+def read_text(path: Path, *, what: str = "file") -> str:
+    """The text of a UTF-8 file, line ends made ``\\n`` (as ``Path.read_text`` makes them).
+
+    Args:
+      what: what the file is, for the error ("rules file").
+
+    Raises:
+      TextFileError: the file is not UTF-8 text (names the file, the line and the column of the first
+        byte that is not).
+      OSError: the file cannot be read.
+    """
+    data = Path(path).read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        column = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        raise TextFileError(f"{what} {path}: not UTF-8 text at line {line}, column {column} (byte "
+                            f"{data[e.start]:#04x}); save it as UTF-8") from None
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+class LineError(CwmError, ValueError):
+    """A line of a JSON Lines file that is not one of its records; the message names the file and line."""
+
+
+def parse_jsonl(path: Path, data: bytes, parse: Callable[[Any], T], *, what: str) -> tuple[list[T], int | None]:
+    """The records of JSON Lines ``data`` (read from ``path``), each ``parse(json.loads(line))``; blank lines
+    are skipped.
+
+    The last line may be a torn write (a writer killed, or still writing, mid-line): when it does not parse
+    it is left out and its number returned, for the caller to warn or cut it off. Any other line that is not
+    UTF-8, not JSON, or that ``parse`` refuses is an error, since leaving it out would lose a record.
+
+    Args:
+      what: what a record is, for the error ("a match result").
+
+    Returns:
+      the records, and the number of a torn last line (``None`` when there is none).
+
+    Raises:
+      LineError: a line other than the last is not a record (names the file, the line and why).
+    """
+    numbered = [(n, line) for n, line in enumerate(data.split(b"\n"), 1) if line.strip()]
+    records: list[T] = []
+    for i, (number, line) in enumerate(numbered):
+        try:
+            records.append(_parse_line(path, number, line, parse, what))
+        except LineError:
+            if i == len(numbered) - 1:
+                return records, number
+            raise
+    return records, None
+
+
+def _parse_line(path: Path, number: int, line: bytes, parse: Callable[[Any], T], what: str) -> T:
+    try:
+        return parse(json.loads(line.decode("utf-8")))
+    except UnicodeDecodeError as e:
+        why = f"not UTF-8 text: byte {line[e.start]:#04x} at column {e.start + 1}"
+    except json.JSONDecodeError as e:
+        why = f"not JSON: {e.msg} at column {e.colno}"
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        why = f"{type(e).__name__}: {e}"
+    raise LineError(f"{path}:{number}: not {what} ({why})")
 
 
 def changed_settings(path: Path, config: Mapping[str, Any], *, ignore: Collection[str] = ()) -> list[str]:

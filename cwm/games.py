@@ -16,6 +16,7 @@ from pathlib import Path
 import pyspiel
 
 from cwm import views
+from cwm.files import read_text
 from cwm.types import JSON, UnknownGameError
 from cwm.views import VIEWS, quiet_stderr  # re-exported
 
@@ -244,6 +245,7 @@ def rules_text(game: str | GameSpec) -> str:
 
     Raises:
       UnknownGameError: the game has no rules file (pass one with ``rules=``).
+      TextFileError: a rules file given by path is not UTF-8 (names the file, line and column).
     """
     spec = resolve(game)
     if not spec.rules:
@@ -252,7 +254,7 @@ def rules_text(game: str | GameSpec) -> str:
         )
     path = Path(spec.rules)
     if path.is_absolute():
-        return path.read_text(encoding="utf-8")
+        return read_text(path, what="rules file")
     return importlib.resources.files("game_rules").joinpath(spec.rules).read_text(encoding="utf-8")
 
 

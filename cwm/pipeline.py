@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from cwm import bundle, games
-from cwm.files import differing_keys
+from cwm.files import differing_keys, read_text
 from cwm.types import JSON, CwmError
 
 API_KEY_VARS = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
@@ -120,21 +120,30 @@ def _recordings() -> list[Path]:
     return [Path(str(p)) for p in folder.iterdir() if p.name.endswith(".jsonl")] if folder.is_dir() else []
 
 
-def run(config: RunConfig, out: str | Path, *, progress: bool = True) -> dict[str, JSON]:
+def run(config: RunConfig, out: str | Path, *, progress: bool = True,
+        max_prompt_tokens: int | None = None) -> dict[str, JSON]:
     """Runs (or resumes) the main job and returns the report (also written to ``out/report.json``).
 
+    Args:
+      max_prompt_tokens: the synthesis client's prompt cap (``cwm.llm.make_client``; default the model's
+        context window). A limit on spending, not a setting of the run: a resume may change it.
+
     Raises:
-      PipelineError: ``out`` holds a run with other settings, or synthesis found no usable program.
+      PipelineError: ``out`` holds a run with other settings, ``max_prompt_tokens`` is below 1, or
+        synthesis found no usable program.
+      PromptTooLongError: a synthesis prompt is over the cap (nothing was sent).
     """
     from cwm.llm import make_client
 
     out = Path(out)
+    if max_prompt_tokens is not None and max_prompt_tokens < 1:
+        raise PipelineError(f"max_prompt_tokens must be at least 1 (got {max_prompt_tokens})")
     games.resolve(config.game)  # an unknown game fails here, before anything is written
     llm_spec = resolve_llm(config.llm, config.game)
     make_client(llm_spec)  # a missing key or recording fails here too, not after config.json is written
     out.mkdir(parents=True, exist_ok=True)
     _check_config(out, dataclasses.asdict(config) | {"llm_resolved": _portable(llm_spec)})
-    synthesis = _synthesize(config, llm_spec, out / "synthesis", progress)
+    synthesis = _synthesize(config, llm_spec, out / "synthesis", progress, max_prompt_tokens)
     bundle_dir = _export(out / "synthesis", out / "bundle")
     arena_rows = _arena(config, bundle_dir, out / "arena", progress)
     report = _report(config, llm_spec, synthesis, Path(os.path.relpath(bundle_dir, out)), arena_rows)
@@ -165,13 +174,14 @@ def _check_config(out: Path, config: dict[str, Any]) -> None:
     path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
 
 
-def _synthesize(config: RunConfig, llm_spec: str, run_dir: Path, progress: bool) -> dict[str, JSON]:
+def _synthesize(config: RunConfig, llm_spec: str, run_dir: Path, progress: bool,
+                max_prompt_tokens: int | None) -> dict[str, JSON]:
     from cwm.commands.synthesize import progress_bar
     from cwm.llm import make_client
     from cwm.synthesis import synthesize_world_model
 
-    rules = Path(config.rules).read_text(encoding="utf-8") if config.rules else None
-    client = make_client(llm_spec, run_dir=run_dir)
+    rules = read_text(Path(config.rules), what="rules file") if config.rules else None
+    client = make_client(llm_spec, run_dir=run_dir, max_prompt_tokens=max_prompt_tokens)
     bar = progress_bar(config.budget) if progress else None
     try:
         result = synthesize_world_model(
@@ -221,7 +231,7 @@ def _report(config: RunConfig, llm_spec: str, synthesis: dict[str, JSON], bundle
     from cwm.synthesis.report import git_commit
 
     keys = ("solved", "llm_calls", "train_accuracy", "test_accuracy", "train_by_type", "test_by_type",
-            "cost_usd", "model", "strategy", "seed")
+            "cost_usd", "possibly_paid_calls", "model", "strategy", "seed")
     return {
         "game": games.resolve(config.game).name,
         "llm": llm_spec,
@@ -233,6 +243,11 @@ def _report(config: RunConfig, llm_spec: str, synthesis: dict[str, JSON], bundle
         "git_commit": git_commit(),
         "finished_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }
+
+
+def _possibly_paid(synthesis: dict[str, Any]) -> str:
+    n = synthesis.get("possibly_paid_calls") or 0
+    return f", including {n} request(s) possibly paid: in flight when a session stopped" if n else ""
 
 
 def _write_report(out: Path, report: dict[str, JSON]) -> None:
@@ -257,7 +272,7 @@ def _write_report(out: Path, report: dict[str, JSON]) -> None:
         "",
         f"- LLM: {source}; model id `{s['model']}`; strategy {s['strategy']}, seed {s['seed']}",
         f"- {'solved' if s['solved'] else 'not solved'} after {s['llm_calls']} LLM calls "
-        f"(cost ${s['cost_usd'] or 0:.4f})",
+        f"(cost ${s['cost_usd'] or 0:.4f}{_possibly_paid(s)})",
         f"- transition accuracy: train {s['train_accuracy']:.4f}, held-out test {test}",
         "- details: [synthesis/summary.md](synthesis/summary.md), plot: synthesis/accuracy.png",
         "",

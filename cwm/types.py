@@ -7,6 +7,8 @@ import functools
 import marshal
 from typing import Any, Literal
 
+from cwm.text import clean, clean_json
+
 # OpenSpiel's player-id constants; the CWM contract uses the same numbers.
 CHANCE: int = -1
 TERMINAL: int = -4
@@ -169,6 +171,9 @@ TEST_TYPES: tuple[str, ...] = (
 )
 
 
+TEXT_LIMIT = 8000  # characters kept of a traceback or a report's error (cwm.text.clean cuts the rest)
+
+
 @dataclasses.dataclass(frozen=True)
 class CheckFailure:
     """One failed check, reported so that an LLM (or a person) can act on it.
@@ -185,6 +190,9 @@ class CheckFailure:
       history: the action strings that lead from the initial state to the checked state.
       breach: the model broke a value rule of the contract (raised, returned a wrong type or an invalid
         value, modified its input), which play would refuse too, rather than answering validly but wrongly.
+
+    Every text field, and every string in ``expected`` and ``got``, is cleaned when a failure is made
+    (``cwm.text.clean``: no lone surrogate, control character or ANSI escape sequence; long texts cut).
     """
 
     test_type: str
@@ -197,6 +205,15 @@ class CheckFailure:
     traceback: str = ""
     history: tuple[str, ...] = ()
     breach: bool = False
+
+    def __post_init__(self) -> None:
+        # the model wrote got, the diff and the traceback: cleaned for every file and terminal they reach
+        for name, multiline in (("test_type", False), ("call", False), ("diff", True)):
+            object.__setattr__(self, name, clean(getattr(self, name), multiline=multiline))
+        object.__setattr__(self, "traceback", clean(self.traceback, limit=TEXT_LIMIT, multiline=True))
+        object.__setattr__(self, "expected", clean_json(self.expected))
+        object.__setattr__(self, "got", clean_json(self.got))
+        object.__setattr__(self, "history", tuple(clean(h) for h in self.history))
 
     def render(self, *, max_history: int = 40) -> str:
         """A short text report: step, call, expected vs got, and the traceback."""
@@ -217,7 +234,10 @@ class CheckFailure:
 
 
 def _short(value: JSON, limit: int = 600) -> str:
-    text = repr(value)
+    try:
+        text = repr(value)
+    except ValueError:  # an int too long to write in decimal
+        text = "<a value holding an int too long to show>"
     return text if len(text) <= limit else text[:limit] + f"... ({len(text)} chars)"
 
 
@@ -241,7 +261,8 @@ class CheckReport:
       transitions_total: recorded transitions checked.
       failures: the failed checks kept for display, in order (capped per type; every count and rate comes
         from ``by_type``, never from this list).
-      error: a problem that stopped checking altogether (load failure, sandbox limit), else empty.
+      error: a problem that stopped checking altogether (load failure, sandbox limit), else empty; cleaned
+        like a failure's texts.
       breaches: failed checks that were contract breaches (``CheckFailure.breach``), counted in full.
     """
 
@@ -251,6 +272,9 @@ class CheckReport:
     failures: tuple[CheckFailure, ...]
     error: str = ""
     breaches: int = 0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "error", clean(self.error, limit=TEXT_LIMIT, multiline=True))
 
     @property
     def executed(self) -> int:

@@ -24,6 +24,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--opponents", default=",".join(d.opponents), help="comma-separated agent specs")
     p.add_argument("--executor", default=d.executor, help="local | local:N | inline | ray[:ADDRESS]")
     p.add_argument("--rules", default=None, help="rules file (for games outside the registry)")
+    p.add_argument("--max-prompt-tokens", type=int, default=None, help="refuse, unsent, a synthesis prompt "
+                   "estimated above N tokens (default: the model's context window)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=cmd_run)
 
@@ -34,7 +36,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         num_test=args.num_test, matches=args.matches, simulations=args.sims, rollouts=args.rollouts,
         opponents=tuple(o for o in args.opponents.split(",") if o), executor=args.executor, rules=args.rules)
     out = args.out or f"runs/{config.game.replace('/', '_').replace(':', '_')}-seed{config.seed}"
-    report = pipeline.run(config, out, progress=not args.quiet)
+    report = pipeline.run(config, out, progress=not args.quiet, max_prompt_tokens=args.max_prompt_tokens)
     s = report["synthesis"]
     test = "n/a" if s["test_accuracy"] is None else f"{s['test_accuracy']:.4f}"
     print(f"{report['game']}: synthesis {'solved' if s['solved'] else 'not solved'} in {s['llm_calls']} calls "

@@ -9,6 +9,7 @@ from typing import Any
 from cwm import games
 from cwm.synthesis import STRATEGIES, RequestSettings, TreeSettings, synthesize_world_model
 from cwm.synthesis.engine import Engine
+from cwm.synthesis.report import possibly_paid
 from cwm.types import UsageError
 
 
@@ -35,6 +36,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-output-tokens", type=int, default=16384, help="cap per reply (default 16384)")
     p.add_argument("--max-steps-shown", type=int, help="cut each example game in the prompt (default: whole games)")
     p.add_argument("--cache", help="SQLite LLM cache file shared across runs (default none)")
+    p.add_argument("--max-prompt-tokens", type=int, help="refuse, unsent, a prompt estimated above N tokens "
+                   "(default: the model's context window; 32768 for a model without a known one)")
     p.add_argument("--no-sandbox", action="store_true", help="check candidates in-process (trusted replies only)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_synthesize)
@@ -45,7 +48,7 @@ _AT_LEAST: dict[str, tuple[str, float]] = {
     "--budget": ("budget", 1), "--num-train": ("num_train", 1), "--num-test": ("num_test", 0),
     "--test-mcts-simulations": ("test_mcts_simulations", 1), "--concurrency": ("concurrency", 1),
     "--c": ("c", 0), "--temperature": ("temperature", 0), "--max-output-tokens": ("max_output_tokens", 1),
-    "--max-steps-shown": ("max_steps_shown", 1),
+    "--max-steps-shown": ("max_steps_shown", 1), "--max-prompt-tokens": ("max_prompt_tokens", 1),
 }
 
 
@@ -70,7 +73,7 @@ def cmd_synthesize(args: argparse.Namespace) -> int:
     spec = games.resolve(args.game, rules=args.rules)
     # the client's own limit must not cap --concurrency below what was asked
     llm = make_client(args.llm, run_dir=out, cache=Path(args.cache) if args.cache else None,
-                      max_concurrency=max(8, args.concurrency))
+                      max_concurrency=max(8, args.concurrency), max_prompt_tokens=args.max_prompt_tokens)
     bar = None if args.quiet else progress_bar(args.budget)
     try:
         result = synthesize_world_model(
@@ -85,7 +88,8 @@ def cmd_synthesize(args: argparse.Namespace) -> int:
             bar.close()
     test = "n/a" if result.test_accuracy is None else f"{result.test_accuracy:.4f}"
     print(f"{result.game}: {'solved' if result.solved else 'not solved'} after {result.llm_calls} LLM calls; "
-          f"transition accuracy train {result.train_accuracy:.4f}, test {test}; cost ${result.cost_usd:.4f}")
+          f"transition accuracy train {result.train_accuracy:.4f}, test {test}; cost ${result.cost_usd:.4f}"
+          f"{possibly_paid(result)}")
     print(f"best program: {out / 'best_program.py'}; summary: {out / 'summary.md'}; plot: {out / 'accuracy.png'}")
     return 0
 

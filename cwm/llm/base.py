@@ -10,6 +10,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from cwm.text import without_surrogates
 from cwm.types import CwmError
 
 Role = Literal["user", "assistant"]
@@ -90,6 +91,16 @@ class LLMConfigError(LLMError, ValueError):
     """A client cannot be built as asked: unknown spec, missing API key, missing optional package."""
 
 
+class PromptTooLongError(LLMError, ValueError):
+    """A prompt estimated (``estimate`` tokens: :func:`approx_tokens` of :attr:`Request.prompt_chars`) above
+    the client's ``max_prompt_tokens`` (``limit``); refused unsent and not retried. The message says how to
+    raise the limit."""
+
+    def __init__(self, message: str, *, estimate: int, limit: int) -> None:
+        super().__init__(message)
+        self.estimate, self.limit = estimate, limit
+
+
 # ---------------------------------------------------------------------------------------------- types
 @dataclasses.dataclass(frozen=True)
 class Message:
@@ -148,6 +159,11 @@ class Request:
     def user(cls, text: str, **settings: Any) -> Request:
         """A one-message request: ``Request.user("hi", temperature=0.0)``."""
         return cls(messages=(Message("user", text),), **settings)
+
+    @property
+    def prompt_chars(self) -> int:
+        """Characters of everything sent as the prompt: the system text and every message."""
+        return len(self.system) + sum(len(m.text) for m in self.messages)
 
     @property
     def last_user_text(self) -> str:
@@ -211,6 +227,9 @@ class Response:
       cached: whether the reply came from the disk cache or a replay file instead of a provider.
       batch: whether the call was billed at a provider's batch rate (half price); set by the batch client
         from each reply's ``"batch"`` field.
+
+    Lone surrogates in ``texts`` and ``finish_reasons`` become U+FFFD (``cwm.text.without_surrogates``), so
+    a reply can always be written as UTF-8; nothing else in a reply is changed.
     """
 
     texts: tuple[str, ...]
@@ -220,6 +239,12 @@ class Response:
     model: str
     cached: bool = False
     batch: bool = False
+
+    def __post_init__(self) -> None:
+        # a lone surrogate (valid in JSON as "\ud800") cannot be written as UTF-8: every log, journal and
+        # program file of the reply would crash, and the paid call be asked again on every resume
+        object.__setattr__(self, "texts", tuple(without_surrogates(t) for t in self.texts))
+        object.__setattr__(self, "finish_reasons", tuple(without_surrogates(r) for r in self.finish_reasons))
 
     @property
     def text(self) -> str:
@@ -260,9 +285,19 @@ class Client(Protocol):
 
 
 # ---------------------------------------------------------------------------------------------- scripted
-def _approx_tokens(text: str) -> int:
-    """A deterministic token estimate (4 characters per token) for offline clients."""
-    return (len(text) + 3) // 4
+CHARS_PER_TOKEN = 4  # the estimate's rate: English prose and code average about 4 characters per token
+
+
+def approx_tokens(chars: int) -> int:
+    """A deterministic token estimate of ``chars`` characters (4 per token, rounded up): the usage offline
+    clients report, and the measure of the prompt cap and of requests possibly paid."""
+    return (chars + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
+
+
+def usage_at_most(request: Request) -> Usage:
+    """A high estimate of what ``request`` can be billed: its prompt at 4 characters a token, and every
+    candidate's whole ``max_output_tokens`` (which covers thinking, where a provider counts it in the cap)."""
+    return Usage(approx_tokens(request.prompt_chars), request.n * request.max_output_tokens, 0)
 
 
 class ScriptedClient:
@@ -309,8 +344,7 @@ class ScriptedClient:
         texts = self._replies[index]
         if len(texts) == 1 and request.n > 1:
             texts = texts * request.n
-        prompt = request.system + "".join(m.text for m in request.messages)
-        usage = Usage(_approx_tokens(prompt), sum(_approx_tokens(t) for t in texts), 0)
+        usage = Usage(approx_tokens(request.prompt_chars), sum(approx_tokens(len(t)) for t in texts), 0)
         response = Response(texts, ("STOP",) * len(texts), usage, 0.0, self.model)
         self.ledger.record(response, tag=request.tag)
         return response

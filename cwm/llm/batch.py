@@ -22,6 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from cwm.files import LineError, parse_jsonl
 from cwm.llm.base import Client, LLMConfigError, LLMError, Request, Response, Usage
 from cwm.llm.cache import AskCounter
 
@@ -45,23 +46,28 @@ class PendingBatch(LLMError):
 
 
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+    """The objects of a batch file; its last line may still be being written by another process (then it
+    is left out), any other line that is not a JSON object is an ``LLMError`` naming the file and line."""
     if not path.is_file():
         return []
-    out = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            out.append(json.loads(line))
-        except json.JSONDecodeError:
-            continue  # a line still being written by another process
-    return out
+    try:
+        return parse_jsonl(path, path.read_bytes(), _json_object, what="a JSON object")[0]
+    except LineError as e:
+        raise LLMError(f"{e}; fix or delete that line") from e
+
+
+def _json_object(value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise TypeError(f"a {type(value).__name__}, not an object")
+    return value
 
 
 def pending_entries(directory: Path | str) -> dict[str, tuple[str, Request]]:
     """The requests waiting in ``directory`` without a reply: ``{key: (model, request)}``.
 
     Raises:
-      LLMError: a line of ``pending.jsonl`` lacks ``key`` or ``request`` or holds a malformed request
-        (names the file and line).
+      LLMError: a line of ``pending.jsonl`` lacks ``key`` or ``request`` or holds a malformed request, or a
+        line of either file other than the last is not a JSON object (names the file and line).
     """
     path = Path(directory) / PENDING_FILE
     answered = {r.get("key") for r in _read_jsonl(Path(directory) / REPLIES_FILE)}

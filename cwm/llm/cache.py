@@ -65,10 +65,20 @@ class ReplyStore:
             raise LLMConfigError(f"LLM cache {self.path} cannot be opened: {type(e).__name__}: {e}") from e
 
     def get(self, key: str) -> Response | None:
-        """The stored reply for ``key``, or ``None``."""
+        """The stored reply for ``key``, or ``None``.
+
+        Raises:
+          LLMConfigError: the stored reply is not a reply (a damaged row; names the file and the key).
+        """
         with self._lock:
             row = self._db.execute("SELECT response FROM replies WHERE key = ?", (key,)).fetchone()
-        return Response.from_json(json.loads(row[0])) if row else None
+        if row is None:
+            return None
+        try:
+            return Response.from_json(json.loads(row[0]))
+        except (ValueError, KeyError, TypeError, AttributeError) as e:
+            raise LLMConfigError(f"LLM cache {self.path}: the reply stored for key {key} is damaged "
+                                 f"({type(e).__name__}: {e}); delete that row, or the file") from e
 
     def put(self, key: str, model: str, request: Request, response: Response) -> None:
         """Stores a reply unless ``key`` already has one (the first writer wins)."""

@@ -60,8 +60,8 @@ def provider_client(spec: str, **options: Any) -> Client:
 def wrap_client(client: Client, *, run_dir: Path | None = None, cache: Path | None = None,
                 record: Path | None = None, max_attempts: int = 5, base_delay_s: float = 2.0,
                 max_delay_s: float = 60.0, max_retry_after_s: float = 120.0, max_concurrency: int = 8,
-                retry_seed: int | None = None,
-                sleep: Callable[[float], None] = time.sleep, batch: bool = False) -> ManagedClient:
+                retry_seed: int | None = None, sleep: Callable[[float], None] = time.sleep, batch: bool = False,
+                max_prompt_tokens: int | None = None) -> ManagedClient:
     """Wraps any client in the shared behaviour; the chain from outside in is
     ledger + run log -> recording -> cache -> retries -> concurrency limit -> ``client``.
 
@@ -76,6 +76,9 @@ def wrap_client(client: Client, *, run_dir: Path | None = None, cache: Path | No
       batch: price every reply at batch rates (half price), for a client that goes through a provider's
         batch API; otherwise a reply is batch-priced only when its ``Response.batch`` says so (the
         ``batch:DIR`` client sets it from each reply line's ``"batch"`` field).
+      max_prompt_tokens: refuse (``PromptTooLongError``, nothing sent) a prompt estimated above this many
+        tokens at 4 characters a token; default the model's context window
+        (:data:`cwm.llm.prices.CONTEXT_WINDOWS`, else ``DEFAULT_CONTEXT_WINDOW``).
 
     Returns:
       The wrapped client; its ``ledger`` attribute holds the run's totals.
@@ -92,7 +95,7 @@ def wrap_client(client: Client, *, run_dir: Path | None = None, cache: Path | No
         from cwm.llm.replay import RecordingClient
 
         chain = RecordingClient(chain, record)
-    return ManagedClient(chain, ledger=ledger, run_dir=run_dir, batch=batch)
+    return ManagedClient(chain, ledger=ledger, run_dir=run_dir, batch=batch, max_prompt_tokens=max_prompt_tokens)
 
 
 def make_client(spec: str, *, run_dir: Path | None = None, cache: Path | None = None, **options: Any) -> ManagedClient:
@@ -106,13 +109,13 @@ def make_client(spec: str, *, run_dir: Path | None = None, cache: Path | None = 
       **options: provider options (``api_key``, ``base_url``, ``timeout_s`` for gemini and openai;
         ``model`` for replay and batch; ``wait_s``, ``poll_s`` for batch) and the options of
         :func:`wrap_client` (``record``, ``max_attempts``, ``base_delay_s``, ``max_delay_s``,
-        ``max_retry_after_s``, ``max_concurrency``, ``retry_seed``, ``sleep``).
+        ``max_retry_after_s``, ``max_concurrency``, ``retry_seed``, ``sleep``, ``max_prompt_tokens``).
 
     Raises:
       LLMConfigError: an unknown spec or option, a missing key, a missing optional package.
     """
     wrap_names = {"record", "max_attempts", "base_delay_s", "max_delay_s", "max_retry_after_s", "max_concurrency",
-                  "retry_seed", "sleep"}
+                  "retry_seed", "sleep", "max_prompt_tokens"}
     wrap_options = {k: v for k, v in options.items() if k in wrap_names}
     provider_options = {k: v for k, v in options.items() if k not in wrap_names}
     client = provider_client(spec, **provider_options)

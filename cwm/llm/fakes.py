@@ -6,7 +6,8 @@ the same code path as production: request building, HTTP errors, JSON parsing, t
 A server answers each request with the next scripted action: a reply text (``str``), a list of
 candidate texts, or one of :class:`Reply`, :class:`Fail`, :class:`Hang`, :class:`Raw`,
 :class:`Blocked`. When the script is empty it answers ``default`` (a text) if set, else a 400 saying
-the script is exhausted. Every request is kept in ``requests`` and every reported token in ``usage``.
+the script is exhausted. A function given to ``script_by`` picks the action from the request body
+instead (for requests sent concurrently, whose order of arrival is not fixed). Every request is kept in ``requests`` and every reported token in ``usage``.
 Only 127.0.0.1 is ever bound.
 """
 
@@ -17,6 +18,7 @@ import dataclasses
 import json
 import re
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, TypeVar
 
@@ -95,6 +97,7 @@ class FakeServer:
         self.requests: list[Seen] = []
         self.usage: collections.Counter[str] = collections.Counter()
         self._script: collections.deque[Action] = collections.deque()
+        self._by: Callable[[Any], Action | None] | None = None
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._httpd: ThreadingHTTPServer | None = None
@@ -162,7 +165,16 @@ class FakeServer:
             self._script.extend(actions)
         return self
 
-    def _next(self) -> Action:
+    def script_by(self, pick: Callable[[Any], Action | None] | None) -> FakeServer:
+        """Answers each request with ``pick(body)`` (the request's JSON body), or with the script when it
+        returns ``None``; ``None`` instead of a function goes back to the script alone."""
+        self._by = pick
+        return self
+
+    def _next(self, body: Any = None) -> Action:
+        picked = self._by(body) if self._by is not None else None
+        if picked is not None:
+            return picked
         with self._lock:
             if self._script:
                 return self._script.popleft()
@@ -183,7 +195,7 @@ class FakeServer:
         if problem:  # unknown model or path: answered without using up a scripted action
             self._send(h, 404, {}, json.dumps(self._error_body(404, problem)).encode())
             return
-        action = self._next()
+        action = self._next(body or {})
         if isinstance(action, Hang):
             if self._stop.wait(action.seconds):
                 return

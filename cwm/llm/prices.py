@@ -1,15 +1,19 @@
-"""The one price table: USD per million tokens by model id, for the ledger's cost estimates.
+"""The one price table (USD per million tokens by model id, for the ledger's cost estimates) and, next to
+it, the table of context windows (the longest prompt a model takes, for the prompt cap).
 
 Prices are providers' published list prices for the standard (non-batch) API, as we last read them;
 they change, so treat costs as estimates and update this table (only this table) when they do.
 Thinking tokens are billed at the output price by both Google and OpenAI. Models not listed (local
-servers, fakes) cost 0 and are counted as unpriced in the ledger.
+servers, fakes) cost 0 and are counted as unpriced in the ledger, and get the small
+``DEFAULT_CONTEXT_WINDOW``.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Mapping
+from typing import Any
 
 from cwm.llm.base import Usage
 
@@ -43,6 +47,25 @@ PRICES: dict[str, Price] = {
     "o4-mini": Price(1.10, 4.40),
 }
 
+# Input tokens a model takes in one prompt, from the providers' model pages (same matching as PRICES).
+CONTEXT_WINDOWS: dict[str, int] = {
+    "gemini-3-pro": 1_048_576,
+    "gemini-2.5-pro": 1_048_576,
+    "gemini-2.5-flash-lite": 1_048_576,
+    "gemini-2.5-flash": 1_048_576,
+    "gemini-2.0-flash": 1_048_576,
+    "gpt-4o-mini": 128_000,
+    "gpt-4o": 128_000,
+    "gpt-4.1-mini": 1_047_576,
+    "gpt-4.1": 1_047_576,
+    "o3-mini": 200_000,
+    "o3": 200_000,
+    "o4-mini": 200_000,
+}
+# For a model not listed (a local server's, a new one): small on purpose, since a long prompt to an unknown
+# model is more likely a mistake than a need; raise it with max_prompt_tokens / --max-prompt-tokens.
+DEFAULT_CONTEXT_WINDOW = 32_768
+
 BATCH_DISCOUNT = 0.5  # Gemini's and OpenAI's batch APIs bill half the standard price
 
 
@@ -52,14 +75,26 @@ _VERSION_SUFFIX = re.compile(
     r"(-(preview|exp|experimental))?(-\d{4}-\d{2}-\d{2}|-\d{8}|-\d{2}-\d{4}|-\d{2}-\d{2}|-\d{3}|-\d{4})?(-latest)?")
 
 
-def price_for(model: str) -> Price | None:
-    """The price entry of ``model``: the listed id itself, or it plus a version suffix (a date, a
+def listed_as(model: str, table: Mapping[str, Any]) -> str | None:
+    """The id ``model`` is listed under in ``table``: the id itself, or it plus a version suffix (a date, a
     ``-preview``/``-exp`` tag, ``-001``, ``-latest``); ``"models/"`` is ignored. ``None`` if unlisted."""
     name = model.removeprefix("models/")
-    for listed in sorted(PRICES, key=len, reverse=True):
+    for listed in sorted(table, key=len, reverse=True):
         if name.startswith(listed) and _VERSION_SUFFIX.fullmatch(name[len(listed):]):
-            return PRICES[listed]
+            return listed
     return None
+
+
+def price_for(model: str) -> Price | None:
+    """The price entry of ``model`` (matched as :func:`listed_as` says), ``None`` if unlisted."""
+    listed = listed_as(model, PRICES)
+    return None if listed is None else PRICES[listed]
+
+
+def context_window(model: str) -> int:
+    """The most input tokens ``model`` takes (``CONTEXT_WINDOWS``; ``DEFAULT_CONTEXT_WINDOW`` if unlisted)."""
+    listed = listed_as(model, CONTEXT_WINDOWS)
+    return DEFAULT_CONTEXT_WINDOW if listed is None else CONTEXT_WINDOWS[listed]
 
 
 def cost_usd(model: str, usage: Usage, *, batch: bool = False) -> float | None:

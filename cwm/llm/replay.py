@@ -17,6 +17,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from cwm.files import LineError, parse_jsonl
 from cwm.llm.base import Client, LLMError, Request, Response
 from cwm.llm.cache import is_sampled
 
@@ -35,25 +36,22 @@ def read_replay(path: Path | str) -> list[dict[str, Any]]:
     """The entries of a replay file in order. A truncated last line (a crash mid-write) is ignored.
 
     Raises:
-      ReplayFormatError: the file is missing, or a line other than the last is not a valid entry.
+      ReplayFormatError: the file is missing, or a line other than the last is not a valid entry (not UTF-8,
+        not JSON, or not shaped as an entry; names the file and line).
     """
     path = Path(path)
     if not path.is_file():
         raise ReplayFormatError(f"replay file {path} does not exist")
-    lines = path.read_text(encoding="utf-8").splitlines()
-    entries = []
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            entry = json.loads(line)
-            Request.from_json(entry["request"]), Response.from_json(entry["response"]), entry["key"]
-        except (json.JSONDecodeError, KeyError, TypeError, ValueError) as e:
-            if number == len(lines):
-                break  # the writer died mid-line; everything before it is intact
-            raise ReplayFormatError(f"{path}:{number}: not a replay entry ({type(e).__name__}: {e})") from e
-        entries.append(entry)
+    try:
+        entries, _ = parse_jsonl(path, path.read_bytes(), _entry, what="a replay entry")
+    except LineError as e:
+        raise ReplayFormatError(str(e)) from e
     return entries
+
+
+def _entry(entry: Any) -> dict[str, Any]:
+    Request.from_json(entry["request"]), Response.from_json(entry["response"]), entry["key"]
+    return dict(entry)
 
 
 class ReplayClient:

@@ -13,9 +13,19 @@ from pathlib import Path
 from typing import Any
 
 from cwm.files import atomic_write
-from cwm.llm.base import Client, LLMError, Request, Response, Usage
+from cwm.llm.base import (
+    CHARS_PER_TOKEN,
+    Client,
+    LLMConfigError,
+    LLMError,
+    PromptTooLongError,
+    Request,
+    Response,
+    Usage,
+    approx_tokens,
+)
 from cwm.llm.batch import PendingBatch
-from cwm.llm.prices import cost_usd
+from cwm.llm.prices import CONTEXT_WINDOWS, context_window, cost_usd, listed_as
 
 LOG_FILE = "llm_log.jsonl"
 LEDGER_FILE = "llm_ledger.json"
@@ -27,12 +37,15 @@ class Ledger:
 
     Replies served from the cache or a replay file are counted as ``cached`` and cost nothing. A reply
     with ``Response.batch`` set (or every reply, when recorded with ``batch=True``) is priced at batch rates.
+    A request that was sent but whose reply was never recorded (the process stopped while it was in flight)
+    is counted as possibly paid, at a high estimate, so the ledger never counts less than was billed.
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._totals: collections.Counter[str] = collections.Counter()
         self._cost = 0.0
+        self._possibly_paid_cost = 0.0
         self._by_tag: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
 
     def record(self, response: Response, *, tag: str = "", batch: bool = False) -> None:
@@ -58,6 +71,17 @@ class Ledger:
             if isinstance(usage, Usage) and usage != Usage():
                 self._add_usage(model, usage, tag, batch, calls=0)
 
+    def record_possibly_paid(self, model: str, at_most: Usage, *, tag: str = "", batch: bool = False) -> None:
+        """Counts a request that may have been billed without its reply being recorded: one sent by a session
+        that stopped (a kill, a crash) while it was in flight. ``at_most`` is its usage estimated high
+        (:func:`cwm.llm.base.usage_at_most`); its cost is added to ``cost_usd`` and to ``possibly_paid_usd``.
+        """
+        cost = cost_usd(model, at_most, batch=batch) or 0.0
+        with self._lock:
+            self._totals["possibly_paid_calls"] += 1
+            self._by_tag[tag]["possibly_paid_calls"] += 1
+            self._possibly_paid_cost += cost
+
     def record_retry(self, *, tag: str = "") -> None:
         """Counts one retried attempt."""
         with self._lock:
@@ -77,12 +101,16 @@ class Ledger:
 
     def snapshot(self) -> dict[str, Any]:
         """``{"calls", "input_tokens", "output_tokens", "thinking_tokens", "cost_usd", "cached", "retries",
-        "errors", "pending", "unpriced_calls"}``: ``calls`` counts provider answers, not cache hits."""
+        "errors", "pending", "unpriced_calls", "possibly_paid_calls", "possibly_paid_usd"}``: ``calls`` counts
+        provider answers, not cache hits; ``cost_usd`` includes ``possibly_paid_usd``, the high estimate for
+        the ``possibly_paid_calls`` (requests in flight when an earlier session stopped)."""
         keys = ("calls", "input_tokens", "output_tokens", "thinking_tokens")
         with self._lock:
             data: dict[str, Any] = {k: self._totals[k] for k in keys}
-            data["cost_usd"] = round(self._cost, 10)
-            data.update({k: self._totals[k] for k in ("cached", "retries", "errors", "pending", "unpriced_calls")})
+            data["cost_usd"] = round(self._cost + self._possibly_paid_cost, 10)
+            data.update({k: self._totals[k] for k in ("cached", "retries", "errors", "pending", "unpriced_calls",
+                                                       "possibly_paid_calls")})
+            data["possibly_paid_usd"] = round(self._possibly_paid_cost, 10)
         return data
 
     def by_tag(self) -> dict[str, dict[str, int]]:
@@ -179,22 +207,39 @@ class ManagedClient:
     ``run_dir/llm_ledger_history.jsonl``, so no session's totals are lost. ``llm_log.jsonl`` holds
     every call of every session.
 
+    A request whose prompt is estimated (4 characters a token) above ``max_prompt_tokens`` is refused with a
+    :class:`PromptTooLongError` before anything else happens: it is not sent, logged or counted.
+
     Attributes:
       model: the model id of the chain.
       ledger: this run's :class:`Ledger`.
       inner: the wrapped chain (cache, retries, limit, provider).
+      max_prompt_tokens: the longest prompt sent, in estimated tokens; default the model's context window
+        (:func:`cwm.llm.prices.context_window`).
     """
 
-    def __init__(self, inner: Client, *, ledger: Ledger, run_dir: Path | None = None, batch: bool = False):
+    def __init__(self, inner: Client, *, ledger: Ledger, run_dir: Path | None = None, batch: bool = False,
+                 max_prompt_tokens: int | None = None):
         self.inner, self.model, self.ledger, self.batch = inner, inner.model, ledger, batch
         self.run_dir = Path(run_dir) if run_dir is not None else None
+        if max_prompt_tokens is not None and (isinstance(max_prompt_tokens, bool)
+                                              or not isinstance(max_prompt_tokens, int) or max_prompt_tokens < 1):
+            raise LLMConfigError(f"max_prompt_tokens must be an int >= 1, got {max_prompt_tokens!r}")
+        self._limit_given = max_prompt_tokens is not None
+        self.max_prompt_tokens = max_prompt_tokens or context_window(self.model)
         self._lock = threading.Lock()
         self._wrote_ledger = False
         if self.run_dir is not None:
             self.run_dir.mkdir(parents=True, exist_ok=True)
 
     def complete(self, request: Request) -> Response:
-        """The chain's response; the ledger and the log record it (or the error) first."""
+        """The chain's response; the ledger and the log record it (or the error) first.
+
+        Raises:
+          PromptTooLongError: the prompt is estimated above ``max_prompt_tokens`` (nothing was sent).
+          LLMError: what the chain raised.
+        """
+        self._check_size(request)
         try:
             response = self.inner.complete(request)
         except LLMError as e:
@@ -204,6 +249,23 @@ class ManagedClient:
         self.ledger.record(response, tag=request.tag, batch=self.batch)
         self._log(request, response, None)
         return response
+
+    def _check_size(self, request: Request) -> None:
+        estimate = approx_tokens(request.prompt_chars)
+        if estimate <= self.max_prompt_tokens:
+            return
+        if self._limit_given:
+            source = "max_prompt_tokens"
+        elif listed_as(self.model, CONTEXT_WINDOWS):
+            source = f"the context window of {self.model}"
+        else:
+            source = f"the default for {self.model}, a model without a known context window"
+        raise PromptTooLongError(
+            f"the prompt of request {request.tag or 'untagged'!r} is about {estimate:,} tokens "
+            f"({request.prompt_chars:,} characters at {CHARS_PER_TOKEN} a token), over the limit of "
+            f"{self.max_prompt_tokens:,} ({source}); it was not sent. Shorten what goes into it (a rules file; "
+            f"long example games: --max-steps-shown) or raise the limit: --max-prompt-tokens N on the command "
+            f"line, max_prompt_tokens=N for make_client", estimate=estimate, limit=self.max_prompt_tokens)
 
     def _log(self, request: Request, response: Response | None, error: LLMError | None) -> None:
         if self.run_dir is None:

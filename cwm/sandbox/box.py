@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from cwm.sandbox.gate import ALLOWED_IMPORTS, FORBIDDEN_NAMES, static_gate
 from cwm.sandbox.launch import SandboxError, Zygote, bwrap_available, scrubbed_env
 from cwm.sandbox.layers import warn_once_without_seccomp
-from cwm.types import JSON, CheckReport, Trajectory, UsageError, error_report
+from cwm.text import clean
+from cwm.types import JSON, TEXT_LIMIT, CheckReport, Trajectory, UsageError, error_report
 
 if TYPE_CHECKING:
     from cwm.sandbox.session import Session
@@ -66,7 +67,8 @@ class JobResult:
     Attributes:
       ok: the job ran to the end (``kind == "ok"``).
       value: the job's JSON result when ok, else ``None``.
-      error: why it did not run to the end: the gate's line and reason, or the limit that was hit.
+      error: why it did not run to the end: the gate's line and reason, or the limit that was hit (cleaned:
+        ``cwm.text.clean``, as the candidate's own exception text may be part of it).
       kind: ``ok``, ``static`` (gate), ``load`` (import-time error or missing function), ``timeout``,
         ``memory``, ``crash`` (killed by a signal or exited without a result) or ``error`` (raised,
         tampered, non-deterministic).
@@ -240,8 +242,10 @@ class Sandbox:
                 return JobResult(False, None, "the sandbox process died during the job; it was restarted", "crash")
             return JobResult(False, None, f"the sandbox did not answer within the wall-clock limit of "
                                           f"{limits.wall_s} s; it was restarted", "timeout")
-        kind = str(reply["kind"])
-        return JobResult(kind == "ok", reply.get("value"), str(reply.get("error", "")), kind)
+        kind = clean(str(reply["kind"]), limit=100)
+        # the error text is the candidate's (its exception message, its traceback): cleaned before anyone sees it
+        return JobResult(kind == "ok", reply.get("value"), clean(str(reply.get("error", "")), limit=TEXT_LIMIT,
+                                                                 multiline=True), kind)
 
     @staticmethod
     def _exited(zygote: Zygote) -> bool:

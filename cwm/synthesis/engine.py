@@ -7,22 +7,34 @@ what to submit only from processed results, so a fixed seed gives the same run w
 Resume: each call's request and response are journaled under the run directory when the call returns
 (in the worker thread, so a paid reply is kept even if the run is interrupted before using it). A call
 whose index is in the journal is answered from it without contacting the LLM.
+
+Spend: before a request goes out, the call is marked as being sent (durably); the marker goes once the
+reply is journaled, after the ledger holding it was saved. A marker a stopped session (a kill -9, a
+crash) left behind is a request that may have been billed without any ledger counting it: the next
+session counts it as possibly paid (``Ledger.record_possibly_paid``), says so in one line, and sends the
+call again when the run reaches it. So the ledger never counts fewer requests than were billed.
 """
 
 from __future__ import annotations
 
 import collections
 import concurrent.futures as cf
+import dataclasses
+import logging
 import threading
 from collections.abc import Callable
 from typing import Any
 
-from cwm.llm import BlockedError, Client, Message, Request, Response, Usage
+from cwm.llm import BlockedError, Client, LLMError, Message, Request, Response, Usage
+from cwm.llm.base import usage_at_most
+from cwm.llm.prices import cost_usd
 from cwm.synthesis.extract import CodeExtractionError, extract_code
 from cwm.synthesis.store import RunStore
 from cwm.synthesis.target import Target
 from cwm.synthesis.types import CurvePoint, Node
 from cwm.types import CheckReport, error_report
+
+log = logging.getLogger("cwm.synthesis")
 
 Progress = Callable[["Engine"], None]
 ExpandRule = Callable[[float, "Node | None"], bool]
@@ -40,6 +52,10 @@ class Engine:
       concurrency: LLM calls in flight at once (a thread pool of this size).
       request_options: further ``Request`` fields (temperature, max_output_tokens, n, thinking_budget).
       progress: called after each processed call.
+
+    Attributes:
+      possibly_paid: calls an earlier session left in flight when it stopped, counted as possibly paid in
+        this session's ledger.
     """
 
     def __init__(self, target: Target, llm: Client, store: RunStore, *, budget: int, seed: int,
@@ -65,6 +81,8 @@ class Engine:
         self._pending: collections.deque[tuple[int, cf.Future[Response], Any]] = collections.deque()
         self._pool = cf.ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="cwm-llm")
         self._ledger_lock = threading.Lock()
+        self.possibly_paid = 0
+        self._count_stopped_calls()
 
     # -- calls --------------------------------------------------------------------------------------
     @property
@@ -97,20 +115,50 @@ class Engine:
         return index
 
     def _call(self, index: int, request: Request, key: str) -> Response:
+        self.store.sending(index, {"index": index, "request_key": key, "model": self.llm.model, "tag": request.tag,
+                                   "usage_at_most": dataclasses.asdict(usage_at_most(request))})
         try:
             response = self.llm.complete(request)
         except BlockedError as e:  # a refusal is an answer without code: scored, not fatal; its tokens count
             response = Response(("",), (f"BLOCKED: {e}",), e.usage, 0.0, self.llm.model)
+        except LLMError:  # the call ended without a reply (the ledger counted the error): not in flight any more
+            self._save_ledger()
+            self.store.sent(index)
+            raise
+        # the ledger first: a stop before the journal is written counts this call twice, never not at all
+        self._save_ledger()
         self.store.journal(index, {"index": index, "request_key": key, "tag": request.tag,
                                    "request": request.to_json(), "response": response.to_json()})
-        self._save_ledger()
+        self.store.sent(index)
         return response
+
+    def _count_stopped_calls(self) -> None:
+        """Counts the calls a stopped session left in flight as possibly paid, saves that, and says so."""
+        stopped = self.store.stopped_calls()
+        if not stopped:
+            return
+        ledger = getattr(self.llm, "ledger", None)
+        usd = 0.0
+        for entry in stopped:
+            model, at_most = str(entry.get("model", self.llm.model)), Usage(**entry.get("usage_at_most", {}))
+            usd += cost_usd(model, at_most) or 0.0
+            if ledger is not None:
+                ledger.record_possibly_paid(model, at_most, tag=str(entry.get("tag", "")))
+        self.possibly_paid = len(stopped)
+        self._save_ledger()  # on disk before the markers go, so a second stop cannot lose the count
+        for entry in stopped:
+            self.store.sent(entry["index"])
+        log.warning("%s: %d LLM request(s) were in flight when the last session stopped; they may have been paid, "
+                    "so the ledger counts them as possibly paid ($%.4f, a high estimate), and they are sent again",
+                    self.store.root, len(stopped), usd)
 
     def _save_ledger(self) -> None:
         ledger = getattr(self.llm, "ledger", None)
-        if ledger is not None:
-            with self._ledger_lock:
+        with self._ledger_lock:  # the worker threads save it too
+            if ledger is not None:
                 self.store.write_ledger(ledger.snapshot())
+            elif self.possibly_paid:  # a client without a ledger: the count is kept all the same
+                self.store.write_ledger({"possibly_paid_calls": self.possibly_paid})
 
     def next_reply(self) -> tuple[int, Any, Response]:
         """The oldest submitted call's reply (waits for it); re-raises the call's error."""

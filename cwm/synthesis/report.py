@@ -23,7 +23,9 @@ def write_outputs(store: RunStore, result: SynthesisResult) -> None:
     """Writes result.json, record.json (with the git commit), best_program.py, summary.md and accuracy.png."""
     store.write_json("result.json", result.to_json())
     store.write_json("record.json", {"git_commit": git_commit(), "session": store.session,
-                                     "wall_time_s": result.wall_time_s, "cost_usd": result.cost_usd})
+                                     "wall_time_s": result.wall_time_s, "cost_usd": result.cost_usd,
+                                     "possibly_paid_calls": result.possibly_paid_calls,
+                                     "possibly_paid_usd": result.possibly_paid_usd})
     if result.best_source:
         store.write_text("best_program.py", result.best_source)
     store.write_text("summary.md", summary_markdown(result))
@@ -42,7 +44,7 @@ def summary_markdown(result: SynthesisResult) -> str:
         f"- transition accuracy: train {result.train_accuracy:.4f}, test {test}",
         f"- checks passed (train): {result.train_pass_rate:.4f}",
         f"- LLM calls: {result.llm_calls}; tokens in/out/thinking: {result.input_tokens}/"
-        f"{result.output_tokens}/{result.thinking_tokens}; cost ${result.cost_usd:.4f}",
+        f"{result.output_tokens}/{result.thinking_tokens}; cost ${result.cost_usd:.4f}{possibly_paid(result)}",
         f"- wall time (this session): {result.wall_time_s:.1f} s; programs in the tree: {len(result.nodes)}",
         "",
         "| test type | train | test |",
@@ -59,6 +61,14 @@ def summary_markdown(result: SynthesisResult) -> str:
         lines.append(f"| {n.id} | {'root' if n.parent is None else n.parent} | {n.call} | {n.pass_rate:.4f} | "
                      f"{n.transition_accuracy:.4f} | {note} |")
     return "\n".join(lines) + "\n"
+
+
+def possibly_paid(result: SynthesisResult) -> str:
+    """" (including ...)" naming the requests possibly paid in a cost, or "" when there were none."""
+    if not result.possibly_paid_calls:
+        return ""
+    return (f" (including ${result.possibly_paid_usd:.4f}, a high estimate, for {result.possibly_paid_calls} "
+            f"request(s) possibly paid: in flight when a session stopped, and sent again)")
 
 
 def _rate(value: float | None) -> str:
@@ -95,4 +105,4 @@ def plot_curve(result: SynthesisResult, path: Path) -> None:
     tmp.replace(path)
 
 
-__all__ = ["git_commit", "plot_curve", "summary_markdown", "write_outputs"]
+__all__ = ["git_commit", "plot_curve", "possibly_paid", "summary_markdown", "write_outputs"]

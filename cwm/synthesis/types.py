@@ -82,12 +82,16 @@ class SynthesisResult:
       test_by_type: the same on the test trajectories (empty without a test set).
       llm_calls: LLM calls made (replayed journal entries included).
       input_tokens, output_tokens, thinking_tokens: summed over those calls.
-      cost_usd: the clients' ledgers over every session of this run (0 for clients without prices).
+      cost_usd: the clients' ledgers over every session of this run (0 for clients without prices), the
+        requests possibly paid included.
       wall_time_s: wall time of this session.
       nodes: the whole search tree.
       curve: the best program after each call.
       prompt_hashes: content hashes of the prompt templates used.
       run_dir: where everything was saved.
+      possibly_paid_calls: requests sent by a session that stopped (a kill, a crash) before their replies
+        were recorded, so perhaps billed; they were sent again (and are counted again in ``llm_calls``).
+      possibly_paid_usd: their cost at a high estimate (part of ``cost_usd``).
     """
 
     target: str
@@ -114,6 +118,8 @@ class SynthesisResult:
     curve: tuple[CurvePoint, ...]
     prompt_hashes: dict[str, str]
     run_dir: str
+    possibly_paid_calls: int = 0
+    possibly_paid_usd: float = 0.0
 
     def to_json(self) -> dict[str, JSON]:
         data = dataclasses.asdict(self)
@@ -129,9 +135,10 @@ class SynthesisResult:
         return cls(**body)
 
     def outcome(self) -> dict[str, JSON]:
-        """The result without what varies between sessions of the same run (wall time, cost)."""
+        """The result without what varies between sessions of the same run (wall time, cost, what a stop
+        left possibly paid)."""
         data = self.to_json()
-        for key in ("wall_time_s", "cost_usd"):
+        for key in ("wall_time_s", "cost_usd", "possibly_paid_calls", "possibly_paid_usd"):
             del data[key]
         return data
 

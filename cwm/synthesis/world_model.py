@@ -252,6 +252,7 @@ def _result(engine: Engine, store: RunStore, config: dict[str, Any], test_report
         output_tokens=engine.usage.output_tokens, thinking_tokens=engine.usage.thinking_tokens,
         cost_usd=store.total_cost(), wall_time_s=wall, nodes=tuple(engine.nodes), curve=tuple(engine.curve),
         prompt_hashes=dict(config["prompt_hashes"]), run_dir=str(store.root),
+        possibly_paid_calls=int(store.total("possibly_paid_calls")), possibly_paid_usd=store.total("possibly_paid_usd"),
     )
 
 

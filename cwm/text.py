@@ -1,0 +1,105 @@
+"""Untrusted text made safe to store, write and print: ``clean`` (one string), ``clean_json`` (every string
+in a JSON value) and ``without_surrogates`` (for text kept whole, such as an LLM's reply).
+
+Text a model or an agent produced (an exception message, a traceback, a forfeit reason, a value it returned)
+can hold characters that break the files and terminals it reaches: a lone surrogate cannot be encoded as
+UTF-8, so writing it crashes (and a resumed run that reads it back crashes again); control characters and
+ANSI escape sequences rewrite a terminal or forge lines of output; a megabyte message floods every report.
+``clean`` neutralises all of them and is idempotent, so cleaning at every boundary costs nothing twice.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+DEFAULT_LIMIT = 2000
+"""The characters kept of one piece of text by default; the rest is replaced by a marker saying how many."""
+
+REPLACEMENT = "\ufffd"  # what a lone surrogate becomes
+
+# A lone surrogate (a Python str never holds a valid pair: JSON and UTF-8 decoding join pairs into one
+# character), and the characters a terminal acts on or that end a line: C0 and C1 controls (ESC starts
+# every ANSI sequence, CSI is also U+009B), DEL, the Unicode line and paragraph separators, and the bidi
+# overrides and isolates that make text display in another order than it reads.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+# what clean changes, in one search (most text holds none of it and is returned as it is)
+_UNSAFE = re.compile("[\ud800-\udfff\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_UNSAFE_MULTILINE = re.compile("[\ud800-\udfff\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_MULTILINE_KEEP = frozenset("\n\t")
+
+
+_NAMED = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
+
+
+def _visible(match: re.Match[str]) -> str:
+    char = match.group()
+    if char in _NAMED:
+        return _NAMED[char]
+    return f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}"
+
+
+def _visible_except_lines(match: re.Match[str]) -> str:
+    return match.group() if match.group() in _MULTILINE_KEEP else _visible(match)
+
+
+def without_surrogates(text: str) -> str:
+    """``text`` with each lone surrogate replaced by U+FFFD, and nothing else changed: for text that is kept
+    whole (an LLM's reply, code), where only what cannot be encoded as UTF-8 must go."""
+    return _SURROGATE.sub(REPLACEMENT, text)
+
+
+def clean(text: str, *, limit: int | None = DEFAULT_LIMIT, multiline: bool = False) -> str:
+    """``text`` as an exact ``str`` that is safe to encode as UTF-8, write and print.
+
+    Lone surrogates become U+FFFD; every control character (NUL, ESC and so every ANSI escape sequence, CR,
+    DEL, C1 controls, line separators, bidi overrides) is replaced by its visible escape (``\\x1b``,
+    ``\\x00``, ``\\u202e``), so nothing reaches a terminal as a command and the text still shows what was
+    there. With ``multiline`` newlines and tabs are kept (a ``\\r\\n`` line end becomes ``\\n``); without it
+    they are escaped too, so the result is one line. Text longer than ``limit`` characters is cut to that
+    length, ending in a marker that says how many characters were cut. Cleaning clean text changes nothing.
+
+    Args:
+      text: any string (a ``str`` subclass is read as the plain string it holds, not through its methods).
+      limit: the most characters of the result, the marker included (``None``: no cap; keep it above 40).
+      multiline: keep newlines and tabs.
+    """
+    plain = text if type(text) is str else str.__str__(text)  # a subclass's own methods may lie
+    if (limit is None or len(plain) <= limit) and not (_UNSAFE_MULTILINE if multiline else _UNSAFE).search(plain):
+        return plain
+    if multiline:
+        plain = plain.replace("\r\n", "\n")
+    plain = without_surrogates(plain)
+    plain = _CONTROL.sub(_visible_except_lines if multiline else _visible, plain)
+    if limit is not None and len(plain) > limit:
+        # the marker counts towards the limit, so a cut text is clean text (cleaning it again changes nothing)
+        keep = max(0, limit - len(_marker(len(plain))))
+        plain = plain[:keep] + _marker(len(plain) - keep)
+    return plain
+
+
+def _marker(cut: int) -> str:
+    return f"... [{cut} more characters cut]"
+
+
+def clean_json(value: Any, *, limit: int | None = DEFAULT_LIMIT, multiline: bool = True) -> Any:
+    """``value`` with every string in it (dict keys too, at any depth) passed through :func:`clean`.
+
+    Lists and tuples keep their type, other values are returned as they are.
+    """
+    if isinstance(value, str):
+        return clean(value, limit=limit, multiline=multiline)
+    if isinstance(value, dict):
+        return {clean_json(k, limit=limit, multiline=multiline): clean_json(v, limit=limit, multiline=multiline)
+                for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        items = [v if type(v) in _PLAIN else clean_json(v, limit=limit, multiline=multiline) for v in value]
+        return tuple(items) if isinstance(value, tuple) else items
+    return value
+
+
+_PLAIN = frozenset({int, float, bool, type(None)})  # nothing to clean in them
+
+
+__all__ = ["DEFAULT_LIMIT", "REPLACEMENT", "clean", "clean_json", "without_surrogates"]
