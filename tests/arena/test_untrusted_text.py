@@ -10,9 +10,10 @@ import pytest
 
 from cwm.arena import ArenaError, MatchResult, load_results, tournament
 from planners import Settings
+from planners.config import SearchConfig
 
 POISONED = Path(__file__).resolve().parents[1] / "data" / "planners" / "broken" / "poisoned_message.py"
-FAST = Settings(num_simulations=10, rollouts=1)
+FAST = Settings(search=SearchConfig(num_simulations=10, rollouts=1))
 
 
 def _raw_free(text: str) -> bool:
