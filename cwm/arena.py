@@ -27,14 +27,13 @@ import pyspiel
 
 from cwm import games
 from cwm.arena_plan import AGENTS_FILE, ArenaError, check_resume, load_results, match_seed, plan_jobs, resume
-from cwm.arena_types import MatchJob, MatchOutcome, MatchResult
+from cwm.arena_types import FORFEIT_KINDS, MatchJob, MatchOutcome, MatchResult
 from cwm.executors import Executor, make_executor
 from cwm.files import atomic_write, changed_settings
+from cwm.sandbox.worker import hard_wall
 from cwm.types import CHANCE, JSON
 from planners.agents import Agent, AgentError, IllegalMoveError
 from planners.specs import Settings, check_agent, make_agent, parse_agent_spec
-
-FORFEIT_KINDS = ("illegal", "exception", "timeout")
 
 __all__ = ["FORFEIT_KINDS", "ArenaError", "MatchJob", "MatchOutcome", "MatchResult", "MoveTimeout", "load_results",
            "match_seed", "plan_jobs", "play_match", "run_match", "tournament"]
@@ -59,7 +58,9 @@ def play_match(game: pyspiel.Game, agents: Sequence[Agent], *, seed: int,
       agents: one agent per seat; ``reset()`` is called first and ``inform(action)`` after every move. An
         agent whose ``reset``, ``inform`` or ``step`` raises forfeits, like one that plays an illegal move.
       seed: seeds chance sampling.
-      move_time_limit: seconds per move; a slower move forfeits (``None``: no limit).
+      move_time_limit: CPU seconds per move; a move over it forfeits as ``timeout``, and so does one
+        still running at the hard wall-clock limit (``cwm.sandbox.worker.hard_wall``: three limits and
+        30 s), so machine load slows a move without forfeiting it (``None``: no limit).
 
     Returns:
       the outcome; on a forfeit the returns are the game's minimum utility for the forfeiting seat and its
@@ -105,44 +106,56 @@ class _MoveExpired(BaseException):
 
 
 def _agent_move(agent: Agent, state: pyspiel.State, limit: float | None) -> int:
-    start = time.perf_counter()
-    fired: list[bool] = []
+    start = time.process_time()
+    fired: list[str] = []
     try:
         with _time_limit(limit, fired):
             action = agent.step(state.clone())
     except _MoveExpired:
-        raise MoveTimeout(f"move did not finish within the limit of {limit}s") from None
+        raise MoveTimeout(_overrun(limit, fired)) from None
     except Exception as e:
         if fired:  # the timer's exception may arrive wrapped (a model call names it as a contract breach)
-            raise MoveTimeout(f"move did not finish within the limit of {limit}s") from e
+            raise MoveTimeout(_overrun(limit, fired)) from e
         raise
-    elapsed = time.perf_counter() - start
-    if limit is not None and elapsed > limit:
-        raise MoveTimeout(f"move took {elapsed:.1f}s, over the limit of {limit}s")
+    used = time.process_time() - start  # where no timer could run (not the main thread): measured after
+    if limit is not None and used > limit:
+        raise MoveTimeout(f"the move used {used:.1f} s of CPU time, over the limit of {limit:g} s")
     if not isinstance(action, (int, np.integer)) or int(action) not in state.legal_actions():
         raise IllegalMoveError(f"action {action!r} is not one of the legal actions {state.legal_actions()[:30]}")
     return int(action)
 
 
+def _overrun(limit: float | None, fired: list[str]) -> str:
+    if fired and fired[0] == "wall":
+        return f"the move did not finish within the hard wall-clock limit of {hard_wall(limit or 0):g} s"
+    return f"the move used more than its limit of {limit:g} s of CPU time"
+
+
 @contextlib.contextmanager
-def _time_limit(limit: float | None, fired: list[bool]) -> Iterator[None]:
-    """Interrupts a move that overruns, where signals allow it (the main thread of a process); appends to
-    ``fired`` when the timer went off."""
+def _time_limit(limit: float | None, fired: list[str]) -> Iterator[None]:
+    """Interrupts a move that overruns, where signals allow it (the main thread of a process): after
+    ``limit`` seconds of this process's CPU time (``ITIMER_PROF``), or at the hard wall-clock limit
+    (``hard_wall(limit)``: machine load slows a move, it does not forfeit it). Appends ``"cpu"`` or
+    ``"wall"`` to ``fired`` when a timer went off. (A CWM agent's worker runs in its own process, under its
+    own CPU budget; this timer then bounds only the wait for its answer.)"""
     if limit is None or threading.current_thread() is not threading.main_thread():
         yield
         return
 
     def expire(signum: int, frame: Any) -> None:
-        fired.append(True)
+        fired.append("wall" if signum == signal.SIGALRM else "cpu")
         raise _MoveExpired()
 
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, limit)
+    previous = {sig: signal.signal(sig, expire) for sig in (signal.SIGALRM, signal.SIGPROF)}
+    signal.setitimer(signal.ITIMER_PROF, limit)
+    signal.setitimer(signal.ITIMER_REAL, hard_wall(limit))
     try:
         yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def _safe(key: str) -> str:
@@ -169,29 +182,48 @@ def run_match(job: MatchJob) -> dict[str, JSON]:
 
     A ``cwm:`` agent whose model does not load forfeits at move 0 (an LLM-written model may be broken);
     any other spec was checked by ``tournament`` before planning, so a failure to build it is raised.
+    Every agent is closed at the end (a CWM agent's planning worker ends with its match).
     """
     start = time.perf_counter()
     seeds = np.random.SeedSequence(job.seed).spawn(len(job.seats) + 1)
     agents: list[Agent] = []
-    for seat, label in enumerate(job.builds or job.seats):
-        try:
-            agents.append(make_agent(parse_agent_spec(label), job.game, settings=job.settings,
-                                     seed=np.random.default_rng(seeds[seat]),
-                                     log_dir=Path(job.log_dir) / _safe(job.key) if job.log_dir else None))
-        except Exception as e:  # a model that does not load loses by forfeit; anything else is not its fault
-            if parse_agent_spec(label).kind != "cwm":
-                raise
-            game = games.load_game(job.game)
-            return MatchResult(job.key, job.seats, job.seed, tuple(_forfeit(game, seat)), seat, "exception",
-                               f"agent could not be built: {type(e).__name__}: {e}", 0,
-                               time.perf_counter() - start).to_json()
-    game = games.load_game(job.game)
-    chance_seed = int(np.random.default_rng(seeds[-1]).integers(2**63))
-    returns, loser, kind, reason, moves = play_match(game, agents, seed=chance_seed,
-                                                     move_time_limit=job.move_time_limit)
+    try:
+        for seat, label in enumerate(job.builds or job.seats):
+            try:
+                agents.append(make_agent(parse_agent_spec(label), job.game, settings=job.settings,
+                                         seed=np.random.default_rng(seeds[seat]), move_time_s=job.move_time_limit,
+                                         log_dir=Path(job.log_dir) / _safe(job.key) if job.log_dir else None))
+            except Exception as e:  # a model that does not load loses by forfeit; anything else is not its fault
+                if parse_agent_spec(label).kind != "cwm":
+                    raise
+                game = games.load_game(job.game)
+                kind = e.kind if isinstance(e, AgentError) else "exception"
+                return MatchResult(job.key, job.seats, job.seed, tuple(_forfeit(game, seat)), seat, kind,
+                                   f"agent could not be built: {type(e).__name__}: {e}", 0,
+                                   time.perf_counter() - start).to_json()
+        game = games.load_game(job.game)
+        chance_seed = int(np.random.default_rng(seeds[-1]).integers(2**63))
+        returns, loser, kind, reason, moves = play_match(game, agents, seed=chance_seed,
+                                                         move_time_limit=job.move_time_limit)
+    finally:
+        for agent in agents:
+            with contextlib.suppress(Exception):  # closing is tidying up; the result stands
+                _maybe(agent, "close")
     logs = tuple(list(getattr(a, "log", []) or []) for a in agents)
+    stats = tuple(_stats(a) for a in agents)
     return MatchResult(job.key, job.seats, job.seed, tuple(float(r) for r in returns), loser, kind, reason,
-                       moves, time.perf_counter() - start, logs if any(logs) else ()).to_json()
+                       moves, time.perf_counter() - start, logs if any(logs) else (),
+                       stats if any(stats) else ()).to_json()
+
+
+def _stats(agent: Agent) -> dict[str, JSON]:
+    """An agent's own record of the match (``stats()``: draws rejected, fallback moves), when it keeps one."""
+    fn = getattr(agent, "stats", None)
+    try:
+        found = fn() if callable(fn) else {}
+    except Exception:  # a record is a courtesy; a failing one is left out
+        return {}
+    return {str(k): v for k, v in found.items() if type(v) in (int, float, str, bool)} if isinstance(found, dict) else {}
 
 
 # ---------------------------------------------------------------------------------------------------

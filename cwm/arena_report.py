@@ -9,7 +9,7 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 
-from cwm.arena_types import MatchResult
+from cwm.arena_types import FORFEIT_KINDS, MatchResult
 from cwm.stats import mean_interval, wilson  # re-exported: reports and tests use them from here
 from cwm.types import JSON
 
@@ -35,7 +35,7 @@ def _row(agent: str, opponent: str, seat: str, items: list[tuple[MatchResult, in
     n = len(items)
     wins = draws = losses = 0
     payoffs: list[float] = []
-    forfeits = dict.fromkeys(("illegal", "exception", "timeout"), 0)
+    forfeits = dict.fromkeys(FORFEIT_KINDS, 0)
     opponent_forfeits = 0
     for r, s in items:
         mine, best_other = r.returns[s], max(x for i, x in enumerate(r.returns) if i != s)
@@ -64,21 +64,23 @@ def _row(agent: str, opponent: str, seat: str, items: list[tuple[MatchResult, in
 def markdown(rows: Sequence[dict[str, JSON]], *, outcome: str) -> str:
     """A markdown table: W/D/L with intervals (or mean payoff), and forfeits, one line per row."""
     if outcome == "payoff":
-        head = "| agent | opponent | seat | n | mean payoff [95% CI] | forfeits (ill/exc/time) |\n|---|---|---|---|---|---|"
+        head = ("| agent | opponent | seat | n | mean payoff [95% CI] | forfeits (ill/exc/time/crash) |\n"
+                "|---|---|---|---|---|---|")
         body = [f"| {r['agent']} | {r['opponent']} | {r['seat']} | {r['matches']} | "
-                f"{r['mean_payoff']:+.3f} [{r['payoff_lo']:+.3f}, {r['payoff_hi']:+.3f}] | {_forfeits(r)} |"
+                f"{r['mean_payoff']:+.3f} [{r['payoff_lo']:+.3f}, {r['payoff_hi']:+.3f}] | {forfeit_counts(r)} |"
                 for r in rows]
     else:
-        head = ("| agent | opponent | seat | n | win [95% CI] | draw | loss | forfeits (ill/exc/time) |\n"
+        head = ("| agent | opponent | seat | n | win [95% CI] | draw | loss | forfeits (ill/exc/time/crash) |\n"
                 "|---|---|---|---|---|---|---|---|")
         body = [f"| {r['agent']} | {r['opponent']} | {r['seat']} | {r['matches']} | "
                 f"{r['win_rate']:.2f} [{r['win_lo']:.2f}, {r['win_hi']:.2f}] | {r['draw_rate']:.2f} | "
-                f"{r['loss_rate']:.2f} | {_forfeits(r)} |" for r in rows]
+                f"{r['loss_rate']:.2f} | {forfeit_counts(r)} |" for r in rows]
     return "\n".join([head, *body]) + "\n"
 
 
-def _forfeits(r: dict[str, JSON]) -> str:
-    return f"{r['forfeits_illegal']}/{r['forfeits_exception']}/{r['forfeits_timeout']}"
+def forfeit_counts(r: dict[str, JSON]) -> str:
+    """A row's forfeits by kind, ``illegal/exception/timeout/crash``."""
+    return "/".join(str(r.get(f"forfeits_{k}", 0)) for k in FORFEIT_KINDS)
 
 
 def plot(rows: Sequence[dict[str, JSON]], path: Path, *, outcome: str, title: str) -> None:

@@ -14,6 +14,10 @@ from cwm.text import clean, clean_json
 from cwm.types import JSON
 from planners.specs import Settings
 
+# How a match can be forfeited: an illegal move, an exception (a contract breach, an agent's error), a move
+# over its time budget, or a planning worker that died (a signal, the memory limit, a crash at start).
+FORFEIT_KINDS = ("illegal", "exception", "timeout", "crash")
+
 REASON_LIMIT = 2000  # characters of a forfeit reason kept (an agent's error message can be any size)
 LOG_TEXT_LIMIT = 20_000  # characters of each text in an agent's log (an LLM reply, say)
 
@@ -38,13 +42,15 @@ class MatchResult:
       seed: the match seed (chance and agents' seeds derive from it).
       returns: each seat's score; a forfeiting seat gets the game's minimum utility, the others its maximum.
       forfeit_seat: the seat that forfeited, or ``None``.
-      forfeit_kind: ``illegal``, ``exception`` or ``timeout`` (empty when nobody forfeited).
+      forfeit_kind: one of ``FORFEIT_KINDS`` (empty when nobody forfeited).
       reason: why the match was forfeited (the agent's error message), cleaned to one safe line
         (``cwm.text.clean``).
       moves: decisions and chance outcomes applied.
       duration_s: wall time of the match.
       logs: per seat, an agent's attempt log when it keeps one (the LLM policy), else empty; every text in
         it cleaned (``cwm.text.clean_json``).
+      stats: per seat, an agent's own record of the match when it keeps one (an ISMCTS agent: draws
+        accepted and rejected, moves that fell back to a random action), else empty.
 
     The texts an agent wrote (``reason``, ``forfeit_kind``, ``logs``) are cleaned whenever a result is made,
     built by a match or read back from ``matches.jsonl``, so no surrogate, control character or ANSI escape
@@ -61,11 +67,13 @@ class MatchResult:
     moves: int = 0
     duration_s: float = 0.0
     logs: tuple[JSON, ...] = ()
+    stats: tuple[JSON, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "reason", clean(self.reason, limit=REASON_LIMIT))
         object.__setattr__(self, "forfeit_kind", clean(self.forfeit_kind, limit=100))
         object.__setattr__(self, "logs", tuple(clean_json(log, limit=LOG_TEXT_LIMIT) for log in self.logs))
+        object.__setattr__(self, "stats", tuple(clean_json(s, limit=LOG_TEXT_LIMIT) for s in self.stats))
 
     def to_json(self) -> dict[str, JSON]:
         return dataclasses.asdict(self)
@@ -94,6 +102,7 @@ class MatchResult:
         values["seats"] = tuple(str(s) for s in values["seats"])
         values["returns"] = tuple(float(r) for r in values["returns"])
         values["logs"] = tuple(values.get("logs", ()))
+        values["stats"] = tuple(values.get("stats", ())) if isinstance(values.get("stats", ()), (list, tuple)) else ()
         return cls(**values)
 
 

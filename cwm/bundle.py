@@ -24,8 +24,9 @@ import json
 import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pyspiel
 
 from cwm import checks, games, trajectories
@@ -45,8 +46,11 @@ from cwm.bundle_files import (
 from cwm.bundle_game import bundle_game, same_game
 from cwm.model import CONTRACT_VERSION, ActionCodec, WorldModel, load_source
 from cwm.sandbox.jobs import CONTRACTS
-from cwm.types import JSON, CheckReport, CwmError, ModelLoadError, Trajectory
-from planners.budget import call_budget
+from cwm.types import JSON, CheckReport, CwmError, ModelLoadError, Trajectory, error_report
+
+if TYPE_CHECKING:  # the planners import cwm; at run time they are imported where they are used
+    from planners.agents import Agent
+    from planners.config import SearchConfig
 
 LOAD_JOB = "cwm.sandbox.jobs:load_contract"
 _EXTRA_FILES = frozenset(CODE_FILES) - {"model.py"}
@@ -56,36 +60,92 @@ _EXTRA_FILES = frozenset(CODE_FILES) - {"model.py"}
 class Bundle:
     """A loaded, verified bundle.
 
+    A bundle is contained by default: its code runs only in hardened worker processes (``agent``, ``plan``);
+    ``load_bundle(path, trusted=True)`` also loads the model in this process (``model``), for code you read.
+
     Attributes:
       path: the bundle directory.
       manifest: the parsed ``manifest.json``.
-      model: the world model, ready to plan on (action ids from the game's ground truth).
       sources: file name -> source text of every code file.
-      check_report: the load-time conformance report.
+      check_report: the load-time conformance report (checked in the sandbox).
       spec: the game (its engine: the registry's, OpenSpiel's, or the one the bundle carries).
+      trusted: whether the model was loaded into this process.
     """
 
     path: Path
     manifest: dict[str, JSON]
-    model: WorldModel
     sources: dict[str, str]
     check_report: CheckReport
     spec: games.GameSpec
+    trusted: bool = False
+    _model: WorldModel | None = None
 
     @property
     def game(self) -> str:
         return str(self.manifest["game"])
 
+    @property
+    def model(self) -> WorldModel:
+        """The world model in this process, ready to plan on (only for a bundle loaded with ``trusted=True``).
+
+        Raises:
+          BundleError: the bundle is contained (the default).
+        """
+        if self._model is None:
+            raise BundleError(f"{self.path}: the bundle is contained, so its model runs only in hardened workers "
+                              f"(bundle.agent(), bundle.plan()); load it with trusted=True (--trust) to plan in "
+                              f"this process, only for code you have read")
+        return self._model
+
+    def agent(self, config: SearchConfig | None = None, *, seed: int | np.random.Generator | None = None,
+              move_cpu_s: float | None = None) -> Agent:
+        """A CWM agent for the real game that plans on this bundle's model: in a hardened worker (contained,
+        one fork per match, a pipe round trip per move), or in this process for a trusted bundle.
+
+        Args:
+          config: the search settings (default ``SearchConfig()``).
+          seed: the agent's seed.
+          move_cpu_s: CPU seconds per move in the worker (contained only; default
+            ``planners.worker_agent.DEFAULT_MOVE_CPU_S``).
+        """
+        from planners.config import DEFAULT_SEARCH
+        from planners.specs import bundle_agent
+        from planners.worker_agent import DEFAULT_MOVE_CPU_S
+
+        return bundle_agent(self, config or DEFAULT_SEARCH, seed=seed,
+                            move_cpu_s=DEFAULT_MOVE_CPU_S if move_cpu_s is None else move_cpu_s)
+
+    def plan(self, state: pyspiel.State, config: SearchConfig | None = None, *,
+             seed: int | np.random.Generator | None = None, move_cpu_s: float | None = None) -> int:
+        """The action id this bundle's CWM agent plays at a real game state (a one-move ``agent``: each call
+        starts and ends a worker, about 10 ms besides the search, when contained).
+
+        Raises:
+          AgentError: the model could not plan (a contract breach, its worker timed out or crashed).
+        """
+        agent = self.agent(config, seed=seed, move_cpu_s=move_cpu_s)
+        try:
+            return agent.step(state)
+        finally:
+            close = getattr(agent, "close", None)
+            if callable(close):
+                close()
+
     def as_openspiel_game(self, *, short_name: str | None = None) -> pyspiel.Game:
-        """Registers the model as an OpenSpiel game (unique name) so any OpenSpiel algorithm runs on it."""
+        """Registers the model as an OpenSpiel game (unique name) so any OpenSpiel algorithm runs on it
+        (a trusted bundle only: OpenSpiel's algorithms call the model in this process)."""
         from cwm.adapter import as_openspiel_game
 
         return as_openspiel_game(self.model, reference=games.load_game(self.spec), short_name=short_name)
 
     def module(self, file_name: str) -> Any:
-        """The loaded module of an optional code file (``inference.py``, ``value.py`` or ``encoder.py``)."""
+        """The loaded module of an optional code file (``inference.py``, ``value.py`` or ``encoder.py``), in
+        this process (a trusted bundle only)."""
         if file_name not in self.sources:
             raise BundleError(f"{self.path}: bundle has no {file_name}")
+        if not self.trusted:
+            raise BundleError(f"{self.path}: the bundle is contained; load it with trusted=True to import "
+                              f"{file_name} in this process")
         return load_source(self.sources[file_name], name=f"{self.game}_{Path(file_name).stem}",
                            api=CONTRACTS[CODE_FILES[file_name]])
 
@@ -242,20 +302,21 @@ def _manifest(spec: games.GameSpec, report: CheckReport, train: Sequence[Traject
 
 
 def _checked(sources: Mapping[str, str], spec: games.GameSpec, train: Sequence[Trajectory], *, where: str,
-             isolate: bool = True) -> CheckReport:
+             isolate: bool = True, random_games: int = 0) -> CheckReport:
     """Checks every code file of a bundle, in one sandbox (the code is untrusted) unless ``isolate`` is off:
-    each passes the static gate, loads and defines its contract, and the model is checked on ``train``.
+    each passes the static gate, loads and defines its contract, the model is checked on ``train`` and then
+    plays ``random_games`` random games (``checks.random_play_checks``).
 
     Returns:
-      the model's check report.
+      the model's check report on ``train``.
 
     Raises:
       BundleError: a file the gate rejects, that does not load or lacks a contract function (named with the
-        sandbox's verdict), or a model on which no check ran.
+        sandbox's verdict), a model on which no check ran, or one that breaks the contract in random play.
     """
     others = {name: source for name, source in sources.items() if name != "model.py"}
     if isolate:
-        from cwm.sandbox import Sandbox
+        from cwm.sandbox import RANDOM_PLAY_JOB, Sandbox
 
         with Sandbox() as box:
             for name, source in others.items():
@@ -264,18 +325,27 @@ def _checked(sources: Mapping[str, str], spec: games.GameSpec, train: Sequence[T
                     raise BundleError(f"{where}: {name} failed its sandbox check: {result.kind}: "
                                       f"{_first_line(result.error)}")
             report = box.check_world_model(sources["model.py"], train)
+            play = None
+            if random_games and not report.error:
+                ran = box.run(RANDOM_PLAY_JOB, sources["model.py"], {"num_games": random_games, "seed": 0})
+                play = CheckReport.from_json(ran.value) if ran.ok else error_report(f"{ran.kind}: {ran.error}")
     else:
         try:
             for name, source in others.items():
                 load_source(source, name=f"{spec.name}_{Path(name).stem}", api=CONTRACTS[CODE_FILES[name]])
-            # the checks call the model's functions directly: no codec (ids) needed
-            report = checks.run_checks(load_source(sources["model.py"], name=f"{spec.name}_model"), train)
+            module = load_source(sources["model.py"], name=f"{spec.name}_model")
         except ModelLoadError as e:
             raise BundleError(f"{where}: {_first_line(str(e))}") from e
+        # the checks call the model's functions directly: no codec (ids) needed
+        report = checks.run_checks(module, train)
+        play = checks.random_play_checks(WorldModel(module), num_games=random_games) if random_games else None
     if report.error:
         raise BundleError(f"{where}: model.py failed its sandbox check: {_first_line(report.error)}")
     if report.executed == 0:
         raise BundleError(f"{where}: no checks ran on the model (empty trajectory set?)")
+    if play is not None and not play.all_passed:
+        first = play.failures[0].render() if play.failures else play.error
+        raise BundleError(f"{where}: model failed random play at load: {_first_line(first)}")
     return report
 
 
@@ -284,13 +354,14 @@ def _first_line(text: str) -> str:
 
 
 def load_bundle(path: str | Path, *, game: str | games.GameSpec | None = None, trust_game_module: bool = False,
-                random_games: int = 3, call_budget_s: float | None = 2.0, isolate: bool = True) -> Bundle:
+                trusted: bool = False, random_games: int = 3, call_budget_s: float | None = 2.0,
+                isolate: bool = True) -> Bundle:
     """Loads and verifies a bundle.
 
     The bundle is untrusted input. Nothing it holds is imported to find its game (unless you trust its game
-    engine), nothing it does not list is accepted, every code file is checked in the sandbox first
-    (``isolate``), and only then is the model loaded in-process for fast planning, every call under a time
-    budget.
+    engine), nothing it does not list is accepted, and every code file is checked in the sandbox (the
+    stored trajectories, then random play). The model is not loaded into this process unless ``trusted``:
+    a contained bundle plans only in hardened workers (``Bundle.agent``, ``Bundle.plan``).
 
     Args:
       path: the bundle directory.
@@ -299,9 +370,11 @@ def load_bundle(path: str | Path, *, game: str | games.GameSpec | None = None, t
         manifest's game, which must then be a registry name or an OpenSpiel game string.
       trust_game_module: import the game engine a bundle of a module game carries (``game.py``: ordinary
         Python that runs unsandboxed, so only for bundles from a trusted source), when ``game`` is not given.
+      trusted: also load the model into this process (``Bundle.model``, OpenSpiel registration, in-process
+        planning at full speed with a per-call time budget): only for code you have read.
       random_games: random-play games run as part of the quick conformance check.
-      call_budget_s: seconds any one model call may take during planning before it raises
-        ``ModelContractError`` (``None``: no budget, about a third faster).
+      call_budget_s: with ``trusted``: seconds any one model call may take in this process before it
+        raises ``ModelContractError`` (``None``: no budget).
       isolate: run the checks in the sandbox (turn off only for bundles you wrote yourself).
 
     Raises:
@@ -317,19 +390,21 @@ def load_bundle(path: str | Path, *, game: str | games.GameSpec | None = None, t
     spec = bundle_game(path, manifest, game=game, trust_game_module=trust_game_module)
     train = read_trajectories(path, str(manifest["game"]))
     stored = stored_report(path)
-    report = _checked(sources, spec, train, where=str(path), isolate=isolate)
+    report = _checked(sources, spec, train, where=str(path), isolate=isolate, random_games=random_games)
     if (report.passed, report.executed) != (stored.passed, stored.executed):
         raise BundleError(
             f"{path}: model.py failed its load check: it now passes {report.passed}/{report.executed} checks, "
             f"but {stored.passed}/{stored.executed} when it was exported; it is not the model that was exported")
-    try:
-        guard = {} if call_budget_s is None else {"guard": call_budget(call_budget_s)}
-        model = WorldModel(load_source(sources["model.py"], name=f"{spec.name}_model"),
-                           codec=ActionCodec.from_game(games.load_game(spec)), name=f"bundle:{path.name}", **guard)
-    except CwmError as e:
-        raise BundleError(f"{path}: model failed its load check: {e}") from e
-    play = checks.random_play_checks(model, num_games=random_games, seed=0)
-    if not play.all_passed:
-        first = play.failures[0].render() if play.failures else play.error
-        raise BundleError(f"{path}: model failed random play at load: {_first_line(first)}")
-    return Bundle(path=path, manifest=manifest, model=model, sources=sources, check_report=report, spec=spec)
+    model = None
+    if trusted:
+        from planners.budget import call_budget
+
+        try:
+            guard = {} if call_budget_s is None else {"guard": call_budget(call_budget_s)}
+            model = WorldModel(load_source(sources["model.py"], name=f"{spec.name}_model"),
+                               codec=ActionCodec.from_game(games.load_game(spec)), name=f"bundle:{path.name}",
+                               **guard)
+        except CwmError as e:
+            raise BundleError(f"{path}: model failed its load check: {e}") from e
+    return Bundle(path=path, manifest=manifest, sources=sources, check_report=report, spec=spec, trusted=trusted,
+                  _model=model)

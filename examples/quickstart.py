@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 
 import numpy as np
+import pyspiel
 from open_spiel.python.algorithms import mcts as openspiel_mcts
 
 from cwm import arena, arena_report, bundle, pipeline
@@ -44,8 +45,8 @@ if not (bundle_dir / "manifest.json").is_file():
 # %% [markdown]
 # ## 2. Load the bundle and look inside
 #
-# `load_bundle` checks every file's hash, re-runs the static gate on the code and replays the stored
-# training games through the model before handing it out.
+# `load_bundle` checks every file's hash, runs the static gate on the code and replays the stored
+# training games and a few random games through the model in the sandbox before handing it out.
 
 # %%
 b = bundle.load_bundle(bundle_dir)
@@ -58,13 +59,25 @@ print(f"model.py: {len(code)} lines; the first 15:")
 print("\n".join("    " + line for line in code[:15]))
 
 # %% [markdown]
-# ## 3. Plan with MCTS inside the model
+# ## 3. Plan with the model
 #
-# The model's states are shaped like `pyspiel.State`, so `planners.MCTS` searches the synthesized
-# rules exactly as it would the real game. Here MCTS plays both sides for a few moves.
+# A loaded bundle is contained: its code (written by an LLM, or by whoever shared it) runs only in a
+# hardened worker process, with no API keys, no network and no file writes. `b.plan(state)` asks such a
+# worker for the CWM agent's move at a real game state.
 
 # %%
-state = b.model.new_initial_state()
+real = pyspiel.load_game(GAME).new_initial_state()
+move = b.plan(real, SearchConfig(num_simulations=200, rollouts=2), seed=0)
+print(f"the CWM agent (in its worker) opens with {real.action_to_string(0, move)}")
+
+# %% [markdown]
+# For code you have read, `trusted=True` also loads the model into this process: its states are shaped
+# like `pyspiel.State`, so `planners.MCTS` searches the synthesized rules exactly as it would the real
+# game, and the bundle registers as an OpenSpiel game for OpenSpiel's own algorithms.
+
+# %%
+mine = bundle.load_bundle(bundle_dir, trusted=True)
+state = mine.model.new_initial_state()
 planner = MCTS(SearchConfig(num_simulations=200, rollouts=2), seed=0)
 for _ in range(4):
     player = state.current_player()
@@ -73,12 +86,8 @@ for _ in range(4):
     state.apply_action(action)
 print(f"the model's board after 4 moves: {state}")
 
-# %% [markdown]
-# The bundle also registers as an OpenSpiel game, so OpenSpiel's own algorithms run on it unchanged,
-# e.g. its MCTS bot.
-
 # %%
-game = b.as_openspiel_game()
+game = mine.as_openspiel_game()
 bot = openspiel_mcts.MCTSBot(game, 2.0, 100, openspiel_mcts.RandomRolloutEvaluator(1, np.random.RandomState(0)),
                              random_state=np.random.RandomState(0))
 first = game.new_initial_state()

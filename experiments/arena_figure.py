@@ -26,6 +26,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as a file: make the repository root importable for `experiments`
     sys.path.append(str(Path(__file__).resolve().parent.parent))
 
+from cwm import arena_report
 from cwm.executors import Executor, make_executor
 from experiments import common
 
@@ -214,7 +215,7 @@ def markdown(rows: Sequence[dict[str, Any]]) -> str:
         "# CWM agent vs random, ground-truth planner and direct LLM (Figure 2 layout)",
         "",
         "| game | opponent | n | CWM win [95% CI] | draw | loss | CWM mean payoff [95% CI] | CWM forfeits "
-        "(ill/exc/time) | opponent forfeits |",
+        "(ill/exc/time/crash) | opponent forfeits |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
@@ -223,9 +224,9 @@ def markdown(rows: Sequence[dict[str, Any]]) -> str:
         lines.append(
             f"| {r['game']} | {r['opponent']} | {r['matches']} | {r['win_rate']:.2f} [{r['win_lo']:.2f}, "
             f"{r['win_hi']:.2f}] | {r['draw_rate']:.2f} | {r['loss_rate']:.2f} | {payoff} | "
-            f"{r['forfeits_illegal']}/{r['forfeits_exception']}/{r['forfeits_timeout']} | {r['opponent_forfeits']} |")
+            f"{arena_report.forfeit_counts(r)} | {r['opponent_forfeits']} |")
     lines += ["", "Both seats pooled; per-seat rows and every match are under `<game>/arena/`. A forfeit (illegal "
-              "move, exception, timeout) is a loss for the forfeiting side and is also counted apart."]
+              "move, exception, timeout, worker crash) is a loss for the forfeiting side and is also counted apart."]
     return "\n".join(lines) + "\n"
 
 

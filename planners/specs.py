@@ -38,6 +38,7 @@ from planners.config import SearchConfig
 from planners.cwm_agent import CWMAgent, inference_sampler
 from planners.ismcts import Sampler
 from planners.mcts import ValueFn
+from planners.worker_agent import DEFAULT_MOVE_CPU_S, WorkerAgent
 
 KINDS = ("random", "gt-mcts", "gt-ismcts", "cwm", "llm", "llm+legal")
 NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.+-]*")  # what NAME= may be: never a path, a key separator or a comma
@@ -56,11 +57,15 @@ class Settings:
         rollouts per leaf).
       llm_retries: rethink prompts after an illegal or unreadable LLM answer before forfeiting (default 3).
       llm_examples: example trajectories shown to the LLM policy (default 2).
+      trust_models: plan on ``cwm:`` models in this process (``--trust``: today's in-process speed, every
+        model call under ``search.call_time_s``) instead of in hardened planning workers; only for models
+        you have read.
     """
 
     search: SearchConfig = SearchConfig()
     llm_retries: int = 3
     llm_examples: int = 2
+    trust_models: bool = False
 
     def problems(self) -> list[str]:
         """What is out of range: the search config's problems, negative LLM retries or examples."""
@@ -158,7 +163,8 @@ def check_labels(specs: Sequence[AgentSpec]) -> None:
 
 
 def make_agent(spec: AgentSpec | str, game: str | games.GameSpec, *, settings: Settings = Settings(),
-               seed: int | np.random.Generator | None = None, log_dir: Path | None = None) -> Agent:
+               seed: int | np.random.Generator | None = None, log_dir: Path | None = None,
+               move_time_s: float | None = None) -> Agent:
     """Builds the agent a spec names, for ``game``.
 
     Args:
@@ -167,10 +173,15 @@ def make_agent(spec: AgentSpec | str, game: str | games.GameSpec, *, settings: S
       settings: search and LLM settings.
       seed: the agent's seed.
       log_dir: where an LLM client may write its call log (``None``: no log).
+      move_time_s: the CPU seconds a ``cwm:`` agent's planning worker may use per move (``None``: the
+        worker's default, ``planners.worker_agent.DEFAULT_MOVE_CPU_S``).
 
     Raises:
       AgentSpecError: the spec does not fit the game (``gt-mcts`` on imperfect information) or its target
         cannot be loaded.
+
+    A ``cwm:`` agent is contained: its model runs in a hardened planning worker (``WorkerAgent``), unless
+    ``settings.trust_models``.
     """
     spec = parse_agent_spec(spec) if isinstance(spec, str) else spec
     gspec = games.resolve(game)
@@ -185,8 +196,12 @@ def make_agent(spec: AgentSpec | str, game: str | games.GameSpec, *, settings: S
     if spec.kind == "gt-ismcts":
         return ISMCTSAgent(config, seed=seed)
     if spec.kind == "cwm":
-        model, sampler, value_fn = load_cwm(spec.target, gspec.name, config.call_time_s)
-        return CWMAgent(model, gspec, config, sampler=sampler, value_fn=value_fn, seed=seed)
+        if settings.trust_models:
+            model, sampler, value_fn = load_cwm(spec.target, gspec.name, config.call_time_s)
+            return CWMAgent(model, gspec, config, sampler=sampler, value_fn=value_fn, seed=seed)
+        sources, name = load_cwm_sources(spec.target, gspec.name)
+        return WorkerAgent(sources, gspec, config, name=name, seed=seed,
+                           move_cpu_s=move_time_s if move_time_s is not None else DEFAULT_MOVE_CPU_S)
     from cwm.llm import make_client
     from planners.llm_policy import LLMPolicyAgent
 
@@ -217,11 +232,45 @@ def check_agent(spec: AgentSpec | str, game: str | games.GameSpec, *, settings: 
 
 
 @functools.lru_cache(maxsize=16)
+def load_cwm_sources(target: str, game: str) -> tuple[dict[str, str], str]:
+    """The code of a model file or bundle directory, verified but not loaded: ``({"model.py": ...,
+    "inference.py": ..., "value.py": ...}, name)`` for a planning worker. A bundle is verified by
+    ``cwm.bundle.load_bundle`` (in the sandbox, with ``game``, the game the user named); a ``.py`` file is
+    read (the worker gates it). Cached per process.
+
+    Raises:
+      AgentSpecError: the path does not exist, is neither a ``.py`` file nor a directory, or is not UTF-8.
+      BundleError: the bundle fails its verification.
+    """
+    path = Path(target)
+    if path.is_dir():
+        from cwm.bundle import load_bundle
+
+        return dict(load_bundle(path, game=game).sources), f"bundle:{path.name}"
+    if path.is_file() and path.suffix == ".py":
+        try:
+            return {"model.py": path.read_text(encoding="utf-8")}, path.stem
+        except UnicodeDecodeError as e:
+            raise AgentSpecError(f"cwm:{target}: the model file is not UTF-8 ({e.reason} at byte {e.start})") from None
+    raise AgentSpecError(f"cwm:{target}: expected a model .py file or a bundle directory, and it is neither")
+
+
+def bundle_agent(bundle: Any, config: SearchConfig, *, seed: int | np.random.Generator | None,
+                 move_cpu_s: float) -> Agent:
+    """The CWM agent of a loaded ``cwm.bundle.Bundle``: contained in a worker, or in-process when trusted."""
+    if not bundle.trusted:
+        return WorkerAgent(bundle.sources, bundle.spec, config, name=f"bundle:{bundle.path.name}", seed=seed,
+                           move_cpu_s=move_cpu_s)
+    model, sampler, value_fn = _trusted_parts(bundle)
+    return CWMAgent(model, bundle.spec, config, sampler=sampler, value_fn=value_fn, seed=seed)
+
+
+@functools.lru_cache(maxsize=16)
 def load_cwm(target: str, game: str, call_time_s: float = 2.0) -> tuple[WorldModel, Sampler | None, ValueFn | None]:
     """Loads a model file or bundle directory: the world model, its inference sampler and value function.
 
-    A ``.py`` file is a world model only (static gate, every call under a 2 s budget, ids from the ground
-    truth). A directory is a bundle (``cwm.bundle.load_bundle``, loaded with ``game``, the game the user
+    In this process, for models the user trusts (``Settings.trust_models``, ``--trust``). A ``.py`` file is
+    a world model only (static gate, every call under ``call_time_s``, ids from the ground truth). A directory is a bundle (``cwm.bundle.load_bundle``, loaded with ``game``, the game the user
     named, so a bundle of their own module game opens without trusting the engine it carries), whose optional
     ``inference.py`` and ``value.py`` supply the sampler and the leaf evaluator. Cached per process.
 
@@ -242,7 +291,11 @@ def load_cwm(target: str, game: str, call_time_s: float = 2.0) -> tuple[WorldMod
 def _load_bundle(path: Path, game: str, call_time_s: float) -> tuple[WorldModel, Sampler | None, ValueFn | None]:
     from cwm.bundle import load_bundle
 
-    bundle = load_bundle(path, game=game, call_budget_s=call_time_s)
+    return _trusted_parts(load_bundle(path, game=game, trusted=True, call_budget_s=call_time_s))
+
+
+def _trusted_parts(bundle: Any) -> tuple[WorldModel, Sampler | None, ValueFn | None]:
+    """A trusted bundle's model, inference sampler and value function, in this process."""
     sampler = value_fn = None
     if "inference.py" in bundle.sources:
         sampler = inference_sampler(bundle.model, bundle.module("inference.py").resample_history)

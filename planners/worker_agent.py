@@ -23,7 +23,6 @@ from cwm import games
 from cwm.codec import ActionCodec
 from cwm.sandbox import pool
 from cwm.sandbox.box import Sandbox
-from cwm.sandbox.planning import PLAN_JOB
 from cwm.sandbox.session import Session
 from cwm.types import JSON
 from planners.agents import AgentError, IllegalMoveError
@@ -31,6 +30,7 @@ from planners.config import DEFAULT_SEARCH, SearchConfig
 from planners.cwm_agent import GameFacts, HistoryTracker, real_action
 
 DEFAULT_MOVE_CPU_S = 60.0  # CPU seconds per move in a worker unless the arena sets a move limit
+PLAN_JOB = "cwm.sandbox.planning:plan_session"  # the worker's server (imported in the zygote, not here)
 
 
 class WorkerTimeout(AgentError):

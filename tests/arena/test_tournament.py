@@ -94,8 +94,10 @@ def test_broken_model_forfeits_with_its_reason(tmp_path):
     by_agent = {}
     for r in results:
         if r.forfeit_seat is not None:
-            by_agent.setdefault(r.seats[r.forfeit_seat], set()).add((r.forfeit_kind, r.reason.split(":")[0]))
-    assert by_agent[broken] == {("exception", "agent could not be built")}
+            by_agent.setdefault(r.seats[r.forfeit_seat], set()).add((r.forfeit_kind, r.reason.split(" (")[0]))
+    # the models are planned on in hardened workers: one that does not load cannot start its worker
+    assert by_agent[broken] == {("exception", "AgentError: world model syntax_error could not start its planning "
+                                              "worker")}
     assert {kind for kind, _ in by_agent[crashes]} == {"exception"}
     rows = json.loads((tmp_path / "results.json").read_text())["rows"]
     row = next(r for r in rows if r["agent"] == broken and r["seat"] == "all" and r["opponent"] == "random")

@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import numpy as np
+import pyspiel
 import pytest
 from open_spiel.python.algorithms import evaluate_bots, mcts
 
@@ -28,8 +29,10 @@ def test_export_writes_versioned_manifest_with_hashes(exported):
 
 def test_bundle_copied_elsewhere_loads_and_plays(exported, tmp_path):
     moved = shutil.copytree(exported, tmp_path / "elsewhere" / "copy")
-    b = bundle.load_bundle(moved)
-    assert b.check_report.all_passed and b.check_report.executed > 0
+    contained = bundle.load_bundle(moved)
+    assert contained.check_report.all_passed and contained.check_report.executed > 0
+    assert contained.plan(pyspiel.load_game("tic_tac_toe").new_initial_state()) in range(9)  # in a worker
+    b = bundle.load_bundle(moved, trusted=True)  # OpenSpiel's own algorithms call the model in-process
     game = b.as_openspiel_game()
     rng = np.random.RandomState(0)
     bots = [mcts.MCTSBot(game, 2.0, 30, mcts.RandomRolloutEvaluator(1, rng), random_state=rng) for _ in range(2)]
@@ -111,7 +114,7 @@ def test_hostile_code_in_a_rehashed_bundle_is_refused_by_the_sandbox(exported, r
 def test_planning_calls_run_under_a_time_budget(exported):
     from cwm.types import ModelContractError
 
-    b = bundle.load_bundle(exported, call_budget_s=0.5)
+    b = bundle.load_bundle(exported, trusted=True, call_budget_s=0.5)
     assert b.model.guard is not None
     with pytest.raises(ModelContractError, match="time budget"):
         b.model.guard(lambda: [0 for _ in iter(int, 1)])

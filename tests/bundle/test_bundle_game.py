@@ -86,7 +86,7 @@ def test_a_module_game_bundle_opens_with_the_module_the_user_names(nim_bundle, n
     elsewhere = tmp_path / "my_games" / "nim.py"
     elsewhere.parent.mkdir()
     shutil.copyfile(nim_game.rsplit(":", 1)[0], elsewhere)
-    b = bundle.load_bundle(nim_bundle, game=f"{elsewhere}:tiny_nim")
+    b = bundle.load_bundle(nim_bundle, game=f"{elsewhere}:tiny_nim", trusted=True)
     assert b.model.new_initial_state().legal_action_strings() == ["take 1", "take 2"]
     with pytest.raises(bundle.BundleError, match="not 'tic_tac_toe'"):
         bundle.load_bundle(nim_bundle, game="tic_tac_toe")

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pyspiel
 import pytest
 
@@ -22,6 +24,7 @@ from planners import (
     parse_agent_specs,
 )
 from planners.config import SearchConfig
+from planners.worker_agent import WorkerAgent
 
 TTT = pyspiel.load_game("tic_tac_toe")
 
@@ -110,7 +113,10 @@ def test_make_agent_builds_each_kind(data_dir):
     assert isinstance(make_agent("gt-mcts", "tic_tac_toe", settings=settings, seed=0), MCTSAgent)
     assert isinstance(make_agent("gt-ismcts", "leduc_poker", settings=settings, seed=0), ISMCTSAgent)
     agent = make_agent(f"cwm:{data_dir / 'ttt_model.py'}", "tic_tac_toe", settings=settings, seed=0)
-    assert isinstance(agent, CWMAgent)
+    assert isinstance(agent, WorkerAgent)  # contained: the model runs in a hardened planning worker
+    trusted = dataclasses.replace(settings, trust_models=True)
+    assert isinstance(make_agent(f"cwm:{data_dir / 'ttt_model.py'}", "tic_tac_toe", settings=trusted, seed=0),
+                      CWMAgent)
     with pytest.raises(AgentSpecError, match="gt-ismcts"):
         make_agent("gt-mcts", "leduc_poker")
     with pytest.raises(AgentSpecError, match="neither"):
@@ -144,7 +150,7 @@ def test_cwm_agent_with_a_correct_model_is_level_with_gt_mcts(which, fixture_mod
     ("broken/crashes.py", 0, "exception", "raised KeyError: 'board cell missing'"),
     ("broken/wrong_notation.py", 0, "exception", "'x[0,0]' of player 0 is not an action of this game"),
     ("broken/wrong_notation.py", 1, "exception", "rejects real move 0"),
-    ("broken/hangs.py", 0, "timeout", "within the limit of 1.0s"),
+    ("broken/hangs.py", 0, "timeout", "more than its limit of 1 s of CPU time"),
 ])
 def test_cwm_agent_with_a_broken_model_forfeits_and_says_why(fixture, seat, kind, reason, fixture_model):
     agent = CWMAgent(fixture_model(fixture), "tic_tac_toe", SearchConfig(num_simulations=50, rollouts=1), seed=0)
@@ -163,9 +169,16 @@ def test_cwm_agent_from_a_bundle_directory_uses_its_value_function(tmp_path, dat
     bundle = export_bundle(tmp_path / "ttt_bundle", game="tic_tac_toe",
                            model_source=(data_dir / "ttt_model.py").read_text(),
                            train=trajectories.collect("tic_tac_toe", 5, seed=0), extra_sources={"value.py": value_source})
-    agent = make_agent(f"cwm:{bundle}", "tic_tac_toe", settings=Settings(search=SearchConfig(num_simulations=30, rollouts=1)), seed=0)
+    settings = Settings(search=SearchConfig(num_simulations=30, rollouts=1), trust_models=True)
+    agent = make_agent(f"cwm:{bundle}", "tic_tac_toe", settings=settings, seed=0)
     assert isinstance(agent, CWMAgent) and agent.mcts is not None and agent.mcts.value_fn is not None
     returns, forfeit, kind, reason, _ = play_match(TTT, [agent, RandomAgent(seed=0)], seed=0)
+    assert forfeit is None, reason
+    contained = make_agent(f"cwm:{bundle}", "tic_tac_toe", settings=dataclasses.replace(settings, trust_models=False),
+                           seed=0)
+    assert isinstance(contained, WorkerAgent) and "value.py" in contained.sources
+    returns, forfeit, kind, reason, _ = play_match(TTT, [contained, RandomAgent(seed=0)], seed=0)
+    contained.close()
     assert forfeit is None, reason
 
 
