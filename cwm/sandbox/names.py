@@ -38,8 +38,18 @@ FORBIDDEN_ATTRIBUTES = frozenset({
     "save", "savez", "savez_compressed", "savetxt", "load", "loadtxt", "genfromtxt", "fromfile", "tofile",
     "memmap", "fromregex", "DataSource", "ctypeslib", "lib", "f2py", "distutils", "testing", "dump",
     "system", "popen", "environ", "getenv", "putenv", "mro", "contextlib", "make_dataclass",
-    # Helpers that read attributes named by a run-time string (``operator.attrgetter`` and friends).
-    "attrgetter", "itemgetter", "methodcaller",
+    # Helpers that read or write attributes, evaluate strings or write module globals on the caller's behalf:
+    # ``operator.attrgetter`` and friends; ``functools.update_wrapper``/``wraps`` (``updated=['__globals__']``
+    # merges a function's module globals into any dict); ``singledispatch().register`` evaluates string
+    # annotations; ``ForwardRef._evaluate`` evaluates its string with the real builtins; ``Enum._convert_``
+    # reads any module's globals by name and ``enum.global_enum`` writes into them; ``numpy.test`` runs pytest.
+    "attrgetter", "itemgetter", "methodcaller", "update_wrapper", "wraps", "singledispatch",
+    "singledispatchmethod", "_evaluate", "_convert_", "global_enum", "test",
+    # Cython functions (all of numpy.random) spell their dunders without underscores: ``func_globals`` is
+    # the module's globals, whose ``__builtins__`` is the real builtins module; cells hold closed-over values.
+    "func_globals", "func_code", "func_closure", "func_dict", "cell_contents",
+    # numpy.random bit generators hand out ctypes and cffi views of their C state (raw pointers).
+    "_ctypes", "cffi", "_cffi",
 })
 # Builtin classes whose positional ``case int(x)`` pattern binds the subject itself (no __match_args__).
 SELF_MATCHING_CLASSES = frozenset({
