@@ -27,22 +27,20 @@ Importer = Callable[..., types.ModuleType]
 _PUBLIC: dict[str, dict[str, Any]] = {}  # per real module name: the names its views copy, computed once
 
 
-def public_names(module: types.ModuleType) -> dict[str, Any]:
-    """The attributes of ``module`` a view holds: readable under the gate's rules, and not modules."""
-    names = _PUBLIC.get(module.__name__)
-    if names is None:
-        names = {k: v for k, v in vars(module).items()
-                 if not attribute_problem(k) and not isinstance(v, types.ModuleType)}
-        _PUBLIC[module.__name__] = names
-    return names
-
-
 def make_importer() -> Importer:
     """A fresh ``__import__`` for one candidate: allow-listed modules only, answered with that candidate's
     own views. Everything it needs is bound in its closure (it reads no module global when called)."""
     real_import, modules, module_type = builtins.__import__, sys.modules, types.ModuleType
-    allowed, submodules, public = ALLOWED_IMPORTS, tuple(sorted(ALLOWED_SUBMODULES)), public_names
+    allowed, submodules, problem, cache = ALLOWED_IMPORTS, tuple(sorted(ALLOWED_SUBMODULES)), attribute_problem, _PUBLIC
     views: dict[str, types.ModuleType] = {}
+
+    def public(real: types.ModuleType) -> dict[str, Any]:
+        """The attributes a view of ``real`` holds: readable under the gate's rules, and not modules."""
+        names = cache.get(real.__name__)
+        if names is None:
+            names = {k: v for k, v in vars(real).items() if not problem(k) and not isinstance(v, module_type)}
+            cache[real.__name__] = names
+        return names
 
     def view(name: str) -> types.ModuleType:
         made = views.get(name)

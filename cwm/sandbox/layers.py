@@ -2,7 +2,8 @@
 
 In the order the child applies them: a new process group that dies with the zygote, file descriptors
 reduced to /dev/null and the result pipe, resource limits, an audit hook, a seccomp deny-list, restricted
-builtins for the candidate module, and a check afterwards that the harness's modules were not tampered with.
+builtins for the candidate module (with the module views of ``cwm.sandbox.imports``), and a check afterwards
+that the harness was not tampered with (``cwm.sandbox.tamper``).
 None of these is a kernel boundary on its own; bubblewrap around the zygote adds namespaces (see
 docs/security.md).
 """
