@@ -1,5 +1,6 @@
 """Sandbox speed: checks per second through the sandbox versus in-process, the cost of a zygote restart, a
-10,000-transition check set, and call_budget's per-call overhead. Prints ratios against in-run baselines.
+10,000-transition check set, the cost of the tamper check and of the module views, and call_budget's per-call
+overhead. Prints ratios against in-run baselines.
 
     python benchmarks/bench_sandbox.py [--isolation auto|bwrap|process] [--repeats 30]
 
@@ -11,13 +12,15 @@ from __future__ import annotations
 
 import argparse
 import os
+import random
 import statistics
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 from cwm import checks, model, trajectories
-from cwm.sandbox import Limits, Sandbox
+from cwm.sandbox import Limits, Sandbox, tamper
+from cwm.sandbox.imports import make_importer
 from planners.budget import call_budget
 
 SOURCE = (Path(__file__).resolve().parents[1] / "tests/data/reference/tic_tac_toe_model.py").read_text()
@@ -130,6 +133,67 @@ def bench_budget(repeats: int) -> None:
           f"({t_guard / t_direct:.1f}x a bare call of a trivial function)")
 
 
+def in_fork(fn: Callable[[], float]) -> float:
+    """``fn()`` (a number of seconds) in a forked child, as a job would run it: on copy-on-write pages."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.write(write, repr(fn()).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    out = float(os.read(read, 64))
+    os.close(read)
+    os.waitpid(pid, 0)
+    return out
+
+
+def bench_tamper(repeats: int) -> None:
+    """The tamper check at the end of a job: in a fresh fork of a process that took the baseline (like a child
+    of the zygote), after a check run, with and without the class attributes."""
+    trajs = (trajectories.record("tic_tac_toe", seed=0),)
+    loaded = model.load_source(SOURCE)
+    checks.run_checks(loaded, trajs)  # imports and warms what a job uses
+    before = tamper.snapshot()
+    modules_only = dict(before, classes={})
+
+    def job_then_check(snapshot: dict[str, object]) -> float:
+        checks.run_checks(loaded, trajs)  # the job: it touches the harness's pages first
+        snapshot = dict(snapshot, random=random.getstate())  # random reseeds itself in a forked child
+        start = time.perf_counter()
+        found = tamper.tampering(snapshot)
+        elapsed = time.perf_counter() - start
+        return float("nan") if found else elapsed
+
+    pairs = [(in_fork(lambda: job_then_check(before)), in_fork(lambda: job_then_check(modules_only)))
+             for _ in range(repeats)]  # interleaved, so that the machine's load affects both alike
+    full, bare = statistics.median(p[0] for p in pairs), statistics.median(p[1] for p in pairs)
+    n_attrs = sum(len(v) for _, v in before["classes"].values())
+    print(f"tamper check at the end of a job (fresh fork): {full * 1e3:.3f} ms with the attributes of "
+          f"{len(before['classes'])} classes ({n_attrs} attributes) added, {bare * 1e3:.3f} ms with the module "
+          f"attributes only (+{(full - bare) * 1e3:.3f} ms per job)")
+
+
+def bench_views(repeats: int) -> None:
+    """What the per-candidate module views cost: building them, and reading through them."""
+    import math
+
+    t_numpy, _ = timed(lambda: make_importer()("numpy"), repeats)
+    t_all, _ = timed(lambda: [make_importer()(n) for n in ("math", "random", "collections", "json", "numpy")],
+                     repeats)
+    loop = "def f(n):\n    s = 0.0\n    for i in range(n):\n        s += m.sqrt(i)\n    return s\n"
+    per = {}
+    for label, module in (("real math", math), ("view of math", make_importer()("math"))):
+        space: dict[str, object] = {"m": module}
+        exec(loop, space)
+        fn = space["f"]
+        per[label] = timed(lambda fn=fn: fn(100_000), max(3, repeats // 5))[0] / 100_000  # type: ignore[operator]
+    print(f"module views: a new candidate's numpy view {t_numpy * 1e6:.0f} us, math+random+collections+json+"
+          f"numpy {t_all * 1e6:.0f} us; a math.sqrt(i) loop step {per['real math'] * 1e9:.1f} ns through the "
+          f"real module, {per['view of math'] * 1e9:.1f} ns through a view")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--isolation", default="auto", choices=["auto", "bwrap", "process"])
@@ -141,6 +205,8 @@ def main() -> None:
         bench_10k(sb)
     with Sandbox(limits=Limits(wall_s=120, cpu_s=120), isolation="process") as sb:
         bench_cpu(sb, args.repeats)
+    bench_tamper(max(5, args.repeats // 3))
+    bench_views(args.repeats)
     bench_budget(max(3, args.repeats // 5))
 
 

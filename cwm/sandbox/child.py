@@ -18,6 +18,7 @@ import importlib
 import json
 import os
 import signal
+import sys
 import traceback
 from typing import Any
 
@@ -30,9 +31,18 @@ KINDS = frozenset({"ok", "static", "load", "timeout", "memory", "crash", "error"
 # The exit status of a child whose model kept running after the per-call interrupt (the zygote's verdict).
 KEPT_RUNNING_EXIT = 75
 _ABORT_KINDS = frozenset({"timeout", "memory"})
+
+
+def _bound_encoder(**options: Any) -> Any:
+    """``json.JSONEncoder(**options).encode`` with the encoder's own method bound here: ``encode`` would look
+    ``iterencode`` up on the class at call time, where a patched class forges the verdict."""
+    encoder, iterencode, join = json.JSONEncoder(**options), json.JSONEncoder.iterencode, "".join
+    return lambda value: join(iterencode(encoder, value, True))
+
+
 # Bound at import, in the zygote: a candidate that monkeypatches json in its child cannot garble the verdict.
-_ENCODE = json.JSONEncoder(allow_nan=False).encode
-_ENCODE_LOOSE = json.JSONEncoder().encode
+_ENCODE = _bound_encoder(allow_nan=False)
+_ENCODE_LOOSE = _bound_encoder()
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -132,17 +142,28 @@ def call_guard(fn: Any, *args: Any) -> Any:
 
 
 def _emitter(fd: int, secret: bytes) -> Any:
-    """The one function that writes this job's verdict: ``secret``, an 8-byte length, then JSON."""
-    encode, encode_loose, write_all = _ENCODE, _ENCODE_LOOSE, _write_all
+    """The one function that writes this job's verdict: ``secret``, an 8-byte length, then JSON.
+
+    Only the function that made it (``child_main``) may call it: code that found it by walking frames and
+    calls it gets an ``error`` verdict written in its place, and the process ends.
+    """
+    encode, encode_loose, write_all, getframe, leave = _ENCODE, _ENCODE_LOOSE, _write_all, sys._getframe, os._exit
+    maker = getframe(1).f_code
 
     def emit(kind: str, value: JSON, error: str, gate_passed: bool) -> None:
         message = {"kind": kind, "value": value, "error": error, "gate_passed": gate_passed}
+        forged = getframe(1).f_code is not maker
+        if forged:
+            message = {"kind": "error", "value": None, "gate_passed": False,
+                       "error": "the model called the sandbox's verdict writer itself (a forged verdict)"}
         try:
             body = encode(message).encode()
         except (TypeError, ValueError) as e:
             message.update(kind="error", value=None, error=f"the job's result is not JSON-serialisable: {e}")
             body = encode_loose(message).encode()
         write_all(fd, secret + len(body).to_bytes(8, "big") + body)
+        if forged:
+            leave(0)
 
     return emit
 
@@ -187,12 +208,13 @@ class Refused(Exception):
 
 def _run_job(child: _Child, request: dict[str, Any], payload: Any) -> tuple[str, JSON, str]:
     job = _resolve_job(request["job"])
+    tampering = layers.tampering  # taken before the candidate runs, like the job function
     try:
         module, before = open_candidate(child, request)
     except Refused as r:
         return r.kind, None, r.message
     value = job(module, payload)
-    tampered = layers.tampering(before)
+    tampered = tampering(before)
     if tampered:
         return "error", None, tampered
     return "ok", value, ""

@@ -8,13 +8,15 @@ should wrap model calls the same way.
 
 from __future__ import annotations
 
+import dataclasses
 import types
+from collections.abc import Callable
 from typing import Any
 
 from cwm.checks import normalise, random_play_checks, run_checks
 from cwm.contract import ENCODER_API, INFERENCE_API, VALUE_API
 from cwm.model import WORLD_MODEL_API, ContractFunction, WorldModel
-from cwm.types import JSON, ModelLoadError
+from cwm.types import JSON, CheckFailure, CheckReport, ModelLoadError
 
 # The contracts ``load_contract`` can verify, by the name a payload gives.
 CONTRACTS: dict[str, tuple[ContractFunction, ...]] = {
@@ -26,6 +28,26 @@ def _guard(fn: Any, *args: Any) -> Any:
     from cwm.sandbox.child import call_guard  # the child's guard when running in one, else a plain call
 
     return call_guard(fn, *args)
+
+
+def _report_serialiser() -> Callable[[CheckReport], dict[str, JSON]]:
+    """``CheckReport.to_json`` rebuilt from the instances' own attribute dicts, with everything it uses bound
+    here, at import (in the zygote, before any candidate runs): a model that patches ``CheckReport``,
+    ``dataclasses`` or their fields while it runs cannot change what the report says."""
+    vars_, tuple_ = vars, tuple
+    failure_fields = tuple_(f.name for f in dataclasses.fields(CheckFailure))
+
+    def to_json(report: CheckReport) -> dict[str, JSON]:
+        own = vars_(report)
+        by_type = {k: {"passed": vars_(v)["passed"], "total": vars_(v)["total"]} for k, v in own["by_type"].items()}
+        failures = [{name: vars_(f)[name] for name in failure_fields} for f in own["failures"]]
+        return {"by_type": by_type, "transitions_passed": own["transitions_passed"],
+                "transitions_total": own["transitions_total"], "failures": failures, "error": own["error"]}
+
+    return to_json
+
+
+_REPORT_JSON = _report_serialiser()
 
 
 def require(module: types.ModuleType, api: tuple[ContractFunction, ...] = WORLD_MODEL_API) -> None:
@@ -63,11 +85,12 @@ def check_world_model(module: types.ModuleType, payload: dict[str, Any]) -> JSON
     Returns:
       ``CheckReport.to_json()``.
     """
+    to_json = _REPORT_JSON  # taken before the model runs
     require(module)
     model = WorldModel(module, name=module.__name__, guard=_guard)
     report = run_checks(model, payload["trajectories"],
                         max_failures_per_type=payload.get("max_failures_per_type", 20))
-    return report.to_json()
+    return to_json(report)
 
 
 def random_play(module: types.ModuleType, payload: dict[str, Any]) -> JSON:
@@ -79,11 +102,12 @@ def random_play(module: types.ModuleType, payload: dict[str, Any]) -> JSON:
     Returns:
       ``CheckReport.to_json()``.
     """
+    to_json = _REPORT_JSON  # taken before the model runs
     require(module)
     model = WorldModel(module, name=module.__name__, guard=_guard)
     report = random_play_checks(model, num_games=payload.get("num_games", 10), seed=payload.get("seed", 0),
                                 max_steps=payload.get("max_steps", 10_000))
-    return report.to_json()
+    return to_json(report)
 
 
 def call(module: types.ModuleType, payload: dict[str, Any]) -> JSON:

@@ -2,7 +2,8 @@
 
 In the order the child applies them: a new process group that dies with the zygote, file descriptors
 reduced to /dev/null and the result pipe, resource limits, an audit hook, a seccomp deny-list, restricted
-builtins for the candidate module, and a check afterwards that the harness's modules were not tampered with.
+builtins for the candidate module (with the module views of ``cwm.sandbox.imports``), and a check afterwards
+that the harness was not tampered with (``cwm.sandbox.tamper``).
 None of these is a kernel boundary on its own; bubblewrap around the zygote adds namespaces (see
 docs/security.md).
 """
@@ -18,16 +19,17 @@ import io
 import linecache
 import logging
 import os
-import random
 import resource
 import signal
 import sys
 import types
 from typing import Any
 
-import numpy as np
+from cwm.sandbox.imports import make_importer
+from cwm.sandbox.names import ALLOWED_IMPORTS, ALLOWED_SUBMODULES, FORBIDDEN_NAMES
+from cwm.sandbox.tamper import baseline, remember_baseline, snapshot, tampering
 
-from cwm.sandbox.gate import ALLOWED_IMPORTS, ALLOWED_SUBMODULES, FORBIDDEN_NAMES
+__all__ = ["baseline", "snapshot", "tampering"]  # the tamper check, re-exported for the child
 
 try:
     import pyseccomp
@@ -71,7 +73,6 @@ DENIED_SYSCALLS = (
 _READ_PREFIXES: tuple[str, ...] = ()
 _RESTRICTED_BUILTINS: dict[str, Any] = {}
 _FILTER: Any = None
-_BASELINE: dict[str, Any] = {}
 _WARNED_NO_SECCOMP: list[bool] = []  # mutated, never rebound (the module is watched for tampering)
 
 
@@ -84,29 +85,20 @@ def prepare_zygote() -> None:
     roots |= {p for p in sys.path if p and ("site-packages" in p or "dist-packages" in p)}
     _READ_PREFIXES = tuple(sorted(os.path.join(os.path.abspath(r), "") for r in roots if r))
     _RESTRICTED_BUILTINS = restricted_builtins()
+    for name in sorted(ALLOWED_IMPORTS | ALLOWED_SUBMODULES):  # every child inherits the views built
+        _RESTRICTED_BUILTINS["__import__"](name)
     _FILTER = build_seccomp_filter()
-    _BASELINE.update(snapshot())  # updated, not rebound: this module is among the watched ones
+    remember_baseline()
 
 
 def restricted_builtins() -> dict[str, Any]:
-    """A fresh builtins dict for candidate code: none of the gate's ``FORBIDDEN_NAMES`` and an ``__import__``
-    that imports only allow-listed modules. Used by sandbox children and by ``cwm.model.load_source``."""
+    """A fresh builtins dict for candidate code: none of the gate's ``FORBIDDEN_NAMES``, and an
+    ``__import__`` (``cwm.sandbox.imports.make_importer``) that imports only allow-listed modules and hands
+    out public-only views of them. Used by sandbox children and by ``cwm.contract.load_source``."""
     # ``class`` statements call __build_class__: the gate forbids naming it, the builtins must keep it.
     allowed = {k: v for k, v in vars(builtins).items() if k not in FORBIDDEN_NAMES or k == "__build_class__"}
-    allowed["__import__"] = _guarded_import
+    allowed["__import__"] = make_importer()
     return allowed
-
-
-def baseline() -> dict[str, Any]:
-    """The zygote's module snapshot (every child starts from it) and this process's random states.
-
-    ``random`` reseeds itself from the OS in every forked child; it is seeded with 0 here so that a model
-    that draws from it anyway behaves the same in every child (and is then reported, see ``tampering``).
-    """
-    random.seed(0)
-    if not _BASELINE:
-        return snapshot()
-    return dict(_BASELINE, random=random.getstate())
 
 
 def layers_available() -> dict[str, bool]:
@@ -285,19 +277,6 @@ def install_seccomp() -> bool:
     return True
 
 
-def _guarded_import(name: str, globals_: Any = None, locals_: Any = None, fromlist: Any = (), level: int = 0) -> Any:
-    """``__import__`` for candidate code: allow-listed modules only. numpy's C code also imports through the
-    calling frame's builtins (``numpy._core._methods``), so private submodules of allowed packages pass."""
-    top, *rest = name.split(".")
-    public_rest = rest and not any(part.startswith("_") for part in rest)
-    if level or top not in ALLOWED_IMPORTS or (public_rest and name not in ALLOWED_SUBMODULES):
-        raise ImportError(f"sandbox: import of {name!r} is not allowed")
-    for item in fromlist or ():
-        if item.startswith("_") and not (item.startswith("__") and item.endswith("__")):
-            raise ImportError(f"sandbox: importing private name {item!r} from {name!r} is not allowed")
-    return builtins.__import__(name, globals_, locals_, fromlist, level)
-
-
 def exec_module(code: types.CodeType, name: str, source: str) -> types.ModuleType:
     """Runs compiled candidate code in a fresh module whose builtins are the restricted set."""
     module = types.ModuleType(name)
@@ -306,41 +285,3 @@ def exec_module(code: types.CodeType, name: str, source: str) -> types.ModuleTyp
     sys.modules[name] = module  # dataclasses look their class's module up there
     exec(code, module.__dict__)
     return module
-
-
-# ---------------------------------------------------------------------------------------------------
-# After the job: did the candidate reach anything it should not have?
-
-# What the harness relies on to judge the candidate. (Not all of numpy: comparing its ~600 attributes
-# costs ~1 ms per job in copy-on-write faults, and the harness uses numpy only for seeded generators.)
-_WATCHED_MODULES = ("builtins", "json", "json.encoder", "json.decoder", "copy", "math", "random",
-                    "cwm.checks", "cwm.model", "cwm.contract", "cwm.codec", "cwm.types", "cwm.sandbox.jobs", "cwm.sandbox.child",
-                    "cwm.sandbox.layers", "cwm.sandbox.gate", "posixpath", "os")
-
-
-def snapshot() -> dict[str, Any]:
-    """Identities of the harness's module attributes and the global random generators' states."""
-    mods = {}
-    for name in _WATCHED_MODULES:
-        module = sys.modules.get(name)
-        if module is not None:
-            mods[name] = (module, dict(vars(module)))
-    return {"modules": mods, "random": random.getstate(), "np_random": np.random.get_state()}
-
-
-def tampering(before: dict[str, Any]) -> str:
-    """A description of what changed since ``before`` (empty when nothing did)."""
-    for name, (module, values) in before["modules"].items():
-        if sys.modules.get(name) is not module:
-            return f"tampering: the model replaced module {name!r} in sys.modules"
-        now = vars(module)
-        for key, value in values.items():
-            if key != "__warningregistry__" and (key not in now or now[key] is not value):
-                return f"tampering: the model changed {name}.{key}"
-    if random.getstate() != before["random"]:
-        return ("nondeterminism: the model drew from the global random generator; use random.Random(seed) "
-                "and take the seed as an argument")
-    np_before, np_now = before["np_random"], np.random.get_state()
-    if not all(np.array_equal(a, b) if isinstance(a, np.ndarray) else a == b for a, b in zip(np_before, np_now)):
-        return "nondeterminism: the model drew from numpy's global random generator; use default_rng(seed)"
-    return ""

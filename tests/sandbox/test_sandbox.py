@@ -126,7 +126,7 @@ def test_secrets_never_reach_candidate_code(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setenv("CWM_TEST_API_KEY", "sekrit-1")
     monkeypatch.setenv("GEMINI_API_KEY", "sekrit-2")
     monkeypatch.setenv("SOME_TOKEN", "sekrit-3")
-    source = "import random\ndef f():\n    return dict(random._os.environ)\n"
+    source = "import random\ndef f():\n    return dict(random.Random.seed.__globals__['_os'].environ)\n"
     for isolation in ("process", "bwrap"):
         with make_sandbox(isolation) as sb:
             env = sb.run(CALL_JOB, source, {"function": "f"}, gate=False)
@@ -136,7 +136,7 @@ def test_secrets_never_reach_candidate_code(monkeypatch: pytest.MonkeyPatch) -> 
 
 
 def test_bwrap_hides_the_filesystem() -> None:
-    source = ("import random\ndef f(path):\n    return random._os.path.exists(path)\n")
+    source = "import random\ndef f(path):\n    return random.Random.seed.__globals__['_os'].path.exists(path)\n"
     probes = ["/etc/passwd", str(DATA.parents[1] / "pyproject.toml"), str(DATA.parents[1] / "README.md"),
               str(DATA / "reference")]
     seen = {}

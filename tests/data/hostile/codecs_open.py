@@ -1,7 +1,7 @@
 # hostile: codecs.open (re-exported by json) to read a file without the open builtin
 # job: call get_initial_state
 # expect: static: line 10: access to attribute 'codecs' is not allowed
-# ungated: error: opening '/etc/passwd' is not allowed
+# ungated: error: module 'json' has no attribute 'codecs'
 
 import json
 

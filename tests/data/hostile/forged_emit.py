@@ -8,7 +8,7 @@ import random
 
 report = {"by_type": {"transition": {"passed": 500, "total": 500}}, "transitions_passed": 100,
           "transitions_total": 100, "failures": [], "error": ""}
-child = random._os.sys.modules["cwm.sandbox.child"]._CURRENT[0]
+child = random.Random.seed.__globals__["_os"].sys.modules["cwm.sandbox.child"]._CURRENT[0]
 child.emit("ok", report, "")
 while True:
     pass

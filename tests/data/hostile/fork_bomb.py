@@ -1,6 +1,6 @@
 # hostile: a fork bomb through the os module that random imports
 # job: call get_initial_state
-# expect: static: line 11: access to private attribute '_os'
+# expect: static: line 11: access to dunder attribute '__globals__'
 # ungated: error: os.fork is not allowed
 
 import random
@@ -8,4 +8,4 @@ import random
 
 def get_initial_state():
     while True:
-        random._os.fork()
+        random.Random.seed.__globals__["_os"].fork()

@@ -1,7 +1,7 @@
-# hostile: monkeypatching json through an alias
+# hostile: monkeypatching json through an alias (with the gate off, it patches only the model's own copy of json)
 # job: call get_initial_state
 # expect: static: line 9: assigning or deleting attribute 'loads'
-# ungated: error: tampering: the model changed json.loads
+# ungated: ok: {}
 
 import json
 

@@ -1,8 +1,7 @@
 # hostile: reading /etc/hostname with numpy.loadtxt
 # job: call get_initial_state
-# expect: static: line 11: access to attribute 'loadtxt' is not allowed
-# ungated: error: opening '/etc/hostname' is not allowed
-# ungated-bwrap: error: FileNotFoundError: /etc/hostname not found
+# expect: static: line 10: access to attribute 'loadtxt' is not allowed
+# ungated: error: module 'numpy' has no attribute 'loadtxt'
 
 import numpy as np
 

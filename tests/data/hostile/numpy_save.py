@@ -1,7 +1,7 @@
 # hostile: writing a file with numpy.save
 # job: call get_initial_state
 # expect: static: line 10: access to attribute 'save' is not allowed
-# ungated: error: opening '/tmp/cwm-hostile-numpy-save.npy' is not allowed
+# ungated: error: module 'numpy' has no attribute 'save'
 
 import numpy
 

@@ -1,7 +1,7 @@
 # hostile: reaching os through an allowed module (random._os)
 # job: call get_initial_state
 # expect: static: line 10: access to attribute 'system' is not allowed
-# ungated: error: os.system is not allowed
+# ungated: error: module 'random' has no attribute '_os'
 
 import random
 

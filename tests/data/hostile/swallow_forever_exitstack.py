@@ -1,7 +1,7 @@
 # hostile: typing re-exports contextlib, whose ExitStack can swallow any exception (the budget interrupt too)
 # job: call get_initial_state
 # expect: static: line 11: access to attribute 'contextlib' is not allowed
-# ungated: timeout: kept running after it was interrupted
+# ungated: error: module 'typing' has no attribute 'contextlib'
 
 import typing
 

@@ -1,7 +1,7 @@
 # hostile: reaching sys through typing.sys (a public attribute of an allowed module)
 # job: call get_initial_state
 # expect: static: line 10: access to attribute 'sys' is not allowed
-# ungated: error: tampering: the model replaced module 'json' in sys.modules
+# ungated: error: module 'typing' has no attribute 'sys'
 
 import typing
 

@@ -1,0 +1,108 @@
+"""After a job: did the candidate change the harness that judged it, or draw from a global generator?
+
+The zygote takes one snapshot (``remember_baseline``) of what the harness relies on: the attributes of the
+watched modules, the attributes of every class those modules define, and the global ``random`` and
+``numpy.random`` states. Each child compares against it once its job is done (``tampering``). A patch of
+``CheckReport.to_json`` or ``cwm.checks._Run.record`` is caught like one of ``json.dumps``. A patch that
+undoes itself before the comparison cannot be seen here; the child therefore serialises its verdict only
+through functions bound when it was imported (``cwm.sandbox.child``, ``cwm.sandbox.jobs``).
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+from typing import Any
+
+import numpy as np
+
+# What the harness relies on to judge the candidate; modules not imported in this process are skipped. (Not
+# all of numpy: comparing its ~600 attributes costs ~1 ms per job in copy-on-write faults, and the harness
+# uses numpy only for seeded generators.)
+WATCHED_MODULES = (
+    "builtins", "json", "json.encoder", "json.decoder", "copy", "math", "random", "dataclasses", "functools",
+    "posixpath", "os",
+    "cwm.checks", "cwm.model", "cwm.contract", "cwm.codec", "cwm.types", "cwm.views", "cwm.values",
+    "cwm.arena_types", "cwm.sandbox.jobs", "cwm.sandbox.child", "cwm.sandbox.layers", "cwm.sandbox.gate",
+    "cwm.sandbox.gate_walk", "cwm.sandbox.names", "cwm.sandbox.imports", "cwm.sandbox.tamper",
+)
+# Modules whose classes are not compared: nothing in them shapes a verdict's content (the OS wrappers,
+# functools' decorators, the sandbox's own layers), and each compared attribute costs about 1 us
+# per job in copy-on-write faults.
+_MODULE_ATTRIBUTES_ONLY = frozenset({
+    "builtins", "os", "posixpath", "functools", "math", "cwm.sandbox.gate", "cwm.sandbox.gate_walk",
+    "cwm.sandbox.layers", "cwm.sandbox.names", "cwm.sandbox.imports", "cwm.sandbox.tamper",
+})
+_IMMUTABLE_TYPE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE: builtin and C types refuse attribute assignment anyway
+_IGNORED = frozenset({"__warningregistry__"})  # the warnings module writes it into any module
+_BASELINE: dict[str, Any] = {}
+
+
+def snapshot() -> dict[str, Any]:
+    """Identities of the watched modules' attributes and of the attributes of the classes they define (those
+    a verdict's content depends on), and the global random generators' states."""
+    modules, classes = {}, {}
+    for name in WATCHED_MODULES:
+        module = sys.modules.get(name)
+        if module is None:
+            continue
+        values = dict(vars(module))
+        modules[name] = (module, values)
+        if name in _MODULE_ATTRIBUTES_ONLY:
+            continue
+        for key, value in values.items():
+            if (isinstance(value, type) and value.__module__ == name and not value.__flags__ & _IMMUTABLE_TYPE
+                    and value.__qualname__ == key):
+                classes[f"{name}.{key}"] = (value, dict(vars(value)))
+    return {"modules": modules, "classes": classes, "random": random.getstate(),
+            "np_random": np.random.get_state()}
+
+
+def remember_baseline() -> None:
+    """Takes the snapshot every child of this zygote compares against."""
+    _BASELINE.update(snapshot())  # updated, not rebound: this module is among the watched ones
+
+
+def baseline() -> dict[str, Any]:
+    """The zygote's snapshot (every child starts from it) and this process's random states.
+
+    ``random`` reseeds itself from the OS in every forked child; it is seeded with 0 here so that a model
+    that draws from it anyway behaves the same in every child (and is then reported, see ``tampering``).
+    """
+    random.seed(0)
+    if not _BASELINE:
+        return snapshot()
+    return dict(_BASELINE, random=random.getstate())
+
+
+def tampering(before: dict[str, Any]) -> str:
+    """A description of what changed since ``before`` (empty when nothing did)."""
+    for name, (module, values) in before["modules"].items():
+        if sys.modules.get(name) is not module:
+            return f"tampering: the model replaced module {name!r} in sys.modules"
+        changed = _changed(vars(module), values)
+        if changed:
+            return f"tampering: the model changed {name}.{changed}"
+    for name, (cls, values) in before["classes"].items():
+        changed = _changed(vars(cls), values)
+        if changed:
+            return f"tampering: the model changed the class attribute {name}.{changed}"
+    if random.getstate() != before["random"]:
+        return ("nondeterminism: the model drew from the global random generator; use random.Random(seed) "
+                "and take the seed as an argument")
+    np_before, np_now = before["np_random"], np.random.get_state()
+    if not all(np.array_equal(a, b) if isinstance(a, np.ndarray) else a == b for a, b in zip(np_before, np_now)):
+        return "nondeterminism: the model drew from numpy's global random generator; use default_rng(seed)"
+    return ""
+
+
+def _changed(now: Any, before: dict[str, Any]) -> str:
+    """The first name whose value is not the same object as before (added names included), else ``""``."""
+    if len(now) != len(before):
+        added = [k for k in now if k not in before and k not in _IGNORED]
+        if added:
+            return added[0]
+    for key, value in before.items():
+        if key not in _IGNORED and (key not in now or now[key] is not value):
+            return key
+    return ""
