@@ -42,7 +42,8 @@ def _report_serialiser() -> Callable[[CheckReport], dict[str, JSON]]:
         by_type = {k: {"passed": vars_(v)["passed"], "total": vars_(v)["total"]} for k, v in own["by_type"].items()}
         failures = [{name: vars_(f)[name] for name in failure_fields} for f in own["failures"]]
         return {"by_type": by_type, "transitions_passed": own["transitions_passed"],
-                "transitions_total": own["transitions_total"], "failures": failures, "error": own["error"]}
+                "transitions_total": own["transitions_total"], "failures": failures, "error": own["error"],
+                "breaches": own["breaches"]}
 
     return to_json
 
