@@ -21,25 +21,24 @@ class ContractFunction:
 
 
 # The one definition of the world-model API: the loader requires these names and the synthesis prompt
-# renders them (``api_block``), so the LLM is shown exactly what the checks enforce.
+# renders them (``api_block``), so the LLM is shown exactly what the checks enforce. Each doc says what a
+# function means; what its values must be is the rules table of ``cwm.values.RULES``, shown next to it.
 WORLD_MODEL_API: tuple[ContractFunction, ...] = (
     ContractFunction(
         "get_initial_state", "get_initial_state() -> dict",
-        "The state before any move (chance included). A JSON-serialisable dict."),
+        "The state before any move (chance included)."),
     ContractFunction(
         "get_current_player", "get_current_player(state: dict) -> int",
-        "The player to act: 0..N-1, -1 for a chance node, -4 once the game is over."),
+        "Who acts at `state`: a player, chance, or no one once the game is over."),
     ContractFunction(
         "get_legal_actions", "get_legal_actions(state: dict) -> list[str]",
-        "The legal action strings in the game's own notation (as in the trajectories). At a chance "
-        "node: the possible outcomes. At a terminal state: an empty list."),
+        "The legal actions at `state`."),
     ContractFunction(
         "get_chance_outcomes", "get_chance_outcomes(state: dict) -> list[tuple[str, float]]",
-        "At a chance node: every outcome string with its probability (they sum to 1). "
-        "Elsewhere: an empty list."),
+        "Every chance outcome at `state` with its probability."),
     ContractFunction(
         "apply_action", "apply_action(state: dict, action: str) -> dict",
-        "The state after `action`, as a NEW dict. Never modify `state` or anything inside it."),
+        "The state after `action` is taken at `state`."),
     ContractFunction(
         "get_observations", "get_observations(state: dict) -> list[dict]",
         "One observation per player (index = player id), each exactly what that player sees, in the "

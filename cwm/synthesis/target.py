@@ -14,6 +14,7 @@ from typing import Any
 
 import prompts
 from cwm import model as cwm_model
+from cwm import values
 from cwm.checks import run_checks
 from cwm.model import ContractFunction
 from cwm.sandbox import ALLOWED_IMPORTS
@@ -54,8 +55,8 @@ class Target:
       name: a short name for records ("world_model").
       prompts: its template files.
       api: the functions a complete candidate defines (extraction picks code blocks by these names).
-      context: the fixed template fields (rules, API block, example games, example tests, ...); each
-        template takes the ones it names.
+      context: the fixed template fields (rules, API block, value rules, example games, example tests,
+        ...); each template takes the ones it names.
       check: scores one candidate source; must never raise for bad candidate code.
       pick_failures: the failures shown in a refinement prompt.
       score: the pass rate ``h`` the tree search uses (default: fraction of checks passed).
@@ -147,6 +148,7 @@ def world_model_target(
     context = {
         "rules": nest_headings(rules.strip()),
         "api": cwm_model.api_block(cwm_model.WORLD_MODEL_API).rstrip(),
+        "value_rules": values.rules_text(),
         "allowed_imports": ", ".join(sorted(ALLOWED_IMPORTS)),
         "trajectories": render.render_trajectories(train, max_steps=max_steps_shown),
         "tests": tests,

@@ -3,8 +3,8 @@
 The replies are the hand-written candidates under tests/data/synthesis/tic_tac_toe/ (a buggy first
 program, a partial fix, a correct program), answered by ``cwm.llm.ScriptedClient`` and written by the
 LLM layer's ``RecordingClient``. Replaying the file (``--llm replay:...``) needs exactly the prompts of
-the recording, so re-run this after changing the synthesis prompts, the contract, the tic-tac-toe rules
-or the trajectory format:
+the recording, so re-run this after changing the synthesis prompts, the contract or its value rules
+(``cwm.values.RULES``, shown in the prompt), the tic-tac-toe rules or the trajectory format:
 
     python tests/synthesis/record_tic_tac_toe.py
 """

@@ -9,6 +9,7 @@ import pytest
 from synth_helpers import BUGGY_THEN_FIXED, RULES, program, reply, synthesize
 
 import prompts
+from cwm import values
 from cwm.llm import ScriptedClient
 from cwm.model import WORLD_MODEL_API, api_block
 from cwm.synthesis import world_model_target
@@ -62,6 +63,16 @@ def test_refinement_prompt_has_the_code_and_one_failed_test_per_type(calls: list
     assert "[legal_actions]" not in failing and "[transition]" not in failing
     assert "expected: [1.0, -1.0]" in failing and "diff:" in failing
     assert "226/235 checks passed" in failing
+
+
+@pytest.mark.parametrize("index", [0, 1], ids=["initial", "refine"])
+def test_prompts_take_the_value_rules_from_the_rules_table(calls: list, index: int) -> None:
+    api = _section(calls[index].messages[0].text, "## The API to implement")
+    assert api.count(values.rules_text()) == 1
+    # nothing around the table restates a rule by hand (a second wording could drift from the checks)
+    rest = api.replace(values.rules_text(), "")
+    for phrase in ("-4", "-1", "sum to 1", "bool", "NEW", "modify"):
+        assert phrase not in rest, phrase
 
 
 def test_example_tests_are_spread_and_counted(train: list) -> None:
