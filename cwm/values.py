@@ -51,15 +51,16 @@ RULES: tuple[Rule, ...] = (
     Rule("state", "a dict of JSON values (dicts, lists, tuples, str, int, float, bool, None); floats finite; "
                   "keys str, int, float, bool or None, distinct once written as JSON; nested at most "
                   f"{MAX_DEPTH} deep"),
-    Rule("every function", "never modifies its input: states are handed over read-only (dict and list "
-                           "subclasses whose mutating methods raise), so build and return new values; "
-                           "copy.deepcopy, dict(s), list(s) and s.copy() give plain, writable copies"),
+    Rule("every function", "never modifies its input. States are handed over read-only (dict and list "
+                           "subclasses whose mutating methods raise): build and return new values. "
+                           "copy.deepcopy(s) gives a plain, writable copy; dict(s), list(s) and s.copy() copy one "
+                           "level (what they hold stays read-only)"),
     Rule("get_current_player", "an int (a bool is not an int): 0..N-1, -1 at a chance node, -4 once the game "
                                "is over"),
     Rule("get_legal_actions", "a list of distinct str; not empty unless the game is over, empty when it is; at "
                               "a chance node the possible outcomes"),
     Rule("get_chance_outcomes", "a list of (str, probability) pairs at a chance node, else empty: distinct "
-                                f"outcomes, finite probabilities > 0 that sum to 1 within {PROBABILITY_TOLERANCE}"),
+                                f"outcomes, finite probabilities > 0 that sum to 1 within 1e-6"),
     Rule("apply_action", "a new state (not the input object), for an action that is legal at the input"),
     Rule("get_observations", "a list of N JSON values, one per player; numbers compare by value (1 and 1.0 are "
                              "the same observation), a bool is not a number, dict keys compare as JSON writes "
