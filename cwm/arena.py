@@ -28,14 +28,18 @@ import pyspiel
 from cwm import games
 from cwm.arena_plan import AGENTS_FILE, ArenaError, check_resume, load_results, match_seed, plan_jobs, resume
 from cwm.arena_types import FORFEIT_KINDS, MatchJob, MatchOutcome, MatchResult
-from cwm.executors import Executor, make_executor
+from cwm.executors import Executor, JobCrashed, make_executor
 from cwm.files import atomic_write, changed_settings
 from cwm.sandbox.worker import hard_wall
 from cwm.types import CHANCE, JSON
 from planners.agents import Agent, AgentError, IllegalMoveError
 from planners.specs import Settings, check_agent, make_agent, parse_agent_spec
 
-__all__ = ["FORFEIT_KINDS", "ArenaError", "MatchJob", "MatchOutcome", "MatchResult", "MoveTimeout", "load_results",
+# The default move limit of tournaments, `cwm arena` and `cwm run`: CPU seconds per move (and the hard wall
+# clock three limits and 30 s later), long enough for the paper's 1,000 simulations on the games here.
+DEFAULT_MOVE_TIME_S = 60.0
+
+__all__ = ["DEFAULT_MOVE_TIME_S", "FORFEIT_KINDS", "ArenaError", "MatchJob", "MatchOutcome", "MatchResult", "MoveTimeout", "load_results",
            "match_seed", "plan_jobs", "play_match", "run_match", "tournament"]
 
 
@@ -232,7 +236,8 @@ def _stats(agent: Agent) -> dict[str, JSON]:
 
 def tournament(game: str, agents: Sequence[str], *, matches: int, out_dir: str | Path,
                settings: Settings | None = None, seed: int = 0, executor: str | Executor = "local",
-               pairings: Sequence[tuple[str, ...]] | None = None, move_time_limit: float | None = None,
+               pairings: Sequence[tuple[str, ...]] | None = None,
+               move_time_limit: float | None = DEFAULT_MOVE_TIME_S,
                aliases: Mapping[str, str] | None = None, progress: bool = True) -> list[MatchResult]:
     """Plays (or resumes) a tournament and writes its results under ``out_dir``.
 
@@ -248,7 +253,9 @@ def tournament(game: str, agents: Sequence[str], *, matches: int, out_dir: str |
       executor: ``local`` (process pool, default), ``local:N``, ``inline``, ``ray[:ADDRESS]`` or an executor.
       pairings: explicit seatings by label (or by the spec of a new agent with a label of its own) instead
         of every pair of distinct agents.
-      move_time_limit: seconds per move before a forfeit (``None``: none).
+      move_time_limit: CPU seconds per move before a ``timeout`` forfeit (default ``DEFAULT_MOVE_TIME_S``;
+        ``None``: no limit for in-process agents, and a CWM agent's worker gets its own default), with the
+        hard wall clock of ``play_match``; a ``cwm:`` agent's worker gets exactly this CPU budget.
       aliases: former label -> current label, for matches in ``out_dir`` recorded before an agent was
         renamed (``cwm:/old/place/bundle`` -> ``cwm`` after a run directory moved); they count as that
         agent's (keeping their seeds), are not replayed, and are saved under the current label (``matches.jsonl``
@@ -310,12 +317,21 @@ def _run(ex: Executor, todo: list[MatchJob], path: Path, done: dict[str, MatchRe
     bar = tqdm(total=total, initial=total - len(todo), disable=not progress, desc="matches", unit="match")
     with path.open("a", encoding="utf-8") as f:
         for record in ex.imap_unordered(run_match, todo):
+            if isinstance(record, JobCrashed):  # saved like any match, so a resume does not crash again
+                record = _void(record.item, str(record))
             f.write(json.dumps(record) + "\n")
             f.flush()
             result = MatchResult.from_json(record)
             done[result.key] = result
             bar.update(1)
     bar.close()
+
+
+def _void(job: MatchJob, why: str) -> dict[str, JSON]:
+    """The record of a match whose (trusted) process died under it: no seat is blamed, the reports count
+    it as void, and it is never replayed."""
+    n = len(job.seats)
+    return MatchResult(job.key, job.seats, job.seed, (0.0,) * n, None, "crash", why, 0, 0.0).to_json()
 
 
 def _check_numbers(matches: int, settings: Settings, move_time_limit: float | None) -> None:

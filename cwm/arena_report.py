@@ -23,12 +23,19 @@ def summarize(results: Sequence[MatchResult]) -> list[dict[str, JSON]]:
     """
     groups: dict[tuple[str, str, str], list[tuple[MatchResult, int]]] = {}
     for r in results:
+        if r.void:  # its process died under it: no outcome to count (``void_matches`` lists them)
+            continue
         for seat, agent in enumerate(r.seats):
             others = [a for i, a in enumerate(r.seats) if i != seat]
             opponent = others[0] if len(set(others)) == 1 else "+".join(others)
             for seat_key in (str(seat), "all"):
                 groups.setdefault((agent, opponent, seat_key), []).append((r, seat))
     return [_row(agent, opp, seat, items) for (agent, opp, seat), items in sorted(groups.items())]
+
+
+def void_matches(results: Sequence[MatchResult]) -> list[dict[str, JSON]]:
+    """The matches whose process died under them (no seat blamed, no outcome), with why."""
+    return [{"key": r.key, "reason": r.reason} for r in results if r.void]
 
 
 def _row(agent: str, opponent: str, seat: str, items: list[tuple[MatchResult, int]]) -> dict[str, JSON]:
@@ -134,14 +141,17 @@ def write_reports(out: Path, results: Sequence[MatchResult], *, config: dict[str
     outcome = "payoff" if outcome == "payoff" else "win/draw/loss"
     rows = summarize(results)
     clean = [{k: _finite(v) for k, v in r.items()} for r in rows]
-    (out / "results.json").write_text(json.dumps({"config": config, "outcome": outcome, "rows": clean}, indent=2)
-                                      + "\n", encoding="utf-8")
+    void = void_matches(results)
+    (out / "results.json").write_text(json.dumps({"config": config, "outcome": outcome, "rows": clean,
+                                                  "void_matches": void}, indent=2) + "\n", encoding="utf-8")
     with (out / "results.csv").open("w", newline="", encoding="utf-8") as f:
         writer = csv.DictWriter(f, fieldnames=list(clean[0]) if clean else ["agent"])
         writer.writeheader()
         for r in clean:
             writer.writerow({k: "; ".join(v) if isinstance(v, list) else v for k, v in r.items()})
-    (out / "results.md").write_text(markdown(rows, outcome=outcome), encoding="utf-8")
+    note = (f"\n{len(void)} void match(es): the match's own process died, no outcome counted "
+            f"(results.json lists them)\n" if void else "")
+    (out / "results.md").write_text(markdown(rows, outcome=outcome) + note, encoding="utf-8")
     if rows:
         plot(rows, out / "results.png", outcome=outcome, title=f"{config['game']}: arena")
     return clean

@@ -75,6 +75,11 @@ class MatchResult:
         object.__setattr__(self, "logs", tuple(clean_json(log, limit=LOG_TEXT_LIMIT) for log in self.logs))
         object.__setattr__(self, "stats", tuple(clean_json(s, limit=LOG_TEXT_LIMIT) for s in self.stats))
 
+    @property
+    def void(self) -> bool:
+        """The match's own process died under it (``crash`` with no forfeiting seat): it has no outcome."""
+        return self.forfeit_kind == "crash" and self.forfeit_seat is None
+
     def to_json(self) -> dict[str, JSON]:
         return dataclasses.asdict(self)
 

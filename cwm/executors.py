@@ -11,7 +11,8 @@ import concurrent.futures as cf
 import os
 import socket
 import urllib.parse
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -45,8 +46,20 @@ class InlineExecutor:
         pass
 
 
+class JobCrashed(CwmError):
+    """A job whose worker process died under it, alone (so it, not a neighbour, killed the process)."""
+
+    def __init__(self, item: Any, message: str):
+        super().__init__(message)
+        self.item = item
+
+
 class ProcessExecutor:
-    """A local process pool.
+    """A local process pool that survives a job killing its worker process.
+
+    When the pool breaks (a worker died: a segfault, the kernel's OOM killer), the jobs that were in flight
+    run again one by one in a fresh one-worker pool, so the one that kills its process alone is found; it is
+    yielded as a ``JobCrashed`` (not raised) and every other job's result still comes back.
 
     Args:
       workers: pool size (default: the machine's CPU count).
@@ -59,15 +72,39 @@ class ProcessExecutor:
         self._pool: cf.ProcessPoolExecutor | None = None
 
     def imap_unordered(self, fn: Callable[[Any], Any], items: Sequence[Any]) -> Iterator[Any]:
-        if self._pool is None:
-            self._pool = cf.ProcessPoolExecutor(max_workers=self.workers)
-        futures = [self._pool.submit(fn, item) for item in items]
+        broken = yield from self._run(fn, list(items), self.workers)
+        for item in broken:  # alone, in a fresh pool: a job that breaks it again is the one that kills
+            again = yield from self._run(fn, [item], 1)
+            if again:
+                yield JobCrashed(item, "the job's worker process died (a signal or the memory limit) twice, "
+                                       "the second time running alone")
+
+    def _run(self, fn: Callable[[Any], Any], items: list[Any], workers: int) -> Generator[Any, None, list[Any]]:
+        """Yields results as they come; returns the items whose future failed because the pool broke."""
+        if self._pool is None or workers != self.workers:
+            self._close_pool()
+            self._pool = cf.ProcessPoolExecutor(max_workers=workers)
+        futures = {self._pool.submit(fn, item): item for item in items}
+        broken: list[Any] = []
         try:
             for future in cf.as_completed(futures):
-                yield future.result()
+                try:
+                    result = future.result()
+                except BrokenProcessPool:
+                    broken.append(futures[future])
+                    continue
+                yield result
         finally:
             for future in futures:
                 future.cancel()
+        if broken or workers != self.workers:
+            self._close_pool()
+        return broken
+
+    def _close_pool(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
 
     def close(self) -> None:
         if self._pool is not None:

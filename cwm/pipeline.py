@@ -60,6 +60,9 @@ class RunConfig:
       opponents: agent specs the CWM agent plays against.
       executor: where arena matches run (``local``, ``local:N``, ``inline``, ``ray[:ADDRESS]``).
       rules: a rules file for games outside the registry.
+      move_time_limit: CPU seconds per arena move (``cwm.arena.DEFAULT_MOVE_TIME_S``).
+      trust: plan on the synthesized model in the arena's own processes instead of in hardened workers
+        (only for a model you have read).
     """
 
     game: str
@@ -74,6 +77,8 @@ class RunConfig:
     opponents: tuple[str, ...] = ("random", "gt-mcts")
     executor: str = "local"
     rules: str | None = None
+    move_time_limit: float = 60.0
+    trust: bool = False
 
     def __post_init__(self) -> None:
         positive = {"budget": self.budget, "matches": self.matches, "simulations": self.simulations,
@@ -83,6 +88,8 @@ class RunConfig:
             bad.append(f"num_test must be 0 or more (got {self.num_test})")
         if self.strategy not in ("tree", "conversation"):
             bad.append(f"strategy must be 'tree' or 'conversation' (got {self.strategy!r})")
+        if not (type(self.move_time_limit) in (int, float) and self.move_time_limit > 0):
+            bad.append(f"the move time limit must be > 0 seconds (got {self.move_time_limit!r})")
         if self.rules is not None and not Path(self.rules).is_file():
             bad.append(f"rules file {self.rules!r} does not exist")
         if bad:
@@ -217,10 +224,12 @@ def _arena(config: RunConfig, bundle_dir: Path, out: Path, progress: bool) -> li
     from planners.config import SearchConfig
     from planners.specs import Settings
 
-    settings = Settings(search=SearchConfig(num_simulations=config.simulations, rollouts=config.rollouts))
+    settings = Settings(search=SearchConfig(num_simulations=config.simulations, rollouts=config.rollouts),
+                        trust_models=config.trust)
     results = arena.tournament(
         config.game, [f"{CWM_LABEL}=cwm:{bundle_dir.resolve()}", *config.opponents], matches=config.matches,
         out_dir=out, settings=settings, seed=config.seed, executor=config.executor,
+        move_time_limit=config.move_time_limit,
         pairings=[(CWM_LABEL, o) for o in config.opponents],
         aliases=own_aliases(out, CWM_LABEL, config.opponents), progress=progress)
     return [row for row in arena_report.summarize(results) if row["agent"] == CWM_LABEL]

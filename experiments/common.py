@@ -203,11 +203,9 @@ def check_bundle(game: str, path: Path) -> None:
     from cwm import bundle, games
 
     try:
-        loaded = bundle.load_bundle(path)
+        loaded = bundle.load_bundle(path, game=game)  # the game as the user named it, module games included
     except bundle.BundleError as e:
         raise ExperimentError(f"bundle for {game}: {e}") from e
-    if loaded.game != game:
-        raise ExperimentError(f"bundle {path} models {loaded.game}, not {game}")
     if not games.resolve(game).perfect_information and "inference.py" not in loaded.sources:
         raise ExperimentError(
             f"{game}: bundle {path} has no inference.py; the CWM agent needs an inference function "

@@ -33,7 +33,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--llm-examples", type=int, default=2,
                    help="example games shown to an LLM policy in its prompt (default 2)")
     p.add_argument("--seed", type=int, default=0, help="tournament seed (default 0)")
-    p.add_argument("--move-time-limit", type=float, default=None, help="seconds per move before a forfeit, > 0 (default: none)")
+    p.add_argument("--move-time-limit", type=float, default=arena.DEFAULT_MOVE_TIME_S,
+                   help=f"CPU seconds per move before a timeout forfeit, > 0 (default {arena.DEFAULT_MOVE_TIME_S:g}; "
+                        f"a move still running three limits and 30 s later is ended too)")
+    p.add_argument("--trust", action="store_true",
+                   help="plan on cwm: models in this process (faster, no containment) instead of in hardened "
+                        "workers: only for models you have read")
     p.add_argument("--self-play", action="store_true", help="also play each agent against itself")
     p.add_argument("--executor", default="local",
                    help="local (process pool, default), local:N, inline, ray or ray:ADDRESS")
@@ -50,7 +55,8 @@ def cmd_arena(args: argparse.Namespace) -> int:
         pairings = [(a, b) for i, a in enumerate(labels) for b in labels[i:]]
     search = SearchConfig(num_simulations=args.sims, rollouts=args.rollouts, uct_c=args.uct_c,
                           max_rollout_steps=args.max_rollout_steps)
-    settings = Settings(search=search, llm_retries=args.llm_retries, llm_examples=args.llm_examples)
+    settings = Settings(search=search, llm_retries=args.llm_retries, llm_examples=args.llm_examples,
+                        trust_models=args.trust)
     results = arena.tournament(args.game, [str(s) for s in specs], matches=args.matches, out_dir=args.out,
                                settings=settings, seed=args.seed, executor=args.executor, pairings=pairings,
                                move_time_limit=args.move_time_limit, progress=not args.no_progress)

@@ -26,6 +26,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--rules", default=None, help="rules file (for games outside the registry)")
     p.add_argument("--max-prompt-tokens", type=int, default=None, help="refuse, unsent, a synthesis prompt "
                    "estimated above N tokens (default: the model's context window)")
+    p.add_argument("--move-time-limit", type=float, default=d.move_time_limit,
+                   help=f"CPU seconds per arena move before a timeout forfeit (default {d.move_time_limit:g})")
+    p.add_argument("--trust", action="store_true",
+                   help="plan on the synthesized model in this machine's arena processes instead of in hardened "
+                        "workers: only for a model you have read")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=cmd_run)
 
@@ -34,7 +39,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     config = pipeline.RunConfig(
         game=args.game, llm=args.llm, strategy=args.strategy, budget=args.budget, seed=args.seed,
         num_test=args.num_test, matches=args.matches, simulations=args.sims, rollouts=args.rollouts,
-        opponents=tuple(o for o in args.opponents.split(",") if o), executor=args.executor, rules=args.rules)
+        opponents=tuple(o for o in args.opponents.split(",") if o), executor=args.executor, rules=args.rules,
+        move_time_limit=args.move_time_limit, trust=args.trust)
     out = args.out or f"runs/{config.game.replace('/', '_').replace(':', '_')}-seed{config.seed}"
     report = pipeline.run(config, out, progress=not args.quiet, max_prompt_tokens=args.max_prompt_tokens)
     s = report["synthesis"]

@@ -8,6 +8,9 @@ touch no network beyond a closed port on 127.0.0.1.
 
 from __future__ import annotations
 
+import json
+import os
+import signal
 import socket
 import time
 
@@ -15,7 +18,7 @@ import pytest
 
 from cwm import cli
 from cwm.arena import tournament
-from cwm.executors import ExecutorError, InlineExecutor, ProcessExecutor, RayExecutor, make_executor
+from cwm.executors import ExecutorError, InlineExecutor, JobCrashed, ProcessExecutor, RayExecutor, make_executor
 from planners import Settings
 from planners.config import SearchConfig
 
@@ -99,3 +102,42 @@ def test_ray_cluster_plays_the_same_matches(tmp_path):
     finally:
         ray.shutdown()
     assert [(r.key, r.returns, r.moves) for r in inline] == [(r.key, r.returns, r.moves) for r in on_ray]
+
+
+def _double_unless_three(item: int) -> int:
+    if item == 3:  # this job kills its worker process, as a segfault or the OOM killer would
+        os.kill(os.getpid(), signal.SIGKILL)
+    return item * 2
+
+
+def test_a_job_that_kills_its_worker_process_is_found_and_every_other_job_completes():
+    ex = ProcessExecutor(2)
+    try:
+        out = list(ex.imap_unordered(_double_unless_three, list(range(6))))
+        assert list(ex.imap_unordered(_double_unless_three, [10])) == [20]  # the pool works afterwards
+    finally:
+        ex.close()
+    crashed = [o for o in out if isinstance(o, JobCrashed)]
+    assert [c.item for c in crashed] == [3] and "died" in str(crashed[0])
+    assert sorted(o for o in out if not isinstance(o, JobCrashed)) == [0, 2, 4, 8, 10]
+
+
+class _CrashingExecutor(InlineExecutor):
+    """Runs matches in this process, except that the second one 'kills its worker'."""
+
+    def imap_unordered(self, fn, items):  # noqa: ANN001, ANN201
+        for i, item in enumerate(items):
+            yield JobCrashed(item, "the job's worker process died") if i == 1 else fn(item)
+
+
+def test_a_match_whose_process_died_is_saved_void_and_never_replayed(tmp_path):
+    results = tournament("tic_tac_toe", ["random", "gt-mcts"], matches=2, out_dir=tmp_path, settings=FAST,
+                         executor=_CrashingExecutor(), progress=False)
+    void = [r for r in results if r.void]
+    assert len(void) == 1 and void[0].forfeit_kind == "crash" and "died" in void[0].reason
+    report = json.loads((tmp_path / "results.json").read_text())
+    assert report["void_matches"] == [{"key": void[0].key, "reason": void[0].reason}]
+    assert sum(r["matches"] for r in report["rows"] if r["seat"] == "all") == 2 * (len(results) - 1)
+    again = tournament("tic_tac_toe", ["random", "gt-mcts"], matches=2, out_dir=tmp_path, settings=FAST,
+                       executor="inline", progress=False)  # resumes: nothing to play, the void match stays
+    assert [r.key for r in again if r.void] == [void[0].key]

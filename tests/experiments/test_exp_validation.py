@@ -124,7 +124,7 @@ ARENA_CASES = [
     ("not-asked", "--bundles names connect_four, which is not among the games ['tic_tac_toe']"),
     ("twice", "--bundles names tic_tac_toe twice"),
     ("edited", "model.py does not match its hash in manifest.json"),
-    ("other-game", "models tic_tac_toe, not connect_four"),
+    ("other-game", "the bundle is of 'tic_tac_toe', not 'connect_four'"),
     ("imperfect-no-bundle", "leduc_poker: the CWM agent needs a bundle with inference.py"),
     ("move-time-limit", "--move-time-limit must be above 0 seconds, got 0.0"),
     ("direct-llm", "--direct-llm 'gemini': Gemini needs an API key"),
