@@ -38,6 +38,7 @@ __all__ = [
 T = TypeVar("T")
 DECODED_LIMIT = 4096  # action lists a WorldModel remembers decoded (WorldModel.decoded): a few MB at most
 _STR = frozenset({str})
+_FLOAT = {float}
 
 Guard = Callable[..., Any]  # guard(fn, *args) -> fn(*args), possibly under a time budget
 
@@ -407,11 +408,17 @@ class ModelState:
         nxt = model.call("apply_action", self.raw, action, step=step)
         if nxt is self.raw:
             raise self._breach("apply_action returned its input state object; it must return a new state")
-        nxt = self._rule(values.state, nxt)
+        try:
+            nxt = values.state(nxt)
+        except values.ValueBreach as e:
+            raise self._breach(str(e)) from None
         aid = self._id_of(action) if action_id is None else action_id
         got = model.call("get_rewards", nxt, step=step)
-        rewards = self._rule(values.rewards, got, len(self._returns), f"get_rewards (after {action!r})")
         returns = self._returns
+        if type(got) is list and len(got) == len(returns) and values.finite_numbers(got):
+            rewards = tuple(got) if set(map(type, got)) == _FLOAT else tuple(map(float, got))
+        else:
+            rewards = self._rule(values.rewards, got, len(returns), f"get_rewards (after {action!r})")
         if any(rewards):  # most moves pay nothing: the returns are shared then
             returns = tuple([a + b for a, b in zip(returns, rewards)])
         return ModelState(model, nxt, history=self._history + (aid,), returns=returns, rewards=rewards, parent=self,

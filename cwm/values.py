@@ -171,7 +171,12 @@ def _freeze(v: Any, depth: int) -> Any:
             _check_keys(v, "a state")
         out = ReadOnlyDict(v)
         for k, x in dict.items(v):
-            if type(x) not in _ATOMS:
+            tx = type(x)
+            if tx in _ATOMS or tx in _FROZEN:
+                continue
+            if tx is list and set(map(type, x)) <= _ATOMS:  # the common nested case, without a call
+                dict.__setitem__(out, k, ReadOnlyList(x))
+            else:
                 dict.__setitem__(out, k, _freeze(x, depth + 1))
         return out
     if t is tuple:
@@ -417,6 +422,18 @@ def rewards(value: Any, num_players: int, what: str = "get_rewards") -> tuple[fl
     except ValueBreach as e:
         raise ValueBreach(f"{what} must return a list of {num_players} numbers (finite), got {describe(value)} "
                           f"({e})") from None
+
+
+def finite_numbers(items: list[Any]) -> bool:
+    """Whether every item is an exact int or a finite exact float (the hot paths' check before ``rewards``)."""
+    for x in items:
+        t = type(x)
+        if t is float:
+            if x - x != 0.0:
+                return False
+        elif t is not int:
+            return False
+    return True
 
 
 def number(value: Any, what: str) -> float:

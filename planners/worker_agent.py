@@ -93,7 +93,8 @@ class WorkerAgent:
     def step(self, state: pyspiel.State) -> int:
         player = state.current_player()
         if self._tracker is None or not self._tracker.follows(state, player):
-            self.close()  # a new game (or seat): a fresh worker
+            if self._tracker is not None or self._sent_moves or self._sent_events:
+                self.close()  # another game (or seat): a fresh worker
             self._tracker = HistoryTracker(self.spec, player)
         self._tracker.sync(state)
         legal = [state.action_to_string(player, a) for a in state.legal_actions()]

@@ -18,6 +18,7 @@ or could not follow the real game; ``{"op": "reset"}`` starts a new game.
 
 from __future__ import annotations
 
+import time
 import types
 from collections.abc import Callable
 from typing import Any
@@ -88,9 +89,11 @@ class _Server:
             raise ModelLoadError("the planning worker's view of the game is out of step with the host's")
         self.moves.extend(message["moves"])
         self.events.extend(message["events"])
+        wall, cpu = time.perf_counter(), time.process_time()
         try:
             action = self.planner.plan(int(message["player"]), list(message["legal"]), moves=self.moves,
                                        events=self.events)
         except (CwmError, values.ValueBreach) as e:  # the model broke the contract, or cannot follow the game
             return {"refused": str(e)[:_REASON_CHARS], "stats": self.planner.stats()}
-        return {"action": action, "stats": self.planner.stats()}
+        spent = {"move_wall_s": time.perf_counter() - wall, "move_cpu_s": time.process_time() - cpu}
+        return {"action": action, "stats": self.planner.stats() | spent}

@@ -18,7 +18,14 @@ import pytest
 
 from cwm import cli
 from cwm.arena import tournament
-from cwm.executors import ExecutorError, InlineExecutor, JobCrashed, ProcessExecutor, RayExecutor, make_executor
+from cwm.executors import (
+    ExecutorError,
+    InlineExecutor,
+    JobCrashed,
+    ProcessExecutor,
+    RayExecutor,
+    make_executor,
+)
 from planners import Settings
 from planners.config import SearchConfig
 
