@@ -96,7 +96,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     done = _resume(Path(args.out) / "items.jsonl", tasks, names)
     with _sandbox(enabled="cwm" in names and not args.in_process) as box, _appender(Path(args.out)) as append:
         contestants = [nfg.DirectContestant(client, temperature=args.temperature) if n == "direct"
-                       else nfg.CwmContestant(client, sandbox=box, temperature=args.temperature) for n in names]
+                       else nfg.CwmContestant(client, sandbox=box, in_process=args.in_process,
+                                              temperature=args.temperature) for n in names]
         new = nfg.evaluate(tasks, contestants, workers=args.workers, on_result=append, skip=done)
     by_pair = {**done, **{(r.contestant, r.task_id): r for r in new}}
     results = [by_pair[(n, t.id)] for n in names for t in tasks]

@@ -57,7 +57,9 @@ class CwmContestant:
     Attributes:
       client: the LLM.
       sandbox: a ``cwm.sandbox.Sandbox`` to run the code in (one job at a time: calls are serialised);
-        None runs it in-process behind the static gate (see ``route.run_job``).
+        ``None``: one of its own, started at the first item.
+      in_process: run the LLM's code in this process behind the static gate instead (``route.run_job``):
+        only for code you trust, since nothing else contains it there.
       temperature: sampling temperature (default 0).
       max_output_tokens: cap on the reply.
       budget_s: in-process runs only: the wall-clock budget for loading, and for tabulating, the code
@@ -66,6 +68,7 @@ class CwmContestant:
 
     client: Client
     sandbox: Any = None
+    in_process: bool = False
     temperature: float = 0.0
     max_output_tokens: int = 8192
     name: str = "cwm"
@@ -83,6 +86,10 @@ class CwmContestant:
         try:
             source = extract_code(reply, ["payoff"]).candidates[-1]
             with self._lock:
+                if self.sandbox is None and not self.in_process:  # contained unless the caller chose otherwise
+                    from cwm.sandbox import Sandbox
+
+                    self.sandbox = Sandbox()
                 value = route.run_job(source, {"data": list(route.DATA_NAMES[task.family])}, sandbox=self.sandbox,
                                       budget_s=self.budget_s)
             parsed = route.answer_from_table(task, value)

@@ -88,7 +88,8 @@ def test_cwm_request_holds_the_task_text_and_the_family_api() -> None:
 def test_cwm_route_solves_the_transcribed_game(sandbox, use_sandbox: bool) -> None:  # type: ignore[no-untyped-def]
     task = _rps_task()
     client = ScriptedClient([_code(RPS_CODE + '\nOPPONENT_ACTION = "red"')])
-    (result,) = evaluate([task], [CwmContestant(client, sandbox=sandbox if use_sandbox else None)])
+    (result,) = evaluate([task], [CwmContestant(client, sandbox=sandbox if use_sandbox else None,
+                                                in_process=not use_sandbox)])
     assert result.status == "correct", result.detail
     assert result.parsed is not None and result.parsed.value == frozenset({"blue"})
 
@@ -208,7 +209,8 @@ def _pd_numbers_task(family: str, question: dict) -> Task:
 def test_cwm_route_reads_integer_names_and_spelled_strategies(family: str, question: dict, data: str,
                                                                expected: object) -> None:
     task = _pd_numbers_task(family, question)
-    (result,) = evaluate([task], [CwmContestant(ScriptedClient([_code(PD_NUMBERS_CODE + "\n" + data)]))])
+    (result,) = evaluate([task], [CwmContestant(ScriptedClient([_code(PD_NUMBERS_CODE + "\n" + data)]),
+                                                in_process=True)])
     assert result.status == "correct", result.detail
     assert result.parsed is not None
     assert result.parsed.value == (pytest.approx(expected) if family == "estimate_mixed" else expected)
@@ -226,7 +228,8 @@ def test_in_process_route_stops_runaway_code_at_its_budget(body: str, where: str
     import time
 
     start = time.monotonic()
-    (result,) = evaluate([_rps_task()], [CwmContestant(ScriptedClient([_code(body)]), budget_s=0.3)])
+    (result,) = evaluate([_rps_task()], [CwmContestant(ScriptedClient([_code(body)]), budget_s=0.3,
+                                                       in_process=True)])
     assert result.status == "unparseable"
     assert "time budget of 0.3 s" in result.detail and where in result.detail, result.detail
     assert time.monotonic() - start < 5
