@@ -13,6 +13,7 @@ import os
 import signal
 import socket
 import time
+from pathlib import Path
 
 import pytest
 
@@ -98,9 +99,11 @@ def test_tournament_with_an_unreachable_cluster_writes_nothing(tmp_path, closed_
 
 
 def test_ray_cluster_plays_the_same_matches(tmp_path):
+    """Ray's workers run the same matches, the CWM agent's model contained in a planning worker there too."""
     import ray
 
-    agents = ["random", "gt-mcts"]
+    model = Path(__file__).resolve().parents[1] / "data" / "planners" / "ttt_model.py"
+    agents = ["random", "gt-mcts", f"mine=cwm:{model}"]
     inline = tournament("tic_tac_toe", agents, matches=2, out_dir=tmp_path / "inline", settings=FAST,
                         executor="inline", progress=False)
     try:
