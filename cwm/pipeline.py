@@ -221,11 +221,9 @@ def _arena(config: RunConfig, bundle_dir: Path, out: Path, progress: bool) -> li
     """
     from cwm import arena, arena_report
     from cwm.arena_plan import own_aliases
-    from planners.config import SearchConfig
     from planners.specs import Settings
 
-    settings = Settings(search=SearchConfig(num_simulations=config.simulations, rollouts=config.rollouts),
-                        trust_models=config.trust)
+    settings = Settings(search=arena_search(config), trust_models=config.trust)
     results = arena.tournament(
         config.game, [f"{CWM_LABEL}=cwm:{bundle_dir.resolve()}", *config.opponents], matches=config.matches,
         out_dir=out, settings=settings, seed=config.seed, executor=config.executor,
@@ -233,6 +231,13 @@ def _arena(config: RunConfig, bundle_dir: Path, out: Path, progress: bool) -> li
         pairings=[(CWM_LABEL, o) for o in config.opponents],
         aliases=own_aliases(out, CWM_LABEL, config.opponents), progress=progress)
     return [row for row in arena_report.summarize(results) if row["agent"] == CWM_LABEL]
+
+
+def arena_search(config: RunConfig) -> Any:
+    """The ``planners.SearchConfig`` of the run's arena agents."""
+    from planners.config import SearchConfig
+
+    return SearchConfig(num_simulations=config.simulations, rollouts=config.rollouts)
 
 
 def _report(config: RunConfig, llm_spec: str, synthesis: dict[str, JSON], bundle_dir: Path,
@@ -246,6 +251,7 @@ def _report(config: RunConfig, llm_spec: str, synthesis: dict[str, JSON], bundle
         "llm": llm_spec,
         "offline_recording": llm_spec.startswith("replay:"),
         "config": dataclasses.asdict(config),
+        "search": arena_search(config).to_json(),  # the SearchConfig the arena's agents got, in full
         "synthesis": {k: synthesis.get(k) for k in keys},
         "bundle": bundle_dir.as_posix(),  # relative to the run directory, which may move
         "arena": arena_rows,
@@ -264,7 +270,8 @@ def _write_report(out: Path, report: dict[str, JSON]) -> None:
 
     (out / "report.json").write_text(json.dumps(report, indent=2, default=str) + "\n", encoding="utf-8")
     synthesis_config = json.loads((out / "synthesis" / "config.json").read_text(encoding="utf-8"))
-    record = {"config": report["config"], "llm": report["llm"], "llm_model": report["synthesis"]["model"],  # type: ignore[index]
+    record = {"config": report["config"], "search": report["search"], "llm": report["llm"],
+              "llm_model": report["synthesis"]["model"],  # type: ignore[index]
               "request": synthesis_config.get("request"), "prompt_hashes": synthesis_config.get("prompt_hashes"),
               "seed": report["config"]["seed"], "git_commit": report["git_commit"],  # type: ignore[index]
               "finished_at": report["finished_at"], "results": {"synthesis": report["synthesis"],
