@@ -29,6 +29,8 @@ from cwm.types import CHANCE, JSON, TERMINAL
 PROBABILITY_TOLERANCE = 1e-6  # chance probabilities must sum to 1 within this
 MAX_DEPTH = 64  # states and observations nested deeper are refused (they would exhaust the stack)
 _EXACT_INT_FLOAT = float(2**53)  # integral floats up to here are written as ints in canonical form
+# ints wider than this are refused in canonical JSON: Python writes at most 4,300 digits (about 14,284 bits)
+MAX_INT_BITS = 14_000
 
 
 class ValueBreach(ValueError):
@@ -69,7 +71,9 @@ RULES: tuple[Rule, ...] = (
     Rule("resample_history", "a list of str: every action from the initial state, chance included"),
     Rule("all values", "str, int, float, list and dict subclasses are converted to the plain type (their "
                        "methods are never called); numpy scalars become Python numbers; NaN and infinity are "
-                       "refused"),
+                       "refused (as dict keys too), and so are numbers too large for a float where a float is "
+                       f"asked for, and ints wider than {MAX_INT_BITS:,} bits in observations (JSON cannot "
+                       "write them)"),
 )
 
 
@@ -146,7 +150,7 @@ def state(value: Any) -> ReadOnlyDict:
     """
     if type(value) is ReadOnlyDict:
         return value
-    if not isinstance(value, dict):
+    if not issubclass(type(value), dict):
         raise ValueBreach(f"a state must be a dict, got {_kind(value)}")
     return _freeze(value, 0)  # type: ignore[no-any-return]
 
@@ -192,19 +196,20 @@ def _check_keys(d: dict[Any, Any], where: str) -> None:
 
 def _plain(v: Any, where: str) -> Any:
     """The plain builtin behind a subclass or a numpy scalar, without calling any method it defines."""
-    if type(v) in _NUMPY_SCALARS:
+    t = type(v)  # never isinstance: it reads the value's own __class__
+    if t in _NUMPY_SCALARS:
         return v.item()  # numpy's own method: a numpy scalar type cannot be one the model wrote
-    if isinstance(v, str):
+    if issubclass(t, str):
         return str.__str__(v)
-    if isinstance(v, int):
+    if issubclass(t, int):
         return int.__index__(v)
-    if isinstance(v, float):
+    if issubclass(t, float):
         return float.__float__(v)
-    if isinstance(v, list):
+    if issubclass(t, list):
         return list.copy(v)
-    if isinstance(v, dict):
-        return dict.copy(v)
-    if isinstance(v, tuple):
+    if issubclass(t, dict):
+        return dict(dict.items(v))  # dict.copy would call a subclass's own keys() when it defines __iter__
+    if issubclass(t, tuple):
         return tuple.__getitem__(v, slice(None))
     raise ValueBreach(f"{where} holds {_kind(v)}, which is not a JSON value")
 
@@ -243,7 +248,11 @@ def canonical_flagged(value: Any, *, where: str = "the value") -> tuple[JSON, bo
 
 def _canon(value: Any, where: str, depth: int, flag: list[bool]) -> JSON:
     t = type(value)
-    if t is str or t is int or value is None:
+    if t is str or value is None:
+        return value
+    if t is int:
+        if value.bit_length() > MAX_INT_BITS:
+            raise ValueBreach(f"{where} holds an int of {value.bit_length()} bits, too long to write as JSON")
         return value
     if t is bool:
         flag[0] = True
@@ -256,7 +265,8 @@ def _canon(value: Any, where: str, depth: int, flag: list[bool]) -> JSON:
         raise ValueBreach(f"{where} is nested more than {MAX_DEPTH} levels deep")
     if t is list or t is ReadOnlyList or t is tuple:
         types = set(map(type, value))
-        if types <= _ATOMS:
+        if types <= _ATOMS and not (int in types and any(type(x) is int and x.bit_length() > MAX_INT_BITS
+                                                         for x in value)):
             if bool in types:
                 flag[0] = True
             return list(value)
@@ -270,10 +280,20 @@ def _canon(value: Any, where: str, depth: int, flag: list[bool]) -> JSON:
 
 
 def _json_key(k: Any) -> str:
-    """A dict key as JSON writes it (``json.dumps({1: 0})`` is ``'{"1": 0}'``)."""
+    """A dict key as JSON writes it (``json.dumps({1: 0})`` is ``'{"1": 0}'``).
+
+    Raises:
+      ValueBreach: a non-finite float key, or an int key too long to write.
+    """
     if type(k) is str:
         return k  # type: ignore[no-any-return]
-    return json.dumps(k, allow_nan=False) if type(k) is not float else repr(k)
+    if type(k) is float:
+        if k - k != 0.0:
+            raise ValueBreach(f"a dict key is the float {k!r}; only finite numbers are allowed")
+        return repr(k)
+    if type(k) is int and k.bit_length() > MAX_INT_BITS:
+        raise ValueBreach(f"a dict key is an int of {k.bit_length()} bits, too long to write as JSON")
+    return json.dumps(k)
 
 
 def has_bool(value: JSON) -> bool:
@@ -327,14 +347,14 @@ def player(value: Any, num_players: int) -> int:
       ValueBreach: a bool, a non-int, or a number out of range.
     """
     if type(value) is not int:
-        if isinstance(value, bool) or not isinstance(value, int):
+        if type(value) is bool or not issubclass(type(value), int):
             raise ValueBreach(f"get_current_player returned {_shown(value)}; expected 0.."
                               f"{num_players - 1}, -1 (chance) or -4 (game over) as an int (a bool is not an int)")
         value = int.__index__(value)
     if value in (CHANCE, TERMINAL) or 0 <= value < num_players:
         return value  # type: ignore[no-any-return]
-    raise ValueBreach(f"get_current_player returned {value}; expected 0..{num_players - 1}, -1 (chance) or "
-                      f"-4 (game over)")
+    raise ValueBreach(f"get_current_player returned {describe(value)}; expected 0..{num_players - 1}, -1 (chance) "
+                      f"or -4 (game over)")
 
 
 def action_strings(value: Any, what: str = "get_legal_actions") -> list[str]:
@@ -344,7 +364,7 @@ def action_strings(value: Any, what: str = "get_legal_actions") -> list[str]:
       ValueBreach: not a list, an element that is not a str, or a duplicate.
     """
     if type(value) is not list:
-        if not isinstance(value, list):
+        if not issubclass(type(value), list):
             raise ValueBreach(f"{what} must return a list of str, got {_kind(value)}")
         value = list.copy(value)
     if not set(map(type, value)) <= _STR:
@@ -361,7 +381,7 @@ def action_strings(value: Any, what: str = "get_legal_actions") -> list[str]:
 def _action(value: Any, what: str) -> str:
     if type(value) is str:
         return value  # type: ignore[no-any-return]
-    if isinstance(value, str):
+    if issubclass(type(value), str):
         return str.__str__(value)
     raise ValueBreach(f"{what} must return str actions, got {_shown(value)}")
 
@@ -374,12 +394,12 @@ def chance_outcomes(value: Any) -> list[tuple[str, float]]:
     Raises:
       ValueBreach: naming the first rule broken.
     """
-    if not isinstance(value, (list, tuple)):
+    if not issubclass(type(value), (list, tuple)):
         raise ValueBreach(f"get_chance_outcomes must return a list of (outcome, probability) pairs, got "
                           f"{_kind(value)}")
     pairs = []
     for item in _items(value):
-        if not isinstance(item, (list, tuple)) or len(_items(item)) != 2:
+        if not issubclass(type(item), (list, tuple)) or len(_items(item)) != 2:
             raise ValueBreach(f"get_chance_outcomes must return (outcome, probability) pairs, got {describe(item)}")
         outcome, p = _items(item)
         pairs.append((_action(outcome, "get_chance_outcomes"), _number(p, "a chance probability")))
@@ -405,7 +425,7 @@ def rewards(value: Any, num_players: int, what: str = "get_rewards") -> tuple[fl
       ValueBreach: not a list of N finite numbers (bools are not numbers).
     """
     if type(value) is not list:
-        if not isinstance(value, (list, tuple)):
+        if not issubclass(type(value), (list, tuple)):
             raise ValueBreach(f"{what} must return a list of {num_players} numbers, got "
                               f"{describe(value)}")
         value = _items(value)
@@ -429,10 +449,14 @@ def _number(value: Any, what: str) -> float:
         if value - value == 0.0:
             return value  # type: ignore[no-any-return]
     elif t is int:
-        return float(value)
-    elif t is bool or isinstance(value, bool):
+        try:
+            return float(value)
+        except OverflowError:
+            raise ValueBreach(f"{what} must be finite, got an int of {value.bit_length()} bits, too large for a "
+                              f"float") from None
+    elif t is bool:
         raise ValueBreach(f"{what} must be a number, got the bool {value!r}")
-    elif isinstance(value, (int, float)) or t in _NUMPY_SCALARS:
+    elif issubclass(t, (int, float)) or t in _NUMPY_SCALARS:
         return _number(_plain(value, what), what)
     else:
         raise ValueBreach(f"{what} must be a number, got {_shown(value)}")
@@ -450,7 +474,7 @@ def observations(value: Any, num_players: int) -> tuple[JSON, ...]:
 
 def observations_flagged(value: Any, num_players: int) -> tuple[tuple[JSON, ...], bool]:
     """``observations(value, num_players)`` and whether any of them holds a bool (for ``same``)."""
-    if not isinstance(value, (list, tuple)):
+    if not issubclass(type(value), (list, tuple)):
         raise ValueBreach(f"get_observations must return a list of {num_players} observations, got {_kind(value)}")
     items = _items(value)
     if len(items) != num_players:
@@ -472,7 +496,7 @@ def history(value: Any) -> list[str]:
     Raises:
       ValueBreach: not a list (or tuple) of str.
     """
-    if not isinstance(value, (list, tuple)):
+    if not issubclass(type(value), (list, tuple)):
         raise ValueBreach(f"resample_history must return a list of action strings, got {_kind(value)}")
     return [_action(a, "resample_history") for a in _items(value)]
 
@@ -481,7 +505,7 @@ def _items(value: Any) -> list[Any]:
     """The elements of a list or tuple (subclasses included) without calling its own ``__iter__``."""
     if type(value) is list:
         return value  # type: ignore[no-any-return]
-    if isinstance(value, list):
+    if issubclass(type(value), list):
         return list.copy(value)
     return list(tuple.__getitem__(value, slice(None)))
 
@@ -511,7 +535,7 @@ def describe(value: Any, limit: int = 120) -> str:
     elif t in (list, tuple, dict, ReadOnlyDict, ReadOnlyList):
         try:
             text = repr(canonical(value))
-        except ValueBreach:
+        except ValueError:  # not JSON (ValueBreach), or too long to write
             text = f"<{t.__name__} holding non-JSON values>"
     else:
         text = f"<{t.__name__} object>"

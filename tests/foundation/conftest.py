@@ -98,10 +98,15 @@ def every_model() -> list[tuple[str, str, str]]:
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """Tests that take ``any_model`` run once per model of ``every_model()``."""
+    """Tests that take ``any_model`` run once per model of ``every_model()``; tests that take
+    ``contract_mutant`` once per ``(game, name, breaks a rule)`` of ``CONTRACT_MUTANTS``."""
     if "any_model" in metafunc.fixturenames:
         cases = every_model()
         metafunc.parametrize("any_model", cases, ids=[label for _, label, _ in cases])
+    if "contract_mutant" in metafunc.fixturenames:
+        mutants = [(game, name, breaks) for game, table in CONTRACT_MUTANTS.items()
+                   for name, (_, _, breaks) in table.items()]
+        metafunc.parametrize("contract_mutant", mutants, ids=[f"{g}-{n}" for g, n, _ in mutants])
 
 
 def known_good_source(game: str) -> str:
@@ -161,11 +166,11 @@ def known_good() -> Callable[..., model.WorldModel]:
 
 @pytest.fixture(scope="session")
 def patched_model() -> Callable[..., model.WorldModel]:
-    """``patched_model(game, old, new, gate=True, guard=...)``: the known-good model of ``game`` with ``old``
-    (which must occur once) replaced by ``new``."""
+    """``patched_model(game, old, new, extra="", gate=True, guard=...)``: the known-good model of ``game`` with
+    ``old`` (which must occur once) replaced by ``new``, and ``extra`` appended."""
 
-    def make(game: str, old: str, new: str, *, gate: bool = True,
+    def make(game: str, old: str, new: str, *, extra: str = "", gate: bool = True,
              guard: model.Guard = model.direct_guard) -> model.WorldModel:
-        return world_model(game, patched(game, old, new), f"{game}_patched", gate=gate, guard=guard)
+        return world_model(game, patched(game, old, new) + extra, f"{game}_patched", gate=gate, guard=guard)
 
     return make
