@@ -432,7 +432,9 @@ def random_play_checks(model: WorldModel, *, num_games: int = 10, seed: int = 0,
                        max_failures: int = 20) -> CheckReport:
     """Plays ``num_games`` uniformly random games inside ``model`` through ``ModelState``, which enforces
     the contract (a breach, a mutation or a state that is not JSON fails the game); each must also end
-    within ``max_steps``.
+    within ``max_steps``. Every state reached is asked what the replay checks ask of a recorded one: its
+    player, every player's observation (the terminal state's too), and its legal actions (chance nodes'
+    too) and chance outcomes.
 
     Randomness: ``np.random.default_rng(seed)`` picks actions and samples chance outcomes.
     """
@@ -455,15 +457,15 @@ def _random_game(model: WorldModel, rng: np.random.Generator, max_steps: int) ->
     try:
         state: ModelState = model.new_initial_state()
         for _ in range(max_steps):
+            state.observations()  # every state's, the terminal one's too (as the replay checks them)
             if state.is_terminal():
                 return "", "", history, False
-            state.observations()
+            legal = state.legal_action_strings()  # at chance nodes too, where they are the possible outcomes
             if state.is_chance_node():
                 outcomes = state.chance_outcome_strings()
                 probs = np.array([p for _, p in outcomes])
                 action = outcomes[rng.choice(len(outcomes), p=probs / probs.sum())][0]
             else:
-                legal = state.legal_action_strings()
                 action = legal[rng.integers(len(legal))]
             state = state.child_from_string(action)
             history.append(action)
