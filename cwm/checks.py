@@ -9,8 +9,10 @@ play from the model's initial state must reach a terminal state without breaking
 Every value the model returns goes through the contract's value rules (``cwm.values``), the same functions
 ``cwm.model.ModelState`` applies in play, and states are handed to the model read-only, so a function
 that modifies its input fails here exactly as it would in play. A failure is either a **breach** (the
-model broke a rule ``ModelState`` enforces: an exception, a wrong type, an invalid value, a mutation) or
-a mismatch (a valid answer that differs from the ground truth); ``CheckReport.breaches`` counts the first.
+model broke a rule ``ModelState`` enforces: an exception, a wrong type, an invalid value, a mutation, or,
+for a ``WorldModel`` with the game's action codec, an action string that has no action id of the game)
+or a mismatch (a valid answer that differs from the ground truth); ``CheckReport.breaches`` counts the
+first.
 """
 
 from __future__ import annotations
@@ -26,8 +28,10 @@ from cwm import values
 from cwm.model import (
     MODEL_ERRORS,
     WORLD_MODEL_API,
+    ActionCodec,
     Guard,
     ModelState,
+    OpenCodec,
     WorldModel,
     describe_error,
     direct_guard,
@@ -104,6 +108,13 @@ def _functions(model: Any) -> tuple[dict[str, Callable[..., Any]], Guard]:
     return {f.name: getattr(model, f.name) for f in WORLD_MODEL_API}, direct_guard
 
 
+def _codec(model: Any) -> ActionCodec | None:
+    """The game's action ids a ``WorldModel`` plays by (``None`` when any string gets one: an ``OpenCodec``,
+    or a plain module)."""
+    codec = model.codec if isinstance(model, WorldModel) else None
+    return None if codec is None or isinstance(codec, OpenCodec) else codec
+
+
 def normalise(value: Any) -> JSON:
     """The canonical JSON form of a value (``cwm.values.canonical``); raises ``ValueError`` when it is not
     JSON."""
@@ -166,10 +177,11 @@ def run_checks(model: Any, trajectories: Sequence[Trajectory], *, max_failures_p
       A ``CheckReport``; a model that raises is scored as failing, never crashes the caller.
     """
     fns, guard = _functions(model)
+    codec = _codec(model)
     run = _Run(max_failures_per_type)
     passed = total = 0
     for ti, traj in enumerate(trajectories):
-        p, t = _Replay(fns, guard, ti, traj, run).run()
+        p, t = _Replay(fns, guard, ti, traj, run, codec).run()
         passed += p
         total += t
     return run.report(passed, total)
@@ -186,8 +198,10 @@ class _Replay:
     back to the full check, which applies the value rule and words the failure, whenever it is unsure.
     """
 
-    def __init__(self, fns: dict[str, Callable[..., Any]], guard: Guard, ti: int, traj: Trajectory, run: _Run):
+    def __init__(self, fns: dict[str, Callable[..., Any]], guard: Guard, ti: int, traj: Trajectory, run: _Run,
+                 codec: ActionCodec | None = None):
         self.fns, self.guard, self.ti, self.traj, self.run_ = fns, guard, ti, traj, run
+        self.codec = codec
         self.n = traj.num_players
         self.history: list[str] = []
         self.si = 0
@@ -209,6 +223,17 @@ class _Replay:
         si, history = self.si if step is None else step, tuple(self.history)
         return self.run_.fail(lambda: CheckFailure(kind, self.ti, si, call, expected, got, why, trace, history, breach),
                               kind, breach=breach, count=count)
+
+    def undecodable(self, player: Any, strings: list[str]) -> str:
+        """Why ``ModelState`` could not give ``player``'s ``strings`` action ids ('' when it can, or when the
+        model's own player is unknown)."""
+        if self.codec is None or player is _UNSET or player == TERMINAL or not strings:
+            return ""
+        try:
+            ids = self.codec.to_ids(player, strings)
+        except ModelContractError as e:
+            return str(e)
+        return "" if len(set(ids)) == len(ids) else f"two of the actions {strings[:20]} decode to the same action id"
 
     def raised(self, kind: str, call: str, expected: JSON, trace: str, mutated: bool, *, breach: bool = True) -> bool:
         why = "tried to modify its input state (the contract forbids it)" if mutated else "raised an exception"
@@ -285,9 +310,9 @@ class _Replay:
         player = self.check_player(state, step.player)
         ok = player is not _UNSET and player == step.player
         ok &= self.check_observations(state, step.observations)
-        legal = self.check_legal(state, list(step.legal_action_strings), player)
+        legal = self.check_legal(state, list(step.legal_action_strings), player, step.player)
         ok &= legal is not None and set(legal) == step.legal_set
-        if step.player == CHANCE:
+        if step.player == CHANCE or player == CHANCE:  # ModelState asks the model's own chance nodes
             ok &= self.check_chance(state, step, player)
         return ok, legal
 
@@ -331,8 +356,9 @@ class _Replay:
             return self.run_.ok(kind)
         return self.fail(kind, call, want, canon, "\n".join(diff(values.canonical(want), canon)), breach=False)
 
-    def check_legal(self, state: Any, expected: list[str], player: Any) -> list[str] | None:
-        """The model's legal actions (``None`` when they break the rules), checked as a set."""
+    def check_legal(self, state: Any, expected: list[str], player: Any, recorded_player: int) -> list[str] | None:
+        """The model's legal actions (``None`` when they break the rules), checked as a set; ``player`` is the
+        model's own current player (``_UNSET`` when it has none), whose action ids ``ModelState`` gives them."""
         call = "get_legal_actions(state)"
         got, trace, mutated = self.call("get_legal_actions", state)
         if got is _UNSET:
@@ -343,13 +369,18 @@ class _Replay:
         except values.ValueBreach as e:
             self.fail("legal_actions", call, expected, values.describe(got, 300), str(e), breach=True)
             return None
-        if set(got) == set(expected):
+        same = set(got) == set(expected)
+        # ModelState gives the strings ids for its own current player: the recorded ones decode for the
+        # recorded player, any others may not (a chance node's ids are those of its chance outcomes)
+        unknown = "" if (same and player == recorded_player) or player == CHANCE else self.undecodable(player, got)
+        if same and not unknown:
             self.run_.ok("legal_actions")
         else:
-            # an empty list where the model's own current player acts is a breach: ModelState refuses it
-            breach = not got and player is not _UNSET and player != TERMINAL
-            why = "no legal actions at a non-terminal state" if breach else _set_diff(expected, got)
-            self.fail("legal_actions", call, expected, got, why, breach=breach)
+            # an empty list where the model's own current player acts is a breach: ModelState refuses it, as
+            # it refuses a string that is not one of the game's actions (no action id)
+            empty = not got and player is not _UNSET and player != TERMINAL
+            why = "no legal actions at a non-terminal state" if empty else unknown or _set_diff(expected, got)
+            self.fail("legal_actions", call, expected, got, why, breach=empty or bool(unknown))
         return got
 
     def check_chance(self, state: Any, step: Any, player: Any) -> bool:
@@ -369,9 +400,10 @@ class _Replay:
         got_map = dict(pairs)
         if got_map.keys() == expected.keys() and all(abs(got_map[a] - p) <= 1e-9 for a, p in expected.items()):
             return self.run_.ok("chance_outcomes")
-        why = _set_diff(list(expected), list(got_map)) or "\n".join(
+        unknown = self.undecodable(player, list(got_map)) if player == CHANCE else ""
+        why = unknown or _set_diff(list(expected), list(got_map)) or "\n".join(
             f"P({a!r}): expected {p}, got {got_map[a]}" for a, p in expected.items() if abs(got_map[a] - p) > 1e-9)
-        return self.fail("chance_outcomes", call, want, [[a, p] for a, p in pairs], why, breach=False)
+        return self.fail("chance_outcomes", call, want, [[a, p] for a, p in pairs], why, breach=bool(unknown))
 
     def check_transition(self, state: Any, action: str, legal: list[str] | None) -> values.ReadOnlyDict | None:
         call = f"apply_action(state, {action!r})"
