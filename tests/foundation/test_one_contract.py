@@ -201,7 +201,9 @@ def test_case7_backgammon_id_prefixed_strings_decode_and_out_of_range_ids_are_re
     assert len({text for _, text in prefixed}) > 50
     player_text = next(text for p, text in prefixed if p >= 0)
     move = player_text.split(" - ", 1)[1]
+    too_many_digits = "9" * 5000  # int() refuses strings this long
     for player, text in [(0, f"{game.num_distinct_actions()} - {move}"), (0, f"{10**6} - {move}"),
+                         (0, f"{too_many_digits} - {move}"),
                          (CHANCE, f"chance outcome {game.max_chance_outcomes()} (roll: 66)")]:
         with pytest.raises(ModelContractError, match="is not an action of this game"):
             codec.to_id(player, text)
