@@ -28,7 +28,6 @@ from cwm.types import CHANCE, JSON, TERMINAL
 
 PROBABILITY_TOLERANCE = 1e-6  # chance probabilities must sum to 1 within this
 MAX_DEPTH = 64  # states and observations nested deeper are refused (they would exhaust the stack)
-_EXACT_INT_FLOAT = float(2**53)  # integral floats up to here are written as ints in canonical form
 # ints wider than this are refused in canonical JSON: Python writes at most 4,300 digits (about 14,284 bits)
 MAX_INT_BITS = 14_000
 
@@ -232,7 +231,8 @@ def thaw(value: Any) -> Any:
 
 def canonical(value: Any, *, where: str = "the value") -> JSON:
     """The canonical JSON form of ``value``: exact builtins, lists for tuples, str keys as JSON writes them,
-    integral floats (up to 2**53) as ints, so that two values JSON calls equal are equal here.
+    integral floats as the ints they equal (exactly: every finite float is a whole number or not), so that two
+    values ``==`` calls equal, bools apart, are equal here and write the same JSON.
 
     Raises:
       ValueBreach: not JSON, a non-finite float, colliding keys, or nested more than ``MAX_DEPTH`` deep.
@@ -260,7 +260,7 @@ def _canon(value: Any, where: str, depth: int, flag: list[bool]) -> JSON:
     if t is float:
         if value - value != 0.0:
             raise ValueBreach(f"{where} holds the float {value!r}; only finite numbers are allowed")
-        return int(value) if value.is_integer() and abs(value) <= _EXACT_INT_FLOAT else value
+        return int(value) if value.is_integer() else value
     if depth >= MAX_DEPTH:
         raise ValueBreach(f"{where} is nested more than {MAX_DEPTH} levels deep")
     if t is list or t is ReadOnlyList or t is tuple:

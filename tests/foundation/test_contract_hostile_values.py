@@ -129,3 +129,16 @@ def test_an_observation_json_cannot_write_is_a_breach_before_any_key_is_built(pa
     state = wm.new_initial_state().child_from_string("x(1,1)")
     with pytest.raises(ModelContractError, match="step 1: the observation of player 0: an observation holds an int"):
         state.information_state_string(0)
+
+
+@pytest.mark.parametrize("as_float", [1.0, -0.0, 1e16, 2.0**60, -1e300], ids=["1", "-0", "1e16", "2^60", "-1e300"])
+def test_an_integral_float_is_the_int_it_equals_in_the_checks_and_in_the_keys(as_float):
+    """1 == 1.0 by the contract's rule, at any size: the checks' comparison and the information-state key
+    (what ISMCTS matches draws by) must say the same, or a model that passes the checks rejects every draw."""
+    as_int = int(as_float)
+    got, bools = values.canonical_flagged([{"chips": as_float}])
+    assert values.same(got, [{"chips": as_int}], got_bools=bools, expected_bools=False)
+    assert got == [{"chips": as_int}] and type(got[0]["chips"]) is int
+    assert values.dumps(got) == values.dumps(values.canonical([{"chips": as_int}]))
+    start = values.InfoKey.START
+    assert values.InfoKey.observe(start, got) == values.InfoKey.observe(start, values.canonical([{"chips": as_int}]))
