@@ -98,11 +98,18 @@ def _refuse(self: Any, *args: Any, **kwargs: Any) -> Any:
                              f"about to be modified; build a new one (copy.deepcopy(state), dict(...), list(...))")
 
 
+def _made_by_the_library(self: Any, *args: Any, **kwargs: Any) -> None:
+    # a read-only container is trusted as checked (``state`` returns it as it is): only this module makes them
+    raise TypeError(f"a {type(self).__name__} is made by the library only; build a dict or a list")
+
+
 class ReadOnlyDict(dict):  # type: ignore[type-arg]
-    """A dict of a state: reads as a dict, refuses every change; copies are plain dicts."""
+    """A dict of a state: reads as a dict, refuses every change; copies are plain dicts. Only this module makes
+    them (``type(state)(...)`` raises ``TypeError``)."""
 
     __slots__ = ()
     __setitem__ = __delitem__ = __ior__ = clear = pop = popitem = setdefault = update = _refuse  # type: ignore
+    __init__ = _made_by_the_library  # type: ignore[assignment]
 
     def __copy__(self) -> dict[Any, Any]:
         return dict(self)
@@ -115,11 +122,13 @@ class ReadOnlyDict(dict):  # type: ignore[type-arg]
 
 
 class ReadOnlyList(list):  # type: ignore[type-arg]
-    """A list of a state: reads as a list, refuses every change; copies are plain lists."""
+    """A list of a state: reads as a list, refuses every change; copies are plain lists. Only this module makes
+    them (``type(state["board"])(...)`` raises ``TypeError``)."""
 
     __slots__ = ()
     __setitem__ = __delitem__ = __iadd__ = __imul__ = append = extend = insert = pop = remove = clear = sort = (
         reverse) = _refuse  # type: ignore
+    __init__ = _made_by_the_library  # type: ignore[assignment]
 
     def __copy__(self) -> list[Any]:
         return list(self)
@@ -129,6 +138,18 @@ class ReadOnlyList(list):  # type: ignore[type-arg]
 
     def __reduce__(self) -> tuple[Any, ...]:
         return list, (thaw(self),)
+
+
+def _read_only_list(items: list[Any]) -> ReadOnlyList:
+    out = list.__new__(ReadOnlyList)
+    list.extend(out, items)
+    return out
+
+
+def _read_only_dict(items: dict[Any, Any]) -> ReadOnlyDict:
+    out = dict.__new__(ReadOnlyDict)
+    dict.update(out, items)
+    return out
 
 
 _ATOMS = frozenset({str, int, bool, type(None)})
@@ -166,12 +187,12 @@ def _freeze(v: Any, depth: int) -> Any:
         raise ValueBreach(f"a state is nested more than {MAX_DEPTH} levels deep")
     if t is list:
         if set(map(type, v)) <= _ATOMS:
-            return ReadOnlyList(v)
-        return ReadOnlyList([_freeze(x, depth + 1) for x in v])
+            return _read_only_list(v)
+        return _read_only_list([_freeze(x, depth + 1) for x in v])
     if t is dict:
         if not set(map(type, v)) <= _STR:
             _check_keys(v, "a state")
-        out = ReadOnlyDict(v)
+        out = _read_only_dict(v)
         for k, x in dict.items(v):
             if type(x) not in _ATOMS:
                 dict.__setitem__(out, k, _freeze(x, depth + 1))

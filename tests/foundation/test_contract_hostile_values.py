@@ -142,3 +142,14 @@ def test_an_integral_float_is_the_int_it_equals_in_the_checks_and_in_the_keys(as
     assert values.dumps(got) == values.dumps(values.canonical([{"chips": as_int}]))
     start = values.InfoKey.START
     assert values.InfoKey.observe(start, got) == values.InfoKey.observe(start, values.canonical([{"chips": as_int}]))
+
+
+def test_a_read_only_container_made_by_a_model_is_refused(patched_model, recorded):
+    """``state`` trusts a read-only container as checked, so a model must not make one of its own (with
+    ``type(state)(...)``) to smuggle a set or a NaN past the checks and into play."""
+    wm = patched_model("tic_tac_toe", _NEXT,
+                       'return type(state)({"board": board, "player": 1 - state["player"], "seen": {1, 2}})')
+    report = checks.run_checks(wm, recorded("tic_tac_toe"))
+    assert report.breaches > 0 and "is made by the library only" in report.failures[0].traceback
+    with pytest.raises(ModelContractError, match="step 0: apply_action.* raised TypeError: a ReadOnlyDict is made"):
+        wm.new_initial_state().child_from_string("x(1,1)")
