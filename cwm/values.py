@@ -512,7 +512,8 @@ def observations_flagged(value: Any, num_players: int) -> tuple[tuple[JSON, ...]
 
 
 def history(value: Any) -> list[str]:
-    """A ``resample_history`` answer: a list of str (consumed here, so a generator runs where it is called).
+    """A ``resample_history`` answer: a list (or tuple) of str; anything else, a generator included, is refused
+    before any of it runs.
 
     Raises:
       ValueBreach: not a list (or tuple) of str.
