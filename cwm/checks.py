@@ -9,8 +9,10 @@ play from the model's initial state must reach a terminal state without breaking
 Every value the model returns goes through the contract's value rules (``cwm.values``), the same functions
 ``cwm.model.ModelState`` applies in play, and states are handed to the model read-only, so a function
 that modifies its input fails here exactly as it would in play. A failure is either a **breach** (the
-model broke a rule ``ModelState`` enforces: an exception, a wrong type, an invalid value, a mutation) or
-a mismatch (a valid answer that differs from the ground truth); ``CheckReport.breaches`` counts the first.
+model broke a rule ``ModelState`` enforces: an exception, a wrong type, an invalid value, a mutation, or,
+for a ``WorldModel`` with the game's action codec, an action string that has no action id of the game)
+or a mismatch (a valid answer that differs from the ground truth); ``CheckReport.breaches`` counts the
+first.
 """
 
 from __future__ import annotations
@@ -26,8 +28,10 @@ from cwm import values
 from cwm.model import (
     MODEL_ERRORS,
     WORLD_MODEL_API,
+    ActionCodec,
     Guard,
     ModelState,
+    OpenCodec,
     WorldModel,
     describe_error,
     direct_guard,
@@ -104,6 +108,13 @@ def _functions(model: Any) -> tuple[dict[str, Callable[..., Any]], Guard]:
     return {f.name: getattr(model, f.name) for f in WORLD_MODEL_API}, direct_guard
 
 
+def _codec(model: Any) -> ActionCodec | None:
+    """The game's action ids a ``WorldModel`` plays by (``None`` when any string gets one: an ``OpenCodec``,
+    or a plain module)."""
+    codec = model.codec if isinstance(model, WorldModel) else None
+    return None if codec is None or isinstance(codec, OpenCodec) else codec
+
+
 def normalise(value: Any) -> JSON:
     """The canonical JSON form of a value (``cwm.values.canonical``); raises ``ValueError`` when it is not
     JSON."""
@@ -166,10 +177,11 @@ def run_checks(model: Any, trajectories: Sequence[Trajectory], *, max_failures_p
       A ``CheckReport``; a model that raises is scored as failing, never crashes the caller.
     """
     fns, guard = _functions(model)
+    codec = _codec(model)
     run = _Run(max_failures_per_type)
     passed = total = 0
     for ti, traj in enumerate(trajectories):
-        p, t = _Replay(fns, guard, ti, traj, run).run()
+        p, t = _Replay(fns, guard, ti, traj, run, codec).run()
         passed += p
         total += t
     return run.report(passed, total)
@@ -186,8 +198,10 @@ class _Replay:
     back to the full check, which applies the value rule and words the failure, whenever it is unsure.
     """
 
-    def __init__(self, fns: dict[str, Callable[..., Any]], guard: Guard, ti: int, traj: Trajectory, run: _Run):
+    def __init__(self, fns: dict[str, Callable[..., Any]], guard: Guard, ti: int, traj: Trajectory, run: _Run,
+                 codec: ActionCodec | None = None):
         self.fns, self.guard, self.ti, self.traj, self.run_ = fns, guard, ti, traj, run
+        self.codec = codec
         self.n = traj.num_players
         self.history: list[str] = []
         self.si = 0
@@ -209,6 +223,17 @@ class _Replay:
         si, history = self.si if step is None else step, tuple(self.history)
         return self.run_.fail(lambda: CheckFailure(kind, self.ti, si, call, expected, got, why, trace, history, breach),
                               kind, breach=breach, count=count)
+
+    def undecodable(self, player: Any, strings: list[str]) -> str:
+        """Why ``ModelState`` could not give ``player``'s ``strings`` action ids ('' when it can, or when the
+        model's own player is unknown)."""
+        if self.codec is None or player is _UNSET or player == TERMINAL or not strings:
+            return ""
+        try:
+            ids = self.codec.to_ids(player, strings)
+        except ModelContractError as e:
+            return str(e)
+        return "" if len(set(ids)) == len(ids) else f"two of the actions {strings[:20]} decode to the same action id"
 
     def raised(self, kind: str, call: str, expected: JSON, trace: str, mutated: bool, *, breach: bool = True) -> bool:
         why = "tried to modify its input state (the contract forbids it)" if mutated else "raised an exception"
@@ -232,8 +257,8 @@ class _Replay:
                 fast += 1
                 last_ok = True
             else:
-                ok, legal = self.check_state(state, step)
-                nxt = self.check_transition(state, step.action_string, legal)
+                ok, offered = self.check_state(state, step)
+                nxt = self.check_transition(state, step.action_string, offered)
                 if nxt is None:
                     remaining = len(steps) - si - 1
                     if remaining:
@@ -281,21 +306,26 @@ class _Replay:
 
     def check_state(self, state: Any, step: Any) -> tuple[bool, list[str] | None]:
         """Player, observations, legal actions (and chance outcomes) of one recorded step, in full: whether
-        all passed, and the model's legal actions (``None`` when they break the rules)."""
+        all passed, and the actions ``ModelState`` would apply here (the model's chance outcomes at its own
+        chance nodes, its legal actions at its decision nodes; ``None`` when there are none or they break the
+        rules)."""
         player = self.check_player(state, step.player)
         ok = player is not _UNSET and player == step.player
         ok &= self.check_observations(state, step.observations)
-        legal = self.check_legal(state, list(step.legal_action_strings), player)
+        legal = self.check_legal(state, list(step.legal_action_strings), player, step.player)
         ok &= legal is not None and set(legal) == step.legal_set
-        if step.player == CHANCE:
-            ok &= self.check_chance(state, step, player)
-        return ok, legal
+        offered = legal if player is not _UNSET and player >= 0 else None
+        if step.player == CHANCE or player == CHANCE:  # ModelState asks the model's own chance nodes
+            chance_ok, outcomes = self.check_chance(state, step, player)
+            ok &= chance_ok
+            offered = outcomes if player == CHANCE else offered
+        return ok, offered
 
-    def frozen(self, raw: Any, call: str) -> values.ReadOnlyDict | None:
+    def frozen(self, raw: Any, call: str, *, breach: bool = True) -> values.ReadOnlyDict | None:
         try:
             return values.state(raw)
         except values.ValueBreach as e:
-            self.fail("transition", call, None, values.describe(raw, 300), f"not a valid state: {e}", breach=True)
+            self.fail("transition", call, None, values.describe(raw, 300), f"not a valid state: {e}", breach=breach)
             return None
 
     # -- the checks -----------------------------------------------------------------------------------
@@ -331,8 +361,9 @@ class _Replay:
             return self.run_.ok(kind)
         return self.fail(kind, call, want, canon, "\n".join(diff(values.canonical(want), canon)), breach=False)
 
-    def check_legal(self, state: Any, expected: list[str], player: Any) -> list[str] | None:
-        """The model's legal actions (``None`` when they break the rules), checked as a set."""
+    def check_legal(self, state: Any, expected: list[str], player: Any, recorded_player: int) -> list[str] | None:
+        """The model's legal actions (``None`` when they break the rules), checked as a set; ``player`` is the
+        model's own current player (``_UNSET`` when it has none), whose action ids ``ModelState`` gives them."""
         call = "get_legal_actions(state)"
         got, trace, mutated = self.call("get_legal_actions", state)
         if got is _UNSET:
@@ -343,49 +374,61 @@ class _Replay:
         except values.ValueBreach as e:
             self.fail("legal_actions", call, expected, values.describe(got, 300), str(e), breach=True)
             return None
-        if set(got) == set(expected):
+        same = set(got) == set(expected)
+        # ModelState gives the strings ids for its own current player: the recorded ones decode for the
+        # recorded player, any others may not (a chance node's ids are those of its chance outcomes)
+        unknown = "" if (same and player == recorded_player) or player == CHANCE else self.undecodable(player, got)
+        if same and not unknown:
             self.run_.ok("legal_actions")
         else:
-            # an empty list where the model's own current player acts is a breach: ModelState refuses it
-            breach = not got and player is not _UNSET and player != TERMINAL
-            why = "no legal actions at a non-terminal state" if breach else _set_diff(expected, got)
-            self.fail("legal_actions", call, expected, got, why, breach=breach)
+            # an empty list where the model's own current player acts is a breach: ModelState refuses it, as
+            # it refuses a string that is not one of the game's actions (no action id)
+            empty = not got and player is not _UNSET and player != TERMINAL
+            why = "no legal actions at a non-terminal state" if empty else unknown or _set_diff(expected, got)
+            self.fail("legal_actions", call, expected, got, why, breach=empty or bool(unknown))
         return got
 
-    def check_chance(self, state: Any, step: Any, player: Any) -> bool:
+    def check_chance(self, state: Any, step: Any, player: Any) -> tuple[bool, list[str] | None]:
+        """Whether the model's chance outcomes are the recorded ones, and their strings (``None`` when they
+        break the rules)."""
         call = "get_chance_outcomes(state)"
         expected = {c.action_string: c.probability for c in step.chance_outcomes}
         want: JSON = [[a, p] for a, p in expected.items()]
         got, trace, mutated = self.call("get_chance_outcomes", state)
         if got is _UNSET:
-            return self.raised("chance_outcomes", call, want, trace, mutated, breach=player == CHANCE)
+            return self.raised("chance_outcomes", call, want, trace, mutated, breach=player == CHANCE), None
         try:
             pairs = values.chance_outcomes(got)
             if not pairs and player == CHANCE:
                 raise values.ValueBreach("get_chance_outcomes returned no outcomes at a chance node")
         except values.ValueBreach as e:
             return self.fail("chance_outcomes", call, want, values.describe(got, 300), str(e),
-                             breach=player == CHANCE)
+                             breach=player == CHANCE), None
         got_map = dict(pairs)
         if got_map.keys() == expected.keys() and all(abs(got_map[a] - p) <= 1e-9 for a, p in expected.items()):
-            return self.run_.ok("chance_outcomes")
-        why = _set_diff(list(expected), list(got_map)) or "\n".join(
+            return self.run_.ok("chance_outcomes"), list(got_map)
+        unknown = self.undecodable(player, list(got_map)) if player == CHANCE else ""
+        why = unknown or _set_diff(list(expected), list(got_map)) or "\n".join(
             f"P({a!r}): expected {p}, got {got_map[a]}" for a, p in expected.items() if abs(got_map[a] - p) > 1e-9)
-        return self.fail("chance_outcomes", call, want, [[a, p] for a, p in pairs], why, breach=False)
+        failed = self.fail("chance_outcomes", call, want, [[a, p] for a, p in pairs], why, breach=bool(unknown))
+        return failed, None if unknown else list(got_map)
 
-    def check_transition(self, state: Any, action: str, legal: list[str] | None) -> values.ReadOnlyDict | None:
+    def check_transition(self, state: Any, action: str, offered: list[str] | None) -> values.ReadOnlyDict | None:
+        """The state after the recorded ``action``; ``offered``: the actions ``ModelState`` would apply here."""
         call = f"apply_action(state, {action!r})"
+        # ModelState applies only what the model offers: failing on another action (raising, modifying the
+        # state, returning it or no valid state) follows from a wrong legal-action list (a mismatch); failing
+        # on one it offers is a breach, as in play
+        breach = offered is not None and action in offered
         nxt, trace, mutated = self.call("apply_action", state, action)
         if nxt is _UNSET:
-            # raising on an action the model itself does not list as legal follows from a wrong legal-action
-            # list (a mismatch); raising on one it lists is a breach, as in play
-            self.raised("transition", call, None, trace, mutated, breach=mutated or (legal is not None and action in legal))
+            self.raised("transition", call, None, trace, mutated, breach=breach)
             return None
         if nxt is state:
             self.fail("transition", call, None, None, "returned the input state object; apply_action must return a "
-                      "new state", breach=True)
+                      "new state", breach=breach)
             return None
-        frozen = self.frozen(nxt, call)
+        frozen = self.frozen(nxt, call, breach=breach)
         if frozen is not None:
             self.run_.ok("transition")
         return frozen
@@ -432,7 +475,9 @@ def random_play_checks(model: WorldModel, *, num_games: int = 10, seed: int = 0,
                        max_failures: int = 20) -> CheckReport:
     """Plays ``num_games`` uniformly random games inside ``model`` through ``ModelState``, which enforces
     the contract (a breach, a mutation or a state that is not JSON fails the game); each must also end
-    within ``max_steps``.
+    within ``max_steps``. Every state reached is asked what the replay checks ask of a recorded one: its
+    player, every player's observation (the terminal state's too), and its legal actions (chance nodes'
+    too) and chance outcomes.
 
     Randomness: ``np.random.default_rng(seed)`` picks actions and samples chance outcomes.
     """
@@ -455,15 +500,15 @@ def _random_game(model: WorldModel, rng: np.random.Generator, max_steps: int) ->
     try:
         state: ModelState = model.new_initial_state()
         for _ in range(max_steps):
+            state.observations()  # every state's, the terminal one's too (as the replay checks them)
             if state.is_terminal():
                 return "", "", history, False
-            state.observations()
+            legal = state.legal_action_strings()  # at chance nodes too, where they are the possible outcomes
             if state.is_chance_node():
                 outcomes = state.chance_outcome_strings()
                 probs = np.array([p for _, p in outcomes])
                 action = outcomes[rng.choice(len(outcomes), p=probs / probs.sum())][0]
             else:
-                legal = state.legal_action_strings()
                 action = legal[rng.integers(len(legal))]
             state = state.child_from_string(action)
             history.append(action)

@@ -18,7 +18,8 @@ class ActionCodec:
     """
 
     # OpenSpiel's conventions for strings that depend on the state: "<id> - <move>" and "chance outcome <id> ...".
-    _PREFIX = re.compile(r"^(?:(\d+) - |chance outcome (\d+)\b)")
+    # At most 9 digits: no game has a billion actions, and int() refuses strings of over 4,300 digits.
+    _PREFIX = re.compile(r"^(?:(\d{1,9}) - |chance outcome (\d{1,9})\b)")
 
     def __init__(self, table: dict[tuple[int, str], int], *, num_distinct_actions: int, max_chance_outcomes: int,
                  prefixed: bool | None = None):

@@ -127,11 +127,15 @@ class WorldModel:
     def num_players(self) -> int:
         """The number of players: the length of ``get_observations`` at the initial state."""
         if self._num_players is None:
-            obs = self.call("get_observations", self.initial_raw())
-            if not isinstance(obs, (list, tuple)) or not obs:
+            got = self.call("get_observations", self.initial_raw())
+            try:  # canonical first: the answer's own __len__ or __bool__ (a list subclass's) is never called
+                obs = values.canonical(got, where="its answer")
+            except values.ValueBreach as e:
+                raise ModelContractError(f"{self.name}: step 0: get_observations: {e}") from None
+            if type(obs) is not list or not obs:
                 raise ModelContractError(f"{self.name}: step 0: get_observations must return one observation per "
-                                         f"player, got {values.describe(obs)}")
-            self._num_players = len(values.observations(obs, len(obs)))
+                                         f"player, got {values.describe(got)}")
+            self._num_players = len(obs)
         return self._num_players
 
     def initial_raw(self) -> values.ReadOnlyDict:
@@ -326,7 +330,7 @@ class ModelState:
         return self.observations()[player]
 
     def observation_string(self, player: int) -> str:
-        return values.dumps(self.observation(player))
+        return values.dumps(self.observation(player))  # canonical observations can always be written
 
     def information_state_string(self, player: int) -> str:
         """The player's information set: its observation at every state so far and its own actions, as the

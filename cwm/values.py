@@ -28,7 +28,8 @@ from cwm.types import CHANCE, JSON, TERMINAL
 
 PROBABILITY_TOLERANCE = 1e-6  # chance probabilities must sum to 1 within this
 MAX_DEPTH = 64  # states and observations nested deeper are refused (they would exhaust the stack)
-_EXACT_INT_FLOAT = float(2**53)  # integral floats up to here are written as ints in canonical form
+# ints wider than this are refused in canonical JSON: Python writes at most 4,300 digits (about 14,284 bits)
+MAX_INT_BITS = 14_000
 
 
 class ValueBreach(ValueError):
@@ -70,7 +71,9 @@ RULES: tuple[Rule, ...] = (
     Rule("resample_history", "a list of str: every action from the initial state, chance included"),
     Rule("all values", "str, int, float, list and dict subclasses are converted to the plain type (their "
                        "methods are never called); numpy scalars become Python numbers; NaN and infinity are "
-                       "refused"),
+                       "refused (as dict keys too), and so are numbers too large for a float where a float is "
+                       f"asked for, and ints wider than {MAX_INT_BITS:,} bits in observations (JSON cannot "
+                       "write them)"),
 )
 
 
@@ -96,11 +99,18 @@ def _refuse(self: Any, *args: Any, **kwargs: Any) -> Any:
                              f"about to be modified; build a new one (copy.deepcopy(state), dict(...), list(...))")
 
 
+def _made_by_the_library(self: Any, *args: Any, **kwargs: Any) -> None:
+    # a read-only container is trusted as checked (``state`` returns it as it is): only this module makes them
+    raise TypeError(f"a {type(self).__name__} is made by the library only; build a dict or a list")
+
+
 class ReadOnlyDict(dict):  # type: ignore[type-arg]
-    """A dict of a state: reads as a dict, refuses every change; copies are plain dicts."""
+    """A dict of a state: reads as a dict, refuses every change; copies are plain dicts. Only this module makes
+    them (``type(state)(...)`` raises ``TypeError``)."""
 
     __slots__ = ()
     __setitem__ = __delitem__ = __ior__ = clear = pop = popitem = setdefault = update = _refuse  # type: ignore
+    __init__ = _made_by_the_library  # type: ignore[assignment]
 
     def __copy__(self) -> dict[Any, Any]:
         return dict(self)
@@ -113,11 +123,13 @@ class ReadOnlyDict(dict):  # type: ignore[type-arg]
 
 
 class ReadOnlyList(list):  # type: ignore[type-arg]
-    """A list of a state: reads as a list, refuses every change; copies are plain lists."""
+    """A list of a state: reads as a list, refuses every change; copies are plain lists. Only this module makes
+    them (``type(state["board"])(...)`` raises ``TypeError``)."""
 
     __slots__ = ()
     __setitem__ = __delitem__ = __iadd__ = __imul__ = append = extend = insert = pop = remove = clear = sort = (
         reverse) = _refuse  # type: ignore
+    __init__ = _made_by_the_library  # type: ignore[assignment]
 
     def __copy__(self) -> list[Any]:
         return list(self)
@@ -127,6 +139,18 @@ class ReadOnlyList(list):  # type: ignore[type-arg]
 
     def __reduce__(self) -> tuple[Any, ...]:
         return list, (thaw(self),)
+
+
+def _read_only_list(items: list[Any]) -> ReadOnlyList:
+    out = list.__new__(ReadOnlyList)
+    list.extend(out, items)
+    return out
+
+
+def _read_only_dict(items: dict[Any, Any]) -> ReadOnlyDict:
+    out = dict.__new__(ReadOnlyDict)
+    dict.update(out, items)
+    return out
 
 
 _ATOMS = frozenset({str, int, bool, type(None)})
@@ -147,7 +171,7 @@ def state(value: Any) -> ReadOnlyDict:
     """
     if type(value) is ReadOnlyDict:
         return value
-    if not isinstance(value, dict):
+    if not issubclass(type(value), dict):
         raise ValueBreach(f"a state must be a dict, got {_kind(value)}")
     return _freeze(value, 0)  # type: ignore[no-any-return]
 
@@ -164,12 +188,12 @@ def _freeze(v: Any, depth: int) -> Any:
         raise ValueBreach(f"a state is nested more than {MAX_DEPTH} levels deep")
     if t is list:
         if set(map(type, v)) <= _ATOMS:
-            return ReadOnlyList(v)
-        return ReadOnlyList([_freeze(x, depth + 1) for x in v])
+            return _read_only_list(v)
+        return _read_only_list([_freeze(x, depth + 1) for x in v])
     if t is dict:
         if not set(map(type, v)) <= _STR:
             _check_keys(v, "a state")
-        out = ReadOnlyDict(v)
+        out = _read_only_dict(v)
         for k, x in dict.items(v):
             tx = type(x)
             if tx in _ATOMS or tx in _FROZEN:
@@ -198,19 +222,20 @@ def _check_keys(d: dict[Any, Any], where: str) -> None:
 
 def _plain(v: Any, where: str) -> Any:
     """The plain builtin behind a subclass or a numpy scalar, without calling any method it defines."""
-    if type(v) in _NUMPY_SCALARS:
+    t = type(v)  # never isinstance: it reads the value's own __class__
+    if t in _NUMPY_SCALARS:
         return v.item()  # numpy's own method: a numpy scalar type cannot be one the model wrote
-    if isinstance(v, str):
+    if issubclass(t, str):
         return str.__str__(v)
-    if isinstance(v, int):
+    if issubclass(t, int):
         return int.__index__(v)
-    if isinstance(v, float):
+    if issubclass(t, float):
         return float.__float__(v)
-    if isinstance(v, list):
+    if issubclass(t, list):
         return list.copy(v)
-    if isinstance(v, dict):
-        return dict.copy(v)
-    if isinstance(v, tuple):
+    if issubclass(t, dict):
+        return dict(dict.items(v))  # dict.copy would call a subclass's own keys() when it defines __iter__
+    if issubclass(t, tuple):
         return tuple.__getitem__(v, slice(None))
     raise ValueBreach(f"{where} holds {_kind(v)}, which is not a JSON value")
 
@@ -233,7 +258,8 @@ def thaw(value: Any) -> Any:
 
 def canonical(value: Any, *, where: str = "the value") -> JSON:
     """The canonical JSON form of ``value``: exact builtins, lists for tuples, str keys as JSON writes them,
-    integral floats (up to 2**53) as ints, so that two values JSON calls equal are equal here.
+    integral floats as the ints they equal (exactly: every finite float is a whole number or not), so that two
+    values ``==`` calls equal, bools apart, are equal here and write the same JSON.
 
     Raises:
       ValueBreach: not JSON, a non-finite float, colliding keys, or nested more than ``MAX_DEPTH`` deep.
@@ -249,7 +275,11 @@ def canonical_flagged(value: Any, *, where: str = "the value") -> tuple[JSON, bo
 
 def _canon(value: Any, where: str, depth: int, flag: list[bool]) -> JSON:
     t = type(value)
-    if t is str or t is int or value is None:
+    if t is str or value is None:
+        return value
+    if t is int:
+        if value.bit_length() > MAX_INT_BITS:
+            raise ValueBreach(f"{where} holds an int of {value.bit_length()} bits, too long to write as JSON")
         return value
     if t is bool:
         flag[0] = True
@@ -257,12 +287,13 @@ def _canon(value: Any, where: str, depth: int, flag: list[bool]) -> JSON:
     if t is float:
         if value - value != 0.0:
             raise ValueBreach(f"{where} holds the float {value!r}; only finite numbers are allowed")
-        return int(value) if value.is_integer() and abs(value) <= _EXACT_INT_FLOAT else value
+        return int(value) if value.is_integer() else value
     if depth >= MAX_DEPTH:
         raise ValueBreach(f"{where} is nested more than {MAX_DEPTH} levels deep")
     if t is list or t is ReadOnlyList or t is tuple:
         types = set(map(type, value))
-        if types <= _ATOMS:
+        if types <= _ATOMS and not (int in types and any(type(x) is int and x.bit_length() > MAX_INT_BITS
+                                                         for x in value)):
             if bool in types:
                 flag[0] = True
             return list(value)
@@ -276,10 +307,20 @@ def _canon(value: Any, where: str, depth: int, flag: list[bool]) -> JSON:
 
 
 def _json_key(k: Any) -> str:
-    """A dict key as JSON writes it (``json.dumps({1: 0})`` is ``'{"1": 0}'``)."""
+    """A dict key as JSON writes it (``json.dumps({1: 0})`` is ``'{"1": 0}'``).
+
+    Raises:
+      ValueBreach: a non-finite float key, or an int key too long to write.
+    """
     if type(k) is str:
         return k  # type: ignore[no-any-return]
-    return json.dumps(k, allow_nan=False) if type(k) is not float else repr(k)
+    if type(k) is float:
+        if k - k != 0.0:
+            raise ValueBreach(f"a dict key is the float {k!r}; only finite numbers are allowed")
+        return repr(k)
+    if type(k) is int and k.bit_length() > MAX_INT_BITS:
+        raise ValueBreach(f"a dict key is an int of {k.bit_length()} bits, too long to write as JSON")
+    return json.dumps(k)
 
 
 def has_bool(value: JSON) -> bool:
@@ -333,14 +374,14 @@ def player(value: Any, num_players: int) -> int:
       ValueBreach: a bool, a non-int, or a number out of range.
     """
     if type(value) is not int:
-        if isinstance(value, bool) or not isinstance(value, int):
+        if type(value) is bool or not issubclass(type(value), int):
             raise ValueBreach(f"get_current_player returned {_shown(value)}; expected 0.."
                               f"{num_players - 1}, -1 (chance) or -4 (game over) as an int (a bool is not an int)")
         value = int.__index__(value)
     if value in (CHANCE, TERMINAL) or 0 <= value < num_players:
         return value  # type: ignore[no-any-return]
-    raise ValueBreach(f"get_current_player returned {value}; expected 0..{num_players - 1}, -1 (chance) or "
-                      f"-4 (game over)")
+    raise ValueBreach(f"get_current_player returned {describe(value)}; expected 0..{num_players - 1}, -1 (chance) "
+                      f"or -4 (game over)")
 
 
 def action_strings(value: Any, what: str = "get_legal_actions") -> list[str]:
@@ -350,7 +391,7 @@ def action_strings(value: Any, what: str = "get_legal_actions") -> list[str]:
       ValueBreach: not a list, an element that is not a str, or a duplicate.
     """
     if type(value) is not list:
-        if not isinstance(value, list):
+        if not issubclass(type(value), list):
             raise ValueBreach(f"{what} must return a list of str, got {_kind(value)}")
         value = list.copy(value)
     if not set(map(type, value)) <= _STR:
@@ -367,7 +408,7 @@ def action_strings(value: Any, what: str = "get_legal_actions") -> list[str]:
 def _action(value: Any, what: str) -> str:
     if type(value) is str:
         return value  # type: ignore[no-any-return]
-    if isinstance(value, str):
+    if issubclass(type(value), str):
         return str.__str__(value)
     raise ValueBreach(f"{what} must return str actions, got {_shown(value)}")
 
@@ -380,12 +421,12 @@ def chance_outcomes(value: Any) -> list[tuple[str, float]]:
     Raises:
       ValueBreach: naming the first rule broken.
     """
-    if not isinstance(value, (list, tuple)):
+    if not issubclass(type(value), (list, tuple)):
         raise ValueBreach(f"get_chance_outcomes must return a list of (outcome, probability) pairs, got "
                           f"{_kind(value)}")
     pairs = []
     for item in _items(value):
-        if not isinstance(item, (list, tuple)) or len(_items(item)) != 2:
+        if not issubclass(type(item), (list, tuple)) or len(_items(item)) != 2:
             raise ValueBreach(f"get_chance_outcomes must return (outcome, probability) pairs, got {describe(item)}")
         outcome, p = _items(item)
         pairs.append((_action(outcome, "get_chance_outcomes"), _number(p, "a chance probability")))
@@ -411,7 +452,7 @@ def rewards(value: Any, num_players: int, what: str = "get_rewards") -> tuple[fl
       ValueBreach: not a list of N finite numbers (bools are not numbers).
     """
     if type(value) is not list:
-        if not isinstance(value, (list, tuple)):
+        if not issubclass(type(value), (list, tuple)):
             raise ValueBreach(f"{what} must return a list of {num_players} numbers, got "
                               f"{describe(value)}")
         value = _items(value)
@@ -447,10 +488,14 @@ def _number(value: Any, what: str) -> float:
         if value - value == 0.0:
             return value  # type: ignore[no-any-return]
     elif t is int:
-        return float(value)
-    elif t is bool or isinstance(value, bool):
+        try:
+            return float(value)
+        except OverflowError:
+            raise ValueBreach(f"{what} must be finite, got an int of {value.bit_length()} bits, too large for a "
+                              f"float") from None
+    elif t is bool:
         raise ValueBreach(f"{what} must be a number, got the bool {value!r}")
-    elif isinstance(value, (int, float)) or t in _NUMPY_SCALARS:
+    elif issubclass(t, (int, float)) or t in _NUMPY_SCALARS:
         return _number(_plain(value, what), what)
     else:
         raise ValueBreach(f"{what} must be a number, got {_shown(value)}")
@@ -468,7 +513,7 @@ def observations(value: Any, num_players: int) -> tuple[JSON, ...]:
 
 def observations_flagged(value: Any, num_players: int) -> tuple[tuple[JSON, ...], bool]:
     """``observations(value, num_players)`` and whether any of them holds a bool (for ``same``)."""
-    if not isinstance(value, (list, tuple)):
+    if not issubclass(type(value), (list, tuple)):
         raise ValueBreach(f"get_observations must return a list of {num_players} observations, got {_kind(value)}")
     items = _items(value)
     if len(items) != num_players:
@@ -485,12 +530,13 @@ def observations_flagged(value: Any, num_players: int) -> tuple[tuple[JSON, ...]
 
 
 def history(value: Any) -> list[str]:
-    """A ``resample_history`` answer: a list of str (consumed here, so a generator runs where it is called).
+    """A ``resample_history`` answer: a list (or tuple) of str; anything else, a generator included, is refused
+    before any of it runs.
 
     Raises:
       ValueBreach: not a list (or tuple) of str.
     """
-    if not isinstance(value, (list, tuple)):
+    if not issubclass(type(value), (list, tuple)):
         raise ValueBreach(f"resample_history must return a list of action strings, got {_kind(value)}")
     return [_action(a, "resample_history") for a in _items(value)]
 
@@ -499,7 +545,7 @@ def _items(value: Any) -> list[Any]:
     """The elements of a list or tuple (subclasses included) without calling its own ``__iter__``."""
     if type(value) is list:
         return value  # type: ignore[no-any-return]
-    if isinstance(value, list):
+    if issubclass(type(value), list):
         return list.copy(value)
     return list(tuple.__getitem__(value, slice(None)))
 
@@ -529,7 +575,7 @@ def describe(value: Any, limit: int = 120) -> str:
     elif t in (list, tuple, dict, ReadOnlyDict, ReadOnlyList):
         try:
             text = repr(canonical(value))
-        except ValueBreach:
+        except ValueError:  # not JSON (ValueBreach), or too long to write
             text = f"<{t.__name__} holding non-JSON values>"
     else:
         text = f"<{t.__name__} object>"

@@ -101,7 +101,8 @@ def inference_sampler(model: WorldModel, resample_history: ResampleHistory) -> S
     """
 
     def draw(events: list[JSON], player: int, seed: int) -> list[str]:
-        # the answer is consumed here, under the model's guard (a generator runs inside the time budget)
+        # the answer is checked here, under the model's guard (a generator is refused unrun: nothing of it
+        # can run later, outside the time budget)
         return values.history(resample_history(events, player, seed))
 
     def sample(view: PlayerView, player: int, rng: np.random.Generator) -> ModelState:
