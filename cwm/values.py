@@ -199,7 +199,7 @@ def _freeze(v: Any, depth: int) -> Any:
             if tx in _ATOMS or tx in _FROZEN:
                 continue
             if tx is list and set(map(type, x)) <= _ATOMS:  # the common nested case, without a call
-                dict.__setitem__(out, k, ReadOnlyList(x))
+                dict.__setitem__(out, k, _read_only_list(x))
             else:
                 dict.__setitem__(out, k, _freeze(x, depth + 1))
         return out
@@ -466,15 +466,19 @@ def rewards(value: Any, num_players: int, what: str = "get_rewards") -> tuple[fl
 
 
 def finite_numbers(items: list[Any]) -> bool:
-    """Whether every item is an exact int or a finite exact float (the hot paths' check before ``rewards``)."""
+    """Whether every item is a finite exact float or an exact int a float can hold (the hot paths' check
+    before ``rewards``)."""
     for x in items:
         t = type(x)
         if t is float:
             if x - x != 0.0:
                 return False
-        elif t is not int:
+        elif t is not int or not -_FLOAT_INTS < x < _FLOAT_INTS:
             return False
     return True
+
+
+_FLOAT_INTS = 2**1023  # ints beyond this do not fit in a float: the full rule words the breach
 
 
 def number(value: Any, what: str) -> float:
