@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from cwm import games, model
+from cwm import games, model, model_state
 from cwm.types import ModelContractError
 
 SOURCE = (Path(__file__).resolve().parent.parent / "data" / "reference" / "tic_tac_toe_model.py").read_text(
@@ -117,7 +117,7 @@ def test_states_with_the_same_legal_actions_share_one_decoding_and_the_memo_is_b
     b = root.child_from_string("x(1,1)").child_from_string("o(0,0)")  # the same two cells taken
     assert a.legal_actions() == b.legal_actions()
     assert a._strings_by_id() is b._strings_by_id()
-    monkeypatch.setattr(model, "DECODED_LIMIT", 2)
+    monkeypatch.setattr(model_state, "DECODED_LIMIT", 2)
     memo = root.model.decoded
     for move in ["x(2,2)", "x(2,1)", "x(2,0)"]:
         root.child_from_string(move).legal_actions()

@@ -11,7 +11,7 @@ import random
 import pytest
 
 from cwm import model, trajectories
-from cwm.checks import _Run
+from cwm.check_report import Tally
 from cwm.sandbox import child, jobs, tamper
 from cwm.types import CheckReport
 
@@ -33,8 +33,8 @@ def test_a_patched_class_attribute_is_tampering(monkeypatch: pytest.MonkeyPatch)
 
 def test_an_added_class_attribute_is_tampering(monkeypatch: pytest.MonkeyPatch) -> None:
     before = tamper.snapshot()
-    monkeypatch.setattr(_Run, "extra", 1, raising=False)
-    assert tamper.tampering(before) == "tampering: the model changed the class attribute cwm.checks._Run.extra"
+    monkeypatch.setattr(Tally, "extra", 1, raising=False)
+    assert tamper.tampering(before) == "tampering: the model changed the class attribute cwm.check_report.Tally.extra"
 
 
 def test_the_modules_the_harness_relies_on_are_watched(monkeypatch: pytest.MonkeyPatch) -> None:

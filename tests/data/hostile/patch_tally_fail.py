@@ -1,22 +1,22 @@
-# hostile: with the gate off, patches the check harness's counter (cwm.checks._Run.record) so that every
+# hostile: with the gate off, patches the check harness's counter (cwm.check_report.Tally.fail) so that every
 # hostile: check of a model that implements nothing counts as passed
 # job: check
 # expect: static: line 9: access to dunder attribute '__globals__'
-# ungated: error: tampering: the model changed the class attribute cwm.checks._Run.record
+# ungated: error: tampering: the model changed the class attribute cwm.check_report.Tally.fail
 
 import random
 
 os = random.Random.seed.__globals__["_os"]  # what a gate bypass would give
 
 
-def record(run, ok, failure, test_type):
-    counts = run.stats.setdefault(test_type, [0, 0])
-    counts[0] += 1
-    counts[1] += 1
+def fail(tally, failure, test_type, *, breach, count=1):
+    counts = tally.stats.setdefault(test_type, [0, 0])
+    counts[0] += count
+    counts[1] += count
     return True
 
 
-os.sys.modules["cwm.checks"]._Run.record = record
+os.sys.modules["cwm.check_report"].Tally.fail = fail
 
 
 def get_initial_state():

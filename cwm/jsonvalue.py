@@ -1,0 +1,348 @@
+"""JSON values as the CWM contract handles them: exact builtins, read-only states, canonical forms, and the
+one information-state key built from them (``cwm.values`` holds the per-function rules and re-exports these).
+
+Every value a model returns is converted here before anything hashes, compares, formats or stores it: a
+subclass of ``str``/``int``/``float``/``list``/``dict`` is read through its base type's own methods (its
+overrides are never called), numpy scalars become Python numbers. States become read-only
+(``ReadOnlyDict``/``ReadOnlyList``, made only by this module): a function that tries to modify the state it
+was given raises ``StateMutationError`` at that moment. Observations are made canonical once (numbers
+compare by value, a bool is not a number), and ``InfoKey`` builds the information-state encoding from them.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+
+from cwm.types import JSON
+
+MAX_DEPTH = 64  # states and observations nested deeper are refused (they would exhaust the stack)
+
+
+# ints wider than this are refused in canonical JSON: Python writes at most 4,300 digits (about 14,284 bits)
+MAX_INT_BITS = 14_000
+
+
+class ValueBreach(ValueError):
+    """A value that breaks one of the contract's value rules (the message names the rule)."""
+
+
+class StateMutationError(TypeError):
+    """A model function tried to modify a state it was given (states are read-only)."""
+
+
+def _refuse(self: Any, *args: Any, **kwargs: Any) -> Any:
+    raise StateMutationError(f"the state is read-only: a {type(self).__bases__[0].__name__} inside it was "
+                             f"about to be modified; build a new one (copy.deepcopy(state), dict(...), list(...))")
+
+
+def _made_by_the_library(self: Any, *args: Any, **kwargs: Any) -> None:
+    # a read-only container is trusted as checked (``state`` returns it as it is): only this module makes them
+    raise TypeError(f"a {type(self).__name__} is made by the library only; build a dict or a list")
+
+
+class ReadOnlyDict(dict):  # type: ignore[type-arg]
+    """A dict of a state: reads as a dict, refuses every change; copies are plain dicts. Only this module makes
+    them (``type(state)(...)`` raises ``TypeError``)."""
+
+    __slots__ = ()
+    __setitem__ = __delitem__ = __ior__ = clear = pop = popitem = setdefault = update = _refuse  # type: ignore
+    __init__ = _made_by_the_library  # type: ignore[assignment]
+
+    def __copy__(self) -> dict[Any, Any]:
+        return dict(self)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> dict[Any, Any]:
+        return thaw(self)  # type: ignore[no-any-return]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return dict, (thaw(self),)
+
+
+class ReadOnlyList(list):  # type: ignore[type-arg]
+    """A list of a state: reads as a list, refuses every change; copies are plain lists. Only this module makes
+    them (``type(state["board"])(...)`` raises ``TypeError``)."""
+
+    __slots__ = ()
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = append = extend = insert = pop = remove = clear = sort = (
+        reverse) = _refuse  # type: ignore
+    __init__ = _made_by_the_library  # type: ignore[assignment]
+
+    def __copy__(self) -> list[Any]:
+        return list(self)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> list[Any]:
+        return thaw(self)  # type: ignore[no-any-return]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return list, (thaw(self),)
+
+
+def _read_only_list(items: list[Any]) -> ReadOnlyList:
+    out = list.__new__(ReadOnlyList)
+    list.extend(out, items)
+    return out
+
+
+def _read_only_dict(items: dict[Any, Any]) -> ReadOnlyDict:
+    out = dict.__new__(ReadOnlyDict)
+    dict.update(out, items)
+    return out
+
+
+_ATOMS = frozenset({str, int, bool, type(None)})
+
+
+_FROZEN = frozenset({ReadOnlyDict, ReadOnlyList})
+
+
+_STR = frozenset({str})
+
+
+_KEY_TYPES = (str, int, float, bool, type(None))
+
+
+# numpy scalars a model may compute with: converted to the Python number they hold.
+_NUMPY_SCALARS = frozenset(t for t in np.sctypeDict.values()
+                           if issubclass(t, (np.integer, np.floating, np.bool_)))
+
+
+def state(value: Any) -> ReadOnlyDict:
+    """The read-only, exact-typed copy of a state a model returned (a state that already is one is returned
+    as it is: read-only parts are shared, never copied again).
+
+    Raises:
+      ValueBreach: not a dict, not JSON-serialisable, a non-finite float, colliding keys, or too deep.
+    """
+    if type(value) is ReadOnlyDict:
+        return value
+    if not issubclass(type(value), dict):
+        raise ValueBreach(f"a state must be a dict, got {_kind(value)}")
+    return _freeze(value, 0)  # type: ignore[no-any-return]
+
+
+def _freeze(v: Any, depth: int) -> Any:
+    t = type(v)
+    if t in _ATOMS or t in _FROZEN:
+        return v
+    if t is float:
+        if v - v == 0.0:  # finite (inf - inf and nan - nan are nan)
+            return v
+        raise ValueBreach(f"a state holds the float {v!r}; only finite numbers are allowed")
+    if depth >= MAX_DEPTH:
+        raise ValueBreach(f"a state is nested more than {MAX_DEPTH} levels deep")
+    if t is list:
+        if set(map(type, v)) <= _ATOMS:
+            return _read_only_list(v)
+        return _read_only_list([_freeze(x, depth + 1) for x in v])
+    if t is dict:
+        if not set(map(type, v)) <= _STR:
+            _check_keys(v, "a state")
+        out = _read_only_dict(v)
+        for k, x in dict.items(v):
+            tx = type(x)
+            if tx in _ATOMS or tx in _FROZEN:
+                continue
+            if tx is list and set(map(type, x)) <= _ATOMS:  # the common nested case, without a call
+                dict.__setitem__(out, k, _read_only_list(x))
+            else:
+                dict.__setitem__(out, k, _freeze(x, depth + 1))
+        return out
+    if t is tuple:
+        return tuple([_freeze(x, depth + 1) for x in v])
+    return _freeze(_plain(v, "a state"), depth)
+
+
+def _check_keys(d: dict[Any, Any], where: str) -> None:
+    seen: set[str] = set()
+    for k in dict.keys(d):
+        if type(k) not in _KEY_TYPES:
+            raise ValueBreach(f"{where} has a dict key of type {type(k).__name__} ({describe(k)}); keys must be "
+                              f"str, int, float, bool or None")
+        text = _json_key(k)
+        if text in seen:
+            raise ValueBreach(f"{where} has two dict keys that JSON writes alike ({text!r})")
+        seen.add(text)
+
+
+def _plain(v: Any, where: str) -> Any:
+    """The plain builtin behind a subclass or a numpy scalar, without calling any method it defines."""
+    t = type(v)  # never isinstance: it reads the value's own __class__
+    if t in _NUMPY_SCALARS:
+        return v.item()  # numpy's own method: a numpy scalar type cannot be one the model wrote
+    if issubclass(t, str):
+        return str.__str__(v)
+    if issubclass(t, int):
+        return int.__index__(v)
+    if issubclass(t, float):
+        return float.__float__(v)
+    if issubclass(t, list):
+        return list.copy(v)
+    if issubclass(t, dict):
+        return dict(dict.items(v))  # dict.copy would call a subclass's own keys() when it defines __iter__
+    if issubclass(t, tuple):
+        return tuple.__getitem__(v, slice(None))
+    raise ValueBreach(f"{where} holds {_kind(v)}, which is not a JSON value")
+
+
+def thaw(value: Any) -> Any:
+    """A plain, writable deep copy of a (read-only) JSON value."""
+    t = type(value)
+    if t is ReadOnlyDict or t is dict:
+        return {k: thaw(x) for k, x in dict.items(value)}
+    if t is ReadOnlyList or t is list:
+        return [thaw(x) for x in list.__iter__(value)]
+    if t is tuple:
+        return tuple(thaw(x) for x in value)
+    return value
+
+
+def canonical(value: Any, *, where: str = "the value") -> JSON:
+    """The canonical JSON form of ``value``: exact builtins, lists for tuples, str keys as JSON writes them,
+    integral floats as the ints they equal (exactly: every finite float is a whole number or not), so that two
+    values ``==`` calls equal, bools apart, are equal here and write the same JSON.
+
+    Raises:
+      ValueBreach: not JSON, a non-finite float, colliding keys, or nested more than ``MAX_DEPTH`` deep.
+    """
+    return _canon(value, where, 0, [False])
+
+
+def canonical_flagged(value: Any, *, where: str = "the value") -> tuple[JSON, bool]:
+    """``canonical(value)`` and whether it holds a bool anywhere (what ``same`` needs to know)."""
+    flag = [False]
+    return _canon(value, where, 0, flag), flag[0]
+
+
+def _canon(value: Any, where: str, depth: int, flag: list[bool]) -> JSON:
+    t = type(value)
+    if t is str or value is None:
+        return value
+    if t is int:
+        if value.bit_length() > MAX_INT_BITS:
+            raise ValueBreach(f"{where} holds an int of {value.bit_length()} bits, too long to write as JSON")
+        return value
+    if t is bool:
+        flag[0] = True
+        return value
+    if t is float:
+        if value - value != 0.0:
+            raise ValueBreach(f"{where} holds the float {value!r}; only finite numbers are allowed")
+        return int(value) if value.is_integer() else value
+    if depth >= MAX_DEPTH:
+        raise ValueBreach(f"{where} is nested more than {MAX_DEPTH} levels deep")
+    if t is list or t is ReadOnlyList or t is tuple:
+        types = set(map(type, value))
+        if types <= _ATOMS and not (int in types and any(type(x) is int and x.bit_length() > MAX_INT_BITS
+                                                         for x in value)):
+            if bool in types:
+                flag[0] = True
+            return list(value)
+        return [x if type(x) is str else _canon(x, where, depth + 1, flag) for x in value]
+    if t is dict or t is ReadOnlyDict:
+        if set(map(type, value)) <= _STR:
+            return {k: x if type(x) is str else _canon(x, where, depth + 1, flag) for k, x in dict.items(value)}
+        _check_keys(value, where)
+        return {_json_key(k): _canon(x, where, depth + 1, flag) for k, x in dict.items(value)}
+    return _canon(_plain(value, where), where, depth, flag)
+
+
+def _json_key(k: Any) -> str:
+    """A dict key as JSON writes it (``json.dumps({1: 0})`` is ``'{"1": 0}'``).
+
+    Raises:
+      ValueBreach: a non-finite float key, or an int key too long to write.
+    """
+    if type(k) is str:
+        return k  # type: ignore[no-any-return]
+    if type(k) is float:
+        if k - k != 0.0:
+            raise ValueBreach(f"a dict key is the float {k!r}; only finite numbers are allowed")
+        return repr(k)
+    if type(k) is int and k.bit_length() > MAX_INT_BITS:
+        raise ValueBreach(f"a dict key is an int of {k.bit_length()} bits, too long to write as JSON")
+    return json.dumps(k)
+
+
+def has_bool(value: JSON) -> bool:
+    """Whether a JSON value holds a bool anywhere."""
+    t = type(value)
+    if t is bool:
+        return True
+    if t is list or t is tuple:
+        return any(has_bool(x) for x in value) if set(map(type, value)) & _NESTED_OR_BOOL else False
+    if t is dict:
+        return any(has_bool(x) for x in value.values()) if set(map(type, value.values())) & _NESTED_OR_BOOL \
+            else False
+    return False
+
+
+_NESTED_OR_BOOL = frozenset({bool, list, dict, tuple})
+
+
+def same(got: JSON, expected: JSON, *, got_bools: bool = True, expected_bools: bool = True) -> bool:
+    """Whether two JSON values are the same value under the contract: ``==`` (1 == 1.0), except that a bool
+    equals only a bool. ``got`` is canonical; the flags, when the caller knows them (``canonical_flagged``,
+    ``has_bool``), skip the bool comparison for values that hold none.
+    """
+    if got != expected:
+        return False
+    if not (got_bools or expected_bools):
+        return True
+    return dumps(got) == dumps(canonical(expected))
+
+
+def dumps(value: JSON) -> str:
+    """The canonical text of a canonical JSON value: sorted keys, no spaces, ASCII.
+
+    Raises:
+      ValueBreach: an int too long to write (Python refuses more than 4,300 digits).
+    """
+    try:
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    except ValueError as e:
+        raise ValueBreach(f"a value cannot be written as JSON: {e}") from None
+
+
+def items_of(value: Any) -> list[Any]:
+    """The elements of a list or tuple (subclasses included) without calling its own ``__iter__``."""
+    if type(value) is list:
+        return value  # type: ignore[no-any-return]
+    if issubclass(type(value), list):
+        return list.copy(value)
+    return list(tuple.__getitem__(value, slice(None)))
+
+
+def _shown(value: Any) -> str:
+    """What a value is, for messages: ``None``, ``a str 'win'``, ``an object of type 'X'`` (never its own repr)."""
+    kind = _kind(value)
+    return kind if value is None or kind.startswith("an object") else f"{kind} {describe(value)}"
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "None"
+    if type(value) in _ATOMS or type(value) in (float, list, dict, tuple):
+        return f"a {type(value).__name__}"
+    return f"an object of type {type(value).__name__!r}"
+
+
+def describe(value: Any, limit: int = 120) -> str:
+    """A short, safe rendering of any value: builtins by repr, anything else by its type only (its own
+    ``__repr__`` may spin or lie)."""
+    t = type(value)
+    if t is int and value.bit_length() > 1000:
+        text = f"<an int of {value.bit_length()} bits>"
+    elif t in (str, int, float, bool, type(None)):
+        text = repr(value)
+    elif t in (list, tuple, dict, ReadOnlyDict, ReadOnlyList):
+        try:
+            text = repr(canonical(value))
+        except ValueError:  # not JSON (ValueBreach), or too long to write
+            text = f"<{t.__name__} holding non-JSON values>"
+    else:
+        text = f"<{t.__name__} object>"
+    return text if len(text) <= limit else text[:limit] + "..."
+

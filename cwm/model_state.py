@@ -1,0 +1,315 @@
+"""``ModelState``: a state of a world model, shaped like ``pyspiel.State``, that enforces the contract.
+
+The library, not the model, owns the invariants: a state checks legality, keeps terminal states still,
+applies the contract's value rules (``cwm.values``) to every answer, and raises ``ModelContractError``
+naming the model, the step and the rule. States are shared between tree nodes, never copied: each is
+read-only, so no model function can change one another state depends on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from cwm import values
+from cwm.types import CHANCE, JSON, TERMINAL, ModelContractError
+
+if TYPE_CHECKING:
+    from cwm.model import WorldModel
+
+T = TypeVar("T")
+DECODED_LIMIT = 4096  # action lists a WorldModel remembers decoded (WorldModel.decoded): a few MB at most
+_STR = frozenset({str})
+_FLOAT = {float}
+
+
+class ModelState:
+    """A model state shaped like ``pyspiel.State``; states are shared, never copied: each is read-only
+    (``cwm.values.state``), so no model function can change one another state depends on.
+
+    Every value the model returns goes through the contract's value rules (``cwm.values``) before it is
+    used: a breach raises ``ModelContractError`` naming the model, the step and the rule.
+    """
+
+    __slots__ = ("model", "raw", "_history", "_returns", "_rewards", "_player", "_legal", "_by_id", "_parent",
+                 "_action", "_chance", "_obs", "_keys")
+
+    def __init__(self, model: WorldModel, raw: JSON, *, history: tuple[int, ...] = (), returns: tuple[float, ...] = (),
+                 rewards: tuple[float, ...] = (), parent: ModelState | None = None, action: str = ""):
+        self.model = model
+        self.raw = raw
+        self._history = history
+        self._returns = returns or (0.0,) * model.num_players
+        self._rewards = rewards or (0.0,) * model.num_players
+        self._player: int | None = None
+        self._legal: list[str] | None = None
+        self._by_id: dict[int, str] | None = None  # this state's legal ids -> their strings, built once
+        self._parent = parent
+        self._action = action  # the string of the move that led here (empty at the initial state)
+        self._chance: list[tuple[str, float]] | None = None
+        self._obs: tuple[JSON, ...] | None = None  # every player's canonical observation, made once
+        self._keys: dict[int, bytes] | None = None  # player -> information-state key (values.InfoKey)
+
+    # -- errors -------------------------------------------------------------------------------------
+    def _breach(self, what: str) -> ModelContractError:
+        """A contract breach at this state, naming the model and the step (actions taken so far)."""
+        return ModelContractError(f"{self.model.name}: step {len(self._history)}: {what}")
+
+    def _rule(self, rule: Callable[..., T], *args: Any) -> T:
+        """``rule(*args)`` of ``cwm.values``; a broken rule is a contract breach at this state."""
+        try:
+            return rule(*args)
+        except values.ValueBreach as e:
+            raise self._breach(str(e)) from None
+
+    # -- queries ------------------------------------------------------------------------------------
+    def current_player(self) -> int:
+        p = self._player
+        if p is None:
+            p = self.model.call("get_current_player", self.raw, step=len(self._history))
+            if type(p) is not int or not (p in (CHANCE, TERMINAL) or 0 <= p < self.model.num_players):
+                p = self._rule(values.player, p, self.model.num_players)
+            self._player = p
+        return p
+
+    def num_players(self) -> int:
+        return self.model.num_players
+
+    def is_terminal(self) -> bool:
+        return self.current_player() == TERMINAL
+
+    def is_chance_node(self) -> bool:
+        return self.current_player() == CHANCE
+
+    def is_player_node(self) -> bool:
+        return self.current_player() >= 0
+
+    def is_simultaneous_node(self) -> bool:
+        return False
+
+    def legal_action_strings(self) -> list[str]:
+        legal = self._legal
+        if legal is None:
+            if self.current_player() == TERMINAL:
+                legal = []
+            else:
+                legal = self.model.call("get_legal_actions", self.raw, step=len(self._history))
+                if type(legal) is not list or not set(map(type, legal)) <= _STR or len(set(legal)) != len(legal):
+                    legal = self._rule(values.action_strings, legal)
+                if not legal:
+                    raise self._breach(f"no legal actions at a non-terminal state (history {self.history_strings()})")
+            self._legal = legal
+        return legal
+
+    def legal_actions(self, player: int | None = None) -> list[int]:
+        p = self.current_player()
+        if player is not None and player != p:
+            return []
+        if p >= 0:  # one pass over the strings serves both this list and child(id)
+            return list(self._strings_by_id())
+        return self._to_ids(p, self.legal_action_strings())
+
+    def _to_ids(self, player: int, strings: list[str]) -> list[int]:
+        try:
+            return self.model.codec.to_ids(player, strings)
+        except ModelContractError as e:  # a string the game does not know: say which model and step
+            raise self._breach(str(e)) from e
+
+    def _strings_by_id(self) -> dict[int, str]:
+        """This state's own legal (or chance) action ids mapped to their strings, cached on the state.
+
+        An id is decoded here rather than by the codec's global table because in some games (backgammon)
+        the string of an id depends on the state: id 25 is "chance outcome 25 (roll: 54)" after the first
+        roll and "... O starts ..." before it.
+        """
+        by_id = self._by_id
+        if by_id is None:
+            p = self.current_player()
+            strings = [a for a, _ in self.chance_outcome_strings()] if p == CHANCE else self.legal_action_strings()
+            memo, key = self.model.decoded, (p, tuple(strings))
+            by_id = memo.get(key)
+            if by_id is None:  # the same action lists recur across states: decode each once (read-only dicts)
+                by_id = dict(zip(self._to_ids(p, strings), strings))
+                if len(by_id) != len(strings):
+                    raise self._breach(f"two of the actions {strings[:20]} decode to the same action id")
+                if len(memo) >= DECODED_LIMIT:
+                    memo.clear()
+                memo[key] = by_id
+            self._by_id = by_id
+        return by_id
+
+    def chance_outcome_strings(self) -> list[tuple[str, float]]:
+        if not self.is_chance_node():
+            return []
+        pairs = self._chance
+        if pairs is None:
+            outcomes = self.model.call("get_chance_outcomes", self.raw, step=len(self._history))
+            pairs = self._rule(values.chance_outcomes, outcomes)
+            if not pairs:
+                raise self._breach("get_chance_outcomes returned no outcomes at a chance node")
+            self._chance = pairs
+        return pairs
+
+    def chance_outcomes(self) -> list[tuple[int, float]]:
+        pairs = self.chance_outcome_strings()
+        return list(zip(self._to_ids(CHANCE, [a for a, _ in pairs]), [p for _, p in pairs]))
+
+    def rewards(self) -> list[float]:
+        return list(self._rewards)
+
+    def returns(self) -> list[float]:
+        return list(self._returns)
+
+    def player_return(self, player: int) -> float:
+        return self._returns[player]
+
+    def observations(self) -> tuple[JSON, ...]:
+        """Every player's observation of this state, canonical (``cwm.values.canonical``), made once."""
+        obs = self._obs
+        if obs is None:
+            got = self.model.call("get_observations", self.raw, step=len(self._history))
+            obs = self._obs = self._rule(values.observations, got, self.num_players())
+        return obs
+
+    def observation(self, player: int) -> JSON:
+        return self.observations()[player]
+
+    def observation_string(self, player: int) -> str:
+        return values.dumps(self.observation(player))  # canonical observations can always be written
+
+    def information_state_string(self, player: int) -> str:
+        """The player's information set: its observation at every state so far and its own actions, as the
+        one encoding ``cwm.values.InfoKey`` defines (agents build the same key from the real game)."""
+        return self.information_key(player).hex()
+
+    def information_key(self, player: int) -> bytes:
+        """``information_state_string`` as bytes; extends the parent's key by one step (no replay)."""
+        pending: list[ModelState] = []
+        node: ModelState | None = self
+        while node is not None and (node._keys is None or player not in node._keys):
+            pending.append(node)
+            node = node._parent
+        key = values.InfoKey.START if node is None else node._keys[player]  # type: ignore[index]
+        for st in reversed(pending):
+            parent = st._parent
+            if parent is not None and parent.current_player() == player:
+                key = values.InfoKey.act(key, st._action)
+            key = values.InfoKey.observe(key, st.observation(player))
+            if st._keys is None:
+                st._keys = {}
+            st._keys[player] = key
+        return key
+
+    def history(self) -> list[int]:
+        return list(self._history)
+
+    def history_strings(self) -> list[str]:
+        chain, node = [], self
+        while node._parent is not None:
+            chain.append(node._action)
+            node = node._parent
+        return chain[::-1]
+
+    def action_to_string(self, player: int, action: int) -> str:
+        """The string of ``action``: this state's own string when ``player`` moves here, else the codec's."""
+        if player == self.current_player() and player != TERMINAL:
+            found = self._strings_by_id().get(action)
+            if found is not None:
+                return found
+        return self.model.codec.to_string(player, action)
+
+    def string_to_action(self, action: str) -> int:
+        player = self.current_player()
+        if player != TERMINAL:
+            for aid, text in self._strings_by_id().items():
+                if text == action:
+                    return aid
+        return self.model.codec.to_id(player, action)
+
+    # -- moves --------------------------------------------------------------------------------------
+    def child(self, action: int) -> ModelState:
+        """The state after ``action`` (an OpenSpiel id); this state is unchanged."""
+        player = self.current_player()
+        if player == TERMINAL:
+            raise self._breach(f"apply_action(id {action}) at a terminal state")
+        found = self._strings_by_id().get(action)
+        if found is None:
+            raise self._breach(f"action id {action} is not legal here; legal ids: {sorted(self._strings_by_id())[:20]}")
+        return self._advance(player, found, action)
+
+    def child_from_string(self, action: str, *, action_id: int | None = None) -> ModelState:
+        player = self.current_player()
+        if player == TERMINAL:
+            raise self._breach(f"apply_action({action!r}) at a terminal state")
+        if type(action) is not str:
+            action = self._rule(values.action_strings, [action], "an action")[0]
+        legal = (
+            [a for a, _ in self.chance_outcome_strings()] if player == CHANCE else self.legal_action_strings()
+        )
+        if action not in legal:
+            raise self._breach(f"action {action!r} is not legal here; legal: {legal[:20]}")
+        return self._advance(player, action, action_id)
+
+    def _advance(self, player: int, action: str, action_id: int | None) -> ModelState:
+        """Applies a legal ``action`` and wraps the result with its rewards and returns."""
+        model = self.model
+        step = len(self._history)
+        nxt = model.call("apply_action", self.raw, action, step=step)
+        if nxt is self.raw:
+            raise self._breach("apply_action returned its input state object; it must return a new state")
+        try:
+            nxt = values.state(nxt)
+        except values.ValueBreach as e:
+            raise self._breach(str(e)) from None
+        aid = self._id_of(action) if action_id is None else action_id
+        got = model.call("get_rewards", nxt, step=step)
+        returns = self._returns
+        if type(got) is list and len(got) == len(returns) and values.finite_numbers(got):
+            rewards = tuple(got) if set(map(type, got)) == _FLOAT else tuple(map(float, got))
+        else:
+            rewards = self._rule(values.rewards, got, len(returns), f"get_rewards (after {action!r})")
+        if any(rewards):  # most moves pay nothing: the returns are shared then
+            returns = tuple([a + b for a, b in zip(returns, rewards)])
+        return ModelState(model, nxt, history=self._history + (aid,), returns=returns, rewards=rewards, parent=self,
+                          action=action)
+
+    def _id_of(self, action: str) -> int:
+        for aid, text in self._strings_by_id().items():
+            if text == action:
+                return aid
+        raise self._breach(f"action {action!r} has no action id here")
+
+    def apply_action(self, action: int) -> None:
+        """OpenSpiel-style in-place move: this wrapper now points at the next state (no state is mutated)."""
+        nxt = self.child(action)
+        self._become(nxt)
+
+    def apply_action_string(self, action: str) -> None:
+        self._become(self.child_from_string(action))
+
+    def _copy_of(self, *, parent: ModelState | None) -> ModelState:
+        twin = ModelState(self.model, self.raw, history=self._history, returns=self._returns,
+                          rewards=self._rewards, parent=parent, action=self._action)
+        twin._player, twin._legal, twin._by_id = self._player, self._legal, self._by_id
+        twin._chance, twin._obs, twin._keys = self._chance, self._obs, self._keys
+        return twin
+
+    def _become(self, nxt: ModelState) -> None:
+        parent = self._copy_of(parent=self._parent)
+        self.raw, self._history, self._returns, self._rewards = nxt.raw, nxt._history, nxt._returns, nxt._rewards
+        self._player, self._legal, self._by_id, self._parent = None, None, None, parent
+        self._action, self._chance, self._obs, self._keys = nxt._action, None, None, None
+
+    def clone(self) -> ModelState:
+        return self._copy_of(parent=self._parent)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> ModelState:
+        # Model states are never mutated, so a "deep" copy may share them (OpenSpiel clones Python
+        # states by deep-copying their attributes).
+        return self.clone()
+
+    def __str__(self) -> str:
+        try:
+            return values.dumps(values.canonical(self.raw))
+        except values.ValueBreach:
+            return f"<model state of {self.model.name}>"
