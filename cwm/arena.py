@@ -15,10 +15,8 @@ import contextlib
 import dataclasses
 import json
 import re
-import signal
-import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,13 +24,13 @@ import numpy as np
 import pyspiel
 
 from cwm import games
+from cwm.arena_clock import MoveTimeout, agent_move
 from cwm.arena_plan import AGENTS_FILE, ArenaError, check_resume, load_results, match_seed, plan_jobs, resume
 from cwm.arena_types import FORFEIT_KINDS, MatchJob, MatchOutcome, MatchResult
 from cwm.executors import Executor, JobCrashed, make_executor
 from cwm.files import atomic_write, changed_settings
-from cwm.sandbox.worker import hard_wall
 from cwm.types import CHANCE, JSON
-from planners.agents import Agent, AgentError, IllegalMoveError
+from planners.agents import Agent, AgentError
 from planners.specs import Settings, check_agent, make_agent, parse_agent_spec
 
 # The default move limit of tournaments, `cwm arena` and `cwm run`: CPU seconds per move (and the hard wall
@@ -41,12 +39,6 @@ DEFAULT_MOVE_TIME_S = 60.0
 
 __all__ = ["DEFAULT_MOVE_TIME_S", "FORFEIT_KINDS", "ArenaError", "MatchJob", "MatchOutcome", "MatchResult", "MoveTimeout", "load_results",
            "match_seed", "plan_jobs", "play_match", "run_match", "tournament"]
-
-
-class MoveTimeout(AgentError):
-    """An agent took longer than the move time limit."""
-
-    kind = "timeout"
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -85,7 +77,7 @@ def play_match(game: pyspiel.Game, agents: Sequence[Agent], *, seed: int,
             action = int(outcomes[rng.choice(len(outcomes), p=[p for _, p in outcomes])][0])
         else:
             try:
-                action = _agent_move(agents[player], state, move_time_limit)
+                action = agent_move(agents[player], state, move_time_limit)
             except Exception as e:
                 return _forfeit_outcome(game, player, e, moves)
         state.apply_action(action)
@@ -102,64 +94,6 @@ def _forfeit_outcome(game: pyspiel.Game, seat: int, error: Exception, moves: int
     """The outcome when ``seat``'s agent failed with ``error`` (its kind if an AgentError, else exception)."""
     kind = error.kind if isinstance(error, AgentError) else "exception"
     return MatchOutcome(_forfeit(game, seat), seat, kind, f"{type(error).__name__}: {error}", moves)
-
-
-class _MoveExpired(BaseException):
-    """The move timer's interrupt: a BaseException, so no ``except Exception`` in an agent (a sampler's
-    failed-draw handler, a model's own try) can swallow it."""
-
-
-def _agent_move(agent: Agent, state: pyspiel.State, limit: float | None) -> int:
-    start = time.process_time()
-    fired: list[str] = []
-    try:
-        with _time_limit(limit, fired):
-            action = agent.step(state.clone())
-    except _MoveExpired:
-        raise MoveTimeout(_overrun(limit, fired)) from None
-    except Exception as e:
-        if fired:  # the timer's exception may arrive wrapped (a model call names it as a contract breach)
-            raise MoveTimeout(_overrun(limit, fired)) from e
-        raise
-    used = time.process_time() - start  # where no timer could run (not the main thread): measured after
-    if limit is not None and used > limit:
-        raise MoveTimeout(f"the move used {used:.1f} s of CPU time, over the limit of {limit:g} s")
-    if not isinstance(action, (int, np.integer)) or int(action) not in state.legal_actions():
-        raise IllegalMoveError(f"action {action!r} is not one of the legal actions {state.legal_actions()[:30]}")
-    return int(action)
-
-
-def _overrun(limit: float | None, fired: list[str]) -> str:
-    if fired and fired[0] == "wall":
-        return f"the move did not finish within the hard wall-clock limit of {hard_wall(limit or 0):g} s"
-    return f"the move used more than its limit of {limit:g} s of CPU time"
-
-
-@contextlib.contextmanager
-def _time_limit(limit: float | None, fired: list[str]) -> Iterator[None]:
-    """Interrupts a move that overruns, where signals allow it (the main thread of a process): after
-    ``limit`` seconds of this process's CPU time (``ITIMER_PROF``), or at the hard wall-clock limit
-    (``hard_wall(limit)``: machine load slows a move, it does not forfeit it). Appends ``"cpu"`` or
-    ``"wall"`` to ``fired`` when a timer went off. (A CWM agent's worker runs in its own process, under its
-    own CPU budget; this timer then bounds only the wait for its answer.)"""
-    if limit is None or threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def expire(signum: int, frame: Any) -> None:
-        fired.append("wall" if signum == signal.SIGALRM else "cpu")
-        raise _MoveExpired()
-
-    previous = {sig: signal.signal(sig, expire) for sig in (signal.SIGALRM, signal.SIGPROF)}
-    signal.setitimer(signal.ITIMER_PROF, limit)
-    signal.setitimer(signal.ITIMER_REAL, hard_wall(limit))
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.setitimer(signal.ITIMER_PROF, 0)
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
 
 
 def _safe(key: str) -> str:

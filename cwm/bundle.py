@@ -19,17 +19,17 @@ runs a quick conformance check (the stored trajectories plus random play) before
 from __future__ import annotations
 
 import dataclasses
-import datetime as _dt
 import json
 import shutil
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyspiel
 
-from cwm import checks, games, trajectories
+from cwm import games, trajectories
+from cwm.bundle_checks import checked, manifest_for, trajectory_hash
 from cwm.bundle_files import (
     BUNDLE_FORMAT,
     CODE_FILES,
@@ -44,15 +44,16 @@ from cwm.bundle_files import (
     verified_files,
 )
 from cwm.bundle_game import bundle_game, same_game
-from cwm.model import CONTRACT_VERSION, ActionCodec, WorldModel, load_source
+from cwm.model import ActionCodec, WorldModel, load_source
 from cwm.sandbox.jobs import CONTRACTS
-from cwm.types import JSON, CheckReport, CwmError, ModelLoadError, Trajectory, error_report
+from cwm.types import JSON, CheckReport, CwmError, Trajectory
+
+__all__ = ["BUNDLE_FORMAT", "Bundle", "BundleError", "export_bundle", "export_run", "load_bundle", "run_game", "trajectory_hash"]
 
 if TYPE_CHECKING:  # the planners import cwm; at run time they are imported where they are used
     from planners.agents import Agent
     from planners.config import SearchConfig
 
-LOAD_JOB = "cwm.sandbox.jobs:load_contract"
 _EXTRA_FILES = frozenset(CODE_FILES) - {"model.py"}
 
 
@@ -150,12 +151,6 @@ class Bundle:
                            api=CONTRACTS[CODE_FILES[file_name]])
 
 
-def trajectory_hash(items: Sequence[Trajectory]) -> str:
-    """A content hash of a trajectory set (for provenance)."""
-    blob = "\n".join(json.dumps(trajectories.to_json(t), sort_keys=True) for t in items)
-    return sha256(blob.encode("utf-8"))[:16]
-
-
 def export_bundle(
     out: str | Path,
     *,
@@ -189,7 +184,7 @@ def export_bundle(
     if unknown:
         raise BundleError(f"bundle files may be {sorted(_EXTRA_FILES)}, not {sorted(unknown)}")
     files = {"model.py": model_source, **extra}
-    report = _checked(files, spec, train, where="export")
+    report = checked(files, spec, train, where="export")
     tmp = out.with_name(out.name + ".partial")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
@@ -201,7 +196,7 @@ def export_bundle(
     if spec.module.endswith(".py"):  # a user's module game travels with the bundle
         shutil.copyfile(spec.module, tmp / GAME_FILE)
         hashed.append(GAME_FILE)
-    manifest = _manifest(spec, report, train, provenance or {},
+    manifest = manifest_for(spec, report, train, provenance or {},
                          {name: sha256((tmp / name).read_bytes()) for name in hashed})
     (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True), encoding="utf-8")
     if out.exists():
@@ -281,78 +276,6 @@ def _read_config(run_dir: Path) -> dict[str, Any]:
     return read_json_object(file) if file.is_file() else {}
 
 
-def _manifest(spec: games.GameSpec, report: CheckReport, train: Sequence[Trajectory],
-              provenance: dict[str, JSON], files: dict[str, str]) -> dict[str, JSON]:
-    from cwm import __version__
-
-    return {
-        "bundle_format": BUNDLE_FORMAT,
-        "game": spec.name,
-        "ground_truth": spec.openspiel,
-        "contract_version": CONTRACT_VERSION,
-        "cwm_version": __version__,
-        "created_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "trajectory_hash": trajectory_hash(train),
-        "export_check": {"transition_accuracy": report.transition_accuracy, "pass_rate": report.pass_rate,
-                         "by_type": {k: v.rate for k, v in report.by_type.items()}},
-        "provenance": provenance,
-        "game_module": {"file": GAME_FILE, "short_name": spec.openspiel} if spec.module.endswith(".py") else None,
-        "files": files,
-    }
-
-
-def _checked(sources: Mapping[str, str], spec: games.GameSpec, train: Sequence[Trajectory], *, where: str,
-             isolate: bool = True, random_games: int = 0) -> CheckReport:
-    """Checks every code file of a bundle, in one sandbox (the code is untrusted) unless ``isolate`` is off:
-    each passes the static gate, loads and defines its contract, the model is checked on ``train`` and then
-    plays ``random_games`` random games (``checks.random_play_checks``).
-
-    Returns:
-      the model's check report on ``train``.
-
-    Raises:
-      BundleError: a file the gate rejects, that does not load or lacks a contract function (named with the
-        sandbox's verdict), a model on which no check ran, or one that breaks the contract in random play.
-    """
-    others = {name: source for name, source in sources.items() if name != "model.py"}
-    if isolate:
-        from cwm.sandbox import RANDOM_PLAY_JOB, Sandbox
-
-        with Sandbox() as box:
-            for name, source in others.items():
-                result = box.run(LOAD_JOB, source, {"contract": CODE_FILES[name]})
-                if not result.ok:
-                    raise BundleError(f"{where}: {name} failed its sandbox check: {result.kind}: "
-                                      f"{_first_line(result.error)}")
-            report = box.check_world_model(sources["model.py"], train)
-            play = None
-            if random_games and not report.error:
-                ran = box.run(RANDOM_PLAY_JOB, sources["model.py"], {"num_games": random_games, "seed": 0})
-                play = CheckReport.from_json(ran.value) if ran.ok else error_report(f"{ran.kind}: {ran.error}")
-    else:
-        try:
-            for name, source in others.items():
-                load_source(source, name=f"{spec.name}_{Path(name).stem}", api=CONTRACTS[CODE_FILES[name]])
-            module = load_source(sources["model.py"], name=f"{spec.name}_model")
-        except ModelLoadError as e:
-            raise BundleError(f"{where}: {_first_line(str(e))}") from e
-        # the checks call the model's functions directly: no codec (ids) needed
-        report = checks.run_checks(module, train)
-        play = checks.random_play_checks(WorldModel(module), num_games=random_games) if random_games else None
-    if report.error:
-        raise BundleError(f"{where}: model.py failed its sandbox check: {_first_line(report.error)}")
-    if report.executed == 0:
-        raise BundleError(f"{where}: no checks ran on the model (empty trajectory set?)")
-    if play is not None and not play.all_passed:
-        first = play.failures[0].render() if play.failures else play.error
-        raise BundleError(f"{where}: model failed random play at load: {_first_line(first)}")
-    return report
-
-
-def _first_line(text: str) -> str:
-    return text.strip().splitlines()[0] if text.strip() else "no reason given"
-
-
 def load_bundle(path: str | Path, *, game: str | games.GameSpec | None = None, trust_game_module: bool = False,
                 trusted: bool = False, random_games: int = 3, call_budget_s: float | None = 2.0,
                 isolate: bool = True) -> Bundle:
@@ -390,7 +313,7 @@ def load_bundle(path: str | Path, *, game: str | games.GameSpec | None = None, t
     spec = bundle_game(path, manifest, game=game, trust_game_module=trust_game_module)
     train = read_trajectories(path, str(manifest["game"]))
     stored = stored_report(path)
-    report = _checked(sources, spec, train, where=str(path), isolate=isolate, random_games=random_games)
+    report = checked(sources, spec, train, where=str(path), isolate=isolate, random_games=random_games)
     if (report.passed, report.executed) != (stored.passed, stored.executed):
         raise BundleError(
             f"{path}: model.py failed its load check: it now passes {report.passed}/{report.executed} checks, "

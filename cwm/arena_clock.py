@@ -1,0 +1,81 @@
+"""How long a move may take in a match: a CPU-time limit per move (``ITIMER_PROF``) and a hard wall clock
+(``cwm.sandbox.worker.hard_wall``), and the typed timeout a move over either forfeits with."""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pyspiel
+
+from cwm.sandbox.worker import hard_wall
+from planners.agents import Agent, AgentError, IllegalMoveError
+
+
+class MoveTimeout(AgentError):
+    """An agent took longer than the move time limit."""
+
+    kind = "timeout"
+
+
+class _MoveExpired(BaseException):
+    """The move timer's interrupt: a BaseException, so no ``except Exception`` in an agent (a sampler's
+    failed-draw handler, a model's own try) can swallow it."""
+
+
+def agent_move(agent: Agent, state: pyspiel.State, limit: float | None) -> int:
+    start = time.process_time()
+    fired: list[str] = []
+    try:
+        with _time_limit(limit, fired):
+            action = agent.step(state.clone())
+    except _MoveExpired:
+        raise MoveTimeout(_overrun(limit, fired)) from None
+    except Exception as e:
+        if fired:  # the timer's exception may arrive wrapped (a model call names it as a contract breach)
+            raise MoveTimeout(_overrun(limit, fired)) from e
+        raise
+    used = time.process_time() - start  # where no timer could run (not the main thread): measured after
+    if limit is not None and used > limit:
+        raise MoveTimeout(f"the move used {used:.1f} s of CPU time, over the limit of {limit:g} s")
+    if not isinstance(action, (int, np.integer)) or int(action) not in state.legal_actions():
+        raise IllegalMoveError(f"action {action!r} is not one of the legal actions {state.legal_actions()[:30]}")
+    return int(action)
+
+
+def _overrun(limit: float | None, fired: list[str]) -> str:
+    if fired and fired[0] == "wall":
+        return f"the move did not finish within the hard wall-clock limit of {hard_wall(limit or 0):g} s"
+    return f"the move used more than its limit of {limit:g} s of CPU time"
+
+
+@contextlib.contextmanager
+def _time_limit(limit: float | None, fired: list[str]) -> Iterator[None]:
+    """Interrupts a move that overruns, where signals allow it (the main thread of a process): after
+    ``limit`` seconds of this process's CPU time (``ITIMER_PROF``), or at the hard wall-clock limit
+    (``hard_wall(limit)``: machine load slows a move, it does not forfeit it). Appends ``"cpu"`` or
+    ``"wall"`` to ``fired`` when a timer went off. (A CWM agent's worker runs in its own process, under its
+    own CPU budget; this timer then bounds only the wait for its answer.)"""
+    if limit is None or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expire(signum: int, frame: Any) -> None:
+        fired.append("wall" if signum == signal.SIGALRM else "cpu")
+        raise _MoveExpired()
+
+    previous = {sig: signal.signal(sig, expire) for sig in (signal.SIGALRM, signal.SIGPROF)}
+    signal.setitimer(signal.ITIMER_PROF, limit)
+    signal.setitimer(signal.ITIMER_REAL, hard_wall(limit))
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
