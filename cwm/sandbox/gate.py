@@ -94,6 +94,10 @@ RULES: dict[str, Rule] = {
                             "the gate can read; use an f-string"),
     "format-template": Rule("string literals whose format fields walk into private, dunder or forbidden names",
                             "a format template that reaches {problem} is not allowed"),
+    "builtin-mutator": Rule("the unbound mutating methods of `list` and `dict` (`list.append(x, v)`, "
+                            "`dict.update(d, ...)`), which would change a read-only state without its knowing",
+                            "{name}.{attr} changes the object it is given in place, past the read-only state "
+                            "the contract hands over; call the method on a copy you own (x.{attr}(...))"),
 }
 
 

@@ -29,6 +29,14 @@ from cwm.sandbox.names import (
 _DUNDER_STRING = re.compile(r"^__\w+__$")
 
 
+# Methods of the builtin containers that change the object in place: called unbound (``list.append(x, v)``)
+# they work on a read-only state's storage directly, past its refusals.
+BUILTIN_MUTATORS: dict[str, frozenset[str]] = {
+    "list": frozenset({"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse"}),
+    "dict": frozenset({"update", "setdefault", "pop", "popitem", "clear"}),
+}
+
+
 class Refusal(Exception):
     """The rule a node breaks, its line and the fields of the rule's message."""
 
@@ -182,6 +190,8 @@ class Walk(ast.NodeVisitor):
     def visit_Attribute(self, node: ast.Attribute) -> None:
         exempt = self._exempt(node.value)
         _check_attribute(node, node.attr, exempt=exempt)
+        if isinstance(node.value, ast.Name) and node.attr in BUILTIN_MUTATORS.get(node.value.id, ()):
+            _fail(node, "builtin-mutator", name=node.value.id, attr=node.attr)
         if isinstance(node.ctx, (ast.Store, ast.Del)) and not exempt:
             _fail(node, "attribute-assignment", attr=node.attr)
         if node.attr in FORMAT_METHODS and id(node) not in self.allowed_calls and not (

@@ -21,9 +21,15 @@ import types
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from cwm.jsonvalue import ReadOnlyList, StateMutationError
 from cwm.sandbox.names import ALLOWED_IMPORTS, ALLOWED_SUBMODULES, attribute_problem
 
 Importer = Callable[..., types.ModuleType]
+# Functions of allowed modules that change their first argument in place from C, past a read-only state's own
+# refusals (``heapq.heappush(state["queue"], x)``): their views refuse a read-only list there.
+IN_PLACE: dict[str, frozenset[str]] = {
+    "heapq": frozenset({"heappush", "heappop", "heapify", "heapreplace", "heappushpop"}),
+}
 _PUBLIC: dict[str, dict[str, Any]] = {}  # per real module name: the names its views copy, computed once
 
 
@@ -39,6 +45,7 @@ def make_importer() -> Importer:
         names = cache.get(real.__name__)
         if names is None:
             names = {k: v for k, v in vars(real).items() if not problem(k) and not isinstance(v, module_type)}
+            names.update({k: _refusing_read_only(v) for k, v in names.items() if k in IN_PLACE.get(real.__name__, ())})
             cache[real.__name__] = names
         return names
 
@@ -78,3 +85,17 @@ def make_importer() -> Importer:
         return target
 
     return guarded_import
+
+
+def _refusing_read_only(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn``, refusing to change a read-only list of a state (``cwm.jsonvalue.ReadOnlyList``) in place."""
+    name, read_only, refused = fn.__name__, ReadOnlyList, StateMutationError
+
+    def in_place(target: Any, *args: Any) -> Any:
+        if type(target) is read_only:
+            raise refused(f"{name} would change a read-only list of the state in place; call it on a copy "
+                          f"(list(...))")
+        return fn(target, *args)
+
+    in_place.__name__ = in_place.__qualname__ = name
+    return in_place

@@ -44,6 +44,7 @@ RULE_EXAMPLES = {
     "unseeded-generator": "import random\nr = random.Random()\n",
     "format-receiver": "t = '{}'\nx = t.format(1)\n",
     "format-template": "x = '{0.__class__}'\n",
+    "builtin-mutator": "def f(state):\n    list.append(state[\"l\"], 1)\n",
 }
 
 

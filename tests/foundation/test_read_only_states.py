@@ -1,0 +1,43 @@
+"""States are read-only also against the library functions and unbound methods that change a list from C,
+past a read-only list's own refusals: heapq's views refuse a state's list, and the gate refuses
+``list.append(x, v)``-style calls. (Found by review: both changed a state silently.)"""
+
+from __future__ import annotations
+
+import pytest
+
+from cwm import checks, model, trajectories, values
+from cwm.types import ModelLoadError
+
+REFERENCE = "tests/data/reference/tic_tac_toe_model.py"
+
+
+@pytest.mark.parametrize("fn", ["heapq.heappush(state['l'], 0)", "heappop(state['l'])", "heapq.heapify(state['l'])",
+                                "heapq.heapreplace(state['l'], 0)", "heapq.heappushpop(state['l'], 0)"])
+def test_heapq_refuses_to_change_a_state_in_place(fn):
+    module = model.load_source(f"import heapq\nfrom heapq import heappop\n\ndef f(state):\n    {fn}\n", api=())
+    state = values.state({"l": [3, 1, 2]})
+    with pytest.raises(values.StateMutationError, match="read-only list of the state"):
+        module.f(state)
+    assert state == {"l": [3, 1, 2]}
+    copy = model.load_source("import heapq\n\ndef g(state):\n    q = list(state['l'])\n    heapq.heappush(q, 0)\n"
+                             "    return q\n", api=())
+    assert sorted(copy.g(state)) == [0, 1, 2, 3] and copy.g(state)[0] == 0  # on a copy it works as ever
+
+
+def test_a_model_that_pushes_onto_its_state_is_a_breach_in_the_checks():
+    from pathlib import Path
+
+    source = (Path(__file__).resolve().parents[2] / REFERENCE).read_text()
+    source = "import heapq\n" + source.replace(
+        '    board = list(state["board"])\n', '    board = list(state["board"])\n    heapq.heapify(state["board"])\n')
+    report = checks.run_checks(model.load_source(source), [trajectories.record("tic_tac_toe", seed=0)])
+    assert report.breaches > 0 and not report.all_passed
+    assert any("tried to modify its input state" in f.render() for f in report.failures)
+
+
+@pytest.mark.parametrize("call", ["list.append(s['l'], 1)", "dict.update(s, a=1)", "list.sort(s['l'])",
+                                  "f = dict.setdefault"])
+def test_the_gate_refuses_unbound_mutators_of_builtin_containers(call):
+    with pytest.raises(ModelLoadError, match=r"\[gate: builtin-mutator\]"):
+        model.load_source(f"def f(s):\n    {call}\n", api=())
