@@ -20,6 +20,8 @@ import dataclasses
 import math
 from typing import Any
 
+import numpy as np
+
 from cwm.infokey import InfoKey
 from cwm.jsonvalue import (
     _NUMPY_SCALARS,
@@ -125,10 +127,13 @@ def player(value: Any, num_players: int) -> int:
       ValueBreach: a bool, a non-int, or a number out of range.
     """
     if type(value) is not int:
-        if type(value) is bool or not issubclass(type(value), int):
+        if type(value) in _NUMPY_SCALARS and issubclass(type(value), np.integer):
+            value = value.item()  # a numpy int is a Python int (the rules say numpy scalars become numbers)
+        elif type(value) is bool or not issubclass(type(value), int):
             raise ValueBreach(f"get_current_player returned {_shown(value)}; expected 0.."
                               f"{num_players - 1}, -1 (chance) or -4 (game over) as an int (a bool is not an int)")
-        value = int.__index__(value)
+        else:
+            value = int.__index__(value)
     if value in (CHANCE, TERMINAL) or 0 <= value < num_players:
         return value  # type: ignore[no-any-return]
     raise ValueBreach(f"get_current_player returned {describe(value)}; expected 0..{num_players - 1}, -1 (chance) "

@@ -41,3 +41,11 @@ def test_a_model_that_pushes_onto_its_state_is_a_breach_in_the_checks():
 def test_the_gate_refuses_unbound_mutators_of_builtin_containers(call):
     with pytest.raises(ModelLoadError, match=r"\[gate: builtin-mutator\]"):
         model.load_source(f"def f(s):\n    {call}\n", api=())
+
+
+def test_a_numpy_int_is_a_player_as_the_rules_say():
+    import numpy as np
+
+    assert values.player(np.int64(1), 2) == 1 and type(values.player(np.int64(1), 2)) is int
+    with pytest.raises(values.ValueBreach, match="a bool is not an int"):
+        values.player(np.bool_(True), 2)
