@@ -10,7 +10,7 @@ from cwm.types import JSON, CheckFailure, CheckReport, TypeStats
 
 # The order of a report's types: the order a replay meets them (kept stable: reports are shown to LLMs).
 REPORT_ORDER = ("current_player", "observations", "legal_actions", "chance_outcomes", "transition", "rewards",
-                 "termination", "random_play")
+                 "termination", "inference", "inference_terminal", "random_play")
 
 
 class Tally:
@@ -99,3 +99,23 @@ def set_diff(expected: Sequence[str], got: Sequence[str]) -> str:
     if extra:
         parts.append(f"not legal but returned {extra[:10]}")
     return "; ".join(parts)
+
+
+def merge(*reports: CheckReport) -> CheckReport:
+    """One report of several (the inference checks and random play of a closed-deck candidate): counts and
+    breaches summed per type, failures and errors kept in order."""
+    by_type: dict[str, list[int]] = {}
+    for report in reports:
+        for name, stats in report.by_type.items():
+            counts = by_type.setdefault(name, [0, 0])
+            counts[0] += stats.passed
+            counts[1] += stats.total
+    order = {t: i for i, t in enumerate(REPORT_ORDER)}
+    return CheckReport(
+        by_type={k: TypeStats(*by_type[k]) for k in sorted(by_type, key=lambda t: order.get(t, 99))},
+        transitions_passed=sum(r.transitions_passed for r in reports),
+        transitions_total=sum(r.transitions_total for r in reports),
+        failures=tuple(f for r in reports for f in r.failures),
+        error="; ".join(r.error for r in reports if r.error),
+        breaches=sum(r.breaches for r in reports),
+    )

@@ -24,7 +24,7 @@ from cwm.sandbox.gate import ALLOWED_IMPORTS, FORBIDDEN_NAMES, static_gate
 from cwm.sandbox.launch import SandboxError, Zygote, bwrap_available, scrubbed_env
 from cwm.sandbox.layers import warn_once_without_seccomp
 from cwm.text import clean
-from cwm.types import JSON, TEXT_LIMIT, CheckReport, Trajectory, UsageError, error_report
+from cwm.types import JSON, TEXT_LIMIT, CheckReport, ClosedTrajectory, Trajectory, UsageError, error_report
 
 if TYPE_CHECKING:
     from cwm.sandbox.session import Session
@@ -34,6 +34,7 @@ log = logging.getLogger(__name__)
 Isolation = Literal["auto", "bwrap", "process"]
 CHECK_JOB = "cwm.sandbox.jobs:check_world_model"
 CALL_JOB = "cwm.sandbox.jobs:call"
+INFERENCE_JOB = "cwm.sandbox.jobs:check_inference"
 RANDOM_PLAY_JOB = "cwm.sandbox.jobs:random_play"
 _REPLY_MARGIN_S = 10.0
 
@@ -296,6 +297,22 @@ class Sandbox:
         except (TypeError, KeyError, ValueError, AttributeError) as e:
             return error_report(f"error: the sandboxed check returned a malformed report ({type(e).__name__}: {e})")
 
+    def check_inference(self, source: str, closed: Sequence[ClosedTrajectory], *, model_source: str | None = None,
+                        terminal: bool = False, random_games: int = 0, limits: Limits | None = None) -> CheckReport:
+        """``cwm.inference_checks.run_inference_checks`` on the inference function ``source`` in a child,
+        replaying its histories in ``model_source`` (``None``: ``source`` defines the world model too, as a
+        closed-deck candidate does, and ``random_games`` random games are played in it). Failures of the
+        code itself give a failing report whose ``error`` starts with the kind, as ``check_world_model``."""
+        payload = {"closed": list(closed), "model_source": model_source, "terminal": terminal,
+                   "random_games": random_games}
+        result = self.run(INFERENCE_JOB, source, payload, limits=limits)
+        if not result.ok:
+            return error_report(f"{result.kind}: {result.error}")
+        try:
+            return CheckReport.from_json(result.value)
+        except (TypeError, KeyError, ValueError, AttributeError) as e:
+            return error_report(f"error: the sandboxed check returned a malformed report ({type(e).__name__}: {e})")
+
     def _trajectory_payload(self, trajectories: Sequence[Trajectory]) -> dict[str, Any]:
         # The same trajectory objects (frozen dataclasses) give the same payload object, so the set is pickled
         # and sent once however the caller holds it (a list rebuilt per call is fine).
@@ -308,5 +325,5 @@ class Sandbox:
         return payload
 
 
-__all__ = ["ALLOWED_IMPORTS", "FORBIDDEN_NAMES", "CALL_JOB", "CHECK_JOB", "RANDOM_PLAY_JOB", "JobResult", "Limits", "Sandbox",
+__all__ = ["ALLOWED_IMPORTS", "FORBIDDEN_NAMES", "CALL_JOB", "CHECK_JOB", "INFERENCE_JOB", "RANDOM_PLAY_JOB", "JobResult", "Limits", "Sandbox",
            "SandboxError", "bwrap_available", "scrubbed_env", "static_gate"]

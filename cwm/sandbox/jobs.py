@@ -94,6 +94,39 @@ def check_world_model(module: types.ModuleType, payload: dict[str, Any]) -> JSON
     return to_json(report)
 
 
+def check_inference(module: types.ModuleType, payload: dict[str, Any]) -> JSON:
+    """``cwm.inference_checks.run_inference_checks`` on a candidate inference function (and, for a closed-deck
+    candidate that defines its world model too, random play in it).
+
+    Args:
+      module: the candidate: an inference module, or one that defines both the world model and inference.
+      payload: ``{"closed": [ClosedTrajectory, ...], "model_source": world model source or None (then the
+        candidate is both), "terminal": bool, "random_games": int, "max_failures_per_type": int}`` (all but
+        ``closed`` optional).
+
+    Returns:
+      ``CheckReport.to_json()``.
+    """
+    from cwm.check_report import merge
+    from cwm.inference_checks import run_inference_checks
+    from cwm.sandbox.child import load_extra
+
+    to_json = _REPORT_JSON  # taken before the model runs
+    require(module, INFERENCE_API)
+    world = module
+    if payload.get("model_source"):
+        world = load_extra(payload["model_source"], "cwm_world_model")
+    require(world)
+    model = WorldModel(world, name=world.__name__, guard=_guard)
+    limit = payload.get("max_failures_per_type", 20)
+    report = run_inference_checks(model, vars(module)["resample_history"], payload["closed"],
+                                  terminal=bool(payload.get("terminal")), guard=_guard, max_failures_per_type=limit)
+    if payload.get("random_games"):
+        report = merge(report, random_play_checks(model, num_games=int(payload["random_games"]), seed=0,
+                                                  max_failures=limit))
+    return to_json(report)
+
+
 def random_play(module: types.ModuleType, payload: dict[str, Any]) -> JSON:
     """``cwm.checks.random_play_checks`` on the candidate (closed deck: no ground-truth steps to compare).
 
