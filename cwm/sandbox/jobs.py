@@ -101,7 +101,7 @@ def check_inference(module: types.ModuleType, payload: dict[str, Any]) -> JSON:
     Args:
       module: the candidate: an inference module, or one that defines both the world model and inference.
       payload: ``{"closed": [ClosedTrajectory, ...], "model_source": world model source or None (then the
-        candidate is both), "terminal": bool, "random_games": int, "max_failures_per_type": int}`` (all but
+        candidate is both), "terminal": bool, "random_games": int, "max_steps": int, "max_failures_per_type": int}`` (all but
         ``closed`` optional).
 
     Returns:
@@ -123,6 +123,7 @@ def check_inference(module: types.ModuleType, payload: dict[str, Any]) -> JSON:
                                   terminal=bool(payload.get("terminal")), guard=_guard, max_failures_per_type=limit)
     if payload.get("random_games"):
         report = merge(report, random_play_checks(model, num_games=int(payload["random_games"]), seed=0,
+                                                  max_steps=int(payload.get("max_steps", 10_000)),
                                                   max_failures=limit))
     return to_json(report)
 

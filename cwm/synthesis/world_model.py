@@ -113,7 +113,7 @@ def _test_key(given: Sequence[Trajectory] | None) -> str | None:
     return sha(json.dumps([trajectories.to_json(t) for t in given], sort_keys=True))[:16]
 
 
-def _load_or_save(path: Path, make: Any) -> list[Trajectory]:
+def load_or_save(path: Path, make: Any) -> list[Trajectory]:
     if path.is_file():
         return trajectories.load_open(path)
     items = list(make())
@@ -195,15 +195,15 @@ def synthesize_world_model(
                   "num_test": num_test, "test_mcts_simulations": test_mcts_simulations,
                   "test_sha": _test_key(test_trajectories)}
         store = RunStore(root, config=config, check_key=train_key)
-        _load_or_save(root / "train.jsonl", lambda: train)
+        load_or_save(root / "train.jsonl", lambda: train)
         engine = run_search(target, llm, store, strategy=strategy, budget=budget, seed=seed,
                             concurrency=concurrency, tree=tree, request=request, progress=progress)
         # generated after the search (it can take a while for long games), once; later sessions reload it
         test = _test_games(root, spec, test_trajectories, num_test=num_test, seed=seed,
                            mcts_simulations=test_mcts_simulations)
         test_check = make_checker(test, TEST_CHECK_SECONDS) if test else None
-        test_report = _test_report(engine, store, test_check) if test_check else None
-    result = _result(engine, store, config, test_report, time.monotonic() - start)
+        held_out = test_report(engine, store, test_check) if test_check else None
+    result = result_of(engine, store, config, held_out, time.monotonic() - start)
     run_report.write_outputs(store, result)
     return result
 
@@ -212,14 +212,14 @@ def _test_games(root: Path, spec: games.GameSpec | None, given: Sequence[Traject
                 seed: int, mcts_simulations: int) -> list[Trajectory]:
     """The held-out games: given ones, else generated from the ground truth; saved once, then reloaded."""
     if given is not None:
-        return _load_or_save(root / "test.jsonl", lambda: given)
+        return load_or_save(root / "test.jsonl", lambda: given)
     if spec is None or num_test <= 0:
         return []
-    return _load_or_save(root / "test.jsonl", lambda: test_set(
+    return load_or_save(root / "test.jsonl", lambda: test_set(
         spec, num_games=num_test, seed=seed, mcts_simulations=mcts_simulations))
 
 
-def _test_report(engine: Engine, store: RunStore, check: Checker) -> CheckReport | None:
+def test_report(engine: Engine, store: RunStore, check: Checker) -> CheckReport | None:
     best = engine.best
     if best is None:
         return None
@@ -234,7 +234,7 @@ def _test_report(engine: Engine, store: RunStore, check: Checker) -> CheckReport
     return report
 
 
-def _result(engine: Engine, store: RunStore, config: dict[str, Any], test_report: CheckReport | None,
+def result_of(engine: Engine, store: RunStore, config: dict[str, Any], test_report: CheckReport | None,
             wall: float) -> SynthesisResult:
     best = engine.best
     train_report = engine.reports[best.id] if best else None
@@ -256,4 +256,4 @@ def _result(engine: Engine, store: RunStore, config: dict[str, Any], test_report
     )
 
 
-__all__ = ["GameInput", "mcts_policy", "synthesize_world_model", "test_set"]
+__all__ = ["GameInput", "load_or_save", "mcts_policy", "result_of", "synthesize_world_model", "test_report", "test_set"]

@@ -1,0 +1,163 @@
+"""The inference targets: an inference function for a given world model (open deck), and a world model with
+its inference function written together from one player's view (closed deck, the joint target).
+
+Open deck: the world model is fixed (synthesized first); the candidate defines ``resample_history``; its
+histories, replayed in the model, must reproduce every player's view of the training games
+(``cwm.inference_checks``). Closed deck: only one player's observations and own actions exist, so there
+are no transition tests; the candidate defines both APIs and is checked as an encoder/decoder pair (its
+inference's histories replayed in its own model, at the end of each game too) plus random play in its
+model. The rules text and the API are the regulariser.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from cwm import model as cwm_model
+from cwm import trajectories, values
+from cwm.check_report import merge
+from cwm.contract import INFERENCE_API, WORLD_MODEL_API
+from cwm.inference_checks import run_inference_checks
+from cwm.random_play import random_play_checks
+from cwm.sandbox import ALLOWED_IMPORTS
+from cwm.synthesis.render import compact
+from cwm.synthesis.target import Checker, PromptSet, Target, nest_headings
+from cwm.types import CheckReport, ClosedTrajectory, ModelLoadError, Trajectory, error_report
+
+INFERENCE_PROMPTS = PromptSet(initial="inference/initial.md", refine="inference/refine.md")
+JOINT_PROMPTS = PromptSet(initial="inference/joint_initial.md", refine="inference/joint_refine.md")
+RANDOM_GAMES = 10  # random-play games a closed-deck candidate's model must finish
+FRAGMENTS = ("sections/inference_api.md", "sections/world_model_code.md", "sections/player_views.md",
+             "sections/inference_tests.md")
+
+
+def views_of(train: Sequence[Trajectory]) -> list[ClosedTrajectory]:
+    """Every player's view of every open-deck game (what the open-deck inference checks use)."""
+    return [trajectories.closed_view(t, p) for t in train for p in range(t.num_players)]
+
+
+def render_views(closed: Sequence[ClosedTrajectory], *, truth: Sequence[Trajectory] = ()) -> str:
+    """Each view as the player's events, state by state; with ``truth`` (open deck), each game's real action
+    history too, so the LLM sees what the hidden parts were."""
+    histories = {(t.game, t.seed): t.action_strings for t in truth}
+    blocks = []
+    for i, ct in enumerate(closed):
+        lines = [f"Game {i + 1} (seed {ct.seed}), seen by player {ct.player}: {len(ct.events)} states, final "
+                 f"return {ct.player_return}"]
+        for j, e in enumerate(ct.events):
+            did = f"; the player plays {e.action!r}" if e.action is not None else ""
+            lines.append(f"  state {j}: observation {compact(e.observation)}{did}")
+        real = histories.get((ct.game, ct.seed))
+        if real is not None:
+            lines.append(f"  the real history (all players and chance): {compact(list(real))}")
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
+
+
+def _example_tests(closed: Sequence[ClosedTrajectory], *, terminal: bool, count: int = 3) -> str:
+    """A few of the checks spelt out: which events go in, what the replay must show."""
+    out = []
+    for ct in closed[:count]:
+        acted = [k for k, e in enumerate(ct.events) if e.action is not None]
+        if not acted:
+            continue
+        k = acted[-1]
+        out.append(f"- Game seed {ct.seed}, player {ct.player}, at state {k}: `resample_history(events[:{k + 1}], "
+                   f"{ct.player}, seed)` (the last event's action set to None) must return {k} actions whose replay "
+                   f"shows observations {compact([e.observation for e in ct.events[:k + 1]])[:600]}")
+        if terminal:
+            n = len(ct.events)
+            out.append(f"- the same game at its end: `resample_history(events, {ct.player}, seed)` must return {n - 1} "
+                       f"actions whose replay ends the game paying the player {ct.player_return}")
+    return "\n".join(out)
+
+
+def _context(rules: str, closed: Sequence[ClosedTrajectory], *, api: tuple[Any, ...], terminal: bool,
+             truth: Sequence[Trajectory] = (), world_model: str | None = None) -> dict[str, str]:
+    note = " Below each game is the real history, hidden from the player." if truth else ""
+    context = {
+        "rules": nest_headings(rules.strip()), "api": cwm_model.api_block(api).rstrip(),
+        "value_rules": values.rules_text(), "allowed_imports": ", ".join(sorted(ALLOWED_IMPORTS)),
+        "views": render_views(closed, truth=truth), "views_note": note,
+        "tests": _example_tests(closed, terminal=terminal),
+    }
+    if world_model is not None:
+        context["world_model"] = world_model.strip()
+    return context
+
+
+def inference_target(rules: str, train: Sequence[Trajectory], world_model: str, *, check: Checker | None = None,
+                     prompt_set: PromptSet = INFERENCE_PROMPTS) -> Target:
+    """The open-deck inference target: ``resample_history`` for the world model ``world_model`` (source),
+    checked on every player's view of ``train``.
+
+    Raises:
+      ValueError: no training games.
+    """
+    if not train:
+        raise ValueError("inference synthesis needs at least one training trajectory")
+    views = views_of(train)
+    context = _context(rules, views, api=INFERENCE_API, terminal=False, truth=train, world_model=world_model)
+    return Target("inference", prompt_set, INFERENCE_API, context,
+                  check or inference_checker(views, world_model=world_model), fragments=FRAGMENTS)
+
+
+def joint_target(rules: str, closed: Sequence[ClosedTrajectory], *, check: Checker | None = None,
+                 prompt_set: PromptSet = JOINT_PROMPTS) -> Target:
+    """The closed-deck target: a world model and its inference in one module, checked together on the
+    views ``closed`` (each game's end included) and by random play.
+
+    Raises:
+      ValueError: no closed-deck games.
+    """
+    if not closed:
+        raise ValueError("closed-deck synthesis needs at least one closed-deck trajectory")
+    api = (*WORLD_MODEL_API, *INFERENCE_API)
+    context = _context(rules, closed, api=api, terminal=True)
+    return Target("joint", prompt_set, api, context, check or inference_checker(closed, world_model=None),
+                  fragments=FRAGMENTS)
+
+
+def inference_checker(closed: Sequence[ClosedTrajectory], *, world_model: str | None, sandbox: Any = None,
+                      limits: Any = None) -> Checker:
+    """Scores a candidate: its inference checks (and, without ``world_model``, the end of each game and
+    random play in the candidate's own model). In ``sandbox`` (a ``cwm.sandbox.Sandbox``), else in-process
+    behind the static gate: only for trusted or test code."""
+    views = list(closed)
+    joint = world_model is None
+    steps = random_play_steps(views)
+    if sandbox is not None:
+        return lambda source: sandbox.check_inference(source, views, model_source=world_model, terminal=joint,
+                                                      random_games=RANDOM_GAMES if joint else 0, max_steps=steps,
+                                                      limits=limits)
+    return lambda source: _in_process(source, views, world_model, steps)
+
+
+def random_play_steps(closed: Sequence[ClosedTrajectory]) -> int:
+    """How long a random game in a candidate's model may run: ten times the longest recorded game (at
+    least 1,000 moves), so a model that never ends fails in seconds, not after 10,000 moves a game."""
+    longest = max((len(ct.events) for ct in closed), default=0)
+    return max(1000, 10 * longest)
+
+
+def _in_process(source: str, views: list[ClosedTrajectory], world_model: str | None, steps: int) -> CheckReport:
+    from planners.budget import call_budget
+
+    try:
+        candidate = cwm_model.load_source(source, name="candidate", api=INFERENCE_API)
+        world = candidate if world_model is None else cwm_model.load_source(world_model, name="world_model")
+        if world_model is None:
+            cwm_model.load_source(source, name="candidate_model")  # the world-model API is there too
+    except ModelLoadError as e:
+        return error_report(f"load failed: {e}")
+    guard = call_budget(2.0)
+    model = cwm_model.WorldModel(world, name="candidate", guard=guard)
+    report = run_inference_checks(model, candidate.resample_history, views, terminal=world_model is None, guard=guard)
+    if world_model is None:
+        report = merge(report, random_play_checks(model, num_games=RANDOM_GAMES, seed=0, max_steps=steps))
+    return report
+
+
+__all__ = ["INFERENCE_PROMPTS", "JOINT_PROMPTS", "inference_checker", "inference_target", "joint_target",
+           "render_views", "views_of"]

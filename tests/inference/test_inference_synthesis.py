@@ -1,0 +1,72 @@
+"""Inference synthesis from scripted replies (hand-written test fixtures, not LLM output): open deck for the
+reference Leduc model, and closed deck (world model and inference together), through the sandbox; the run
+is saved and resumes without a call."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cwm.llm import ScriptedClient
+from cwm.synthesis.inference import synthesize_inference
+from cwm.types import UsageError
+
+from .test_inference_checks import SEARCH_INFERENCE_SOURCE
+
+
+def _reply(code: str) -> str:
+    return f"Here is the module.\n\n```python\n{code}\n```\n"
+
+
+TOO_SHORT = "def resample_history(events, player_id, seed):\n    return []\n"
+
+
+def test_open_deck_inference_is_refined_until_every_view_replays(tmp_path, leduc_source):
+    # the open-deck candidate is an inference module alone: the search calls the model's functions, so the
+    # fixture gives it the reference model's functions (a candidate may define helpers it needs)
+    correct = leduc_source + "\n\n" + SEARCH_INFERENCE_SOURCE
+    llm = ScriptedClient([_reply(TOO_SHORT), _reply(correct)], model="scripted-inference")
+    result = synthesize_inference("leduc_poker", llm=llm, run_dir=tmp_path / "run", world_model=leduc_source,
+                                  budget=4, num_train=3, num_test=3)
+    assert result.target == "inference" and result.solved and result.llm_calls == 2
+    assert result.train_accuracy == 1.0 and result.test_accuracy == 1.0
+    assert (tmp_path / "run" / "best_program.py").read_text().strip() == correct.strip()
+    config = json.loads((tmp_path / "run" / "config.json").read_text())
+    assert config["deck"] == "open" and config["world_model_sha"]
+    again = synthesize_inference("leduc_poker", llm=ScriptedClient([], model="scripted-inference"),
+                                 run_dir=tmp_path / "run", world_model=leduc_source, budget=4, num_train=3, num_test=3)
+    assert again.solved and again.llm_calls == 2  # resumed from the run directory: no call made
+
+
+def test_closed_deck_world_model_and_inference_are_refined_together(tmp_path, leduc_source):
+    broken = leduc_source + "\n\n" + TOO_SHORT
+    correct = leduc_source + "\n\n" + SEARCH_INFERENCE_SOURCE
+    llm = ScriptedClient([_reply(broken), _reply(correct)], model="scripted-joint")
+    result = synthesize_inference("leduc_poker", llm=llm, run_dir=tmp_path / "run", deck="closed", budget=4,
+                                  num_train=4, num_test=2)
+    assert result.target == "joint" and result.solved, result.train_by_type
+    assert set(result.train_by_type) == {"inference", "inference_terminal", "random_play"}
+    prompt = next((tmp_path / "run" / "calls").glob("*.prompt.md")).read_text()
+    assert "seen by player 1" in prompt and "the real history" not in prompt  # one seat only, no hidden truth
+
+
+def test_a_never_ending_model_fails_random_play(tmp_path, leduc_source):
+    endless = leduc_source.replace('    if state["done"]:\n        return -4\n', "")
+    assert endless != leduc_source
+    llm = ScriptedClient([_reply(endless + "\n\n" + SEARCH_INFERENCE_SOURCE)] * 2, model="scripted-joint")
+    result = synthesize_inference("leduc_poker", llm=llm, run_dir=tmp_path / "run", deck="closed", budget=1,
+                                  num_train=2, num_test=0)
+    assert not result.solved and result.train_by_type["random_play"] == 0.0
+    report = json.loads(next((tmp_path / "run" / "checks").glob("*.json")).read_text())
+    failures = report.get("report", report)["failures"]
+    assert any("did not end within 1000 steps" in f["diff"] for f in failures if f["test_type"] == "random_play")
+
+
+@pytest.mark.parametrize("kwargs,message", [({"deck": "open"}, "written for a world model"),
+                                            ({"deck": "sideways"}, "deck must be"),
+                                            ({"deck": "closed", "budget": 0}, "budget must be")])
+def test_bad_settings_are_refused_before_anything_is_written(tmp_path, kwargs, message):
+    with pytest.raises(UsageError, match=message):
+        synthesize_inference("leduc_poker", llm=ScriptedClient([]), run_dir=tmp_path / "run", **kwargs)
+    assert not (tmp_path / "run").exists()
