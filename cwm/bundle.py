@@ -18,6 +18,7 @@ runs a quick conformance check (the stored trajectories plus random play) before
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import shutil
@@ -29,7 +30,14 @@ import numpy as np
 import pyspiel
 
 from cwm import games, trajectories
-from cwm.bundle_checks import checked, manifest_for, trajectory_hash
+from cwm.bundle_checks import (
+    checked,
+    inference_of,
+    inference_report,
+    manifest_for,
+    read_config,
+    trajectory_hash,
+)
 from cwm.bundle_files import (
     BUNDLE_FORMAT,
     CODE_FILES,
@@ -71,6 +79,8 @@ class Bundle:
       check_report: the load-time conformance report (checked in the sandbox).
       spec: the game (its engine: the registry's, OpenSpiel's, or the one the bundle carries).
       trusted: whether the model was loaded into this process.
+      inference_report: the load-time inference checks of ``inference.py`` (every player's view of the
+        stored games replayed through the model; ``None`` without one), checked in the sandbox.
     """
 
     path: Path
@@ -80,6 +90,7 @@ class Bundle:
     spec: games.GameSpec
     trusted: bool = False
     _model: WorldModel | None = None
+    inference_report: CheckReport | None = None
 
     @property
     def game(self) -> str:
@@ -234,18 +245,23 @@ def run_game(run_dir: str | Path) -> str:
     return game
 
 
-def export_run(run_dir: str | Path, out: str | Path, *, game: str | None = None, overwrite: bool = False) -> Path:
+def export_run(run_dir: str | Path, out: str | Path, *, game: str | None = None, overwrite: bool = False,
+               inference_run: str | Path | None = None) -> Path:
     """Exports the best program of a finished synthesis run directory (``cwm synthesize --out``).
 
     Args:
-      run_dir: the run directory.
+      run_dir: the run directory: a world-model run, or a closed-deck (joint) run whose program is the
+        world model and the inference function at once (written as both ``model.py`` and ``inference.py``).
       out: the bundle directory.
       game: the run's game as you name it here (a module game's file may have moved since the run);
         default: the game the run recorded.
       overwrite: replace an earlier bundle at ``out``.
+      inference_run: an open-deck inference run for this world model; its best program becomes
+        ``inference.py`` (it must have been written for exactly this run's best program).
 
     Raises:
-      BundleError: the run has no ``result.json`` or no usable program, or ``game`` is another game.
+      BundleError: the run has no ``result.json`` or no usable program, ``game`` is another game, or the
+        inference run is of another game or another world model.
     """
     run_dir = Path(run_dir)
     recorded = run_game(run_dir)
@@ -253,7 +269,7 @@ def export_run(run_dir: str | Path, out: str | Path, *, game: str | None = None,
     if not same_game(spec, recorded):
         raise BundleError(f"{run_dir}: the run synthesized {recorded!r}, not {spec.name!r}")
     _check_target(Path(out), overwrite, keep=run_dir)
-    result, config = read_json_object(run_dir / "result.json"), _read_config(run_dir)
+    result, config = read_json_object(run_dir / "result.json"), read_config(run_dir)
     if not result.get("best_source"):
         raise BundleError(f"{run_dir}: the run produced no usable program to export")
     train = trajectories.load_open(run_dir / "train.jsonl")
@@ -266,14 +282,13 @@ def export_run(run_dir: str | Path, out: str | Path, *, game: str | None = None,
         if key in config:
             provenance[key] = config[key]
     provenance["run_dir"] = str(run_dir.resolve())
+    source = str(result["best_source"])
+    extra = {"inference.py": source} if result.get("target") == "joint" else {}
+    if inference_run is not None:
+        extra["inference.py"], provenance["inference"] = inference_of(Path(inference_run), recorded, source)
     # named as recorded: the stored trajectories carry that name
-    return export_bundle(out, game=dataclasses.replace(spec, name=recorded), model_source=str(result["best_source"]),
-                         train=train, provenance=provenance, overwrite=overwrite)
-
-
-def _read_config(run_dir: Path) -> dict[str, Any]:
-    file = run_dir / "config.json"
-    return read_json_object(file) if file.is_file() else {}
+    return export_bundle(out, game=dataclasses.replace(spec, name=recorded), model_source=source,
+                         train=train, extra_sources=extra, provenance=provenance, overwrite=overwrite)
 
 
 def load_bundle(path: str | Path, *, game: str | games.GameSpec | None = None, trust_game_module: bool = False,
@@ -313,7 +328,11 @@ def load_bundle(path: str | Path, *, game: str | games.GameSpec | None = None, t
     spec = bundle_game(path, manifest, game=game, trust_game_module=trust_game_module)
     train = read_trajectories(path, str(manifest["game"]))
     stored = stored_report(path)
-    report = checked(sources, spec, train, where=str(path), isolate=isolate, random_games=random_games)
+    from cwm.sandbox import Sandbox
+
+    with Sandbox() if isolate else contextlib.nullcontext() as box:  # one sandbox for every check of the bundle
+        report = checked(sources, spec, train, where=str(path), isolate=isolate, random_games=random_games, box=box)
+        inference = inference_report(sources, train, isolate=isolate, box=box)
     if (report.passed, report.executed) != (stored.passed, stored.executed):
         raise BundleError(
             f"{path}: model.py failed its load check: it now passes {report.passed}/{report.executed} checks, "
@@ -330,4 +349,4 @@ def load_bundle(path: str | Path, *, game: str | games.GameSpec | None = None, t
         except CwmError as e:
             raise BundleError(f"{path}: model failed its load check: {e}") from e
     return Bundle(path=path, manifest=manifest, sources=sources, check_report=report, spec=spec, trusted=trusted,
-                  _model=model)
+                  _model=model, inference_report=inference)

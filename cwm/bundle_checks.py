@@ -4,13 +4,16 @@ manifest that records what was checked."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from cwm import checks, games, trajectories
-from cwm.bundle_files import BUNDLE_FORMAT, CODE_FILES, GAME_FILE, BundleError, sha256
+from cwm.bundle_files import BUNDLE_FORMAT, CODE_FILES, GAME_FILE, BundleError, read_json_object, sha256
+from cwm.bundle_game import same_game
 from cwm.model import CONTRACT_VERSION, WorldModel, load_source
 from cwm.sandbox.jobs import CONTRACTS
 from cwm.types import JSON, CheckReport, ModelLoadError, Trajectory, error_report
@@ -19,13 +22,13 @@ LOAD_JOB = "cwm.sandbox.jobs:load_contract"
 
 
 def checked(sources: Mapping[str, str], spec: games.GameSpec, train: Sequence[Trajectory], *, where: str,
-             isolate: bool = True, random_games: int = 0) -> CheckReport:
+             isolate: bool = True, random_games: int = 0, box: Any = None) -> CheckReport:
     """Checks every code file of a bundle, in one sandbox (the code is untrusted) unless ``isolate`` is off:
     each passes the static gate, loads and defines its contract, the model is checked on ``train`` and then
     plays ``random_games`` random games (``checks.random_play_checks``).
 
     Returns:
-      the model's check report on ``train``.
+      the model's check report on ``train``. ``box``: the sandbox to use (default: one of its own).
 
     Raises:
       BundleError: a file the gate rejects, that does not load or lacks a contract function (named with the
@@ -35,7 +38,7 @@ def checked(sources: Mapping[str, str], spec: games.GameSpec, train: Sequence[Tr
     if isolate:
         from cwm.sandbox import RANDOM_PLAY_JOB, Sandbox
 
-        with Sandbox() as box:
+        with contextlib.nullcontext(box) if box is not None else Sandbox() as box:
             for name, source in others.items():
                 result = box.run(LOAD_JOB, source, {"contract": CODE_FILES[name]})
                 if not result.ok:
@@ -66,6 +69,23 @@ def checked(sources: Mapping[str, str], spec: games.GameSpec, train: Sequence[Tr
     return report
 
 
+def inference_report(sources: Mapping[str, str], train: Sequence[Trajectory], *, isolate: bool = True,
+                     box: Any = None) -> CheckReport | None:
+    """The inference checks of a bundle's ``inference.py`` against its model on every player's view of the
+    stored games (``None`` without an inference file), in the sandbox ``box`` (default: one of its own)
+    unless ``isolate`` is off."""
+    if "inference.py" not in sources:
+        return None
+    from cwm.synthesis.inference_target import inference_checker, views_of
+
+    if not isolate:
+        return inference_checker(views_of(train), world_model=sources["model.py"])(sources["inference.py"])
+    from cwm.sandbox import Sandbox
+
+    with contextlib.nullcontext(box) if box is not None else Sandbox() as box:
+        return inference_checker(views_of(train), world_model=sources["model.py"], sandbox=box)(sources["inference.py"])
+
+
 def first_line(text: str) -> str:
     return text.strip().splitlines()[0] if text.strip() else "no reason given"
 
@@ -94,3 +114,25 @@ def manifest_for(spec: games.GameSpec, report: CheckReport, train: Sequence[Traj
         "game_module": {"file": GAME_FILE, "short_name": spec.openspiel} if spec.module.endswith(".py") else None,
         "files": files,
     }
+
+
+def inference_of(run_dir: Path, game: str, world_model: str) -> tuple[str, dict[str, JSON]]:
+    """The best inference program of an open-deck inference run written for ``world_model``, and its record."""
+    from cwm.synthesis.store import sha
+
+    result, config = read_json_object(run_dir / "result.json"), read_config(run_dir)
+    if result.get("target") != "inference" or not result.get("best_source"):
+        raise BundleError(f"{run_dir}: not a finished inference run with a usable program")
+    if not same_game(games.resolve(game), str(result.get("game"))):
+        raise BundleError(f"{run_dir}: the inference run is of {result.get('game')!r}, not {game!r}")
+    if config.get("world_model_sha") != sha(world_model)[:16]:
+        raise BundleError(f"{run_dir}: the inference function was written for another world model than the one "
+                          f"being exported")
+    keys = ("model", "seed", "budget", "solved", "train_accuracy", "test_accuracy", "llm_calls", "cost_usd",
+            "prompt_hashes")
+    return str(result["best_source"]), {k: result.get(k) for k in keys} | {"run_dir": str(run_dir.resolve())}
+
+
+def read_config(run_dir: Path) -> dict[str, Any]:
+    file = run_dir / "config.json"
+    return read_json_object(file) if file.is_file() else {}

@@ -20,6 +20,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("run_dir", help="a finished `cwm synthesize --out` directory")
     p.add_argument("--out", required=True, help="the bundle directory to write")
     p.add_argument("--overwrite", action="store_true", help="replace an existing bundle directory")
+    p.add_argument("--inference", help="an open-deck inference run (`cwm synthesize --target inference`) for "
+                                       "this world model: its best program becomes the bundle's inference.py")
     p.add_argument("--game", help=_GAME_HELP + "; default: the game the run recorded")
     p.add_argument("--trust-game-module", action="store_true",
                    help=_TRUST_HELP + "; verifies the new bundle with the engine it carries")
@@ -34,7 +36,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    path = bundle.export_run(args.run_dir, args.out, game=args.game, overwrite=args.overwrite)
+    path = bundle.export_run(args.run_dir, args.out, game=args.game, overwrite=args.overwrite,
+                             inference_run=args.inference)
     print(f"exported {path}")
     # verified as a receiver loads it: with the game this export used, or the engine it carries if so told
     game = args.game or (None if args.trust_game_module else bundle.run_game(args.run_dir))
@@ -66,5 +69,11 @@ def describe(bundle: Bundle) -> str:
     for key in ("llm", "strategy", "seed", "solved", "train_accuracy", "test_accuracy", "llm_calls", "cost_usd"):
         if key in prov:
             lines.append(f"  {key}: {prov[key]}")
+    inference: Any = prov.get("inference")
+    if isinstance(inference, dict):
+        lines.append(f"  inference (at synthesis): train {inference.get('train_accuracy')}, test "
+                     f"{inference.get('test_accuracy')}, {inference.get('llm_calls')} LLM calls")
+    if bundle.inference_report is not None:
+        lines.append(f"  inference load check: {bundle.inference_report.summary().splitlines()[0]}")
     lines.append(f"  model.py: {len(bundle.sources['model.py'].splitlines())} lines")
     return "\n".join(lines)

@@ -18,6 +18,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="Writes every prompt, reply, program and check report to --out as it "
                                    "happens; rerun the same command to resume an interrupted run.")
     p.add_argument("game", help="registry name, OpenSpiel game string, or path/to/module.py:short_name")
+    p.add_argument("--target", choices=TARGETS, default="world-model",
+                   help="what to write: world-model (default), inference (an inference function for --model, "
+                        "open deck) or joint (a world model and its inference together, closed deck)")
+    p.add_argument("--deck", choices=("open", "closed"), default=None,
+                   help="open: every player's view and the real histories are known (world-model, inference); "
+                        "closed: each game only from one player's seat (joint). Default: what the target needs")
+    p.add_argument("--model", help="the world model an inference function is written for (--target inference): "
+                                   "a .py file, a synthesis run directory (its best program) or a bundle")
     p.add_argument("--llm", default="gemini", help="gemini[:MODEL] | openai:MODEL | replay:FILE | batch:DIR (default gemini)")
     p.add_argument("--strategy", choices=STRATEGIES, default="tree", help="refinement strategy (default tree)")
     p.add_argument("--budget", type=int, default=500, help="most LLM calls (default 500)")
@@ -65,16 +73,60 @@ def check_args(args: argparse.Namespace) -> None:
             raise UsageError(f"{flag} must be >= {low:g}, got {value}")
 
 
+TARGETS = ("world-model", "inference", "joint")
+
+
+def target_settings(args: argparse.Namespace) -> tuple[str, str | None]:
+    """The deck the target runs on and, for an inference target, the world model's source.
+
+    Raises:
+      UsageError: a deck the target cannot use, or --model missing, unreadable or given for another target.
+    """
+    deck = args.deck or ("closed" if args.target == "joint" else "open")
+    needs = {"world-model": "open", "inference": "open", "joint": "closed"}[args.target]
+    if deck != needs:
+        raise UsageError(f"--target {args.target} runs on the {needs} deck, not --deck {deck} (the closed deck is "
+                         f"--target joint: a world model and its inference written together)")
+    if args.target != "inference":
+        if args.model:
+            raise UsageError(f"--model is the world model an inference function is written for; --target "
+                             f"{args.target} does not take one")
+        return deck, None
+    if not args.model:
+        raise UsageError("--target inference needs --model: the world model (a .py file, a synthesis run "
+                         "directory or a bundle) the inference function is written for")
+    return deck, world_model_source(Path(args.model))
+
+
+def world_model_source(path: Path) -> str:
+    """The world model's source in a .py file, a synthesis run directory (best_program.py) or a bundle (model.py).
+
+    Raises:
+      UsageError: none of those, or not UTF-8.
+    """
+    for candidate in (path, path / "best_program.py", path / "model.py"):
+        if candidate.is_file() and candidate.suffix == ".py":
+            try:
+                return candidate.read_text(encoding="utf-8")
+            except UnicodeDecodeError as e:
+                raise UsageError(f"{candidate}: not UTF-8 ({e.reason} at byte {e.start})") from None
+    raise UsageError(f"--model {str(path)!r} is neither a .py file, nor a synthesis run directory with "
+                     f"best_program.py, nor a bundle with model.py")
+
+
 def cmd_synthesize(args: argparse.Namespace) -> int:
     from cwm.llm import make_client
 
     check_args(args)
+    deck, world_model = target_settings(args)
     out = Path(args.out)
     spec = games.resolve(args.game, rules=args.rules)
     # the client's own limit must not cap --concurrency below what was asked
     llm = make_client(args.llm, run_dir=out, cache=Path(args.cache) if args.cache else None,
                       max_concurrency=max(8, args.concurrency), max_prompt_tokens=args.max_prompt_tokens)
     bar = None if args.quiet else progress_bar(args.budget)
+    if args.target != "world-model":
+        return _inference(args, spec, llm, out, bar, deck, world_model)
     try:
         result = synthesize_world_model(
             spec, llm=llm, run_dir=out, strategy=args.strategy, budget=args.budget, seed=args.seed,
@@ -91,6 +143,29 @@ def cmd_synthesize(args: argparse.Namespace) -> int:
           f"transition accuracy train {result.train_accuracy:.4f}, test {test}; cost ${result.cost_usd:.4f}"
           f"{possibly_paid(result)}")
     print(f"best program: {out / 'best_program.py'}; summary: {out / 'summary.md'}; plot: {out / 'accuracy.png'}")
+    return 0
+
+
+def _inference(args: argparse.Namespace, spec: games.GameSpec, llm: Any, out: Path, bar: ProgressBar | None,
+               deck: str, world_model: str | None) -> int:
+    from cwm.synthesis.inference import synthesize_inference
+
+    try:
+        result = synthesize_inference(
+            spec, llm=llm, run_dir=out, deck=deck, world_model=world_model,  # type: ignore[arg-type]
+            strategy=args.strategy, budget=args.budget, seed=args.seed, num_train=args.num_train,
+            num_test=args.num_test, concurrency=args.concurrency,
+            tree=TreeSettings(c=args.c, count_refinements=not args.paper_beta),
+            request=RequestSettings(temperature=args.temperature, max_output_tokens=args.max_output_tokens),
+            isolate=not args.no_sandbox, progress=None if bar is None else bar.update_from)
+    finally:
+        if bar is not None:
+            bar.close()
+    test = "n/a" if result.test_accuracy is None else f"{result.test_accuracy:.4f}"
+    print(f"{result.game} ({result.target}, {deck} deck): {'solved' if result.solved else 'not solved'} after "
+          f"{result.llm_calls} LLM calls; inference accuracy train {result.train_accuracy:.4f}, test {test}; "
+          f"cost ${result.cost_usd:.4f}{possibly_paid(result)}")
+    print(f"best program: {out / 'best_program.py'}; summary: {out / 'summary.md'}")
     return 0
 
 
