@@ -65,11 +65,53 @@ def _row(agent: str, opponent: str, seat: str, items: list[tuple[MatchResult, in
     row |= {"forfeit_rate": total_forfeits / n, "forfeit_lo": f_lo, "forfeit_hi": f_hi}
     row |= {f"forfeits_{k}": v for k, v in forfeits.items()} | {"opponent_forfeits": opponent_forfeits}
     row["forfeit_reasons"] = sorted({r.reason for r, s in items if r.forfeit_seat == s})[:5]
-    return row
+    return row | sampling(items)
+
+
+SAMPLING_KEYS = ("moves", "draws", "rejected_draws", "fallback_moves")
+
+
+def sampling(items: Sequence[tuple[MatchResult, int]]) -> dict[str, JSON]:
+    """An ISMCTS agent's sampling record summed over its matches: the fraction of draws rejected (the
+    sampler's hidden state was inconsistent or raised) and of moves that fell back to a random legal action.
+    Empty for an agent that keeps no such record; a count that is not a non-negative int is ignored."""
+    totals = dict.fromkeys(SAMPLING_KEYS, 0)
+    seen = False
+    for r, s in items:
+        record = r.stats[s] if s < len(r.stats) else None
+        if not isinstance(record, dict):
+            continue
+        for key in SAMPLING_KEYS:
+            value = record.get(key)
+            if type(value) is int and value >= 0:
+                totals[key] += value
+                seen = True
+    if not seen:
+        return {}
+    tried = totals["draws"] + totals["rejected_draws"]
+    return totals | {"rejected_draw_rate": totals["rejected_draws"] / tried if tried else None,
+                     "fallback_rate": totals["fallback_moves"] / totals["moves"] if totals["moves"] else None}
+
+
+def sampling_line(r: dict[str, JSON]) -> str:
+    """A row's sampling record for the markdown table, ``rejected% / fell back%`` (``-``: none kept)."""
+    def pct(x: JSON) -> str:
+        return f"{100 * x:.1f}%" if isinstance(x, float) else "-"
+    return f"{pct(r.get('rejected_draw_rate'))} / {pct(r.get('fallback_rate'))}"
 
 
 def markdown(rows: Sequence[dict[str, JSON]], *, outcome: str) -> str:
-    """A markdown table: W/D/L with intervals (or mean payoff), and forfeits, one line per row."""
+    """A markdown table: W/D/L with intervals (or mean payoff), and forfeits, one line per row; with the
+    draws rejected and moves fallen back when some agent keeps a sampling record (ISMCTS agents)."""
+    table = _table(rows, outcome=outcome)
+    if not any("moves" in r for r in rows):
+        return table
+    head, rule, *body = table.splitlines()
+    return "\n".join([head + " draws rejected / moves fell back |", rule + "---|",
+                      *(line + f" {sampling_line(r)} |" for line, r in zip(body, rows))]) + "\n"
+
+
+def _table(rows: Sequence[dict[str, JSON]], *, outcome: str) -> str:
     if outcome == "payoff":
         head = ("| agent | opponent | seat | n | mean payoff [95% CI] | forfeits (ill/exc/time/crash) |\n"
                 "|---|---|---|---|---|---|")
@@ -145,7 +187,8 @@ def write_reports(out: Path, results: Sequence[MatchResult], *, config: dict[str
     (out / "results.json").write_text(json.dumps({"config": config, "outcome": outcome, "rows": clean,
                                                   "void_matches": void}, indent=2) + "\n", encoding="utf-8")
     with (out / "results.csv").open("w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=list(clean[0]) if clean else ["agent"])
+        fields = list(dict.fromkeys(k for r in clean for k in r)) or ["agent"]  # sampling columns: some rows only
+        writer = csv.DictWriter(f, fieldnames=fields)
         writer.writeheader()
         for r in clean:
             writer.writerow({k: "; ".join(v) if isinstance(v, list) else v for k, v in r.items()})

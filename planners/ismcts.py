@@ -59,8 +59,8 @@ class ISMCTS:
       seed: an int, an ``np.random.Generator`` or ``None`` for ``config.seed``.
 
     Attributes:
-      draws, failed_draws, fallbacks: over this searcher's life, the draws accepted, the draws rejected
-        (inconsistent or raising) and the moves chosen by the random fallback.
+      searches, draws, failed_draws, fallbacks: over this searcher's life, the moves searched, the draws
+        accepted, the draws rejected (inconsistent or raising) and the moves chosen by the random fallback.
 
     Raises:
       UsageError: a setting out of range.
@@ -91,6 +91,7 @@ class ISMCTS:
         self.max_rollout_steps = config.rollout_cap(max_game_length)
         self.rng = rng_from(config.seed if seed is None else seed)
         self.np_rng = np.random.default_rng(self.rng.getrandbits(63))
+        self.searches = 0
         self.draws = 0
         self.failed_draws = 0
         self.fallbacks = 0
@@ -117,6 +118,7 @@ class ISMCTS:
             self._simulate(world, nodes)
             done += 1
         result = self._result(state, nodes.get(root_key), done)
+        self.searches += 1
         self.fallbacks += int(result.fallback)
         return result
 

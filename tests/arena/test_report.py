@@ -70,3 +70,27 @@ def test_match_records_live_in_their_own_module_and_round_trip():
     assert arena.MatchResult is arena_types.MatchResult and arena.MatchOutcome is arena_types.MatchOutcome
     result = arena_types.MatchResult("a|b#0", ("a", "b"), 1, (1.0, -1.0), 1, "illegal", "bad move", 5, 0.5)
     assert arena_types.MatchResult.from_json(json.loads(json.dumps(result.to_json()))) == result
+
+
+def _sampled(key, seats, stats):
+    return MatchResult(key, seats, 0, (1.0, -1.0), stats=stats)
+
+
+def test_an_ismcts_agents_rejected_draws_and_fallback_moves_are_summed_per_row(tmp_path):
+    ismcts = {"moves": 4, "draws": 30, "rejected_draws": 10, "fallback_moves": 1}
+    results = [_sampled("i|r#0", ("i", "r"), (ismcts, {})), _sampled("r|i#0", ("r", "i"), ({}, ismcts)),
+               # a worker's record is untrusted: a bool, a negative or a float count is ignored, not summed
+               _sampled("i|r#1", ("i", "r"), ({"moves": True, "draws": -5, "rejected_draws": 2.5}, {}))]
+    rows = {(r["agent"], r["seat"]): r for r in summarize(results)}
+    pooled = rows[("i", "all")]
+    assert (pooled["moves"], pooled["draws"], pooled["rejected_draws"], pooled["fallback_moves"]) == (8, 60, 20, 2)
+    assert pooled["rejected_draw_rate"] == 0.25 and pooled["fallback_rate"] == 0.25
+    assert "moves" not in rows[("r", "all")]  # random play keeps no sampling record
+    write_reports(tmp_path, results, config={"game": "leduc_poker"})
+    table = (tmp_path / "results.md").read_text().splitlines()
+    assert table[0].endswith("draws rejected / moves fell back |")
+    line = next(t for t in table if t.startswith("| i | r | all |"))
+    assert line.endswith(" 25.0% / 25.0% |") and next(t for t in table if t.startswith("| r |")).endswith(" - / - |")
+    with (tmp_path / "results.csv").open() as f:
+        assert {r["agent"]: r["fallback_rate"] for r in csv.DictReader(f) if r["seat"] == "all"} == {
+            "i": "0.25", "r": ""}
