@@ -46,7 +46,7 @@ __all__ = ["DEFAULT_MOVE_TIME_S", "FORFEIT_KINDS", "ArenaError", "MatchJob", "Ma
 
 
 def play_match(game: pyspiel.Game, agents: Sequence[Agent], *, seed: int,
-               move_time_limit: float | None = None) -> MatchOutcome:
+               move_time_limit: float | None = None, actions: list[int] | None = None) -> MatchOutcome:
     """Plays one game; agent ``i`` takes seat ``i``.
 
     Args:
@@ -57,6 +57,7 @@ def play_match(game: pyspiel.Game, agents: Sequence[Agent], *, seed: int,
       move_time_limit: CPU seconds per move; a move over it forfeits as ``timeout``, and so does one
         still running at the hard wall-clock limit (``cwm.sandbox.worker.hard_wall``: three limits and
         30 s), so machine load slows a move without forfeiting it (``None``: no limit).
+      actions: a list that every action applied (chance outcomes included) is appended to, in order.
 
     Returns:
       the outcome; on a forfeit the returns are the game's minimum utility for the forfeiting seat and its
@@ -82,6 +83,8 @@ def play_match(game: pyspiel.Game, agents: Sequence[Agent], *, seed: int,
                 return _forfeit_outcome(game, player, e, moves)
         state.apply_action(action)
         moves += 1
+        if actions is not None:
+            actions.append(int(action))
         for seat, agent in enumerate(agents):
             try:
                 _maybe(agent, "inform", action)
@@ -141,8 +144,9 @@ def run_match(job: MatchJob) -> dict[str, JSON]:
                                    time.perf_counter() - start).to_json()
         game = games.load_game(job.game)
         chance_seed = int(np.random.default_rng(seeds[-1]).integers(2**63))
+        played: list[int] = []
         returns, loser, kind, reason, moves = play_match(game, agents, seed=chance_seed,
-                                                         move_time_limit=job.move_time_limit)
+                                                         move_time_limit=job.move_time_limit, actions=played)
     finally:
         for agent in agents:
             with contextlib.suppress(Exception):  # closing is tidying up; the result stands
@@ -151,7 +155,7 @@ def run_match(job: MatchJob) -> dict[str, JSON]:
     stats = tuple(_stats(a) for a in agents)
     return MatchResult(job.key, job.seats, job.seed, tuple(float(r) for r in returns), loser, kind, reason,
                        moves, time.perf_counter() - start, logs if any(logs) else (),
-                       stats if any(stats) else ()).to_json()
+                       stats if any(stats) else (), tuple(played)).to_json()
 
 
 def _stats(agent: Agent) -> dict[str, JSON]:

@@ -51,6 +51,8 @@ class MatchResult:
         it cleaned (``cwm.text.clean_json``).
       stats: per seat, an agent's own record of the match when it keeps one (an ISMCTS agent: draws
         accepted and rejected, moves that fell back to a random action), else empty.
+      actions: every action applied in the real game, chance outcomes included, in order (the game replays
+        from them: on-policy accuracy checks a model on the states its agent reached).
 
     The texts an agent wrote (``reason``, ``forfeit_kind``, ``logs``) are cleaned whenever a result is made,
     built by a match or read back from ``matches.jsonl``, so no surrogate, control character or ANSI escape
@@ -68,6 +70,7 @@ class MatchResult:
     duration_s: float = 0.0
     logs: tuple[JSON, ...] = ()
     stats: tuple[JSON, ...] = ()
+    actions: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "reason", clean(self.reason, limit=REASON_LIMIT))
@@ -108,6 +111,10 @@ class MatchResult:
         values["returns"] = tuple(float(r) for r in values["returns"])
         values["logs"] = tuple(values.get("logs", ()))
         values["stats"] = tuple(values.get("stats", ())) if isinstance(values.get("stats", ()), (list, tuple)) else ()
+        actions = values.get("actions", ())
+        if not (isinstance(actions, (list, tuple)) and all(type(a) is int for a in actions)):
+            raise ValueError("field 'actions' of a match result must be a list of integers")
+        values["actions"] = tuple(actions)
         return cls(**values)
 
 

@@ -1,4 +1,5 @@
-"""The main job: collect trajectories -> synthesize a world model -> export a bundle -> arena -> report.
+"""The main job: collect trajectories -> synthesize a world model (and, for a hidden-information game, its
+inference function) -> export a bundle -> arena -> on-policy accuracy -> report.
 
 Every stage writes into one run directory and is skipped when its output is already there, so an
 interrupted ``cwm run`` resumes where it stopped (the synthesis and arena stages also resume inside
@@ -8,8 +9,10 @@ Run directory::
 
     config.json          the run's settings (once a run has started, other settings are refused)
     synthesis/           the synthesis run (prompts, replies, programs, check reports, result.json, plot)
-    bundle/              the exported bundle of the best program
+    inference/           hidden information only: the open-deck inference synthesis for the best world model
+    bundle/              the exported bundle of the best program (and its inference function)
     arena/               matches.jsonl, agents.json and the arena summaries (JSON, CSV, markdown, plot)
+    on_policy.json       the bundle checked on the games its agent played in the arena
     report.md, report.json, record.json (config, LLM and its settings, prompt hashes, seed, git commit, results)
 
 Nothing a resume compares or keys matches by holds a machine path: the CWM agent plays as ``cwm``
@@ -24,14 +27,13 @@ directory moved or copied elsewhere (another machine too) resumes under the same
 from __future__ import annotations
 
 import dataclasses
-import datetime as _dt
 import json
 import os
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from cwm import bundle, games
+from cwm import bundle, games, pipeline_report
 from cwm.files import differing_keys, read_text
 from cwm.types import JSON, CwmError
 
@@ -51,13 +53,14 @@ class RunConfig:
       llm: an LLM spec for ``cwm.llm.make_client``, or ``"auto"``: Gemini when an API key is set, else the
         recorded session shipped in the package for this game.
       strategy: synthesis refinement strategy, ``"tree"`` or ``"conversation"``.
-      budget: LLM-call budget of the synthesis (paper: 500).
+      budget: LLM-call budget of the synthesis (paper: 500), and again of the inference synthesis.
       seed: seeds the trajectories, the search and the arena.
       num_test: held-out test games for the test accuracy (half random, half MCTS play; paper: 100).
       matches: arena games per pairing and seat order.
       simulations: MCTS simulations per move in the arena (paper: 1000).
       rollouts: random rollouts per MCTS leaf (paper: 10).
-      opponents: agent specs the CWM agent plays against.
+      opponents: agent specs the CWM agent plays against (default: random play and the ground-truth planner,
+        ``gt-mcts`` for perfect information, ``gt-ismcts`` for hidden information).
       executor: where arena matches run (``local``, ``local:N``, ``inline``, ``ray[:ADDRESS]``).
       rules: a rules file for games outside the registry.
       move_time_limit: CPU seconds per arena move (``cwm.arena.DEFAULT_MOVE_TIME_S``).
@@ -74,13 +77,15 @@ class RunConfig:
     matches: int = 10
     simulations: int = 200
     rollouts: int = 4
-    opponents: tuple[str, ...] = ("random", "gt-mcts")
+    opponents: tuple[str, ...] | None = None
     executor: str = "local"
     rules: str | None = None
     move_time_limit: float = 60.0
     trust: bool = False
 
     def __post_init__(self) -> None:
+        if self.opponents is None:
+            object.__setattr__(self, "opponents", default_opponents(self.game))
         positive = {"budget": self.budget, "matches": self.matches, "simulations": self.simulations,
                     "rollouts": self.rollouts}
         bad = [f"{k} must be at least 1 (got {v})" for k, v in positive.items() if v < 1]
@@ -94,6 +99,15 @@ class RunConfig:
             bad.append(f"rules file {self.rules!r} does not exist")
         if bad:
             raise PipelineError("; ".join(bad))
+
+
+def default_opponents(game: str) -> tuple[str, ...]:
+    """Random play and the ground-truth planner of the game's kind (an unknown game is refused later)."""
+    try:
+        perfect = games.resolve(game).perfect_information
+    except Exception:  # noqa: BLE001  run() names the problem with the game before anything is written
+        perfect = True
+    return ("random", "gt-mcts" if perfect else "gt-ismcts")
 
 
 def recording_for(game: str) -> Path | None:
@@ -151,10 +165,16 @@ def run(config: RunConfig, out: str | Path, *, progress: bool = True,
     out.mkdir(parents=True, exist_ok=True)
     _check_config(out, dataclasses.asdict(config) | {"llm_resolved": _portable(llm_spec)})
     synthesis = _synthesize(config, llm_spec, out / "synthesis", progress, max_prompt_tokens)
-    bundle_dir = _export(out / "synthesis", out / "bundle")
-    arena_rows = _arena(config, bundle_dir, out / "arena", progress)
-    report = _report(config, llm_spec, synthesis, Path(os.path.relpath(bundle_dir, out)), arena_rows)
-    _write_report(out, report)
+    inference = None
+    if not games.resolve(config.game).perfect_information:
+        inference = _infer(config, llm_spec, out / "inference", str(synthesis["best_source"]), progress,
+                           max_prompt_tokens)
+    bundle_dir = _export(out / "synthesis", out / "bundle", out / "inference" if inference else None)
+    arena_rows, results = _arena(config, bundle_dir, out / "arena", progress)
+    on_policy = _on_policy(config, bundle_dir, results, out / "on_policy.json")
+    report = pipeline_report.build(config, llm_spec, synthesis, inference, Path(os.path.relpath(bundle_dir, out)),
+                                   arena_rows, on_policy, search=arena_search(config).to_json(), label=CWM_LABEL)
+    pipeline_report.write(out, report)
     return report
 
 
@@ -203,19 +223,51 @@ def _synthesize(config: RunConfig, llm_spec: str, run_dir: Path, progress: bool,
     return result.to_json()
 
 
-def _export(run_dir: Path, bundle_dir: Path) -> Path:
-    if (bundle_dir / "manifest.json").is_file():
-        result = json.loads((run_dir / "result.json").read_text(encoding="utf-8"))
-        if (bundle_dir / "model.py").read_text(encoding="utf-8") == result["best_source"]:
-            return bundle_dir
-    return bundle.export_run(run_dir, bundle_dir, overwrite=True)
+def _infer(config: RunConfig, llm_spec: str, run_dir: Path, world_model: str, progress: bool,
+           max_prompt_tokens: int | None) -> dict[str, JSON]:
+    """The open-deck inference synthesis for the best world model (same LLM, budget, seed and test games)."""
+    from cwm.commands.synthesize import progress_bar
+    from cwm.llm import make_client
+    from cwm.synthesis.inference import synthesize_inference
+
+    rules = read_text(Path(config.rules), what="rules file") if config.rules else None
+    client = make_client(llm_spec, run_dir=run_dir, max_prompt_tokens=max_prompt_tokens)
+    bar = progress_bar(config.budget) if progress else None
+    try:
+        result = synthesize_inference(
+            config.game, llm=client, run_dir=run_dir, world_model=world_model,
+            strategy=config.strategy, budget=config.budget, seed=config.seed,  # type: ignore[arg-type]
+            rules=rules, num_test=config.num_test, progress=None if bar is None else bar.update_from)
+    finally:
+        if bar is not None:
+            bar.close()
+    if not result.best_source:
+        raise PipelineError(f"inference synthesis produced no usable program (see {run_dir}/summary.md)")
+    return result.to_json()
+
+
+def _export(run_dir: Path, bundle_dir: Path, inference_dir: Path | None) -> Path:
+    """The bundle of the best program (and inference function); an earlier export of the same code stands."""
+    wanted = {"model.py": run_dir, "inference.py": inference_dir}
+    if (bundle_dir / "manifest.json").is_file() and all(
+            _same_code(bundle_dir / name, source) for name, source in wanted.items()):
+        return bundle_dir
+    return bundle.export_run(run_dir, bundle_dir, overwrite=True, inference_run=inference_dir)
+
+
+def _same_code(file: Path, run_dir: Path | None) -> bool:
+    if run_dir is None:
+        return not file.exists()
+    result = json.loads((run_dir / "result.json").read_text(encoding="utf-8"))
+    return file.is_file() and file.read_text(encoding="utf-8") == result["best_source"]
 
 
 CWM_LABEL = "cwm"  # the CWM agent's name in the arena and the report: the same wherever the run directory is
 
 
-def _arena(config: RunConfig, bundle_dir: Path, out: Path, progress: bool) -> list[dict[str, JSON]]:
-    """The run's bundle, labelled ``cwm``, against each opponent; its summary rows. Matches recorded before
+def _arena(config: RunConfig, bundle_dir: Path, out: Path,
+           progress: bool) -> tuple[list[dict[str, JSON]], list[Any]]:
+    """The run's bundle, labelled ``cwm``, against each opponent; its summary rows and the match records. Matches recorded before
     the agent had a name (``cwm:/absolute/path/bundle``, from any place the run directory was in) are its
     own (``cwm.arena_plan.own_aliases``), so they count, are saved under ``cwm``, and nothing is replayed.
     """
@@ -224,13 +276,26 @@ def _arena(config: RunConfig, bundle_dir: Path, out: Path, progress: bool) -> li
     from planners.specs import Settings
 
     settings = Settings(search=arena_search(config), trust_models=config.trust)
+    opponents = tuple(config.opponents or ())
     results = arena.tournament(
-        config.game, [f"{CWM_LABEL}=cwm:{bundle_dir.resolve()}", *config.opponents], matches=config.matches,
+        config.game, [f"{CWM_LABEL}=cwm:{bundle_dir.resolve()}", *opponents], matches=config.matches,
         out_dir=out, settings=settings, seed=config.seed, executor=config.executor,
         move_time_limit=config.move_time_limit,
-        pairings=[(CWM_LABEL, o) for o in config.opponents],
-        aliases=own_aliases(out, CWM_LABEL, config.opponents), progress=progress)
-    return [row for row in arena_report.summarize(results) if row["agent"] == CWM_LABEL]
+        pairings=[(CWM_LABEL, o) for o in opponents],
+        aliases=own_aliases(out, CWM_LABEL, opponents), progress=progress)
+    return [row for row in arena_report.summarize(results) if row["agent"] == CWM_LABEL], results
+
+
+def _on_policy(config: RunConfig, bundle_dir: Path, results: list[Any], out: Path) -> dict[str, JSON]:
+    """The bundle checked (in the sandbox) on the arena games its agent finished; saved to ``out``."""
+    from cwm.bundle_files import CODE_FILES
+    from cwm.on_policy import on_policy_accuracy
+
+    sources = {name: (bundle_dir / name).read_text(encoding="utf-8") for name in CODE_FILES
+               if (bundle_dir / name).is_file()}
+    record = on_policy_accuracy(sources, config.game, results, CWM_LABEL)
+    out.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    return record
 
 
 def arena_search(config: RunConfig) -> Any:
@@ -239,64 +304,3 @@ def arena_search(config: RunConfig) -> Any:
 
     return SearchConfig(num_simulations=config.simulations, rollouts=config.rollouts)
 
-
-def _report(config: RunConfig, llm_spec: str, synthesis: dict[str, JSON], bundle_dir: Path,
-            arena_rows: list[dict[str, JSON]]) -> dict[str, JSON]:
-    from cwm.synthesis.report import git_commit
-
-    keys = ("solved", "llm_calls", "train_accuracy", "test_accuracy", "train_by_type", "test_by_type",
-            "cost_usd", "possibly_paid_calls", "model", "strategy", "seed")
-    return {
-        "game": games.resolve(config.game).name,
-        "llm": llm_spec,
-        "offline_recording": llm_spec.startswith("replay:"),
-        "config": dataclasses.asdict(config),
-        "search": arena_search(config).to_json(),  # the SearchConfig the arena's agents got, in full
-        "synthesis": {k: synthesis.get(k) for k in keys},
-        "bundle": bundle_dir.as_posix(),  # relative to the run directory, which may move
-        "arena": arena_rows,
-        "git_commit": git_commit(),
-        "finished_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-    }
-
-
-def _possibly_paid(synthesis: dict[str, Any]) -> str:
-    n = synthesis.get("possibly_paid_calls") or 0
-    return f", including {n} request(s) possibly paid: in flight when a session stopped" if n else ""
-
-
-def _write_report(out: Path, report: dict[str, JSON]) -> None:
-    from cwm import arena_report
-
-    (out / "report.json").write_text(json.dumps(report, indent=2, default=str) + "\n", encoding="utf-8")
-    synthesis_config = json.loads((out / "synthesis" / "config.json").read_text(encoding="utf-8"))
-    record = {"config": report["config"], "search": report["search"], "llm": report["llm"],
-              "llm_model": report["synthesis"]["model"],  # type: ignore[index]
-              "request": synthesis_config.get("request"), "prompt_hashes": synthesis_config.get("prompt_hashes"),
-              "seed": report["config"]["seed"], "git_commit": report["git_commit"],  # type: ignore[index]
-              "finished_at": report["finished_at"], "results": {"synthesis": report["synthesis"],
-                                                               "arena": report["arena"]}}
-    (out / "record.json").write_text(json.dumps(record, indent=2, default=str) + "\n", encoding="utf-8")
-    s: dict[str, Any] = report["synthesis"]  # type: ignore[assignment]
-    test = "n/a" if s["test_accuracy"] is None else f"{s['test_accuracy']:.4f}"
-    source = ("a recorded session shipped with cwm (scripted replies, not a live LLM)"
-              if report["offline_recording"] else f"`{report['llm']}`")
-    lines = [
-        f"# cwm run: {report['game']}",
-        "",
-        "## Synthesis",
-        "",
-        f"- LLM: {source}; model id `{s['model']}`; strategy {s['strategy']}, seed {s['seed']}",
-        f"- {'solved' if s['solved'] else 'not solved'} after {s['llm_calls']} LLM calls "
-        f"(cost ${s['cost_usd'] or 0:.4f}{_possibly_paid(s)})",
-        f"- transition accuracy: train {s['train_accuracy']:.4f}, held-out test {test}",
-        "- details: [synthesis/summary.md](synthesis/summary.md), plot: synthesis/accuracy.png",
-        "",
-        f"## Arena (agent `{CWM_LABEL}`: the bundle in `{report['bundle']}/`)",
-        "",
-        arena_report.markdown(report["arena"], outcome=games.resolve(report["game"]).outcome),  # type: ignore[arg-type]
-        "",
-        "Rows are the CWM agent (MCTS planning on the synthesized model, acting in the real game) against "
-        "each opponent, per seat. Plot: arena/results.png; every match: arena/matches.jsonl.",
-    ]
-    (out / "report.md").write_text("\n".join(lines) + "\n", encoding="utf-8")

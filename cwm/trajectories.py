@@ -48,6 +48,7 @@ def record(
     policy_name: str = "random",
     open_deck: bool = True,
     max_steps: int = 100_000,
+    chance_policy: Policy = sample_chance,
 ) -> Trajectory:
     """Plays one ground-truth game and records every step.
 
@@ -58,6 +59,7 @@ def record(
       policy_name: recorded in the trajectory.
       open_deck: also record the full state at every step.
       max_steps: a guard against games that never end.
+      chance_policy: chooses chance outcomes; sampled from their probabilities by default.
 
     Raises:
       RuntimeError: the game did not end within ``max_steps``.
@@ -78,7 +80,7 @@ def record(
                 ChanceOutcome(int(a), state.action_to_string(CHANCE, a), float(p)) for a, p in state.chance_outcomes()
             )
             legal = [c.action for c in chance]
-            action = sample_chance(state, rng)
+            action = int(chance_policy(state, rng))
         else:
             legal = [int(a) for a in state.legal_actions()]
             action = int(policy(state, rng))

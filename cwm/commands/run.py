@@ -21,7 +21,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--matches", type=int, default=d.matches, help=f"arena games per seat (default {d.matches})")
     p.add_argument("--sims", type=int, default=d.simulations, help=f"MCTS simulations per move (default {d.simulations})")
     p.add_argument("--rollouts", type=int, default=d.rollouts, help=f"rollouts per MCTS leaf (default {d.rollouts})")
-    p.add_argument("--opponents", default=",".join(d.opponents), help="comma-separated agent specs")
+    p.add_argument("--opponents", default=None, help="comma-separated agent specs (default: random and the "
+                   "ground-truth planner, gt-mcts, or gt-ismcts for a hidden-information game)")
     p.add_argument("--executor", default=d.executor, help="local | local:N | inline | ray[:ADDRESS]")
     p.add_argument("--rules", default=None, help="rules file (for games outside the registry)")
     p.add_argument("--max-prompt-tokens", type=int, default=None, help="refuse, unsent, a synthesis prompt "
@@ -39,7 +40,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     config = pipeline.RunConfig(
         game=args.game, llm=args.llm, strategy=args.strategy, budget=args.budget, seed=args.seed,
         num_test=args.num_test, matches=args.matches, simulations=args.sims, rollouts=args.rollouts,
-        opponents=tuple(o for o in args.opponents.split(",") if o), executor=args.executor, rules=args.rules,
+        opponents=None if args.opponents is None else tuple(o for o in args.opponents.split(",") if o),
+        executor=args.executor, rules=args.rules,
         move_time_limit=args.move_time_limit, trust=args.trust)
     out = args.out or f"runs/{config.game.replace('/', '_').replace(':', '_')}-seed{config.seed}"
     report = pipeline.run(config, out, progress=not args.quiet, max_prompt_tokens=args.max_prompt_tokens)
@@ -47,9 +49,19 @@ def cmd_run(args: argparse.Namespace) -> int:
     test = "n/a" if s["test_accuracy"] is None else f"{s['test_accuracy']:.4f}"
     print(f"{report['game']}: synthesis {'solved' if s['solved'] else 'not solved'} in {s['llm_calls']} calls "
           f"(train {s['train_accuracy']:.4f}, test {test}); LLM: {report['llm']}")
+    inference = report["inference"]
+    if inference is not None:
+        test = "n/a" if inference["test_accuracy"] is None else f"{inference['test_accuracy']:.4f}"
+        print(f"  inference {'solved' if inference['solved'] else 'not solved'} in {inference['llm_calls']} calls "
+              f"(train {inference['train_accuracy']:.4f}, test {test})")
     for row in report["arena"]:
         if row["seat"] == "all":
             print(f"  vs {row['opponent']}: " + ", ".join(
                 f"{k} {row[k]:.2f}" for k in ("win_rate", "draw_rate", "loss_rate", "mean_payoff") if k in row))
+    on_policy = report["on_policy"]
+    rates = ", ".join(f"{k.replace('_', ' ')} {on_policy[k]:.4f}" for k in ("transition_accuracy", "inference_accuracy")
+                      if isinstance(on_policy.get(k), float))
+    print(f"  on-policy, on its {on_policy['matches']} finished arena games: {rates}" if rates
+          else "  on-policy: no finished arena game to check")
     print(f"report: {out}/report.md")
     return 0

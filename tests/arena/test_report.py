@@ -94,3 +94,11 @@ def test_an_ismcts_agents_rejected_draws_and_fallback_moves_are_summed_per_row(t
     with (tmp_path / "results.csv").open() as f:
         assert {r["agent"]: r["fallback_rate"] for r in csv.DictReader(f) if r["seat"] == "all"} == {
             "i": "0.25", "r": ""}
+
+
+@pytest.mark.parametrize("actions", [[1, "2"], [1, True], "12", [1.0]])
+def test_a_match_record_with_damaged_actions_is_refused(actions):
+    data = MatchResult("a|b#0", ("a", "b"), 1, (1.0, -1.0), actions=(1, 2)).to_json()
+    assert MatchResult.from_json(data).actions == (1, 2)
+    with pytest.raises(ValueError, match="'actions' of a match result must be a list of integers"):
+        MatchResult.from_json(data | {"actions": actions})

@@ -16,6 +16,7 @@ import pytest
 
 import cwm
 from cwm.arena import ArenaError, MatchJob, load_results, plan_jobs, play_match, run_match, tournament
+from cwm.on_policy import replay
 from planners import RandomAgent, Settings
 from planners.agents import AgentError
 from planners.config import SearchConfig
@@ -47,6 +48,8 @@ def test_tournament_writes_results_and_resumes_without_replaying(tmp_path):
     assert len(results) == 6 and len({r.key for r in results}) == 6
     for name in ("config.json", "matches.jsonl", "results.json", "results.csv", "results.md", "results.png"):
         assert (tmp_path / name).exists(), name
+    for r in results:  # every match keeps the actions it applied: the game replays from them
+        assert len(r.actions) == r.moves and replay("tic_tac_toe", r.actions).returns == r.returns
     before = (tmp_path / "matches.jsonl").read_text()
     again = tournament("tic_tac_toe", ["random", "gt-mcts"], matches=3, out_dir=tmp_path, settings=FAST,
                        executor="inline", progress=False)
