@@ -57,6 +57,17 @@ INFERENCE_API: tuple[ContractFunction, ...] = (
         "from get_initial_state() reproduces every observation and own action of that player."),
 )
 
+# The hidden-state variant: cheaper to write, weaker to trust (the state need not be reachable, and what came
+# before it, the opponents' information and the returns so far, is unknown to the planner).
+STATE_INFERENCE_API: tuple[ContractFunction, ...] = (
+    ContractFunction(
+        "resample_state", "resample_state(events: list[dict], player_id: int, seed: int) -> dict",
+        "Given one player's observations and own actions so far (events: {'observation': ..., 'action': str "
+        "or None}), return a state of the world model (as get_initial_state and apply_action return them) at which "
+        "get_observations(state)[player_id] is the player's latest observation and, unless the game is "
+        "over, it is that player's turn with its recorded action legal."),
+)
+
 VALUE_API: tuple[ContractFunction, ...] = (
     ContractFunction(
         "get_value", "get_value(state: dict, player_id: int) -> float",
@@ -70,6 +81,31 @@ ENCODER_API: tuple[ContractFunction, ...] = (
 )
 
 CONTRACT_VERSION = "1"
+
+# A contract a module may meet by defining another set of functions instead (an inference module: the
+# hidden-history function, or the hidden-state variant).
+ALTERNATIVES: dict[tuple[ContractFunction, ...], tuple[ContractFunction, ...]] = {INFERENCE_API: STATE_INFERENCE_API}
+
+
+def missing_functions(namespace: dict[str, object], api: Sequence[ContractFunction]) -> list[str]:
+    """The functions of ``api`` that ``namespace`` (a module's ``__dict__``) does not define as callables;
+    none when it defines every function of the contract's alternative instead."""
+    missing = [f.name for f in api if not callable(namespace.get(f.name))]
+    other = ALTERNATIVES.get(tuple(api))
+    if missing and other is not None and all(callable(namespace.get(f.name)) for f in other):
+        return []
+    if missing and other is not None:
+        missing[-1] += f" (or {', '.join(f.name for f in other)}, the hidden-state variant)"
+    return missing
+
+
+def resampler(module: types.ModuleType) -> tuple[str, object]:
+    """An inference module's kind, ``"history"`` (``resample_history``) or ``"state"`` (``resample_state``,
+    defined without ``resample_history``), and that function. The module passed its contract check."""
+    namespace = module.__dict__
+    if callable(namespace.get("resample_history")):
+        return "history", namespace["resample_history"]
+    return "state", namespace["resample_state"]
 
 
 def api_block(functions: Sequence[ContractFunction] = WORLD_MODEL_API) -> str:
@@ -133,7 +169,7 @@ def load_source(
     finally:
         if listed:
             sys.modules.pop(name, None)
-    missing = [f.name for f in api if not callable(module.__dict__.get(f.name))]
+    missing = missing_functions(module.__dict__, api)
     if missing:
         raise ModelLoadError(f"{name}: missing contract function(s): {', '.join(missing)}")
     return module

@@ -13,6 +13,10 @@ what ``cwm.posterior`` measures.
 
 Open deck: every player of every recorded game, from ``trajectories.closed_view``. Closed deck: the one
 player each closed trajectory belongs to, with ``terminal`` on, plus random play (``random_play_checks``).
+
+The hidden-state variant (``kind="state"``, ``resample_state``) is checked at the same points, on the state
+it returns alone: the player's observation there must be its latest one, and it must be the player's turn
+with its recorded action legal (at the end: a terminal state). Nothing says that state is reachable.
 """
 
 from __future__ import annotations
@@ -45,8 +49,8 @@ def check_seed(ti: int, player: int, k: int) -> int:
 
 
 def run_inference_checks(model: WorldModel, resample: Resample, closed: Sequence[ClosedTrajectory], *,
-                         terminal: bool = False, guard: Guard = direct_guard,
-                         max_failures_per_type: int = 20) -> CheckReport:
+                         terminal: bool = False, guard: Guard = direct_guard, max_failures_per_type: int = 20,
+                         kind: str = "history") -> CheckReport:
     """Checks ``resample`` against the players' views ``closed`` by replaying its histories in ``model``.
 
     Args:
@@ -57,6 +61,7 @@ def run_inference_checks(model: WorldModel, resample: Resample, closed: Sequence
       terminal: also check at the end of each game (closed deck: the terminal observation and return).
       guard: runs each call of ``resample`` (a per-call time budget in the sandbox).
       max_failures_per_type: failures kept per test type (all are counted).
+      kind: ``"history"`` (``resample`` is ``resample_history``) or ``"state"`` (``resample_state``).
 
     Returns:
       A ``CheckReport`` with the types ``inference`` (the states where the player acted) and
@@ -67,7 +72,8 @@ def run_inference_checks(model: WorldModel, resample: Resample, closed: Sequence
     for ti, ct in enumerate(closed):
         for k in decision_points(ct, terminal=terminal):
             at_end = terminal and k == len(ct.events) - 1
-            ok = _check_one(model, resample, guard, ct, ti, k, at_end, tally)
+            check = _check_one if kind == "history" else _check_state
+            ok = check(model, resample, guard, ct, ti, k, at_end, tally)
             passed += ok
             total += 1
     return tally.report(passed, total)
@@ -77,8 +83,7 @@ def _check_one(model: WorldModel, resample: Resample, guard: Guard, ct: ClosedTr
                at_end: bool, tally: Tally) -> bool:
     kind = "inference_terminal" if at_end else "inference"
     seed = check_seed(ti, ct.player, k)
-    events: list[JSON] = [{"observation": values.thaw(e.observation), "action": e.action} for e in ct.events[:k]]
-    events.append({"observation": values.thaw(ct.events[k].observation), "action": None})
+    events = _events(ct, k)
     call = f"resample_history(events[:{k + 1}], player_id={ct.player}, seed={seed})"
 
     def fail(why: str, *, history: Sequence[str] = (), expected: JSON = None, got: JSON = None, trace: str = "",
@@ -97,6 +102,56 @@ def _check_one(model: WorldModel, resample: Resample, guard: Guard, ct: ClosedTr
         return tally.ok(kind)
     why, expected, got = problem
     return fail(why, history=history, expected=expected, got=got)
+
+
+def _check_state(model: WorldModel, resample: Resample, guard: Guard, ct: ClosedTrajectory, ti: int, k: int,
+                 at_end: bool, tally: Tally) -> bool:
+    kind = "inference_terminal" if at_end else "inference"
+    seed = check_seed(ti, ct.player, k)
+    events = _events(ct, k)
+    call = f"resample_state(events[:{k + 1}], player_id={ct.player}, seed={seed})"
+
+    def fail(why: str, *, expected: JSON = None, got: JSON = None, trace: str = "", breach: bool = False) -> bool:
+        return tally.fail(lambda: CheckFailure(kind, ti, k, call, expected, got, why, trace, (), breach),
+                          kind, breach=breach)
+
+    try:
+        raw = guard(lambda: values.state(resample(events, ct.player, seed)))
+    except values.ValueBreach as e:
+        return fail(f"resample_state: {e}", breach=True)
+    except MODEL_ERRORS as e:
+        return fail("resample_state raised an exception", trace=model_traceback(e), breach=True)
+    try:
+        state = ModelState(model, raw)
+        problem = _same_view(state, ct, k, ct.player) or _drawn_turn(state, ct, k, at_end)
+    except ModelContractError as e:
+        return fail(f"the sampled state breaks the world model's contract: {e}")
+    if problem is None:
+        return tally.ok(kind)
+    why, expected, got = problem
+    return fail(why, expected=expected, got=got)
+
+
+def _drawn_turn(state: ModelState, ct: ClosedTrajectory, k: int, at_end: bool) -> tuple[str, JSON, JSON] | None:
+    """Why a sampled state is not where the player stood at event ``k``: its turn, its action legal."""
+    mover = state.current_player()
+    if at_end:
+        return None if mover == TERMINAL else (f"the sampled state of the game's end is not terminal (player "
+                                               f"{mover} to move)", TERMINAL, mover)
+    if mover != ct.player:
+        return f"the sampled state is player {mover}'s turn, not the player's ({ct.player})", ct.player, mover
+    own = ct.events[k].action
+    legal = state.legal_action_strings()
+    if own is not None and own not in legal:
+        return f"the player played {own!r} here, which the sampled state does not allow", own, legal[:20]
+    return None
+
+
+def _events(ct: ClosedTrajectory, k: int) -> list[JSON]:
+    """The player's first ``k + 1`` events as the inference function gets them (the last one's action hidden)."""
+    events: list[JSON] = [{"observation": values.thaw(e.observation), "action": e.action} for e in ct.events[:k]]
+    events.append({"observation": values.thaw(ct.events[k].observation), "action": None})
+    return events
 
 
 def _replay(model: WorldModel, ct: ClosedTrajectory, k: int, history: list[str],

@@ -50,6 +50,15 @@ class ModelState:
         self._obs: tuple[JSON, ...] | None = None  # every player's canonical observation, made once
         self._keys: dict[int, bytes] | None = None  # player -> information-state key (values.InfoKey)
 
+    @classmethod
+    def drawn(cls, model: WorldModel, raw: JSON, player: int, key: bytes) -> ModelState:
+        """A state a hidden-state sampler drew for ``player``'s information set ``key`` (its information key
+        in the real game): the search cannot see how the state came about, so the player's key is taken as
+        given, the other players' start here, and the returns so far count as zero."""
+        state = cls(model, raw)
+        state._keys = {player: key}
+        return state
+
     # -- errors -------------------------------------------------------------------------------------
     def _breach(self, what: str) -> ModelContractError:
         """A contract breach at this state, naming the model and the step (actions taken so far)."""

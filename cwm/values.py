@@ -87,6 +87,7 @@ RULES: tuple[Rule, ...] = (
     Rule("get_rewards", "a list of N finite numbers (int or float; a bool is not a number)"),
     Rule("get_value", "one finite number"),
     Rule("resample_history", "a list of str: every action from the initial state, chance included"),
+    Rule("resample_state", "a state (the rule for states above)"),
     Rule("all values", "str, int, float, list and dict subclasses are converted to the plain type (their "
                        "methods are never called); numpy scalars become Python numbers; NaN and infinity are "
                        "refused (as dict keys too), and so are numbers too large for a float where a float is "

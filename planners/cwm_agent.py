@@ -23,9 +23,6 @@ from planners.config import DEFAULT_SEARCH, SearchConfig
 from planners.ismcts import ISMCTS, Sampler
 from planners.mcts import MCTS, ValueFn
 
-# resample_history(events, player_id, seed) -> full action-string history (the contract's INFERENCE_API).
-ResampleHistory = Callable[[list[JSON], int, int], list[str]]
-
 
 class HistoryTracker:
     """Follows a real game from one seat: every move's string, and the seat's observation at every state.
@@ -94,29 +91,41 @@ class PlayerView:
         return values.InfoKey.of_events(events).hex()
 
 
-def inference_sampler(model: WorldModel, resample_history: ResampleHistory) -> Sampler:
-    """A sampler from a synthesized ``resample_history``: replays the history it proposes in the model.
+def inference_sampler(model: WorldModel, resample: Callable[..., Any], kind: str = "history") -> Sampler:
+    """A sampler from a synthesized inference function: ``resample_history`` (``kind="history"``), whose
+    history is replayed in the model, or the hidden-state variant ``resample_state`` (``kind="state"``),
+    whose state stands for the player's information set as it is (``ModelState.drawn``).
 
-    Each draw passes one integer seed from the search's generator to ``resample_history``.
+    Each draw passes one integer seed from the search's generator to the function.
     """
+    answer = values.history if kind == "history" else values.state
 
-    def draw(events: list[JSON], player: int, seed: int) -> list[str]:
+    def draw(events: list[JSON], player: int, seed: int) -> Any:
         # the answer is checked here, under the model's guard (a generator is refused unrun: nothing of it
         # can run later, outside the time budget)
-        return values.history(resample_history(events, player, seed))
+        return answer(resample(events, player, seed))
 
     def sample(view: PlayerView, player: int, rng: np.random.Generator) -> ModelState:
         events = values.thaw(view.events)  # a deep copy: the sampler cannot touch the agent's own record
         try:
-            history = model.guard(draw, events, player, int(rng.integers(2**31)))
+            drawn = model.guard(draw, events, player, int(rng.integers(2**31)))
         except values.ValueBreach as e:
-            raise ModelContractError(f"{model.name}: resample_history: {e}") from None
+            raise ModelContractError(f"{model.name}: {_NAMES[kind]}: {e}") from None
+        if kind == "state":
+            state = ModelState.drawn(model, drawn, player, bytes.fromhex(view.information_state_string(player)))
+            if not values.same(state.observation(player), values.canonical(view.events[-1]["observation"])):
+                raise ModelContractError(f"{model.name}: resample_state drew a state where player {player} does "
+                                         f"not see its latest observation")
+            return state
         state = model.new_initial_state()
-        for action in history:
+        for action in drawn:
             state = state.child_from_string(action)
         return state
 
     return sample
+
+
+_NAMES = {"history": "resample_history", "state": "resample_state"}
 
 
 @dataclasses.dataclass(frozen=True)

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from cwm import games, values
+from cwm.contract import resampler
 from cwm.model import ActionCodec, WorldModel, load_source
 from cwm.types import CwmError
 from planners.agents import Agent, ISMCTSAgent, MCTSAgent, RandomAgent
@@ -298,7 +299,8 @@ def _trusted_parts(bundle: Any) -> tuple[WorldModel, Sampler | None, ValueFn | N
     """A trusted bundle's model, inference sampler and value function, in this process."""
     sampler = value_fn = None
     if "inference.py" in bundle.sources:
-        sampler = inference_sampler(bundle.model, bundle.module("inference.py").resample_history)
+        kind, resample = resampler(bundle.module("inference.py"))
+        sampler = inference_sampler(bundle.model, resample, kind)  # type: ignore[arg-type]
     if "value.py" in bundle.sources:
         get_value = bundle.module("value.py").get_value
         guard = bundle.model.guard

@@ -24,6 +24,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--deck", choices=("open", "closed"), default=None,
                    help="open: every player's view and the real histories are known (world-model, inference); "
                         "closed: each game only from one player's seat (joint). Default: what the target needs")
+    p.add_argument("--hidden", choices=("history", "state"), default="history",
+                   help="what an inference function samples (--target inference): history (resample_history, "
+                        "default) or state (resample_state: a state standing for the player's information; "
+                        "weaker, it need not be reachable)")
     p.add_argument("--model", help="the world model an inference function is written for (--target inference): "
                                    "a .py file, a synthesis run directory (its best program) or a bundle")
     p.add_argument("--llm", default="gemini", help="gemini[:MODEL] | openai:MODEL | replay:FILE | batch:DIR (default gemini)")
@@ -87,6 +91,9 @@ def target_settings(args: argparse.Namespace) -> tuple[str, str | None]:
     if deck != needs:
         raise UsageError(f"--target {args.target} runs on the {needs} deck, not --deck {deck} (the closed deck is "
                          f"--target joint: a world model and its inference written together)")
+    if args.hidden != "history" and args.target != "inference":
+        raise UsageError(f"--hidden {args.hidden} is a variant of --target inference (open deck), not of "
+                         f"--target {args.target}")
     if args.target != "inference":
         if args.model:
             raise UsageError(f"--model is the world model an inference function is written for; --target "
@@ -157,7 +164,7 @@ def _inference(args: argparse.Namespace, spec: games.GameSpec, llm: Any, out: Pa
             num_test=args.num_test, concurrency=args.concurrency,
             tree=TreeSettings(c=args.c, count_refinements=not args.paper_beta),
             request=RequestSettings(temperature=args.temperature, max_output_tokens=args.max_output_tokens),
-            isolate=not args.no_sandbox, progress=None if bar is None else bar.update_from)
+            isolate=not args.no_sandbox, progress=None if bar is None else bar.update_from, hidden=args.hidden)
     finally:
         if bar is not None:
             bar.close()

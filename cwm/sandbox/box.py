@@ -299,13 +299,15 @@ class Sandbox:
 
     def check_inference(self, source: str, closed: Sequence[ClosedTrajectory], *, model_source: str | None = None,
                         terminal: bool = False, random_games: int = 0, max_steps: int = 10_000,
-                        limits: Limits | None = None) -> CheckReport:
+                        limits: Limits | None = None, kind: str | None = None) -> CheckReport:
         """``cwm.inference_checks.run_inference_checks`` on the inference function ``source`` in a child,
         replaying its histories in ``model_source`` (``None``: ``source`` defines the world model too, as a
-        closed-deck candidate does, and ``random_games`` random games are played in it). Failures of the
-        code itself give a failing report whose ``error`` starts with the kind, as ``check_world_model``."""
+        closed-deck candidate does, and ``random_games`` random games are played in it). ``kind="state"``
+        checks ``resample_state`` (default: the function the module defines, ``cwm.contract.resampler``).
+        Failures of the code itself give a failing report whose ``error`` starts with the kind, as
+        ``check_world_model``."""
         payload = {"closed": list(closed), "model_source": model_source, "terminal": terminal,
-                   "random_games": random_games, "max_steps": max_steps}
+                   "random_games": random_games, "max_steps": max_steps, "kind": kind}
         result = self.run(INFERENCE_JOB, source, payload, limits=limits)
         if not result.ok:
             return error_report(f"{result.kind}: {result.error}")

@@ -14,7 +14,14 @@ from collections.abc import Callable
 from typing import Any
 
 from cwm.checks import normalise, random_play_checks, run_checks
-from cwm.contract import ENCODER_API, INFERENCE_API, VALUE_API
+from cwm.contract import (
+    ENCODER_API,
+    INFERENCE_API,
+    STATE_INFERENCE_API,
+    VALUE_API,
+    missing_functions,
+    resampler,
+)
 from cwm.model import WORLD_MODEL_API, ContractFunction, WorldModel
 from cwm.types import JSON, CheckFailure, CheckReport, ModelLoadError
 
@@ -53,7 +60,7 @@ _REPORT_JSON = _report_serialiser()
 
 def require(module: types.ModuleType, api: tuple[ContractFunction, ...] = WORLD_MODEL_API) -> None:
     """Raises ``ModelLoadError`` naming the contract functions ``module`` does not define."""
-    missing = [f.name for f in api if not callable(vars(module).get(f.name))]
+    missing = missing_functions(vars(module), api)
     if missing:
         raise ModelLoadError(f"{module.__name__}: missing contract function(s): {', '.join(missing)}")
 
@@ -73,6 +80,8 @@ def load_contract(module: types.ModuleType, payload: dict[str, Any]) -> JSON:
     """
     api = CONTRACTS[payload["contract"]]
     require(module, api)
+    if api == INFERENCE_API:
+        return [resampler(module)[0]]
     return [f.name for f in api]
 
 
@@ -101,8 +110,9 @@ def check_inference(module: types.ModuleType, payload: dict[str, Any]) -> JSON:
     Args:
       module: the candidate: an inference module, or one that defines both the world model and inference.
       payload: ``{"closed": [ClosedTrajectory, ...], "model_source": world model source or None (then the
-        candidate is both), "terminal": bool, "random_games": int, "max_steps": int, "max_failures_per_type": int}`` (all but
-        ``closed`` optional).
+        candidate is both), "terminal": bool, "random_games": int, "max_steps": int, "max_failures_per_type": int,
+        "kind": "state" to check ``resample_state`` whatever else the module defines}`` (all but ``closed``
+        optional; without ``kind`` the module's own kind, ``cwm.contract.resampler``).
 
     Returns:
       ``CheckReport.to_json()``.
@@ -119,7 +129,11 @@ def check_inference(module: types.ModuleType, payload: dict[str, Any]) -> JSON:
     require(world)
     model = WorldModel(world, name=world.__name__, guard=_guard)
     limit = payload.get("max_failures_per_type", 20)
-    report = run_inference_checks(model, vars(module)["resample_history"], payload["closed"],
+    kind, resample = resampler(module)
+    if payload.get("kind") == "state":  # a state-inference target: its own function, whatever else is defined
+        require(module, STATE_INFERENCE_API)
+        kind, resample = "state", vars(module)["resample_state"]
+    report = run_inference_checks(model, resample, payload["closed"], kind=kind,  # type: ignore[arg-type]
                                   terminal=bool(payload.get("terminal")), guard=_guard, max_failures_per_type=limit)
     if payload.get("random_games"):
         report = merge(report, random_play_checks(model, num_games=int(payload["random_games"]), seed=0,

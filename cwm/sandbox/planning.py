@@ -25,7 +25,7 @@ from typing import Any
 
 from cwm import values
 from cwm.codec import ActionCodec
-from cwm.contract import INFERENCE_API, VALUE_API
+from cwm.contract import INFERENCE_API, VALUE_API, resampler
 from cwm.model import WorldModel
 from cwm.sandbox.child import load_extra
 from cwm.sandbox.jobs import require
@@ -50,8 +50,8 @@ def plan_session(module: types.ModuleType, payload: dict[str, Any]) -> Callable[
         max_chance_outcomes=codec["max_chance_outcomes"], prefixed=codec["prefixed"]))
     sampler = value_fn = None
     if payload.get("inference"):
-        inference = _extra(payload["inference"], "cwm_inference", INFERENCE_API)
-        sampler = inference_sampler(model, inference.resample_history)
+        kind, resample = resampler(_extra(payload["inference"], "cwm_inference", INFERENCE_API))
+        sampler = inference_sampler(model, resample, kind)  # type: ignore[arg-type]
     if payload.get("value"):
         get_value = _extra(payload["value"], "cwm_value", VALUE_API).get_value
 

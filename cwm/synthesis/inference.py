@@ -55,6 +55,7 @@ def synthesize_inference(
     request: RequestSettings | None = None,
     isolate: bool = True,
     progress: Progress | None = None,
+    hidden: str = "history",
 ) -> SynthesisResult:
     """Synthesises an inference function (``deck="open"``, for the world model ``world_model``) or a world
     model with its inference function (``deck="closed"``), and measures it on held-out games.
@@ -69,6 +70,9 @@ def synthesize_inference(
       strategy, budget, seed, rules, num_train, concurrency, tree, request, isolate, progress: as in
         ``synthesize_world_model``.
       num_test: held-out games of random play (their players' views measure the inference accuracy).
+      hidden: what the function samples: ``history`` (``resample_history``, the default) or ``state``
+        (``resample_state``, the hidden-state variant: open deck only; weaker, as the state need not be
+        reachable).
 
     Returns:
       The ``SynthesisResult`` (``target`` is ``inference`` or ``joint``; its accuracies are inference
@@ -80,7 +84,8 @@ def synthesize_inference(
     """
     start = time.monotonic()
     _validate(deck=deck, world_model=world_model, strategy=strategy, budget=budget, num_train=num_train,
-              num_test=num_test, concurrency=concurrency)
+              num_test=num_test, concurrency=concurrency, hidden=hidden)
+    kind = "state" if hidden == "state" else None
     tree, request = tree or TreeSettings(), request or RequestSettings()
     spec = games.resolve(game)
     text = rules or games.rules_text(spec)
@@ -88,10 +93,10 @@ def synthesize_inference(
     views = views_of(train) if deck == "open" else closed_views(train)
     root = Path(run_dir)
     with _box(isolate) as box:
-        check = inference_checker(views, world_model=world_model, sandbox=box)
-        target = (inference_target(text, train, world_model or "", check=check) if deck == "open"
+        check = inference_checker(views, world_model=world_model, sandbox=box, kind=kind)
+        target = (inference_target(text, train, world_model or "", check=check, hidden=hidden) if deck == "open"
                   else joint_target(text, views, check=check))
-        config = {"target": target.name, "deck": deck, "game": spec.name, "strategy": strategy, "seed": seed,
+        config = {"target": target.name, "deck": deck, "hidden": hidden, "game": spec.name, "strategy": strategy, "seed": seed,
                   "model": llm.model, "num_train": num_train, "concurrency": concurrency,
                   "tree": dataclasses.asdict(tree), "request": dataclasses.asdict(request),
                   "rules_sha": sha(text)[:16], "prompt_hashes": target.prompt_hashes(), "budget": budget,
@@ -107,7 +112,7 @@ def synthesize_inference(
         limits = None if box is None else dataclasses.replace(box.limits, wall_s=TEST_CHECK_SECONDS,
                                                               cpu_s=TEST_CHECK_SECONDS)
         held_out = test_report(engine, store, inference_checker(test_views, world_model=world_model, sandbox=box,
-                                                                 limits=limits)) if test_views else None
+                                                                 limits=limits, kind=kind)) if test_views else None
     result = result_of(engine, store, config, held_out, time.monotonic() - start)
     run_report.write_outputs(store, result)
     return result
@@ -126,9 +131,14 @@ def _box(isolate: bool) -> Iterator[Any]:
 
 
 def _validate(*, deck: str, world_model: str | None, strategy: str, budget: int, num_train: int, num_test: int,
-              concurrency: int) -> None:
+              concurrency: int, hidden: str) -> None:
     if deck not in ("open", "closed"):
         raise UsageError(f"synthesize_inference: deck must be 'open' or 'closed', got {deck!r}")
+    if hidden not in ("history", "state"):
+        raise UsageError(f"synthesize_inference: hidden must be 'history' or 'state', got {hidden!r}")
+    if hidden == "state" and deck == "closed":
+        raise UsageError("synthesize_inference: the closed deck samples hidden histories (its checks replay them "
+                         "to the end of each game); the hidden-state variant is open deck only")
     if deck == "open" and not world_model:
         raise UsageError("synthesize_inference: an open-deck inference function is written for a world model: "
                          "pass world_model (the source of a synthesized one, e.g. a run's best_program.py)")

@@ -17,7 +17,7 @@ from typing import Any
 from cwm import model as cwm_model
 from cwm import trajectories, values
 from cwm.check_report import merge
-from cwm.contract import INFERENCE_API, WORLD_MODEL_API
+from cwm.contract import INFERENCE_API, STATE_INFERENCE_API, WORLD_MODEL_API, resampler
 from cwm.inference_checks import run_inference_checks
 from cwm.random_play import random_play_checks
 from cwm.sandbox import ALLOWED_IMPORTS
@@ -26,10 +26,13 @@ from cwm.synthesis.target import Checker, PromptSet, Target, nest_headings
 from cwm.types import CheckReport, ClosedTrajectory, ModelLoadError, Trajectory, error_report
 
 INFERENCE_PROMPTS = PromptSet(initial="inference/initial.md", refine="inference/refine.md")
+STATE_PROMPTS = PromptSet(initial="inference/state_initial.md", refine="inference/state_refine.md")
 JOINT_PROMPTS = PromptSet(initial="inference/joint_initial.md", refine="inference/joint_refine.md")
 RANDOM_GAMES = 10  # random-play games a closed-deck candidate's model must finish
-FRAGMENTS = ("sections/inference_api.md", "sections/world_model_code.md", "sections/player_views.md",
-             "sections/inference_tests.md")
+FRAGMENTS = ("sections/contract_api.md", "sections/inference_api.md", "sections/world_model_code.md",
+             "sections/player_views.md", "sections/inference_tests.md")
+STATE_FRAGMENTS = ("sections/contract_api.md", "sections/inference_state_api.md", "sections/world_model_states.md",
+                   "sections/player_views.md", "sections/inference_state_tests.md")
 
 
 def views_of(train: Sequence[Trajectory]) -> list[ClosedTrajectory]:
@@ -55,14 +58,21 @@ def render_views(closed: Sequence[ClosedTrajectory], *, truth: Sequence[Trajecto
     return "\n\n".join(blocks)
 
 
-def _example_tests(closed: Sequence[ClosedTrajectory], *, terminal: bool, count: int = 3) -> str:
-    """A few of the checks spelt out: which events go in, what the replay must show."""
+def _example_tests(closed: Sequence[ClosedTrajectory], *, terminal: bool, count: int = 3,
+                   hidden: str = "history") -> str:
+    """A few of the checks spelt out: which events go in, what the replay (or the state) must show."""
     out = []
     for ct in closed[:count]:
         acted = [k for k, e in enumerate(ct.events) if e.action is not None]
         if not acted:
             continue
         k = acted[-1]
+        if hidden == "state":
+            out.append(f"- Game seed {ct.seed}, player {ct.player}, at state {k}: `resample_state(events[:{k + 1}], "
+                       f"{ct.player}, seed)` (the last event's action set to None) must return a state where the "
+                       f"player sees {compact(ct.events[k].observation)[:600]}, is to move, and may play "
+                       f"{ct.events[k].action!r}")
+            continue
         out.append(f"- Game seed {ct.seed}, player {ct.player}, at state {k}: `resample_history(events[:{k + 1}], "
                    f"{ct.player}, seed)` (the last event's action set to None) must return {k} actions whose replay "
                    f"shows observations {compact([e.observation for e in ct.events[:k + 1]])[:600]}")
@@ -74,13 +84,14 @@ def _example_tests(closed: Sequence[ClosedTrajectory], *, terminal: bool, count:
 
 
 def _context(rules: str, closed: Sequence[ClosedTrajectory], *, api: tuple[Any, ...], terminal: bool,
-             truth: Sequence[Trajectory] = (), world_model: str | None = None) -> dict[str, str]:
+             truth: Sequence[Trajectory] = (), world_model: str | None = None,
+             hidden: str = "history") -> dict[str, str]:
     note = " Below each game is the real history, hidden from the player." if truth else ""
     context = {
         "rules": nest_headings(rules.strip()), "api": cwm_model.api_block(api).rstrip(),
         "value_rules": values.rules_text(), "allowed_imports": ", ".join(sorted(ALLOWED_IMPORTS)),
         "views": render_views(closed, truth=truth), "views_note": note,
-        "tests": _example_tests(closed, terminal=terminal),
+        "tests": _example_tests(closed, terminal=terminal, hidden=hidden),
     }
     if world_model is not None:
         context["world_model"] = world_model.strip()
@@ -88,9 +99,9 @@ def _context(rules: str, closed: Sequence[ClosedTrajectory], *, api: tuple[Any, 
 
 
 def inference_target(rules: str, train: Sequence[Trajectory], world_model: str, *, check: Checker | None = None,
-                     prompt_set: PromptSet = INFERENCE_PROMPTS) -> Target:
-    """The open-deck inference target: ``resample_history`` for the world model ``world_model`` (source),
-    checked on every player's view of ``train``.
+                     prompt_set: PromptSet | None = None, hidden: str = "history") -> Target:
+    """The open-deck inference target: ``resample_history`` (``hidden="state"``: ``resample_state``) for the
+    world model ``world_model`` (source), checked on every player's view of ``train``.
 
     Raises:
       ValueError: no training games.
@@ -98,9 +109,13 @@ def inference_target(rules: str, train: Sequence[Trajectory], world_model: str, 
     if not train:
         raise ValueError("inference synthesis needs at least one training trajectory")
     views = views_of(train)
-    context = _context(rules, views, api=INFERENCE_API, terminal=False, truth=train, world_model=world_model)
-    return Target("inference", prompt_set, INFERENCE_API, context,
-                  check or inference_checker(views, world_model=world_model), fragments=FRAGMENTS)
+    state = hidden == "state"
+    api = STATE_INFERENCE_API if state else INFERENCE_API
+    context = _context(rules, views, api=api, terminal=False, truth=train, world_model=world_model, hidden=hidden)
+    prompt_set = prompt_set or (STATE_PROMPTS if state else INFERENCE_PROMPTS)
+    return Target("inference", prompt_set, api, context,
+                  check or inference_checker(views, world_model=world_model, kind="state" if state else None),
+                  fragments=STATE_FRAGMENTS if state else FRAGMENTS)
 
 
 def joint_target(rules: str, closed: Sequence[ClosedTrajectory], *, check: Checker | None = None,
@@ -120,18 +135,19 @@ def joint_target(rules: str, closed: Sequence[ClosedTrajectory], *, check: Check
 
 
 def inference_checker(closed: Sequence[ClosedTrajectory], *, world_model: str | None, sandbox: Any = None,
-                      limits: Any = None) -> Checker:
+                      limits: Any = None, kind: str | None = None) -> Checker:
     """Scores a candidate: its inference checks (and, without ``world_model``, the end of each game and
     random play in the candidate's own model). In ``sandbox`` (a ``cwm.sandbox.Sandbox``), else in-process
-    behind the static gate: only for trusted or test code."""
+    behind the static gate: only for trusted or test code. ``kind="state"`` checks ``resample_state``
+    (default: whichever inference function the candidate defines)."""
     views = list(closed)
     joint = world_model is None
     steps = random_play_steps(views)
     if sandbox is not None:
         return lambda source: sandbox.check_inference(source, views, model_source=world_model, terminal=joint,
                                                       random_games=RANDOM_GAMES if joint else 0, max_steps=steps,
-                                                      limits=limits)
-    return lambda source: _in_process(source, views, world_model, steps)
+                                                      limits=limits, kind=kind)
+    return lambda source: _in_process(source, views, world_model, steps, kind)
 
 
 def random_play_steps(closed: Sequence[ClosedTrajectory]) -> int:
@@ -141,11 +157,13 @@ def random_play_steps(closed: Sequence[ClosedTrajectory]) -> int:
     return max(1000, 10 * longest)
 
 
-def _in_process(source: str, views: list[ClosedTrajectory], world_model: str | None, steps: int) -> CheckReport:
+def _in_process(source: str, views: list[ClosedTrajectory], world_model: str | None, steps: int,
+                kind: str | None) -> CheckReport:
     from planners.budget import call_budget
 
     try:
-        candidate = cwm_model.load_source(source, name="candidate", api=INFERENCE_API)
+        candidate = cwm_model.load_source(source, name="candidate",
+                                          api=STATE_INFERENCE_API if kind == "state" else INFERENCE_API)
         world = candidate if world_model is None else cwm_model.load_source(world_model, name="world_model")
         if world_model is None:
             cwm_model.load_source(source, name="candidate_model")  # the world-model API is there too
@@ -153,7 +171,9 @@ def _in_process(source: str, views: list[ClosedTrajectory], world_model: str | N
         return error_report(f"load failed: {e}")
     guard = call_budget(2.0)
     model = cwm_model.WorldModel(world, name="candidate", guard=guard)
-    report = run_inference_checks(model, candidate.resample_history, views, terminal=world_model is None, guard=guard)
+    found, resample = ("state", candidate.resample_state) if kind == "state" else resampler(candidate)
+    report = run_inference_checks(model, resample, views, terminal=world_model is None, guard=guard,  # type: ignore[arg-type]
+                                  kind=found)
     if world_model is None:
         report = merge(report, random_play_checks(model, num_games=RANDOM_GAMES, seed=0, max_steps=steps))
     return report

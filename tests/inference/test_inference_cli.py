@@ -30,6 +30,7 @@ REFUSED = {
                          "runs on the open deck, not --deck closed"),
     "open-joint": (["--target", "joint", "--deck", "open"], "runs on the closed deck, not --deck open"),
     "missing-model": (["--target", "inference", "--model", "nowhere"], "is neither a .py file"),
+    "hidden-state-joint": (["--target", "joint", "--hidden", "state"], "is a variant of --target inference"),
 }
 
 
