@@ -203,8 +203,8 @@ def _plain(v: Any, where: str) -> Any:
         return float.__float__(v)
     if isinstance(v, list):
         return list.copy(v)
-    if isinstance(v, dict):
-        return dict.copy(v)
+    if isinstance(v, dict):  # dict.copy would call a subclass's own keys() and __getitem__
+        return {k: x for k, x in dict.items(v)}
     if isinstance(v, tuple):
         return tuple.__getitem__(v, slice(None))
     raise ValueBreach(f"{where} holds {_kind(v)}, which is not a JSON value")
@@ -430,7 +430,10 @@ def _number(value: Any, what: str) -> float:
         if value - value == 0.0:
             return value  # type: ignore[no-any-return]
     elif t is int:
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:  # beyond the largest float
+            raise ValueBreach(f"{what} must be finite, got {describe(value)}") from None
     elif t is bool or isinstance(value, bool):
         raise ValueBreach(f"{what} must be a number, got the bool {value!r}")
     elif isinstance(value, (int, float)) or t in _NUMPY_SCALARS:
@@ -514,6 +517,8 @@ def describe(value: Any, limit: int = 120) -> str:
             text = repr(canonical(value))
         except ValueBreach:
             text = f"<{t.__name__} holding non-JSON values>"
+        except ValueError:  # an int longer than repr writes (4,300 digits)
+            text = f"<{t.__name__} holding an int too long to show>"
     else:
         text = f"<{t.__name__} object>"
     return text if len(text) <= limit else text[:limit] + "..."
