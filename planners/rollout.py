@@ -131,9 +131,14 @@ def _model_playout(state: ModelState, fns: dict[str, Callable[..., Any]], beat: 
         raw = apply(raw, action)
         beat("get_rewards")
         rewards = rewards_of(raw)
-        # exact numbers whose sum is finite are finite; anything else goes through the contract's rule
-        if not (type(rewards) is list and len(rewards) == n and set(map(type, rewards)) <= _NUMBERS
-                and (total := sum(rewards)) - total == 0.0):
+        # exact numbers whose float sum is finite are finite (an int too large for a float overflows in
+        # the sum, and ints that cancel out cannot hide it); anything else goes through the contract's rule
+        try:
+            plain = (type(rewards) is list and len(rewards) == n and set(map(type, rewards)) <= _NUMBERS
+                     and (total := sum(rewards, 0.0)) - total == 0.0)
+        except OverflowError:
+            plain = False
+        if not plain:
             rewards = values.rewards(rewards, n)
         if any(rewards):
             returns = [a + b for a, b in zip(returns, rewards)]
