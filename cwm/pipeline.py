@@ -60,6 +60,8 @@ class RunConfig:
       opponents: agent specs the CWM agent plays against.
       executor: where arena matches run (``local``, ``local:N``, ``inline``, ``ray[:ADDRESS]``).
       rules: a rules file for games outside the registry.
+      move_time_limit: CPU seconds per arena move before a forfeit (``None``: the planning worker's own
+        budget, ``planners.worker_agent.DEFAULT_MOVE_CPU_S``, for the CWM agent; none for the others).
     """
 
     game: str
@@ -74,6 +76,7 @@ class RunConfig:
     opponents: tuple[str, ...] = ("random", "gt-mcts")
     executor: str = "local"
     rules: str | None = None
+    move_time_limit: float | None = None
 
     def __post_init__(self) -> None:
         positive = {"budget": self.budget, "matches": self.matches, "simulations": self.simulations,
@@ -83,6 +86,8 @@ class RunConfig:
             bad.append(f"num_test must be 0 or more (got {self.num_test})")
         if self.strategy not in ("tree", "conversation"):
             bad.append(f"strategy must be 'tree' or 'conversation' (got {self.strategy!r})")
+        if self.move_time_limit is not None and not self.move_time_limit > 0:
+            bad.append(f"move_time_limit must be above 0 seconds (got {self.move_time_limit})")
         if self.rules is not None and not Path(self.rules).is_file():
             bad.append(f"rules file {self.rules!r} does not exist")
         if bad:
@@ -222,7 +227,8 @@ def _arena(config: RunConfig, bundle_dir: Path, out: Path, progress: bool) -> li
         config.game, [f"{CWM_LABEL}=cwm:{bundle_dir.resolve()}", *config.opponents], matches=config.matches,
         out_dir=out, settings=settings, seed=config.seed, executor=config.executor,
         pairings=[(CWM_LABEL, o) for o in config.opponents],
-        aliases=own_aliases(out, CWM_LABEL, config.opponents), progress=progress)
+        aliases=own_aliases(out, CWM_LABEL, config.opponents), move_time_limit=config.move_time_limit,
+        progress=progress)
     return [row for row in arena_report.summarize(results) if row["agent"] == CWM_LABEL]
 
 

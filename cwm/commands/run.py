@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from cwm import pipeline
+from planners.worker_agent import DEFAULT_MOVE_CPU_S
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -23,6 +24,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--rollouts", type=int, default=d.rollouts, help=f"rollouts per MCTS leaf (default {d.rollouts})")
     p.add_argument("--opponents", default=",".join(d.opponents), help="comma-separated agent specs")
     p.add_argument("--executor", default=d.executor, help="local | local:N | inline | ray[:ADDRESS]")
+    p.add_argument("--move-time-limit", type=float, default=d.move_time_limit,
+                   help="CPU seconds per arena move before a forfeit, > 0 (default: the CWM agent's worker "
+                        f"allows {DEFAULT_MOVE_CPU_S:g} s)")
     p.add_argument("--rules", default=None, help="rules file (for games outside the registry)")
     p.add_argument("--max-prompt-tokens", type=int, default=None, help="refuse, unsent, a synthesis prompt "
                    "estimated above N tokens (default: the model's context window)")
@@ -34,7 +38,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     config = pipeline.RunConfig(
         game=args.game, llm=args.llm, strategy=args.strategy, budget=args.budget, seed=args.seed,
         num_test=args.num_test, matches=args.matches, simulations=args.sims, rollouts=args.rollouts,
-        opponents=tuple(o for o in args.opponents.split(",") if o), executor=args.executor, rules=args.rules)
+        opponents=tuple(o for o in args.opponents.split(",") if o), executor=args.executor, rules=args.rules,
+        move_time_limit=args.move_time_limit)
     out = args.out or f"runs/{config.game.replace('/', '_').replace(':', '_')}-seed{config.seed}"
     report = pipeline.run(config, out, progress=not args.quiet, max_prompt_tokens=args.max_prompt_tokens)
     s = report["synthesis"]
