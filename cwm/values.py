@@ -60,7 +60,7 @@ RULES: tuple[Rule, ...] = (
     Rule("get_legal_actions", "a list of distinct str; not empty unless the game is over, empty when it is; at "
                               "a chance node the possible outcomes"),
     Rule("get_chance_outcomes", "a list of (str, probability) pairs at a chance node, else empty: distinct "
-                                f"outcomes, finite probabilities > 0 that sum to 1 within 1e-6"),
+                                "outcomes, finite probabilities > 0 that sum to 1 within 1e-6"),
     Rule("apply_action", "a new state (not the input object), for an action that is legal at the input"),
     Rule("get_observations", "a list of N JSON values, one per player; numbers compare by value (1 and 1.0 are "
                              "the same observation), a bool is not a number, dict keys compare as JSON writes "
