@@ -1,0 +1,121 @@
+"""The hostile-model suite: every sleeper of tests/data/sleepers through every stage of the pipeline, each
+stage watched for files, secrets, connections and time (tests/security/conftest.py says what is promised).
+
+A sleeper passes the checks on the recorded games (and, most of them, the random play at load) and attacks
+only where they do not look: after more model calls than any check makes, or on the calls only the
+library's model wrapper makes. Its header says what each stage must make of it.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cwm import bundle
+from cwm.bundle import Bundle, BundleError
+from cwm.sandbox import static_gate
+from cwm.types import ModelLoadError
+
+from .conftest import REPRESENTATIVE
+from .harness import CLI_START_S, MOVE_LIMIT, SEARCH_ARGS
+from .programs import REFERENCE, STAGES, programs
+from .stages import FIXTURE_MODEL, GAME, TRAIN, Pipeline, one_line_error
+
+PROGRAMS = programs()
+MATRIX = [pytest.param(p, id=p.name, marks=() if p.name in REPRESENTATIVE else pytest.mark.slow) for p in PROGRAMS]
+
+
+def test_the_suite_is_large_and_mostly_attacks_at_run_time() -> None:
+    assert len(PROGRAMS) >= 40 and len({p.name for p in PROGRAMS}) == len(PROGRAMS)
+    refused = [p.name for p in PROGRAMS if p.gated_out]
+    assert refused and len(refused) < len(PROGRAMS) / 2, refused
+    for p in PROGRAMS:
+        assert {"sleeper", "trigger", *STAGES} <= set(p.header), p.name
+        assert p.source.startswith(REFERENCE)
+    assert {p.name for p in PROGRAMS} >= REPRESENTATIVE
+
+
+@pytest.mark.parametrize("program", PROGRAMS, ids=[p.name for p in PROGRAMS])
+def test_the_gate_agrees_with_the_header(program) -> None:
+    outcome, text = program.expect("check")
+    if outcome == "static":
+        with pytest.raises(ModelLoadError, match=text.replace("(", r"\(").replace(")", r"\)").replace(".", r"\.")):
+            static_gate(program.source)
+    else:
+        static_gate(program.source)
+
+
+@pytest.mark.parametrize("program", MATRIX)
+def test_cwm_check(program, pipeline: Pipeline) -> None:
+    ran = pipeline.cwm(["check", str(pipeline.model), "--game", GAME, "--trajectories", str(pipeline.train)],
+                       CLI_START_S)
+    outcome, text = program.expect("check")
+    if outcome == "passes":
+        assert ran.rc == 0 and "235/235 checks passed" in ran.out, ran
+    else:
+        one_line_error(ran, text)
+
+
+@pytest.mark.parametrize("program", MATRIX)
+def test_export(program, pipeline: Pipeline) -> None:
+    outcome, text = program.expect("export")
+    target = pipeline.root / "exported"
+    got = pipeline.call("export_bundle", lambda: bundle.export_bundle(
+        target, game=GAME, model_source=program.source, train=TRAIN, provenance={"llm": FIXTURE_MODEL}))
+    if outcome == "ok":
+        assert got == target and (target / "manifest.json").is_file()
+    else:
+        assert isinstance(got, BundleError) and text in str(got), got
+        assert not target.exists() and not target.with_name("exported.partial").exists()
+    ran = pipeline.cwm(["export", str(pipeline.synthesis_run()), "--out", str(pipeline.root / "exported-cli")],
+                       CLI_START_S)
+    load, load_text = program.expect("load")
+    if outcome == "ok" and load == "ok":  # `cwm export` loads what it wrote, as a receiver would
+        assert ran.rc == 0 and "exported" in ran.out and "load check: 235/235 checks passed" in ran.out, ran
+    else:
+        one_line_error(ran, text if outcome != "ok" else load_text)
+
+
+@pytest.mark.parametrize("program", MATRIX)
+def test_load_and_inspect(program, pipeline: Pipeline) -> None:
+    path = pipeline.bundle()
+    outcome, text = program.expect("load")
+    got = pipeline.call("load_bundle", lambda: bundle.load_bundle(path))
+    if outcome == "ok":
+        assert isinstance(got, Bundle) and not got.trusted and got.check_report.passed == 235, got
+        with pytest.raises(BundleError, match="contained"):
+            got.model  # noqa: B018  (a contained bundle's model never enters this process)
+    else:
+        assert isinstance(got, BundleError) and text in str(got), got
+    ran = pipeline.cwm(["inspect", str(path)], CLI_START_S)
+    if outcome == "ok":
+        assert ran.rc == 0 and "load check: 235/235 checks passed" in ran.out, ran
+    else:
+        one_line_error(ran, text)
+
+
+@pytest.mark.parametrize("executor", ["local:2", "inline"])
+@pytest.mark.parametrize("program", MATRIX)
+def test_cwm_arena(program, pipeline: Pipeline, executor: str) -> None:
+    out = pipeline.root / "arena"
+    args = ["arena", GAME, "--agents", f"random,sleeper=cwm:{pipeline.bundle()}", "--matches", "1", *SEARCH_ARGS,
+            "--executor", executor, "--out", str(out), "--no-progress"]
+    pipeline.tournament(args, out, "sleeper", 2)
+
+
+@pytest.mark.parametrize("program", MATRIX)
+def test_cwm_run(program, pipeline: Pipeline) -> None:
+    out = pipeline.root / "run"
+    args = ["run", GAME, "--llm", f"replay:{pipeline.recording()}", "--out", str(out), "--budget", "1",
+            "--num-test", "2", "--matches", "1", *SEARCH_ARGS, "--opponents", "random", "--executor", "local:2",
+            "--quiet"]
+    if program.gated_out:  # the only reply is refused, and so is its export: said in one line, also on resume
+        for _ in range(2):
+            one_line_error(pipeline.cwm(args, CLI_START_S), "model.py failed its sandbox check: static")
+        assert not (out / "bundle").exists() and not (out / "arena").exists()
+        return
+    pipeline.tournament(args, out / "arena", "cwm", 2)
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert report["synthesis"]["solved"] and report["synthesis"]["llm_calls"] == 1, report["synthesis"]
+    assert json.loads((out / "arena" / "config.json").read_text())["move_time_limit"] == MOVE_LIMIT
