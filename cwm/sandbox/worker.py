@@ -229,7 +229,7 @@ def answer_verdict(why: str, body: bytes, status: int | None, *, budget: float |
     if why == "done":
         try:
             reply = json.loads(body)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past the decoder's depth (a forged frame)
             reply = None
         if isinstance(reply, dict) and isinstance(reply.get("kind"), str) and isinstance(reply.get("error"), str):
             reply.pop("gate_passed", None)
