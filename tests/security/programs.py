@@ -16,6 +16,7 @@ Header keys (``# key: value`` lines at the top, several lines of one key joined)
   a program the gate refuses is loaded from a bundle forged around it).
 - ``arena``: ``plays`` (it never forfeits) or ``KIND: TEXT``: every match of the sleeper is forfeited by its
   seat as KIND (``timeout``, ``crash``, ``exception``, ``illegal``) with TEXT in the reason.
+- Files under ``value/`` are a bundle's value.py beside the correct reference model (no ``check`` line).
 - ``ungated``: (files under ``ungated/`` only) the forfeit in a planning worker with the gate off, as
   ``arena``; ``ungated-bwrap:``/``ungated-process:`` where the isolation modes differ.
 """
@@ -28,6 +29,7 @@ from pathlib import Path
 DATA = Path(__file__).resolve().parents[1] / "data"
 SLEEPERS = DATA / "sleepers"
 UNGATED = SLEEPERS / "ungated"
+VALUES = SLEEPERS / "value"
 REFERENCE = (DATA / "reference" / "tic_tac_toe_model.py").read_text(encoding="utf-8")
 WAKE = (SLEEPERS / "_wake.py").read_text(encoding="utf-8")
 MARKER_GLOB = "cwm-sleeper-*"  # every file a sleeper tries to write is named like this
@@ -37,11 +39,13 @@ STAGES = ("check", "export", "load", "arena")
 
 @dataclasses.dataclass(frozen=True)
 class Program:
-    """One sleeper: its name, the whole program's source and its header."""
+    """One sleeper: its name, the whole program's source, its header, and the bundle's other code files
+    (a value-function sleeper rides beside the correct reference model)."""
 
     name: str
     source: str
     header: dict[str, str]
+    extra: dict[str, str] = dataclasses.field(default_factory=dict)
 
     @property
     def gated_out(self) -> bool:
@@ -55,9 +59,8 @@ class Program:
         return outcome, text
 
 
-def read(path: Path) -> Program:
-    """The program of one sleeper file (the reference model, the file, the wake-up)."""
-    text = path.read_text(encoding="utf-8")
+def header_of(text: str) -> dict[str, str]:
+    """The ``# key: value`` lines at the top of a sleeper file (a key given on several lines joined)."""
     header: dict[str, str] = {}
     for line in text.splitlines():
         if not line.startswith("# ") or ":" not in line:
@@ -65,10 +68,22 @@ def read(path: Path) -> Program:
         key, _, value = line[2:].partition(":")
         key = key.strip()
         header[key] = f"{header[key]} {value.strip()}" if key in header else value.strip()
+    return header
+
+
+def read(path: Path) -> Program:
+    """The program of one sleeper file (the reference model, the file, the wake-up)."""
+    text = path.read_text(encoding="utf-8")
     source = f"{REFERENCE}\n\n# ---- the sleeper ({path.name})\n{text}\n\n# ---- the wake-up\n{WAKE}"
-    return Program(path.stem, source, header)
+    return Program(path.stem, source, header_of(text))
 
 
 def programs(folder: Path = SLEEPERS) -> list[Program]:
     """Every sleeper in ``folder`` (files starting with ``_`` are shared parts, not programs)."""
     return [read(p) for p in sorted(folder.glob("*.py")) if not p.name.startswith("_")]
+
+
+def value_programs() -> list[Program]:
+    """The value-function sleepers (tests/data/sleepers/value): the reference model with the file as value.py."""
+    return [Program(p.stem, REFERENCE, header_of(p.read_text(encoding="utf-8")),
+                    {"value.py": p.read_text(encoding="utf-8")}) for p in sorted(VALUES.glob("*.py"))]

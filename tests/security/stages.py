@@ -93,8 +93,8 @@ class Pipeline:
             return path
         if self.program.expect("export")[0] == "ok":
             return bundle.export_bundle(path, game=GAME, model_source=self.program.source, train=TRAIN,
-                                        provenance={"llm": FIXTURE_MODEL})
-        return forge_bundle(path, self.program.source)
+                                        extra_sources=self.program.extra, provenance={"llm": FIXTURE_MODEL})
+        return forge_bundle(path, {"model.py": self.program.source, **self.program.extra})
 
     def synthesis_run(self) -> Path:
         """A finished synthesis run directory whose best program is the sleeper (for `cwm export`)."""
@@ -150,14 +150,18 @@ class Pipeline:
             assert text in row["reason"], row["reason"]
 
 
-def forge_bundle(path: Path, source: str) -> Path:
-    """A bundle of the reference model whose model.py is then replaced by ``source`` and listed with its new
-    hash (the stored check report still says 235/235): what an attacker could hand a colleague."""
-    bundle.export_bundle(path, game=GAME, model_source=REFERENCE, train=TRAIN, provenance={"llm": FIXTURE_MODEL})
-    data = source.encode("utf-8")
-    (path / "model.py").write_bytes(data)
+def forge_bundle(path: Path, files: dict[str, str]) -> Path:
+    """A bundle of the reference model (with a harmless value.py where ``files`` has one) whose code files are
+    then replaced by ``files`` and listed with their new hashes (the stored check report still says
+    235/235): what an attacker could hand a colleague."""
+    placeholder = {"value.py": "def get_value(state, player_id):\n    return 0.0\n"}
+    bundle.export_bundle(path, game=GAME, model_source=REFERENCE, train=TRAIN, provenance={"llm": FIXTURE_MODEL},
+                         extra_sources={name: placeholder[name] for name in files if name != "model.py"})
     manifest = json.loads((path / "manifest.json").read_text(encoding="utf-8"))
-    manifest["files"]["model.py"] = hashlib.sha256(data).hexdigest()
+    for name, text in files.items():
+        data = text.encode("utf-8")
+        (path / name).write_bytes(data)
+        manifest["files"][name] = hashlib.sha256(data).hexdigest()
     (path / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
     return path
 
