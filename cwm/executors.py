@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from cwm.sandbox.layers import die_with_parent
 from cwm.types import CwmError
 
 
@@ -60,7 +61,8 @@ class ProcessExecutor:
 
     def imap_unordered(self, fn: Callable[[Any], Any], items: Sequence[Any]) -> Iterator[Any]:
         if self._pool is None:
-            self._pool = cf.ProcessPoolExecutor(max_workers=self.workers)
+            # workers die with this process: a SIGKILLed run leaves no worker (and no sandbox zygote) behind
+            self._pool = cf.ProcessPoolExecutor(max_workers=self.workers, initializer=die_with_parent)
         futures = [self._pool.submit(fn, item) for item in items]
         try:
             for future in cf.as_completed(futures):
