@@ -25,7 +25,7 @@ run it through ``cwm.cli.main`` in this process and are marked slow.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -33,7 +33,7 @@ import pytest
 from planners.specs import load_cwm_sources
 
 from .harness import SENTINELS, Cli, Listener
-from .programs import LISTEN_PORT, Program
+from .programs import LISTEN_PORT, SLEEPERS, Program, read
 from .stages import Pipeline
 
 
@@ -65,6 +65,18 @@ REPRESENTATIVE = frozenset({"spin_apply_action", "c_stack_overflow", "exception_
 @pytest.fixture(scope="session")
 def bundles(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("sleeper-bundles")
+
+
+@pytest.fixture
+def pipeline_of(tmp_path: Path, listener: Listener, bundles: Path,
+                capfd: pytest.CaptureFixture[str]) -> Callable[[str], Pipeline]:
+    """``pipeline_of(name)``: the pipeline folder of the model sleeper ``name`` (commands in this process)."""
+
+    def make(name: str) -> Pipeline:
+        return Pipeline(read(SLEEPERS / f"{name}.py"), tmp_path, Cli(subprocess_=False, capfd=capfd), listener,
+                        bundles)
+
+    return make
 
 
 @pytest.fixture

@@ -12,17 +12,26 @@ import json
 
 import pytest
 
-from cwm import bundle
+from cwm import bundle, games
 from cwm.bundle import Bundle, BundleError
 from cwm.sandbox import static_gate
 from cwm.types import ModelLoadError
+from planners.agents import AgentError
+from planners.config import SearchConfig
+from planners.worker_agent import WorkerCrash, WorkerTimeout
 
 from .conftest import REPRESENTATIVE
-from .harness import CLI_START_S, MOVE_LIMIT, SEARCH_ARGS
+from .harness import CLI_START_S, MOVE_LIMIT, MOVE_SLACK_S, SEARCH_ARGS
 from .programs import REFERENCE, STAGES, programs
 from .stages import FIXTURE_MODEL, GAME, TRAIN, Pipeline, one_line_error
 
 PROGRAMS = programs()
+BY_NAME = {p.name: p for p in PROGRAMS}
+
+
+def program_text(name: str) -> str:
+    """What the reason of the sleeper's forfeit must say (its header's arena line)."""
+    return BY_NAME[name].expect("arena")[1]
 MATRIX = [pytest.param(p, id=p.name, marks=() if p.name in REPRESENTATIVE else pytest.mark.slow) for p in PROGRAMS]
 
 
@@ -119,3 +128,20 @@ def test_cwm_run(program, pipeline: Pipeline) -> None:
     report = json.loads((out / "report.json").read_text(encoding="utf-8"))
     assert report["synthesis"]["solved"] and report["synthesis"]["llm_calls"] == 1, report["synthesis"]
     assert json.loads((out / "arena" / "config.json").read_text())["move_time_limit"] == MOVE_LIMIT
+
+
+@pytest.mark.parametrize("name, error", [("spin_apply_action", WorkerTimeout), ("c_stack_overflow", WorkerCrash),
+                                         ("exception_escapes", AgentError), ("str_action_hash_spins", None)])
+def test_a_notebook_plans_on_a_contained_bundle_in_a_worker(name, error, pipeline_of) -> None:
+    """``load_bundle(path).plan(state)``: the sleeper wakes in the worker's first search; this process gets a
+    move or an AgentError naming the reason, never the model's code."""
+    pipeline = pipeline_of(name)
+    loaded = bundle.load_bundle(pipeline.bundle())
+    state = games.load_game(GAME).new_initial_state()
+    config = SearchConfig(num_simulations=50, rollouts=1)
+    got = pipeline.call("Bundle.plan", lambda: loaded.plan(state, config, seed=0, move_cpu_s=MOVE_LIMIT),
+                        bound_s=MOVE_LIMIT + MOVE_SLACK_S + CLI_START_S)
+    if error is None:
+        assert got in state.legal_actions(), got
+    else:
+        assert type(got) is error and program_text(name) in str(got), got
