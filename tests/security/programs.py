@@ -32,6 +32,7 @@ UNGATED = SLEEPERS / "ungated"
 VALUES = SLEEPERS / "value"
 REFERENCE = (DATA / "reference" / "tic_tac_toe_model.py").read_text(encoding="utf-8")
 WAKE = (SLEEPERS / "_wake.py").read_text(encoding="utf-8")
+CHANNEL = (UNGATED / "_channel.py").read_text(encoding="utf-8")
 MARKER_GLOB = "cwm-sleeper-*"  # every file a sleeper tries to write is named like this
 LISTEN_PORT = 47613  # the 127.0.0.1 port the sleepers that open sockets try (the suite listens there)
 STAGES = ("check", "export", "load", "arena")
@@ -72,9 +73,12 @@ def header_of(text: str) -> dict[str, str]:
 
 
 def read(path: Path) -> Program:
-    """The program of one sleeper file (the reference model, the file, the wake-up)."""
+    """The program of one sleeper file (the reference model, the file, the wake-up; an ungated sleeper also
+    gets the session's answer channel, ``ungated/_channel.py``)."""
     text = path.read_text(encoding="utf-8")
     source = f"{REFERENCE}\n\n# ---- the sleeper ({path.name})\n{text}\n\n# ---- the wake-up\n{WAKE}"
+    if path.parent == UNGATED:
+        source += f"\n\n# ---- the answer channel\n{CHANNEL}"
     return Program(path.stem, source, header_of(text))
 
 

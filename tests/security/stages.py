@@ -20,6 +20,7 @@ from cwm.types import CwmError
 
 from .harness import (
     CLI_START_S,
+    SEARCH_ARGS,
     Cli,
     Listener,
     Ran,
@@ -123,6 +124,14 @@ class Pipeline:
         return path
 
     # -- tournaments --------------------------------------------------------------------------------
+    def arena(self, executor: str) -> list[dict]:
+        """`cwm arena` of the sleeper's bundle against a random agent, one match per seat order, on
+        ``executor``, and its resume (``tournament``)."""
+        out = self.root / "arena"
+        args = ["arena", GAME, "--agents", f"random,sleeper=cwm:{self.bundle()}", "--matches", "1", *SEARCH_ARGS,
+                "--executor", executor, "--out", str(out), "--no-progress"]
+        return self.tournament(args, out, "sleeper", 2)
+
     def tournament(self, args: list[str], out: Path, seat_label: str, matches: int) -> list[dict]:
         """Runs a tournament command, then the same command again; asserts that both ended cleanly, that the
         sleeper's matches went as its header says, and that the resume replayed nothing."""

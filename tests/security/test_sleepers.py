@@ -107,10 +107,7 @@ def test_load_and_inspect(program, pipeline: Pipeline) -> None:
 @pytest.mark.parametrize("executor", ["local:2", "inline"])
 @pytest.mark.parametrize("program", MATRIX)
 def test_cwm_arena(program, pipeline: Pipeline, executor: str) -> None:
-    out = pipeline.root / "arena"
-    args = ["arena", GAME, "--agents", f"random,sleeper=cwm:{pipeline.bundle()}", "--matches", "1", *SEARCH_ARGS,
-            "--executor", executor, "--out", str(out), "--no-progress"]
-    pipeline.tournament(args, out, "sleeper", 2)
+    pipeline.arena(executor)
 
 
 @pytest.mark.parametrize("program", MATRIX)

@@ -11,7 +11,7 @@ import pytest
 from cwm import bundle
 from cwm.bundle import Bundle, BundleError
 
-from .harness import CLI_START_S, SEARCH_ARGS
+from .harness import CLI_START_S
 from .programs import value_programs
 from .stages import FIXTURE_MODEL, GAME, TRAIN, Pipeline, one_line_error
 
@@ -49,7 +49,4 @@ def test_export_load_and_inspect(program, pipeline: Pipeline) -> None:
 @pytest.mark.parametrize("executor", ["local:2", "inline"])
 @pytest.mark.parametrize("program", MATRIX)
 def test_cwm_arena(program, pipeline: Pipeline, executor: str) -> None:
-    out = pipeline.root / "arena"
-    args = ["arena", GAME, "--agents", f"random,sleeper=cwm:{pipeline.bundle()}", "--matches", "1", *SEARCH_ARGS,
-            "--executor", executor, "--out", str(out), "--no-progress"]
-    pipeline.tournament(args, out, "sleeper", 2)
+    pipeline.arena(executor)
