@@ -45,12 +45,14 @@ def command_bound(matches: int, max_moves: int = 9) -> float:
 
 
 class Listener:
-    """A TCP listener on 127.0.0.1:``LISTEN_PORT`` that records every connection it accepts."""
+    """A TCP listener on 127.0.0.1:``LISTEN_PORT`` that records every connection it accepts (the port is
+    shared, ``SO_REUSEPORT``, so two test sessions on one machine can both listen: a connection reaches one)."""
 
     def __init__(self) -> None:
         self.peers: list[tuple[str, int]] = []
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         self.sock.bind(("127.0.0.1", LISTEN_PORT))
         self.sock.listen(16)
         self.sock.settimeout(0.2)
