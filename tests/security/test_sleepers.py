@@ -15,6 +15,7 @@ import pytest
 from cwm import bundle, games
 from cwm.bundle import Bundle, BundleError
 from cwm.sandbox import static_gate
+from cwm.text import clean
 from cwm.types import ModelLoadError
 from planners.agents import AgentError
 from planners.config import SearchConfig
@@ -131,7 +132,7 @@ def test_cwm_run(program, pipeline: Pipeline) -> None:
                                          ("exception_escapes", AgentError), ("str_action_hash_spins", None)])
 def test_a_notebook_plans_on_a_contained_bundle_in_a_worker(name, error, pipeline_of) -> None:
     """``load_bundle(path).plan(state)``: the sleeper wakes in the worker's first search; this process gets a
-    move or an AgentError naming the reason, never the model's code."""
+    move or an AgentError naming the reason (in text that prints safely), never the model's code."""
     pipeline = pipeline_of(name)
     loaded = bundle.load_bundle(pipeline.bundle())
     state = games.load_game(GAME).new_initial_state()
@@ -142,3 +143,4 @@ def test_a_notebook_plans_on_a_contained_bundle_in_a_worker(name, error, pipelin
         assert got in state.legal_actions(), got
     else:
         assert type(got) is error and program_text(name) in str(got), got
+        assert clean(str(got), limit=None) == str(got), "the model's text reached the caller raw"
