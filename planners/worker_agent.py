@@ -159,8 +159,9 @@ class WorkerAgent:
 
 
 def _failure(name: str, kind: str, error: str, *, starting: bool = False) -> AgentError:
-    where = "could not start its planning worker" if starting else "'s planning worker failed"
-    text = f"world model {name}{' ' if starting else ''}{where} ({clean(kind, limit=40)}): {clean(error, limit=1500)}"
+    where = " could not start its planning worker" if starting else "'s planning worker failed"
+    # the worker's words quote the model (its exception, its output): cleaned before they reach anyone
+    text = f"world model {name}{where} ({clean(kind, limit=40)}): {clean(error, limit=1500)}"
     if kind == "timeout":
         return WorkerTimeout(text)
     if kind in ("crash", "memory"):
