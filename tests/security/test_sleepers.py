@@ -33,7 +33,19 @@ BY_NAME = {p.name: p for p in PROGRAMS}
 def program_text(name: str) -> str:
     """What the reason of the sleeper's forfeit must say (its header's arena line)."""
     return BY_NAME[name].expect("arena")[1]
-MATRIX = [pytest.param(p, id=p.name, marks=() if p.name in REPRESENTATIVE else pytest.mark.slow) for p in PROGRAMS]
+
+
+def matrix(stage: str) -> list:
+    """Every sleeper as a parameter of one stage's test: slow unless representative, and an expected failure
+    where its header names a library bug at that stage (``xfail: STAGE: why``)."""
+    params = []
+    for p in PROGRAMS:
+        marks = [] if p.name in REPRESENTATIVE else [pytest.mark.slow]
+        stages, _, why = p.header.get("xfail", "").partition(": ")
+        if stage in stages.split():
+            marks.append(pytest.mark.xfail(strict=True, reason=why))
+        params.append(pytest.param(p, id=p.name, marks=marks))
+    return params
 
 
 def test_the_suite_is_large_and_mostly_attacks_at_run_time() -> None:
@@ -56,7 +68,7 @@ def test_the_gate_agrees_with_the_header(program) -> None:
         static_gate(program.source)
 
 
-@pytest.mark.parametrize("program", MATRIX)
+@pytest.mark.parametrize("program", matrix("check"))
 def test_cwm_check(program, pipeline: Pipeline) -> None:
     ran = pipeline.cwm(["check", str(pipeline.model), "--game", GAME, "--trajectories", str(pipeline.train)],
                        CLI_START_S)
@@ -67,7 +79,7 @@ def test_cwm_check(program, pipeline: Pipeline) -> None:
         one_line_error(ran, text)
 
 
-@pytest.mark.parametrize("program", MATRIX)
+@pytest.mark.parametrize("program", matrix("export"))
 def test_export(program, pipeline: Pipeline) -> None:
     outcome, text = program.expect("export")
     target = pipeline.root / "exported"
@@ -87,7 +99,7 @@ def test_export(program, pipeline: Pipeline) -> None:
         one_line_error(ran, text if outcome != "ok" else load_text)
 
 
-@pytest.mark.parametrize("program", MATRIX)
+@pytest.mark.parametrize("program", matrix("load"))
 def test_load_and_inspect(program, pipeline: Pipeline) -> None:
     path = pipeline.bundle()
     outcome, text = program.expect("load")
@@ -106,12 +118,12 @@ def test_load_and_inspect(program, pipeline: Pipeline) -> None:
 
 
 @pytest.mark.parametrize("executor", ["local:2", "inline"])
-@pytest.mark.parametrize("program", MATRIX)
+@pytest.mark.parametrize("program", matrix("arena"))
 def test_cwm_arena(program, pipeline: Pipeline, executor: str) -> None:
     pipeline.arena(executor)
 
 
-@pytest.mark.parametrize("program", MATRIX)
+@pytest.mark.parametrize("program", matrix("arena"))
 def test_cwm_run(program, pipeline: Pipeline) -> None:
     out = pipeline.root / "run"
     args = ["run", GAME, "--llm", f"replay:{pipeline.recording()}", "--out", str(out), "--budget", "1",

@@ -4,7 +4,7 @@
 # check: passes
 # export: ok
 # load: ok
-# arena: exception: raised MemoryError
+# arena: crash: exceeded the memory limit
 
 _apply_action = apply_action
 HOARD = []
