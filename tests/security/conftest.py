@@ -1,10 +1,11 @@
 """Fixtures of the hostile-model suite: the sentinel secrets in the environment, the 127.0.0.1 listener, and
 a pipeline folder per sleeper.
 
-What the suite promises for every sleeper (tests/data/sleepers) and every stage it goes through (`cwm check`,
-``export_bundle`` and `cwm export`, ``load_bundle`` and `cwm inspect`, `cwm arena` on the process pool and
-``--executor inline``, `cwm run` on a recorded session whose reply is the sleeper), and for every resume of
-those commands:
+What the suite promises for every sleeper (tests/data/sleepers, its value/ and ungated/ folders) and every
+stage it goes through (`cwm check`, ``export_bundle`` and `cwm export`, ``load_bundle``, ``Bundle.plan`` and
+`cwm inspect`, `cwm arena` on the process pool and ``--executor inline``, `cwm run` on a recorded session
+whose reply is the sleeper; planning workers with the gate off for ungated/), and for every resume of those
+commands:
 
 - no file named ``cwm-sleeper-*`` (every file a sleeper tries to write) appears in /tmp, the repository, the
   home directory, the working directory or the run directory;
@@ -19,8 +20,10 @@ those commands:
   kind and reason as its header says; a resume of the same command replays nothing;
 - every refusal is exit status 2 with one line naming the reason, and nothing crashes (no traceback).
 
-The full matrix runs for a few representative sleepers through real `cwm` processes by default; the others
-run it through ``cwm.cli.main`` in this process and are marked slow.
+The full matrix runs for a few representative sleepers (``REPRESENTATIVE``) through real `cwm` processes by
+default; the others run it through ``cwm.cli.main`` in this process and are marked slow (``-m "not slow"``
+leaves them out of a quick run). A stage a sleeper's header marks ``xfail: STAGE: why`` is an expected
+failure naming a library bug.
 """
 
 from __future__ import annotations
