@@ -15,6 +15,7 @@ from typing import Any
 
 from cwm import bundle, pipeline, trajectories
 from cwm.arena_types import FORFEIT_KINDS
+from cwm.bundle import BundleError
 from cwm.llm.base import Request
 from cwm.types import CwmError
 
@@ -122,6 +123,21 @@ class Pipeline:
         path = self.root / "recording.jsonl"
         path.write_text(json.dumps(entry) + "\n", encoding="utf-8")
         return path
+
+    # -- loading ------------------------------------------------------------------------------------
+    def load_and_inspect(self, accept: Callable[[bundle.Bundle], bool], shown: str) -> None:
+        """``load_bundle`` and `cwm inspect` of the sleeper's bundle, as its header's ``load`` line says: the
+        loaded bundle ``accept``-able and `cwm inspect` showing ``shown``, or both refusing with its text."""
+        path = self.bundle()
+        outcome, text = self.program.expect("load")
+        got = self.call("load_bundle", lambda: bundle.load_bundle(path))
+        ran = self.cwm(["inspect", str(path)], CLI_START_S)
+        if outcome == "ok":
+            assert isinstance(got, bundle.Bundle) and accept(got), got
+            assert ran.rc == 0 and shown in ran.out, ran
+        else:
+            assert isinstance(got, BundleError) and text in str(got), got
+            one_line_error(ran, text)
 
     # -- tournaments --------------------------------------------------------------------------------
     def arena(self, executor: str) -> list[dict]:

@@ -9,11 +9,10 @@ from __future__ import annotations
 import pytest
 
 from cwm import bundle
-from cwm.bundle import Bundle, BundleError
+from cwm.bundle import BundleError
 
-from .harness import CLI_START_S
 from .programs import value_programs
-from .stages import FIXTURE_MODEL, GAME, TRAIN, Pipeline, one_line_error
+from .stages import FIXTURE_MODEL, GAME, TRAIN, Pipeline
 
 PROGRAMS = value_programs()
 MATRIX = [pytest.param(p, id=p.name, marks=() if p.name == "spin_value" else pytest.mark.slow) for p in PROGRAMS]
@@ -32,18 +31,7 @@ def test_export_load_and_inspect(program, pipeline: Pipeline) -> None:
         target, game=GAME, model_source=program.source, train=TRAIN, extra_sources=program.extra,
         provenance={"llm": FIXTURE_MODEL}))
     assert (got == target) if outcome == "ok" else (isinstance(got, BundleError) and text in str(got)), got
-    outcome, text = program.expect("load")
-    path = pipeline.bundle()
-    got = pipeline.call("load_bundle", lambda: bundle.load_bundle(path))
-    if outcome == "ok":
-        assert isinstance(got, Bundle) and set(got.sources) == {"model.py", "value.py"}, got
-    else:
-        assert isinstance(got, BundleError) and text in str(got), got
-    ran = pipeline.cwm(["inspect", str(path)], CLI_START_S)
-    if outcome == "ok":
-        assert ran.rc == 0 and "value.py" in ran.out, ran
-    else:
-        one_line_error(ran, text)
+    pipeline.load_and_inspect(lambda loaded: set(loaded.sources) == {"model.py", "value.py"}, "value.py")
 
 
 @pytest.mark.parametrize("executor", ["local:2", "inline"])
