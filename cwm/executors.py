@@ -16,6 +16,7 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any, Protocol
 
+from cwm.sandbox.layers import die_with_parent
 from cwm.types import CwmError
 
 
@@ -83,7 +84,8 @@ class ProcessExecutor:
         """Yields results as they come; returns the items whose future failed because the pool broke."""
         if self._pool is None or workers != self.workers:
             self._close_pool()
-            self._pool = cf.ProcessPoolExecutor(max_workers=workers)
+            # workers die with this process: a SIGKILLed run leaves no worker (and no sandbox zygote) behind
+            self._pool = cf.ProcessPoolExecutor(max_workers=workers, initializer=die_with_parent)
         futures = {self._pool.submit(fn, item): item for item in items}
         broken: list[Any] = []
         try:

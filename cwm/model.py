@@ -45,7 +45,8 @@ Guard = Callable[..., Any]  # guard(fn, *args) -> fn(*args), possibly under a ti
 # Without them a model calling ``exit(0)`` in get_rewards would end `cwm check` with status 0 and no report.
 # The cost: a real Ctrl-C that lands inside a model call is scored as that call failing; one landing
 # between calls (where the library's own code runs) still stops the program. Other BaseExceptions (the
-# sandbox's timeout and verdict signals) pass through untouched.
+# sandbox's timeout and verdict signals) pass through untouched, and ``WorldModel.call`` lets a
+# ``MemoryError`` (the memory limit) through too: a planning worker that runs out of memory says so.
 MODEL_ERRORS: tuple[type[BaseException], ...] = (Exception, SystemExit, KeyboardInterrupt, GeneratorExit)
 
 
@@ -104,6 +105,8 @@ class WorldModel:
         except values.StateMutationError as e:  # the read-only state refused a change
             raise ModelContractError(f"{self.name}: {_where(step)}{fn_name}(...) tried to modify its input state, "
                                      f"which the contract forbids ({e})") from None
+        except MemoryError:  # the memory limit, not the model's bug: a planning worker's memory verdict
+            raise
         except MODEL_ERRORS as e:  # the model's bug, reported as a contract breach with the call named
             raise ModelContractError(f"{self.name}: {_where(step)}{fn_name}(...) raised {describe_error(e)}") from e
 

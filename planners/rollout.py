@@ -96,6 +96,8 @@ def _play_model(state: ModelState, rng: random.Random, limit: int) -> list[float
     except values.StateMutationError as e:
         raise ModelContractError(f"{model.name}: in a rollout, a model function tried to modify its input "
                                  f"state ({e})") from None
+    except MemoryError:  # the memory limit (a planning worker's memory verdict), as WorldModel.call lets it pass
+        raise
     except MODEL_ERRORS as e:  # the model's own bug, named as a contract breach like WorldModel.call does
         raise ModelContractError(f"{model.name}: in a rollout, a model function raised {describe_error(e)}") from e
 

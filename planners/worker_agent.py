@@ -24,6 +24,7 @@ from cwm.codec import ActionCodec
 from cwm.sandbox import pool
 from cwm.sandbox.box import Sandbox
 from cwm.sandbox.session import Session
+from cwm.text import clean
 from cwm.types import JSON
 from planners.agents import AgentError, IllegalMoveError
 from planners.config import DEFAULT_SEARCH, SearchConfig
@@ -139,8 +140,8 @@ class WorkerAgent:
         answer = result.value if isinstance(result.value, dict) else {}
         if isinstance(answer.get("stats"), dict):
             self._stats = answer["stats"]
-        if "refused" in answer:
-            raise AgentError(f"world model {self.name} failed: {answer['refused']}")
+        if "refused" in answer:  # the worker's words for the model's breach: they quote the model, cleaned here
+            raise AgentError(f"world model {self.name} failed: {clean(str(answer['refused']))}")
         return answer
 
     def _open(self) -> Session:
@@ -159,8 +160,9 @@ class WorkerAgent:
 
 
 def _failure(name: str, kind: str, error: str, *, starting: bool = False) -> AgentError:
-    where = "could not start its planning worker" if starting else "'s planning worker failed"
-    text = f"world model {name}{' ' if starting else ''}{where} ({kind}): {error[:1500]}"
+    where = " could not start its planning worker" if starting else "'s planning worker failed"
+    # the worker's words quote the model (its exception, its output): cleaned before they reach anyone
+    text = f"world model {name}{where} ({clean(kind, limit=40)}): {clean(error, limit=1500)}"
     if kind == "timeout":
         return WorkerTimeout(text)
     if kind in ("crash", "memory"):

@@ -7,6 +7,7 @@ from typing import Any
 
 from cwm import bundle
 from cwm.bundle import Bundle
+from cwm.text import clean
 
 _GAME_HELP = ("the bundle's game as you name it: a registry name, an OpenSpiel game string, or your own "
               "path/to/module.py:short_name (imported as your code; needed for a bundle of a module game "
@@ -48,14 +49,14 @@ def cmd_export(args: argparse.Namespace) -> int:
 def cmd_inspect(args: argparse.Namespace) -> int:
     b = bundle.load_bundle(args.bundle, game=args.game, trust_game_module=args.trust_game_module)
     print(describe(b))
-    if args.code:
+    if args.code:  # a stranger's code: its escape sequences are shown, not sent to the terminal
         print()
-        print(b.sources["model.py"])
+        print(clean(b.sources["model.py"], limit=None, multiline=True))
     return 0
 
 
 def describe(bundle: Bundle) -> str:
-    """A human-readable summary for ``cwm inspect``."""
+    """A human-readable summary for ``cwm inspect``, each line cleaned (``cwm.text.clean``)."""
     m = bundle.manifest
     prov: dict[str, Any] = m["provenance"]  # type: ignore[assignment]
     lines = [
@@ -76,4 +77,5 @@ def describe(bundle: Bundle) -> str:
     if bundle.inference_report is not None:
         lines.append(f"  inference load check: {bundle.inference_report.summary().splitlines()[0]}")
     lines.append(f"  model.py: {len(bundle.sources['model.py'].splitlines())} lines")
-    return "\n".join(lines)
+    # the manifest's fields are the bundle author's text (nothing checks them): shown, never obeyed
+    return "\n".join(clean(line, limit=None) for line in lines)

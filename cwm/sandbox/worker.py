@@ -229,7 +229,7 @@ def answer_verdict(why: str, body: bytes, status: int | None, *, budget: float |
     if why == "done":
         try:
             reply = json.loads(body)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past the decoder's depth (a forged frame)
             reply = None
         if isinstance(reply, dict) and isinstance(reply.get("kind"), str) and isinstance(reply.get("error"), str):
             reply.pop("gate_passed", None)
@@ -245,7 +245,9 @@ def answer_verdict(why: str, body: bytes, status: int | None, *, budget: float |
     if why in words:
         kind, error = words[why]
         return {"kind": kind, "value": None, "error": error}
-    return {"kind": "crash", "value": None, "error": _death(status, limits)}
+    # a model that kept running after the budget's interrupt overran its move, as a job's child does
+    kept_running = status is not None and os.WIFEXITED(status) and os.WEXITSTATUS(status) == KEPT_RUNNING_EXIT
+    return {"kind": "timeout" if kept_running else "crash", "value": None, "error": _death(status, limits)}
 
 
 def _death(status: int | None, limits: dict[str, Any]) -> str:

@@ -124,7 +124,7 @@ def finish(pid: int, fd: int, request: dict[str, Any]) -> tuple[dict[str, JSON],
     if why == "done":
         try:
             reply = json.loads(data)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past the decoder's depth (a forged frame)
             reply = None
         if isinstance(reply, dict) and reply.get("kind") in KINDS and isinstance(reply.get("error"), str):
             return reply, pid

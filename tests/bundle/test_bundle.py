@@ -89,6 +89,20 @@ def test_cli_inspect(exported, capsys):
     assert "game: tic_tac_toe" in out and "transition accuracy 1.000" in out
 
 
+def test_cli_inspect_prints_a_bundles_text_cleaned(tmp_path, train, ttt_source, set_manifest, capsys):
+    """The manifest's fields and the model's source are a stranger's text: their escape sequences (retitle or
+    clear the terminal) reach the terminal escaped, and lines keep their tabs and newlines."""
+    source = ttt_source + "\n# \x1b]0;pwned\x07\x1b[2J\tcomment\n"
+    path = bundle.export_bundle(tmp_path / "b", game="tic_tac_toe", model_source=source, train=train,
+                                provenance={"llm": "gemini\x1b[2J\u202e", "seed": 3})
+    set_manifest(path, created_at="today\r\x1b[1A")
+    assert main(["inspect", str(path), "--code"]) == 0
+    out = capsys.readouterr().out
+    assert not any(c in out for c in "\x1b\x07\r\u202e"), out
+    assert "llm: gemini\\x1b[2J\\u202e" in out and "created today\\r\\x1b[1A" in out
+    assert "# \\x1b]0;pwned\\x07\\x1b[2J\tcomment\n" in out and "def get_rewards(state):\n" in out
+
+
 def test_cli_inspect_tampered_is_one_line_error(exported, capsys):
     (exported / "model.py").write_text("x = 1\n")
     assert main(["inspect", str(exported)]) == 2

@@ -122,3 +122,31 @@ def test_states_with_the_same_legal_actions_share_one_decoding_and_the_memo_is_b
     for move in ["x(2,2)", "x(2,1)", "x(2,0)"]:
         root.child_from_string(move).legal_actions()
         assert len(memo) <= 2
+
+
+class _SpinningDict(dict):
+    """A dict subclass whose own item access and iteration never return (a hostile model's state)."""
+
+    def __getitem__(self, key: Any) -> Any:
+        raise AssertionError("the library called the state's own __getitem__")
+
+    def __iter__(self) -> Any:
+        raise AssertionError("the library called the state's own __iter__")
+
+    def keys(self) -> Any:
+        raise AssertionError("the library called the state's own keys()")
+
+
+def test_a_dict_subclass_state_is_copied_without_calling_its_methods() -> None:
+    real = model.load_source(SOURCE, name="real", gate=False)
+    state = _state(apply_action=lambda s, a: _SpinningDict(real.apply_action(s, a)))
+    child = state.child_from_string("x(0,0)")
+    assert type(child.raw) is not _SpinningDict and child.raw["board"][0] == "x"
+    assert child.legal_action_strings()[0] == "o(0,1)"
+
+
+def test_a_reward_too_large_for_a_float_is_a_contract_error() -> None:
+    state = _state(get_rewards=lambda s: [10**5000, 0])
+    with pytest.raises(ModelContractError, match=r"^ttt: step 0: get_rewards \(after 'x\(0,0\)'\) must return a "
+                                                 r"list of 2 numbers \(finite\).*an int of 16610 bits"):
+        state.apply_action_string("x(0,0)")

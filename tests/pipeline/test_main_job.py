@@ -76,8 +76,9 @@ def test_auto_without_key_or_recording_is_a_clear_error(monkeypatch, tmp_path, c
 @pytest.mark.parametrize(
     "argv, message",
     [(["--budget", "0"], "budget must be at least 1"), (["--matches", "0"], "matches must be at least 1"),
+     (["--move-time-limit", "0"], "move_time_limit must be above 0 seconds"),
      (["--llm", "replay:/no/such/file.jsonl"], "no/such/file.jsonl")],
-    ids=["budget", "matches", "missing-recording"],
+    ids=["budget", "matches", "move-time-limit", "missing-recording"],
 )
 def test_bad_settings_fail_before_anything_is_written_and_the_fix_runs(argv, message, monkeypatch, tmp_path,
                                                                        capsys):

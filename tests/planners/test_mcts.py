@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import math
+import random
 import time
 
 import numpy as np
@@ -248,3 +249,24 @@ def test_solver_on_a_model_uses_the_given_max_utility(ttt_model):
     without = MCTS(SearchConfig(num_simulations=500, rollouts=1), seed=0).search(state)
     assert with_max.action == without.action == 2
     assert with_max.simulations < without.simulations
+
+
+def test_rewards_too_large_for_a_float_in_a_rollout_are_named_as_the_models(ttt_model):
+    """[10**5000, -10**5000] sum to 0 and passed the rollout's quick finiteness test; adding them to the
+    returns then overflowed in the library, reported as 'a model function raised OverflowError'."""
+    from cwm.model import WorldModel
+    from cwm.types import ModelContractError
+    from planners.rollout import rollout_returns
+
+    class Huge:
+        def __getattr__(self, name):
+            return getattr(ttt_model.functions, name)
+
+        @staticmethod
+        def get_rewards(state):
+            return [10**5000, -(10**5000)]
+
+    state = WorldModel(Huge(), codec=ttt_model.codec, name="huge").new_initial_state()
+    with pytest.raises(ModelContractError, match=r"^huge: in a rollout: get_rewards must return a list of 2 numbers "
+                                                 r"\(finite\), got <list holding an int too long to show>"):
+        rollout_returns(state, 1, random.Random(0))
