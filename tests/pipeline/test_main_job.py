@@ -76,7 +76,7 @@ def test_auto_without_key_or_recording_is_a_clear_error(monkeypatch, tmp_path, c
 @pytest.mark.parametrize(
     "argv, message",
     [(["--budget", "0"], "budget must be at least 1"), (["--matches", "0"], "matches must be at least 1"),
-     (["--move-time-limit", "0"], "move_time_limit must be above 0 seconds"),
+     (["--move-time-limit", "0"], "the move time limit must be > 0 seconds"),
      (["--llm", "replay:/no/such/file.jsonl"], "no/such/file.jsonl")],
     ids=["budget", "matches", "move-time-limit", "missing-recording"],
 )

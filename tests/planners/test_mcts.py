@@ -268,5 +268,6 @@ def test_rewards_too_large_for_a_float_in_a_rollout_are_named_as_the_models(ttt_
 
     state = WorldModel(Huge(), codec=ttt_model.codec, name="huge").new_initial_state()
     with pytest.raises(ModelContractError, match=r"^huge: in a rollout: get_rewards must return a list of 2 numbers "
-                                                 r"\(finite\), got <list holding an int too long to show>"):
+                                                 r"\(finite\), got <list holding non-JSON values> \(a reward must be finite, "
+                                                 r"got an int of \d+ bits, too large for a float\)"):
         rollout_returns(state, 1, random.Random(0))
