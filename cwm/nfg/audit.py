@@ -80,6 +80,9 @@ def _stored_reasons(stored: JSON, key: AnswerKey) -> list[str]:
         return [f"stored answer kind {written.kind!r} but the question asks for a {key.kind!r}"]
     if set(written.accepted) != set(key.accepted):
         return [f"stored accepted answers {written.ideal()!r} differ from the solver's {key.ideal()!r}"]
+    if written.exploitability != key.exploitability:
+        return [f"stored exploitability rule {_short(written.exploitability and written.exploitability.to_json())} "
+                f"differs from the solver's {_short(key.exploitability and key.exploitability.to_json())}"]
     return []
 
 

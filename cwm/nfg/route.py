@@ -31,6 +31,8 @@ DATA_NAMES: dict[str, tuple[str, ...]] = {
     "classify_partner": ("HISTORY", "COOPERATE", "DEFECT", "TREMBLE"),
     "play_strategy": ("STRATEGY", "PARTNER_HISTORY", "COOPERATE", "DEFECT"),
     "nash": (),
+    "nash_3x3": (),
+    "zero_sum_maximin": (),
 }
 
 
