@@ -28,8 +28,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--families", default="all", help=f"'all' or a comma list of {', '.join(FAMILIES)}")
     g.add_argument("--n", type=_count, default=50, help="items per family (default 50)")
     g.add_argument("--seed", type=int, default=0, help="run seed (default 0)")
-    g.add_argument("--out", required=True, help="output JSONL: our format (formal game + accepted answers)")
+    g.add_argument("--out", help="output JSONL: our format (formal game + accepted answers)")
     g.add_argument("--evals-out", help="also write the plain OpenAI evals JSONL (input + ideal only) here")
+    g.add_argument("--registry", metavar="DIR",
+                   help="also write an OpenAI evals registry (registry/data, registry/evals, registry/eval_sets) "
+                        "and inspect_tasks.py for inspect_ai under DIR")
     g.set_defaults(func=cmd_generate)
 
     e = nsub.add_parser("eval", help="run the direct and/or CWM contestant on a task file")
@@ -84,11 +87,21 @@ def _families(text: str) -> list[str]:
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
+    if not (args.out or args.evals_out or args.registry):
+        raise UsageError("nothing to write: give --out FILE, --evals-out FILE or --registry DIR")
     tasks = nfg.generate(_families(args.families), args.n, seed=args.seed)
-    path = nfg.save(args.out, tasks)
-    print(f"wrote {len(tasks)} tasks ({args.n} per family, seed {args.seed}) to {path}")
+    where = f"{len(tasks)} tasks ({args.n} per family, seed {args.seed})"
+    if args.out:
+        print(f"wrote {where} to {nfg.save(args.out, tasks)}")
     if args.evals_out:
-        print(f"wrote the plain evals format to {nfg.save(args.evals_out, tasks, evals_only=True)}")
+        print(f"wrote the plain evals format of {where} to {nfg.save(args.evals_out, tasks, evals_only=True)}")
+    if args.registry:
+        from cwm.nfg import registry
+
+        paths = registry.export(tasks, args.registry, seed=args.seed)
+        print(f"wrote the evals registry of {where} to {paths['evals'].parents[1]} (eval set 'nfg'; evals "
+              f"{', '.join(registry.eval_name(f) for f in dict.fromkeys(t.family for t in tasks))}) "
+              f"and inspect_ai tasks to {paths['inspect']}")
     return 0
 
 
