@@ -17,6 +17,7 @@ from cwm.nfg import audit as nfg_audit
 from cwm.nfg import route
 from cwm.nfg.score import ItemResult, read_items
 from cwm.nfg.tasks import FAMILIES
+from cwm.types import UsageError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -27,8 +28,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--families", default="all", help=f"'all' or a comma list of {', '.join(FAMILIES)}")
     g.add_argument("--n", type=_count, default=50, help="items per family (default 50)")
     g.add_argument("--seed", type=int, default=0, help="run seed (default 0)")
-    g.add_argument("--out", required=True, help="output JSONL: our format (formal game + accepted answers)")
+    g.add_argument("--out", help="output JSONL: our format (formal game + accepted answers)")
     g.add_argument("--evals-out", help="also write the plain OpenAI evals JSONL (input + ideal only) here")
+    g.add_argument("--registry", metavar="DIR",
+                   help="also write an OpenAI evals registry (registry/data, registry/evals, registry/eval_sets) "
+                        "and inspect_tasks.py for inspect_ai under DIR")
     g.set_defaults(func=cmd_generate)
 
     e = nsub.add_parser("eval", help="run the direct and/or CWM contestant on a task file")
@@ -48,8 +52,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     e.set_defaults(func=cmd_eval)
 
     a = nsub.add_parser("audit", help="recompute every ideal from its formal game and list disagreements")
-    a.add_argument("tasks", help="evals JSONL whose records carry an 'nfg' formal game")
+    a.add_argument("tasks", help="evals JSONL; records carry an 'nfg' formal game, or (with --transcribe) not")
     a.add_argument("--json", action="store_true", help="print findings as JSON lines")
+    a.add_argument("--transcribe", action="store_true",
+                   help="have the LLM transcribe each record without a formal game (its code runs in the sandbox)")
+    a.add_argument("--llm", help="with --transcribe: LLM spec (gemini, gemini:MODEL, openai:MODEL, replay:FILE)")
+    a.add_argument("--in-process", action="store_true",
+                   help="with --transcribe: run the LLM's code in-process behind the static gate, not in the sandbox")
+    a.add_argument("--workers", type=int, default=4, help="with --transcribe: concurrent LLM calls (default 4)")
+    a.add_argument("--cache", help="with --transcribe: SQLite cache file for LLM replies")
+    a.add_argument("--record", help="with --transcribe: also record every LLM call to this replay file")
     a.set_defaults(func=cmd_audit)
 
 
@@ -75,11 +87,21 @@ def _families(text: str) -> list[str]:
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
+    if not (args.out or args.evals_out or args.registry):
+        raise UsageError("nothing to write: give --out FILE, --evals-out FILE or --registry DIR")
     tasks = nfg.generate(_families(args.families), args.n, seed=args.seed)
-    path = nfg.save(args.out, tasks)
-    print(f"wrote {len(tasks)} tasks ({args.n} per family, seed {args.seed}) to {path}")
+    where = f"{len(tasks)} tasks ({args.n} per family, seed {args.seed})"
+    if args.out:
+        print(f"wrote {where} to {nfg.save(args.out, tasks)}")
     if args.evals_out:
-        print(f"wrote the plain evals format to {nfg.save(args.evals_out, tasks, evals_only=True)}")
+        print(f"wrote the plain evals format of {where} to {nfg.save(args.evals_out, tasks, evals_only=True)}")
+    if args.registry:
+        from cwm.nfg import registry
+
+        paths = registry.export(tasks, args.registry, seed=args.seed)
+        print(f"wrote the evals registry of {where} to {paths['evals'].parents[1]} (eval set 'nfg'; evals "
+              f"{', '.join(registry.eval_name(f) for f in dict.fromkeys(t.family for t in tasks))}) "
+              f"and inspect_ai tasks to {paths['inspect']}")
     return 0
 
 
@@ -141,14 +163,13 @@ def _appender(out: Path):  # type: ignore[no-untyped-def]
 
 @contextlib.contextmanager
 def _sandbox(*, enabled: bool):  # type: ignore[no-untyped-def]
-    """A ``cwm.sandbox.Sandbox`` when enabled and available, else None (the route then runs in-process)."""
+    """A ``cwm.sandbox.Sandbox`` when enabled, else None (the caller asked for in-process runs)."""
     from cwm import sandbox
 
-    cls = getattr(sandbox, "Sandbox", None)
-    if not enabled or cls is None:
+    if not enabled:
         yield None
         return
-    box = cls(limits=sandbox.Limits(wall_s=20.0, cpu_s=20.0))
+    box = sandbox.Sandbox(limits=sandbox.Limits(wall_s=20.0, cpu_s=20.0))
     try:
         yield box
     finally:
@@ -179,10 +200,27 @@ def _ledger(client: Any) -> Any:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    findings = nfg_audit.audit_file(args.tasks)
+    if args.transcribe != (args.llm is not None):
+        raise UsageError("--transcribe needs --llm SPEC" if args.transcribe else "--llm is only used with --transcribe")
+    if args.transcribe:
+        findings = _transcribed_audit(args)
+    else:
+        findings = nfg_audit.audit_file(args.tasks)
     if args.json:
         for f in findings:
             print(json.dumps(f.to_json()))
     else:
-        print(nfg_audit.report(findings))
-    return 1 if any(f.status in ("disagree", "invalid") for f in findings) else 0
+        print(nfg_audit.report(findings, transcribed=args.transcribe))
+    return 1 if any(f.status in nfg_audit.FAILING for f in findings) else 0
+
+
+def _transcribed_audit(args: argparse.Namespace) -> list[nfg_audit.AuditFinding]:
+    from cwm.llm import make_client
+    from cwm.nfg import transcribe
+
+    if not Path(args.tasks).is_file():  # fail before any LLM is set up
+        raise FileNotFoundError(2, "No such file or directory", args.tasks)
+    options: dict[str, Any] = {"record": args.record} if args.record else {}
+    client = make_client(args.llm, cache=Path(args.cache) if args.cache else None, **options)
+    with _sandbox(enabled=not args.in_process) as box:
+        return transcribe.audit_file(args.tasks, client, sandbox=box, workers=args.workers)

@@ -1,4 +1,7 @@
-"""Normal-form game reasoning evals: seeded tasks, exact solver answers, reply parsing, two contestants, audit.
+"""Normal-form game reasoning evals: seeded tasks, exact solver answers, reply parsing, contestants, audit, export.
+
+The audit re-solves formal records, or transcribes plain ones (``transcribe``); ``registry`` exports task
+sets to the OpenAI evals registry and inspect_ai.
 
 Names are imported lazily (on first use) so that the sandbox child, which loads ``cwm.nfg.job`` with
 only the ``cwm`` package mounted, never imports the prompt files or the LLM layer.
@@ -10,7 +13,7 @@ import importlib
 from typing import Any
 
 _WHERE = {
-    "AnswerKey": "answers", "Reply": "answers",
+    "AnswerKey": "answers", "Exploitability": "answers", "Reply": "answers",
     "AuditFinding": "audit", "audit_file": "audit", "audit_record": "audit",
     "CwmContestant": "contestants", "DirectContestant": "contestants", "evaluate": "contestants",
     "MatrixGame": "game", "NfgFormatError": "game",
@@ -18,7 +21,7 @@ _WHERE = {
     "parse_reply": "parse",
     "ItemResult": "score", "save_results": "score", "summarise": "score", "wilson": "score",
     "FAMILIES": "tasks", "Task": "tasks", "load": "tasks", "save": "tasks", "solve": "tasks",
-    "render": None,
+    "render": None, "registry": None, "transcribe": None,
 }
 
 __all__ = sorted(_WHERE)

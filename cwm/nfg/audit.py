@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from cwm.nfg.answers import AnswerKey
-from cwm.nfg.game import MatrixGame, NfgFormatError
+from cwm.nfg.game import MatrixGame, NfgFormatError, fraction_json
 from cwm.nfg.parse import parse_distribution, parse_reply
 from cwm.nfg.tasks import solve
 from cwm.types import JSON
@@ -23,10 +23,14 @@ class AuditFinding:
       id: the item id ("" when the record has none).
       family: the task family ("" when unknown).
       status: ``ok``, ``disagree`` (an ideal or the stored answers differ from the solver), ``invalid``
-        (the formal game or question cannot be read or solved) or ``skipped`` (no formal game).
+        (the formal game or question cannot be read or solved), ``skipped`` (no formal game), and, when
+        plain records are transcribed (``cwm.nfg.transcribe``), ``untranscribed`` (the transcription failed)
+        or ``ambiguous`` (the transcription says the text can be read more than one way).
       reasons: what disagrees, one sentence each.
       ideal: the record's ideal as written.
       solver: the ideal the solver computes (None unless the record could be solved).
+      transcription: for a transcribed record: the LLM's code and the formal record it gave
+        (``{"code", "family", "game", "me", "question"}``), so the user can check it.
     """
 
     line: int
@@ -36,9 +40,15 @@ class AuditFinding:
     reasons: tuple[str, ...] = ()
     ideal: JSON = None
     solver: JSON = None
+    transcription: JSON = None
 
     def to_json(self) -> JSON:
         return {**dataclasses.asdict(self), "reasons": list(self.reasons)}
+
+
+STATUSES = ("ok", "disagree", "invalid", "skipped")
+TRANSCRIPTION_STATUSES = ("untranscribed", "ambiguous")
+FAILING = ("disagree", "invalid", *TRANSCRIPTION_STATUSES)  # statuses that make `cwm nfg audit` exit 1
 
 
 def audit_record(record: JSON, *, line: int = 0) -> AuditFinding:
@@ -48,7 +58,7 @@ def audit_record(record: JSON, *, line: int = 0) -> AuditFinding:
     with the reason; it never stops the audit of the other records.
     """
     if not isinstance(record, Mapping):
-        return AuditFinding(line, "", "", "invalid", (f"record is not a JSON object: {_short(record)}",))
+        return AuditFinding(line, "", "", "invalid", (f"record is not a JSON object: {short(record)}",))
     nfg = record.get("nfg")
     ideal = record.get("ideal")
     if not isinstance(nfg, Mapping):
@@ -60,13 +70,14 @@ def audit_record(record: JSON, *, line: int = 0) -> AuditFinding:
     except (NfgFormatError, KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
         reason = f"cannot solve the formal game: {type(e).__name__ + ': ' if not isinstance(e, ValueError) else ''}{e}"
         return AuditFinding(line, item_id, family, "invalid", (reason,), ideal)
-    reasons = [*_stored_reasons(nfg.get("answer"), key), *_ideal_reasons(ideal, key)]
+    reasons = [*_stored_reasons(nfg.get("answer"), key), *ideal_reasons(ideal, key)]
     return AuditFinding(line, item_id, family, "disagree" if reasons else "ok", tuple(reasons), ideal, key.ideal())
 
 
-def _short(value: JSON) -> str:
+def short(value: JSON, limit: int = 60) -> str:
+    """``repr(value)``, cut to ``limit`` characters."""
     text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _stored_reasons(stored: JSON, key: AnswerKey) -> list[str]:
@@ -80,10 +91,14 @@ def _stored_reasons(stored: JSON, key: AnswerKey) -> list[str]:
         return [f"stored answer kind {written.kind!r} but the question asks for a {key.kind!r}"]
     if set(written.accepted) != set(key.accepted):
         return [f"stored accepted answers {written.ideal()!r} differ from the solver's {key.ideal()!r}"]
+    if written.exploitability != key.exploitability:
+        return [f"stored exploitability rule {short(written.exploitability and written.exploitability.to_json())} "
+                f"differs from the solver's {short(key.exploitability and key.exploitability.to_json())}"]
     return []
 
 
-def _ideal_reasons(ideal: JSON, key: AnswerKey) -> list[str]:
+def ideal_reasons(ideal: JSON, key: AnswerKey) -> list[str]:
+    """Why an ideal (a string or a list of strings) disagrees with the solver's key; empty when it agrees."""
     texts: Sequence[JSON] = ideal if isinstance(ideal, list) else [ideal]
     if not texts or not all(isinstance(t, str) for t in texts):
         return [f"ideal {ideal!r} is not a string or a list of strings"]
@@ -117,25 +132,54 @@ def audit_file(path: str | Path) -> list[AuditFinding]:
     Raises:
       FileNotFoundError: no such file.
     """
-    findings = []
+    return [r if isinstance(r, AuditFinding) else audit_record(r, line=n) for n, r in numbered_records(path)]
+
+
+def numbered_records(path: str | Path) -> list[tuple[int, JSON | AuditFinding]]:
+    """``(line, record)`` for each non-blank line; a line that is not JSON comes as an ``invalid`` finding.
+
+    Raises:
+      FileNotFoundError: no such file.
+    """
+    out: list[tuple[int, JSON | AuditFinding]] = []
     for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            out.append((n, json.loads(line)))
         except json.JSONDecodeError as e:
-            findings.append(AuditFinding(n, "", "", "invalid", (f"line is not JSON ({e.msg})",)))
-            continue
-        findings.append(audit_record(record, line=n))
-    return findings
+            out.append((n, AuditFinding(n, "", "", "invalid", (f"line is not JSON ({e.msg})",))))
+    return out
 
 
-def report(findings: Sequence[AuditFinding]) -> str:
-    """A plain-text report: counts, then one block per disagreeing or invalid record."""
-    counts = {s: sum(f.status == s for f in findings) for s in ("ok", "disagree", "invalid", "skipped")}
+def report(findings: Sequence[AuditFinding], *, transcribed: bool = False) -> str:
+    """A plain-text report: counts, then one block per record that did not pass (with its transcription, if any).
+
+    Args:
+      findings: the audit's findings.
+      transcribed: plain records were transcribed (the counts then include the transcription statuses).
+    """
+    statuses = (*STATUSES, *TRANSCRIPTION_STATUSES) if transcribed else STATUSES
+    counts = {s: sum(f.status == s for f in findings) for s in statuses}
     lines = [f"{len(findings)} records: " + ", ".join(f"{n} {s}" for s, n in counts.items())]
     for f in findings:
-        if f.status in ("disagree", "invalid"):
+        if f.status in FAILING:
             lines.append(f"line {f.line} {f.id or '(no id)'} [{f.family or '?'}] {f.status}:")
             lines.extend(f"  - {r}" for r in f.reasons)
+            if isinstance(f.transcription, Mapping):
+                lines.extend("    " + t for t in describe_transcription(f.transcription))
     return "\n".join(lines)
+
+
+def describe_transcription(transcription: Mapping[str, JSON]) -> list[str]:
+    """The transcribed formal record as short text lines: the question, the viewpoint and the payoff table."""
+    game = MatrixGame.from_json(transcription["game"])
+    me = int(transcription["me"])
+    head = [f"transcribed as {transcription['family']} for {game.players[me]} (player {me}); "
+            f"question {json.dumps(transcription['question'])}",
+            f"payoffs ({game.players[0]}, {game.players[1]}):"]
+    rows = [[f"{game.players[0]} \\ {game.players[1]}", *game.actions[1]]]
+    rows += [[a, *(f"{fraction_json(u0)}, {fraction_json(u1)}" for u0, u1 in game.payoffs[i])]
+             for i, a in enumerate(game.actions[0])]
+    widths = [max(len(str(r[k])) for r in rows) for k in range(len(rows[0]))]
+    return head + ["  " + " | ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]

@@ -13,7 +13,7 @@ import numpy as np
 
 from cwm.nfg import render, solver
 from cwm.nfg.game import MatrixGame, NfgFormatError
-from cwm.nfg.tasks import FAMILIES, Task, solve
+from cwm.nfg.tasks import FAMILIES, Task, solve, zero_sum_key
 from cwm.types import JSON
 
 COLOURS = ("red", "blue", "green", "yellow", "purple", "orange", "white", "black")
@@ -222,8 +222,38 @@ def _nash(rng: np.random.Generator, disguise: dict[str, JSON]) -> Built:
                 return game, me, {}
 
 
+def _nash_3x3(rng: np.random.Generator, disguise: dict[str, JSON]) -> Built:
+    """A general-sum 3x3 game that is nondegenerate and has exactly one equilibrium, a mixed one."""
+    me = int(rng.integers(2))
+    while True:
+        game, _ = _dress(rng, _random(rng, 3, 3), disguise)
+        if not solver.is_nondegenerate(game):
+            continue
+        equilibria = solver.nash_equilibria(game)
+        if len(equilibria) == 1 and sum(p > 0 for p in equilibria[0][me].values()) >= 2:
+            return game, me, {}
+
+
+MAX_ZERO_SUM_SIZE = 7
+
+
+def _zero_sum_maximin(rng: np.random.Generator, disguise: dict[str, JSON]) -> Built:
+    """A zero-sum game of 2x2 up to 7x7 in which every pure strategy of yours is exploitable beyond the
+    scoring threshold (so the answer must mix)."""
+    me = int(rng.integers(2))
+    while True:
+        rows, cols = (int(k) for k in rng.integers(2, MAX_ZERO_SUM_SIZE + 1, size=2))
+        a = rng.integers(-5, 6, size=(rows, cols)).tolist()
+        game, _ = _dress(rng, (a, [[-v for v in r] for r in a]), disguise)
+        rule = zero_sum_key(game, me).exploitability
+        assert rule is not None
+        if rule.value - max(min(r) for r in rule.payoffs) > rule.threshold:
+            return game, me, {}
+
+
 _FAMILY_BUILDERS = {
     "best_response_pure": _best_response_pure, "dominant_strategy": _dominant_strategy,
     "estimate_mixed": _estimate_mixed, "best_response_mixed": _best_response_mixed,
     "classify_partner": _classify_partner, "play_strategy": _play_strategy, "nash": _nash,
+    "nash_3x3": _nash_3x3, "zero_sum_maximin": _zero_sum_maximin,
 }

@@ -20,7 +20,8 @@ class TabulateError(ValueError):
 
 
 def tabulate(module: types.ModuleType, payload: Mapping[str, JSON]) -> JSON:
-    """The module's players, actions, full payoff table and the data names ``payload["data"]`` asks for.
+    """The module's players, actions, full payoff table, the data names ``payload["data"]`` asks for, and
+    those of ``payload["optional"]`` that the module defines.
 
     Raises:
       TabulateError: a missing or malformed definition, a payoff that is not two finite numbers, or data
@@ -43,6 +44,9 @@ def tabulate(module: types.ModuleType, payload: Mapping[str, JSON]) -> JSON:
         if name not in space:
             raise TabulateError(f"the module does not define {name}")
         data[name] = _json_value(space[name], name)
+    for name in payload.get("optional", []):  # names a module may define (which it does decides what follows)
+        if name in space and name not in data:
+            data[name] = _json_value(space[name], name)
     return {"players": list(players), "me": me, "actions": [[str(a) for a in actions[p]] for p in players],
             "payoffs": table, "data": data}
 

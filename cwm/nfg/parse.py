@@ -233,23 +233,32 @@ def _by_round(text: str, vocabulary: Sequence[str]) -> tuple[str, ...]:
 def parse_distribution(text: str, vocabulary: Sequence[str]) -> Reply | None:
     """A probability vector over ``vocabulary`` (in its order); None when an entry is outside [0, 1].
 
-    Accepts ``name: p`` / ``p on name`` pairs, a bare list of ``len(vocabulary)`` numbers in the
-    vocabulary's order (brackets optional), percentages (``35%``, or numbers summing to 100), fractions
-    (``7/20``), and a single named action (a pure strategy).
+    Accepts a list of exactly ``len(vocabulary)`` numbers in the vocabulary's order (brackets optional after
+    an answer marker, required elsewhere; read positionally even when the actions are numbers themselves, so
+    ``(0, 0.5, 0.5)`` over actions 0, 1, 2 is a vector), ``name: p`` / ``p on name`` pairs, percentages
+    (``35%``, or numbers summing to 100), fractions (``7/20``), decimals, any mix of these, and a single
+    named action (a pure strategy). tests/nfg/test_nfg_forms.py holds the table of accepted forms.
     """
     clean = _strip(text)
     span = _marker_span(clean)
     candidates = [span] if span is not None else [ln for ln in reversed(clean.splitlines()) if ln.strip()]
     for candidate in candidates:
-        vector = _pairs(candidate, vocabulary) or _positional(candidate, vocabulary, bare=span is not None)
+        vector = (_number_list(candidate, vocabulary, bare=span is not None) or _pairs(candidate, vocabulary)
+                  or _positional(candidate, vocabulary, bare=span is not None))
         if vector is not None:
             vector = _normalise_percent(vector)
             if all(0 <= p <= 1 for p in vector):  # "3: 1 of 12, 1: 10 of 12" holds counts, not probabilities
                 return Reply("distribution", vector)
     names = parse_names(text, vocabulary)
-    if names is not None and len(names) == 1 and not _NUMBER.search(clean if span is None else span):
+    if names is not None and len(names) == 1 and not _stray_numbers(clean if span is None else span, vocabulary):
         return Reply("distribution", tuple(1.0 if n in names else 0.0 for n in vocabulary))
     return None
+
+
+def _stray_numbers(span: str, vocabulary: Sequence[str]) -> bool:
+    """Whether the span holds a number that is not an action's name (``Answer: 2`` over actions 0, 1, 2 names one)."""
+    named = {s for s, _ in mentions(span, vocabulary)}
+    return any(m.start() not in named for m in _NUMBER.finditer(span))
 
 
 def _value(number: str, percent: str | None) -> tuple[float, bool]:
@@ -283,6 +292,24 @@ def _pairs(span: str, vocabulary: Sequence[str]) -> tuple[float, ...] | None:
     if set(values) != set(vocabulary) and abs(total - 1) > 0.02 and abs(total - 100) > 2:
         return None
     return tuple(values.get(n, 0.0) for n in vocabulary)
+
+
+_LIST_GAP = re.compile(r"[\s,;]*(?:and\s+)?", re.I)
+
+
+def _number_list(span: str, vocabulary: Sequence[str], *, bare: bool) -> tuple[float, ...] | None:
+    """A span (or, outside an answer span, a bracketed group) that holds nothing but ``len(vocabulary)`` numbers:
+    read in the vocabulary's order even when the numbers are also action names (``(0, 0.5, 0.5)`` over 0, 1, 2)."""
+    groups = [m.group(1) for m in re.finditer(r"[\[(]([^\[\]()]*)[\])]", span)]
+    if bare:
+        groups.insert(0, span.strip().rstrip(".").strip().strip("[]()"))
+    for group in groups:
+        numbers = list(_NUMBER.finditer(group))
+        gaps = [group[a.end(): b.start()] for a, b in zip(numbers, numbers[1:])]
+        if (len(numbers) == len(vocabulary) and not group[: numbers[0].start()].strip()
+                and not group[numbers[-1].end():].strip() and all(_LIST_GAP.fullmatch(g) for g in gaps)):
+            return tuple(_value(m.group(1), m.group(2))[0] for m in numbers)
+    return None
 
 
 def _positional(span: str, vocabulary: Sequence[str], *, bare: bool) -> tuple[float, ...] | None:

@@ -108,8 +108,10 @@ def question_text(family: str, game: MatrixGame, me: int, question: Mapping[str,
         partner: Sequence[str] = question["partner_history"]
         fields.update(rounds=len(partner), history=", ".join(partner),
                       strategy=describe_strategy(question["strategy"], question["roles"]))
-    elif family == "nash":
+    elif family in ("nash", "nash_3x3"):
         fields = {"my_actions": ", ".join(game.actions[me])}
+    elif family == "zero_sum_maximin":
+        fields["my_actions"] = ", ".join(game.actions[me])
     elif family != "dominant_strategy":
         raise NfgFormatError(f"unknown family {family!r}")
     return prompts.render(f"nfg/questions/{family}.md", **fields).strip()

@@ -31,6 +31,8 @@ DATA_NAMES: dict[str, tuple[str, ...]] = {
     "classify_partner": ("HISTORY", "COOPERATE", "DEFECT", "TREMBLE"),
     "play_strategy": ("STRATEGY", "PARTNER_HISTORY", "COOPERATE", "DEFECT"),
     "nash": (),
+    "nash_3x3": (),
+    "zero_sum_maximin": (),
 }
 
 
@@ -94,15 +96,27 @@ def answer_from_table(task: Task, value: Mapping[str, JSON]) -> Reply:
       RouteError: the transcription is inconsistent (unknown names, bad probabilities) or its answer
         names something the task does not have.
     """
+    game, me, question = formal_record(value, task.family)
+    try:
+        key = solve(task.family, game, me, question)
+    except (NfgFormatError, KeyError, TypeError, ValueError, AttributeError) as e:
+        raise RouteError(f"the transcribed game does not solve: {e}") from e
+    return _in_task_terms(task, key.kind, key.vocabulary, key.accepted)
+
+
+def formal_record(value: Mapping[str, JSON], family: str) -> tuple[MatrixGame, int, JSON]:
+    """The formal game, the viewpoint and the solver's question of a tabulated module (``tabulate``'s output).
+
+    Raises:
+      RouteError: the table or the family's data is malformed (unknown names, bad probabilities).
+    """
     try:
         game = MatrixGame.from_tables(value["players"], value["actions"],
                                       [[_exact(u0) for u0, _ in row] for row in value["payoffs"]],
                                       [[_exact(u1) for _, u1 in row] for row in value["payoffs"]])
-        me = list(value["players"]).index(value["me"])
-        key = solve(task.family, game, me, _question(task.family, value["data"]))
+        return game, list(value["players"]).index(value["me"]), _question(family, value["data"])
     except (NfgFormatError, KeyError, TypeError, ValueError, AttributeError) as e:
         raise RouteError(f"the transcribed game does not solve: {e}") from e
-    return _in_task_terms(task, key.kind, key.vocabulary, key.accepted)
 
 
 def _exact(x: float) -> Fraction:

@@ -7,6 +7,7 @@ import dataclasses
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from statistics import mean
 
 from cwm.nfg.answers import Reply
 from cwm.nfg.game import NfgFormatError
@@ -30,6 +31,8 @@ class ItemResult:
       reply: the LLM's reply text (for the CWM route, the code reply).
       parsed: the structured answer that was scored, or None.
       detail: why the item is unparseable or an error; empty otherwise.
+      exploitability: for a task scored by exploitability (zero-sum maximin): how much a best-responding
+        opponent gains against the parsed strategy, in payoff units; None otherwise or when nothing parsed.
     """
 
     task_id: str
@@ -39,11 +42,12 @@ class ItemResult:
     reply: str
     parsed: Reply | None
     detail: str = ""
+    exploitability: float | None = None
 
     def to_json(self) -> JSON:
         return {"task_id": self.task_id, "family": self.family, "contestant": self.contestant, "status": self.status,
                 "parsed": None if self.parsed is None else self.parsed.to_json(), "detail": self.detail,
-                "reply": self.reply}
+                "exploitability": self.exploitability, "reply": self.reply}
 
     @classmethod
     def from_json(cls, data: Mapping[str, JSON]) -> ItemResult:
@@ -54,9 +58,11 @@ class ItemResult:
         """
         try:
             parsed = None if data["parsed"] is None else Reply.from_json(data["parsed"])
+            measure = data.get("exploitability")
             result = cls(str(data["task_id"]), str(data["family"]), str(data["contestant"]), str(data["status"]),
-                         str(data["reply"]), parsed, str(data.get("detail", "")))
-        except (KeyError, TypeError) as e:
+                         str(data["reply"]), parsed, str(data.get("detail", "")),
+                         None if measure is None else float(measure))
+        except (KeyError, TypeError, ValueError) as e:
             raise NfgFormatError(f"item result: missing or malformed field {e}") from e
         if result.status not in STATUSES:
             raise NfgFormatError(f"item result: status must be one of {STATUSES}, got {result.status!r}")
@@ -84,7 +90,7 @@ def judge(task: Task, contestant: str, reply: str, parsed: Reply | None, *, deta
         status = "unparseable"
     else:
         status = "correct" if task.key.accepts(parsed) else "wrong"
-    return ItemResult(task.id, task.family, contestant, status, reply, parsed, detail)
+    return ItemResult(task.id, task.family, contestant, status, reply, parsed, detail, task.key.measure(parsed))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -98,6 +104,7 @@ class Row:
     wrong: int
     unparseable: int
     error: int
+    exploitability: tuple[float, ...] = ()
 
     @property
     def accuracy(self) -> float:
@@ -105,7 +112,12 @@ class Row:
 
     def to_json(self) -> JSON:
         low, high = wilson(self.correct, self.n)
-        return {**dataclasses.asdict(self), "accuracy": self.accuracy, "ci95": [low, high]}
+        out = {**dataclasses.asdict(self), "accuracy": self.accuracy, "ci95": [low, high]}
+        del out["exploitability"]
+        if self.exploitability:  # families scored by exploitability: the raw numbers' summary
+            out["exploitability"] = {"scored": len(self.exploitability), "mean": mean(self.exploitability),
+                                     "max": max(self.exploitability)}
+        return out
 
 
 def summarise(results: Iterable[ItemResult]) -> list[Row]:
@@ -117,7 +129,8 @@ def summarise(results: Iterable[ItemResult]) -> list[Row]:
         for family in [*(f for f in FAMILIES if any(r.family == f for r in mine)), "all"]:
             group = [r for r in mine if family in ("all", r.family)]
             counts = {s: sum(r.status == s for r in group) for s in STATUSES}
-            rows.append(Row(contestant, family, len(group), **counts))
+            measures = tuple(r.exploitability for r in group if r.exploitability is not None)
+            rows.append(Row(contestant, family, len(group), **counts, exploitability=measures))
     return rows
 
 
@@ -129,6 +142,12 @@ def markdown_table(rows: Sequence[Row]) -> str:
         low, high = wilson(r.correct, r.n)
         lines.append(f"| {r.contestant} | {r.family} | {r.n} | {r.accuracy:.3f} | [{low:.3f}, {high:.3f}] | "
                      f"{r.correct} | {r.wrong} | {r.unparseable} | {r.error} |")
+    scored = [r for r in rows if r.exploitability]
+    if scored:  # the raw exploitability of every parsed strategy, beside the thresholded accuracy above
+        lines += ["", "| contestant | family | strategies scored | mean exploitability | max exploitability |",
+                  "|---|---|---:|---:|---:|"]
+        lines += [f"| {r.contestant} | {r.family} | {len(r.exploitability)} | {mean(r.exploitability):.4f} | "
+                  f"{max(r.exploitability):.4f} |" for r in scored]
     return "\n".join(lines) + "\n"
 
 

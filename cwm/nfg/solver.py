@@ -247,3 +247,47 @@ def _solve(augmented: list[list[Fraction]]) -> list[Fraction] | None:
                 factor = rows[r][col] / rows[col][col]
                 rows[r] = [x - factor * y for x, y in zip(rows[r], rows[col])]
     return [rows[i][n] / rows[i][i] for i in range(n)]
+
+
+def is_nondegenerate(game: MatrixGame) -> bool:
+    """Whether no mixed strategy with support size k has more than k pure best responses (for either player).
+
+    Checked conservatively: for each support S of one player (size k) and each set T of k + 1 actions of the
+    other, the indifference system "a mix on S makes the other player's payoffs equal on T" must have no
+    solution at all (not even one with negative entries). Support enumeration finds every equilibrium of a
+    game that passes.
+    """
+    for own, other in ((game.matrix(1), len(game.actions[0])), (game.matrix(0), len(game.actions[1]))):
+        # own[j][i]: the responder's payoff for its action j against the mixer's action i
+        responders = len(own)
+        if any(len({own[j][i] for j in range(responders)}) < responders for i in range(other)):
+            return False  # k = 1: a pure strategy with two best responses needs only a tie
+        for k in range(2, min(other, responders - 1) + 1):
+            for support in itertools.combinations(range(other), k):
+                for targets in itertools.combinations(range(responders), k + 1):
+                    system = [[own[j][i] for i in support] + [Fraction(-1), Fraction(0)] for j in targets]
+                    system.append([Fraction(1)] * k + [Fraction(0), Fraction(1)])
+                    if _consistent(system):
+                        return False
+    return True
+
+
+def _consistent(augmented: list[list[Fraction]]) -> bool:
+    """Whether the linear system [A | b] has a solution (rank A == rank [A | b])."""
+    return _rank([row[:-1] for row in augmented]) == _rank(augmented)
+
+
+def _rank(matrix: list[list[Fraction]]) -> int:
+    rows = [list(r) for r in matrix]
+    rank = 0
+    for col in range(len(rows[0]) if rows else 0):
+        pivot = next((r for r in range(rank, len(rows)) if rows[r][col] != 0), None)
+        if pivot is None:
+            continue
+        rows[rank], rows[pivot] = rows[pivot], rows[rank]
+        for r in range(len(rows)):
+            if r != rank and rows[r][col] != 0:
+                factor = rows[r][col] / rows[rank][col]
+                rows[r] = [x - factor * y for x, y in zip(rows[r], rows[rank])]
+        rank += 1
+    return rank

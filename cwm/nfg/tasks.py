@@ -11,20 +11,25 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Iterable, Mapping
+from fractions import Fraction
 from pathlib import Path
 
-from cwm.nfg import solver
-from cwm.nfg.answers import AnswerKey, choice_key, distribution_key, label_key, sequence_key
+from cwm.nfg import solver, zero_sum
+from cwm.nfg.answers import AnswerKey, Exploitability, choice_key, distribution_key, label_key, sequence_key
 from cwm.nfg.game import MatrixGame, NfgFormatError, to_fraction
 from cwm.types import JSON
 
 SCHEMA = "cwm.nfg/1"
 FAMILIES = ("best_response_pure", "dominant_strategy", "estimate_mixed", "best_response_mixed",
-            "classify_partner", "play_strategy", "nash")
+            "classify_partner", "play_strategy", "nash", "nash_3x3", "zero_sum_maximin")
 PARSE_KIND = {
     "best_response_pure": "choice", "dominant_strategy": "choice", "estimate_mixed": "distribution",
     "best_response_mixed": "choice", "classify_partner": "label", "play_strategy": "sequence", "nash": "distribution",
+    "nash_3x3": "distribution", "zero_sum_maximin": "distribution",
 }
+# A zero-sum strategy is correct when a best-responding opponent gains at most this share of the answerer's
+# payoff range (max - min) against it; a strategy written to 3 decimals stays well inside it.
+EXPLOITABILITY_TOLERANCE = Fraction(1, 50)
 LABELS = (*solver.PARTNER_TYPES, solver.AMBIGUOUS)
 
 
@@ -142,8 +147,10 @@ def solve(family: str, game: MatrixGame, me: int, question: Mapping[str, JSON]) 
         if family == "play_strategy":
             moves = solver.play_out(question["strategy"], question["partner_history"], question["roles"])
             return sequence_key(game.actions[me], moves)
-        if family == "nash":
+        if family in ("nash", "nash_3x3"):
             return _nash_key(game, me)
+        if family == "zero_sum_maximin":
+            return zero_sum_key(game, me)
     except KeyError as e:
         raise NfgFormatError(f"{family} question is missing parameter {e}") from e
     raise NfgFormatError(f"unknown family {family!r}; expected one of {list(FAMILIES)}")
@@ -158,6 +165,21 @@ def _nash_key(game: MatrixGame, me: int) -> AnswerKey:
         if profile[me] not in mine:
             mine.append(profile[me])
     return distribution_key(game.actions[me], mine)
+
+
+def zero_sum_key(game: MatrixGame, me: int, *, tolerance: Fraction = EXPLOITABILITY_TOLERANCE) -> AnswerKey:
+    """The key of a maximin question: one optimal strategy (for the ideal) and the exploitability rule.
+
+    Raises:
+      NfgFormatError: the game is not zero-sum.
+    """
+    if not game.is_zero_sum():
+        raise NfgFormatError("zero_sum_maximin: the game is not zero-sum (some outcome's payoffs do not sum to 0)")
+    mine = game.matrix(me)
+    solution = zero_sum.solve_zero_sum(mine)
+    spread = max(max(r) for r in mine) - min(min(r) for r in mine)
+    rule = Exploitability(tuple(tuple(r) for r in mine), solution.value, float(tolerance * spread))
+    return AnswerKey("distribution", tuple(game.actions[me]), (solution.row,), exploitability=rule)
 
 
 def save(path: str | Path, tasks: Iterable[Task], *, evals_only: bool = False) -> Path:

@@ -5,6 +5,9 @@
   (synthetic, written here, not from a real LLM): per contestant one wrong and one unusable reply,
   the rest correct, so the offline tests know exactly what each status count must be.
 - wrong_ideals.jsonl: hand-made records whose ideals are deliberately wrong (see WRONG below).
+- plain_evals.jsonl: plain evals records (input and ideal only; some ideals deliberately wrong) and
+  transcribe_replay.jsonl: their transcriptions, written by hand (transcriptions/line-NN.md, not from a real
+  LLM) and recorded under the model name "hand-written" (see build_plain_evals).
 """
 
 from __future__ import annotations
@@ -123,9 +126,67 @@ def build_wrong_ideals() -> None:
         f.write(json.dumps({"input": [{"role": "user", "content": "Pick red or blue."}], "ideal": "red"}) + "\n")
 
 
+def _plain(task: Task, ideal: str | None = None) -> dict:
+    record = task.evals_record()
+    if ideal is not None:
+        record["ideal"] = ideal
+    return record
+
+
+def plain_records() -> list[dict]:
+    """The plain evals file (input and ideal only) for the transcription audit; see PLAIN_EXPECTED in
+    tests/nfg/test_nfg_transcribe.py for what each line is."""
+    pd = MatrixGame.from_tables(("Alice", "Bob"), [["green", "blue"]] * 2, [[3, 0], [5, 1]], [[3, 5], [0, 1]])
+    roles = {"cooperate": "green", "defect": "blue"}
+    coord = MatrixGame.from_tables(("Ana", "Ben"), [["red", "yellow", "white"], ["red", "yellow", "white"]],
+                                   [[4, 0, 1], [0, 3, 0], [2, 2, 2]], [[4, 0, 0], [0, 3, 1], [1, 0, 2]])
+    rps = MatrixGame.from_openspiel("matrix_rps", players=("Carla", "Dev"))
+    pennies = MatrixGame.from_tables(("Northwind", "Southfield"), [["project red", "project blue"]] * 2,
+                                     [[2, 0], [0, 1]], [[0, 1], [1, 0]], unit="dollars")
+    numbers = MatrixGame.from_tables(("Ana", "Ben"), [["1", "2", "3"]] * 2, [[1, 0, 0], [0, 1, 0], [0, 0, 1]],
+                                     [[0, 1, 1], [1, 0, 1], [1, 1, 0]])
+    ambiguous = _task("best_response_pure", pd, 1, {"opponent_action": "blue"}, "x").evals_record()
+    ambiguous["input"][-1]["content"] = ambiguous["input"][-1]["content"].replace(
+        "Alice gets 0 points and Bob gets 5 points", "Alice gets 0 points and Bob gets an amount nobody wrote down")
+    return [
+        _plain(_task("best_response_pure", pd, 0, {"opponent_action": "green"}, "x")),  # 1 ok
+        _plain(_task("best_response_pure", coord, 1, {"opponent_action": "white"}, "x"), "red"),  # 2 wrong: white
+        _plain(_task("dominant_strategy", pd, 1, {}, "x")),  # 3 ok
+        _plain(_task("best_response_mixed", rps, 0, {"opponent_mix": {"Rock": "1/5", "Paper": "1/5", "Scissors": "3/5"}},
+                     "x"), "Rock: 0.6, Paper: 0.2, Scissors: 0.2"),  # 4 wrong: a mixed strategy for a choice
+        _plain(_task("play_strategy", pd, 0, {"strategy": "tit-for-tat", "partner_history": ["blue", "green", "green",
+                                                                                             "blue"], "roles": roles},
+                     "x"), "blue, green, green, blue"),  # 5 wrong: copies the same round, not the one before
+        _plain(_task("nash", pennies, 0, {}, "x"), "project red: 1/2, project blue: 1/2"),  # 6 ok
+        _plain(_task("estimate_mixed", numbers, 0, {"opponent_history": ["2", "3", "3", "2"]}, "x"),
+               "(0, 0.5, 0.5)"),  # 7 ok: a tuple over number-named actions
+        _plain(_task("dominant_strategy", pd, 0, {}, "x")),  # 8 untranscribed: the code imports os
+        ambiguous,  # 9 ambiguous: a payoff is missing from the text
+        _task("dominant_strategy", pd, 0, {}, "with-formal-game").to_json(),  # 10 ok, audited without the LLM
+        {"input": 42, "ideal": "red"},  # 11 invalid input
+        _plain(_task("best_response_pure", coord, 0, {"opponent_action": "yellow"}, "x")),  # 12 untranscribed: renamed
+    ]
+
+
+def build_plain_evals() -> None:
+    """plain_evals.jsonl, and transcribe_replay.jsonl: the hand-written transcriptions under transcriptions/
+    (one file per plain record that reaches the LLM, in file order), recorded as replies of the model
+    "hand-written" so that the replay client answers each transcription request with its own reply."""
+    from cwm.nfg import transcribe
+
+    path = HERE / "plain_evals.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in plain_records()), encoding="utf-8")
+    replay = HERE / "transcribe_replay.jsonl"
+    replay.unlink(missing_ok=True)
+    replies = [p.read_text(encoding="utf-8") for p in sorted((HERE / "transcriptions").glob("line-*.md"))]
+    client = RecordingClient(ScriptedClient(replies, model="hand-written"), replay)
+    transcribe.audit_file(path, client, workers=1, budget_s=5.0)
+
+
 if __name__ == "__main__":
     small = [generate_one(f, 0, seed=SEED) for f in FAMILIES]
     save(HERE / "tasks_small.jsonl", small)
     build_replay(small)
     build_wrong_ideals()
+    build_plain_evals()
     print(f"wrote fixtures to {HERE}")
