@@ -1,0 +1,142 @@
+"""Result files of a Decrypto run: results.json, results.csv, results.md (with the cross-play matrix) and
+plots (win rate and turns per pairing, end-condition stacks, the k sweep)."""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from cwm.decrypto.types import END_CONDITIONS, ROLES
+
+COLOURS = {"intercepted": "#c0392b", "miscommunicated": "#e67e22", "both": "#8e44ad", "survived": "#27ae60"}
+
+
+def _pct(r: dict[str, Any]) -> str:
+    if r.get("rate") is None:
+        return "-"
+    return f"{100 * r['rate']:.0f}% [{100 * r['low']:.0f}, {100 * r['high']:.0f}]"
+
+
+def _mean(m: dict[str, Any]) -> str:
+    return "-" if m.get("mean") is None else f"{m['mean']:.2f} [{m['low']:.2f}, {m['high']:.2f}]"
+
+
+def csv_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One flat row per pairing: specs, then every rate with its interval."""
+    flat = []
+    for row in rows:
+        s = row["summary"]
+        out: dict[str, Any] = {r: row["pairing"][r] for r in ROLES} | {"episodes": s["episodes"]}
+        for c in END_CONDITIONS:
+            out |= {c: s["end"][c]["rate"], f"{c}_low": s["end"][c]["low"], f"{c}_high": s["end"][c]["high"]}
+        out |= {"turns": s["turns"]["mean"], "turns_low": s["turns"]["low"], "turns_high": s["turns"]["high"]}
+        out |= {f"format_failures_{r}": s["format_failures"][r]["mean"] for r in ROLES}
+        flat.append(out)
+    return flat
+
+
+def markdown(rows: Sequence[dict[str, Any]], record: dict[str, Any]) -> str:
+    """The results table, and the cross-play matrix of Alice/Bob survival (team rows, Eve columns)."""
+    lines = [f"# Decrypto: {record.get('episodes')} episodes x {record.get('seeds')} seeds per pairing", "",
+             "| Alice | Bob | Eve | survived | intercepted | miscommunicated | both | turns |",
+             "|---|---|---|---|---|---|---|---|"]
+    for row in rows:
+        p, s = row["pairing"], row["summary"]
+        ends = " | ".join(_pct(s["end"][c]) for c in ("survived", "intercepted", "miscommunicated", "both"))
+        lines.append(f"| {p['alice']} | {p['bob']} | {p['eve']} | {ends} | {_mean(s['turns'])} |")
+    eves = list(dict.fromkeys(r["pairing"]["eve"] for r in rows))
+    teams = list(dict.fromkeys((r["pairing"]["alice"], r["pairing"]["bob"]) for r in rows))
+    if len(eves) > 1 or len(teams) > 1:
+        cell = {(r["pairing"]["alice"], r["pairing"]["bob"], r["pairing"]["eve"]): r["summary"] for r in rows}
+        lines += ["", "## Cross-play: Alice/Bob survival (rows: Alice + Bob; columns: Eve)", "",
+                  "| Alice + Bob | " + " | ".join(eves) + " |", "|---|" + "---|" * len(eves)]
+        for a, b in teams:
+            vals = [_pct(cell[(a, b, e)]["alice_bob_win"]) if (a, b, e) in cell else "-" for e in eves]
+            lines.append(f"| {a} + {b} | " + " | ".join(vals) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def write_results(out: Path, rows: Sequence[dict[str, Any]], record: dict[str, Any]) -> dict[str, Path]:
+    """Writes results.json (record + rows), results.csv and results.md; returns their paths."""
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {"json": out / "results.json", "csv": out / "results.csv", "markdown": out / "results.md"}
+    paths["json"].write_text(json.dumps({"record": record, "pairings": list(rows)}, indent=2) + "\n",
+                             encoding="utf-8")
+    flat = csv_rows(rows)
+    with paths["csv"].open("w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=list(flat[0]) if flat else ["alice"])
+        writer.writeheader()
+        writer.writerows(flat)
+    paths["markdown"].write_text(markdown(rows, record), encoding="utf-8")
+    return paths
+
+
+def _pyplot() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _errors(values: Sequence[dict[str, Any]], key: str) -> tuple[list[float], list[list[float]]]:
+    centre = [float(v[key] or 0) for v in values]
+    return centre, [[c - float(v["low"] or 0) for c, v in zip(centre, values)],
+                    [float(v["high"] or 0) - c for c, v in zip(centre, values)]]
+
+
+def plot_pairings(out: Path, rows: Sequence[dict[str, Any]]) -> list[Path]:
+    """``win_turns.png`` (survival and mean turns per pairing, 95% intervals) and ``end_conditions.png``."""
+    plt = _pyplot()
+    out.mkdir(parents=True, exist_ok=True)
+    labels = [f"{r['pairing']['alice']}\n{r['pairing']['bob']}\nvs {r['pairing']['eve']}" for r in rows]
+    x = list(range(len(rows)))
+    fig, (left, right) = plt.subplots(1, 2, figsize=(max(6, 2.2 * len(rows)), 4.2))
+    wins, err = _errors([r["summary"]["alice_bob_win"] for r in rows], "rate")
+    left.bar(x, wins, yerr=err, color="#27ae60", capsize=4)
+    left.set(ylim=(0, 1), ylabel="Alice/Bob survival", title="Survival rate")
+    turns, err = _errors([r["summary"]["turns"] for r in rows], "mean")
+    right.bar(x, turns, yerr=err, color="#2980b9", capsize=4)
+    right.set(ylim=(0, 8.5), ylabel="turns played", title="Average turns")
+    for ax in (left, right):
+        ax.set_xticks(x, labels, fontsize=7)
+    fig.tight_layout()
+    paths = [out / "win_turns.png"]
+    fig.savefig(paths[0], dpi=110)
+    plt.close(fig)
+    fig, ax = plt.subplots(figsize=(max(5, 1.6 * len(rows)), 4.2))
+    bottom = [0.0] * len(rows)
+    for c in END_CONDITIONS:
+        share = [float(r["summary"]["end"][c]["rate"] or 0) for r in rows]
+        ax.bar(x, share, bottom=bottom, color=COLOURS[c], label=c)
+        bottom = [b + s for b, s in zip(bottom, share)]
+    ax.set(ylim=(0, 1), ylabel="share of episodes", title="End conditions")
+    ax.set_xticks(x, labels, fontsize=7)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    paths.append(out / "end_conditions.png")
+    fig.savefig(paths[1], dpi=110)
+    plt.close(fig)
+    return paths
+
+
+def plot_sweep(path: Path, ks: Sequence[int], summaries: Sequence[dict[str, Any]]) -> Path:
+    """End-condition rates against Alice's k (log scale), with 95% intervals: the trade-off in one plot."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    for c in END_CONDITIONS:
+        rates, err = _errors([s["end"][c] for s in summaries], "rate")
+        ax.errorbar(list(ks), rates, yerr=err, marker="o", capsize=3, color=COLOURS[c], label=c)
+    ax.set_xscale("log", base=2)
+    ax.set(xlabel="Alice's k (candidate hints per keyword)", ylabel="share of episodes", ylim=(-0.02, 1.02),
+           title="Embedding Alice/Bob vs embedding Eve: the k trade-off")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
