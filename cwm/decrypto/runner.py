@@ -9,6 +9,7 @@ again into the same directory, plays only the episodes still missing.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -33,11 +34,19 @@ class Pairing:
 
     @property
     def slug(self) -> str:
-        """A file-name-safe label: ``embed__embed__llm-gemini``."""
-        return "__".join(re.sub(r"[^A-Za-z0-9_.=-]+", "-", s).strip("-") for s in (self.alice, self.bob, self.eve))
+        """A file-name-safe label: ``embed__embed__llm-gemini``; a spec over 40 characters (a replay file's
+        path) is cut to 31 and ends in 8 hex digits of its hash, so the name stays short and unique."""
+        return "__".join(_slug_part(s) for s in (self.alice, self.bob, self.eve))
 
     def to_json(self) -> dict[str, str]:
         return dataclasses.asdict(self)
+
+
+def _slug_part(spec: str) -> str:
+    part = re.sub(r"[^A-Za-z0-9_.=-]+", "-", spec).strip("-")
+    if len(part) <= 40:
+        return part
+    return f"{part[:31]}-{hashlib.sha256(spec.encode('utf-8')).hexdigest()[:8]}"
 
 
 def cross_play(alices: Sequence[str], bobs: Sequence[str], eves: Sequence[str], *,

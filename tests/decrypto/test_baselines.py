@@ -6,10 +6,10 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from conftest import KEYWORDS, TOPICS, toy_embedding
 
-from cwm.decrypto import EmbedAlice, EmbedBob, EmbedEve, Embedding, View, assign, play_episode
+from cwm.decrypto import EmbedAlice, EmbedBob, Embedding, EmbedEve, View, assign, play_episode
 from cwm.decrypto.baselines import eve_similarity
+from cwm.decrypto.testing import KEYWORDS, TOPICS, toy_embedding
 from cwm.decrypto.types import DecryptoError, Turn
 
 # Hint 1 likes digit 1 a little more than digit 2; hint 2 likes only digit 1. Greedy gives hint 1 digit 1 and

@@ -8,7 +8,15 @@ import math
 import numpy as np
 import pytest
 
-from cwm.decrypto import ALL_CODES, DecryptoError, Game, Turn, end_condition, keyword_combinations, keyword_list
+from cwm.decrypto import (
+    ALL_CODES,
+    DecryptoError,
+    Game,
+    Turn,
+    end_condition,
+    keyword_combinations,
+    keyword_list,
+)
 from cwm.decrypto.engine import code_problem, deal_keywords, draw_code, hint_problem
 
 CODE = (1, 2, 3)

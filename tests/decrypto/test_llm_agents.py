@@ -4,9 +4,9 @@ the conversation and its probe branches, and whole games from recorded replies."
 from __future__ import annotations
 
 import pytest
-from conftest import KEYWORDS, RuleClient
 
 from cwm.decrypto import DEFAULT_GUESS, LLMAgent, View, default_hints, play_episode
+from cwm.decrypto.testing import KEYWORDS, RuleClient
 from cwm.decrypto.types import Turn
 from cwm.llm import RecordingClient, ReplayClient, ScriptedClient
 

@@ -6,11 +6,20 @@ import csv
 import json
 
 import pytest
-from conftest import toy_embedding
 
-from cwm.decrypto import EmbedAlice, EmbedBob, EmbedEve, Pairing, cross_play, read_episodes, run_pairing, summarize
-from cwm.decrypto import report
+from cwm.decrypto import (
+    EmbedAlice,
+    EmbedBob,
+    EmbedEve,
+    Pairing,
+    cross_play,
+    read_episodes,
+    report,
+    run_pairing,
+    summarize,
+)
 from cwm.decrypto.runner import plan
+from cwm.decrypto.testing import toy_embedding
 from cwm.decrypto.types import DecryptoError
 
 EMB = toy_embedding(noise=1.0)
@@ -92,3 +101,9 @@ def test_reports_hold_every_metric_with_intervals(tmp_path):
     plots = report.plot_pairings(tmp_path / "plots", rows)
     sweep = report.plot_sweep(tmp_path / "plots" / "k.png", [1, 8], [r["summary"] for r in rows])
     assert all(p.stat().st_size > 5000 and p.read_bytes()[:4] == b"\x89PNG" for p in [*plots, sweep])
+
+
+def test_long_specs_make_short_distinct_file_names():
+    long_a, long_b = "llm:replay:/" + "d" * 200 + "/a.jsonl", "llm:replay:/" + "d" * 200 + "/b.jsonl"
+    a, b = Pairing(long_a, long_a, long_a).slug, Pairing(long_b, long_b, long_b).slug
+    assert a != b and len(a) <= 3 * 40 + 4

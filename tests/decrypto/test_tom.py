@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from conftest import RuleClient
 
 from cwm.decrypto import Episode, LLMAgent, keyword_scores, perspective_scores, play_episode, tom_report
+from cwm.decrypto.testing import RuleClient
 
 TRUE = ["lion", "piano", "hammer", "apple"]
 BELIEF = ["cat", "drum", "saw", "pear"]
