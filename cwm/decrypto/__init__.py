@@ -19,11 +19,10 @@ from cwm.decrypto.engine import (
 )
 from cwm.decrypto.human import HumanAgent, Terminal
 from cwm.decrypto.llm_agents import DEFAULT_GUESS, LLMAgent, default_hints
-from cwm.decrypto.metrics import summarize
+from cwm.decrypto.metrics import keyword_scores, perspective_scores, summarize, tom_report
 from cwm.decrypto.play import play_episode
 from cwm.decrypto.runner import Pairing, cross_play, read_episodes, run_pairing
 from cwm.decrypto.specs import AgentSpec, build_agent, parse_spec
-from cwm.decrypto.tom import keyword_scores, perspective_scores, tom_report
 from cwm.decrypto.types import (
     Attempt,
     Code,

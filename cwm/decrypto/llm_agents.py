@@ -8,7 +8,7 @@ played: the hints ``pass | pass | pass`` for Alice (the first of ``pass``, ``ski
 contains no keyword), the code ``1-2-3`` for Bob and Eve. Every attempt is logged as an
 :class:`~cwm.decrypto.types.Attempt`, the default included.
 
-Theory-of-mind probes (:mod:`cwm.decrypto.tom`) are asked on a branch of the conversation: their questions
+Theory-of-mind probes (:mod:`cwm.decrypto.metrics`) are asked on a branch of the conversation: their questions
 and answers never enter the game's own context.
 """
 

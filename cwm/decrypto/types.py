@@ -98,7 +98,7 @@ class Episode:
       turns: the turns played, in order.
       end: one of :data:`END_CONDITIONS`.
       attempts: every logged answer (LLM replies, human entries), in order.
-      probes: theory-of-mind probe answers (see :mod:`cwm.decrypto.tom`).
+      probes: theory-of-mind probe answers (see :mod:`cwm.decrypto.metrics`).
     """
 
     episode_id: str
