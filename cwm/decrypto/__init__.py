@@ -21,6 +21,7 @@ from cwm.decrypto.human import HumanAgent, Terminal
 from cwm.decrypto.llm_agents import DEFAULT_GUESS, LLMAgent, default_hints
 from cwm.decrypto.metrics import keyword_scores, perspective_scores, summarize, tom_report
 from cwm.decrypto.play import play_episode
+from cwm.decrypto.report import render_html, write_html
 from cwm.decrypto.runner import Pairing, cross_play, read_episodes, run_pairing
 from cwm.decrypto.specs import AgentSpec, build_agent, parse_spec
 from cwm.decrypto.types import (
@@ -33,7 +34,6 @@ from cwm.decrypto.types import (
     Turn,
     View,
 )
-from cwm.decrypto.viewer import render_html, write_html
 
 __all__ = [
     "ALL_CODES",
