@@ -58,7 +58,8 @@ def _roles(p: argparse.ArgumentParser, *, nargs: str | None) -> None:
                        help=f"{role}'s agent: embed[:OPTIONS], llm:SPEC (llm:gemini, llm:replay:FILE) or human")
     p.add_argument("--temperature", type=float, default=0.6, help="LLM sampling temperature of play (default 0.6)")
     p.add_argument("--cache", help="SQLite cache file for LLM replies")
-    p.add_argument("--max-retries", type=int, default=2, help="format retries before a default move (default 2)")
+    p.add_argument("--max-retries", type=_nonnegative, default=2,
+                   help="format retries before a default move (default 2)")
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -68,14 +69,24 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 
-def _positive(text: str) -> int:
+def _whole(text: str, least: int) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    if value < least:
+        raise argparse.ArgumentTypeError(f"must be >= {least}, got {value}")
     return value
+
+
+def _positive(text: str) -> int:
+    """An argparse type: a whole number >= 1."""
+    return _whole(text, 1)
+
+
+def _nonnegative(text: str) -> int:
+    """An argparse type: a whole number >= 0."""
+    return _whole(text, 0)
 
 
 def _factory(args: argparse.Namespace, out: Path | None, human: Callable[[str], Any] | None = None):  # type: ignore[no-untyped-def]

@@ -95,38 +95,40 @@ def _errors(values: Sequence[dict[str, Any]], key: str) -> tuple[list[float], li
 
 
 def plot_pairings(out: Path, rows: Sequence[dict[str, Any]]) -> list[Path]:
-    """``win_turns.png`` (survival and mean turns per pairing, 95% intervals) and ``end_conditions.png``."""
+    """``win_turns.png`` (survival and mean turns per pairing, 95% intervals) and ``end_conditions.png``
+    (stacked shares); one horizontal bar per pairing, so long specs stay readable."""
     plt = _pyplot()
     out.mkdir(parents=True, exist_ok=True)
-    labels = [f"{r['pairing']['alice']}\n{r['pairing']['bob']}\nvs {r['pairing']['eve']}" for r in rows]
-    x = list(range(len(rows)))
-    fig, (left, right) = plt.subplots(1, 2, figsize=(max(6, 2.2 * len(rows)), 4.2))
+    labels = [f"{r['pairing']['alice']} + {r['pairing']['bob']} vs {r['pairing']['eve']}" for r in rows]
+    y = list(range(len(rows)))[::-1]
+    height = 1.2 + 0.4 * len(rows)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, height), sharey=True)
     wins, err = _errors([r["summary"]["alice_bob_win"] for r in rows], "rate")
-    left.bar(x, wins, yerr=err, color="#27ae60", capsize=4)
-    left.set(ylim=(0, 1), ylabel="Alice/Bob survival", title="Survival rate")
+    left.barh(y, wins, xerr=err, color="#27ae60", capsize=3)
+    left.set(xlim=(0, 1), xlabel="Alice/Bob survival", title="Survival rate")
     turns, err = _errors([r["summary"]["turns"] for r in rows], "mean")
-    right.bar(x, turns, yerr=err, color="#2980b9", capsize=4)
-    right.set(ylim=(0, 8.5), ylabel="turns played", title="Average turns")
-    for ax in (left, right):
-        ax.set_xticks(x, labels, fontsize=7)
-    fig.tight_layout()
-    paths = [out / "win_turns.png"]
-    fig.savefig(paths[0], dpi=110)
-    plt.close(fig)
-    fig, ax = plt.subplots(figsize=(max(5, 1.6 * len(rows)), 4.2))
-    bottom = [0.0] * len(rows)
+    right.barh(y, turns, xerr=err, color="#2980b9", capsize=3)
+    right.set(xlim=(0, 8.5), xlabel="turns played", title="Average turns")
+    left.set_yticks(y, labels, fontsize=8)
+    paths = [out / "win_turns.png", out / "end_conditions.png"]
+    _save(plt, fig, paths[0])
+    fig, ax = plt.subplots(figsize=(8, height))
+    left_edge = [0.0] * len(rows)
     for c in END_CONDITIONS:
         share = [float(r["summary"]["end"][c]["rate"] or 0) for r in rows]
-        ax.bar(x, share, bottom=bottom, color=COLOURS[c], label=c)
-        bottom = [b + s for b, s in zip(bottom, share)]
-    ax.set(ylim=(0, 1), ylabel="share of episodes", title="End conditions")
-    ax.set_xticks(x, labels, fontsize=7)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    paths.append(out / "end_conditions.png")
-    fig.savefig(paths[1], dpi=110)
-    plt.close(fig)
+        ax.barh(y, share, left=left_edge, color=COLOURS[c], label=c)
+        left_edge = [a + b for a, b in zip(left_edge, share)]
+    ax.set(xlim=(0, 1), xlabel="share of episodes", title="End conditions")
+    ax.set_yticks(y, labels, fontsize=8)
+    ax.legend(fontsize=8, loc="lower right")
+    _save(plt, fig, paths[1])
     return paths
+
+
+def _save(plt: Any, fig: Any, path: Path) -> None:
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
 def plot_sweep(path: Path, ks: Sequence[int], summaries: Sequence[dict[str, Any]]) -> Path:
@@ -140,10 +142,8 @@ def plot_sweep(path: Path, ks: Sequence[int], summaries: Sequence[dict[str, Any]
     ax.set(xlabel="Alice's k (candidate hints per keyword)", ylabel="share of episodes", ylim=(-0.02, 1.02),
            title="Embedding Alice/Bob vs embedding Eve: the k trade-off")
     ax.legend(fontsize=8)
-    fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    _save(plt, fig, path)
     return path
 
 
