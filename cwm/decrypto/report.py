@@ -101,8 +101,8 @@ def plot_pairings(out: Path, rows: Sequence[dict[str, Any]]) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     labels = [f"{r['pairing']['alice']} + {r['pairing']['bob']} vs {r['pairing']['eve']}" for r in rows]
     y = list(range(len(rows)))[::-1]
-    height = 1.2 + 0.4 * len(rows)
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11, height), sharey=True)
+    height, label_width = 1.2 + 0.4 * len(rows), 0.08 * max(map(len, labels), default=0)  # inches
+    fig, (left, right) = plt.subplots(1, 2, figsize=(8 + label_width, height), sharey=True)
     wins, err = _errors([r["summary"]["alice_bob_win"] for r in rows], "rate")
     left.barh(y, wins, xerr=err, color="#27ae60", capsize=3)
     left.set(xlim=(0, 1), xlabel="Alice/Bob survival", title="Survival rate")
@@ -112,7 +112,7 @@ def plot_pairings(out: Path, rows: Sequence[dict[str, Any]]) -> list[Path]:
     left.set_yticks(y, labels, fontsize=8)
     paths = [out / "win_turns.png", out / "end_conditions.png"]
     _save(plt, fig, paths[0])
-    fig, ax = plt.subplots(figsize=(8, height))
+    fig, ax = plt.subplots(figsize=(5 + label_width, height))
     left_edge = [0.0] * len(rows)
     for c in END_CONDITIONS:
         share = [float(r["summary"]["end"][c]["rate"] or 0) for r in rows]
