@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Debian packages the test suite needs: bubblewrap (the sandbox's namespace layer; tests/sandbox runs every
-# hostile program inside it as well as without it) and libseccomp2 (loaded by pyseccomp for the seccomp
-# deny-list). Idempotent and quiet: installs only what is missing. Called from .ci/run.
+# hostile program inside it as well as without it), libseccomp2 (loaded by pyseccomp for the seccomp
+# deny-list), tmux (tests/decrypto plays hot-seat Decrypto through a real terminal) and chromium (tests/decrypto
+# loads the HTML transcript viewer in headless Chromium). Idempotent and quiet: installs only what is missing.
+# Called from .ci/run.
 #
 # It never aborts the run: where apt-get is missing or the install fails it warns and goes on, and the
-# sandbox tests then fail by name (their bwrap-mode cases say "apt-get install bubblewrap"), so CI stays
-# strict without this script hiding why.
+# sandbox tests then fail by name (their bwrap-mode cases say "apt-get install bubblewrap"; the Decrypto tests
+# say "apt-get install tmux" or "chromium"), so CI stays strict without this script hiding why.
 set -uo pipefail
 
-packages=(bubblewrap libseccomp2)
+packages=(bubblewrap libseccomp2 tmux chromium)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -27,7 +29,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
        $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; then
       echo "installed: ${missing[*]}"
     else
-      echo "warning: could not install ${missing[*]} with apt-get; the sandbox tests will say what is missing" >&2
+      echo "warning: could not install ${missing[*]} with apt-get; the tests that need them will say so" >&2
     fi
   fi
 fi

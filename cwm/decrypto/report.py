@@ -1,0 +1,202 @@
+"""Result files of a Decrypto run: results.json, results.csv, results.md (with the cross-play matrix), plots
+(win rate and turns per pairing, end-condition stacks, the k sweep), and the static HTML transcript viewer.
+
+The viewer is one self-contained page, chat-like: per turn the hints, both guesses and the reveal. Every text
+from a transcript is escaped, so a hostile hint shows as text."""
+
+from __future__ import annotations
+
+import csv
+import html
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from cwm.decrypto.engine import format_code
+from cwm.decrypto.types import END_CONDITIONS, ROLES, Episode, Turn
+
+COLOURS = {"intercepted": "#c0392b", "miscommunicated": "#e67e22", "both": "#8e44ad", "survived": "#27ae60"}
+
+
+def _pct(r: dict[str, Any]) -> str:
+    if r.get("rate") is None:
+        return "-"
+    return f"{100 * r['rate']:.0f}% [{100 * r['low']:.0f}, {100 * r['high']:.0f}]"
+
+
+def _mean(m: dict[str, Any]) -> str:
+    return "-" if m.get("mean") is None else f"{m['mean']:.2f} [{m['low']:.2f}, {m['high']:.2f}]"
+
+
+def csv_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One flat row per pairing: specs, then every rate with its interval."""
+    flat = []
+    for row in rows:
+        s = row["summary"]
+        out: dict[str, Any] = {r: row["pairing"][r] for r in ROLES} | {"episodes": s["episodes"]}
+        for c in END_CONDITIONS:
+            out |= {c: s["end"][c]["rate"], f"{c}_low": s["end"][c]["low"], f"{c}_high": s["end"][c]["high"]}
+        out |= {"turns": s["turns"]["mean"], "turns_low": s["turns"]["low"], "turns_high": s["turns"]["high"]}
+        out |= {f"format_failures_{r}": s["format_failures"][r]["mean"] for r in ROLES}
+        flat.append(out)
+    return flat
+
+
+def markdown(rows: Sequence[dict[str, Any]], record: dict[str, Any]) -> str:
+    """The results table, and the cross-play matrix of Alice/Bob survival (team rows, Eve columns)."""
+    lines = [f"# Decrypto: {record.get('episodes')} episodes x {record.get('seeds')} seeds per pairing", "",
+             "| Alice | Bob | Eve | survived | intercepted | miscommunicated | both | turns |",
+             "|---|---|---|---|---|---|---|---|"]
+    for row in rows:
+        p, s = row["pairing"], row["summary"]
+        ends = " | ".join(_pct(s["end"][c]) for c in ("survived", "intercepted", "miscommunicated", "both"))
+        lines.append(f"| {p['alice']} | {p['bob']} | {p['eve']} | {ends} | {_mean(s['turns'])} |")
+    eves = list(dict.fromkeys(r["pairing"]["eve"] for r in rows))
+    teams = list(dict.fromkeys((r["pairing"]["alice"], r["pairing"]["bob"]) for r in rows))
+    if len(eves) > 1 or len(teams) > 1:
+        cell = {(r["pairing"]["alice"], r["pairing"]["bob"], r["pairing"]["eve"]): r["summary"] for r in rows}
+        lines += ["", "## Cross-play: Alice/Bob survival (rows: Alice + Bob; columns: Eve)", "",
+                  "| Alice + Bob | " + " | ".join(eves) + " |", "|---|" + "---|" * len(eves)]
+        for a, b in teams:
+            vals = [_pct(cell[(a, b, e)]["alice_bob_win"]) if (a, b, e) in cell else "-" for e in eves]
+            lines.append(f"| {a} + {b} | " + " | ".join(vals) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def write_results(out: Path, rows: Sequence[dict[str, Any]], record: dict[str, Any]) -> dict[str, Path]:
+    """Writes results.json (record + rows), results.csv and results.md; returns their paths."""
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {"json": out / "results.json", "csv": out / "results.csv", "markdown": out / "results.md"}
+    paths["json"].write_text(json.dumps({"record": record, "pairings": list(rows)}, indent=2) + "\n",
+                             encoding="utf-8")
+    flat = csv_rows(rows)
+    with paths["csv"].open("w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=list(flat[0]) if flat else ["alice"])
+        writer.writeheader()
+        writer.writerows(flat)
+    paths["markdown"].write_text(markdown(rows, record), encoding="utf-8")
+    return paths
+
+
+def _pyplot() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _errors(values: Sequence[dict[str, Any]], key: str) -> tuple[list[float], list[list[float]]]:
+    centre = [float(v[key] or 0) for v in values]
+    return centre, [[c - float(v["low"] or 0) for c, v in zip(centre, values)],
+                    [float(v["high"] or 0) - c for c, v in zip(centre, values)]]
+
+
+def plot_pairings(out: Path, rows: Sequence[dict[str, Any]]) -> list[Path]:
+    """``win_turns.png`` (survival and mean turns per pairing, 95% intervals) and ``end_conditions.png``
+    (stacked shares); one horizontal bar per pairing, so long specs stay readable."""
+    plt = _pyplot()
+    out.mkdir(parents=True, exist_ok=True)
+    labels = [f"{r['pairing']['alice']} + {r['pairing']['bob']} vs {r['pairing']['eve']}" for r in rows]
+    y = list(range(len(rows)))[::-1]
+    height, label_width = 1.2 + 0.4 * len(rows), 0.08 * max(map(len, labels), default=0)  # inches
+    fig, (left, right) = plt.subplots(1, 2, figsize=(8 + label_width, height), sharey=True)
+    wins, err = _errors([r["summary"]["alice_bob_win"] for r in rows], "rate")
+    left.barh(y, wins, xerr=err, color="#27ae60", capsize=3)
+    left.set(xlim=(0, 1), xlabel="Alice/Bob survival", title="Survival rate")
+    turns, err = _errors([r["summary"]["turns"] for r in rows], "mean")
+    right.barh(y, turns, xerr=err, color="#2980b9", capsize=3)
+    right.set(xlim=(0, 8.5), xlabel="turns played", title="Average turns")
+    left.set_yticks(y, labels, fontsize=8)
+    paths = [out / "win_turns.png", out / "end_conditions.png"]
+    _save(plt, fig, paths[0])
+    fig, ax = plt.subplots(figsize=(5 + label_width, height))
+    left_edge = [0.0] * len(rows)
+    for c in END_CONDITIONS:
+        share = [float(r["summary"]["end"][c]["rate"] or 0) for r in rows]
+        ax.barh(y, share, left=left_edge, color=COLOURS[c], label=c)
+        left_edge = [a + b for a, b in zip(left_edge, share)]
+    ax.set(xlim=(0, 1), xlabel="share of episodes", title="End conditions")
+    ax.set_yticks(y, labels, fontsize=8)
+    ax.legend(fontsize=8, loc="lower right")
+    _save(plt, fig, paths[1])
+    return paths
+
+
+def _save(plt: Any, fig: Any, path: Path) -> None:
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def plot_sweep(path: Path, ks: Sequence[int], summaries: Sequence[dict[str, Any]]) -> Path:
+    """End-condition rates against Alice's k (log scale), with 95% intervals: the trade-off in one plot."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    for c in END_CONDITIONS:
+        rates, err = _errors([s["end"][c] for s in summaries], "rate")
+        ax.errorbar(list(ks), rates, yerr=err, marker="o", capsize=3, color=COLOURS[c], label=c)
+    ax.set_xscale("log", base=2)
+    ax.set(xlabel="Alice's k (candidate hints per keyword)", ylabel="share of episodes", ylim=(-0.02, 1.02),
+           title="Embedding Alice/Bob vs embedding Eve: the k trade-off")
+    ax.legend(fontsize=8)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _save(plt, fig, path)
+    return path
+
+
+# ---------------------------------------------------------------------------------------------- viewer
+STYLE = """
+body { font-family: system-ui, sans-serif; max-width: 52rem; margin: 2rem auto; background: #f4f5f7; }
+section.episode { background: white; border-radius: 8px; padding: 1rem 1.5rem; margin-bottom: 2rem; }
+.keywords { color: #555; } .keywords b { color: #111; }
+.turn { border-top: 1px solid #ddd; padding: .6rem 0; }
+.bubble { display: inline-block; border-radius: 14px; padding: .35rem .8rem; margin: .2rem 0; max-width: 80%; }
+.row { display: flex; } .row.alice { justify-content: flex-start; } .row.bob, .row.eve { justify-content: flex-end; }
+.alice .bubble { background: #dbeafe; } .bob .bubble { background: #dcfce7; } .eve .bubble { background: #fee2e2; }
+.reveal { text-align: center; color: #333; font-size: .9rem; margin-top: .3rem; }
+.end { font-weight: bold; }
+"""
+
+
+def _e(text: object) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _turn(turn: Turn) -> str:
+    marks = [m for m, on in (("interception", turn.intercepted), ("miscommunication", turn.miscommunicated)) if on]
+    hints = ", ".join(f"<q>{_e(h)}</q>" for h in turn.hints)
+    return (f'<div class="turn" data-turn="{turn.number}"><div class="label">Turn {turn.number}</div>'
+            f'<div class="row alice"><span class="bubble hints">Alice: {hints}</span></div>'
+            f'<div class="row bob"><span class="bubble guess">Bob guesses {format_code(turn.bob_guess)}</span></div>'
+            f'<div class="row eve"><span class="bubble guess">Eve guesses {format_code(turn.eve_guess)}</span></div>'
+            f'<div class="reveal">The code was <b class="code">{format_code(turn.code)}</b>'
+            f'{": " + " and ".join(marks) if marks else ""}</div></div>')
+
+
+def _episode(episode: Episode) -> str:
+    players = ", ".join(f"{role}: {_e(name)}" for role, name in episode.players.items())
+    keywords = " ".join(f"<b>{i}. {_e(w)}</b>" for i, w in enumerate(episode.keywords, start=1))
+    turns = "".join(_turn(t) for t in episode.turns)
+    failures = ", ".join(f"{r} {n}" for r, n in episode.format_failures().items() if n) or "none"
+    return (f'<section class="episode" id="{_e(episode.episode_id)}" data-end="{_e(episode.end)}">'
+            f"<h2>{_e(episode.episode_id)}</h2><p>{players}</p>"
+            f'<p class="keywords">Keywords: {keywords}</p>{turns}'
+            f'<p class="end">End: {_e(episode.end)} after {len(episode.turns)} turns '
+            f"(default moves: {failures})</p></section>")
+
+
+def render_html(episodes: Sequence[Episode], *, title: str = "Decrypto transcripts") -> str:
+    """The whole page for ``episodes``."""
+    body = "".join(_episode(e) for e in episodes) or "<p>No episodes.</p>"
+    return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{_e(title)}</title>'
+            f"<style>{STYLE}</style></head><body><h1>{_e(title)}</h1>"
+            f'<p class="count">{len(episodes)} episodes</p>{body}</body></html>\n')
+
+
+def write_html(path: Path, episodes: Sequence[Episode], *, title: str = "Decrypto transcripts") -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(render_html(episodes, title=title), encoding="utf-8")
+    return path

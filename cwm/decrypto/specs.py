@@ -1,0 +1,106 @@
+"""Agent specs: the strings that name a player on the command line and in results.
+
+- ``embed`` or ``embed:k=16,smart=0,wary=0,assignment=greedy,vocab=30000``: the embedding baseline of the
+  role (:mod:`cwm.decrypto.baselines`); options a role does not use are refused.
+- ``llm:SPEC``: an LLM through ``cwm.llm.make_client(SPEC)`` (``llm:gemini``, ``llm:openai:MODEL``,
+  ``llm:replay:FILE``).
+- ``human``: a person at this terminal (:mod:`cwm.decrypto.human`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+from cwm.decrypto.types import DecryptoError
+
+EMBED_OPTIONS = {"alice": {"k", "smart", "wary", "tries", "vocab"}, "bob": {"assignment", "vocab"},
+                 "eve": {"assignment", "vocab"}}
+_FLAGS = {"1": True, "true": True, "yes": True, "0": False, "false": False, "no": False}
+
+
+@dataclasses.dataclass(frozen=True)
+class AgentSpec:
+    """A parsed spec: its kind (``embed``, ``llm``, ``human``), the raw text and its options."""
+
+    kind: str
+    text: str
+    options: dict[str, Any]
+    llm: str = ""
+
+
+def parse_spec(text: str, role: str) -> AgentSpec:
+    """Reads one spec for ``role``.
+
+    Raises:
+      DecryptoError: unknown kind, unknown or malformed option (names the spec and what is allowed).
+    """
+    kind, _, rest = text.strip().partition(":")
+    if kind == "human" and not rest:
+        return AgentSpec("human", text, {})
+    if kind == "llm":
+        if not rest:
+            raise DecryptoError(f"agent spec {text!r}: say which LLM, e.g. 'llm:gemini'")
+        return AgentSpec("llm", text, {}, llm=rest)
+    if kind != "embed":
+        raise DecryptoError(f"agent spec {text!r}: expected 'embed[:OPTIONS]', 'llm:SPEC' or 'human'")
+    return AgentSpec("embed", text, _embed_options(text, rest, role))
+
+
+def _embed_options(text: str, rest: str, role: str) -> dict[str, Any]:
+    options: dict[str, Any] = {}
+    for item in filter(None, (p.strip() for p in rest.split(","))):
+        key, eq, value = item.partition("=")
+        if not eq or key not in EMBED_OPTIONS[role]:
+            raise DecryptoError(f"agent spec {text!r}: {item!r} is not an option of the {role} baseline; "
+                                f"it takes {sorted(EMBED_OPTIONS[role])} as key=value")
+        options[key] = _value(text, key, value)
+    return options
+
+
+def _value(text: str, key: str, value: str) -> Any:
+    if key in ("smart", "wary"):
+        if value.lower() not in _FLAGS:
+            raise DecryptoError(f"agent spec {text!r}: {key} must be 0 or 1, got {value!r}")
+        return _FLAGS[value.lower()]
+    if key == "assignment":
+        return value
+    try:
+        number = int(value)
+    except ValueError:
+        raise DecryptoError(f"agent spec {text!r}: {key} must be a whole number, got {value!r}") from None
+    if number < 1:
+        raise DecryptoError(f"agent spec {text!r}: {key} must be >= 1, got {number}")
+    return number
+
+
+def build_agent(spec: AgentSpec, role: str, *, embedding: Callable[[int], Any],
+                llm_client: Callable[[str], Any] | None = None, human: Callable[[str], Any] | None = None,
+                llm_options: dict[str, Any] | None = None) -> Any:
+    """The agent a spec names.
+
+    Args:
+      spec: from :func:`parse_spec`.
+      role: the role it plays.
+      embedding: ``embedding(vocab_size)`` gives the embedding for ``embed`` agents.
+      llm_client: ``llm_client(llm_spec)`` gives a ``cwm.llm.Client`` for ``llm`` agents.
+      human: ``human(role)`` gives the terminal player.
+      llm_options: keyword arguments for :class:`~cwm.decrypto.llm_agents.LLMAgent`.
+    """
+    if spec.kind == "human":
+        if human is None:
+            raise DecryptoError("a human player needs an interactive terminal: use `cwm decrypto play`")
+        return human(role)
+    if spec.kind == "llm":
+        from cwm.decrypto.llm_agents import LLMAgent
+
+        if llm_client is None:
+            raise DecryptoError(f"agent spec {spec.text!r}: no LLM client factory was given")
+        return LLMAgent(llm_client(spec.llm), role, name=spec.text, **(llm_options or {}))
+    from cwm.decrypto.baselines import EmbedAlice, EmbedBob, EmbedEve
+
+    options = dict(spec.options)
+    vectors = embedding(options.pop("vocab", None) or 0)
+    cls = {"alice": EmbedAlice, "bob": EmbedBob, "eve": EmbedEve}[role]
+    return cls(vectors, name=spec.text, **options)
