@@ -53,7 +53,8 @@ class ISMCTS:
         root then has no statistics the move is a uniformly random legal action, ``SearchResult.fallback``)
         and ``availability_counts`` (Cowling et al.'s exploration term).
       value_fn: ``(state, player) -> float`` leaf evaluator used instead of rollouts.
-      sampler: draws a determinization; ground-truth resampling by default. Any exception it raises
+      sampler: draws a determinization; by default ground-truth resampling (``GroundTruthSampler``: the
+        engine's ``resample_from_infostate``, else the generic resampler of ``planners.gt_resample``). Any exception it raises
         (``Exception``: never the arena's move timer or a worker's budget interrupt) is a failed draw.
       max_game_length: the game's longest possible play, the default rollout cap (as in ``MCTS``).
       seed: an int, an ``np.random.Generator`` or ``None`` for ``config.seed``.
@@ -74,7 +75,7 @@ class ISMCTS:
         config: SearchConfig = DEFAULT_SEARCH,
         *,
         value_fn: ValueFn | None = None,
-        sampler: Sampler = resample_from_infostate,
+        sampler: Sampler | None = None,
         max_game_length: int | None = None,
         seed: int | np.random.Generator | None = None,
     ):
@@ -84,6 +85,10 @@ class ISMCTS:
         self.uct_c = config.uct_c
         self.rollouts = config.rollouts
         self.value_fn = value_fn
+        if sampler is None:
+            from planners.gt_sampler import GroundTruthSampler  # it builds on this module's resample_from_infostate
+
+            sampler = GroundTruthSampler()
         self.sampler = sampler
         self.max_sample_tries = config.max_sample_tries
         self.availability = config.availability_counts
