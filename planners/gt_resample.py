@@ -262,9 +262,8 @@ def _trace_of(state: pyspiel.State, player: int) -> Trace:
         replay.apply_action(a)
         tokens.append(_token(replay, player))
     final = None
-    gtype = state.get_game().get_type()
-    if gtype.provides_information_state_string and gtype.provides_observation_string and state.current_player() == player:
-        final = state.information_state_string(player)
+    if state.get_game().get_type().provides_observation_string and state.current_player() == player:
+        final = state.information_state_string(player)  # what ISMCTS compares a drawn world by
     return Trace(tuple(tokens), tuple(own), final)
 
 

@@ -88,9 +88,9 @@ def _not_implemented(error: Exception) -> bool:
 def resampler_problem(game: pyspiel.Game) -> str:
     """Why no ground-truth resampler can serve ISMCTS in ``game`` (``""`` when one can).
 
-    ISMCTS keys its statistics by information-state strings, so a game without them cannot be searched; the
-    generic resampler needs listed chance outcomes (an engine that only samples its chance events can serve
-    only if it resamples by itself) and an observation or information-state string to compare.
+    ISMCTS keys its statistics by information-state strings, so a game without them cannot be searched (asked
+    at its first decision: some engines have them without saying so); the generic resampler needs listed
+    chance outcomes, so an engine that only samples its chance events serves only if it resamples itself.
     """
     name = str(game)
     if name not in _PROBLEMS:
@@ -105,9 +105,15 @@ def _problem(game: pyspiel.Game) -> str:
     gtype = game.get_type()
     if gtype.dynamics == pyspiel.GameType.Dynamics.SIMULTANEOUS:
         return f"{gtype.short_name} has simultaneous moves; ISMCTS plays turn-based games (pyspiel.convert_to_turn_based)"
-    if not gtype.provides_information_state_string:
-        return (f"ISMCTS keys its statistics by information-state strings, and {gtype.short_name} provides none "
-                f"(so no resampler can serve it)")
+    state = _first_decision(game)
+    if state is None:
+        return ""  # no decision ever: nothing is searched
+    try:
+        with quiet_stderr():
+            state.information_state_string(state.current_player())
+    except pyspiel.SpielError as e:
+        return (f"ISMCTS keys its statistics by information-state strings, and {gtype.short_name} has none "
+                f"(its engine says: {str(e).strip()[:200]})")
     if engine_resamples(game):
         return ""
     if gtype.chance_mode == pyspiel.GameType.ChanceMode.SAMPLED_STOCHASTIC:
@@ -116,17 +122,39 @@ def _problem(game: pyspiel.Game) -> str:
     return ""
 
 
+def _first_decision(game: pyspiel.Game, max_chance: int = 10_000) -> pyspiel.State | None:
+    """The first decision of a game whose chance events are drawn with a fixed seed (``None``: the game ends
+    first, or chance moves on for ``max_chance`` events)."""
+    rng = np.random.default_rng(0)
+    with quiet_stderr():
+        state = game.new_initial_state()
+        for _ in range(max_chance):
+            if not state.is_chance_node():
+                break
+            outcomes = state.chance_outcomes()
+            state.apply_action(outcomes[rng.integers(len(outcomes))][0])
+    return None if state.is_terminal() or state.is_chance_node() else state
+
+
 def engine_resamples(game: pyspiel.Game) -> bool:
-    """Whether the engine implements ``resample_from_infostate``: asked once, quietly, at the first decision
-    of a game played with the first outcome of every chance event (an engine that has resampling but fails
-    there counts as having it: its draws fail one by one, counted)."""
+    """Whether the engine implements ``resample_from_infostate``: asked once per game, quietly, at the first
+    decision (an engine that has resampling but fails there counts as having it: its draws fail one by one,
+    counted)."""
+    name = str(game)
+    if name not in _ENGINES:
+        _ENGINES[name] = _engine_resamples(game)
+    return _ENGINES[name]
+
+
+_ENGINES: dict[str, bool] = {}
+
+
+def _engine_resamples(game: pyspiel.Game) -> bool:
+    state = _first_decision(game)
+    if state is None:
+        return True  # nothing to resample: the sampler is never asked
     try:
         with quiet_stderr():
-            state = game.new_initial_state()
-            while state.is_chance_node():
-                state.apply_action(state.chance_outcomes()[0][0])
-            if state.is_terminal():
-                return True  # nothing to resample: the sampler is never asked
             resample_from_infostate(state, state.current_player(), np.random.default_rng(0))
     except pyspiel.SpielError as e:
         return not _not_implemented(e)

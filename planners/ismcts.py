@@ -86,7 +86,8 @@ class ISMCTS:
         self.rollouts = config.rollouts
         self.value_fn = value_fn
         if sampler is None:
-            from planners.gt_sampler import GroundTruthSampler  # it builds on this module's resample_from_infostate
+            # imported here: the sampler module builds on this module's resample_from_infostate
+            from planners.gt_sampler import GroundTruthSampler
 
             sampler = GroundTruthSampler()
         self.sampler = sampler
