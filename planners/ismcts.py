@@ -100,6 +100,7 @@ class ISMCTS:
         self.draws = 0
         self.failed_draws = 0
         self.fallbacks = 0
+        self._children: dict[tuple[int, int], tuple[Any, Any]] = {}  # this search's (parent, child) by edge
 
     def search(self, state: Any) -> SearchResult:
         """Searches from the current player's information state at ``state`` (left unchanged).
@@ -115,6 +116,7 @@ class ISMCTS:
             self.max_rollout_steps = self.config.rollout_cap(int(game().max_game_length()))
         root_key = state.information_state_string(player)
         nodes: dict[str, _InfoNode] = {}
+        self._children: dict[tuple[int, int], tuple[Any, Any]] = {}
         done = 0
         for _ in range(self.num_simulations):
             world = self._draw(state, player, root_key)
@@ -122,6 +124,7 @@ class ISMCTS:
                 break
             self._simulate(world, nodes)
             done += 1
+        self._children = {}
         result = self._result(state, nodes.get(root_key), done)
         self.fallbacks += int(result.fallback)
         return result
@@ -153,7 +156,7 @@ class ISMCTS:
                 returns = s.returns()
                 break
             if player == CHANCE:
-                s = _move(s, sample_outcome(s.chance_outcomes(), self.rng), in_place)
+                s = self._move(s, sample_outcome(s.chance_outcomes(), self.rng), in_place)
                 continue
             key = s.information_state_string(player)
             node = nodes.get(key)
@@ -163,12 +166,27 @@ class ISMCTS:
                 break
             action = self._select(node, s.legal_actions())
             path.append((node, action, player))
-            s = _move(s, action, in_place)
+            s = self._move(s, action, in_place)
         for node, action, player in path:
             node.visits += 1
             stat = node.stats.setdefault(action, [0, 0.0, 1])  # available in this, its first, simulation
             stat[0] += 1
             stat[1] += returns[player]
+
+    def _move(self, state: Any, action: int, in_place: bool) -> Any:
+        """The state after ``action``: moved in place (a fresh OpenSpiel determinization), else its child,
+        remembered for this search: a sampler may draw the same (read-only) world again, as an inference
+        sampler does for a history it drew before, and its tree path is then not rebuilt."""
+        if in_place:
+            state.apply_action(action)
+            return state
+        key = (id(state), action)
+        found = self._children.get(key)
+        if found is not None and found[0] is state:  # the parent is held, so its id names no other object
+            return found[1]
+        child = state.child(action)
+        self._children[key] = (state, child)
+        return child
 
     def _select(self, node: _InfoNode, legal: list[int]) -> int:
         stats = node.stats
@@ -211,8 +229,3 @@ class ISMCTS:
                             values={a: v[1] / v[0] for a, v in stats.items()}, simulations=done)
 
 
-def _move(state: Any, action: int, in_place: bool) -> Any:
-    if in_place:
-        state.apply_action(action)
-        return state
-    return state.child(action)
