@@ -116,7 +116,7 @@ class ISMCTS:
             self.max_rollout_steps = self.config.rollout_cap(int(game().max_game_length()))
         root_key = state.information_state_string(player)
         nodes: dict[str, _InfoNode] = {}
-        self._children: dict[tuple[int, int], tuple[Any, Any]] = {}
+        self._children = {}
         done = 0
         for _ in range(self.num_simulations):
             world = self._draw(state, player, root_key)
