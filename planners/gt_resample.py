@@ -17,7 +17,8 @@ Two methods, tried in order for each information state:
 * **rejection**: histories are drawn forward from the prior (chance by its probabilities, other players
   uniformly, the player's own actions as taken) and dropped at the first state whose observation differs;
   accepted draws follow the same posterior exactly. At most ``max_steps`` moves per draw: a draw that finds
-  nothing within them raises ``ResampleFailure`` (ISMCTS counts it as a failed draw).
+  nothing within them raises ``ResampleFailure`` (ISMCTS counts it as a failed draw), and so, at once, does
+  every later draw at that trace or one extending it, unless a draw there once succeeded.
 """
 
 from __future__ import annotations

@@ -168,3 +168,15 @@ def test_the_posterior_mutant_passes_reconstruction_and_fails_the_posterior_chec
     report = posterior_check("leduc_poker", mutant.resample_history, games_played=6, states=12, draws=300, seed=0)
     assert report.accuracy == 1.0
     assert report.lo > 0.3, report.summary()
+
+
+def test_the_python_example_in_the_beliefs_docs_runs(monkeypatch, capsys):
+    import re
+
+    root = Path(__file__).resolve().parents[2]  # the checkout (tests run on an installed cwm)
+    blocks = re.findall(r"```python\n(.*?)```", (root / "docs" / "beliefs.md").read_text(encoding="utf-8"), re.S)
+    assert len(blocks) == 1
+    monkeypatch.chdir(root)
+    scope: dict = {}
+    exec(compile(blocks[0], "docs/beliefs.md", "exec"), scope)
+    assert scope["report"].lo == 0.0 and "leduc_poker: posterior TV" in capsys.readouterr().out
