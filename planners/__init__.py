@@ -4,6 +4,8 @@ arena plays (random, GT-MCTS, GT-ISMCTS, CWM, direct LLM policy), built from pic
 from planners.agents import Agent, AgentError, IllegalMoveError, ISMCTSAgent, MCTSAgent, RandomAgent
 from planners.config import SearchConfig
 from planners.cwm_agent import CWMAgent, CWMPlanner, GameFacts, HistoryTracker, PlayerView, inference_sampler
+from planners.gt_resample import HistoryResampler, ResampleFailure
+from planners.gt_sampler import GroundTruthSampler
 from planners.ismcts import ISMCTS, Sampler, resample_from_infostate
 from planners.llm_policy import LLMPolicyAgent, parse_action
 from planners.mcts import MCTS, SearchResult, ValueFn
@@ -29,6 +31,8 @@ __all__ = [
     "CWMAgent",
     "CWMPlanner",
     "GameFacts",
+    "GroundTruthSampler",
+    "HistoryResampler",
     "HistoryTracker",
     "ISMCTSAgent",
     "IllegalMoveError",
@@ -36,6 +40,7 @@ __all__ = [
     "MCTSAgent",
     "PlayerView",
     "RandomAgent",
+    "ResampleFailure",
     "Sampler",
     "SearchConfig",
     "SearchResult",

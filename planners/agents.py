@@ -14,7 +14,8 @@ import pyspiel
 
 from cwm.types import CwmError
 from planners.config import DEFAULT_SEARCH, SearchConfig
-from planners.ismcts import ISMCTS, Sampler, resample_from_infostate
+from planners.gt_sampler import GroundTruthSampler
+from planners.ismcts import ISMCTS, Sampler
 from planners.mcts import MCTS, ValueFn
 
 
@@ -74,14 +75,16 @@ class ISMCTSAgent:
 
     Args:
       config: the search settings (``planners.SearchConfig``).
-      sampler: draws a world consistent with the acting player's information (ground-truth
-        ``resample_from_infostate`` by default).
+      sampler: draws a world consistent with the acting player's information (default: a fresh
+        ``GroundTruthSampler``: the engine's ``resample_from_infostate``, or, in a game whose engine has none,
+        the generic resampler ``planners.gt_resample.HistoryResampler``).
       value_fn, seed: as in ``planners.ISMCTS``.
     """
 
-    def __init__(self, config: SearchConfig = DEFAULT_SEARCH, *, sampler: Sampler = resample_from_infostate,
+    def __init__(self, config: SearchConfig = DEFAULT_SEARCH, *, sampler: Sampler | None = None,
                  value_fn: ValueFn | None = None, seed: int | np.random.Generator | None = None):
-        self.search = ISMCTS(config, value_fn=value_fn, sampler=sampler, seed=seed)
+        self.sampler = GroundTruthSampler() if sampler is None else sampler
+        self.search = ISMCTS(config, value_fn=value_fn, sampler=self.sampler, seed=seed)
 
     @property
     def fallbacks(self) -> int:
@@ -91,9 +94,11 @@ class ISMCTSAgent:
     def step(self, state: Any) -> int:
         return self.search.search(state).action
 
-    def stats(self) -> dict[str, int]:
-        """This agent's sampling record over its life: draws accepted and rejected, moves that fell back."""
-        return search_stats(self.search)
+    def stats(self) -> dict[str, Any]:
+        """This agent's sampling record over its life: draws accepted and rejected, moves that fell back, and
+        (with a ``GroundTruthSampler``) how the draws were made."""
+        own = getattr(self.sampler, "stats", None)
+        return {**search_stats(self.search), **(own() if callable(own) else {})}
 
 
 def search_stats(search: ISMCTS) -> dict[str, int]:

@@ -53,7 +53,8 @@ class ISMCTS:
         root then has no statistics the move is a uniformly random legal action, ``SearchResult.fallback``)
         and ``availability_counts`` (Cowling et al.'s exploration term).
       value_fn: ``(state, player) -> float`` leaf evaluator used instead of rollouts.
-      sampler: draws a determinization; ground-truth resampling by default. Any exception it raises
+      sampler: draws a determinization; by default ground-truth resampling (``GroundTruthSampler``: the
+        engine's ``resample_from_infostate``, else the generic resampler of ``planners.gt_resample``). Any exception it raises
         (``Exception``: never the arena's move timer or a worker's budget interrupt) is a failed draw.
       max_game_length: the game's longest possible play, the default rollout cap (as in ``MCTS``).
       seed: an int, an ``np.random.Generator`` or ``None`` for ``config.seed``.
@@ -74,7 +75,7 @@ class ISMCTS:
         config: SearchConfig = DEFAULT_SEARCH,
         *,
         value_fn: ValueFn | None = None,
-        sampler: Sampler = resample_from_infostate,
+        sampler: Sampler | None = None,
         max_game_length: int | None = None,
         seed: int | np.random.Generator | None = None,
     ):
@@ -84,6 +85,11 @@ class ISMCTS:
         self.uct_c = config.uct_c
         self.rollouts = config.rollouts
         self.value_fn = value_fn
+        if sampler is None:
+            # imported here: the sampler module builds on this module's resample_from_infostate
+            from planners.gt_sampler import GroundTruthSampler
+
+            sampler = GroundTruthSampler()
         self.sampler = sampler
         self.max_sample_tries = config.max_sample_tries
         self.availability = config.availability_counts
@@ -95,6 +101,7 @@ class ISMCTS:
         self.draws = 0
         self.failed_draws = 0
         self.fallbacks = 0
+        self._children: dict[tuple[int, int], tuple[Any, Any]] = {}  # this search's (parent, child) by edge
 
     def search(self, state: Any) -> SearchResult:
         """Searches from the current player's information state at ``state`` (left unchanged).
@@ -110,6 +117,7 @@ class ISMCTS:
             self.max_rollout_steps = self.config.rollout_cap(int(game().max_game_length()))
         root_key = state.information_state_string(player)
         nodes: dict[str, _InfoNode] = {}
+        self._children = {}
         done = 0
         for _ in range(self.num_simulations):
             world = self._draw(state, player, root_key)
@@ -117,6 +125,7 @@ class ISMCTS:
                 break
             self._simulate(world, nodes)
             done += 1
+        self._children = {}
         result = self._result(state, nodes.get(root_key), done)
         self.searches += 1
         self.fallbacks += int(result.fallback)
@@ -149,7 +158,7 @@ class ISMCTS:
                 returns = s.returns()
                 break
             if player == CHANCE:
-                s = _move(s, sample_outcome(s.chance_outcomes(), self.rng), in_place)
+                s = self._move(s, sample_outcome(s.chance_outcomes(), self.rng), in_place)
                 continue
             key = s.information_state_string(player)
             node = nodes.get(key)
@@ -159,12 +168,27 @@ class ISMCTS:
                 break
             action = self._select(node, s.legal_actions())
             path.append((node, action, player))
-            s = _move(s, action, in_place)
+            s = self._move(s, action, in_place)
         for node, action, player in path:
             node.visits += 1
             stat = node.stats.setdefault(action, [0, 0.0, 1])  # available in this, its first, simulation
             stat[0] += 1
             stat[1] += returns[player]
+
+    def _move(self, state: Any, action: int, in_place: bool) -> Any:
+        """The state after ``action``: moved in place (a fresh OpenSpiel determinization), else its child,
+        remembered for this search: a sampler may draw the same (read-only) world again, as an inference
+        sampler does for a history it drew before, and its tree path is then not rebuilt."""
+        if in_place:
+            state.apply_action(action)
+            return state
+        key = (id(state), action)
+        found = self._children.get(key)
+        if found is not None and found[0] is state:  # the parent is held, so its id names no other object
+            return found[1]
+        child = state.child(action)
+        self._children[key] = (state, child)
+        return child
 
     def _select(self, node: _InfoNode, legal: list[int]) -> int:
         stats = node.stats
@@ -207,8 +231,3 @@ class ISMCTS:
                             values={a: v[1] / v[0] for a, v in stats.items()}, simulations=done)
 
 
-def _move(state: Any, action: int, in_place: bool) -> Any:
-    if in_place:
-        state.apply_action(action)
-        return state
-    return state.child(action)

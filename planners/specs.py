@@ -37,6 +37,7 @@ from planners.agents import Agent, ISMCTSAgent, MCTSAgent, RandomAgent
 from planners.budget import call_budget
 from planners.config import SearchConfig
 from planners.cwm_agent import CWMAgent, inference_sampler
+from planners.gt_sampler import resampler_problem
 from planners.ismcts import Sampler
 from planners.mcts import ValueFn
 from planners.worker_agent import DEFAULT_MOVE_CPU_S, WorkerAgent
@@ -178,8 +179,9 @@ def make_agent(spec: AgentSpec | str, game: str | games.GameSpec, *, settings: S
         worker's default, ``planners.worker_agent.DEFAULT_MOVE_CPU_S``).
 
     Raises:
-      AgentSpecError: the spec does not fit the game (``gt-mcts`` on imperfect information) or its target
-        cannot be loaded.
+      AgentSpecError: the spec does not fit the game (``gt-mcts`` on imperfect information, ``gt-ismcts`` on a
+        game no ground-truth resampler can serve, a ``cwm:`` model without inference on hidden information)
+        or its target cannot be loaded.
 
     A ``cwm:`` agent is contained: its model runs in a hardened planning worker (``WorkerAgent``), unless
     ``settings.trust_models``.
@@ -195,8 +197,12 @@ def make_agent(spec: AgentSpec | str, game: str | games.GameSpec, *, settings: S
                                  f"(use gt-ismcts)")
         return MCTSAgent(config, seed=seed)
     if spec.kind == "gt-ismcts":
+        problem = resampler_problem(games.load_game(gspec))
+        if problem:
+            raise AgentSpecError(f"gt-ismcts cannot play {gspec.name}: {problem}")
         return ISMCTSAgent(config, seed=seed)
     if spec.kind == "cwm":
+        _check_inference(spec, gspec)
         if settings.trust_models:
             model, sampler, value_fn = load_cwm(spec.target, gspec.name, config.call_time_s)
             return CWMAgent(model, gspec, config, sampler=sampler, value_fn=value_fn, seed=seed)
@@ -214,11 +220,13 @@ def make_agent(spec: AgentSpec | str, game: str | games.GameSpec, *, settings: S
 def check_agent(spec: AgentSpec | str, game: str | games.GameSpec, *, settings: Settings = Settings()) -> None:
     """Checks that a spec can be built for ``game`` with ``settings``, without running LLM-written code.
 
-    A ``cwm:`` target is only checked to be a ``.py`` file or a directory: whether its model loads is the
-    match's business (a model that does not load forfeits). Any other spec is built once and dropped.
+    A ``cwm:`` target is only checked to be a ``.py`` file or a directory, and on a hidden-information game to
+    carry inference (a bundle whose manifest lists ``inference.py``): whether its model loads is the match's
+    business (a model that does not load forfeits). Any other spec is built once and dropped.
 
     Raises:
-      AgentSpecError: the spec does not fit the game, or its ``cwm:`` target does not exist.
+      AgentSpecError: the spec does not fit the game, its ``cwm:`` target does not exist, or it has no
+        inference for a hidden-information game.
       LLMConfigError: an ``llm:`` client that cannot be made (unknown provider, missing key or package).
       ValueError: settings the agent refuses (``num_simulations=0``).
     """
@@ -230,6 +238,31 @@ def check_agent(spec: AgentSpec | str, game: str | games.GameSpec, *, settings: 
     if not (path.is_dir() or (path.is_file() and path.suffix == ".py")):
         raise AgentSpecError(f"{spec}: expected a model .py file or a bundle directory, and it is neither"
                              f"{_colon_hint(spec.bare)}")
+    _check_inference(spec, games.resolve(game))
+
+
+def _check_inference(spec: AgentSpec, game: games.GameSpec) -> None:
+    """Refuses a ``cwm:`` agent that could only forfeit: one without inference on a hidden-information game
+    (a model file never has one; a bundle has one when its manifest lists ``inference.py``)."""
+    if game.perfect_information:
+        return
+    path = Path(spec.target)
+    if path.is_dir():
+        from cwm.bundle_files import BundleError, read_manifest
+
+        try:
+            files = read_manifest(path)["files"]
+        except BundleError:
+            return  # not a readable bundle: loading it says why
+        if isinstance(files, dict) and "inference.py" in files:
+            return
+        what = f"the bundle {path} has no inference.py"
+    elif path.is_file():
+        what = "a model file has no inference function (export a bundle with inference.py)"
+    else:
+        return  # nothing there: loading it says so
+    raise AgentSpecError(f"{spec}: {game.name} has hidden information, so the CWM agent needs an inference "
+                         f"function to draw the states it plans on, and {what}")
 
 
 @functools.lru_cache(maxsize=16)

@@ -123,6 +123,8 @@ class WorkerAgent:
     def _ask(self, player: int, legal: list[str]) -> dict[str, Any]:
         assert self._tracker is not None
         session = self._session or self._open()
+        if self._sent_events and not self.spec.perfect_information:
+            self._resync(session)
         moves, events = self._tracker.moves, self._tracker.events
         message = {"op": "plan", "player": player, "legal": legal,
                    "moves_from": self._sent_moves, "moves": moves[self._sent_moves:],
@@ -143,6 +145,21 @@ class WorkerAgent:
         if "refused" in answer:  # the worker's words for the model's breach: they quote the model, cleaned here
             raise AgentError(f"world model {self.name} failed: {clean(str(answer['refused']))}")
         return answer
+
+    def _resync(self, session: Session) -> None:
+        """Starts the worker's view of the game over, to be sent whole: the last event it was sent was the
+        seat's own decision, sent before the seat's action there was known, and an ISMCTS root keyed by a
+        copy without that action matches no state an inference function draws (every draw rejected)."""
+        try:
+            result = session.ask({"op": "reset"})
+        except BaseException:  # an interrupt (the arena's timer) left the exchange half done
+            session.abandon()
+            self._session = None
+            raise
+        if not result.ok:
+            self._session = None
+            raise _failure(self.name, result.kind, result.error)
+        self._sent_moves = self._sent_events = 0
 
     def _open(self) -> Session:
         if self._box is None:

@@ -1,0 +1,161 @@
+"""GT-ISMCTS's sampler: the engine's own ``resample_from_infostate`` where it has one, else the generic
+ground-truth resampler (``planners.gt_resample.HistoryResampler``), and the games where neither can work.
+
+Whether an engine resamples is found out once per game, by asking it once with file descriptor 2 silenced:
+OpenSpiel's C++ prints every exception it raises, so asking on every draw would fill stderr.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyspiel
+
+from cwm.views import quiet_stderr
+from planners.gt_resample import HistoryResampler
+from planners.ismcts import resample_from_infostate
+
+
+class GroundTruthSampler:
+    """A ``Sampler`` over real game states: the engine's resampling, or ``HistoryResampler`` without one.
+
+    Args:
+      max_nodes, max_steps: the generic resampler's budgets (``HistoryResampler``).
+
+    Attributes:
+      kinds: game string -> ``"engine"`` or ``"generic"``, as found out on the first draw in that game.
+
+    Randomness: each draw uses only the ``np.random.Generator`` it is given.
+    """
+
+    def __init__(self, *, max_nodes: int = 20_000, max_steps: int = 5_000):
+        self.max_nodes = max_nodes
+        self.max_steps = max_steps
+        self.kinds: dict[str, str] = {}
+        self._generic: dict[str, HistoryResampler] = {}
+        self.engine_draws = 0
+
+    def __call__(self, state: pyspiel.State, player: int, rng: np.random.Generator) -> pyspiel.State:
+        game = str(state.get_game())
+        kind = self.kinds.get(game)
+        if kind == "generic":
+            return self._generic_for(game)(state, player, rng)
+        if kind is None:
+            world = self._probe(game, state, player, rng)
+            if world is None:
+                return self._generic_for(game)(state, player, rng)
+        else:
+            world = resample_from_infostate(state, player, rng)
+        self.engine_draws += 1
+        return world
+
+    def _probe(self, game: str, state: pyspiel.State, player: int, rng: np.random.Generator) -> pyspiel.State | None:
+        """The engine's draw, or ``None`` when the engine has no resampling (then ``kinds[game]`` says so)."""
+        try:
+            with quiet_stderr():
+                world = resample_from_infostate(state, player, rng)
+        except pyspiel.SpielError as e:
+            if not _not_implemented(e):
+                raise
+            self.kinds[game] = "generic"
+            return None
+        self.kinds[game] = "engine"
+        return world
+
+    def _generic_for(self, game: str) -> HistoryResampler:
+        if game not in self._generic:
+            self._generic[game] = HistoryResampler(max_nodes=self.max_nodes, max_steps=self.max_steps)
+        return self._generic[game]
+
+    def stats(self) -> dict[str, Any]:
+        """How the draws were made: by the engine, exactly, by rejection, and the generic draws that failed."""
+        generic = list(self._generic.values())
+        out: dict[str, Any] = {"engine_draws": self.engine_draws}
+        if generic:
+            out |= {"exact_draws": sum(g.exact_draws for g in generic),
+                    "rejection_draws": sum(g.rejection_draws for g in generic),
+                    "failed_generic_draws": sum(g.failed_draws for g in generic)}
+        if self.kinds:
+            out["resampler"] = ",".join(sorted(set(self.kinds.values())))
+        return out
+
+
+def _not_implemented(error: Exception) -> bool:
+    return "not implemented" in str(error).lower()
+
+
+def resampler_problem(game: pyspiel.Game) -> str:
+    """Why no ground-truth resampler can serve ISMCTS in ``game`` (``""`` when one can).
+
+    ISMCTS keys its statistics by information-state strings, so a game without them cannot be searched (asked
+    at its first decision: some engines have them without saying so); the generic resampler needs listed
+    chance outcomes, so an engine that only samples its chance events serves only if it resamples itself.
+    """
+    name = str(game)
+    if name not in _PROBLEMS:
+        _PROBLEMS[name] = _problem(game)
+    return _PROBLEMS[name]
+
+
+_PROBLEMS: dict[str, str] = {}  # game string -> its problem (games are not hashable; their strings name them)
+
+
+def _problem(game: pyspiel.Game) -> str:
+    gtype = game.get_type()
+    if gtype.dynamics == pyspiel.GameType.Dynamics.SIMULTANEOUS:
+        return f"{gtype.short_name} has simultaneous moves; ISMCTS plays turn-based games (pyspiel.convert_to_turn_based)"
+    state = _first_decision(game)
+    if state is None:
+        return ""  # no decision ever: nothing is searched
+    try:
+        with quiet_stderr():
+            state.information_state_string(state.current_player())
+    except pyspiel.SpielError as e:
+        return (f"ISMCTS keys its statistics by information-state strings, and {gtype.short_name} has none "
+                f"(its engine says: {str(e).strip()[:200]})")
+    if engine_resamples(game):
+        return ""
+    if gtype.chance_mode == pyspiel.GameType.ChanceMode.SAMPLED_STOCHASTIC:
+        return (f"{gtype.short_name} has no resample_from_infostate and samples its chance events without listing "
+                f"their probabilities, so no consistent history can be weighted")
+    return ""
+
+
+def _first_decision(game: pyspiel.Game, max_chance: int = 10_000) -> pyspiel.State | None:
+    """The first decision of a game whose chance events are drawn with a fixed seed (``None``: the game ends
+    first, or chance moves on for ``max_chance`` events)."""
+    rng = np.random.default_rng(0)
+    with quiet_stderr():
+        state = game.new_initial_state()
+        for _ in range(max_chance):
+            if not state.is_chance_node():
+                break
+            outcomes = state.chance_outcomes()
+            state.apply_action(outcomes[rng.integers(len(outcomes))][0])
+    return None if state.is_terminal() or state.is_chance_node() else state
+
+
+def engine_resamples(game: pyspiel.Game) -> bool:
+    """Whether the engine implements ``resample_from_infostate``: asked once per game, quietly, at the first
+    decision (an engine that has resampling but fails there counts as having it: its draws fail one by one,
+    counted)."""
+    name = str(game)
+    if name not in _ENGINES:
+        _ENGINES[name] = _engine_resamples(game)
+    return _ENGINES[name]
+
+
+_ENGINES: dict[str, bool] = {}
+
+
+def _engine_resamples(game: pyspiel.Game) -> bool:
+    state = _first_decision(game)
+    if state is None:
+        return True  # nothing to resample: the sampler is never asked
+    try:
+        with quiet_stderr():
+            resample_from_infostate(state, state.current_player(), np.random.default_rng(0))
+    except pyspiel.SpielError as e:
+        return not _not_implemented(e)
+    return True

@@ -1,0 +1,108 @@
+"""GT-ISMCTS on any game: a game whose engine has no ``resample_from_infostate`` is searched with the generic
+resampler (no random move on every turn, no OpenSpiel exception on stderr), each match says how its draws
+were made; agents that could only forfeit are refused before any match is played.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from cwm import trajectories
+from cwm.arena import ArenaError, tournament
+from cwm.bundle import export_bundle
+from planners.config import SearchConfig
+from planners.specs import AgentSpecError, Settings, check_agent
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+TINY_POKER = f"{DATA / 'foundation' / 'tiny_poker.py'}:tiny_poker"
+TINY_NIM = f"{DATA / 'foundation' / 'tiny_nim.py'}:tiny_nim"
+FAST = Settings(search=SearchConfig(num_simulations=20, rollouts=1))
+
+
+def _gt_ismcts_stats(game, tmp_path, matches=2):
+    results = tournament(game, ["random", "gt-ismcts"], matches=matches, out_dir=tmp_path / "run", settings=FAST,
+                         executor="inline", progress=False)
+    assert all(r.forfeit_seat is None for r in results), [r.reason for r in results]
+    return [r.stats[r.seats.index("gt-ismcts")] for r in results]
+
+
+@pytest.mark.parametrize("game,resampler", [
+    (TINY_POKER, "generic"),  # a user's module game without resampling
+    ("rock_paper_scissors", "generic"),  # OpenSpiel's turn-based wrapper has none either
+    ("hand_of_war", "engine"), ("quadranto", "engine"), (TINY_NIM, "engine"),
+], ids=["tiny_poker", "rps", "hand_of_war", "quadranto", "tiny_nim"])
+def test_gt_ismcts_never_falls_back_and_stderr_stays_quiet(game, resampler, tmp_path, capfd):
+    for stats in _gt_ismcts_stats(game, tmp_path):
+        assert stats["fallback_moves"] == 0 and stats["rejected_draws"] == 0 and stats["draws"] >= 20, stats
+        assert stats["resampler"] == resampler
+        if resampler == "generic":
+            assert stats["exact_draws"] == stats["draws"] and stats["engine_draws"] == 0
+    assert "OpenSpiel exception" not in capfd.readouterr().err
+
+
+def test_match_records_say_how_draws_were_made(tmp_path):
+    _gt_ismcts_stats(TINY_POKER, tmp_path, matches=1)
+    lines = [json.loads(line) for line in (tmp_path / "run" / "matches.jsonl").read_text().splitlines()]
+    recorded = [s for line in lines for s in line["stats"] if s]
+    assert len(recorded) == 2 and all(s["resampler"] == "generic" and "fallback_moves" in s for s in recorded)
+
+
+@pytest.mark.parametrize("game,reason", [
+    ("crazy_eights", "information-state strings"),  # nothing to key ISMCTS's statistics by
+    ("coin_game", "information-state strings"),
+])
+def test_a_game_no_resampler_can_serve_is_refused_before_any_match(game, reason, tmp_path):
+    with pytest.raises(AgentSpecError, match=reason):
+        check_agent("gt-ismcts", game, settings=FAST)
+    with pytest.raises(ArenaError, match=f"gt-ismcts cannot play {game}"):
+        tournament(game, ["random", "gt-ismcts"], matches=1, out_dir=tmp_path / "run", settings=FAST,
+                   executor="inline", progress=False)
+    assert not (tmp_path / "run").exists()
+
+
+def _leduc_bundle(tmp_path, with_inference):
+    reference = DATA / "reference"
+    extra = {"inference.py": (reference / "leduc_poker_inference.py").read_text()} if with_inference else {}
+    return export_bundle(tmp_path / ("with" if with_inference else "without"), game="leduc_poker",
+                         model_source=(reference / "leduc_poker_model.py").read_text(),
+                         train=trajectories.collect("leduc_poker", 2, seed=0), extra_sources=extra)
+
+
+def test_a_cwm_agent_without_inference_on_hidden_information_is_refused_before_any_match(tmp_path):
+    model_file = DATA / "reference" / "leduc_poker_model.py"
+    bundle = _leduc_bundle(tmp_path, with_inference=False)
+    for target, what in [(model_file, "a model file has no inference function"), (bundle, "has no inference.py")]:
+        with pytest.raises(AgentSpecError, match=what):
+            check_agent(f"cwm:{target}", "leduc_poker", settings=FAST)
+        with pytest.raises(ArenaError, match="needs an inference function"):
+            tournament("leduc_poker", ["random", f"cwm:{target}"], matches=1, out_dir=tmp_path / "run",
+                       settings=FAST, executor="inline", progress=False)
+        assert not (tmp_path / "run").exists()
+    check_agent(f"cwm:{model_file}", "tic_tac_toe", settings=FAST)  # perfect information needs none
+
+
+def test_the_cli_exits_with_an_error_for_a_cwm_agent_without_inference(tmp_path, capsys):
+    from cwm.cli import main
+
+    code = main(["arena", "leduc_poker", "--agents", f"random,cwm:{DATA / 'reference' / 'leduc_poker_model.py'}",
+                 "--matches", "1", "--out", str(tmp_path / "run"), "--executor", "inline", "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 2 and "needs an inference function" in err
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_contained_cwm_agent_with_inference_draws_every_world_it_asks_for(tmp_path):
+    """The planning worker gets the seat's view of the game anew each move: the last event it was sent was
+    the seat's own decision, whose action was not yet known, and with that stale copy every later draw was
+    rejected (each move after the first a random fallback)."""
+    bundle = _leduc_bundle(tmp_path, with_inference=True)
+    check_agent(f"cwm:{bundle}", "leduc_poker", settings=FAST)
+    results = tournament("leduc_poker", ["random", f"cwm={'cwm:' + str(bundle)}"], matches=3,
+                         out_dir=tmp_path / "run", settings=FAST, executor="inline", progress=False)
+    stats = [r.stats[r.seats.index("cwm")] for r in results]
+    assert all(r.forfeit_seat is None for r in results)
+    assert sum(s["draws"] for s in stats) >= 20 * len(stats)
+    assert all(s["rejected_draws"] == 0 and s["fallback_moves"] == 0 for s in stats), stats
