@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import math
 from typing import Any
 
 from cwm import games, values
@@ -72,7 +71,9 @@ def read_view(value: Any, *, num_players: int, codec: ActionCodec, utility: tupl
     """
     try:
         return _read_view(value, num_players, codec, utility)
-    except (values.ValueBreach, CwmError) as e:
+    except HostFailure:
+        raise
+    except (values.ValueBreach, CwmError) as e:  # a breach, or an action string the game does not have
         raise HostFailure("value", f"the host answered a view the rules refuse: {e}") from None
 
 
@@ -80,7 +81,9 @@ def _read_view(value: Any, num_players: int, codec: ActionCodec, utility: tuple[
     if type(value) is not dict:
         raise values.ValueBreach(f"a view is an object, got {values.describe(value)}")
     if "failed" in value:
-        raise HostFailure("contract", f"the host model broke the contract: {values.describe(value['failed'], 1500)}")
+        why = value["failed"]
+        raise HostFailure("contract", f"the host model broke the contract: "
+                                      f"{why if type(why) is str else values.describe(why, 1500)}")
     player = values.player(value.get("player"), num_players)
     observations = values.observations(value.get("observations"), num_players)
     size = sum(len(values.dumps(o)) for o in observations)
@@ -184,6 +187,7 @@ class HostGame:
       game: the real game, for its facts only (players, action strings, utility range); it is never played.
       name: the host's name in reasons.
       cpu_s: CPU seconds the host may use per request.
+      sandbox: the sandbox to run the host in (default: one from this process's pool).
       gate: run the static gate; turned off only by tests of the layers behind it.
 
     Raises (``start``, ``apply``):
@@ -191,19 +195,21 @@ class HostGame:
     """
 
     def __init__(self, source: str, game: str | games.GameSpec, *, name: str = "host",
-                 cpu_s: float = DEFAULT_HOST_CPU_S, gate: bool = True):
+                 cpu_s: float = DEFAULT_HOST_CPU_S, sandbox: Sandbox | None = None, gate: bool = True):
         self.source, self.spec, self.name, self.cpu_s, self.gate = source, games.resolve(game), name, cpu_s, gate
         gt = games.load_game(self.spec)
         self.utility = (float(gt.min_utility()), float(gt.max_utility()))
         self.num_players = int(gt.num_players())
         self.codec = game_codec(self.spec)
-        self._box: Sandbox | None = None
+        self._own_box = sandbox is None
+        self._box: Sandbox | None = sandbox
         self._session: Session | None = None
 
     def start(self) -> HostedState:
         """A new game: the host's initial state."""
         self.close()
-        self._box = pool.acquire()
+        if self._box is None:
+            self._box = pool.acquire()
         session = self._box.open_session(HOST_JOB, self.source, {"name": self.name}, move_cpu_s=self.cpu_s,
                                          gate=self.gate)
         if not session.alive:
@@ -234,9 +240,9 @@ class HostGame:
         session, self._session = self._session, None
         if session is not None:
             session.close()
-        box, self._box = self._box, None
-        if box is not None:
-            pool.release(box)
+        if self._box is not None and self._own_box:
+            pool.release(self._box)
+            self._box = None
 
     def __enter__(self) -> HostGame:
         return self
@@ -244,6 +250,3 @@ class HostGame:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-
-def finite(x: float) -> bool:
-    return math.isfinite(x)

@@ -23,6 +23,7 @@ import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -32,8 +33,9 @@ from cwm.arena_plan import agent_fingerprint, match_seed
 from cwm.executors import Executor, JobCrashed, make_executor
 from cwm.files import LineError, atomic_write, changed_settings, parse_jsonl
 from cwm.host_game import DEFAULT_HOST_CPU_S
-from cwm.selection_play import GameJob, GameRecord, move_cap, play_game
+from cwm.selection_play import GameJob, GameRecord, play_game
 from cwm.selection_report import Candidate, Selection, SelectionError, score, write_selection
+from planners.cwm_agent import GameFacts
 from planners.specs import AgentSpec, Settings
 
 __all__ = ["DEFAULT_GAMES", "Selection", "SelectionError", "select_models", "utility_range"]
@@ -79,38 +81,63 @@ def select_models(game: str | games.GameSpec, bundles: Sequence[str | Path], out
     spec = games.resolve(game)
     out = Path(out)
     settings = settings or Settings()
-    _check_numbers(len(bundles), hosts, games_per_pairing, margin, settings)
-    candidates, sources = _candidates(spec, bundles)
+    _check_numbers(len(bundles), hosts, games_per_pairing, margin, settings, move_time_limit=move_time_limit,
+                   host_cpu_s=host_cpu_s)
+    candidates = _candidates(spec, bundles)
     chosen = pick_hosts(candidates, hosts, seed)
     utility, source = utility_range(spec)
     config = {"game": spec.name, "seed": seed, "hosts": [c.label for c in chosen],
               "agents": {c.label: c.fingerprint for c in candidates}, "settings": dataclasses.asdict(settings),
               "move_time_limit": move_time_limit, "host_cpu_s": host_cpu_s}
-    changed = changed_settings(out / "config.json", config)
-    if changed:
-        raise SelectionError(f"{out} holds a selection with other settings or bundles ({', '.join(changed)} "
-                             f"differ); resume it with the same ones, or use another folder")
-    jobs = [GameJob(spec.name, key, host.label, sources[host.label]["model.py"], (a.label, b.label),
-                    (sources[a.label], sources[b.label]), match_seed(seed, key), settings, move_time_limit, host_cpu_s)
-            for host in chosen for a in candidates for b in candidates for i in range(games_per_pairing)
-            for key in [f"{host.label}|{a.label}|{b.label}#{i}"]]
-    ex = make_executor(executor) if isinstance(executor, str) else executor
-    try:
+    _check_resume(out, config)
+    planned = [(f"{h.label}|{a.label}|{b.label}#{i}", h, a, b) for h in chosen for a in candidates for b in candidates
+               for i in range(games_per_pairing)]
+    done = load_records(out / GAMES_FILE)
+    todo = [p for p in planned if p[0] not in done]
+    if progress:
+        print(f"{estimate(spec, len(chosen), len(candidates), games_per_pairing, settings)}; {len(todo):,} to play",
+              file=sys.stderr)
+    if todo:  # the code is verified only when there is something to play (a finished selection rescores at once)
+        sources = _verified(spec, candidates)
         atomic_write(out / "config.json", json.dumps(config, indent=2) + "\n")
-        done = load_records(out / GAMES_FILE)
-        todo = [j for j in jobs if j.key not in done]
-        if progress:
-            print(estimate(spec, len(chosen), len(candidates), games_per_pairing, len(todo), settings), file=sys.stderr)
-        _run(ex, todo, out / GAMES_FILE, done, len(jobs), progress)
-    finally:
-        if isinstance(executor, str):
-            ex.close()
-    records = tuple(done[j.key] for j in jobs)
+        jobs = [GameJob(spec.name, key, h.label, sources[h.label]["model.py"], (a.label, b.label),
+                        (sources[a.label], sources[b.label]), match_seed(seed, key), settings, move_time_limit,
+                        host_cpu_s) for key, h, a, b in todo]
+        play_games(jobs, out / GAMES_FILE, done, total=len(planned), executor=executor, progress=progress)
+    records = tuple(done[key] for key, *_ in planned)
     scores, threshold = score(candidates, records, margin=margin, utility=utility)
     selection = Selection(spec.name, out, tuple(c.label for c in chosen), utility, source, margin, threshold,
                           scores, records)
     write_selection(selection, games_per_pairing=games_per_pairing, seed=seed)
     return selection
+
+
+def play_games(jobs: Sequence[GameJob], path: Path, done: dict[str, GameRecord], *, total: int,
+               executor: str | Executor = "local", progress: bool = True) -> None:
+    """Plays ``jobs`` on ``executor``, appending each record to ``path`` (a ``games.jsonl``) and to ``done`` as
+    its game ends; a job whose process died is saved as a void game. ``total``: the selection's games, for
+    the progress bar."""
+    from tqdm import tqdm
+
+    ex = make_executor(executor) if isinstance(executor, str) else executor
+    bar = tqdm(total=total, initial=total - len(jobs), disable=not progress, desc="selection games", unit="game")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        with path.open("a", encoding="utf-8") as f:
+            for result in ex.imap_unordered(play_game, jobs):
+                if isinstance(result, JobCrashed):  # saved as void, so a resume does not crash again
+                    job = result.item
+                    result = GameRecord(job.key, job.host, job.seats, job.seed, (0.0,) * len(job.seats), "", "void",
+                                        str(result)).to_json()
+                f.write(json.dumps(result) + "\n")
+                f.flush()
+                record = GameRecord.from_json(result)
+                done[record.key] = record
+                bar.update(1)
+    finally:
+        bar.close()
+        if isinstance(executor, str):
+            ex.close()
 
 
 def utility_range(spec: games.GameSpec) -> tuple[tuple[float, float], str]:
@@ -129,13 +156,13 @@ def pick_hosts(candidates: Sequence[Candidate], hosts: int, seed: int) -> list[C
     return [candidates[i] for i in sorted(int(i) for i in picked)]
 
 
-def estimate(spec: games.GameSpec, hosts: int, agents: int, per_pairing: int, todo: int, settings: Settings) -> str:
-    """The one-line size of a selection: games in all and still to play, and the search behind each move."""
-    total = hosts * agents * agents * per_pairing
+def estimate(spec: games.GameSpec, hosts: int, agents: int, per_pairing: int, settings: Settings) -> str:
+    """The size of a selection in one line: its games, and the search behind each move."""
     search = settings.search
     return (f"selection of {spec.name}: {hosts} host(s) x {agents * agents} pairings x {per_pairing} games = "
-            f"{total:,} games, {todo:,} to play; each game up to {move_cap(spec) - 100:,} moves of "
-            f"{search.num_simulations:,} simulations ({search.rollouts} rollouts a leaf)")
+            f"{hosts * agents * agents * per_pairing:,} games, each up to {GameFacts.of(spec).max_game_length:,} "
+            f"moves (the real game's longest) of {search.num_simulations:,} simulations, {search.rollouts} "
+            f"rollouts a leaf")
 
 
 def load_records(path: Path) -> dict[str, GameRecord]:
@@ -161,27 +188,15 @@ def load_records(path: Path) -> dict[str, GameRecord]:
     return {r.key: r for r in found}
 
 
-def _run(ex: Executor, todo: list[GameJob], path: Path, done: dict[str, GameRecord], total: int,
-         progress: bool) -> None:
-    from tqdm import tqdm
-
-    bar = tqdm(total=total, initial=total - len(todo), disable=not progress, desc="selection games", unit="game")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a", encoding="utf-8") as f:
-        for result in ex.imap_unordered(play_game, todo):
-            if isinstance(result, JobCrashed):  # saved as void, so a resume does not crash again
-                job = result.item
-                result = GameRecord(job.key, job.host, job.seats, job.seed, (0.0,) * len(job.seats), "", "void",
-                                    str(result)).to_json()
-            f.write(json.dumps(result) + "\n")
-            f.flush()
-            record = GameRecord.from_json(json.loads(json.dumps(result)))
-            done[record.key] = record
-            bar.update(1)
-    bar.close()
+def _check_resume(out: Path, config: dict[str, Any]) -> None:
+    changed = changed_settings(out / "config.json", config)
+    if changed:
+        raise SelectionError(f"{out} holds a selection with other settings or bundles ({', '.join(changed)} "
+                             f"differ); resume it with the same ones, or use another folder")
 
 
-def _check_numbers(bundles: int, hosts: int, per_pairing: int, margin: float, settings: Settings) -> None:
+def _check_numbers(bundles: int, hosts: int, per_pairing: int, margin: float, settings: Settings, *,
+                   move_time_limit: float, host_cpu_s: float) -> None:
     problems = settings.problems()
     if bundles < 2:
         problems.append(f"a selection needs at least two bundles (got {bundles})")
@@ -191,27 +206,44 @@ def _check_numbers(bundles: int, hosts: int, per_pairing: int, margin: float, se
         problems.append(f"games per pairing must be >= 1 (got {per_pairing!r})")
     if type(margin) not in (int, float) or not (math.isfinite(margin) and margin >= 0):
         problems.append(f"the margin must be a finite number >= 0 (got {margin!r})")
+    for what, limit in (("the move time limit", move_time_limit), ("the host's time limit", host_cpu_s)):
+        if type(limit) not in (int, float) or not (math.isfinite(limit) and limit > 0):
+            problems.append(f"{what} must be > 0 seconds (got {limit!r})")
     if problems:
         raise SelectionError("; ".join(problems))
 
 
-def _candidates(spec: games.GameSpec, bundles: Sequence[str | Path]) -> tuple[list[Candidate], dict[str, dict[str, str]]]:
-    """Each bundle verified (contained), labelled by its folder's name (made unique), with its code."""
-    from cwm.bundle import load_bundle
-
+def _candidates(spec: games.GameSpec, bundles: Sequence[str | Path]) -> list[Candidate]:
+    """Each bundle labelled by its folder's name (made unique), with its fingerprint; nothing is loaded, and a
+    manifest that lists no inference for a game with hidden information is refused at once."""
     paths = [Path(b).resolve() for b in bundles]
     twice = sorted({str(p) for p in paths if paths.count(p) > 1})
     if twice:
         raise SelectionError(f"bundle(s) given more than once: {', '.join(twice)}")
-    candidates, sources = [], {}
-    for path, label in zip(paths, _labels(paths)):
-        bundle = load_bundle(path, game=spec)
-        if not spec.perfect_information and "inference.py" not in bundle.sources:
+    missing = [str(p) for p in paths if not (p / "manifest.json").is_file()]
+    if missing:
+        raise SelectionError(f"not a bundle folder (no manifest.json): {', '.join(missing)}")
+    for path in paths:
+        if not spec.perfect_information and "inference.py" not in _listed(path):
             raise SelectionError(f"{path}: {spec.name} has hidden information and the bundle has no inference.py, "
                                  f"so its agent cannot plan (export it with --inference)")
-        candidates.append(Candidate(label, str(path), agent_fingerprint(AgentSpec("cwm", str(path)))))
-        sources[label] = dict(bundle.sources)
-    return candidates, sources
+    return [Candidate(label, str(path), agent_fingerprint(AgentSpec("cwm", str(path))))
+            for path, label in zip(paths, _labels(paths))]
+
+
+def _listed(path: Path) -> list[str]:
+    """The files a bundle's manifest lists (checked against the folder when the bundle is verified)."""
+    from cwm.bundle_files import read_manifest
+
+    files = read_manifest(path).get("files")
+    return list(files) if isinstance(files, dict) else []
+
+
+def _verified(spec: games.GameSpec, candidates: Sequence[Candidate]) -> dict[str, dict[str, str]]:
+    """Each candidate's code, verified as ``load_bundle`` verifies a bundle (contained)."""
+    from cwm.bundle import load_bundle
+
+    return {c.label: dict(load_bundle(c.path, game=spec).sources) for c in candidates}
 
 
 def _labels(paths: Sequence[Path]) -> list[str]:

@@ -112,8 +112,10 @@ class GameRecord:
         """
         if not isinstance(data, dict):
             raise ValueError(f"a game record is a JSON object, not {type(data).__name__}")
-        kinds: dict[str, type | tuple[type, ...]] = {"key": str, "host": str, "seats": list, "seed": int, "returns": list, "failed": str, "kind": str,
-                 "reason": str, "moves": int, "duration_s": (int, float), "stats": list}
+        seq = (list, tuple)
+        kinds: dict[str, type | tuple[type, ...]] = {
+            "key": str, "host": str, "seats": seq, "seed": int, "returns": seq, "failed": str, "kind": str,
+            "reason": str, "moves": int, "duration_s": (int, float), "stats": seq}
         for name, kind in kinds.items():
             if name in data and not isinstance(data[name], kind):
                 raise ValueError(f"field {name!r} of a game record has the wrong type ({type(data[name]).__name__})")
@@ -215,7 +217,8 @@ def _seat_move(agent: Any, state: HostedState, player: int, move_time_limit: flo
         return state.action_to_string(player, agent_move(agent, state, move_time_limit))
     except Exception as e:  # the boundary of a seat: whatever its agent did ends the game
         kind = e.kind if isinstance(e, AgentError) else "exception"
-        raise _SeatFailure(player, kind, f"{type(e).__name__}: {e}") from None
+        where = " (the host's legal actions decide)" if kind == "illegal" else ""
+        raise _SeatFailure(player, kind, f"{type(e).__name__}{where}: {e}") from None
 
 
 def _both_lose(host: HostGame, who: str, kind: str, reason: str, moves: int) -> tuple[list[float], str, str, str, int]:
