@@ -121,8 +121,9 @@ def _maybe(agent: Agent, method: str, *args: Any) -> None:
 def run_match(job: MatchJob) -> dict[str, JSON]:
     """Builds the agents from their specs (seeded from the match seed) and plays; a JSON-able MatchResult.
 
-    A ``cwm:`` agent whose model does not load forfeits at move 0 (an LLM-written model may be broken);
-    any other spec was checked by ``tournament`` before planning, so a failure to build it is raised.
+    A ``cwm:`` (or ``cwm-selected:``) agent whose model does not load forfeits at move 0 (an LLM-written model
+    may be broken); any other spec was checked by ``tournament`` before planning, so a failure to build it is
+    raised.
     Every agent is closed at the end (a CWM agent's planning worker ends with its match).
     """
     start = time.perf_counter()
@@ -135,7 +136,7 @@ def run_match(job: MatchJob) -> dict[str, JSON]:
                                          seed=np.random.default_rng(seeds[seat]), move_time_s=job.move_time_limit,
                                          log_dir=Path(job.log_dir) / _safe(job.key) if job.log_dir else None))
             except Exception as e:  # a model that does not load loses by forfeit; anything else is not its fault
-                if parse_agent_spec(label).kind != "cwm":
+                if parse_agent_spec(label).kind not in ("cwm", "cwm-selected"):
                     raise
                 game = games.load_game(job.game)
                 kind = e.kind if isinstance(e, AgentError) else "exception"

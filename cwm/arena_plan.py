@@ -94,9 +94,10 @@ def _seat(entry: str, specs: dict[str, AgentSpec]) -> AgentSpec:
 
 
 def _absolute(spec: AgentSpec) -> str:
-    """The bare spec with a ``cwm:`` path made absolute, so workers with another working directory find it."""
-    if spec.kind == "cwm" and Path(spec.target).exists():
-        return f"cwm:{Path(spec.target).resolve()}"
+    """The bare spec with a ``cwm:`` (or ``cwm-selected:``) path made absolute, so workers with another working
+    directory find it."""
+    if spec.kind in ("cwm", "cwm-selected") and Path(spec.target).exists():
+        return f"{spec.kind}:{Path(spec.target).resolve()}"
     return spec.bare
 
 
@@ -147,7 +148,11 @@ def own_aliases(out_dir: Path, label: str, opponents: Iterable[str]) -> dict[str
 def agent_fingerprint(spec: AgentSpec) -> str:
     """What an agent is, wherever its files are: for ``cwm:`` the sha256 of its ``.py`` file or of its bundle's
     ``manifest.json`` (which holds every file's hash), so moving the files keeps it and changing them does
-    not; for other kinds the bare spec (``gt-mcts``, ``llm:openai:gpt-x``)."""
+    not; for ``cwm-selected:`` the sha256 of its ``selection.json`` (which holds each bundle's); for other kinds
+    the bare spec (``gt-mcts``, ``llm:openai:gpt-x``)."""
+    if spec.kind == "cwm-selected":
+        file = Path(spec.target) / "selection.json"
+        return f"cwm-selected sha256:{hashlib.sha256(file.read_bytes()).hexdigest()}" if file.is_file() else spec.bare
     if spec.kind != "cwm":
         return spec.bare
     path = Path(spec.target)

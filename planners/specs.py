@@ -6,6 +6,8 @@ Spec grammar::
     gt-mcts                UCT MCTS on the real game (perfect information)
     gt-ismcts              ISMCTS on the real game with ground-truth resampling
     cwm:PATH               CWM agent on a model file (.py) or a bundle directory (cwm.bundle.load_bundle)
+    cwm-selected:DIR       CWM agent on a bundle that survived the selection in DIR (cwm.selection), one
+                           picked at random per match
     llm:CLIENT             direct LLM policy; CLIENT is a cwm.llm.make_client spec (gemini, openai:MODEL, ...)
     llm+legal:CLIENT       the same, with the legal actions listed in the prompt
     NAME=SPEC              any of the above, labelled NAME in results (cwm=cwm:/abs/run/bundle)
@@ -42,7 +44,7 @@ from planners.ismcts import Sampler
 from planners.mcts import ValueFn
 from planners.worker_agent import DEFAULT_MOVE_CPU_S, WorkerAgent
 
-KINDS = ("random", "gt-mcts", "gt-ismcts", "cwm", "llm", "llm+legal")
+KINDS = ("random", "gt-mcts", "gt-ismcts", "cwm", "cwm-selected", "llm", "llm+legal")
 NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.+-]*")  # what NAME= may be: never a path, a key separator or a comma
 
 
@@ -117,7 +119,7 @@ def parse_agent_spec(text: str) -> AgentSpec:
     if kind not in KINDS:
         raise AgentSpecError(f"agent spec {typed!r}: unknown kind {kind!r}; expected one of {', '.join(KINDS)}"
                              f"{_colon_hint(typed)}")
-    needs_target = kind in ("cwm", "llm", "llm+legal")
+    needs_target = kind in ("cwm", "cwm-selected", "llm", "llm+legal")
     if needs_target and not target:
         raise AgentSpecError(f"agent spec {typed!r}: {kind} needs an argument ({kind}:PATH or {kind}:CLIENT)")
     if not needs_target and target:
@@ -209,6 +211,10 @@ def make_agent(spec: AgentSpec | str, game: str | games.GameSpec, *, settings: S
         sources, name = load_cwm_sources(spec.target, gspec.name)
         return WorkerAgent(sources, gspec, config, name=name, seed=seed,
                            move_cpu_s=move_time_s if move_time_s is not None else DEFAULT_MOVE_CPU_S)
+    if spec.kind == "cwm-selected":
+        from planners.selected import SelectedAgent
+
+        return SelectedAgent(spec.target, gspec, settings=settings, seed=seed, move_time_s=move_time_s)
     from cwm.llm import make_client
     from planners.llm_policy import LLMPolicyAgent
 
@@ -222,15 +228,25 @@ def check_agent(spec: AgentSpec | str, game: str | games.GameSpec, *, settings: 
 
     A ``cwm:`` target is only checked to be a ``.py`` file or a directory, and on a hidden-information game to
     carry inference (a bundle whose manifest lists ``inference.py``): whether its model loads is the match's
-    business (a model that does not load forfeits). Any other spec is built once and dropped.
+    business (a model that does not load forfeits); a ``cwm-selected:`` target must hold a selection of
+    ``game`` with a survivor. Any other spec is built once and dropped.
 
     Raises:
-      AgentSpecError: the spec does not fit the game, its ``cwm:`` target does not exist, or it has no
-        inference for a hidden-information game.
+      AgentSpecError: the spec does not fit the game, its ``cwm:`` target does not exist or has no inference
+        for a hidden-information game, or its ``cwm-selected:`` target holds no selection of the game with a
+        survivor.
       LLMConfigError: an ``llm:`` client that cannot be made (unknown provider, missing key or package).
       ValueError: settings the agent refuses (``num_simulations=0``).
     """
     spec = parse_agent_spec(spec) if isinstance(spec, str) else spec
+    if spec.kind == "cwm-selected":
+        from cwm.selection_report import read_survivors
+
+        try:
+            read_survivors(spec.target, games.resolve(game).name)
+        except ValueError as e:
+            raise AgentSpecError(f"{spec}: {e}") from None
+        return
     if spec.kind != "cwm":
         make_agent(spec, game, settings=settings, seed=0)
         return

@@ -14,7 +14,7 @@ Cost: one fork per match, a few milliseconds to load the model there, and a pipe
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import pyspiel
@@ -32,6 +32,18 @@ from planners.cwm_agent import GameFacts, HistoryTracker, real_action
 
 DEFAULT_MOVE_CPU_S = 60.0  # CPU seconds per move in a worker unless the arena sets a move limit
 PLAN_JOB = "cwm.sandbox.planning:plan_session"  # the worker's server (imported in the zygote, not here)
+
+
+class Tracker(Protocol):
+    """What follows one game from one seat for a worker: every move's string and the seat's own events
+    (``planners.cwm_agent.HistoryTracker`` on the real game)."""
+
+    moves: list[str]
+    events: list[dict[str, JSON]]
+
+    def follows(self, state: Any, player: int) -> bool: ...
+
+    def sync(self, state: Any) -> None: ...
 
 
 class WorkerTimeout(AgentError):
@@ -80,7 +92,7 @@ class WorkerAgent:
         self._own_box = sandbox is None
         self._box = sandbox
         self._session: Session | None = None
-        self._tracker: HistoryTracker | None = None
+        self._tracker: Tracker | None = None
         self._sent_moves = self._sent_events = 0
         self._stats: dict[str, Any] = {}
         self.log: list[JSON] = []
@@ -96,7 +108,7 @@ class WorkerAgent:
         if self._tracker is None or not self._tracker.follows(state, player):
             if self._tracker is not None or self._sent_moves or self._sent_events:
                 self.close()  # another game (or seat): a fresh worker
-            self._tracker = HistoryTracker(self.spec, player)
+            self._tracker = self._new_tracker(player)
         self._tracker.sync(state)
         legal = [state.action_to_string(player, a) for a in state.legal_actions()]
         answer = self._ask(player, legal)
@@ -104,6 +116,11 @@ class WorkerAgent:
         if type(action) is not str:
             raise IllegalMoveError(f"world model {self.name}'s worker answered {answer!r:.200} instead of an action")
         return real_action(state, player, action, self.name)
+
+    def _new_tracker(self, player: int) -> Tracker:
+        """What follows a new game from ``player``'s seat: the real game, replayed on the ground truth (a game
+        played elsewhere, such as inside a host model, brings a tracker of its own)."""
+        return HistoryTracker(self.spec, player)
 
     def stats(self) -> dict[str, Any]:
         """The worker's sampling record of this match (imperfect information), as it last reported it."""
@@ -123,12 +140,12 @@ class WorkerAgent:
     def _ask(self, player: int, legal: list[str]) -> dict[str, Any]:
         assert self._tracker is not None
         session = self._session or self._open()
-        if self._sent_events and not self.spec.perfect_information:
-            self._resync(session)
         moves, events = self._tracker.moves, self._tracker.events
+        # the last event sent goes again: the seat's own action there is filled in once it has moved
+        resend = max(0, self._sent_events - 1)
         message = {"op": "plan", "player": player, "legal": legal,
                    "moves_from": self._sent_moves, "moves": moves[self._sent_moves:],
-                   "events_from": self._sent_events, "events": events[self._sent_events:]}
+                   "events_from": resend, "events": events[resend:]}
         try:
             result = session.ask(message)
         except BaseException:  # an interrupt (the arena's timer) left the exchange half done
@@ -145,21 +162,6 @@ class WorkerAgent:
         if "refused" in answer:  # the worker's words for the model's breach: they quote the model, cleaned here
             raise AgentError(f"world model {self.name} failed: {clean(str(answer['refused']))}")
         return answer
-
-    def _resync(self, session: Session) -> None:
-        """Starts the worker's view of the game over, to be sent whole: the last event it was sent was the
-        seat's own decision, sent before the seat's action there was known, and an ISMCTS root keyed by a
-        copy without that action matches no state an inference function draws (every draw rejected)."""
-        try:
-            result = session.ask({"op": "reset"})
-        except BaseException:  # an interrupt (the arena's timer) left the exchange half done
-            session.abandon()
-            self._session = None
-            raise
-        if not result.ok:
-            self._session = None
-            raise _failure(self.name, result.kind, result.error)
-        self._sent_moves = self._sent_events = 0
 
     def _open(self) -> Session:
         if self._box is None:

@@ -13,7 +13,8 @@ from planners.specs import Settings, parse_agent_specs
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("arena", help="play agents against each other (both seats, resumable)",
                        description="Plays every pair of agents in both seats. Agents: random, gt-mcts, "
-                                   "gt-ismcts, cwm:MODEL.py|BUNDLE_DIR, llm:CLIENT, llm+legal:CLIENT; "
+                                   "gt-ismcts, cwm:MODEL.py|BUNDLE_DIR, cwm-selected:SELECTION_DIR, llm:CLIENT, "
+                                   "llm+legal:CLIENT; "
                                    "NAME=SPEC labels an agent NAME in the results (mine=cwm:runs/ttt/bundle), "
                                    "else its label is the spec as typed. Re-running with the same --out "
                                    "resumes; matches are found by label, so a named agent's folder may move.")

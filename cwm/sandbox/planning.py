@@ -11,9 +11,10 @@ Payload: ``{"name", "codec": {"table", "num_distinct_actions", "max_chance_outco
 None}``.
 
 Messages: ``{"op": "plan", "player", "legal": [str], "moves_from": int, "moves": [str], "events_from": int,
-"events": [{"observation", "action"}]}`` (the real moves and the seat's events since the last message)
+"events": [{"observation", "action"}]}`` (the real moves since the last message, and the seat's events from
+the last one sent before, which goes again with the seat's own action there filled in)
 answered by ``{"action": str, "stats": {...}}`` or ``{"refused": why}`` when the model broke the contract
-or could not follow the real game; ``{"op": "reset"}`` starts a new game.
+or could not follow the real game.
 """
 
 from __future__ import annotations
@@ -78,17 +79,13 @@ class _Server:
         self.events: list[dict[str, JSON]] = []
 
     def answer(self, message: JSON) -> JSON:
-        if not isinstance(message, dict) or message.get("op") not in ("plan", "reset"):
+        if not isinstance(message, dict) or message.get("op") != "plan":
             raise ModelLoadError(f"the planning worker got a message it does not know: {values.describe(message)}")
-        if message["op"] == "reset":
-            self.moves.clear()
-            self.events.clear()
-            self.planner.reset()
-            return {}
-        if message["moves_from"] != len(self.moves) or message["events_from"] != len(self.events):
+        # the events start at the last one sent before (its action is filled in once the seat has moved)
+        if message["moves_from"] != len(self.moves) or message["events_from"] != max(0, len(self.events) - 1):
             raise ModelLoadError("the planning worker's view of the game is out of step with the host's")
         self.moves.extend(message["moves"])
-        self.events.extend(message["events"])
+        self.events[message["events_from"]:] = message["events"]
         wall, cpu = time.perf_counter(), time.process_time()
         try:
             action = self.planner.plan(int(message["player"]), list(message["legal"]), moves=self.moves,
