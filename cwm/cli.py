@@ -12,6 +12,7 @@ from cwm.text import clean
 from cwm.types import CwmError, UsageError
 
 ERROR_LIMIT = 4000  # characters of an error message printed (it may quote what a model wrote)
+EXIT_WAITING = 3  # requests wait in a batch directory: not an error, the command resumes once they are answered
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -36,15 +37,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     One-line errors, cleaned (``cwm.text.clean``: a message quoting a model's text prints no control
     character or escape sequence): every ``CwmError`` (``UsageError`` for arguments out of range, unknown games, bad
     files, models that do not load, ...) and ``OSError`` (a path that cannot be read or written; the
-    message names it). Anything else is a bug and keeps its traceback.
+    message names it). Anything else is a bug and keeps its traceback. Requests waiting for replies in a
+    batch directory (``PendingBatch``) are not an error: a plain line saying so, exit status 3
+    (``EXIT_WAITING``); the same command resumes once they are answered.
     """
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    from cwm.llm.batch import PendingBatch
+
     try:
         return int(args.func(args) or 0)
+    except PendingBatch as e:
+        print(f"cwm {args.command}: waiting: {clean(str(e), limit=ERROR_LIMIT)}", file=sys.stderr)
+        return EXIT_WAITING
     except (CwmError, UsageError) as e:  # bad input: one line, no traceback
         print(f"cwm {args.command}: error: {clean(str(e), limit=ERROR_LIMIT)}", file=sys.stderr)
         return 2

@@ -11,7 +11,9 @@ import prompts
 from cwm.llm import LLMConfigError, LLMError, Request, answer_pending, make_client, pending_entries
 from cwm.llm.batch import DEFAULT_MODEL as ANY_MODEL
 from cwm.llm.batch import PENDING_FILE
+from cwm.llm.batch_texts import export_pending, import_answers, waiting
 from cwm.llm.shared import ManagedClient
+from cwm.types import UsageError
 
 _KEY_VARIABLES = {"gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY"), "openai": ("OPENAI_API_KEY",)}
 
@@ -27,11 +29,21 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for the answer (default 60)")
     q.set_defaults(func=cmd_ping)
 
+    q = llm_sub.add_parser("pending", help="list the requests waiting in a batch directory; export their texts")
+    q.add_argument("directory", help="the batch directory (holds pending.jsonl)")
+    q.add_argument("--export", metavar="OUT", help="write each waiting request's text to OUT/<key>.md")
+    q.set_defaults(func=cmd_pending)
+
     q = llm_sub.add_parser("answer-batch", help="answer the requests waiting in a batch directory")
     q.add_argument("directory", help="the batch directory (holds pending.jsonl)")
     q.add_argument("--llm", default="gemini",
                    help="client spec answering them (default gemini with the pending requests' model; "
                         "a spec naming another model is refused)")
+    q.add_argument("--from", dest="answers", metavar="ANSWERS",
+                   help="answer from reply texts instead of live calls: ANSWERS/<key>.md per request "
+                        "(<key>.<i>.md for each of n candidates); needs --answered-by")
+    q.add_argument("--answered-by", metavar="NAME",
+                   help="with --from: who wrote the replies, as precisely as known (kept in each reply)")
     q.add_argument("--base-url", default=None, help="another endpoint for gemini/openai")
     q.add_argument("--limit", type=int, default=None, help="answer at most this many")
     q.set_defaults(func=cmd_answer_batch)
@@ -76,12 +88,30 @@ def cmd_ping(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_pending(args: argparse.Namespace) -> int:
+    """Lists the waiting requests (key, model, tag, characters); with ``--export`` writes their texts."""
+    directory = Path(args.directory)
+    _waiting_models(directory)  # a directory without pending.jsonl is an error, not "nothing waits"
+    items = waiting(directory)
+    for item in items:
+        print(f"{item.key}  model {item.model}  {item.request.tag or '-'}  {item.chars} characters")
+    print(f"{len(items)} request(s) wait in {directory} for a reply")
+    if args.export and items:
+        written = export_pending(directory, args.export)
+        print(f"their texts: {len(written)} file(s) in {args.export}; write each reply to ANSWERS/<key>.md, then "
+              f"`cwm llm answer-batch {directory} --from ANSWERS --answered-by NAME`")
+    return 0
+
+
 def cmd_answer_batch(args: argparse.Namespace) -> int:
-    """Answers a batch directory with live calls (replies say ``"batch": false``: full price).
+    """Answers a batch directory with live calls (replies say ``"batch": false``: full price), or from
+    reply texts (``--from``).
 
     Exit status 2 when the directory holds no ``pending.jsonl``, a line of it is broken, or ``--llm`` names
     a model other than the one the requests were written for; 1 when a call fails (replies so far stay).
     """
+    if args.answers is not None:
+        return _answer_from_files(args)
     try:
         models = _waiting_models(Path(args.directory))
         client = _answering_client(args, models) if models else None
@@ -99,6 +129,15 @@ def cmd_answer_batch(args: argparse.Namespace) -> int:
         return 1
     print(f"answered {answered} of {waiting} waiting request(s) in {args.directory} with {client.model}")
     print(json.dumps(client.ledger.snapshot()))
+    return 0
+
+
+def _answer_from_files(args: argparse.Namespace) -> int:
+    if not args.answered_by or not args.answered_by.strip():
+        raise UsageError("--from needs --answered-by NAME: who wrote the replies (kept in each reply)")
+    _waiting_models(Path(args.directory))
+    answered, left = import_answers(args.directory, args.answers, model=args.answered_by.strip())
+    print(f"answered {answered} request(s) in {args.directory} from {args.answers}; {left} still wait for a reply")
     return 0
 
 

@@ -144,7 +144,8 @@ class BatchFileClient:
                 raise PendingBatch(
                     f"{count} request(s) wait for replies in {self.directory / PENDING_FILE}; write their answers "
                     f"to {self.directory / REPLIES_FILE} (one {{\"key\", \"texts\"}} object a line, e.g. with "
-                    f"`cwm llm answer-batch {self.directory}`) and run again", directory=self.directory, pending=count)
+                    f"`cwm llm answer-batch {self.directory}`, or from text files: `cwm llm pending "
+                    f"{self.directory} --export DIR`) and run again", directory=self.directory, pending=count)
             self._sleep(self.poll_s)
 
     def _find_reply(self, key: str) -> dict[str, Any] | None:

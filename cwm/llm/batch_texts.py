@@ -1,0 +1,111 @@
+"""A batch directory's requests as plain text files, and replies read back from text files.
+
+This is how a batch directory is answered by something that reads text, not JSON: a person, or an LLM
+given nothing but the request (no files, no tools). :func:`export_pending` writes each waiting request to
+``OUT/<key>.md``, exactly the text the answering side sees; whoever answers writes the reply text to
+``ANSWERS/<key>.md`` (``<key>.<i>.md`` for the i-th of a request's ``n`` candidates), and
+:func:`import_answers` appends them to ``replies.jsonl``. A request whose answer files are missing stays
+pending; nothing else changes.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from cwm.llm.base import LLMError, Request
+from cwm.llm.batch import REPLIES_FILE, pending_entries
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """One request waiting in a batch directory.
+
+    Attributes:
+      key: its key (the name of its files).
+      model: the model it was written for ("batch": any).
+      request: the request.
+    """
+
+    key: str
+    model: str
+    request: Request
+
+    @property
+    def chars(self) -> int:
+        """The length of the text the answering side reads."""
+        return len(request_text(self.request))
+
+
+def waiting(directory: Path | str) -> list[Waiting]:
+    """The requests waiting in ``directory`` for a reply, in the order they were written."""
+    return [Waiting(key, model, request) for key, (model, request) in pending_entries(directory).items()]
+
+
+def request_text(request: Request) -> str:
+    """The request as one text: a single user message as it is; otherwise each part under a heading
+    naming its role (``## system``, ``## user``, ``## assistant``), oldest first."""
+    if not request.system and len(request.messages) == 1:
+        return request.messages[0].text
+    parts = [f"## system\n\n{request.system}"] if request.system else []
+    parts += [f"## {m.role}\n\n{m.text}" for m in request.messages]
+    return "\n\n".join(parts)
+
+
+def answer_names(item: Waiting) -> list[str]:
+    """The answer file names a request needs: ``<key>.md``, or ``<key>.<i>.md`` for each of ``n > 1``."""
+    n = item.request.n
+    return [f"{item.key}.md"] if n == 1 else [f"{item.key}.{i}.md" for i in range(n)]
+
+
+def export_pending(directory: Path | str, out: Path | str) -> list[Path]:
+    """Writes each waiting request's text to ``out/<key>.md``; returns the files written."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for item in waiting(directory):
+        path = out / f"{item.key}.md"
+        path.write_text(request_text(item.request), encoding="utf-8")
+        written.append(path)
+    return written
+
+
+def import_answers(directory: Path | str, answers: Path | str, *, model: str) -> tuple[int, int]:
+    """Appends the answers found in ``answers`` for the waiting requests to ``replies.jsonl``.
+
+    Args:
+      directory: the batch directory.
+      answers: the folder of answer files (see the module docstring).
+      model: who answered, as precisely as known; written into each reply (the recording keeps it).
+
+    Returns:
+      ``(answered, still_waiting)``.
+
+    Raises:
+      LLMError: ``answers`` is not a folder, or an answer file is empty or not UTF-8 (names the file).
+    """
+    answers = Path(answers)
+    if not answers.is_dir():
+        raise LLMError(f"{answers} is not a folder of answer files")
+    answered = left = 0
+    for item in waiting(directory):
+        paths = [answers / name for name in answer_names(item)]
+        if not all(p.is_file() for p in paths):
+            left += 1
+            continue
+        entry = {"key": item.key, "texts": [_answer(p) for p in paths], "model": model, "batch": False}
+        with open(Path(directory) / REPLIES_FILE, "a", encoding="utf-8") as f:
+            f.write(json.dumps(entry, ensure_ascii=False) + "\n")
+        answered += 1
+    return answered, left
+
+
+def _answer(path: Path) -> str:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise LLMError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+    if not text.strip():
+        raise LLMError(f"{path}: the answer is empty")
+    return text

@@ -1,0 +1,98 @@
+"""A real-model synthesis session through the batch client: prompts out as text, replies in as text.
+
+No provider is reachable from some machines; the batch client is how a real model answers there. Each
+call of this script advances one session by as far as the answers written so far allow:
+
+    python experiments/real_session.py GAME --work DIR --answered-by NAME
+
+1. answers in ``DIR/answers/<key>.md`` are read into the batch directory (``cwm llm answer-batch --from``);
+2. world-model synthesis runs (resuming ``DIR/run``) with the batch client until a request has no reply;
+3. if one waits, its text is written to ``DIR/prompts/<key>.md`` and the script exits with status 3:
+   hand each prompt, and nothing else, to the answering model (``experiments/answering_brief.md``),
+   write its reply verbatim to ``DIR/answers/<key>.md``, and run the script again;
+4. once synthesis has finished, the whole session is replayed from the replies into a fresh run that
+   records it (``DIR/recording.jsonl``), replayed again from that recording alone, and the two runs are
+   compared: the recording must reproduce the session offline, program for program.
+
+The replies carry ``--answered-by`` as their model, and ``DIR/provenance.json`` says who answered, when,
+how, and the prompt hashes. Copy the recording to ``cwm/data/recordings/GAME.jsonl`` to ship it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import sys
+from pathlib import Path
+
+from cwm import games
+from cwm.cli import EXIT_WAITING
+from cwm.llm import BatchFileClient, Client, PendingBatch, RecordingClient, make_client
+from cwm.llm.batch_texts import export_pending, import_answers
+from cwm.synthesis import SynthesisResult, synthesize_world_model
+
+HOW = ("answered through cwm's batch client: each reply written by the named model from the request's text "
+       "alone (no files, no tools, no feedback but cwm's next prompt), briefed by experiments/answering_brief.md")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("game", help="registry name")
+    parser.add_argument("--work", required=True, help="the session's folder (resumed)")
+    parser.add_argument("--answered-by", required=True, help="the answering model, as precisely as known")
+    parser.add_argument("--budget", type=int, default=20, help="most LLM calls (default 20)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the games and the search (default 0)")
+    args = parser.parse_args(argv)
+    game, work = games.resolve(args.game).name, Path(args.work)
+    batch = work / "batch"
+    if (work / "answers").is_dir():
+        answered, _ = import_answers(batch, work / "answers", model=args.answered_by)
+        print(f"{answered} answer(s) read from {work / 'answers'}")
+    try:
+        result = _synthesize(game, BatchFileClient(batch), work / "run", args)
+    except PendingBatch:
+        written = export_pending(batch, work / "prompts")
+        print(f"{len(written)} prompt(s) wait in {work / 'prompts'}; write each reply to {work / 'answers'}/<key>.md "
+              f"and run again")
+        return EXIT_WAITING
+    print(f"session finished: {'solved' if result.solved else 'not solved'} after {result.llm_calls} call(s)")
+    return _record_and_verify(game, work, args)
+
+
+def _synthesize(game: str, llm: Client, run_dir: Path, args: argparse.Namespace) -> SynthesisResult:
+    # cwm's defaults but no held-out games: the requests do not depend on them, so the recording replays
+    # in `cwm synthesize` and `cwm run` with any --num-test
+    return synthesize_world_model(game, llm=llm, run_dir=run_dir, budget=args.budget, seed=args.seed, num_test=0)
+
+
+def _record_and_verify(game: str, work: Path, args: argparse.Namespace) -> int:
+    recording = work / "recording.jsonl"
+    recording.unlink(missing_ok=True)
+    for folder in ("recorded", "replayed"):
+        _clear(work / folder)
+    first = _synthesize(game, RecordingClient(BatchFileClient(work / "batch"), recording), work / "recorded", args)
+    again = _synthesize(game, make_client(f"replay:{recording}"), work / "replayed", args)
+    same = [(work / d / "best_program.py").read_bytes() for d in ("recorded", "replayed")]
+    if first.llm_calls != again.llm_calls or same[0] != same[1]:
+        print(f"error: the recording does not reproduce the session ({first.llm_calls} vs {again.llm_calls} calls)",
+              file=sys.stderr)
+        return 1
+    provenance = {"game": game, "answered_by": args.answered_by, "how": HOW,
+                  "date": _dt.datetime.now(_dt.timezone.utc).date().isoformat(), "llm_calls": first.llm_calls,
+                  "solved": first.solved, "seed": args.seed, "prompt_hashes": first.prompt_hashes}
+    (work / "provenance.json").write_text(json.dumps(provenance, indent=2) + "\n", encoding="utf-8")
+    print(f"recorded and verified: {recording} ({first.llm_calls} calls, replays to the same best program); "
+          f"provenance: {work / 'provenance.json'}")
+    return 0
+
+
+def _clear(folder: Path) -> None:
+    if folder.exists():
+        for path in sorted(folder.rglob("*"), reverse=True):
+            path.rmdir() if path.is_dir() else path.unlink()
+        folder.rmdir()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
