@@ -1,0 +1,43 @@
+"""experiments/real_session.py: a session advanced by answer files, then recorded and checked to replay.
+
+The answers here are the hand-written tic-tac-toe candidates of tests/data/synthesis/ (a first program
+with bugs, then a correct one), standing in for the answering model's replies."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from cwm.cli import EXIT_WAITING
+from experiments import real_session
+
+REPLIES = Path(__file__).resolve().parents[1] / "data" / "synthesis" / "tic_tac_toe"
+
+
+def _answer(work: Path, reply: str) -> None:
+    (prompt,) = (work / "prompts").iterdir()  # exactly one request waits at a time (concurrency 1)
+    (work / "answers").mkdir(exist_ok=True)
+    (work / "answers" / prompt.name).write_text((REPLIES / f"{reply}.md").read_text(encoding="utf-8"))
+    prompt.unlink()
+
+
+def test_a_session_waits_for_each_answer_then_records_a_replay_that_reproduces_it(tmp_path, capsys):
+    work = tmp_path / "session"
+    argv = ["tic_tac_toe", "--work", str(work), "--answered-by", "hand-written test replies"]
+    assert real_session.main(argv) == EXIT_WAITING
+    first_prompt = next((work / "prompts").iterdir()).read_text()
+    assert first_prompt.startswith("## system") and "Tic-tac-toe" in first_prompt
+    _answer(work, "01_initial_buggy")
+    assert real_session.main(argv) == EXIT_WAITING  # the buggy program fails its checks: a refinement waits
+    refine = next((work / "prompts").iterdir()).read_text()
+    assert "## Failing tests" in refine and "## The current code" in refine
+    _answer(work, "03_refine_correct")
+    assert real_session.main(argv) == 0
+    assert "recorded and verified" in capsys.readouterr().out
+    provenance = json.loads((work / "provenance.json").read_text())
+    assert provenance["answered_by"] == "hand-written test replies" and provenance["solved"]
+    assert provenance["llm_calls"] == 2 and provenance["prompt_hashes"]
+    lines = [json.loads(line) for line in (work / "recording.jsonl").read_text().splitlines()]
+    assert [line["response"]["model"] for line in lines] == ["hand-written test replies"] * 2
+    recorded, replayed = ((work / d / "best_program.py").read_text() for d in ("recorded", "replayed"))
+    assert recorded == replayed == (REPLIES / "03_refine_correct.md").read_text().split("```python\n")[1].split("```")[0]
