@@ -171,10 +171,12 @@ def describe_error(e: BaseException) -> str:
 
 
 def model_traceback(e: BaseException, *, limit: int = 6) -> str:
-    """The last ``limit`` frames of ``e``'s traceback and its description (``describe_error``), formatted
-    without calling anything the model defined."""
+    """The frames of ``e``'s traceback from the model's own code on (its modules compile as ``<name>``: the
+    library's frames that called it are left out), at most the last ``limit``, and its description
+    (``describe_error``), formatted without calling anything the model defined."""
     import traceback
 
-    frames = traceback.extract_tb(e.__traceback__)[-limit:]
-    return "".join(traceback.format_list(frames)) + describe_error(e) + "\n"
+    frames = traceback.extract_tb(e.__traceback__)
+    first = next((i for i, f in enumerate(frames) if f.filename.startswith("<")), 0)
+    return "".join(traceback.format_list(frames[first:][-limit:])) + describe_error(e) + "\n"
 

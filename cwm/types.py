@@ -223,9 +223,11 @@ class CheckFailure:
             f"[{self.test_type}] trajectory {self.trajectory}, step {self.step}: {self.call}"
             + (" (contract breach)" if self.breach else ""),
             f"  actions so far: {shown}",
-            f"  expected: {_short(self.expected)}",
-            f"  got:      {_short(self.got)}",
         ]
+        raised = bool(self.traceback) and self.got is None  # the call raised: no value to show
+        if not (raised and self.expected is None):
+            lines.append(f"  expected: {_short(self.expected)}")
+        lines.append(f"  got:      {'an exception (below)' if raised else _short(self.got)}")
         if self.diff:
             lines.append("  diff: " + self.diff.replace("\n", "\n        "))
         if self.traceback:

@@ -1,0 +1,36 @@
+"""A failure report an LLM reads: an exception shows the model's own frames, not the library's that called
+it, and no made-up value."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cwm import checks, games, model, trajectories
+
+MODEL = Path(__file__).resolve().parents[1] / "data" / "reference" / "tic_tac_toe_model.py"
+
+
+def _raising_model(body_line: str) -> model.WorldModel:
+    source = "import json\n" + MODEL.read_text().replace("def get_rewards(state):\n",
+                                                           f"def get_rewards(state):\n    {body_line}\n", 1)
+    return model.WorldModel(model.load_source(source), codec=model.ActionCodec.from_game(
+        games.load_game("tic_tac_toe")), name="raiser")
+
+
+def test_an_exception_shows_only_the_models_frames_and_no_got_value():
+    trajs = trajectories.collect("tic_tac_toe", n=2, seed=0)
+    report = checks.run_checks(_raising_model('raise KeyError("boom")'), trajs, max_failures_per_type=1)
+    (failure,) = [f for f in report.failures if f.test_type == "rewards"]
+    text = failure.render()
+    assert "  got:      an exception (below)" in text and "got:      None" not in text
+    assert "  expected: [0.0, 0.0]" in text  # the ground truth had a value: it is shown
+    trace = text.split("  traceback:\n", 1)[1]
+    assert trace.lstrip().startswith('File "<cwm_model>"') and "get_rewards" in trace
+    assert "cwm/" not in trace and "KeyError: 'boom'" in trace
+
+
+def test_a_library_frame_the_model_called_stays_after_its_own():
+    trajs = trajectories.collect("tic_tac_toe", n=1, seed=0)
+    report = checks.run_checks(_raising_model('json.loads("{")'), trajs, max_failures_per_type=1)
+    trace = next(f for f in report.failures if f.test_type == "rewards").traceback
+    assert trace.startswith('  File "<cwm_model>"') and "json" in trace and "JSONDecodeError" in trace
