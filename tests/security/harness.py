@@ -44,9 +44,21 @@ def command_bound(matches: int, max_moves: int = 9) -> float:
     return CLI_START_S + matches * match_bound(max_moves)
 
 
+# What the harness's own self-test sends on the connections it opens on purpose (test_harness.py): another
+# test session on the machine, listening on the same shared port, may take one, and must not count it.
+SELF_TEST_TAG = b"cwm-harness-self-test:"
+
+
+def self_test_tag() -> bytes:
+    """The tag of this session's self-test connections (its listener counts them; others ignore them)."""
+    return SELF_TEST_TAG + str(os.getpid()).encode()
+
+
 class Listener:
     """A TCP listener on 127.0.0.1:``LISTEN_PORT`` that records every connection it accepts (the port is
-    shared, ``SO_REUSEPORT``, so two test sessions on one machine can both listen: a connection reaches one)."""
+    shared, ``SO_REUSEPORT``, so two test sessions on one machine can both listen: a connection reaches one).
+    A connection that announces another session's self-test (``SELF_TEST_TAG``) is not recorded; any other
+    connection is, whatever it sends."""
 
     def __init__(self) -> None:
         self.peers: list[tuple[str, int]] = []
@@ -66,13 +78,23 @@ class Listener:
                 conn, peer = self.sock.accept()
             except (TimeoutError, OSError):
                 continue
-            self.peers.append(peer)
+            if not _another_sessions_self_test(conn):
+                self.peers.append(peer)
             conn.close()
 
     def close(self) -> None:
         self._stop.set()
         self._thread.join(2)
         self.sock.close()
+
+
+def _another_sessions_self_test(conn: socket.socket) -> bool:
+    conn.settimeout(0.5)
+    try:
+        data = conn.recv(64)
+    except OSError:  # sent nothing (a sleeper need not): counted
+        return False
+    return data.startswith(SELF_TEST_TAG) and data != self_test_tag()
 
 
 def markers(*run_dirs: Path) -> set[str]:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from .harness import SENTINELS, Ran
+from .harness import SENTINELS, Ran, self_test_tag
 from .programs import LISTEN_PORT
 from .stages import Pipeline
 
@@ -19,7 +19,8 @@ QUIET = Ran(("check",), 0, "235/235 checks passed", "", 0.1)
 
 def _connect(peers: list) -> None:
     for _ in range(20):  # another session listening on the shared port may take a connection
-        socket.create_connection(("127.0.0.1", LISTEN_PORT), timeout=2).close()
+        with socket.create_connection(("127.0.0.1", LISTEN_PORT), timeout=2) as conn:
+            conn.sendall(self_test_tag())
         time.sleep(0.3)  # the listener's thread accepts it
         if peers:
             return
@@ -48,3 +49,13 @@ def test_a_broken_promise_fails_the_stage(breach: str, pipeline_of, listener) ->
     finally:
         Path("/tmp/cwm-sleeper-harness-probe").unlink(missing_ok=True)
         listener.peers.clear()
+
+
+def test_another_sessions_self_test_connection_is_not_a_breach(listener):
+    """Test sessions running at once share the port: one's self-test connections reach the others'."""
+    before = list(listener.peers)
+    for _ in range(5):
+        with socket.create_connection(("127.0.0.1", LISTEN_PORT), timeout=2) as conn:
+            conn.sendall(b"cwm-harness-self-test:1")  # pid 1 runs no test session
+    time.sleep(3)  # each accepted connection is read for up to 0.5 s
+    assert listener.peers == before
