@@ -24,6 +24,7 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -77,7 +78,7 @@ SESSIONS = {s.name: s for s in (
 )}
 
 
-def record(session: Session, out: Path) -> list[dict[str, object]]:
+def record(session: Session, out: Path) -> list[dict[str, Any]]:
     """Runs ``session`` against its scripted replies, recording every call to ``out`` (replaced), with the
     settings the replaying command uses by default; returns the results of its stages (``to_json``)."""
     from cwm.llm import RecordingClient, ScriptedClient
@@ -115,7 +116,7 @@ def main(argv: Sequence[str] = ()) -> int:
         session = SESSIONS[name]
         results = record(session, RECORDINGS / f"{name}.jsonl")
         solved = [bool(r["solved"]) for r in results]
-        calls = sum(int(r["llm_calls"]) for r in results)  # type: ignore[call-overload]
+        calls = sum(int(r["llm_calls"]) for r in results)
         print(f"recorded {calls} calls to {RECORDINGS / name}.jsonl (solved: {solved})")
         failed |= session.budget == 500 and not all(solved)
     return 1 if failed else 0
