@@ -1,0 +1,61 @@
+"""The closed-deck sessions shipped with cwm (hand-written replies, not LLM output; see
+cwm/data/recordings/README.md) replayed through the sandbox: the joint world model and inference of Leduc
+poker are refined to 100% of their checks, and Quadranto's stop where no inference can see the end."""
+
+from __future__ import annotations
+
+import importlib.resources
+import json
+from pathlib import Path
+
+from cwm.cli import main
+from cwm.llm import ReplayClient
+from cwm.synthesis.inference import synthesize_inference
+
+CLOSED = Path(str(importlib.resources.files("cwm").joinpath("data", "recordings", "closed")))
+JOINT_TYPES = {"inference", "inference_terminal", "random_play"}
+
+
+def _reports(run: Path) -> list[dict]:
+    """The check reports of the run's candidates, in the order they were written (a node per candidate)."""
+    return [json.loads(p.read_text()) for p in sorted((run / "nodes").glob("*/report.json"))]
+
+
+def _failures(report: dict) -> list[dict]:
+    return report["failures"]
+
+
+def test_closed_deck_leduc_is_refined_to_every_check_from_the_recording(tmp_path):
+    run = tmp_path / "run"
+    result = synthesize_inference("leduc_poker", llm=ReplayClient(CLOSED / "leduc_poker.jsonl"), run_dir=run,
+                                  deck="closed", num_test=6)
+    assert result.target == "joint" and result.solved and result.llm_calls == 2
+    assert result.train_accuracy == 1.0 and set(result.train_by_type) == JOINT_TYPES
+    assert all(v == 1.0 for v in result.train_by_type.values())
+    assert result.test_accuracy == 1.0  # held-out closed-deck games, ends of games included
+    first, fixed = _reports(run)
+    # the first candidate ignored the showdown: its histories end paying the player what it was not paid
+    assert {f["test_type"] for f in _failures(first)} == {"inference_terminal"}
+    assert any("observation differs" in f["diff"] for f in _failures(first)) and not _failures(fixed)
+
+
+def test_closed_deck_quadranto_stops_at_the_catch_the_player_cannot_see(tmp_path):
+    run = tmp_path / "run"
+    result = synthesize_inference("quadranto", llm=ReplayClient(CLOSED / "quadranto.jsonl"), run_dir=run,
+                                  deck="closed", budget=2, num_test=0)
+    assert not result.solved and result.llm_calls == 2
+    assert result.train_by_type["inference"] == 1.0 and result.train_by_type["random_play"] == 1.0
+    first, refined = _reports(run)
+    assert len(_failures(refined)) == 1 < len(_failures(first))  # the refinement fixed the player's own catch
+    left = _failures(refined)[0]
+    assert left["test_type"] == "inference_terminal" and "not terminal" in left["diff"]
+
+
+def test_cwm_synthesize_replays_the_closed_recording(tmp_path, capsys):
+    out = tmp_path / "run"
+    argv = ["synthesize", "leduc_poker", "--target", "joint", "--llm", f"replay:{CLOSED / 'leduc_poker.jsonl'}",
+            "--out", str(out), "--num-test", "2"]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "leduc_poker (joint, closed deck): solved after 2" in printed
+    assert json.loads((out / "result.json").read_text())["model"] == "scripted-leduc-poker-joint"

@@ -1,0 +1,55 @@
+"""The main job offline on hidden-information games: the recorded sessions (hand-written replies) synthesize a
+world model and its inference function, the bundle carries both, its ISMCTS agent plays random play and
+GT-ISMCTS in hardened workers, and the report's numbers come from that play."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cwm import pipeline
+from cwm.cli import main
+
+SMALL = ["--num-test", "4", "--matches", "2", "--sims", "30", "--rollouts", "1", "--executor", "local:2",
+         "--quiet"]
+
+
+@pytest.fixture(scope="module", params=["leduc_poker", "quadranto"])
+def hidden_run(request, tmp_path_factory):
+    out = tmp_path_factory.mktemp(request.param) / "run"
+    with pytest.MonkeyPatch.context() as mp:  # a developer's own key must not turn this into a paid live run
+        for var in pipeline.API_KEY_VARS:
+            mp.delenv(var, raising=False)
+        assert main(["run", request.param, "--out", str(out), *SMALL]) == 0
+    return request.param, out, json.loads((out / "report.json").read_text())
+
+
+def test_offline_run_synthesizes_the_model_and_its_inference_from_the_recording(hidden_run):
+    game, out, report = hidden_run
+    assert report["offline_recording"] and report["llm"].endswith(f"recordings/{game}.jsonl")
+    for stage in ("synthesis", "inference"):
+        s = report[stage]
+        assert s["solved"] and s["llm_calls"] == 2, stage  # one refinement round each
+        assert s["train_accuracy"] == 1.0 and s["test_accuracy"] == 1.0, stage
+    assert report["inference"]["train_by_type"] == {"inference": 1.0}
+    manifest = json.loads((out / "bundle" / "manifest.json").read_text())
+    assert (out / "bundle" / "inference.py").read_text() == (out / "inference" / "best_program.py").read_text()
+    assert "inference.py" in json.dumps(manifest)
+
+
+def test_the_bundle_plays_random_and_gt_ismcts_with_no_forfeit(hidden_run):
+    _, out, report = hidden_run
+    rows = {(r["opponent"], r["seat"]): r for r in report["arena"]}
+    assert set(rows) == {(o, s) for o in ("random", "gt-ismcts") for s in ("0", "1", "all")}
+    for opponent in ("random", "gt-ismcts"):
+        row = rows[(opponent, "all")]
+        assert row["matches"] == 4 and row["win_rate"] + row["draw_rate"] + row["loss_rate"] == pytest.approx(1.0)
+        assert row["forfeit_rate"] == 0.0 and row["opponent_forfeits"] == 0
+        assert row["moves"] > 0 and row["fallback_moves"] == 0  # every move planned on drawn states
+    assert len((out / "arena" / "matches.jsonl").read_text().splitlines()) == 8
+    on_policy = report["on_policy"]
+    assert on_policy["matches"] == 8 and on_policy["transition_accuracy"] == 1.0
+    assert on_policy["inference_accuracy"] == 1.0
+    md = (out / "report.md").read_text()
+    assert "inference function (open deck): solved after 2 LLM calls" in md and "| cwm | gt-ismcts | all | 4 |" in md
