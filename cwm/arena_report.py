@@ -68,7 +68,10 @@ def _row(agent: str, opponent: str, seat: str, items: list[tuple[MatchResult, in
     return row | sampling(items)
 
 
-SAMPLING_KEYS = ("moves", "draws", "rejected_draws", "fallback_moves")
+SAMPLING_KEYS = ("moves", "draws", "rejected_draws", "fallback_moves")  # an ISMCTS agent's record, per match
+# The names the summed record takes in a row, beside its win/draw/loss counts (a row's "draws" are drawn games)
+ROW_KEYS = {"moves": "searched_moves", "draws": "sampled_worlds", "rejected_draws": "rejected_worlds",
+            "fallback_moves": "fallback_moves"}
 
 
 def sampling(items: Sequence[tuple[MatchResult, int]]) -> dict[str, JSON]:
@@ -89,8 +92,9 @@ def sampling(items: Sequence[tuple[MatchResult, int]]) -> dict[str, JSON]:
     if not seen:
         return {}
     tried = totals["draws"] + totals["rejected_draws"]
-    return totals | {"rejected_draw_rate": totals["rejected_draws"] / tried if tried else None,
-                     "fallback_rate": totals["fallback_moves"] / totals["moves"] if totals["moves"] else None}
+    return {ROW_KEYS[k]: v for k, v in totals.items()} | {
+        "rejected_draw_rate": totals["rejected_draws"] / tried if tried else None,
+        "fallback_rate": totals["fallback_moves"] / totals["moves"] if totals["moves"] else None}
 
 
 def sampling_line(r: dict[str, JSON]) -> str:
@@ -104,7 +108,7 @@ def markdown(rows: Sequence[dict[str, JSON]], *, outcome: str) -> str:
     """A markdown table: W/D/L with intervals (or mean payoff), and forfeits, one line per row; with the
     draws rejected and moves fallen back when some agent keeps a sampling record (ISMCTS agents)."""
     table = _table(rows, outcome=outcome)
-    if not any("moves" in r for r in rows):
+    if not any("searched_moves" in r for r in rows):
         return table
     head, rule, *body = table.splitlines()
     return "\n".join([head + " draws rejected / moves fell back |", rule + "---|",

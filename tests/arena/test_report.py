@@ -83,9 +83,11 @@ def test_an_ismcts_agents_rejected_draws_and_fallback_moves_are_summed_per_row(t
                _sampled("i|r#1", ("i", "r"), ({"moves": True, "draws": -5, "rejected_draws": 2.5}, {}))]
     rows = {(r["agent"], r["seat"]): r for r in summarize(results)}
     pooled = rows[("i", "all")]
-    assert (pooled["moves"], pooled["draws"], pooled["rejected_draws"], pooled["fallback_moves"]) == (8, 60, 20, 2)
+    assert (pooled["searched_moves"], pooled["sampled_worlds"], pooled["rejected_worlds"],
+            pooled["fallback_moves"]) == (8, 60, 20, 2)
     assert pooled["rejected_draw_rate"] == 0.25 and pooled["fallback_rate"] == 0.25
-    assert "moves" not in rows[("r", "all")]  # random play keeps no sampling record
+    assert pooled["draws"] == 0  # drawn games (none here), not the 60 worlds sampled
+    assert "searched_moves" not in rows[("r", "all")]  # random play keeps no sampling record
     write_reports(tmp_path, results, config={"game": "leduc_poker"})
     table = (tmp_path / "results.md").read_text().splitlines()
     assert table[0].endswith("draws rejected / moves fell back |")

@@ -46,7 +46,7 @@ def test_the_bundle_plays_random_and_gt_ismcts_with_no_forfeit(hidden_run):
         row = rows[(opponent, "all")]
         assert row["matches"] == 4 and row["win_rate"] + row["draw_rate"] + row["loss_rate"] == pytest.approx(1.0)
         assert row["forfeit_rate"] == 0.0 and row["opponent_forfeits"] == 0
-        assert row["moves"] > 0 and row["fallback_moves"] == 0  # every move planned on drawn states
+        assert row["searched_moves"] > 0 and row["fallback_moves"] == 0  # every move planned on drawn states
     assert len((out / "arena" / "matches.jsonl").read_text().splitlines()) == 8
     on_policy = report["on_policy"]
     assert on_policy["matches"] == 8 and on_policy["transition_accuracy"] == 1.0
