@@ -158,6 +158,7 @@ def _run(args: argparse.Namespace, argv: list[str]) -> int:
     if args.seeds is None and args.llm == imperfect.RECORDED:
         args.seeds = 1  # a recorded session answers the prompts of seed --first-seed only
     configs = common.game_configs(args, common.IMPERFECT_INFORMATION_GAMES)
+    _check_imperfect(configs)
     out = common.run_directory(args.out, EXPERIMENT)
     config = InferenceTableConfig(configs, args.deck, args.llm, args.recordings, args.first_seed,
                                   _posterior_settings(args), args.cache, args.executor, str(out))
@@ -179,6 +180,15 @@ def _run(args: argparse.Namespace, argv: list[str]) -> int:
     inference_report.write(out, config, runs, argv=argv, started=started)
     print(f"table: {out / 'table.md'}")
     return 0
+
+
+def _check_imperfect(configs: Sequence[common.GameConfig]) -> None:
+    from cwm import games
+
+    for c in configs:
+        if games.resolve(c.game).perfect_information:
+            raise common.ExperimentError(f"{c.game} has perfect information: there is nothing for an inference "
+                                         f"function to infer (Table 4 is experiments/synthesis_table.py)")
 
 
 def _posterior_settings(args: argparse.Namespace) -> imperfect.PosteriorSettings:
