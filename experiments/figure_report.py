@@ -44,30 +44,41 @@ def markdown(rows: Sequence[dict[str, Any]]) -> str:
 
 
 def plot(rows: Sequence[dict[str, Any]], path: Path) -> None:
-    """One panel per game, one stacked win/draw/loss bar per opponent group, 95% Wilson interval on wins."""
+    """One panel per game, one stacked win/draw/loss bar per opponent group, 95% Wilson interval on wins; a
+    game not played (``no recording``) is an empty panel saying so."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    rows = [r for r in rows if not r.get("status")]  # a game not played has no bars
     names = list(dict.fromkeys(r["game"] for r in rows))
     fig, axes = plt.subplots(1, len(names), figsize=(2.6 * len(names) + 1.2, 3.6), squeeze=False, sharey=True)
+    handles: list[Any] = []
     for ax, name in zip(axes[0], names):
-        mine = [r for r in rows if r["game"] == name]
-        x = list(range(len(mine)))
-        win, draw, loss = ([float(r[k]) for r in mine] for k in ("win_rate", "draw_rate", "loss_rate"))
-        err = [[w - float(r["win_lo"]) for w, r in zip(win, mine)],
-               [float(r["win_hi"]) - w for w, r in zip(win, mine)]]
-        ax.bar(x, win, yerr=err, capsize=3, color="tab:green", label="CWM wins")
-        ax.bar(x, draw, bottom=win, color="tab:gray", label="draws")
-        ax.bar(x, loss, bottom=[w + d for w, d in zip(win, draw)], color="tab:red", label="CWM losses")
-        ax.set_xticks(x)
-        ax.set_xticklabels([f"vs {category(r['opponent'])}" for r in mine], fontsize=8, rotation=20)
+        mine = [r for r in rows if r["game"] == name and not r.get("status")]
+        if mine:
+            drawn = _bars(ax, mine)
+            handles = handles or drawn
+        else:
+            ax.text(0.5, 0.5, "no recording", ha="center", va="center", transform=ax.transAxes, fontsize=9)
+            ax.set_xticks([])
         ax.set_title(name, fontsize=10)
         ax.set_ylim(0, 1)
     axes[0][0].set_ylabel("fraction of matches (both seats)")
-    axes[0][-1].legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8)
+    axes[0][-1].legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+def _bars(ax: Any, mine: Sequence[dict[str, Any]]) -> list[Any]:
+    """A game's stacked bars, one per opponent; the legend's handles."""
+    x = list(range(len(mine)))
+    win, draw, loss = ([float(r[k]) for r in mine] for k in ("win_rate", "draw_rate", "loss_rate"))
+    err = [[w - float(r["win_lo"]) for w, r in zip(win, mine)], [float(r["win_hi"]) - w for w, r in zip(win, mine)]]
+    handles = [ax.bar(x, win, yerr=err, capsize=3, color="tab:green", label="CWM wins"),
+               ax.bar(x, draw, bottom=win, color="tab:gray", label="draws"),
+               ax.bar(x, loss, bottom=[w + d for w, d in zip(win, draw)], color="tab:red", label="CWM losses")]
+    ax.set_xticks(x)
+    ax.set_xticklabels([f"vs {category(r['opponent'])}" for r in mine], fontsize=8, rotation=20)
+    return handles
