@@ -11,6 +11,8 @@ import pytest
 from sessions import LEDUC_INFERENCE, LEDUC_MODEL, record_closed, record_open
 from test_exp_validation import refused, script
 
+from cwm.llm.fakes import FakeOpenAI
+
 TINY = ["--matches", "1", "--sims", "10", "--rollouts", "1", "--num-test", "2", "--budget", "1",
         "--executor", "inline", "--quiet"]
 
@@ -23,19 +25,27 @@ def recordings(tmp_path_factory) -> Path:
     return folder
 
 
-def played(out: Path, deck: str, recordings: Path) -> list[dict]:
-    argv = [*TINY, "--games", "leduc_poker,bargaining", "--deck", deck, "--recordings", str(recordings)]
+def played(out: Path, deck: str, recordings: Path, extra: list[str]) -> list[dict]:
+    argv = [*TINY, "--games", "leduc_poker,bargaining", "--deck", deck, "--recordings", str(recordings), *extra]
     assert script("arena_figure").main([*argv, "--out", str(out)]) == 0
     return json.loads((out / "record.json").read_text())["results"]["rows"]
 
 
 @pytest.mark.parametrize("deck", ["open", "closed"])
-def test_the_cwm_agent_plans_with_its_own_inference(tmp_path, recordings, deck):
+def test_the_cwm_agent_plans_with_its_own_inference(tmp_path, recordings, monkeypatch, deck):
     out = tmp_path / deck
-    rows = played(out, deck, recordings)
+    opponents = [("random", 2, 0.0), ("gt-ismcts", 2, 0.0)]
+    if deck == "open":  # and the direct LLM policy (a fake server on 127.0.0.1 that always checks or calls)
+        with FakeOpenAI(default="Calling is cheap here.\nACTION: Call") as server:
+            monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+            monkeypatch.setenv("OPENAI_API_KEY", "fake-key")
+            rows = played(out, deck, recordings, ["--direct-llm", "openai:local-model"])
+        opponents.append(("llm:openai:local-model", 2, 0.0))
+    else:
+        rows = played(out, deck, recordings, [])
     leduc = [r for r in rows if r["game"] == "leduc_poker"]
-    assert [(r["opponent"], r["matches"], r["forfeit_rate"]) for r in leduc] == [
-        ("random", 2, 0.0), ("gt-ismcts", 2, 0.0)]
+    assert [(r["opponent"], r["matches"], r["forfeit_rate"]) for r in leduc] == opponents
+    assert all(r["opponent_forfeits"] == 0 for r in leduc)
     # ISMCTS drew hidden histories from the bundle's inference: every draw fit its model, no move fell back
     assert all(r["draws"] > 0 and r["rejected_draw_rate"] == 0.0 and r["fallback_rate"] == 0.0 for r in leduc)
     bundle = out / "leduc_poker" / "bundle"
