@@ -3,7 +3,10 @@
 For each game the CWM agent plays a bundle (``--bundles GAME=PATH``, or one synthesized here with
 ``--llm`` and exported) with (IS)MCTS, in the real game, against ``random``, the ground-truth planner
 (``gt-mcts`` for perfect information, ``gt-ismcts`` for imperfect) and, with ``--direct-llm SPEC``, the
-LLM used directly as the policy (``llm:SPEC``), in both seats (``cwm.arena.tournament``). Writes
+LLM used directly as the policy (``llm:SPEC``), in both seats (``cwm.arena.tournament``). An
+imperfect-information game's bundle holds its inference function too (``--deck open``: synthesized for the
+world model after it; ``--deck closed``: both as one program); a game whose recorded session does not exist
+is a row saying so. Writes
 ``arena.md``, ``arena.json``, ``arena.csv``, ``arena.png`` and ``record.json``; each game's full
 tournament (every match, per-seat tables, a plot) is under ``<game>/arena/``.
 
@@ -26,9 +29,8 @@ from typing import Any
 if __package__ in (None, ""):  # run as a file: make the repository root importable for `experiments`
     sys.path.append(str(Path(__file__).resolve().parent.parent))
 
-from cwm import arena_report
 from cwm.executors import Executor, make_executor
-from experiments import common
+from experiments import common, figure_report, imperfect
 
 EXPERIMENT = "arena_figure"
 
@@ -42,6 +44,9 @@ class ArenaFigureConfig:
       llm: LLM spec that synthesizes the bundles not given (``auto`` resolves per game).
       bundles: ``(game, bundle directory)`` pairs given with ``--bundles``.
       direct_llm: client spec of the direct LLM policy opponent, or ``None`` for none.
+      deck: how the bundles of imperfect-information games are synthesized: ``open`` (a world model, then an
+        inference function for it) or ``closed`` (both together, from one player's view).
+      recordings: the folder of recorded sessions of imperfect-information games, or ``None`` for cwm's.
       seed: seeds the synthesis of missing bundles and the tournaments.
       move_time_limit: seconds per move before a forfeit, or ``None``.
       cache: SQLite LLM cache file for synthesis, or ``None``.
@@ -53,6 +58,8 @@ class ArenaFigureConfig:
     llm: str
     bundles: tuple[tuple[str, str], ...]
     direct_llm: str | None
+    deck: str
+    recordings: str | None
     seed: int
     move_time_limit: float | None
     cache: str | None
@@ -87,18 +94,18 @@ def opponents(game: str, direct_llm: str | None) -> list[str]:
     return ["random", truth] + ([f"llm:{direct_llm}"] if direct_llm else [])
 
 
-def check_inputs(figure: ArenaFigureConfig, out: Path) -> dict[str, str | None]:
+def check_inputs(figure: ArenaFigureConfig, out: Path) -> dict[str, str | imperfect.NoRecording | None]:
     """Checks everything a figure run needs before it writes anything, so a mistake costs no run directory.
 
     Returns:
-      per game (its ``config.game``): the LLM spec that will synthesize its bundle, or ``None`` when a
-      bundle is given or was already exported under ``out``.
+      per game (its ``config.game``): the LLM spec that will synthesize its bundle, ``None`` when a bundle is
+      given or was already exported under ``out``, or ``NoRecording`` for an imperfect-information game to be
+      synthesized from a recorded session that does not exist (its rows say so).
 
     Raises:
       ExperimentError: a bundle for a game not asked for, named twice, unloadable, of another game, or
-        (imperfect information) without ``inference.py``; an imperfect-information game with no bundle
-        given; an LLM spec that cannot be built (no key, no recording, missing replay file); a
-        non-positive ``--move-time-limit``.
+        (imperfect information) without ``inference.py``; an LLM spec that cannot be built (no key, no
+        recording of a perfect-information game, missing replay file); a non-positive ``--move-time-limit``.
     """
     from cwm import games
 
@@ -119,17 +126,16 @@ def check_inputs(figure: ArenaFigureConfig, out: Path) -> dict[str, str | None]:
     return llms
 
 
-def _synthesis_llm(game: str, figure: ArenaFigureConfig, out: Path) -> str | None:
-    """The checked LLM spec that synthesizes ``game``'s bundle (``None``: exported by an earlier run)."""
+def _synthesis_llm(game: str, figure: ArenaFigureConfig, out: Path) -> str | imperfect.NoRecording | None:
+    """The checked LLM spec that synthesizes ``game``'s bundle (``None``: exported by an earlier run; for an
+    imperfect-information game, ``NoRecording`` when its recorded session on the deck does not exist)."""
     from cwm import games
 
     spec = games.resolve(game)
-    if not spec.perfect_information:  # synthesis here writes model.py only, and ISMCTS needs inference.py
-        raise common.ExperimentError(
-            f"{spec.name}: the CWM agent needs a bundle with inference.py to plan with ISMCTS in an imperfect-"
-            f"information game, and synthesis here exports model.py only; give one with --bundles {spec.name}=PATH")
     if (out / game / "bundle" / "manifest.json").is_file():
         return None
+    if not spec.perfect_information:
+        return imperfect.game_llm(figure.llm, game, figure.deck, figure.recordings)
     llm = common.resolve_llm(figure.llm, game)
     common.check_llm(llm, f"--llm for {spec.name}")
     return llm
@@ -154,7 +160,25 @@ def obtain_bundle(config: common.GameConfig, figure: ArenaFigureConfig, out: Pat
 
 
 def _synthesize(config: common.GameConfig, figure: ArenaFigureConfig, run_dir: Path, llm: str, target: Path) -> None:
-    from cwm import bundle
+    """Synthesizes the bundle's programs and exports them: a world model (perfect information); a world model,
+    then its inference function in ``inference/`` beside ``run_dir`` (open deck); or both as one program
+    (closed deck)."""
+    from cwm import bundle, games
+
+    imperfect_game = not games.resolve(config.game).perfect_information
+    closed = imperfect_game and figure.deck == "closed"
+    world_model = None if closed else _world_model(config, figure, run_dir, llm)
+    inference_run = run_dir.parent / "inference" if imperfect_game and not closed else None
+    if imperfect_game:
+        result = imperfect.synthesize_inference(config, seed=figure.seed, llm=llm, run_dir=inference_run or run_dir,
+                                                deck=figure.deck, world_model=world_model, cache=figure.cache)
+        if not result.best_source:
+            raise common.ExperimentError(f"{config.game}: {result.target} synthesis produced no usable program "
+                                         f"(see {inference_run or run_dir}/summary.md)")
+    bundle.export_run(run_dir, target, inference_run=inference_run)
+
+
+def _world_model(config: common.GameConfig, figure: ArenaFigureConfig, run_dir: Path, llm: str) -> str:
     from cwm.llm import make_client
     from cwm.synthesis import synthesize_world_model
 
@@ -167,7 +191,7 @@ def _synthesize(config: common.GameConfig, figure: ArenaFigureConfig, run_dir: P
     if not result.best_source:
         raise common.ExperimentError(
             f"{config.game}: synthesis produced no usable program (see {run_dir}/summary.md)")
-    bundle.export_run(run_dir, target)
+    return result.best_source
 
 
 CWM_LABEL = "cwm"  # the CWM agent's name in every table: the same wherever the run directory or bundle is
@@ -202,63 +226,6 @@ def _clean(row: dict[str, Any]) -> dict[str, Any]:
     return {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in row.items()}
 
 
-def category(opponent: str) -> str:
-    """The Figure 2 group of an opponent label."""
-    if opponent.startswith("gt-"):
-        return "ground truth"
-    return "LLM" if opponent.startswith("llm") else opponent
-
-
-def markdown(rows: Sequence[dict[str, Any]]) -> str:
-    """One line per game and opponent: the CWM agent's results over both seats."""
-    lines = [
-        "# CWM agent vs random, ground-truth planner and direct LLM (Figure 2 layout)",
-        "",
-        "| game | opponent | n | CWM win [95% CI] | draw | loss | CWM mean payoff [95% CI] | CWM forfeits "
-        "(ill/exc/time/crash) | opponent forfeits |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
-    for r in rows:
-        payoff = "n/a" if r["mean_payoff"] is None else (
-            f"{r['mean_payoff']:+.3f} [{r['payoff_lo']:+.3f}, {r['payoff_hi']:+.3f}]")
-        lines.append(
-            f"| {r['game']} | {r['opponent']} | {r['matches']} | {r['win_rate']:.2f} [{r['win_lo']:.2f}, "
-            f"{r['win_hi']:.2f}] | {r['draw_rate']:.2f} | {r['loss_rate']:.2f} | {payoff} | "
-            f"{arena_report.forfeit_counts(r)} | {r['opponent_forfeits']} |")
-    lines += ["", "Both seats pooled; per-seat rows and every match are under `<game>/arena/`. A forfeit (illegal "
-              "move, exception, timeout, worker crash) is a loss for the forfeiting side and is also counted apart."]
-    return "\n".join(lines) + "\n"
-
-
-def plot(rows: Sequence[dict[str, Any]], path: Path) -> None:
-    """One panel per game, one stacked win/draw/loss bar per opponent group, 95% Wilson interval on wins."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    names = list(dict.fromkeys(r["game"] for r in rows))
-    fig, axes = plt.subplots(1, len(names), figsize=(2.6 * len(names) + 1.2, 3.6), squeeze=False, sharey=True)
-    for ax, name in zip(axes[0], names):
-        mine = [r for r in rows if r["game"] == name]
-        x = list(range(len(mine)))
-        win, draw, loss = ([float(r[k]) for r in mine] for k in ("win_rate", "draw_rate", "loss_rate"))
-        err = [[w - float(r["win_lo"]) for w, r in zip(win, mine)],
-               [float(r["win_hi"]) - w for w, r in zip(win, mine)]]
-        ax.bar(x, win, yerr=err, capsize=3, color="tab:green", label="CWM wins")
-        ax.bar(x, draw, bottom=win, color="tab:gray", label="draws")
-        ax.bar(x, loss, bottom=[w + d for w, d in zip(win, draw)], color="tab:red", label="CWM losses")
-        ax.set_xticks(x)
-        ax.set_xticklabels([f"vs {category(r['opponent'])}" for r in mine], fontsize=8, rotation=20)
-        ax.set_title(name, fontsize=10)
-        ax.set_ylim(0, 1)
-    axes[0][0].set_ylabel("fraction of matches (both seats)")
-    axes[0][-1].legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-
-
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=EXPERIMENT, description=__doc__.splitlines()[0])
     common.add_common_args(p, default_executor="local")
@@ -267,6 +234,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--direct-llm", default=None, metavar="SPEC",
                    help="also play the LLM directly as the policy (llm:SPEC; e.g. gemini, openai:MODEL)")
     p.add_argument("--move-time-limit", type=float, default=None, help="seconds per move before a forfeit")
+    p.add_argument("--deck", choices=imperfect.DECKS, default="open",
+                   help="imperfect-information bundles: open (world model, then inference; default) or closed "
+                        "(both together, from one player's view)")
+    p.add_argument("--recordings", default=None, metavar="DIR", help="recorded sessions of imperfect-information "
+                   "games: DIR/<game>.jsonl (open deck), DIR/closed/<game>.jsonl (default: cwm's)")
     return p
 
 
@@ -283,8 +255,9 @@ def _run(args: argparse.Namespace, argv: list[str]) -> int:
                                      "(--seeds N is for synthesis_table)")
     configs = common.game_configs(args, common.PERFECT_INFORMATION_GAMES)
     out = common.run_directory(args.out, EXPERIMENT)
-    figure = ArenaFigureConfig(configs, args.llm, parse_bundles(args.bundles), args.direct_llm, args.first_seed,
-                               args.move_time_limit, args.cache, args.executor, str(out))
+    figure = ArenaFigureConfig(configs, args.llm, parse_bundles(args.bundles), args.direct_llm, args.deck,
+                               args.recordings, args.first_seed, args.move_time_limit, args.cache, args.executor,
+                               str(out))
     llms = check_inputs(figure, out)
     executor = make_executor(args.executor)  # a bad spec or an unreachable cluster fails before config.json
     try:
@@ -297,13 +270,19 @@ def _run(args: argparse.Namespace, argv: list[str]) -> int:
     return 0
 
 
-def _play_all(figure: ArenaFigureConfig, llms: dict[str, str | None], executor: Executor, out: Path, *,
+def _play_all(figure: ArenaFigureConfig, llms: dict[str, str | imperfect.NoRecording | None], executor: Executor, out: Path, *,
               quiet: bool) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
     rows: list[dict[str, Any]] = []
     bundles: dict[str, dict[str, Any]] = {}
     for config in figure.games:
+        llm = llms.get(config.game)
+        if isinstance(llm, imperfect.NoRecording):
+            rows.append(llm.row())
+            if not quiet:
+                print(f"{llm.game}: no recording ({llm.path}); not played", flush=True)
+            continue
         game_dir = out / config.game
-        bundle_dir = obtain_bundle(config, figure, game_dir, llms.get(config.game))
+        bundle_dir = obtain_bundle(config, figure, game_dir, llm)
         game_rows = play(config, figure, bundle_dir, game_dir / "arena", executor, progress=not quiet)
         rows += game_rows
         bundles[game_rows[0]["game"]] = _provenance(bundle_dir)
@@ -326,11 +305,11 @@ def _write(out: Path, figure: ArenaFigureConfig, argv: list[str], rows: list[dic
            bundles: dict[str, dict[str, Any]], started: _dt.datetime) -> None:
     from planners.specs import Settings
 
-    (out / "arena.md").write_text(markdown(rows), encoding="utf-8")
+    (out / "arena.md").write_text(figure_report.markdown(rows), encoding="utf-8")
     common.write_json(out / "arena.json", {"rows": rows, "bundles": bundles})
     common.write_csv(out / "arena.csv", rows)
-    if rows:
-        plot(rows, out / "arena.png")
+    if any(not r.get("status") for r in rows):
+        figure_report.plot(rows, out / "arena.png")
     direct = None if figure.direct_llm is None else {
         "spec": figure.direct_llm, "llm_retries": Settings().llm_retries, "llm_examples": Settings().llm_examples}
     from cwm.synthesis import RequestSettings, TreeSettings

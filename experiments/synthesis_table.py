@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime as _dt
-import statistics
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -23,7 +22,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as a file: make the repository root importable for `experiments`
     sys.path.append(str(Path(__file__).resolve().parent.parent))
 
-from experiments import common
+from experiments import common, tables
 
 EXPERIMENT = "synthesis_table"
 
@@ -93,35 +92,10 @@ def calls_to_best(result: Any) -> int:
     return int(result.llm_calls)
 
 
-def _mean(values: Sequence[float | None]) -> float | None:
-    present = [v for v in values if v is not None]
-    return statistics.fmean(present) if present else None
-
-
-def _sd(values: Sequence[float | None]) -> float | None:
-    present = [v for v in values if v is not None]
-    return statistics.stdev(present) if len(present) > 1 else None
-
-
 def table_rows(runs: Sequence[dict[str, Any]], configs: Sequence[common.GameConfig]) -> list[dict[str, Any]]:
     """One row per game: means (and standard deviations) over its seeds, and the paper's numbers."""
-    rows = []
-    for c in configs:
-        mine = [r for r in runs if r["config_game"] == c.game]
-        row: dict[str, Any] = {"game": mine[0]["game"] if mine else c.game, "seeds": len(mine),
-                               "solved": sum(bool(r["solved"]) for r in mine)}
-        for key in ("train_accuracy", "test_accuracy", "calls_to_best", "llm_calls", "cost_usd"):
-            row[key] = _mean([r[key] for r in mine])
-            row[f"{key}_sd"] = _sd([r[key] for r in mine])
-        row |= {f"paper_{k}": v for k, v in c.paper.items()}
-        rows.append(row)
-    return rows
-
-
-def _cell(value: float | None, sd: float | None, fmt: str) -> str:
-    if value is None:
-        return "n/a"
-    return format(value, fmt) + (f" ± {format(sd, fmt)}" if sd else "")
+    return tables.rows_over_seeds(runs, configs, ("train_accuracy", "test_accuracy", "calls_to_best", "llm_calls",
+                                                  "cost_usd"))
 
 
 def markdown(rows: Sequence[dict[str, Any]], *, llm: str) -> str:
@@ -138,10 +112,10 @@ def markdown(rows: Sequence[dict[str, Any]], *, llm: str) -> str:
                            for k in ("train_accuracy", "test_accuracy", "llm_calls"))
         lines.append(
             f"| {r['game']} | {r['seeds']} | {r['solved']}/{r['seeds']} "
-            f"| {_cell(r['train_accuracy'], r['train_accuracy_sd'], '.4f')} "
-            f"| {_cell(r['test_accuracy'], r['test_accuracy_sd'], '.4f')} "
-            f"| {_cell(r['calls_to_best'], r['calls_to_best_sd'], '.1f')} "
-            f"| {_cell(r['llm_calls'], r['llm_calls_sd'], '.1f')} | {_cell(r['cost_usd'], None, '.2f')} "
+            f"| {tables.cell(r['train_accuracy'], r['train_accuracy_sd'], '.4f')} "
+            f"| {tables.cell(r['test_accuracy'], r['test_accuracy_sd'], '.4f')} "
+            f"| {tables.cell(r['calls_to_best'], r['calls_to_best_sd'], '.1f')} "
+            f"| {tables.cell(r['llm_calls'], r['llm_calls_sd'], '.1f')} | {tables.cell(r['cost_usd'], None, '.2f')} "
             f"| {paper} |")
     lines += ["", "Means over seeds (± sample standard deviation). Accuracy: fraction of recorded transitions "
               "on which every check passes, for the best program; test: held-out games, half random and half "

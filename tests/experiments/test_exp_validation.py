@@ -125,7 +125,7 @@ ARENA_CASES = [
     ("twice", "--bundles names tic_tac_toe twice"),
     ("edited", "model.py does not match its hash in manifest.json"),
     ("other-game", "the bundle is of 'tic_tac_toe', not 'connect_four'"),
-    ("imperfect-no-bundle", "leduc_poker: the CWM agent needs a bundle with inference.py"),
+    ("imperfect-llm", "--llm for leduc_poker 'openai:some-model': the OpenAI API needs a key"),
     ("move-time-limit", "--move-time-limit must be above 0 seconds, got 0.0"),
     ("direct-llm", "--direct-llm 'gemini': Gemini needs an API key"),
 ]
@@ -139,7 +139,7 @@ def test_arena_inputs_are_checked_before_writing(tmp_path, capsys, no_api_key, t
                   "--bundles", f"tic_tac_toe={ttt_bundle}"],
         "edited": ["--games", "tic_tac_toe", "--bundles", f"tic_tac_toe={_tampered(ttt_bundle, tmp_path)}"],
         "other-game": ["--games", "connect_four", "--bundles", f"connect_four={ttt_bundle}"],
-        "imperfect-no-bundle": ["--games", "leduc_poker", "--llm", "openai:some-model"],
+        "imperfect-llm": ["--games", "leduc_poker", "--llm", "openai:some-model"],
         "move-time-limit": ["--games", "tic_tac_toe", "--move-time-limit", "0"],
         "direct-llm": ["--games", "tic_tac_toe", "--direct-llm", "gemini"],
     }[case]

@@ -1,0 +1,84 @@
+"""The outputs of ``experiments/arena_figure.py``: the CWM agent's results per game and opponent as a markdown
+table and a figure (a panel per game, a stacked win/draw/loss bar per opponent)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from cwm import arena_report
+
+
+def category(opponent: str) -> str:
+    """The Figure 2 group of an opponent label."""
+    if opponent.startswith("gt-"):
+        return "ground truth"
+    return "LLM" if opponent.startswith("llm") else opponent
+
+
+def markdown(rows: Sequence[dict[str, Any]]) -> str:
+    """One line per game and opponent: the CWM agent's results over both seats."""
+    lines = [
+        "# CWM agent vs random, ground-truth planner and direct LLM (Figure 2 layout)",
+        "",
+        "| game | opponent | n | CWM win [95% CI] | draw | loss | CWM mean payoff [95% CI] | CWM forfeits "
+        "(ill/exc/time/crash) | opponent forfeits | CWM draws rejected / moves fell back |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        if r.get("status"):
+            lines.append(f"| {r['game']} | {r['status']} (`{r['recording']}`) |" + " |" * 8)
+            continue
+        payoff = "n/a" if r["mean_payoff"] is None else (
+            f"{r['mean_payoff']:+.3f} [{r['payoff_lo']:+.3f}, {r['payoff_hi']:+.3f}]")
+        lines.append(
+            f"| {r['game']} | {r['opponent']} | {r['matches']} | {r['win_rate']:.2f} [{r['win_lo']:.2f}, "
+            f"{r['win_hi']:.2f}] | {r['draw_rate']:.2f} | {r['loss_rate']:.2f} | {payoff} | "
+            f"{arena_report.forfeit_counts(r)} | {r['opponent_forfeits']} | {arena_report.sampling_line(r)} |")
+    lines += ["", "Both seats pooled; per-seat rows and every match are under `<game>/arena/`. A forfeit (illegal "
+              "move, exception, timeout, worker crash) is a loss for the forfeiting side and is also counted apart. "
+              "Draws rejected / moves fell back (ISMCTS, imperfect information): the CWM agent's inference draws "
+              "its model rejected, and its moves played at random because search failed (`-`: MCTS)."]
+    return "\n".join(lines) + "\n"
+
+
+def plot(rows: Sequence[dict[str, Any]], path: Path) -> None:
+    """One panel per game, one stacked win/draw/loss bar per opponent group, 95% Wilson interval on wins; a
+    game not played (``no recording``) is an empty panel saying so."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(dict.fromkeys(r["game"] for r in rows))
+    fig, axes = plt.subplots(1, len(names), figsize=(2.6 * len(names) + 1.2, 3.6), squeeze=False, sharey=True)
+    handles: list[Any] = []
+    for ax, name in zip(axes[0], names):
+        mine = [r for r in rows if r["game"] == name and not r.get("status")]
+        if mine:
+            drawn = _bars(ax, mine)
+            handles = handles or drawn
+        else:
+            ax.text(0.5, 0.5, "no recording", ha="center", va="center", transform=ax.transAxes, fontsize=9)
+            ax.set_xticks([])
+        ax.set_title(name, fontsize=10)
+        ax.set_ylim(0, 1)
+    axes[0][0].set_ylabel("fraction of matches (both seats)")
+    axes[0][-1].legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def _bars(ax: Any, mine: Sequence[dict[str, Any]]) -> list[Any]:
+    """A game's stacked bars, one per opponent; the legend's handles."""
+    x = list(range(len(mine)))
+    win, draw, loss = ([float(r[k]) for r in mine] for k in ("win_rate", "draw_rate", "loss_rate"))
+    err = [[w - float(r["win_lo"]) for w, r in zip(win, mine)], [float(r["win_hi"]) - w for w, r in zip(win, mine)]]
+    handles = [ax.bar(x, win, yerr=err, capsize=3, color="tab:green", label="CWM wins"),
+               ax.bar(x, draw, bottom=win, color="tab:gray", label="draws"),
+               ax.bar(x, loss, bottom=[w + d for w, d in zip(win, draw)], color="tab:red", label="CWM losses")]
+    ax.set_xticks(x)
+    ax.set_xticklabels([f"vs {category(r['opponent'])}" for r in mine], fontsize=8, rotation=20)
+    return handles
