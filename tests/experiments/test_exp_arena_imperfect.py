@@ -47,7 +47,7 @@ def test_the_cwm_agent_plans_with_its_own_inference(tmp_path, recordings, monkey
     assert [(r["opponent"], r["matches"], r["forfeit_rate"]) for r in leduc] == opponents
     assert all(r["opponent_forfeits"] == 0 for r in leduc)
     # ISMCTS drew hidden histories from the bundle's inference: every draw fit its model, no move fell back
-    assert all(r["draws"] > 0 and r["rejected_draw_rate"] == 0.0 and r["fallback_rate"] == 0.0 for r in leduc)
+    assert all(r["sampled_worlds"] > 0 and r["rejected_draw_rate"] == 0.0 and r["fallback_rate"] == 0.0 for r in leduc)
     bundle = out / "leduc_poker" / "bundle"
     inference = (bundle / "inference.py").read_text()
     if deck == "open":  # the inference function alone, synthesized for the world model before it
