@@ -252,11 +252,12 @@ def _save(file: Path, run: RunState, policy: PolicyConfig) -> None:
     leaves = jax.tree_util.tree_leaves(run.opt_state)
     meta = {"update": run.update, "best_score": run.best_score, "curve": run.curve,
             "policy": dataclasses.asdict(policy)}
-    arrays = {f"p/{k}": np.asarray(v) for k, v in run.params.items()}
+    arrays: dict[str, Any] = {"meta": np.array(json.dumps(meta))}
+    arrays |= {f"p/{k}": np.asarray(v) for k, v in run.params.items()}
     arrays |= {f"b/{k}": np.asarray(v) for k, v in run.best.items()}
     arrays |= {f"o/{i}": np.asarray(v) for i, v in enumerate(leaves)}
     tmp = file.with_suffix(".partial.npz")
-    np.savez(tmp, meta=np.array(json.dumps(meta)), **arrays)
+    np.savez(tmp, **arrays)
     tmp.replace(file)
 
 
@@ -272,7 +273,7 @@ def _load(file: Path, policy: PolicyConfig, opt: Any) -> RunState | None:
         params = {k[2:]: jnp.asarray(data[k]) for k in data.files if k.startswith("p/")}
         best = {k[2:]: data[k] for k in data.files if k.startswith("b/")}
         treedef = jax.tree_util.tree_structure(opt.init(params))
-        leaves = [jnp.asarray(data[f"o/{i}"]) for i in range(treedef.num_leaves)]
+        leaves = [jnp.asarray(data[f"o/{i}"]) for i in range(treedef.num_leaves)]  # type: ignore[attr-defined]
     return RunState(params, jax.tree_util.tree_unflatten(treedef, leaves), best, float(meta["best_score"]),
                     int(meta["update"]), list(meta["curve"]))
 

@@ -120,8 +120,8 @@ def save_policy(directory: str | Path, params: Params, config: PolicyConfig, *, 
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     meta = json.dumps({"config": dataclasses.asdict(config), "extra": extra or {}})
-    arrays = {k: np.asarray(v, np.float32) for k, v in params.items()}
-    np.savez(out / POLICY_FILE, config=np.array(meta), **arrays)
+    arrays: dict[str, Any] = {k: np.asarray(v, np.float32) for k, v in params.items()}
+    np.savez(out / POLICY_FILE, **{"config": np.array(meta)} | arrays)
     (out / ENCODER_FILE).write_text(encoder_source, encoding="utf-8")
     return out
 
