@@ -6,14 +6,13 @@ encoder (``cwm.sandbox.training``). Every ``eval_every`` updates the greedy poli
 fresh games against random in the same model, both seats; the best policy so far is kept. Every
 ``checkpoint_every`` updates the run is saved and the games restart from seeds fixed by the update
 count, so a resumed run ends with exactly the weights of one that never stopped. ``train_seeds`` trains
-several seeds and keeps the best against random (the paper: 5 seeds); the learning curves go to a plot.
+several seeds (``cwm.ppo_seeds.train_seeds``).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -23,7 +22,7 @@ import numpy as np
 
 from cwm.ppo_env import EnvStep
 from cwm.ppo_jax import LossConfig, act, optimiser, update
-from planners.ppo import PolicyConfig, forward, init_params, masked_logits, save_policy
+from planners.ppo import PolicyConfig, forward, init_params, masked_logits
 
 CHECKPOINT = "checkpoint.npz"
 
@@ -282,37 +281,3 @@ def _bar(total: int, done: int, enabled: bool) -> Any:
     from tqdm import tqdm
 
     return tqdm(total=total, initial=done, disable=not enabled, desc="ppo", unit="update")
-
-
-def train_seeds(envs: Envs, config: TrainConfig, seeds: Sequence[int], *, out_dir: str | Path, game: str,
-                encoder_source: str, progress: bool = True) -> TrainResult:
-    """Trains one run per seed (``out_dir/seed-N``), saves the best against random as the policy directory
-    ``out_dir/policy`` (``planners.ppo.save_policy``) and the learning curves as ``out_dir/curve.png``."""
-    out = Path(out_dir)
-    results = [train(envs, dataclasses.replace(config, seed=s), out_dir=out / f"seed-{s}", game=game,
-                     progress=progress) for s in seeds]
-    best = max(results, key=lambda r: r.best_score)
-    record = {"seed": best.seed, "best_score": best.best_score, "config": dataclasses.asdict(config),
-              "curves": {str(r.seed): r.curve for r in results}}
-    save_policy(out / "policy", best.params, best.policy, encoder_source=encoder_source, extra=record)
-    plot_curves(results, out / "curve.png", game=game)
-    return best
-
-
-def plot_curves(results: Sequence[TrainResult], file: str | Path, *, game: str = "") -> Path:
-    """Win rate against random over environment steps, one line per seed."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for r in results:
-        ax.plot([row["steps"] for row in r.curve], [row["win_rate"] for row in r.curve], label=f"seed {r.seed}")
-    ax.set(xlabel="environment steps", ylabel="win rate vs random", title=f"PPO in the world model: {game}",
-           ylim=(0, 1))
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(file, dpi=100)
-    plt.close(fig)
-    return Path(file)

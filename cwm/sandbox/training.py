@@ -132,7 +132,7 @@ class ContainedEnvs:
         self._made += 1
         name = f"env-{self._made}"
         self.ask({"op": "make", "env": name, "num_envs": num_envs, "seed": seed})
-        return _ContainedEnv(self, name)
+        return _ContainedEnv(self, name, num_envs)
 
     def close(self) -> None:
         from cwm.sandbox import pool
@@ -150,17 +150,37 @@ class ContainedEnvs:
 
 
 class _ContainedEnv:
-    """One batch of games in the worker (``cwm.ppo_train.Env``)."""
+    """One batch of games in the worker (``cwm.ppo_train.Env``); every answer is checked here."""
 
-    def __init__(self, owner: ContainedEnvs, name: str):
-        self.owner, self.name = owner, name
+    def __init__(self, owner: ContainedEnvs, name: str, num_envs: int):
+        self.owner, self.name, self.num_envs = owner, name, num_envs
+        self.obs_size = 0
 
     def reset(self) -> EnvStep:
-        return EnvStep.from_json(self.owner.ask({"op": "reset", "env": self.name}))
+        return self._checked(self.owner.ask({"op": "reset", "env": self.name}))
 
     def step(self, actions: np.ndarray) -> EnvStep:
-        return EnvStep.from_json(self.owner.ask({"op": "step", "env": self.name,
-                                                 "actions": [int(a) for a in actions]}))
+        return self._checked(self.owner.ask({"op": "step", "env": self.name, "actions": [int(a) for a in actions]}))
+
+    def _checked(self, answer: dict[str, Any]) -> EnvStep:
+        """The worker's answer as an ``EnvStep``, refused unless every array has its shape and finite values and
+        every game has a legal action (the worker runs hostile code: its answers are not taken on trust)."""
+        try:
+            step = EnvStep.from_json(answer)
+        except (KeyError, TypeError, ValueError) as e:
+            raise TrainingRefused(f"the training worker's answer is malformed ({type(e).__name__}: {e})") from None
+        n = self.num_envs
+        self.obs_size = self.obs_size or (step.obs.shape[1] if step.obs.ndim == 2 else 0)
+        shapes = {"obs": (n, self.obs_size), "mask": (n, self.owner.num_actions), "reward": (n,), "done": (n,),
+                  "seat": (n,)}
+        for field, shape in shapes.items():
+            if getattr(step, field).shape != shape:
+                raise TrainingRefused(f"the training worker's {field} has shape {getattr(step, field).shape}, "
+                                      f"not {shape}")
+        if not (np.isfinite(step.obs).all() and np.isfinite(step.reward).all()) or not step.mask.any(axis=1).all():
+            raise TrainingRefused("the training worker answered a number that is not finite or a game with no "
+                                  "legal action")
+        return step
 
 
 ENCODE_JOB = "cwm.sandbox.training:encode_session"

@@ -69,3 +69,13 @@ def test_a_broken_encoder_stops_training_with_its_reason(source):
 def test_a_gated_model_does_not_start(source):
     with pytest.raises(TrainingRefused, match="static"):
         ContainedEnvs("import os\n" + source("tic_tac_toe_model.py"), source("tic_tac_toe_encoder.py"), "tic_tac_toe")
+
+
+def test_a_worker_answer_of_the_wrong_shape_is_refused(source):
+    with ContainedEnvs(source("tic_tac_toe_model.py"), source("tic_tac_toe_encoder.py"), "tic_tac_toe") as envs:
+        env = envs.make(4, seed=0)
+        good = env.reset().to_json()
+        for field, bad in [("mask", [[1] * 9] * 3), ("obs", [[float("nan")] * 27] * 4), ("mask", [[0] * 9] * 4),
+                           ("reward", "x")]:
+            with pytest.raises(TrainingRefused, match="training worker"):
+                env._checked(dict(good, **{field: bad}))

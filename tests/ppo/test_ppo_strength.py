@@ -35,6 +35,7 @@ def _real_returns(result, encode, game: str, games_per_seat: int) -> dict[int, n
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3600)
 def test_tic_tac_toe_no_losses_against_random(tmp_path, model_envs, encode):
     """1M env steps. The bar: no losses in 200 games per seat, or a loss rate whose 95% upper bound
     (Wilson) stays under 3%."""
@@ -46,6 +47,7 @@ def test_tic_tac_toe_no_losses_against_random(tmp_path, model_envs, encode):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3600)
 def test_leduc_positive_payoff_against_random(tmp_path, model_envs, encode):
     """300k env steps with the GRU; the bar: the mean payoff's 95% interval above 0 over 500 games per seat."""
     config = TrainConfig(total_steps=300_000, num_envs=64, rollout=32, recurrent=True, eval_every=10, seed=0)
@@ -56,6 +58,7 @@ def test_leduc_positive_payoff_against_random(tmp_path, model_envs, encode):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3600)
 def test_connect_four_wins_nine_in_ten_against_random(tmp_path, model_envs, encode):
     """300k env steps in the oracle CWM; the bar: >= 90% wins in each seat over 100 games per seat."""
     config = TrainConfig(total_steps=300_000, num_envs=64, rollout=32, eval_every=10, seed=0)

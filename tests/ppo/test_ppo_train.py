@@ -14,7 +14,8 @@ jax = pytest.importorskip("jax")  # the test extra installs it; a plain `pip ins
 import jax.numpy as jnp  # noqa: E402
 
 from cwm.ppo_jax import unroll  # noqa: E402
-from cwm.ppo_train import TrainConfig, train, train_seeds  # noqa: E402
+from cwm.ppo_seeds import EnvSource, train_seeds  # noqa: E402
+from cwm.ppo_train import TrainConfig, train  # noqa: E402
 from planners.ppo import PolicyConfig, forward, init_params, load_policy  # noqa: E402
 
 SMALL = TrainConfig(total_steps=8 * 16 * 4, num_envs=8, rollout=16, epochs=2, minibatches=2, hidden=32,
@@ -60,12 +61,24 @@ def test_a_short_run_learns_tic_tac_toe_against_random(tmp_path, model_envs):
     assert best > 0.5 and best >= first, result.curve
 
 
-def test_seeds_leave_a_policy_and_a_plot(tmp_path, model_envs, source):
-    best = train_seeds(model_envs("tic_tac_toe"), SMALL, [0, 1], out_dir=tmp_path, game="tic_tac_toe",
-                       encoder_source=source("tic_tac_toe_encoder.py"), progress=False)
+def test_seeds_train_in_the_sandbox_and_leave_a_policy_and_a_plot(tmp_path, source):
+    games = EnvSource("tic_tac_toe", source("tic_tac_toe_encoder.py"), source("tic_tac_toe_model.py"))
+    best = train_seeds(games, SMALL, [0, 1], out_dir=tmp_path, progress=False)
     params, config, record = load_policy(tmp_path / "policy")
     assert record["seed"] == best.seed and set(record["curves"]) == {"0", "1"}
     assert config.game == "tic_tac_toe" and config.obs_size == 27
     assert record["best_score"] == max(max(r["mean_return"] for r in c) for c in record["curves"].values())
     assert (tmp_path / "curve.png").stat().st_size > 1000
     assert (tmp_path / "seed-0" / "checkpoint.npz").exists()
+
+
+def test_contained_training_equals_training_in_this_process(tmp_path, source):
+    """The sandbox changes where the model runs, not what it computes: the same seed, the same weights."""
+    results = []
+    for contained in (True, False):
+        games = EnvSource("tic_tac_toe", source("tic_tac_toe_encoder.py"), source("tic_tac_toe_model.py"),
+                          contained=contained)
+        with games.open() as envs:
+            results.append(train(envs, SMALL, out_dir=tmp_path / str(contained), progress=False))
+    for name in results[0].params:
+        np.testing.assert_array_equal(results[0].params[name], results[1].params[name])
