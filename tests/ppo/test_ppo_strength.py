@@ -37,9 +37,9 @@ def _real_returns(result, encode, game: str, games_per_seat: int) -> dict[int, n
 @pytest.mark.slow
 @pytest.mark.timeout(3600)
 def test_tic_tac_toe_no_losses_against_random(tmp_path, model_envs, encode):
-    """1M env steps. The bar: no losses in 200 games per seat, or a loss rate whose 95% upper bound
+    """2M env steps. The bar: no losses in 200 games per seat, or a loss rate whose 95% upper bound
     (Wilson) stays under 3%."""
-    config = TrainConfig(total_steps=1_000_000, num_envs=128, rollout=32, eval_every=10, seed=0)
+    config = TrainConfig(total_steps=2_000_000, num_envs=128, rollout=32, eval_every=10, seed=0)
     result = train(model_envs("tic_tac_toe"), config, out_dir=tmp_path, progress=False)
     for seat, returns in _real_returns(result, encode, "tic_tac_toe", 200).items():
         losses = int((returns < 0).sum())
