@@ -79,6 +79,16 @@ class TrainConfig:
     checkpoint_every: int = 50
     seed: int = 0
 
+    def check(self) -> None:
+        """Raises ``ValueError`` naming the first setting out of range."""
+        for name in ("total_steps", "num_envs", "rollout", "epochs", "minibatches", "hidden", "eval_every",
+                     "eval_games", "checkpoint_every"):
+            if not getattr(self, name) >= 1:
+                raise ValueError(f"TrainConfig.{name} must be >= 1, got {getattr(self, name)!r}")
+        if self.minibatches > self.num_envs:
+            raise ValueError(f"TrainConfig.minibatches ({self.minibatches}) may not exceed num_envs ({self.num_envs}): "
+                             f"a minibatch holds whole games")
+
     @property
     def updates(self) -> int:
         return max(1, self.total_steps // (self.num_envs * self.rollout))
@@ -120,6 +130,7 @@ def train(envs: Envs, config: TrainConfig, *, out_dir: str | Path, game: str = "
       progress: show a progress bar.
       stop_after: stop (with a checkpoint) after this many updates in all: for tests of resuming.
     """
+    config.check()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     obs_size = envs.make(1, config.seed).reset().obs.shape[1]
@@ -208,20 +219,29 @@ def _minibatches(batch: dict[str, np.ndarray], config: TrainConfig, update_index
     return out
 
 
-def evaluate(params: dict[str, np.ndarray], envs: Envs, *, games: int, seed: int) -> dict[str, float]:
+def evaluate(params: dict[str, np.ndarray], envs: Envs, *, games: int, seed: int,
+             max_steps: int = 10_000) -> dict[str, float]:
     """The greedy policy against random: ``games`` fresh games in the model (half in each seat), their first
-    game each; ``mean_return``, ``win_rate`` (return > 0), ``loss_rate`` (return < 0), per seat too."""
+    game each; ``mean_return``, ``win_rate`` (return > 0), ``loss_rate`` (return < 0), per seat too.
+
+    Raises:
+      ValueError: a game did not end within ``max_steps`` of the learner's moves.
+    """
     env = envs.make(games, seed)
     step = env.reset()
     seats = step.seat.copy()
     hidden = np.zeros((games, params["w1"].shape[1]), np.float32)
     result = np.full(games, np.nan)
-    while np.isnan(result).any():
+    for _ in range(max_steps):
+        if not np.isnan(result).any():
+            break
         logits, _, hidden = forward(params, step.obs, hidden)
         step = env.step(np.argmax(masked_logits(logits, step.mask), axis=1))
         fresh = step.done & np.isnan(result)
         result[fresh] = step.reward[fresh]
         hidden = hidden * ~step.done[:, None]
+    if np.isnan(result).any():
+        raise ValueError(f"an evaluation game did not end within {max_steps} moves of the learner")
     row = {"mean_return": float(result.mean()), "win_rate": float((result > 0).mean()),
            "loss_rate": float((result < 0).mean())}
     for seat in (0, 1):

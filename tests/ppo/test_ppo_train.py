@@ -82,3 +82,17 @@ def test_contained_training_equals_training_in_this_process(tmp_path, source):
             results.append(train(envs, SMALL, out_dir=tmp_path / str(contained), progress=False))
     for name in results[0].params:
         np.testing.assert_array_equal(results[0].params[name], results[1].params[name])
+
+
+@pytest.mark.parametrize("change, message", [({"minibatches": 16}, "minibatches"), ({"rollout": 0}, "rollout")])
+def test_settings_out_of_range_are_refused(tmp_path, model_envs, change, message):
+    with pytest.raises(ValueError, match=message):
+        train(model_envs("tic_tac_toe"), dataclasses.replace(SMALL, **change), out_dir=tmp_path, progress=False)
+
+
+def test_an_evaluation_that_never_ends_is_refused(model_envs):
+    from cwm.ppo_train import evaluate
+
+    params = init_params(PolicyConfig(obs_size=27, num_actions=9, hidden=8), seed=0)
+    with pytest.raises(ValueError, match="did not end within 2 moves"):
+        evaluate(params, model_envs("tic_tac_toe"), games=4, seed=0, max_steps=2)
