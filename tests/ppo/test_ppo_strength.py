@@ -10,12 +10,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-pytest.importorskip("jax")  # the test extra installs it; a plain `pip install cwm` does not
-
-from cwm import arena, games  # noqa: E402
-from cwm.ppo_train import TrainConfig, train  # noqa: E402
-from planners.agents import RandomAgent  # noqa: E402
-from planners.ppo import PPOAgent  # noqa: E402
+from cwm import arena, games
+from cwm.ppo_train import TrainConfig, train  # JAX: the test extra installs it
+from planners.agents import RandomAgent
+from planners.ppo import PPOAgent
 
 
 def _real_returns(result, encode, game: str, games_per_seat: int) -> dict[int, np.ndarray]:

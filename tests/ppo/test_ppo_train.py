@@ -6,17 +6,14 @@ from __future__ import annotations
 
 import dataclasses
 
+import jax.numpy as jnp  # the test extra installs JAX; a plain `pip install cwm` does not
 import numpy as np
 import pytest
 
-jax = pytest.importorskip("jax")  # the test extra installs it; a plain `pip install cwm` does not
-
-import jax.numpy as jnp  # noqa: E402
-
-from cwm.ppo_jax import unroll  # noqa: E402
-from cwm.ppo_seeds import EnvSource, train_seeds  # noqa: E402
-from cwm.ppo_train import TrainConfig, train  # noqa: E402
-from planners.ppo import PolicyConfig, forward, init_params, load_policy  # noqa: E402
+from cwm.ppo_jax import unroll
+from cwm.ppo_seeds import EnvSource, train_seeds
+from cwm.ppo_train import TrainConfig, train
+from planners.ppo import PolicyConfig, forward, init_params, load_policy
 
 SMALL = TrainConfig(total_steps=8 * 16 * 4, num_envs=8, rollout=16, epochs=2, minibatches=2, hidden=32,
                     eval_every=2, eval_games=20, checkpoint_every=2)
