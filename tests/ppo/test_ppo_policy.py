@@ -97,3 +97,14 @@ def test_a_failing_contained_encoder_forfeits(tmp_path):
     finally:
         agent.close()
     assert result.forfeit_seat == 0 and "KeyError" in result.reason, result
+
+
+def test_acting_and_the_library_never_import_jax():
+    import subprocess
+    import sys
+
+    code = ("import sys, cwm, planners, planners.specs, planners.ppo, planners.puct, cwm.ppo_env, "
+            "cwm.encoder_checks, cwm.sandbox.training; print(sorted(m for m in sys.modules if m.split('.')[0] "
+            "in ('jax', 'optax')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
