@@ -285,7 +285,6 @@ def _check_inference(spec: AgentSpec, game: games.GameSpec) -> None:
                          f"function to draw the states it plans on, and {what}")
 
 
-@functools.lru_cache(maxsize=16)
 def ppo_agent(target: str, game: games.GameSpec, *, trusted: bool, seed: int | np.random.Generator | None) -> Agent:
     """The agent of a PPO policy directory (``planners.ppo``): its encoder in a hardened worker, or loaded
     here (gated) when ``trusted``.
@@ -312,6 +311,7 @@ def ppo_agent(target: str, game: games.GameSpec, *, trusted: bool, seed: int | n
     return PPOAgent(params, config, ContainedEncoder(source), game, seed=seed)
 
 
+@functools.lru_cache(maxsize=16)
 def load_cwm_sources(target: str, game: str) -> tuple[dict[str, str], str]:
     """The code of a model file or bundle directory, verified but not loaded: ``({"model.py": ...,
     "inference.py": ..., "value.py": ...}, name)`` for a planning worker. A bundle is verified by

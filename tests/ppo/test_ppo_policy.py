@@ -108,3 +108,9 @@ def test_acting_and_the_library_never_import_jax():
             "in ('jax', 'optax')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_each_ppo_spec_builds_its_own_agent(tmp_path, source):
+    save_policy(tmp_path, init_params(TTT, seed=3), TTT, encoder_source=source("tic_tac_toe_encoder.py"))
+    first, second = (make_agent(f"ppo:{tmp_path}", "tic_tac_toe", seed=0) for _ in range(2))
+    assert first is not second  # an agent holds a match's state (its GRU, its encoder's worker)
