@@ -10,6 +10,8 @@ Spec grammar::
                            picked at random per match
     llm:CLIENT             direct LLM policy; CLIENT is a cwm.llm.make_client spec (gemini, openai:MODEL, ...)
     llm+legal:CLIENT       the same, with the legal actions listed in the prompt
+    ppo:DIR                a PPO policy trained inside a world model (planners.ppo: DIR holds policy.npz and
+                           encoder.py), acting in numpy; its encoder runs in a hardened worker
     NAME=SPEC              any of the above, labelled NAME in results (cwm=cwm:/abs/run/bundle)
 
 The label of an agent (its name in match keys, ``matches.jsonl``, tables and plots; what a resumed
@@ -44,7 +46,7 @@ from planners.ismcts import Sampler
 from planners.mcts import ValueFn
 from planners.worker_agent import DEFAULT_MOVE_CPU_S, WorkerAgent
 
-KINDS = ("random", "gt-mcts", "gt-ismcts", "cwm", "cwm-selected", "llm", "llm+legal")
+KINDS = ("random", "gt-mcts", "gt-ismcts", "cwm", "cwm-selected", "llm", "llm+legal", "ppo")
 NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.+-]*")  # what NAME= may be: never a path, a key separator or a comma
 
 
@@ -119,7 +121,7 @@ def parse_agent_spec(text: str) -> AgentSpec:
     if kind not in KINDS:
         raise AgentSpecError(f"agent spec {typed!r}: unknown kind {kind!r}; expected one of {', '.join(KINDS)}"
                              f"{_colon_hint(typed)}")
-    needs_target = kind in ("cwm", "cwm-selected", "llm", "llm+legal")
+    needs_target = kind in ("cwm", "cwm-selected", "llm", "llm+legal", "ppo")
     if needs_target and not target:
         raise AgentSpecError(f"agent spec {typed!r}: {kind} needs an argument ({kind}:PATH or {kind}:CLIENT)")
     if not needs_target and target:
@@ -215,6 +217,8 @@ def make_agent(spec: AgentSpec | str, game: str | games.GameSpec, *, settings: S
         from planners.selected import SelectedAgent
 
         return SelectedAgent(spec.target, gspec, settings=settings, seed=seed, move_time_s=move_time_s)
+    if spec.kind == "ppo":
+        return ppo_agent(spec.target, gspec, trusted=settings.trust_models, seed=seed)
     from cwm.llm import make_client
     from planners.llm_policy import LLMPolicyAgent
 
@@ -279,6 +283,32 @@ def _check_inference(spec: AgentSpec, game: games.GameSpec) -> None:
         return  # nothing there: loading it says so
     raise AgentSpecError(f"{spec}: {game.name} has hidden information, so the CWM agent needs an inference "
                          f"function to draw the states it plans on, and {what}")
+
+
+def ppo_agent(target: str, game: games.GameSpec, *, trusted: bool, seed: int | np.random.Generator | None) -> Agent:
+    """The agent of a PPO policy directory (``planners.ppo``): its encoder in a hardened worker, or loaded
+    here (gated) when ``trusted``.
+
+    Raises:
+      AgentSpecError: the directory has no readable policy or encoder, or the policy is for another game.
+    """
+    from planners.ppo import ENCODER_FILE, PolicyError, PPOAgent, load_policy
+
+    try:
+        params, config, _ = load_policy(target)
+        source = (Path(target) / ENCODER_FILE).read_text(encoding="utf-8")
+    except (PolicyError, OSError, UnicodeDecodeError) as e:
+        raise AgentSpecError(f"ppo:{target}: {e}") from None
+    if config.game and games.resolve(config.game).name != game.name:
+        raise AgentSpecError(f"ppo:{target}: the policy was trained for {config.game}, not {game.name}")
+    if trusted:
+        from cwm.contract import ENCODER_API
+
+        encode = load_source(source, name="ppo_encoder", api=ENCODER_API).encode
+        return PPOAgent(params, config, encode, game, seed=seed)
+    from cwm.sandbox.training import ContainedEncoder
+
+    return PPOAgent(params, config, ContainedEncoder(source), game, seed=seed)
 
 
 @functools.lru_cache(maxsize=16)

@@ -178,3 +178,20 @@ def call(module: types.ModuleType, payload: dict[str, Any]) -> JSON:
         return normalise(value)
     except (TypeError, ValueError) as e:
         raise TypeError(f"{name}(...) returned a value that is not JSON-serialisable: {e}") from None
+
+
+def check_encoder(module: types.ModuleType, payload: dict[str, Any]) -> JSON:
+    """``cwm.encoder_checks.check_encoder`` on a candidate observation encoder.
+
+    Args:
+      payload: ``{"observations": [[observation, player], ...], "call_s": float}``.
+
+    Returns:
+      ``EncoderReport.to_json()``.
+    """
+    from cwm.encoder_checks import check_encoder as run
+
+    require(module, ENCODER_API)
+    encode = vars(module)["encode"]
+    pairs = [(obs, int(player)) for obs, player in payload["observations"]]
+    return run(lambda obs, player: _guard(encode, obs, player), pairs, call_s=float(payload["call_s"])).to_json()

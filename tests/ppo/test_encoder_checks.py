@@ -1,0 +1,78 @@
+"""The encoder checks: the hand-written encoders pass on recorded games, each kind of broken encoder fails
+with the check named, and the sandboxed run refuses code the gate refuses."""
+
+from __future__ import annotations
+
+import pytest
+
+from cwm import trajectories
+from cwm.encoder_checks import check_encoder, observations_of, sandbox_check_encoder
+
+GAMES = ["tic_tac_toe", "connect_four", "leduc_poker"]
+
+
+@pytest.fixture(scope="module")
+def recorded() -> dict[str, list]:
+    return {g: trajectories.collect(g, 8, seed=3) for g in GAMES}
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_hand_written_encoders_pass(game, recorded, encode):
+    pairs = observations_of(recorded[game])
+    report = check_encoder(encode(game), pairs)
+    assert report.ok, report.problems
+    assert report.checked == len(pairs) > 20
+    assert report.length == {"tic_tac_toe": 27, "connect_four": 126, "leduc_poker": 22}[game]
+
+
+def _ttt(fn):
+    def broken(obs, player):
+        return fn([float(c == "x") for c in obs["board"]], obs, player)
+    return broken
+
+
+BROKEN = {
+    "fixed length": _ttt(lambda v, obs, p: v[: 9 - obs["board"].count(".") % 2]),
+    "finite": _ttt(lambda v, obs, p: v + [float("nan")]),
+    "distinct": _ttt(lambda v, obs, p: [0.0] * 9),
+    "type": _ttt(lambda v, obs, p: tuple(v)),
+    "raises": _ttt(lambda v, obs, p: v[100]),
+}
+
+
+@pytest.mark.parametrize("check", sorted(BROKEN))
+def test_broken_encoders_fail_their_check(check, recorded):
+    report = check_encoder(BROKEN[check], observations_of(recorded["tic_tac_toe"]))
+    assert not report.ok
+    assert any(p.startswith(f"{check}:") for p in report.problems), report.problems
+
+
+def test_non_deterministic_and_slow_encoders_fail(recorded):
+    calls = [0]
+
+    def drifting(obs, player):
+        calls[0] += 1
+        return [float(calls[0] % 2)] + [float(c == "x") for c in obs["board"]]
+
+    def slow(obs, player):
+        sum(range(200_000))
+        return [float(c == "x") for c in obs["board"]] + [float(c == "o") for c in obs["board"]]
+
+    pairs = observations_of(recorded["tic_tac_toe"])
+    assert any(p.startswith("deterministic:") for p in check_encoder(drifting, pairs).problems)
+    assert any(p.startswith("cheap:") for p in check_encoder(slow, pairs, call_s=1e-4).problems)
+
+
+def test_no_observations_is_not_a_pass(encode):
+    assert not check_encoder(encode("tic_tac_toe"), []).ok
+
+
+def test_sandboxed_checks(recorded, source):
+    good = sandbox_check_encoder(source("tic_tac_toe_encoder.py"), recorded["tic_tac_toe"])
+    assert good.ok and good.length == 27
+    gated = sandbox_check_encoder("import os\n\ndef encode(observation, player_id):\n    return [0.0]\n",
+                                  recorded["tic_tac_toe"])
+    assert not gated.ok and gated.problems[0].startswith("static:")
+    colliding = sandbox_check_encoder("def encode(observation, player_id):\n    return [1.0]\n",
+                                      recorded["tic_tac_toe"])
+    assert any(p.startswith("distinct:") for p in colliding.problems)
