@@ -188,8 +188,8 @@ def score(game: str, labels: Sequence[str], records: Sequence[GameRecord], *, ga
             tally[label][0 if mine > theirs else 1 if mine == theirs else 2] += 1
             tally[label][3] += record.failed == f"seat {seat}"
             pair.setdefault((label, record.seats[1 - seat]), []).append(mine)
-    standings = [Standing(label, len(returns[label]), *tally[label][:3], _mean(returns[label]), tally[label][3])
-                 for label in labels]
+    standings = [Standing(label, len(returns[label]), tally[label][0], tally[label][1], tally[label][2],
+                          _mean(returns[label]), tally[label][3]) for label in labels]
     # best mean first; among equals rollouts first (a value must beat it to be kept), then the earlier candidate
     standings.sort(key=lambda s: (-s.mean, s.label != ROLLOUTS, labels.index(s.label)))
     head = {a: {b: _mean(v) for (x, b), v in sorted(pair.items()) if x == a} for a in labels}
