@@ -226,7 +226,8 @@ def load_bundle(path: str | Path, *, game: str | games.GameSpec | None = None, t
 
     The bundle is untrusted input. Nothing it holds is imported to find its game (unless you trust its game
     engine), nothing it does not list is accepted, and every code file is checked in the sandbox (the
-    stored trajectories, then random play). The model is not loaded into this process unless ``trusted``:
+    stored trajectories, then random play; ``inference.py`` and ``value.py`` against the model, their reports
+    kept as ``inference_report`` and ``value_report``). The model is not loaded into this process unless ``trusted``:
     a contained bundle plans only in hardened workers (``Bundle.agent``, ``Bundle.plan``).
 
     Args:

@@ -12,6 +12,7 @@ import pytest
 from cwm.bundle import export_bundle, load_bundle
 from cwm.bundle_value import save_value
 from cwm.cli import main
+from cwm.commands.bundle import describe
 from cwm.llm import ScriptedClient
 from cwm.synthesis.value import synthesize_value
 from cwm.types import UsageError
@@ -54,6 +55,9 @@ def test_the_flipped_value_is_rejected_and_the_bundle_keeps_the_winner_and_table
     loaded = load_bundle(bundle)
     assert (loaded.value_report is None) == (result.winner is None)
     assert loaded.value_report is None or loaded.value_report.all_passed
+    shown = describe(loaded)
+    assert f"value (tournament): winner {tournament.winner or 'rollouts'}" in shown
+    assert ("value load check:" in shown) == (result.winner is not None)
 
 
 def test_every_prompt_reply_program_and_report_is_saved(finished) -> None:
