@@ -119,7 +119,7 @@ def candidate_labels(count: int) -> list[str]:
 
 
 def run_tournament(game: str | games.GameSpec, world_model: str, candidates: Sequence[str], out: str | Path, *,
-                   games_per_pairing: int = DEFAULT_GAMES, search: SearchConfig | None = None, seed: int = 0,
+                   inference: str | None = None, games_per_pairing: int = DEFAULT_GAMES, search: SearchConfig | None = None, seed: int = 0,
                    executor: str | Executor = "local", move_time_limit: float = DEFAULT_MOVE_TIME_S,
                    host_cpu_s: float = DEFAULT_HOST_CPU_S, progress: bool = True) -> Tournament:
     """Plays (or resumes) the tournament of ``candidates`` against random rollouts inside ``world_model``.
@@ -129,6 +129,8 @@ def run_tournament(game: str | games.GameSpec, world_model: str, candidates: Seq
       world_model: the synthesized world model's source (hosts every game; each agent plans on it).
       candidates: value modules' sources (checked already; they still run only in hardened workers).
       out: the tournament folder.
+      inference: the model's inference function (a bundle's ``inference.py``), which every agent's ISMCTS
+        samples from in a game with hidden information (required there).
       games_per_pairing: games of each ordered pairing of two different agents.
       search: the agents' MCTS settings (default ``SearchConfig()``; a value replaces rollouts at leaves).
       seed: seeds every game (a hash of it and the game's key).
@@ -140,17 +142,18 @@ def run_tournament(game: str | games.GameSpec, world_model: str, candidates: Seq
       the ``Tournament`` (also written to ``out/tournament.json`` and ``out/tournament.md``).
 
     Raises:
-      TournamentError: no candidates, a count below 1, a game not for two players, or an ``out`` holding a
-        tournament with other settings or candidates.
+      TournamentError: no candidates, a count below 1, a game not for two players, a game with hidden
+        information without ``inference``, or an ``out`` holding a tournament with other settings or candidates.
     """
     spec = games.resolve(game)
     search = search or SearchConfig()
-    _check(spec, candidates, games_per_pairing, search)
+    _check(spec, candidates, games_per_pairing, search, inference)
     out = Path(out)
     labels = candidate_labels(len(candidates))
-    sources = {ROLLOUTS: {"model.py": world_model},
-               **{label: {"model.py": world_model, "value.py": c} for label, c in zip(labels[1:], candidates)}}
+    base = {"model.py": world_model} | ({"inference.py": inference} if inference else {})
+    sources = {ROLLOUTS: base, **{label: base | {"value.py": c} for label, c in zip(labels[1:], candidates)}}
     config = {"game": spec.name, "seed": seed, "search": search.to_json(), "model_sha": sha(world_model)[:16],
+              "inference_sha": sha(inference)[:16] if inference else None,
               "candidates": [sha(c)[:16] for c in candidates], "move_time_limit": move_time_limit,
               "host_cpu_s": host_cpu_s}
     changed = changed_settings(out / "config.json", config, ignore=("games_per_pairing",))
@@ -203,8 +206,12 @@ def _mean(items: Sequence[float]) -> float:
     return sum(items) / len(items) if items else 0.0
 
 
-def _check(spec: games.GameSpec, candidates: Sequence[str], games_per_pairing: int, search: SearchConfig) -> None:
+def _check(spec: games.GameSpec, candidates: Sequence[str], games_per_pairing: int, search: SearchConfig,
+           inference: str | None) -> None:
     problems = search.problems()
+    if not spec.perfect_information and not inference:
+        problems.append(f"{spec.name} has hidden information: the agents plan with ISMCTS through the model's "
+                        f"inference function, so pass it (the bundle's inference.py)")
     if not candidates:
         problems.append("a value tournament needs at least one candidate")
     if type(games_per_pairing) is not int or games_per_pairing < 1:

@@ -141,7 +141,7 @@ def synthesize_value(
         store.write_json("value.json", {"played": [], "tournament": None, "bundle": str(loaded.path)})
         return ValueResult(result, (), None, None, str(loaded.path))
     tournament = run_tournament(spec, world_model, [n.source for n in chosen], root / TOURNAMENT_DIR,
-                                games_per_pairing=games_per_pairing, search=search, seed=seed, executor=executor,
+                                inference=loaded.sources.get("inference.py"), games_per_pairing=games_per_pairing, search=search, seed=seed, executor=executor,
                                 move_time_limit=move_time_limit, progress=tournament_progress)
     winner = None if tournament.winner_index is None else chosen[tournament.winner_index].source
     save_value(loaded.path, winner, tournament.to_json(), _provenance(result, chosen, tournament, root))

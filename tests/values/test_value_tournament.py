@@ -9,8 +9,9 @@ import pytest
 
 from cwm.selection_play import GameRecord
 from cwm.value_tournament import ROLLOUTS, TournamentError, run_tournament, score
+from planners.config import SearchConfig
 
-from .conftest import FAST, FLIPPED, GOOD, TTT
+from .conftest import DATA, FAST, FLIPPED, GOOD, TTT
 
 PER_PAIRING = 3
 
@@ -94,3 +95,16 @@ def test_bad_settings_are_refused_before_anything_is_played(tmp_path) -> None:
     with pytest.raises(TournamentError, match="3 players"):
         run_tournament("kuhn_poker(players=3)", TTT, [GOOD], tmp_path, progress=False)
     assert not any(tmp_path.iterdir())
+
+
+def test_a_hidden_information_game_plays_through_the_models_inference(tmp_path) -> None:
+    leduc = (DATA / "reference" / "leduc_poker_model.py").read_text()
+    inference = (DATA / "selection" / "leduc_inference.py").read_text()
+    zero = "def get_value(state, player_id):\n    return 0.0\n"
+    with pytest.raises(TournamentError, match="hidden information"):
+        run_tournament("leduc_poker", leduc, [zero], tmp_path, progress=False)
+    result = run_tournament("leduc_poker", leduc, [zero], tmp_path, inference=inference, games_per_pairing=1,
+                            search=SearchConfig(num_simulations=20, rollouts=1), executor="inline", progress=False)
+    assert all(s.games == 2 and s.failures == 0 for s in result.standings)
+    records = [json.loads(line) for line in (tmp_path / "games.jsonl").read_text().splitlines()]
+    assert [r["failed"] for r in records] == ["", ""]
