@@ -5,7 +5,8 @@ Layout of a bundle directory::
     manifest.json        format version, game, contract version, generator, accuracy, file hashes, ...
     model.py             the world model (always)
     inference.py         inference functions (imperfect information, when synthesized)
-    value.py             value function (when synthesized)
+    value.py             value function (when synthesized and chosen by its tournament)
+    value_tournament.json  the tournament that chose value.py (or kept none)
     encoder.py           observation encoder (when trained)
     check_report.json    the checks the model passed when exported
     trajectories.jsonl   the training trajectories, re-checked at load time
@@ -32,26 +33,25 @@ import pyspiel
 from cwm import games, trajectories
 from cwm.bundle_checks import (
     checked,
-    inference_of,
     inference_report,
     manifest_for,
-    read_config,
     trajectory_hash,
 )
+from cwm.bundle_export import check_target, export_run, run_game
 from cwm.bundle_files import (
     BUNDLE_FORMAT,
     CODE_FILES,
     GAME_FILE,
     BundleError,
     decode,
-    read_json_object,
     read_manifest,
     read_trajectories,
     sha256,
     stored_report,
     verified_files,
 )
-from cwm.bundle_game import bundle_game, same_game
+from cwm.bundle_game import bundle_game
+from cwm.bundle_value import value_report
 from cwm.model import ActionCodec, WorldModel, load_source
 from cwm.sandbox.jobs import CONTRACTS
 from cwm.types import JSON, CheckReport, CwmError, Trajectory
@@ -81,6 +81,8 @@ class Bundle:
       trusted: whether the model was loaded into this process.
       inference_report: the load-time inference checks of ``inference.py`` (every player's view of the
         stored games replayed through the model; ``None`` without one), checked in the sandbox.
+      value_report: the load-time value checks of ``value.py`` (``cwm.value_checks`` at every state of the
+        stored games replayed through the model; ``None`` without one), checked in the sandbox.
     """
 
     path: Path
@@ -91,6 +93,7 @@ class Bundle:
     trusted: bool = False
     _model: WorldModel | None = None
     inference_report: CheckReport | None = None
+    value_report: CheckReport | None = None
 
     @property
     def game(self) -> str:
@@ -188,7 +191,7 @@ def export_bundle(
         sandbox check.
     """
     out = Path(out)
-    _check_target(out, overwrite)
+    check_target(out, overwrite)
     spec = games.resolve(game)
     extra = dict(extra_sources or {})
     unknown = set(extra) - _EXTRA_FILES
@@ -216,81 +219,6 @@ def export_bundle(
     return out
 
 
-def _check_target(out: Path, overwrite: bool, *, keep: Path | None = None) -> None:
-    """Refuses to write over anything but an earlier bundle (and never over the run being exported)."""
-    if not out.exists():
-        return
-    if not overwrite:
-        raise BundleError(f"{out} already exists; choose another path or overwrite it (--overwrite)")
-    try:
-        read_manifest(out)
-    except BundleError as e:
-        raise BundleError(f"{out} exists and is not a cwm bundle; refusing to replace it ({e})") from e
-    if keep is not None and (keep.resolve() == out.resolve() or out.resolve() in keep.resolve().parents):
-        raise BundleError(f"{out} contains the run being exported; choose another path")
-
-
-def run_game(run_dir: str | Path) -> str:
-    """The game a finished synthesis run directory (``cwm synthesize --out``) was synthesized on.
-
-    Raises:
-      BundleError: the run has no readable ``result.json``, or it names no game.
-    """
-    result_file = Path(run_dir) / "result.json"
-    if not result_file.is_file():
-        raise BundleError(f"{run_dir}: no result.json; is it a finished synthesis run directory?")
-    game = read_json_object(result_file).get("game")
-    if type(game) is not str:
-        raise BundleError(f"{result_file}: field 'game' is missing or not a string")
-    return game
-
-
-def export_run(run_dir: str | Path, out: str | Path, *, game: str | None = None, overwrite: bool = False,
-               inference_run: str | Path | None = None) -> Path:
-    """Exports the best program of a finished synthesis run directory (``cwm synthesize --out``).
-
-    Args:
-      run_dir: the run directory: a world-model run, or a closed-deck (joint) run whose program is the
-        world model and the inference function at once (written as both ``model.py`` and ``inference.py``).
-      out: the bundle directory.
-      game: the run's game as you name it here (a module game's file may have moved since the run);
-        default: the game the run recorded.
-      overwrite: replace an earlier bundle at ``out``.
-      inference_run: an open-deck inference run for this world model; its best program becomes
-        ``inference.py`` (it must have been written for exactly this run's best program).
-
-    Raises:
-      BundleError: the run has no ``result.json`` or no usable program, ``game`` is another game, or the
-        inference run is of another game or another world model.
-    """
-    run_dir = Path(run_dir)
-    recorded = run_game(run_dir)
-    spec = games.resolve(game or recorded)
-    if not same_game(spec, recorded):
-        raise BundleError(f"{run_dir}: the run synthesized {recorded!r}, not {spec.name!r}")
-    _check_target(Path(out), overwrite, keep=run_dir)
-    result, config = read_json_object(run_dir / "result.json"), read_config(run_dir)
-    if not result.get("best_source"):
-        raise BundleError(f"{run_dir}: the run produced no usable program to export")
-    train = trajectories.load_open(run_dir / "train.jsonl")
-    keys = ("strategy", "model", "seed", "budget", "solved", "train_accuracy", "test_accuracy", "train_by_type",
-            "test_by_type", "llm_calls", "input_tokens", "output_tokens", "cost_usd", "prompt_hashes")
-    provenance: dict[str, JSON] = {k: result.get(k) for k in keys}
-    provenance["llm"] = result.get("model")
-    # the generator's settings: request (temperature, tokens, thinking), tree search, training set, rules
-    for key in ("request", "tree", "num_train", "examples_per_type", "concurrency", "rules_sha"):
-        if key in config:
-            provenance[key] = config[key]
-    provenance["run_dir"] = str(run_dir.resolve())
-    source = str(result["best_source"])
-    extra = {"inference.py": source} if result.get("target") == "joint" else {}
-    if inference_run is not None:
-        extra["inference.py"], provenance["inference"] = inference_of(Path(inference_run), recorded, source)
-    # named as recorded: the stored trajectories carry that name
-    return export_bundle(out, game=dataclasses.replace(spec, name=recorded), model_source=source,
-                         train=train, extra_sources=extra, provenance=provenance, overwrite=overwrite)
-
-
 def load_bundle(path: str | Path, *, game: str | games.GameSpec | None = None, trust_game_module: bool = False,
                 trusted: bool = False, random_games: int = 3, call_budget_s: float | None = 2.0,
                 isolate: bool = True) -> Bundle:
@@ -298,7 +226,8 @@ def load_bundle(path: str | Path, *, game: str | games.GameSpec | None = None, t
 
     The bundle is untrusted input. Nothing it holds is imported to find its game (unless you trust its game
     engine), nothing it does not list is accepted, and every code file is checked in the sandbox (the
-    stored trajectories, then random play). The model is not loaded into this process unless ``trusted``:
+    stored trajectories, then random play; ``inference.py`` and ``value.py`` against the model, their reports
+    kept as ``inference_report`` and ``value_report``). The model is not loaded into this process unless ``trusted``:
     a contained bundle plans only in hardened workers (``Bundle.agent``, ``Bundle.plan``).
 
     Args:
@@ -333,6 +262,7 @@ def load_bundle(path: str | Path, *, game: str | games.GameSpec | None = None, t
     with Sandbox() if isolate else contextlib.nullcontext() as box:  # one sandbox for every check of the bundle
         report = checked(sources, spec, train, where=str(path), isolate=isolate, random_games=random_games, box=box)
         inference = inference_report(sources, train, isolate=isolate, box=box)
+        value = value_report(sources, spec, train, isolate=isolate, box=box)
     if (report.passed, report.executed) != (stored.passed, stored.executed):
         raise BundleError(
             f"{path}: model.py failed its load check: it now passes {report.passed}/{report.executed} checks, "
@@ -349,4 +279,4 @@ def load_bundle(path: str | Path, *, game: str | games.GameSpec | None = None, t
         except CwmError as e:
             raise BundleError(f"{path}: model failed its load check: {e}") from e
     return Bundle(path=path, manifest=manifest, sources=sources, check_report=report, spec=spec, trusted=trusted,
-                  _model=model, inference_report=inference)
+                  _model=model, inference_report=inference, value_report=value)

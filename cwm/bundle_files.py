@@ -25,7 +25,8 @@ GAME_FILE = "game.py"  # a user's game engine (module games only), so the bundle
 CODE_FILES: dict[str, str] = {"model.py": "world_model", "inference.py": "inference", "value.py": "value",
                               "encoder.py": "encoder"}
 REQUIRED_FILES = ("model.py", "check_report.json", "trajectories.jsonl")
-ALLOWED_FILES = frozenset({*REQUIRED_FILES, *CODE_FILES, GAME_FILE})
+VALUE_TABLE = "value_tournament.json"  # the tournament that chose value.py (or kept none)
+ALLOWED_FILES = frozenset({*REQUIRED_FILES, *CODE_FILES, GAME_FILE, VALUE_TABLE})
 # The manifest's fields and their exact types (``game_module``, added later, is optional).
 _FIELDS: dict[str, type] = {
     "bundle_format": int, "game": str, "ground_truth": str, "contract_version": str, "cwm_version": str,

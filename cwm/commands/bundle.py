@@ -76,6 +76,12 @@ def describe(bundle: Bundle) -> str:
                      f"{inference.get('test_accuracy')}, {inference.get('llm_calls')} LLM calls")
     if bundle.inference_report is not None:
         lines.append(f"  inference load check: {bundle.inference_report.summary().splitlines()[0]}")
+    value: Any = prov.get("value")
+    if isinstance(value, dict):
+        lines.append(f"  value (tournament): winner {value.get('winner') or 'rollouts (no value.py kept)'}, "
+                     f"{value.get('llm_calls')} LLM calls")
+    if bundle.value_report is not None:
+        lines.append(f"  value load check: {bundle.value_report.summary().splitlines()[0]}")
     lines.append(f"  model.py: {len(bundle.sources['model.py'].splitlines())} lines")
     # the manifest's fields are the bundle author's text (nothing checks them): shown, never obeyed
     return "\n".join(clean(line, limit=None) for line in lines)

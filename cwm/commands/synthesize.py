@@ -20,7 +20,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("game", help="registry name, OpenSpiel game string, or path/to/module.py:short_name")
     p.add_argument("--target", choices=TARGETS, default="world-model",
                    help="what to write: world-model (default), inference (an inference function for --model, "
-                        "open deck) or joint (a world model and its inference together, closed deck)")
+                        "open deck), joint (a world model and its inference together, closed deck) or value "
+                        "(value functions for the bundle --from, chosen by a tournament inside its model)")
     p.add_argument("--deck", choices=("open", "closed"), default=None,
                    help="open: every player's view and the real histories are known (world-model, inference); "
                         "closed: each game only from one player's seat (joint). Default: what the target needs")
@@ -30,6 +31,19 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "weaker, it need not be reachable)")
     p.add_argument("--model", help="the world model an inference function is written for (--target inference): "
                                    "a .py file, a synthesis run directory (its best program) or a bundle")
+    p.add_argument("--from", dest="from_bundle", metavar="BUNDLE",
+                   help="the bundle a value function is written for (--target value); the winner is saved there as "
+                        "value.py with the tournament's table (value_tournament.json)")
+    p.add_argument("--candidates", type=int, default=5,
+                   help="value functions asked for in one prompt and played in the tournament (default 5)")
+    p.add_argument("--games-per-pairing", type=int, default=10,
+                   help="tournament games of each ordered pairing of two agents, --target value (default 10)")
+    p.add_argument("--simulations", type=int, default=1000,
+                   help="MCTS simulations per move in the value tournament (default 1000)")
+    p.add_argument("--call-s", type=float, default=0.01,
+                   help="CPU seconds one value call may use, --target value (default 0.01)")
+    p.add_argument("--executor", default="local",
+                   help="runs the value tournament's games: local, local:N, inline, ray[:ADDRESS] (default local)")
     p.add_argument("--llm", default="gemini", help="gemini[:MODEL] | openai:MODEL | replay:FILE | batch:DIR (default gemini)")
     p.add_argument("--strategy", choices=STRATEGIES, default="tree", help="refinement strategy (default tree)")
     p.add_argument("--budget", type=int, default=500, help="most LLM calls (default 500)")
@@ -61,6 +75,8 @@ _AT_LEAST: dict[str, tuple[str, float]] = {
     "--test-mcts-simulations": ("test_mcts_simulations", 1), "--concurrency": ("concurrency", 1),
     "--c": ("c", 0), "--temperature": ("temperature", 0), "--max-output-tokens": ("max_output_tokens", 1),
     "--max-steps-shown": ("max_steps_shown", 1), "--max-prompt-tokens": ("max_prompt_tokens", 1),
+    "--candidates": ("candidates", 1), "--games-per-pairing": ("games_per_pairing", 1),
+    "--simulations": ("simulations", 1), "--call-s": ("call_s", 1e-6),
 }
 
 
@@ -77,7 +93,7 @@ def check_args(args: argparse.Namespace) -> None:
             raise UsageError(f"{flag} must be >= {low:g}, got {value}")
 
 
-TARGETS = ("world-model", "inference", "joint")
+TARGETS = ("world-model", "inference", "joint", "value")
 
 
 def target_settings(args: argparse.Namespace) -> tuple[str, str | None]:
@@ -87,13 +103,18 @@ def target_settings(args: argparse.Namespace) -> tuple[str, str | None]:
       UsageError: a deck the target cannot use, or --model missing, unreadable or given for another target.
     """
     deck = args.deck or ("closed" if args.target == "joint" else "open")
-    needs = {"world-model": "open", "inference": "open", "joint": "closed"}[args.target]
+    needs = {"world-model": "open", "inference": "open", "joint": "closed", "value": "open"}[args.target]
     if deck != needs:
         raise UsageError(f"--target {args.target} runs on the {needs} deck, not --deck {deck} (the closed deck is "
                          f"--target joint: a world model and its inference written together)")
     if args.hidden != "history" and args.target != "inference":
         raise UsageError(f"--hidden {args.hidden} is a variant of --target inference (open deck), not of "
                          f"--target {args.target}")
+    if (args.target == "value") != bool(args.from_bundle):
+        raise UsageError("--target value needs --from BUNDLE: the bundle (cwm export) whose world model the value "
+                         "function is for" if args.target == "value" else
+                         f"--from is the bundle a value function is written for; --target {args.target} does not "
+                         f"take one")
     if args.target != "inference":
         if args.model:
             raise UsageError(f"--model is the world model an inference function is written for; --target "
@@ -132,6 +153,8 @@ def cmd_synthesize(args: argparse.Namespace) -> int:
     llm = make_client(args.llm, run_dir=out, cache=Path(args.cache) if args.cache else None,
                       max_concurrency=max(8, args.concurrency), max_prompt_tokens=args.max_prompt_tokens)
     bar = None if args.quiet else progress_bar(args.budget)
+    if args.target == "value":
+        return _value(args, spec, llm, out, bar)
     if args.target != "world-model":
         return _inference(args, spec, llm, out, bar, deck, world_model)
     try:
@@ -173,6 +196,33 @@ def _inference(args: argparse.Namespace, spec: games.GameSpec, llm: Any, out: Pa
           f"{result.llm_calls} LLM calls; inference accuracy train {result.train_accuracy:.4f}, test {test}; "
           f"cost ${result.cost_usd:.4f}{possibly_paid(result)}")
     print(f"best program: {out / 'best_program.py'}; summary: {out / 'summary.md'}")
+    return 0
+
+
+def _value(args: argparse.Namespace, spec: games.GameSpec, llm: Any, out: Path, bar: ProgressBar | None) -> int:
+    from cwm.synthesis.value import synthesize_value
+    from planners.config import SearchConfig
+
+    try:
+        result = synthesize_value(
+            spec, llm=llm, run_dir=out, bundle=args.from_bundle, candidates=args.candidates, budget=args.budget,
+            seed=args.seed, call_s=args.call_s, games_per_pairing=args.games_per_pairing,
+            search=SearchConfig(num_simulations=args.simulations), concurrency=args.concurrency,
+            tree=TreeSettings(c=args.c, count_refinements=not args.paper_beta),
+            request=RequestSettings(temperature=args.temperature, max_output_tokens=args.max_output_tokens),
+            executor=args.executor, isolate=not args.no_sandbox,
+            progress=None if bar is None else bar.update_from, tournament_progress=not args.quiet)
+    finally:
+        if bar is not None:
+            bar.close()
+    synthesis = result.synthesis
+    print(f"{synthesis.game} (value): {len(result.played)} candidate(s) passed their checks after "
+          f"{synthesis.llm_calls} LLM calls; cost ${synthesis.cost_usd:.4f}{possibly_paid(synthesis)}")
+    if result.tournament is None:
+        print(f"no candidate passed every value check; {result.bundle} is unchanged (see {out / 'summary.md'})")
+        return 1
+    kept = f"{result.tournament.winner} saved as value.py" if result.winner else "rollouts won; no value.py kept"
+    print(f"tournament: {kept} in {result.bundle} (table: value_tournament.json; {out / 'tournament' / 'tournament.md'})")
     return 0
 
 

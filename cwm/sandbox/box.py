@@ -288,8 +288,13 @@ class Sandbox:
         """``cwm.checks.run_checks`` on ``source`` in a child. A gate rejection, a load error or a limit gives
         a failing ``CheckReport`` whose ``error`` starts with the kind (``"timeout: ..."``); never raises
         for bad candidate code."""
-        payload = self._trajectory_payload(trajectories)
-        result = self.run(CHECK_JOB, source, payload, limits=limits)
+        return self.check(CHECK_JOB, source, self._trajectory_payload(trajectories), limits=limits)
+
+    def check(self, job: str, source: str, payload: JSON, *, limits: Limits | None = None) -> CheckReport:
+        """Runs a check ``job`` (one returning ``CheckReport.to_json()``) on ``source`` in a child. A gate
+        rejection, a load error or a limit gives a failing report whose ``error`` starts with the kind; never
+        raises for bad candidate code."""
+        result = self.run(job, source, payload, limits=limits)
         if not result.ok:
             return error_report(f"{result.kind}: {result.error}")
         try:
@@ -308,13 +313,7 @@ class Sandbox:
         ``check_world_model``."""
         payload = {"closed": list(closed), "model_source": model_source, "terminal": terminal,
                    "random_games": random_games, "max_steps": max_steps, "kind": kind}
-        result = self.run(INFERENCE_JOB, source, payload, limits=limits)
-        if not result.ok:
-            return error_report(f"{result.kind}: {result.error}")
-        try:
-            return CheckReport.from_json(result.value)
-        except (TypeError, KeyError, ValueError, AttributeError) as e:
-            return error_report(f"error: the sandboxed check returned a malformed report ({type(e).__name__}: {e})")
+        return self.check(INFERENCE_JOB, source, payload, limits=limits)
 
     def _trajectory_payload(self, trajectories: Sequence[Trajectory]) -> dict[str, Any]:
         # The same trajectory objects (frozen dataclasses) give the same payload object, so the set is pickled

@@ -30,6 +30,7 @@ import cwm.checks  # noqa: F401
 import cwm.sandbox.jobs  # noqa: F401
 import cwm.sandbox.planning  # noqa: F401  (the planning workers' server, with the planners)
 import cwm.sandbox.training  # noqa: F401  (PPO's training workers' server)
+import cwm.value_checks  # noqa: F401  (the value checks' job)
 from cwm.sandbox import layers as layers
 from cwm.sandbox import worker
 from cwm.sandbox.child import KEPT_RUNNING_EXIT, KINDS, RESULT_CAP_BYTES, child_main, read_frame, write_frame

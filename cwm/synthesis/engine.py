@@ -201,7 +201,7 @@ class Engine:
         h = self.target.score(report) if source else 0.0
         node = Node.scored(id=len(self.nodes), parent=None if parent is None else parent.id, call=index,
                            candidate=candidate, source=source, report=report, h=h,
-                           expandable=bool(source) and expandable(h, parent))
+                           expandable=bool(source) and not report.all_passed and expandable(h, parent))
         self.nodes.append(node)
         self.reports[node.id] = report
         self.store.write_node(node.to_json(), report)
@@ -227,8 +227,20 @@ class Engine:
         return max(usable, key=lambda n: (n.pass_rate, -n.id)) if usable else None
 
     @property
+    def passing(self) -> list[Node]:
+        """The programs that passed every check, the first node of each distinct source, in node order."""
+        seen: set[str] = set()
+        found = []
+        for n in self.nodes:
+            if n.solved and n.source not in seen:
+                seen.add(n.source)
+                found.append(n)
+        return found
+
+    @property
     def solved(self) -> bool:
-        return any(n.solved for n in self.nodes)
+        """As many distinct programs as the target wants (``Target.wanted``) passed every check."""
+        return len(self.passing) >= self.target.wanted
 
 
 def _prompt_text(messages: tuple[Message, ...]) -> str:

@@ -92,7 +92,7 @@ def synthesize_inference(
     train = trajectories.collect(spec, num_train, seed=seed)
     views = views_of(train) if deck == "open" else closed_views(train)
     root = Path(run_dir)
-    with _box(isolate) as box:
+    with sandbox_or_none(isolate) as box:
         check = inference_checker(views, world_model=world_model, sandbox=box, kind=kind)
         target = (inference_target(text, train, world_model or "", check=check, hidden=hidden) if deck == "open"
                   else joint_target(text, views, check=check))
@@ -119,7 +119,8 @@ def synthesize_inference(
 
 
 @contextlib.contextmanager
-def _box(isolate: bool) -> Iterator[Any]:
+def sandbox_or_none(isolate: bool) -> Iterator[Any]:
+    """A ``Sandbox`` for the checks (closed afterwards), or ``None`` when ``isolate`` is off."""
     if not isolate:
         yield None
         return

@@ -61,6 +61,8 @@ class Target:
       pick_failures: the failures shown in a refinement prompt.
       score: the pass rate ``h`` the tree search uses (default: fraction of checks passed).
       fragments: further templates the context was rendered with (hashed into the run record too).
+      wanted: distinct programs passing every check the run looks for before it stops (a value target asks
+        for several candidates and keeps refining until it has them); a passing program is never refined.
     """
 
     name: str
@@ -71,6 +73,7 @@ class Target:
     pick_failures: render.FailurePicker = render.first_failure_per_type
     score: Callable[[CheckReport], float] = dataclasses.field(default=lambda r: r.pass_rate)
     fragments: tuple[str, ...] = ()
+    wanted: int = 1
 
     @property
     def required(self) -> tuple[str, ...]:

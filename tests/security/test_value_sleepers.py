@@ -1,6 +1,6 @@
-"""Value-function sleepers: a bundle's value.py beside a correct model. Export and load check that it passes
-the gate, loads and defines get_value; nothing calls it before a planning worker's search does, at every
-leaf. Through export, load and inspect, and cwm arena on the pool and inline, with the same watch as the
+"""Value-function sleepers: a bundle's value.py beside a correct model. Export checks that it passes the gate,
+loads and defines get_value; load also runs the value checks in the sandbox (a failure is recorded in
+``value_report``, not refused), and a planning worker's search calls it at every leaf. Through export, load and inspect, and cwm arena on the pool and inline, with the same watch as the
 model sleepers (tests/security/conftest.py).
 """
 
