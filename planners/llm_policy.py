@@ -67,7 +67,8 @@ class LLMPolicyAgent:
         self._examples: dict[int, str] = {}
         self.log: list[dict[str, JSON]] = []
         self._telemetry: collections.Counter[str] = collections.Counter()
-        self._unpriced = False
+        self._latency_s = 0.0
+        self._cost_usd: float | None = 0.0  # None once a call's model has no listed price
         self.reset()
 
     def reset(self) -> None:
@@ -123,30 +124,23 @@ class LLMPolicyAgent:
         ``cached_calls`` and adds no tokens and no cost."""
         t = self._telemetry
         t["llm_calls"] += 1
-        t["latency_s"] += response.latency_s
+        self._latency_s += response.latency_s
         if response.cached:
             t["cached_calls"] += 1
             return
         t["input_tokens"] += usage.input_tokens
         t["output_tokens"] += usage.output_tokens
         t["thinking_tokens"] += usage.thinking_tokens
-        if cost is None:
-            self._unpriced = True
-        else:
-            t["cost_usd"] += cost
+        self._cost_usd = None if cost is None or self._cost_usd is None else self._cost_usd + cost
 
     def stats(self) -> dict[str, JSON]:
         """The telemetry of this agent's calls: calls (and how many the cache answered), tokens, latency,
-        cost in USD (absent when its model has no listed price), and the answers that were unreadable,
+        cost in USD (absent when a call's model has no listed price), and the answers that were unreadable,
         illegal or an LLM error."""
         outcomes = [e.get("outcome") for e in self.log]
-        found: dict[str, JSON] = dict.fromkeys(("llm_calls", "cached_calls", "input_tokens", "output_tokens",
-                                                "thinking_tokens"), 0)
-        found |= {k: (float(v) if k in ("latency_s", "cost_usd") else int(v)) for k, v in self._telemetry.items()}
-        if self._unpriced:
-            found.pop("cost_usd", None)
-        else:
-            found.setdefault("cost_usd", 0.0)
+        found: dict[str, JSON] = {k: self._telemetry[k] for k in ("llm_calls", "cached_calls", "input_tokens",
+                                                                  "output_tokens", "thinking_tokens")}
+        found |= {"latency_s": self._latency_s} | ({} if self._cost_usd is None else {"cost_usd": self._cost_usd})
         return found | {kind: outcomes.count(kind) for kind in ("unreadable", "illegal", "llm_error")}
 
     # -- prompt -------------------------------------------------------------------------------------
