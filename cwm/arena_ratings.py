@@ -138,26 +138,31 @@ def leaderboard(results: Sequence[MatchResult], *, bootstrap: int = DEFAULT_BOOT
     return sorted(rows, key=lambda row: -rated[str(row["agent"])][0])
 
 
-def markdown(rows: Sequence[dict[str, JSON]]) -> str:
-    """The leaderboard as a markdown table; LLM columns (tokens in/out, cost, cost per win) when some agent
-    reports them."""
+def cells(rows: Sequence[dict[str, JSON]]) -> tuple[list[str], list[list[str]]]:
+    """The leaderboard as a table's head and rows of text; LLM columns (tokens in/out, cost, cost per win)
+    when some agent reports them."""
     llm = any("llm_calls" in r for r in rows)
-    head = "| # | agent | rating [95% CI] | n | W/D/L | forfeits (ill/exc/time/crash) |"
-    rule = "|---|---|---|---|---|---|"
-    if llm:
-        head += " tokens in/out | cost (USD) | cost per win |"
-        rule += "---|---|---|"
-    lines = [head, rule]
+    head = ["#", "agent", "rating [95% CI]", "n", "W/D/L", "forfeits (ill/exc/time/crash)"]
+    head += ["tokens in/out", "cost (USD)", "cost per win"] if llm else []
+    body = []
     for i, r in enumerate(rows, 1):
-        forfeits = "/".join(str(r.get(f"forfeits_{k}", 0)) for k in FORFEIT_KINDS)
-        line = (f"| {i} | {r['agent']} | {r['rating']:.0f} [{r['rating_lo']:.0f}, {r['rating_hi']:.0f}] | "
-                f"{r['matches']} | {r['wins']}/{r['draws']}/{r['losses']} | {forfeits} |")
+        line = [str(i), str(r["agent"]), f"{r['rating']:.0f} [{r['rating_lo']:.0f}, {r['rating_hi']:.0f}]",
+                str(r["matches"]), f"{r['wins']}/{r['draws']}/{r['losses']}",
+                "/".join(str(r.get(f"forfeits_{k}", 0)) for k in FORFEIT_KINDS)]
         if llm:
-            line += (f" {r.get('input_tokens', '-')}/{r.get('output_tokens', '-')} | {_usd(r.get('cost_usd'))} | "
-                     f"{_usd(r.get('cost_per_win'))} |" if "llm_calls" in r else " - | - | - |")
-        lines.append(line)
-    return "\n".join(lines) + "\n"
+            line += ([f"{r.get('input_tokens')}/{r.get('output_tokens')}", usd(r.get("cost_usd")),
+                      usd(r.get("cost_per_win"))] if "llm_calls" in r else ["-", "-", "-"])
+        body.append(line)
+    return head, body
 
 
-def _usd(value: JSON) -> str:
+def markdown(rows: Sequence[dict[str, JSON]]) -> str:
+    """The leaderboard as a markdown table (``cells``)."""
+    head, body = cells(rows)
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in body]) + "\n"
+
+
+def usd(value: JSON) -> str:
+    """A cost in USD for a table (``-``: unknown)."""
     return f"${value:.4f}" if isinstance(value, float) else "-"
