@@ -124,8 +124,12 @@ def _maybe(agent: Agent, method: str, *args: Any) -> None:
 # A job that runs in any worker process
 
 
-def run_match(job: MatchJob) -> dict[str, JSON]:
-    """Builds the agents from their specs (seeded from the match seed) and plays; a JSON-able MatchResult.
+def run_match(job: MatchJob, *, given: Mapping[int, Agent] | None = None) -> dict[str, JSON]:
+    """Builds the agents from their specs (seeded from the match seed) and plays; a JSON-able MatchResult,
+    with its transcript under ``"transcript"`` (``cwm.arena_transcript.save`` files it apart from the row).
+
+    ``given`` seats live agents instead of building those seats' specs (a person at the terminal,
+    ``cwm play``).
 
     A ``cwm:`` (or ``cwm-selected:``) agent whose model does not load forfeits at move 0 (an LLM-written model
     may be broken); any other spec was checked by ``tournament`` before planning, so a failure to build it is
@@ -137,6 +141,9 @@ def run_match(job: MatchJob) -> dict[str, JSON]:
     agents: list[Agent] = []
     try:
         for seat, label in enumerate(job.builds or job.seats):
+            if given and seat in given:
+                agents.append(given[seat])
+                continue
             try:
                 agents.append(make_agent(parse_agent_spec(label), job.game, settings=job.settings,
                                          seed=np.random.default_rng(seeds[seat]), move_time_s=job.move_time_limit,
