@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import pkgutil
 import sys
 from collections.abc import Sequence
@@ -30,6 +31,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def chosen(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.ArgumentParser:
+    """The (sub)command parser ``argv`` selects: ``cwm nfg eval ...`` gives the parser of ``nfg eval``."""
+    current = parser
+    for token in argv:
+        subs = [a for a in current._actions if isinstance(a, argparse._SubParsersAction)]
+        if subs and token in subs[0].choices:
+            current = subs[0].choices[token]
+    return current
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``cwm`` console script; errors cwm raises on purpose print one line, exit 2.
 
@@ -39,12 +50,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     message names it). Anything else is a bug and keeps its traceback.
     """
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # argparse would name them under the top-level usage, not the subcommand's
+        chosen(parser, sys.argv[1:] if argv is None else list(argv)).error(
+            f"unrecognized arguments: {' '.join(extra)}")
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
     try:
-        return int(args.func(args) or 0)
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()  # a reader that went away (| head) is found here, not at exit
+        return code
+    except BrokenPipeError:  # the reader stopped reading: nothing more to say, and nowhere to say it
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141  # what a shell reports for a writer stopped by SIGPIPE
     except (CwmError, UsageError) as e:  # bad input: one line, no traceback
         print(f"cwm {args.command}: error: {clean(str(e), limit=ERROR_LIMIT)}", file=sys.stderr)
         return 2

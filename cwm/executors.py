@@ -117,7 +117,7 @@ class ProcessExecutor:
 class RayExecutor:
     """Jobs as Ray tasks, on a running cluster (``address``) or a local one started here.
 
-    Ray is an optional extra (``pip install 'cwm[ray]'``). When this executor starts the cluster it puts
+    Ray is an optional extra (``pip install '.[ray]'`` in the cwm checkout). When this executor starts the cluster it puts
     this checkout on the workers' ``PYTHONPATH``; a remote cluster needs cwm installed on its nodes.
 
     An explicit ``host:port`` or ``ray://host:port`` is probed over TCP before ``ray.init``, because Ray
@@ -146,7 +146,7 @@ class RayExecutor:
         try:
             import ray
         except ImportError as e:
-            raise ExecutorError("--executor ray needs Ray: pip install 'cwm[ray]' (or pip install ray)") from e
+            raise ExecutorError("--executor ray needs Ray: pip install '.[ray]' in the cwm checkout (or pip install ray)") from e
         self._ray = ray
         if not ray.is_initialized():
             if address is not None and endpoint is not None:

@@ -44,12 +44,15 @@ def cmd_games(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([s.facts() for s in specs], indent=2))
         return 0
-    header = f"{'name':28} {'ground truth':52} {'pl':>2} {'information':11} {'chance':6} {'novel':5} outcome"
+    # the columns as wide as their longest entry, so a long OpenSpiel string does not shift its row
+    name_w = max([len("name"), *(len(s.name) for s in specs)])
+    truth_w = max([len("ground truth"), *(len(s.openspiel) for s in specs)])
+    header = f"{'name':{name_w}} {'ground truth':{truth_w}} {'pl':>2} {'information':11} {'chance':6} {'novel':5} outcome"
     print(header)
     print("-" * len(header))
     for s in specs:
-        print(f"{s.name:28} {s.openspiel:52} {s.players:>2} {s.information:11} {'yes' if s.stochastic else 'no':6} "
-              f"{'yes' if s.novel else 'no':5} {s.outcome}")
+        print(f"{s.name:{name_w}} {s.openspiel:{truth_w}} {s.players:>2} {s.information:11} "
+              f"{'yes' if s.stochastic else 'no':6} {'yes' if s.novel else 'no':5} {s.outcome}")
     return 0
 
 
@@ -57,13 +60,24 @@ def cmd_collect(args: argparse.Namespace) -> int:
     spec = games.resolve(args.game)
     if args.deck == "closed" and not 0 <= args.player < spec.players:
         raise UsageError(f"--player {args.player} is not a player of {spec.name} (0..{spec.players - 1})")
+    missing = _missing_folders(Path(args.out))
+    if missing and missing[0].parent == Path(missing[0].anchor):
+        raise UsageError(f"--out {args.out}: {missing[0]} does not exist, and cwm does not create folders at the "
+                         f"top of the file system (a typo?); create it first")
     items: list = trajectories.collect(spec, args.n, seed=args.seed, open_deck=args.deck == "open")
     if args.deck == "closed":
         items = [trajectories.closed_view(t, args.player) for t in items]
     path = trajectories.save(args.out, items)
+    if missing:
+        print(f"created folder(s) {', '.join(str(m) for m in missing)}")
     steps = sum(len(t.steps) if isinstance(t, Trajectory) else len(t.events) for t in items)
     print(f"wrote {len(items)} {args.deck}-deck trajectories of {spec.name} ({steps} steps) to {path}")
     return 0
+
+
+def _missing_folders(path: Path) -> list[Path]:
+    """The folders above ``path`` that do not exist yet, outermost first."""
+    return [p for p in reversed(path.absolute().parents) if not p.exists()]
 
 
 def cmd_check(args: argparse.Namespace) -> int:

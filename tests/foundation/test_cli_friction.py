@@ -1,0 +1,68 @@
+"""What a new user hit at the command line: each case failed before it was fixed."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+from cwm import cli, games
+from cwm.llm import LLMConfigError, make_client, openai_compat
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+@pytest.mark.parametrize(("argv", "usage"), [
+    (["arena", "tic_tac_toe", "--agents", "random,gt-mcts", "--out", "x", "--bogus"], "usage: cwm arena "),
+    (["llm", "ping", "--bogus"], "usage: cwm llm ping "),
+    (["--bogus"], "usage: cwm "),
+])
+def test_an_unknown_flag_shows_the_subcommands_usage(argv, usage, capsys):
+    with pytest.raises(SystemExit) as e:
+        cli.main(argv)
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and err.startswith(usage) and "unrecognized arguments: --bogus" in err
+
+
+def test_a_reader_that_stops_reading_is_not_an_error():
+    p = subprocess.Popen([sys.executable, "-m", "cwm.cli", "games", "--json"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    p.stdout.close()  # like `| head` that has already quit
+    err = p.stderr.read().decode()
+    assert p.wait() == 141 and "Broken pipe" not in err and "Traceback" not in err
+
+
+def test_the_games_table_keeps_its_columns_aligned(capsys):
+    assert cli.main(["games"]) == 0
+    header, _, *rows = capsys.readouterr().out.splitlines()
+    column = header.index(" pl ") + 1
+    assert len(rows) == len(games.registered())
+    assert all(row[column:column + 2].strip().isdigit() for row in rows), rows
+
+
+def test_gemini_with_an_empty_model_says_the_model_is_missing():
+    with pytest.raises(LLMConfigError, match="the model is missing after ':'"):
+        make_client("gemini:")
+
+
+def test_the_extras_hint_is_the_readmes(monkeypatch):
+    monkeypatch.setitem(sys.modules, "openai", None)
+    with pytest.raises(LLMConfigError) as e:
+        openai_compat._import_openai()
+    assert "pip install '.[openai]'" in str(e.value) and "pip install '.[openai]'" in README.read_text()
+
+
+def test_collect_does_not_create_folders_at_the_top_of_the_file_system(tmp_path, capsys):
+    missing = Path("/") / f"cwm-missing-{uuid.uuid4().hex[:8]}"
+    assert cli.main(["collect", "tic_tac_toe", "--n", "1", "--out", str(missing / "x.jsonl")]) == 2
+    assert not missing.exists() and "does not exist" in capsys.readouterr().err
+    assert cli.main(["collect", "tic_tac_toe", "--n", "1", "--out", str(tmp_path / "new" / "x.jsonl")]) == 0
+    assert f"created folder(s) {tmp_path / 'new'}" in capsys.readouterr().out
+
+
+def test_the_readme_names_only_real_games():
+    text = README.read_text()
+    assert "army5x5a" not in text and "`gen_chess`" in text and games.resolve("gen_chess").name == "gen_chess"
