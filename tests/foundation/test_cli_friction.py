@@ -66,3 +66,11 @@ def test_collect_does_not_create_folders_at_the_top_of_the_file_system(tmp_path,
 def test_the_readme_names_only_real_games():
     text = README.read_text()
     assert "army5x5a" not in text and "`gen_chess`" in text and games.resolve("gen_chess").name == "gen_chess"
+
+
+def test_a_wrong_short_name_lists_what_the_module_registers():
+    module = Path(__file__).resolve().parents[1] / "data" / "foundation" / "tiny_nim.py"
+    for _ in range(2):  # the second time the module is already imported
+        with pytest.raises(games.UnknownGameError, match=r"registers tiny_nim, not 'wrong_name'"):
+            games.resolve(f"{module}:wrong_name")
+    assert games.resolve(f"{module}:tiny_nim").players == 2
