@@ -9,6 +9,8 @@ import pkgutil
 import sys
 from collections.abc import Sequence
 
+from tqdm.contrib.logging import logging_redirect_tqdm
+
 from cwm.text import clean
 from cwm.types import CwmError, UsageError
 
@@ -58,7 +60,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        code = int(args.func(args) or 0)
+        with logging_redirect_tqdm():  # a warning while a progress bar is drawn prints above it, not inside
+            code = int(args.func(args) or 0)
         sys.stdout.flush()  # a reader that went away (| head) is found here, not at exit
         return code
     except BrokenPipeError:  # the reader stopped reading: nothing more to say, and nowhere to say it

@@ -84,6 +84,9 @@ class ProcessExecutor:
         """Yields results as they come; returns the items whose future failed because the pool broke."""
         if self._pool is None or workers != self.workers:
             self._close_pool()
+            from cwm.sandbox.box import warn_if_without_bwrap
+
+            warn_if_without_bwrap()  # once here, not once per worker inside the caller's progress bar
             # workers die with this process: a SIGKILLed run leaves no worker (and no sandbox zygote) behind
             self._pool = cf.ProcessPoolExecutor(max_workers=workers, initializer=die_with_parent)
         futures = {self._pool.submit(fn, item): item for item in items}

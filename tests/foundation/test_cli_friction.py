@@ -74,3 +74,41 @@ def test_a_wrong_short_name_lists_what_the_module_registers():
         with pytest.raises(games.UnknownGameError, match=r"registers tiny_nim, not 'wrong_name'"):
             games.resolve(f"{module}:wrong_name")
     assert games.resolve(f"{module}:tiny_nim").players == 2
+
+
+def test_a_warning_during_a_progress_bar_prints_on_a_line_of_its_own(monkeypatch, capsys):
+    import logging
+
+    from tqdm import tqdm
+
+    import cwm.commands.games as games_command
+
+    def busy(args):
+        bar = tqdm(total=3, desc="matches", file=sys.stderr)
+        bar.update(1)
+        logging.getLogger("cwm.sandbox").warning("bubblewrap (bwrap) is unavailable")
+        bar.update(2)
+        bar.close()
+        return 0
+
+    monkeypatch.setattr(games_command, "cmd_games", busy)
+    assert cli.main(["games"]) == 0
+    err = capsys.readouterr().err
+    before, found, _ = err.partition("bubblewrap (bwrap) is unavailable\n")
+    assert found and before.endswith("\r")  # the bar's line was cleared first, the bar drawn again after
+
+
+def test_workers_started_after_the_bwrap_warning_do_not_repeat_it(monkeypatch, caplog):
+    import logging
+
+    from cwm.sandbox import box
+
+    monkeypatch.setattr(box, "bwrap_available", lambda: False)
+    monkeypatch.setattr(box.Sandbox, "_warned", False)
+    monkeypatch.setenv(box.NO_BWRAP_WARNED, "")  # not yet warned; restored (unset) after the test
+    with caplog.at_level(logging.WARNING, logger="cwm.sandbox"):
+        box.warn_if_without_bwrap()
+        assert box.os.environ[box.NO_BWRAP_WARNED] == "1"
+        monkeypatch.setattr(box.Sandbox, "_warned", False)  # a worker process: its own class, the same environment
+        box.warn_if_without_bwrap()
+    assert len([r for r in caplog.records if "bubblewrap" in r.getMessage()]) == 1
