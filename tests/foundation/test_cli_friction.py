@@ -112,3 +112,10 @@ def test_workers_started_after_the_bwrap_warning_do_not_repeat_it(monkeypatch, c
         monkeypatch.setattr(box.Sandbox, "_warned", False)  # a worker process: its own class, the same environment
         box.warn_if_without_bwrap()
     assert len([r for r in caplog.records if "bubblewrap" in r.getMessage()]) == 1
+
+
+def test_the_docs_describe_the_library_not_its_development():
+    docs = [README, *sorted((README.parent / "docs").glob("*.md"))]
+    for doc in docs:
+        text = doc.read_text().lower()
+        assert not any(p in text for p in ("the issue asks", "the issue measured", "missed target")), doc.name
