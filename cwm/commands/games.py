@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 from cwm import checks, games, model, trajectories
+from cwm.oracle import oracle_model
 from cwm.sandbox import Limits, Sandbox, static_gate
 from cwm.types import CheckReport, ModelLoadError, Trajectory, TrajectoryFormatError, UsageError
 
@@ -27,7 +28,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_collect)
 
     p = sub.add_parser("check", help="run the trajectory checks on a model file and print the report")
-    p.add_argument("model", help="model source file (a .py module with the CWM functions)")
+    p.add_argument("model", help="model source file (a .py module with the CWM functions), or `oracle`: the "
+                                 "ground truth itself behind the contract, which must pass (a check of the "
+                                 "checks on your game and trajectories)")
     p.add_argument("--game", required=True, help="the game the model is of (for action ids)")
     p.add_argument("--trajectories", required=True, help="open-deck JSONL trajectories of that game")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -83,7 +86,8 @@ def _missing_folders(path: Path) -> list[Path]:
 def cmd_check(args: argparse.Namespace) -> int:
     spec = games.resolve(args.game)
     path = Path(args.model)
-    if not path.is_file():
+    oracle = args.model == "oracle" and not path.exists()
+    if not (oracle or path.is_file()):
         raise UsageError(f"model file {args.model!r} does not exist")
     if not args.per_call_s > 0:
         raise UsageError(f"--per-call-s must be > 0, got {args.per_call_s}")
@@ -91,12 +95,18 @@ def cmd_check(args: argparse.Namespace) -> int:
     open_trajs = [t for t in trajs if isinstance(t, Trajectory)]
     if len(open_trajs) != len(trajs):
         raise TrajectoryFormatError(f"{args.trajectories}: `cwm check` needs open-deck trajectories")
+    if oracle:  # the ground truth is trusted: it runs here, no sandbox needed
+        return _print_report(checks.run_checks(oracle_model(spec), open_trajs), args)
     source = read_source(path)
     if args.no_sandbox:
         # the checks call the model's functions directly: no codec (ids) needed
         report = checks.run_checks(model.load_source(source, name=path.stem), open_trajs)
     else:
         report = _sandboxed_check(source, path.stem, open_trajs, per_call_s=args.per_call_s)
+    return _print_report(report, args)
+
+
+def _print_report(report: CheckReport, args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report.to_json(), indent=2))
     else:

@@ -119,3 +119,15 @@ def test_the_docs_describe_the_library_not_its_development():
     for doc in docs:
         text = doc.read_text().lower()
         assert not any(p in text for p in ("the issue asks", "the issue measured", "missed target")), doc.name
+
+
+def test_cwm_check_oracle_checks_the_checks_on_a_users_game(tmp_path, capsys):
+    module = Path(__file__).resolve().parents[1] / "data" / "foundation" / "tiny_nim.py"
+    game = f"{module}:tiny_nim"
+    trajs = tmp_path / "t.jsonl"
+    assert cli.main(["collect", game, "--n", "3", "--out", str(trajs)]) == 0
+    capsys.readouterr()
+    assert cli.main(["check", "oracle", "--game", game, "--trajectories", str(trajs)]) == 0
+    out = capsys.readouterr().out
+    assert "checks passed (100.0%)" in out and "transition accuracy 1.000" in out
+    assert cli.main(["check", "oracle", "--game", "tic_tac_toe", "--trajectories", str(trajs)]) == 2  # another game's
