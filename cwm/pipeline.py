@@ -189,12 +189,17 @@ def _portable(llm_spec: str) -> str:
     return llm_spec
 
 
+# Settings a resumed run may change: more arena matches per pairing extend the arena, as `cwm arena` does
+# (the matches already played keep their keys and seeds; only the new ones are played).
+EXTENDABLE = frozenset({"matches"})
+
+
 def _check_config(out: Path, config: dict[str, Any]) -> None:
     path = out / "config.json"
     if path.is_file() and (out / "synthesis").exists():  # a run that did work: only the same settings resume
         old = json.loads(path.read_text(encoding="utf-8"))
         old["llm_resolved"] = _portable(str(old.get("llm_resolved", "")))  # older runs: a recording's full path
-        changed = differing_keys(old, config)
+        changed = differing_keys(old, config, ignore=EXTENDABLE)
         if changed:
             raise PipelineError(f"{out} holds a run with other settings ({', '.join(changed)} differ); "
                                 f"use the same settings to resume, or another --out")
