@@ -159,7 +159,8 @@ def run(config: RunConfig, out: str | Path, *, progress: bool = True,
     out = Path(out)
     if max_prompt_tokens is not None and max_prompt_tokens < 1:
         raise PipelineError(f"max_prompt_tokens must be at least 1 (got {max_prompt_tokens})")
-    games.resolve(config.game)  # an unknown game fails here, before anything is written
+    # an unknown game, or one without rules, fails here, before an LLM is configured or anything is written
+    games.rules_text(games.resolve(config.game, rules=config.rules))
     llm_spec = resolve_llm(config.llm, config.game)
     make_client(llm_spec)  # a missing key or recording fails here too, not after config.json is written
     out.mkdir(parents=True, exist_ok=True)

@@ -128,6 +128,7 @@ def cmd_synthesize(args: argparse.Namespace) -> int:
     deck, world_model = target_settings(args)
     out = Path(args.out)
     spec = games.resolve(args.game, rules=args.rules)
+    games.rules_text(spec)  # a game without rules fails here, before an LLM is configured or a bar drawn
     # the client's own limit must not cap --concurrency below what was asked
     llm = make_client(args.llm, run_dir=out, cache=Path(args.cache) if args.cache else None,
                       max_concurrency=max(8, args.concurrency), max_prompt_tokens=args.max_prompt_tokens)

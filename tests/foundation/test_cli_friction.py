@@ -131,3 +131,13 @@ def test_cwm_check_oracle_checks_the_checks_on_a_users_game(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "checks passed (100.0%)" in out and "transition accuracy 1.000" in out
     assert cli.main(["check", "oracle", "--game", "tic_tac_toe", "--trajectories", str(trajs)]) == 2  # another game's
+
+
+@pytest.mark.parametrize("command", ["synthesize", "run"])
+def test_a_game_without_rules_is_named_before_an_llm_is_configured(command, monkeypatch, tmp_path, capsys):
+    for var in ("GEMINI_API_KEY", "GOOGLE_API_KEY"):
+        monkeypatch.delenv(var, raising=False)
+    out = tmp_path / "out"
+    assert cli.main([command, "mnk(m=4,n=4,k=3)", "--llm", "gemini", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "has no rules text" in err and "API key" not in err and not out.exists()
