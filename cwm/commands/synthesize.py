@@ -177,6 +177,9 @@ def _inference(args: argparse.Namespace, spec: games.GameSpec, llm: Any, out: Pa
     return 0
 
 
+HELD_OUT_NEXT = "synthesis done; now generating and checking the held-out games"
+
+
 class ProgressBar:
     """A tqdm bar over LLM calls showing the best pass rate and the cost so far."""
 
@@ -192,6 +195,8 @@ class ProgressBar:
         self._bar.n = engine.processed
         self._bar.set_postfix(best=f"{best.pass_rate:.3f}" if best else "-", cost=f"${cost:.3f}",
                               replayed=engine.replayed, refresh=False)
+        if engine.solved or engine.processed >= engine.budget:  # the held-out games come next, with no calls
+            self._bar.set_description_str(HELD_OUT_NEXT, refresh=False)
         self._bar.refresh()
 
     def close(self) -> None:

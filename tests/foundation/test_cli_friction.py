@@ -141,3 +141,19 @@ def test_a_game_without_rules_is_named_before_an_llm_is_configured(command, monk
     assert cli.main([command, "mnk(m=4,n=4,k=3)", "--llm", "gemini", "--out", str(out)]) == 2
     err = capsys.readouterr().err
     assert "has no rules text" in err and "API key" not in err and not out.exists()
+
+
+def test_the_synthesis_bar_says_the_held_out_games_come_next():
+    from types import SimpleNamespace
+
+    from cwm.commands.synthesize import HELD_OUT_NEXT, ProgressBar
+
+    bar = ProgressBar(500)
+    try:
+        searching = SimpleNamespace(best=None, llm=None, processed=2, replayed=0, solved=False, budget=500)
+        bar.update_from(searching)
+        assert bar._bar.desc == "synthesis"
+        bar.update_from(SimpleNamespace(**{**vars(searching), "processed": 3, "solved": True}))
+        assert bar._bar.desc == HELD_OUT_NEXT and bar._bar.n == 3
+    finally:
+        bar.close()
