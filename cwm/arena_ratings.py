@@ -6,7 +6,8 @@ pairwise outcomes of every match: each pair of seats gives one comparison, the s
 winning; a draw counts as half a win each way (one comparison in each direction). A small regularisation
 keeps the rating of an agent that never lost (or never won) finite. Ratings are shown on the Elo scale
 (400 / ln 10 per logit unit, mean 1000). The interval re-fits the ratings on matches resampled with
-replacement (``bootstrap`` times, seeded) and takes the 2.5th and 97.5th percentiles.
+replacement (``bootstrap`` times, seeded) and takes the 2.5th and 97.5th percentiles. Over several games
+(``ratings_across``) each game weighs the same: an agent's rating is the mean of its per-game ratings.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -77,6 +78,35 @@ def ratings(results: Sequence[MatchResult], *, bootstrap: int = DEFAULT_BOOTSTRA
                  alpha=alpha) for _ in range(bootstrap if played else 0)]
     lo, hi = (np.percentile(draws, [2.5, 97.5], axis=0) if draws else (point, point))
     return {label: (float(point[i]), float(lo[i]), float(hi[i])) for i, label in enumerate(labels)}
+
+
+def ratings_across(results_by_game: Mapping[str, Sequence[MatchResult]], *, bootstrap: int = DEFAULT_BOOTSTRAP,
+                   seed: int = 0, alpha: float = DEFAULT_ALPHA) -> dict[str, tuple[float, float, float]]:
+    """Each agent's rating over several games, each game weighted equally: the mean of its per-game ratings
+    (over the games it played), with a 95% interval from resampling every game's matches together.
+
+    Args:
+      results_by_game: game -> its matches (one tournament each).
+      bootstrap, seed, alpha: as for ``ratings``.
+    """
+    per_game = [list(results) for results in results_by_game.values() if results]
+    point = _mean_over_games([ratings(r, bootstrap=0, alpha=alpha) for r in per_game])
+    rng = np.random.default_rng(seed)
+    draws = []
+    for _ in range(bootstrap if per_game else 0):
+        resampled = [[r[i] for i in rng.integers(len(r), size=len(r))] for r in per_game]
+        draws.append(_mean_over_games([ratings(r, bootstrap=0, alpha=alpha) for r in resampled]))
+    found = {}
+    for label, rating in point.items():
+        samples = [d[label] for d in draws if label in d]
+        lo, hi = np.percentile(samples, [2.5, 97.5]) if samples else (rating, rating)
+        found[label] = (rating, float(lo), float(hi))
+    return found
+
+
+def _mean_over_games(rated: Sequence[dict[str, tuple[float, float, float]]]) -> dict[str, float]:
+    labels = dict.fromkeys(label for game in rated for label in game)
+    return {label: float(np.mean([game[label][0] for game in rated if label in game])) for label in labels}
 
 
 @dataclasses.dataclass

@@ -94,3 +94,17 @@ def test_the_plot_shows_each_pairing_once(tmp_path):
 @pytest.mark.parametrize("bootstrap", [0, 5])
 def test_no_matches_gives_an_empty_leaderboard(bootstrap):
     assert leaderboard([], bootstrap=bootstrap) == []
+
+
+def test_across_games_each_game_weighs_the_same():
+    from cwm.arena_ratings import ratings_across
+
+    # b beats a in a short game and loses to it as clearly in a game with ten times the matches
+    short = [_match(i, "a", "b", "b") for i in range(8)] + [_match(8 + i, "a", "b", "a") for i in range(2)]
+    long = [_match(i, "a", "b", "a") for i in range(80)] + [_match(80 + i, "a", "b", "b") for i in range(20)]
+    across = ratings_across({"short": short, "long": long}, bootstrap=50, seed=1)
+    # equal weight: they cancel out (up to the regularisation, which pulls the short game a little more)
+    assert math.isclose(across["a"][0], across["b"][0], abs_tol=2.0)
+    pooled = ratings(short + long, bootstrap=0)
+    assert pooled["a"][0] > pooled["b"][0] + 100  # pooled matches: the long game dominates
+    assert all(lo <= r <= hi for r, lo, hi in across.values())
