@@ -7,7 +7,7 @@ from a file. Everything an agent or a game wrote is untrusted: the tables are HT
 matches travel as JSON inside a ``<script type="application/json">`` block (with ``<``, ``>`` and ``&``
 written as JSON escapes, so no text can close the block) that the page's own script puts on screen
 through ``textContent`` only, never as markup. ``page.html#m=3&s=5`` shows match 3 alone, at step 5
-(matches are numbered from 0 in the order played).
+(matches are numbered from 1 in the order played, as ``cwm replay DIR`` lists them).
 """
 
 from __future__ import annotations
@@ -70,10 +70,11 @@ matches.forEach((t, m) => {
   show(m, 0);
 });
 const want = new URLSearchParams(location.hash.slice(1));
-if (want.has('m') && matches[+want.get('m')]) {  // a link to one match: it alone is shown, at that step
-  document.querySelectorAll('.match').forEach(e => { e.hidden = e.id !== 'match-' + want.get('m'); });
+const linked = +want.get('m') - 1;  // numbered from 1, as `cwm replay DIR` lists them
+if (want.has('m') && matches[linked]) {  // a link to one match: it alone is shown, at that step
+  document.querySelectorAll('.match').forEach(e => { e.hidden = e.id !== 'match-' + linked; });
   document.getElementById('all').hidden = false;
-  show(+want.get('m'), +(want.get('s') || 0));
+  show(linked, +(want.get('s') || 0));
 }
 """
 

@@ -162,7 +162,7 @@ def test_the_page_in_headless_chromium_steps_to_a_board_mid_game(played, tmp_pat
     page = arena_view.write(out, tmp_path / "view.html")
     index = next(i for i, r in enumerate(arena_replay.results_of(out)) if r.key == "mini|random#0")
     t = arena_replay.load(out, arena_replay.results_of(out)[index])
-    url = f"{page.as_uri()}#m={index}&s=3"
+    url = f"{page.as_uri()}#m={index + 1}&s=3"  # numbered from 1, as `cwm replay DIR` lists them
     dumped = subprocess.run([_chromium(), *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'p1'}",
                              "--virtual-time-budget=3000", "--dump-dom", url], capture_output=True, text=True,
                             timeout=120)
