@@ -5,8 +5,9 @@ specs in both seat orders, ``matches`` games each, seeded per match; each finish
 ``OUT/matches.jsonl`` as it ends, keyed by the agents' labels (``cwm.arena_plan``), so re-running the
 same call skips what is done, also after the folder moved; ``OUT/agents.json`` records what each label
 stands for, so a label never changes agent. An illegal action, an exception or a move
-over the time limit forfeits the match (counted separately by kind). Results are summarised by
-``cwm.arena_report`` (JSON, CSV, markdown, a bar plot).
+over the time limit forfeits the match (counted separately by kind). Each match's full record goes to
+``OUT/transcripts/`` before its row (``cwm.arena_transcript``). Results are summarised by
+``cwm.arena_report`` (JSON, CSV, markdown, a bar plot) and ``cwm.arena_ratings`` (the leaderboard).
 """
 
 from __future__ import annotations
