@@ -5,8 +5,9 @@ specs in both seat orders, ``matches`` games each, seeded per match; each finish
 ``OUT/matches.jsonl`` as it ends, keyed by the agents' labels (``cwm.arena_plan``), so re-running the
 same call skips what is done, also after the folder moved; ``OUT/agents.json`` records what each label
 stands for, so a label never changes agent. An illegal action, an exception or a move
-over the time limit forfeits the match (counted separately by kind). Results are summarised by
-``cwm.arena_report`` (JSON, CSV, markdown, a bar plot).
+over the time limit forfeits the match (counted separately by kind). Each match's full record goes to
+``OUT/transcripts/`` before its row (``cwm.arena_transcript``). Results are summarised by
+``cwm.arena_report`` (JSON, CSV, markdown, a bar plot) and ``cwm.arena_ratings`` (the leaderboard).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import Any
 import numpy as np
 import pyspiel
 
-from cwm import games
+from cwm import arena_transcript, games
 from cwm.arena_clock import MoveTimeout, agent_move
 from cwm.arena_plan import AGENTS_FILE, ArenaError, check_resume, load_results, match_seed, plan_jobs, resume
 from cwm.arena_types import FORFEIT_KINDS, MatchJob, MatchOutcome, MatchResult
@@ -46,7 +47,8 @@ __all__ = ["DEFAULT_MOVE_TIME_S", "FORFEIT_KINDS", "ArenaError", "MatchJob", "Ma
 
 
 def play_match(game: pyspiel.Game, agents: Sequence[Agent], *, seed: int,
-               move_time_limit: float | None = None, actions: list[int] | None = None) -> MatchOutcome:
+               move_time_limit: float | None = None, actions: list[int] | None = None,
+               times: list[float] | None = None) -> MatchOutcome:
     """Plays one game; agent ``i`` takes seat ``i``.
 
     Args:
@@ -58,6 +60,8 @@ def play_match(game: pyspiel.Game, agents: Sequence[Agent], *, seed: int,
         still running at the hard wall-clock limit (``cwm.sandbox.worker.hard_wall``: three limits and
         30 s), so machine load slows a move without forfeiting it (``None``: no limit).
       actions: a list that every action applied (chance outcomes included) is appended to, in order.
+      times: a list that the wall-clock seconds each applied action took to choose are appended to, in
+        step with ``actions`` (0.0 for a chance outcome).
 
     Returns:
       the outcome; on a forfeit the returns are the game's minimum utility for the forfeiting seat and its
@@ -73,6 +77,7 @@ def play_match(game: pyspiel.Game, agents: Sequence[Agent], *, seed: int,
     moves = 0
     while not state.is_terminal():
         player = state.current_player()
+        started = time.perf_counter()
         if player == CHANCE:
             outcomes = state.chance_outcomes()
             action = int(outcomes[rng.choice(len(outcomes), p=[p for _, p in outcomes])][0])
@@ -85,6 +90,8 @@ def play_match(game: pyspiel.Game, agents: Sequence[Agent], *, seed: int,
         moves += 1
         if actions is not None:
             actions.append(int(action))
+        if times is not None:
+            times.append(0.0 if player == CHANCE else time.perf_counter() - started)
         for seat, agent in enumerate(agents):
             try:
                 _maybe(agent, "inform", action)
@@ -118,8 +125,12 @@ def _maybe(agent: Agent, method: str, *args: Any) -> None:
 # A job that runs in any worker process
 
 
-def run_match(job: MatchJob) -> dict[str, JSON]:
-    """Builds the agents from their specs (seeded from the match seed) and plays; a JSON-able MatchResult.
+def run_match(job: MatchJob, *, given: Mapping[int, Agent] | None = None) -> dict[str, JSON]:
+    """Builds the agents from their specs (seeded from the match seed) and plays; a JSON-able MatchResult,
+    with its transcript under ``"transcript"`` (``cwm.arena_transcript.save`` files it apart from the row).
+
+    ``given`` seats live agents instead of building those seats' specs (a person at the terminal,
+    ``cwm play``).
 
     A ``cwm:`` (or ``cwm-selected:``) agent whose model does not load forfeits at move 0 (an LLM-written model
     may be broken); any other spec was checked by ``tournament`` before planning, so a failure to build it is
@@ -131,6 +142,9 @@ def run_match(job: MatchJob) -> dict[str, JSON]:
     agents: list[Agent] = []
     try:
         for seat, label in enumerate(job.builds or job.seats):
+            if given and seat in given:
+                agents.append(given[seat])
+                continue
             try:
                 agents.append(make_agent(parse_agent_spec(label), job.game, settings=job.settings,
                                          seed=np.random.default_rng(seeds[seat]), move_time_s=job.move_time_limit,
@@ -140,23 +154,34 @@ def run_match(job: MatchJob) -> dict[str, JSON]:
                     raise
                 game = games.load_game(job.game)
                 kind = e.kind if isinstance(e, AgentError) else "exception"
-                return MatchResult(job.key, job.seats, job.seed, tuple(_forfeit(game, seat)), seat, kind,
-                                   f"agent could not be built: {type(e).__name__}: {e}", 0,
-                                   time.perf_counter() - start).to_json()
+                return _with_transcript(game, job, MatchResult(
+                    job.key, job.seats, job.seed, tuple(_forfeit(game, seat)), seat, kind,
+                    f"agent could not be built: {type(e).__name__}: {e}", 0, time.perf_counter() - start).to_json())
         game = games.load_game(job.game)
         chance_seed = int(np.random.default_rng(seeds[-1]).integers(2**63))
         played: list[int] = []
+        times: list[float] = []
         returns, loser, kind, reason, moves = play_match(game, agents, seed=chance_seed,
-                                                         move_time_limit=job.move_time_limit, actions=played)
+                                                         move_time_limit=job.move_time_limit, actions=played,
+                                                         times=times)
     finally:
         for agent in agents:
             with contextlib.suppress(Exception):  # closing is tidying up; the result stands
                 _maybe(agent, "close")
     logs = tuple(list(getattr(a, "log", []) or []) for a in agents)
     stats = tuple(_stats(a) for a in agents)
-    return MatchResult(job.key, job.seats, job.seed, tuple(float(r) for r in returns), loser, kind, reason,
-                       moves, time.perf_counter() - start, logs if any(logs) else (),
-                       stats if any(stats) else (), tuple(played)).to_json()
+    record = MatchResult(job.key, job.seats, job.seed, tuple(float(r) for r in returns), loser, kind, reason,
+                         moves, time.perf_counter() - start, logs if any(logs) else (),
+                         stats if any(stats) else (), tuple(played)).to_json()
+    return _with_transcript(game, job, record, times, [{"log": log, "stats": s} for log, s in zip(logs, stats)])
+
+
+def _with_transcript(game: pyspiel.Game, job: MatchJob, record: dict[str, JSON], times: Sequence[float] = (),
+                     agents: Sequence[dict[str, Any]] = ()) -> dict[str, JSON]:
+    """``record`` with its transcript (``cwm.arena_transcript``), which ``tournament`` saves apart from the row."""
+    return record | {"transcript": arena_transcript.build(game, record, game_name=job.game,
+                                                          specs=job.builds or job.seats, times=times,
+                                                          agents=agents)}
 
 
 def _stats(agent: Agent) -> dict[str, JSON]:
@@ -258,6 +283,7 @@ def _run(ex: Executor, todo: list[MatchJob], path: Path, done: dict[str, MatchRe
         for record in ex.imap_unordered(run_match, todo):
             if isinstance(record, JobCrashed):  # saved like any match, so a resume does not crash again
                 record = _void(record.item, str(record))
+            record = arena_transcript.save(path.parent, record)  # before its row: a skipped match has one
             f.write(json.dumps(record) + "\n")
             f.flush()
             result = MatchResult.from_json(record)

@@ -8,6 +8,7 @@ import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from cwm.arena_types import FORFEIT_KINDS, MatchResult
 from cwm.stats import mean_interval, wilson  # re-exported: reports and tests use them from here
@@ -136,15 +137,30 @@ def forfeit_counts(r: dict[str, JSON]) -> str:
     return "/".join(str(r.get(f"forfeits_{k}", 0)) for k in FORFEIT_KINDS)
 
 
+def pairings(rows: Sequence[dict[str, JSON]]) -> list[dict[str, JSON]]:
+    """The pooled (seat ``all``) row of each pairing once: ``a`` vs ``b`` from the side of the agent listed
+    first, so that ``b`` vs ``a`` (the same matches seen from the other seat) is left out."""
+    seen: set[frozenset[str]] = set()
+    found = []
+    for r in rows:
+        pair = frozenset((str(r["agent"]), str(r["opponent"])))
+        if r["seat"] == "all" and pair not in seen:
+            seen.add(pair)
+            found.append(r)
+    return found
+
+
 def plot(rows: Sequence[dict[str, JSON]], path: Path, *, outcome: str, title: str) -> None:
-    """Grouped bars per agent-vs-opponent and seat: win/draw/loss stacked (or mean payoff), 95% error bars."""
+    """One bar per pairing (``pairings``), both seats pooled: the first agent's wins, draws and losses
+    stacked, the 95% Wilson interval of its win rate at the top of its wins and that of its opponent's win
+    rate at the bottom of the opponent's wins (or the first agent's mean payoff with its 95% interval)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    shown = [r for r in rows if r["seat"] != "all"]
-    labels = [f"{_short(r['agent'])}\nvs {_short(r['opponent'])}\n(seat {r['seat']})" for r in shown]
+    shown = pairings(rows)
+    labels = [f"{_short(r['agent'])}\nvs {_short(r['opponent'])}" for r in shown]
     x = list(range(len(shown)))
     fig, ax = plt.subplots(figsize=(max(6.0, 1.1 * len(shown) + 2), 4.5))
     if outcome == "payoff":
@@ -153,24 +169,33 @@ def plot(rows: Sequence[dict[str, JSON]], path: Path, *, outcome: str, title: st
                [float(r["payoff_hi"]) - m for m, r in zip(means, shown)]]
         ax.bar(x, means, yerr=err, capsize=4, color="tab:blue")
         ax.axhline(0, color="black", linewidth=0.8)
-        ax.set_ylabel("mean payoff (95% CI)")
+        ax.set_ylabel("first agent's mean payoff (95% CI)")
     else:
-        win = [float(r["win_rate"]) for r in shown]
-        draw = [float(r["draw_rate"]) for r in shown]
-        loss = [float(r["loss_rate"]) for r in shown]
-        err = [[w - float(r["win_lo"]) for w, r in zip(win, shown)], [float(r["win_hi"]) - w for w, r in zip(win, shown)]]
-        ax.bar(x, win, yerr=err, capsize=4, color="tab:green", label="win")
-        ax.bar(x, draw, bottom=win, color="tab:gray", label="draw")
-        ax.bar(x, loss, bottom=[w + d for w, d in zip(win, draw)], color="tab:red", label="loss")
-        ax.set_ylim(0, 1)
-        ax.set_ylabel("rate (win: 95% Wilson CI)")
-        ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8)
+        _stacked(ax, x, shown)
     ax.set_xticks(x)
     ax.set_xticklabels(labels, fontsize=7)
     ax.set_title(title)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+def _stacked(ax: Any, x: list[int], shown: Sequence[dict[str, JSON]]) -> None:
+    """Stacked win/draw/loss bars, each win rate's interval drawn on the segment it belongs to."""
+    win, draw, loss = ([float(r[f"{k}_rate"]) for r in shown] for k in ("win", "draw", "loss"))
+    ax.bar(x, win, color="tab:green", label="first agent wins")
+    ax.bar(x, draw, bottom=win, color="tab:gray", label="draw")
+    ax.bar(x, loss, bottom=[w + d for w, d in zip(win, draw)], color="tab:red", label="opponent wins")
+    ax.errorbar(x, win, yerr=[[w - float(r["win_lo"]) for w, r in zip(win, shown)],
+                              [float(r["win_hi"]) - w for w, r in zip(win, shown)]],
+                fmt="none", ecolor="black", capsize=4)
+    top = [1 - lo for lo in loss]  # where the opponent's wins begin
+    ax.errorbar(x, top, yerr=[[float(r["loss_hi"]) - lo for lo, r in zip(loss, shown)],
+                              [lo - float(r["loss_lo"]) for lo, r in zip(loss, shown)]],
+                fmt="none", ecolor="black", capsize=4)
+    ax.set_ylim(0, 1)
+    ax.set_ylabel("rate (95% Wilson CI on each win rate)")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8)
 
 
 def _short(label: JSON) -> str:
@@ -180,16 +205,20 @@ def _short(label: JSON) -> str:
 
 
 def write_reports(out: Path, results: Sequence[MatchResult], *, config: dict[str, JSON]) -> list[dict[str, JSON]]:
-    """Writes ``results.json``, ``results.csv``, ``results.md`` and ``results.png`` under ``out``."""
-    from cwm import games
+    """Writes ``results.json`` (the rows and the leaderboard), ``results.csv``, ``results.md``,
+    ``leaderboard.md`` (``cwm.arena_ratings``) and ``results.png`` under ``out``."""
+    from cwm import arena_ratings, games
 
     outcome = games.resolve(str(config["game"])).outcome
     outcome = "payoff" if outcome == "payoff" else "win/draw/loss"
     rows = summarize(results)
     clean = [{k: _finite(v) for k, v in r.items()} for r in rows]
     void = void_matches(results)
+    board = [{k: _finite(v) for k, v in r.items()} for r in arena_ratings.leaderboard(results)]
     (out / "results.json").write_text(json.dumps({"config": config, "outcome": outcome, "rows": clean,
-                                                  "void_matches": void}, indent=2) + "\n", encoding="utf-8")
+                                                  "leaderboard": board, "void_matches": void}, indent=2) + "\n",
+                                      encoding="utf-8")
+    (out / "leaderboard.md").write_text(arena_ratings.markdown(board), encoding="utf-8")
     with (out / "results.csv").open("w", newline="", encoding="utf-8") as f:
         fields = list(dict.fromkeys(k for r in clean for k in r)) or ["agent"]  # sampling columns: some rows only
         writer = csv.DictWriter(f, fieldnames=fields)

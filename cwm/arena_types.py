@@ -48,7 +48,8 @@ class MatchResult:
       moves: decisions and chance outcomes applied.
       duration_s: wall time of the match.
       logs: per seat, an agent's attempt log when it keeps one (the LLM policy), else empty; every text in
-        it cleaned (``cwm.text.clean_json``).
+        it cleaned (``cwm.text.clean_json``). A tournament's ``matches.jsonl`` rows leave it empty: the
+        match's transcript holds it (``cwm.arena_transcript``).
       stats: per seat, an agent's own record of the match when it keeps one (an ISMCTS agent: draws
         accepted and rejected, moves that fell back to a random action), else empty.
       actions: every action applied in the real game, chance outcomes included, in order (the game replays

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import pkgutil
 import sys
 from collections.abc import Sequence
+
+from tqdm.contrib.logging import logging_redirect_tqdm
 
 from cwm.text import clean
 from cwm.types import CwmError, UsageError
@@ -31,6 +34,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def chosen(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.ArgumentParser:
+    """The (sub)command parser ``argv`` selects: ``cwm nfg eval ...`` gives the parser of ``nfg eval``."""
+    current = parser
+    for token in argv:
+        subs = [a for a in current._actions if isinstance(a, argparse._SubParsersAction)]
+        if subs and token in subs[0].choices:
+            current = subs[0].choices[token]
+    return current
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``cwm`` console script; errors cwm raises on purpose print one line, exit 2.
 
@@ -42,17 +55,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     (``EXIT_WAITING``); the same command resumes once they are answered.
     """
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # argparse would name them under the top-level usage, not the subcommand's
+        chosen(parser, sys.argv[1:] if argv is None else list(argv)).error(
+            f"unrecognized arguments: {' '.join(extra)}")
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
     from cwm.llm.batch import PendingBatch
 
     try:
-        return int(args.func(args) or 0)
+        with logging_redirect_tqdm():  # a warning while a progress bar is drawn prints above it, not inside
+            code = int(args.func(args) or 0)
+        sys.stdout.flush()  # a reader that went away (| head) is found here, not at exit
+        return code
     except PendingBatch as e:
         print(f"cwm {args.command}: waiting: {clean(str(e), limit=ERROR_LIMIT)}", file=sys.stderr)
         return EXIT_WAITING
+    except BrokenPipeError:  # the reader stopped reading: nothing more to say, and nowhere to say it
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141  # what a shell reports for a writer stopped by SIGPIPE
     except (CwmError, UsageError) as e:  # bad input: one line, no traceback
         print(f"cwm {args.command}: error: {clean(str(e), limit=ERROR_LIMIT)}", file=sys.stderr)
         return 2

@@ -84,6 +84,9 @@ class ProcessExecutor:
         """Yields results as they come; returns the items whose future failed because the pool broke."""
         if self._pool is None or workers != self.workers:
             self._close_pool()
+            from cwm.sandbox.box import warn_if_without_bwrap
+
+            warn_if_without_bwrap()  # once here, not once per worker inside the caller's progress bar
             # workers die with this process: a SIGKILLed run leaves no worker (and no sandbox zygote) behind
             self._pool = cf.ProcessPoolExecutor(max_workers=workers, initializer=die_with_parent)
         futures = {self._pool.submit(fn, item): item for item in items}
@@ -117,7 +120,7 @@ class ProcessExecutor:
 class RayExecutor:
     """Jobs as Ray tasks, on a running cluster (``address``) or a local one started here.
 
-    Ray is an optional extra (``pip install 'cwm[ray]'``). When this executor starts the cluster it puts
+    Ray is an optional extra (``pip install '.[ray]'`` in the cwm checkout). When this executor starts the cluster it puts
     this checkout on the workers' ``PYTHONPATH``; a remote cluster needs cwm installed on its nodes.
 
     An explicit ``host:port`` or ``ray://host:port`` is probed over TCP before ``ray.init``, because Ray
@@ -146,7 +149,7 @@ class RayExecutor:
         try:
             import ray
         except ImportError as e:
-            raise ExecutorError("--executor ray needs Ray: pip install 'cwm[ray]' (or pip install ray)") from e
+            raise ExecutorError("--executor ray needs Ray: pip install '.[ray]' in the cwm checkout (or pip install ray)") from e
         self._ray = ray
         if not ray.is_initialized():
             if address is not None and endpoint is not None:

@@ -127,7 +127,11 @@ def _module_spec(game: str) -> GameSpec:
     path = Path(path_text)
     if not path.is_file():
         raise UnknownGameError(f"game module {path_text!r} does not exist (from {game!r})")
-    _import_user_module(path)
+    registered = _import_user_module(path)
+    if short_name.split("(", 1)[0].strip() not in pyspiel.registered_names():
+        found = ", ".join(registered) if registered else "no OpenSpiel game"
+        raise UnknownGameError(f"game module {path_text!r} registers {found}, not {short_name!r}; write "
+                               f"{path_text}:NAME with a name it registers")
     # Named by the absolute path, so trajectories recorded here are recognised from any directory.
     return _openspiel_spec(short_name, module=str(path.resolve()), name=canonical_id(game))
 
@@ -160,14 +164,19 @@ def _registered_ground_truth(game_string: str) -> str:
     return ""
 
 
-def _import_user_module(path: Path) -> None:
-    """Imports a user's game module once per file (it registers its OpenSpiel game on import)."""
+_MODULE_GAMES: dict[str, list[str]] = {}  # module name -> the OpenSpiel games its import registered
+
+
+def _import_user_module(path: Path) -> list[str]:
+    """Imports a user's game module once per file (it registers its OpenSpiel game on import); the short
+    names of the games its import registered."""
     resolved = path.resolve()
     digest = hashlib.sha256(str(resolved).encode("utf-8")).hexdigest()[:12]
     stem = re.sub(r"\W", "_", resolved.stem)
     mod_name = f"cwm_user_game_{stem}_{digest}"
     if mod_name in sys.modules:
-        return
+        return _MODULE_GAMES.get(mod_name, [])
+    before = set(pyspiel.registered_names())
     spec = importlib.util.spec_from_file_location(mod_name, resolved)
     if spec is None or spec.loader is None:
         raise UnknownGameError(f"cannot import {str(path)!r} as a Python module")
@@ -178,6 +187,8 @@ def _import_user_module(path: Path) -> None:
     except Exception as e:  # the user's module failed at import: one clear line, not its traceback soup
         del sys.modules[mod_name]
         raise UnknownGameError(f"importing game module {str(path)!r} failed: {type(e).__name__}: {e}") from e
+    _MODULE_GAMES[mod_name] = sorted(set(pyspiel.registered_names()) - before)
+    return _MODULE_GAMES[mod_name]
 
 
 def _openspiel_spec(game_string: str, *, module: str = "", name: str | None = None) -> GameSpec:

@@ -159,7 +159,8 @@ def run(config: RunConfig, out: str | Path, *, progress: bool = True,
     out = Path(out)
     if max_prompt_tokens is not None and max_prompt_tokens < 1:
         raise PipelineError(f"max_prompt_tokens must be at least 1 (got {max_prompt_tokens})")
-    games.resolve(config.game)  # an unknown game fails here, before anything is written
+    # an unknown game, or one without rules, fails here, before an LLM is configured or anything is written
+    games.rules_text(games.resolve(config.game, rules=config.rules))
     llm_spec = resolve_llm(config.llm, config.game)
     make_client(llm_spec)  # a missing key or recording fails here too, not after config.json is written
     out.mkdir(parents=True, exist_ok=True)
@@ -189,12 +190,17 @@ def _portable(llm_spec: str) -> str:
     return llm_spec
 
 
+# Settings a resumed run may change: more arena matches per pairing extend the arena, as `cwm arena` does
+# (the matches already played keep their keys and seeds; only the new ones are played).
+EXTENDABLE = frozenset({"matches"})
+
+
 def _check_config(out: Path, config: dict[str, Any]) -> None:
     path = out / "config.json"
     if path.is_file() and (out / "synthesis").exists():  # a run that did work: only the same settings resume
         old = json.loads(path.read_text(encoding="utf-8"))
         old["llm_resolved"] = _portable(str(old.get("llm_resolved", "")))  # older runs: a recording's full path
-        changed = differing_keys(old, config)
+        changed = differing_keys(old, config, ignore=EXTENDABLE)
         if changed:
             raise PipelineError(f"{out} holds a run with other settings ({', '.join(changed)} differ); "
                                 f"use the same settings to resume, or another --out")

@@ -7,6 +7,7 @@ forfeits (``IllegalMoveError``). Every attempt is appended to ``LLMPolicyAgent.l
 
 from __future__ import annotations
 
+import collections
 import json
 import re
 from typing import Any
@@ -16,7 +17,8 @@ import pyspiel
 
 import prompts
 from cwm import games, trajectories
-from cwm.llm import Client, LLMError, Message, Request
+from cwm.llm import Client, LLMError, Message, Request, Response, Usage
+from cwm.llm.prices import cost_usd
 from cwm.types import JSON, UnknownGameError
 from planners.agents import AgentError, IllegalMoveError
 from planners.cwm_agent import HistoryTracker
@@ -47,8 +49,9 @@ class LLMPolicyAgent:
       seed: seeds the example games and the requests.
 
     Attributes:
-      log: one dict per attempt: move index, attempt, reply, parsed move, outcome
-        (``legal``/``illegal``/``unreadable``), token usage.
+      log: one dict per attempt: move index, attempt, the prompt it answered (the move's prompt, or a
+        rethink), reply, parsed move, outcome (``legal``/``illegal``/``unreadable``/``llm_error``), token
+        usage ``[input, output]``, latency, cost in USD (0 for a cached reply, ``None`` unpriced).
     """
 
     def __init__(self, client: Client, game: str | games.GameSpec, *, list_legal: bool = False,
@@ -63,6 +66,9 @@ class LLMPolicyAgent:
         self.num_examples = num_examples
         self._examples: dict[int, str] = {}
         self.log: list[dict[str, JSON]] = []
+        self._telemetry: collections.Counter[str] = collections.Counter()
+        self._latency_s = 0.0
+        self._cost_usd: float | None = 0.0  # None once a call's model has no listed price
         self.reset()
 
     def reset(self) -> None:
@@ -105,9 +111,37 @@ class LLMPolicyAgent:
                              "outcome": "llm_error", "error": str(e)})
             raise AgentError(f"LLM policy ({self.client.model}): the LLM call failed: {e}") from e
         reply = response.texts[0] if response.texts else ""
-        self.log.append({"move": self._moves, "attempt": attempt, "reply": reply,
-                         "usage": [response.usage.input_tokens, response.usage.output_tokens]})
+        usage = response.usage
+        cost = 0.0 if response.cached else cost_usd(response.model, usage, batch=response.batch)
+        self.log.append({"move": self._moves, "attempt": attempt, "prompt": messages[-1].text, "reply": reply,
+                         "usage": [usage.input_tokens, usage.output_tokens], "thinking_tokens": usage.thinking_tokens,
+                         "latency_s": float(response.latency_s), "cost_usd": cost, "cached": response.cached})
+        self._count(usage, response, cost)
         return reply
+
+    def _count(self, usage: Usage, response: Response, cost: float | None) -> None:
+        """Adds one answered call to this agent's telemetry; like the run's ledger, a cached reply counts as
+        ``cached_calls`` and adds no tokens and no cost."""
+        t = self._telemetry
+        t["llm_calls"] += 1
+        self._latency_s += response.latency_s
+        if response.cached:
+            t["cached_calls"] += 1
+            return
+        t["input_tokens"] += usage.input_tokens
+        t["output_tokens"] += usage.output_tokens
+        t["thinking_tokens"] += usage.thinking_tokens
+        self._cost_usd = None if cost is None or self._cost_usd is None else self._cost_usd + cost
+
+    def stats(self) -> dict[str, JSON]:
+        """The telemetry of this agent's calls: calls (and how many the cache answered), tokens, latency,
+        cost in USD (absent when a call's model has no listed price), and the answers that were unreadable,
+        illegal or an LLM error."""
+        outcomes = [e.get("outcome") for e in self.log]
+        found: dict[str, JSON] = {k: self._telemetry[k] for k in ("llm_calls", "cached_calls", "input_tokens",
+                                                                  "output_tokens", "thinking_tokens")}
+        found |= {"latency_s": self._latency_s} | ({} if self._cost_usd is None else {"cost_usd": self._cost_usd})
+        return found | {kind: outcomes.count(kind) for kind in ("unreadable", "illegal", "llm_error")}
 
     # -- prompt -------------------------------------------------------------------------------------
     def _prompt(self, player: int, legal: list[str]) -> str:

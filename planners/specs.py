@@ -230,13 +230,14 @@ def make_agent(spec: AgentSpec | str, game: str | games.GameSpec, *, settings: S
 def check_agent(spec: AgentSpec | str, game: str | games.GameSpec, *, settings: Settings = Settings()) -> None:
     """Checks that a spec can be built for ``game`` with ``settings``, without running LLM-written code.
 
-    A ``cwm:`` target is only checked to be a ``.py`` file or a directory, and on a hidden-information game to
-    carry inference (a bundle whose manifest lists ``inference.py``): whether its model loads is the match's
+    A ``cwm:`` target is only checked to be a ``.py`` file or a bundle directory whose files match their
+    hashes in its manifest (read, not run), and on a hidden-information game to carry inference (a bundle whose manifest lists ``inference.py``): whether its model loads is the match's
     business (a model that does not load forfeits); a ``cwm-selected:`` target must hold a selection of
     ``game`` with a survivor. Any other spec is built once and dropped.
 
     Raises:
-      AgentSpecError: the spec does not fit the game, its ``cwm:`` target does not exist or has no inference
+      AgentSpecError: the spec does not fit the game, its ``cwm:`` target does not exist, is a bundle whose
+        files do not match its manifest, or has no inference
         for a hidden-information game, or its ``cwm-selected:`` target holds no selection of the game with a
         survivor.
       LLMConfigError: an ``llm:`` client that cannot be made (unknown provider, missing key or package).
@@ -258,7 +259,20 @@ def check_agent(spec: AgentSpec | str, game: str | games.GameSpec, *, settings: 
     if not (path.is_dir() or (path.is_file() and path.suffix == ".py")):
         raise AgentSpecError(f"{spec}: expected a model .py file or a bundle directory, and it is neither"
                              f"{_colon_hint(spec.bare)}")
+    if path.is_dir():
+        _check_bundle_files(spec, path)
     _check_inference(spec, games.resolve(game))
+
+
+def _check_bundle_files(spec: AgentSpec, path: Path) -> None:
+    """A bundle's manifest and every file's hash, read but not run: a bundle edited or damaged since its
+    export is a setup error before any match, not a forfeit in every one."""
+    from cwm.bundle_files import BundleError, read_manifest, verified_files
+
+    try:
+        verified_files(path, read_manifest(path))
+    except BundleError as e:
+        raise AgentSpecError(f"{spec}: {e}") from None
 
 
 def _check_inference(spec: AgentSpec, game: games.GameSpec) -> None:

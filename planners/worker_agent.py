@@ -95,7 +95,7 @@ class WorkerAgent:
         self._tracker: Tracker | None = None
         self._sent_moves = self._sent_events = 0
         self._stats: dict[str, Any] = {}
-        self.log: list[JSON] = []
+        self.log: list[JSON] = []  # per move: the worker's sampling record and the move's wall and CPU time
 
     # -- the match protocol -------------------------------------------------------------------------
     def reset(self) -> None:
@@ -123,8 +123,9 @@ class WorkerAgent:
         return HistoryTracker(self.spec, player)
 
     def stats(self) -> dict[str, Any]:
-        """The worker's sampling record of this match (imperfect information), as it last reported it."""
-        return dict(self._stats)
+        """The worker's sampling record of this match (imperfect information) as it last reported it, and
+        the simulations each move's search was given."""
+        return dict(self._stats) | {"simulations_per_move": self.config.num_simulations}
 
     def close(self) -> None:
         """Ends this match's worker (if any) and returns its sandbox to the pool."""
@@ -159,6 +160,9 @@ class WorkerAgent:
         answer = result.value if isinstance(result.value, dict) else {}
         if isinstance(answer.get("stats"), dict):
             self._stats = answer["stats"]
+            # the worker's per-move record for the transcript: its numbers only (it is untrusted)
+            self.log.append({"player": player, **{str(k): v for k, v in self._stats.items()
+                                                  if type(v) in (int, float, bool)}})
         if "refused" in answer:  # the worker's words for the model's breach: they quote the model, cleaned here
             raise AgentError(f"world model {self.name} failed: {clean(str(answer['refused']))}")
         return answer

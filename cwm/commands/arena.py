@@ -63,8 +63,11 @@ def cmd_arena(args: argparse.Namespace) -> int:
                                move_time_limit=args.move_time_limit, progress=not args.no_progress)
     out = Path(args.out)
     print((out / "results.md").read_text(encoding="utf-8"), end="")
+    print("\nleaderboard (Bradley-Terry rating, bootstrap 95% interval):")
+    print((out / "leaderboard.md").read_text(encoding="utf-8"), end="")
     forfeits = [(r, r.forfeit_seat) for r in results if r.forfeit_seat is not None]
     for r, seat in forfeits[:5]:
         print(f"forfeit: {r.seats[seat]} ({r.forfeit_kind}) in {r.key}: {r.reason[:300]}")
-    print(f"{len(results)} matches of {games.resolve(args.game).name}; results in {out}/results.{{json,csv,md,png}}")
+    print(f"{len(results)} matches of {games.resolve(args.game).name}; results in {out}/results.{{json,csv,md,png}}, "
+          f"leaderboard.md; transcripts in {out}/transcripts (cwm replay, cwm view)")
     return 0

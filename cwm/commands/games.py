@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 from cwm import checks, games, model, trajectories
+from cwm.oracle import oracle_model
 from cwm.sandbox import Limits, Sandbox, static_gate
 from cwm.types import CheckReport, ModelLoadError, Trajectory, TrajectoryFormatError, UsageError
 
@@ -27,7 +28,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_collect)
 
     p = sub.add_parser("check", help="run the trajectory checks on a model file and print the report")
-    p.add_argument("model", help="model source file (a .py module with the CWM functions)")
+    p.add_argument("model", help="model source file (a .py module with the CWM functions), or `oracle`: the "
+                                 "ground truth itself behind the contract, which must pass (a check of the "
+                                 "checks on your game and trajectories)")
     p.add_argument("--game", required=True, help="the game the model is of (for action ids)")
     p.add_argument("--trajectories", required=True, help="open-deck JSONL trajectories of that game")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -44,12 +47,15 @@ def cmd_games(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([s.facts() for s in specs], indent=2))
         return 0
-    header = f"{'name':28} {'ground truth':52} {'pl':>2} {'information':11} {'chance':6} {'novel':5} outcome"
+    # the columns as wide as their longest entry, so a long OpenSpiel string does not shift its row
+    name_w = max([len("name"), *(len(s.name) for s in specs)])
+    truth_w = max([len("ground truth"), *(len(s.openspiel) for s in specs)])
+    header = f"{'name':{name_w}} {'ground truth':{truth_w}} {'pl':>2} {'information':11} {'chance':6} {'novel':5} outcome"
     print(header)
     print("-" * len(header))
     for s in specs:
-        print(f"{s.name:28} {s.openspiel:52} {s.players:>2} {s.information:11} {'yes' if s.stochastic else 'no':6} "
-              f"{'yes' if s.novel else 'no':5} {s.outcome}")
+        print(f"{s.name:{name_w}} {s.openspiel:{truth_w}} {s.players:>2} {s.information:11} "
+              f"{'yes' if s.stochastic else 'no':6} {'yes' if s.novel else 'no':5} {s.outcome}")
     return 0
 
 
@@ -57,19 +63,31 @@ def cmd_collect(args: argparse.Namespace) -> int:
     spec = games.resolve(args.game)
     if args.deck == "closed" and not 0 <= args.player < spec.players:
         raise UsageError(f"--player {args.player} is not a player of {spec.name} (0..{spec.players - 1})")
+    missing = _missing_folders(Path(args.out))
+    if missing and missing[0].parent == Path(missing[0].anchor):
+        raise UsageError(f"--out {args.out}: {missing[0]} does not exist, and cwm does not create folders at the "
+                         f"top of the file system (a typo?); create it first")
     items: list = trajectories.collect(spec, args.n, seed=args.seed, open_deck=args.deck == "open")
     if args.deck == "closed":
         items = [trajectories.closed_view(t, args.player) for t in items]
     path = trajectories.save(args.out, items)
+    if missing:
+        print(f"created folder(s) {', '.join(str(m) for m in missing)}")
     steps = sum(len(t.steps) if isinstance(t, Trajectory) else len(t.events) for t in items)
     print(f"wrote {len(items)} {args.deck}-deck trajectories of {spec.name} ({steps} steps) to {path}")
     return 0
 
 
+def _missing_folders(path: Path) -> list[Path]:
+    """The folders above ``path`` that do not exist yet, outermost first."""
+    return [p for p in reversed(path.absolute().parents) if not p.exists()]
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     spec = games.resolve(args.game)
     path = Path(args.model)
-    if not path.is_file():
+    oracle = args.model == "oracle" and not path.exists()
+    if not (oracle or path.is_file()):
         raise UsageError(f"model file {args.model!r} does not exist")
     if not args.per_call_s > 0:
         raise UsageError(f"--per-call-s must be > 0, got {args.per_call_s}")
@@ -77,12 +95,18 @@ def cmd_check(args: argparse.Namespace) -> int:
     open_trajs = [t for t in trajs if isinstance(t, Trajectory)]
     if len(open_trajs) != len(trajs):
         raise TrajectoryFormatError(f"{args.trajectories}: `cwm check` needs open-deck trajectories")
+    if oracle:  # the ground truth is trusted: it runs here, no sandbox needed
+        return _print_report(checks.run_checks(oracle_model(spec), open_trajs), args)
     source = read_source(path)
     if args.no_sandbox:
         # the checks call the model's functions directly: no codec (ids) needed
         report = checks.run_checks(model.load_source(source, name=path.stem), open_trajs)
     else:
         report = _sandboxed_check(source, path.stem, open_trajs, per_call_s=args.per_call_s)
+    return _print_report(report, args)
+
+
+def _print_report(report: CheckReport, args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report.to_json(), indent=2))
     else:

@@ -130,6 +130,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
         "git_commit": _git_commit(), "ledger": _ledger(client), "resumed_items": len(done),
     }
     paths = nfg.save_results(args.out, results, record=record)
+    waiting = [r for r in results if r.status == "error" and r.detail.startswith("PendingBatch")]
+    if waiting:  # not a score of 0: the work is not done yet (synthesis says the same, with exit 2)
+        print(f"cwm nfg eval: {len(waiting)} of {len(results)} items wait for replies in the batch directory of "
+              f"--llm {args.llm}: answer them (cwm llm answer-batch DIR) and run the same command again; the "
+              f"{len(results) - len(waiting)} items with replies are kept", file=sys.stderr)
+        return 2
     print(paths["markdown"].read_text(encoding="utf-8"), end="")
     print(f"results: {paths['json']}, {paths['markdown']}, {paths['items']}")
     return 0

@@ -149,6 +149,7 @@ def cmd_synthesize(args: argparse.Namespace) -> int:
     deck, world_model = target_settings(args)
     out = Path(args.out)
     spec = games.resolve(args.game, rules=args.rules)
+    games.rules_text(spec)  # a game without rules fails here, before an LLM is configured or a bar drawn
     # the client's own limit must not cap --concurrency below what was asked
     llm = make_client(args.llm, run_dir=out, cache=Path(args.cache) if args.cache else None,
                       max_concurrency=max(8, args.concurrency), max_prompt_tokens=args.max_prompt_tokens)
@@ -226,6 +227,9 @@ def _value(args: argparse.Namespace, spec: games.GameSpec, llm: Any, out: Path, 
     return 0
 
 
+HELD_OUT_NEXT = "synthesis done; now generating and checking the held-out games"
+
+
 class ProgressBar:
     """A tqdm bar over LLM calls showing the best pass rate and the cost so far."""
 
@@ -241,6 +245,8 @@ class ProgressBar:
         self._bar.n = engine.processed
         self._bar.set_postfix(best=f"{best.pass_rate:.3f}" if best else "-", cost=f"${cost:.3f}",
                               replayed=engine.replayed, refresh=False)
+        if engine.solved or engine.processed >= engine.budget:  # the held-out games come next, with no calls
+            self._bar.set_description_str(HELD_OUT_NEXT, refresh=False)
         self._bar.refresh()
 
     def close(self) -> None:

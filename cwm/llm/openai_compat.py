@@ -24,7 +24,8 @@ def _import_openai() -> Any:
         import openai
     except ImportError as e:
         raise LLMConfigError(
-            "the OpenAI-compatible client needs the optional `openai` package: pip install 'cwm[openai]'") from e
+            "the OpenAI-compatible client needs the optional `openai` package: pip install '.[openai]' in the "
+            "cwm checkout (or pip install openai)") from e
     return openai
 
 

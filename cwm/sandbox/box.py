@@ -138,10 +138,7 @@ class Sandbox:
             return True
         if self.isolation == "bwrap":
             raise SandboxError("isolation='bwrap' but bubblewrap is not installed or cannot create namespaces")
-        if not Sandbox._warned:
-            Sandbox._warned = True
-            log.warning("bubblewrap (bwrap) is unavailable: sandboxed code can read any file this user can; "
-                        "install Debian's 'bubblewrap' for filesystem and network namespaces")
+        _warn_without_bwrap()
         return False
 
     def restart(self) -> None:
@@ -329,3 +326,23 @@ class Sandbox:
 
 __all__ = ["ALLOWED_IMPORTS", "FORBIDDEN_NAMES", "CALL_JOB", "CHECK_JOB", "INFERENCE_JOB", "RANDOM_PLAY_JOB", "JobResult", "Limits", "Sandbox",
            "SandboxError", "bwrap_available", "scrubbed_env", "static_gate"]
+
+
+NO_BWRAP_WARNED = "CWM_NO_BWRAP_WARNED"  # set once warned, so the processes started afterwards stay quiet
+
+
+def warn_if_without_bwrap() -> None:
+    """Warns now, once, when bubblewrap is unavailable: a caller about to start worker processes (a pool
+    under a progress bar) calls it first, so the warning is printed once, before the bar, and not by every
+    worker inside it (they inherit the environment variable that says it was given)."""
+    if not bwrap_available():
+        _warn_without_bwrap()
+
+
+def _warn_without_bwrap() -> None:
+    if Sandbox._warned or os.environ.get(NO_BWRAP_WARNED):
+        return
+    Sandbox._warned = True
+    os.environ[NO_BWRAP_WARNED] = "1"
+    log.warning("bubblewrap (bwrap) is unavailable: sandboxed code can read any file this user can; "
+                "install Debian's 'bubblewrap' for filesystem and network namespaces")

@@ -43,7 +43,8 @@ def summary_markdown(result: SynthesisResult) -> str:
         f"best program: node {result.best_node}",
         f"- transition accuracy: train {result.train_accuracy:.4f}, test {test}",
         f"- checks passed (train): {result.train_pass_rate:.4f}",
-        f"- LLM calls: {result.llm_calls}; tokens in/out/thinking: {result.input_tokens}/"
+        f"- LLM calls: {result.llm_calls}; tokens in/out/thinking of those calls (replayed and cached replies "
+        f"included; `llm_ledger.json` counts only what each session billed): {result.input_tokens}/"
         f"{result.output_tokens}/{result.thinking_tokens}; cost ${result.cost_usd:.4f}{possibly_paid(result)}",
         f"- wall time (this session): {result.wall_time_s:.1f} s; programs in the tree: {len(result.nodes)}",
         "",

@@ -1,7 +1,7 @@
 """Executors: spec parsing, refusing unreachable or malformed Ray addresses, and the same tournament on a
 local Ray cluster as in-process.
 
-Ray is the optional extra ``cwm[ray]``; these tests need it installed (``pip install ray``). The last one
+Ray is the optional extra ``.[ray]``; these tests need it installed (``pip install ray``). The last one
 starts a two-CPU local cluster (about 5 s), as Ray no longer has a local mode; the others start none and
 touch no network beyond a closed port on 127.0.0.1.
 """

@@ -183,3 +183,13 @@ def test_export_run_records_the_generator_settings(tmp_path):
     with pytest.raises(bundle.BundleError, match="contains the run being exported"):
         bundle.export_run(inner, path, overwrite=True)
     assert (inner / "result.json").is_file()
+
+
+def test_arena_with_a_tampered_bundle_is_a_setup_error_before_any_match(exported, tmp_path, capsys):
+    (exported / "model.py").write_text((exported / "model.py").read_text() + "\n# edited\n")
+    out = tmp_path / "arena"
+    code = main(["arena", "tic_tac_toe", "--agents", f"random,mine=cwm:{exported}", "--matches", "1",
+                 "--sims", "5", "--out", str(out), "--no-progress", "--executor", "inline"])
+    err = capsys.readouterr().err
+    assert code == 2 and "does not match its hash" in err and "mine" in err
+    assert not (out / "matches.jsonl").exists()

@@ -82,5 +82,5 @@ def test_hosted_api_without_key_is_a_config_error(monkeypatch):
 
 def test_missing_openai_package_is_a_clear_config_error(monkeypatch):
     monkeypatch.setitem(sys.modules, "openai", None)  # what an absent package looks like to import
-    with pytest.raises(LLMConfigError, match=r"pip install 'cwm\[openai\]'"):
+    with pytest.raises(LLMConfigError, match=r"pip install '\.\[openai\]'"):
         OpenAIClient(model="m", base_url="http://127.0.0.1:9")

@@ -299,3 +299,14 @@ def test_generate_with_a_negative_count_is_a_format_error() -> None:
 
     with pytest.raises(NfgFormatError, match="n must be >= 0, got -1"):
         generate(["nash"], -1)
+
+
+def test_cli_eval_with_replies_still_waiting_in_a_batch_is_not_a_score(tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    batch, out = tmp_path / "batch", tmp_path / "run"
+    code = main(["nfg", "eval", str(DATA / "tasks_small.jsonl"), "--llm", f"batch:{batch}", "--contestant",
+                 "direct", "--out", str(out), "--limit", "3"])
+    captured = capsys.readouterr()
+    assert code == 2 and "3 of 3 items wait for replies" in captured.err and "cwm llm answer-batch" in captured.err
+    assert "| direct | all |" not in captured.out  # no accuracy table for work not done
+    assert (batch / "pending.jsonl").is_file()

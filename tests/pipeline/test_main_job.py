@@ -168,3 +168,16 @@ def test_a_run_written_before_names_resumes_where_it_is_and_after_a_move(tiny_ru
     report = json.loads((tmp_path / "B" / "report.json").read_text())
     assert {r["agent"] for r in report["arena"]} == {"cwm"}
     assert sum(r["matches"] for r in report["arena"] if r["seat"] == "all") == 8
+
+
+def test_more_matches_extend_a_finished_run_as_cwm_arena_does(tiny_run, tmp_path, monkeypatch):
+    run = _copy_to(tiny_run, tmp_path / "more")
+    before = (run / "arena" / "matches.jsonl").read_text().splitlines()
+    for var in pipeline.API_KEY_VARS:
+        monkeypatch.delenv(var, raising=False)
+    more = [*TINY]
+    more[more.index("--matches") + 1] = str(int(more[more.index("--matches") + 1]) + 1)
+    assert main(["run", "tic_tac_toe", "--out", str(run), *more]) == 0
+    after = (run / "arena" / "matches.jsonl").read_text().splitlines()
+    assert after[: len(before)] == before and len(after) > len(before)
+    assert json.loads((run / "config.json").read_text())["matches"] == int(more[more.index("--matches") + 1])

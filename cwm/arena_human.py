@@ -1,0 +1,85 @@
+"""A person against any agent (``cwm play``): one match played in this process, saved like any arena match.
+
+The folder it is saved in (default ``runs/play/<game>``) is an arena folder: ``config.json`` names the game,
+each match is a row of ``matches.jsonl`` (key ``human|<agent>#<n>`` or ``<agent>|human#<n>``, numbered on)
+with its transcript, and the reports and leaderboard are rewritten after every game, so ``cwm replay`` and
+``cwm view`` show the games, and they resume like a tournament (nothing is overwritten).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from cwm import arena, arena_report, arena_transcript, games
+from cwm.arena_plan import ArenaError, load_results, match_seed
+from cwm.arena_types import MatchJob, MatchResult
+from cwm.files import atomic_write
+from planners.human import HumanAgent
+from planners.specs import Settings, check_agent, parse_agent_spec
+
+HUMAN = "human"
+
+
+def play(game: str, against: str, *, seat: int = 0, out_dir: str | Path | None = None,
+         settings: Settings | None = None, seed: int = 0, read: Callable[[str], str] = input,
+         write: Callable[[str], None] = print) -> MatchResult:
+    """Plays one match between a person (``read``/``write``) in ``seat`` and the agent ``against``, and saves it.
+
+    Args:
+      game: the real game (registry name, OpenSpiel string or module spec); two players.
+      against: the agent's spec (``planners.specs``); its label names it in the match key.
+      seat: the person's seat, 0 or 1.
+      out_dir: the arena folder to save in (default ``runs/play/<game>``).
+      settings: the agent's settings (``Settings()`` defaults when ``None``).
+      seed: with the match key, seeds chance and the agent.
+
+    Returns:
+      the finished match. No move has a time limit (a person thinks at their own pace).
+
+    Raises:
+      ArenaError: a game that is not for two players, a seat other than 0 or 1, an agent that cannot be built,
+        or a folder that holds another game's matches. Nothing is written then.
+    """
+    settings = settings or Settings()
+    name = games.resolve(game).name
+    if games.load_game(name).num_players() != 2 or seat not in (0, 1):
+        raise ArenaError(f"cwm play needs a two-player game and seat 0 or 1 (got {name}, seat {seat})")
+    spec = parse_agent_spec(against)
+    try:
+        check_agent(spec, name, settings=settings)
+    except ValueError as e:
+        raise ArenaError(f"agent {spec.label} cannot play {name}: {e}") from e
+    out = Path(out_dir) if out_dir is not None else Path("runs") / "play" / name
+    _check_folder(out, name)
+    seats = (HUMAN, spec.label) if seat == 0 else (spec.label, HUMAN)
+    done = load_results(out / "matches.jsonl")
+    index = sum(1 for r in done.values() if r.seats == seats)
+    key = f"{'|'.join(seats)}#{index}"
+    builds = (HUMAN, spec.bare) if seat == 0 else (spec.bare, HUMAN)
+    job = MatchJob(name, key, seats, match_seed(seed, key), settings, None, str(out / "llm"), builds)
+    record = arena.run_match(job, given={seat: HumanAgent(read=read, write=write)})
+    _save(out, record, name)
+    return MatchResult.from_json(record)
+
+
+def _check_folder(out: Path, game: str) -> None:
+    config = out / "config.json"
+    if config.is_file():
+        recorded = json.loads(config.read_text(encoding="utf-8")).get("game")
+        if recorded != game:
+            raise ArenaError(f"{out} holds matches of {recorded}, not {game}; use another --out")
+
+
+def _save(out: Path, record: dict, game: str) -> None:
+    """Files the match like a tournament does: transcript first, then its row, then the reports."""
+    out.mkdir(parents=True, exist_ok=True)
+    if not (out / "config.json").exists():
+        atomic_write(out / "config.json", json.dumps({"game": game, "human_play": True}, indent=2) + "\n")
+    row = arena_transcript.save(out, record)
+    with (out / "matches.jsonl").open("a", encoding="utf-8") as f:
+        f.write(json.dumps(row) + "\n")
+    results = list(load_results(out / "matches.jsonl").values())
+    labels = list(dict.fromkeys(s for r in results for s in r.seats))
+    arena_report.write_reports(out, results, config={"game": game, "agents": labels, "matches": len(results)})

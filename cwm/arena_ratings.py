@@ -1,0 +1,198 @@
+"""The arena's leaderboard: one row per agent with a Bradley-Terry rating and its bootstrap 95% interval,
+wins, draws and losses, forfeits by kind, and an LLM agent's tokens and cost per game won.
+
+Ratings are fitted with ``choix`` (a maintained implementation of Luce/Bradley-Terry inference) on the
+pairwise outcomes of every match: each pair of seats gives one comparison, the seat with the higher return
+winning; a draw counts as half a win each way (one comparison in each direction). A small regularisation
+keeps the rating of an agent that never lost (or never won) finite. Ratings are shown on the Elo scale
+(400 / ln 10 per logit unit, mean 1000). The interval re-fits the ratings on matches resampled with
+replacement (``bootstrap`` times, seeded) and takes the 2.5th and 97.5th percentiles. Over several games
+(``ratings_across``) each game weighs the same: an agent's rating is the mean of its per-game ratings.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import math
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from cwm.arena_types import FORFEIT_KINDS, MatchResult
+from cwm.types import JSON
+
+ELO_PER_LOGIT = 400 / math.log(10)
+MEAN_RATING = 1000.0
+DEFAULT_BOOTSTRAP = 200
+DEFAULT_ALPHA = 0.01  # the regularisation of choix's fit: finite ratings for unbeaten agents
+TELEMETRY_KEYS = ("llm_calls", "cached_calls", "input_tokens", "output_tokens", "thinking_tokens")
+
+
+def comparisons(results: Sequence[MatchResult], labels: Sequence[str]) -> list[tuple[int, int]]:
+    """``(winner, loser)`` index pairs over ``labels``: one per pair of seats of every match with an outcome
+    (a draw gives both orders); void matches and self-play pairs are left out."""
+    index = {label: i for i, label in enumerate(labels)}
+    found: list[tuple[int, int]] = []
+    for r in results:
+        if r.void:
+            continue
+        for s in range(len(r.seats)):
+            for t in range(s + 1, len(r.seats)):
+                a, b = index[r.seats[s]], index[r.seats[t]]
+                if a == b:
+                    continue
+                if r.returns[s] >= r.returns[t]:
+                    found.append((a, b))
+                if r.returns[t] >= r.returns[s]:
+                    found.append((b, a))
+    return found
+
+
+def fit(n: int, data: Sequence[tuple[int, int]], *, alpha: float = DEFAULT_ALPHA) -> np.ndarray:
+    """Bradley-Terry ratings (Elo scale, mean ``MEAN_RATING``) of ``n`` agents from ``(winner, loser)`` pairs,
+    by choix's iterative Luce spectral ranking (``MEAN_RATING`` for all when there are no comparisons)."""
+    import choix
+
+    if not data:
+        return np.full(n, MEAN_RATING)
+    params = choix.ilsr_pairwise(n, list(data), alpha=alpha)
+    return MEAN_RATING + ELO_PER_LOGIT * (params - params.mean())
+
+
+def ratings(results: Sequence[MatchResult], *, bootstrap: int = DEFAULT_BOOTSTRAP, seed: int = 0,
+            alpha: float = DEFAULT_ALPHA) -> dict[str, tuple[float, float, float]]:
+    """Each agent's rating and its bootstrap 95% interval, ``label -> (rating, lo, hi)``.
+
+    Args:
+      results: the matches (void ones are left out).
+      bootstrap: resamples of the matches for the interval (0: the interval is the rating itself).
+      seed: seeds the resampling (the same seed gives the same intervals).
+      alpha: choix's regularisation.
+    """
+    labels = list(dict.fromkeys(s for r in results for s in r.seats))
+    played = [r for r in results if not r.void]
+    point = fit(len(labels), comparisons(played, labels), alpha=alpha)
+    rng = np.random.default_rng(seed)
+    draws = [fit(len(labels), comparisons([played[i] for i in rng.integers(len(played), size=len(played))], labels),
+                 alpha=alpha) for _ in range(bootstrap if played else 0)]
+    lo, hi = (np.percentile(draws, [2.5, 97.5], axis=0) if draws else (point, point))
+    return {label: (float(point[i]), float(lo[i]), float(hi[i])) for i, label in enumerate(labels)}
+
+
+def ratings_across(results_by_game: Mapping[str, Sequence[MatchResult]], *, bootstrap: int = DEFAULT_BOOTSTRAP,
+                   seed: int = 0, alpha: float = DEFAULT_ALPHA) -> dict[str, tuple[float, float, float]]:
+    """Each agent's rating over several games, each game weighted equally: the mean of its per-game ratings
+    (over the games it played), with a 95% interval from resampling every game's matches together.
+
+    Args:
+      results_by_game: game -> its matches (one tournament each).
+      bootstrap, seed, alpha: as for ``ratings``.
+    """
+    per_game = [list(results) for results in results_by_game.values() if results]
+    point = _mean_over_games([ratings(r, bootstrap=0, alpha=alpha) for r in per_game])
+    rng = np.random.default_rng(seed)
+    draws = []
+    for _ in range(bootstrap if per_game else 0):
+        resampled = [[r[i] for i in rng.integers(len(r), size=len(r))] for r in per_game]
+        draws.append(_mean_over_games([ratings(r, bootstrap=0, alpha=alpha) for r in resampled]))
+    found = {}
+    for label, rating in point.items():
+        samples = [d[label] for d in draws if label in d]
+        lo, hi = np.percentile(samples, [2.5, 97.5]) if samples else (rating, rating)
+        found[label] = (rating, float(lo), float(hi))
+    return found
+
+
+def _mean_over_games(rated: Sequence[dict[str, tuple[float, float, float]]]) -> dict[str, float]:
+    labels = dict.fromkeys(label for game in rated for label in game)
+    return {label: float(np.mean([game[label][0] for game in rated if label in game])) for label in labels}
+
+
+@dataclasses.dataclass
+class _Tally:
+    """One agent's counts over the matches, built up match by match."""
+
+    matches: int = 0
+    outcomes: collections.Counter[str] = dataclasses.field(default_factory=collections.Counter)
+    forfeits: collections.Counter[str] = dataclasses.field(default_factory=collections.Counter)
+    telemetry: collections.Counter[str] | None = None  # LLM agents only
+    cost: float | None = 0.0  # None once a match's cost is unknown (a model with no listed price)
+
+    def add(self, r: MatchResult, seat: int) -> None:
+        mine, best = r.returns[seat], max(x for i, x in enumerate(r.returns) if i != seat)
+        self.matches += 1
+        self.outcomes["wins" if mine > best else ("losses" if mine < best else "draws")] += 1
+        if r.forfeit_seat == seat:
+            self.forfeits[r.forfeit_kind] += 1
+        stats = r.stats[seat] if seat < len(r.stats) else None
+        if isinstance(stats, dict) and "llm_calls" in stats:
+            self._add_telemetry(stats)
+
+    def _add_telemetry(self, stats: dict[str, JSON]) -> None:
+        self.telemetry = self.telemetry if self.telemetry is not None else collections.Counter()
+        for key in TELEMETRY_KEYS:
+            value = stats.get(key)
+            self.telemetry[key] += value if type(value) is int and value >= 0 else 0
+        cost = stats.get("cost_usd")
+        if self.cost is None or not (type(cost) is float and math.isfinite(cost) and cost >= 0):
+            self.cost = None
+        else:
+            self.cost += cost
+
+    def row(self) -> dict[str, JSON]:
+        wins = self.outcomes["wins"]
+        row: dict[str, JSON] = {"matches": self.matches, "wins": wins, "draws": self.outcomes["draws"],
+                                "losses": self.outcomes["losses"]}
+        row |= {f"forfeits_{k}": self.forfeits[k] for k in dict.fromkeys([*FORFEIT_KINDS, *self.forfeits])}
+        if self.telemetry is not None:
+            row |= {k: self.telemetry[k] for k in TELEMETRY_KEYS}
+            row |= {"cost_usd": self.cost, "cost_per_win": self.cost / wins if self.cost is not None and wins else None}
+        return row
+
+
+def leaderboard(results: Sequence[MatchResult], *, bootstrap: int = DEFAULT_BOOTSTRAP,
+                seed: int = 0) -> list[dict[str, JSON]]:
+    """One row per agent, best rating first: ``rating`` with ``rating_lo``/``rating_hi``, ``matches``,
+    ``wins``/``draws``/``losses``, ``forfeits_<kind>``, and for an agent that reports LLM telemetry its calls,
+    tokens, ``cost_usd`` and ``cost_per_win`` (``None`` with no win, or when a call's model has no listed
+    price). Void matches are left out."""
+    rated = ratings(results, bootstrap=bootstrap, seed=seed)
+    tallies = {label: _Tally() for label in rated}
+    for r in results:
+        if not r.void:
+            for seat, label in enumerate(r.seats):
+                tallies[label].add(r, seat)
+    rows = [{"agent": label, "rating": rating, "rating_lo": lo, "rating_hi": hi} | tallies[label].row()
+            for label, (rating, lo, hi) in rated.items()]
+    return sorted(rows, key=lambda row: -rated[str(row["agent"])][0])
+
+
+def cells(rows: Sequence[dict[str, JSON]]) -> tuple[list[str], list[list[str]]]:
+    """The leaderboard as a table's head and rows of text; LLM columns (tokens in/out, cost, cost per win)
+    when some agent reports them."""
+    llm = any("llm_calls" in r for r in rows)
+    head = ["#", "agent", "rating [95% CI]", "n", "W/D/L", "forfeits (ill/exc/time/crash)"]
+    head += ["tokens in/out", "cost (USD)", "cost per win"] if llm else []
+    body = []
+    for i, r in enumerate(rows, 1):
+        line = [str(i), str(r["agent"]), f"{r['rating']:.0f} [{r['rating_lo']:.0f}, {r['rating_hi']:.0f}]",
+                str(r["matches"]), f"{r['wins']}/{r['draws']}/{r['losses']}",
+                "/".join(str(r.get(f"forfeits_{k}", 0)) for k in FORFEIT_KINDS)]
+        if llm:
+            line += ([f"{r.get('input_tokens')}/{r.get('output_tokens')}", usd(r.get("cost_usd")),
+                      usd(r.get("cost_per_win"))] if "llm_calls" in r else ["-", "-", "-"])
+        body.append(line)
+    return head, body
+
+
+def markdown(rows: Sequence[dict[str, JSON]]) -> str:
+    """The leaderboard as a markdown table (``cells``)."""
+    head, body = cells(rows)
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in body]) + "\n"
+
+
+def usd(value: JSON) -> str:
+    """A cost in USD for a table (``-``: unknown)."""
+    return f"${value:.4f}" if isinstance(value, float) else "-"

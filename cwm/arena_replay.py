@@ -1,0 +1,149 @@
+"""A finished match, move by move, in the terminal (``cwm replay DIR/MATCH``).
+
+A match is named by its key (``random|gt-mcts#0``), its transcript's file name, or its number in the
+listing of ``cwm replay DIR``. Each step shows who moved, the move, the time it took, the game's own
+rendering of the state after it (OpenSpiel's ``str(state)``) and, in a game with hidden information, what
+each seat observed; an LLM seat's move shows how its answer was read (and each rethink), a CWM seat's its
+sampling record. Every text shown is cleaned (``cwm.text.clean``): agents' words are untrusted.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cwm import arena_transcript, games
+from cwm.arena_plan import load_results
+from cwm.arena_types import MatchResult
+from cwm.text import clean
+from cwm.types import CHANCE, JSON, CwmError
+
+REPLY_LINES = 6  # lines of an LLM's reply shown per attempt in the terminal
+
+
+class ReplayError(CwmError, ValueError):
+    """A tournament folder or a match that is not there (names what was looked for and what there is)."""
+
+
+def results_of(out_dir: Path) -> list[MatchResult]:
+    """The finished matches of the tournament in ``out_dir``, in the order played.
+
+    Raises:
+      ReplayError: ``out_dir`` holds no ``matches.jsonl``.
+    """
+    path = out_dir / "matches.jsonl"
+    if not path.is_file():
+        raise ReplayError(f"{out_dir}: not a tournament folder (no matches.jsonl)")
+    return list(load_results(path).values())
+
+
+def find(out_dir: Path, name: str) -> MatchResult:
+    """The match of ``out_dir`` named ``name``: a key, a transcript file name (with or without ``.json``),
+    or a number from ``listing`` (1 is the first match played).
+
+    Raises:
+      ReplayError: no match has that name (the message says how to list them).
+    """
+    results = results_of(out_dir)
+    for r in results:
+        if name in (r.key, arena_transcript.file_name(r.key), arena_transcript.file_name(r.key)[: -len(".json")]):
+            return r
+    if name.isdigit() and 1 <= int(name) <= len(results):
+        return results[int(name) - 1]
+    raise ReplayError(f"{out_dir}: no match {name!r} (of {len(results)}); `cwm replay {out_dir}` lists them")
+
+
+def listing(out_dir: Path) -> str:
+    """One line per match: its number, key, returns and forfeit."""
+    lines = []
+    for i, r in enumerate(results_of(out_dir), 1):
+        forfeit = f"  forfeit by seat {r.forfeit_seat} ({r.forfeit_kind})" if r.forfeit_kind else ""
+        returns = " ".join(f"{x:+g}" for x in r.returns)
+        lines.append(f"{i:4d}  {clean(r.key)}  returns {returns}  {r.moves} moves{forfeit}")
+    return "\n".join(lines) + "\n" if lines else "no finished matches\n"
+
+
+def load(out_dir: Path, result: MatchResult) -> dict[str, JSON]:
+    """The transcript of ``result`` (rebuilt from its actions on the tournament's game if none was saved)."""
+    config = out_dir / "config.json"
+    game = None
+    if config.is_file():
+        import json
+
+        game = games.load_game(str(json.loads(config.read_text(encoding="utf-8"))["game"]))
+    return arena_transcript.load(out_dir, result, game)
+
+
+def agent_notes(transcript: dict[str, JSON]) -> dict[int, list[JSON]]:
+    """Step index -> the records the acting agent kept of that move: an LLM's attempts (its log entries
+    of that move), a CWM worker's sampling record. A seat's ``n``-th decision is its log's move ``n``."""
+    seats = transcript.get("seats") or []
+    decisions: dict[int, list[int]] = {}
+    for i, step in enumerate(transcript["steps"]):
+        if step["player"] != CHANCE:
+            decisions.setdefault(int(step["player"]), []).append(i)
+    notes: dict[int, list[JSON]] = {}
+    for seat, info in enumerate(seats):
+        log = info.get("log") or [] if isinstance(info, dict) else []
+        mine = decisions.get(seat, [])
+        for n, entry in enumerate(log):
+            if not isinstance(entry, dict):
+                continue
+            move = entry.get("move", n + 1) if "attempt" in entry else n + 1  # worker records: one per move
+            if type(move) is int and 1 <= move <= len(mine):
+                notes.setdefault(mine[move - 1], []).append(entry)
+    return notes
+
+
+def render(transcript: dict[str, JSON]) -> str:
+    """The whole match as terminal text."""
+    seats = [s.get("label", "?") if isinstance(s, dict) else "?" for s in transcript.get("seats") or []]
+    lines = [f"{transcript['game']}  {transcript['key']}  seed {transcript['seed']}",
+             "seats: " + ", ".join(f"{i} = {label}" for i, label in enumerate(seats)), "",
+             "start:", _indent(str(transcript["initial"]))]
+    notes = agent_notes(transcript)
+    for i, step in enumerate(transcript["steps"]):
+        lines += ["", _step_line(i, step, seats)]
+        lines += [_note_line(n) for n in notes.get(i, [])]
+        lines.append(_indent(str(step["state"])))
+        for seat, obs in enumerate(step.get("observations") or []):
+            lines.append(f"  seat {seat} sees: {obs}")
+    lines += ["", _ending(transcript, seats)]
+    return "\n".join(clean(line, limit=None, multiline=True) for line in lines) + "\n"
+
+
+def _step_line(i: int, step: dict[str, JSON], seats: list[str]) -> str:
+    if step["player"] == CHANCE:
+        p = step.get("chance_p")
+        return f"{i + 1}. chance: {step['text']}" + (f" (p={p:.3g})" if isinstance(p, float) else "")
+    seat = int(step["player"])
+    who = seats[seat] if seat < len(seats) else "?"
+    took = f" [{step['seconds']:.2f} s]" if isinstance(step.get("seconds"), float) else ""
+    return f"{i + 1}. seat {seat} ({who}): {step['text']}{took}"
+
+
+def _note_line(note: JSON) -> str:
+    """One agent record of a move: an LLM attempt (outcome, parsed move, reply's first lines) or numbers."""
+    if not isinstance(note, dict):
+        return ""
+    if "attempt" in note:
+        reply = "\n".join(str(note.get("reply") or "").splitlines()[:REPLY_LINES])
+        head = f"  llm attempt {note['attempt']}: {note.get('outcome', '?')} {note.get('parsed')!r}"
+        tokens = note.get("usage")
+        head += f" (tokens {tokens[0]}/{tokens[1]})" if isinstance(tokens, list) and len(tokens) == 2 else ""
+        return head + ("\n" + _indent(reply, "    | ") if reply else "")
+    return "  record: " + ", ".join(f"{k}={v}" for k, v in note.items())
+
+
+def _ending(transcript: dict[str, JSON], seats: list[str]) -> str:
+    returns = " ".join(f"{x:+g}" for x in transcript["returns"])
+    forfeit = transcript.get("forfeit")
+    if isinstance(forfeit, dict) and forfeit.get("seat") is not None:
+        who = seats[forfeit["seat"]] if forfeit["seat"] < len(seats) else "?"
+        return f"returns {returns}; seat {forfeit['seat']} ({who}) forfeited ({forfeit['kind']}): {forfeit['reason']}"
+    if isinstance(forfeit, dict):
+        return f"returns {returns}; void ({forfeit['kind']}): {forfeit['reason']}"
+    return f"returns {returns}"
+
+
+def _indent(text: str, prefix: str = "    ") -> str:
+    return "\n".join(prefix + line for line in text.splitlines())

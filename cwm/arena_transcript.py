@@ -1,0 +1,136 @@
+"""The full record of one match, kept beside the tournament's summary rows: ``OUT/transcripts/<KEY>.json``.
+
+A transcript holds what ``matches.jsonl`` leaves out so that its rows stay small: every step (the seat
+that acted, the action id and string, the seconds it took to choose, a chance outcome's probability, the
+game's rendering of the state after it, and each seat's observation in a game with hidden information),
+the returns and a forfeit with its reason, and each agent's own record: an LLM policy's every prompt,
+reply, parsed move, parse failure, tokens, latency and cost; a CWM agent's sampling record per move.
+
+``save`` writes the transcript of a finished match before its row is appended to ``matches.jsonl``, so a
+resumed tournament finds a transcript for every match it skips. ``load`` reads one back; a match played
+before transcripts were kept gets one rebuilt from the actions its row holds (without times or agents'
+records). Agents' texts are untrusted: every string is cleaned (``cwm.text.clean_json``) when a
+transcript is built and again when it is read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pyspiel
+
+from cwm.arena_types import MatchResult
+from cwm.files import atomic_write
+from cwm.text import clean_json
+from cwm.types import CHANCE, JSON
+
+SCHEMA = "cwm.arena.transcript/1"
+TRANSCRIPTS_DIR = "transcripts"
+TEXT_LIMIT = 200_000  # characters kept of one string (a prompt with the rules and example games)
+
+
+class TranscriptError(ValueError):
+    """A transcript that cannot be found or read (names the file or the match)."""
+
+
+def file_name(key: str) -> str:
+    """The transcript file of match ``key``: its characters safe for a file name, plus a hash of the key
+    (two keys that differ only in unsafe characters get two files)."""
+    safe = re.sub(r"[^A-Za-z0-9_.+-]+", "_", key)[:120]
+    return f"{safe}-{hashlib.sha256(key.encode()).hexdigest()[:8]}.json"
+
+
+def steps(game: pyspiel.Game, actions: Sequence[int], times: Sequence[float] = ()) -> tuple[str, list[JSON]]:
+    """The game's rendering of its initial state, and one record per applied action, replayed on ``game``.
+
+    Each step holds ``player`` (-1 for chance), ``action``, ``text`` (``action_to_string``), ``seconds``
+    (``None`` where ``times`` has no entry), ``chance_p`` for a chance outcome, ``state`` (``str`` of the
+    state after it) and, in a game with hidden information that renders observations, ``observations``
+    (one string per seat).
+    """
+    state = game.new_initial_state()
+    initial = str(state)
+    hidden = (game.get_type().information != pyspiel.GameType.Information.PERFECT_INFORMATION
+              and game.get_type().provides_observation_string)
+    found: list[JSON] = []
+    for i, action in enumerate(actions):
+        player = state.current_player()
+        step: dict[str, JSON] = {"player": player, "action": int(action),
+                                 "text": state.action_to_string(player, action),
+                                 "seconds": float(times[i]) if i < len(times) else None}
+        if player == CHANCE:
+            step["chance_p"] = dict(state.chance_outcomes()).get(action)
+        state.apply_action(action)
+        step["state"] = str(state)
+        if hidden:
+            step["observations"] = [state.observation_string(p) for p in range(game.num_players())]
+        found.append(step)
+    return initial, found
+
+
+def build(game: pyspiel.Game, record: dict[str, JSON], *, game_name: str, specs: Sequence[str],
+          times: Sequence[float] = (), agents: Sequence[dict[str, Any]] = ()) -> dict[str, JSON]:
+    """The transcript of a finished match.
+
+    Args:
+      game: the ground-truth game it was played on.
+      record: the match's ``MatchResult.to_json()``.
+      game_name: the game's name in the registry (or its spec).
+      specs: the spec each seat was built from.
+      times: seconds per applied action (``play_match``'s ``times``).
+      agents: per seat, ``{"log": [...], "stats": {...}}``: the agent's own record of the match.
+    """
+    result = MatchResult.from_json(record)
+    initial, found = steps(game, result.actions, times)
+    forfeit = None if result.forfeit_seat is None and not result.forfeit_kind else {
+        "seat": result.forfeit_seat, "kind": result.forfeit_kind, "reason": result.reason}
+    seats = [{"label": label, "spec": specs[i] if i < len(specs) else label,
+              "log": list(agents[i].get("log", [])) if i < len(agents) else [],
+              "stats": dict(agents[i].get("stats", {})) if i < len(agents) else {}}
+             for i, label in enumerate(result.seats)]
+    transcript = {"schema": SCHEMA, "game": game_name, "key": result.key, "seed": result.seed,
+                  "seats": seats, "returns": list(result.returns), "forfeit": forfeit, "moves": result.moves,
+                  "duration_s": result.duration_s, "initial": initial, "steps": found}
+    return clean_json(transcript, limit=TEXT_LIMIT)
+
+
+def save(out_dir: Path, record: dict[str, JSON]) -> dict[str, JSON]:
+    """Writes the transcript a match record carries (its ``"transcript"``) under ``out_dir/transcripts``
+    and returns the summary row: the record without it, and without the agents' logs (they are in it)."""
+    row = {k: v for k, v in record.items() if k != "transcript"}
+    transcript = record.get("transcript")
+    if isinstance(transcript, dict):
+        folder = out_dir / TRANSCRIPTS_DIR
+        folder.mkdir(parents=True, exist_ok=True)
+        atomic_write(folder / file_name(str(row["key"])), json.dumps(transcript, indent=1) + "\n")
+        row["logs"] = []
+    return row
+
+
+def load(out_dir: Path, result: MatchResult, game: pyspiel.Game | None = None) -> dict[str, JSON]:
+    """The transcript of ``result``, a match of the tournament in ``out_dir``.
+
+    Args:
+      game: the ground-truth game, to rebuild a transcript from the row's actions where none was saved.
+
+    Raises:
+      TranscriptError: the file is not a transcript (not JSON, another schema), or there is none and no
+        ``game`` to rebuild it with.
+    """
+    path = out_dir / TRANSCRIPTS_DIR / file_name(result.key)
+    if not path.is_file():
+        if game is None:
+            raise TranscriptError(f"{path}: no transcript of match {result.key!r}")
+        return build(game, result.to_json(), game_name=game.get_type().short_name, specs=result.seats)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise TranscriptError(f"{path}: not a transcript ({e})") from e
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA or not isinstance(data.get("steps"), list):
+        raise TranscriptError(f"{path}: not a transcript (schema {SCHEMA} expected)")
+    return clean_json(data, limit=TEXT_LIMIT)

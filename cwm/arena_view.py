@@ -1,0 +1,151 @@
+"""One static HTML page per tournament (``cwm view DIR``): the leaderboard, the results table, and every
+match as a step-through view of the board (or each seat's observation) with the acting agent's record
+(an LLM's reply and how it was read) beside each move.
+
+The page is self-contained: no script, style or font is loaded from anywhere, so it opens offline and
+from a file. Everything an agent or a game wrote is untrusted: the tables are HTML-escaped here, and the
+matches travel as JSON inside a ``<script type="application/json">`` block (with ``<``, ``>`` and ``&``
+written as JSON escapes, so no text can close the block) that the page's own script puts on screen
+through ``textContent`` only, never as markup. ``page.html#m=3&s=5`` shows match 3 alone, at step 5
+(matches are numbered from 1 in the order played, as ``cwm replay DIR`` lists them).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from cwm import arena_ratings, arena_replay, arena_report
+from cwm.text import clean_json
+from cwm.types import JSON
+
+REPLY_LIMIT = 4000  # characters of each LLM reply put in the page (the transcript keeps it whole)
+VIEW_FILE = "view.html"
+
+_STYLE = """
+body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
+table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #bbb;padding:2px 8px;text-align:left}
+th{background:#eee}.match{border:1px solid #999;padding:.5em 1em;margin:1em 0}
+.cols{display:flex;gap:1.5em;align-items:flex-start}.board{font-family:monospace;font-size:1.3em;
+background:#f6f6f0;padding:.6em 1em;min-width:8em;white-space:pre}.notes{max-width:48em}
+.notes pre{white-space:pre-wrap;background:#f4f4fb;padding:.4em;max-height:22em;overflow:auto}
+.moves{font-family:monospace;font-size:.9em;max-width:60em}.moves span{cursor:pointer;padding:0 3px}
+.moves span.now{background:#fd6;font-weight:bold}
+"""
+
+_SCRIPT = """
+const matches = JSON.parse(document.getElementById('matches').textContent);
+function show(m, s) {
+  const t = matches[m], box = document.getElementById('match-' + m);
+  s = Math.max(0, Math.min(s, t.steps.length)); box.dataset.step = s;
+  const step = s > 0 ? t.steps[s - 1] : null;
+  box.querySelector('.board').textContent = step ? step.state : t.initial;
+  box.querySelector('.where').textContent = 'step ' + s + ' of ' + t.steps.length +
+    (step ? ': ' + (step.player < 0 ? 'chance' : 'seat ' + step.player + ' (' + t.seats[step.player] + ')') +
+     ' plays ' + step.text + (step.seconds != null ? ' in ' + step.seconds.toFixed(2) + ' s' : '') : ': start');
+  const obs = box.querySelector('.obs'); obs.textContent = '';
+  (step && step.observations || []).forEach((o, i) => { obs.textContent += 'seat ' + i + ' sees: ' + o + '\\n'; });
+  const notes = box.querySelector('.notes'); notes.textContent = '';
+  ((step && t.notes[s - 1]) || []).forEach(n => {
+    const h = document.createElement('div');
+    h.textContent = n.attempt !== undefined ? 'LLM attempt ' + n.attempt + ': ' + n.outcome + ' ' +
+      JSON.stringify(n.parsed) + (n.usage ? ' (tokens ' + n.usage.join('/') + ')' : '') :
+      Object.entries(n).map(([k, v]) => k + '=' + v).join(', ');
+    notes.appendChild(h);
+    if (n.reply) { const p = document.createElement('pre'); p.textContent = n.reply; notes.appendChild(p); }
+  });
+  box.querySelectorAll('.moves span').forEach((e, i) => e.className = i + 1 === s ? 'now' : '');
+  box.querySelector('input').value = s;
+}
+matches.forEach((t, m) => {
+  const box = document.getElementById('match-' + m), moves = box.querySelector('.moves');
+  t.steps.forEach((st, i) => { const e = document.createElement('span'); e.textContent = (i + 1) + '.' + st.text;
+    e.onclick = () => show(m, i + 1); moves.appendChild(e); });
+  const range = box.querySelector('input'); range.max = t.steps.length;
+  range.oninput = () => show(m, +range.value);
+  box.querySelector('.prev').onclick = () => show(m, +box.dataset.step - 1);
+  box.querySelector('.next').onclick = () => show(m, +box.dataset.step + 1);
+  show(m, 0);
+});
+const want = new URLSearchParams(location.hash.slice(1));
+const linked = +want.get('m') - 1;  // numbered from 1, as `cwm replay DIR` lists them
+if (want.has('m') && matches[linked]) {  // a link to one match: it alone is shown, at that step
+  document.querySelectorAll('.match').forEach(e => { e.hidden = e.id !== 'match-' + linked; });
+  document.getElementById('all').hidden = false;
+  show(linked, +(want.get('s') || 0));
+}
+"""
+
+
+def page(out_dir: Path) -> str:
+    """The HTML page of the tournament in ``out_dir`` (its ``matches.jsonl``, transcripts and config)."""
+    results = arena_replay.results_of(out_dir)
+    transcripts = [_for_page(arena_replay.load(out_dir, r)) for r in results]
+    config = out_dir / "config.json"
+    game = json.loads(config.read_text(encoding="utf-8")).get("game", "?") if config.is_file() else "?"
+    board = arena_ratings.leaderboard(results)
+    rows = arena_report.pairings(arena_report.summarize(results))
+    sections = "\n".join(_match_html(i, t) for i, t in enumerate(transcripts))
+    data = json.dumps(transcripts).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    title = html.escape(f"{game}: arena, {len(results)} matches")
+    return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{title}</title>"
+            f"<style>{_STYLE}</style></head><body>\n<h1>{title}</h1>\n<h2>Leaderboard</h2>\n{_leaderboard(board)}"
+            f"\n<h2>Results</h2>\n{_results(rows)}\n<h2>Matches</h2>\n"
+            f"<p id=\"all\" hidden><a href=\"#\" onclick=\"location.hash='';location.reload()\">show every match</a></p>"
+            f"\n{sections}\n"
+            f"<script type=\"application/json\" id=\"matches\">{data}</script>\n<script>{_SCRIPT}</script>"
+            f"\n</body></html>\n")
+
+
+def write(out_dir: Path, path: Path | None = None) -> Path:
+    """Writes ``page(out_dir)`` to ``path`` (default ``out_dir/view.html``) and returns where."""
+    target = path or out_dir / VIEW_FILE
+    target.write_text(page(out_dir), encoding="utf-8")
+    return target
+
+
+def _for_page(transcript: dict[str, JSON]) -> dict[str, JSON]:
+    """What the page's script needs of a transcript: seat labels, states, steps, each step's notes (LLM
+    replies cut to ``REPLY_LIMIT``, prompts left out: the transcript file has them)."""
+    notes = arena_replay.agent_notes(transcript)
+    kept = {i: [{k: v for k, v in n.items() if k != "prompt"} for n in found if isinstance(n, dict)]
+            for i, found in notes.items()}
+    seats = [s.get("label", "?") if isinstance(s, dict) else "?" for s in transcript.get("seats") or []]
+    steps = [{k: s.get(k) for k in ("player", "text", "seconds", "state", "observations")} for s in transcript["steps"]]
+    data = {"key": transcript["key"], "seats": seats, "initial": transcript["initial"], "steps": steps,
+            "returns": transcript["returns"], "forfeit": transcript.get("forfeit"),
+            "notes": {str(i): v for i, v in kept.items()}}
+    return clean_json(data, limit=REPLY_LIMIT)
+
+
+def _table(head: Sequence[str], body: Sequence[Sequence[object]]) -> str:
+    cells = "".join(f"<th>{html.escape(h)}</th>" for h in head)
+    lines = ["<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in row) + "</tr>" for row in body]
+    return f"<table><tr>{cells}</tr>{''.join(lines)}</table>"
+
+
+def _leaderboard(rows: Sequence[dict[str, JSON]]) -> str:
+    head, body = arena_ratings.cells(rows)
+    return _table(head, body)
+
+
+def _results(rows: Sequence[dict[str, JSON]]) -> str:
+    head = ["agent", "opponent", "n", "win [95% CI]", "draw", "loss", "mean payoff"]
+    body = [[r["agent"], r["opponent"], r["matches"], f"{r['win_rate']:.2f} [{r['win_lo']:.2f}, {r['win_hi']:.2f}]",
+             f"{r['draw_rate']:.2f}", f"{r['loss_rate']:.2f}", f"{r['mean_payoff']:+.3f}"] for r in rows]
+    return _table(head, body)
+
+
+def _match_html(i: int, t: dict[str, JSON]) -> str:
+    seats = " vs ".join(str(s) for s in t["seats"])
+    returns = " ".join(f"{x:+g}" for x in t["returns"])
+    forfeit = t.get("forfeit")
+    ending = f"returns {returns}" + (f"; forfeit ({forfeit.get('kind')}): {forfeit.get('reason')}"
+                                     if isinstance(forfeit, dict) else "")
+    return (f"<div class=\"match\" id=\"match-{i}\"><h3>{html.escape(str(t['key']))}: {html.escape(seats)}</h3>"
+            f"<p>{html.escape(ending)}</p><button class=\"prev\">&larr; prev</button> "
+            f"<input type=\"range\" min=\"0\" value=\"0\"> <button class=\"next\">next &rarr;</button> "
+            f"<span class=\"where\"></span><div class=\"cols\"><div class=\"board\"></div><div>"
+            f"<pre class=\"obs\"></pre><div class=\"notes\"></div></div></div><p class=\"moves\"></p></div>")
