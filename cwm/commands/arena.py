@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import time
 from pathlib import Path
 
-from cwm import arena, games
+from cwm import arena, cost, games
 from planners.config import SearchConfig
 from planners.specs import Settings, parse_agent_specs
 
@@ -45,7 +46,15 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="local (process pool, default), local:N, inline, ray or ray:ADDRESS")
     p.add_argument("--out", required=True, help="output folder (matches.jsonl, results.*)")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    add_cost_flag(p)
     p.set_defaults(func=cmd_arena)
+
+
+def add_cost_flag(p: argparse.ArgumentParser) -> None:
+    """``--yes``: start a run whose cost estimate is over the threshold (``cwm.cost.confirm``)."""
+    p.add_argument("--yes", action="store_true",
+                   help=f"start even when the projected wall time is over {cost.duration(cost.CONFIRM_WALL_S)} "
+                        f"(asked only from a terminal; the estimate is always printed)")
 
 
 def cmd_arena(args: argparse.Namespace) -> int:
@@ -58,10 +67,16 @@ def cmd_arena(args: argparse.Namespace) -> int:
                           max_rollout_steps=args.max_rollout_steps)
     settings = Settings(search=search, llm_retries=args.llm_retries, llm_examples=args.llm_examples,
                         trust_models=args.trust)
-    results = arena.tournament(args.game, [str(s) for s in specs], matches=args.matches, out_dir=args.out,
-                               settings=settings, seed=args.seed, executor=args.executor, pairings=pairings,
-                               move_time_limit=args.move_time_limit, progress=not args.no_progress)
+    run = {"matches": args.matches, "settings": settings, "seed": args.seed, "pairings": pairings,
+           "move_time_limit": args.move_time_limit}
+    agents = [str(s) for s in specs]
+    estimate = cost.estimate_tournament(args.game, agents, executor=args.executor, out_dir=args.out, **run)
+    cost.confirm(estimate, yes=args.yes)
+    start = time.perf_counter()
+    results = arena.tournament(args.game, agents, out_dir=args.out, executor=args.executor,
+                               progress=not args.no_progress, **run)
     out = Path(args.out)
+    cost.write_record(out / "cost.json", estimate, time.perf_counter() - start)
     print((out / "results.md").read_text(encoding="utf-8"), end="")
     forfeits = [(r, r.forfeit_seat) for r in results if r.forfeit_seat is not None]
     for r, seat in forfeits[:5]:
