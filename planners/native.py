@@ -88,10 +88,12 @@ class _NativeAgent:
         return int(action)
 
     def stats(self) -> dict[str, Any]:
-        """Which search played the moves (``openspiel-c++`` or ``python``) and, for Python, why."""
+        """Which search played the moves (``openspiel-c++`` or ``python``) and, for Python, why, with the
+        Python agent's own record (an ISMCTS's draws and fallback moves)."""
         if not self.problem:
             return {"engine": self.engine, "moves": self.moves}
-        return {"engine": "python", "moves": self.moves, "why_python": self.problem}
+        own = getattr(self._fallback, "stats", None)
+        return {**(own() if callable(own) else {}), "engine": "python", "moves": self.moves, "why_python": self.problem}
 
     def _state_problem(self, state: pyspiel.State) -> str:
         return ""
