@@ -16,7 +16,12 @@ half a match's decisions (the mean of five random games) times its per-move time
 and on a 64-core Ray cluster (a match per core; projection, not measured). A pairing costs the sum of
 its two agents' shares.
 
-    python benchmarks/bench_paper_settings.py [--moves 2] [--sims 1000] [--rollouts 10] [--games backgammon,gin_rummy]
+With ``--probe-sims N`` every agent searches N simulations and its time is scaled linearly to ``--sims``
+(as ``cwm arena``'s cost estimate does): a projection for games where timing the full search of every
+agent would take too long; the output says so.
+
+    python benchmarks/bench_paper_settings.py [--moves 2] [--sims 1000] [--rollouts 10] [--probe-sims N]
+        [--games backgammon,gin_rummy]
 """
 
 from __future__ import annotations
@@ -90,10 +95,14 @@ def main() -> None:
     p.add_argument("--moves", type=int, default=2, help="timed decisions per agent and game (default 2)")
     p.add_argument("--sims", type=int, default=1000)
     p.add_argument("--rollouts", type=int, default=10)
+    p.add_argument("--probe-sims", type=int, default=None, help="time at this many simulations, scaled to --sims")
     p.add_argument("--games", default="backgammon,gin_rummy")
     args = p.parse_args()
-    config = SearchConfig(num_simulations=args.sims, rollouts=args.rollouts)
-    print(f"{args.sims} simulations, {args.rollouts} rollouts per leaf, {args.moves} timed moves each; "
+    searched = args.probe_sims or args.sims
+    config = SearchConfig(num_simulations=searched, rollouts=args.rollouts)
+    scale = args.sims / searched
+    how = f" (timed at {searched} simulations and scaled x{scale:g})" if scale != 1 else ""
+    print(f"{args.sims} simulations{how}, {args.rollouts} rollouts per leaf, {args.moves} timed moves each; "
           f"protocol: {MATCHES} matches per pairing (both seats); CPU seconds (time.process_time)")
     for game in args.games.split(","):
         loaded = games.load_game(game)
@@ -102,11 +111,11 @@ def main() -> None:
         picks = np.linspace(len(plays[0]) // 8, len(plays[0]) * 3 // 4, args.moves).astype(int)
         states = [plays[0][i] for i in picks]
         print(f"\n{game}: ~{length:.0f} decisions a match (random play); states at decisions {[int(i) for i in picks]}")
-        print(f"| agent | s/move | vs Python | protocol CPU | wall " + " | wall ".join(f"{c} cores" for c in CORES[1:]) + " |")
+        print("| agent | s/move | vs Python | protocol CPU | wall " + " | wall ".join(f"{c} cores" for c in CORES[1:]) + " |")
         print("|---|---|---|---|" + "---|" * (len(CORES) - 1))
         baseline = None
         for label, (agent, before) in agents(game, config).items():
-            per_move = time_per_move(agent, before, states)
+            per_move = time_per_move(agent, before, states) * scale
             baseline = baseline or per_move
             share = MATCHES * length / 2 * per_move
             walls = " | ".join(cost.duration(share / c) for c in CORES[1:])

@@ -153,7 +153,7 @@ def probe_states(game: str, *, seed: int = 0) -> tuple[list[pyspiel.State], floa
     loaded = games.load_game(game)
     plays = [decision_states(loaded, np.random.default_rng([seed, i])) for i in range(PROBE_GAMES)]
     first = plays[0]
-    picks = np.linspace(0, len(first) - 1, PROBE_MOVES + 1).astype(int) if first else []
+    picks = [int(i) for i in np.linspace(0, len(first) - 1, PROBE_MOVES + 1)] if first else []
     return [first[i] for i in picks], float(np.mean([len(p) for p in plays]))
 
 

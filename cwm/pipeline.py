@@ -286,7 +286,7 @@ def _arena(config: RunConfig, bundle_dir: Path, out: Path, progress: bool,
     settings = Settings(search=arena_search(config), trust_models=config.trust)
     opponents = tuple(config.opponents or ())
     agents = [f"{CWM_LABEL}=cwm:{bundle_dir.resolve()}", *opponents]
-    plan = {"matches": config.matches, "settings": settings, "seed": config.seed,
+    plan: dict[str, Any] = {"matches": config.matches, "settings": settings, "seed": config.seed,
             "move_time_limit": config.move_time_limit, "pairings": [(CWM_LABEL, o) for o in opponents]}
     estimate = cost.estimate_tournament(config.game, agents, executor=config.executor, out_dir=out, **plan)
     cost.confirm(estimate, yes=yes)

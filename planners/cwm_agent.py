@@ -135,15 +135,15 @@ def inference_sampler(model: WorldModel, resample: Callable[..., Any], kind: str
                                          f"not see its latest observation")
             return state
         key = tuple(drawn)
-        state = worlds.get(key)
-        if state is None:
-            state = model.new_initial_state()
+        world = worlds.get(key)
+        if world is None:
+            world = model.new_initial_state()
             for action in drawn:
-                state = state.child_from_string(action)
+                world = world.child_from_string(action)
             if len(worlds) >= WORLD_CACHE:
                 worlds.clear()
-            worlds[key] = state
-        return state
+            worlds[key] = world
+        return world
 
     return sample
 

@@ -153,13 +153,14 @@ def cache_key(spec: games.GameSpec, seed: int, settings: TestSetSettings, simula
 def _play_until(game: str, seed: int, sims: int, wanted: dict[str, int], ex: Executor,
                 bar: Callable[[int], None]) -> dict[str, list[Trajectory]]:
     """Each share's shortest prefix of games reaching its transitions, played in parallel batches (the first
-    two games per worker, then as many as the mean length so far says are still missing)."""
+    two games per worker, then as many as the mean length so far says are still missing, and at least one
+    per worker, so the last games of a share do not run one at a time)."""
     base = {"random": seed + SEED_OFFSET, "mcts": seed + SEED_OFFSET + 1_000_000}
     found: dict[str, dict[int, Trajectory]] = {"random": {}, "mcts": {}}
-    first = 2 * max(1, getattr(ex, "workers", 1) or 1)
+    workers = max(1, getattr(ex, "workers", 1) or 1)
     while True:
         todo = [_GameJob(game, share, i, base[share] + i, sims) for share in found
-                for i in range(len(found[share]), len(found[share]) + _missing(found[share], wanted[share], first))]
+                for i in range(len(found[share]), len(found[share]) + _missing(found[share], wanted[share], workers))]
         if not todo:
             return {share: _prefix(found[share], wanted[share]) for share in found}
         for result in ex.imap_unordered(_play, todo):
@@ -170,14 +171,15 @@ def _play_until(game: str, seed: int, sims: int, wanted: dict[str, int], ex: Exe
             bar(len(trajectory.steps))
 
 
-def _missing(done: dict[int, Trajectory], wanted: int, first: int) -> int:
-    """Games still to play for ``wanted`` transitions: ``first`` at the start, then the mean length's share."""
+def _missing(done: dict[int, Trajectory], wanted: int, workers: int) -> int:
+    """Games to play next for ``wanted`` transitions: two per worker at the start, then the mean length's
+    share of what is missing, at least one per worker."""
     steps = sum(len(t.steps) for t in done.values())
     if wanted <= 0 or steps >= wanted:
         return 0
     if not done:
-        return first
-    return max(1, math.ceil((wanted - steps) / max(1.0, steps / len(done))))
+        return 2 * workers
+    return max(workers, math.ceil((wanted - steps) / max(1.0, steps / len(done))))
 
 
 def _prefix(done: dict[int, Trajectory], wanted: int) -> list[Trajectory]:
