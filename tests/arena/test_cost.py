@@ -4,7 +4,6 @@ still to play, refused over the threshold from a terminal without --yes, and rec
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 
@@ -28,28 +27,39 @@ def test_the_projection_is_the_timed_moves_times_the_moves_of_every_match():
     assert est.wall_s == pytest.approx(est.cpu_s / 2) and est.wall_on(64) == pytest.approx(est.cpu_s / 6)
 
 
-class _SleepsPerSimulation:
-    """An agent whose move costs 0.1 ms per simulation (what the scaling assumes of a search)."""
+class _Clock:
+    """A clock that only the fake agents move: the timing is exact whatever the machine's load."""
 
-    def __init__(self, settings):
-        self.seconds = settings.search.num_simulations * 1e-4
+    def __init__(self):
+        self.now = 0.0
+
+    def perf_counter(self):
+        return self.now
+
+
+class _CostsPerSimulation:
+    """An agent whose move costs 0.1 ms per simulation on the fake clock (what the scaling assumes)."""
+
+    def __init__(self, settings, clock):
+        self.seconds, self.clock = settings.search.num_simulations * 1e-4, clock
 
     def step(self, state):
-        time.sleep(self.seconds)
+        self.clock.now += self.seconds
         return state.legal_actions()[0]
 
 
 def test_search_agents_are_timed_at_the_probe_size_and_scaled_to_the_real_count(monkeypatch):
     import planners.specs
 
-    built = []
-    monkeypatch.setattr(planners.specs, "make_agent",
-                        lambda spec, game, *, settings, **_: built.append(settings) or _SleepsPerSimulation(settings))
+    clock, built = _Clock(), []
+    monkeypatch.setattr(cost, "time", clock)
+    monkeypatch.setattr(planners.specs, "make_agent", lambda spec, game, *, settings, **_: (
+        built.append(settings) or _CostsPerSimulation(settings, clock)))
     many = Settings(search=SearchConfig(num_simulations=1000, rollouts=1))
     est = cost.estimate_tournament("connect_four", ["random", "gt-mcts"], matches=1, settings=many)
     assert {s.search.num_simulations for s in built} == {cost.PROBE_SIMULATIONS, 1000}  # random is not scaled
-    assert est.per_move_s["gt-mcts"] == pytest.approx(0.1, rel=0.3)  # 10 ms at 100 simulations, times 10
-    assert est.per_move_s["random"] == pytest.approx(0.1, rel=0.3)  # built at the real count, timed as it is
+    assert est.per_move_s["gt-mcts"] == pytest.approx(0.1)  # 10 ms at 100 simulations, times 10
+    assert est.per_move_s["random"] == pytest.approx(0.1)  # built at the real count, timed as it is
 
 
 def test_matches_already_recorded_are_not_counted(tmp_path):
