@@ -13,8 +13,9 @@ from planners.specs import Settings, parse_agent_specs
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("arena", help="play agents against each other (both seats, resumable)",
-                       description="Plays every pair of agents in both seats. Agents: random, gt-mcts, "
-                                   "gt-ismcts, cwm:MODEL.py|BUNDLE_DIR, cwm-selected:SELECTION_DIR, llm:CLIENT, "
+                       description="Plays every pair of agents in both seats, after printing its projected cost. "
+                                   "Agents: random, gt-mcts, gt-ismcts (OpenSpiel's C++ search where the game "
+                                   "allows), gt-mcts-py, gt-ismcts-py (cwm's Python search), cwm:MODEL.py|BUNDLE_DIR, cwm-selected:SELECTION_DIR, llm:CLIENT, "
                                    "llm+legal:CLIENT; "
                                    "NAME=SPEC labels an agent NAME in the results (mine=cwm:runs/ttt/bundle), "
                                    "else its label is the spec as typed. Re-running with the same --out "
@@ -29,8 +30,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--rollouts", type=int, default=10, help="random rollouts per leaf, >= 1 (default 10)")
     p.add_argument("--uct-c", type=float, default=2.0, help="UCT exploration constant (default 2.0)")
     p.add_argument("--max-rollout-steps", type=int, default=None,
-                   help="moves after which a rollout stops and scores its returns so far (default: the game's "
-                        "maximum length, else 10000)")
+                   help="the rollout cutoff: moves after which a rollout stops, scored by the value function "
+                        "where there is one, else by its returns so far (a draw in a zero-sum game); the C++ "
+                        "gt-mcts/gt-ismcts search then runs in Python (default: the game's maximum length, "
+                        "else 10000)")
     p.add_argument("--llm-retries", type=int, default=3, help="LLM rethinks before a forfeit (default 3)")
     p.add_argument("--llm-examples", type=int, default=2,
                    help="example games shown to an LLM policy in its prompt (default 2)")
