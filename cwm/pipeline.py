@@ -29,6 +29,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import time
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -142,17 +143,21 @@ def _recordings() -> list[Path]:
 
 
 def run(config: RunConfig, out: str | Path, *, progress: bool = True,
-        max_prompt_tokens: int | None = None) -> dict[str, JSON]:
+        max_prompt_tokens: int | None = None, yes: bool = False) -> dict[str, JSON]:
     """Runs (or resumes) the main job and returns the report (also written to ``out/report.json``).
 
     Args:
       max_prompt_tokens: the synthesis client's prompt cap (``cwm.llm.make_client``; default the model's
         context window). A limit on spending, not a setting of the run: a resume may change it.
+      yes: start the arena stage even when its cost estimate (``cwm.cost``, printed once the bundle exists)
+        is over the threshold and the run was started from a terminal.
 
     Raises:
       PipelineError: ``out`` holds a run with other settings, ``max_prompt_tokens`` is below 1, or
         synthesis found no usable program.
       PromptTooLongError: a synthesis prompt is over the cap (nothing was sent).
+      UsageError: the arena stage is projected over the threshold, run from a terminal, without ``yes``
+        (the synthesis and bundle stay; rerunning with ``yes`` resumes at the arena).
     """
     from cwm.llm import make_client
 
@@ -171,10 +176,11 @@ def run(config: RunConfig, out: str | Path, *, progress: bool = True,
         inference = _infer(config, llm_spec, out / "inference", str(synthesis["best_source"]), progress,
                            max_prompt_tokens)
     bundle_dir = _export(out / "synthesis", out / "bundle", out / "inference" if inference else None)
-    arena_rows, results = _arena(config, bundle_dir, out / "arena", progress)
+    arena_rows, results, arena_cost = _arena(config, bundle_dir, out / "arena", progress, yes)
     on_policy = _on_policy(config, bundle_dir, results, out / "on_policy.json")
     report = pipeline_report.build(config, llm_spec, synthesis, inference, Path(os.path.relpath(bundle_dir, out)),
                                    arena_rows, on_policy, search=arena_search(config).to_json(), label=CWM_LABEL)
+    report["arena_cost"] = arena_cost
     pipeline_report.write(out, report)
     return report
 
@@ -271,25 +277,30 @@ def _same_code(file: Path, run_dir: Path | None) -> bool:
 CWM_LABEL = "cwm"  # the CWM agent's name in the arena and the report: the same wherever the run directory is
 
 
-def _arena(config: RunConfig, bundle_dir: Path, out: Path,
-           progress: bool) -> tuple[list[dict[str, JSON]], list[Any]]:
+def _arena(config: RunConfig, bundle_dir: Path, out: Path, progress: bool,
+           yes: bool) -> tuple[list[dict[str, JSON]], list[Any], dict[str, JSON]]:
     """The run's bundle, labelled ``cwm``, against each opponent; its summary rows and the match records. Matches recorded before
     the agent had a name (``cwm:/absolute/path/bundle``, from any place the run directory was in) are its
     own (``cwm.arena_plan.own_aliases``), so they count, are saved under ``cwm``, and nothing is replayed.
+    The stage's cost estimate is printed (and confirmed, ``cwm.cost.confirm``) first and returned beside
+    its real wall time.
     """
-    from cwm import arena, arena_report
+    from cwm import arena, arena_report, cost
     from cwm.arena_plan import own_aliases
     from planners.specs import Settings
 
     settings = Settings(search=arena_search(config), trust_models=config.trust)
     opponents = tuple(config.opponents or ())
-    results = arena.tournament(
-        config.game, [f"{CWM_LABEL}=cwm:{bundle_dir.resolve()}", *opponents], matches=config.matches,
-        out_dir=out, settings=settings, seed=config.seed, executor=config.executor,
-        move_time_limit=config.move_time_limit,
-        pairings=[(CWM_LABEL, o) for o in opponents],
-        aliases=own_aliases(out, CWM_LABEL, opponents), progress=progress)
-    return [row for row in arena_report.summarize(results) if row["agent"] == CWM_LABEL], results
+    agents = [f"{CWM_LABEL}=cwm:{bundle_dir.resolve()}", *opponents]
+    plan: dict[str, Any] = {"matches": config.matches, "settings": settings, "seed": config.seed,
+            "move_time_limit": config.move_time_limit, "pairings": [(CWM_LABEL, o) for o in opponents]}
+    estimate = cost.estimate_tournament(config.game, agents, executor=config.executor, out_dir=out, **plan)
+    cost.confirm(estimate, yes=yes)
+    start = time.perf_counter()
+    results = arena.tournament(config.game, agents, out_dir=out, executor=config.executor,
+                               aliases=own_aliases(out, CWM_LABEL, opponents), progress=progress, **plan)
+    rows = [row for row in arena_report.summarize(results) if row["agent"] == CWM_LABEL]
+    return rows, results, cost.record(estimate, time.perf_counter() - start)
 
 
 def _on_policy(config: RunConfig, bundle_dir: Path, results: list[Any], out: Path) -> dict[str, JSON]:

@@ -48,7 +48,8 @@ def write(out: Path, report: dict[str, Any]) -> None:
     record = {"config": report["config"], "search": report["search"], "llm": report["llm"],
               "llm_model": report["synthesis"]["model"], "request": synthesis_config.get("request"),
               "prompt_hashes": synthesis_config.get("prompt_hashes"), "seed": report["config"]["seed"],
-              "git_commit": report["git_commit"], "finished_at": report["finished_at"], "results": results}
+              "git_commit": report["git_commit"], "finished_at": report["finished_at"], "results": results,
+              "arena_cost": report.get("arena_cost")}
     (out / "record.json").write_text(json.dumps(record, indent=2, default=str) + "\n", encoding="utf-8")
     (out / "report.md").write_text("\n".join(markdown(report)) + "\n", encoding="utf-8")
 

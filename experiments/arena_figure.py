@@ -22,6 +22,7 @@ import datetime as _dt
 import json
 import math
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -198,23 +199,28 @@ CWM_LABEL = "cwm"  # the CWM agent's name in every table: the same wherever the 
 
 
 def play(config: common.GameConfig, figure: ArenaFigureConfig, bundle_dir: Path, out: Path,
-         executor: Executor, progress: bool) -> list[dict[str, Any]]:
+         executor: Executor, progress: bool, yes: bool = False) -> list[dict[str, Any]]:
     """The CWM agent (on a checked bundle, labelled ``cwm``) against each opponent, both seats; its
     pooled-seat summary rows. Matches recorded under its former label (``cwm:/absolute/path``, before it
-    had a name) count as its own (``cwm.arena_plan.own_aliases``)."""
-    from cwm import arena, arena_report, games
+    had a name) count as its own (``cwm.arena_plan.own_aliases``). The cost estimate (``cwm.cost``) is
+    printed and confirmed first, and written with the real wall time to ``out/cost.json``."""
+    from cwm import arena, arena_report, cost, games
     from cwm.arena_plan import own_aliases
     from planners.config import SearchConfig
     from planners.specs import Settings
 
     spec = games.resolve(config.game)
     opps = opponents(spec.name, figure.direct_llm)
-    results = arena.tournament(
-        spec.name, [f"{CWM_LABEL}=cwm:{bundle_dir.resolve()}", *opps], matches=config.matches, out_dir=out,
-        settings=Settings(search=SearchConfig(num_simulations=config.sims, rollouts=config.rollouts)),
-        seed=figure.seed,
-        executor=executor, pairings=[(CWM_LABEL, o) for o in opps], move_time_limit=figure.move_time_limit,
-        aliases=own_aliases(out, CWM_LABEL, opps), progress=progress)
+    agents = [f"{CWM_LABEL}=cwm:{bundle_dir.resolve()}", *opps]
+    plan = {"matches": config.matches, "seed": figure.seed, "move_time_limit": figure.move_time_limit,
+            "settings": Settings(search=SearchConfig(num_simulations=config.sims, rollouts=config.rollouts)),
+            "pairings": [(CWM_LABEL, o) for o in opps]}
+    estimate = cost.estimate_tournament(spec.name, agents, executor=figure.executor, out_dir=out, **plan)
+    cost.confirm(estimate, yes=yes)
+    start = time.perf_counter()
+    results = arena.tournament(spec.name, agents, out_dir=out, executor=executor,
+                               aliases=own_aliases(out, CWM_LABEL, opps), progress=progress, **plan)
+    cost.write_record(out / "cost.json", estimate, time.perf_counter() - start)
     rows = [r for r in arena_report.summarize(results) if r["agent"] == CWM_LABEL and r["seat"] == "all"]
     order = {o: i for i, o in enumerate(opps)}
     rows.sort(key=lambda r: order[r["opponent"]])
@@ -239,6 +245,9 @@ def parser() -> argparse.ArgumentParser:
                         "(both together, from one player's view)")
     p.add_argument("--recordings", default=None, metavar="DIR", help="recorded sessions of imperfect-information "
                    "games: DIR/<game>.jsonl (open deck), DIR/closed/<game>.jsonl (default: cwm's)")
+    p.add_argument("--yes", action="store_true",
+                   help="play a game's tournament even when its projected wall time is over the threshold "
+                        "(asked only from a terminal; the estimate is always printed)")
     return p
 
 
@@ -262,7 +271,7 @@ def _run(args: argparse.Namespace, argv: list[str]) -> int:
     executor = make_executor(args.executor)  # a bad spec or an unreachable cluster fails before config.json
     try:
         common.begin(out, figure)
-        rows, bundles = _play_all(figure, llms, executor, out, quiet=args.quiet)
+        rows, bundles = _play_all(figure, llms, executor, out, quiet=args.quiet, yes=args.yes)
     finally:
         executor.close()
     _write(out, figure, argv, rows, bundles, started)
@@ -271,7 +280,7 @@ def _run(args: argparse.Namespace, argv: list[str]) -> int:
 
 
 def _play_all(figure: ArenaFigureConfig, llms: dict[str, str | imperfect.NoRecording | None], executor: Executor, out: Path, *,
-              quiet: bool) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
+              quiet: bool, yes: bool = False) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
     rows: list[dict[str, Any]] = []
     bundles: dict[str, dict[str, Any]] = {}
     for config in figure.games:
@@ -283,7 +292,7 @@ def _play_all(figure: ArenaFigureConfig, llms: dict[str, str | imperfect.NoRecor
             continue
         game_dir = out / config.game
         bundle_dir = obtain_bundle(config, figure, game_dir, llm)
-        game_rows = play(config, figure, bundle_dir, game_dir / "arena", executor, progress=not quiet)
+        game_rows = play(config, figure, bundle_dir, game_dir / "arena", executor, progress=not quiet, yes=yes)
         rows += game_rows
         bundles[game_rows[0]["game"]] = _provenance(bundle_dir)
         if not quiet:
@@ -322,7 +331,18 @@ def _write(out: Path, figure: ArenaFigureConfig, argv: list[str], rows: list[dic
         hashes["direct_policy"] = common.policy_prompt_hashes()
     common.write_record(out, experiment=EXPERIMENT, config=figure, argv=argv, llm=llm, prompt_hashes=hashes,
                         seeds={c.game: [figure.seed] for c in figure.games},
-                        results={"rows": rows, "bundles": bundles}, started=started)
+                        results={"rows": rows, "bundles": bundles, "arena_cost": _costs(out, figure)},
+                        started=started)
+
+
+def _costs(out: Path, figure: ArenaFigureConfig) -> dict[str, Any]:
+    """Each game's arena cost estimate and real wall time (``<game>/arena/cost.json``, written by ``play``)."""
+    found = {}
+    for config in figure.games:
+        path = out / config.game / "arena" / "cost.json"
+        if path.is_file():
+            found[config.game] = json.loads(path.read_text(encoding="utf-8"))
+    return found
 
 
 if __name__ == "__main__":

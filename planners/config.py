@@ -20,8 +20,12 @@ class SearchConfig:
       num_simulations: simulations per move (paper: 1000).
       uct_c: UCB1 exploration constant (default 2.0; the paper does not give one).
       rollouts: uniformly random rollouts averaged per leaf without a value function (paper: 10).
-      max_rollout_steps: moves after which a rollout stops and scores the returns accumulated so far
-        (``None``: the game's maximum length where the game knows it, else ``DEFAULT_MAX_ROLLOUT_STEPS``).
+      max_rollout_steps: the rollout cutoff: moves after which a rollout stops and is scored by the value
+        function at the state it reached when the search has one, else by the game's neutral value, the
+        returns accumulated so far (0 in a zero-sum game that pays only at the end: a draw; see
+        ``planners.rollout.rollout_returns``). ``None``: the game's maximum length where the game knows
+        it, else ``DEFAULT_MAX_ROLLOUT_STEPS``. A cutoff of tens of moves makes a long game's leaf cheap,
+        at a cost in strength the docs measure (docs/planners.md).
       solve: back up proven outcomes (MCTS-Solver, OpenSpiel's default); MCTS only.
       max_sample_tries: ISMCTS draws per simulation before the search gives up (paper: 10).
       availability_counts: ISMCTS: an action's exploration term counts the simulations in which it was

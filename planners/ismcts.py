@@ -218,7 +218,7 @@ class ISMCTS:
     def _evaluate(self, state: Any) -> list[float]:
         if self.value_fn is not None:
             return [self.value_fn(state, p) for p in range(state.num_players())]
-        return rollout_returns(state, self.rollouts, self.rng, self.max_rollout_steps)
+        return rollout_returns(state, self.rollouts, self.rng, self.max_rollout_steps, value_fn=self.value_fn)
 
     def _result(self, state: Any, root: _InfoNode | None, done: int) -> SearchResult:
         legal = list(state.legal_actions())

@@ -236,7 +236,7 @@ class MCTS:
             return leaf.outcome
         if self.value_fn is not None:
             return [self.value_fn(state, p) for p in range(state.num_players())]
-        return rollout_returns(state, self.rollouts, self.rng, self.max_rollout_steps)
+        return rollout_returns(state, self.rollouts, self.rng, self.max_rollout_steps, value_fn=self.value_fn)
 
 
 def _pop_random(items: list[int], rng: random.Random) -> int:

@@ -41,12 +41,16 @@ def sample_outcome(outcomes: Sequence[tuple[Any, float]], rng: random.Random) ->
 
 
 def rollout_returns(
-    state: Any, rollouts: int, rng: random.Random, max_steps: int = DEFAULT_MAX_ROLLOUT_STEPS
+    state: Any, rollouts: int, rng: random.Random, max_steps: int = DEFAULT_MAX_ROLLOUT_STEPS, *,
+    value_fn: Callable[[Any, int], float] | None = None,
 ) -> list[float]:
     """Mean returns of ``rollouts`` uniformly random playouts from ``state`` (left unchanged).
 
-    Chance nodes are sampled by their distribution. A playout stops after ``max_steps`` moves and scores
-    the returns accumulated so far (a game that never ends costs ``max_steps`` moves, not forever).
+    Chance nodes are sampled by their distribution. A playout stops after ``max_steps`` moves (the
+    rollout cutoff, ``SearchConfig.max_rollout_steps``: a long game's leaf then costs ``max_steps`` moves,
+    not a whole game) and is scored by ``value_fn`` at the state it reached, one call per player, when
+    there is one; else by the game's neutral value, the returns accumulated so far: nothing more is
+    assumed to happen, which in a zero-sum game that pays only at the end is 0 for every player, a draw.
     """
     if isinstance(state, pyspiel.State):
         play = _play_openspiel
@@ -54,17 +58,24 @@ def rollout_returns(
         play = _play_model
     else:
         play = _play_generic
-    limit = max_steps
-    total = list(play(state, rng, limit))
+    total = _scored(*play(state, rng, max_steps), value_fn)
     for _ in range(rollouts - 1):
-        for i, r in enumerate(play(state, rng, limit)):
+        for i, r in enumerate(_scored(*play(state, rng, max_steps), value_fn)):
             total[i] += r
     if rollouts > 1:
         total = [t / rollouts for t in total]
     return total
 
 
-def _play_openspiel(state: pyspiel.State, rng: random.Random, limit: int) -> list[float]:
+def _scored(returns: list[float], cut: Any, value_fn: Callable[[Any, int], float] | None) -> list[float]:
+    """A playout's score: its returns, or where it was cut off (``cut``, a state) the value function's."""
+    if cut is None or value_fn is None:
+        return list(returns)
+    return [float(value_fn(cut, p)) for p in range(len(returns))]
+
+
+# Each playout returns (returns, the state where it was cut off at the step limit, or None if it ended).
+def _play_openspiel(state: pyspiel.State, rng: random.Random, limit: int) -> tuple[list[float], Any]:
     s = state.clone()
     steps = 0
     player = s.current_player()
@@ -76,10 +87,10 @@ def _play_openspiel(state: pyspiel.State, rng: random.Random, limit: int) -> lis
             s.apply_action(legal[int(rng.random() * len(legal))])
         steps += 1
         player = s.current_player()
-    return s.returns()
+    return s.returns(), s if player != TERMINAL else None
 
 
-def _play_model(state: ModelState, rng: random.Random, limit: int) -> list[float]:
+def _play_model(state: ModelState, rng: random.Random, limit: int) -> tuple[list[float], Any]:
     """A playout on the model's raw JSON states: no wrapper objects, no id round trips, no copies.
 
     The playout is one stretch of model calls (``WorldModel.stretch``): under a per-call time budget each
@@ -88,7 +99,8 @@ def _play_model(state: ModelState, rng: random.Random, limit: int) -> list[float
     """
     model = state.model
     try:
-        return model.stretch(lambda beat, fns: _model_playout(state, fns, beat, rng, limit))
+        returns, raw = model.stretch(lambda beat, fns: _model_playout(state, fns, beat, rng, limit))
+        return returns, None if raw is None else ModelState(model, raw, returns=tuple(returns))
     except ModelContractError as e:
         raise ModelContractError(f"{model.name}: in a rollout: {e}") from e
     except values.ValueBreach as e:  # a value that breaks the contract's rules
@@ -103,7 +115,8 @@ def _play_model(state: ModelState, rng: random.Random, limit: int) -> list[float
 
 
 def _model_playout(state: ModelState, fns: dict[str, Callable[..., Any]], beat: Beat, rng: random.Random,
-                   limit: int) -> list[float]:
+                   limit: int) -> tuple[list[float], Any]:
+    """The playout's returns and, when the step limit cut it off, the raw state it reached."""
     current, legal_of, chance_of = fns["get_current_player"], fns["get_legal_actions"], fns["get_chance_outcomes"]
     apply, rewards_of = fns["apply_action"], fns["get_rewards"]
     timed = beat is not no_beat  # a branch per call is cheaper than calling a beat that does nothing
@@ -146,14 +159,14 @@ def _model_playout(state: ModelState, fns: dict[str, Callable[..., Any]], beat: 
         player = current(raw)
         if type(player) is not int or not (player in (CHANCE, TERMINAL) or 0 <= player < n):
             player = values.player(player, n)
-    return returns
+    return returns, raw if player != TERMINAL else None
 
 
 def _no_outcomes() -> list[tuple[str, float]]:
     raise ModelContractError("get_chance_outcomes returned no outcomes at a chance node")
 
 
-def _play_generic(state: Any, rng: random.Random, limit: int) -> list[float]:
+def _play_generic(state: Any, rng: random.Random, limit: int) -> tuple[list[float], Any]:
     s = state
     steps = 0
     while not s.is_terminal() and steps < limit:
@@ -163,4 +176,4 @@ def _play_generic(state: Any, rng: random.Random, limit: int) -> list[float]:
             legal = s.legal_actions()
             s = s.child(legal[int(rng.random() * len(legal))])
         steps += 1
-    return s.returns()
+    return s.returns(), s if not s.is_terminal() else None

@@ -3,8 +3,12 @@
 Spec grammar::
 
     random                 uniformly random legal moves
-    gt-mcts                UCT MCTS on the real game (perfect information)
-    gt-ismcts              ISMCTS on the real game with ground-truth resampling
+    gt-mcts                UCT MCTS on the real game (perfect information), on OpenSpiel's C++ MCTSBot
+                           where it can run (planners.native), else as gt-mcts-py
+    gt-ismcts              ISMCTS on the real game with ground-truth resampling, on OpenSpiel's C++
+                           ISMCTSBot where it can run, else as gt-ismcts-py
+    gt-mcts-py             the same search on cwm's Python planner (planners.MCTS)
+    gt-ismcts-py           the same search on cwm's Python planner (planners.ISMCTS)
     cwm:PATH               CWM agent on a model file (.py) or a bundle directory (cwm.bundle.load_bundle)
     cwm-selected:DIR       CWM agent on a bundle that survived the selection in DIR (cwm.selection), one
                            picked at random per match
@@ -44,9 +48,11 @@ from planners.cwm_agent import CWMAgent, inference_sampler
 from planners.gt_sampler import resampler_problem
 from planners.ismcts import Sampler
 from planners.mcts import ValueFn
+from planners.native import NativeISMCTSAgent, NativeMCTSAgent
 from planners.worker_agent import DEFAULT_MOVE_CPU_S, WorkerAgent
 
-KINDS = ("random", "gt-mcts", "gt-ismcts", "cwm", "cwm-selected", "llm", "llm+legal", "ppo")
+KINDS = ("random", "gt-mcts", "gt-ismcts", "gt-mcts-py", "gt-ismcts-py", "cwm", "cwm-selected", "llm", "llm+legal",
+         "ppo")
 NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.+-]*")  # what NAME= may be: never a path, a key separator or a comma
 
 
@@ -195,16 +201,8 @@ def make_agent(spec: AgentSpec | str, game: str | games.GameSpec, *, settings: S
     config = settings.search
     if spec.kind == "random":
         return RandomAgent(seed=seed)
-    if spec.kind == "gt-mcts":
-        if not gspec.perfect_information:
-            raise AgentSpecError(f"gt-mcts needs perfect information; {gspec.name} has hidden information "
-                                 f"(use gt-ismcts)")
-        return MCTSAgent(config, seed=seed)
-    if spec.kind == "gt-ismcts":
-        problem = resampler_problem(games.load_game(gspec))
-        if problem:
-            raise AgentSpecError(f"gt-ismcts cannot play {gspec.name}: {problem}")
-        return ISMCTSAgent(config, seed=seed)
+    if spec.kind.startswith("gt-"):
+        return _ground_truth_agent(spec.kind, gspec, config, seed)
     if spec.kind == "cwm":
         _check_inference(spec, gspec)
         if settings.trust_models:
@@ -225,6 +223,22 @@ def make_agent(spec: AgentSpec | str, game: str | games.GameSpec, *, settings: S
     client = make_client(spec.target, run_dir=log_dir)
     return LLMPolicyAgent(client, gspec, list_legal=spec.kind == "llm+legal", max_retries=settings.llm_retries,
                           num_examples=settings.llm_examples, seed=seed)
+
+
+def _ground_truth_agent(kind: str, gspec: games.GameSpec, config: SearchConfig,
+                        seed: int | np.random.Generator | None) -> Agent:
+    """GT-MCTS or GT-ISMCTS: on OpenSpiel's C++ search for ``gt-mcts``/``gt-ismcts`` (``planners.native``,
+    which stands in the Python planner where C++ cannot run), on the Python planner for the ``-py`` kinds."""
+    game = games.load_game(gspec)
+    if kind.startswith("gt-mcts"):
+        if not gspec.perfect_information:
+            raise AgentSpecError(f"{kind} needs perfect information; {gspec.name} has hidden information "
+                                 f"(use gt-ismcts)")
+        return NativeMCTSAgent(game, config, seed=seed) if kind == "gt-mcts" else MCTSAgent(config, seed=seed)
+    problem = resampler_problem(game)
+    if problem:
+        raise AgentSpecError(f"{kind} cannot play {gspec.name}: {problem}")
+    return NativeISMCTSAgent(game, config, seed=seed) if kind == "gt-ismcts" else ISMCTSAgent(config, seed=seed)
 
 
 def check_agent(spec: AgentSpec | str, game: str | games.GameSpec, *, settings: Settings = Settings()) -> None:

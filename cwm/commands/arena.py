@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import argparse
+import time
 from pathlib import Path
 
-from cwm import arena, games
+from cwm import arena, cost, games
 from planners.config import SearchConfig
 from planners.specs import Settings, parse_agent_specs
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("arena", help="play agents against each other (both seats, resumable)",
-                       description="Plays every pair of agents in both seats. Agents: random, gt-mcts, "
-                                   "gt-ismcts, cwm:MODEL.py|BUNDLE_DIR, cwm-selected:SELECTION_DIR, llm:CLIENT, "
+                       description="Plays every pair of agents in both seats, after printing its projected cost. "
+                                   "Agents: random, gt-mcts, gt-ismcts (OpenSpiel's C++ search where the game "
+                                   "allows), gt-mcts-py, gt-ismcts-py (cwm's Python search), cwm:MODEL.py|BUNDLE_DIR, cwm-selected:SELECTION_DIR, llm:CLIENT, "
                                    "llm+legal:CLIENT; "
                                    "NAME=SPEC labels an agent NAME in the results (mine=cwm:runs/ttt/bundle), "
                                    "else its label is the spec as typed. Re-running with the same --out "
@@ -28,8 +30,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--rollouts", type=int, default=10, help="random rollouts per leaf, >= 1 (default 10)")
     p.add_argument("--uct-c", type=float, default=2.0, help="UCT exploration constant (default 2.0)")
     p.add_argument("--max-rollout-steps", type=int, default=None,
-                   help="moves after which a rollout stops and scores its returns so far (default: the game's "
-                        "maximum length, else 10000)")
+                   help="the rollout cutoff: moves after which a rollout stops, scored by the value function "
+                        "where there is one, else by its returns so far (a draw in a zero-sum game); the C++ "
+                        "gt-mcts/gt-ismcts search then runs in Python (default: the game's maximum length, "
+                        "else 10000)")
     p.add_argument("--llm-retries", type=int, default=3, help="LLM rethinks before a forfeit (default 3)")
     p.add_argument("--llm-examples", type=int, default=2,
                    help="example games shown to an LLM policy in its prompt (default 2)")
@@ -45,7 +49,15 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="local (process pool, default), local:N, inline, ray or ray:ADDRESS")
     p.add_argument("--out", required=True, help="output folder (matches.jsonl, results.*)")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    add_cost_flag(p)
     p.set_defaults(func=cmd_arena)
+
+
+def add_cost_flag(p: argparse.ArgumentParser) -> None:
+    """``--yes``: start a run whose cost estimate is over the threshold (``cwm.cost.confirm``)."""
+    p.add_argument("--yes", action="store_true",
+                   help=f"start even when the projected wall time is over {cost.duration(cost.CONFIRM_WALL_S)} "
+                        f"(asked only from a terminal; the estimate is always printed)")
 
 
 def cmd_arena(args: argparse.Namespace) -> int:
@@ -58,10 +70,16 @@ def cmd_arena(args: argparse.Namespace) -> int:
                           max_rollout_steps=args.max_rollout_steps)
     settings = Settings(search=search, llm_retries=args.llm_retries, llm_examples=args.llm_examples,
                         trust_models=args.trust)
-    results = arena.tournament(args.game, [str(s) for s in specs], matches=args.matches, out_dir=args.out,
-                               settings=settings, seed=args.seed, executor=args.executor, pairings=pairings,
-                               move_time_limit=args.move_time_limit, progress=not args.no_progress)
+    run = {"matches": args.matches, "settings": settings, "seed": args.seed, "pairings": pairings,
+           "move_time_limit": args.move_time_limit}
+    agents = [str(s) for s in specs]
+    estimate = cost.estimate_tournament(args.game, agents, executor=args.executor, out_dir=args.out, **run)
+    cost.confirm(estimate, yes=args.yes)
+    start = time.perf_counter()
+    results = arena.tournament(args.game, agents, out_dir=args.out, executor=args.executor,
+                               progress=not args.no_progress, **run)
     out = Path(args.out)
+    cost.write_record(out / "cost.json", estimate, time.perf_counter() - start)
     print((out / "results.md").read_text(encoding="utf-8"), end="")
     print("\nleaderboard (Bradley-Terry rating, bootstrap 95% interval):")
     print((out / "leaderboard.md").read_text(encoding="utf-8"), end="")

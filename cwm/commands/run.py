@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from cwm import pipeline
+from cwm.commands.arena import add_cost_flag
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -33,6 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="plan on the synthesized model in this machine's arena processes instead of in hardened "
                         "workers: only for a model you have read")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
+    add_cost_flag(p)
     p.set_defaults(func=cmd_run)
 
 
@@ -44,7 +46,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         executor=args.executor, rules=args.rules,
         move_time_limit=args.move_time_limit, trust=args.trust)
     out = args.out or f"runs/{config.game.replace('/', '_').replace(':', '_')}-seed{config.seed}"
-    report = pipeline.run(config, out, progress=not args.quiet, max_prompt_tokens=args.max_prompt_tokens)
+    report = pipeline.run(config, out, progress=not args.quiet, max_prompt_tokens=args.max_prompt_tokens,
+                          yes=args.yes)
     s = report["synthesis"]
     test = "n/a" if s["test_accuracy"] is None else f"{s['test_accuracy']:.4f}"
     print(f"{report['game']}: synthesis {'solved' if s['solved'] else 'not solved'} in {s['llm_calls']} calls "

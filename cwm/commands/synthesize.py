@@ -51,8 +51,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", required=True, help="run directory (resumed if it holds this run)")
     p.add_argument("--rules", help="rules file (default: the game's registered rules)")
     p.add_argument("--num-train", type=int, default=5, help="training games of random play (default 5)")
-    p.add_argument("--num-test", type=int, default=100, help="held-out games, half random, half MCTS (default 100)")
-    p.add_argument("--test-mcts-simulations", type=int, default=100, help="MCTS simulations per move (default 100)")
+    p.add_argument("--num-test", type=int, default=None,
+                   help="held-out games, half random, half MCTS (default: sized by --test-transitions; 0: none)")
+    p.add_argument("--test-transitions", type=int, default=10_000,
+                   help="held-out transitions, half random, half MCTS play, generated once per game, seed and "
+                        "settings and shared through the cache (default 10000, the paper's)")
+    p.add_argument("--test-mcts-simulations", type=int, default=None,
+                   help="MCTS simulations per move of the held-out MCTS games (default 100; 25 for a game "
+                        "longer than 200 moves at most)")
+    p.add_argument("--test-executor", default="local",
+                   help="where held-out games are played: local (default), local:N, inline, ray[:ADDRESS]")
     p.add_argument("--concurrency", type=int, default=1, help="LLM calls in flight at once, tree only (default 1)")
     p.add_argument("--c", type=float, default=5.0, help="Thompson-sampling concentration C (default 5)")
     p.add_argument("--paper-beta", action="store_true",
@@ -72,7 +80,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 # flag -> (attribute, smallest valid value); checked before anything is written under --out
 _AT_LEAST: dict[str, tuple[str, float]] = {
     "--budget": ("budget", 1), "--num-train": ("num_train", 1), "--num-test": ("num_test", 0),
-    "--test-mcts-simulations": ("test_mcts_simulations", 1), "--concurrency": ("concurrency", 1),
+    "--test-mcts-simulations": ("test_mcts_simulations", 1), "--test-transitions": ("test_transitions", 1),
+    "--concurrency": ("concurrency", 1),
     "--c": ("c", 0), "--temperature": ("temperature", 0), "--max-output-tokens": ("max_output_tokens", 1),
     "--max-steps-shown": ("max_steps_shown", 1), "--max-prompt-tokens": ("max_prompt_tokens", 1),
     "--candidates": ("candidates", 1), "--games-per-pairing": ("games_per_pairing", 1),
@@ -162,6 +171,7 @@ def cmd_synthesize(args: argparse.Namespace) -> int:
         result = synthesize_world_model(
             spec, llm=llm, run_dir=out, strategy=args.strategy, budget=args.budget, seed=args.seed,
             num_train=args.num_train, num_test=args.num_test, test_mcts_simulations=args.test_mcts_simulations,
+            test_transitions=args.test_transitions, test_executor=args.test_executor,
             concurrency=args.concurrency, tree=TreeSettings(c=args.c, count_refinements=not args.paper_beta),
             request=RequestSettings(temperature=args.temperature, max_output_tokens=args.max_output_tokens),
             max_steps_shown=args.max_steps_shown, isolate=not args.no_sandbox, progress=None if bar is None else bar.update_from,
@@ -177,6 +187,9 @@ def cmd_synthesize(args: argparse.Namespace) -> int:
     return 0
 
 
+INFERENCE_TEST_GAMES = 100  # an inference target's held-out games of random play when --num-test is not given
+
+
 def _inference(args: argparse.Namespace, spec: games.GameSpec, llm: Any, out: Path, bar: ProgressBar | None,
                deck: str, world_model: str | None) -> int:
     from cwm.synthesis.inference import synthesize_inference
@@ -185,7 +198,7 @@ def _inference(args: argparse.Namespace, spec: games.GameSpec, llm: Any, out: Pa
         result = synthesize_inference(
             spec, llm=llm, run_dir=out, deck=deck, world_model=world_model,  # type: ignore[arg-type]
             strategy=args.strategy, budget=args.budget, seed=args.seed, num_train=args.num_train,
-            num_test=args.num_test, concurrency=args.concurrency,
+            num_test=INFERENCE_TEST_GAMES if args.num_test is None else args.num_test, concurrency=args.concurrency,
             tree=TreeSettings(c=args.c, count_refinements=not args.paper_beta),
             request=RequestSettings(temperature=args.temperature, max_output_tokens=args.max_output_tokens),
             isolate=not args.no_sandbox, progress=None if bar is None else bar.update_from, hidden=args.hidden)

@@ -25,6 +25,7 @@ from cwm.synthesis.engine import Engine, Progress
 from cwm.synthesis.loop import STRATEGIES, RequestSettings, Strategy, TreeSettings, run_search
 from cwm.synthesis.store import RunStore, sha
 from cwm.synthesis.target import Checker, world_model_checker, world_model_target
+from cwm.synthesis.test_sets import DEFAULT_SIMULATIONS, DEFAULT_TRANSITIONS, TestSetSettings, held_out_set
 from cwm.synthesis.types import SynthesisResult
 from cwm.types import CheckReport, Trajectory, UsageError
 
@@ -91,14 +92,16 @@ def _inputs(game: GameInput, rules: str | None, num_train: int, seed: int) -> tu
     return spec.name, rules or games.rules_text(spec), trajectories.collect(spec, num_train, seed=seed), spec
 
 
-def _validate(*, strategy: str, budget: int, concurrency: int, num_train: int, num_test: int,
-              test_mcts_simulations: int, examples_per_type: int, max_steps_shown: int | None) -> None:
+def _validate(*, strategy: str, budget: int, concurrency: int, num_train: int, num_test: int | None,
+              test_mcts_simulations: int | None, test_transitions: int, examples_per_type: int, max_steps_shown: int | None) -> None:
     """Refuses bad settings before anything is written: a run directory created with them would refuse
     the corrected rerun (its config differs) and could hold a paid call made under them."""
     if strategy not in STRATEGIES:
         raise UsageError(f"synthesize_world_model: unknown strategy {strategy!r}; expected one of {STRATEGIES}")
     at_least = {"budget": (budget, 1), "concurrency": (concurrency, 1), "num_train": (num_train, 1),
-                "num_test": (num_test, 0), "test_mcts_simulations": (test_mcts_simulations, 1),
+                "num_test": (0 if num_test is None else num_test, 0),
+                "test_mcts_simulations": (1 if test_mcts_simulations is None else test_mcts_simulations, 1),
+                "test_transitions": (test_transitions, 1),
                 "examples_per_type": (examples_per_type, 1),
                 "max_steps_shown": (1 if max_steps_shown is None else max_steps_shown, 1)}
     for name, (value, low) in at_least.items():
@@ -132,8 +135,10 @@ def synthesize_world_model(
     rules: str | None = None,
     num_train: int = 5,
     test_trajectories: Sequence[Trajectory] | None = None,
-    num_test: int = 100,
-    test_mcts_simulations: int = 100,
+    num_test: int | None = None,
+    test_transitions: int = DEFAULT_TRANSITIONS,
+    test_mcts_simulations: int | None = None,
+    test_executor: str = "local",
     concurrency: int = 1,
     tree: TreeSettings | None = None,
     request: RequestSettings | None = None,
@@ -154,10 +159,15 @@ def synthesize_world_model(
       seed: seeds the training games (game i: seed + i), the test games and the search.
       rules: the rules text (default: the game's registered rules).
       num_train: training games of uniformly random play (paper: 5).
-      test_trajectories: held-out games; default: ``num_test`` games from the ground truth, half random
-        and half MCTS play (none for a (rules, trajectories) pair without ``test_trajectories``).
-      num_test: held-out games when generated (paper: 100; 0 for none).
-      test_mcts_simulations: simulations per move of the MCTS player of the test games.
+      test_trajectories: held-out games; default: generated from the ground truth, half random and half
+        MCTS play (none for a (rules, trajectories) pair without ``test_trajectories``).
+      num_test: ``None`` (default): the held-out set holds ``test_transitions`` transitions and is shared
+        through the cache (``cwm.synthesis.test_sets.held_out_set``); ``0``: no held-out set; ``N``: exactly
+        ``N`` games, generated in this process (``test_set``).
+      test_transitions: the held-out set's size in transitions (paper: 10,000).
+      test_mcts_simulations: simulations per move of the MCTS player of the test games (``None``: 100, or
+        ``test_sets.LONG_GAME_SIMULATIONS`` for a long game, ``test_sets.default_simulations``).
+      test_executor: where a transition-sized held-out set's games are played (``cwm.executors``).
       concurrency: LLM calls in flight at once (tree search).
       tree: tree-search hyperparameters (default ``TreeSettings()``).
       request: LLM request settings (default ``RequestSettings()``).
@@ -177,8 +187,8 @@ def synthesize_world_model(
     """
     start = time.monotonic()
     _validate(strategy=strategy, budget=budget, concurrency=concurrency, num_train=num_train, num_test=num_test,
-              test_mcts_simulations=test_mcts_simulations, examples_per_type=examples_per_type,
-              max_steps_shown=max_steps_shown)
+              test_mcts_simulations=test_mcts_simulations, test_transitions=test_transitions,
+              examples_per_type=examples_per_type, max_steps_shown=max_steps_shown)
     tree, request = tree or TreeSettings(), request or RequestSettings()
     root = Path(run_dir)
     name, rules_text, train, spec = _inputs(game, rules, num_train, seed)
@@ -193,6 +203,7 @@ def synthesize_world_model(
                   "rules_sha": sha(rules_text)[:16], "prompt_hashes": target.prompt_hashes(), "budget": budget,
                   # test.jsonl is generated once from these; a resume with others must not reuse it
                   "num_test": num_test, "test_mcts_simulations": test_mcts_simulations,
+                  "test_transitions": test_transitions if num_test is None else None,
                   "test_sha": _test_key(test_trajectories)}
         store = RunStore(root, config=config, check_key=train_key)
         load_or_save(root / "train.jsonl", lambda: train)
@@ -200,7 +211,8 @@ def synthesize_world_model(
                             concurrency=concurrency, tree=tree, request=request, progress=progress)
         # generated after the search (it can take a while for long games), once; later sessions reload it
         test = _test_games(root, spec, test_trajectories, num_test=num_test, seed=seed,
-                           mcts_simulations=test_mcts_simulations)
+                           settings=TestSetSettings(test_transitions, mcts_simulations=test_mcts_simulations),
+                           executor=test_executor, progress=progress is not None)
         test_check = make_checker(test, TEST_CHECK_SECONDS) if test else None
         held_out = test_report(engine, store, test_check) if test_check else None
     result = result_of(engine, store, config, held_out, time.monotonic() - start)
@@ -208,15 +220,21 @@ def synthesize_world_model(
     return result
 
 
-def _test_games(root: Path, spec: games.GameSpec | None, given: Sequence[Trajectory] | None, *, num_test: int,
-                seed: int, mcts_simulations: int) -> list[Trajectory]:
-    """The held-out games: given ones, else generated from the ground truth; saved once, then reloaded."""
+def _test_games(root: Path, spec: games.GameSpec | None, given: Sequence[Trajectory] | None, *,
+                num_test: int | None, seed: int, settings: TestSetSettings, executor: str,
+                progress: bool) -> list[Trajectory]:
+    """The held-out games: given ones, else generated from the ground truth (``num_test`` games, or a
+    transition-sized set from the shared cache); saved in the run once, then reloaded."""
     if given is not None:
         return load_or_save(root / "test.jsonl", lambda: given)
-    if spec is None or num_test <= 0:
+    if spec is None or num_test == 0:
         return []
-    return load_or_save(root / "test.jsonl", lambda: test_set(
-        spec, num_games=num_test, seed=seed, mcts_simulations=mcts_simulations))
+    if num_test is None:
+        return load_or_save(root / "test.jsonl", lambda: held_out_set(spec, seed=seed, settings=settings,
+                                                                      executor=executor, progress=progress))
+    sims = settings.mcts_simulations or DEFAULT_SIMULATIONS
+    return load_or_save(root / "test.jsonl", lambda: test_set(spec, num_games=num_test, seed=seed,
+                                                              mcts_simulations=sims))
 
 
 def test_report(engine: Engine, store: RunStore, check: Checker) -> CheckReport | None:

@@ -98,6 +98,14 @@ def test_record_names_config_llm_prompts_and_commit(finished_run):
     assert record["git_commit"] and record["results"]["synthesis"] == report["synthesis"]
 
 
+def test_report_holds_the_arena_cost_estimate_beside_its_real_time(finished_run):
+    out, report = finished_run  # the first run's report (a later test resumes the run: nothing left to project)
+    cost = report["arena_cost"]
+    assert cost["elapsed_wall_s"] > 0 and cost["estimate"]["matches"] == 2 * 2 * SMALL["matches"]
+    assert set(cost["estimate"]["per_move_s"]) == {"cwm", "random", "gt-mcts"}
+    assert "arena_cost" in json.loads((out / "record.json").read_text())
+
+
 # A moved run directory: the CWM agent is labelled `cwm`, not by its absolute path, so nothing replays.
 
 TINY = ["--num-test", "4", "--matches", "2", "--sims", "30", "--rollouts", "1", "--executor", "inline",

@@ -24,6 +24,7 @@ from planners import (
     parse_agent_specs,
 )
 from planners.config import SearchConfig
+from planners.native import NativeISMCTSAgent, NativeMCTSAgent
 from planners.worker_agent import WorkerAgent
 
 TTT = pyspiel.load_game("tic_tac_toe")
@@ -110,8 +111,10 @@ def test_agent_list_refuses_duplicates():
 def test_make_agent_builds_each_kind(data_dir):
     settings = Settings(search=SearchConfig(num_simulations=20, rollouts=1))
     assert isinstance(make_agent("random", "tic_tac_toe", seed=0), RandomAgent)
-    assert isinstance(make_agent("gt-mcts", "tic_tac_toe", settings=settings, seed=0), MCTSAgent)
-    assert isinstance(make_agent("gt-ismcts", "leduc_poker", settings=settings, seed=0), ISMCTSAgent)
+    assert isinstance(make_agent("gt-mcts", "tic_tac_toe", settings=settings, seed=0), NativeMCTSAgent)
+    assert isinstance(make_agent("gt-ismcts", "leduc_poker", settings=settings, seed=0), NativeISMCTSAgent)
+    assert isinstance(make_agent("gt-mcts-py", "tic_tac_toe", settings=settings, seed=0), MCTSAgent)
+    assert isinstance(make_agent("gt-ismcts-py", "leduc_poker", settings=settings, seed=0), ISMCTSAgent)
     agent = make_agent(f"cwm:{data_dir / 'ttt_model.py'}", "tic_tac_toe", settings=settings, seed=0)
     assert isinstance(agent, WorkerAgent)  # contained: the model runs in a hardened planning worker
     trusted = dataclasses.replace(settings, trust_models=True)
@@ -119,6 +122,8 @@ def test_make_agent_builds_each_kind(data_dir):
                       CWMAgent)
     with pytest.raises(AgentSpecError, match="gt-ismcts"):
         make_agent("gt-mcts", "leduc_poker")
+    with pytest.raises(AgentSpecError, match="gt-mcts-py needs perfect information"):
+        make_agent("gt-mcts-py", "leduc_poker")
     with pytest.raises(AgentSpecError, match="neither"):
         make_agent("cwm:/no/such/model.py", "tic_tac_toe")
 

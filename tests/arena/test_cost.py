@@ -1,0 +1,95 @@
+"""The cost estimate of a tournament: timed moves scaled to the run's settings, projected over the matches
+still to play, refused over the threshold from a terminal without --yes, and recorded beside the real time."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cwm import cost
+from cwm.cli import main
+from cwm.types import UsageError
+from planners.config import SearchConfig
+from planners.specs import Settings
+
+FAST = Settings(search=SearchConfig(num_simulations=20, rollouts=1))
+
+
+def test_the_projection_is_the_timed_moves_times_the_moves_of_every_match():
+    est = cost.estimate_tournament("connect_four", ["random", "gt-mcts"], matches=3, settings=FAST,
+                                   executor="local:2")
+    assert est.matches == 6 and est.workers == 2
+    assert set(est.per_move_s) == {"random", "gt-mcts"}
+    assert est.per_move_s["gt-mcts"] > 10 * est.per_move_s["random"]  # a search costs more than a random draw
+    per_match = est.moves_per_match / 2 * (est.per_move_s["random"] + est.per_move_s["gt-mcts"])
+    assert est.cpu_s == pytest.approx(6 * per_match)
+    assert est.wall_s == pytest.approx(est.cpu_s / 2) and est.wall_on(64) == pytest.approx(est.cpu_s / 6)
+
+
+class _Clock:
+    """A clock that only the fake agents move: the timing is exact whatever the machine's load."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def perf_counter(self):
+        return self.now
+
+
+class _CostsPerSimulation:
+    """An agent whose move costs 0.1 ms per simulation on the fake clock (what the scaling assumes)."""
+
+    def __init__(self, settings, clock):
+        self.seconds, self.clock = settings.search.num_simulations * 1e-4, clock
+
+    def step(self, state):
+        self.clock.now += self.seconds
+        return state.legal_actions()[0]
+
+
+def test_search_agents_are_timed_at_the_probe_size_and_scaled_to_the_real_count(monkeypatch):
+    import planners.specs
+
+    clock, built = _Clock(), []
+    monkeypatch.setattr(cost, "time", clock)
+    monkeypatch.setattr(planners.specs, "make_agent", lambda spec, game, *, settings, **_: (
+        built.append(settings) or _CostsPerSimulation(settings, clock)))
+    many = Settings(search=SearchConfig(num_simulations=1000, rollouts=1))
+    est = cost.estimate_tournament("connect_four", ["random", "gt-mcts"], matches=1, settings=many)
+    assert {s.search.num_simulations for s in built} == {cost.PROBE_SIMULATIONS, 1000}  # random is not scaled
+    assert est.per_move_s["gt-mcts"] == pytest.approx(0.1)  # 10 ms at 100 simulations, times 10
+    assert est.per_move_s["random"] == pytest.approx(0.1)  # built at the real count, timed as it is
+
+
+def test_matches_already_recorded_are_not_counted(tmp_path):
+    (tmp_path / "matches.jsonl").write_text(json.dumps({"key": "random|gt-mcts#0"}) + "\nnot json\n")
+    est = cost.estimate_tournament("tic_tac_toe", ["random", "gt-mcts"], matches=2, settings=FAST, out_dir=tmp_path)
+    assert est.matches == 3
+
+
+def test_an_agent_that_cannot_be_built_is_left_untimed():
+    est = cost.estimate_tournament("tic_tac_toe", ["random", "cwm:/no/such/model.py"], matches=1, settings=FAST)
+    assert est.per_move_s["cwm:/no/such/model.py"] is None
+    assert "not timed" in est.lines()[0]
+
+
+def _big() -> cost.CostEstimate:
+    return cost.CostEstimate({"gt-mcts": 30.0}, 200, 100, 600_000.0, 2)
+
+
+def test_a_long_run_from_a_terminal_needs_yes(capsys):
+    with pytest.raises(UsageError, match="rerun with --yes"):
+        cost.confirm(_big(), yes=False, interactive=True)
+    cost.confirm(_big(), yes=True, interactive=True)
+    cost.confirm(_big(), yes=False, interactive=False)  # a script is told, not stopped
+    assert "3.5 days" in capsys.readouterr().err
+
+
+def test_cwm_arena_prints_the_estimate_and_records_it_with_the_real_time(tmp_path, capsys):
+    out = tmp_path / "t"
+    assert main(["arena", "tic_tac_toe", "--agents", "random,gt-mcts", "--matches", "2", "--sims", "10",
+                 "--rollouts", "1", "--executor", "inline", "--out", str(out), "--no-progress"]) == 0
+    assert "cost estimate: per move random" in capsys.readouterr().err
+    record = json.loads((out / "cost.json").read_text())
+    assert record["estimate"]["matches"] == 4 and record["elapsed_wall_s"] > 0

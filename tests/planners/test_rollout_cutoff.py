@@ -1,0 +1,69 @@
+"""The rollout cutoff: a playout stopped at ``max_steps`` moves is scored by the value function at the state
+it reached, else by the game's neutral value (its returns so far); a playout that ends first is scored by
+the game, on OpenSpiel states and on model states alike."""
+
+from __future__ import annotations
+
+import random
+
+import pyspiel
+import pytest
+
+from cwm.oracle import oracle_model
+from planners import MCTS
+from planners.config import SearchConfig
+from planners.rollout import rollout_returns
+
+BACKGAMMON = pyspiel.load_game("backgammon")
+
+
+def _decision(game_state):
+    state = game_state
+    while state.is_chance_node():
+        state.apply_action(state.chance_outcomes()[0][0])
+    return state
+
+
+def test_a_cut_off_rollout_without_a_value_function_scores_the_neutral_value():
+    state = _decision(BACKGAMMON.new_initial_state())
+    assert rollout_returns(state, 5, random.Random(0), max_steps=8) == [0.0, 0.0]
+
+
+def test_a_cut_off_rollout_is_scored_by_the_value_function_where_it_stopped():
+    state = _decision(BACKGAMMON.new_initial_state())
+    seen = []
+
+    def value(s, player):
+        seen.append((len(s.history()), s.is_terminal(), player))
+        return 0.25 if player == 0 else -0.5
+
+    assert rollout_returns(state, 3, random.Random(0), max_steps=8, value_fn=value) == [0.25, -0.5]
+    assert seen and all(h == len(state.history()) + 8 and not terminal for h, terminal, _ in seen)
+    assert sorted({p for *_, p in seen}) == [0, 1] and len(seen) == 6  # each player, each of 3 playouts
+
+
+def test_a_rollout_that_ends_before_the_cutoff_is_scored_by_the_game():
+    state = pyspiel.load_game("tic_tac_toe").new_initial_state()
+    returns = rollout_returns(state, 20, random.Random(0), max_steps=100, value_fn=lambda s, p: 99.0)
+    assert 99.0 not in returns and all(-1 <= r <= 1 for r in returns)
+
+
+def test_model_states_are_cut_off_and_valued_on_their_json_state():
+    model = oracle_model("tic_tac_toe")
+    state = model.new_initial_state()
+    raws = []
+
+    def value(s, player):
+        raws.append(s.raw)
+        return 0.5
+
+    assert rollout_returns(state, 2, random.Random(1), max_steps=3, value_fn=value) == [0.5, 0.5]
+    assert raws and all(r != state.raw for r in raws)
+    assert rollout_returns(state, 2, random.Random(1), max_steps=3) == [0.0, 0.0]
+
+
+@pytest.mark.parametrize("cap", [1, 4])
+def test_mcts_with_a_cutoff_still_plays_a_legal_move(cap):
+    state = _decision(BACKGAMMON.new_initial_state())
+    action = MCTS(SearchConfig(num_simulations=30, rollouts=1, max_rollout_steps=cap), seed=0).step(state)
+    assert action in state.legal_actions()
