@@ -53,8 +53,10 @@ INFERENCE_API: tuple[ContractFunction, ...] = (
     ContractFunction(
         "resample_history", "resample_history(events: list[dict], player_id: int, seed: int) -> list[str]",
         "Given one player's observations and own actions so far (events: {'observation': ..., "
-        "'action': str or None}), return a full action history (all players and chance) whose replay "
-        "from get_initial_state() reproduces every observation and own action of that player."),
+        "'action': str or None}; the last one, once the game is over, also has 'terminal': True and "
+        "'return': the player's total return), return a full action history (all players and chance) whose "
+        "replay from get_initial_state() reproduces every observation and own action of that player (and, "
+        "at the end, ends the game paying the player that return)."),
 )
 
 # The hidden-state variant: cheaper to write, weaker to trust (the state need not be reachable, and what came
@@ -63,9 +65,11 @@ STATE_INFERENCE_API: tuple[ContractFunction, ...] = (
     ContractFunction(
         "resample_state", "resample_state(events: list[dict], player_id: int, seed: int) -> dict",
         "Given one player's observations and own actions so far (events: {'observation': ..., 'action': str "
-        "or None}), return a state of the world model (as get_initial_state and apply_action return them) at which "
-        "get_observations(state)[player_id] is the player's latest observation and, unless the game is "
-        "over, it is that player's turn with its recorded action legal."),
+        "or None}; the last one, once the game is over, also has 'terminal': True and 'return': the player's "
+        "total return), return a state of the world model (as get_initial_state and apply_action return "
+        "them) at which get_observations(state)[player_id] is the player's latest observation and it is "
+        "that player's turn with its recorded action legal, or, when the last event is terminal, the game "
+        "is over."),
 )
 
 VALUE_API: tuple[ContractFunction, ...] = (

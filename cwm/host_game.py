@@ -17,6 +17,7 @@ import dataclasses
 import functools
 from typing import Any
 
+from cwm import events as player_events
 from cwm import games, values
 from cwm.codec import ActionCodec
 from cwm.sandbox import pool
@@ -168,7 +169,8 @@ class HostedState:
         out: list[dict[str, JSON]] = []
         for i, v in enumerate(self.views):
             own = i < len(self.moves) and self.movers[i] == player
-            out.append({"observation": values.thaw(v.observations[player]), "action": self.moves[i] if own else None})
+            out.append(player_events.event(values.thaw(v.observations[player]), self.moves[i] if own else None,
+                                           final_return=v.returns[player] if v.player == TERMINAL else None))
         return out
 
     def clone(self) -> HostedState:

@@ -2,9 +2,9 @@
 player saw and did?
 
 At every state where a player acted (and, with ``terminal``, at the end of the game), the inference
-function gets that player's events so far (its observation at each state and its own actions, the last
-event's action ``None``: it has not acted there yet) and returns a full history, chance and every player
-included. The history is replayed in the model through ``ModelState`` (the contract enforced); it passes
+function gets that player's events so far (``cwm.events``: its observation at each state and its own
+actions, the last event's action ``None``: it has not acted there yet; at the end of the game the last event
+also carries ``"terminal": true`` and the player's ``"return"``) and returns a full history, chance and every player included. The history is replayed in the model through ``ModelState`` (the contract enforced); it passes
 when the replay has one state per event, the player's observation at each equals the event's, the
 player moves exactly where it moved and plays exactly its own actions, and the last state is the
 player's turn (or, at the end, a terminal state paying the player its recorded return). If all pass, every
@@ -25,6 +25,7 @@ import hashlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from cwm import events as player_events
 from cwm import values
 from cwm.check_report import Tally, diff
 from cwm.model import MODEL_ERRORS, Guard, WorldModel, direct_guard, model_traceback
@@ -83,8 +84,8 @@ def _check_one(model: WorldModel, resample: Resample, guard: Guard, ct: ClosedTr
                at_end: bool, tally: Tally) -> bool:
     kind = "inference_terminal" if at_end else "inference"
     seed = check_seed(ti, ct.player, k)
-    events = _events(ct, k)
-    call = f"resample_history(events[:{k + 1}], player_id={ct.player}, seed={seed})"
+    events = _events(ct, k, at_end)
+    call = f"resample_history({_given(k, at_end)}, player_id={ct.player}, seed={seed})"
 
     def fail(why: str, *, history: Sequence[str] = (), expected: JSON = None, got: JSON = None, trace: str = "",
              breach: bool = False) -> bool:
@@ -108,8 +109,8 @@ def _check_state(model: WorldModel, resample: Resample, guard: Guard, ct: Closed
                  at_end: bool, tally: Tally) -> bool:
     kind = "inference_terminal" if at_end else "inference"
     seed = check_seed(ti, ct.player, k)
-    events = _events(ct, k)
-    call = f"resample_state(events[:{k + 1}], player_id={ct.player}, seed={seed})"
+    events = _events(ct, k, at_end)
+    call = f"resample_state({_given(k, at_end)}, player_id={ct.player}, seed={seed})"
 
     def fail(why: str, *, expected: JSON = None, got: JSON = None, trace: str = "", breach: bool = False) -> bool:
         return tally.fail(lambda: CheckFailure(kind, ti, k, call, expected, got, why, trace, (), breach),
@@ -147,11 +148,18 @@ def _drawn_turn(state: ModelState, ct: ClosedTrajectory, k: int, at_end: bool) -
     return None
 
 
-def _events(ct: ClosedTrajectory, k: int) -> list[JSON]:
-    """The player's first ``k + 1`` events as the inference function gets them (the last one's action hidden)."""
-    events: list[JSON] = [{"observation": values.thaw(e.observation), "action": e.action} for e in ct.events[:k]]
-    events.append({"observation": values.thaw(ct.events[k].observation), "action": None})
+def _events(ct: ClosedTrajectory, k: int, at_end: bool) -> list[JSON]:
+    """The player's first ``k + 1`` events as the inference function gets them (the last one's action hidden,
+    and flagged ``terminal`` with the player's return at the end of the game)."""
+    events: list[JSON] = [player_events.event(values.thaw(e.observation), e.action) for e in ct.events[:k]]
+    events.append(player_events.event(values.thaw(ct.events[k].observation),
+                                      final_return=ct.player_return if at_end else None))
     return events
+
+
+def _given(k: int, at_end: bool) -> str:
+    """How a failure names the events a check handed over."""
+    return "events (the last flagged terminal)" if at_end else f"events[:{k + 1}]"
 
 
 def _replay(model: WorldModel, ct: ClosedTrajectory, k: int, history: list[str],

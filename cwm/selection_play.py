@@ -20,11 +20,12 @@ from typing import Any
 
 import numpy as np
 
+from cwm import events as player_events
 from cwm import games, values
 from cwm.arena_clock import agent_move
 from cwm.host_game import DEFAULT_HOST_CPU_S, HostedState, HostFailure, HostGame
 from cwm.text import clean, clean_json
-from cwm.types import CHANCE, JSON
+from cwm.types import CHANCE, JSON, TERMINAL
 from planners.agents import AgentError
 from planners.cwm_agent import GameFacts
 from planners.specs import Settings
@@ -47,7 +48,9 @@ class HostTracker:
 
     def sync(self, state: HostedState) -> None:
         for view in state.views[len(self.events):]:
-            self.events.append({"observation": values.thaw(view.observations[self.player]), "action": None})
+            over = view.player == TERMINAL
+            self.events.append(player_events.event(values.thaw(view.observations[self.player]),
+                                                   final_return=view.returns[self.player] if over else None))
         for i in range(len(self.moves), len(state.moves)):
             if state.movers[i] == self.player:
                 self.events[i]["action"] = state.moves[i]

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pyspiel
 
+from cwm import events as player_events
 from cwm import games, values
 from cwm.model import ModelState, WorldModel
 from cwm.types import CHANCE, JSON, ModelContractError
@@ -43,7 +44,9 @@ class HistoryTracker:
         self.events: list[dict[str, JSON]] = [self._event()]
 
     def _event(self) -> dict[str, JSON]:
-        return {"observation": games.observe(self.spec, self._shadow, self.player), "action": None}
+        over = self._shadow.is_terminal()
+        return player_events.event(games.observe(self.spec, self._shadow, self.player),
+                                   final_return=self._shadow.returns()[self.player] if over else None)
 
     def follows(self, state: pyspiel.State, player: int) -> bool:
         """Whether ``state`` continues the game seen so far from ``player``'s seat (else: a new game)."""

@@ -11,8 +11,8 @@ Payload: ``{"name", "codec": {"table", "num_distinct_actions", "max_chance_outco
 None}``.
 
 Messages: ``{"op": "plan", "player", "legal": [str], "moves_from": int, "moves": [str], "events_from": int,
-"events": [{"observation", "action"}]}`` (the real moves since the last message, and the seat's events from
-the last one sent before, which goes again with the seat's own action there filled in)
+"events": [{"observation", "action"}]}`` (the real moves since the last message, and the seat's events,
+``cwm.events``, from the last one sent before, which goes again with the seat's own action there filled in)
 answered by ``{"action": str, "stats": {...}}`` or ``{"refused": why}`` when the model broke the contract
 or could not follow the real game.
 """
@@ -24,6 +24,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
+from cwm import events as player_events
 from cwm import values
 from cwm.codec import ActionCodec
 from cwm.contract import INFERENCE_API, VALUE_API, resampler
@@ -86,6 +87,9 @@ class _Server:
             raise ModelLoadError("the planning worker's view of the game is out of step with the host's")
         self.moves.extend(message["moves"])
         self.events[message["events_from"]:] = message["events"]
+        problem = player_events.validate(self.events)
+        if problem is not None or player_events.is_over(self.events):
+            raise ModelLoadError(f"the planning worker got events it cannot plan on: {problem or 'the game is over'}")
         wall, cpu = time.perf_counter(), time.process_time()
         try:
             action = self.planner.plan(int(message["player"]), list(message["legal"]), moves=self.moves,

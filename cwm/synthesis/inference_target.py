@@ -67,19 +67,23 @@ def _example_tests(closed: Sequence[ClosedTrajectory], *, terminal: bool, count:
         if not acted:
             continue
         k = acted[-1]
+        flag = f"(the last event with \"terminal\": True, \"return\": {ct.player_return})"
         if hidden == "state":
             out.append(f"- Game seed {ct.seed}, player {ct.player}, at state {k}: `resample_state(events[:{k + 1}], "
                        f"{ct.player}, seed)` (the last event's action set to None) must return a state where the "
                        f"player sees {compact(ct.events[k].observation)[:600]}, is to move, and may play "
                        f"{ct.events[k].action!r}")
+            if terminal:
+                out.append(f"- the same game at its end: `resample_state(events, {ct.player}, seed)` {flag} must "
+                           f"return a state where the game is over")
             continue
         out.append(f"- Game seed {ct.seed}, player {ct.player}, at state {k}: `resample_history(events[:{k + 1}], "
                    f"{ct.player}, seed)` (the last event's action set to None) must return {k} actions whose replay "
                    f"shows observations {compact([e.observation for e in ct.events[:k + 1]])[:600]}")
         if terminal:
             n = len(ct.events)
-            out.append(f"- the same game at its end: `resample_history(events, {ct.player}, seed)` must return {n - 1} "
-                       f"actions whose replay ends the game paying the player {ct.player_return}")
+            out.append(f"- the same game at its end: `resample_history(events, {ct.player}, seed)` {flag} must "
+                       f"return {n - 1} actions whose replay ends the game paying the player {ct.player_return}")
     return "\n".join(out)
 
 

@@ -1,6 +1,6 @@
 """The closed-deck sessions shipped with cwm (hand-written replies, not LLM output; see
-cwm/data/recordings/README.md) replayed through the sandbox: the joint world model and inference of Leduc
-poker are refined to 100% of their checks, and Quadranto's stop where no inference can see the end."""
+cwm/data/recordings/README.md) replayed through the sandbox: the joint world models and inference functions
+of Leduc poker and Quadranto are refined to 100% of their checks, ends of games included."""
 
 from __future__ import annotations
 
@@ -39,16 +39,17 @@ def test_closed_deck_leduc_is_refined_to_every_check_from_the_recording(tmp_path
     assert any("observation differs" in f["diff"] for f in _failures(first)) and not _failures(fixed)
 
 
-def test_closed_deck_quadranto_stops_at_the_catch_the_player_cannot_see(tmp_path):
+def test_closed_deck_quadranto_is_refined_to_every_check_with_the_terminal_flag(tmp_path):
     run = tmp_path / "run"
     result = synthesize_inference("quadranto", llm=ReplayClient(CLOSED / "quadranto.jsonl"), run_dir=run,
-                                  deck="closed", budget=2, num_test=0)
-    assert not result.solved and result.llm_calls == 2
-    assert result.train_by_type["inference"] == 1.0 and result.train_by_type["random_play"] == 1.0
+                                  deck="closed", num_test=20)
+    assert result.target == "joint" and result.solved and result.llm_calls == 2
+    assert result.train_accuracy == 1.0 and set(result.train_by_type) == JOINT_TYPES
+    assert result.test_accuracy == 1.0  # 20 held-out games, catches by either player included
     first, refined = _reports(run)
-    assert len(_failures(refined)) == 1 < len(_failures(first))  # the refinement fixed the player's own catch
-    left = _failures(refined)[0]
-    assert left["test_type"] == "inference_terminal" and "not terminal" in left["diff"]
+    # the first candidate kept every game going at its last state: a catch it was told of did not end the game
+    assert {f["test_type"] for f in _failures(first)} == {"inference_terminal"}
+    assert all("not terminal" in f["diff"] for f in _failures(first)) and not _failures(refined)
 
 
 def test_cwm_synthesize_replays_the_closed_recording(tmp_path, capsys):

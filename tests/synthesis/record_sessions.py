@@ -7,10 +7,9 @@ Every reply is a hand-written candidate under tests/data/synthesis/<game>/, answ
   hidden information, the open-deck inference synthesis for the world model it found, in one file;
 - ``closed/<game>.jsonl``: the closed-deck joint synthesis (``cwm synthesize GAME --target joint``).
 
-Each session replays with the default settings of its command (seed 0, tree search, 5 training games; the
-closed Quadranto session also ``--budget 2``, see cwm/data/recordings/README.md) and needs exactly the
-prompts of the recording, so re-run this after changing the synthesis or inference prompts, the contract
-or its value rules (``cwm.values.RULES``, shown in the prompt), a game's rules or the trajectory format
+Each session replays with the default settings of its command (seed 0, tree search, 5 training games) and
+needs exactly the prompts of the recording, so re-run this after changing the synthesis or inference
+prompts, the contract or its value rules (``cwm.values.RULES``, shown in the prompt), a game's rules or the trajectory format
 (``tests/synthesis/test_recordings.py`` fails until you do):
 
     python tests/synthesis/record_sessions.py            # every session
@@ -72,9 +71,7 @@ SESSIONS = {s.name: s for s in (
     Session("leduc_poker", joint=("joint_1_initial", "joint_2_fixed")),
     Session("quadranto", world_model=("world_model_1_initial", "world_model_2_fixed"),
             inference=("inference_1_initial", "inference_2_fixed")),
-    # a catch by the opponent looks to the caught player like the opponent stepping next to it, so no
-    # inference can pass every end-of-game check of Quadranto's closed deck: the session stops at its budget
-    Session("quadranto", joint=("joint_1_initial", "joint_2_refined"), budget=2),
+    Session("quadranto", joint=("joint_1_initial", "joint_2_refined")),
 )}
 
 

@@ -4,8 +4,10 @@ It implements cwm.contract.INFERENCE_API for tests/data/games/quadranto_cwm.py (
 player's own placement and moves are read off its events; the opponent's placement and moves are drawn from
 their posterior under uniformly random play (each legal move equally likely), by forward filtering over the
 squares the opponent can be on (its quadrant as seen after every move, never on the player's square while
-the game goes on) and sampling a path backwards. The last state is taken to be one where the game goes on
-(as at the player's turn), unless only a catch there fits what the player saw.
+the game goes on) and sampling a path backwards. At the last state the events' ``terminal`` flag says
+whether the game is over there, and its ``return`` whether someone won: a catch (the opponent stands on the
+player's square, before the move limit or on its last move); otherwise the opponent stands anywhere its
+quadrant allows but there.
 """
 
 import random
@@ -35,18 +37,18 @@ def _mover(step):
     return -1 if step < 2 else (step - 2) % 2
 
 
-def _filter(layer, seen, mine, last):
-    """The squares of ``layer`` that fit what the player sees: the opponent's quadrant, and (but for a catch
-    that alone fits the last state) not the player's own square."""
-    fits = {s: m for s, m in layer.items() if _quadrant(s) == seen}
-    apart = {s: m for s, m in fits.items() if s != mine}
-    return apart if apart or not last else fits
+def _filter(layer, seen, mine, caught):
+    """The squares of ``layer`` that fit what the player sees: the opponent's quadrant, and the player's own
+    square exactly when the opponent was ``caught`` there (else any other)."""
+    return {s: m for s, m in layer.items() if _quadrant(s) == seen and (s == mine) == caught}
 
 
 def _forward(events, opponent):
     """Per step, the opponent's possible squares after it with their prior masses (empty before it is placed)."""
     layers, layer = [], {}
     n = len(events) - 1
+    end = events[-1]
+    caught_at_end = end.get("terminal", False) and end["return"] != 0
     for k in range(n):
         after = events[k + 1]["observation"]
         if k == opponent:
@@ -61,7 +63,7 @@ def _forward(events, opponent):
             layer = moved
         if layer:
             mine = tuple(after["my_square"]) if after["my_square"] is not None else None
-            layer = _filter(layer, after["opponent_quadrant"], mine, k == n - 1)
+            layer = _filter(layer, after["opponent_quadrant"], mine, caught_at_end and k == n - 1)
         layers.append(layer)
     return layers
 
