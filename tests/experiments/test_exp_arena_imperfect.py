@@ -5,13 +5,18 @@ the CWM agent planning with ISMCTS on it against random and GT-ISMCTS; a game wi
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
-from sessions import LEDUC_INFERENCE, LEDUC_MODEL, record_closed, record_open
-from test_exp_validation import refused, script
 
 from cwm.llm.fakes import FakeOpenAI
+
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:  # CI imports tests in importlib mode: their folder is not on the path
+    sys.path.append(str(HERE))
+from sessions import LEDUC_INFERENCE, LEDUC_MODEL, record_closed, record_open  # noqa: E402
+from test_exp_validation import refused, script  # noqa: E402
 
 TINY = ["--matches", "1", "--sims", "10", "--rollouts", "1", "--num-test", "2", "--budget", "1",
         "--executor", "inline", "--quiet"]

@@ -10,7 +10,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from sessions import (
+
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:  # CI imports tests in importlib mode: their folder is not on the path
+    sys.path.append(str(HERE))
+from sessions import (  # noqa: E402
     LEDUC_INFERENCE,
     LEDUC_MODEL,
     QUADRANTO_INFERENCE,
@@ -18,7 +22,7 @@ from sessions import (
     record_closed,
     record_open,
 )
-from test_exp_validation import refused, script
+from test_exp_validation import refused, script  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "data" / "reference"))
 import leduc_poker_inference_mutants as mutants  # noqa: E402

@@ -6,10 +6,15 @@ with bugs, then a correct one), standing in for the answering model's replies.""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 from cwm.cli import EXIT_WAITING
-from experiments import real_session
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:  # the experiments folder is not installed: the checkout's (cwm stays the installed one)
+    sys.path.append(str(ROOT))
+from experiments import real_session  # noqa: E402
 
 REPLIES = Path(__file__).resolve().parents[1] / "data" / "synthesis" / "tic_tac_toe"
 
