@@ -109,7 +109,7 @@ class _Replay(StepChecks):
         passed = fast = 0
         last_ok = False
         for si, step in enumerate(steps):
-            self.si = si
+            self.si, self.state = si, state
             nxt = self.fast_step(state, step)
             if nxt is not None:
                 fast += 1
@@ -125,6 +125,7 @@ class _Replay(StepChecks):
                                   step=si + 1)
                     break
                 self.history.append(step.action_string)
+                self.state = nxt
                 ok &= self.check_rewards(nxt, step)
                 last_ok = bool(ok)
                 passed += last_ok
@@ -132,7 +133,7 @@ class _Replay(StepChecks):
                 self.history.append(step.action_string)
             state = nxt
         else:
-            self.si = len(steps)
+            self.si, self.state = len(steps), state
             if steps and not self.check_terminal(state) and last_ok:
                 passed -= 1  # the last transition passes only if the state it led to is terminal as recorded
         self.run_.tally(_FAST_TYPES, fast)

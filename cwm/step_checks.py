@@ -4,6 +4,7 @@ value rule to the answer, and records a pass, a breach or a mismatch, worded for
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -17,6 +18,15 @@ _UNSET = object()
 _FAST_NUMBERS = frozenset({int, float})
 
 
+def state_text(state: Any, limit: int = 600) -> str:
+    """A model's state as compact JSON for a failure report, cut at ``limit`` characters."""
+    try:
+        text = json.dumps(values.canonical(state), separators=(", ", ": "), ensure_ascii=False)
+    except (TypeError, ValueError):  # not JSON (a breach reported on its own)
+        return values.describe(state, limit)
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} characters)"
+
+
 class StepChecks:
     """The checks of a replay: each records in ``run`` (a ``Tally``) what it found, naming the trajectory,
     the step and the actions so far."""
@@ -28,6 +38,8 @@ class StepChecks:
         self.n = traj.num_players
         self.history: list[str] = []
         self.si = 0
+        # the model's own state the current check reads (shown in a failure beside the real game's view)
+        self.state: Any = None
         # the functions with the guard applied (the fast path calls these; the full checks go through call())
         self.bound = fns if guard is direct_guard else {k: functools.partial(guard, f) for k, f in fns.items()}
 
@@ -43,9 +55,20 @@ class StepChecks:
 
     def fail(self, kind: str, call: str, expected: JSON, got: JSON, why: str, *, breach: bool,
              trace: str = "", count: int = 1, step: int | None = None) -> bool:
-        si, history = self.si if step is None else step, tuple(self.history)
-        return self.run_.fail(lambda: CheckFailure(kind, self.ti, si, call, expected, got, why, trace, history, breach),
+        si, history, state = self.si if step is None else step, tuple(self.history), self.state
+        return self.run_.fail(lambda: CheckFailure(kind, self.ti, si, call, expected, got, why, trace, history, breach,
+                                                   **self._context(kind, si, state)),
                               kind, breach=breach, count=count)
+
+    def _context(self, kind: str, si: int, state: Any) -> dict[str, Any]:
+        """What a failure shows of the position: the real game's observations there (unless the failure
+        is about observations, whose expected value they are) and the model's own state."""
+        out: dict[str, Any] = {"state": state_text(state) if state is not None else ""}
+        at = si + 1 if kind == "rewards" else si  # get_rewards reads the state after the step's action
+        if kind != "observations" and at <= len(self.traj.steps):
+            out["observed"] = list(self.traj.steps[at].observations if at < len(self.traj.steps)
+                                   else self.traj.final_observations)
+        return out
 
     def undecodable(self, player: Any, strings: list[str]) -> str:
         """Why ``ModelState`` could not give ``player``'s ``strings`` action ids ('' when it can, or when the

@@ -180,7 +180,7 @@ class CheckFailure:
 
     Attributes:
       test_type: which kind of check failed (one of ``TEST_TYPES``).
-      trajectory: index of the trajectory in the checked set.
+      trajectory: index of the trajectory in the checked set (reports count games from 1, as prompts do).
       step: index of the step in that trajectory (the terminal state is ``len(steps)``).
       call: the model call that was checked, e.g. ``get_legal_actions(state)``.
       expected: what the ground truth says (JSON-able), or ``None`` for execution errors.
@@ -190,6 +190,9 @@ class CheckFailure:
       history: the action strings that lead from the initial state to the checked state.
       breach: the model broke a value rule of the contract (raised, returned a wrong type or an invalid
         value, modified its input), which play would refuse too, rather than answering validly but wrongly.
+      observed: the real game's observations (one per player) at the checked state, for failures other than
+        of observations (whose expected value they are); ``None`` when not known.
+      state: the model's own state that the failing call read, as compact JSON (cut), or empty.
 
     Every text field, and every string in ``expected`` and ``got``, is cleaned when a failure is made
     (``cwm.text.clean``: no lone surrogate, control character or ANSI escape sequence; long texts cut).
@@ -205,6 +208,8 @@ class CheckFailure:
     traceback: str = ""
     history: tuple[str, ...] = ()
     breach: bool = False
+    observed: JSON = None
+    state: str = ""
 
     def __post_init__(self) -> None:
         # the model wrote got, the diff and the traceback: cleaned for every file and terminal they reach
@@ -213,6 +218,8 @@ class CheckFailure:
         object.__setattr__(self, "traceback", clean(self.traceback, limit=TEXT_LIMIT, multiline=True))
         object.__setattr__(self, "expected", clean_json(self.expected))
         object.__setattr__(self, "got", clean_json(self.got))
+        object.__setattr__(self, "observed", clean_json(self.observed))
+        object.__setattr__(self, "state", clean(self.state, limit=TEXT_LIMIT))
         object.__setattr__(self, "history", tuple(clean(h) for h in self.history))
 
     def render(self, *, max_history: int = 40) -> str:
@@ -220,10 +227,17 @@ class CheckFailure:
         hist = list(self.history)
         shown = hist if len(hist) <= max_history else ["..."] + hist[-max_history:]
         lines = [
-            f"[{self.test_type}] trajectory {self.trajectory}, step {self.step}: {self.call}"
+            f"[{self.test_type}] game {self.trajectory + 1}, step {self.step}: {self.call}"
             + (" (contract breach)" if self.breach else ""),
             f"  actions so far: {shown}",
         ]
+        seen = self.observed
+        if isinstance(seen, list) and len(seen) > 1 and all(o == seen[0] for o in seen):
+            lines.append(f"  the real game's observation here (the same for every player): {_short(seen[0])}")
+        elif seen is not None:
+            lines.append(f"  the real game's observations here (one per player): {_short(seen)}")
+        if self.state:
+            lines.append(f"  your model's state here: {self.state}")
         raised = bool(self.traceback) and self.got is None  # the call raised: no value to show
         if not (raised and self.expected is None):
             lines.append(f"  expected: {_short(self.expected)}")

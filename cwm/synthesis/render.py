@@ -102,7 +102,8 @@ _TEST_TEMPLATES = "sections/example_test"
 # Every fragment template these functions render (their hashes go into a run's record).
 TEMPLATES: tuple[str, ...] = (
     *(f"{_TEST_TEMPLATES}/{kind}.md" for kind in EXAMPLE_TYPES),
-    *(f"{_TEST_TEMPLATES}/{name}.md" for name in ("at_initial", "after_actions", "group", "clipped")),
+    *(f"{_TEST_TEMPLATES}/{name}.md" for name in ("at_initial", "after_actions", "in_game", "at_end", "group",
+                                                  "clipped")),
     "sections/same_list.md", "sections/check_error.md",
 )
 
@@ -128,36 +129,50 @@ _FIELDS: dict[str, Callable[[Any], dict[str, str]]] = {
 }
 
 
-def _instances(trajectories: Sequence[Trajectory]) -> dict[str, list[tuple[Trajectory, int]]]:
-    """Every check the open-deck suite runs, as (game, actions played before it), grouped by test type."""
-    out: dict[str, list[tuple[Trajectory, int]]] = {t: [] for t in EXAMPLE_TYPES}
-    for traj in trajectories:
+def _instances(trajectories: Sequence[Trajectory]) -> dict[str, list[tuple[int, Trajectory, int]]]:
+    """Every check the open-deck suite runs, as (game index, game, actions played before it), by test type."""
+    out: dict[str, list[tuple[int, Trajectory, int]]] = {t: [] for t in EXAMPLE_TYPES}
+    for ti, traj in enumerate(trajectories):
         for at, step in enumerate(traj.steps):
             # checks.py checks get_legal_actions at chance steps too (the outcome strings)
             kinds = ["current_player", "observations", "legal_actions", "transition", "rewards"]
             kinds += ["chance_outcomes"] if step.chance_outcomes else []
             for kind in kinds:
-                out[kind].append((traj, at))
+                out[kind].append((ti, traj, at))
         for kind in ("current_player", "observations", "termination"):
-            out[kind].append((traj, len(traj.steps)))
+            out[kind].append((ti, traj, len(traj.steps)))
     return {k: v for k, v in out.items() if v}
 
 
-def _render_check(kind: str, traj: Trajectory, at: int) -> str:
+def _where(ti: int, traj: Trajectory, at: int, max_steps: int | None) -> str:
+    """Where a check looks, as the prompt says it: a step of a game shown above by its number (the step's
+    line shows the state); a state the shown games leave out by the actions that reach it."""
+    if at == 0:
+        return _fragment(f"{_TEST_TEMPLATES}/at_initial.md")
+    if max_steps is None or at < max_steps or len(traj.steps) <= max_steps:
+        if at == len(traj.steps):
+            return _fragment(f"{_TEST_TEMPLATES}/at_end.md", game=ti + 1)
+        return _fragment(f"{_TEST_TEMPLATES}/in_game.md", game=ti + 1, step=at)
+    return _fragment(f"{_TEST_TEMPLATES}/after_actions.md",
+                     history=compact([s.action_string for s in traj.steps[:at]]))
+
+
+def _render_check(kind: str, ti: int, traj: Trajectory, at: int, *, max_steps: int | None) -> str:
     """One check as a line of the prompt."""
     state = traj.steps[at] if at < len(traj.steps) else _FinalState(TERMINAL, traj.final_observations)
-    history = [s.action_string for s in traj.steps[:at]]
-    where = (_fragment(f"{_TEST_TEMPLATES}/after_actions.md", history=compact(history)) if history
-             else _fragment(f"{_TEST_TEMPLATES}/at_initial.md"))
-    return _fragment(f"{_TEST_TEMPLATES}/{kind}.md", at=where, **_FIELDS[kind](state))
+    return _fragment(f"{_TEST_TEMPLATES}/{kind}.md", at=_where(ti, traj, at, max_steps), **_FIELDS[kind](state))
 
 
-def example_tests(trajectories: Sequence[Trajectory], *, per_type: int = 5) -> tuple[str, dict[str, int]]:
+def example_tests(trajectories: Sequence[Trajectory], *, per_type: int = 5,
+                  max_steps: int | None = None) -> tuple[str, dict[str, int]]:
     """Up to ``per_type`` checks of each type, spread evenly over all the checks of that type.
 
     Deterministic (no randomness): the first and last checks of a type are always among those shown,
     so terminal rewards and the end of the game appear. At a chance step both the chance outcomes and
-    the legal actions (the outcome strings) are checked, so both appear.
+    the legal actions (the outcome strings) are checked, so both appear. A check at a step that
+    ``render_trajectories(trajectories, max_steps=max_steps)`` shows names the game and the step (the
+    step's lines show the state and the actions that led there); a later one, cut from the games shown,
+    lists the actions from the start.
 
     Returns:
       The text (a heading per type, one check per line) and the number shown per type.
@@ -166,7 +181,7 @@ def example_tests(trajectories: Sequence[Trajectory], *, per_type: int = 5) -> t
     for kind, checks in _instances(trajectories).items():
         picks = sorted(set(np.linspace(0, len(checks) - 1, min(per_type, len(checks))).round().astype(int)))
         counts[kind] = len(picks)
-        lines = "\n".join(f"- {_render_check(kind, *checks[i])}" for i in picks)
+        lines = "\n".join(f"- {_render_check(kind, *checks[i], max_steps=max_steps)}" for i in picks)
         parts.append(_fragment(f"{_TEST_TEMPLATES}/group.md", kind=kind, shown=len(picks), total=len(checks),
                                checks=lines))
     return "\n\n".join(parts), counts

@@ -147,7 +147,7 @@ def world_model_target(
     """
     if not train:
         raise ValueError("world-model synthesis needs at least one training trajectory")
-    tests, _ = render.example_tests(train, per_type=examples_per_type)
+    tests, _ = render.example_tests(train, per_type=examples_per_type, max_steps=max_steps_shown)
     context = {
         "rules": nest_headings(rules.strip()),
         "api": cwm_model.api_block(cwm_model.WORLD_MODEL_API).rstrip(),

@@ -59,7 +59,7 @@ def test_check_broken_model_prints_the_failure_and_exits_1(tmp_path: Path,
                       encoding="utf-8")
     assert main(["check", str(broken), "--game", "tic_tac_toe", "--trajectories", str(data)]) == 1
     out = capsys.readouterr().out
-    assert "[legal_actions] trajectory" in out and "get_legal_actions(state)" in out
+    assert "[legal_actions] game" in out and "get_legal_actions(state)" in out
     assert "diff: missing ['x(2,2)']" in out or "diff: missing ['o(2,2)']" in out
 
 

@@ -34,3 +34,37 @@ def test_a_library_frame_the_model_called_stays_after_its_own():
     report = checks.run_checks(_raising_model('json.loads("{")'), trajs, max_failures_per_type=1)
     trace = next(f for f in report.failures if f.test_type == "rewards").traceback
     assert trace.startswith('  File "<cwm_model>"') and "json" in trace and "JSONDecodeError" in trace
+
+
+def _model_from(source: str) -> model.WorldModel:
+    return model.WorldModel(model.load_source(source), codec=model.ActionCodec.from_game(
+        games.load_game("tic_tac_toe")), name="edited")
+
+
+def test_a_failure_shows_the_real_games_view_and_the_models_state_where_it_fails():
+    trajs = trajectories.collect("tic_tac_toe", n=2, seed=0)
+    # a model that pays nothing: its rewards fail at the last move of a won game
+    source = MODEL.read_text().replace("def get_rewards(state):\n", "def get_rewards(state):\n    return [0.0, 0.0]\n", 1)
+    report = checks.run_checks(_model_from(source), trajs, max_failures_per_type=1)
+    (failure,) = [f for f in report.failures if f.test_type == "rewards"]
+    game = trajs[failure.trajectory]
+    # get_rewards reads the state after the step's action: the view shown is the one after it
+    after = game.steps[failure.step + 1].observations if failure.step + 1 < len(game.steps) \
+        else game.final_observations
+    assert failure.observed == list(after)
+    text = failure.render()
+    assert f"game {failure.trajectory + 1}, step {failure.step}:" in text
+    assert "the real game's observation here (the same for every player): " in text
+    state_line = next(line for line in text.splitlines() if line.startswith("  your model's state here: "))
+    assert state_line.count('"x"') == sum(cell == "x" for cell in after[0]["board"])
+
+
+def test_an_observation_failure_shows_the_state_but_not_the_expected_view_twice():
+    trajs = trajectories.collect("tic_tac_toe", n=1, seed=0)
+    source = MODEL.read_text().replace("def get_observations(state):\n",
+                                       "def get_observations(state):\n    return [{}, {}]\n", 1)
+    report = checks.run_checks(_model_from(source), trajs, max_failures_per_type=1)
+    (failure,) = [f for f in report.failures if f.test_type == "observations"]
+    text = failure.render()
+    assert failure.observed is None and "the real game's observation" not in text
+    assert "your model's state here: {" in text

@@ -17,7 +17,7 @@ def test_conversation_appends_failures_until_solved(tmp_path: Path) -> None:
     assert [len(c.messages) for c in llm.calls] == [1, 3, 5, 7]
     assert [m.role for m in llm.calls[3].messages] == ["user", "assistant"] * 3 + ["user"]
     first, second, third = (llm.calls[3].messages[i].text for i in (2, 4, 6))
-    assert "## Failing tests" in first and "[observations] trajectory" in first
+    assert "## Failing tests" in first and "[observations] game" in first
     assert "I could not use your reply" in second and "no code" in second
     assert "226/235 checks passed" in first and "230/235 checks passed" in third
     assert llm.calls[3].messages[1].text == reply("01_initial_buggy")

@@ -59,7 +59,7 @@ def test_refinement_prompt_has_the_code_and_one_failed_test_per_type(calls: list
     assert RULES.strip() in text and "def get_rewards(state: dict) -> list[float]:" in text
     failing = _section(text, "## Failing tests")
     for kind in ["current_player", "observations", "rewards", "termination"]:
-        assert len(re.findall(rf"^\[{kind}\] trajectory \d+, step \d+", failing, re.MULTILINE)) == 1, kind
+        assert len(re.findall(rf"^\[{kind}\] game \d+, step \d+", failing, re.MULTILINE)) == 1, kind
     assert "[legal_actions]" not in failing and "[transition]" not in failing
     assert "expected: [1.0, -1.0]" in failing and "diff:" in failing
     assert "226/235 checks passed" in failing
