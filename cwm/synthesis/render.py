@@ -168,7 +168,8 @@ def example_tests(trajectories: Sequence[Trajectory], *, per_type: int = 5,
     """Up to ``per_type`` checks of each type, spread evenly over all the checks of that type.
 
     Deterministic (no randomness): the first and last checks of a type are always among those shown,
-    so terminal rewards and the end of the game appear. At a chance step both the chance outcomes and
+    so terminal rewards and the end of the game appear; a check that reads the same as another (every
+    game's first move from the initial state) is shown once. At a chance step both the chance outcomes and
     the legal actions (the outcome strings) are checked, so both appear. A check at a step that
     ``render_trajectories(trajectories, max_steps=max_steps)`` shows names the game and the step (the
     step's lines show the state and the actions that led there); a later one, cut from the games shown,
@@ -179,9 +180,11 @@ def example_tests(trajectories: Sequence[Trajectory], *, per_type: int = 5,
     """
     parts, counts = [], {}
     for kind, checks in _instances(trajectories).items():
-        picks = sorted(set(np.linspace(0, len(checks) - 1, min(per_type, len(checks))).round().astype(int)))
+        # the same check at the same state (every game's initial state, say) is shown once
+        distinct = list(dict.fromkeys(_render_check(kind, *c, max_steps=max_steps) for c in checks))
+        picks = sorted(set(np.linspace(0, len(distinct) - 1, min(per_type, len(distinct))).round().astype(int)))
         counts[kind] = len(picks)
-        lines = "\n".join(f"- {_render_check(kind, *checks[i], max_steps=max_steps)}" for i in picks)
+        lines = "\n".join(f"- {distinct[i]}" for i in picks)
         parts.append(_fragment(f"{_TEST_TEMPLATES}/group.md", kind=kind, shown=len(picks), total=len(checks),
                                checks=lines))
     return "\n\n".join(parts), counts
