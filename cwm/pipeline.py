@@ -112,10 +112,23 @@ def default_opponents(game: str) -> tuple[str, ...]:
 
 
 def recording_for(game: str) -> Path | None:
-    """The packaged recorded synthesis session of a registered game, if one ships with cwm."""
+    """The packaged recorded synthesis session of a registered game, if one ships with cwm: a real model's
+    session (``data/recordings/real/``, answered through the batch client) in preference to a scripted demo."""
     name = games.resolve(game).name
-    resource = resources.files("cwm").joinpath("data", "recordings", f"{name}.jsonl")
-    return Path(str(resource)) if resource.is_file() else None
+    for folder in (("real",), ()):
+        resource = resources.files("cwm").joinpath("data", "recordings", *folder, f"{name}.jsonl")
+        if resource.is_file():
+            return Path(str(resource))
+    return None
+
+
+def recording_provenance(recording: Path) -> dict[str, JSON] | None:
+    """Who answered a shipped real session (its ``GAME.provenance.json``), or ``None`` for a scripted one."""
+    path = recording.with_name(recording.stem + ".provenance.json")
+    if not path.is_file():
+        return None
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return data if isinstance(data, dict) else None
 
 
 def resolve_llm(spec: str, game: str) -> str:
@@ -133,13 +146,15 @@ def resolve_llm(spec: str, game: str) -> str:
         raise PipelineError(
             f"no LLM for {game!r}: set GEMINI_API_KEY (or GOOGLE_API_KEY) for live synthesis, or pass "
             f"--llm (openai:MODEL, replay:FILE); recorded offline sessions ship only for "
-            f"{', '.join(sorted(p.stem for p in _recordings())) or 'no game'}")
+            f"{', '.join(sorted({p.stem for p in _recordings()})) or 'no game'}")
     return f"replay:{recording}"
 
 
 def _recordings() -> list[Path]:
-    folder = resources.files("cwm").joinpath("data", "recordings")
-    return [Path(str(p)) for p in folder.iterdir() if p.name.endswith(".jsonl")] if folder.is_dir() else []
+    found = []
+    for folder in (resources.files("cwm").joinpath("data", "recordings", *sub) for sub in (("real",), ())):
+        found += [Path(str(p)) for p in folder.iterdir() if p.name.endswith(".jsonl")] if folder.is_dir() else []
+    return found
 
 
 def run(config: RunConfig, out: str | Path, *, progress: bool = True,

@@ -26,6 +26,7 @@ def build(config: Any, llm_spec: str, synthesis: dict[str, JSON], inference: dic
         "game": games.resolve(config.game).name,
         "llm": llm_spec,
         "offline_recording": llm_spec.startswith("replay:"),
+        "recording_provenance": _provenance(llm_spec),
         "config": dataclasses.asdict(config),
         "search": search,  # the SearchConfig the arena's agents got, in full
         "synthesis": {k: synthesis.get(k) for k in SYNTHESIS_KEYS},
@@ -37,6 +38,16 @@ def build(config: Any, llm_spec: str, synthesis: dict[str, JSON], inference: dic
         "git_commit": git_commit(),
         "finished_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }
+
+
+def _provenance(llm_spec: str) -> JSON:
+    """The provenance of the real-model recording a ``replay:`` spec names, if it has one."""
+    from cwm.pipeline import recording_provenance
+
+    if not llm_spec.startswith("replay:"):
+        return None
+    found = recording_provenance(Path(llm_spec.removeprefix("replay:")))
+    return None if found is None else {k: found.get(k) for k in ("answered_by", "how", "date", "llm_calls")}
 
 
 def write(out: Path, report: dict[str, Any]) -> None:
@@ -59,7 +70,10 @@ def markdown(report: dict[str, Any]) -> list[str]:
     from cwm import arena_report
 
     s = report["synthesis"]
-    source = ("a recorded session shipped with cwm (scripted replies, not a live LLM)"
+    real = report.get("recording_provenance")
+    source = (f"a real model's recorded session shipped with cwm, answered by {real.get('answered_by')} "
+              f"({real.get('how')}) on {real.get('date')}" if real
+              else "a recorded session shipped with cwm (scripted replies, not a live LLM)"
               if report["offline_recording"] else f"`{report['llm']}`")
     lines = [f"# cwm run: {report['game']}", "", "## Synthesis", "",
              f"- LLM: {source}; model id `{s['model']}`; strategy {s['strategy']}, seed {s['seed']}",

@@ -6,16 +6,19 @@ call of this script advances one session by as far as the answers written so far
     python experiments/real_session.py GAME --work DIR --answered-by NAME
 
 1. answers in ``DIR/answers/<key>.md`` are read into the batch directory (``cwm llm answer-batch --from``);
-2. world-model synthesis runs (resuming ``DIR/run``) with the batch client until a request has no reply;
+2. what ``cwm run GAME`` asks of an LLM runs (resuming ``DIR/run``) with the batch client until a request
+   has no reply: world-model synthesis, then for a hidden-information game the open-deck inference
+   synthesis for the world model found;
 3. if one waits, its text is written to ``DIR/prompts/<key>.md`` and the script exits with status 3:
    hand each prompt, and nothing else, to the answering model (``experiments/answering_brief.md``),
    write its reply verbatim to ``DIR/answers/<key>.md``, and run the script again;
-4. once synthesis has finished, the whole session is replayed from the replies into a fresh run that
+4. once both have finished, the whole session is replayed from the replies into a fresh run that
    records it (``DIR/recording.jsonl``), replayed again from that recording alone, and the two runs are
    compared: the recording must reproduce the session offline, program for program.
 
 The replies carry ``--answered-by`` as their model, and ``DIR/provenance.json`` says who answered, when,
-how, and the prompt hashes. Copy the recording to ``cwm/data/recordings/GAME.jsonl`` to ship it.
+how, the calls per stage and the prompt hashes. ``--ship`` copies both into ``cwm/data/recordings/real/``,
+where ``cwm run GAME`` finds them (a real session is replayed in preference to a scripted demo).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from __future__ import annotations
 import argparse
 import datetime as _dt
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -31,6 +35,7 @@ from cwm.cli import EXIT_WAITING
 from cwm.llm import BatchFileClient, Client, PendingBatch, RecordingClient, make_client
 from cwm.llm.batch_texts import export_pending, import_answers
 from cwm.synthesis import SynthesisResult, synthesize_world_model
+from cwm.synthesis.inference import synthesize_inference
 
 HOW = ("answered through cwm's batch client: each reply written by the named model from the request's text "
        "alone (no files, no tools, no feedback but cwm's next prompt), briefed by experiments/answering_brief.md")
@@ -41,8 +46,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("game", help="registry name")
     parser.add_argument("--work", required=True, help="the session's folder (resumed)")
     parser.add_argument("--answered-by", required=True, help="the answering model, as precisely as known")
-    parser.add_argument("--budget", type=int, default=20, help="most LLM calls (default 20)")
+    parser.add_argument("--budget", type=int, default=20, help="most LLM calls per stage (default 20)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the games and the search (default 0)")
+    parser.add_argument("--ship", action="store_true",
+                        help="once verified, copy the recording and its provenance into cwm/data/recordings/real/")
     args = parser.parse_args(argv)
     game, work = games.resolve(args.game).name, Path(args.work)
     batch = work / "batch"
@@ -50,20 +57,32 @@ def main(argv: list[str] | None = None) -> int:
         answered, _ = import_answers(batch, work / "answers", model=args.answered_by)
         print(f"{answered} answer(s) read from {work / 'answers'}")
     try:
-        result = _synthesize(game, BatchFileClient(batch), work / "run", args)
+        results = _session(game, BatchFileClient(batch), work / "run", args)
     except PendingBatch:
         written = export_pending(batch, work / "prompts")
         print(f"{len(written)} prompt(s) wait in {work / 'prompts'}; write each reply to {work / 'answers'}/<key>.md "
               f"and run again")
         return EXIT_WAITING
-    print(f"session finished: {'solved' if result.solved else 'not solved'} after {result.llm_calls} call(s)")
-    return _record_and_verify(game, work, args)
+    for stage, result in results.items():
+        print(f"{stage} finished: {'solved' if result.solved else 'not solved'} after {result.llm_calls} call(s)")
+    status = _record_and_verify(game, work, args)
+    if status == 0 and args.ship:
+        _ship(game, work)
+    return status
 
 
-def _synthesize(game: str, llm: Client, run_dir: Path, args: argparse.Namespace) -> SynthesisResult:
-    # cwm's defaults but no held-out games: the requests do not depend on them, so the recording replays
-    # in `cwm synthesize` and `cwm run` with any --num-test
-    return synthesize_world_model(game, llm=llm, run_dir=run_dir, budget=args.budget, seed=args.seed, num_test=0)
+def _session(game: str, llm: Client, run_dir: Path, args: argparse.Namespace) -> dict[str, SynthesisResult]:
+    """What ``cwm run GAME`` asks of an LLM: the world model, then for hidden information the open-deck
+    inference function for the world model found (cwm's defaults, no held-out games: the requests do not
+    depend on them, so the recording replays in ``cwm synthesize`` and ``cwm run`` with any test set)."""
+    world_model = synthesize_world_model(game, llm=llm, run_dir=run_dir / "synthesis", budget=args.budget,
+                                         seed=args.seed, num_test=0)
+    results = {"world model": world_model}
+    if not games.resolve(game).perfect_information and world_model.best_source:
+        results["inference"] = synthesize_inference(game, llm=llm, run_dir=run_dir / "inference",
+                                                    world_model=world_model.best_source, budget=args.budget,
+                                                    seed=args.seed, num_test=0)
+    return results
 
 
 def _record_and_verify(game: str, work: Path, args: argparse.Namespace) -> int:
@@ -71,20 +90,33 @@ def _record_and_verify(game: str, work: Path, args: argparse.Namespace) -> int:
     recording.unlink(missing_ok=True)
     for folder in ("recorded", "replayed"):
         _clear(work / folder)
-    first = _synthesize(game, RecordingClient(BatchFileClient(work / "batch"), recording), work / "recorded", args)
-    again = _synthesize(game, make_client(f"replay:{recording}"), work / "replayed", args)
-    same = [(work / d / "best_program.py").read_bytes() for d in ("recorded", "replayed")]
-    if first.llm_calls != again.llm_calls or same[0] != same[1]:
-        print(f"error: the recording does not reproduce the session ({first.llm_calls} vs {again.llm_calls} calls)",
-              file=sys.stderr)
-        return 1
+    first = _session(game, RecordingClient(BatchFileClient(work / "batch"), recording), work / "recorded", args)
+    again = _session(game, make_client(f"replay:{recording}"), work / "replayed", args)
+    for stage in ("synthesis", "inference"):
+        if not (work / "recorded" / stage).exists():
+            continue
+        same = [(work / d / stage / "best_program.py").read_bytes() for d in ("recorded", "replayed")]
+        if same[0] != same[1] or [r.llm_calls for r in first.values()] != [r.llm_calls for r in again.values()]:
+            print(f"error: the recording does not reproduce the session's {stage}", file=sys.stderr)
+            return 1
+    calls = sum(r.llm_calls for r in first.values())
     provenance = {"game": game, "answered_by": args.answered_by, "how": HOW,
-                  "date": _dt.datetime.now(_dt.timezone.utc).date().isoformat(), "llm_calls": first.llm_calls,
-                  "solved": first.solved, "seed": args.seed, "prompt_hashes": first.prompt_hashes}
+                  "date": _dt.datetime.now(_dt.timezone.utc).date().isoformat(), "llm_calls": calls,
+                  "stages": {stage: {"llm_calls": r.llm_calls, "solved": r.solved} for stage, r in first.items()},
+                  "solved": all(r.solved for r in first.values()), "seed": args.seed,
+                  "prompt_hashes": {k: v for r in first.values() for k, v in r.prompt_hashes.items()}}
     (work / "provenance.json").write_text(json.dumps(provenance, indent=2) + "\n", encoding="utf-8")
-    print(f"recorded and verified: {recording} ({first.llm_calls} calls, replays to the same best program); "
+    print(f"recorded and verified: {recording} ({calls} calls, replays to the same best program); "
           f"provenance: {work / 'provenance.json'}")
     return 0
+
+
+def _ship(game: str, work: Path) -> None:
+    shipped = Path(__file__).resolve().parent.parent / "cwm" / "data" / "recordings" / "real"
+    shipped.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(work / "recording.jsonl", shipped / f"{game}.jsonl")
+    shutil.copyfile(work / "provenance.json", shipped / f"{game}.provenance.json")
+    print(f"shipped: {shipped / f'{game}.jsonl'} (cwm run {game} replays it offline)")
 
 
 def _clear(folder: Path) -> None:

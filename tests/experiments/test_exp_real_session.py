@@ -44,5 +44,5 @@ def test_a_session_waits_for_each_answer_then_records_a_replay_that_reproduces_i
     assert provenance["llm_calls"] == 2 and provenance["prompt_hashes"]
     lines = [json.loads(line) for line in (work / "recording.jsonl").read_text().splitlines()]
     assert [line["response"]["model"] for line in lines] == ["hand-written test replies"] * 2
-    recorded, replayed = ((work / d / "best_program.py").read_text() for d in ("recorded", "replayed"))
+    recorded, replayed = ((work / d / "synthesis" / "best_program.py").read_text() for d in ("recorded", "replayed"))
     assert recorded == replayed == (REPLIES / "03_refine_correct.md").read_text().split("```python\n")[1].split("```")[0]

@@ -1,0 +1,55 @@
+"""The real-model sessions shipped with cwm (``cwm/data/recordings/real/``, answered through the batch client by
+the model their provenance names): each still replays under today's prompts, as its provenance says it ran,
+and ``cwm run`` prefers it to a scripted demo. A prompt change fails here: record the session again with
+``experiments/real_session.py GAME --ship`` (a fresh answering model; see docs/experiments.md)."""
+
+from __future__ import annotations
+
+import importlib.resources
+import json
+from pathlib import Path
+
+import pytest
+
+from cwm import games, pipeline
+from cwm.llm import ReplayClient
+from cwm.synthesis import synthesize_world_model
+from cwm.synthesis.inference import synthesize_inference
+
+REAL = Path(str(importlib.resources.files("cwm").joinpath("data", "recordings", "real")))
+SESSIONS = sorted(p.stem for p in REAL.glob("*.jsonl"))
+
+
+def _provenance(game: str) -> dict:
+    return json.loads((REAL / f"{game}.provenance.json").read_text(encoding="utf-8"))
+
+
+def test_real_sessions_ship_for_some_games_each_with_its_provenance():
+    assert {"tic_tac_toe"} <= set(SESSIONS)
+    for game in SESSIONS:
+        games.resolve(game)  # a registered game
+        provenance = _provenance(game)
+        assert provenance["game"] == game and provenance["answered_by"] and provenance["date"]
+        assert "without" not in provenance["answered_by"] and "no tools" in provenance["how"]
+        models = {json.loads(line)["response"]["model"] for line in (REAL / f"{game}.jsonl").read_text().splitlines()}
+        assert models == {provenance["answered_by"]}  # no scripted or other model's reply mixed in
+
+
+@pytest.mark.parametrize("game", SESSIONS)
+def test_a_real_session_replays_under_todays_prompts_as_it_ran(game, tmp_path):
+    provenance, llm = _provenance(game), ReplayClient(REAL / f"{game}.jsonl")
+    world_model = synthesize_world_model(game, llm=llm, run_dir=tmp_path / "wm", num_test=0, isolate=False)
+    stages = {"world model": world_model}
+    if not games.resolve(game).perfect_information:
+        stages["inference"] = synthesize_inference(game, llm=llm, run_dir=tmp_path / "inf", num_test=0,
+                                                   world_model=world_model.best_source, isolate=False)
+    assert {s: {"llm_calls": r.llm_calls, "solved": r.solved} for s, r in stages.items()} == provenance["stages"]
+
+
+def test_cwm_run_replays_the_real_session_where_one_ships():
+    for game in SESSIONS:
+        assert pipeline.recording_for(game) == REAL / f"{game}.jsonl"
+        assert pipeline.recording_provenance(REAL / f"{game}.jsonl")["answered_by"] == _provenance(game)["answered_by"]
+    scripted = pipeline.recording_for("leduc_poker")  # no real session yet: the scripted demo
+    assert scripted is not None and scripted.parent.name == "recordings"
+    assert pipeline.recording_provenance(scripted) is None
