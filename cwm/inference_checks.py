@@ -73,64 +73,48 @@ def run_inference_checks(model: WorldModel, resample: Resample, closed: Sequence
     for ti, ct in enumerate(closed):
         for k in decision_points(ct, terminal=terminal):
             at_end = terminal and k == len(ct.events) - 1
-            check = _check_one if kind == "history" else _check_state
-            ok = check(model, resample, guard, ct, ti, k, at_end, tally)
+            ok = _check_one(model, resample, guard, ct, ti, k, at_end, tally, kind=kind)
             passed += ok
             total += 1
     return tally.report(passed, total)
 
 
 def _check_one(model: WorldModel, resample: Resample, guard: Guard, ct: ClosedTrajectory, ti: int, k: int,
-               at_end: bool, tally: Tally) -> bool:
-    kind = "inference_terminal" if at_end else "inference"
-    seed = check_seed(ti, ct.player, k)
-    events = _events(ct, k, at_end)
-    call = f"resample_history({_given(k, at_end)}, player_id={ct.player}, seed={seed})"
+               at_end: bool, tally: Tally, *, kind: str) -> bool:
+    """One check of ``resample_history`` (``kind="history"``) or ``resample_state`` (``"state"``) at event ``k``:
+    the call under ``guard``, the value rule of what it drew, then whether it fits what the player saw."""
+    test = "inference_terminal" if at_end else "inference"
+    seed, name = check_seed(ti, ct.player, k), f"resample_{kind}"
+    call = f"{name}({_given(k, at_end)}, player_id={ct.player}, seed={seed})"
 
     def fail(why: str, *, history: Sequence[str] = (), expected: JSON = None, got: JSON = None, trace: str = "",
              breach: bool = False) -> bool:
-        return tally.fail(lambda: CheckFailure(kind, ti, k, call, expected, got, why, trace, tuple(history), breach),
-                          kind, breach=breach)
+        return tally.fail(lambda: CheckFailure(test, ti, k, call, expected, got, why, trace, tuple(history), breach),
+                          test, breach=breach)
 
+    convert = values.history if kind == "history" else values.state
     try:
-        history = guard(lambda: values.history(resample(events, ct.player, seed)))
+        drawn = guard(lambda: convert(resample(_events(ct, k, at_end), ct.player, seed)))
     except values.ValueBreach as e:
-        return fail(str(e), breach=True)
+        return fail(str(e) if kind == "history" else f"{name}: {e}", breach=True)
     except MODEL_ERRORS as e:
-        return fail("resample_history raised an exception", trace=model_traceback(e), breach=True)
-    problem = _replay(model, ct, k, history, at_end)
+        return fail(f"{name} raised an exception", trace=model_traceback(e), breach=True)
+    problem = (_replay(model, ct, k, drawn, at_end) if kind == "history"
+               else _sampled_state_problem(model, drawn, ct, k, at_end))
     if problem is None:
-        return tally.ok(kind)
+        return tally.ok(test)
     why, expected, got = problem
-    return fail(why, history=history, expected=expected, got=got)
+    return fail(why, history=drawn if kind == "history" else (), expected=expected, got=got)
 
 
-def _check_state(model: WorldModel, resample: Resample, guard: Guard, ct: ClosedTrajectory, ti: int, k: int,
-                 at_end: bool, tally: Tally) -> bool:
-    kind = "inference_terminal" if at_end else "inference"
-    seed = check_seed(ti, ct.player, k)
-    events = _events(ct, k, at_end)
-    call = f"resample_state({_given(k, at_end)}, player_id={ct.player}, seed={seed})"
-
-    def fail(why: str, *, expected: JSON = None, got: JSON = None, trace: str = "", breach: bool = False) -> bool:
-        return tally.fail(lambda: CheckFailure(kind, ti, k, call, expected, got, why, trace, (), breach),
-                          kind, breach=breach)
-
-    try:
-        raw = guard(lambda: values.state(resample(events, ct.player, seed)))
-    except values.ValueBreach as e:
-        return fail(f"resample_state: {e}", breach=True)
-    except MODEL_ERRORS as e:
-        return fail("resample_state raised an exception", trace=model_traceback(e), breach=True)
+def _sampled_state_problem(model: WorldModel, raw: Any, ct: ClosedTrajectory, k: int,
+                           at_end: bool) -> tuple[str, JSON, JSON] | None:
+    """Why a state drawn by ``resample_state`` is not one the player could be in at event ``k``, if it is not."""
     try:
         state = ModelState(model, raw)
-        problem = _same_view(state, ct, k, ct.player) or _drawn_turn(state, ct, k, at_end)
+        return _same_view(state, ct, k, ct.player) or _drawn_turn(state, ct, k, at_end)
     except ModelContractError as e:
-        return fail(f"the sampled state breaks the world model's contract: {e}")
-    if problem is None:
-        return tally.ok(kind)
-    why, expected, got = problem
-    return fail(why, expected=expected, got=got)
+        return f"the sampled state breaks the world model's contract: {e}", None, None
 
 
 def _drawn_turn(state: ModelState, ct: ClosedTrajectory, k: int, at_end: bool) -> tuple[str, JSON, JSON] | None:

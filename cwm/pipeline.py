@@ -208,6 +208,8 @@ def _portable(llm_spec: str) -> str:
     path = Path(target)
     if kind == "replay" and path.parent.parts[-3:] == ("cwm", "data", "recordings"):
         return f"replay:<cwm>/data/recordings/{path.name}"
+    if kind == "replay" and path.parent.parts[-4:] == ("cwm", "data", "recordings", "real"):
+        return f"replay:<cwm>/data/recordings/real/{path.name}"
     return llm_spec
 
 

@@ -3,7 +3,8 @@
 #
 # This script is written as notebook cells (`# %%`): run it whole with `python examples/quickstart.py`,
 # or cell by cell in VS Code / Jupyter (jupytext). It works offline: the synthesis replays the
-# recorded session that ships with cwm (scripted replies, not a live LLM). Set `LLM = "gemini"` (with
+# recorded session that ships with cwm (a real model's replies, recorded through the batch client; see the
+# README). Set `LLM = "gemini"` (with
 # GEMINI_API_KEY) to synthesize live instead. Everything is written under `WORK` (default
 # `runs/quickstart`, or the environment variable `CWM_QUICKSTART_DIR`).
 
@@ -57,6 +58,7 @@ print(f"load check: {b.check_report.summary().splitlines()[0]}")
 code = b.sources["model.py"].splitlines()
 print(f"model.py: {len(code)} lines; the first 15:")
 print("\n".join("    " + line for line in code[:15]))
+print("it defines: " + ", ".join(line[4:].split("(")[0] for line in code if line.startswith("def ")))
 
 # %% [markdown]
 # ## 3. Plan with the model

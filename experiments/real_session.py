@@ -36,6 +36,7 @@ from cwm.llm import BatchFileClient, Client, PendingBatch, RecordingClient, make
 from cwm.llm.batch_texts import export_pending, import_answers
 from cwm.synthesis import SynthesisResult, synthesize_world_model
 from cwm.synthesis.inference import synthesize_inference
+from cwm.synthesis.store import ResumeError
 
 HOW = ("answered through cwm's batch client: each reply written by the named model from the request's text "
        "alone (no files, no tools, no feedback but cwm's next prompt), briefed by experiments/answering_brief.md")
@@ -57,7 +58,10 @@ def main(argv: list[str] | None = None) -> int:
         answered, _ = import_answers(batch, work / "answers", model=args.answered_by)
         print(f"{answered} answer(s) read from {work / 'answers'}")
     try:
-        results = _session(game, BatchFileClient(batch), work / "run", args)
+        results = _session(game, BatchFileClient(batch, model=args.answered_by), work / "run", args)
+    except ResumeError as e:  # --work holds a session of other settings (another game, seed or answerer)
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     except PendingBatch:
         written = export_pending(batch, work / "prompts")
         print(f"{len(written)} prompt(s) wait in {work / 'prompts'}; write each reply to {work / 'answers'}/<key>.md "
@@ -90,7 +94,8 @@ def _record_and_verify(game: str, work: Path, args: argparse.Namespace) -> int:
     recording.unlink(missing_ok=True)
     for folder in ("recorded", "replayed"):
         _clear(work / folder)
-    first = _session(game, RecordingClient(BatchFileClient(work / "batch"), recording), work / "recorded", args)
+    answering = BatchFileClient(work / "batch", model=args.answered_by)
+    first = _session(game, RecordingClient(answering, recording), work / "recorded", args)
     again = _session(game, make_client(f"replay:{recording}"), work / "replayed", args)
     for stage in ("synthesis", "inference"):
         if not (work / "recorded" / stage).exists():

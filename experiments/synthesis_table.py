@@ -80,8 +80,20 @@ def synthesize(job: SynthesisJob) -> dict[str, Any]:
         "calls_to_best": calls_to_best(result), "llm_calls": result.llm_calls, "budget": result.budget,
         "cost_usd": result.cost_usd, "wall_time_s": round(result.wall_time_s, 3),
         "train_by_type": result.train_by_type, "test_by_type": result.test_by_type,
-        "prompt_hashes": result.prompt_hashes, "run_dir": job.run_dir,
+        "prompt_hashes": result.prompt_hashes, "run_dir": job.run_dir, "replies": replies_of(job.llm, result.model),
     }
+
+
+def replies_of(llm: str, model: str) -> str:
+    """Where a run's replies came from, as the table says it: a shipped real-model session (and who answered
+    it), a scripted demo recording, or a live model."""
+    from cwm.pipeline import recording_provenance
+
+    if not llm.startswith("replay:"):
+        return f"live: {model}"
+    provenance = recording_provenance(Path(llm.removeprefix("replay:")))
+    return "scripted demo (hand-written replies)" if provenance is None else \
+        f"real model: {provenance.get('answered_by')}, {provenance.get('date')}"
 
 
 def calls_to_best(result: Any) -> int:
@@ -94,8 +106,11 @@ def calls_to_best(result: Any) -> int:
 
 def table_rows(runs: Sequence[dict[str, Any]], configs: Sequence[common.GameConfig]) -> list[dict[str, Any]]:
     """One row per game: means (and standard deviations) over its seeds, and the paper's numbers."""
-    return tables.rows_over_seeds(runs, configs, ("train_accuracy", "test_accuracy", "calls_to_best", "llm_calls",
+    rows = tables.rows_over_seeds(runs, configs, ("train_accuracy", "test_accuracy", "calls_to_best", "llm_calls",
                                                   "cost_usd"))
+    for row, c in zip(rows, configs):
+        row["replies"] = sorted({r["replies"] for r in runs if r["config_game"] == c.game and r.get("replies")})
+    return rows
 
 
 def markdown(rows: Sequence[dict[str, Any]], *, llm: str) -> str:
@@ -107,6 +122,7 @@ def markdown(rows: Sequence[dict[str, Any]], *, llm: str) -> str:
         "| paper: train / test / calls |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
+    replies: dict[str, str] = {}
     for r in rows:
         paper = " / ".join("—" if r.get(f"paper_{k}") is None else f"{r[f'paper_{k}']:g}"
                            for k in ("train_accuracy", "test_accuracy", "llm_calls"))
@@ -117,6 +133,8 @@ def markdown(rows: Sequence[dict[str, Any]], *, llm: str) -> str:
             f"| {tables.cell(r['calls_to_best'], r['calls_to_best_sd'], '.1f')} "
             f"| {tables.cell(r['llm_calls'], r['llm_calls_sd'], '.1f')} | {tables.cell(r['cost_usd'], None, '.2f')} "
             f"| {paper} |")
+        replies[r["game"]] = "; ".join(r.get("replies", ()))
+    lines += ["", "Replies per game:", *(f"- {game}: {how}" for game, how in replies.items() if how)]
     lines += ["", "Means over seeds (± sample standard deviation). Accuracy: fraction of recorded transitions "
               "on which every check passes, for the best program; test: held-out games, half random and half "
               "MCTS play. LLM calls to reach: calls made until the best program appeared."]

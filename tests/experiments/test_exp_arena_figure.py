@@ -42,7 +42,8 @@ def test_synthesized_bundle_plays_random_and_ground_truth(synthesized_run):
     out = synthesized_run
     record = json.loads((out / "record.json").read_text())
     assert record["experiment"] == "arena_figure" and record["seeds"] == {"tic_tac_toe": [0]}
-    assert record["llm"]["synthesis"] == {"tic_tac_toe": "scripted-tic-tac-toe"}
+    answered_by = pipeline.recording_provenance(pipeline.recording_for("tic_tac_toe"))["answered_by"]
+    assert record["llm"]["synthesis"] == {"tic_tac_toe": answered_by}  # the shipped real-model session
     assert record["llm"]["direct_policy"] is None and record["llm"]["synthesis_request"]["temperature"] == 1.0
     assert "synthesis/initial.md" in record["prompt_hashes"]["synthesis:tic_tac_toe"]
     assert record["git_commit"] == "unknown" or len(record["git_commit"]) == 40

@@ -25,9 +25,10 @@ def script(name: str):
 
 
 def recording() -> str:
+    """The scripted tic-tac-toe demo (three replies: a buggy program, a partial fix, a correct one)."""
     path = pipeline.recording_for("tic_tac_toe")
     assert path is not None
-    return f"replay:{path}"
+    return f"replay:{path.parent.parent / path.name if path.parent.name == 'real' else path}"
 
 
 TINY = ["--games", "tic_tac_toe", "--seeds", "1", "--num-test", "4", "--budget", "10", "--quiet"]
@@ -72,6 +73,18 @@ def test_tables_in_markdown_json_and_csv(table_run):
     runs = list(csv.DictReader((table_run / "runs.csv").open()))
     assert [(r["game"], r["seed"], r["model"]) for r in runs] == [("tic_tac_toe", "0", "scripted-tic-tac-toe")]
     assert json.loads((table_run / "table.json").read_text())["rows"][0]["test_accuracy"] == 1.0
+    assert "- tic_tac_toe: scripted demo (hand-written replies)" in md
+
+
+def test_a_real_model_session_says_who_answered_it(tmp_path):
+    real = pipeline.recording_for("tic_tac_toe")
+    assert real is not None and real.parent.name == "real"
+    out = tmp_path / "real"
+    assert script("synthesis_table").main([*TINY, "--llm", f"replay:{real}", "--out", str(out)]) == 0
+    md = (out / "table.md").read_text()
+    answered_by = pipeline.recording_provenance(real)["answered_by"]
+    assert f"- tic_tac_toe: real model: {answered_by}, " in md
+    assert "| tic_tac_toe | 1 | 1/1 | 1.0000 | 1.0000 | 1.0 | 1.0 | 0.00 | 1 / 1 / 2 |" in md
 
 
 def test_rerun_resumes_without_new_calls_and_other_settings_are_refused(table_run, capsys):

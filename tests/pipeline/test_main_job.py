@@ -93,7 +93,11 @@ def test_record_names_config_llm_prompts_and_commit(finished_run):
     out, report = finished_run
     record = json.loads((out / "record.json").read_text())
     assert record["config"]["game"] == "tic_tac_toe" and record["seed"] == 0
-    assert record["llm"].startswith("replay:") and record["llm_model"] == "scripted-tic-tac-toe"
+    # the shipped real-model session: its replies carry the answering model's name
+    answered_by = pipeline.recording_provenance(pipeline.recording_for("tic_tac_toe"))["answered_by"]
+    assert record["llm"].startswith("replay:") and record["llm_model"] == answered_by
+    assert report["recording_provenance"]["answered_by"] == answered_by
+    assert f"answered by {answered_by}" in (out / "report.md").read_text()
     assert record["prompt_hashes"] and "temperature" in record["request"]
     assert record["git_commit"] and record["results"]["synthesis"] == report["synthesis"]
 
@@ -167,7 +171,7 @@ def test_a_run_written_before_names_resumes_where_it_is_and_after_a_move(tiny_ru
         r["key"] = "|".join(r["seats"]) + "#" + r["key"].rpartition("#")[2]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     config = json.loads((a / "config.json").read_text())  # and the recording by a full path on another machine
-    config["llm_resolved"] = "replay:/elsewhere/site-packages/cwm/data/recordings/tic_tac_toe.jsonl"
+    config["llm_resolved"] = "replay:/elsewhere/site-packages/cwm/data/recordings/real/tic_tac_toe.jsonl"
     (a / "config.json").write_text(json.dumps(config))
     assert main(["run", "tic_tac_toe", "--out", str(a), *TINY]) == 0
     assert path.read_text() == named  # taken over (not replayed) and saved under `cwm`
