@@ -201,11 +201,11 @@ CWM_LABEL = "cwm"  # the CWM agent's name in every table: the same wherever the 
 def play(config: common.GameConfig, figure: ArenaFigureConfig, bundle_dir: Path, out: Path,
          executor: Executor, progress: bool, yes: bool = False) -> list[dict[str, Any]]:
     """The CWM agent (on a checked bundle, labelled ``cwm``) against each opponent, both seats; its
-    pooled-seat summary rows. Matches recorded under its former label (``cwm:/absolute/path``, before it
-    had a name) count as its own (``cwm.arena_plan.own_aliases``). The cost estimate (``cwm.cost``) is
+    pooled-seat summary rows. Finished matches are found by content (``cwm.arena.identity``), wherever the
+    bundle is. The cost estimate (``cwm.cost``) is
     printed and confirmed first, and written with the real wall time to ``out/cost.json``."""
-    from cwm import arena, arena_report, cost, games
-    from cwm.arena_plan import own_aliases
+    from cwm import arena, cost, games
+    from cwm.arena import report as arena_report
     from planners.config import SearchConfig
     from planners.specs import Settings
 
@@ -219,7 +219,7 @@ def play(config: common.GameConfig, figure: ArenaFigureConfig, bundle_dir: Path,
     cost.confirm(estimate, yes=yes)
     start = time.perf_counter()
     results = arena.tournament(spec.name, agents, out_dir=out, executor=executor,
-                               aliases=own_aliases(out, CWM_LABEL, opps), progress=progress, **plan)
+                               progress=progress, **plan)
     cost.write_record(out / "cost.json", estimate, time.perf_counter() - start)
     rows = [r for r in arena_report.summarize(results) if r["agent"] == CWM_LABEL and r["seat"] == "all"]
     order = {o: i for i, o in enumerate(opps)}

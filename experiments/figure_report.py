@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from cwm import arena_report
+from cwm.arena import report as arena_report
 
 
 def category(opponent: str) -> str:

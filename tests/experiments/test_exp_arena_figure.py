@@ -112,24 +112,22 @@ def test_ground_truth_opponent_follows_the_information_type(game, expected):
 
 
 def test_a_moved_figure_run_resumes_without_replaying(synthesized_run, tmp_path):
-    """Moved, and written before the CWM agent had a name (labelled by its absolute bundle path then)."""
+    """Moved, and played when the CWM agent had another label (its absolute bundle path): matches are
+    found by content, so none is played again and the file is not rewritten."""
     a = tmp_path / "A"
     shutil.copytree(synthesized_run, a)
     path = a / "tic_tac_toe" / "arena" / "matches.jsonl"
-    (a / "tic_tac_toe" / "arena" / "agents.json").unlink()  # as the previous cwm left it
-    named = path.read_text()
+    (a / "tic_tac_toe" / "arena" / "labels.json").unlink()
     old_label = f"cwm:{(a / 'tic_tac_toe' / 'bundle').resolve()}"
-    rows = [json.loads(line) for line in named.splitlines()]
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
     for r in rows:
         r["seats"] = [old_label if s == "cwm" else s for s in r["seats"]]
-        r["key"] = "|".join(r["seats"]) + "#" + r["key"].rpartition("#")[2]
     matches = "".join(json.dumps(r) + "\n" for r in rows)
     path.write_text(matches)
     b = tmp_path / "elsewhere" / "B"
     shutil.move(a, b)
     assert script("arena_figure").main([*TINY, "--out", str(b)]) == 0  # config.json still says --out A
-    assert matches != named  # taken over, not replayed, and saved under `cwm` (as a new run writes it)
-    assert (b / "tic_tac_toe" / "arena" / "matches.jsonl").read_text() == named
+    assert (b / "tic_tac_toe" / "arena" / "matches.jsonl").read_text() == matches
     rows = json.loads((b / "record.json").read_text())["results"]["rows"]
     assert [(r["agent"], r["opponent"], r["matches"]) for r in rows] == [
         ("cwm", "random", 6), ("cwm", "gt-mcts", 6)]

@@ -3,8 +3,8 @@
 import pyspiel
 import pytest
 
-from cwm import arena_human
-from cwm.arena_plan import ArenaError
+from cwm.arena import human as arena_human
+from cwm.arena.plan import ArenaError
 from planners.human import HumanAgent, Resigned
 
 
