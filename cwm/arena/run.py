@@ -210,7 +210,7 @@ def tournament(game: str, agents: Sequence[str], *, matches: int, out_dir: str |
       agents: agent spec strings (``planners.specs``); each is shown under its label (``NAME`` of
         ``NAME=SPEC``, else the spec as typed). Finished matches are found on resume by content
         (``cwm.arena.identity``), so a renamed agent or a moved bundle replays nothing, and an agent that
-        changed (a bundle's files, another spec) or changed settings replay everything.
+        changed (a bundle's files, another spec) plays its matches anew.
       matches: games per pairing and seat order.
       out_dir: where ``config.json``, ``labels.json`` (each agent fingerprint's label), ``matches.jsonl``,
         ``transcripts/`` and the summaries go.
