@@ -86,7 +86,7 @@ def save_labels(out_dir: Path, current: Mapping[str, str]) -> None:
 def shown(results: Iterable[MatchResult], labels: Mapping[str, str]) -> list[MatchResult]:
     """``results`` with each seat under the label its fingerprint has in ``labels`` (else as recorded)."""
     return [r.shown_as(tuple(labels.get(fp, seat) for fp, seat in zip(r.fingerprints, r.seats)))
-            if r.fingerprints else r for r in results]
+            if len(r.fingerprints) == len(r.seats) else r for r in results]
 
 
 def _short(fingerprint: str) -> str:

@@ -225,3 +225,10 @@ def test_cli_naming_an_agent_then_moving_its_model_replays_nothing(tmp_path, cap
     shutil.move(tmp_path / "A", tmp_path / "B")
     _cli(f"mine=cwm:{tmp_path / 'B' / 'model.py'},random", out)
     assert _lines(out / "matches.jsonl") == old
+
+
+def test_labels_are_shown_by_fingerprint_and_a_row_that_does_not_fit_is_left_as_recorded():
+    fits = MatchResult("k1", ("old", "random"), 1, (1.0, -1.0), fingerprints=("cwm sha256:ab", "random"))
+    odd = MatchResult("k2", ("old", "random"), 2, (1.0, -1.0), fingerprints=("cwm sha256:ab",))
+    labels = {"cwm sha256:ab": "mine"}
+    assert [r.seats for r in identity.shown([fits, odd], labels)] == [("mine", "random"), ("old", "random")]
