@@ -27,7 +27,7 @@ import numpy as np
 import pyspiel
 
 from cwm import games
-from cwm.arena_types import MatchJob
+from cwm.arena.types import MatchJob
 from cwm.types import JSON, UsageError
 from planners.specs import Settings
 
@@ -108,7 +108,7 @@ def estimate_tournament(game: str, agents: Sequence[str], *, matches: int, setti
     Raises:
       AgentSpecError: a spec that does not parse (as the tournament would).
     """
-    from cwm.arena_plan import plan_jobs
+    from cwm.arena.plan import plan_jobs
 
     workers = executor_workers(executor)
     if matches < 1 or settings.problems() or (move_time_limit is not None and not move_time_limit > 0):

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from cwm import games, trajectories
-from cwm.arena_types import MatchResult
+from cwm.arena.types import MatchResult
 from cwm.types import JSON, CheckReport, ClosedTrajectory, CwmError, Trajectory
 
 

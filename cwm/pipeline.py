@@ -11,13 +11,13 @@ Run directory::
     synthesis/           the synthesis run (prompts, replies, programs, check reports, result.json, plot)
     inference/           hidden information only: the open-deck inference synthesis for the best world model
     bundle/              the exported bundle of the best program (and its inference function)
-    arena/               matches.jsonl, agents.json and the arena summaries (JSON, CSV, markdown, plot)
+    arena/               matches.jsonl, labels.json and the arena summaries (JSON, CSV, markdown, plot)
     on_policy.json       the bundle checked on the games its agent played in the arena
     report.md, report.json, record.json (config, LLM and its settings, prompt hashes, seed, git commit, results)
 
 Nothing a resume compares or keys matches by holds a machine path: the CWM agent plays as ``cwm``
-(``cwm=cwm:ABSOLUTE/bundle`` for the workers; ``arena/agents.json`` holds the bundle's manifest hash, not
-its place), and ``config.json`` names a recording shipped with cwm by its place in the package. So a run
+(``cwm=cwm:ABSOLUTE/bundle`` for the workers; a match's key holds the bundle's manifest hash, not its
+place), and ``config.json`` names a recording shipped with cwm by its place in the package. So a run
 directory moved or copied elsewhere (another machine too) resumes under the same command with the new
 ``--out``, replaying no match and repeating no call. Records that are not compared do hold paths:
 ``llm`` in ``report.json``/``record.json`` (a recording's full path), ``run_dir`` in
@@ -296,14 +296,13 @@ CWM_LABEL = "cwm"  # the CWM agent's name in the arena and the report: the same 
 
 def _arena(config: RunConfig, bundle_dir: Path, out: Path, progress: bool,
            yes: bool) -> tuple[list[dict[str, JSON]], list[Any], dict[str, JSON]]:
-    """The run's bundle, labelled ``cwm``, against each opponent; its summary rows and the match records. Matches recorded before
-    the agent had a name (``cwm:/absolute/path/bundle``, from any place the run directory was in) are its
-    own (``cwm.arena_plan.own_aliases``), so they count, are saved under ``cwm``, and nothing is replayed.
-    The stage's cost estimate is printed (and confirmed, ``cwm.cost.confirm``) first and returned beside
+    """The run's bundle, labelled ``cwm``, against each opponent; its summary rows and the match records.
+    Matches are found by content (``cwm.arena.identity``), so those of this bundle count wherever the run
+    directory was, and nothing is replayed. The stage's cost estimate is printed (and confirmed, ``cwm.cost.confirm``) first and returned beside
     its real wall time.
     """
-    from cwm import arena, arena_report, cost
-    from cwm.arena_plan import own_aliases
+    from cwm import arena, cost
+    from cwm.arena import report as arena_report
     from planners.specs import Settings
 
     settings = Settings(search=arena_search(config), trust_models=config.trust)
@@ -315,7 +314,7 @@ def _arena(config: RunConfig, bundle_dir: Path, out: Path, progress: bool,
     cost.confirm(estimate, yes=yes)
     start = time.perf_counter()
     results = arena.tournament(config.game, agents, out_dir=out, executor=config.executor,
-                               aliases=own_aliases(out, CWM_LABEL, opponents), progress=progress, **plan)
+                               progress=progress, **plan)
     rows = [row for row in arena_report.summarize(results) if row["agent"] == CWM_LABEL]
     return rows, results, cost.record(estimate, time.perf_counter() - start)
 

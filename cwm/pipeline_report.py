@@ -67,7 +67,7 @@ def write(out: Path, report: dict[str, Any]) -> None:
 
 def markdown(report: dict[str, Any]) -> list[str]:
     """The lines of ``report.md``."""
-    from cwm import arena_report
+    from cwm.arena import report as arena_report
 
     s = report["synthesis"]
     real = report.get("recording_provenance")

@@ -29,7 +29,8 @@ import numpy as np
 
 from cwm import games
 from cwm.arena import DEFAULT_MOVE_TIME_S
-from cwm.arena_plan import agent_fingerprint, match_seed
+from cwm.arena.identity import agent_fingerprint
+from cwm.arena.plan import match_seed
 from cwm.executors import Executor, JobCrashed, make_executor
 from cwm.files import LineError, atomic_write, changed_settings, parse_jsonl
 from cwm.host_game import DEFAULT_HOST_CPU_S

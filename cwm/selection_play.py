@@ -22,7 +22,7 @@ import numpy as np
 
 from cwm import events as player_events
 from cwm import games, values
-from cwm.arena_clock import agent_move
+from cwm.arena.clock import agent_move
 from cwm.host_game import DEFAULT_HOST_CPU_S, HostedState, HostFailure, HostGame
 from cwm.text import clean, clean_json
 from cwm.types import CHANCE, JSON, TERMINAL

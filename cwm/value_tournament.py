@@ -25,7 +25,7 @@ from pathlib import Path
 
 from cwm import games
 from cwm.arena import DEFAULT_MOVE_TIME_S
-from cwm.arena_plan import match_seed
+from cwm.arena.plan import match_seed
 from cwm.executors import Executor
 from cwm.files import atomic_write, changed_settings
 from cwm.host_game import DEFAULT_HOST_CPU_S

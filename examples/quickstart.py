@@ -16,7 +16,8 @@ import numpy as np
 import pyspiel
 from open_spiel.python.algorithms import mcts as openspiel_mcts
 
-from cwm import arena, arena_report, bundle, pipeline
+from cwm import arena, bundle, pipeline
+from cwm.arena import report as arena_report
 from cwm.llm import make_client
 from cwm.synthesis import synthesize_world_model
 from planners import MCTS, SearchConfig

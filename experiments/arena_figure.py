@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime as _dt
-import json
 import math
 import sys
 import time
@@ -199,13 +198,13 @@ CWM_LABEL = "cwm"  # the CWM agent's name in every table: the same wherever the 
 
 
 def play(config: common.GameConfig, figure: ArenaFigureConfig, bundle_dir: Path, out: Path,
-         executor: Executor, progress: bool, yes: bool = False) -> list[dict[str, Any]]:
+         executor: Executor, progress: bool, yes: bool = False) -> tuple[list[dict[str, Any]], list[Any]]:
     """The CWM agent (on a checked bundle, labelled ``cwm``) against each opponent, both seats; its
-    pooled-seat summary rows. Matches recorded under its former label (``cwm:/absolute/path``, before it
-    had a name) count as its own (``cwm.arena_plan.own_aliases``). The cost estimate (``cwm.cost``) is
+    pooled-seat summary rows, and the matches (for the leaderboard across games). Finished matches are found by content (``cwm.arena.identity``), wherever the
+    bundle is. The cost estimate (``cwm.cost``) is
     printed and confirmed first, and written with the real wall time to ``out/cost.json``."""
-    from cwm import arena, arena_report, cost, games
-    from cwm.arena_plan import own_aliases
+    from cwm import arena, cost, games
+    from cwm.arena import report as arena_report
     from planners.config import SearchConfig
     from planners.specs import Settings
 
@@ -219,12 +218,12 @@ def play(config: common.GameConfig, figure: ArenaFigureConfig, bundle_dir: Path,
     cost.confirm(estimate, yes=yes)
     start = time.perf_counter()
     results = arena.tournament(spec.name, agents, out_dir=out, executor=executor,
-                               aliases=own_aliases(out, CWM_LABEL, opps), progress=progress, **plan)
+                               progress=progress, **plan)
     cost.write_record(out / "cost.json", estimate, time.perf_counter() - start)
     rows = [r for r in arena_report.summarize(results) if r["agent"] == CWM_LABEL and r["seat"] == "all"]
     order = {o: i for i, o in enumerate(opps)}
     rows.sort(key=lambda r: order[r["opponent"]])
-    return [{"game": spec.name, "outcome": spec.outcome} | _clean(r) for r in rows]
+    return [{"game": spec.name, "outcome": spec.outcome} | _clean(r) for r in rows], results
 
 
 def _clean(row: dict[str, Any]) -> dict[str, Any]:
@@ -271,18 +270,21 @@ def _run(args: argparse.Namespace, argv: list[str]) -> int:
     executor = make_executor(args.executor)  # a bad spec or an unreachable cluster fails before config.json
     try:
         common.begin(out, figure)
-        rows, bundles = _play_all(figure, llms, executor, out, quiet=args.quiet, yes=args.yes)
+        rows, bundles, matches = _play_all(figure, llms, executor, out, quiet=args.quiet, yes=args.yes)
     finally:
         executor.close()
-    _write(out, figure, argv, rows, bundles, started)
+    _write(out, figure, argv, rows, bundles, figure_report.leaderboard(matches), started)
     print(f"table: {out / 'arena.md'}; figure: {out / 'arena.png'}")
     return 0
 
 
 def _play_all(figure: ArenaFigureConfig, llms: dict[str, str | imperfect.NoRecording | None], executor: Executor, out: Path, *,
-              quiet: bool, yes: bool = False) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
+              quiet: bool, yes: bool = False) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]],
+                                                       dict[str, list[Any]]]:
+    """Each game's summary rows, bundle provenance and matches (a game with no recording: a row saying so)."""
     rows: list[dict[str, Any]] = []
     bundles: dict[str, dict[str, Any]] = {}
+    matches: dict[str, list[Any]] = {}
     for config in figure.games:
         llm = llms.get(config.game)
         if isinstance(llm, imperfect.NoRecording):
@@ -292,30 +294,23 @@ def _play_all(figure: ArenaFigureConfig, llms: dict[str, str | imperfect.NoRecor
             continue
         game_dir = out / config.game
         bundle_dir = obtain_bundle(config, figure, game_dir, llm)
-        game_rows = play(config, figure, bundle_dir, game_dir / "arena", executor, progress=not quiet, yes=yes)
+        game_rows, found = play(config, figure, bundle_dir, game_dir / "arena", executor, progress=not quiet, yes=yes)
         rows += game_rows
-        bundles[game_rows[0]["game"]] = _provenance(bundle_dir)
+        bundles[game_rows[0]["game"]] = figure_report.provenance(bundle_dir)
+        matches[game_rows[0]["game"]] = found
         if not quiet:
             for r in game_rows:
                 print(f"{r['game']} vs {r['opponent']}: win {r['win_rate']:.2f}, draw {r['draw_rate']:.2f}, "
                       f"loss {r['loss_rate']:.2f} ({r['matches']} matches)", flush=True)
-    return rows, bundles
-
-
-def _provenance(bundle_dir: Path) -> dict[str, Any]:
-    manifest = json.loads((bundle_dir / "manifest.json").read_text(encoding="utf-8"))
-    prov = manifest.get("provenance", {})
-    keys = ("llm", "strategy", "seed", "solved", "train_accuracy", "test_accuracy", "llm_calls", "prompt_hashes")
-    return {"path": str(bundle_dir.resolve()), "created_at": manifest.get("created_at"),
-            "export_check": manifest.get("export_check")} | {k: prov.get(k) for k in keys}
+    return rows, bundles, matches
 
 
 def _write(out: Path, figure: ArenaFigureConfig, argv: list[str], rows: list[dict[str, Any]],
-           bundles: dict[str, dict[str, Any]], started: _dt.datetime) -> None:
+           bundles: dict[str, dict[str, Any]], board: list[dict[str, Any]], started: _dt.datetime) -> None:
     from planners.specs import Settings
 
-    (out / "arena.md").write_text(figure_report.markdown(rows), encoding="utf-8")
-    common.write_json(out / "arena.json", {"rows": rows, "bundles": bundles})
+    (out / "arena.md").write_text(figure_report.markdown(rows, board), encoding="utf-8")
+    common.write_json(out / "arena.json", {"rows": rows, "bundles": bundles, "leaderboard": board})
     common.write_csv(out / "arena.csv", rows)
     if any(not r.get("status") for r in rows):
         figure_report.plot(rows, out / "arena.png")
@@ -331,18 +326,9 @@ def _write(out: Path, figure: ArenaFigureConfig, argv: list[str], rows: list[dic
         hashes["direct_policy"] = common.policy_prompt_hashes()
     common.write_record(out, experiment=EXPERIMENT, config=figure, argv=argv, llm=llm, prompt_hashes=hashes,
                         seeds={c.game: [figure.seed] for c in figure.games},
-                        results={"rows": rows, "bundles": bundles, "arena_cost": _costs(out, figure)},
+                        results={"rows": rows, "bundles": bundles, "leaderboard": board,
+                                 "arena_cost": figure_report.costs(out, [c.game for c in figure.games])},
                         started=started)
-
-
-def _costs(out: Path, figure: ArenaFigureConfig) -> dict[str, Any]:
-    """Each game's arena cost estimate and real wall time (``<game>/arena/cost.json``, written by ``play``)."""
-    found = {}
-    for config in figure.games:
-        path = out / config.game / "arena" / "cost.json"
-        if path.is_file():
-            found[config.game] = json.loads(path.read_text(encoding="utf-8"))
-    return found
 
 
 if __name__ == "__main__":

@@ -1,13 +1,17 @@
 """The outputs of ``experiments/arena_figure.py``: the CWM agent's results per game and opponent as a markdown
-table and a figure (a panel per game, a stacked win/draw/loss bar per opponent)."""
+table and a figure (a panel per game, a stacked win/draw/loss bar per opponent), the Bradley-Terry
+leaderboard across games (each game weighted equally), and what each game's bundle and arena cost."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from cwm import arena_report
+from cwm.arena import ratings as arena_ratings
+from cwm.arena import report as arena_report
+from cwm.arena.types import MatchResult
 
 
 def category(opponent: str) -> str:
@@ -17,8 +21,47 @@ def category(opponent: str) -> str:
     return "LLM" if opponent.startswith("llm") else opponent
 
 
-def markdown(rows: Sequence[dict[str, Any]]) -> str:
-    """One line per game and opponent: the CWM agent's results over both seats."""
+def leaderboard(results_by_game: Mapping[str, Sequence[MatchResult]], *,
+                bootstrap: int = arena_ratings.DEFAULT_BOOTSTRAP, seed: int = 0) -> list[dict[str, Any]]:
+    """One row per agent over every game played, best first: its Bradley-Terry ``rating`` with each game
+    weighted equally (``cwm.arena.ratings.ratings_across``), ``rating_lo``/``rating_hi`` (bootstrap 95%),
+    and the ``games`` it played."""
+    rated = arena_ratings.ratings_across(results_by_game, bootstrap=bootstrap, seed=seed)
+    rows = [{"agent": label, "rating": rating, "rating_lo": lo, "rating_hi": hi,
+             "games": [g for g, results in results_by_game.items() if any(label in r.seats for r in results)]}
+            for label, (rating, lo, hi) in rated.items()]
+    return sorted(rows, key=lambda row: -row["rating"])
+
+
+def leaderboard_markdown(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """The leaderboard across games as markdown lines (nothing when no game was played)."""
+    if not rows:
+        return []
+    lines = ["", "## Leaderboard across games", "",
+             "Bradley-Terry rating (Elo scale) with a bootstrap 95% interval; each game weighted equally.", "",
+             "| # | agent | rating [95% CI] | games |", "|---|---|---|---|"]
+    return lines + [f"| {i} | {r['agent']} | {r['rating']:.0f} [{r['rating_lo']:.0f}, {r['rating_hi']:.0f}] | "
+                    f"{', '.join(r['games'])} |" for i, r in enumerate(rows, 1)]
+
+
+def provenance(bundle_dir: Path) -> dict[str, Any]:
+    """Where a game's bundle came from (its manifest's creation, export check and synthesis provenance)."""
+    manifest = json.loads((bundle_dir / "manifest.json").read_text(encoding="utf-8"))
+    prov = manifest.get("provenance", {})
+    keys = ("llm", "strategy", "seed", "solved", "train_accuracy", "test_accuracy", "llm_calls", "prompt_hashes")
+    return {"path": str(bundle_dir.resolve()), "created_at": manifest.get("created_at"),
+            "export_check": manifest.get("export_check")} | {k: prov.get(k) for k in keys}
+
+
+def costs(out: Path, games: Sequence[str]) -> dict[str, Any]:
+    """Each game's arena cost estimate and real wall time (``<game>/arena/cost.json``)."""
+    paths = {game: out / game / "arena" / "cost.json" for game in games}
+    return {game: json.loads(path.read_text(encoding="utf-8")) for game, path in paths.items() if path.is_file()}
+
+
+def markdown(rows: Sequence[dict[str, Any]], board: Sequence[dict[str, Any]] = ()) -> str:
+    """One line per game and opponent: the CWM agent's results over both seats; then the leaderboard
+    across games (``leaderboard``), when given."""
     lines = [
         "# CWM agent vs random, ground-truth planner and direct LLM (Figure 2 layout)",
         "",
@@ -40,7 +83,7 @@ def markdown(rows: Sequence[dict[str, Any]]) -> str:
               "move, exception, timeout, worker crash) is a loss for the forfeiting side and is also counted apart. "
               "Draws rejected / moves fell back (ISMCTS, imperfect information): the CWM agent's inference draws "
               "its model rejected, and its moves played at random because search failed (`-`: MCTS)."]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + leaderboard_markdown(board)) + "\n"
 
 
 def plot(rows: Sequence[dict[str, Any]], path: Path) -> None:

@@ -75,7 +75,8 @@ def without_value(bundle: Path, target: Path) -> Path:
 def play(game: str, bundle: Path, config: ValueAblationConfig, out: Path, executor: Executor,
          progress: bool) -> list[dict[str, Any]]:
     """Both agents against each opponent, both seats; their pooled-seat summary rows."""
-    from cwm import arena, arena_report, games
+    from cwm import arena, games
+    from cwm.arena import report as arena_report
     from planners.config import SearchConfig
     from planners.specs import Settings
 

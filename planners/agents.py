@@ -102,6 +102,7 @@ class ISMCTSAgent:
 
 
 def search_stats(search: ISMCTS) -> dict[str, int]:
-    """An ISMCTS's moves searched, draws (accepted and rejected) and random-fallback moves, for a match record."""
-    return {"moves": search.searches, "draws": search.draws, "rejected_draws": search.failed_draws,
-            "fallback_moves": search.fallbacks}
+    """An ISMCTS's moves searched, simulations run, draws (accepted and rejected) and random-fallback moves, for
+    a match record."""
+    return {"moves": search.searches, "simulations": search.simulations, "draws": search.draws,
+            "rejected_draws": search.failed_draws, "fallback_moves": search.fallbacks}

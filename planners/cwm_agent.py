@@ -252,8 +252,12 @@ class CWMPlanner:
         return self._state.action_to_string(player, action)
 
     def stats(self) -> dict[str, int]:
-        """The sampling record (imperfect information): draws accepted and rejected, moves that fell back."""
-        return search_stats(self.ismcts) if self.ismcts is not None else {}
+        """The search record of the match: the simulations actually run (fewer than asked where the solver
+        proved a root or the sampler gave up); with imperfect information also the sampling record (draws
+        accepted and rejected, moves that fell back)."""
+        if self.ismcts is not None:
+            return search_stats(self.ismcts)
+        return {"searches": self.mcts.searches, "simulations": self.mcts.simulations} if self.mcts is not None else {}
 
 
 class CWMAgent:

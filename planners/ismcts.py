@@ -60,8 +60,9 @@ class ISMCTS:
       seed: an int, an ``np.random.Generator`` or ``None`` for ``config.seed``.
 
     Attributes:
-      searches, draws, failed_draws, fallbacks: over this searcher's life, the moves searched, the draws
-        accepted, the draws rejected (inconsistent or raising) and the moves chosen by the random fallback.
+      searches, simulations, draws, failed_draws, fallbacks: over this searcher's life, the moves searched,
+        the simulations run (fewer than asked when a search gave up drawing), the draws accepted, the draws
+        rejected (inconsistent or raising) and the moves chosen by the random fallback.
 
     Raises:
       UsageError: a setting out of range.
@@ -98,6 +99,7 @@ class ISMCTS:
         self.rng = rng_from(config.seed if seed is None else seed)
         self.np_rng = np.random.default_rng(self.rng.getrandbits(63))
         self.searches = 0
+        self.simulations = 0
         self.draws = 0
         self.failed_draws = 0
         self.fallbacks = 0
@@ -128,6 +130,7 @@ class ISMCTS:
         self._children = {}
         result = self._result(state, nodes.get(root_key), done)
         self.searches += 1
+        self.simulations += done
         self.fallbacks += int(result.fallback)
         return result
 

@@ -117,6 +117,8 @@ class MCTS:
         self.rng = rng_from(config.seed if seed is None else seed)
         self.max_utility = max_utility
         self._max_utility: float | None = max_utility
+        self.searches = 0  # over this searcher's life: the moves searched and the simulations run (fewer than
+        self.simulations = 0  # asked where the solver proved a root)
         self.max_game_length = max_game_length
         self.max_rollout_steps = config.rollout_cap(max_game_length)
 
@@ -139,6 +141,8 @@ class MCTS:
         while done < self.num_simulations and not (self.solve and root.outcome is not None):
             self._simulate(root)
             done += 1
+        self.searches += 1
+        self.simulations += done
         return _result(root, done, self.solve)
 
     def step(self, state: Any) -> int:

@@ -45,7 +45,7 @@ class SelectedAgent:
 
     def _built(self) -> Agent:
         if self._agent is None:
-            from cwm.arena_plan import agent_fingerprint
+            from cwm.arena.identity import agent_fingerprint
             from planners.specs import AgentSpec, make_agent
 
             spec = AgentSpec("cwm", self.pick.path)

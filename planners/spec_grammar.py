@@ -45,7 +45,8 @@ def parse_agent_spec(text: str) -> AgentSpec:
     """Parses one spec string, ``[NAME=]KIND[:TARGET]`` (see the module docstring).
 
     Raises:
-      AgentSpecError: an unknown kind, a missing or unexpected argument, or a malformed name.
+      AgentSpecError: an unknown kind (``human`` among them: a person plays with ``cwm play``), a missing or
+        unexpected argument, or a malformed name.
     """
     typed = text = text.strip()
     head, eq, rest = text.partition("=")
@@ -56,6 +57,9 @@ def parse_agent_spec(text: str) -> AgentSpec:
         if "=" in text.partition(":")[0]:
             raise AgentSpecError(f"agent spec {typed!r}: more than one NAME= (an agent has one name)")
     kind, _, target = text.partition(":")
+    if kind == "human":  # a person needs a terminal; a tournament's matches run in worker processes
+        raise AgentSpecError(f"agent spec {typed!r}: a person plays with `cwm play GAME --against SPEC` (a "
+                             f"terminal game, saved like an arena match), not as an agent of a tournament")
     if kind not in KINDS:
         raise AgentSpecError(f"agent spec {typed!r}: unknown kind {kind!r}; expected one of {', '.join(KINDS)}"
                              f"{colon_hint(typed)}")

@@ -123,9 +123,9 @@ class WorkerAgent:
         return HistoryTracker(self.spec, player)
 
     def stats(self) -> dict[str, Any]:
-        """The worker's sampling record of this match (imperfect information) as it last reported it, and
-        the simulations each move's search was given."""
-        return dict(self._stats) | {"simulations_per_move": self.config.num_simulations}
+        """The worker's search record of this match as it last reported it (``simulations`` actually run; with
+        imperfect information the sampling record), and ``simulations_asked``, each search's budget."""
+        return dict(self._stats) | {"simulations_asked": self.config.num_simulations}
 
     def close(self) -> None:
         """Ends this match's worker (if any) and returns its sandbox to the pool."""
@@ -159,10 +159,13 @@ class WorkerAgent:
         self._sent_moves, self._sent_events = len(moves), len(events)
         answer = result.value if isinstance(result.value, dict) else {}
         if isinstance(answer.get("stats"), dict):
-            self._stats = answer["stats"]
-            # the worker's per-move record for the transcript: its numbers only (it is untrusted)
-            self.log.append({"player": player, **{str(k): v for k, v in self._stats.items()
-                                                  if type(v) in (int, float, bool)}})
+            before, self._stats = self._stats.get("simulations"), answer["stats"]
+            # the worker's per-move record for the transcript: its numbers only (it is untrusted), with the
+            # simulations this move's search ran
+            record = {str(k): v for k, v in self._stats.items() if type(v) in (int, float, bool)}
+            if type(record.get("simulations")) is int:
+                record["move_simulations"] = record["simulations"] - (before if type(before) is int else 0)
+            self.log.append({"player": player, **record})
         if "refused" in answer:  # the worker's words for the model's breach: they quote the model, cleaned here
             raise AgentError(f"world model {self.name} failed: {clean(str(answer['refused']))}")
         return answer

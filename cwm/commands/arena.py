@@ -19,7 +19,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "llm+legal:CLIENT; "
                                    "NAME=SPEC labels an agent NAME in the results (mine=cwm:runs/ttt/bundle), "
                                    "else its label is the spec as typed. Re-running with the same --out "
-                                   "resumes; matches are found by label, so a named agent's folder may move.")
+                                   "resumes; matches are found by content (the game, the settings, each agent's "
+                                   "fingerprint), so renaming an agent or moving its bundle replays nothing.")
     p.add_argument("game", help="registry name, OpenSpiel game string, or path/to/module.py:short_name")
     p.add_argument("--agents", required=True,
                    help="comma-separated agent specs, each [NAME=]SPEC "

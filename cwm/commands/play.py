@@ -5,7 +5,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from cwm import arena_human, arena_replay, games
+from cwm import games
+from cwm.arena import human as arena_human
+from cwm.arena import identity
+from cwm.arena import replay as arena_replay
 from cwm.text import clean
 from planners.config import SearchConfig
 from planners.specs import Settings
@@ -38,5 +41,5 @@ def cmd_play(args: argparse.Namespace) -> int:
     verdict = "you won" if mine > other else ("you lost" if mine < other else "a draw")
     forfeit = f" ({result.reason})" if result.forfeit_seat is not None else ""
     print(f"game over: {verdict}{forfeit}; returns {' '.join(f'{x:+g}' for x in result.returns)}")
-    print(f"saved as {result.key} in {out} (cwm replay '{out}/{result.key}', cwm view {out})")
+    print(f"saved as {identity.display_name(result)} in {out} (cwm replay '{out}/{result.key}', cwm view {out})")
     return 0

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from cwm import arena_replay, arena_view
+from cwm.arena import replay as arena_replay
+from cwm.arena import view as arena_view
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -24,7 +24,7 @@ WATCHED_MODULES = (
     "posixpath", "os",
     "cwm.checks", "cwm.step_checks", "cwm.check_report", "cwm.random_play", "cwm.model", "cwm.model_state",
     "cwm.contract", "cwm.codec", "cwm.types", "cwm.views", "cwm.values", "cwm.jsonvalue", "cwm.infokey",
-    "cwm.arena_types", "cwm.sandbox.jobs", "cwm.sandbox.child", "cwm.sandbox.layers", "cwm.sandbox.gate",
+    "cwm.arena.types", "cwm.sandbox.jobs", "cwm.sandbox.child", "cwm.sandbox.layers", "cwm.sandbox.gate",
     "cwm.sandbox.gate_walk", "cwm.sandbox.names", "cwm.sandbox.imports", "cwm.sandbox.tamper",
 )
 # Modules whose classes are not compared: nothing in them shapes a verdict's content (the OS wrappers,

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from cwm import cost
+from cwm.arena.plan import plan_jobs
 from cwm.cli import main
 from cwm.types import UsageError
 from planners.config import SearchConfig
@@ -63,7 +64,9 @@ def test_search_agents_are_timed_at_the_probe_size_and_scaled_to_the_real_count(
 
 
 def test_matches_already_recorded_are_not_counted(tmp_path):
-    (tmp_path / "matches.jsonl").write_text(json.dumps({"key": "random|gt-mcts#0"}) + "\nnot json\n")
+    first = plan_jobs("tic_tac_toe", ["random", "gt-mcts"], matches=2, settings=FAST, seed=0,
+                      move_time_limit=None)[0]
+    (tmp_path / "matches.jsonl").write_text(json.dumps({"key": first.key}) + "\nnot json\n")
     est = cost.estimate_tournament("tic_tac_toe", ["random", "gt-mcts"], matches=2, settings=FAST, out_dir=tmp_path)
     assert est.matches == 3
 

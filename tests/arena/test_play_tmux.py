@@ -12,7 +12,7 @@ import uuid
 
 import pytest
 
-from cwm import arena_replay
+from cwm.arena import replay as arena_replay
 
 PROMPT = "your move as seat"
 

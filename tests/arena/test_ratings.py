@@ -6,9 +6,9 @@ import math
 import numpy as np
 import pytest
 
-from cwm.arena_ratings import ELO_PER_LOGIT, leaderboard, markdown, ratings
-from cwm.arena_report import pairings, summarize, write_reports
-from cwm.arena_types import MatchResult
+from cwm.arena.ratings import ELO_PER_LOGIT, leaderboard, markdown, ratings
+from cwm.arena.report import pairings, summarize, write_reports
+from cwm.arena.types import MatchResult
 
 
 def _match(i, a, b, winner, **fields):
@@ -97,7 +97,7 @@ def test_no_matches_gives_an_empty_leaderboard(bootstrap):
 
 
 def test_across_games_each_game_weighs_the_same():
-    from cwm.arena_ratings import ratings_across
+    from cwm.arena.ratings import ratings_across
 
     # b beats a in a short game and loses to it as clearly in a game with ten times the matches
     short = [_match(i, "a", "b", "b") for i in range(8)] + [_match(8 + i, "a", "b", "a") for i in range(2)]

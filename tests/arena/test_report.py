@@ -8,9 +8,10 @@ import math
 
 import pytest
 
-from cwm import arena, arena_types
+from cwm import arena
 from cwm.arena import MatchResult
-from cwm.arena_report import mean_interval, summarize, wilson, write_reports
+from cwm.arena import types as arena_types
+from cwm.arena.report import mean_interval, summarize, wilson, write_reports
 
 
 @pytest.mark.parametrize("k,n,lo,hi", [

@@ -10,9 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from cwm import arena_replay, arena_transcript, arena_view, cli
-from cwm.arena import tournament
-from cwm.arena_plan import load_results
+from cwm import cli
+from cwm.arena import identity, tournament
+from cwm.arena import replay as arena_replay
+from cwm.arena import transcript as arena_transcript
+from cwm.arena import view as arena_view
+from cwm.arena.plan import load_results
 from cwm.llm.fakes import FakeOpenAI, Reply
 from planners import Settings
 from planners.config import SearchConfig
@@ -95,8 +98,8 @@ def test_a_resumed_tournament_keeps_the_transcripts(played, tmp_path):
 
 
 def test_hidden_information_transcripts_keep_chance_and_each_seats_observation(tmp_path):
-    (r,) = tournament("leduc_poker", ["random", "b=random"], matches=1, out_dir=tmp_path, executor="inline",
-                      progress=False, pairings=[("random", "b")])[:1]
+    (r,) = tournament("leduc_poker", ["random"], matches=1, out_dir=tmp_path, executor="inline",
+                      progress=False, pairings=[("random", "random")])[:1]
     t = arena_replay.load(tmp_path, r)
     chance = [s for s in t["steps"] if s["player"] == -1]
     assert chance and all(0 < s["chance_p"] <= 1 for s in chance)
@@ -129,7 +132,7 @@ def test_cwm_replay_lists_and_prints_a_match(played, capsys):
     assert cli.main(["replay", str(out)]) == 0
     listing = capsys.readouterr().out
     assert listing.count("\n") == 12 and "mini|random#0" in listing
-    number = next(i for i, r in enumerate(load_results(out / "matches.jsonl").values(), 1) if r.key == "mini|random#0")
+    number = next(i for i, r in enumerate(load_results(out / "matches.jsonl").values(), 1) if identity.display_name(r) == "mini|random#0")
     assert cli.main(["replay", f"{out}/{number}"]) == 0
     by_number = capsys.readouterr().out
     assert cli.main(["replay", f"{out}/mini|random#0"]) == 0
@@ -160,7 +163,7 @@ def _chromium() -> str:
 def test_the_page_in_headless_chromium_steps_to_a_board_mid_game(played, tmp_path):
     out, results = played
     page = arena_view.write(out, tmp_path / "view.html")
-    index = next(i for i, r in enumerate(arena_replay.results_of(out)) if r.key == "mini|random#0")
+    index = next(i for i, r in enumerate(arena_replay.results_of(out)) if identity.display_name(r) == "mini|random#0")
     t = arena_replay.load(out, arena_replay.results_of(out)[index])
     url = f"{page.as_uri()}#m={index + 1}&s=3"  # numbered from 1, as `cwm replay DIR` lists them
     dumped = subprocess.run([_chromium(), *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'p1'}",

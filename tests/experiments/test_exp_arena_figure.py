@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from cwm import pipeline
+from cwm.arena.types import MatchResult
 from cwm.llm.fakes import FakeOpenAI
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -68,6 +69,37 @@ def test_combined_table_csv_and_plot(synthesized_run):
     assert (out / "tic_tac_toe" / "arena" / "results.md").is_file()
 
 
+def test_the_report_ranks_every_agent_across_games_with_intervals(synthesized_run):
+    out = synthesized_run
+    board = json.loads((out / "arena.json").read_text())["leaderboard"]
+    assert {r["agent"] for r in board} == {"cwm", "random", "gt-mcts"}
+    assert all(r["rating_lo"] <= r["rating"] <= r["rating_hi"] and r["games"] == ["tic_tac_toe"] for r in board)
+    assert [r["rating"] for r in board] == sorted((r["rating"] for r in board), reverse=True)
+    assert board[-1]["agent"] == "random"  # the CWM agent beats it (above); gt-mcts plays ttt near perfectly
+    assert json.loads((out / "record.json").read_text())["results"]["leaderboard"] == board
+    md = (out / "arena.md").read_text()
+    assert "## Leaderboard across games" in md
+    for i, r in enumerate(board, 1):
+        assert (f"| {i} | {r['agent']} | {r['rating']:.0f} [{r['rating_lo']:.0f}, {r['rating_hi']:.0f}] | "
+                f"tic_tac_toe |") in md
+
+
+def test_the_leaderboard_weighs_each_game_equally_and_lists_the_games_played():
+    report = script("figure_report")
+
+    def matches(game_a: str, game_b: str, n: int, a_wins: int) -> list[MatchResult]:
+        return [MatchResult(f"{game_a}{i}", (game_a, game_b), i, (1.0, -1.0) if i < a_wins else (-1.0, 1.0))
+                for i in range(n)]
+
+    by_game = {"big": matches("x", "y", 200, 190), "small": matches("y", "x", 10, 10) + matches("z", "y", 4, 2)}
+    board = {r["agent"]: r for r in report.leaderboard(by_game, bootstrap=20)}
+    assert board["z"]["games"] == ["small"] and board["x"]["games"] == ["big", "small"]
+    # pooled, x would be far ahead of y (190 + 0 wins of 210); weighted by game, 10 clean wins of y in the
+    # small game outweigh its losses in the big one
+    assert board["y"]["rating"] > board["x"]["rating"]
+    assert all(r["rating_lo"] <= r["rating"] <= r["rating_hi"] for r in board.values())
+
+
 def test_given_bundle_against_the_direct_llm_policy(synthesized_run, tmp_path, monkeypatch):
     bundle = synthesized_run / "tic_tac_toe" / "bundle"
     out = tmp_path / "with-llm"
@@ -113,24 +145,22 @@ def test_ground_truth_opponent_follows_the_information_type(game, expected):
 
 
 def test_a_moved_figure_run_resumes_without_replaying(synthesized_run, tmp_path):
-    """Moved, and written before the CWM agent had a name (labelled by its absolute bundle path then)."""
+    """Moved, and played when the CWM agent had another label (its absolute bundle path): matches are
+    found by content, so none is played again and the file is not rewritten."""
     a = tmp_path / "A"
     shutil.copytree(synthesized_run, a)
     path = a / "tic_tac_toe" / "arena" / "matches.jsonl"
-    (a / "tic_tac_toe" / "arena" / "agents.json").unlink()  # as the previous cwm left it
-    named = path.read_text()
+    (a / "tic_tac_toe" / "arena" / "labels.json").unlink()
     old_label = f"cwm:{(a / 'tic_tac_toe' / 'bundle').resolve()}"
-    rows = [json.loads(line) for line in named.splitlines()]
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
     for r in rows:
         r["seats"] = [old_label if s == "cwm" else s for s in r["seats"]]
-        r["key"] = "|".join(r["seats"]) + "#" + r["key"].rpartition("#")[2]
     matches = "".join(json.dumps(r) + "\n" for r in rows)
     path.write_text(matches)
     b = tmp_path / "elsewhere" / "B"
     shutil.move(a, b)
     assert script("arena_figure").main([*TINY, "--out", str(b)]) == 0  # config.json still says --out A
-    assert matches != named  # taken over, not replayed, and saved under `cwm` (as a new run writes it)
-    assert (b / "tic_tac_toe" / "arena" / "matches.jsonl").read_text() == named
+    assert (b / "tic_tac_toe" / "arena" / "matches.jsonl").read_text() == matches
     rows = json.loads((b / "record.json").read_text())["results"]["rows"]
     assert [(r["agent"], r["opponent"], r["matches"]) for r in rows] == [
         ("cwm", "random", 6), ("cwm", "gt-mcts", 6)]

@@ -152,29 +152,29 @@ def test_a_moved_run_resumes_without_replaying_and_names_no_path(tiny_run, tmp_p
     assert sorted(p.name for p in (b / "synthesis" / "calls").iterdir()) == calls
     report = json.loads((b / "report.json").read_text())
     assert {r["agent"] for r in report["arena"]} == {"cwm"} and report["bundle"] == "bundle"
-    for name in ("report.md", "arena/results.md", "arena/results.csv", "arena/results.json", "arena/agents.json",
+    for name in ("report.md", "arena/results.md", "arena/results.csv", "arena/results.json", "arena/labels.json",
                  "arena/matches.jsonl", "arena/config.json", "config.json"):
         text = (b / name).read_text()
         assert str(tmp_path) not in text and str(tiny_run.parent) not in text, name
     assert "| cwm | random | all | 4 |" in (b / "report.md").read_text()
 
 
-def test_a_run_written_before_names_resumes_where_it_is_and_after_a_move(tiny_run, tmp_path, monkeypatch):
+def test_a_run_played_under_another_label_resumes_where_it_is_and_after_a_move(tiny_run, tmp_path, monkeypatch):
     a = _copy_to(tiny_run, tmp_path / "A")
     old_label = f"cwm:{(a / 'bundle').resolve()}"  # how cwm labelled the agent before it had a name
     path = a / "arena" / "matches.jsonl"
-    (a / "arena" / "agents.json").unlink()
-    named = path.read_text()
-    rows = [json.loads(line) for line in named.splitlines()]
+    (a / "arena" / "labels.json").unlink()
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
     for r in rows:
         r["seats"] = [old_label if s == "cwm" else s for s in r["seats"]]
-        r["key"] = "|".join(r["seats"]) + "#" + r["key"].rpartition("#")[2]
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    named = "".join(json.dumps(r) + "\n" for r in rows)
+    path.write_text(named)
     config = json.loads((a / "config.json").read_text())  # and the recording by a full path on another machine
     config["llm_resolved"] = "replay:/elsewhere/site-packages/cwm/data/recordings/real/tic_tac_toe.jsonl"
     (a / "config.json").write_text(json.dumps(config))
     assert main(["run", "tic_tac_toe", "--out", str(a), *TINY]) == 0
-    assert path.read_text() == named  # taken over (not replayed) and saved under `cwm`
+    assert path.read_text() == named  # found by content: nothing replayed, nothing rewritten
+    assert "| cwm | random | all | 4 |" in (a / "report.md").read_text()  # shown under its label now
     _resume_moved(a, tmp_path / "B", monkeypatch)
     assert (tmp_path / "B" / "arena" / "matches.jsonl").read_text() == named
     report = json.loads((tmp_path / "B" / "report.json").read_text())

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from cwm import arena, games
-from cwm.arena_types import MatchResult
+from cwm.arena.types import MatchResult
 from cwm.on_policy import ReplayError, agent_games, on_policy_accuracy, replay
 from planners.agents import RandomAgent
 from tests.inference.test_inference_checks import SEARCH_INFERENCE_SOURCE

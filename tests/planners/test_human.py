@@ -3,8 +3,8 @@
 import pyspiel
 import pytest
 
-from cwm import arena_human
-from cwm.arena_plan import ArenaError
+from cwm.arena import human as arena_human
+from cwm.arena.plan import ArenaError
 from planners.human import HumanAgent, Resigned
 
 
@@ -57,3 +57,15 @@ def test_play_refuses_what_it_cannot_play_before_writing(tmp_path):
     with pytest.raises(ArenaError, match="cannot play"):
         arena_human.play("tic_tac_toe", "llm:nosuch:model", out_dir=tmp_path / "b")
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+
+
+@pytest.mark.parametrize("agents", ["human,random", "random,me=human"])
+def test_a_human_seat_in_a_tournament_is_refused_pointing_to_cwm_play(agents, tmp_path, capsys):
+    from cwm.cli import main
+
+    out = tmp_path / "arena"
+    assert main(["arena", "tic_tac_toe", "--agents", agents, "--matches", "1", "--out", str(out),
+                 "--executor", "inline", "--no-progress"]) != 0
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "`cwm play GAME --against SPEC`" in err and "human" in err
+    assert not out.exists()

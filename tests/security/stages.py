@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from cwm import bundle, pipeline, trajectories
-from cwm.arena_types import FORFEIT_KINDS
+from cwm.arena.types import FORFEIT_KINDS
 from cwm.bundle import BundleError
 from cwm.llm.base import Request
 from cwm.types import CwmError

@@ -27,8 +27,9 @@ def test_each_match_plays_a_survivor_and_records_which(ttt_selection, tmp_path: 
     assert all(r.forfeit_seat is None for r in results)
     paths = {r.stats[r.seats.index("sel")]["selected_path"] for r in results}
     assert paths <= {str(p) for p in selection.survivor_paths}
-    # what a label stands for is the selection file's hash
-    assert json.loads((tmp_path / "arena" / "agents.json").read_text())["sel"].startswith("cwm-selected sha256:")
+    # what the agent is: the selection file's hash
+    labels = json.loads((tmp_path / "arena" / "labels.json").read_text())
+    assert [fp for fp, label in labels.items() if label == "sel"][0].startswith("cwm-selected sha256:")
 
 
 def test_the_pick_is_drawn_with_the_seed_among_the_survivors_only(ttt_selection) -> None:

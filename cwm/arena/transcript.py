@@ -24,7 +24,7 @@ from typing import Any
 
 import pyspiel
 
-from cwm.arena_types import MatchResult
+from cwm.arena.types import MatchResult
 from cwm.files import atomic_write
 from cwm.text import clean_json
 from cwm.types import CHANCE, JSON

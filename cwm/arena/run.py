@@ -2,18 +2,17 @@
 
 ``play_match`` plays one game between live agent objects. ``tournament`` plays every pairing of agent
 specs in both seat orders, ``matches`` games each, seeded per match; each finished match is appended to
-``OUT/matches.jsonl`` as it ends, keyed by the agents' labels (``cwm.arena_plan``), so re-running the
-same call skips what is done, also after the folder moved; ``OUT/agents.json`` records what each label
-stands for, so a label never changes agent. An illegal action, an exception or a move
+``OUT/matches.jsonl`` as it ends, keyed by its content (``cwm.arena.identity``: the game, the settings,
+each agent's fingerprint, the index), so re-running the same call skips what is done, also after the
+folder moved or an agent was renamed; labels are for display (``OUT/labels.json``). An illegal action, an exception or a move
 over the time limit forfeits the match (counted separately by kind). Each match's full record goes to
-``OUT/transcripts/`` before its row (``cwm.arena_transcript``). Results are summarised by
-``cwm.arena_report`` (JSON, CSV, markdown, a bar plot) and ``cwm.arena_ratings`` (the leaderboard).
+``OUT/transcripts/`` before its row (``cwm.arena.transcript``). Results are summarised by
+``cwm.arena.report`` (JSON, CSV, markdown, a bar plot) and ``cwm.arena.ratings`` (the leaderboard).
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 import re
 import time
@@ -24,10 +23,12 @@ from typing import Any
 import numpy as np
 import pyspiel
 
-from cwm import arena_transcript, games
-from cwm.arena_clock import MoveTimeout, agent_move
-from cwm.arena_plan import AGENTS_FILE, ArenaError, check_resume, load_results, match_seed, plan_jobs, resume
-from cwm.arena_types import FORFEIT_KINDS, MatchJob, MatchOutcome, MatchResult
+from cwm import games
+from cwm.arena import identity
+from cwm.arena import transcript as arena_transcript
+from cwm.arena.clock import agent_move
+from cwm.arena.plan import ArenaError, plan_jobs, resumable, tournament_settings
+from cwm.arena.types import MatchJob, MatchOutcome, MatchResult
 from cwm.executors import Executor, JobCrashed, make_executor
 from cwm.files import atomic_write, changed_settings
 from cwm.types import CHANCE, JSON
@@ -38,8 +39,7 @@ from planners.specs import Settings, check_agent, make_agent, parse_agent_spec
 # clock three limits and 30 s later), long enough for the paper's 1,000 simulations on the games here.
 DEFAULT_MOVE_TIME_S = 60.0
 
-__all__ = ["DEFAULT_MOVE_TIME_S", "FORFEIT_KINDS", "ArenaError", "MatchJob", "MatchOutcome", "MatchResult", "MoveTimeout", "load_results",
-           "match_seed", "plan_jobs", "play_match", "run_match", "tournament"]
+__all__ = ["DEFAULT_MOVE_TIME_S", "play_match", "run_match", "tournament"]
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -127,7 +127,7 @@ def _maybe(agent: Agent, method: str, *args: Any) -> None:
 
 def run_match(job: MatchJob, *, given: Mapping[int, Agent] | None = None) -> dict[str, JSON]:
     """Builds the agents from their specs (seeded from the match seed) and plays; a JSON-able MatchResult,
-    with its transcript under ``"transcript"`` (``cwm.arena_transcript.save`` files it apart from the row).
+    with its transcript under ``"transcript"`` (``cwm.arena.transcript.save`` files it apart from the row).
 
     ``given`` seats live agents instead of building those seats' specs (a person at the terminal,
     ``cwm play``).
@@ -156,7 +156,8 @@ def run_match(job: MatchJob, *, given: Mapping[int, Agent] | None = None) -> dic
                 kind = e.kind if isinstance(e, AgentError) else "exception"
                 return _with_transcript(game, job, MatchResult(
                     job.key, job.seats, job.seed, tuple(_forfeit(game, seat)), seat, kind,
-                    f"agent could not be built: {type(e).__name__}: {e}", 0, time.perf_counter() - start).to_json())
+                    f"agent could not be built: {type(e).__name__}: {e}", 0, time.perf_counter() - start,
+                    fingerprints=job.fingerprints, index=job.index).to_json())
         game = games.load_game(job.game)
         chance_seed = int(np.random.default_rng(seeds[-1]).integers(2**63))
         played: list[int] = []
@@ -172,13 +173,13 @@ def run_match(job: MatchJob, *, given: Mapping[int, Agent] | None = None) -> dic
     stats = tuple(_stats(a) for a in agents)
     record = MatchResult(job.key, job.seats, job.seed, tuple(float(r) for r in returns), loser, kind, reason,
                          moves, time.perf_counter() - start, logs if any(logs) else (),
-                         stats if any(stats) else (), tuple(played)).to_json()
+                         stats if any(stats) else (), tuple(played), job.fingerprints, job.index).to_json()
     return _with_transcript(game, job, record, times, [{"log": log, "stats": s} for log, s in zip(logs, stats)])
 
 
 def _with_transcript(game: pyspiel.Game, job: MatchJob, record: dict[str, JSON], times: Sequence[float] = (),
                      agents: Sequence[dict[str, Any]] = ()) -> dict[str, JSON]:
-    """``record`` with its transcript (``cwm.arena_transcript``), which ``tournament`` saves apart from the row."""
+    """``record`` with its transcript (``cwm.arena.transcript``), which ``tournament`` saves apart from the row."""
     return record | {"transcript": arena_transcript.build(game, record, game_name=job.game,
                                                           specs=job.builds or job.seats, times=times,
                                                           agents=agents)}
@@ -201,17 +202,18 @@ def _stats(agent: Agent) -> dict[str, JSON]:
 def tournament(game: str, agents: Sequence[str], *, matches: int, out_dir: str | Path,
                settings: Settings | None = None, seed: int = 0, executor: str | Executor = "local",
                pairings: Sequence[tuple[str, ...]] | None = None,
-               move_time_limit: float | None = DEFAULT_MOVE_TIME_S,
-               aliases: Mapping[str, str] | None = None, progress: bool = True) -> list[MatchResult]:
+               move_time_limit: float | None = DEFAULT_MOVE_TIME_S, progress: bool = True) -> list[MatchResult]:
     """Plays (or resumes) a tournament and writes its results under ``out_dir``.
 
     Args:
       game: the real game (registry name, OpenSpiel string or module spec).
-      agents: agent spec strings (``planners.specs``); each plays under its label (``NAME`` of
-        ``NAME=SPEC``, else the spec as typed), by which finished matches are found on resume.
+      agents: agent spec strings (``planners.specs``); each is shown under its label (``NAME`` of
+        ``NAME=SPEC``, else the spec as typed). Finished matches are found on resume by content
+        (``cwm.arena.identity``), so a renamed agent or a moved bundle replays nothing, and an agent that
+        changed (a bundle's files, another spec) plays its matches anew.
       matches: games per pairing and seat order.
-      out_dir: where ``config.json``, ``agents.json`` (each label's fingerprint: a ``cwm:`` model's content
-        hash, else the bare spec), ``matches.jsonl`` and the summaries go.
+      out_dir: where ``config.json``, ``labels.json`` (each agent fingerprint's label), ``matches.jsonl``,
+        ``transcripts/`` and the summaries go.
       settings: search/LLM settings of every agent (``Settings()`` defaults when ``None``).
       seed: the tournament seed (each match's seed derives from it and the match key).
       executor: ``local`` (process pool, default), ``local:N``, ``inline``, ``ray[:ADDRESS]`` or an executor.
@@ -220,12 +222,6 @@ def tournament(game: str, agents: Sequence[str], *, matches: int, out_dir: str |
       move_time_limit: CPU seconds per move before a ``timeout`` forfeit (default ``DEFAULT_MOVE_TIME_S``;
         ``None``: no limit for in-process agents, and a CWM agent's worker gets its own default), with the
         hard wall clock of ``play_match``; a ``cwm:`` agent's worker gets exactly this CPU budget.
-      aliases: former label -> current label, for matches in ``out_dir`` recorded before an agent was
-        renamed (``cwm:/old/place/bundle`` -> ``cwm`` after a run directory moved); they count as that
-        agent's (keeping their seeds), are not replayed, and are saved under the current label (``matches.jsonl``
-        is rewritten atomically), so later resumes need no alias. A named agent's bare spec is an alias of its
-        name unless two names share it or ``agents.json`` says it was another agent
-        (``cwm.arena_plan.aliases_of``).
       progress: show a tqdm progress bar.
 
     Returns:
@@ -234,15 +230,15 @@ def tournament(game: str, agents: Sequence[str], *, matches: int, out_dir: str |
     Raises:
       ArenaError: bad numbers (``matches`` < 1, a time limit <= 0, fewer than one simulation or rollout), an
         agent that cannot be built (an unknown or misfitting spec, an LLM client without its key, a missing
-        model file), fewer than two agents, an alias to no agent or from a current label, an ``out_dir``
-        holding a tournament with another game, seed or settings, or one where a label (or a given alias's
-        former label) was another agent (``agents.json``). Nothing is written then.
+        model file), fewer than two agents, two labels of one agent, an ``out_dir`` holding a tournament
+        with another game, seed or settings, or one written before matches were keyed by content
+        (``cwm.arena.plan.resumable``). Nothing is written then.
       AgentSpecError: a spec that does not parse, two seated specs with one label, or a pairing entry that
         is an agent's spec under another label.
       ExecutorError: an unknown executor spec, Ray missing, or a Ray address that is malformed or where
         nothing listens (raised after the checks above; nothing is written then either).
     """
-    from cwm import arena_report
+    from cwm.arena import report as arena_report
 
     settings = settings or Settings()
     out = Path(out_dir)
@@ -252,23 +248,21 @@ def tournament(game: str, agents: Sequence[str], *, matches: int, out_dir: str |
                      move_time_limit=move_time_limit, log_dir=str(out / "llm"))
     builds = dict(pair for job in jobs for pair in zip(job.seats, job.builds))
     _check_agents(name, builds, settings)
-    config = {"game": name, "seed": seed, "settings": dataclasses.asdict(settings),
-              "move_time_limit": move_time_limit}
-    _check_config(out / "config.json", config)  # the read-only checks, before an executor (a Ray cluster) starts
-    renamed, fingerprints = check_resume(out, agents, aliases, builds)
-    ex = make_executor(executor) if isinstance(executor, str) else executor  # an unreachable cluster: nothing written
+    config = {"game": name} | tournament_settings(seed, settings, move_time_limit)
+    _check_config(out / "config.json", config)  # the checks, before an executor (a Ray cluster) starts
     path = out / "matches.jsonl"
+    done = resumable(path)
+    ex = make_executor(executor) if isinstance(executor, str) else executor  # an unreachable cluster: nothing written
     try:
         if not (out / "config.json").exists():
             atomic_write(out / "config.json", json.dumps(config, indent=2) + "\n")
-        atomic_write(out / AGENTS_FILE, json.dumps(fingerprints, indent=2) + "\n")
-        done = resume(path, renamed)
+        identity.save_labels(out, {fp: label for j in jobs for fp, label in zip(j.fingerprints, j.seats)})
         todo = [j for j in jobs if j.key not in done]
         _run(ex, todo, path, done, len(jobs), progress)
     finally:
         if isinstance(executor, str):
             ex.close()
-    results = [done[j.key] for j in jobs]
+    results = [done[j.key].shown_as(j.seats) for j in jobs]
     labels = list(dict.fromkeys([*(parse_agent_spec(a).label for a in agents), *builds]))
     arena_report.write_reports(out, results, config=config | {"agents": labels, "matches": matches})
     return results
@@ -296,7 +290,8 @@ def _void(job: MatchJob, why: str) -> dict[str, JSON]:
     """The record of a match whose (trusted) process died under it: no seat is blamed, the reports count
     it as void, and it is never replayed."""
     n = len(job.seats)
-    return MatchResult(job.key, job.seats, job.seed, (0.0,) * n, None, "crash", why, 0, 0.0).to_json()
+    return MatchResult(job.key, job.seats, job.seed, (0.0,) * n, None, "crash", why, 0, 0.0,
+                       fingerprints=job.fingerprints, index=job.index).to_json()
 
 
 def _check_numbers(matches: int, settings: Settings, move_time_limit: float | None) -> None:

@@ -17,7 +17,9 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from cwm import arena_ratings, arena_replay, arena_report
+from cwm.arena import ratings as arena_ratings
+from cwm.arena import replay as arena_replay
+from cwm.arena import report as arena_report
 from cwm.text import clean_json
 from cwm.types import JSON
 

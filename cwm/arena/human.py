@@ -1,8 +1,9 @@
 """A person against any agent (``cwm play``): one match played in this process, saved like any arena match.
 
 The folder it is saved in (default ``runs/play/<game>``) is an arena folder: ``config.json`` names the game,
-each match is a row of ``matches.jsonl`` (key ``human|<agent>#<n>`` or ``<agent>|human#<n>``, numbered on)
-with its transcript, and the reports and leaderboard are rewritten after every game, so ``cwm replay`` and
+each match is a row of ``matches.jsonl`` (keyed by content like a tournament's: the seat of ``human``, the
+agent's fingerprint and the match's number among those games, ``human|<agent>#<n>`` on screen) with its
+transcript, and the reports and leaderboard are rewritten after every game, so ``cwm replay`` and
 ``cwm view`` show the games, and they resume like a tournament (nothing is overwritten).
 """
 
@@ -12,9 +13,12 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from cwm import arena, arena_report, arena_transcript, games
-from cwm.arena_plan import ArenaError, load_results, match_seed
-from cwm.arena_types import MatchJob, MatchResult
+from cwm import arena, games
+from cwm.arena import identity
+from cwm.arena import report as arena_report
+from cwm.arena import transcript as arena_transcript
+from cwm.arena.plan import ArenaError, load_results, match_seed, tournament_settings
+from cwm.arena.types import MatchJob, MatchResult
 from cwm.files import atomic_write
 from planners.human import HumanAgent
 from planners.specs import Settings, check_agent, parse_agent_spec
@@ -54,11 +58,15 @@ def play(game: str, against: str, *, seat: int = 0, out_dir: str | Path | None =
     out = Path(out_dir) if out_dir is not None else Path("runs") / "play" / name
     _check_folder(out, name)
     seats = (HUMAN, spec.label) if seat == 0 else (spec.label, HUMAN)
+    agent = identity.agent_fingerprint(spec)
+    fingerprints = (HUMAN, agent) if seat == 0 else (agent, HUMAN)
     done = load_results(out / "matches.jsonl")
-    index = sum(1 for r in done.values() if r.seats == seats)
-    key = f"{'|'.join(seats)}#{index}"
+    index = sum(1 for r in done.values() if r.fingerprints == fingerprints)
+    key = identity.match_key(name, identity.settings_hash(tournament_settings(seed, settings, None)), fingerprints,
+                             index)
     builds = (HUMAN, spec.bare) if seat == 0 else (spec.bare, HUMAN)
-    job = MatchJob(name, key, seats, match_seed(seed, key), settings, None, str(out / "llm"), builds)
+    job = MatchJob(name, key, seats, match_seed(seed, key), settings, None, str(out / "llm"), builds, fingerprints,
+                   index)
     record = arena.run_match(job, given={seat: HumanAgent(read=read, write=write)})
     _save(out, record, name)
     return MatchResult.from_json(record)

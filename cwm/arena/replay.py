@@ -1,7 +1,8 @@
 """A finished match, move by move, in the terminal (``cwm replay DIR/MATCH``).
 
-A match is named by its key (``random|gt-mcts#0``), its transcript's file name, or its number in the
-listing of ``cwm replay DIR``. Each step shows who moved, the move, the time it took, the game's own
+A match is named by its key (a content hash, ``cwm.arena.identity``), by its seats' labels and index
+(``random|gt-mcts#0``), by its transcript's file name, or by its number in the listing of ``cwm replay
+DIR``. Seats show the labels the folder's ``labels.json`` gives their agents now. Each step shows who moved, the move, the time it took, the game's own
 rendering of the state after it (OpenSpiel's ``str(state)``) and, in a game with hidden information, what
 each seat observed; an LLM seat's move shows how its answer was read (and each rethink), a CWM seat's its
 sampling record. Every text shown is cleaned (``cwm.text.clean``): agents' words are untrusted.
@@ -11,9 +12,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cwm import arena_transcript, games
-from cwm.arena_plan import load_results
-from cwm.arena_types import MatchResult
+from cwm import games
+from cwm.arena import identity
+from cwm.arena import transcript as arena_transcript
+from cwm.arena.plan import load_results
+from cwm.arena.types import MatchResult
 from cwm.text import clean
 from cwm.types import CHANCE, JSON, CwmError
 
@@ -25,7 +28,8 @@ class ReplayError(CwmError, ValueError):
 
 
 def results_of(out_dir: Path) -> list[MatchResult]:
-    """The finished matches of the tournament in ``out_dir``, in the order played.
+    """The finished matches of the tournament in ``out_dir``, in the order played, each seat under its
+    agent's label now (``cwm.arena.identity.shown``).
 
     Raises:
       ReplayError: ``out_dir`` holds no ``matches.jsonl``.
@@ -33,19 +37,20 @@ def results_of(out_dir: Path) -> list[MatchResult]:
     path = out_dir / "matches.jsonl"
     if not path.is_file():
         raise ReplayError(f"{out_dir}: not a tournament folder (no matches.jsonl)")
-    return list(load_results(path).values())
+    return identity.shown(load_results(path).values(), identity.read_labels(out_dir))
 
 
 def find(out_dir: Path, name: str) -> MatchResult:
-    """The match of ``out_dir`` named ``name``: a key, a transcript file name (with or without ``.json``),
-    or a number from ``listing`` (1 is the first match played).
+    """The match of ``out_dir`` named ``name``: a key, its seats' labels and index (``a|b#0``), a
+    transcript file name (with or without ``.json``), or a number from ``listing`` (1 is the first played).
 
     Raises:
       ReplayError: no match has that name (the message says how to list them).
     """
     results = results_of(out_dir)
     for r in results:
-        if name in (r.key, arena_transcript.file_name(r.key), arena_transcript.file_name(r.key)[: -len(".json")]):
+        file = arena_transcript.file_name(r.key)
+        if name in (r.key, identity.display_name(r), file, file[: -len(".json")]):
             return r
     if name.isdigit() and 1 <= int(name) <= len(results):
         return results[int(name) - 1]
@@ -53,24 +58,30 @@ def find(out_dir: Path, name: str) -> MatchResult:
 
 
 def listing(out_dir: Path) -> str:
-    """One line per match: its number, key, returns and forfeit."""
+    """One line per match: its number, seats and index, key, returns and forfeit."""
     lines = []
     for i, r in enumerate(results_of(out_dir), 1):
         forfeit = f"  forfeit by seat {r.forfeit_seat} ({r.forfeit_kind})" if r.forfeit_kind else ""
         returns = " ".join(f"{x:+g}" for x in r.returns)
-        lines.append(f"{i:4d}  {clean(r.key)}  returns {returns}  {r.moves} moves{forfeit}")
+        lines.append(f"{i:4d}  {clean(identity.display_name(r))}  {clean(r.key)}  returns {returns}  {r.moves} moves"
+                     f"{forfeit}")
     return "\n".join(lines) + "\n" if lines else "no finished matches\n"
 
 
 def load(out_dir: Path, result: MatchResult) -> dict[str, JSON]:
-    """The transcript of ``result`` (rebuilt from its actions on the tournament's game if none was saved)."""
+    """The transcript of ``result`` (rebuilt from its actions on the tournament's game if none was saved),
+    its seats under ``result``'s labels."""
     config = out_dir / "config.json"
     game = None
     if config.is_file():
         import json
 
         game = games.load_game(str(json.loads(config.read_text(encoding="utf-8"))["game"]))
-    return arena_transcript.load(out_dir, result, game)
+    transcript = arena_transcript.load(out_dir, result, game)
+    for seat, label in zip(transcript.get("seats") or [], result.seats):
+        if isinstance(seat, dict):
+            seat["label"] = label
+    return transcript
 
 
 def agent_notes(transcript: dict[str, JSON]) -> dict[int, list[JSON]]:

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from cwm.arena_types import FORFEIT_KINDS, MatchResult
+from cwm.arena.types import FORFEIT_KINDS, MatchResult
 from cwm.types import JSON
 
 ELO_PER_LOGIT = 400 / math.log(10)

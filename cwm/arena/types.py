@@ -1,7 +1,7 @@
 """The records of the arena: one match to play (``MatchJob``), how one game ended (``MatchOutcome``) and one
 finished match (``MatchResult``).
 
-Both are re-exported from ``cwm.arena``; they live here so that the report and other readers of
+All are importable from ``cwm.arena``; they live here so that the report and other readers of
 ``matches.jsonl`` need not import the match machinery.
 """
 
@@ -37,8 +37,9 @@ class MatchResult:
     """One finished match.
 
     Attributes:
-      key: unique id within the tournament, ``"<seat0>|<seat1>#<index>"``.
-      seats: the agent label in each seat.
+      key: the match's identity by content (``cwm.arena.identity.match_key``: the game, the settings, each
+        seat's agent fingerprint and the index), unique within the tournament.
+      seats: the agent label in each seat, for display only.
       seed: the match seed (chance and agents' seeds derive from it).
       returns: each seat's score; a forfeiting seat gets the game's minimum utility, the others its maximum.
       forfeit_seat: the seat that forfeited, or ``None``.
@@ -49,11 +50,14 @@ class MatchResult:
       duration_s: wall time of the match.
       logs: per seat, an agent's attempt log when it keeps one (the LLM policy), else empty; every text in
         it cleaned (``cwm.text.clean_json``). A tournament's ``matches.jsonl`` rows leave it empty: the
-        match's transcript holds it (``cwm.arena_transcript``).
+        match's transcript holds it (``cwm.arena.transcript``).
       stats: per seat, an agent's own record of the match when it keeps one (an ISMCTS agent: draws
         accepted and rejected, moves that fell back to a random action), else empty.
       actions: every action applied in the real game, chance outcomes included, in order (the game replays
         from them: on-policy accuracy checks a model on the states its agent reached).
+      fingerprints: what the agent in each seat is (``cwm.arena.identity.agent_fingerprint``); empty in rows
+        written before matches were keyed by content.
+      index: the match's number among those of its seating (0 for the first).
 
     The texts an agent wrote (``reason``, ``forfeit_kind``, ``logs``) are cleaned whenever a result is made,
     built by a match or read back from ``matches.jsonl``, so no surrogate, control character or ANSI escape
@@ -72,6 +76,8 @@ class MatchResult:
     logs: tuple[JSON, ...] = ()
     stats: tuple[JSON, ...] = ()
     actions: tuple[int, ...] = ()
+    fingerprints: tuple[str, ...] = ()
+    index: int = 0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "reason", clean(self.reason, limit=REASON_LIMIT))
@@ -86,6 +92,10 @@ class MatchResult:
 
     def to_json(self) -> dict[str, JSON]:
         return dataclasses.asdict(self)
+
+    def shown_as(self, seats: tuple[str, ...]) -> MatchResult:
+        """This match with its seats under other labels (the match is the same: labels are for display)."""
+        return self if seats == self.seats else dataclasses.replace(self, seats=seats)
 
     @classmethod
     def from_json(cls, data: dict[str, JSON]) -> MatchResult:
@@ -116,6 +126,12 @@ class MatchResult:
         if not (isinstance(actions, (list, tuple)) and all(type(a) is int for a in actions)):
             raise ValueError("field 'actions' of a match result must be a list of integers")
         values["actions"] = tuple(actions)
+        fingerprints = values.get("fingerprints", ())
+        if not (isinstance(fingerprints, (list, tuple)) and all(isinstance(f, str) for f in fingerprints)):
+            raise ValueError("field 'fingerprints' of a match result must be a list of strings")
+        values["fingerprints"] = tuple(fingerprints)
+        if type(values.get("index", 0)) is not int:
+            raise ValueError("field 'index' of a match result must be an integer")
         return cls(**values)
 
 
@@ -124,10 +140,12 @@ class MatchJob:
     """Everything a worker needs to play one match: picklable specs, no live objects."""
 
     game: str
-    key: str
-    seats: tuple[str, ...]  # agent labels (the spec strings as given)
+    key: str  # the match's identity by content (cwm.arena.identity.match_key)
+    seats: tuple[str, ...]  # agent labels (NAME of NAME=SPEC, else the spec as given), for display
     seed: int
     settings: Settings
     move_time_limit: float | None = None
     log_dir: str | None = None
     builds: tuple[str, ...] = ()  # the specs to build, with paths made absolute (default: the labels)
+    fingerprints: tuple[str, ...] = ()  # what each seat's agent is (cwm.arena.identity.agent_fingerprint)
+    index: int = 0  # the match's number among those of its seating

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from cwm.arena_types import FORFEIT_KINDS, MatchResult
+from cwm.arena.types import FORFEIT_KINDS, MatchResult
 from cwm.stats import mean_interval, wilson  # re-exported: reports and tests use them from here
 from cwm.types import JSON
 
@@ -206,8 +206,9 @@ def _short(label: JSON) -> str:
 
 def write_reports(out: Path, results: Sequence[MatchResult], *, config: dict[str, JSON]) -> list[dict[str, JSON]]:
     """Writes ``results.json`` (the rows and the leaderboard), ``results.csv``, ``results.md``,
-    ``leaderboard.md`` (``cwm.arena_ratings``) and ``results.png`` under ``out``."""
-    from cwm import arena_ratings, games
+    ``leaderboard.md`` (``cwm.arena.ratings``) and ``results.png`` under ``out``."""
+    from cwm import games
+    from cwm.arena import ratings as arena_ratings
 
     outcome = games.resolve(str(config["game"])).outcome
     outcome = "payoff" if outcome == "payoff" else "win/draw/loss"

@@ -1,0 +1,161 @@
+"""The plan of a tournament and what of it is done: jobs from agent specs, each keyed by its content
+(``cwm.arena.identity``: the game, the settings, each seat's agent fingerprint, the index), and the
+finished matches read back from ``matches.jsonl``, so a resumed tournament plays nothing it has played,
+whatever its agents are called now.
+
+Importable from ``cwm.arena``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import itertools
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+
+from cwm.arena import identity
+from cwm.arena.types import MatchJob, MatchResult
+from cwm.files import LineError, parse_jsonl
+from cwm.types import JSON, CwmError
+from planners.specs import AgentSpec, AgentSpecError, Settings, check_labels, parse_agent_spec
+
+log = logging.getLogger("cwm.arena")
+
+class ArenaError(CwmError, ValueError):
+    """A tournament that cannot run as asked: too few agents, an agent that cannot be built (bad spec, LLM
+    configuration, settings), bad numbers, or an output folder of another tournament."""
+
+
+def match_seed(seed: int, key: str) -> int:
+    """The seed of one match: a hash of the tournament seed and the match key (independent of run order)."""
+    return int.from_bytes(hashlib.sha256(f"{seed}|{key}".encode()).digest()[:8], "big") >> 1
+
+
+def plan_jobs(game: str, agents: Sequence[str], *, matches: int, settings: Settings, seed: int = 0,
+              pairings: Sequence[tuple[str, ...]] | None = None, move_time_limit: float | None = None,
+              log_dir: str | None = None) -> list[MatchJob]:
+    """The jobs of a tournament: each pairing in every seat order, ``matches`` games per order.
+
+    Each job's key, and so its seed, is its content (``cwm.arena.identity.match_key``): the game, these
+    settings, each seat's agent fingerprint and the index, so neither depends on an agent's label or on
+    where a ``cwm:`` bundle lives. Each agent is shown under its label (``NAME`` of ``NAME=SPEC``, else the
+    spec as typed); workers build the spec with its path made absolute (``MatchJob.builds``).
+
+    Args:
+      pairings: seatings by label, or by the spec of an agent of its own (whose label must be new); default
+        every pair of distinct agents (a self-play pairing ``(a, a)`` may be given).
+
+    Raises:
+      AgentSpecError: a spec that does not parse, two seated specs with one label (in ``agents`` or
+        ``pairings``), or a pairing entry that is an agent's spec under another label (``random`` for
+        ``x=random``: pair it as ``x``).
+      ArenaError: fewer than two agents and no pairings, or two labels for one agent (one fingerprint).
+    """
+    specs = {s.label: s for s in _parse_all(agents)}
+    if pairings is None:
+        if len(specs) < 2:
+            raise ArenaError("a tournament needs at least two agents (or explicit pairings)")
+        pairings = list(itertools.combinations(specs, 2))
+    seated = [tuple(_seat(entry, specs) for entry in pair) for pair in pairings]
+    prints = _fingerprints(list(dict.fromkeys([*specs.values(), *(s for pair in seated for s in pair)])))
+    orders = [o for pair in seated for o in dict.fromkeys(itertools.permutations(pair))]  # once for self-play
+    hashed = identity.settings_hash(tournament_settings(seed, settings, move_time_limit))
+    jobs = []
+    for order in orders:
+        fingerprints = tuple(prints[s.label] for s in order)
+        for i in range(matches):
+            key = identity.match_key(game, hashed, fingerprints, i)
+            jobs.append(MatchJob(game, key, tuple(s.label for s in order), match_seed(seed, key), settings,
+                                 move_time_limit, log_dir, tuple(_absolute(s) for s in order), fingerprints, i))
+    return jobs
+
+
+def tournament_settings(seed: int, settings: Settings, move_time_limit: float | None) -> dict[str, JSON]:
+    """What a tournament's matches are played under besides the game (``config.json`` holds it with it)."""
+    return {"seed": seed, "settings": dataclasses.asdict(settings), "move_time_limit": move_time_limit}
+
+
+def _fingerprints(specs: Sequence[AgentSpec]) -> dict[str, str]:
+    """Label -> fingerprint of each agent (labels checked unique); two labels of one agent are refused, since
+    their matches would be the same matches."""
+    check_labels(specs)
+    found: dict[str, str] = {}
+    for spec in specs:
+        fingerprint = identity.agent_fingerprint(spec)
+        twin = next((label for label, fp in found.items() if fp == fingerprint), None)
+        if twin is not None:
+            raise ArenaError(f"agents {twin!r} and {spec.label!r} are one agent ({fingerprint}); give it one label "
+                             f"(--self-play plays an agent against itself)")
+        found[spec.label] = fingerprint
+    return found
+
+
+def _parse_all(agents: Sequence[str]) -> list[AgentSpec]:
+    specs = [parse_agent_spec(a) for a in agents]
+    check_labels(specs)
+    return specs
+
+
+def _seat(entry: str, specs: dict[str, AgentSpec]) -> AgentSpec:
+    """The agent a pairing names: one of ``specs`` by label, else ``entry`` parsed as a spec of its own (its
+    label is checked with the others'), unless it is an agent's spec without that agent's name."""
+    if entry in specs:
+        return specs[entry]
+    spec = parse_agent_spec(entry)
+    twin = next((s for s in specs.values() if not spec.name and _absolute(s) == _absolute(spec)), None)
+    if twin is not None:
+        raise AgentSpecError(f"pairing entry {entry!r} is the spec of agent {twin.label!r}; pair it by its label "
+                             f"{twin.label!r}")
+    return spec
+
+
+def _absolute(spec: AgentSpec) -> str:
+    """The bare spec with a ``cwm:`` (or ``cwm-selected:``) path made absolute, so workers with another working
+    directory find it."""
+    if spec.kind in ("cwm", "cwm-selected") and Path(spec.target).exists():
+        return f"{spec.kind}:{Path(spec.target).resolve()}"
+    return spec.bare
+
+
+def resumable(path: Path) -> dict[str, MatchResult]:
+    """The finished matches in ``path`` (``load_results``), refusing a file from before content keys.
+
+    Raises:
+      ArenaError: a row without fingerprints (written by an older cwm; it stays readable for ``cwm replay``,
+        ``cwm view`` and the reports), or a damaged line (``load_results``).
+    """
+    done = load_results(path)
+    if any(not r.fingerprints for r in done.values()):
+        raise ArenaError(f"{path}: its matches are keyed by agent label (written by an older cwm) and cannot be "
+                         f"resumed; play into a new --out (cwm replay and cwm view still read this folder)")
+    return done
+
+
+def load_results(path: Path) -> dict[str, MatchResult]:
+    """The finished matches in a JSONL file.
+
+    A last line that is not a match result is what a run killed while writing leaves: it is cut off the file
+    with a warning naming the file and line, and its match is played again (a whole last line that only
+    lacks its newline gets it). Any other line that is not a match result is an error, since dropping it
+    would lose a finished match.
+
+    Raises:
+      ArenaError: a line that is not UTF-8, not JSON or not shaped as a match result (names the file and line).
+    """
+    if not path.exists():
+        return {}
+    data = path.read_bytes()
+    try:
+        results, torn = parse_jsonl(path, data, MatchResult.from_json, what="a match result")
+    except LineError as e:
+        raise ArenaError(f"{e}; fix or delete that line (its match is then played again)") from e
+    if torn is not None:
+        log.warning("%s:%d: the last line is cut short (a run was killed while writing it); it is dropped and its "
+                    "match is played again", path, torn)
+        kept = data.split(b"\n")[: torn - 1]
+        path.write_bytes(b"\n".join(kept).rstrip(b"\n") + b"\n" if results else b"")
+    elif data and not data.endswith(b"\n"):
+        path.write_bytes(data + b"\n")
+    return {r.key: r for r in results}
