@@ -55,6 +55,8 @@ class TrainingEstimate:
         return self.cpu_s / max(1, min(self.workers, self.seeds_left))
 
     def lines(self) -> list[str]:
+        if not self.updates_left:
+            return ["cost estimate: every seed's checkpoint is complete; nothing left to train"]
         ray = ", ".join(f"{n} cores {duration(self.cpu_s / max(1, min(n, self.seeds_left)))}" for n in RAY_CORES)
         return [f"cost estimate: {duration(self.update_s)} per update; {self.updates_left} updates left over "
                 f"{self.seeds_left} seeds",
