@@ -29,6 +29,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     q = kinds.add_parser("ppo", help="PPO inside the bundle's model; the best seed's policy goes into the bundle",
                          description=_ABOUT)
     q.add_argument("bundle", help="a bundle directory (cwm export)")
+    q.add_argument("--game", help="the bundle's game as you name it (a bundle of your own module game: "
+                                  "path/to/module.py:short_name); default: the manifest's")
     q.add_argument("--encoder", help="the observation encoder to train with, encode(observation, player_id) -> "
                                      "list[float] (default: the bundle's encoder.py)")
     q.add_argument("--steps", type=int, default=200_000,
@@ -77,7 +79,7 @@ def cmd_train_ppo(args: argparse.Namespace) -> int:
     from cwm.bundle import load_bundle
     from cwm.executors import make_executor
 
-    bundle = load_bundle(args.bundle)
+    bundle = load_bundle(args.bundle, game=args.game)
     recurrent = (not bundle.spec.perfect_information) if args.network == "auto" else args.network == "recurrent"
     config = train_config(args, recurrent=recurrent)
     encoder = Path(args.encoder).read_text(encoding="utf-8") if args.encoder else None
@@ -97,7 +99,7 @@ def cmd_train_ppo(args: argparse.Namespace) -> int:
     record = {"estimate": estimate.to_json(), "elapsed_wall_s": time.perf_counter() - start,
               "config": dataclasses.asdict(config)}
     (out / "cost.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
-    load_bundle(bundle.path)  # verified as a receiver loads it, the new policy's arrays included
+    load_bundle(bundle.path, game=args.game)  # verified as a receiver loads it, the new policy's arrays included
     print(f"best: seed {best.seed}, mean return {best.best_score:+.3f} against random in the model")
     print(f"policy added to {bundle.path} (play it as ppo:{bundle.path}); curves: {out / 'curve.png'}")
     return 0
