@@ -12,6 +12,7 @@ and it needs its encoder. ``policy_at`` is what the ``ppo:`` agent spec reads: a
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 from collections.abc import Mapping
 from pathlib import Path
@@ -114,7 +115,8 @@ def policy_of(path: Path, spec: games.GameSpec, data: Mapping[str, bytes],
 
 def policy_at(target: str, game: games.GameSpec) -> tuple[dict[str, np.ndarray], PolicyConfig, str]:
     """The weights, config and encoder source the ``ppo:TARGET`` agent plays: a bundle directory (verified
-    by ``cwm.bundle.load_bundle`` with ``game``) or a policy directory (``planners.ppo.load_policy``).
+    by ``cwm.bundle.load_bundle`` with ``game``, once per process: an arena builds the agent per match) or a
+    policy directory (``planners.ppo.load_policy``).
 
     Raises:
       BundleError: a bundle that fails its verification or holds no policy.
@@ -122,17 +124,23 @@ def policy_at(target: str, game: games.GameSpec) -> tuple[dict[str, np.ndarray],
       OSError, UnicodeDecodeError: a policy directory's ``encoder.py`` cannot be read.
     """
     if (Path(target) / MANIFEST).is_file():
-        from cwm.bundle import load_bundle
-
-        found = load_bundle(target, game=game).policy
-        if found is None:
-            raise BundleError(f"{target}: the bundle holds no PPO policy ({POLICY_FILE}); train one with "
-                              f"`cwm train ppo {target}`")
+        found = _bundle_policy(str(Path(target).resolve()), game.name)
         return found.params, found.config, found.encoder_source
     from planners.ppo import load_policy
 
     params, config, _ = load_policy(target)
     return params, config, (Path(target) / ENCODER_FILE).read_text(encoding="utf-8")
+
+
+@functools.lru_cache(maxsize=16)
+def _bundle_policy(target: str, game: str) -> BundlePolicy:
+    from cwm.bundle import load_bundle
+
+    found = load_bundle(target, game=game).policy
+    if found is None:
+        raise BundleError(f"{target}: the bundle holds no PPO policy ({POLICY_FILE}); train one with "
+                          f"`cwm train ppo {target}`")
+    return found
 
 
 __all__ = ["POLICY_FILE", "BundlePolicy", "policy_at", "policy_of", "save_policy"]
