@@ -99,15 +99,33 @@ def updates_done(out_dir: str | Path, seed: int) -> int:
 
 
 def estimate_training(source: EnvSource, config: TrainConfig, seeds: Sequence[int], *, out_dir: str | Path,
-                      workers: int) -> TrainingEstimate:
+                      workers: int, executor: Any = None) -> TrainingEstimate:
     """Times one update in the bundle's model (``cwm.ppo_train.time_update``) and projects the updates the
-    seeds in ``out_dir`` have left; nothing is timed when none are left."""
+    seeds in ``out_dir`` have left; nothing is timed when none are left.
+
+    The update is timed as a job of ``executor`` (``None``: here), where the seeds will train: JAX is then
+    first run in a worker, never in a process that a process pool forks afterwards (a fork of a process
+    running JAX's threads deadlocks), and a Ray job is timed on the cluster's machine.
+
+    Raises:
+      JobCrashed: the worker timing it died.
+    """
+    from cwm.executors import InlineExecutor, JobCrashed
+
     left = [max(0, config.updates - updates_done(out_dir, s)) for s in seeds]
     if not any(left):
         return TrainingEstimate(0.0, 0, 0, workers)
+    (update_s,) = list((executor or InlineExecutor()).imap_unordered(_time_update, [(source, config)]))
+    if isinstance(update_s, JobCrashed):
+        raise update_s
+    return TrainingEstimate(float(update_s), sum(left), sum(1 for n in left if n), workers)
+
+
+def _time_update(job: tuple[EnvSource, TrainConfig]) -> float:
+    """One timed update (a top-level function: executors pickle it)."""
+    source, config = job
     with source.open() as envs:
-        update_s = time_update(envs, config)
-    return TrainingEstimate(update_s, sum(left), sum(1 for n in left if n), workers)
+        return time_update(envs, config)
 
 
 def train_bundle(bundle: Bundle, source: EnvSource, config: TrainConfig, seeds: Sequence[int], *,

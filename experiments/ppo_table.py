@@ -88,9 +88,10 @@ def ppo_bundle_copy(bundle: Path, target: Path) -> Path:
 
 
 def train(game: str, bundle: Path, encoder: str | None, config: PPOTableConfig, out: Path, executor: Executor,
-          progress: bool) -> dict[str, Any]:
-    """Trains PPO in ``bundle`` (in place: the copy); the best seed and its score in the model."""
-    from cwm import ppo_bundle
+          progress: bool, yes: bool = False) -> dict[str, Any]:
+    """Trains PPO in ``bundle`` (in place: the copy), after its cost estimate (``cwm.ppo_bundle``; confirmed
+    as ``cwm.cost`` confirms); the best seed and its score in the model."""
+    from cwm import cost, ppo_bundle
     from cwm.bundle import load_bundle
     from cwm.ppo_train import TrainConfig
 
@@ -102,25 +103,32 @@ def train(game: str, bundle: Path, encoder: str | None, config: PPOTableConfig, 
     train_config = dataclasses.replace(base, eval_every=max(1, base.updates // 10),
                                        eval_games=min(200, 4 * config.num_envs))
     seeds = list(range(config.figure.seed, config.figure.seed + config.ppo_seeds))
+    estimate = ppo_bundle.estimate_training(source, train_config, seeds, out_dir=out, executor=executor,
+                                            workers=cost.executor_workers(config.ppo_executor))
+    cost.confirm_lines([f"{game} PPO {line}" for line in estimate.lines()], estimate.wall_s, yes=yes,
+                       smaller="lower --steps or --ppo-seeds")
     best = ppo_bundle.train_bundle(loaded, source, train_config, seeds, out_dir=out, executor=executor,
                                    progress=progress)
     return {"best_seed": best.seed, "best_score_in_model": best.best_score, "steps": config.steps}
 
 
 def play(g: common.GameConfig, bundle: Path, config: PPOTableConfig, out: Path, executor: Executor,
-         progress: bool) -> list[dict[str, Any]]:
-    """The policy against random, the ground-truth planner and the CWM agent, both seats; its rows."""
-    from cwm import arena, arena_report, games
+         progress: bool, yes: bool = False) -> list[dict[str, Any]]:
+    """The policy against random, the ground-truth planner and the CWM agent, both seats, after the
+    tournament's cost estimate (``cwm.cost``); its rows."""
+    from cwm import arena, arena_report, cost, games
     from planners.config import SearchConfig
     from planners.specs import Settings
 
     game = games.resolve(g.game).name
     opps = [*arena_figure.opponents(game, None), CWM]
     agents = [f"{PPO}=ppo:{bundle.resolve()}", f"{CWM}=cwm:{bundle.resolve()}", *opps[:-1]]
-    results = arena.tournament(game, agents, matches=g.matches, out_dir=out, seed=config.figure.seed,
-                               settings=Settings(search=SearchConfig(num_simulations=g.sims, rollouts=g.rollouts)),
-                               executor=executor, pairings=[(PPO, o) for o in opps],
-                               move_time_limit=config.figure.move_time_limit, progress=progress)
+    plan = {"matches": g.matches, "seed": config.figure.seed, "move_time_limit": config.figure.move_time_limit,
+            "settings": Settings(search=SearchConfig(num_simulations=g.sims, rollouts=g.rollouts)),
+            "pairings": [(PPO, o) for o in opps]}
+    cost.confirm(cost.estimate_tournament(game, agents, executor=config.figure.executor, out_dir=out, **plan),
+                 yes=yes)
+    results = arena.tournament(game, agents, out_dir=out, executor=executor, progress=progress, **plan)
     rows = [r for r in arena_report.summarize(results) if r["agent"] == PPO and r["seat"] == "all"]
     rows.sort(key=lambda r: opps.index(r["opponent"]))
     return [{"game": game} | arena_figure._clean(r) for r in rows]
@@ -157,12 +165,15 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--ppo-seeds", type=int, default=2, help="PPO seeds per game, the best kept (default 2; paper 5)")
     p.add_argument("--num-envs", type=int, default=64, help="games stepped together in training (default 64)")
     p.add_argument("--rollout", type=int, default=32, help="steps of each game per PPO update (default 32)")
-    p.add_argument("--ppo-executor", default="inline", help="where the PPO seeds run: inline (default), local[:N], "
-                                                            "ray[:ADDRESS]")
+    p.add_argument("--ppo-executor", default="local:1", help="where the PPO seeds run: local:1 (a worker process, "
+                   "default: JAX never runs in the process that forks the arena's workers), local:N, ray[:ADDRESS], "
+                   "inline (here: only with --executor inline)")
     p.add_argument("--move-time-limit", type=float, default=None, help="seconds per move before a forfeit")
     p.add_argument("--deck", choices=imperfect.DECKS, default="open", help="imperfect-information bundles: open "
                    "(world model, then inference; default) or closed (both together)")
     p.add_argument("--recordings", default=None, metavar="DIR", help="recorded sessions (default: cwm's)")
+    p.add_argument("--yes", action="store_true", help="train and play even when a projected wall time is over the "
+                   "threshold (asked only from a terminal; the estimates are always printed)")
     return p
 
 
@@ -197,7 +208,7 @@ def _run(args: argparse.Namespace, argv: list[str]) -> int:
         common.begin(out, config)
         for game_config in config.figure.games:
             rows += _game(game_config, llms.get(game_config.game), config, out, (executor, ppo_executor), runs,
-                          quiet=args.quiet)
+                          quiet=args.quiet, yes=args.yes)
     finally:
         executor.close()
         ppo_executor.close()
@@ -212,7 +223,8 @@ def _run(args: argparse.Namespace, argv: list[str]) -> int:
 
 
 def _game(game_config: common.GameConfig, llm: Any, config: PPOTableConfig, out: Path,
-          executors: tuple[Executor, Executor], runs: dict[str, Any], *, quiet: bool) -> list[dict[str, Any]]:
+          executors: tuple[Executor, Executor], runs: dict[str, Any], *, quiet: bool,
+          yes: bool) -> list[dict[str, Any]]:
     """One game's rows: obtain its bundle, train PPO in a copy, play the arena (or a row saying why not)."""
     from cwm import games
 
@@ -226,8 +238,8 @@ def _game(game_config: common.GameConfig, llm: Any, config: PPOTableConfig, out:
     if encoder_file is None and not (bundle / "encoder.py").is_file():
         return [{"game": name, "status": "no encoder (give --encoders GAME=FILE)"}]
     encoder = Path(encoder_file).read_text(encoding="utf-8") if encoder_file else None
-    runs[name] = train(name, bundle, encoder, config, game_dir / "ppo", executors[1], progress=not quiet)
-    rows = play(game_config, bundle, config, game_dir / "arena", executors[0], progress=not quiet)
+    runs[name] = train(name, bundle, encoder, config, game_dir / "ppo", executors[1], progress=not quiet, yes=yes)
+    rows = play(game_config, bundle, config, game_dir / "arena", executors[0], progress=not quiet, yes=yes)
     return [r | {"steps": config.steps} for r in rows]
 
 

@@ -86,14 +86,14 @@ def cmd_train_ppo(args: argparse.Namespace) -> int:
     source = ppo_bundle.training_source(bundle, encoder)
     out = Path(args.out) if args.out else bundle.path.with_name(bundle.path.name + "-ppo")
     seeds = list(range(args.first_seed, args.first_seed + args.seeds))
-    estimate = ppo_bundle.estimate_training(source, config, seeds, out_dir=out,
-                                            workers=cost.executor_workers(args.executor))
-    cost.confirm_lines(estimate.lines(), estimate.wall_s, yes=args.yes, smaller="lower --steps or --seeds")
     executor = make_executor(args.executor)
-    start = time.perf_counter()
-    try:
-        best = ppo_bundle.train_bundle(bundle, source, config, seeds, out_dir=out,
-                                       executor=executor, progress=not args.no_progress)
+    try:  # timed where the seeds train (a process pool never forks a process that has run JAX)
+        estimate = ppo_bundle.estimate_training(source, config, seeds, out_dir=out, executor=executor,
+                                                workers=cost.executor_workers(args.executor))
+        cost.confirm_lines(estimate.lines(), estimate.wall_s, yes=args.yes, smaller="lower --steps or --seeds")
+        start = time.perf_counter()
+        best = ppo_bundle.train_bundle(bundle, source, config, seeds, out_dir=out, executor=executor,
+                                       progress=not args.no_progress)
     finally:
         executor.close()
     record = {"estimate": estimate.to_json(), "elapsed_wall_s": time.perf_counter() - start,

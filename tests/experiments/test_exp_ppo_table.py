@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = ROOT / "tests" / "data" / "reference"
 TINY = ["--games", "tic_tac_toe", "--matches", "1", "--sims", "20", "--rollouts", "1", "--num-test", "2",
         "--steps", "128", "--ppo-seeds", "1", "--num-envs", "8", "--rollout", "8", "--executor", "inline",
-        "--quiet"]
+        "--ppo-executor", "inline", "--quiet"]
 
 
 def script(name: str):
