@@ -148,3 +148,17 @@ def test_the_cwm_agent_still_plans_on_a_bundle_with_a_policy(with_policy):
         assert agent.step(state) in state.legal_actions()
     finally:
         getattr(agent, "close", lambda: None)()
+
+
+def test_a_policy_naming_a_module_game_is_refused_without_importing_it(tmp_path):
+    from planners.ppo import save_policy as save_policy_dir
+    from planners.specs import AgentSpecError
+
+    marker = tmp_path / "imported"
+    evil = tmp_path / "evil.py"
+    evil.write_text(f"open({str(marker)!r}, 'w').close()\n", encoding="utf-8")
+    config = PolicyConfig(obs_size=27, num_actions=9, hidden=8, game=f"{evil}:evil")
+    save_policy_dir(tmp_path / "policy", init_params(config, seed=0), config, encoder_source=ENCODER)
+    with pytest.raises(AgentSpecError, match="trained for"):
+        make_agent(f"ppo:{tmp_path / 'policy'}", "tic_tac_toe")
+    assert not marker.exists()  # the file's game string named a module: it was compared, never imported
