@@ -7,7 +7,8 @@ Layout of a bundle directory::
     inference.py         inference functions (imperfect information, when synthesized)
     value.py             value function (when synthesized and chosen by its tournament)
     value_tournament.json  the tournament that chose value.py (or kept none)
-    encoder.py           observation encoder (when trained)
+    encoder.py           observation encoder (with a trained policy)
+    policy.npz           a PPO policy trained inside the model (``cwm train ppo``): plain arrays and their config
     check_report.json    the checks the model passed when exported
     trajectories.jsonl   the training trajectories, re-checked at load time
     game.py              the user's game engine (a bundle of a module game)
@@ -51,6 +52,7 @@ from cwm.bundle_files import (
     verified_files,
 )
 from cwm.bundle_game import bundle_game
+from cwm.bundle_policy import BundlePolicy, policy_of
 from cwm.bundle_value import value_report
 from cwm.model import ActionCodec, WorldModel, load_source
 from cwm.sandbox.jobs import CONTRACTS
@@ -83,6 +85,8 @@ class Bundle:
         stored games replayed through the model; ``None`` without one), checked in the sandbox.
       value_report: the load-time value checks of ``value.py`` (``cwm.value_checks`` at every state of the
         stored games replayed through the model; ``None`` without one), checked in the sandbox.
+      policy: the PPO policy of ``policy.npz`` with its ``encoder.py`` (``cwm.bundle_policy``; ``None``
+        without one), every array checked.
     """
 
     path: Path
@@ -94,6 +98,7 @@ class Bundle:
     _model: WorldModel | None = None
     inference_report: CheckReport | None = None
     value_report: CheckReport | None = None
+    policy: BundlePolicy | None = None
 
     @property
     def game(self) -> str:
@@ -246,7 +251,8 @@ def load_bundle(path: str | Path, *, game: str | games.GameSpec | None = None, t
 
     Raises:
       BundleError: a malformed manifest, an unknown format or contract version, a file that is missing, not
-        listed, not UTF-8 or whose hash does not match the manifest, a game module neither given nor trusted,
+        listed, not UTF-8 or whose hash does not match the manifest, a ``policy.npz`` that does not read (its
+        array named) or is not the game's, a game module neither given nor trusted,
         ``game`` not being the bundle's game, code the sandbox rejects, or a model failing its conformance
         check.
     """
@@ -257,6 +263,7 @@ def load_bundle(path: str | Path, *, game: str | games.GameSpec | None = None, t
     spec = bundle_game(path, manifest, game=game, trust_game_module=trust_game_module)
     train = read_trajectories(path, str(manifest["game"]))
     stored = stored_report(path)
+    policy = policy_of(path, spec, data, sources)
     from cwm.sandbox import Sandbox
 
     with Sandbox() if isolate else contextlib.nullcontext() as box:  # one sandbox for every check of the bundle
@@ -279,4 +286,4 @@ def load_bundle(path: str | Path, *, game: str | games.GameSpec | None = None, t
         except CwmError as e:
             raise BundleError(f"{path}: model failed its load check: {e}") from e
     return Bundle(path=path, manifest=manifest, sources=sources, check_report=report, spec=spec, trusted=trusted,
-                  _model=model, inference_report=inference, value_report=value)
+                  _model=model, inference_report=inference, value_report=value, policy=policy)

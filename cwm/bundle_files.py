@@ -26,7 +26,8 @@ CODE_FILES: dict[str, str] = {"model.py": "world_model", "inference.py": "infere
                               "encoder.py": "encoder"}
 REQUIRED_FILES = ("model.py", "check_report.json", "trajectories.jsonl")
 VALUE_TABLE = "value_tournament.json"  # the tournament that chose value.py (or kept none)
-ALLOWED_FILES = frozenset({*REQUIRED_FILES, *CODE_FILES, GAME_FILE, VALUE_TABLE})
+POLICY_WEIGHTS = "policy.npz"  # a trained PPO policy (plain arrays, read by cwm.bundle_policy), with encoder.py
+ALLOWED_FILES = frozenset({*REQUIRED_FILES, *CODE_FILES, GAME_FILE, VALUE_TABLE, POLICY_WEIGHTS})
 # The manifest's fields and their exact types (``game_module``, added later, is optional).
 _FIELDS: dict[str, type] = {
     "bundle_format": int, "game": str, "ground_truth": str, "contract_version": str, "cwm_version": str,

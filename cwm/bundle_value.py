@@ -49,20 +49,21 @@ def save_value(bundle: str | Path, winner: str | None, table: dict[str, JSON], p
     if winner is not None:
         writes[VALUE_FILE] = winner.encode("utf-8")
     for name, data in writes.items():
-        _write(path / name, data)
+        write_atomic(path / name, data)
         files[name] = sha256(data)
     if winner is None and VALUE_FILE in files:
         del files[VALUE_FILE]
     manifest["files"] = files
     manifest["provenance"] = {**manifest["provenance"], "value": provenance}  # type: ignore[dict-item]
-    _write(path / MANIFEST, json.dumps(manifest, indent=2, sort_keys=True).encode("utf-8"))
+    write_atomic(path / MANIFEST, json.dumps(manifest, indent=2, sort_keys=True).encode("utf-8"))
     if winner is None:
         with contextlib.suppress(FileNotFoundError):
             (path / VALUE_FILE).unlink()
     return path
 
 
-def _write(file: Path, data: bytes) -> None:
+def write_atomic(file: Path, data: bytes) -> None:
+    """Writes ``data`` to ``file`` through a ``.partial`` file beside it, so a reader sees the old or the new."""
     tmp = file.with_name(file.name + ".partial")
     tmp.write_bytes(data)
     os.replace(tmp, file)
@@ -86,4 +87,4 @@ def value_report(sources: Mapping[str, str], spec: games.GameSpec, train: Sequen
         return value_checker(sources["model.py"], train, utility=utility, sandbox=box)(sources[VALUE_FILE])
 
 
-__all__ = ["VALUE_FILE", "save_value", "value_report"]
+__all__ = ["VALUE_FILE", "save_value", "value_report", "write_atomic"]

@@ -206,20 +206,33 @@ def time_moves(build: str, game: str, job: MatchJob, states: Sequence[pyspiel.St
 def confirm(cost: CostEstimate, *, yes: bool, threshold_s: float = CONFIRM_WALL_S,
             interactive: bool | None = None) -> None:
     """Prints the estimate (nothing when no match is left to play); refuses a run projected over
-    ``threshold_s`` of wall time that was started from a terminal without ``yes`` (a script, with no
-    terminal, is only told).
+    ``threshold_s`` of wall time that was started from a terminal without ``yes`` (``confirm_lines``).
 
     Raises:
       UsageError: over the threshold, interactive and not ``yes``; the message says how to go on.
     """
-    if not cost.matches:
-        return
-    for line in cost.lines():
+    if cost.matches:
+        confirm_lines(cost.lines(), cost.wall_s, yes=yes, threshold_s=threshold_s, interactive=interactive,
+                      smaller="lower --matches or --sims")
+
+
+def confirm_lines(lines: Sequence[str], wall_s: float, *, yes: bool, threshold_s: float = CONFIRM_WALL_S,
+                  interactive: bool | None = None, smaller: str) -> None:
+    """Prints an estimate's ``lines`` to stderr; refuses a run projected over ``threshold_s`` of wall time
+    that was started from a terminal without ``yes`` (a script, with no terminal, is only told).
+
+    Args:
+      smaller: how to make the run smaller, for the message (``"lower --steps"``).
+
+    Raises:
+      UsageError: over the threshold, interactive and not ``yes``; the message says how to go on.
+    """
+    for line in lines:
         print(line, file=sys.stderr)
     interactive = sys.stdin.isatty() if interactive is None else interactive
-    if cost.wall_s > threshold_s and interactive and not yes:
-        raise UsageError(f"this run is projected to take {duration(cost.wall_s)} of wall time (over "
-                         f"{duration(threshold_s)}); rerun with --yes to start it, or lower --matches or --sims")
+    if wall_s > threshold_s and interactive and not yes:
+        raise UsageError(f"this run is projected to take {duration(wall_s)} of wall time (over "
+                         f"{duration(threshold_s)}); rerun with --yes to start it, or {smaller}")
 
 
 def write_record(path: Path, cost: CostEstimate, elapsed_s: float) -> None:

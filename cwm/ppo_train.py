@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import time
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -157,6 +158,28 @@ def train(envs: Envs, config: TrainConfig, *, out_dir: str | Path, game: str = "
         _save(out / CHECKPOINT, run, policy)
     bar.close()
     return TrainResult(run.best, policy, run.best_score, run.curve, config.seed)
+
+
+def time_update(envs: Envs, config: TrainConfig, *, repeats: int = 1) -> float:
+    """Wall seconds of one update of ``train`` at ``config`` (its rollout of every game, then every
+    minibatch's gradient step), timed over ``repeats`` updates after an untimed one that compiles the
+    network; evaluations are not counted. Nothing is saved. Randomness: as ``train`` with ``config.seed``."""
+    config.check()
+    policy = PolicyConfig(envs.make(1, config.seed).reset().obs.shape[1], envs.num_actions, config.hidden,
+                          config.recurrent)
+    opt = optimiser(config.lr, config.max_grad_norm)
+    run = _fresh(policy, config, opt)
+    cfg = LossConfig(config.clip, config.vf_coef, config.ent_coef)
+    env = envs.make(config.num_envs, _seed(config.seed, 1, 0))
+    carry = _Carry(env.reset(), config.num_envs, config.hidden)
+    start = 0.0
+    for i in range(repeats + 1):
+        start = time.perf_counter() if i == 1 else start
+        batch = _rollout(run.params, env, carry, config, jax.random.fold_in(jax.random.key(config.seed), i))
+        for mb in _minibatches(batch, config, i):
+            run.params, run.opt_state, _ = update(run.params, run.opt_state, mb, opt=opt, cfg=cfg)
+    jax.block_until_ready(run.params)
+    return (time.perf_counter() - start) / repeats
 
 
 class _Carry:

@@ -15,6 +15,7 @@ and ``encoder.py`` (the observation encoder it was trained with). Both are untru
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
 import zipfile
 from collections.abc import Callable
@@ -30,6 +31,7 @@ from planners.agents import AgentError, IllegalMoveError
 
 POLICY_FILE, ENCODER_FILE = "policy.npz", "encoder.py"
 Params = dict[str, Any]  # layer name -> array (numpy here, JAX in training)
+_CONFIG_TYPES = {"obs_size": int, "num_actions": int, "hidden": int, "recurrent": bool, "game": str}
 
 
 class PolicyError(CwmError, ValueError):
@@ -119,39 +121,68 @@ def save_policy(directory: str | Path, params: Params, config: PolicyConfig, *, 
     ``directory``; ``extra`` (JSON) goes beside the config (training record: seed, steps, win rate)."""
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
-    meta = json.dumps({"config": dataclasses.asdict(config), "extra": extra or {}})
-    arrays: dict[str, Any] = {k: np.asarray(v, np.float32) for k, v in params.items()}
-    np.savez(out / POLICY_FILE, **{"config": np.array(meta)} | arrays)
+    (out / POLICY_FILE).write_bytes(policy_bytes(params, config, extra=extra))
     (out / ENCODER_FILE).write_text(encoder_source, encoding="utf-8")
     return out
 
 
+def policy_bytes(params: Params, config: PolicyConfig, *, extra: dict[str, Any] | None = None) -> bytes:
+    """The bytes of a ``policy.npz``: the weights as float32 arrays, the config and ``extra`` as JSON."""
+    meta = json.dumps({"config": dataclasses.asdict(config), "extra": extra or {}})
+    arrays: dict[str, Any] = {k: np.asarray(v, np.float32) for k, v in params.items()}
+    buffer = io.BytesIO()
+    np.savez(buffer, **{"config": np.array(meta)} | arrays)
+    return buffer.getvalue()
+
+
 def load_policy(directory: str | Path) -> tuple[dict[str, np.ndarray], PolicyConfig, dict[str, Any]]:
-    """The weights, config and training record of a policy directory (``save_policy``), checked.
+    """The weights, config and training record of a policy directory (``save_policy``), checked
+    (``read_policy``).
 
     Raises:
-      PolicyError: no ``policy.npz``, not an npz of plain arrays, a config that does not parse, or an
-        array that is missing, extra, of the wrong shape or not finite (named).
+      PolicyError: no readable ``policy.npz``, or one ``read_policy`` refuses.
     """
     file = Path(directory) / POLICY_FILE
     try:
-        with np.load(file, allow_pickle=False) as data:
-            arrays = {k: data[k] for k in data.files}
-    except (OSError, ValueError, zipfile.BadZipFile) as e:
-        raise PolicyError(f"{file}: not a readable policy file ({e})") from None
+        data = file.read_bytes()
+    except OSError as e:
+        raise PolicyError(f"{file}: not a readable policy file ({e.strerror or e})") from None
+    return read_policy(data, where=str(file))
+
+
+def read_policy(data: bytes, *, where: str) -> tuple[dict[str, np.ndarray], PolicyConfig, dict[str, Any]]:
+    """The weights, config and training record in the bytes of a ``policy.npz``, read as untrusted input.
+
+    Args:
+      data: the file's bytes.
+      where: the file's name in every error.
+
+    Raises:
+      PolicyError: not an npz of plain arrays (no pickles are loaded), a config that does not parse, or an
+        array that is missing, extra, of the wrong shape or not finite (named).
+    """
+    try:
+        with np.load(io.BytesIO(data), allow_pickle=False) as found:
+            arrays = {k: found[k] for k in found.files}
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
+        raise PolicyError(f"{where}: not a readable policy file ({e})") from None
     try:
         meta = json.loads(str(arrays.pop("config")))
+        for key, value in meta["config"].items():  # exact types: a policy file is the bundle author's data
+            if type(value) is not _CONFIG_TYPES.get(key):
+                raise TypeError(f"config field {key!r} is {type(value).__name__}, not one of the PolicyConfig's")
         config = PolicyConfig(**meta["config"])
         shapes = config.shapes()
+        extra = dict(meta.get("extra") or {})
     except (KeyError, TypeError, ValueError, AttributeError) as e:
-        raise PolicyError(f"{file}: the config is missing or malformed ({type(e).__name__}: {e})") from None
+        raise PolicyError(f"{where}: the config is missing or malformed ({type(e).__name__}: {e})") from None
     if set(arrays) != set(shapes):
-        raise PolicyError(f"{file}: arrays {sorted(arrays)} do not match the config's {sorted(shapes)}")
+        raise PolicyError(f"{where}: arrays {sorted(arrays)} do not match the config's {sorted(shapes)}")
     for name, shape in shapes.items():
         if arrays[name].shape != shape or arrays[name].dtype.kind != "f" or not np.all(np.isfinite(arrays[name])):
-            raise PolicyError(f"{file}: array {name!r} is {arrays[name].dtype}{arrays[name].shape}, expected "
+            raise PolicyError(f"{where}: array {name!r} is {arrays[name].dtype}{arrays[name].shape}, expected "
                               f"finite floats of shape {shape}")
-    return {k: v.astype(np.float32) for k, v in arrays.items()}, config, dict(meta.get("extra") or {})
+    return {k: v.astype(np.float32) for k, v in arrays.items()}, config, extra
 
 
 class PPOAgent:

@@ -14,8 +14,9 @@ Spec grammar::
                            picked at random per match
     llm:CLIENT             direct LLM policy; CLIENT is a cwm.llm.make_client spec (gemini, openai:MODEL, ...)
     llm+legal:CLIENT       the same, with the legal actions listed in the prompt
-    ppo:DIR                a PPO policy trained inside a world model (planners.ppo: DIR holds policy.npz and
-                           encoder.py), acting in numpy; its encoder runs in a hardened worker
+    ppo:DIR                a PPO policy trained inside a world model: a bundle with policy.npz (cwm train ppo), or
+                           a policy directory (planners.ppo: policy.npz and encoder.py), acting in numpy;
+                           its encoder runs in a hardened worker
     NAME=SPEC              any of the above, labelled NAME in results (cwm=cwm:/abs/run/bundle)
 
 The label of an agent (its name in match keys, ``matches.jsonl``, tables and plots; what a resumed
@@ -226,20 +227,22 @@ def _check_inference(spec: AgentSpec, game: games.GameSpec) -> None:
 
 
 def ppo_agent(target: str, game: games.GameSpec, *, trusted: bool, seed: int | np.random.Generator | None) -> Agent:
-    """The agent of a PPO policy directory (``planners.ppo``): its encoder in a hardened worker, or loaded
-    here (gated) when ``trusted``.
+    """The agent of a PPO policy in a bundle or a policy directory (``cwm.bundle_policy.policy_at``): its
+    encoder in a hardened worker, or loaded here (gated) when ``trusted``.
 
     Raises:
       AgentSpecError: the directory has no readable policy or encoder, or the policy is for another game.
+      BundleError: a bundle that fails its verification or holds no policy.
     """
-    from planners.ppo import ENCODER_FILE, PolicyError, PPOAgent, load_policy
+    from cwm.bundle_game import same_game
+    from cwm.bundle_policy import policy_at
+    from planners.ppo import PolicyError, PPOAgent
 
     try:
-        params, config, _ = load_policy(target)
-        source = (Path(target) / ENCODER_FILE).read_text(encoding="utf-8")
+        params, config, source = policy_at(target, game)
     except (PolicyError, OSError, UnicodeDecodeError) as e:
         raise AgentSpecError(f"ppo:{target}: {e}") from None
-    if config.game and games.resolve(config.game).name != game.name:
+    if config.game and not same_game(game, config.game):  # compared by name: the file's text imports nothing
         raise AgentSpecError(f"ppo:{target}: the policy was trained for {config.game}, not {game.name}")
     if trusted:
         from cwm.contract import ENCODER_API

@@ -82,6 +82,11 @@ def describe(bundle: Bundle) -> str:
                      f"{value.get('llm_calls')} LLM calls")
     if bundle.value_report is not None:
         lines.append(f"  value load check: {bundle.value_report.summary().splitlines()[0]}")
+    if bundle.policy is not None:
+        net, record = bundle.policy.config, bundle.policy.record
+        lines.append(f"  ppo policy: {net.obs_size} inputs, {net.hidden} units{' with a GRU' if net.recurrent else ''}, "
+                     f"{net.num_actions} actions; seed {record.get('seed')}, mean return {record.get('best_score')} "
+                     f"against random in the model")
     lines.append(f"  model.py: {len(bundle.sources['model.py'].splitlines())} lines")
     # the manifest's fields are the bundle author's text (nothing checks them): shown, never obeyed
     return "\n".join(clean(line, limit=None) for line in lines)

@@ -34,7 +34,7 @@ from cwm.types import JSON, CwmError, ModelLoadError
 ENV_JOB = "cwm.sandbox.training:env_session"
 _REASON_CHARS = 2000
 _MAX_ENVS = 4096  # games one worker holds in one batch: a message may not ask for unbounded memory
-_KEPT = 4  # batches a worker holds (training's and the evaluations'); making another drops the oldest
+_KEPT = 4  # batches a worker holds (training's and the evaluations'); making another drops the least recently used
 
 
 def env_session(module: types.ModuleType, payload: dict[str, Any]) -> Callable[[JSON], JSON]:
@@ -78,7 +78,8 @@ class _Server:
                                         num_actions=self.model.codec.num_distinct_actions, num_envs=num_envs,
                                         seed=int(message["seed"]))
             return {"made": name}
-        env = self.envs[name]
+        env = self.envs.pop(name)  # unknown: a KeyError, the worker's error
+        self.envs[name] = env  # now the most recently used: the training batch outlives any number of evaluations
         step = env.reset() if message["op"] == "reset" else env.step([int(a) for a in message["actions"]])
         return step.to_json()
 

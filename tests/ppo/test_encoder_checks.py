@@ -8,7 +8,7 @@ import pytest
 from cwm import trajectories
 from cwm.encoder_checks import check_encoder, observations_of, sandbox_check_encoder
 
-GAMES = ["tic_tac_toe", "connect_four", "leduc_poker"]
+GAMES = ["tic_tac_toe", "connect_four", "leduc_poker", "quadranto"]
 
 
 @pytest.fixture(scope="module")
@@ -22,7 +22,7 @@ def test_hand_written_encoders_pass(game, recorded, encode):
     report = check_encoder(encode(game), pairs)
     assert report.ok, report.problems
     assert report.checked == len(pairs) > 20
-    assert report.length == {"tic_tac_toe": 27, "connect_four": 126, "leduc_poker": 22}[game]
+    assert report.length == {"tic_tac_toe": 27, "connect_four": 126, "leduc_poker": 22, "quadranto": 23}[game]
 
 
 def _ttt(fn):

@@ -58,6 +58,29 @@ def test_contained_games_equal_local_ones(source, model_envs):
         _same(_play(envs.make(8, seed=2), 30), _play(model_envs("tic_tac_toe").make(8, seed=2), 30))
 
 
+def _continue(env, step, steps: int, rng) -> list:
+    out = []
+    for _ in range(steps):
+        step = env.step([rng.choice(np.flatnonzero(m)) for m in step.mask])
+        out.append(step)
+    return out
+
+
+def test_the_training_batch_outlives_many_evaluation_batches(source, model_envs):
+    # train() steps one batch for a whole checkpoint chunk and makes a fresh batch per evaluation (five per
+    # chunk at the defaults): the worker, which keeps only a few, must drop evaluations' batches, not training's
+    rng = np.random.default_rng(0)
+    with ContainedEnvs(source("tic_tac_toe_model.py"), source("tic_tac_toe_encoder.py"), "tic_tac_toe") as envs:
+        training = envs.make(8, seed=2)
+        seen = [training.reset()]
+        for seed in range(6):
+            _play(envs.make(4, seed=10 + seed), 2)
+            seen += _continue(training, seen[-1], 3, rng)
+    local = model_envs("tic_tac_toe").make(8, seed=2)
+    first = local.reset()
+    _same(seen, [first, *_continue(local, first, 18, np.random.default_rng(0))])
+
+
 def test_a_broken_encoder_stops_training_with_its_reason(source):
     short = "def encode(observation, player_id):\n    return [1.0] * (1 + observation['board'].count('x'))\n"
     with ContainedEnvs(source("tic_tac_toe_model.py"), short, "tic_tac_toe") as envs:

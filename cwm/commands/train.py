@@ -1,0 +1,105 @@
+"""`cwm train ppo`: train a PPO policy inside a bundle's world model and add the best seed's to the bundle."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from cwm import cost
+from cwm.types import UsageError
+
+if TYPE_CHECKING:  # JAX is an extra: the trainer is imported when the command runs
+    from cwm.ppo_train import TrainConfig
+
+_ABOUT = ("Trains PPO against a uniformly random opponent inside the bundle's own model (its code and the encoder's "
+          "run in a hardened training worker), one run per seed, both seats; the best seed against random is "
+          "written into the bundle in place (policy.npz and encoder.py; the manifest is re-hashed), replacing an "
+          "earlier policy, so `ppo:BUNDLE` plays it. The run directory keeps each seed's checkpoints, the best "
+          "policy and the learning curves (curve.png); running the same command again continues from the "
+          "checkpoints. Needs the jax extra (pip install 'cwm[jax]').")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("train", help="train a policy inside a bundle's world model")
+    kinds = p.add_subparsers(dest="kind", metavar="KIND")
+    q = kinds.add_parser("ppo", help="PPO inside the bundle's model; the best seed's policy goes into the bundle",
+                         description=_ABOUT)
+    q.add_argument("bundle", help="a bundle directory (cwm export)")
+    q.add_argument("--game", help="the bundle's game as you name it (a bundle of your own module game: "
+                                  "path/to/module.py:short_name); default: the manifest's")
+    q.add_argument("--encoder", help="the observation encoder to train with, encode(observation, player_id) -> "
+                                     "list[float] (default: the bundle's encoder.py)")
+    q.add_argument("--steps", type=int, default=200_000,
+                   help="environment steps (learner decisions) per seed (default 200000; the paper trained 10M)")
+    q.add_argument("--seeds", type=int, default=5, help="independent runs, the best kept (default 5, as the paper)")
+    q.add_argument("--first-seed", type=int, default=0, help="the seeds are FIRST..FIRST+SEEDS-1 (default 0)")
+    q.add_argument("--num-envs", type=int, default=64, help="games stepped together (default 64)")
+    q.add_argument("--rollout", type=int, default=32, help="steps of each game per update (default 32)")
+    q.add_argument("--eval-every", type=int, default=10, help="updates between evaluations (default 10)")
+    q.add_argument("--eval-games", type=int, default=200, help="games against random per evaluation (default 200)")
+    q.add_argument("--network", choices=("auto", "feed-forward", "recurrent"), default="auto",
+                   help="a GRU over the observation sequence, or not (default auto: recurrent for hidden information)")
+    q.add_argument("--executor", default="inline", help="where the seeds run: inline (one after another here, "
+                                                        "default), local or local:N (a process each), ray[:ADDRESS]")
+    q.add_argument("--out", help="the run directory (default: BUNDLE-ppo beside the bundle)")
+    q.add_argument("--yes", action="store_true", help=f"start even when the projected wall time is over "
+                                                      f"{cost.duration(cost.CONFIRM_WALL_S)} (asked from a terminal)")
+    q.add_argument("--no-progress", action="store_true", help="hide the progress bars")
+    q.set_defaults(func=cmd_train_ppo)
+    p.set_defaults(func=lambda args: p.error("choose what to train: cwm train ppo BUNDLE"))
+
+
+def train_config(args: argparse.Namespace, *, recurrent: bool) -> TrainConfig:
+    """The ``TrainConfig`` of the flags.
+
+    Raises:
+      UsageError: a count out of range (named as its flag).
+    """
+    from cwm.ppo_train import TrainConfig
+
+    for flag, value in (("--steps", args.steps), ("--seeds", args.seeds), ("--num-envs", args.num_envs),
+                        ("--rollout", args.rollout), ("--eval-every", args.eval_every),
+                        ("--eval-games", args.eval_games)):
+        if value < 1:
+            raise UsageError(f"{flag} must be at least 1, got {value}")
+    return TrainConfig(total_steps=args.steps, num_envs=args.num_envs, rollout=args.rollout,
+                       eval_every=args.eval_every, eval_games=args.eval_games, recurrent=recurrent,
+                       minibatches=min(4, args.num_envs))
+
+
+def cmd_train_ppo(args: argparse.Namespace) -> int:
+    try:
+        from cwm import ppo_bundle
+    except ImportError as e:
+        raise UsageError(f"cwm train ppo needs JAX and optax: pip install 'cwm[jax]' ({e})") from None
+    from cwm.bundle import load_bundle
+    from cwm.executors import make_executor
+
+    bundle = load_bundle(args.bundle, game=args.game)
+    recurrent = (not bundle.spec.perfect_information) if args.network == "auto" else args.network == "recurrent"
+    config = train_config(args, recurrent=recurrent)
+    encoder = Path(args.encoder).read_text(encoding="utf-8") if args.encoder else None
+    source = ppo_bundle.training_source(bundle, encoder)
+    out = Path(args.out) if args.out else bundle.path.with_name(bundle.path.name + "-ppo")
+    seeds = list(range(args.first_seed, args.first_seed + args.seeds))
+    executor = make_executor(args.executor)
+    try:  # timed where the seeds train (a process pool never forks a process that has run JAX)
+        estimate = ppo_bundle.estimate_training(source, config, seeds, out_dir=out, executor=executor,
+                                                workers=cost.executor_workers(args.executor))
+        cost.confirm_lines(estimate.lines(), estimate.wall_s, yes=args.yes, smaller="lower --steps or --seeds")
+        start = time.perf_counter()
+        best = ppo_bundle.train_bundle(bundle, source, config, seeds, out_dir=out, executor=executor,
+                                       progress=not args.no_progress)
+    finally:
+        executor.close()
+    record = {"estimate": estimate.to_json(), "elapsed_wall_s": time.perf_counter() - start,
+              "config": dataclasses.asdict(config)}
+    (out / "cost.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    load_bundle(bundle.path, game=args.game)  # verified as a receiver loads it, the new policy's arrays included
+    print(f"best: seed {best.seed}, mean return {best.best_score:+.3f} against random in the model")
+    print(f"policy added to {bundle.path} (play it as ppo:{bundle.path}); curves: {out / 'curve.png'}")
+    return 0
