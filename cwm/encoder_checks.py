@@ -13,9 +13,9 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
-import types
 import math
 import time
+import types
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -215,17 +215,21 @@ def encoder_check_report(report: EncoderReport, sites: Sequence[Site]) -> CheckR
     failures = []
     for problem, index in zip(report.problems, report.failed_at):
         check, _, text = problem.partition(": ")
-        site = sites[index] if 0 <= index < len(sites) else None
-        if site is None:
-            call, where = "encode", (-1, -1, ())
-        else:
-            call, where = f"encode({_short(site.observation)}, {site.player})", (site.trajectory, site.step, site.history)
-            text = text.removeprefix(f"{_where(site.observation, site.player)}: ")
-        failures.append(CheckFailure(test_type=_type(check), trajectory=where[0], step=where[1], call=call,
-                                     expected=CHECKS.get(check, check), got=text, diff="", history=where[2]))
+        failures.append(_failure(check, text, sites[index] if 0 <= index < len(sites) else None))
     return CheckReport(by_type={_type(k): TypeStats(*v) for k, v in report.by_check.items()},
                        transitions_passed=report.clean, transitions_total=len(sites),
                        failures=tuple(failures))
+
+
+def _failure(check: str, text: str, site: Site | None) -> CheckFailure:
+    expected = CHECKS.get(check, check)
+    if site is None:  # a check of the whole encoder (its cost)
+        return CheckFailure(test_type=_type(check), trajectory=-1, step=-1, call="encode", expected=expected,
+                            got=text, diff="")
+    return CheckFailure(test_type=_type(check), trajectory=site.trajectory, step=site.step,
+                        call=f"encode({_short(site.observation)}, {site.player})", expected=expected,
+                        got=text.removeprefix(f"{_where(site.observation, site.player)}: "), diff="",
+                        history=site.history)
 
 
 def _type(check: str) -> str:
