@@ -25,6 +25,7 @@ Encode = Callable[[Any, int], Any]
 DEFAULT_CALL_S = 0.005  # the mean time a call may take: 10M training steps at 5 ms each are 14 hours
 ENCODER_JOB = "cwm.encoder_checks:check_encoder_job"
 _SHOWN = 10  # problems kept per check
+_CALL_LIMIT = 1000  # characters of an observation a failure shows (a problem line shows 120)
 # What each check asks of a call, as a refinement prompt states it beside what the call did.
 CHECKS = {
     "raises": "a vector, without raising", "type": "a list of floats (ints are fine, bools are not)",
@@ -203,9 +204,9 @@ def _where(obs: JSON, player: int) -> str:
     return f"player {player}'s observation {_short(obs)}"
 
 
-def _short(obs: JSON) -> str:
+def _short(obs: JSON, limit: int = 120) -> str:
     text = json.dumps(obs, sort_keys=True)
-    return text if len(text) <= 120 else text[:117] + "..."
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def encoder_check_report(report: EncoderReport, sites: Sequence[Site]) -> CheckReport:
@@ -227,7 +228,7 @@ def _failure(check: str, text: str, site: Site | None) -> CheckFailure:
         return CheckFailure(test_type=_type(check), trajectory=-1, step=-1, call="encode", expected=expected,
                             got=text, diff="")
     return CheckFailure(test_type=_type(check), trajectory=site.trajectory, step=site.step,
-                        call=f"encode({_short(site.observation)}, {site.player})", expected=expected,
+                        call=f"encode({_short(site.observation, _CALL_LIMIT)}, {site.player})", expected=expected,
                         got=text.removeprefix(f"{_where(site.observation, site.player)}: "), diff="",
                         history=site.history)
 
