@@ -145,3 +145,10 @@ def test_leaf_settings_out_of_range_are_refused(config, problem):
 def test_value_leaves_may_have_no_rollouts():
     state = pyspiel.load_game("tic_tac_toe").new_initial_state()
     assert MCTS(SearchConfig(num_simulations=5, rollouts=0), value_fn=lambda s, p: 0.0, seed=0).step(state) >= 0
+
+
+def test_the_leaf_setting_travels_in_the_run_record_and_older_records_mean_value_leaves():
+    config = SearchConfig(leaf="rollout", max_rollout_steps=12)
+    assert SearchConfig.from_json(config.to_json()) == config
+    older = {k: v for k, v in SearchConfig().to_json().items() if k != "leaf"}
+    assert SearchConfig.from_json(older).leaf == "value"
