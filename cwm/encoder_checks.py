@@ -224,9 +224,9 @@ def encoder_check_report(report: EncoderReport, sites: Sequence[Site]) -> CheckR
 
 def _failure(check: str, text: str, site: Site | None) -> CheckFailure:
     expected = CHECKS.get(check, check)
-    if site is None:  # a check of the whole encoder (its cost)
-        return CheckFailure(test_type=_type(check), trajectory=-1, step=-1, call="encode", expected=expected,
-                            got=text, diff="")
+    if site is None:  # a check of every call together (their mean cost), shown at the first observation
+        return CheckFailure(test_type=_type(check), trajectory=0, step=0, expected=expected, got=text, diff="",
+                            call="encode(observation, player_id) over every observation, on average")
     return CheckFailure(test_type=_type(check), trajectory=site.trajectory, step=site.step,
                         call=f"encode({_short(site.observation, _CALL_LIMIT)}, {site.player})", expected=expected,
                         got=text.removeprefix(f"{_where(site.observation, site.player)}: "), diff="",

@@ -116,3 +116,17 @@ def test_the_report_survives_json(recorded):
 
     report = check_encoder(BROKEN["fixed length"], observations_of(recorded["tic_tac_toe"]))
     assert EncoderReport.from_json(report.to_json()) == report
+
+
+def test_a_slow_encoder_is_named_over_every_call(recorded):
+    from cwm.encoder_checks import encoder_check_report, observation_sites
+
+    def slow(obs, player):
+        sum(range(200_000))
+        return [float(c == "x") for c in obs["board"]] + [float(c == "o") for c in obs["board"]]
+
+    sites = observation_sites(recorded["tic_tac_toe"])
+    checks = encoder_check_report(check_encoder(slow, [(s.observation, s.player) for s in sites], call_s=1e-4), sites)
+    (failure,) = [f for f in checks.failures if f.test_type == "encoder_cheap"]
+    assert "on average" in failure.call and failure.got.startswith("a call took") and "ms on average" in failure.got
+    assert checks.by_type["encoder_cheap"].total == 1 and checks.transitions_passed == len(sites)
