@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,15 +20,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from cwm import games
-from cwm.bundle_files import MANIFEST, POLICY_WEIGHTS, BundleError, read_manifest, sha256, verified_files
+from cwm.bundle_files import MANIFEST, POLICY_WEIGHTS, BundleError, read_manifest, verified_files
 from cwm.bundle_game import game_identity, same_game
-from cwm.bundle_value import write_atomic
+from cwm.bundle_update import ENCODER_FILE, update_bundle
 from cwm.types import JSON
 
 if TYPE_CHECKING:
     from planners.ppo import PolicyConfig
 
-POLICY_FILE, ENCODER_FILE = POLICY_WEIGHTS, "encoder.py"  # also the names of a policy directory's files
+POLICY_FILE = POLICY_WEIGHTS  # with ENCODER_FILE, also the names of a policy directory's files
 
 
 @dataclasses.dataclass(frozen=True)
@@ -74,16 +73,9 @@ def save_policy(bundle: str | Path, params: Mapping[str, Any], config: PolicyCon
     verified_files(path, manifest)
     if config.game and game_identity(config.game) != game_identity(str(manifest["game"])):
         raise BundleError(f"{path}: the policy was trained for {config.game}, not the bundle's {manifest['game']}")
-    files = dict(manifest["files"])  # type: ignore[arg-type]
     writes = {POLICY_FILE: policy_bytes(dict(params), config, extra=record),
               ENCODER_FILE: encoder_source.encode("utf-8")}
-    for name, data in writes.items():
-        write_atomic(path / name, data)
-        files[name] = sha256(data)
-    manifest["files"] = files
-    manifest["provenance"] = {**manifest["provenance"], "ppo": provenance}  # type: ignore[dict-item]
-    write_atomic(path / MANIFEST, json.dumps(manifest, indent=2, sort_keys=True).encode("utf-8"))
-    return path
+    return update_bundle(path, writes, provenance_key="ppo", provenance=provenance)
 
 
 def policy_of(path: Path, spec: games.GameSpec, data: Mapping[str, bytes],

@@ -2,8 +2,8 @@
 
 ``save_value`` adds the tournament's table (``value_tournament.json``) to a verified bundle, with the winner as
 ``value.py`` (or, when random rollouts won, without one: an older ``value.py`` goes, as the table says it does
-not help), re-hashes the manifest and records the run in its provenance (``provenance.value``). Nothing is
-left half-written: the files are written beside the bundle's and moved into place, the manifest last.
+not help), re-hashes the manifest and records the run in its provenance (``provenance.value``), through
+``cwm.bundle_update.update_bundle`` (nothing is left half-written).
 
 ``value_report`` runs ``cwm.value_checks`` on a bundle's ``value.py`` at load, in the sandbox, on the stored
 games replayed in the bundle's model.
@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from cwm import games
-from cwm.bundle_files import MANIFEST, VALUE_TABLE, read_manifest, sha256, verified_files
+from cwm.bundle_files import VALUE_TABLE
+from cwm.bundle_update import update_bundle
 from cwm.types import JSON, CheckReport, Trajectory
 
 VALUE_FILE = "value.py"
@@ -41,32 +41,11 @@ def save_value(bundle: str | Path, winner: str | None, table: dict[str, JSON], p
     Raises:
       BundleError: not a bundle, or one whose files do not match its manifest.
     """
-    path = Path(bundle)
-    manifest = read_manifest(path)
-    verified_files(path, manifest)
-    files = dict(manifest["files"])  # type: ignore[arg-type]
     writes = {VALUE_TABLE: (json.dumps(table, indent=2) + "\n").encode("utf-8")}
     if winner is not None:
         writes[VALUE_FILE] = winner.encode("utf-8")
-    for name, data in writes.items():
-        write_atomic(path / name, data)
-        files[name] = sha256(data)
-    if winner is None and VALUE_FILE in files:
-        del files[VALUE_FILE]
-    manifest["files"] = files
-    manifest["provenance"] = {**manifest["provenance"], "value": provenance}  # type: ignore[dict-item]
-    write_atomic(path / MANIFEST, json.dumps(manifest, indent=2, sort_keys=True).encode("utf-8"))
-    if winner is None:
-        with contextlib.suppress(FileNotFoundError):
-            (path / VALUE_FILE).unlink()
-    return path
-
-
-def write_atomic(file: Path, data: bytes) -> None:
-    """Writes ``data`` to ``file`` through a ``.partial`` file beside it, so a reader sees the old or the new."""
-    tmp = file.with_name(file.name + ".partial")
-    tmp.write_bytes(data)
-    os.replace(tmp, file)
+    return update_bundle(bundle, writes, remove=[VALUE_FILE] if winner is None else [], provenance_key="value",
+                         provenance=provenance)
 
 
 def value_report(sources: Mapping[str, str], spec: games.GameSpec, train: Sequence[Trajectory], *,
@@ -87,4 +66,4 @@ def value_report(sources: Mapping[str, str], spec: games.GameSpec, train: Sequen
         return value_checker(sources["model.py"], train, utility=utility, sandbox=box)(sources[VALUE_FILE])
 
 
-__all__ = ["VALUE_FILE", "save_value", "value_report", "write_atomic"]
+__all__ = ["VALUE_FILE", "save_value", "value_report"]

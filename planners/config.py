@@ -10,6 +10,7 @@ from typing import Any
 from cwm.types import JSON, UsageError
 
 DEFAULT_MAX_ROLLOUT_STEPS = 10_000  # a rollout's cap when the game's own maximum length is unknown
+LEAVES = ("value", "rollout")  # how a search with a value function values a new leaf (``SearchConfig.leaf``)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -26,6 +27,11 @@ class SearchConfig:
         ``planners.rollout.rollout_returns``). ``None``: the game's maximum length where the game knows
         it, else ``DEFAULT_MAX_ROLLOUT_STEPS``. A cutoff of tens of moves makes a long game's leaf cheap,
         at a cost in strength the docs measure (docs/planners.md).
+      leaf: how a search that has a value function values a new leaf: ``"value"`` (default) by the value
+        function for every player, no rollout (``rollouts`` may then be 0); ``"rollout"`` by ``rollouts``
+        random playouts, each stopped at the cutoff (``max_rollout_steps``) and scored there by the value
+        function (a playout that ends first is scored by the game). Without a value function every leaf is
+        rolled out and this setting changes nothing.
       solve: back up proven outcomes (MCTS-Solver, OpenSpiel's default); MCTS only.
       max_sample_tries: ISMCTS draws per simulation before the search gives up (paper: 10).
       availability_counts: ISMCTS: an action's exploration term counts the simulations in which it was
@@ -39,6 +45,7 @@ class SearchConfig:
     uct_c: float = 2.0
     rollouts: int = 10
     max_rollout_steps: int | None = None
+    leaf: str = "value"
     solve: bool = True
     max_sample_tries: int = 10
     availability_counts: bool = False
@@ -46,13 +53,15 @@ class SearchConfig:
     call_time_s: float = 2.0
 
     def problems(self, *, value_fn: bool = False) -> list[str]:
-        """What is out of range, one phrase each (empty when the config is usable); ``value_fn``: leaves are
-        valued by a function, so rollouts may be 0."""
+        """What is out of range, one phrase each (empty when the config is usable); ``value_fn``: the search
+        has a value function, so rollouts may be 0 when it values the leaves (``leaf="value"``)."""
+        by_value = value_fn and self.leaf == "value"
         checks = [
             ("simulations must be >= 1", self.num_simulations, _int(self.num_simulations) and self.num_simulations >= 1),
             ("the UCT constant must be a finite number >= 0", self.uct_c, _number(self.uct_c) and self.uct_c >= 0),
-            ("rollouts must be >= 1" if not value_fn else "rollouts must be >= 0", self.rollouts,
-             _int(self.rollouts) and self.rollouts >= (0 if value_fn else 1)),
+            ("rollouts must be >= 1" if not by_value else "rollouts must be >= 0", self.rollouts,
+             _int(self.rollouts) and self.rollouts >= (0 if by_value else 1)),
+            (f"the leaf evaluation must be one of {list(LEAVES)}", self.leaf, self.leaf in LEAVES),
             ("max rollout steps must be >= 1", self.max_rollout_steps,
              self.max_rollout_steps is None or (_int(self.max_rollout_steps) and self.max_rollout_steps >= 1)),
             ("sample tries must be >= 1", self.max_sample_tries, _int(self.max_sample_tries) and self.max_sample_tries >= 1),

@@ -21,7 +21,7 @@ import pyspiel
 from cwm.types import CHANCE, TERMINAL
 from planners.config import DEFAULT_SEARCH, SearchConfig
 from planners.mcts import SearchResult, ValueFn
-from planners.rollout import rng_from, rollout_returns, sample_outcome
+from planners.rollout import leaf_returns, rng_from, sample_outcome
 
 # sampler(state_or_view, player, rng) -> a full state consistent with ``player``'s information state.
 Sampler = Callable[[Any, int, np.random.Generator], Any]
@@ -52,7 +52,8 @@ class ISMCTS:
         simulation gets no state whose information state matches the root's, the search stops, and if the
         root then has no statistics the move is a uniformly random legal action, ``SearchResult.fallback``)
         and ``availability_counts`` (Cowling et al.'s exploration term).
-      value_fn: ``(state, player) -> float`` leaf evaluator used instead of rollouts.
+      value_fn: ``(state, player) -> float`` leaf evaluator: used instead of rollouts (``config.leaf="value"``)
+        or to score the rollouts the cutoff stops (``config.leaf="rollout"``).
       sampler: draws a determinization; by default ground-truth resampling (``GroundTruthSampler``: the
         engine's ``resample_from_infostate``, else the generic resampler of ``planners.gt_resample``). Any exception it raises
         (``Exception``: never the arena's move timer or a worker's budget interrupt) is a failed draw.
@@ -219,9 +220,8 @@ class ISMCTS:
         return best
 
     def _evaluate(self, state: Any) -> list[float]:
-        if self.value_fn is not None:
-            return [self.value_fn(state, p) for p in range(state.num_players())]
-        return rollout_returns(state, self.rollouts, self.rng, self.max_rollout_steps, value_fn=self.value_fn)
+        return leaf_returns(state, value_fn=self.value_fn, leaf=self.config.leaf, rollouts=self.rollouts,
+                            rng=self.rng, max_steps=self.max_rollout_steps)
 
     def _result(self, state: Any, root: _InfoNode | None, done: int) -> SearchResult:
         legal = list(state.legal_actions())

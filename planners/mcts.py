@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from planners.config import DEFAULT_SEARCH, SearchConfig
-from planners.rollout import rng_from, rollout_returns, sample_outcome
+from planners.rollout import leaf_returns, rng_from, sample_outcome
 
 # A value function estimates ``player``'s final return from a non-terminal ``state``.
 ValueFn = Callable[[Any, int], float]
@@ -82,7 +82,8 @@ class MCTS:
         max^n form, and its default): a proven child is valued at its outcome, a node is proven when one
         child reaches the game's maximum utility for the mover or every child is proven, the final move
         prefers proven wins, and the search stops early once the root is proven.
-      value_fn: ``(state, player) -> float`` leaf evaluator used instead of rollouts.
+      value_fn: ``(state, player) -> float`` leaf evaluator: used instead of rollouts (``config.leaf="value"``)
+        or to score the rollouts the cutoff stops (``config.leaf="rollout"``).
       max_utility: the game's best return, which lets the solver prove a node from one winning child;
         ``None`` takes it from ``state.get_game()`` where the state has one (OpenSpiel states), and
         otherwise proves a node only once all its children are proven.
@@ -238,9 +239,8 @@ class MCTS:
         state = leaf.state
         if leaf.outcome is not None:
             return leaf.outcome
-        if self.value_fn is not None:
-            return [self.value_fn(state, p) for p in range(state.num_players())]
-        return rollout_returns(state, self.rollouts, self.rng, self.max_rollout_steps, value_fn=self.value_fn)
+        return leaf_returns(state, value_fn=self.value_fn, leaf=self.config.leaf, rollouts=self.rollouts,
+                            rng=self.rng, max_steps=self.max_rollout_steps)
 
 
 def _pop_random(items: list[int], rng: random.Random) -> int:

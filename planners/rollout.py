@@ -67,6 +67,16 @@ def rollout_returns(
     return total
 
 
+def leaf_returns(state: Any, *, value_fn: Callable[[Any, int], float] | None, leaf: str, rollouts: int,
+                 rng: random.Random, max_steps: int) -> list[float]:
+    """A new leaf's value for every player, as ``SearchConfig.leaf`` says: the value function's at ``state``
+    (``leaf="value"`` with a value function), else the mean of ``rollouts`` random playouts, each scored
+    by the value function where the cutoff ``max_steps`` stopped it (``rollout_returns``)."""
+    if value_fn is not None and leaf == "value":
+        return [value_fn(state, p) for p in range(state.num_players())]
+    return rollout_returns(state, rollouts, rng, max_steps, value_fn=value_fn)
+
+
 def _scored(returns: list[float], cut: Any, value_fn: Callable[[Any, int], float] | None) -> list[float]:
     """A playout's score: its returns, or where it was cut off (``cut``, a state) the value function's."""
     if cut is None or value_fn is None:

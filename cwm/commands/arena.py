@@ -35,6 +35,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "where there is one, else by its returns so far (a draw in a zero-sum game); the C++ "
                         "gt-mcts/gt-ismcts search then runs in Python (default: the game's maximum length, "
                         "else 10000)")
+    p.add_argument("--leaf", choices=("value", "rollout"), default="value",
+                   help="how an agent with a value function (a bundle's value.py) values a new leaf: value (the "
+                        "value function, no rollout; default) or rollout (--rollouts random playouts, the ones "
+                        "--max-rollout-steps cuts off scored by the value function)")
     p.add_argument("--llm-retries", type=int, default=3, help="LLM rethinks before a forfeit (default 3)")
     p.add_argument("--llm-examples", type=int, default=2,
                    help="example games shown to an LLM policy in its prompt (default 2)")
@@ -68,7 +72,7 @@ def cmd_arena(args: argparse.Namespace) -> int:
     if args.self_play:
         pairings = [(a, b) for i, a in enumerate(labels) for b in labels[i:]]
     search = SearchConfig(num_simulations=args.sims, rollouts=args.rollouts, uct_c=args.uct_c,
-                          max_rollout_steps=args.max_rollout_steps)
+                          max_rollout_steps=args.max_rollout_steps, leaf=args.leaf)
     settings = Settings(search=search, llm_retries=args.llm_retries, llm_examples=args.llm_examples,
                         trust_models=args.trust)
     run = {"matches": args.matches, "settings": settings, "seed": args.seed, "pairings": pairings,

@@ -20,8 +20,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("game", help="registry name, OpenSpiel game string, or path/to/module.py:short_name")
     p.add_argument("--target", choices=TARGETS, default="world-model",
                    help="what to write: world-model (default), inference (an inference function for --model, "
-                        "open deck), joint (a world model and its inference together, closed deck) or value "
-                        "(value functions for the bundle --from, chosen by a tournament inside its model)")
+                        "open deck), joint (a world model and its inference together, closed deck), value "
+                        "(value functions for the bundle --from, chosen by a tournament inside its model) or "
+                        "encoder (an observation encoder for a PPO policy, written from the observations of the "
+                        "bundle --from and saved there as encoder.py)")
     p.add_argument("--deck", choices=("open", "closed"), default=None,
                    help="open: every player's view and the real histories are known (world-model, inference); "
                         "closed: each game only from one player's seat (joint). Default: what the target needs")
@@ -32,16 +34,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--model", help="the world model an inference function is written for (--target inference): "
                                    "a .py file, a synthesis run directory (its best program) or a bundle")
     p.add_argument("--from", dest="from_bundle", metavar="BUNDLE",
-                   help="the bundle a value function is written for (--target value); the winner is saved there as "
-                        "value.py with the tournament's table (value_tournament.json)")
+                   help="the bundle a value function or an encoder is written for (--target value, encoder); the "
+                        "value tournament's winner is saved there as value.py with its table "
+                        "(value_tournament.json), an accepted encoder as encoder.py")
     p.add_argument("--candidates", type=int, default=5,
                    help="value functions asked for in one prompt and played in the tournament (default 5)")
     p.add_argument("--games-per-pairing", type=int, default=10,
                    help="tournament games of each ordered pairing of two agents, --target value (default 10)")
     p.add_argument("--simulations", type=int, default=1000,
                    help="MCTS simulations per move in the value tournament (default 1000)")
-    p.add_argument("--call-s", type=float, default=0.01,
-                   help="CPU seconds one value call may use, --target value (default 0.01)")
+    p.add_argument("--call-s", type=float, default=None,
+                   help="CPU seconds one value call may use, --target value (default 0.01); the mean seconds "
+                        "of an encoder call, --target encoder (default 0.005)")
     p.add_argument("--executor", default="local",
                    help="runs the value tournament's games: local, local:N, inline, ray[:ADDRESS] (default local)")
     p.add_argument("--llm", default="gemini", help="gemini[:MODEL] | openai:MODEL | replay:FILE | batch:DIR (default gemini)")
@@ -102,7 +106,8 @@ def check_args(args: argparse.Namespace) -> None:
             raise UsageError(f"{flag} must be >= {low:g}, got {value}")
 
 
-TARGETS = ("world-model", "inference", "joint", "value")
+TARGETS = ("world-model", "inference", "joint", "value", "encoder")
+FROM_BUNDLE = ("value", "encoder")  # the targets written for a bundle (--from)
 
 
 def target_settings(args: argparse.Namespace) -> tuple[str, str | None]:
@@ -112,18 +117,19 @@ def target_settings(args: argparse.Namespace) -> tuple[str, str | None]:
       UsageError: a deck the target cannot use, or --model missing, unreadable or given for another target.
     """
     deck = args.deck or ("closed" if args.target == "joint" else "open")
-    needs = {"world-model": "open", "inference": "open", "joint": "closed", "value": "open"}[args.target]
+    needs = {"world-model": "open", "inference": "open", "joint": "closed", "value": "open",
+             "encoder": "open"}[args.target]
     if deck != needs:
         raise UsageError(f"--target {args.target} runs on the {needs} deck, not --deck {deck} (the closed deck is "
                          f"--target joint: a world model and its inference written together)")
     if args.hidden != "history" and args.target != "inference":
         raise UsageError(f"--hidden {args.hidden} is a variant of --target inference (open deck), not of "
                          f"--target {args.target}")
-    if (args.target == "value") != bool(args.from_bundle):
-        raise UsageError("--target value needs --from BUNDLE: the bundle (cwm export) whose world model the value "
-                         "function is for" if args.target == "value" else
-                         f"--from is the bundle a value function is written for; --target {args.target} does not "
-                         f"take one")
+    if (args.target in FROM_BUNDLE) != bool(args.from_bundle):
+        raise UsageError(f"--target {args.target} needs --from BUNDLE: the bundle (cwm export) whose game and model "
+                         f"the {args.target} is for" if args.target in FROM_BUNDLE else
+                         f"--from is the bundle a value function is written for (--target value), or an encoder "
+                         f"(--target encoder); --target {args.target} does not take one")
     if args.target != "inference":
         if args.model:
             raise UsageError(f"--model is the world model an inference function is written for; --target "
@@ -165,6 +171,8 @@ def cmd_synthesize(args: argparse.Namespace) -> int:
     bar = None if args.quiet else progress_bar(args.budget)
     if args.target == "value":
         return _value(args, spec, llm, out, bar)
+    if args.target == "encoder":
+        return _encoder(args, spec, llm, out, bar)
     if args.target != "world-model":
         return _inference(args, spec, llm, out, bar, deck, world_model)
     try:
@@ -215,12 +223,14 @@ def _inference(args: argparse.Namespace, spec: games.GameSpec, llm: Any, out: Pa
 
 def _value(args: argparse.Namespace, spec: games.GameSpec, llm: Any, out: Path, bar: ProgressBar | None) -> int:
     from cwm.synthesis.value import synthesize_value
+    from cwm.value_checks import DEFAULT_CALL_S
     from planners.config import SearchConfig
 
     try:
         result = synthesize_value(
             spec, llm=llm, run_dir=out, bundle=args.from_bundle, candidates=args.candidates, budget=args.budget,
-            seed=args.seed, call_s=args.call_s, games_per_pairing=args.games_per_pairing,
+            seed=args.seed, call_s=DEFAULT_CALL_S if args.call_s is None else args.call_s,
+            games_per_pairing=args.games_per_pairing,
             search=SearchConfig(num_simulations=args.simulations), concurrency=args.concurrency,
             tree=TreeSettings(c=args.c, count_refinements=not args.paper_beta),
             request=RequestSettings(temperature=args.temperature, max_output_tokens=args.max_output_tokens),
@@ -237,6 +247,30 @@ def _value(args: argparse.Namespace, spec: games.GameSpec, llm: Any, out: Path, 
         return 1
     kept = f"{result.tournament.winner} saved as value.py" if result.winner else "rollouts won; no value.py kept"
     print(f"tournament: {kept} in {result.bundle} (table: value_tournament.json; {out / 'tournament' / 'tournament.md'})")
+    return 0
+
+
+def _encoder(args: argparse.Namespace, spec: games.GameSpec, llm: Any, out: Path, bar: ProgressBar | None) -> int:
+    from cwm.encoder_checks import DEFAULT_CALL_S
+    from cwm.synthesis.encoder import synthesize_encoder
+
+    try:
+        result = synthesize_encoder(
+            spec, llm=llm, run_dir=out, bundle=args.from_bundle, budget=args.budget, seed=args.seed,
+            call_s=DEFAULT_CALL_S if args.call_s is None else args.call_s, concurrency=args.concurrency,
+            tree=TreeSettings(c=args.c, count_refinements=not args.paper_beta),
+            request=RequestSettings(temperature=args.temperature, max_output_tokens=args.max_output_tokens),
+            isolate=not args.no_sandbox, progress=None if bar is None else bar.update_from)
+    finally:
+        if bar is not None:
+            bar.close()
+    synthesis = result.synthesis
+    print(f"{synthesis.game} (encoder): {'an encoder passed every check' if result.encoder else 'no encoder passed'} "
+          f"after {synthesis.llm_calls} LLM calls; cost ${synthesis.cost_usd:.4f}{possibly_paid(synthesis)}")
+    if result.encoder is None:
+        print(f"{result.bundle} is unchanged (see {out / 'summary.md'})")
+        return 1
+    print(f"saved as {Path(result.bundle) / 'encoder.py'}; summary: {out / 'summary.md'}")
     return 0
 
 

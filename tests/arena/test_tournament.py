@@ -240,3 +240,14 @@ def test_the_python_example_in_the_docs_runs(tmp_path, monkeypatch, capsys):
         exec(compile(block, str(docs), "exec"), {})
     assert (tmp_path / "runs" / "c4" / "matches.jsonl").exists()
 
+
+
+def test_cli_leaf_reaches_the_search_settings(tmp_path):
+    from cwm.cli import main
+
+    out = tmp_path / "run"
+    assert main(["arena", "tic_tac_toe", "--agents", "random,gt-mcts-py", "--matches", "1", "--sims", "20",
+                 "--rollouts", "1", "--leaf", "rollout", "--max-rollout-steps", "3", "--out", str(out),
+                 "--executor", "inline", "--no-progress"]) == 0
+    search = json.loads((out / "config.json").read_text())["settings"]["search"]
+    assert (search["leaf"], search["max_rollout_steps"]) == ("rollout", 3)

@@ -76,3 +76,57 @@ def test_sandboxed_checks(recorded, source):
     colliding = sandbox_check_encoder("def encode(observation, player_id):\n    return [1.0]\n",
                                       recorded["tic_tac_toe"])
     assert any(p.startswith("distinct:") for p in colliding.problems)
+
+
+def test_an_empty_first_vector_fixes_the_length_too(recorded):
+    def empty_at_the_start(obs, player):  # [] for the empty board, nine numbers after it
+        return [float(c == "x") for c in obs["board"]] if obs["board"].count(".") < 9 else []
+
+    pairs = observations_of(recorded["tic_tac_toe"])
+    assert pairs[0][0]["board"].count(".") == 9
+    report = check_encoder(empty_at_the_start, pairs)
+    assert any(p.startswith("fixed length:") and "9 numbers, the first observation had 0" in p
+               for p in report.problems), report.problems
+
+
+def test_every_call_is_counted_and_the_report_names_where_it_failed(recorded):
+    from cwm.encoder_checks import encoder_check_report, observation_sites
+
+    def padded(obs, player):  # the whole board, then one more number after an even number of moves
+        board = obs["board"]
+        return [float(c == "x") for c in board] + [float(c == "o") for c in board] + [0.0] * (board.count(".") % 2)
+
+    sites = observation_sites(recorded["tic_tac_toe"])
+    report = check_encoder(padded, [(s.observation, s.player) for s in sites])
+    failing = sum(s.observation["board"].count(".") % 2 == 0 for s in sites)  # the first board has 9 empty cells
+    assert report.by_check["raises"] == (len(sites), len(sites)) and failing > len(report.problems) == 10
+    assert report.by_check["fixed length"] == (len(sites) - failing, len(sites))
+    checks = encoder_check_report(report, sites)
+    assert checks.by_type["encoder_fixed_length"].total == len(sites) and checks.transitions_total == len(sites)
+    assert checks.transitions_passed == len(sites) - failing and not checks.all_passed
+    first = checks.failures[0]
+    site = sites[report.failed_at[0]]
+    assert (first.trajectory, first.step, first.history) == (site.trajectory, site.step, site.history)
+    assert recorded["tic_tac_toe"][site.trajectory].steps[site.step - 1].action_string == site.history[-1]
+    assert first.got == "18 numbers, the first observation had 19" and f", {site.player})" in first.call
+
+
+def test_the_report_survives_json(recorded):
+    from cwm.encoder_checks import EncoderReport
+
+    report = check_encoder(BROKEN["fixed length"], observations_of(recorded["tic_tac_toe"]))
+    assert EncoderReport.from_json(report.to_json()) == report
+
+
+def test_a_slow_encoder_is_named_over_every_call(recorded):
+    from cwm.encoder_checks import encoder_check_report, observation_sites
+
+    def slow(obs, player):
+        sum(range(200_000))
+        return [float(c == "x") for c in obs["board"]] + [float(c == "o") for c in obs["board"]]
+
+    sites = observation_sites(recorded["tic_tac_toe"])
+    checks = encoder_check_report(check_encoder(slow, [(s.observation, s.player) for s in sites], call_s=1e-4), sites)
+    (failure,) = [f for f in checks.failures if f.test_type == "encoder_cheap"]
+    assert "on average" in failure.call and failure.got.startswith("a call took") and "ms on average" in failure.got
+    assert checks.by_type["encoder_cheap"].total == 1 and checks.transitions_passed == len(sites)

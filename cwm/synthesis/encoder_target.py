@@ -1,0 +1,104 @@
+"""The encoder target: an observation encoder ``encode(observation, player_id) -> list[float]`` for a game,
+asked for with example observations of the recorded games and checked by ``cwm.encoder_checks`` on every
+observation of those games.
+
+A PPO policy reads the game only through its encoder (docs/ppo.md), so the checks ask for what a network
+input needs: one fixed length, finite floats, the same vector each time, distinct vectors for distinct
+observations of a player, cheap calls. A failing candidate is refined like a world model, each failure
+naming the game, the step and the observation it failed on.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from cwm import model as cwm_model
+from cwm.contract import ENCODER_API
+from cwm.encoder_checks import (
+    DEFAULT_CALL_S,
+    ENCODER_JOB,
+    Site,
+    check_encoder,
+    encoder_check_report,
+    observation_sites,
+)
+from cwm.sandbox import ALLOWED_IMPORTS
+from cwm.synthesis.target import Checker, PromptSet, Target, nest_headings
+from cwm.types import CheckReport, ModelLoadError, Trajectory, error_report
+
+ENCODER_PROMPTS = PromptSet(system="encoder/system.md", initial="encoder/initial.md", refine="encoder/refine.md")
+FRAGMENTS = ("sections/encoder_api.md", "sections/encoder_observations.md")
+DEFAULT_SHOWN = 12  # example observations in a prompt
+
+
+def render_observations(sites: Sequence[Site], shown: int = DEFAULT_SHOWN) -> str:
+    """``shown`` observations spread evenly over ``sites`` (the first and the last included), one line each
+    with the observing player and where it was recorded."""
+    spacing = (len(sites) - 1) / max(1, shown - 1)
+    picked = list(sites) if len(sites) <= shown else [sites[round(i * spacing)] for i in range(shown)]
+    return "\n".join(f"- player_id {s.player} (trajectory {s.trajectory}, step {s.step}): "
+                     f"`{json.dumps(s.observation)}`" for s in picked)
+
+
+def encoder_target(rules: str, games: Sequence[Trajectory], *, call_s: float = DEFAULT_CALL_S,
+                   shown: int = DEFAULT_SHOWN, check: Checker | None = None,
+                   prompt_set: PromptSet = ENCODER_PROMPTS) -> Target:
+    """The encoder target for the game whose recorded ``games`` the checks encode.
+
+    Args:
+      rules: the game's rules text.
+      games: recorded games (open deck or closed: only each player's observations are read).
+      call_s: the mean seconds a call may take.
+      shown: example observations in the prompts.
+      check: the checker (default: ``encoder_checker`` in this process: trusted code only).
+      prompt_set: the templates.
+
+    Raises:
+      ValueError: no games, games without a single observation, or fewer than one observation shown.
+    """
+    if shown < 1:
+        raise ValueError(f"an encoder prompt shows at least one observation, got {shown}")
+    sites = observation_sites(games)
+    if not sites:
+        raise ValueError("encoder synthesis needs at least one recorded game with observations")
+    context = {
+        "rules": nest_headings(rules.strip()), "api": cwm_model.api_block(ENCODER_API).rstrip(),
+        "call_ms": f"{call_s * 1000:g}", "allowed_imports": ", ".join(sorted(ALLOWED_IMPORTS)),
+        "observations": render_observations(sites, shown), "shown": str(min(shown, len(sites))),
+        "total": str(len(sites)),
+    }
+    return Target("encoder", prompt_set, ENCODER_API, context, check or encoder_checker(games, call_s=call_s),
+                  fragments=FRAGMENTS)
+
+
+def encoder_checker(games: Sequence[Trajectory], *, call_s: float = DEFAULT_CALL_S, sandbox: Any = None,
+                    limits: Any = None) -> Checker:
+    """Scores a candidate encoder by ``cwm.encoder_checks`` as a ``CheckReport``: in ``sandbox`` (a
+    ``cwm.sandbox.Sandbox``; each call also under a hard limit of ten budgets, at least half a second), else
+    in this process behind the static gate (trusted or test code only)."""
+    items = list(games)
+    if sandbox is None:
+        return lambda source: _in_process(source, items, call_s)
+    limits = limits or dataclasses.replace(sandbox.limits, per_call_s=max(10 * call_s, 0.5))
+    payload = {"trajectories": items, "call_s": call_s}
+    return lambda source: sandbox.check(ENCODER_JOB, source, payload, limits=limits)
+
+
+def _in_process(source: str, games: list[Trajectory], call_s: float) -> CheckReport:
+    from planners.budget import call_budget
+
+    try:
+        module = cwm_model.load_source(source, name="candidate", api=ENCODER_API)
+    except ModelLoadError as e:
+        return error_report(f"load failed: {e}")
+    guard, encode = call_budget(max(10 * call_s, 0.5)), module.encode
+    sites = observation_sites(games)
+    report = check_encoder(lambda obs, player: guard(encode, obs, player),
+                           [(s.observation, s.player) for s in sites], call_s=call_s)
+    return encoder_check_report(report, sites)
+
+
+__all__ = ["ENCODER_PROMPTS", "encoder_checker", "encoder_target", "render_observations"]
