@@ -28,7 +28,7 @@ from cwm import arena_transcript, games
 from cwm.arena_clock import MoveTimeout, agent_move
 from cwm.arena_plan import AGENTS_FILE, ArenaError, check_resume, load_results, match_seed, plan_jobs, resume
 from cwm.arena_types import FORFEIT_KINDS, MatchJob, MatchOutcome, MatchResult
-from cwm.executors import Executor, JobCrashed, make_executor
+from cwm.executors import Executor, JobCrashed, make_executor, worker_place
 from cwm.files import atomic_write, changed_settings
 from cwm.types import CHANCE, JSON
 from planners.agents import Agent, AgentError
@@ -181,7 +181,7 @@ def _with_transcript(game: pyspiel.Game, job: MatchJob, record: dict[str, JSON],
     """``record`` with its transcript (``cwm.arena_transcript``), which ``tournament`` saves apart from the row."""
     return record | {"transcript": arena_transcript.build(game, record, game_name=job.game,
                                                           specs=job.builds or job.seats, times=times,
-                                                          agents=agents)}
+                                                          agents=agents, worker=dict(worker_place()))}
 
 
 def _stats(agent: Agent) -> dict[str, JSON]:

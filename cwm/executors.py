@@ -10,6 +10,7 @@ from __future__ import annotations
 import concurrent.futures as cf
 import os
 import socket
+import sys
 import urllib.parse
 from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures.process import BrokenProcessPool
@@ -207,6 +208,18 @@ def _probe(endpoint: tuple[str, int], address: str, timeout_s: float) -> None:
     except OSError as e:  # refused, timed out, unknown host, no route
         raise ExecutorError(f"could not reach the Ray cluster at {address}: connecting to {host}:{port} "
                             f"failed ({str(e) or type(e).__name__}; waited up to {timeout_s:g} s)") from e
+
+
+def worker_place() -> dict[str, str | int]:
+    """Where the calling job runs: ``host`` name, process ``pid`` and, inside a Ray task, the Ray ``node`` id.
+
+    A match records it in its transcript, so a run on a cluster shows which node played what.
+    """
+    place: dict[str, str | int] = {"host": socket.gethostname(), "pid": os.getpid()}
+    ray = sys.modules.get("ray")  # imported only where Ray runs this job: never import it here
+    if ray is not None and ray.is_initialized():
+        place["node"] = str(ray.get_runtime_context().get_node_id())
+    return place
 
 
 def make_executor(spec: str) -> Executor:
