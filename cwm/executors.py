@@ -124,6 +124,9 @@ class RayExecutor:
     Ray is an optional extra (``pip install '.[ray]'`` in the cwm checkout). When this executor starts the cluster it puts
     this checkout on the workers' ``PYTHONPATH``; a remote cluster needs cwm installed on its nodes.
 
+    Jobs are spread over the cluster's nodes (Ray's ``SPREAD`` strategy) rather than packed onto the
+    driver's node first: each is a CPU-bound match or synthesis, so a node per job is what helps.
+
     An explicit ``host:port`` or ``ray://host:port`` is probed over TCP before ``ray.init``, because Ray
     keeps retrying an address where nothing listens for minutes instead of failing.
 
@@ -166,7 +169,7 @@ class RayExecutor:
 
     def imap_unordered(self, fn: Callable[[Any], Any], items: Sequence[Any]) -> Iterator[Any]:
         ray = self._ray
-        remote = ray.remote(fn)
+        remote = ray.remote(fn).options(scheduling_strategy="SPREAD")
         pending = [remote.remote(item) for item in items]
         try:
             while pending:

@@ -42,6 +42,10 @@ class LocalRayCluster:
       cpus_per_node: CPUs each node offers (``--num-cpus``; default 1).
       start_timeout_s: seconds to wait for every node to join (default 120).
 
+    Attributes:
+      address: the head's ``host:port`` once started (what ``--executor ray:ADDRESS`` takes).
+      temp_dir: the cluster's own folder (Ray's ``--temp-dir`` and the nodes' logs), removed by ``stop``.
+
     Raises:
       ExecutorError: Ray not installed, or the cluster not up within ``start_timeout_s`` (what was started
         is stopped first; the message ends with the head's log).
@@ -54,7 +58,7 @@ class LocalRayCluster:
         self.address = ""
         self._token = secrets.token_hex(32)
         self._procs: list[subprocess.Popen[bytes]] = []
-        self._dir: Path | None = None
+        self.temp_dir: Path | None = None
 
     def env(self) -> dict[str, str]:
         """The environment variables a driver (or a node) needs to join this cluster."""
@@ -67,10 +71,10 @@ class LocalRayCluster:
         if not ray_cli.exists():
             raise ExecutorError(f"no `ray` command beside {sys.executable}: pip install '.[ray]' in the cwm checkout")
         # a short path: Ray's Unix sockets live under it and a socket path may not exceed 107 bytes
-        self._dir = Path(tempfile.mkdtemp(prefix="cwmray-", dir="/tmp"))
+        self.temp_dir = Path(tempfile.mkdtemp(prefix="cwmray-", dir="/tmp"))
         port = _free_port(node_ip(0))
         self.address = f"{node_ip(0)}:{port}"
-        common = ["--block", "--num-cpus", str(self.cpus_per_node), "--temp-dir", str(self._dir),
+        common = ["--block", "--num-cpus", str(self.cpus_per_node), "--temp-dir", str(self.temp_dir),
                   "--disable-usage-stats"]
         try:
             self._spawn([str(ray_cli), "start", "--head", "--port", str(port), "--include-dashboard", "false",
@@ -90,8 +94,8 @@ class LocalRayCluster:
         return self
 
     def _spawn(self, argv: list[str], name: str) -> None:
-        assert self._dir is not None
-        with (self._dir / f"{name}.log").open("wb") as log:
+        assert self.temp_dir is not None
+        with (self.temp_dir / f"{name}.log").open("wb") as log:
             self._procs.append(subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT,
                                                 env=os.environ | self.env(), start_new_session=True))
 
@@ -120,7 +124,7 @@ class LocalRayCluster:
         return ["head", *(f"worker{i}" for i in range(1, len(self._procs)))]
 
     def _log(self, name: str) -> str:
-        path = self._dir / f"{name}.log" if self._dir else None
+        path = self.temp_dir / f"{name}.log" if self.temp_dir else None
         return path.read_text(errors="replace")[-2000:] if path and path.is_file() else "(no log)"
 
     def stop(self) -> None:
@@ -137,9 +141,8 @@ class LocalRayCluster:
         for proc in self._procs:
             proc.poll()
         self._procs.clear()
-        if self._dir is not None:
-            shutil.rmtree(self._dir, ignore_errors=True)
-            self._dir = None
+        if self.temp_dir is not None:
+            shutil.rmtree(self.temp_dir, ignore_errors=True)
 
     def __enter__(self) -> LocalRayCluster:
         return self.start()
