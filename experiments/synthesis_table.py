@@ -65,7 +65,9 @@ class SynthesisJob:
 
 
 def synthesize(job: SynthesisJob) -> dict[str, Any]:
-    """Runs (or resumes) one synthesis and returns its row for the table."""
+    """Runs (or resumes) one synthesis and returns its row for the table, with where it ran (``worker``:
+    host, pid, Ray node)."""
+    from cwm.executors import worker_place
     from cwm.llm import make_client
     from cwm.synthesis import synthesize_world_model
 
@@ -83,7 +85,7 @@ def synthesize(job: SynthesisJob) -> dict[str, Any]:
         "calls_to_best": calls_to_best(result), "llm_calls": result.llm_calls, "budget": result.budget,
         "cost_usd": result.cost_usd, "wall_time_s": round(result.wall_time_s, 3),
         "train_by_type": result.train_by_type, "test_by_type": result.test_by_type,
-        "prompt_hashes": result.prompt_hashes, "run_dir": job.run_dir,
+        "prompt_hashes": result.prompt_hashes, "run_dir": job.run_dir, "worker": worker_place(),
     }
 
 

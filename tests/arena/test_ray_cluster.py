@@ -8,6 +8,7 @@ the module is marked slow (it still runs in CI).
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import signal
@@ -129,3 +130,50 @@ def test_a_cluster_that_cannot_start_leaves_nothing_running(tmp_path):
         broken.start()
     assert broken.temp_dir is not None and not broken.temp_dir.exists()
     assert not _our_processes(str(broken.temp_dir))
+
+
+def _experiment(name: str):
+    """An experiment script as a module (the repository root appended: the installed cwm still wins)."""
+    root = Path(__file__).resolve().parents[2]
+    if str(root) not in sys.path:
+        sys.path.append(str(root))
+    return importlib.import_module(f"experiments.{name}")
+
+
+def _recorded_sweep(path: Path, seeds: int) -> Path:
+    """A replay file answering the first call of tic-tac-toe syntheses with seeds 0..seeds-1 (each prompt
+    shows its seed's training games) with the hand-written correct model, a test fixture."""
+    import tempfile
+
+    from cwm.llm import RecordingClient, ScriptedClient
+    from cwm.synthesis import synthesize_world_model
+
+    source = (Path(__file__).resolve().parents[1] / "data" / "synthesis" / "ttt_correct.py").read_text()
+    reply = f"Here is the module.\n\n```python\n{source.strip()}\n```\n"
+    llm = RecordingClient(ScriptedClient([reply] * seeds, model="scripted-tic-tac-toe"), path)
+    with tempfile.TemporaryDirectory() as run:
+        for seed in range(seeds):
+            synthesize_world_model("tic_tac_toe", llm=llm, run_dir=Path(run) / str(seed), budget=1, seed=seed,
+                                   num_test=0, isolate=False)
+    return path
+
+
+def test_a_synthesis_sweep_runs_one_synthesis_per_node_and_resumes(cluster, tmp_path):
+    table = _experiment("synthesis_table")
+    out = tmp_path / "sweep"
+    replay = _recorded_sweep(tmp_path / "tic_tac_toe.jsonl", seeds=2)
+    argv = ["--games", "tic_tac_toe", "--seeds", "2", "--num-test", "4", "--budget", "1", "--quiet",
+            "--llm", f"replay:{replay}", "--executor", f"ray:{cluster.address}", "--out", str(out)]
+    assert table.main(argv) == 0
+    runs = json.loads((out / "table.json").read_text())["runs"]
+    assert sorted(Path(r["run_dir"]).name for r in runs) == ["tic_tac_toe-seed0", "tic_tac_toe-seed1"]
+    assert [r["train_accuracy"] for r in runs] == [1.0, 1.0]
+    assert all((Path(r["run_dir"]) / "result.json").is_file() for r in runs)
+    assert len({r["worker"]["node"] for r in runs}) == 2  # one synthesis on each node
+    logs = {r["run_dir"]: (Path(r["run_dir"]) / "llm_log.jsonl").read_bytes() for r in runs}
+
+    assert table.main(argv) == 0  # the same sweep again resumes every run: no LLM call is made twice
+    again = json.loads((out / "table.json").read_text())["runs"]
+    assert [(r["seed"], r["train_accuracy"], r["llm_calls"]) for r in again] == [
+        (r["seed"], r["train_accuracy"], r["llm_calls"]) for r in runs]
+    assert {d: (Path(d) / "llm_log.jsonl").read_bytes() for d in logs} == logs
