@@ -5,9 +5,10 @@ N workers) and on a Ray cluster of N one-CPU nodes started here as separate ``ra
 loopback addresses (``cwm.ray_local``). It prints matches per second of wall time for each, the ratio,
 how many nodes the Ray matches ran on, and whether both runs played the same matches. The cluster's
 start-up is timed apart and left out of its throughput (a real cluster is started once for many runs).
+The pool plays first unless ``--ray-first``: on a shared machine the load drifts between the two.
 
     python benchmarks/bench_ray.py [--game connect_four] [--agents gt-mcts,gt-mcts-py] [--sims 100]
-                                   [--matches 8] [--cores 2]
+                                   [--matches 8] [--cores 2] [--ray-first]
 """
 
 from __future__ import annotations
@@ -42,10 +43,12 @@ def main() -> None:
     p.add_argument("--rollouts", type=int, default=1)
     p.add_argument("--matches", type=int, default=8, help="per pairing and seat order (default 8)")
     p.add_argument("--cores", type=int, default=2, help="pool workers, and one-CPU Ray nodes (default 2)")
+    p.add_argument("--ray-first", action="store_true", help="play on Ray before the pool (load drifts)")
     args = p.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
-        pool_s, pool_matches = timed_run(f"local:{args.cores}", Path(tmp) / "pool", args)
+        if not args.ray_first:
+            pool_s, pool_matches = timed_run(f"local:{args.cores}", Path(tmp) / "pool", args)
         started = time.perf_counter()
         with LocalRayCluster(nodes=args.cores, cpus_per_node=1) as cluster:
             up_s = time.perf_counter() - started
@@ -56,6 +59,8 @@ def main() -> None:
                 ray_s, ray_matches = timed_run(f"ray:{cluster.address}", Path(tmp) / "ray", args)
             finally:
                 ray.shutdown()
+        if args.ray_first:
+            pool_s, pool_matches = timed_run(f"local:{args.cores}", Path(tmp) / "pool", args)
         nodes = {json.loads(t.read_text())["worker"].get("node")
                  for t in (Path(tmp) / "ray" / "transcripts").glob("*.json")}
     n = len(pool_matches)

@@ -16,6 +16,7 @@ id), never other Ray clusters on the machine as ``ray stop`` would, and removes 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import shutil
@@ -28,6 +29,7 @@ import time
 from pathlib import Path
 
 from cwm.executors import ExecutorError
+
 
 def node_ip(i: int) -> str:
     """The loopback address of node ``i`` (0 is the head)."""
@@ -87,7 +89,7 @@ class LocalRayCluster:
         except (OSError, ExecutorError, subprocess.SubprocessError) as e:
             logs = "\n".join(f"--- {name}.log ends:\n{self._log(name)}" for name in self._names())
             self.stop()
-            raise ExecutorError(f"the local Ray cluster did not start ({_why(e)})\n{logs}") from e
+            raise ExecutorError(f"the local Ray cluster did not start ({e or type(e).__name__})\n{logs}") from e
         except BaseException:  # interrupted while starting: leave nothing running
             self.stop()
             raise
@@ -105,8 +107,9 @@ class LocalRayCluster:
                  f"end = time.monotonic() + {self.start_timeout_s}\n"
                  f"while sum(n['Alive'] for n in ray.nodes()) < {self.nodes}:\n"
                  "    if time.monotonic() > end: sys.exit('nodes missing')\n    time.sleep(0.2)\n")
-        with subprocess.Popen([sys.executable, "-c", probe], env=os.environ | self.env(),
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as proc:
+        assert self.temp_dir is not None
+        with (self.temp_dir / "probe.log").open("wb") as log, subprocess.Popen(
+                [sys.executable, "-c", probe], env=os.environ | self.env(), stdout=log, stderr=log) as proc:
             try:
                 while proc.poll() is None:
                     dead = [i for i, p in enumerate(self._procs) if p.poll() is not None]
@@ -116,9 +119,9 @@ class LocalRayCluster:
             finally:
                 if proc.poll() is None:
                     proc.kill()
-            err = proc.stderr.read() if proc.stderr else b""
         if proc.returncode:
-            raise subprocess.CalledProcessError(proc.returncode, "the node probe", stderr=err)
+            lines = self._log("probe").strip().splitlines()
+            raise ExecutorError(f"the node probe failed: {lines[-1] if lines else proc.returncode}")
 
     def _names(self) -> list[str]:
         return ["head", *(f"worker{i}" for i in range(1, len(self._procs)))]
@@ -129,7 +132,7 @@ class LocalRayCluster:
 
     def stop(self) -> None:
         """Ends every process of every node (SIGTERM, then SIGKILL after 3 s) and removes the cluster's folder."""
-        for sig, grace in ((signal.SIGTERM, 3.0), (signal.SIGKILL, 5.0)):
+        for sig, grace in ((signal.SIGTERM, 3.0), (signal.SIGKILL, 10.0)):
             alive = [p for p in self._procs if _group_alive(p.pid)]
             for proc in alive:
                 _signal_group(proc.pid, sig)
@@ -149,14 +152,6 @@ class LocalRayCluster:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
-
-
-def _why(error: BaseException) -> str:
-    """A one-line reason; a failed probe's own last line of error output."""
-    if isinstance(error, subprocess.CalledProcessError) and error.stderr:
-        lines = error.stderr.decode(errors="replace").strip().splitlines()
-        return f"the node probe failed: {lines[-1] if lines else error}"
-    return str(error) or type(error).__name__
 
 
 def _free_port(host: str) -> int:
@@ -181,15 +176,11 @@ def _wait_for_port(host: str, port: int, timeout_s: float, head: subprocess.Pope
 def _group_alive(pgid: int) -> bool:
     try:
         os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # the id was reused by someone else's group: not ours any more
+    except (ProcessLookupError, PermissionError):  # gone, or the id reused by someone else's group
         return False
     return True
 
 
 def _signal_group(pgid: int, sig: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):  # gone already, or the id reused
         os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass

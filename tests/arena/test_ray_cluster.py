@@ -33,8 +33,16 @@ SETTINGS = Settings(search=SearchConfig(num_simulations=200, rollouts=2))
 MATCHES = 4  # per seat order: 8 matches
 
 
-def _our_processes(marker: str) -> list[int]:
-    """Ids of live processes whose command line names ``marker`` (the cluster's own temp folder)."""
+def _our_processes(marker: str, *, wait_s: float = 10.0) -> list[int]:
+    """Ids of live processes whose command line names ``marker`` (the cluster's own temp folder), after
+    waiting up to ``wait_s`` for killed ones to finish exiting."""
+    end = time.monotonic() + wait_s
+    while (found := _named(marker)) and time.monotonic() < end:
+        time.sleep(0.2)
+    return found
+
+
+def _named(marker: str) -> list[int]:
     found = []
     for entry in Path("/proc").iterdir():
         try:
@@ -46,8 +54,15 @@ def _our_processes(marker: str) -> list[int]:
 
 
 def _describe(pids: list[int]) -> str:
-    return "; ".join(Path(f"/proc/{pid}/stat").read_text()[:80] + " " +
-                     Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")[:200] for pid in pids)
+    """Each process's state and command line, for the failure message."""
+    found = []
+    for pid in pids:
+        try:
+            found.append(Path(f"/proc/{pid}/stat").read_text()[:60] + " "
+                         + Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")[:200])
+        except OSError:
+            found.append(f"{pid} (ended)")
+    return "; ".join(found)
 
 
 @pytest.fixture(scope="module")
