@@ -8,17 +8,16 @@ before renting machines.
 
 Every node has a loopback address of its own, 127.0.0.2 for the head, 127.0.0.3 and on for the workers
 (Ray replaces 127.0.0.1, and only that one, by the machine's outward address), so nothing leaves the
-machine; the cluster's files go under a temporary folder of its own (``--temp-dir``), and it is guarded by a token of
-its own (Ray's token authentication): a driver joins with the environment of ``env()``. ``stop()`` ends
-exactly the processes this cluster started (each node runs in a process group of its own, signalled by
-id), never other Ray clusters on the machine as ``ray stop`` would, and removes the folder.
+machine; the cluster's files go under a temporary folder of its own (``--temp-dir``), and it requires
+Ray's token authentication (a driver joins with the environment of ``env()``). ``stop()`` ends exactly
+the processes this cluster started (each node runs in a process group of its own, signalled by id),
+never other Ray clusters on the machine as ``ray stop`` would, and removes the folder.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import shutil
 import signal
 import socket
@@ -58,14 +57,14 @@ class LocalRayCluster:
             raise ExecutorError(f"a local Ray cluster needs >= 1 node and CPU (got {nodes}, {cpus_per_node})")
         self.nodes, self.cpus_per_node, self.start_timeout_s = nodes, cpus_per_node, start_timeout_s
         self.address = ""
-        self._token = secrets.token_hex(32)
         self._procs: list[subprocess.Popen[bytes]] = []
         self.temp_dir: Path | None = None
 
     def env(self) -> dict[str, str]:
-        """The environment variables a driver (or a node) needs to join this cluster."""
-        return {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": self._token,
-                **({"RAY_ADDRESS": self.address} if self.address else {})}
+        """The environment variables a driver (or a node) needs to join this cluster: token authentication
+        on (the user's Ray token, which Ray keeps in ``~/.ray/auth_token``; one process holds one token,
+        so a per-cluster token would lock out a driver that met another cluster first) and the address."""
+        return {"RAY_AUTH_MODE": "token", **({"RAY_ADDRESS": self.address} if self.address else {})}
 
     def start(self) -> LocalRayCluster:
         """Starts the head, then the workers, and returns once all ``nodes`` are alive."""
