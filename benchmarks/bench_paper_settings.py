@@ -14,7 +14,8 @@ random game, ``cwm.cost.decision_states``):
 The protocol is 100 matches per pairing over both seats; an agent's projected share is 100 matches times
 half a match's decisions (the mean of five random games) times its per-move time, on one core, on 2 cores
 and on a 64-core Ray cluster (a match per core; projection, not measured). A pairing costs the sum of
-its two agents' shares.
+its two agents' shares; the full protocol of a game (the CWM agent against random and against the
+C++ ground-truth planner) is printed after its table.
 
 With ``--probe-sims N`` every agent searches N simulations and its time is scaled linearly to ``--sims``
 (as ``cwm arena``'s cost estimate does): a projection for games where timing the full search of every
@@ -90,6 +91,13 @@ def time_per_move(agent: Any, before: Callable[[pyspiel.State], None], states: l
     return total / len(states)
 
 
+def protocol_cpu(length: float, *, cwm: float, ground_truth: float) -> float:
+    """CPU seconds of the paper's planner pairings of one game: the CWM agent against random and against the
+    ground-truth planner, ``MATCHES`` matches each; a seat plays half a match's ``length`` decisions, and
+    random's moves cost nothing next to a search."""
+    return MATCHES * length / 2 * (2 * cwm + ground_truth)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--moves", type=int, default=2, help="timed decisions per agent and game (default 2)")
@@ -114,13 +122,19 @@ def main() -> None:
         print("| agent | s/move | vs Python | protocol CPU | wall " + " | wall ".join(f"{c} cores" for c in CORES[1:]) + " |")
         print("|---|---|---|---|" + "---|" * (len(CORES) - 1))
         baseline = None
+        times = {}
         for label, (agent, before) in agents(game, config).items():
             per_move = time_per_move(agent, before, states) * scale
             baseline = baseline or per_move
+            times[label] = per_move
             share = MATCHES * length / 2 * per_move
             walls = " | ".join(cost.duration(share / c) for c in CORES[1:])
             print(f"| {label} | {per_move:.2f} | {per_move / baseline:.2f}x | {cost.duration(share)} | {walls} |",
                   flush=True)
+        cwm, native = times["cwm on the oracle model"], list(times.values())[1]
+        total = protocol_cpu(length, cwm=cwm, ground_truth=native)
+        print(f"full protocol (cwm against random and against {list(times)[1]}): CPU {cost.duration(total)}, wall "
+              + ", ".join(f"{cost.duration(total / c)} on {c} cores" for c in CORES[1:]))
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ from __future__ import annotations
 import concurrent.futures as cf
 import os
 import socket
+import sys
 import urllib.parse
 from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures.process import BrokenProcessPool
@@ -120,8 +121,13 @@ class ProcessExecutor:
 class RayExecutor:
     """Jobs as Ray tasks, on a running cluster (``address``) or a local one started here.
 
-    Ray is an optional extra (``pip install '.[ray]'`` in the cwm checkout). When this executor starts the cluster it puts
-    this checkout on the workers' ``PYTHONPATH``; a remote cluster needs cwm installed on its nodes.
+    Ray is an optional extra (``pip install '.[ray]'`` in the cwm checkout). Each job's workers get this
+    checkout and the folder of the job function's top-level package on their ``PYTHONPATH`` (so the
+    experiment scripts' jobs import there too); a cluster on other machines needs cwm installed (or the
+    checkout at the same path) on its nodes.
+
+    Jobs are spread over the cluster's nodes (Ray's ``SPREAD`` strategy) rather than packed onto the
+    driver's node first: each is a CPU-bound match or synthesis, so a node per job is what helps.
 
     An explicit ``host:port`` or ``ray://host:port`` is probed over TCP before ``ray.init``, because Ray
     keeps retrying an address where nothing listens for minutes instead of failing.
@@ -154,18 +160,17 @@ class RayExecutor:
         if not ray.is_initialized():
             if address is not None and endpoint is not None:
                 _probe(endpoint, address, connect_timeout_s)
-            root = str(Path(__file__).resolve().parent.parent)
-            path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)
             try:
                 ray.init(address=address, num_cpus=num_cpus if address is None else None,
-                         runtime_env={"env_vars": {"PYTHONPATH": path}}, log_to_driver=False)
+                         runtime_env={"env_vars": {"PYTHONPATH": _import_path()}}, log_to_driver=False)
             except (ConnectionError, RuntimeError, ValueError) as e:
                 where = f"the Ray cluster at {address}" if address else "a local Ray cluster"
                 raise ExecutorError(f"could not start or reach {where}: {e}") from e
 
     def imap_unordered(self, fn: Callable[[Any], Any], items: Sequence[Any]) -> Iterator[Any]:
         ray = self._ray
-        remote = ray.remote(fn)
+        remote = ray.remote(fn).options(scheduling_strategy="SPREAD",
+                                        runtime_env={"env_vars": {"PYTHONPATH": _import_path(fn)}})
         pending = [remote.remote(item) for item in items]
         try:
             while pending:
@@ -177,6 +182,18 @@ class RayExecutor:
 
     def close(self) -> None:
         pass  # the cluster outlives the run; callers that started it may call ray.shutdown()
+
+
+def _import_path(fn: Callable[[Any], Any] | None = None) -> str:
+    """The ``PYTHONPATH`` of Ray's workers: this checkout, the folder above ``fn``'s top-level package (an
+    experiment script's ``experiments``, which is not installed), then this process's own ``PYTHONPATH``."""
+    roots = [str(Path(__file__).resolve().parent.parent)]
+    top = sys.modules.get(fn.__module__.partition(".")[0]) if fn is not None else None
+    where = getattr(top, "__file__", None)
+    if where:
+        file = Path(where).resolve()
+        roots.append(str(file.parent.parent if file.name == "__init__.py" else file.parent))
+    return os.pathsep.join(dict.fromkeys(p for p in (*roots, os.environ.get("PYTHONPATH", "")) if p))
 
 
 def _ray_endpoint(address: str) -> tuple[str, int] | None:
@@ -207,6 +224,18 @@ def _probe(endpoint: tuple[str, int], address: str, timeout_s: float) -> None:
     except OSError as e:  # refused, timed out, unknown host, no route
         raise ExecutorError(f"could not reach the Ray cluster at {address}: connecting to {host}:{port} "
                             f"failed ({str(e) or type(e).__name__}; waited up to {timeout_s:g} s)") from e
+
+
+def worker_place() -> dict[str, str | int]:
+    """Where the calling job runs: ``host`` name, process ``pid`` and, inside a Ray task, the Ray ``node`` id.
+
+    A match records it in its transcript, so a run on a cluster shows which node played what.
+    """
+    place: dict[str, str | int] = {"host": socket.gethostname(), "pid": os.getpid()}
+    ray = sys.modules.get("ray")  # imported only where Ray runs this job: never import it here
+    if ray is not None and ray.is_initialized():
+        place["node"] = str(ray.get_runtime_context().get_node_id())
+    return place
 
 
 def make_executor(spec: str) -> Executor:

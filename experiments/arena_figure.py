@@ -186,7 +186,7 @@ def _world_model(config: common.GameConfig, figure: ArenaFigureConfig, run_dir: 
     result = synthesize_world_model(
         config.game, llm=client, run_dir=run_dir, budget=config.budget, seed=figure.seed,
         strategy=config.strategy,  # type: ignore[arg-type]
-        num_train=config.num_train, num_test=config.num_test,
+        num_train=config.num_train, num_test=config.num_test, test_transitions=config.test_transitions,
         test_mcts_simulations=config.test_mcts_simulations)
     if not result.best_source:
         raise common.ExperimentError(

@@ -21,6 +21,7 @@ from typing import Any
 
 from cwm import games
 from cwm.files import changed_settings
+from cwm.synthesis.test_sets import DEFAULT_TRANSITIONS
 from cwm.types import CwmError
 
 PERFECT_INFORMATION_GAMES = ("tic_tac_toe", "connect_four", "backgammon", "gen_tic_tac_toe", "gen_chess")
@@ -41,8 +42,12 @@ class GameConfig:
       num_train: training games of random play given to the synthesis (paper: 5).
       budget: LLM-call budget of one synthesis run (paper: 500).
       strategy: refinement strategy, ``tree`` or ``conversation`` (paper: tree).
-      num_test: held-out test games, half random and half MCTS play (paper: 100).
-      test_mcts_simulations: simulations per move of the MCTS player of the test games.
+      test_transitions: the held-out test set's size in transitions, half from random and half from MCTS
+        play (paper: 10,000), generated once and cached (``cwm.synthesis.test_sets.held_out_set``).
+      num_test: ``None`` (the default): the held-out set is sized by ``test_transitions``; ``N``: exactly
+        ``N`` games instead (0: none); an inference synthesis's held-out games of random play (``None``: 100).
+      test_mcts_simulations: simulations per move of the MCTS player of the test games (``None``: the
+        library's default, fewer for a long game: ``cwm.synthesis.test_sets.default_simulations``).
       seeds: synthesis runs per game (paper: 5).
       matches: arena games per pairing and seat order (paper: 100 over both seats, so 50).
       sims: (IS)MCTS simulations per move in the arena (paper: 1000).
@@ -54,8 +59,9 @@ class GameConfig:
     num_train: int = 5
     budget: int = 500
     strategy: str = "tree"
-    num_test: int = 100
-    test_mcts_simulations: int = 100
+    test_transitions: int = DEFAULT_TRANSITIONS
+    num_test: int | None = None
+    test_mcts_simulations: int | None = None
     seeds: int = 5
     matches: int = 50
     sims: int = 1000
@@ -109,7 +115,10 @@ def add_common_args(parser: argparse.ArgumentParser, *, default_executor: str) -
     parser.add_argument("--budget", type=int, default=None, help="LLM-call budget per synthesis (config: 500)")
     parser.add_argument("--strategy", choices=["tree", "conversation"], default=None)
     parser.add_argument("--num-train", type=int, default=None, help="training games (config: 5)")
-    parser.add_argument("--num-test", type=int, default=None, help="held-out test games (config: 100)")
+    parser.add_argument("--test-transitions", type=int, default=None,
+                        help="held-out test set size in transitions (config: 10000)")
+    parser.add_argument("--num-test", type=int, default=None,
+                        help="held-out test games instead of --test-transitions (0: none)")
     parser.add_argument("--matches", type=int, default=None, help="arena games per seat order (config: 50)")
     parser.add_argument("--sims", type=int, default=None, help="MCTS simulations per move (config: 1000)")
     parser.add_argument("--rollouts", type=int, default=None, help="rollouts per MCTS leaf (config: 10)")
@@ -119,7 +128,8 @@ def add_common_args(parser: argparse.ArgumentParser, *, default_executor: str) -
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
 
 
-_OVERRIDES = ("seeds", "budget", "strategy", "num_train", "num_test", "matches", "sims", "rollouts")
+_OVERRIDES = ("seeds", "budget", "strategy", "num_train", "test_transitions", "num_test", "matches", "sims",
+              "rollouts")
 
 
 def game_configs(args: argparse.Namespace, default_games: Sequence[str]) -> tuple[GameConfig, ...]:
@@ -146,8 +156,9 @@ def game_configs(args: argparse.Namespace, default_games: Sequence[str]) -> tupl
 
 
 # The least value of each count in a game config (a flag or a config file key); 0 test games means none.
-_MINIMUM = {"seeds": 1, "budget": 1, "num_train": 1, "num_test": 0, "test_mcts_simulations": 1, "matches": 1,
-            "sims": 1, "rollouts": 1}
+_MINIMUM = {"seeds": 1, "budget": 1, "num_train": 1, "test_transitions": 1, "num_test": 0, "test_mcts_simulations": 1,
+            "matches": 1, "sims": 1, "rollouts": 1}
+_OPTIONAL = {"num_test", "test_mcts_simulations"}  # None: the library's default
 
 
 def check_config(config: GameConfig) -> None:
@@ -159,6 +170,8 @@ def check_config(config: GameConfig) -> None:
     """
     for key, least in _MINIMUM.items():
         value = getattr(config, key)
+        if value is None and key in _OPTIONAL:
+            continue
         if isinstance(value, bool) or not isinstance(value, int) or value < least:
             name = f"{key} (--{key.replace('_', '-')})" if key in _OVERRIDES else key
             raise ExperimentError(f"{config.game}: {name} must be a whole number of at least {least}, got {value!r}")

@@ -82,7 +82,8 @@ def synthesize_inference(config: common.GameConfig, *, seed: int, llm: str, run_
     client = make_client(llm, run_dir=run_dir, cache=Path(cache) if cache else None)
     return synthesize(config.game, llm=client, run_dir=run_dir, deck=deck,  # type: ignore[arg-type]
                       world_model=world_model, strategy=config.strategy,  # type: ignore[arg-type]
-                      budget=config.budget, seed=seed, num_train=config.num_train, num_test=config.num_test)
+                      budget=config.budget, seed=seed, num_train=config.num_train,
+                      **({} if config.num_test is None else {"num_test": config.num_test}))
 
 
 @dataclasses.dataclass(frozen=True)

@@ -7,6 +7,7 @@ calls made until that program was found, next to the paper's numbers. Writes ``t
 
     python experiments/synthesis_table.py --llm gemini --out runs/table4              # paper-sized
     python experiments/synthesis_table.py --games tic_tac_toe --seeds 1 --num-test 4  # offline, seconds
+    python experiments/synthesis_table.py --executor ray:HEAD:6379 --out runs/table4    # runs on a cluster
 """
 
 from __future__ import annotations
@@ -60,10 +61,13 @@ class SynthesisJob:
     run_dir: str
     concurrency: int = 1
     cache: str | None = None
+    test_executor: str = "local"
 
 
 def synthesize(job: SynthesisJob) -> dict[str, Any]:
-    """Runs (or resumes) one synthesis and returns its row for the table."""
+    """Runs (or resumes) one synthesis and returns its row for the table, with where it ran (``worker``:
+    host, pid, Ray node)."""
+    from cwm.executors import worker_place
     from cwm.llm import make_client
     from cwm.synthesis import synthesize_world_model
 
@@ -72,8 +76,9 @@ def synthesize(job: SynthesisJob) -> dict[str, Any]:
     result = synthesize_world_model(
         c.game, llm=client, run_dir=job.run_dir, budget=c.budget, seed=job.seed,
         strategy=c.strategy,  # type: ignore[arg-type]
-        num_train=c.num_train, num_test=c.num_test,
-        test_mcts_simulations=c.test_mcts_simulations, concurrency=job.concurrency)
+        num_train=c.num_train, num_test=c.num_test, test_transitions=c.test_transitions,
+        test_mcts_simulations=c.test_mcts_simulations, test_executor=job.test_executor,
+        concurrency=job.concurrency)
     return {
         "game": result.game, "seed": job.seed, "llm": job.llm, "model": result.model, "solved": result.solved,
         "train_accuracy": result.train_accuracy, "test_accuracy": result.test_accuracy,
@@ -81,6 +86,7 @@ def synthesize(job: SynthesisJob) -> dict[str, Any]:
         "cost_usd": result.cost_usd, "wall_time_s": round(result.wall_time_s, 3),
         "train_by_type": result.train_by_type, "test_by_type": result.test_by_type,
         "prompt_hashes": result.prompt_hashes, "run_dir": job.run_dir, "replies": replies_of(job.llm, result.model),
+        "worker": worker_place(),
     }
 
 
@@ -163,8 +169,11 @@ def _run(args: argparse.Namespace, argv: list[str]) -> int:
     config = SynthesisTableConfig(configs, args.llm, args.first_seed, args.concurrency, args.cache,
                                   args.executor, str(out))
     llms = check_inputs(config)  # everything that can be checked fails before config.json is written
+    # runs fanned out on an executor play their held-out games in their own process: a pool per run would
+    # oversubscribe the cores the runs already share
+    test_executor = "local" if args.executor == "inline" else "inline"
     jobs = [SynthesisJob(c, seed, llms[c.game], str(out / "synthesis" / f"{c.game}-seed{seed}"),
-                         args.concurrency, args.cache)
+                         args.concurrency, args.cache, test_executor)
             for c in configs for seed in common.seeds_of(c, args.first_seed)]
     executor = make_executor(args.executor)
     runs = []

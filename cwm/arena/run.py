@@ -29,7 +29,7 @@ from cwm.arena import transcript as arena_transcript
 from cwm.arena.clock import agent_move
 from cwm.arena.plan import ArenaError, plan_jobs, resumable, tournament_settings
 from cwm.arena.types import MatchJob, MatchOutcome, MatchResult
-from cwm.executors import Executor, JobCrashed, make_executor
+from cwm.executors import Executor, JobCrashed, make_executor, worker_place
 from cwm.files import atomic_write, changed_settings
 from cwm.types import CHANCE, JSON
 from planners.agents import Agent, AgentError
@@ -182,7 +182,7 @@ def _with_transcript(game: pyspiel.Game, job: MatchJob, record: dict[str, JSON],
     """``record`` with its transcript (``cwm.arena.transcript``), which ``tournament`` saves apart from the row."""
     return record | {"transcript": arena_transcript.build(game, record, game_name=job.game,
                                                           specs=job.builds or job.seats, times=times,
-                                                          agents=agents)}
+                                                          agents=agents, worker=dict(worker_place()))}
 
 
 def _stats(agent: Agent) -> dict[str, JSON]:

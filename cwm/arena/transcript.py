@@ -74,7 +74,8 @@ def steps(game: pyspiel.Game, actions: Sequence[int], times: Sequence[float] = (
 
 
 def build(game: pyspiel.Game, record: dict[str, JSON], *, game_name: str, specs: Sequence[str],
-          times: Sequence[float] = (), agents: Sequence[dict[str, Any]] = ()) -> dict[str, JSON]:
+          times: Sequence[float] = (), agents: Sequence[dict[str, Any]] = (),
+          worker: dict[str, JSON] | None = None) -> dict[str, JSON]:
     """The transcript of a finished match.
 
     Args:
@@ -84,6 +85,8 @@ def build(game: pyspiel.Game, record: dict[str, JSON], *, game_name: str, specs:
       specs: the spec each seat was built from.
       times: seconds per applied action (``play_match``'s ``times``).
       agents: per seat, ``{"log": [...], "stats": {...}}``: the agent's own record of the match.
+      worker: where the match ran (``cwm.executors.worker_place``: host, pid, Ray node id), kept as
+        ``"worker"`` when given.
     """
     result = MatchResult.from_json(record)
     initial, found = steps(game, result.actions, times)
@@ -95,7 +98,8 @@ def build(game: pyspiel.Game, record: dict[str, JSON], *, game_name: str, specs:
              for i, label in enumerate(result.seats)]
     transcript = {"schema": SCHEMA, "game": game_name, "key": result.key, "seed": result.seed,
                   "seats": seats, "returns": list(result.returns), "forfeit": forfeit, "moves": result.moves,
-                  "duration_s": result.duration_s, "initial": initial, "steps": found}
+                  "duration_s": result.duration_s, "initial": initial, "steps": found,
+                  **({"worker": dict(worker)} if worker is not None else {})}
     return clean_json(transcript, limit=TEXT_LIMIT)
 
 

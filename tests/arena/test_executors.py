@@ -151,3 +151,13 @@ def test_a_match_whose_process_died_is_saved_void_and_never_replayed(tmp_path):
     again = tournament("tic_tac_toe", ["random", "gt-mcts"], matches=2, out_dir=tmp_path, settings=FAST,
                        executor="inline", progress=False)  # resumes: nothing to play, the void match stays
     assert [r.key for r in again if r.void] == [void[0].key]
+
+
+@pytest.mark.parametrize("executor", ["inline", "local:2"])
+def test_each_transcript_says_which_process_played_its_match(tmp_path, executor):
+    tournament("tic_tac_toe", ["random", "gt-mcts"], matches=2, out_dir=tmp_path, settings=FAST,
+               executor=executor, progress=False)
+    places = [json.loads(p.read_text())["worker"] for p in (tmp_path / "transcripts").glob("*.json")]
+    assert len(places) == 4 and all(p["host"] == socket.gethostname() and "node" not in p for p in places)
+    here = {p["pid"] == os.getpid() for p in places}
+    assert here == ({True} if executor == "inline" else {False})  # the pool's workers are other processes

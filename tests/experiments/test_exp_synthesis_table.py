@@ -111,7 +111,9 @@ def test_each_shipped_config_loads_and_names_its_registered_game(path):
     common = script("common")
     config = common.load_game_config(path)
     assert games.resolve(config.game).name == path.stem
-    assert (config.num_train, config.budget, config.strategy, config.num_test) == (5, 500, "tree", 100)
+    assert (config.num_train, config.budget, config.strategy) == (5, 500, "tree")
+    # held-out sets sized by transitions (the paper's 10,000), MCTS share at the library's per-game default
+    assert (config.test_transitions, config.num_test, config.test_mcts_simulations) == (10_000, None, None)
     assert (config.seeds, config.matches, config.sims, config.rollouts) == (5, 50, 1000, 10)
     assert config.paper["llm_calls"] is not None
 
@@ -128,8 +130,8 @@ def test_config_flag_and_overrides(tmp_path):
     args = parser.parse_args(["--config", str(ROOT / "experiments/configs/connect_four.json"), "--games",
                               "tic_tac_toe", "--budget", "7", "--sims", "20"])
     configs = common.game_configs(args, common.PERFECT_INFORMATION_GAMES)
-    assert [(c.game, c.budget, c.sims, c.num_test) for c in configs] == [
-        ("connect_four", 7, 20, 100), ("tic_tac_toe", 7, 20, 100)]
+    assert [(c.game, c.budget, c.sims, c.test_transitions, c.num_test) for c in configs] == [
+        ("connect_four", 7, 20, 10_000, None), ("tic_tac_toe", 7, 20, 10_000, None)]
     default = common.game_configs(parser.parse_args([]), common.PERFECT_INFORMATION_GAMES)
     assert [c.game for c in default] == list(common.PERFECT_INFORMATION_GAMES)
 
@@ -178,3 +180,18 @@ def test_rows_are_means_over_seeds_with_deviation():
     md = mod.markdown([row], llm="gemini")
     assert "| connect_four | 3 | 2/3 | 0.9667 ± 0.0577 | 0.9800 ± 0.0141 | 5.0 ± 3.6 |" in md
     assert "| — / — / 2 |" in md
+
+
+def test_runs_size_their_held_out_set_by_the_configs_transitions(tmp_path, monkeypatch):
+    """No --num-test: the run's held-out set is sized by test_transitions (config or flag), from the cache."""
+    monkeypatch.setenv("CWM_CACHE_DIR", str(tmp_path / "cache"))
+    out = tmp_path / "run"
+    argv = ["--games", "tic_tac_toe", "--seeds", "1", "--budget", "10", "--quiet", "--llm", recording(),
+            "--test-transitions", "60", "--out", str(out)]
+    assert script("synthesis_table").main(argv) == 0
+    (game,) = json.loads((out / "record.json").read_text())["config"]["games"]
+    assert (game["test_transitions"], game["num_test"]) == (60, None)
+    lines = (out / "synthesis" / "tic_tac_toe-seed0" / "test.jsonl").read_text().splitlines()
+    steps = sum(len(json.loads(line)["steps"]) for line in lines)
+    assert 60 <= steps < 60 + 2 * 9  # the shortest prefix of games per share reaching its half
+    assert list((tmp_path / "cache").rglob("*")), "the held-out set was not shared through the cache"

@@ -37,6 +37,8 @@ COUNTS = {  # flags -> the error; arena_figure refuses any --seeds but 1 with it
     "seeds": (["--seeds", "0"], "tic_tac_toe: seeds (--seeds) must be a whole number of at least 1, got 0"),
     "budget": (["--budget", "0"], "tic_tac_toe: budget (--budget) must be a whole number of at least 1, got 0"),
     "num-train": (["--num-train", "0"], "tic_tac_toe: num_train (--num-train) must be a whole number of at least 1"),
+    "test-transitions": (["--test-transitions", "0"],
+                         "tic_tac_toe: test_transitions (--test-transitions) must be a whole number of at least 1"),
     "num-test": (["--num-test", "-1"], "tic_tac_toe: num_test (--num-test) must be a whole number of at least 0"),
     "first-seed": (["--first-seed", "-1"], "--first-seed must be at least 0, got -1"),
 }
@@ -54,7 +56,9 @@ def test_counts_below_their_least_value_are_refused(tmp_path, capsys, name, case
     ('{"game": "tic_tac_toe", "matches": "3"}', "matches (--matches) must be a whole number of at least 1, got '3'"),
     ('{"game": "tic_tac_toe", "test_mcts_simulations": 0}', "test_mcts_simulations must be a whole number"),
     ('{"game": "tic_tac_toe", "sims": true}', "sims (--sims) must be a whole number of at least 1, got True"),
-], ids=["text-count", "no-flag-key", "bool-count"])
+    ('{"game": "tic_tac_toe", "num_test": "100"}', "num_test (--num-test) must be a whole number of at least 0"),
+    ('{"game": "tic_tac_toe", "test_transitions": null}', "test_transitions (--test-transitions) must be a whole"),
+], ids=["text-count", "no-flag-key", "bool-count", "text-games", "no-transitions"])
 def test_config_file_counts_are_checked_too(tmp_path, capsys, text, message):
     path = tmp_path / "mine.json"
     path.write_text(text)
