@@ -116,7 +116,8 @@ def play(g: common.GameConfig, bundle: Path, config: PPOTableConfig, out: Path, 
          progress: bool, yes: bool = False) -> list[dict[str, Any]]:
     """The policy against random, the ground-truth planner and the CWM agent, both seats, after the
     tournament's cost estimate (``cwm.cost``); its rows."""
-    from cwm import arena, arena_report, cost, games
+    from cwm import arena, cost, games
+    from cwm.arena import report as arena_report
     from planners.config import SearchConfig
     from planners.specs import Settings
 
