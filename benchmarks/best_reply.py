@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -38,29 +37,31 @@ def best_reply(game: Any, seat: int, loss_weight: float = 1.0, gamma: float = 1.
                choose: Choose | None = None) -> dict[str, float]:
     """The best reply's (or ``choose``'s) ``value`` (the weighted, discounted reward) and its ``win``,
     ``draw``, ``loss`` rates against random."""
-    solve = _solver(game, seat, loss_weight, gamma, choose)
-    value, win, draw, loss = solve(())
+    value, win, draw, loss = _solver(seat, loss_weight, gamma, choose)(game.new_initial_state())
     return {"value": value, "win": win, "draw": draw, "loss": loss}
 
 
-def _solver(game: Any, seat: int, loss_weight: float, gamma: float,
-            choose: Choose | None) -> Callable[[tuple[int, ...]], np.ndarray]:
-    """Expectimax over histories: ``[value, win, draw, loss]`` from each."""
+def _solver(seat: int, loss_weight: float, gamma: float, choose: Choose | None) -> Callable[[Any], np.ndarray]:
+    """Expectimax: ``[value, win, draw, loss]`` from each state, positions shared by their string (in a
+    perfect-information game it shows the whole state)."""
+    memo: dict[str, np.ndarray] = {}
 
-    @cache
-    def solve(history: tuple[int, ...]) -> np.ndarray:
-        state = game.new_initial_state()
-        for action in history:
-            state.apply_action(action)
+    def solve(state: Any) -> np.ndarray:
+        key = str(state)
+        if key not in memo:
+            memo[key] = _expand(state)
+        return memo[key]
+
+    def _expand(state: Any) -> np.ndarray:
         if state.is_terminal():
             ret = state.returns()[seat]
             return np.array([ret * loss_weight if ret < 0 else ret, ret > 0, ret == 0, ret < 0], float)
         if state.is_chance_node():
-            return np.sum([p * solve((*history, a)) for a, p in state.chance_outcomes()], axis=0)
+            return np.sum([p * solve(state.child(a)) for a, p in state.chance_outcomes()], axis=0)
         if state.current_player() == seat and choose is not None:
-            best = solve((*history, choose(state)))
+            best = solve(state.child(choose(state)))
         else:
-            children = [solve((*history, a)) for a in state.legal_actions()]
+            children = [solve(state.child(a)) for a in state.legal_actions()]
             if state.current_player() != seat:
                 return np.mean(children, axis=0)
             best = max(children, key=lambda row: row[0])
@@ -72,29 +73,26 @@ def _solver(game: Any, seat: int, loss_weight: float, gamma: float,
 def worst_decisions(game: Any, seat: int, choose: Choose, top: int = 10) -> list[tuple[float, str, int, list[int]]]:
     """Where ``choose`` errs against random: ``(reach x loss avoidable, position, its move, moves that lose
     less)``, largest first (the rest of the game played by ``choose``)."""
-    solve = _solver(game, seat, 1.0, 1.0, choose)
+    solve = _solver(seat, 1.0, 1.0, choose)
     found = []
 
-    def walk(history: tuple[int, ...], reach: float) -> None:
-        state = game.new_initial_state()
-        for action in history:
-            state.apply_action(action)
+    def walk(state: Any, reach: float) -> None:
         if state.is_terminal():
             return
         if state.is_chance_node() or state.current_player() != seat:
-            outcomes = state.chance_outcomes() if state.is_chance_node() else [
-                (a, 1 / len(state.legal_actions())) for a in state.legal_actions()]
+            legal = state.legal_actions()
+            outcomes = state.chance_outcomes() if state.is_chance_node() else [(a, 1 / len(legal)) for a in legal]
             for action, p in outcomes:
-                walk((*history, action), reach * p)
+                walk(state.child(action), reach * p)
             return
         move = choose(state)
-        losses = {a: solve((*history, a))[3] for a in state.legal_actions()}
+        losses = {a: solve(state.child(a))[3] for a in state.legal_actions()}
         if min(losses.values()) < losses[move] - 1e-9:
             better = [a for a, v in losses.items() if v < losses[move] - 1e-9]
             found.append((reach * (losses[move] - min(losses.values())), str(state).replace("\n", "|"), move, better))
-        walk((*history, move), reach)
+        walk(state.child(move), reach)
 
-    walk((), 1.0)
+    walk(game.new_initial_state(), 1.0)
     return sorted(found, reverse=True)[:top]
 
 
