@@ -36,23 +36,21 @@ def _real_returns(result, encode, game: str, games_per_seat: int) -> dict[int, n
 @pytest.mark.long
 @pytest.mark.timeout(3600)
 def test_tic_tac_toe_against_random(tmp_path, model_envs, encode):
-    """2M env steps (about 30 minutes on a loaded core). First seat: the issue's bar, no losses in 200 games
-    or a loss rate whose 95% upper bound (Wilson) stays under 3%. Second seat: the bar is not reached at
-    this budget (21 losses in 200 in the recorded run); held to fewer than half the losses of a random
-    second player in the same 200 games' seeds."""
-    config = TrainConfig(total_steps=2_000_000, num_envs=128, rollout=32, eval_every=10, seed=0)
+    """3M env steps (about 20 minutes on a loaded core), a loss weighing 4 wins in the reward and the
+    choice of the best policy (against random the payoff-best second player loses 0.74% of its games:
+    benchmarks/best_reply.py), entropy bonus 0.05, the best of evaluations over 1,000 games in the model.
+
+    First seat: the issue's bar, no losses in 200 games or a loss rate whose 95% upper bound (Wilson) stays
+    under 3%. Second seat: the bar is not reached at this budget (3 losses in 200 in the recorded run; the
+    policy's exact loss rate against random is 1.2%); held to a Wilson upper bound under 6% (at most 5
+    losses; a random second player loses 113 of these 200 games)."""
+    config = TrainConfig(total_steps=3_072_000, num_envs=128, rollout=32, ent_coef=0.05, loss_weight=4.0,
+                         eval_every=10, eval_games=1000, seed=0)
     result = train(model_envs("tic_tac_toe"), config, out_dir=tmp_path, progress=False)
-    _check_tic_tac_toe(result, encode)
-
-
-def _check_tic_tac_toe(result, encode) -> None:
     returns = _real_returns(result, encode, "tic_tac_toe", 200)
     first, second = int((returns[0] < 0).sum()), int((returns[1] < 0).sum())
-    assert first == 0 or _wilson_upper(first, 200) < 0.03, (first, result.curve[-3:])
-    real = games.load_game("tic_tac_toe")
-    random_losses = sum(arena.play_match(real, [RandomAgent(seed=i), RandomAgent(seed=1_000_000 + i)],
-                                         seed=10_000 + i).returns[1] < 0 for i in range(200))
-    assert second < random_losses / 2, (second, random_losses, result.curve[-3:])
+    assert _wilson_upper(first, 200) < 0.03, (first, result.curve[-3:])
+    assert _wilson_upper(second, 200) < 0.06, (second, result.curve[-3:])
 
 
 @pytest.mark.long
