@@ -38,19 +38,14 @@ def _real_returns(result, encode, game: str, games_per_seat: int) -> dict[int, n
 def test_tic_tac_toe_against_random(tmp_path, model_envs, encode):
     """2M env steps (7 to 20 minutes here, with the load), a loss weighing 4 wins in the reward and the
     choice of the best policy (against random the payoff-best second player loses 0.74% of its games:
-    benchmarks/best_reply.py), entropy bonus 0.1, the best of evaluations over 1,000 games in the model.
-
-    First seat: the issue's bar, no losses in 200 games or a loss rate whose 95% upper bound (Wilson) stays
-    under 3%. Second seat: the bar is not reached at this budget (2 losses in 200 in the recorded run; the
-    policy's exact loss rate against random is 0.53%); held to a Wilson upper bound under 5% (at most 3
-    losses; a random second player loses 113 of these 200 games)."""
-    config = TrainConfig(total_steps=2_048_000, num_envs=128, rollout=32, ent_coef=0.1, loss_weight=4.0,
+    benchmarks/best_reply.py), entropy bonus 0.2, the best of evaluations over 1,000 games in the model.
+    The issue's bar: no losses in 200 games in either seat (the recorded run's policy never loses against
+    random: its exact loss rate is 0 in both seats)."""
+    config = TrainConfig(total_steps=2_048_000, num_envs=128, rollout=32, ent_coef=0.2, loss_weight=4.0,
                          eval_every=10, eval_games=1000, seed=0)
     result = train(model_envs("tic_tac_toe"), config, out_dir=tmp_path, progress=False)
-    returns = _real_returns(result, encode, "tic_tac_toe", 200)
-    first, second = int((returns[0] < 0).sum()), int((returns[1] < 0).sum())
-    assert _wilson_upper(first, 200) < 0.03, (first, result.curve[-3:])
-    assert _wilson_upper(second, 200) < 0.05, (second, result.curve[-3:])
+    for seat, returns in _real_returns(result, encode, "tic_tac_toe", 200).items():
+        assert (returns < 0).sum() == 0, (seat, int((returns < 0).sum()), result.curve[-3:])
 
 
 @pytest.mark.long
@@ -72,10 +67,3 @@ def test_connect_four_wins_nine_in_ten_against_random(tmp_path, model_envs, enco
     result = train(model_envs("connect_four"), config, out_dir=tmp_path, progress=False)
     for seat, returns in _real_returns(result, encode, "connect_four", 100).items():
         assert (returns > 0).mean() >= 0.9, (seat, (returns > 0).mean(), result.curve[-3:])
-
-
-def _wilson_upper(k: int, n: int, z: float = 1.96) -> float:
-    p = k / n
-    centre = p + z * z / (2 * n)
-    spread = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    return float((centre + spread) / (1 + z * z / n))
