@@ -6,8 +6,7 @@ encoder (``cwm.sandbox.training``). Every ``eval_every`` updates the greedy poli
 fresh games against random in the same model, both seats; the best policy so far (by their mean return,
 losses weighted by ``loss_weight``) is kept. Every ``checkpoint_every`` updates the run is saved and the
 games restart from seeds fixed by the update count, so a resumed run ends with exactly the weights of
-one that never stopped. ``train_seeds`` trains
-several seeds (``cwm.ppo_seeds.train_seeds``).
+one that never stopped. ``train_seeds`` trains several seeds (``cwm.ppo_seeds.train_seeds``).
 """
 
 from __future__ import annotations
