@@ -1,6 +1,6 @@
 """PPO trained inside the world model beats random in the real game, each within the
-number of environment steps (learner decisions) its config states. Marked ``long`` (20-30 minutes each on a
-loaded core): not run by default or in CI; ``python -m pytest tests/ppo -m long``.
+number of environment steps (learner decisions) its config states. Marked ``long`` (4-30 minutes each, with the
+machine's load): not run by default or in CI; ``python -m pytest tests/ppo -m long``.
 
 Trained in the hand-written tic-tac-toe and Leduc models and in the oracle CWM of connect four, with the
 hand-written encoders; played in the real OpenSpiel game against ``RandomAgent``, in both seats.
@@ -36,7 +36,7 @@ def _real_returns(result, encode, game: str, games_per_seat: int) -> dict[int, n
 @pytest.mark.long
 @pytest.mark.timeout(3600)
 def test_tic_tac_toe_against_random(tmp_path, model_envs, encode):
-    """2M env steps (7 to 20 minutes here, with the load), a loss weighing 4 wins in the reward and the
+    """2M env steps (4 to 20 minutes here, with the load), a loss weighing 4 wins in the reward and the
     choice of the best policy (against random the payoff-best second player loses 0.74% of its games:
     benchmarks/best_reply.py), entropy bonus 0.2, the best of evaluations over 1,000 games in the model.
     The issue's bar: no losses in 200 games in either seat (the recorded run's policy never loses against
