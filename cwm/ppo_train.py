@@ -3,10 +3,10 @@
 ``train`` runs PPO (Schulman et al. 2017) on ``Envs``: many games stepped together per batch, both seats
 (``cwm.ppo_env``), in this process for trusted games or in a sandbox worker for an untrusted model and
 encoder (``cwm.sandbox.training``). Every ``eval_every`` updates the greedy policy plays ``eval_games``
-fresh games against random in the same model, both seats; the best policy so far is kept. Every
-``checkpoint_every`` updates the run is saved and the games restart from seeds fixed by the update
-count, so a resumed run ends with exactly the weights of one that never stopped. ``train_seeds`` trains
-several seeds (``cwm.ppo_seeds.train_seeds``).
+fresh games against random in the same model, both seats; the best policy so far (by their mean return,
+losses weighted by ``loss_weight``) is kept. Every ``checkpoint_every`` updates the run is saved and the
+games restart from seeds fixed by the update count, so a resumed run ends with exactly the weights of
+one that never stopped. ``train_seeds`` trains several seeds (``cwm.ppo_seeds.train_seeds``).
 """
 
 from __future__ import annotations
@@ -54,6 +54,9 @@ class TrainConfig:
         gradient-norm clip.
       gamma, gae_lambda: the discount and GAE's lambda.
       clip, vf_coef, ent_coef: the loss (``cwm.ppo_jax.LossConfig``).
+      loss_weight: how much a negative return weighs in the training reward and in choosing the best
+        policy: 1 trains on the game's payoff; above 1 the learner prefers a sure draw to a gamble that
+        sometimes loses (against random, the payoff-best second player at tic-tac-toe loses 0.74% of games).
       hidden, recurrent: the network (``planners.ppo.PolicyConfig``).
       eval_every, eval_games: updates between evaluations against random, and games per evaluation.
       checkpoint_every: updates between checkpoints (the games restart there).
@@ -73,6 +76,7 @@ class TrainConfig:
     clip: float = 0.2
     vf_coef: float = 0.5
     ent_coef: float = 0.01
+    loss_weight: float = 1.0
     hidden: int = 256
     recurrent: bool = False
     eval_every: int = 10
@@ -89,6 +93,8 @@ class TrainConfig:
         if self.minibatches > self.num_envs:
             raise ValueError(f"TrainConfig.minibatches ({self.minibatches}) may not exceed num_envs ({self.num_envs}): "
                              f"a minibatch holds whole games")
+        if not self.loss_weight > 0:
+            raise ValueError(f"TrainConfig.loss_weight must be > 0, got {self.loss_weight!r}")
 
     @property
     def updates(self) -> int:
@@ -109,8 +115,8 @@ class RunState:
 
 @dataclasses.dataclass(frozen=True)
 class TrainResult:
-    """A finished run: the best policy against random and the learning curve (one row per evaluation:
-    ``steps``, ``mean_return``, ``win_rate``, ``loss_rate``)."""
+    """A finished run: the best policy against random, its ``score`` (``evaluate``'s), and the learning curve
+    (one row per evaluation: ``steps`` and ``evaluate``'s row)."""
 
     params: dict[str, np.ndarray]
     policy: PolicyConfig
@@ -203,7 +209,8 @@ def _rollout(params: dict[str, Any], env: Env, carry: _Carry, config: TrainConfi
         action = np.asarray(action)
         nxt = env.step(action)
         for k, v in (("obs", step.obs), ("mask", step.mask), ("starts", carry.starts), ("actions", action),
-                     ("logp", logp), ("values", value), ("rewards", nxt.reward), ("dones", nxt.done)):
+                     ("logp", logp), ("values", value), ("rewards", _weighted(nxt.reward, config.loss_weight)),
+                     ("dones", nxt.done)):
             rows[k].append(np.asarray(v))
         carry.step, carry.starts, h = nxt, nxt.done.copy(), np.asarray(h)
     carry.hidden = h
@@ -212,6 +219,11 @@ def _rollout(params: dict[str, Any], env: Env, carry: _Carry, config: TrainConfi
     batch["adv"], batch["returns"] = _gae(batch, np.asarray(last_value), config)
     batch["hidden"] = hidden0
     return batch
+
+
+def _weighted(returns: np.ndarray, loss_weight: float) -> np.ndarray:
+    """``returns`` with the negative ones multiplied by ``loss_weight``."""
+    return np.where(returns < 0, returns * loss_weight, returns).astype(returns.dtype)
 
 
 def _gae(batch: dict[str, np.ndarray], last_value: np.ndarray, config: TrainConfig) -> tuple[np.ndarray, np.ndarray]:
@@ -242,10 +254,11 @@ def _minibatches(batch: dict[str, np.ndarray], config: TrainConfig, update_index
     return out
 
 
-def evaluate(params: dict[str, np.ndarray], envs: Envs, *, games: int, seed: int,
+def evaluate(params: dict[str, np.ndarray], envs: Envs, *, games: int, seed: int, loss_weight: float = 1.0,
              max_steps: int = 10_000) -> dict[str, float]:
     """The greedy policy against random: ``games`` fresh games in the model (half in each seat), their first
-    game each; ``mean_return``, ``win_rate`` (return > 0), ``loss_rate`` (return < 0), per seat too.
+    game each; ``mean_return``, ``win_rate`` (return > 0), ``loss_rate`` (return < 0), per seat too, and
+    ``score``: the mean return with negative returns multiplied by ``loss_weight``.
 
     Raises:
       ValueError: a game did not end within ``max_steps`` of the learner's moves.
@@ -266,18 +279,20 @@ def evaluate(params: dict[str, np.ndarray], envs: Envs, *, games: int, seed: int
     if np.isnan(result).any():
         raise ValueError(f"an evaluation game did not end within {max_steps} moves of the learner")
     row = {"mean_return": float(result.mean()), "win_rate": float((result > 0).mean()),
-           "loss_rate": float((result < 0).mean())}
+           "loss_rate": float((result < 0).mean()), "score": float(_weighted(result, loss_weight).mean())}
     for seat in (0, 1):
         row[f"mean_return_seat{seat}"] = float(result[seats == seat].mean())
+        row[f"loss_rate_seat{seat}"] = float((result[seats == seat] < 0).mean())
     return row
 
 
 def _evaluate_into(run: RunState, envs: Envs, config: TrainConfig) -> None:
     params = {k: np.asarray(v) for k, v in run.params.items()}
-    row = evaluate(params, envs, games=config.eval_games, seed=_seed(config.seed, 3, run.update))
+    row = evaluate(params, envs, games=config.eval_games, seed=_seed(config.seed, 3, run.update),
+                   loss_weight=config.loss_weight)
     run.curve.append({"update": run.update, "steps": run.update * config.num_envs * config.rollout, **row})
-    if row["mean_return"] > run.best_score:
-        run.best, run.best_score = params, row["mean_return"]
+    if row["score"] > run.best_score:
+        run.best, run.best_score = params, row["score"]
 
 
 def _seed(seed: int, stream: int, index: int) -> int:

@@ -1,6 +1,6 @@
 """PPO trained inside the world model beats random in the real game, each within the
-number of environment steps (learner decisions) its config states. Marked ``long`` (20-30 minutes each on a
-loaded core): not run by default or in CI; ``python -m pytest tests/ppo -m long``.
+number of environment steps (learner decisions) its config states. Marked ``long`` (4-30 minutes each, with the
+machine's load): not run by default or in CI; ``python -m pytest tests/ppo -m long``.
 
 Trained in the hand-written tic-tac-toe and Leduc models and in the oracle CWM of connect four, with the
 hand-written encoders; played in the real OpenSpiel game against ``RandomAgent``, in both seats.
@@ -36,23 +36,16 @@ def _real_returns(result, encode, game: str, games_per_seat: int) -> dict[int, n
 @pytest.mark.long
 @pytest.mark.timeout(3600)
 def test_tic_tac_toe_against_random(tmp_path, model_envs, encode):
-    """2M env steps (about 30 minutes on a loaded core). First seat: the issue's bar, no losses in 200 games
-    or a loss rate whose 95% upper bound (Wilson) stays under 3%. Second seat: the bar is not reached at
-    this budget (21 losses in 200 in the recorded run); held to fewer than half the losses of a random
-    second player in the same 200 games' seeds."""
-    config = TrainConfig(total_steps=2_000_000, num_envs=128, rollout=32, eval_every=10, seed=0)
+    """2M env steps (4 to 20 minutes here, with the load), a loss weighing 4 wins in the reward and the
+    choice of the best policy (against random the payoff-best second player loses 0.74% of its games:
+    benchmarks/best_reply.py), entropy bonus 0.2, the best of evaluations over 1,000 games in the model.
+    The issue's bar: no losses in 200 games in either seat (the recorded run's policy never loses against
+    random: its exact loss rate is 0 in both seats)."""
+    config = TrainConfig(total_steps=2_048_000, num_envs=128, rollout=32, ent_coef=0.2, loss_weight=4.0,
+                         eval_every=10, eval_games=1000, seed=0)
     result = train(model_envs("tic_tac_toe"), config, out_dir=tmp_path, progress=False)
-    _check_tic_tac_toe(result, encode)
-
-
-def _check_tic_tac_toe(result, encode) -> None:
-    returns = _real_returns(result, encode, "tic_tac_toe", 200)
-    first, second = int((returns[0] < 0).sum()), int((returns[1] < 0).sum())
-    assert first == 0 or _wilson_upper(first, 200) < 0.03, (first, result.curve[-3:])
-    real = games.load_game("tic_tac_toe")
-    random_losses = sum(arena.play_match(real, [RandomAgent(seed=i), RandomAgent(seed=1_000_000 + i)],
-                                         seed=10_000 + i).returns[1] < 0 for i in range(200))
-    assert second < random_losses / 2, (second, random_losses, result.curve[-3:])
+    for seat, returns in _real_returns(result, encode, "tic_tac_toe", 200).items():
+        assert (returns < 0).sum() == 0, (seat, int((returns < 0).sum()), result.curve[-3:])
 
 
 @pytest.mark.long
@@ -74,10 +67,3 @@ def test_connect_four_wins_nine_in_ten_against_random(tmp_path, model_envs, enco
     result = train(model_envs("connect_four"), config, out_dir=tmp_path, progress=False)
     for seat, returns in _real_returns(result, encode, "connect_four", 100).items():
         assert (returns > 0).mean() >= 0.9, (seat, (returns > 0).mean(), result.curve[-3:])
-
-
-def _wilson_upper(k: int, n: int, z: float = 1.96) -> float:
-    p = k / n
-    centre = p + z * z / (2 * n)
-    spread = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    return float((centre + spread) / (1 + z * z / n))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import jax
 import jax.numpy as jnp  # the test extra installs JAX; a plain `pip install cwm` does not
 import numpy as np
 import pytest
@@ -81,7 +82,30 @@ def test_contained_training_equals_training_in_this_process(tmp_path, source):
         np.testing.assert_array_equal(results[0].params[name], results[1].params[name])
 
 
-@pytest.mark.parametrize("change, message", [({"minibatches": 16}, "minibatches"), ({"rollout": 0}, "rollout")])
+def test_losses_weigh_loss_weight_times_a_win_in_the_training_reward(model_envs):
+    """The rewards PPO trains on: a tic-tac-toe loss is -loss_weight, a win 1, a draw 0."""
+    from cwm.ppo_train import _Carry, _rollout
+
+    config = dataclasses.replace(SMALL, num_envs=32, rollout=16, loss_weight=4.0)
+    params = {k: jnp.asarray(v) for k, v in init_params(PolicyConfig(27, 9, 32), seed=0).items()}
+    env = model_envs("tic_tac_toe").make(config.num_envs, 0)
+    batch = _rollout(params, env, _Carry(env.reset(), config.num_envs, config.hidden), config, jax.random.key(0))
+    rewards = batch["rewards"][batch["dones"]]
+    assert set(np.unique(rewards)) == {-4.0, 0.0, 1.0}, np.unique(rewards)
+
+
+def test_the_evaluation_scores_losses_by_loss_weight(model_envs):
+    from cwm.ppo_train import evaluate
+
+    params = init_params(PolicyConfig(obs_size=27, num_actions=9, hidden=8), seed=0)
+    row = evaluate(params, model_envs("tic_tac_toe"), games=200, seed=0, loss_weight=3.0)
+    assert row["loss_rate"] > 0.05
+    assert row["score"] == pytest.approx(row["win_rate"] - 3.0 * row["loss_rate"])
+    assert row["loss_rate"] == pytest.approx((row["loss_rate_seat0"] + row["loss_rate_seat1"]) / 2)
+
+
+@pytest.mark.parametrize("change, message", [({"minibatches": 16}, "minibatches"), ({"rollout": 0}, "rollout"),
+                                             ({"loss_weight": 0.0}, "loss_weight")])
 def test_settings_out_of_range_are_refused(tmp_path, model_envs, change, message):
     with pytest.raises(ValueError, match=message):
         train(model_envs("tic_tac_toe"), dataclasses.replace(SMALL, **change), out_dir=tmp_path, progress=False)
