@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Container
 from typing import Any
 
 from cwm.types import CHANCE, JSON, ModelContractError
@@ -29,6 +30,11 @@ class ActionCodec:
         self.max_chance_outcomes = max_chance_outcomes
         # Only a game whose own strings carry their id (backgammon) decodes unknown strings by that id.
         self.prefixed = any(self._PREFIX.match(s) for (_, s) in table) if prefixed is None else prefixed
+
+    def knows(self) -> Container[tuple[int, str]]:
+        """The ``(player, string)`` pairs the codec holds (a membership test for the hot loops: a pair not in
+        it may still decode, through ``to_id``)."""
+        return self._to_id.keys()
 
     def to_table(self) -> list[list[JSON]]:
         """The table as JSON rows ``[player, string, id]`` (``from_table`` reads it back)."""

@@ -56,7 +56,10 @@ class RunConfig:
       strategy: synthesis refinement strategy, ``"tree"`` or ``"conversation"``.
       budget: LLM-call budget of the synthesis (paper: 500), and again of the inference synthesis.
       seed: seeds the trajectories, the search and the arena.
-      num_test: held-out test games for the test accuracy (half random, half MCTS play; paper: 100).
+      num_test: held-out test games for the world model's test accuracy (half random, half MCTS play), or
+        ``None`` (the default): a held-out set sized by transitions, the paper's 10,000, generated once and
+        cached (``cwm.synthesis.test_sets``). The inference synthesis tests on ``num_test`` random games
+        (100 when ``None``).
       matches: arena games per pairing and seat order.
       simulations: MCTS simulations per move in the arena (paper: 1000).
       rollouts: random rollouts per MCTS leaf (paper: 10).
@@ -74,7 +77,7 @@ class RunConfig:
     strategy: str = "tree"
     budget: int = 500
     seed: int = 0
-    num_test: int = 100
+    num_test: int | None = None
     matches: int = 10
     simulations: int = 200
     rollouts: int = 4
@@ -90,7 +93,7 @@ class RunConfig:
         positive = {"budget": self.budget, "matches": self.matches, "simulations": self.simulations,
                     "rollouts": self.rollouts}
         bad = [f"{k} must be at least 1 (got {v})" for k, v in positive.items() if v < 1]
-        if self.num_test < 0:
+        if self.num_test is not None and self.num_test < 0:
             bad.append(f"num_test must be 0 or more (got {self.num_test})")
         if self.strategy not in ("tree", "conversation"):
             bad.append(f"strategy must be 'tree' or 'conversation' (got {self.strategy!r})")
@@ -100,6 +103,9 @@ class RunConfig:
             bad.append(f"rules file {self.rules!r} does not exist")
         if bad:
             raise PipelineError("; ".join(bad))
+
+
+INFERENCE_TEST_GAMES = 100  # random games whose players' views test the inference function, by default
 
 
 def default_opponents(game: str) -> tuple[str, ...]:
@@ -266,7 +272,8 @@ def _infer(config: RunConfig, llm_spec: str, run_dir: Path, world_model: str, pr
         result = synthesize_inference(
             config.game, llm=client, run_dir=run_dir, world_model=world_model,
             strategy=config.strategy, budget=config.budget, seed=config.seed,  # type: ignore[arg-type]
-            rules=rules, num_test=config.num_test, progress=None if bar is None else bar.update_from)
+            rules=rules, num_test=INFERENCE_TEST_GAMES if config.num_test is None else config.num_test,
+            progress=None if bar is None else bar.update_from)
     finally:
         if bar is not None:
             bar.close()

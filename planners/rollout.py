@@ -130,6 +130,9 @@ def _model_playout(state: ModelState, fns: dict[str, Callable[..., Any]], beat: 
     current, legal_of, chance_of = fns["get_current_player"], fns["get_legal_actions"], fns["get_chance_outcomes"]
     apply, rewards_of = fns["apply_action"], fns["get_rewards"]
     timed = beat is not no_beat  # a branch per call is cheaper than calling a beat that does nothing
+    # every action taken must be one of the game's, as ModelState requires in the tree (one dict lookup)
+    codec = state.model.codec
+    known, check = (codec.knows(), codec.to_id) if codec is not None else ((), None)
     returns = state.returns()
     n = len(returns)
     raw = state.raw
@@ -153,6 +156,10 @@ def _model_playout(state: ModelState, fns: dict[str, Callable[..., Any]], beat: 
                     raise ModelContractError("no legal actions at a non-terminal state")
             action = legal[int(random() * len(legal))]  # type: ignore[index]
             legal = None
+            if type(action) is not str:  # a str subclass becomes a plain str, its methods never called
+                action = values.action_strings([action])[0]
+        if check is not None and (player, action) not in known:
+            check(player, action)
         if timed:
             beat("apply_action")
         raw = apply(raw, action)

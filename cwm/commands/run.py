@@ -18,7 +18,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--strategy", choices=["tree", "conversation"], default=d.strategy)
     p.add_argument("--budget", type=int, default=d.budget, help=f"LLM-call budget (default {d.budget})")
     p.add_argument("--seed", type=int, default=d.seed)
-    p.add_argument("--num-test", type=int, default=d.num_test, help=f"held-out test games (default {d.num_test})")
+    p.add_argument("--num-test", type=int, default=d.num_test,
+                   help="held-out test games (default: a held-out set of 10,000 transitions, cached)")
     p.add_argument("--matches", type=int, default=d.matches, help=f"arena games per seat (default {d.matches})")
     p.add_argument("--sims", type=int, default=d.simulations, help=f"MCTS simulations per move (default {d.simulations})")
     p.add_argument("--rollouts", type=int, default=d.rollouts, help=f"rollouts per MCTS leaf (default {d.rollouts})")

@@ -193,3 +193,17 @@ def test_more_matches_extend_a_finished_run_as_cwm_arena_does(tiny_run, tmp_path
     after = (run / "arena" / "matches.jsonl").read_text().splitlines()
     assert after[: len(before)] == before and len(after) > len(before)
     assert json.loads((run / "config.json").read_text())["matches"] == int(more[more.index("--matches") + 1])
+
+
+def test_by_default_the_held_out_set_is_sized_by_transitions_as_synthesis_sizes_it(tmp_path, monkeypatch):
+    for var in pipeline.API_KEY_VARS:
+        monkeypatch.delenv(var, raising=False)
+    config = pipeline.RunConfig("tic_tac_toe", matches=1, simulations=20, rollouts=1, opponents=("random",),
+                                executor="inline")
+    assert config.num_test is None
+    report = pipeline.run(config, tmp_path / "run", progress=False)
+    synthesis = json.loads((tmp_path / "run" / "synthesis" / "config.json").read_text())
+    assert synthesis["num_test"] is None and synthesis["test_transitions"] == 10_000
+    test = [json.loads(line) for line in (tmp_path / "run" / "synthesis" / "test.jsonl").read_text().splitlines()]
+    assert sum(len(t["steps"]) for t in test) >= 10_000  # whole games up to the paper's 10,000 transitions
+    assert report["synthesis"]["test_accuracy"] == 1.0
