@@ -190,9 +190,11 @@ def _import_path(fn: Callable[[Any], Any] | None = None) -> str:
     roots = [str(Path(__file__).resolve().parent.parent)]
     top = sys.modules.get(fn.__module__.partition(".")[0]) if fn is not None else None
     where = getattr(top, "__file__", None)
-    if where:
-        file = Path(where).resolve()
-        roots.append(str(file.parent.parent if file.name == "__init__.py" else file.parent))
+    if where:  # the folder above the outermost package holding it (a script run as __main__ too)
+        folder = Path(where).resolve().parent
+        while (folder / "__init__.py").is_file():
+            folder = folder.parent
+        roots.append(str(folder))
     return os.pathsep.join(dict.fromkeys(p for p in (*roots, os.environ.get("PYTHONPATH", "")) if p))
 
 

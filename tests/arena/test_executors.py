@@ -12,6 +12,7 @@ import json
 import os
 import signal
 import socket
+import sys
 import time
 from pathlib import Path
 
@@ -161,3 +162,25 @@ def test_each_transcript_says_which_process_played_its_match(tmp_path, executor)
     assert len(places) == 4 and all(p["host"] == socket.gethostname() and "node" not in p for p in places)
     here = {p["pid"] == os.getpid() for p in places}
     assert here == ({True} if executor == "inline" else {False})  # the pool's workers are other processes
+
+
+def test_ray_workers_can_import_the_package_of_a_script_run_as_main(tmp_path, monkeypatch):
+    """A job defined in an experiment script run as a file (``__main__``, inside the uninstalled
+    ``experiments`` package) imports ``experiments`` on a Ray worker: the folder above the package goes on
+    the workers' path, not the script's own folder."""
+    import types
+
+    from cwm.executors import _import_path
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    script = types.ModuleType("fake_main")
+    script.__file__ = str(tmp_path / "pkg" / "script.py")
+    monkeypatch.setitem(sys.modules, "fake_main", script)
+
+    def job(x):
+        return x
+
+    job.__module__ = "fake_main"
+    roots = _import_path(job).split(os.pathsep)
+    assert str(tmp_path.resolve()) in roots and str((tmp_path / "pkg").resolve()) not in roots
