@@ -301,6 +301,15 @@ def write_json(path: Path, data: Any) -> None:
     path.write_text(json.dumps(data, indent=2, default=str) + "\n", encoding="utf-8")
 
 
+def script_main(parser: argparse.ArgumentParser, run: Callable[[argparse.Namespace, list[str]], int],
+                experiment: str, argv: Sequence[str] | None) -> int:
+    """A script's ``main``: ``argv`` (default the command line) parsed by ``parser``, then ``run(args, argv)``
+    through ``run_main`` (the argv is kept for the run's record)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = parser.parse_args(argv)
+    return run_main(lambda: run(args, argv), experiment)
+
+
 def run_main(body: Callable[[], int], experiment: str) -> int:
     """Runs a script's body: errors cwm raises on purpose print one line and exit 2, as ``cwm`` does."""
     try:

@@ -128,9 +128,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    args = parser().parse_args(argv)
-    return common.run_main(lambda: _run(args, argv), EXPERIMENT)
+    return common.script_main(parser(), _run, EXPERIMENT, argv)
 
 
 def _run(args: argparse.Namespace, argv: list[str]) -> int:
