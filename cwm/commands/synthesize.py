@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -157,6 +158,22 @@ def world_model_source(path: Path) -> str:
                      f"best_program.py, nor a bundle with model.py")
 
 
+def _loop_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The refinement loop's settings every target takes from the same flags."""
+    return {"tree": TreeSettings(c=args.c, count_refinements=not args.paper_beta),
+            "request": RequestSettings(temperature=args.temperature, max_output_tokens=args.max_output_tokens)}
+
+
+def _with_bar(bar: ProgressBar | None, run: Callable[[Any], Any]) -> Any:
+    """``run(progress)`` with the bar's update as its progress callback; the bar is closed when it returns or
+    raises, before anything else is printed."""
+    try:
+        return run(None if bar is None else bar.update_from)
+    finally:
+        if bar is not None:
+            bar.close()
+
+
 def cmd_synthesize(args: argparse.Namespace) -> int:
     from cwm.llm import make_client
 
@@ -175,18 +192,12 @@ def cmd_synthesize(args: argparse.Namespace) -> int:
         return _encoder(args, spec, llm, out, bar)
     if args.target != "world-model":
         return _inference(args, spec, llm, out, bar, deck, world_model)
-    try:
-        result = synthesize_world_model(
+    result = _with_bar(bar, lambda progress: synthesize_world_model(
             spec, llm=llm, run_dir=out, strategy=args.strategy, budget=args.budget, seed=args.seed,
             num_train=args.num_train, num_test=args.num_test, test_mcts_simulations=args.test_mcts_simulations,
             test_transitions=args.test_transitions, test_executor=args.test_executor,
-            concurrency=args.concurrency, tree=TreeSettings(c=args.c, count_refinements=not args.paper_beta),
-            request=RequestSettings(temperature=args.temperature, max_output_tokens=args.max_output_tokens),
-            max_steps_shown=args.max_steps_shown, isolate=not args.no_sandbox, progress=None if bar is None else bar.update_from,
-        )
-    finally:
-        if bar is not None:
-            bar.close()
+            concurrency=args.concurrency, **_loop_settings(args),
+            max_steps_shown=args.max_steps_shown, isolate=not args.no_sandbox, progress=progress))
     test = "n/a" if result.test_accuracy is None else f"{result.test_accuracy:.4f}"
     print(f"{result.game}: {'solved' if result.solved else 'not solved'} after {result.llm_calls} LLM calls; "
           f"transition accuracy train {result.train_accuracy:.4f}, test {test}; cost ${result.cost_usd:.4f}"
@@ -202,17 +213,12 @@ def _inference(args: argparse.Namespace, spec: games.GameSpec, llm: Any, out: Pa
                deck: str, world_model: str | None) -> int:
     from cwm.synthesis.inference import synthesize_inference
 
-    try:
-        result = synthesize_inference(
+    result = _with_bar(bar, lambda progress: synthesize_inference(
             spec, llm=llm, run_dir=out, deck=deck, world_model=world_model,  # type: ignore[arg-type]
             strategy=args.strategy, budget=args.budget, seed=args.seed, num_train=args.num_train,
             num_test=INFERENCE_TEST_GAMES if args.num_test is None else args.num_test, concurrency=args.concurrency,
-            tree=TreeSettings(c=args.c, count_refinements=not args.paper_beta),
-            request=RequestSettings(temperature=args.temperature, max_output_tokens=args.max_output_tokens),
-            isolate=not args.no_sandbox, progress=None if bar is None else bar.update_from, hidden=args.hidden)
-    finally:
-        if bar is not None:
-            bar.close()
+            **_loop_settings(args),
+            isolate=not args.no_sandbox, progress=progress, hidden=args.hidden))
     test = "n/a" if result.test_accuracy is None else f"{result.test_accuracy:.4f}"
     print(f"{result.game} ({result.target}, {deck} deck): {'solved' if result.solved else 'not solved'} after "
           f"{result.llm_calls} LLM calls; inference accuracy train {result.train_accuracy:.4f}, test {test}; "
@@ -226,19 +232,14 @@ def _value(args: argparse.Namespace, spec: games.GameSpec, llm: Any, out: Path, 
     from cwm.value_checks import DEFAULT_CALL_S
     from planners.config import SearchConfig
 
-    try:
-        result = synthesize_value(
+    result = _with_bar(bar, lambda progress: synthesize_value(
             spec, llm=llm, run_dir=out, bundle=args.from_bundle, candidates=args.candidates, budget=args.budget,
             seed=args.seed, call_s=DEFAULT_CALL_S if args.call_s is None else args.call_s,
             games_per_pairing=args.games_per_pairing,
             search=SearchConfig(num_simulations=args.simulations), concurrency=args.concurrency,
-            tree=TreeSettings(c=args.c, count_refinements=not args.paper_beta),
-            request=RequestSettings(temperature=args.temperature, max_output_tokens=args.max_output_tokens),
+            **_loop_settings(args),
             executor=args.executor, isolate=not args.no_sandbox,
-            progress=None if bar is None else bar.update_from, tournament_progress=not args.quiet)
-    finally:
-        if bar is not None:
-            bar.close()
+            progress=progress, tournament_progress=not args.quiet))
     synthesis = result.synthesis
     print(f"{synthesis.game} (value): {len(result.played)} candidate(s) passed their checks after "
           f"{synthesis.llm_calls} LLM calls; cost ${synthesis.cost_usd:.4f}{possibly_paid(synthesis)}")
@@ -254,16 +255,11 @@ def _encoder(args: argparse.Namespace, spec: games.GameSpec, llm: Any, out: Path
     from cwm.encoder_checks import DEFAULT_CALL_S
     from cwm.synthesis.encoder import synthesize_encoder
 
-    try:
-        result = synthesize_encoder(
+    result = _with_bar(bar, lambda progress: synthesize_encoder(
             spec, llm=llm, run_dir=out, bundle=args.from_bundle, budget=args.budget, seed=args.seed,
             call_s=DEFAULT_CALL_S if args.call_s is None else args.call_s, concurrency=args.concurrency,
-            tree=TreeSettings(c=args.c, count_refinements=not args.paper_beta),
-            request=RequestSettings(temperature=args.temperature, max_output_tokens=args.max_output_tokens),
-            isolate=not args.no_sandbox, progress=None if bar is None else bar.update_from)
-    finally:
-        if bar is not None:
-            bar.close()
+            **_loop_settings(args),
+            isolate=not args.no_sandbox, progress=progress))
     synthesis = result.synthesis
     print(f"{synthesis.game} (encoder): {'an encoder passed every check' if result.encoder else 'no encoder passed'} "
           f"after {synthesis.llm_calls} LLM calls; cost ${synthesis.cost_usd:.4f}{possibly_paid(synthesis)}")
