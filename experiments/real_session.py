@@ -40,6 +40,7 @@ from cwm.synthesis.store import ResumeError
 
 HOW = ("answered through cwm's batch client: each reply written by the named model from the request's text "
        "alone (no files, no tools, no feedback but cwm's next prompt), briefed by experiments/answering_brief.md")
+RELAY = "copied by hand from each prompt file into the answering model's brief, and its reply into the answer file"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -47,6 +48,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("game", help="registry name")
     parser.add_argument("--work", required=True, help="the session's folder (resumed)")
     parser.add_argument("--answered-by", required=True, help="the answering model, as precisely as known")
+    parser.add_argument("--relay", default=RELAY,
+                        help="how requests reached the answering model and replies came back (kept in the provenance)")
     parser.add_argument("--budget", type=int, default=20, help="most LLM calls per stage (default 20)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the games and the search (default 0)")
     parser.add_argument("--ship", action="store_true",
@@ -54,25 +57,36 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     game, work = games.resolve(args.game).name, Path(args.work)
     batch = work / "batch"
-    if (work / "answers").is_dir():
-        answered, _ = import_answers(batch, work / "answers", model=args.answered_by)
-        print(f"{answered} answer(s) read from {work / 'answers'}")
-    try:
-        results = _session(game, BatchFileClient(batch, model=args.answered_by), work / "run", args)
-    except ResumeError as e:  # --work holds a session of other settings (another game, seed or answerer)
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    except PendingBatch:
-        written = export_pending(batch, work / "prompts")
-        print(f"{len(written)} prompt(s) wait in {work / 'prompts'}; write each reply to {work / 'answers'}/<key>.md "
-              f"and run again")
-        return EXIT_WAITING
+    asked: set[str] = set()  # requests already exported on this call
+    while True:
+        if (work / "answers").is_dir():
+            answered, _ = import_answers(batch, work / "answers", model=args.answered_by)
+            print(f"{answered} answer(s) read from {work / 'answers'}")
+        try:
+            results = _session(game, BatchFileClient(batch, model=args.answered_by), work / "run", args)
+            break
+        except ResumeError as e:  # --work holds a session of other settings (another game, seed or answerer)
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+        except PendingBatch:
+            written = export_pending(batch, work / "prompts")
+            new = [p for p in written if p.name not in asked]
+            asked.update(p.name for p in written)
+            if _answered_already(new, work / "answers"):
+                continue  # the answer to a request first made on this call was written earlier: read it
+            print(f"{len(written)} prompt(s) wait in {work / 'prompts'}; write each reply to "
+                  f"{work / 'answers'}/<key>.md and run again")
+            return EXIT_WAITING
     for stage, result in results.items():
         print(f"{stage} finished: {'solved' if result.solved else 'not solved'} after {result.llm_calls} call(s)")
     status = _record_and_verify(game, work, args)
     if status == 0 and args.ship:
         _ship(game, work)
     return status
+
+
+def _answered_already(prompts: list[Path], answers: Path) -> bool:
+    return any((answers / p.name).is_file() for p in prompts)
 
 
 def _session(game: str, llm: Client, run_dir: Path, args: argparse.Namespace) -> dict[str, SynthesisResult]:
@@ -105,7 +119,7 @@ def _record_and_verify(game: str, work: Path, args: argparse.Namespace) -> int:
             print(f"error: the recording does not reproduce the session's {stage}", file=sys.stderr)
             return 1
     calls = sum(r.llm_calls for r in first.values())
-    provenance = {"game": game, "answered_by": args.answered_by, "how": HOW,
+    provenance = {"game": game, "answered_by": args.answered_by, "how": HOW, "relay": args.relay,
                   "date": _dt.datetime.now(_dt.timezone.utc).date().isoformat(), "llm_calls": calls,
                   "stages": {stage: {"llm_calls": r.llm_calls, "solved": r.solved} for stage, r in first.items()},
                   "solved": all(r.solved for r in first.values()), "seed": args.seed,

@@ -62,29 +62,34 @@ def _example_tests(closed: Sequence[ClosedTrajectory], *, terminal: bool, count:
                    hidden: str = "history") -> str:
     """A few of the checks spelt out: which events go in, what the replay (or the state) must show."""
     out = []
-    for ct in closed[:count]:
+    for i, ct in enumerate(closed[:count]):
         acted = [k for k, e in enumerate(ct.events) if e.action is not None]
         if not acted:
             continue
         k = acted[-1]
+        where = f"- In game {i + 1} (seed {ct.seed}, player {ct.player}) at state {k}: "
         flag = f"(the last event with \"terminal\": True, \"return\": {ct.player_return})"
         if hidden == "state":
-            out.append(f"- Game seed {ct.seed}, player {ct.player}, at state {k}: `resample_state(events[:{k + 1}], "
-                       f"{ct.player}, seed)` (the last event's action set to None) must return a state where the "
-                       f"player sees {compact(ct.events[k].observation)[:600]}, is to move, and may play "
-                       f"{ct.events[k].action!r}")
+            out.append(f"{where}`resample_state(events[:{k + 1}], {ct.player}, seed)` (the last event's action set "
+                       f"to None) must return a state where the player sees its observation of state {k} above, is "
+                       f"to move, and may play {ct.events[k].action!r}")
             if terminal:
                 out.append(f"- the same game at its end: `resample_state(events, {ct.player}, seed)` {flag} must "
                            f"return a state where the game is over")
             continue
-        out.append(f"- Game seed {ct.seed}, player {ct.player}, at state {k}: `resample_history(events[:{k + 1}], "
-                   f"{ct.player}, seed)` (the last event's action set to None) must return {k} actions whose replay "
-                   f"shows observations {compact([e.observation for e in ct.events[:k + 1]])[:600]}")
+        states = "state 0" if k == 0 else f"states 0 to {k}"
+        out.append(f"{where}`resample_history(events[:{k + 1}], {ct.player}, seed)` (the last event's action set to "
+                   f"None) must return {_count(k, 'action')} whose replay shows the player {states} of that game "
+                   f"exactly as above: each observation, and its own action at each earlier state where it acted")
         if terminal:
             n = len(ct.events)
             out.append(f"- the same game at its end: `resample_history(events, {ct.player}, seed)` {flag} must "
-                       f"return {n - 1} actions whose replay ends the game paying the player {ct.player_return}")
+                       f"return {_count(n - 1, 'action')} whose replay ends the game paying the player {ct.player_return}")
     return "\n".join(out)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def _context(rules: str, closed: Sequence[ClosedTrajectory], *, api: tuple[Any, ...], terminal: bool,

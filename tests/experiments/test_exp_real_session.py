@@ -41,8 +41,25 @@ def test_a_session_waits_for_each_answer_then_records_a_replay_that_reproduces_i
     assert "recorded and verified" in capsys.readouterr().out
     provenance = json.loads((work / "provenance.json").read_text())
     assert provenance["answered_by"] == "hand-written test replies" and provenance["solved"]
+    assert provenance["relay"] == real_session.RELAY  # how the texts travelled, the default unless told
     assert provenance["llm_calls"] == 2 and provenance["prompt_hashes"]
     lines = [json.loads(line) for line in (work / "recording.jsonl").read_text().splitlines()]
     assert [line["response"]["model"] for line in lines] == ["hand-written test replies"] * 2
     recorded, replayed = ((work / d / "synthesis" / "best_program.py").read_text() for d in ("recorded", "replayed"))
     assert recorded == replayed == (REPLIES / "03_refine_correct.md").read_text().split("```python\n")[1].split("```")[0]
+
+
+def test_answers_written_before_their_request_was_made_are_read_on_the_same_call(tmp_path):
+    """A session started afresh (another --work, the answers copied over) goes as far as its answers allow
+    in one call: the first request is made, its answer found and read, and the next request waits."""
+    first = tmp_path / "first"
+    argv = ["tic_tac_toe", "--answered-by", "hand-written test replies"]
+    assert real_session.main([*argv, "--work", str(first)]) == EXIT_WAITING
+    _answer(first, "01_initial_buggy")
+    fresh = tmp_path / "fresh"
+    (fresh / "answers").mkdir(parents=True)
+    for answer in (first / "answers").iterdir():
+        (fresh / "answers" / answer.name).write_bytes(answer.read_bytes())
+    assert real_session.main([*argv, "--work", str(fresh)]) == EXIT_WAITING
+    waiting = [p.read_text() for p in (fresh / "prompts").iterdir() if not (fresh / "answers" / p.name).exists()]
+    assert len(waiting) == 1 and "## Failing tests" in waiting[0]  # the refinement, not the first request again
