@@ -95,6 +95,9 @@ class Zygote:
         self.sent: set[str] = set()
         self.started = time.monotonic()
         ready = self.receive(time.monotonic() + _STARTUP_S)
+        # The empty folder was only the zygote's starting directory (what `-m` put on its sys.path): once it
+        # runs, remove it, so that a process that exits without closing its sandbox leaves no folder behind.
+        shutil.rmtree(self.workdir, ignore_errors=True)
         if not ready or not ready.get("ready"):
             self.kill()
             raise SandboxError(f"the sandbox zygote ({self.mode}) did not start; exit status {self.proc.poll()}")

@@ -7,6 +7,8 @@ import json
 import logging
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 
@@ -314,3 +316,17 @@ def test_bwrap_mode_tests_name_the_package_when_bwrap_is_unusable(monkeypatch: p
     monkeypatch.setattr(conftest, "bwrap_available", lambda: False)
     with pytest.raises(pytest.fail.Exception, match="apt-get install bubblewrap"):
         make_sandbox("bwrap")
+
+
+@pytest.mark.parametrize("isolation", ["process", "bwrap"])
+def test_a_process_that_exits_without_closing_its_sandbox_leaves_no_folder(isolation, tmp_path):
+    """Each zygote started in an empty folder of its own under the temporary directory; a driver that ended
+    without ``close()`` (killed, or simply exiting) left one folder per sandbox behind, thousands a day."""
+    make_sandbox(isolation).close()  # fails clearly where bwrap is unusable
+    script = ("import os\nfrom cwm.sandbox import CALL_JOB, Sandbox\n"
+              f"sb = Sandbox(isolation={isolation!r})\n"
+              "assert sb.run(CALL_JOB, 'def f():\\n    return 1\\n', {'function': 'f'}).ok\n"
+              "os._exit(0)\n")
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    subprocess.run([sys.executable, "-c", script], env=env, check=True, timeout=120)
+    assert not list(tmp_path.glob("cwm-sandbox-*"))
