@@ -16,9 +16,14 @@ call of this script advances one session by as far as the answers written so far
    records it (``DIR/recording.jsonl``), replayed again from that recording alone, and the two runs are
    compared: the recording must reproduce the session offline, program for program.
 
+``--deck closed`` runs the closed-deck session of a hidden-information game instead: one joint synthesis of
+a world model and its inference function from what each player saw (``cwm synthesize GAME --target joint``).
+
 The replies carry ``--answered-by`` as their model, and ``DIR/provenance.json`` says who answered, when,
-how, the calls per stage and the prompt hashes. ``--ship`` copies both into ``cwm/data/recordings/real/``,
-where ``cwm run GAME`` finds them (a real session is replayed in preference to a scripted demo).
+how, the calls per stage and the prompt hashes. ``--ship`` copies both into ``cwm/data/recordings/real/``
+(``real/closed/`` for the closed deck), where ``cwm run GAME`` finds an open-deck session (a real session is
+replayed in preference to a scripted demo) and ``experiments/inference_table.py --recordings
+cwm/data/recordings/real`` both.
 """
 
 from __future__ import annotations
@@ -48,6 +53,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("game", help="registry name")
     parser.add_argument("--work", required=True, help="the session's folder (resumed)")
     parser.add_argument("--answered-by", required=True, help="the answering model, as precisely as known")
+    parser.add_argument("--deck", choices=("open", "closed"), default="open",
+                        help="open (default: what cwm run asks) or closed (the joint synthesis of a hidden-information game)")
     parser.add_argument("--relay", default=RELAY,
                         help="how requests reached the answering model and replies came back (kept in the provenance)")
     parser.add_argument("--budget", type=int, default=20, help="most LLM calls per stage (default 20)")
@@ -56,6 +63,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="once verified, copy the recording and its provenance into cwm/data/recordings/real/")
     args = parser.parse_args(argv)
     game, work = games.resolve(args.game).name, Path(args.work)
+    if args.deck == "closed" and games.resolve(game).perfect_information:
+        print(f"error: {game} has no hidden information: a closed-deck session needs one", file=sys.stderr)
+        return 2
     batch = work / "batch"
     asked: set[str] = set()  # requests already exported on this call
     while True:
@@ -81,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{stage} finished: {'solved' if result.solved else 'not solved'} after {result.llm_calls} call(s)")
     status = _record_and_verify(game, work, args)
     if status == 0 and args.ship:
-        _ship(game, work)
+        _ship(game, work, args.deck)
     return status
 
 
@@ -92,7 +102,11 @@ def _answered_already(prompts: list[Path], answers: Path) -> bool:
 def _session(game: str, llm: Client, run_dir: Path, args: argparse.Namespace) -> dict[str, SynthesisResult]:
     """What ``cwm run GAME`` asks of an LLM: the world model, then for hidden information the open-deck
     inference function for the world model found (cwm's defaults, no held-out games: the requests do not
-    depend on them, so the recording replays in ``cwm synthesize`` and ``cwm run`` with any test set)."""
+    depend on them, so the recording replays in ``cwm synthesize`` and ``cwm run`` with any test set); for the
+    closed deck, the joint synthesis alone (``cwm synthesize GAME --target joint``)."""
+    if args.deck == "closed":
+        return {"joint": synthesize_inference(game, llm=llm, run_dir=run_dir / "joint", deck="closed",
+                                              world_model=None, budget=args.budget, seed=args.seed, num_test=0)}
     world_model = synthesize_world_model(game, llm=llm, run_dir=run_dir / "synthesis", budget=args.budget,
                                          seed=args.seed, num_test=0)
     results = {"world model": world_model}
@@ -111,7 +125,7 @@ def _record_and_verify(game: str, work: Path, args: argparse.Namespace) -> int:
     answering = BatchFileClient(work / "batch", model=args.answered_by)
     first = _session(game, RecordingClient(answering, recording), work / "recorded", args)
     again = _session(game, make_client(f"replay:{recording}"), work / "replayed", args)
-    for stage in ("synthesis", "inference"):
+    for stage in ("synthesis", "inference", "joint"):
         if not (work / "recorded" / stage).exists():
             continue
         same = [(work / d / stage / "best_program.py").read_bytes() for d in ("recorded", "replayed")]
@@ -119,7 +133,7 @@ def _record_and_verify(game: str, work: Path, args: argparse.Namespace) -> int:
             print(f"error: the recording does not reproduce the session's {stage}", file=sys.stderr)
             return 1
     calls = sum(r.llm_calls for r in first.values())
-    provenance = {"game": game, "answered_by": args.answered_by, "how": HOW, "relay": args.relay,
+    provenance = {"game": game, "deck": args.deck, "answered_by": args.answered_by, "how": HOW, "relay": args.relay,
                   "date": _dt.datetime.now(_dt.timezone.utc).date().isoformat(), "llm_calls": calls,
                   "stages": {stage: {"llm_calls": r.llm_calls, "solved": r.solved} for stage, r in first.items()},
                   "solved": all(r.solved for r in first.values()), "seed": args.seed,
@@ -130,12 +144,15 @@ def _record_and_verify(game: str, work: Path, args: argparse.Namespace) -> int:
     return 0
 
 
-def _ship(game: str, work: Path) -> None:
+def _ship(game: str, work: Path, deck: str) -> None:
     shipped = Path(__file__).resolve().parent.parent / "cwm" / "data" / "recordings" / "real"
+    if deck == "closed":
+        shipped = shipped / "closed"
     shipped.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(work / "recording.jsonl", shipped / f"{game}.jsonl")
     shutil.copyfile(work / "provenance.json", shipped / f"{game}.provenance.json")
-    print(f"shipped: {shipped / f'{game}.jsonl'} (cwm run {game} replays it offline)")
+    replays = f"cwm run {game} replays it offline" if deck == "open" else "the closed-deck inference table replays it"
+    print(f"shipped: {shipped / f'{game}.jsonl'} ({replays})")
 
 
 def _clear(folder: Path) -> None:

@@ -63,3 +63,28 @@ def test_answers_written_before_their_request_was_made_are_read_on_the_same_call
     assert real_session.main([*argv, "--work", str(fresh)]) == EXIT_WAITING
     waiting = [p.read_text() for p in (fresh / "prompts").iterdir() if not (fresh / "answers" / p.name).exists()]
     assert len(waiting) == 1 and "## Failing tests" in waiting[0]  # the refinement, not the first request again
+
+
+def test_a_closed_deck_session_runs_the_joint_synthesis_and_records_it(tmp_path):
+    """``--deck closed``: one joint synthesis (world model and inference from what the players saw), its
+    recording replaying to the same program; refused for a game without hidden information."""
+    work = tmp_path / "closed"
+    argv = ["leduc_poker", "--deck", "closed", "--work", str(work), "--answered-by", "hand-written test replies"]
+    assert real_session.main(argv) == EXIT_WAITING
+    replies = REPLIES.parent / "leduc_poker"
+    (first,) = (work / "prompts").iterdir()
+    assert "What the players saw" in first.read_text() and "def get_initial_state" in first.read_text()
+    for reply in ("joint_1_initial", "joint_2_fixed"):
+        (prompt,) = (work / "prompts").iterdir()
+        (work / "answers").mkdir(exist_ok=True)
+        (work / "answers" / prompt.name).write_text((replies / f"{reply}.md").read_text(encoding="utf-8"))
+        prompt.unlink()
+        status = real_session.main(argv)
+    assert status == 0
+    provenance = json.loads((work / "provenance.json").read_text())
+    assert provenance["deck"] == "closed" and list(provenance["stages"]) == ["joint"]
+    assert provenance["stages"]["joint"] == {"llm_calls": 2, "solved": True}
+    recorded, replayed = ((work / d / "joint" / "best_program.py").read_text() for d in ("recorded", "replayed"))
+    assert recorded == replayed and "def resample_history" in recorded
+    assert real_session.main(["tic_tac_toe", "--deck", "closed", "--work", str(tmp_path / "t"),
+                              "--answered-by", "x"]) == 2

@@ -18,6 +18,7 @@ from cwm.synthesis.inference import synthesize_inference
 
 REAL = Path(str(importlib.resources.files("cwm").joinpath("data", "recordings", "real")))
 SESSIONS = sorted(p.stem for p in REAL.glob("*.jsonl"))
+CLOSED = sorted(p.stem for p in (REAL / "closed").glob("*.jsonl"))  # closed-deck joint syntheses
 
 
 def _provenance(game: str) -> dict:
@@ -44,6 +45,15 @@ def test_a_real_session_replays_under_todays_prompts_as_it_ran(game, tmp_path):
         stages["inference"] = synthesize_inference(game, llm=llm, run_dir=tmp_path / "inf", num_test=0,
                                                    world_model=world_model.best_source, isolate=False)
     assert {s: {"llm_calls": r.llm_calls, "solved": r.solved} for s, r in stages.items()} == provenance["stages"]
+
+
+@pytest.mark.parametrize("game", CLOSED)
+def test_a_real_closed_deck_session_replays_under_todays_prompts_as_it_ran(game, tmp_path):
+    provenance = json.loads((REAL / "closed" / f"{game}.provenance.json").read_text(encoding="utf-8"))
+    assert provenance["deck"] == "closed" and "no tools" in provenance["how"]
+    result = synthesize_inference(game, llm=ReplayClient(REAL / "closed" / f"{game}.jsonl"), run_dir=tmp_path,
+                                  deck="closed", world_model=None, num_test=0, isolate=False)
+    assert {"joint": {"llm_calls": result.llm_calls, "solved": result.solved}} == provenance["stages"]
 
 
 def test_cwm_run_replays_the_real_session_where_one_ships():
