@@ -86,9 +86,9 @@ def no_api_key(monkeypatch):
 
 @pytest.mark.parametrize("name", SCRIPTS)
 def test_a_game_without_an_llm_fails_before_writing(tmp_path, capsys, no_api_key, name):
-    # the reported case: connect four has no recorded session, so `auto` with no key has no LLM
-    err = refused(name, ["--games", "connect_four", "--seeds", "1"], tmp_path / "c4", capsys)
-    assert "no LLM for 'connect_four': set GEMINI_API_KEY" in err
+    # backgammon ships no recorded session, so `auto` with no key has no LLM
+    err = refused(name, ["--games", "backgammon", "--seeds", "1"], tmp_path / "bg", capsys)
+    assert "no LLM for 'backgammon': set GEMINI_API_KEY" in err
 
 
 @pytest.mark.parametrize("name", SCRIPTS)
