@@ -49,6 +49,23 @@ RELAY = "copied by hand from each prompt file into the answering model's brief, 
 
 
 def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    game, work = games.resolve(args.game).name, Path(args.work)
+    if args.deck == "closed" and games.resolve(game).perfect_information:
+        print(f"error: {game} has no hidden information: a closed-deck session needs one", file=sys.stderr)
+        return 2
+    results = _advance(game, work, args)
+    if isinstance(results, int):
+        return results
+    for stage, result in results.items():
+        print(f"{stage} finished: {'solved' if result.solved else 'not solved'} after {result.llm_calls} call(s)")
+    status = _record_and_verify(game, work, args)
+    if status == 0 and args.ship:
+        _ship(game, work, args.deck)
+    return status
+
+
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("game", help="registry name")
     parser.add_argument("--work", required=True, help="the session's folder (resumed)")
@@ -61,11 +78,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="seed of the games and the search (default 0)")
     parser.add_argument("--ship", action="store_true",
                         help="once verified, copy the recording and its provenance into cwm/data/recordings/real/")
-    args = parser.parse_args(argv)
-    game, work = games.resolve(args.game).name, Path(args.work)
-    if args.deck == "closed" and games.resolve(game).perfect_information:
-        print(f"error: {game} has no hidden information: a closed-deck session needs one", file=sys.stderr)
-        return 2
+    return parser
+
+
+def _advance(game: str, work: Path, args: argparse.Namespace) -> dict[str, SynthesisResult] | int:
+    """Reads the answers written so far and runs the session until a request has no reply (then writes the
+    waiting prompts and gives EXIT_WAITING, unless an answer to a request first made on this call is already
+    there: then it is read and the session goes on) or every stage has finished (its results)."""
     batch = work / "batch"
     asked: set[str] = set()  # requests already exported on this call
     while True:
@@ -73,8 +92,7 @@ def main(argv: list[str] | None = None) -> int:
             answered, _ = import_answers(batch, work / "answers", model=args.answered_by)
             print(f"{answered} answer(s) read from {work / 'answers'}")
         try:
-            results = _session(game, BatchFileClient(batch, model=args.answered_by), work / "run", args)
-            break
+            return _session(game, BatchFileClient(batch, model=args.answered_by), work / "run", args)
         except ResumeError as e:  # --work holds a session of other settings (another game, seed or answerer)
             print(f"error: {e}", file=sys.stderr)
             return 2
@@ -82,17 +100,10 @@ def main(argv: list[str] | None = None) -> int:
             written = export_pending(batch, work / "prompts")
             new = [p for p in written if p.name not in asked]
             asked.update(p.name for p in written)
-            if _answered_already(new, work / "answers"):
-                continue  # the answer to a request first made on this call was written earlier: read it
-            print(f"{len(written)} prompt(s) wait in {work / 'prompts'}; write each reply to "
-                  f"{work / 'answers'}/<key>.md and run again")
-            return EXIT_WAITING
-    for stage, result in results.items():
-        print(f"{stage} finished: {'solved' if result.solved else 'not solved'} after {result.llm_calls} call(s)")
-    status = _record_and_verify(game, work, args)
-    if status == 0 and args.ship:
-        _ship(game, work, args.deck)
-    return status
+            if not _answered_already(new, work / "answers"):
+                print(f"{len(written)} prompt(s) wait in {work / 'prompts'}; write each reply to "
+                      f"{work / 'answers'}/<key>.md and run again")
+                return EXIT_WAITING
 
 
 def _answered_already(prompts: list[Path], answers: Path) -> bool:
