@@ -243,7 +243,7 @@ def parser() -> argparse.ArgumentParser:
                    help="imperfect-information bundles: open (world model, then inference; default) or closed "
                         "(both together, from one player's view)")
     p.add_argument("--recordings", default=None, metavar="DIR", help="recorded sessions of imperfect-information "
-                   "games: DIR/<game>.jsonl (open deck), DIR/closed/<game>.jsonl (default: cwm's)")
+                   "games: DIR/<game>.jsonl (open deck), DIR/closed/<game>.jsonl (default: cwm's, a real model's session under real/ in preference to a scripted demo)")
     p.add_argument("--yes", action="store_true",
                    help="play a game's tournament even when its projected wall time is over the threshold "
                         "(asked only from a terminal; the estimate is always printed)")

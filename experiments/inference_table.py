@@ -138,7 +138,7 @@ def parser() -> argparse.ArgumentParser:
     p.set_defaults(llm=imperfect.RECORDED)
     p.add_argument("--deck", choices=imperfect.DECKS, default="open", help="open (Table 1, default) or closed (Table 2)")
     p.add_argument("--recordings", default=None, metavar="DIR",
-                   help="recorded sessions: DIR/<game>.jsonl (open deck), DIR/closed/<game>.jsonl (default: cwm's)")
+                   help="recorded sessions: DIR/<game>.jsonl (open deck), DIR/closed/<game>.jsonl (default: cwm's, a real model's session under real/ in preference to a scripted demo)")
     p.add_argument("--posterior-games", type=int, default=10, help="random games the checked states come from")
     p.add_argument("--posterior-states", type=int, default=20, help="information states checked (default 20)")
     p.add_argument("--posterior-draws", type=int, default=400, help="inference draws per state (default 400)")

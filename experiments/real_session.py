@@ -21,9 +21,8 @@ a world model and its inference function from what each player saw (``cwm synthe
 
 The replies carry ``--answered-by`` as their model, and ``DIR/provenance.json`` says who answered, when,
 how, the calls per stage and the prompt hashes. ``--ship`` copies both into ``cwm/data/recordings/real/``
-(``real/closed/`` for the closed deck), where ``cwm run GAME`` finds an open-deck session (a real session is
-replayed in preference to a scripted demo) and ``experiments/inference_table.py --recordings
-cwm/data/recordings/real`` both.
+(``real/closed/`` for the closed deck), where ``cwm run GAME`` finds an open-deck session and the experiment
+scripts both (a real session is replayed in preference to a scripted demo).
 """
 
 from __future__ import annotations

@@ -148,3 +148,17 @@ def test_closed_deck_mutant_scores_lower(tmp_path):
 ], ids=["perfect-information", "posterior-draws", "budget", "llm", "executor"])
 def test_bad_flags_are_refused_before_writing(tmp_path, capsys, flags, message):
     assert message in refused("inference_table", flags, tmp_path / "o", capsys)
+
+
+def test_the_shipped_recordings_prefer_a_real_session_to_a_scripted_demo(tmp_path):
+    """With no --recordings the tables replay what ``cwm run`` replays: a real model's session where one
+    ships (``real/``, ``real/closed/``), else the scripted demo; a folder given is taken as it is."""
+    from experiments import imperfect
+
+    shipped = imperfect.recordings_folder(None)
+    for game in ("leduc_poker", "quadranto"):
+        assert imperfect.recording_path(game, "open") == shipped / "real" / f"{game}.jsonl"
+        assert imperfect.recording_path(game, "closed") == shipped / "real" / "closed" / f"{game}.jsonl"
+        assert imperfect.recording_path(game, "open", str(shipped)) == shipped / f"{game}.jsonl"
+    assert imperfect.recording_path("bargaining", "open") == shipped / "bargaining.jsonl"  # none ships: no real one
+    assert not imperfect.recording_path("bargaining", "open").exists()

@@ -100,10 +100,10 @@ def test_auto_llm_without_a_key_or_a_recording_fails_before_writing(tmp_path, mo
     for var in pipeline.API_KEY_VARS:
         monkeypatch.delenv(var, raising=False)
     main = script("synthesis_table").main
-    assert main(["--games", "connect_four", "--seeds", "1", "--out", str(tmp_path / "c4"), "--quiet"]) == 2
+    assert main(["--games", "backgammon", "--seeds", "1", "--out", str(tmp_path / "bg"), "--quiet"]) == 2  # ships no session
     err = capsys.readouterr().err
     assert "set GEMINI_API_KEY" in err and "Traceback" not in err
-    assert not (tmp_path / "c4").exists()
+    assert not (tmp_path / "bg").exists()
 
 
 @pytest.mark.parametrize("path", CONFIGS, ids=[p.stem for p in CONFIGS])
