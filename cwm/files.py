@@ -1,10 +1,11 @@
 """Crash-safe file writes (a reader, or a resumed run, never sees a half-written file), text and JSON Lines
-files read with one-line errors naming the file and line, and the one check every resumable run directory
-makes of its ``config.json``."""
+files read with one-line errors naming the file and line, a resumable run's append-only record file read
+back after a crash, and the one check every resumable run directory makes of its ``config.json``."""
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import threading
 from collections.abc import Callable, Collection, Mapping
@@ -96,6 +97,34 @@ def parse_jsonl(path: Path, data: bytes, parse: Callable[[Any], T], *, what: str
                 return records, number
             raise
     return records, None
+
+
+def read_appended(path: Path, parse: Callable[[Any], T], *, what: str, redo: str, log: logging.Logger) -> list[T]:
+    """The records of a resumable run's append-only JSON Lines file (``parse_jsonl``), the file repaired for
+    the run to append to: a torn last line (a run killed while writing it) is cut off the file with a warning
+    on ``log`` naming the file and line, and a whole last line that only lacks its newline gets it. No file
+    reads as no records.
+
+    Args:
+      what: what a record is, for the error ("a match result").
+      redo: what becomes of a torn line's record, for the warning ("its match is played again").
+      log: the caller's logger.
+
+    Raises:
+      LineError: a line other than the last is not a record (names the file, the line and why).
+    """
+    if not path.exists():
+        return []
+    data = path.read_bytes()
+    records, torn = parse_jsonl(path, data, parse, what=what)
+    if torn is not None:
+        log.warning("%s:%d: the last line is cut short (a run was killed while writing it); it is dropped and %s",
+                    path, torn, redo)
+        kept = data.split(b"\n")[: torn - 1]
+        path.write_bytes(b"\n".join(kept).rstrip(b"\n") + b"\n" if records else b"")
+    elif data and not data.endswith(b"\n"):
+        path.write_bytes(data + b"\n")
+    return records
 
 
 def _parse_line(path: Path, number: int, line: bytes, parse: Callable[[Any], T], what: str) -> T:

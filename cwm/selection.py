@@ -32,7 +32,7 @@ from cwm.arena import DEFAULT_MOVE_TIME_S
 from cwm.arena.identity import agent_fingerprint
 from cwm.arena.plan import match_seed
 from cwm.executors import Executor, JobCrashed, make_executor
-from cwm.files import LineError, atomic_write, changed_settings, parse_jsonl
+from cwm.files import LineError, atomic_write, changed_settings, read_appended
 from cwm.host_game import DEFAULT_HOST_CPU_S
 from cwm.selection_play import GameJob, GameRecord, play_game
 from cwm.selection_report import Candidate, Selection, SelectionError, score, write_selection
@@ -173,19 +173,11 @@ def load_records(path: Path) -> dict[str, GameRecord]:
     Raises:
       SelectionError: a line other than the last that is not a game record (names the file and line).
     """
-    if not path.exists():
-        return {}
-    data = path.read_bytes()
     try:
-        found, torn = parse_jsonl(path, data, GameRecord.from_json, what="a game record")
+        found = read_appended(path, GameRecord.from_json, what="a game record", redo="its game is played again",
+                              log=log)
     except LineError as e:
         raise SelectionError(f"{e}; fix or delete that line (its game is then played again)") from e
-    if torn is not None:
-        log.warning("%s:%d: the last line is cut short; it is dropped and its game played again", path, torn)
-        kept = data.split(b"\n")[: torn - 1]
-        path.write_bytes(b"\n".join(kept).rstrip(b"\n") + b"\n" if found else b"")
-    elif data and not data.endswith(b"\n"):
-        path.write_bytes(data + b"\n")
     return {r.key: r for r in found}
 
 

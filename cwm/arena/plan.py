@@ -17,7 +17,7 @@ from pathlib import Path
 
 from cwm.arena import identity
 from cwm.arena.types import MatchJob, MatchResult
-from cwm.files import LineError, parse_jsonl
+from cwm.files import LineError, read_appended
 from cwm.types import JSON, CwmError
 from planners.specs import AgentSpec, AgentSpecError, Settings, check_labels, parse_agent_spec
 
@@ -144,18 +144,9 @@ def load_results(path: Path) -> dict[str, MatchResult]:
     Raises:
       ArenaError: a line that is not UTF-8, not JSON or not shaped as a match result (names the file and line).
     """
-    if not path.exists():
-        return {}
-    data = path.read_bytes()
     try:
-        results, torn = parse_jsonl(path, data, MatchResult.from_json, what="a match result")
+        results = read_appended(path, MatchResult.from_json, what="a match result", redo="its match is played again",
+                                log=log)
     except LineError as e:
         raise ArenaError(f"{e}; fix or delete that line (its match is then played again)") from e
-    if torn is not None:
-        log.warning("%s:%d: the last line is cut short (a run was killed while writing it); it is dropped and its "
-                    "match is played again", path, torn)
-        kept = data.split(b"\n")[: torn - 1]
-        path.write_bytes(b"\n".join(kept).rstrip(b"\n") + b"\n" if results else b"")
-    elif data and not data.endswith(b"\n"):
-        path.write_bytes(data + b"\n")
     return {r.key: r for r in results}

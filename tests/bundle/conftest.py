@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+import shutil
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import pytest
@@ -30,10 +31,40 @@ def ttt_source() -> str:
     return (DATA / "synthesis" / "ttt_correct.py").read_text(encoding="utf-8")
 
 
+@pytest.fixture(scope="session")
+def exports(tmp_path_factory, ttt_source) -> Callable[..., Path]:
+    """``exports(extra_sources, provenance)``: the tic-tac-toe bundle exported with them (on the training games
+    of ``train``), made once a session and never changed: exporting checks the bundle in the sandbox, so a test
+    that damages a bundle copies this one (``copy_of``)."""
+    made: dict[str, Path] = {}
+    games = trajectories.collect("tic_tac_toe", 3, seed=0)
+
+    def get(extra_sources: Mapping[str, str], provenance: Mapping[str, object] | None) -> Path:
+        key = json.dumps([extra_sources, provenance], sort_keys=True)
+        if key not in made:
+            made[key] = bundle.export_bundle(tmp_path_factory.mktemp("bundle") / "b", game="tic_tac_toe",
+                                             model_source=ttt_source, train=games, extra_sources=dict(extra_sources),
+                                             provenance=None if provenance is None else dict(provenance))
+        return made[key]
+
+    return get
+
+
 @pytest.fixture()
-def exported(tmp_path, train, ttt_source) -> Path:
-    return bundle.export_bundle(tmp_path / "ttt", game="tic_tac_toe", model_source=ttt_source, train=train,
-                                provenance={"llm": "hand-written fixture", "seed": 0})
+def copy_of(exports) -> Callable[..., Path]:
+    """``copy_of(path, extra_sources={}, provenance=None)``: a fresh copy at ``path`` of the session's bundle
+    exported with them (``exports``), for the test to change."""
+
+    def copy(path: Path, extra_sources: Mapping[str, str] | None = None,
+             provenance: Mapping[str, object] | None = None) -> Path:
+        return Path(shutil.copytree(exports(extra_sources or {}, provenance), path))
+
+    return copy
+
+
+@pytest.fixture()
+def exported(tmp_path, copy_of) -> Path:
+    return copy_of(tmp_path / "ttt", provenance={"llm": "hand-written fixture", "seed": 0})
 
 
 @pytest.fixture(scope="session")

@@ -148,10 +148,8 @@ MALFORMED = {  # damage(bundle_dir, set_manifest, rehashed), what the one-line e
 
 
 @pytest.mark.parametrize("case", list(MALFORMED))
-def test_malformed_input_is_one_line_naming_the_file(tmp_path, train, ttt_source, set_manifest, rehashed, capsys,
-                                                     case):
-    path = bundle.export_bundle(tmp_path / "b", game="tic_tac_toe", model_source=ttt_source, train=train,
-                                extra_sources={"value.py": GOOD["value.py"]})
+def test_malformed_input_is_one_line_naming_the_file(tmp_path, copy_of, set_manifest, rehashed, capsys, case):
+    path = copy_of(tmp_path / "b", {"value.py": GOOD["value.py"]})
     damage, message = MALFORMED[case]
     damage(path, set_manifest, rehashed)
     assert main(["inspect", str(path)]) == 2

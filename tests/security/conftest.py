@@ -13,7 +13,7 @@ commands:
   ``OPENAI_API_KEY``, ``AWS_SECRET_ACCESS_KEY``, all set in the environment of every command) appears in its
   output or in any file of the run directory;
 - the listener on 127.0.0.1:47613 (the port the sleepers that open sockets use) receives no connection;
-- each match ends within ``MATCH_START_S`` (10 s) plus ``MOVE_LIMIT + MOVE_SLACK_S`` (0.5 s + 10 s) per move
+- each match ends within ``MATCH_START_S`` (10 s) plus ``MOVE_LIMIT + MOVE_SLACK_S`` (0.2 s + 10 s) per move
   of the sleeper's seat, and each command within ``CLI_START_S`` (30 s) plus that bound for each of its
   matches (tests/security/harness.py);
 - every tournament ends with exit status 0 and every match recorded, the sleeper's forfeits naming their

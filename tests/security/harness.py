@@ -25,7 +25,8 @@ from pathlib import Path
 from .programs import LISTEN_PORT, MARKER_GLOB
 
 REPO = Path(__file__).resolve().parents[2]
-MOVE_LIMIT = 0.5  # CPU seconds per move (--move-time-limit) in every arena stage
+MOVE_LIMIT = 0.2  # CPU seconds per move (--move-time-limit) in every arena stage: a timeout sleeper spins this
+# long (and the zygote's margin) at each forfeit, while the clean seats' 50-simulation moves stay far below it
 MOVE_SLACK_S = 10.0  # what a move may take beyond the limit before the suite calls it a hang (the issue's bound)
 MATCH_START_S = 10.0  # a match's fixed cost: building the agents (a bundle's load check), the worker's start
 CLI_START_S = 30.0  # a command's fixed cost: the interpreter, imports, zygotes, reports

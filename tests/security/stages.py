@@ -21,6 +21,7 @@ from cwm.types import CwmError
 
 from .harness import (
     CLI_START_S,
+    MOVE_LIMIT,
     SEARCH_ARGS,
     Cli,
     Listener,
@@ -173,6 +174,8 @@ class Pipeline:
             assert row["forfeit_kind"] in FORFEIT_KINDS and row["reason"], row
             assert (row["forfeit_seat"], row["forfeit_kind"]) == (seat, kind), row
             assert text in row["reason"], row["reason"]
+            if "budget of" in text:  # the limit enforced is the one the command gave, not a default
+                assert f"budget of {MOVE_LIMIT:g} s" in row["reason"], row["reason"]
 
 
 def forge_bundle(path: Path, files: dict[str, str]) -> Path:

@@ -10,6 +10,7 @@ sandbox must then still play a clean match.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -26,6 +27,8 @@ from .programs import UNGATED, Program, programs
 
 DRIVER = Path(__file__).resolve().parent / "ungated_match.py"
 PROGRAMS = programs(UNGATED)
+MODES = ("process", "bwrap")
+BOUND_S = CLI_START_S + sum(match_bound(9) for _ in PROGRAMS)  # one driver's time, its matches one by one
 
 
 def test_every_brief_route_has_an_ungated_sleeper() -> None:
@@ -35,22 +38,50 @@ def test_every_brief_route_has_an_ungated_sleeper() -> None:
     assert all({"sleeper", "trigger", "ungated"} <= set(p.header) for p in PROGRAMS)
 
 
-@pytest.fixture(scope="module", params=["process", "bwrap"])
-def played(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
-           listener: Listener) -> Iterator[tuple[str, dict[str, dict], subprocess.CompletedProcess[str]]]:
-    """Plays every ungated sleeper in one driver process per isolation mode: (mode, rows by name, process)."""
+@dataclasses.dataclass
+class Drivers:
+    """The driver processes of the isolation modes (mode -> its working directory, which holds its stdout and
+    stderr files, and the process), and the marker files there were before they started."""
+
+    before: set[str]
+    started: dict[str, tuple[Path, subprocess.Popen[bytes]]]
+
+
+@pytest.fixture(scope="module")
+def drivers(tmp_path_factory: pytest.TempPathFactory, listener: Listener) -> Iterator[Drivers]:
+    """One driver process per isolation mode playing every ungated sleeper, all started at once (each spends
+    ten seconds on the sleeper the zygote's asleep rule ends, and they spend them side by side); the listener
+    is up before any starts."""
+    found = Drivers(markers(), {})
+    for mode in MODES if bwrap_available() else ("process",):
+        cwd = tmp_path_factory.mktemp(f"ungated-{mode}")
+        with open(cwd / "stdout", "wb") as out, open(cwd / "stderr", "wb") as err:
+            found.started[mode] = cwd, subprocess.Popen(
+                [sys.executable, str(DRIVER), "--isolation", mode, "--move-limit", str(MOVE_LIMIT),
+                 *[p.name for p in PROGRAMS]], cwd=cwd, env=dict(os.environ, **SENTINELS), stdout=out, stderr=err)
+    try:
+        yield found
+    finally:
+        for _, process in found.started.values():
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+
+
+@pytest.fixture(scope="module", params=MODES)
+def played(request: pytest.FixtureRequest, listener: Listener,
+           drivers: Drivers) -> Iterator[tuple[str, dict[str, dict], subprocess.CompletedProcess[str]]]:
+    """One isolation mode's driver once it has ended: (mode, rows by name, process)."""
     mode = request.param
-    if mode == "bwrap" and not bwrap_available():
+    if mode not in drivers.started:
         pytest.fail("bubblewrap (bwrap) is not usable here; install it (`apt-get install bubblewrap`)")
-    cwd = tmp_path_factory.mktemp(f"ungated-{mode}")
-    before = markers()
-    bound = CLI_START_S + sum(match_bound(9) for _ in PROGRAMS)
-    done = subprocess.run([sys.executable, str(DRIVER), "--isolation", mode, "--move-limit", str(MOVE_LIMIT),
-                           *[p.name for p in PROGRAMS]], cwd=cwd, env=dict(os.environ, **SENTINELS),
-                          capture_output=True, text=True, errors="replace", timeout=bound)
+    cwd, process = drivers.started[mode]
+    code = process.wait(timeout=BOUND_S)
+    done = subprocess.CompletedProcess(process.args, code, *(
+        (cwd / name).read_text(encoding="utf-8", errors="replace") for name in ("stdout", "stderr")))
     assert done.returncode == 0, done.stderr[-3000:]
     rows = {row["name"]: row for row in map(json.loads, done.stdout.splitlines())}
-    assert markers(cwd) - before == set(), "an ungated sleeper wrote outside its sandbox"
+    assert markers(cwd) - drivers.before == set(), "an ungated sleeper wrote outside its sandbox"
     assert not listener.peers, f"the listener on 127.0.0.1 was reached: {listener.peers}"
     yield mode, rows, done
 

@@ -4,7 +4,7 @@ reference model in the same sandbox. Run by tests/security/test_ungated.py as it
 sentinel secrets are in this process's environment from its start (/proc/PID/environ shows them), as they
 would be in a user's shell.
 
-    python tests/security/ungated_match.py --isolation process|bwrap --move-limit 0.5 NAME...
+    python tests/security/ungated_match.py --isolation process|bwrap --move-limit 0.2 NAME...
 """
 
 from __future__ import annotations
