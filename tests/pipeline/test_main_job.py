@@ -67,7 +67,7 @@ def test_auto_without_key_or_recording_is_a_clear_error(monkeypatch, tmp_path, c
     monkeypatch.chdir(tmp_path)
     for var in pipeline.API_KEY_VARS:
         monkeypatch.delenv(var, raising=False)
-    assert main(["run", "connect_four", "--out", "unused-dir", "--quiet"]) == 2
+    assert main(["run", "backgammon", "--out", "unused-dir", "--quiet"]) == 2
     err = capsys.readouterr().err
     assert "set GEMINI_API_KEY" in err and "tic_tac_toe" in err and "Traceback" not in err
     assert not Path("unused-dir").exists()
