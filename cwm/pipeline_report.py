@@ -47,7 +47,7 @@ def _provenance(llm_spec: str) -> JSON:
     if not llm_spec.startswith("replay:"):
         return None
     found = recording_provenance(Path(llm_spec.removeprefix("replay:")))
-    return None if found is None else {k: found.get(k) for k in ("answered_by", "how", "date", "llm_calls")}
+    return None if found is None else {k: found.get(k) for k in ("answered_by", "how", "relay", "date", "llm_calls")}
 
 
 def write(out: Path, report: dict[str, Any]) -> None:
@@ -71,8 +71,9 @@ def markdown(report: dict[str, Any]) -> list[str]:
 
     s = report["synthesis"]
     real = report.get("recording_provenance")
+    relay = f"; the texts {real['relay']}" if real and real.get("relay") else ""
     source = (f"a real model's recorded session shipped with cwm, answered by {real.get('answered_by')} "
-              f"({real.get('how')}) on {real.get('date')}" if real
+              f"({real.get('how')}{relay}) on {real.get('date')}" if real
               else "a recorded session shipped with cwm (scripted replies, not a live LLM)"
               if report["offline_recording"] else f"`{report['llm']}`")
     lines = [f"# cwm run: {report['game']}", "", "## Synthesis", "",

@@ -98,6 +98,8 @@ def test_record_names_config_llm_prompts_and_commit(finished_run):
     assert record["llm"].startswith("replay:") and record["llm_model"] == answered_by
     assert report["recording_provenance"]["answered_by"] == answered_by
     assert f"answered by {answered_by}" in (out / "report.md").read_text()
+    relay = pipeline.recording_provenance(pipeline.recording_for("tic_tac_toe"))["relay"]
+    assert f"the texts {relay}" in (out / "report.md").read_text()  # how prompts and replies travelled
     assert record["prompt_hashes"] and "temperature" in record["request"]
     assert record["git_commit"] and record["results"]["synthesis"] == report["synthesis"]
 
