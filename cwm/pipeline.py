@@ -117,12 +117,14 @@ def default_opponents(game: str) -> tuple[str, ...]:
     return ("random", "gt-mcts" if perfect else "gt-ismcts")
 
 
-def recording_for(game: str) -> Path | None:
+def recording_for(game: str, deck: str = "open") -> Path | None:
     """The packaged recorded synthesis session of a registered game, if one ships with cwm: a real model's
-    session (``data/recordings/real/``, answered through the batch client) in preference to a scripted demo."""
+    session (``data/recordings/real/``, answered through the batch client) in preference to a scripted demo;
+    ``deck="closed"``: the closed-deck joint synthesis (``closed/`` under either)."""
     name = games.resolve(game).name
+    deck_folder = () if deck == "open" else ("closed",)
     for folder in (("real",), ()):
-        resource = resources.files("cwm").joinpath("data", "recordings", *folder, f"{name}.jsonl")
+        resource = resources.files("cwm").joinpath("data", "recordings", *folder, *deck_folder, f"{name}.jsonl")
         if resource.is_file():
             return Path(str(resource))
     return None

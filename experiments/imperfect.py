@@ -41,14 +41,14 @@ def recording_path(game: str, deck: str, folder: str | None = None) -> Path:
     """Where the recorded session of ``game`` on ``deck`` lives (whether or not it exists): in ``folder``, or
     in the package's, where a real model's session (``real/``) is taken in preference to a scripted demo,
     as ``cwm run`` does."""
-    from cwm import games
+    from cwm import games, pipeline
 
     name = games.resolve(game).name
+    shipped = pipeline.recording_for(name, deck) if folder is None else None
+    if shipped is not None:
+        return shipped
     base = recordings_folder(folder)
-    relative = Path(f"{name}.jsonl") if deck == "open" else Path("closed") / f"{name}.jsonl"
-    if folder is None and (base / "real" / relative).is_file():
-        return base / "real" / relative
-    return base / relative
+    return base / f"{name}.jsonl" if deck == "open" else base / "closed" / f"{name}.jsonl"
 
 
 def game_llm(spec: str, game: str, deck: str, folder: str | None) -> str | NoRecording:
