@@ -89,15 +89,17 @@ class Zygote:
             cmd = bwrap_command(env) + cmd
         self.mode = "bwrap" if use_bwrap else "process"
         self.owner = os.getpid()  # a forked copy of the Sandbox must not use (or kill) this zygote
-        self.workdir = tempfile.mkdtemp(prefix="cwm-sandbox-")  # empty: `-m` puts the cwd on sys.path
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
-                                     cwd=self.workdir, start_new_session=True)
-        self.sent: set[str] = set()
-        self.started = time.monotonic()
-        ready = self.receive(time.monotonic() + _STARTUP_S)
-        # The empty folder was only the zygote's starting directory (what `-m` put on its sys.path): once it
-        # runs, remove it, so that a process that exits without closing its sandbox leaves no folder behind.
-        shutil.rmtree(self.workdir, ignore_errors=True)
+        # An empty starting directory (`-m` puts the cwd on sys.path), needed only until the zygote runs: it is
+        # removed then, so a process that exits without closing its sandbox leaves no folder behind.
+        workdir = tempfile.mkdtemp(prefix="cwm-sandbox-")
+        try:
+            self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
+                                         cwd=workdir, start_new_session=True)
+            self.sent: set[str] = set()
+            self.started = time.monotonic()
+            ready = self.receive(time.monotonic() + _STARTUP_S)
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
         if not ready or not ready.get("ready"):
             self.kill()
             raise SandboxError(f"the sandbox zygote ({self.mode}) did not start; exit status {self.proc.poll()}")
@@ -139,4 +141,3 @@ class Zygote:
         for stream in (self.proc.stdin, self.proc.stdout):
             if stream is not None:
                 stream.close()
-        shutil.rmtree(self.workdir, ignore_errors=True)
