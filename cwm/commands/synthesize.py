@@ -10,6 +10,8 @@ from typing import Any
 from cwm import games
 from cwm.synthesis import STRATEGIES, RequestSettings, TreeSettings, synthesize_world_model
 from cwm.synthesis.engine import Engine
+from cwm.synthesis.inference_target import VIEW_CHARS
+from cwm.synthesis.render import EXAMPLE_CHARS
 from cwm.synthesis.report import possibly_paid
 from cwm.types import UsageError
 
@@ -74,6 +76,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--temperature", type=float, default=1.0, help="sampling temperature (default 1.0)")
     p.add_argument("--max-output-tokens", type=int, default=16384, help="cap per reply (default 16384)")
     p.add_argument("--max-steps-shown", type=int, help="cut each example game in the prompt (default: whole games)")
+    p.add_argument("--max-example-chars", type=int,
+                   help="list whole example games (inference targets: player views) in the first prompt while "
+                        "they fit in N characters; the checks use them all (default 70000; inference 40000)")
     p.add_argument("--cache", help="SQLite LLM cache file shared across runs (default none)")
     p.add_argument("--max-prompt-tokens", type=int, help="refuse, unsent, a prompt estimated above N tokens "
                    "(default: the model's context window; 32768 for a model without a known one)")
@@ -89,6 +94,7 @@ _AT_LEAST: dict[str, tuple[str, float]] = {
     "--concurrency": ("concurrency", 1),
     "--c": ("c", 0), "--temperature": ("temperature", 0), "--max-output-tokens": ("max_output_tokens", 1),
     "--max-steps-shown": ("max_steps_shown", 1), "--max-prompt-tokens": ("max_prompt_tokens", 1),
+    "--max-example-chars": ("max_example_chars", 1),
     "--candidates": ("candidates", 1), "--games-per-pairing": ("games_per_pairing", 1),
     "--simulations": ("simulations", 1), "--call-s": ("call_s", 1e-6),
 }
@@ -197,7 +203,8 @@ def cmd_synthesize(args: argparse.Namespace) -> int:
             num_train=args.num_train, num_test=args.num_test, test_mcts_simulations=args.test_mcts_simulations,
             test_transitions=args.test_transitions, test_executor=args.test_executor,
             concurrency=args.concurrency, **_loop_settings(args),
-            max_steps_shown=args.max_steps_shown, isolate=not args.no_sandbox, progress=progress))
+            max_steps_shown=args.max_steps_shown, max_example_chars=args.max_example_chars or EXAMPLE_CHARS,
+            isolate=not args.no_sandbox, progress=progress))
     test = "n/a" if result.test_accuracy is None else f"{result.test_accuracy:.4f}"
     print(f"{result.game}: {'solved' if result.solved else 'not solved'} after {result.llm_calls} LLM calls; "
           f"transition accuracy train {result.train_accuracy:.4f}, test {test}; cost ${result.cost_usd:.4f}"
@@ -218,7 +225,8 @@ def _inference(args: argparse.Namespace, spec: games.GameSpec, llm: Any, out: Pa
             strategy=args.strategy, budget=args.budget, seed=args.seed, num_train=args.num_train,
             num_test=INFERENCE_TEST_GAMES if args.num_test is None else args.num_test, concurrency=args.concurrency,
             **_loop_settings(args),
-            isolate=not args.no_sandbox, progress=progress, hidden=args.hidden))
+            isolate=not args.no_sandbox, progress=progress, hidden=args.hidden,
+            max_example_chars=args.max_example_chars or VIEW_CHARS))
     test = "n/a" if result.test_accuracy is None else f"{result.test_accuracy:.4f}"
     print(f"{result.game} ({result.target}, {deck} deck): {'solved' if result.solved else 'not solved'} after "
           f"{result.llm_calls} LLM calls; inference accuracy train {result.train_accuracy:.4f}, test {test}; "

@@ -22,7 +22,13 @@ from cwm.llm import Client
 from cwm.sandbox import Sandbox
 from cwm.synthesis import report as run_report
 from cwm.synthesis.engine import Progress
-from cwm.synthesis.inference_target import inference_checker, inference_target, joint_target, views_of
+from cwm.synthesis.inference_target import (
+    VIEW_CHARS,
+    inference_checker,
+    inference_target,
+    joint_target,
+    views_of,
+)
 from cwm.synthesis.loop import STRATEGIES, RequestSettings, Strategy, TreeSettings, run_search
 from cwm.synthesis.store import RunStore, sha
 from cwm.synthesis.types import SynthesisResult
@@ -56,6 +62,7 @@ def synthesize_inference(
     isolate: bool = True,
     progress: Progress | None = None,
     hidden: str = "history",
+    max_example_chars: int | None = VIEW_CHARS,
 ) -> SynthesisResult:
     """Synthesises an inference function (``deck="open"``, for the world model ``world_model``) or a world
     model with its inference function (``deck="closed"``), and measures it on held-out games.
@@ -73,6 +80,8 @@ def synthesize_inference(
       hidden: what the function samples: ``history`` (``resample_history``, the default) or ``state``
         (``resample_state``, the hidden-state variant: open deck only; weaker, as the state need not be
         reachable).
+      max_example_chars: list whole player views in the prompt while they stay within this many characters
+        (default ``VIEW_CHARS``, 40,000; ``None``: every view; the checks still use every view).
 
     Returns:
       The ``SynthesisResult`` (``target`` is ``inference`` or ``joint``; its accuracies are inference
@@ -84,7 +93,8 @@ def synthesize_inference(
     """
     start = time.monotonic()
     _validate(deck=deck, world_model=world_model, strategy=strategy, budget=budget, num_train=num_train,
-              num_test=num_test, concurrency=concurrency, hidden=hidden)
+              num_test=num_test, concurrency=concurrency, hidden=hidden,
+              max_example_chars=max_example_chars)
     kind = "state" if hidden == "state" else None
     tree, request = tree or TreeSettings(), request or RequestSettings()
     spec = games.resolve(game)
@@ -94,13 +104,15 @@ def synthesize_inference(
     root = Path(run_dir)
     with sandbox_or_none(isolate) as box:
         check = inference_checker(views, world_model=world_model, sandbox=box, kind=kind)
-        target = (inference_target(text, train, world_model or "", check=check, hidden=hidden) if deck == "open"
-                  else joint_target(text, views, check=check))
+        target = (inference_target(text, train, world_model or "", check=check, hidden=hidden,
+                                   max_example_chars=max_example_chars) if deck == "open"
+                  else joint_target(text, views, check=check, max_example_chars=max_example_chars))
         config = {"target": target.name, "deck": deck, "hidden": hidden, "game": spec.name, "strategy": strategy, "seed": seed,
                   "model": llm.model, "num_train": num_train, "concurrency": concurrency,
                   "tree": dataclasses.asdict(tree), "request": dataclasses.asdict(request),
                   "rules_sha": sha(text)[:16], "prompt_hashes": target.prompt_hashes(), "budget": budget,
-                  "num_test": num_test, "world_model_sha": sha(world_model)[:16] if world_model else None}
+                  "num_test": num_test, "world_model_sha": sha(world_model)[:16] if world_model else None,
+                  "max_example_chars": max_example_chars}
         key = sha(json.dumps([trajectories.to_json(v) for v in views], sort_keys=True) + (world_model or ""))
         store = RunStore(root, config=config, check_key=key)
         load_or_save(root / "train.jsonl", lambda: train)
@@ -132,7 +144,7 @@ def sandbox_or_none(isolate: bool) -> Iterator[Any]:
 
 
 def _validate(*, deck: str, world_model: str | None, strategy: str, budget: int, num_train: int, num_test: int,
-              concurrency: int, hidden: str) -> None:
+              concurrency: int, hidden: str, max_example_chars: int | None) -> None:
     if deck not in ("open", "closed"):
         raise UsageError(f"synthesize_inference: deck must be 'open' or 'closed', got {deck!r}")
     if hidden not in ("history", "state"):
@@ -146,7 +158,8 @@ def _validate(*, deck: str, world_model: str | None, strategy: str, budget: int,
     if strategy not in STRATEGIES:
         raise UsageError(f"synthesize_inference: unknown strategy {strategy!r}; expected one of {STRATEGIES}")
     for name, value, low in (("budget", budget, 1), ("num_train", num_train, 1), ("num_test", num_test, 0),
-                             ("concurrency", concurrency, 1)):
+                             ("concurrency", concurrency, 1),
+                             ("max_example_chars", 1 if max_example_chars is None else max_example_chars, 1)):
         if value < low:
             raise UsageError(f"synthesize_inference: {name} must be >= {low}, got {value}")
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import prompts
 from cwm import model as cwm_model
 from cwm import trajectories, values
 from cwm.check_report import merge
@@ -30,9 +31,9 @@ STATE_PROMPTS = PromptSet(initial="inference/state_initial.md", refine="inferenc
 JOINT_PROMPTS = PromptSet(initial="inference/joint_initial.md", refine="inference/joint_refine.md")
 RANDOM_GAMES = 10  # random-play games a closed-deck candidate's model must finish
 FRAGMENTS = ("sections/contract_api.md", "sections/inference_api.md", "sections/world_model_code.md",
-             "sections/player_views.md", "sections/inference_tests.md")
+             "sections/player_views.md", "sections/inference_tests.md", "sections/views_not_shown.md")
 STATE_FRAGMENTS = ("sections/contract_api.md", "sections/inference_state_api.md", "sections/world_model_states.md",
-                   "sections/player_views.md", "sections/inference_state_tests.md")
+                   "sections/player_views.md", "sections/inference_state_tests.md", "sections/views_not_shown.md")
 
 
 def views_of(train: Sequence[Trajectory]) -> list[ClosedTrajectory]:
@@ -40,9 +41,45 @@ def views_of(train: Sequence[Trajectory]) -> list[ClosedTrajectory]:
     return [trajectories.closed_view(t, p) for t in train for p in range(t.num_players)]
 
 
-def render_views(closed: Sequence[ClosedTrajectory], *, truth: Sequence[Trajectory] = ()) -> str:
+# The players' views of an inference prompt are listed whole, in order, while they stay within this many
+# characters (at least one is listed); the checks run on every view all the same. Every shipped session's
+# views fit whole (the iterated prisoner's dilemma's: 24k characters); hand of war's are 93k, gin rummy's 954k.
+VIEW_CHARS = 40_000
+
+
+def render_views(closed: Sequence[ClosedTrajectory], *, truth: Sequence[Trajectory] = (),
+                 max_chars: int | None = VIEW_CHARS) -> str:
     """Each view as the player's events, state by state; with ``truth`` (open deck), each game's real action
-    history too, so the LLM sees what the hidden parts were."""
+    history too, so the LLM sees what the hidden parts were. Whole views are listed in order while the text
+    stays within ``max_chars`` characters (``None``: every view; at least one is listed), and a closing line
+    says how many were left out."""
+    blocks = _view_blocks(closed, truth)
+    kept = _kept(blocks, max_chars)
+    text = "\n\n".join(blocks[:kept])
+    if kept < len(blocks):
+        left = closed[kept:]
+        states = sum(len(ct.events) for ct in left)
+        text += "\n\n" + prompts.render("sections/views_not_shown.md", views=_count(len(left), "view"),
+                                         states=_count(states, "state")).rstrip("\n")
+    return text
+
+
+def views_shown(closed: Sequence[ClosedTrajectory], *, truth: Sequence[Trajectory] = (),
+                max_chars: int | None = VIEW_CHARS) -> int:
+    """How many views ``render_views`` lists whole."""
+    return _kept(_view_blocks(closed, truth), max_chars)
+
+
+def _kept(blocks: Sequence[str], max_chars: int | None) -> int:
+    """How many of ``blocks``, from the first, fit in ``max_chars`` characters (at least one)."""
+    kept, used = 0, 0
+    while kept < len(blocks) and (max_chars is None or kept == 0 or used + len(blocks[kept]) <= max_chars):
+        used += len(blocks[kept]) + 2
+        kept += 1
+    return kept
+
+
+def _view_blocks(closed: Sequence[ClosedTrajectory], truth: Sequence[Trajectory]) -> list[str]:
     histories = {(t.game, t.seed): t.action_strings for t in truth}
     blocks = []
     for i, ct in enumerate(closed):
@@ -55,7 +92,7 @@ def render_views(closed: Sequence[ClosedTrajectory], *, truth: Sequence[Trajecto
         if real is not None:
             lines.append(f"  the real history (all players and chance): {compact(list(real))}")
         blocks.append("\n".join(lines))
-    return "\n\n".join(blocks)
+    return blocks
 
 
 def _example_tests(closed: Sequence[ClosedTrajectory], *, terminal: bool, count: int = 3,
@@ -94,13 +131,14 @@ def _count(n: int, noun: str) -> str:
 
 def _context(rules: str, closed: Sequence[ClosedTrajectory], *, api: tuple[Any, ...], terminal: bool,
              truth: Sequence[Trajectory] = (), world_model: str | None = None,
-             hidden: str = "history") -> dict[str, str]:
+             hidden: str = "history", max_chars: int | None = VIEW_CHARS) -> dict[str, str]:
     note = " Below each game is the real history, hidden from the player." if truth else ""
+    listed = views_shown(closed, truth=truth, max_chars=max_chars)  # the example checks name listed views
     context = {
         "rules": nest_headings(rules.strip()), "api": cwm_model.api_block(api).rstrip(),
         "value_rules": values.rules_text(), "allowed_imports": ", ".join(sorted(ALLOWED_IMPORTS)),
-        "views": render_views(closed, truth=truth), "views_note": note,
-        "tests": _example_tests(closed, terminal=terminal, hidden=hidden),
+        "views": render_views(closed, truth=truth, max_chars=max_chars), "views_note": note,
+        "tests": _example_tests(closed[:listed], terminal=terminal, hidden=hidden),
     }
     if world_model is not None:
         context["world_model"] = world_model.strip()
@@ -108,9 +146,11 @@ def _context(rules: str, closed: Sequence[ClosedTrajectory], *, api: tuple[Any, 
 
 
 def inference_target(rules: str, train: Sequence[Trajectory], world_model: str, *, check: Checker | None = None,
-                     prompt_set: PromptSet | None = None, hidden: str = "history") -> Target:
+                     prompt_set: PromptSet | None = None, hidden: str = "history",
+                     max_example_chars: int | None = VIEW_CHARS) -> Target:
     """The open-deck inference target: ``resample_history`` (``hidden="state"``: ``resample_state``) for the
-    world model ``world_model`` (source), checked on every player's view of ``train``.
+    world model ``world_model`` (source), checked on every player's view of ``train``; the prompt lists
+    whole views within ``max_example_chars`` characters (``render_views``).
 
     Raises:
       ValueError: no training games.
@@ -120,7 +160,8 @@ def inference_target(rules: str, train: Sequence[Trajectory], world_model: str, 
     views = views_of(train)
     state = hidden == "state"
     api = STATE_INFERENCE_API if state else INFERENCE_API
-    context = _context(rules, views, api=api, terminal=False, truth=train, world_model=world_model, hidden=hidden)
+    context = _context(rules, views, api=api, terminal=False, truth=train, world_model=world_model, hidden=hidden,
+                       max_chars=max_example_chars)
     prompt_set = prompt_set or (STATE_PROMPTS if state else INFERENCE_PROMPTS)
     return Target("inference", prompt_set, api, context,
                   check or inference_checker(views, world_model=world_model, kind="state" if state else None),
@@ -128,9 +169,10 @@ def inference_target(rules: str, train: Sequence[Trajectory], world_model: str, 
 
 
 def joint_target(rules: str, closed: Sequence[ClosedTrajectory], *, check: Checker | None = None,
-                 prompt_set: PromptSet = JOINT_PROMPTS) -> Target:
+                 prompt_set: PromptSet = JOINT_PROMPTS, max_example_chars: int | None = VIEW_CHARS) -> Target:
     """The closed-deck target: a world model and its inference in one module, checked together on the
-    views ``closed`` (each game's end included) and by random play.
+    views ``closed`` (each game's end included) and by random play; the prompt lists whole views within
+    ``max_example_chars`` characters (``render_views``).
 
     Raises:
       ValueError: no closed-deck games.
@@ -138,7 +180,7 @@ def joint_target(rules: str, closed: Sequence[ClosedTrajectory], *, check: Check
     if not closed:
         raise ValueError("closed-deck synthesis needs at least one closed-deck trajectory")
     api = (*WORLD_MODEL_API, *INFERENCE_API)
-    context = _context(rules, closed, api=api, terminal=True)
+    context = _context(rules, closed, api=api, terminal=True, max_chars=max_example_chars)
     return Target("joint", prompt_set, api, context, check or inference_checker(closed, world_model=None),
                   fragments=FRAGMENTS)
 
@@ -188,5 +230,5 @@ def _in_process(source: str, views: list[ClosedTrajectory], world_model: str | N
     return report
 
 
-__all__ = ["INFERENCE_PROMPTS", "JOINT_PROMPTS", "inference_checker", "inference_target", "joint_target",
-           "render_views", "views_of"]
+__all__ = ["INFERENCE_PROMPTS", "JOINT_PROMPTS", "VIEW_CHARS", "inference_checker", "inference_target",
+           "joint_target", "render_views", "views_of", "views_shown"]

@@ -39,14 +39,75 @@ def compact(value: object) -> str:
 LONG_VALUE = 2000
 
 
-def render_trajectories(trajectories: Sequence[Trajectory], *, max_steps: int | None = None) -> str:
+# The game listing of an initial prompt shows whole games, in order, while it stays within this many
+# characters; a first game longer than that alone is cut at the last step that fits (at least one step is
+# shown). The checks run on every step of every game all the same. The five training games of most
+# registered games fit whole (connect four's: 65k characters); backgammon's are 680k, gin rummy's 1.4M,
+# bargaining's 230k (its first chance node lists 1,000 instances) and hand of war's 116k.
+EXAMPLE_CHARS = 70_000
+
+
+@dataclasses.dataclass(frozen=True)
+class Listing:
+    """The game listing of a prompt and how much of each game it shows."""
+
+    text: str
+    shown: tuple[int, ...]  # steps listed of each game (0: the game is not listed)
+
+
+def listing(trajectories: Sequence[Trajectory], *, max_steps: int | None = None,
+            max_chars: int | None = EXAMPLE_CHARS) -> Listing:
     """Every recorded game, step by step: player to act, observations, legal actions, action, rewards.
 
-    A long chance-outcome or legal-action list that repeats an earlier one verbatim is written as a
-    reference to where it first appeared, so each such list costs prompt tokens once.
+    Each game is cut after ``max_steps`` steps (``None``: none cut); whole games are listed in order while
+    the listing stays within ``max_chars`` characters (``None``: no limit), and a closing line says which
+    games and how many actions were left out. A long chance-outcome or legal-action list that repeats an
+    earlier one verbatim is written as a reference to where it first appeared, so each such list costs
+    prompt tokens once.
     """
     seen: dict[str, str] = {}
-    return "\n\n".join(_render_one(i, t, max_steps, seen) for i, t in enumerate(trajectories))
+    blocks: list[str] = []
+    shown: list[int] = []
+    used = 0
+    for i, traj in enumerate(trajectories):
+        steps = len(traj.steps) if max_steps is None else min(max_steps, len(traj.steps))
+        trial = dict(seen)
+        block = _render_one(i, traj, steps, trial)
+        if max_chars is not None and used + len(block) > max_chars:
+            if blocks:
+                break
+            steps = _steps_that_fit(i, traj, steps, seen, max_chars)
+            trial = dict(seen)
+            block = _render_one(i, traj, steps, trial)
+        blocks.append(block)
+        shown.append(steps)
+        seen, used = trial, used + len(block) + 2
+    left = list(trajectories)[len(blocks):]
+    if left:
+        first, last = len(blocks) + 1, len(trajectories)
+        names = f"game {first}" if first == last else f"games {first} to {last}"
+        actions = sum(len(t.steps) for t in left)
+        blocks.append(_fragment("sections/games_not_shown.md", games=names,
+                                actions=f"{actions} action{'' if actions == 1 else 's'}"))
+    return Listing("\n\n".join(blocks), tuple(shown) + (0,) * len(left))
+
+
+def render_trajectories(trajectories: Sequence[Trajectory], *, max_steps: int | None = None,
+                        max_chars: int | None = EXAMPLE_CHARS) -> str:
+    """The text of ``listing(trajectories, max_steps=max_steps, max_chars=max_chars)``."""
+    return listing(trajectories, max_steps=max_steps, max_chars=max_chars).text
+
+
+def _steps_that_fit(index: int, traj: Trajectory, steps: int, seen: dict[str, str], max_chars: int) -> int:
+    """The most steps of a game (at least one, at most ``steps``) whose listing fits in ``max_chars``."""
+    low, high = 1, steps
+    while low < high:
+        mid = (low + high + 1) // 2
+        if len(_render_one(index, traj, mid, dict(seen))) <= max_chars:
+            low = mid
+        else:
+            high = mid - 1
+    return low
 
 
 def _once(text: str, where: str, seen: dict[str, str]) -> str:
@@ -64,11 +125,11 @@ def _clip(text: str) -> str:
     return _fragment(f"{_TEST_TEMPLATES}/clipped.md", head=text[:LONG_VALUE], length=len(text))
 
 
-def _render_one(index: int, traj: Trajectory, max_steps: int | None, seen: dict[str, str]) -> str:
+def _render_one(index: int, traj: Trajectory, shown: int, seen: dict[str, str]) -> str:
     head = (f"Game {index + 1} ({traj.policy} play, seed {traj.seed}): {len(traj.steps)} actions, "
             f"final returns {compact(list(traj.returns))}")
     lines = [head]
-    steps = traj.steps if max_steps is None else traj.steps[:max_steps]
+    steps = traj.steps[:shown]
     for si, step in enumerate(steps):
         who = "chance" if step.player < 0 else f"player {step.player}"
         lines.append(f"  step {si}: current player {step.player} ({who})")
@@ -104,7 +165,7 @@ TEMPLATES: tuple[str, ...] = (
     *(f"{_TEST_TEMPLATES}/{kind}.md" for kind in EXAMPLE_TYPES),
     *(f"{_TEST_TEMPLATES}/{name}.md" for name in ("at_initial", "after_actions", "in_game", "at_end", "group",
                                                   "clipped")),
-    "sections/same_list.md", "sections/check_error.md",
+    "sections/same_list.md", "sections/games_not_shown.md", "sections/check_error.md",
 )
 
 
@@ -144,12 +205,19 @@ def _instances(trajectories: Sequence[Trajectory]) -> dict[str, list[tuple[int, 
     return {k: v for k, v in out.items() if v}
 
 
-def _where(ti: int, traj: Trajectory, at: int, max_steps: int | None) -> str:
+def _listed(traj: Trajectory, at: int, shown: int) -> bool:
+    """Whether the state after ``at`` actions of a game is one the listing shows (``shown`` of its steps
+    listed); the initial state needs no listing."""
+    return at == 0 or at < shown or shown == len(traj.steps)
+
+
+def _where(ti: int, traj: Trajectory, at: int, shown: int) -> str:
     """Where a check looks, as the prompt says it: a step of a game shown above by its number (the step's
-    line shows the state); a state the shown games leave out by the actions that reach it."""
+    line shows the state; ``shown`` steps of the game are listed); a state the listing leaves out by the
+    actions that reach it."""
     if at == 0:
         return _fragment(f"{_TEST_TEMPLATES}/at_initial.md")
-    if max_steps is None or at < max_steps or len(traj.steps) <= max_steps:
+    if _listed(traj, at, shown):
         if at == len(traj.steps):
             return _fragment(f"{_TEST_TEMPLATES}/at_end.md", game=ti + 1)
         return _fragment(f"{_TEST_TEMPLATES}/in_game.md", game=ti + 1, step=at)
@@ -157,31 +225,36 @@ def _where(ti: int, traj: Trajectory, at: int, max_steps: int | None) -> str:
                      history=compact([s.action_string for s in traj.steps[:at]]))
 
 
-def _render_check(kind: str, ti: int, traj: Trajectory, at: int, *, max_steps: int | None) -> str:
+def _render_check(kind: str, ti: int, traj: Trajectory, at: int, *, shown: int) -> str:
     """One check as a line of the prompt."""
     state = traj.steps[at] if at < len(traj.steps) else _FinalState(TERMINAL, traj.final_observations)
-    return _fragment(f"{_TEST_TEMPLATES}/{kind}.md", at=_where(ti, traj, at, max_steps), **_FIELDS[kind](state))
+    return _fragment(f"{_TEST_TEMPLATES}/{kind}.md", at=_where(ti, traj, at, shown), **_FIELDS[kind](state))
 
 
-def example_tests(trajectories: Sequence[Trajectory], *, per_type: int = 5,
-                  max_steps: int | None = None) -> tuple[str, dict[str, int]]:
+def example_tests(trajectories: Sequence[Trajectory], *, per_type: int = 5, max_steps: int | None = None,
+                  max_chars: int | None = EXAMPLE_CHARS) -> tuple[str, dict[str, int]]:
     """Up to ``per_type`` checks of each type, spread evenly over all the checks of that type.
 
     Deterministic (no randomness): the first and last checks of a type are always among those shown,
     so terminal rewards and the end of the game appear; a check that reads the same as another (every
     game's first move from the initial state) is shown once. At a chance step both the chance outcomes and
     the legal actions (the outcome strings) are checked, so both appear. A check at a step that
-    ``render_trajectories(trajectories, max_steps=max_steps)`` shows names the game and the step (the
-    step's lines show the state and the actions that led there); a later one, cut from the games shown,
-    lists the actions from the start.
+    ``listing(trajectories, max_steps=max_steps, max_chars=max_chars)`` shows names the game and the step
+    (the step's lines show the state and the actions that led there). The checks shown are drawn from the
+    states the listing shows; of a type it shows none of (a long game's end), the one with the fewest
+    actions before it is shown, listing them from the start.
 
     Returns:
       The text (a heading per type, one check per line) and the number shown per type.
     """
     parts, counts = [], {}
+    shown = listing(trajectories, max_steps=max_steps, max_chars=max_chars).shown
     for kind, checks in _instances(trajectories).items():
+        # drawn from the states the listing shows; a check elsewhere spells out every action before it (a
+        # long game's are hundreds), so where none of a type is listed the one with the fewest is shown
+        listed = [c for c in checks if _listed(c[1], c[2], shown[c[0]])] or [min(checks, key=lambda c: c[2])]
         # the same check at the same state (every game's initial state, say) is shown once
-        distinct = list(dict.fromkeys(_render_check(kind, *c, max_steps=max_steps) for c in checks))
+        distinct = list(dict.fromkeys(_render_check(kind, ti, traj, at, shown=shown[ti]) for ti, traj, at in listed))
         picks = sorted(set(np.linspace(0, len(distinct) - 1, min(per_type, len(distinct))).round().astype(int)))
         counts[kind] = len(picks)
         lines = "\n".join(f"- {distinct[i]}" for i in picks)
@@ -213,12 +286,15 @@ def render_failures(report: CheckReport, failures: Sequence[CheckFailure]) -> st
 
 
 __all__ = [
+    "EXAMPLE_CHARS",
     "EXAMPLE_TYPES",
     "TEMPLATES",
     "FailurePicker",
+    "Listing",
     "compact",
     "example_tests",
     "first_failure_per_type",
+    "listing",
     "render_failures",
     "render_trajectories",
 ]

@@ -130,6 +130,7 @@ def world_model_target(
     check: Checker | None = None,
     examples_per_type: int = 5,
     max_steps_shown: int | None = None,
+    max_example_chars: int | None = render.EXAMPLE_CHARS,
     prompt_set: PromptSet = PromptSet(),
 ) -> Target:
     """The world-model target: the CWM API of ``cwm.model.WORLD_MODEL_API``, checked on ``train``.
@@ -140,6 +141,8 @@ def world_model_target(
       check: the checker (default: ``world_model_checker(train)``, in-process).
       examples_per_type: example tests of each type shown in the initial prompt (the paper: 5).
       max_steps_shown: cut each example game after this many steps in the prompt (default: all).
+      max_example_chars: list whole example games while the listing stays within this many characters
+        (``render.listing``; ``None``: every game).
       prompt_set: the templates.
 
     Raises:
@@ -147,13 +150,14 @@ def world_model_target(
     """
     if not train:
         raise ValueError("world-model synthesis needs at least one training trajectory")
-    tests, _ = render.example_tests(train, per_type=examples_per_type, max_steps=max_steps_shown)
+    shown = {"max_steps": max_steps_shown, "max_chars": max_example_chars}
+    tests, _ = render.example_tests(train, per_type=examples_per_type, **shown)
     context = {
         "rules": nest_headings(rules.strip()),
         "api": cwm_model.api_block(cwm_model.WORLD_MODEL_API).rstrip(),
         "value_rules": values.rules_text(),
         "allowed_imports": ", ".join(sorted(ALLOWED_IMPORTS)),
-        "trajectories": render.render_trajectories(train, max_steps=max_steps_shown),
+        "trajectories": render.render_trajectories(train, **shown),
         "tests": tests,
     }
     return Target("world_model", prompt_set, cwm_model.WORLD_MODEL_API, context,

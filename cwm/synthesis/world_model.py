@@ -23,6 +23,7 @@ from cwm.sandbox import Sandbox
 from cwm.synthesis import report as run_report
 from cwm.synthesis.engine import Engine, Progress
 from cwm.synthesis.loop import STRATEGIES, RequestSettings, Strategy, TreeSettings, run_search
+from cwm.synthesis.render import EXAMPLE_CHARS
 from cwm.synthesis.store import RunStore, sha
 from cwm.synthesis.target import Checker, world_model_checker, world_model_target
 from cwm.synthesis.test_sets import DEFAULT_SIMULATIONS, DEFAULT_TRANSITIONS, TestSetSettings, held_out_set
@@ -93,7 +94,8 @@ def _inputs(game: GameInput, rules: str | None, num_train: int, seed: int) -> tu
 
 
 def _validate(*, strategy: str, budget: int, concurrency: int, num_train: int, num_test: int | None,
-              test_mcts_simulations: int | None, test_transitions: int, examples_per_type: int, max_steps_shown: int | None) -> None:
+              test_mcts_simulations: int | None, test_transitions: int, examples_per_type: int, max_steps_shown: int | None,
+              max_example_chars: int | None) -> None:
     """Refuses bad settings before anything is written: a run directory created with them would refuse
     the corrected rerun (its config differs) and could hold a paid call made under them."""
     if strategy not in STRATEGIES:
@@ -103,7 +105,8 @@ def _validate(*, strategy: str, budget: int, concurrency: int, num_train: int, n
                 "test_mcts_simulations": (1 if test_mcts_simulations is None else test_mcts_simulations, 1),
                 "test_transitions": (test_transitions, 1),
                 "examples_per_type": (examples_per_type, 1),
-                "max_steps_shown": (1 if max_steps_shown is None else max_steps_shown, 1)}
+                "max_steps_shown": (1 if max_steps_shown is None else max_steps_shown, 1),
+                "max_example_chars": (1 if max_example_chars is None else max_example_chars, 1)}
     for name, (value, low) in at_least.items():
         if value < low:
             raise UsageError(f"synthesize_world_model: {name} must be >= {low}, got {value}")
@@ -144,6 +147,7 @@ def synthesize_world_model(
     request: RequestSettings | None = None,
     examples_per_type: int = 5,
     max_steps_shown: int | None = None,
+    max_example_chars: int | None = EXAMPLE_CHARS,
     isolate: bool = True,
     progress: Progress | None = None,
 ) -> SynthesisResult:
@@ -174,6 +178,9 @@ def synthesize_world_model(
       examples_per_type: example tests of each type in the initial prompt (paper: 5).
       max_steps_shown: cut each training game after this many steps in the prompt (default: all; the
         checks still use every step). For games with long trajectories (backgammon, gin rummy).
+      max_example_chars: list whole training games in the prompt while the listing stays within this many
+        characters (default ``render.EXAMPLE_CHARS``, 70,000; ``None``: every game; the checks still use
+        every game).
       isolate: check candidates in the sandbox (forked, limited processes; ``cwm.sandbox.Sandbox``).
       progress: called with the engine after each processed call.
 
@@ -188,18 +195,20 @@ def synthesize_world_model(
     start = time.monotonic()
     _validate(strategy=strategy, budget=budget, concurrency=concurrency, num_train=num_train, num_test=num_test,
               test_mcts_simulations=test_mcts_simulations, test_transitions=test_transitions,
-              examples_per_type=examples_per_type, max_steps_shown=max_steps_shown)
+              examples_per_type=examples_per_type, max_steps_shown=max_steps_shown,
+              max_example_chars=max_example_chars)
     tree, request = tree or TreeSettings(), request or RequestSettings()
     root = Path(run_dir)
     name, rules_text, train, spec = _inputs(game, rules, num_train, seed)
     train_key = sha(json.dumps([trajectories.to_json(t) for t in train], sort_keys=True))
     with _checker_factory(isolate) as make_checker:
         target = world_model_target(rules_text, train, check=make_checker(train), examples_per_type=examples_per_type,
-                                    max_steps_shown=max_steps_shown)
+                                    max_steps_shown=max_steps_shown, max_example_chars=max_example_chars)
         config = {"target": target.name, "game": name, "strategy": strategy, "seed": seed, "model": llm.model,
                   "num_train": len(train), "train_sha": train_key[:16], "concurrency": concurrency,
                   "tree": dataclasses.asdict(tree), "request": dataclasses.asdict(request),
                   "examples_per_type": examples_per_type, "max_steps_shown": max_steps_shown,
+                  "max_example_chars": max_example_chars,
                   "rules_sha": sha(rules_text)[:16], "prompt_hashes": target.prompt_hashes(), "budget": budget,
                   # test.jsonl is generated once from these; a resume with others must not reuse it
                   "num_test": num_test, "test_mcts_simulations": test_mcts_simulations,

@@ -35,8 +35,10 @@ def test_a_check_past_the_cut_lists_the_actions_that_reach_it():
     assert "at the end of game" not in text  # the cut games' final states are not shown
 
 
-def test_long_games_cost_far_less_prompt_than_with_every_prefix_written_out():
+def test_checks_past_the_cut_are_left_out_but_one_per_type_none_of_whose_states_is_listed():
     games = trajectories.collect("backgammon", 2, seed=0)
-    text, _ = example_tests(games)
-    cut, _ = example_tests(games, max_steps=1)  # every check but the first lists its actions
-    assert len(text) * 3 < len(cut)
+    text, _ = example_tests(games, max_chars=None)
+    cut, counts = example_tests(games, max_steps=1, max_chars=None)  # only the initial state is listed
+    prefixed = re.findall(r"^- after actions ", cut, re.MULTILINE)
+    assert 1 <= len(prefixed) <= len(counts)
+    assert "after actions" not in text and len(cut) < len(text)

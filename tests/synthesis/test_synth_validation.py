@@ -20,6 +20,7 @@ BAD_ARGUMENTS = {
     "test-mcts-0": ({"test_mcts_simulations": 0}, "test_mcts_simulations must be >= 1"),
     "examples-0": ({"examples_per_type": 0}, "examples_per_type must be >= 1"),
     "max-steps-0": ({"max_steps_shown": 0}, "max_steps_shown must be >= 1"),
+    "max-example-chars-0": ({"max_example_chars": 0}, "max_example_chars must be >= 1"),
 }
 
 
