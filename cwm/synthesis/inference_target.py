@@ -31,9 +31,11 @@ STATE_PROMPTS = PromptSet(initial="inference/state_initial.md", refine="inferenc
 JOINT_PROMPTS = PromptSet(initial="inference/joint_initial.md", refine="inference/joint_refine.md")
 RANDOM_GAMES = 10  # random-play games a closed-deck candidate's model must finish
 FRAGMENTS = ("sections/contract_api.md", "sections/inference_api.md", "sections/world_model_code.md",
-             "sections/player_views.md", "sections/inference_tests.md", "sections/views_not_shown.md")
+             "sections/player_views.md", "sections/inference_tests.md", "sections/views_not_shown.md",
+             "sections/view_not_shown.md")
 STATE_FRAGMENTS = ("sections/contract_api.md", "sections/inference_state_api.md", "sections/world_model_states.md",
-                   "sections/player_views.md", "sections/inference_state_tests.md", "sections/views_not_shown.md")
+                   "sections/player_views.md", "sections/inference_state_tests.md",
+                   "sections/views_not_shown.md", "sections/view_not_shown.md")
 
 
 def views_of(train: Sequence[Trajectory]) -> list[ClosedTrajectory]:
@@ -59,7 +61,9 @@ def render_views(closed: Sequence[ClosedTrajectory], *, truth: Sequence[Trajecto
     if kept < len(blocks):
         left = closed[kept:]
         states = sum(len(ct.events) for ct in left)
-        text += "\n\n" + prompts.render("sections/views_not_shown.md", views=_count(len(left), "view"),
+        one = len(left) == 1
+        text += "\n\n" + prompts.render(f"sections/{'view' if one else 'views'}_not_shown.md",
+                                         **({} if one else {"views": _count(len(left), "view")}),
                                          states=_count(states, "state")).rstrip("\n")
     return text
 

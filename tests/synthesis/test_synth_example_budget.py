@@ -88,3 +88,11 @@ def test_player_views_are_listed_whole_while_they_fit(hand_of_war):
     prompt = inference_target(games.rules_text(games.resolve("hand_of_war")), hand_of_war, "# world model").render("initial")
     named = {int(g) for g in re.findall(r"^- In game (\d+) \(seed", prompt, re.MULTILINE)}
     assert named and max(named) <= kept  # the example checks name listed views only
+
+
+def test_one_view_left_out_is_named_as_one():
+    closed = [trajectories.closed_view(t, i % 2) for i, t in enumerate(trajectories.collect("hand_of_war", 2, seed=0))]
+    first = len(render_views(closed[:1], max_chars=None))
+    text = render_views(closed, max_chars=first)
+    assert text.endswith(f"Not listed, to keep this prompt short: the last view ({len(closed[1].events)} states). "
+                         "The checks run on every view, this one included.")
