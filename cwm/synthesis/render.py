@@ -65,19 +65,19 @@ def listing(trajectories: Sequence[Trajectory], *, max_steps: int | None = None,
     earlier one verbatim is written as a reference to where it first appeared, so each such list costs
     prompt tokens once.
     """
-    seen: dict[str, str] = {}
+    seen = _Shown()
     blocks: list[str] = []
     shown: list[int] = []
     used = 0
     for i, traj in enumerate(trajectories):
         steps = len(traj.steps) if max_steps is None else min(max_steps, len(traj.steps))
-        trial = dict(seen)
+        trial = seen.copy()
         block = _render_one(i, traj, steps, trial)
         if max_chars is not None and used + len(block) > max_chars:
             if blocks:
                 break
             steps = _steps_that_fit(i, traj, steps, seen, max_chars)
-            trial = dict(seen)
+            trial = seen.copy()
             block = _render_one(i, traj, steps, trial)
         blocks.append(block)
         shown.append(steps)
@@ -98,25 +98,59 @@ def render_trajectories(trajectories: Sequence[Trajectory], *, max_steps: int | 
     return listing(trajectories, max_steps=max_steps, max_chars=max_chars).text
 
 
-def _steps_that_fit(index: int, traj: Trajectory, steps: int, seen: dict[str, str], max_chars: int) -> int:
+def _steps_that_fit(index: int, traj: Trajectory, steps: int, seen: _Shown, max_chars: int) -> int:
     """The most steps of a game (at least one, at most ``steps``) whose listing fits in ``max_chars``."""
     low, high = 1, steps
     while low < high:
         mid = (low + high + 1) // 2
-        if len(_render_one(index, traj, mid, dict(seen))) <= max_chars:
+        if len(_render_one(index, traj, mid, seen.copy())) <= max_chars:
             low = mid
         else:
             high = mid - 1
     return low
 
 
-def _once(text: str, where: str, seen: dict[str, str]) -> str:
+@dataclasses.dataclass
+class _Shown:
+    """The long lists a listing has written in full so far: each text and where it first appeared, and the
+    long chance-outcome lists (where, outcome strings) a later, shorter one can be written against."""
+
+    texts: dict[str, str] = dataclasses.field(default_factory=dict)
+    outcomes: list[tuple[str, list[str]]] = dataclasses.field(default_factory=list)
+
+    def copy(self) -> _Shown:
+        return _Shown(dict(self.texts), list(self.outcomes))
+
+
+def _once(text: str, where: str, seen: _Shown) -> str:
     if len(text) <= LONG_VALUE:
         return text
-    if text in seen:
-        return _fragment("sections/same_list.md", where=seen[text])
-    seen[text] = where
+    if text in seen.texts:
+        return _fragment("sections/same_list.md", where=seen.texts[text])
+    seen.texts[text] = where
     return text
+
+
+def _outcomes_once(outcomes: Sequence[Any], where: str, seen: _Shown) -> str:
+    """A chance-outcome list as ``_once`` writes it, or, for equally likely outcomes that are those of a long
+    list written in full earlier with some taken out (a deck being dealt), as that list and the outcomes
+    missing from it, where that is shorter."""
+    text = compact([[c.action_string, c.probability] for c in outcomes])
+    if text in seen.texts:
+        return _once(text, where, seen)
+    names = [c.action_string for c in outcomes]
+    if len({c.probability for c in outcomes}) == 1:
+        present = set(names)
+        for earlier, full in reversed(seen.outcomes):
+            if set(full) > present and [n for n in full if n in present] == names:
+                shorter = _fragment("sections/fewer_outcomes.md", where=earlier,
+                                    removed=compact([n for n in full if n not in present]), count=len(names),
+                                    probability=outcomes[0].probability)
+                if len(shorter) < len(text):
+                    return shorter
+    if len(text) > LONG_VALUE:
+        seen.outcomes.append((where, names))
+    return _once(text, where, seen)
 
 
 def _clip(text: str) -> str:
@@ -125,7 +159,7 @@ def _clip(text: str) -> str:
     return _fragment(f"{_TEST_TEMPLATES}/clipped.md", head=text[:LONG_VALUE], length=len(text))
 
 
-def _render_one(index: int, traj: Trajectory, shown: int, seen: dict[str, str]) -> str:
+def _render_one(index: int, traj: Trajectory, shown: int, seen: _Shown) -> str:
     head = (f"Game {index + 1} ({traj.policy} play, seed {traj.seed}): {len(traj.steps)} actions, "
             f"final returns {compact(list(traj.returns))}")
     lines = [head]
@@ -136,8 +170,7 @@ def _render_one(index: int, traj: Trajectory, shown: int, seen: dict[str, str]) 
         lines.extend("    " + o for o in _observation_lines(step.observations))
         where = f"game {index + 1}, step {si}"
         if step.chance_outcomes:
-            outcomes = [[c.action_string, c.probability] for c in step.chance_outcomes]
-            lines.append(f"    chance outcomes: {_once(compact(outcomes), where, seen)}")
+            lines.append(f"    chance outcomes: {_outcomes_once(step.chance_outcomes, where, seen)}")
         else:
             lines.append(f"    legal actions: {_once(compact(list(step.legal_action_strings)), where, seen)}")
         lines.append(f"    action: {step.action_string!r} -> rewards {compact(list(step.rewards))}")
@@ -165,7 +198,8 @@ TEMPLATES: tuple[str, ...] = (
     *(f"{_TEST_TEMPLATES}/{kind}.md" for kind in EXAMPLE_TYPES),
     *(f"{_TEST_TEMPLATES}/{name}.md" for name in ("at_initial", "after_actions", "in_game", "at_end", "group",
                                                   "clipped")),
-    "sections/same_list.md", "sections/games_not_shown.md", "sections/check_error.md",
+    "sections/same_list.md", "sections/fewer_outcomes.md", "sections/games_not_shown.md",
+    "sections/check_error.md",
 )
 
 
