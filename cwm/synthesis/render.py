@@ -37,11 +37,14 @@ def compact(value: object) -> str:
 # Values longer than this (in characters) are shown in full once and referred to afterwards, or clipped in
 # the example tests: bargaining's first chance node alone lists 1,000 instances (about 150k characters).
 LONG_VALUE = 2000
+# A list longer than this is data the game needs and no rules text gives (bargaining's 1,000 instances,
+# 159k characters): it is written in full once and not counted against the listing's budget.
+DATA_VALUE = 10_000
 
 
 # The game listing of an initial prompt shows whole games, in order, while it stays within this many
-# characters; a first game longer than that alone is cut at the last step that fits (at least one step is
-# shown). The checks run on every step of every game all the same. The five training games of most
+# characters (data lists, over DATA_VALUE, not counted); a first game longer than that alone is cut at the
+# last step that fits (at least one step is shown). The checks run on every step of every game all the same. The five training games of most
 # registered games fit whole (connect four's: 65k characters); backgammon's are 680k, gin rummy's 1.4M,
 # bargaining's 230k (its first chance node lists 1,000 instances) and hand of war's 116k.
 EXAMPLE_CHARS = 70_000
@@ -60,8 +63,9 @@ def listing(trajectories: Sequence[Trajectory], *, max_steps: int | None = None,
     """Every recorded game, step by step: player to act, observations, legal actions, action, rewards.
 
     Each game is cut after ``max_steps`` steps (``None``: none cut); whole games are listed in order while
-    the listing stays within ``max_chars`` characters (``None``: no limit), and a closing line says which
-    games and how many actions were left out. A long chance-outcome or legal-action list that repeats an
+    the listing stays within ``max_chars`` characters (``None``: no limit; a list longer than
+    ``DATA_VALUE``, written once, is not counted), and a closing line says which games and how many actions
+    were left out. A long chance-outcome or legal-action list that repeats an
     earlier one verbatim is written as a reference to where it first appeared, so each such list costs
     prompt tokens once.
     """
@@ -73,7 +77,7 @@ def listing(trajectories: Sequence[Trajectory], *, max_steps: int | None = None,
         steps = len(traj.steps) if max_steps is None else min(max_steps, len(traj.steps))
         trial = seen.copy()
         block = _render_one(i, traj, steps, trial)
-        if max_chars is not None and used + len(block) > max_chars:
+        if max_chars is not None and used + _cost(block, seen, trial) > max_chars:
             if blocks:
                 break
             steps = _steps_that_fit(i, traj, steps, seen, max_chars)
@@ -81,7 +85,7 @@ def listing(trajectories: Sequence[Trajectory], *, max_steps: int | None = None,
             block = _render_one(i, traj, steps, trial)
         blocks.append(block)
         shown.append(steps)
-        seen, used = trial, used + len(block) + 2
+        seen, used = trial, used + _cost(block, seen, trial) + 2
     left = list(trajectories)[len(blocks):]
     if left:
         first, last = len(blocks) + 1, len(trajectories)
@@ -98,12 +102,18 @@ def render_trajectories(trajectories: Sequence[Trajectory], *, max_steps: int | 
     return listing(trajectories, max_steps=max_steps, max_chars=max_chars).text
 
 
+def _cost(block: str, before: _Shown, after: _Shown) -> int:
+    """A block's length against the budget: data lists it writes in full for the first time not counted."""
+    return len(block) - sum(len(t) for t in after.texts if len(t) > DATA_VALUE and t not in before.texts)
+
+
 def _steps_that_fit(index: int, traj: Trajectory, steps: int, seen: _Shown, max_chars: int) -> int:
     """The most steps of a game (at least one, at most ``steps``) whose listing fits in ``max_chars``."""
     low, high = 1, steps
     while low < high:
         mid = (low + high + 1) // 2
-        if len(_render_one(index, traj, mid, seen.copy())) <= max_chars:
+        trial = seen.copy()
+        if _cost(_render_one(index, traj, mid, trial), seen, trial) <= max_chars:
             low = mid
         else:
             high = mid - 1

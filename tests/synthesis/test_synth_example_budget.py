@@ -50,9 +50,18 @@ def test_a_first_game_longer_than_the_budget_is_cut_at_a_step(backgammon):
     assert f"  step {steps - 1}: " in shown.text and f"  step {steps}: " not in shown.text
     # one step more would not have fitted
     assert len(listing(backgammon, max_steps=steps + 1, max_chars=None).text.split("\n\nGame 2")[0]) > 30_000
-    # bargaining's first step alone (1,000 instances) is over any small budget: it is listed all the same
-    bargaining = listing(trajectories.collect("bargaining", 2, seed=0), max_chars=1000)
-    assert bargaining.shown == (1, 0) and "chance outcomes: [[" in bargaining.text
+    # a first step longer than the budget is listed all the same
+    tight = listing(backgammon, max_chars=100)
+    assert tight.shown == (1, 0, 0) and "chance outcomes: [[" in tight.text
+
+
+def test_a_data_list_is_listed_once_and_not_counted_against_the_budget():
+    games = trajectories.collect("bargaining", 3, seed=0)
+    instances = len(render_trajectories(games[:1], max_steps=1, max_chars=None))
+    assert instances > 150_000  # the 1,000 instances, in the first game's first step
+    shown = listing(games, max_chars=20_000)
+    assert shown.shown[0] == len(games[0].steps) and len(shown.text) > instances  # the whole first game
+    assert len(shown.text) - instances < 20_000 + 2_000
 
 
 def test_example_checks_name_only_listed_states(backgammon):
