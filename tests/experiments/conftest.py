@@ -22,3 +22,14 @@ def no_llm_keys() -> Iterator[None]:
         for var in LLM_ENVIRONMENT:
             mp.delenv(var, raising=False)
         yield
+
+
+@pytest.fixture
+def backgammon_unrecorded(monkeypatch) -> str:
+    """Backgammon as a game cwm ships no recorded session for, so ``auto`` without a key has no LLM
+    (every registered game may ship one; the refusal is what is under test)."""
+    shipped, listed = pipeline.recording_for, pipeline._recordings
+    monkeypatch.setattr(pipeline, "recording_for",
+                        lambda game, deck="open": None if game == "backgammon" else shipped(game, deck))
+    monkeypatch.setattr(pipeline, "_recordings", lambda: [p for p in listed() if p.stem != "backgammon"])
+    return "backgammon"

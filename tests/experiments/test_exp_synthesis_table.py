@@ -96,11 +96,12 @@ def test_rerun_resumes_without_new_calls_and_other_settings_are_refused(table_ru
     assert "holds a run with other settings (games differ)" in capsys.readouterr().err
 
 
-def test_auto_llm_without_a_key_or_a_recording_fails_before_writing(tmp_path, monkeypatch, capsys):
+def test_auto_llm_without_a_key_or_a_recording_fails_before_writing(tmp_path, monkeypatch, capsys,
+                                                                   backgammon_unrecorded):
     for var in pipeline.API_KEY_VARS:
         monkeypatch.delenv(var, raising=False)
     main = script("synthesis_table").main
-    assert main(["--games", "backgammon", "--seeds", "1", "--out", str(tmp_path / "bg"), "--quiet"]) == 2  # ships no session
+    assert main(["--games", "backgammon", "--seeds", "1", "--out", str(tmp_path / "bg"), "--quiet"]) == 2
     err = capsys.readouterr().err
     assert "set GEMINI_API_KEY" in err and "Traceback" not in err
     assert not (tmp_path / "bg").exists()

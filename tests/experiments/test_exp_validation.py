@@ -85,8 +85,7 @@ def no_api_key(monkeypatch):
 
 
 @pytest.mark.parametrize("name", SCRIPTS)
-def test_a_game_without_an_llm_fails_before_writing(tmp_path, capsys, no_api_key, name):
-    # backgammon ships no recorded session, so `auto` with no key has no LLM
+def test_a_game_without_an_llm_fails_before_writing(tmp_path, capsys, no_api_key, backgammon_unrecorded, name):
     err = refused(name, ["--games", "backgammon", "--seeds", "1"], tmp_path / "bg", capsys)
     assert "no LLM for 'backgammon': set GEMINI_API_KEY" in err
 
