@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -38,7 +39,9 @@ def compact(value: object) -> str:
 # the example tests: bargaining's first chance node alone lists 1,000 instances (about 150k characters).
 LONG_VALUE = 2000
 # A list longer than this is data the game needs and no rules text gives (bargaining's 1,000 instances,
-# 159k characters): it is written in full once and not counted against the listing's budget.
+# 159k characters): it is written once and not counted against the listing's budget. Equally likely chance
+# outcomes that differ only in their numbers are written as one template and a table of those numbers
+# (bargaining's list: 19k characters instead of 159k).
 DATA_VALUE = 10_000
 
 
@@ -103,8 +106,8 @@ def render_trajectories(trajectories: Sequence[Trajectory], *, max_steps: int | 
 
 
 def _cost(block: str, before: _Shown, after: _Shown) -> int:
-    """A block's length against the budget: data lists it writes in full for the first time not counted."""
-    return len(block) - sum(len(t) for t in after.texts if len(t) > DATA_VALUE and t not in before.texts)
+    """A block's length against the budget: data lists it writes for the first time not counted."""
+    return len(block) - sum(n for t, n in after.data.items() if t not in before.data)
 
 
 def _steps_that_fit(index: int, traj: Trajectory, steps: int, seen: _Shown, max_chars: int) -> int:
@@ -127,18 +130,45 @@ class _Shown:
 
     texts: dict[str, str] = dataclasses.field(default_factory=dict)
     outcomes: list[tuple[str, list[str]]] = dataclasses.field(default_factory=list)
+    data: dict[str, int] = dataclasses.field(default_factory=dict)  # data lists written: characters used
 
     def copy(self) -> _Shown:
-        return _Shown(dict(self.texts), list(self.outcomes))
+        return _Shown(dict(self.texts), list(self.outcomes), dict(self.data))
 
 
-def _once(text: str, where: str, seen: _Shown) -> str:
+def _once(text: str, where: str, seen: _Shown, written: str | None = None) -> str:
+    """``text``, or the first time a long one appears ``written`` in its place (its table form), or, once
+    written, a reference to where it first appeared."""
     if len(text) <= LONG_VALUE:
         return text
     if text in seen.texts:
         return _fragment("sections/same_list.md", where=seen.texts[text])
     seen.texts[text] = where
-    return text
+    out = text if written is None else written
+    if len(text) > DATA_VALUE:
+        seen.data[text] = len(out)
+    return out
+
+
+_NUMBER = re.compile(r"\d+")
+
+
+def _outcome_table(names: Sequence[str], probability: float) -> str | None:
+    """Equally likely outcomes whose strings differ only in their numbers, as one template (the numbers that
+    vary replaced by ``#``) and a table of those numbers, one row per outcome; ``None`` where the strings do
+    not share one such template or one contains ``#``."""
+    if len(names) < 2 or any("#" in n for n in names):
+        return None
+    skeletons = {tuple(_NUMBER.split(n)) for n in names}
+    if len(skeletons) != 1:
+        return None
+    parts = next(iter(skeletons))
+    numbers = [_NUMBER.findall(n) for n in names]
+    varies = [len({row[i] for row in numbers}) > 1 for i in range(len(parts) - 1)]
+    template = parts[0] + "".join(("#" if v else numbers[0][i]) + parts[i + 1] for i, v in enumerate(varies))
+    rows = "; ".join(" ".join(x for x, v in zip(row, varies) if v) for row in numbers)
+    return _fragment("sections/outcome_table.md", count=len(names), probability=probability,
+                     template=compact(template), rows=rows)
 
 
 def _outcomes_once(outcomes: Sequence[Any], where: str, seen: _Shown) -> str:
@@ -160,7 +190,10 @@ def _outcomes_once(outcomes: Sequence[Any], where: str, seen: _Shown) -> str:
                     return shorter
     if len(text) > LONG_VALUE:
         seen.outcomes.append((where, names))
-    return _once(text, where, seen)
+    table = None
+    if len(text) > DATA_VALUE and len({c.probability for c in outcomes}) == 1:
+        table = _outcome_table(names, outcomes[0].probability)
+    return _once(text, where, seen, table if table is not None and len(table) < len(text) else None)
 
 
 def _clip(text: str) -> str:
@@ -208,7 +241,8 @@ TEMPLATES: tuple[str, ...] = (
     *(f"{_TEST_TEMPLATES}/{kind}.md" for kind in EXAMPLE_TYPES),
     *(f"{_TEST_TEMPLATES}/{name}.md" for name in ("at_initial", "after_actions", "in_game", "at_end", "group",
                                                   "clipped")),
-    "sections/same_list.md", "sections/fewer_outcomes.md", "sections/games_not_shown.md",
+    "sections/same_list.md", "sections/fewer_outcomes.md", "sections/outcome_table.md",
+    "sections/games_not_shown.md",
     "sections/check_error.md",
 )
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from cwm import trajectories
 from cwm.synthesis.render import LONG_VALUE, example_tests, render_trajectories
 
@@ -10,10 +12,50 @@ def test_repeated_long_chance_list_is_written_once_then_referred_to():
     trajs = trajectories.collect("bargaining", 3, seed=0)
     first = trajs[0].steps[0].chance_outcomes
     assert len(first) == 1000
-    text = render_trajectories(trajs, max_chars=None)  # every game listed, the first alone is 160k characters
-    marker = first[500].action_string.replace("\n", "\\n")
-    assert text.count(marker) == 1  # only the first game lists every instance
+    text = render_trajectories(trajs, max_chars=None)  # every game listed
+    assert text.count("(1000 outcomes, each with probability 0.001. Each outcome is the string") == 1
     assert text.count("(the same list as at game 1, step 0)") == 2
+
+
+def _read_table(value: str) -> list[list[object]]:
+    """The outcome list a table-form chance list stands for, read back from the prompt text alone."""
+    import json
+    import re
+
+    found = re.fullmatch(r"\((\d+) outcomes, each with probability (\S+)\. Each outcome is the string (\".*?\") "
+                         r"with the numbers of one row of this table put in place of its `#` signs, in order; "
+                         r"the rows, separated by `;`, are the outcomes in the order listed: (.*)\)", value)
+    assert found is not None, value[:300]
+    template, rows = json.loads(found.group(3)), found.group(4).split("; ")
+    assert len(rows) == int(found.group(1))
+    outcomes = []
+    for row in rows:
+        numbers, pieces = row.split(" "), template.split("#")
+        assert len(numbers) == len(pieces) - 1
+        text = pieces[0] + "".join(n + piece for n, piece in zip(numbers, pieces[1:]))
+        outcomes.append([text, float(found.group(2))])
+    return outcomes
+
+
+def test_equally_likely_instances_are_a_template_and_a_table_that_read_back_exactly():
+    trajs = trajectories.collect("bargaining", 2, seed=0)
+    text = render_trajectories(trajs, max_chars=None)
+    line = next(x for x in text.splitlines() if x.startswith("    chance outcomes: ("))
+    value = line.removeprefix("    chance outcomes: ")
+    expected = [[c.action_string, c.probability] for c in trajs[0].steps[0].chance_outcomes]
+    assert _read_table(value) == expected
+    assert len(value) < len(json.dumps(expected)) / 5  # 19k characters instead of 159k
+    assert "P0 vals" in value and "P1 vals" in value  # numbers every outcome shares stay in the template
+
+
+def test_outcomes_without_one_template_stay_a_list():
+    from cwm.synthesis.render import _outcome_table
+
+    assert _outcome_table(["Roll: 1", "Roll: 2", "Draw: 3"], 1 / 3) is None  # two shapes
+    assert _outcome_table(["Deal #1", "Deal #2"], 0.5) is None  # the marker itself in an outcome
+    assert _outcome_table(["Card 7"], 1.0) is None
+    table = _outcome_table(["a1b2", "a1b3", "a1b10"], 1 / 3)
+    assert table is not None and '"a1b#"' in table and table.endswith("listed: 2; 3; 10)")
 
 
 def test_example_tests_clip_long_values_and_say_so():
