@@ -59,20 +59,36 @@ class HiddenInfo:
       feature: ``(spec, state, player) -> hashable``: the feature at a ground-truth state, for ``player``.
       state_key: merges ground-truth states during exact enumeration (``HistoryResampler``); it must determine
         everything the state does from then on and the feature (``None``: no merging).
+      exact: whether to try exact enumeration at all; ``False`` where the deal alone is far beyond any budget
+        (a shuffled deck), which would only spend ``max_nodes`` expansions per state before the fallback.
     """
 
     description: str
     feature: Feature = others_information
     state_key: StateKey | None = None
+    exact: bool = True
+
+
+_RANKS, _SUITS = "A23456789TJQK", "scdh"
+
+
+def opponent_lowest_card(spec: games.GameSpec, state: pyspiel.State, player: int) -> Hashable:
+    """The lowest card of the (one) opponent's hand, as its own observation shows the hand, in OpenSpiel's
+    card order (spades, clubs, diamonds, hearts; ace low within a suit); ``None`` for an empty hand."""
+    hand = games.observe(spec, state, 1 - player)["hands"][1 - player]
+    return min(hand, key=lambda card: _SUITS.index(card[1]) * 13 + _RANKS.index(card[0])) if hand else None
 
 
 GENERIC = HiddenInfo("the other players' information states (their observations and actions so far)")
 # Games whose hidden information has a smaller name. Quadranto's str() is its whole state (squares, moves,
 # winner), so its states merge by it; the feature is a marginal: the path is too many values to estimate.
+# Gin rummy's opponent hand (10 of some 30 unseen cards) has far too many values for a few hundred draws: its
+# lowest card is a marginal a wrong deal shows (a sampler that deals the lowest unseen cards to the opponent).
 HIDDEN: dict[str, HiddenInfo] = {
     "leduc_poker": HiddenInfo("the opponent's private card", opponent_field("private")),
     "quadranto": HiddenInfo("the opponent's square now", opponent_field("my_square"), state_key=str),
-    "hand_of_war": HiddenInfo("the opponent's hand", opponent_field("my_hand")),
+    "hand_of_war": HiddenInfo("the opponent's hand", opponent_field("my_hand"), exact=False),
+    "gin_rummy": HiddenInfo("the lowest card of the opponent's hand", opponent_lowest_card, exact=False),
 }
 
 
@@ -138,7 +154,7 @@ def true_posterior(spec: games.GameSpec, state: pyspiel.State, player: int, hidd
     def feature(s: pyspiel.State) -> Hashable:
         return hidden.feature(spec, s, player)
 
-    posterior = resampler.posterior(state, player)
+    posterior = resampler.posterior(state, player) if hidden.exact else None
     if posterior is not None:
         return Truth("exact", posterior.distribution(feature))
     if engine_resamples(state.get_game()):

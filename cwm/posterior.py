@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import hashlib
 import math
 from collections import Counter
 from collections.abc import Callable, Hashable
@@ -40,6 +41,11 @@ from planners.gt_resample import HistoryResampler
 
 ResampleHistory = Callable[[list[JSON], int, int], list[str]]
 INVALID = "<invalid>"  # the value of a draw whose replay does not reproduce the player's events
+# A report keeps, per state, the most likely values of p and of q (the rest summed under one entry), each
+# value's text clipped: a feature with a new value at nearly every draw (the generic one of a card game)
+# would otherwise store thousands of long strings per state. The distances use every value all the same.
+SHOWN_VALUES = 20
+SHOWN_CHARS = 200
 
 
 @dataclasses.dataclass(frozen=True)
@@ -49,7 +55,9 @@ class StateCheck:
     Attributes:
       game, step, player: which random game (0-based), how many moves into it, whose information state.
       truth: how the true posterior was found (``cwm.hidden.Truth.method``).
-      p, q: the true posterior and the sampler's frequencies, value (as text) -> probability.
+      p, q: the true posterior and the sampler's frequencies, value (as text) -> probability: the
+        ``SHOWN_VALUES`` most likely values of each, the rest summed under ``"<N other values>"``, a text over
+        ``SHOWN_CHARS`` characters clipped and marked with its length and a hash.
       invalid: draws whose replay did not reproduce the player's events; ``error``: the first one's reason.
       tv, lo, hi: the measured distance and its interval.
     """
@@ -190,8 +198,27 @@ def _check_state(spec: games.GameSpec, state: pyspiel.State, player: int, hidden
     if truth.draws:
         margin += tv_margin(len(set(truth.probabilities) | set(q)) + 1, truth.draws, delta)
     return StateCheck(game_index, len(state.history()), player, truth.method,
-                      {str(v): p for v, p in truth.probabilities.items()}, {str(v): p for v, p in q.items()},
-                      counts[INVALID], error, tv, max(0.0, tv - margin), min(1.0, tv + margin))
+                      shown(truth.probabilities), shown(q), counts[INVALID], error, tv, max(0.0, tv - margin),
+                      min(1.0, tv + margin))
+
+
+def shown(distribution: dict[Hashable, float]) -> dict[str, float]:
+    """A distribution as a report keeps it: its ``SHOWN_VALUES`` most likely values by text (ties in text
+    order), each text clipped to ``SHOWN_CHARS`` characters, and the rest summed under one entry."""
+    ranked = sorted(((_text(v), p) for v, p in distribution.items()), key=lambda vp: (-vp[1], vp[0]))
+    kept = dict(ranked[:SHOWN_VALUES])
+    rest = ranked[SHOWN_VALUES:]
+    if rest:
+        kept[f"<{len(rest)} other values>"] = sum(p for _, p in rest)
+    return kept
+
+
+def _text(value: Hashable) -> str:
+    text = str(value)
+    if len(text) <= SHOWN_CHARS:
+        return text
+    digest = hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:12]
+    return f"{text[:SHOWN_CHARS]}... ({len(text)} characters, sha256 {digest})"
 
 
 def _draw(spec: games.GameSpec, events: list[JSON], player: int, hidden: HiddenInfo,

@@ -1,0 +1,86 @@
+"""The posterior check on gin rummy, whose hidden hand has too many values to estimate: it measures the lowest
+card of the opponent's hand (``cwm.hidden.HIDDEN``), so the real session's inference function (shipped in
+``cwm/data/recordings/real/gin_rummy.jsonl``, run contained) shows no evidence of a wrong belief while a
+mutant that deals the opponent the lowest unseen cards, and passes every reconstruction, is caught; and a
+report keeps a bounded number of short values per state whatever the feature (the generic one takes a new,
+long value at nearly every draw)."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.resources
+import json
+from pathlib import Path
+
+import pytest
+
+from cwm import games
+from cwm.hidden import GENERIC, HIDDEN, hidden_info, opponent_lowest_card
+from cwm.posterior import SHOWN_CHARS, SHOWN_VALUES, information_states, posterior_check, shown
+from cwm.sandbox.sampling import ContainedSampler
+from cwm.synthesis.extract import extract_code
+
+REAL = Path(str(importlib.resources.files("cwm").joinpath("data", "recordings", "real", "gin_rummy.jsonl")))
+SHUFFLE = "    rng.shuffle(pl)\n"  # the real inference's shuffle of the unseen cards it deals to free slots
+
+
+def _real_inference() -> str:
+    """The real session's inference module: the reply to its second request (the first is the world model)."""
+    reply = json.loads(REAL.read_text(encoding="utf-8").splitlines()[1])["response"]["texts"][0]
+    return extract_code(reply, ["resample_history"]).candidates[0]
+
+
+def _check(source: str):
+    with ContainedSampler(source) as sampler:
+        return posterior_check("gin_rummy", sampler, games_played=3, states=4, draws=150, truth_draws=1000, seed=0)
+
+
+def test_gin_rummy_measures_the_lowest_card_of_the_opponents_hand():
+    assert hidden_info("gin_rummy") is HIDDEN["gin_rummy"] and not HIDDEN["gin_rummy"].exact
+    spec = games.resolve("gin_rummy")
+    for _, state in information_states(spec, games_played=2, states=6, seed=1):
+        player = state.current_player()
+        hand = games.observe(spec, state, 1 - player)["hands"][1 - player]
+        order = [r + s for s in "scdh" for r in "A23456789TJQK"]  # OpenSpiel's card ids 0..51
+        assert opponent_lowest_card(spec, state, player) == min(hand, key=order.index)
+        assert "XX" not in hand and len(hand) in (10, 11)
+
+
+@pytest.mark.slow
+def test_the_real_gin_rummy_inference_is_level_with_the_posterior_and_a_sorted_deal_is_not():
+    source = _real_inference()
+    assert source.count(SHUFFLE) == 1
+    real = _check(source)
+    assert real.accuracy == 1.0 and len(real.states) == 4 and {s.truth for s in real.states} == {"engine"}
+    assert real.lo == 0.0 and real.tv < 0.15, real.summary()
+    sorted_deal = _check(source.replace(SHUFFLE, "    pl.sort()\n"))  # the lowest unseen cards, always
+    assert sorted_deal.accuracy == 1.0  # every history still replays: only the belief is wrong
+    assert sorted_deal.lo > 0.3, sorted_deal.summary()
+
+
+def test_a_report_keeps_few_short_values_per_state():
+    long_values = {("x" * 5000 + str(i),): 1 / 500 for i in range(500)}
+    kept = shown(long_values)
+    assert len(kept) == SHOWN_VALUES + 1 and kept["<480 other values>"] == pytest.approx(480 / 500)
+    assert all(len(v) < SHOWN_CHARS + 80 for v in kept)
+    assert len(set(kept)) == len(kept)  # clipped texts stay distinct (length and hash)
+    assert sum(kept.values()) == pytest.approx(1.0)
+    few = {"Ac": 0.5, "2s": 0.25, "As": 0.25}
+    assert shown(few) == {"Ac": 0.5, "2s": 0.25, "As": 0.25}  # nothing left out: unchanged
+
+
+def test_the_generic_feature_on_gin_rummy_gives_a_small_report():
+    """The generic feature (the opponent's whole information state, tens of thousands of characters) takes a
+    new value at nearly every draw of the sampler: each state's p and q still keep at most SHOWN_VALUES
+    entries of clipped text, with the rest summed."""
+    generic = dataclasses.replace(GENERIC, exact=False)  # the deal cannot be enumerated: straight to the engine
+    with ContainedSampler(_real_inference()) as sampler:
+        report = posterior_check("gin_rummy", sampler, games_played=1, states=2, draws=40, truth_draws=60, seed=0,
+                                 hidden=generic)
+    assert len(report.states) == 2 and report.accuracy == 1.0
+    for check in report.states:
+        assert check.q[f"<{40 - SHOWN_VALUES} other values>"] > 0  # every draw a new value: 20 kept, 20 summed
+        assert len(check.p) <= SHOWN_VALUES + 1 and len(check.q) <= SHOWN_VALUES + 1
+        assert all(len(v) < SHOWN_CHARS + 80 for v in [*check.p, *check.q])
+        assert sum(check.p.values()) == pytest.approx(1.0) and sum(check.q.values()) == pytest.approx(1.0)
+    assert len(json.dumps(report.to_json())) < 100_000
