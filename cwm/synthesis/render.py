@@ -38,18 +38,22 @@ def compact(value: object) -> str:
 # Values longer than this (in characters) are shown in full once and referred to afterwards, or clipped in
 # the example tests: bargaining's first chance node alone lists 1,000 instances (about 150k characters).
 LONG_VALUE = 2000
+# A legal-action list longer than this that repeats an earlier one is referred to as well: bargaining offers
+# the same 18 to 36 splits (500 to 1,000 characters) at nearly every step, a third of its listing when
+# written out each time. Shorter lists (a board's free cells) read better in place.
+LONG_ACTIONS = 500
 # A list longer than this is data the game needs and no rules text gives (bargaining's 1,000 instances,
-# 159k characters): it is written once and not counted against the listing's budget. Equally likely chance
-# outcomes that differ only in their numbers are written as one template and a table of those numbers
-# (bargaining's list: 19k characters instead of 159k).
+# 159k characters): equally likely chance outcomes that differ only in their numbers are then written as one
+# template and a table of those numbers (bargaining's list: 19k characters instead of 159k).
 DATA_VALUE = 10_000
 
 
 # The game listing of an initial prompt shows whole games, in order, while it stays within this many
-# characters (data lists, over DATA_VALUE, not counted); a first game longer than that alone is cut at the
-# last step that fits (at least one step is shown). The checks run on every step of every game all the same. The five training games of most
-# registered games fit whole (connect four's: 65k characters); backgammon's are 680k, gin rummy's 1.4M,
-# bargaining's 230k (its first chance node lists 1,000 instances) and hand of war's 116k.
+# characters, a data list included (it costs prompt tokens like any text); a first game longer than that alone
+# is cut at the last step that fits (at least one step is shown). The checks run on every step of every game
+# all the same. The five training games of most registered games fit whole (connect four's: 65k characters);
+# backgammon's are 680k, gin rummy's 1.4M, bargaining's 105k (its first chance node's 1,000 instances, as a
+# table, are 19k of them) and hand of war's 116k.
 EXAMPLE_CHARS = 70_000
 
 
@@ -66,9 +70,8 @@ def listing(trajectories: Sequence[Trajectory], *, max_steps: int | None = None,
     """Every recorded game, step by step: player to act, observations, legal actions, action, rewards.
 
     Each game is cut after ``max_steps`` steps (``None``: none cut); whole games are listed in order while
-    the listing stays within ``max_chars`` characters (``None``: no limit; a list longer than
-    ``DATA_VALUE``, written once, is not counted), and a closing line says which games and how many actions
-    were left out. A long chance-outcome or legal-action list that repeats an
+    the listing stays within ``max_chars`` characters (``None``: no limit), and a closing line says which
+    games and how many actions were left out. A long chance-outcome or legal-action list that repeats an
     earlier one verbatim is written as a reference to where it first appeared, so each such list costs
     prompt tokens once.
     """
@@ -80,7 +83,7 @@ def listing(trajectories: Sequence[Trajectory], *, max_steps: int | None = None,
         steps = len(traj.steps) if max_steps is None else min(max_steps, len(traj.steps))
         trial = seen.copy()
         block = _render_one(i, traj, steps, trial)
-        if max_chars is not None and used + _cost(block, seen, trial) > max_chars:
+        if max_chars is not None and used + len(block) > max_chars:
             if blocks:
                 break
             steps = _steps_that_fit(i, traj, steps, seen, max_chars)
@@ -88,7 +91,7 @@ def listing(trajectories: Sequence[Trajectory], *, max_steps: int | None = None,
             block = _render_one(i, traj, steps, trial)
         blocks.append(block)
         shown.append(steps)
-        seen, used = trial, used + _cost(block, seen, trial) + 2
+        seen, used = trial, used + len(block) + 2
     left = list(trajectories)[len(blocks):]
     if left:
         first, last = len(blocks) + 1, len(trajectories)
@@ -105,18 +108,12 @@ def render_trajectories(trajectories: Sequence[Trajectory], *, max_steps: int | 
     return listing(trajectories, max_steps=max_steps, max_chars=max_chars).text
 
 
-def _cost(block: str, before: _Shown, after: _Shown) -> int:
-    """A block's length against the budget: data lists it writes for the first time not counted."""
-    return len(block) - sum(n for t, n in after.data.items() if t not in before.data)
-
-
 def _steps_that_fit(index: int, traj: Trajectory, steps: int, seen: _Shown, max_chars: int) -> int:
     """The most steps of a game (at least one, at most ``steps``) whose listing fits in ``max_chars``."""
     low, high = 1, steps
     while low < high:
         mid = (low + high + 1) // 2
-        trial = seen.copy()
-        if _cost(_render_one(index, traj, mid, trial), seen, trial) <= max_chars:
+        if len(_render_one(index, traj, mid, seen.copy())) <= max_chars:
             low = mid
         else:
             high = mid - 1
@@ -130,24 +127,20 @@ class _Shown:
 
     texts: dict[str, str] = dataclasses.field(default_factory=dict)
     outcomes: list[tuple[str, list[str]]] = dataclasses.field(default_factory=list)
-    data: dict[str, int] = dataclasses.field(default_factory=dict)  # data lists written: characters used
 
     def copy(self) -> _Shown:
-        return _Shown(dict(self.texts), list(self.outcomes), dict(self.data))
+        return _Shown(dict(self.texts), list(self.outcomes))
 
 
-def _once(text: str, where: str, seen: _Shown, written: str | None = None) -> str:
-    """``text``, or the first time a long one appears ``written`` in its place (its table form), or, once
-    written, a reference to where it first appeared."""
-    if len(text) <= LONG_VALUE:
+def _once(text: str, where: str, seen: _Shown, written: str | None = None, *, long: int = LONG_VALUE) -> str:
+    """``text``, or the first time a long one (over ``long`` characters) appears ``written`` in its place (its
+    table form), or, once written, a reference to where it first appeared."""
+    if len(text) <= long:
         return text
     if text in seen.texts:
         return _fragment("sections/same_list.md", where=seen.texts[text])
     seen.texts[text] = where
-    out = text if written is None else written
-    if len(text) > DATA_VALUE:
-        seen.data[text] = len(out)
-    return out
+    return text if written is None else written
 
 
 _NUMBER = re.compile(r"\d+")
@@ -215,7 +208,7 @@ def _render_one(index: int, traj: Trajectory, shown: int, seen: _Shown) -> str:
         if step.chance_outcomes:
             lines.append(f"    chance outcomes: {_outcomes_once(step.chance_outcomes, where, seen)}")
         else:
-            lines.append(f"    legal actions: {_once(compact(list(step.legal_action_strings)), where, seen)}")
+            lines.append(f"    legal actions: {_once(compact(list(step.legal_action_strings)), where, seen, long=LONG_ACTIONS)}")
         lines.append(f"    action: {step.action_string!r} -> rewards {compact(list(step.rewards))}")
     if len(steps) < len(traj.steps):
         lines.append(f"  ... {len(traj.steps) - len(steps)} more steps not shown")

@@ -55,13 +55,24 @@ def test_a_first_game_longer_than_the_budget_is_cut_at_a_step(backgammon):
     assert tight.shown == (1, 0, 0) and "chance outcomes: [[" in tight.text
 
 
-def test_a_data_list_is_listed_once_and_not_counted_against_the_budget():
+def test_a_data_list_is_listed_once_and_counted_against_the_budget():
     games = trajectories.collect("bargaining", 3, seed=0)
     instances = len(render_trajectories(games[:1], max_steps=1, max_chars=None))
     assert instances > 15_000  # the 1,000 instances (as a table), in the first game's first step
-    shown = listing(games, max_chars=20_000)
-    assert shown.shown[0] == len(games[0].steps) and len(shown.text) > instances  # the whole first game
-    assert len(shown.text) - instances < 20_000 + 2_000
+    whole_first = len(render_trajectories(games[:1], max_chars=None))
+    shown = listing(games, max_chars=whole_first + 100)  # room for the first game, data included, alone
+    assert shown.shown == (len(games[0].steps), 0, 0) and len(shown.text) < whole_first + 200
+    cut = listing(games, max_chars=instances + 100)  # the data and not much more: the first game is cut
+    assert 1 <= cut.shown[0] < len(games[0].steps) and cut.shown[1:] == (0, 0)
+
+
+def test_bargainings_five_training_games_fit_the_default_budget():
+    """Its repeated offer lists are written once per game, so the listing shows every game, the one that ends
+    in an agreement included, with the 1,000 instances, in less than the budget."""
+    train = trajectories.collect("bargaining", 5, seed=0)
+    shown = listing(train)
+    assert shown.shown == tuple(len(t.steps) for t in train) and len(shown.text) <= EXAMPLE_CHARS
+    assert "Agree" in [s.action_string for s in train[-1].steps]
 
 
 def test_example_checks_name_only_listed_states(backgammon):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from cwm import trajectories
-from cwm.synthesis.render import LONG_VALUE, example_tests, render_trajectories
+from cwm.synthesis.render import LONG_ACTIONS, LONG_VALUE, example_tests, render_trajectories
 
 
 def test_repeated_long_chance_list_is_written_once_then_referred_to():
@@ -15,6 +15,20 @@ def test_repeated_long_chance_list_is_written_once_then_referred_to():
     text = render_trajectories(trajs, max_chars=None)  # every game listed
     assert text.count("(1000 outcomes, each with probability 0.001. Each outcome is the string") == 1
     assert text.count("(the same list as at game 1, step 0)") == 2
+
+
+def test_a_repeated_long_legal_action_list_is_referred_to_and_a_short_one_is_not():
+    trajs = trajectories.collect("bargaining", 2, seed=0)
+    text = render_trajectories(trajs, max_chars=None)
+    offers = [x for x in text.splitlines() if x.startswith("    legal actions: ")]
+    written = [x for x in offers if x.startswith('    legal actions: ["')]
+    assert len(offers) == sum(len(t.steps) - 1 for t in trajs)  # every step but the chance node
+    assert len(written) == len(set(written)) < len(offers) / 3  # each distinct list once
+    assert all(len(x) > LONG_ACTIONS for x in written)
+    first = next(i for i, x in enumerate(offers) if "Agree" in x)
+    assert offers[first + 1] == f"    legal actions: (the same list as at game 1, step {first + 1})"
+    # tic-tac-toe's free cells repeat only across games and stay under the threshold: written in place
+    assert "the same list as" not in render_trajectories(trajectories.collect("tic_tac_toe", 5, seed=0))
 
 
 def _read_table(value: str) -> list[list[object]]:
