@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from cwm import games
+from cwm.text import counted
 from cwm.types import JSON
 
 SYNTHESIS_KEYS = ("solved", "llm_calls", "train_accuracy", "test_accuracy", "train_by_type", "test_by_type",
@@ -93,7 +94,7 @@ def markdown(report: dict[str, Any]) -> list[str]:
 
 def _stage(what: str, accuracy: str, s: dict[str, Any]) -> list[str]:
     test = "n/a" if s["test_accuracy"] is None else f"{s['test_accuracy']:.4f}"
-    return [f"- {what}: {'solved' if s['solved'] else 'not solved'} after {s['llm_calls']} LLM calls "
+    return [f"- {what}: {'solved' if s['solved'] else 'not solved'} after {counted(s['llm_calls'], 'LLM call')} "
             f"(cost ${s['cost_usd'] or 0:.4f}{_possibly_paid(s)}); {accuracy}: train {s['train_accuracy']:.4f}, "
             f"held-out test {test}"]
 

@@ -26,6 +26,7 @@ from cwm.bundle_policy import ENCODER_FILE, save_policy
 from cwm.cost import RAY_CORES, duration
 from cwm.ppo_seeds import EnvSource, train_seeds
 from cwm.ppo_train import CHECKPOINT, TrainConfig, TrainResult, time_update
+from cwm.text import counted
 from cwm.types import JSON
 
 
@@ -58,8 +59,8 @@ class TrainingEstimate:
         if not self.updates_left:
             return ["cost estimate: every seed's checkpoint is complete; nothing left to train"]
         ray = ", ".join(f"{n} cores {duration(self.cpu_s / max(1, min(n, self.seeds_left)))}" for n in RAY_CORES)
-        return [f"cost estimate: {duration(self.update_s)} per update; {self.updates_left} updates left over "
-                f"{self.seeds_left} seeds",
+        return [f"cost estimate: {duration(self.update_s)} per update; {counted(self.updates_left, 'update')} left over "
+                f"{counted(self.seeds_left, 'seed')}",
                 f"  CPU {duration(self.cpu_s)}, wall {duration(self.wall_s)} on {self.workers} workers here "
                 f"(on a Ray cluster: {ray}); evaluations not counted"]
 

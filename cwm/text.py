@@ -6,6 +6,7 @@ can hold characters that break the files and terminals it reaches: a lone surrog
 UTF-8, so writing it crashes (and a resumed run that reads it back crashes again); control characters and
 ANSI escape sequences rewrite a terminal or forge lines of output; a megabyte message floods every report.
 ``clean`` neutralises all of them and is idempotent, so cleaning at every boundary costs nothing twice.
+``counted`` writes a count with its noun ("1 LLM call", "2 LLM calls") for reports.
 """
 
 from __future__ import annotations
@@ -103,3 +104,8 @@ _PLAIN = frozenset({int, float, bool, type(None)})  # nothing to clean in them
 
 
 __all__ = ["DEFAULT_LIMIT", "REPLACEMENT", "clean", "clean_json", "without_surrogates"]
+
+
+def counted(n: int, noun: str) -> str:
+    """``n`` and ``noun``, the noun plural (an ``s`` added) unless ``n`` is 1: "1 LLM call", "3 seeds"."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

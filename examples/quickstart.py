@@ -20,6 +20,7 @@ from cwm import arena, bundle, pipeline
 from cwm.arena import report as arena_report
 from cwm.llm import make_client
 from cwm.synthesis import synthesize_world_model
+from cwm.text import counted
 from planners import MCTS, SearchConfig
 from planners.specs import Settings
 
@@ -38,7 +39,7 @@ print(f"game: {GAME}; LLM: {LLM}; writing under {WORK}")
 # %%
 run_dir = WORK / "synthesis"
 result = synthesize_world_model(GAME, llm=make_client(LLM, run_dir=run_dir), run_dir=run_dir, num_test=4)
-print(f"solved: {result.solved} after {result.llm_calls} LLM calls; "
+print(f"solved: {result.solved} after {counted(result.llm_calls, 'LLM call')}; "
       f"train accuracy {result.train_accuracy:.3f}, test accuracy {result.test_accuracy:.3f}")
 bundle_dir = WORK / "bundle"
 if not (bundle_dir / "manifest.json").is_file():

@@ -13,6 +13,7 @@ from cwm.synthesis.engine import Engine
 from cwm.synthesis.inference_target import VIEW_CHARS
 from cwm.synthesis.render import EXAMPLE_CHARS
 from cwm.synthesis.report import possibly_paid
+from cwm.text import counted
 from cwm.types import UsageError
 
 
@@ -206,7 +207,7 @@ def cmd_synthesize(args: argparse.Namespace) -> int:
             max_steps_shown=args.max_steps_shown, max_example_chars=args.max_example_chars or EXAMPLE_CHARS,
             isolate=not args.no_sandbox, progress=progress))
     test = "n/a" if result.test_accuracy is None else f"{result.test_accuracy:.4f}"
-    print(f"{result.game}: {'solved' if result.solved else 'not solved'} after {result.llm_calls} LLM calls; "
+    print(f"{result.game}: {'solved' if result.solved else 'not solved'} after {counted(result.llm_calls, 'LLM call')}; "
           f"transition accuracy train {result.train_accuracy:.4f}, test {test}; cost ${result.cost_usd:.4f}"
           f"{possibly_paid(result)}")
     print(f"best program: {out / 'best_program.py'}; summary: {out / 'summary.md'}; plot: {out / 'accuracy.png'}")
@@ -229,7 +230,7 @@ def _inference(args: argparse.Namespace, spec: games.GameSpec, llm: Any, out: Pa
             max_example_chars=args.max_example_chars or VIEW_CHARS))
     test = "n/a" if result.test_accuracy is None else f"{result.test_accuracy:.4f}"
     print(f"{result.game} ({result.target}, {deck} deck): {'solved' if result.solved else 'not solved'} after "
-          f"{result.llm_calls} LLM calls; inference accuracy train {result.train_accuracy:.4f}, test {test}; "
+          f"{counted(result.llm_calls, 'LLM call')}; inference accuracy train {result.train_accuracy:.4f}, test {test}; "
           f"cost ${result.cost_usd:.4f}{possibly_paid(result)}")
     print(f"best program: {out / 'best_program.py'}; summary: {out / 'summary.md'}")
     return 0
@@ -250,7 +251,7 @@ def _value(args: argparse.Namespace, spec: games.GameSpec, llm: Any, out: Path, 
             progress=progress, tournament_progress=not args.quiet))
     synthesis = result.synthesis
     print(f"{synthesis.game} (value): {len(result.played)} candidate(s) passed their checks after "
-          f"{synthesis.llm_calls} LLM calls; cost ${synthesis.cost_usd:.4f}{possibly_paid(synthesis)}")
+          f"{counted(synthesis.llm_calls, 'LLM call')}; cost ${synthesis.cost_usd:.4f}{possibly_paid(synthesis)}")
     if result.tournament is None:
         print(f"no candidate passed every value check; {result.bundle} is unchanged (see {out / 'summary.md'})")
         return 1
@@ -270,7 +271,7 @@ def _encoder(args: argparse.Namespace, spec: games.GameSpec, llm: Any, out: Path
             isolate=not args.no_sandbox, progress=progress))
     synthesis = result.synthesis
     print(f"{synthesis.game} (encoder): {'an encoder passed every check' if result.encoder else 'no encoder passed'} "
-          f"after {synthesis.llm_calls} LLM calls; cost ${synthesis.cost_usd:.4f}{possibly_paid(synthesis)}")
+          f"after {counted(synthesis.llm_calls, 'LLM call')}; cost ${synthesis.cost_usd:.4f}{possibly_paid(synthesis)}")
     if result.encoder is None:
         print(f"{result.bundle} is unchanged (see {out / 'summary.md'})")
         return 1

@@ -10,6 +10,7 @@ import pytest
 
 from cwm import pipeline
 from cwm.cli import main
+from cwm.text import counted
 
 SMALL = ["--num-test", "4", "--matches", "2", "--sims", "30", "--rollouts", "1", "--executor", "local:2",
          "--quiet"]
@@ -64,4 +65,4 @@ def test_the_bundle_plays_random_and_gt_ismcts_with_no_forfeit(hidden_run):
     assert on_policy["inference_accuracy"] == 1.0
     md = (out / "report.md").read_text()
     game = hidden_run[0]
-    assert f"inference function (open deck): solved after {_calls(game)['inference']} LLM calls" in md and "| cwm | gt-ismcts | all | 4 |" in md
+    assert f"inference function (open deck): solved after {counted(_calls(game)['inference'], 'LLM call')}" in md and "| cwm | gt-ismcts | all | 4 |" in md
