@@ -123,11 +123,17 @@ def api_block(functions: Sequence[ContractFunction] = WORLD_MODEL_API) -> str:
 # ---------------------------------------------------------------------------------------------------
 # Loading
 
+# The names checked modules run under, in a sandbox child and in this process alike, so that a failure
+# report (its tracebacks and error messages) reads the same wherever the check ran.
+CANDIDATE_MODULE = "cwm_model"  # the candidate being checked (a world model, or what stands beside one)
+WORLD_MODEL_MODULE = "cwm_world_model"  # the world model an inference or value candidate is checked in
+ENCODER_MODULE = "cwm_encoder"  # an observation encoder beside a world model (PPO training)
+
 
 def load_source(
     source: str,
     *,
-    name: str = "cwm_model",
+    name: str = CANDIDATE_MODULE,
     api: Sequence[ContractFunction] = WORLD_MODEL_API,
     gate: bool = True,
 ) -> types.ModuleType:
@@ -135,7 +141,8 @@ def load_source(
 
     Args:
       source: the module's Python source.
-      name: the module name (shown in tracebacks).
+      name: the module name (shown in tracebacks, which quote its source lines: the lines of the module last
+        loaded under a name are what tracebacks through that name show, as in a sandbox child).
       api: the functions the module must define.
       gate: run the sandbox's static gate first (forbidden imports and names) and execute the module with
         the sandbox's restricted builtins (no ``open``/``eval``/``getattr``..., an ``__import__`` limited
@@ -155,6 +162,9 @@ def load_source(
         code = compile(source, f"<{name}>", "exec")
     except SyntaxError as e:
         raise ModelLoadError(f"{name}: syntax error at line {e.lineno}: {e.msg}") from e
+    from cwm.sandbox.layers import remember_source
+
+    remember_source(f"<{name}>", source)
     module = types.ModuleType(name)
     module.__dict__["__source__"] = source
     if gate:  # the same restricted builtins and guarded __import__ as in a sandbox child

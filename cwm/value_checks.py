@@ -24,7 +24,7 @@ from typing import Any
 
 from cwm import values
 from cwm.check_report import Tally
-from cwm.contract import VALUE_API
+from cwm.contract import VALUE_API, WORLD_MODEL_MODULE
 from cwm.model import MODEL_ERRORS, Guard, WorldModel, direct_guard, model_traceback
 from cwm.model_state import ModelState
 from cwm.types import JSON, CheckFailure, CheckReport, ModelContractError, Trajectory
@@ -168,9 +168,9 @@ def check_value_job(module: types.ModuleType, payload: dict[str, Any]) -> JSON:
 
     to_json = _REPORT_JSON
     require(module, VALUE_API)
-    world = load_extra(payload["model_source"], "cwm_world_model")
+    world = load_extra(payload["model_source"], WORLD_MODEL_MODULE)
     require(world)
-    model = WorldModel(world, name="world_model", guard=_guard)
+    model = WorldModel(world, name=WORLD_MODEL_MODULE, guard=_guard)
     lo, hi = payload["utility"]
     report = run_value_checks(model, vars(module)["get_value"], payload["trajectories"], utility=(float(lo), float(hi)),
                               call_s=float(payload["call_s"]), guard=_guard,

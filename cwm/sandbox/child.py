@@ -22,6 +22,7 @@ import sys
 import traceback
 from typing import Any
 
+from cwm.contract import CANDIDATE_MODULE
 from cwm.sandbox import layers as layers
 from cwm.sandbox.gate import static_gate
 from cwm.types import JSON, ModelLoadError
@@ -233,11 +234,11 @@ def open_candidate(child: _Child, request: dict[str, Any]) -> tuple[Any, dict[st
     source = request["source"]
     if request["gate"] and not request.get("gate_cached"):
         _gate(source)
-    code = _compile(source, "cwm_model")
+    code = _compile(source, CANDIDATE_MODULE)
     before = layers.baseline()
     layers.install_seccomp()  # before the audit hook, which refuses ctypes
     layers.install_audit_hook()
-    return _exec(child, code, "cwm_model", source), before
+    return _exec(child, code, CANDIDATE_MODULE, source), before
 
 
 def load_extra(source: str, name: str) -> Any:
@@ -269,7 +270,7 @@ def _compile(source: str, name: str) -> Any:
 
 def _exec(child: _Child, code: Any, name: str, source: str) -> Any:
     try:
-        label = "the module body" if name == "cwm_model" else f"the module body of {name}"
+        label = "the module body" if name == CANDIDATE_MODULE else f"the module body of {name}"
         return child.guard(layers.exec_module, code, name, source, label=label)
     except Abort:
         raise

@@ -19,6 +19,7 @@ from cwm.contract import (
     INFERENCE_API,
     STATE_INFERENCE_API,
     VALUE_API,
+    WORLD_MODEL_MODULE,
     missing_functions,
     resampler,
 )
@@ -125,7 +126,7 @@ def check_inference(module: types.ModuleType, payload: dict[str, Any]) -> JSON:
     require(module, INFERENCE_API)
     world = module
     if payload.get("model_source"):
-        world = load_extra(payload["model_source"], "cwm_world_model")
+        world = load_extra(payload["model_source"], WORLD_MODEL_MODULE)
     require(world)
     model = WorldModel(world, name=world.__name__, guard=_guard)
     limit = payload.get("max_failures_per_type", 20)

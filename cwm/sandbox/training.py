@@ -24,7 +24,7 @@ import numpy as np
 
 from cwm import values
 from cwm.codec import ActionCodec
-from cwm.contract import ENCODER_API
+from cwm.contract import ENCODER_API, ENCODER_MODULE
 from cwm.model import WorldModel
 from cwm.ppo_env import EnvError, EnvStep, VectorEnv
 from cwm.sandbox.child import load_extra
@@ -48,7 +48,7 @@ def env_session(module: types.ModuleType, payload: dict[str, Any]) -> Callable[[
     model = WorldModel(module, name=str(payload["name"]), codec=ActionCodec.from_table(
         codec["table"], num_distinct_actions=codec["num_distinct_actions"],
         max_chance_outcomes=codec["max_chance_outcomes"], prefixed=codec["prefixed"]))
-    encoder = load_extra(payload["encoder"], "cwm_encoder")
+    encoder = load_extra(payload["encoder"], ENCODER_MODULE)
     require(encoder, ENCODER_API)
     return _Server(model, vars(encoder)["encode"]).answer
 

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from cwm import model as cwm_model
-from cwm.contract import ENCODER_API
+from cwm.contract import CANDIDATE_MODULE, ENCODER_API
 from cwm.encoder_checks import (
     DEFAULT_CALL_S,
     ENCODER_JOB,
@@ -91,7 +91,7 @@ def _in_process(source: str, games: list[Trajectory], call_s: float) -> CheckRep
     from planners.budget import call_budget
 
     try:
-        module = cwm_model.load_source(source, name="candidate", api=ENCODER_API)
+        module = cwm_model.load_source(source, name=CANDIDATE_MODULE, api=ENCODER_API)
     except ModelLoadError as e:
         return error_report(f"load failed: {e}")
     guard, encode = call_budget(max(10 * call_s, 0.5)), module.encode

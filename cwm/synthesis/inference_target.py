@@ -18,7 +18,14 @@ import prompts
 from cwm import model as cwm_model
 from cwm import trajectories, values
 from cwm.check_report import merge
-from cwm.contract import INFERENCE_API, STATE_INFERENCE_API, WORLD_MODEL_API, resampler
+from cwm.contract import (
+    CANDIDATE_MODULE,
+    INFERENCE_API,
+    STATE_INFERENCE_API,
+    WORLD_MODEL_API,
+    WORLD_MODEL_MODULE,
+    resampler,
+)
 from cwm.inference_checks import run_inference_checks
 from cwm.random_play import random_play_checks
 from cwm.sandbox import ALLOWED_IMPORTS
@@ -217,15 +224,15 @@ def _in_process(source: str, views: list[ClosedTrajectory], world_model: str | N
     from planners.budget import call_budget
 
     try:
-        candidate = cwm_model.load_source(source, name="candidate",
+        candidate = cwm_model.load_source(source, name=CANDIDATE_MODULE,
                                           api=STATE_INFERENCE_API if kind == "state" else INFERENCE_API)
-        world = candidate if world_model is None else cwm_model.load_source(world_model, name="world_model")
+        world = candidate if world_model is None else cwm_model.load_source(world_model, name=WORLD_MODEL_MODULE)
         if world_model is None:
-            cwm_model.load_source(source, name="candidate_model")  # the world-model API is there too
+            cwm_model.load_source(source, name=CANDIDATE_MODULE)  # the world-model API is there too
     except ModelLoadError as e:
         return error_report(f"load failed: {e}")
     guard = call_budget(2.0)
-    model = cwm_model.WorldModel(world, name="candidate", guard=guard)
+    model = cwm_model.WorldModel(world, name=world.__name__, guard=guard)
     found, resample = ("state", candidate.resample_state) if kind == "state" else resampler(candidate)
     report = run_inference_checks(model, resample, views, terminal=world_model is None, guard=guard,  # type: ignore[arg-type]
                                   kind=found)

@@ -16,6 +16,7 @@ import prompts
 from cwm import model as cwm_model
 from cwm import values
 from cwm.checks import run_checks
+from cwm.contract import CANDIDATE_MODULE
 from cwm.model import ContractFunction
 from cwm.sandbox import ALLOWED_IMPORTS
 from cwm.synthesis import render
@@ -111,10 +112,10 @@ def world_model_checker(train: Sequence[Trajectory], *, sandbox: Any = None, lim
 
 def _check_in_process(source: str, trajs: list[Trajectory]) -> CheckReport:
     try:
-        module = cwm_model.load_source(source, name="candidate")
+        module = cwm_model.load_source(source, name=CANDIDATE_MODULE)
     except ModelLoadError as e:
         return error_report(f"load failed: {e}")
-    return run_checks(cwm_model.WorldModel(module, name="candidate", guard=call_budget(2.0)), trajs)
+    return run_checks(cwm_model.WorldModel(module, name=CANDIDATE_MODULE, guard=call_budget(2.0)), trajs)
 
 
 def nest_headings(markdown: str, *, levels: int = 2) -> str:

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from cwm import model as cwm_model
-from cwm.contract import VALUE_API
+from cwm.contract import CANDIDATE_MODULE, VALUE_API, WORLD_MODEL_MODULE
 from cwm.sandbox import ALLOWED_IMPORTS
 from cwm.synthesis.target import Checker, PromptSet, Target, nest_headings
 from cwm.types import CheckReport, ModelLoadError, Trajectory, error_report
@@ -83,11 +83,11 @@ def _in_process(source: str, world_model: str, games: list[Trajectory], utility:
     from planners.budget import call_budget
 
     try:
-        module = cwm_model.load_source(source, name="candidate", api=VALUE_API)
-        world = cwm_model.load_source(world_model, name="world_model")
+        module = cwm_model.load_source(source, name=CANDIDATE_MODULE, api=VALUE_API)
+        world = cwm_model.load_source(world_model, name=WORLD_MODEL_MODULE)
     except ModelLoadError as e:
         return error_report(f"load failed: {e}")
-    model = cwm_model.WorldModel(world, name="world_model", guard=call_budget(2.0))
+    model = cwm_model.WorldModel(world, name=WORLD_MODEL_MODULE, guard=call_budget(2.0))
     return run_value_checks(model, module.get_value, games, utility=utility, call_s=call_s,
                             guard=call_budget(max(10 * call_s, 0.5)))
 

@@ -160,5 +160,7 @@ def test_the_shipped_recordings_prefer_a_real_session_to_a_scripted_demo(tmp_pat
         assert imperfect.recording_path(game, "open") == shipped / "real" / f"{game}.jsonl"
         assert imperfect.recording_path(game, "closed") == shipped / "real" / "closed" / f"{game}.jsonl"
         assert imperfect.recording_path(game, "open", str(shipped)) == shipped / f"{game}.jsonl"
-    assert imperfect.recording_path("bargaining", "open") == shipped / "bargaining.jsonl"  # none ships: no real one
-    assert not imperfect.recording_path("bargaining", "open").exists()
+    # every registered game ships a real session; a user's game ships none: the scripted folder's path
+    assert imperfect.recording_path("kuhn_poker", "open") == shipped / "kuhn_poker.jsonl"
+    assert not imperfect.recording_path("kuhn_poker", "open").exists()
+    assert imperfect.recording_path("bargaining", "closed") == shipped / "real" / "closed" / "bargaining.jsonl"

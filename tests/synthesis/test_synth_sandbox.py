@@ -29,3 +29,26 @@ def test_in_process_checks_run_under_the_call_budget(train: list) -> None:
     report = world_model_checker(train[:1])(source)
     assert not report.all_passed and report.pass_rate == 0.0
     assert "ran longer than its time budget of 2.0 s" in " ".join(f.render() for f in report.failures)
+
+
+def test_a_failure_report_reads_the_same_in_the_sandbox_and_in_process(train: list) -> None:
+    """The LLM's feedback may not depend on where a check ran: the module name, the error message and the
+    traceback (quoting the model's own raising line) are the same, so a session recorded with sandboxed checks
+    replays with in-process ones (a real bargaining session's second prompt showed a traceback that did not)."""
+    from synth_helpers import program
+
+    from cwm.sandbox import Sandbox
+    from cwm.synthesis.render import first_failure_per_type, render_failures
+    from cwm.synthesis.target import world_model_checker
+
+    good = program("correct")
+    line = '    row, col = int(action[2]), int(action[4])\n'
+    assert good.count(line) == 1
+    broken = good.replace(line, line + '    if action == "x(1,1)":\n        raise ValueError("centre taken")\n')
+    with Sandbox() as box:
+        contained = world_model_checker(train, sandbox=box)(broken)
+    in_process = world_model_checker(train)(broken)
+    texts = [render_failures(r, first_failure_per_type(r)) for r in (contained, in_process)]
+    assert texts[0] == texts[1], texts
+    assert 'File "<cwm_model>", line 42, in apply_action\n        raise ValueError("centre taken")' in texts[0]
+    assert "ValueError: centre taken" in texts[0] and contained.pass_rate == in_process.pass_rate < 1.0
