@@ -41,6 +41,7 @@ from cwm.llm.batch_texts import export_pending, import_answers
 from cwm.synthesis import SynthesisResult, synthesize_world_model
 from cwm.synthesis.inference import synthesize_inference
 from cwm.synthesis.store import ResumeError
+from cwm.text import counted
 
 HOW = ("answered through cwm's batch client: each reply written by the named model from the request's text "
        "alone (no files, no tools, no feedback but cwm's next prompt), briefed by experiments/answering_brief.md")
@@ -149,7 +150,7 @@ def _record_and_verify(game: str, work: Path, args: argparse.Namespace) -> int:
                   "solved": all(r.solved for r in first.values()), "seed": args.seed,
                   "prompt_hashes": {k: v for r in first.values() for k, v in r.prompt_hashes.items()}}
     (work / "provenance.json").write_text(json.dumps(provenance, indent=2) + "\n", encoding="utf-8")
-    print(f"recorded and verified: {recording} ({calls} calls, replays to the same best program); "
+    print(f"recorded and verified: {recording} ({counted(calls, 'call')}, replays to the same best program); "
           f"provenance: {work / 'provenance.json'}")
     return 0
 

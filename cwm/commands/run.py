@@ -6,6 +6,7 @@ import argparse
 
 from cwm import pipeline
 from cwm.commands.arena import add_cost_flag
+from cwm.text import counted
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -51,12 +52,12 @@ def cmd_run(args: argparse.Namespace) -> int:
                           yes=args.yes)
     s = report["synthesis"]
     test = "n/a" if s["test_accuracy"] is None else f"{s['test_accuracy']:.4f}"
-    print(f"{report['game']}: synthesis {'solved' if s['solved'] else 'not solved'} in {s['llm_calls']} calls "
+    print(f"{report['game']}: synthesis {'solved' if s['solved'] else 'not solved'} in {counted(s['llm_calls'], 'call')} "
           f"(train {s['train_accuracy']:.4f}, test {test}); LLM: {report['llm']}")
     inference = report["inference"]
     if inference is not None:
         test = "n/a" if inference["test_accuracy"] is None else f"{inference['test_accuracy']:.4f}"
-        print(f"  inference {'solved' if inference['solved'] else 'not solved'} in {inference['llm_calls']} calls "
+        print(f"  inference {'solved' if inference['solved'] else 'not solved'} in {counted(inference['llm_calls'], 'call')} "
               f"(train {inference['train_accuracy']:.4f}, test {test})")
     for row in report["arena"]:
         if row["seat"] == "all":
