@@ -39,8 +39,8 @@ def compact(value: object) -> str:
 # the example tests: bargaining's first chance node alone lists 1,000 instances (about 150k characters).
 LONG_VALUE = 2000
 # A legal-action list longer than this that repeats an earlier one is referred to as well: bargaining offers
-# the same 18 to 36 splits (500 to 1,000 characters) at nearly every step, a third of its listing when
-# written out each time. Shorter lists (a board's free cells) read better in place.
+# the same 16 to 36 splits and `Agree` (665 to 1,485 characters) at nearly every step, a third of its listing
+# when written out each time. Shorter lists (a board's free cells) read better in place.
 LONG_ACTIONS = 500
 # A list longer than this is data the game needs and no rules text gives (bargaining's 1,000 instances,
 # 159k characters): equally likely chance outcomes that differ only in their numbers are then written as one
