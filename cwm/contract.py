@@ -4,6 +4,7 @@ prompt), and loading model source into a module through the sandbox's static gat
 from __future__ import annotations
 
 import dataclasses
+import re
 import sys
 import types
 from collections.abc import Sequence
@@ -129,6 +130,15 @@ CANDIDATE_MODULE = "cwm_model"  # the candidate being checked (a world model, or
 WORLD_MODEL_MODULE = "cwm_world_model"  # the world model an inference or value candidate is checked in
 ENCODER_MODULE = "cwm_encoder"  # an observation encoder beside a world model (PPO training)
 
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+def source_lines(source: str) -> list[str]:
+    """A module's lines, with their ends, as the compiler numbers them: only ``\n``, ``\r\n`` and ``\r`` end
+    a line (``str.splitlines`` also breaks at ``\f``, ``\x1c``, ``\u2028``... and would shift every line after
+    one, so a traceback would quote the wrong code)."""
+    return _LINE.findall(source)
+
 
 def load_source(
     source: str,
@@ -141,8 +151,8 @@ def load_source(
 
     Args:
       source: the module's Python source.
-      name: the module name (shown in tracebacks, which quote its source lines: the lines of the module last
-        loaded under a name are what tracebacks through that name show, as in a sandbox child).
+      name: the module name (shown in tracebacks; ``cwm.model.model_traceback`` quotes each frame's line
+        from the module's own source, kept as ``__source__``).
       api: the functions the module must define.
       gate: run the sandbox's static gate first (forbidden imports and names) and execute the module with
         the sandbox's restricted builtins (no ``open``/``eval``/``getattr``..., an ``__import__`` limited
@@ -162,9 +172,6 @@ def load_source(
         code = compile(source, f"<{name}>", "exec")
     except SyntaxError as e:
         raise ModelLoadError(f"{name}: syntax error at line {e.lineno}: {e.msg}") from e
-    from cwm.sandbox.layers import remember_source
-
-    remember_source(f"<{name}>", source)
     module = types.ModuleType(name)
     module.__dict__["__source__"] = source
     if gate:  # the same restricted builtins and guarded __import__ as in a sandbox child

@@ -9,6 +9,9 @@ legality, keeps terminal states still, validates chance distributions and return
 from __future__ import annotations
 
 import functools
+import linecache
+import threading
+import traceback
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -22,6 +25,7 @@ from cwm.contract import (
     ContractFunction,
     api_block,
     load_source,
+    source_lines,
 )
 from cwm.model_state import DECODED_LIMIT, ModelState
 from cwm.types import ModelContractError
@@ -170,13 +174,47 @@ def describe_error(e: BaseException) -> str:
     return f"{name}: {', '.join(values.describe(a) for a in args)}"
 
 
+_LINES = threading.Lock()  # model_traceback lends linecache a module's own lines while it formats
+
+
 def model_traceback(e: BaseException, *, limit: int = 6) -> str:
     """The frames of ``e``'s traceback from the model's own code on (its modules compile as ``<name>``: the
     library's frames that called it are left out), at most the last ``limit``, and its description
-    (``describe_error``), formatted without calling anything the model defined."""
-    import traceback
+    (``describe_error``), formatted without calling anything the model defined.
 
-    frames = traceback.extract_tb(e.__traceback__)
-    first = next((i for i, f in enumerate(frames) if f.filename.startswith("<")), 0)
-    return "".join(traceback.format_list(frames[first:][-limit:])) + describe_error(e) + "\n"
+    Each model frame quotes its line from its own module's source (``__source__``, kept by the loader), so a
+    traceback reads the same in a sandbox child and in this process, where another module may have been
+    loaded under the same name since.
+    """
+    sources = _frame_sources(e.__traceback__)
+    with _LINES:
+        saved = {name: linecache.cache.get(name) for name in sources}
+        try:
+            for name, source in sources.items():
+                linecache.cache[name] = (len(source), None, source_lines(source), name)
+            frames = traceback.extract_tb(e.__traceback__)
+            first = next((i for i, f in enumerate(frames) if f.filename.startswith("<")), 0)
+            text = "".join(traceback.format_list(frames[first:][-limit:]))
+        finally:
+            for name, entry in saved.items():
+                if entry is None:
+                    linecache.cache.pop(name, None)
+                else:
+                    linecache.cache[name] = entry
+    return text + describe_error(e) + "\n"
+
+
+def _frame_sources(tb: Any) -> dict[str, str]:
+    """Filename -> source of the model modules (``<name>``) in a traceback, from each frame's module globals
+    (a plain ``str`` only: the first frame of a filename decides)."""
+    found: dict[str, str] = {}
+    while tb is not None:
+        frame = tb.tb_frame
+        name = frame.f_code.co_filename
+        if name.startswith("<") and name not in found:
+            source = frame.f_globals.get("__source__")
+            if type(source) is str:
+                found[name] = source
+        tb = tb.tb_next
+    return found
 

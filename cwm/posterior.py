@@ -35,6 +35,7 @@ import pyspiel
 
 from cwm import games
 from cwm.hidden import HiddenInfo, Truth, hidden_info, replay, true_posterior
+from cwm.text import counted
 from cwm.types import JSON
 from planners.cwm_agent import HistoryTracker
 from planners.gt_resample import HistoryResampler
@@ -204,12 +205,17 @@ def _check_state(spec: games.GameSpec, state: pyspiel.State, player: int, hidden
 
 def shown(distribution: dict[Hashable, float]) -> dict[str, float]:
     """A distribution as a report keeps it: its ``SHOWN_VALUES`` most likely values by text (ties in text
-    order), each text clipped to ``SHOWN_CHARS`` characters, and the rest summed under one entry."""
-    ranked = sorted(((_text(v), p) for v, p in distribution.items()), key=lambda vp: (-vp[1], vp[0]))
+    order; values with the same text are one, their probabilities summed), each text clipped to
+    ``SHOWN_CHARS`` characters, and the rest summed under one entry."""
+    by_text: dict[str, float] = {}
+    for value, p in distribution.items():
+        text = _text(value)
+        by_text[text] = by_text.get(text, 0.0) + p
+    ranked = sorted(by_text.items(), key=lambda vp: (-vp[1], vp[0]))
     kept = dict(ranked[:SHOWN_VALUES])
     rest = ranked[SHOWN_VALUES:]
     if rest:
-        kept[f"<{len(rest)} other values>"] = sum(p for _, p in rest)
+        kept[f"<{counted(len(rest), 'other value')}>"] = sum(p for _, p in rest)
     return kept
 
 

@@ -103,9 +103,9 @@ def clean_json(value: Any, *, limit: int | None = DEFAULT_LIMIT, multiline: bool
 _PLAIN = frozenset({int, float, bool, type(None)})  # nothing to clean in them
 
 
-__all__ = ["DEFAULT_LIMIT", "REPLACEMENT", "clean", "clean_json", "without_surrogates"]
-
-
 def counted(n: int, noun: str) -> str:
     """``n`` and ``noun``, the noun plural (an ``s`` added) unless ``n`` is 1: "1 LLM call", "3 seeds"."""
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+__all__ = ["DEFAULT_LIMIT", "REPLACEMENT", "clean", "clean_json", "counted", "without_surrogates"]

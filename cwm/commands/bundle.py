@@ -73,13 +73,13 @@ def describe(bundle: Bundle) -> str:
     inference: Any = prov.get("inference")
     if isinstance(inference, dict):
         lines.append(f"  inference (at synthesis): train {inference.get('train_accuracy')}, test "
-                     f"{inference.get('test_accuracy')}, {inference.get('llm_calls')} LLM calls")
+                     f"{inference.get('test_accuracy')}, LLM calls: {inference.get('llm_calls')}")
     if bundle.inference_report is not None:
         lines.append(f"  inference load check: {bundle.inference_report.summary().splitlines()[0]}")
     value: Any = prov.get("value")
     if isinstance(value, dict):
         lines.append(f"  value (tournament): winner {value.get('winner') or 'rollouts (no value.py kept)'}, "
-                     f"{value.get('llm_calls')} LLM calls")
+                     f"LLM calls: {value.get('llm_calls')}")
     if bundle.value_report is not None:
         lines.append(f"  value load check: {bundle.value_report.summary().splitlines()[0]}")
     if bundle.policy is not None:

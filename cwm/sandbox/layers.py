@@ -25,6 +25,7 @@ import sys
 import types
 from typing import Any
 
+from cwm.contract import source_lines
 from cwm.sandbox.imports import make_importer
 from cwm.sandbox.names import ALLOWED_IMPORTS, ALLOWED_SUBMODULES, FORBIDDEN_NAMES
 from cwm.sandbox.tamper import baseline, remember_baseline, snapshot, tampering
@@ -185,7 +186,7 @@ def set_rlimits(limits: dict[str, float]) -> None:
 
 def remember_source(filename: str, source: str) -> None:
     """Puts the candidate's lines in linecache, so tracebacks shown to the LLM quote its own code."""
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    linecache.cache[filename] = (len(source), None, source_lines(source), filename)
 
 
 def _readable(path: Any) -> bool:

@@ -51,9 +51,9 @@ DATA_VALUE = 10_000
 # The game listing of an initial prompt shows whole games, in order, while it stays within this many
 # characters, a data list included (it costs prompt tokens like any text); a first game longer than that alone
 # is cut at the last step that fits (at least one step is shown). The checks run on every step of every game
-# all the same. The five training games of most registered games fit whole (connect four's: 65k characters);
-# backgammon's are 680k, gin rummy's 1.4M, bargaining's 105k (its first chance node's 1,000 instances, as a
-# table, are 19k of them) and hand of war's 116k.
+# all the same. The five training games of most registered games fit whole (connect four's: 65k characters;
+# bargaining's 60k, 19k of them its 1,000 instances as a table); backgammon's are 680k, gin rummy's 1.4M and
+# hand of war's 116k.
 EXAMPLE_CHARS = 70_000
 
 

@@ -23,7 +23,7 @@ def test_quickstart_runs_offline_and_prints_each_step(tmp_path):
     # the shipped real-model session: one reply, from the model its provenance names
     answered_by = pipeline.recording_provenance(pipeline.recording_for("tic_tac_toe"))["answered_by"]
     assert "solved: True after 1 LLM call; train accuracy 1.000, test accuracy 1.000" in out
-    assert f"bundle for tic_tac_toe, written by {answered_by} in 1 calls" in out
+    assert f"bundle for tic_tac_toe, written by {answered_by} in 1 call" in out
     assert re.search(r"load check: (\d+)/\1 checks passed", out)
     assert "model.py: " in out and re.search(r"^it defines: .*get_initial_state, .*apply_action", out, re.MULTILINE)
     moves = re.findall(r"^player ([01]) plays ([xo])\(\d,\d\)$", out, flags=re.MULTILINE)

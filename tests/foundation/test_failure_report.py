@@ -68,3 +68,27 @@ def test_an_observation_failure_shows_the_state_but_not_the_expected_view_twice(
     text = failure.render()
     assert failure.observed is None and "the real game's observation" not in text
     assert "your model's state here: {" in text
+
+
+def test_each_frame_quotes_its_own_modules_line_whatever_was_loaded_since_under_that_name():
+    """In this process several modules may share a name (two candidates, two bundles of one game): each
+    traceback quotes the lines of the module that raised, as a sandbox child does, never another's."""
+    first = model.load_source("def f():\n    x = 1\n    raise ValueError('first')\n", api=())
+    model.load_source("def f():\n    raise ValueError('second')\n\n\n", api=())  # same name, loaded later
+    try:
+        first.f()
+    except ValueError as e:
+        text = model.model_traceback(e)
+    assert 'File "<cwm_model>", line 3, in f\n    raise ValueError(\'first\')' in text, text
+    assert "second" not in text
+
+
+def test_a_line_break_python_does_not_count_does_not_shift_the_quoted_line():
+    """A string with U+2028 or a form feed is one line to the compiler (str.splitlines would split it)."""
+    source = "X = 'a\u2028b\x0cc'\n\ndef f():\n    raise ValueError('here')\n"
+    module = model.load_source(source, api=())
+    try:
+        module.f()
+    except ValueError as e:
+        text = model.model_traceback(e)
+    assert "line 4, in f\n    raise ValueError('here')" in text, text
