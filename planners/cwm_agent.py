@@ -105,7 +105,9 @@ class PlayerView:
         return values.InfoKey.of_events(events).hex()
 
 
-WORLD_CACHE = 4096  # model states an inference sampler keeps by the history that reached them
+# Model states an inference sampler keeps by the history that reached them, counted with the states each one's
+# history holds (a kept state keeps its parents): a gin rummy world of 100 moves is 100 states of a few KB.
+WORLD_CACHE_STATES = 20_000
 
 
 def inference_sampler(model: WorldModel, resample: Callable[..., Any], kind: str = "history") -> Sampler:
@@ -114,12 +116,14 @@ def inference_sampler(model: WorldModel, resample: Callable[..., Any], kind: str
     whose state stands for the player's information set as it is (``ModelState.drawn``).
 
     Each draw passes one integer seed from the search's generator to the function, with a fresh copy of the
-    view's events (the function may write on it). The model state a history reaches is kept (up to
-    ``WORLD_CACHE`` of them): a history drawn again is the same state, not replayed again (states are
-    read-only and deterministic given their history, so sharing one changes no result).
+    view's events (the function may write on it). The model state a history reaches is kept while the player
+    is at the same point of the game (its histories have one length) and the kept states, their parents
+    counted, number at most ``WORLD_CACHE_STATES``: a history drawn again is the same state, not replayed
+    again (states are read-only and deterministic given their history, so sharing one changes no result).
     """
     answer = values.history if kind == "history" else values.state
     worlds: dict[tuple[str, ...], ModelState] = {}
+    held = [0]  # the states the kept worlds hold, their parents included
 
     def draw(events: list[JSON], player: int, seed: int) -> Any:
         # the answer is checked here, under the model's guard (a generator is refused unrun: nothing of it
@@ -144,9 +148,11 @@ def inference_sampler(model: WorldModel, resample: Callable[..., Any], kind: str
         state = model.new_initial_state()
         for action in drawn:
             state = state.child_from_string(action)
-        if len(worlds) >= WORLD_CACHE:
-            worlds.clear()
+        if worlds and (len(next(iter(worlds))) != len(key) or held[0] + len(key) + 1 > WORLD_CACHE_STATES):
+            worlds.clear()  # a later move (it can never draw the earlier histories again), or the cache is full
+            held[0] = 0
         worlds[key] = state
+        held[0] += len(key) + 1
         return state
 
     return sample

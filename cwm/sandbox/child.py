@@ -20,7 +20,8 @@ import os
 import signal
 import sys
 import traceback
-from typing import Any
+from collections.abc import Callable
+from typing import Any, NoReturn
 
 from cwm.contract import CANDIDATE_MODULE
 from cwm.sandbox import layers as layers
@@ -31,6 +32,10 @@ RESULT_CAP_BYTES = 64 << 20
 KINDS = frozenset({"ok", "static", "load", "timeout", "memory", "crash", "error"})
 # The exit status of a child whose model kept running after the per-call interrupt (the zygote's verdict).
 KEPT_RUNNING_EXIT = 75
+# The exit status of a child that reached its memory limit where it could write no verdict (while reading a
+# message or writing an answer, outside the guarded call): the parent words it as the memory verdict.
+MEMORY_EXIT = 74
+CRASH_EXIT = 70  # whatever else ended a child's body without a verdict
 _ABORT_KINDS = frozenset({"timeout", "memory"})
 
 
@@ -196,6 +201,18 @@ def child_main(fd: int, request: dict[str, Any], payload: Any) -> None:
     signal.setitimer(signal.ITIMER_REAL, 0)
     emit(kind, value, error, gated and kind != "static")
     os._exit(0)
+
+
+def forked(body: Callable[[], None]) -> NoReturn:
+    """Runs a forked child's body and ends the process, never returning: a ``MemoryError`` that escaped the
+    body's own verdicts exits ``MEMORY_EXIT``, anything else ``CRASH_EXIT`` (the body ends the process itself
+    once it has written its verdict)."""
+    try:
+        body()
+    except MemoryError:
+        os._exit(MEMORY_EXIT)
+    finally:
+        os._exit(CRASH_EXIT)
 
 
 class Refused(Exception):

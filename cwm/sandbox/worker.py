@@ -28,6 +28,7 @@ from cwm.sandbox import layers
 from cwm.sandbox.child import (
     _CURRENT,
     KEPT_RUNNING_EXIT,
+    MEMORY_EXIT,
     RESULT_CAP_BYTES,
     Abort,
     Refused,
@@ -35,6 +36,7 @@ from cwm.sandbox.child import (
     _describe,
     _emitter,
     _resolve_job,
+    forked,
     open_candidate,
     read_frame,
     write_frame,
@@ -159,15 +161,16 @@ def start_session(request: dict[str, Any], payload: Any) -> tuple[int, int, int]
     res_r, res_w = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child never returns from here
-        try:
-            os.close(req_w)
-            os.close(res_r)
-            session_main(res_w, req_r, request, payload)
-        finally:
-            os._exit(70)
+        forked(lambda: _run_session(req_w, res_r, res_w, req_r, request, payload))
     os.close(req_r)
     os.close(res_w)
     return pid, res_r, req_w
+
+
+def _run_session(req_w: int, res_r: int, res_w: int, req_r: int, request: dict[str, Any], payload: Any) -> None:
+    os.close(req_w)
+    os.close(res_r)
+    session_main(res_w, req_r, request, payload)
 
 
 def wait_answer(fd: int, pid: int, secret: bytes, *, cpu_budget: float | None, wall_s: float) -> tuple[bytes, str]:
@@ -246,8 +249,9 @@ def answer_verdict(why: str, body: bytes, status: int | None, *, budget: float |
         kind, error = words[why]
         return {"kind": kind, "value": None, "error": error}
     # a model that kept running after the budget's interrupt overran its move, as a job's child does
-    kept_running = status is not None and os.WIFEXITED(status) and os.WEXITSTATUS(status) == KEPT_RUNNING_EXIT
-    return {"kind": "timeout" if kept_running else "crash", "value": None, "error": _death(status, limits)}
+    code = os.WEXITSTATUS(status) if status is not None and os.WIFEXITED(status) else None
+    kind = {KEPT_RUNNING_EXIT: "timeout", MEMORY_EXIT: "memory"}.get(code, "crash")  # type: ignore[arg-type]
+    return {"kind": kind, "value": None, "error": _death(status, limits)}
 
 
 def _death(status: int | None, limits: dict[str, Any]) -> str:
@@ -264,6 +268,8 @@ def _death(status: int | None, limits: dict[str, Any]) -> str:
     code = os.waitstatus_to_exitcode(status)
     if code == KEPT_RUNNING_EXIT:
         return "the model kept running after its budget's interrupt and was ended"
+    if code == MEMORY_EXIT:
+        return f"the worker exceeded the memory limit of {limits['memory_mb']} MB"
     return f"the worker exited with status {code} without an answer"
 
 

@@ -33,7 +33,16 @@ import cwm.sandbox.training  # noqa: F401  (PPO's training workers' server)
 import cwm.value_checks  # noqa: F401  (the value checks' job)
 from cwm.sandbox import layers as layers
 from cwm.sandbox import worker
-from cwm.sandbox.child import KEPT_RUNNING_EXIT, KINDS, RESULT_CAP_BYTES, child_main, read_frame, write_frame
+from cwm.sandbox.child import (
+    KEPT_RUNNING_EXIT,
+    KINDS,
+    MEMORY_EXIT,
+    RESULT_CAP_BYTES,
+    child_main,
+    forked,
+    read_frame,
+    write_frame,
+)
 from cwm.sandbox.gate import static_gate
 from cwm.types import JSON
 
@@ -51,17 +60,18 @@ class Spare:
         self.res_r, res_w = os.pipe()
         self.pid = os.fork()
         if self.pid == 0:  # the child never returns from here
-            try:
-                os.close(self.req_w)
-                os.close(self.res_r)
-                layers.detach(keep=(req_r, res_w))
-                request = pickle.loads(_read_all(req_r))
-                os.close(req_r)
-                child_main(res_w, request, cache[request["payload_key"]])
-            finally:
-                os._exit(70)
+            forked(lambda: self._serve(req_r, res_w, cache))
         os.close(req_r)
         os.close(res_w)
+
+    def _serve(self, req_r: int, res_w: int, cache: Any) -> None:
+        """The spare child's body: wait for the job, then run it."""
+        os.close(self.req_w)
+        os.close(self.res_r)
+        layers.detach(keep=(req_r, res_w))
+        request = pickle.loads(_read_all(req_r))
+        os.close(req_r)
+        child_main(res_w, request, cache[request["payload_key"]])
 
     def hand(self, request: dict[str, Any]) -> bool:
         """Gives the spare its job; ``False`` if it cannot take it (then it is ended)."""
@@ -105,13 +115,14 @@ def start(request: dict[str, Any], payload: Any, spare: Spare | None) -> tuple[i
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child never returns from here
-        try:
-            os.close(r)
-            child_main(w, request, payload)
-        finally:
-            os._exit(70)
+        forked(lambda: _run_child(r, w, request, payload))
     os.close(w)
     return pid, r, discarded
+
+
+def _run_child(r: int, w: int, request: dict[str, Any], payload: Any) -> None:
+    os.close(r)
+    child_main(w, request, payload)
 
 
 def finish(pid: int, fd: int, request: dict[str, Any]) -> tuple[dict[str, JSON], int | None]:
@@ -200,6 +211,8 @@ def _verdict(why: str, status: int, request: dict[str, Any]) -> dict[str, JSON]:
             return _msg("crash", f"the child was killed (SIGKILL: CPU-time limit of {limits['cpu_s']} s or "
                                  f"memory limit of {limits['memory_mb']} MB)")
         return _msg("crash", f"the child died of signal {signal.Signals(sig).name}")
+    if os.waitstatus_to_exitcode(status) == MEMORY_EXIT:
+        return _msg("memory", f"the job exceeded the memory limit of {limits['memory_mb']} MB")
     if os.waitstatus_to_exitcode(status) == KEPT_RUNNING_EXIT:
         return _msg("timeout", f"a model call ran longer than the per-call budget of {limits['per_call_s']} s "
                                f"and kept running after it was interrupted")

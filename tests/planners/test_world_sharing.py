@@ -53,3 +53,25 @@ def test_sharing_worlds_and_children_changes_no_search_result():
         shared = ISMCTS(config, sampler=inference_sampler(wm, resample), seed=5).search(view)
         replayed = ISMCTS(config, sampler=fresh, seed=5).search(view)
         assert shared == replayed and shared.simulations == 300
+
+
+def test_kept_worlds_are_dropped_at_a_later_move_and_bounded_in_states(monkeypatch):
+    """A kept world keeps its parents: a gin rummy sampler kept 4,096 worlds of ~100 states each, 4.5 GB by
+    the end of one match. Worlds of an earlier point of the game can never be drawn again, so they go when the
+    player moves on, and the states kept at once are capped."""
+    from planners import cwm_agent
+
+    wm, resample = _parts()
+    sampler, rng = inference_sampler(wm, resample), np.random.default_rng(0)
+    early, late = _view(wm, [0, 3]), _view(wm, [0, 3, 2, 1, 4])
+    first = {tuple(w.history()): w for w in (sampler(early, 0, rng) for _ in range(50))}
+    again = {tuple(w.history()): w for w in (sampler(early, 0, rng) for _ in range(50))}
+    assert all(again[h] is first[h] for h in again)  # the same point of the game: shared
+    sampler(late, 0, rng)  # the player moved on
+    after = {tuple(w.history()): w for w in (sampler(early, 0, rng) for _ in range(50))}
+    assert all(after[h] is not first[h] for h in after if h in first)  # replayed: the early worlds were dropped
+
+    monkeypatch.setattr(cwm_agent, "WORLD_CACHE_STATES", 7)  # room for one world of 5 moves (6 states)
+    capped = inference_sampler(wm, resample)
+    worlds = [capped(late, 0, rng) for _ in range(200)]
+    assert len({tuple(w.history()) for w in worlds}) == 4 < len({id(w) for w in worlds})  # replayed when full

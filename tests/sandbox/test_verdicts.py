@@ -105,3 +105,35 @@ def test_only_the_maker_of_the_verdict_writer_can_write_a_verdict() -> None:
     forged = _written_by("other")
     assert forged["message"]["kind"] == "error" and "verdict writer itself" in forged["message"]["error"]
     assert forged["after"] == ""  # the process ended there
+
+
+def _exit_status_of(body) -> int:  # noqa: ANN001
+    pid = os.fork()
+    if pid == 0:
+        child.forked(body)
+    return os.waitpid(pid, 0)[1]
+
+
+def _raise(error: BaseException):  # noqa: ANN202
+    def body() -> None:
+        raise error
+    return body
+
+
+def test_a_child_that_runs_out_of_memory_where_it_writes_no_verdict_is_a_memory_verdict() -> None:
+    """The memory limit can be reached outside a guarded model call (a planning worker reading its next message
+    or writing an answer, with a model's caches grown over a match): the child exits MEMORY_EXIT and the
+    parent's verdict names the limit, where it used to read 'exited with status 70' (a crash)."""
+    from cwm.sandbox import worker, zygote
+
+    limits = {"memory_mb": 2048, "cpu_s": 60, "wall_s": 60, "per_call_s": 10}
+    memory = _exit_status_of(_raise(MemoryError()))
+    assert os.waitstatus_to_exitcode(memory) == child.MEMORY_EXIT
+    assert os.waitstatus_to_exitcode(_exit_status_of(_raise(ValueError("x")))) == child.CRASH_EXIT
+    assert os.waitstatus_to_exitcode(_exit_status_of(lambda: None)) == child.CRASH_EXIT  # no verdict written
+    session = worker.answer_verdict("eof", b"", memory, budget=1.0, limits=limits)
+    job = zygote._verdict("eof", memory, {"limits": limits})
+    for verdict in (session, job):
+        assert verdict["kind"] == "memory" and "memory limit of 2048 MB" in verdict["error"], verdict
+    crashed = worker.answer_verdict("eof", b"", _exit_status_of(_raise(ValueError("x"))), budget=1.0, limits=limits)
+    assert crashed["kind"] == "crash" and "status 70" in crashed["error"]
