@@ -167,7 +167,7 @@ def load_source(
         try:
             sandbox.static_gate(source)
         except ModelLoadError as e:  # name the model, as the loader's own errors do
-            raise ModelLoadError(f"{name}: {e}") from e
+            raise ModelLoadError(f"{name}: {e}", verdict=f"static: {e}") from e
     try:
         code = compile(source, f"<{name}>", "exec")
     except SyntaxError as e:

@@ -32,7 +32,15 @@ class TrajectoryFormatError(CwmError, ValueError):
 
 
 class ModelLoadError(CwmError, ValueError):
-    """Model source that cannot be loaded: syntax error, forbidden code, or a missing contract function."""
+    """Model source that cannot be loaded: syntax error, forbidden code, or a missing contract function.
+
+    ``verdict`` words the refusal as a sandbox child's check report does (``static: ...`` where the static gate
+    refused the source, ``load: ...`` otherwise), so a check run in process tells the LLM the same.
+    """
+
+    def __init__(self, message: str, *, verdict: str | None = None):
+        super().__init__(message)
+        self.verdict = f"load: {message}" if verdict is None else verdict
 
 
 class UsageError(CwmError, ValueError):

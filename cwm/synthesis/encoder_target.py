@@ -93,7 +93,7 @@ def _in_process(source: str, games: list[Trajectory], call_s: float) -> CheckRep
     try:
         module = cwm_model.load_source(source, name=CANDIDATE_MODULE, api=ENCODER_API)
     except ModelLoadError as e:
-        return error_report(f"load failed: {e}")
+        return error_report(e.verdict)  # worded as the sandbox words it
     guard, encode = call_budget(max(10 * call_s, 0.5)), module.encode
     sites = observation_sites(games)
     report = check_encoder(lambda obs, player: guard(encode, obs, player),

@@ -221,16 +221,16 @@ def random_play_steps(closed: Sequence[ClosedTrajectory]) -> int:
 
 def _in_process(source: str, views: list[ClosedTrajectory], world_model: str | None, steps: int,
                 kind: str | None) -> CheckReport:
+    from cwm.sandbox.jobs import require
     from planners.budget import call_budget
 
     try:
         candidate = cwm_model.load_source(source, name=CANDIDATE_MODULE,
                                           api=STATE_INFERENCE_API if kind == "state" else INFERENCE_API)
         world = candidate if world_model is None else cwm_model.load_source(world_model, name=WORLD_MODEL_MODULE)
-        if world_model is None:
-            cwm_model.load_source(source, name=CANDIDATE_MODULE)  # the world-model API is there too
+        require(world)  # a joint candidate defines the world-model API too, as the sandbox's job requires
     except ModelLoadError as e:
-        return error_report(f"load failed: {e}")
+        return error_report(e.verdict)  # worded as the sandbox words it
     guard = call_budget(2.0)
     model = cwm_model.WorldModel(world, name=world.__name__, guard=guard)
     found, resample = ("state", candidate.resample_state) if kind == "state" else resampler(candidate)

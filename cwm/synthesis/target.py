@@ -114,7 +114,7 @@ def _check_in_process(source: str, trajs: list[Trajectory]) -> CheckReport:
     try:
         module = cwm_model.load_source(source, name=CANDIDATE_MODULE)
     except ModelLoadError as e:
-        return error_report(f"load failed: {e}")
+        return error_report(e.verdict)  # worded as the sandbox words it
     return run_checks(cwm_model.WorldModel(module, name=CANDIDATE_MODULE, guard=call_budget(2.0)), trajs)
 
 

@@ -86,7 +86,7 @@ def _in_process(source: str, world_model: str, games: list[Trajectory], utility:
         module = cwm_model.load_source(source, name=CANDIDATE_MODULE, api=VALUE_API)
         world = cwm_model.load_source(world_model, name=WORLD_MODEL_MODULE)
     except ModelLoadError as e:
-        return error_report(f"load failed: {e}")
+        return error_report(e.verdict)  # worded as the sandbox words it
     model = cwm_model.WorldModel(world, name=WORLD_MODEL_MODULE, guard=call_budget(2.0))
     return run_value_checks(model, module.get_value, games, utility=utility, call_s=call_s,
                             guard=call_budget(max(10 * call_s, 0.5)))

@@ -70,3 +70,20 @@ def test_bad_settings_are_refused_before_anything_is_written(tmp_path, kwargs, m
     with pytest.raises(UsageError, match=message):
         synthesize_inference("leduc_poker", llm=ScriptedClient([]), run_dir=tmp_path / "run", **kwargs)
     assert not (tmp_path / "run").exists()
+
+
+def test_a_joint_candidate_without_the_world_model_api_is_refused_the_same_in_process_and_contained(
+        leduc_games, leduc_source):
+    """A closed-deck candidate must define the world model's functions too; where the check ran does not change
+    what the LLM is told."""
+    from cwm.sandbox import Sandbox
+    from cwm.synthesis.inference_target import inference_checker, views_of
+
+    no_rewards = leduc_source.replace("def get_rewards(", "def get_reward(") + "\n\n" + SEARCH_INFERENCE_SOURCE
+    assert "def get_rewards(" not in no_rewards
+    views = views_of(leduc_games[:1])
+    with Sandbox() as box:
+        contained = inference_checker(views, world_model=None, sandbox=box)(no_rewards)
+    in_process = inference_checker(views, world_model=None)(no_rewards)
+    assert contained.error == in_process.error and contained.pass_rate == in_process.pass_rate == 0.0
+    assert "cwm_model: missing contract function(s): get_rewards" in str(contained.error)

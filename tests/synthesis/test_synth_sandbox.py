@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from synth_helpers import reply, synthesize
 
 from cwm.llm import ScriptedClient
@@ -52,3 +53,21 @@ def test_a_failure_report_reads_the_same_in_the_sandbox_and_in_process(train: li
     assert texts[0] == texts[1], texts
     assert 'File "<cwm_model>", line 42, in apply_action\n        raise ValueError("centre taken")' in texts[0]
     assert "ValueError: centre taken" in texts[0] and contained.pass_rate == in_process.pass_rate < 1.0
+
+
+@pytest.mark.parametrize("source,error", [
+    ("import os\n", "static: line 1: import of 'os' is not allowed"),
+    ("def get_initial_state(:\n", "static: syntax error at line 1"),
+    ("def get_initial_state():\n    return {}\n", "load: cwm_model: missing contract function(s): get_current_player"),
+    ("raise ValueError('boom')\n", "load: cwm_model: running the module raised ValueError: boom"),
+])
+def test_a_refused_module_is_reported_the_same_in_the_sandbox_and_in_process(train: list, source: str,
+                                                                               error: str) -> None:
+    from cwm.sandbox import Sandbox
+    from cwm.synthesis.target import world_model_checker
+
+    with Sandbox() as box:
+        contained = world_model_checker(train[:1], sandbox=box)(source)
+    in_process = world_model_checker(train[:1])(source)
+    assert contained.error == in_process.error and contained.error.startswith(error), (contained.error,
+                                                                                     in_process.error)
