@@ -122,8 +122,7 @@ def inference_sampler(model: WorldModel, resample: Callable[..., Any], kind: str
     again (states are read-only and deterministic given their history, so sharing one changes no result).
     """
     answer = values.history if kind == "history" else values.state
-    worlds: dict[tuple[str, ...], ModelState] = {}
-    held = [0]  # the states the kept worlds hold, their parents included
+    worlds: dict[tuple[str, ...], ModelState] = {}  # histories of one length: each world holds that many + 1
 
     def draw(events: list[JSON], player: int, seed: int) -> Any:
         # the answer is checked here, under the model's guard (a generator is refused unrun: nothing of it
@@ -148,11 +147,9 @@ def inference_sampler(model: WorldModel, resample: Callable[..., Any], kind: str
         state = model.new_initial_state()
         for action in drawn:
             state = state.child_from_string(action)
-        if worlds and (len(next(iter(worlds))) != len(key) or held[0] + len(key) + 1 > WORLD_CACHE_STATES):
+        if worlds and (len(next(iter(worlds))) != len(key) or (len(worlds) + 1) * (len(key) + 1) > WORLD_CACHE_STATES):
             worlds.clear()  # a later move (it can never draw the earlier histories again), or the cache is full
-            held[0] = 0
         worlds[key] = state
-        held[0] += len(key) + 1
         return state
 
     return sample
