@@ -249,8 +249,8 @@ def answer_verdict(why: str, body: bytes, status: int | None, *, budget: float |
         kind, error = words[why]
         return {"kind": kind, "value": None, "error": error}
     # a model that kept running after the budget's interrupt overran its move, as a job's child does
-    code = os.WEXITSTATUS(status) if status is not None and os.WIFEXITED(status) else None
-    kind = {KEPT_RUNNING_EXIT: "timeout", MEMORY_EXIT: "memory"}.get(code, "crash")  # type: ignore[arg-type]
+    code = os.WEXITSTATUS(status) if status is not None and os.WIFEXITED(status) else -1
+    kind = {KEPT_RUNNING_EXIT: "timeout", MEMORY_EXIT: "memory"}.get(code, "crash")  # -1: no exit status (a signal, or not reaped)
     return {"kind": kind, "value": None, "error": _death(status, limits)}
 
 
