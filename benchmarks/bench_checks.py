@@ -16,7 +16,8 @@ import sys
 import time
 from pathlib import Path
 
-from cwm import checks, model, trajectories
+from cwm import checks, model
+from cwm.games import trajectories
 
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT / "baselines"))

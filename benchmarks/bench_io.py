@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from unittest import mock
 
-from cwm import trajectories
+from cwm.games import trajectories
 from cwm.types import JSON, TRAJECTORY_SCHEMA, ClosedTrajectory, Trajectory
 
 

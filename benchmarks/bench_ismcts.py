@@ -34,13 +34,15 @@ import pyspiel
 from open_spiel.python.algorithms import ismcts as os_ismcts
 from open_spiel.python.algorithms import mcts as os_mcts
 
-from cwm import games, model, trajectories
+from cwm import games, model
+from cwm.agents import HistoryTracker, PlayerView, inference_sampler
+from cwm.agents.specs import Settings, make_agent
 from cwm.bundle import export_bundle
 from cwm.contract import INFERENCE_API
-from planners import ISMCTS, HistoryTracker, PlayerView, inference_sampler
-from planners.budget import call_budget
+from cwm.games import trajectories
+from cwm.sandbox.budget import call_budget
+from planners import ISMCTS
 from planners.config import SearchConfig
-from planners.specs import Settings, make_agent
 
 REFERENCE = Path(__file__).resolve().parent.parent / "tests" / "data" / "reference"
 STATES = {"after the deal": [0, 3], "round 2, after betting": [0, 3, 2, 1, 4, 2]}  # players 0 and 1 to act

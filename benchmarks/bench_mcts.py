@@ -34,9 +34,10 @@ from open_spiel.python.algorithms import mcts as os_mcts
 
 from cwm import games, model
 from cwm.adapter import as_openspiel_game
+from cwm.agents import MCTSAgent, RandomAgent
 from cwm.arena import play_match
-from planners import ISMCTS, MCTS, MCTSAgent, RandomAgent
-from planners.budget import call_budget
+from cwm.sandbox.budget import call_budget
+from planners import ISMCTS, MCTS
 from planners.config import SearchConfig
 
 MODEL = Path(__file__).resolve().parent.parent / "tests" / "data" / "planners" / "ttt_model.py"

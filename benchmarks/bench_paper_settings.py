@@ -2,11 +2,11 @@
 for each kind of agent, in one run, with the projected cost of the paper's protocol.
 
 For backgammon (GT-MCTS) and gin rummy (GT-ISMCTS), timed on the same decision states (spread over one
-random game, ``cwm.cost.decision_states``):
+random game, ``cwm.arena.cost.decision_states``):
   * cwm's Python planner on the C++ ground truth (``gt-mcts-py`` / ``gt-ismcts-py``): the baseline of
     every ratio;
-  * OpenSpiel's C++ ``MCTSBot`` / ``ISMCTSBot`` through ``gt-mcts`` / ``gt-ismcts`` (``planners.native``);
-  * a CWM agent (``planners.CWMAgent``, in this process) on the oracle model (``cwm.oracle``: the contract
+  * OpenSpiel's C++ ``MCTSBot`` / ``ISMCTSBot`` through ``gt-mcts`` / ``gt-ismcts`` (``cwm.agents.native``);
+  * a CWM agent (``planners.CWMAgent``, in this process) on the oracle model (``cwm.games.oracle``: the contract
     served by replaying the ground truth, so it stands for a correct synthesized model at the speed of a
     history replay); in gin rummy its inference draws the engine's ``resample_from_infostate`` world and
     replays it into the model (a correct inference function at the speed of one replay).
@@ -35,11 +35,12 @@ from typing import Any
 import numpy as np
 import pyspiel
 
-from cwm import cost, games
-from cwm.oracle import oracle_model
-from planners import CWMAgent, inference_sampler
+from cwm import games
+from cwm.agents import CWMAgent, inference_sampler
+from cwm.agents.specs import Settings, make_agent
+from cwm.arena import cost
+from cwm.games.oracle import oracle_model
 from planners.config import SearchConfig
-from planners.specs import Settings, make_agent
 
 MATCHES = 100  # the paper's protocol: 100 matches per pairing, over both seats
 CORES = (1, 2, 64)

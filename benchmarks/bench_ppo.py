@@ -30,13 +30,13 @@ import numpy as np
 import pyspiel
 
 from cwm import games
+from cwm.agents.ppo import PolicyConfig, PPOAgent, init_params
 from cwm.contract import ENCODER_API
+from cwm.games.oracle import oracle_model
 from cwm.model import ActionCodec, WorldModel, load_source
-from cwm.oracle import oracle_model
-from cwm.ppo_env import LocalEnvs
-from cwm.ppo_train import TrainConfig, train
+from cwm.ppo.env import LocalEnvs
+from cwm.ppo.train import TrainConfig, train
 from cwm.sandbox.training import ContainedEncoder, ContainedEnvs
-from planners.ppo import PolicyConfig, PPOAgent, init_params
 
 REFERENCE = Path(__file__).resolve().parent.parent / "tests" / "data" / "reference"
 CONFIG = TrainConfig(num_envs=64, rollout=32, eval_every=10**9, checkpoint_every=10**9)

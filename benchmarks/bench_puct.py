@@ -18,11 +18,11 @@ import time
 from pathlib import Path
 
 from cwm import arena, games
+from cwm.agents.cwm import CWMAgent
+from cwm.agents.ppo import load_policy
 from cwm.contract import ENCODER_API
 from cwm.model import ActionCodec, WorldModel, load_source
 from planners.config import SearchConfig
-from planners.cwm_agent import CWMAgent
-from planners.ppo import load_policy
 from planners.puct import PUCT, PUCTAgent
 
 REFERENCE = Path(__file__).resolve().parent.parent / "tests" / "data" / "reference"
@@ -52,8 +52,8 @@ def _policy(directory: str | None, steps: int) -> tuple[dict, object]:
     if directory:
         params, config, _ = load_policy(directory)
         return params, config
-    from cwm.ppo_seeds import EnvSource, train_seeds
-    from cwm.ppo_train import TrainConfig
+    from cwm.ppo.seeds import EnvSource, train_seeds
+    from cwm.ppo.train import TrainConfig
 
     source = EnvSource(GAME, (REFERENCE / f"{GAME}_encoder.py").read_text(), (REFERENCE / f"{GAME}_model.py").read_text())
     with tempfile.TemporaryDirectory() as tmp:

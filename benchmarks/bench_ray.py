@@ -2,7 +2,7 @@
 
 One run plays the same tournament (same agents, settings, seeds) twice: on ``local:N`` (a process pool of
 N workers) and on a Ray cluster of N one-CPU nodes started here as separate ``ray start`` processes on
-loopback addresses (``cwm.ray_local``). It prints matches per second of wall time for each, the ratio,
+loopback addresses (``cwm.executors.ray_local``). It prints matches per second of wall time for each, the ratio,
 how many nodes the Ray matches ran on, and whether both runs played the same matches. The cluster's
 start-up is timed apart and left out of its throughput (a real cluster is started once for many runs).
 The pool plays first unless ``--ray-first``: on a shared machine the load drifts between the two.
@@ -20,9 +20,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from cwm.agents import Settings
 from cwm.arena import tournament
-from cwm.ray_local import LocalRayCluster
-from planners import Settings
+from cwm.executors.ray_local import LocalRayCluster
 from planners.config import SearchConfig
 
 

@@ -27,10 +27,10 @@ from typing import Any
 
 import numpy as np
 
-from cwm import cost, games
-from cwm.arena import play_match
+from cwm import games
+from cwm.agents import MCTSAgent
+from cwm.arena import cost, play_match
 from cwm.stats import mean_interval
-from planners import MCTSAgent
 from planners.config import SearchConfig
 
 ValueFn = Callable[[Any, int], float]

@@ -18,10 +18,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from cwm import checks, model, trajectories
+from cwm import checks, model
+from cwm.games import trajectories
 from cwm.sandbox import Limits, Sandbox, tamper
+from cwm.sandbox.budget import call_budget
 from cwm.sandbox.imports import make_importer
-from planners.budget import call_budget
 
 SOURCE = (Path(__file__).resolve().parents[1] / "tests/data/reference/tic_tac_toe_model.py").read_text()
 
@@ -58,7 +59,7 @@ def bench_cpu(sb: Sandbox, repeats: int) -> None:
     start = cpu_seconds(sb)
     for i in range(n):
         sb.check_world_model(SOURCE + f"\n# candidate {i}\n", trajs)
-    sb.run("cwm.sandbox.jobs:call", SOURCE, {"function": "get_initial_state"})  # the zygote reaps the last
+    sb.run("cwm.sandbox.jobs.check:call", SOURCE, {"function": "get_initial_state"})  # the zygote reaps the last
     sandboxed = (cpu_seconds(sb) - start) / (n + 1)
     print(f"CPU per 5-trajectory check of a new source: in-process {in_process * 1e3:.2f} ms, sandbox "
           f"[{sb.mode}] {sandboxed * 1e3:.2f} ms (parent + zygote + child; {sandboxed / in_process:.2f}x)")
@@ -95,7 +96,7 @@ def bench_five(sb: Sandbox, repeats: int) -> None:
 
 
 def bench_restart(sb: Sandbox, repeats: int) -> None:
-    job = lambda: sb.run("cwm.sandbox.jobs:call", SOURCE, {"function": "get_initial_state"})  # noqa: E731
+    job = lambda: sb.run("cwm.sandbox.jobs.check:call", SOURCE, {"function": "get_initial_state"})  # noqa: E731
     job()
     t_job, _ = timed(job, repeats)
 

@@ -25,9 +25,10 @@ import numpy as np
 import pyspiel
 
 from cwm import games, model
-from planners import CWMAgent, SearchConfig
-from planners.budget import call_budget
-from planners.worker_agent import WorkerAgent
+from cwm.agents import CWMAgent
+from cwm.agents.worker import WorkerAgent
+from cwm.sandbox.budget import call_budget
+from planners import SearchConfig
 
 MODEL = Path(__file__).resolve().parent.parent / "tests" / "data" / "planners" / "ttt_model.py"
 

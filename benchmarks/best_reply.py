@@ -4,8 +4,8 @@ and, with ``--policy DIR``, a trained PPO policy's exact results against random 
 What PPO trained against random can at best learn: expectimax over the real OpenSpiel game (the learner
 maximises, the opponent moves uniformly at random, chance by its probabilities), with the learner's
 training reward (a negative return multiplied by ``--loss-weight``, each learner move discounted by
-``--gamma``, as ``cwm.ppo_train.TrainConfig``). Prints, per seat, the reply's win, draw and loss rates.
-With ``--policy DIR`` (a ``planners.ppo.save_policy`` directory: ``train_seeds``' ``out/policy``) the
+``--gamma``, as ``cwm.ppo.train.TrainConfig``). Prints, per seat, the reply's win, draw and loss rates.
+With ``--policy DIR`` (a ``cwm.agents.ppo.save_policy`` directory: ``train_seeds``' ``out/policy``) the
 greedy policy plays instead of the best reply, and its worst decisions are listed: the positions where
 another move loses less often, by how much that would lower its loss rate.
 
@@ -26,9 +26,9 @@ from typing import Any
 import numpy as np
 
 from cwm import games
+from cwm.agents.ppo import ENCODER_FILE, PPOAgent, load_policy
 from cwm.contract import ENCODER_API
 from cwm.model import load_source
-from planners.ppo import ENCODER_FILE, PPOAgent, load_policy
 
 Choose = Callable[[Any], int]  # state -> the learner's action
 

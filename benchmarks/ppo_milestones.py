@@ -1,7 +1,7 @@
 """How a PPO run's best policy improves with steps: one run in the tic-tac-toe reference model, stopped at
 milestones, its best policy so far scored exactly against random in the real game, per seat.
 
-The run is ``cwm.ppo_train.train`` with the settings given as JSON (``TrainConfig``'s fields), resumed
+The run is ``cwm.ppo.train.train`` with the settings given as JSON (``TrainConfig``'s fields), resumed
 from its checkpoint at each milestone; milestones are rounded to whole ``checkpoint_every`` blocks of
 updates, where a stopped and resumed run equals one that never stopped. At each the best policy (chosen,
 as always, on games in the model) is scored by ``benchmarks/best_reply.py``'s expectimax over the real
@@ -21,11 +21,11 @@ import time
 from pathlib import Path
 
 from cwm import games
+from cwm.agents.ppo import PPOAgent
 from cwm.contract import ENCODER_API
 from cwm.model import ActionCodec, WorldModel, load_source
-from cwm.ppo_env import LocalEnvs
-from cwm.ppo_train import TrainConfig, train
-from planners.ppo import PPOAgent
+from cwm.ppo.env import LocalEnvs
+from cwm.ppo.train import TrainConfig, train
 
 HERE = Path(__file__).resolve().parent
 REFERENCE = HERE.parent / "tests" / "data" / "reference"

@@ -6,8 +6,8 @@ import re
 from collections.abc import Container
 from typing import Any
 
+from cwm.games.views import quiet_stderr
 from cwm.types import CHANCE, JSON, ModelContractError
-from cwm.views import quiet_stderr
 
 
 class ActionCodec:

@@ -118,7 +118,7 @@ class WorldModel:
         """Runs ``body(beat, fns)``: a run of model calls through ``fns`` (contract name -> function), each
         call preceded by ``beat(name)``, under this model's guard.
 
-        A per-call budget (``planners.budget.call_budget``) times the whole run from the beats, so each call
+        A per-call budget (``cwm.sandbox.budget.call_budget``) times the whole run from the beats, so each call
         still gets its full budget while the run pays one clock read per call instead of a guard; ``fns``
         are then the bare functions. Without a guard, or with a guard that cannot time a run, ``fns`` are
         ``bound`` (guarded one by one) and beats do nothing.

@@ -17,12 +17,12 @@ import pyspiel
 from open_spiel.python.algorithms import mcts as openspiel_mcts
 
 from cwm import arena, bundle, pipeline
+from cwm.agents.specs import Settings
 from cwm.arena import report as arena_report
 from cwm.llm import make_client
 from cwm.synthesis import synthesize_world_model
 from cwm.text import counted
 from planners import MCTS, SearchConfig
-from planners.specs import Settings
 
 GAME = "tic_tac_toe"
 LLM = pipeline.resolve_llm("auto", GAME)  # Gemini when GEMINI_API_KEY is set, else the recorded session

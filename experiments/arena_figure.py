@@ -201,12 +201,13 @@ def play(config: common.GameConfig, figure: ArenaFigureConfig, bundle_dir: Path,
          executor: Executor, progress: bool, yes: bool = False) -> tuple[list[dict[str, Any]], list[Any]]:
     """The CWM agent (on a checked bundle, labelled ``cwm``) against each opponent, both seats; its
     pooled-seat summary rows, and the matches (for the leaderboard across games). Finished matches are found by content (``cwm.arena.identity``), wherever the
-    bundle is. The cost estimate (``cwm.cost``) is
+    bundle is. The cost estimate (``cwm.arena.cost``) is
     printed and confirmed first, and written with the real wall time to ``out/cost.json``."""
-    from cwm import arena, cost, games
+    from cwm import arena, games
+    from cwm.agents.specs import Settings
+    from cwm.arena import cost
     from cwm.arena import report as arena_report
     from planners.config import SearchConfig
-    from planners.specs import Settings
 
     spec = games.resolve(config.game)
     opps = opponents(spec.name, figure.direct_llm)
@@ -305,7 +306,7 @@ def _play_all(figure: ArenaFigureConfig, llms: dict[str, str | imperfect.NoRecor
 
 def _write(out: Path, figure: ArenaFigureConfig, argv: list[str], rows: list[dict[str, Any]],
            bundles: dict[str, dict[str, Any]], board: list[dict[str, Any]], started: _dt.datetime) -> None:
-    from planners.specs import Settings
+    from cwm.agents.specs import Settings
 
     (out / "arena.md").write_text(figure_report.markdown(rows, board), encoding="utf-8")
     common.write_json(out / "arena.json", {"rows": rows, "bundles": bundles, "leaderboard": board})

@@ -21,7 +21,7 @@ from typing import Any
 
 from cwm import games
 from cwm.files import changed_settings
-from cwm.synthesis.test_sets import DEFAULT_TRANSITIONS
+from cwm.synthesis.held_out import DEFAULT_TRANSITIONS
 from cwm.types import CwmError
 
 PERFECT_INFORMATION_GAMES = ("tic_tac_toe", "connect_four", "backgammon", "gen_tic_tac_toe", "gen_chess")
@@ -43,11 +43,11 @@ class GameConfig:
       budget: LLM-call budget of one synthesis run (paper: 500).
       strategy: refinement strategy, ``tree`` or ``conversation`` (paper: tree).
       test_transitions: the held-out test set's size in transitions, half from random and half from MCTS
-        play (paper: 10,000), generated once and cached (``cwm.synthesis.test_sets.held_out_set``).
+        play (paper: 10,000), generated once and cached (``cwm.synthesis.held_out.held_out_set``).
       num_test: ``None`` (the default): the held-out set is sized by ``test_transitions``; ``N``: exactly
         ``N`` games instead (0: none); an inference synthesis's held-out games of random play (``None``: 100).
       test_mcts_simulations: simulations per move of the MCTS player of the test games (``None``: the
-        library's default, fewer for a long game: ``cwm.synthesis.test_sets.default_simulations``).
+        library's default, fewer for a long game: ``cwm.synthesis.held_out.default_simulations``).
       seeds: synthesis runs per game (paper: 5).
       matches: arena games per pairing and seat order (paper: 100 over both seats, so 50).
       sims: (IS)MCTS simulations per move in the arena (paper: 1000).

@@ -93,7 +93,7 @@ def synthesize_inference(config: common.GameConfig, *, seed: int, llm: str, run_
 
 @dataclasses.dataclass(frozen=True)
 class PosteriorSettings:
-    """The posterior check's size (``cwm.posterior.posterior_check``): states from ``games_played`` random
+    """The posterior check's size (``cwm.checks.posterior.posterior_check``): states from ``games_played`` random
     games, ``draws`` inference draws at each."""
 
     games_played: int = 10
@@ -106,7 +106,7 @@ def posterior(game: str, source: str, settings: PosteriorSettings, seed: int) ->
     (``cwm.sandbox.sampling.ContainedSampler``); its report as JSON, or ``{"error": why}`` when no state could
     be checked. A module that cannot start (no ``resample_history``, refused by the gate) makes every draw
     invalid, with the reason in each state's ``error``."""
-    from cwm.posterior import posterior_check
+    from cwm.checks.posterior import posterior_check
     from cwm.sandbox.sampling import ContainedSampler
 
     with ContainedSampler(source) as sampler:

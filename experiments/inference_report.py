@@ -51,7 +51,7 @@ def open_markdown(rows: Sequence[dict[str, Any]], *, llm: str) -> str:
               "inference function's reconstruction checks on every player's view of those games, replayed in the "
               "synthesized world model. Posterior TV: total-variation distance between the inference function's "
               "draws of the hidden information and the true posterior under random play, at information states "
-              "of random games, its draws replayed in the ground truth (`cwm.posterior`; not in the paper). "
+              "of random games, its draws replayed in the ground truth (`cwm.checks.posterior`; not in the paper). "
               "LLM calls to reach: calls until the best program appeared; LLM calls: all calls of both syntheses."]
     return "\n".join(lines) + "\n"
 

@@ -2,7 +2,7 @@
 
 Open deck (Table 1, ``--deck open``): per game and seed, a world model is synthesized, then an inference
 function for it; the table gives their train and held-out test transition and inference accuracy, the
-posterior check's total-variation distance with its 95% interval (``cwm.posterior``, each draw made in a
+posterior check's total-variation distance with its 95% interval (``cwm.checks.posterior``, each draw made in a
 hardened worker) and the LLM calls, beside the paper's numbers. Closed deck (Table 2, ``--deck closed``): a
 world model and its inference function are synthesized together from one player's view; the table gives
 their inference accuracy. By default every game replays its recorded session (``--llm recorded``); a game

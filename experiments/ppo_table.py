@@ -5,7 +5,7 @@ For each game: its bundle (``--bundles GAME=PATH``, else synthesized from the ga
 ``--llm``, and exported, as ``arena_figure`` does), copied to ``<game>/bundle-ppo`` (a given bundle is never
 changed); PPO trained inside the copy's model with the game's encoder (``--encoders GAME=FILE``, else the
 bundle's ``encoder.py``; a game with neither is a row saying so) against random, ``--ppo-seeds`` seeds, the
-best added to the copy (``cwm.ppo_bundle``, resumable under ``<game>/ppo``); then the policy (``ppo``) plays
+best added to the copy (``cwm.ppo.bundle``, resumable under ``<game>/ppo``); then the policy (``ppo``) plays
 ``random``, the ground-truth planner (``gt-mcts``, or ``gt-ismcts`` for hidden information) and the CWM agent
 on the same bundle (``cwm``: (IS)MCTS on the model), both seats (``cwm.arena.tournament``). Writes
 ``ppo.md``, ``ppo.json``, ``ppo.csv`` and ``record.json``; each game's matches are under ``<game>/arena/``.
@@ -49,7 +49,7 @@ class PPOTableConfig:
       figure: the bundles and arena settings, as ``arena_figure`` takes them (games, LLM, bundles, deck,
         recordings, seed, move time limit, cache, executor, out).
       encoders: ``(game, encoder file)`` pairs.
-      steps, ppo_seeds, num_envs, rollout: the PPO runs (``cwm.ppo_train.TrainConfig``).
+      steps, ppo_seeds, num_envs, rollout: the PPO runs (``cwm.ppo.train.TrainConfig``).
       ppo_executor: where the PPO seeds run.
     """
 
@@ -89,11 +89,12 @@ def ppo_bundle_copy(bundle: Path, target: Path) -> Path:
 
 def train(game: str, bundle: Path, encoder: str | None, config: PPOTableConfig, out: Path, executor: Executor,
           progress: bool, yes: bool = False) -> dict[str, Any]:
-    """Trains PPO in ``bundle`` (in place: the copy), after its cost estimate (``cwm.ppo_bundle``; confirmed
-    as ``cwm.cost`` confirms); the best seed and its score in the model."""
-    from cwm import cost, ppo_bundle
+    """Trains PPO in ``bundle`` (in place: the copy), after its cost estimate (``cwm.ppo.bundle``; confirmed
+    as ``cwm.arena.cost`` confirms); the best seed and its score in the model."""
+    from cwm.arena import cost
     from cwm.bundle import load_bundle
-    from cwm.ppo_train import TrainConfig
+    from cwm.ppo import bundle as ppo_bundle
+    from cwm.ppo.train import TrainConfig
 
     loaded = load_bundle(bundle, game=game)
     source = ppo_bundle.training_source(loaded, encoder)
@@ -115,11 +116,12 @@ def train(game: str, bundle: Path, encoder: str | None, config: PPOTableConfig, 
 def play(g: common.GameConfig, bundle: Path, config: PPOTableConfig, out: Path, executor: Executor,
          progress: bool, yes: bool = False) -> list[dict[str, Any]]:
     """The policy against random, the ground-truth planner and the CWM agent, both seats, after the
-    tournament's cost estimate (``cwm.cost``); its rows."""
-    from cwm import arena, cost, games
+    tournament's cost estimate (``cwm.arena.cost``); its rows."""
+    from cwm import arena, games
+    from cwm.agents.specs import Settings
+    from cwm.arena import cost
     from cwm.arena import report as arena_report
     from planners.config import SearchConfig
-    from planners.specs import Settings
 
     game = games.resolve(g.game).name
     opps = [*arena_figure.opponents(game, None), CWM]

@@ -63,7 +63,7 @@ class ValueAblationConfig:
 def without_value(bundle: Path, target: Path) -> Path:
     """A copy of ``bundle`` without ``value.py`` (made once; the tournament's table stays), for the agent
     without a value."""
-    from cwm.bundle_value import save_value
+    from cwm.bundle.value import save_value
 
     if not (target / "manifest.json").is_file():
         shutil.rmtree(target, ignore_errors=True)
@@ -76,9 +76,9 @@ def play(game: str, bundle: Path, config: ValueAblationConfig, out: Path, execut
          progress: bool) -> list[dict[str, Any]]:
     """Both agents against each opponent, both seats; their pooled-seat summary rows."""
     from cwm import arena, games
+    from cwm.agents.specs import Settings
     from cwm.arena import report as arena_report
     from planners.config import SearchConfig
-    from planners.specs import Settings
 
     spec = games.resolve(game)
     bare = without_value(bundle, out / "no_value_bundle")

@@ -1,61 +1,50 @@
-"""Planners and agents: UCT MCTS and information-set MCTS over pyspiel-shaped states, and the agents the
-arena plays (random, GT-MCTS, GT-ISMCTS, CWM, direct LLM policy), built from picklable spec strings, and
-a person at a terminal (``HumanAgent``, for ``cwm play``)."""
+"""Planners: UCT MCTS and information-set MCTS over anything shaped like ``pyspiel.State`` (ground truth or a
+code world model), with their rollouts, settings and ground-truth resamplers. Imports only cwm's kernel."""
 
-from planners.agents import Agent, AgentError, IllegalMoveError, ISMCTSAgent, MCTSAgent, RandomAgent
+import importlib
+from typing import Any
+
+from cwm import install_moved
 from planners.config import SearchConfig
-from planners.cwm_agent import CWMAgent, CWMPlanner, GameFacts, HistoryTracker, PlayerView, inference_sampler
 from planners.gt_resample import HistoryResampler, ResampleFailure
 from planners.gt_sampler import GroundTruthSampler
-from planners.human import HumanAgent
 from planners.ismcts import ISMCTS, Sampler, resample_from_infostate
-from planners.llm_policy import LLMPolicyAgent, parse_action
 from planners.mcts import MCTS, SearchResult, ValueFn
 from planners.rollout import rollout_returns
-from planners.specs import (
-    AgentSpec,
-    AgentSpecError,
-    Settings,
-    check_agent,
-    load_cwm,
-    make_agent,
-    parse_agent_spec,
-    parse_agent_specs,
-)
 
-__all__ = [
-    "MCTS",
-    "ISMCTS",
-    "Agent",
-    "AgentError",
-    "AgentSpec",
-    "AgentSpecError",
-    "CWMAgent",
-    "CWMPlanner",
-    "GameFacts",
-    "GroundTruthSampler",
-    "HistoryResampler",
-    "HistoryTracker",
-    "HumanAgent",
-    "ISMCTSAgent",
-    "IllegalMoveError",
-    "LLMPolicyAgent",
-    "MCTSAgent",
-    "PlayerView",
-    "RandomAgent",
-    "ResampleFailure",
-    "Sampler",
-    "SearchConfig",
-    "SearchResult",
-    "Settings",
-    "ValueFn",
-    "check_agent",
-    "inference_sampler",
-    "load_cwm",
-    "make_agent",
-    "parse_action",
-    "parse_agent_spec",
-    "parse_agent_specs",
-    "resample_from_infostate",
-    "rollout_returns",
-]
+__all__ = ["MCTS", "ISMCTS", "GroundTruthSampler", "HistoryResampler", "ResampleFailure", "Sampler",
+           "SearchConfig", "SearchResult", "ValueFn", "resample_from_infostate", "rollout_returns"]
+
+# The agents moved to ``cwm.agents`` and the per-call budget to ``cwm.sandbox``: their former module names
+# and the agent names this package exported stay importable for one release, with a DeprecationWarning.
+MOVED = {
+    "planners.agents": "cwm.agents.base",
+    "planners.budget": "cwm.sandbox.budget",
+    "planners.cwm_agent": "cwm.agents.cwm",
+    "planners.human": "cwm.agents.human",
+    "planners.llm_policy": "cwm.agents.llm",
+    "planners.native": "cwm.agents.native",
+    "planners.ppo": "cwm.agents.ppo",
+    "planners.selected": "cwm.agents.selected",
+    "planners.spec_grammar": "cwm.agents.grammar",
+    "planners.specs": "cwm.agents.specs",
+    "planners.worker_agent": "cwm.agents.worker",
+}
+install_moved(MOVED)
+_AGENT_NAMES = frozenset({"Agent", "AgentError", "AgentSpec", "AgentSpecError", "CWMAgent", "CWMPlanner", "GameFacts",
+                          "HistoryTracker", "HumanAgent", "ISMCTSAgent", "IllegalMoveError", "LLMPolicyAgent",
+                          "MCTSAgent", "PlayerView", "RandomAgent", "Settings", "check_agent", "inference_sampler",
+                          "load_cwm", "make_agent", "parse_action", "parse_agent_spec", "parse_agent_specs"})
+
+
+def __getattr__(name: str) -> Any:
+    """A former name of this package: an agent (now in ``cwm.agents``) or a moved module (deprecated)."""
+    if name in _AGENT_NAMES:
+        import warnings
+
+        warnings.warn(f"planners.{name} moved to cwm.agents.{name}; the old name is deprecated and will be removed",
+                      DeprecationWarning, stacklevel=2)
+        return getattr(importlib.import_module("cwm.agents"), name)
+    if f"planners.{name}" in MOVED:
+        return importlib.import_module(f"planners.{name}")
+    raise AttributeError(f"module 'planners' has no attribute {name!r}")

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from planners.ppo import PolicyConfig, forward, masked_logits
+from cwm.agents.ppo import PolicyConfig, forward, masked_logits
 
 Observe = Callable[[Any, int], Any]
 
@@ -41,7 +41,7 @@ class PUCT:
     """AlphaZero-style search with a PPO policy's prior and critic.
 
     Args:
-      params, config: the policy (``planners.ppo.load_policy``); a feed-forward one (no GRU).
+      params, config: the policy (``cwm.agents.ppo.load_policy``); a feed-forward one (no GRU).
       encode: its observation encoder.
       observe: a player's observation of a search state (``lambda s, p: s.observation(p)`` on a model).
       num_simulations: simulations per move.

@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 import pyspiel
 
+from cwm.agents.base import Agent, AgentError, IllegalMoveError
 from cwm.sandbox.worker import hard_wall
-from planners.agents import Agent, AgentError, IllegalMoveError
 
 
 class MoveTimeout(AgentError):

@@ -14,14 +14,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 from cwm import arena, games
+from cwm.agents.human import HumanAgent
+from cwm.agents.specs import Settings, check_agent, parse_agent_spec
 from cwm.arena import identity
 from cwm.arena import report as arena_report
 from cwm.arena import transcript as arena_transcript
 from cwm.arena.plan import ArenaError, load_results, match_seed, tournament_settings
 from cwm.arena.types import MatchJob, MatchResult
 from cwm.files import atomic_write
-from planners.human import HumanAgent
-from planners.specs import Settings, check_agent, parse_agent_spec
 
 HUMAN = "human"
 
@@ -33,7 +33,7 @@ def play(game: str, against: str, *, seat: int = 0, out_dir: str | Path | None =
 
     Args:
       game: the real game (registry name, OpenSpiel string or module spec); two players.
-      against: the agent's spec (``planners.specs``); its label names it in the match key.
+      against: the agent's spec (``cwm.agents.specs``); its label names it in the match key.
       seat: the person's seat, 0 or 1.
       out_dir: the arena folder to save in (default ``runs/play/<game>``).
       settings: the agent's settings (``Settings()`` defaults when ``None``).

@@ -22,10 +22,10 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+from cwm.agents.specs import AgentSpec
 from cwm.arena.types import MatchResult
 from cwm.files import atomic_write
 from cwm.types import JSON
-from planners.specs import AgentSpec
 
 LABELS_FILE = "labels.json"  # fingerprint -> the label it was last shown under
 KEY_HEX = 20  # hex digits of a match key (80 bits)

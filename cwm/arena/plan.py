@@ -15,11 +15,11 @@ import logging
 from collections.abc import Sequence
 from pathlib import Path
 
+from cwm.agents.specs import AgentSpec, AgentSpecError, Settings, check_labels, parse_agent_spec
 from cwm.arena import identity
 from cwm.arena.types import MatchJob, MatchResult
 from cwm.files import LineError, read_appended
 from cwm.types import JSON, CwmError
-from planners.specs import AgentSpec, AgentSpecError, Settings, check_labels, parse_agent_spec
 
 log = logging.getLogger("cwm.arena")
 

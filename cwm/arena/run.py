@@ -24,6 +24,8 @@ import numpy as np
 import pyspiel
 
 from cwm import games
+from cwm.agents.base import Agent, AgentError
+from cwm.agents.specs import Settings, check_agent, make_agent, parse_agent_spec
 from cwm.arena import identity
 from cwm.arena import transcript as arena_transcript
 from cwm.arena.clock import agent_move
@@ -32,8 +34,6 @@ from cwm.arena.types import MatchJob, MatchOutcome, MatchResult
 from cwm.executors import Executor, JobCrashed, make_executor, worker_place
 from cwm.files import atomic_write, changed_settings
 from cwm.types import CHANCE, JSON
-from planners.agents import Agent, AgentError
-from planners.specs import Settings, check_agent, make_agent, parse_agent_spec
 
 # The default move limit of tournaments, `cwm arena` and `cwm run`: CPU seconds per move (and the hard wall
 # clock three limits and 30 s later), long enough for the paper's 1,000 simulations on the games here.
@@ -207,7 +207,7 @@ def tournament(game: str, agents: Sequence[str], *, matches: int, out_dir: str |
 
     Args:
       game: the real game (registry name, OpenSpiel string or module spec).
-      agents: agent spec strings (``planners.specs``); each is shown under its label (``NAME`` of
+      agents: agent spec strings (``cwm.agents.specs``); each is shown under its label (``NAME`` of
         ``NAME=SPEC``, else the spec as typed). Finished matches are found on resume by content
         (``cwm.arena.identity``), so a renamed agent or a moved bundle replays nothing, and an agent that
         changed (a bundle's files, another spec) plays its matches anew.

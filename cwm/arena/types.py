@@ -10,9 +10,9 @@ from __future__ import annotations
 import dataclasses
 from typing import NamedTuple
 
+from cwm.agents.specs import Settings
 from cwm.text import clean, clean_json
 from cwm.types import JSON
-from planners.specs import Settings
 
 # How a match can be forfeited: an illegal move, an exception (a contract breach, an agent's error), a move
 # over its time budget, or a planning worker that died (a signal, the memory limit, a crash at start).

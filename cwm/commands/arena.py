@@ -6,9 +6,10 @@ import argparse
 import time
 from pathlib import Path
 
-from cwm import arena, cost, games
+from cwm import arena, games
+from cwm.agents.specs import Settings, parse_agent_specs
+from cwm.arena import cost
 from planners.config import SearchConfig
-from planners.specs import Settings, parse_agent_specs
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -59,7 +60,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def add_cost_flag(p: argparse.ArgumentParser) -> None:
-    """``--yes``: start a run whose cost estimate is over the threshold (``cwm.cost.confirm``)."""
+    """``--yes``: start a run whose cost estimate is over the threshold (``cwm.arena.cost.confirm``)."""
     p.add_argument("--yes", action="store_true",
                    help=f"start even when the projected wall time is over {cost.duration(cost.CONFIRM_WALL_S)} "
                         f"(asked only from a terminal; the estimate is always printed)")

@@ -7,8 +7,9 @@ import dataclasses
 import json
 from pathlib import Path
 
-from cwm import checks, games, model, trajectories
-from cwm.oracle import oracle_model
+from cwm import checks, games, model
+from cwm.games import trajectories
+from cwm.games.oracle import oracle_model
 from cwm.sandbox import Limits, Sandbox, static_gate
 from cwm.types import CheckReport, ModelLoadError, Trajectory, TrajectoryFormatError, UsageError
 

@@ -6,12 +6,12 @@ import argparse
 from pathlib import Path
 
 from cwm import games
+from cwm.agents.specs import Settings
 from cwm.arena import human as arena_human
 from cwm.arena import identity
 from cwm.arena import replay as arena_replay
 from cwm.text import clean
 from planners.config import SearchConfig
-from planners.specs import Settings
 
 
 def register(sub: argparse._SubParsersAction) -> None:

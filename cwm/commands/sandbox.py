@@ -6,7 +6,8 @@ import argparse
 import json
 from pathlib import Path
 
-from cwm import games, trajectories
+from cwm import games
+from cwm.games import trajectories
 from cwm.sandbox import Limits, Sandbox, bwrap_available, static_gate
 from cwm.types import ModelLoadError
 

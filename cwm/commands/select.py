@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 
 from cwm import arena, selection
-from cwm.host_game import DEFAULT_HOST_CPU_S
+from cwm.agents.specs import Settings
+from cwm.sandbox.host import DEFAULT_HOST_CPU_S
 from planners.config import SearchConfig
-from planners.specs import Settings
 
 _ABOUT = ("Picks --hosts of the bundles as stand-in games; in each, every ordered pairing of the bundles' CWM "
           "agents (self-play included) plays --games games, all of them contained. A host failure or an illegal "

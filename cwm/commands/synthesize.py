@@ -237,8 +237,8 @@ def _inference(args: argparse.Namespace, spec: games.GameSpec, llm: Any, out: Pa
 
 
 def _value(args: argparse.Namespace, spec: games.GameSpec, llm: Any, out: Path, bar: ProgressBar | None) -> int:
+    from cwm.checks.value import DEFAULT_CALL_S
     from cwm.synthesis.value import synthesize_value
-    from cwm.value_checks import DEFAULT_CALL_S
     from planners.config import SearchConfig
 
     result = _with_bar(bar, lambda progress: synthesize_value(
@@ -261,7 +261,7 @@ def _value(args: argparse.Namespace, spec: games.GameSpec, llm: Any, out: Path, 
 
 
 def _encoder(args: argparse.Namespace, spec: games.GameSpec, llm: Any, out: Path, bar: ProgressBar | None) -> int:
-    from cwm.encoder_checks import DEFAULT_CALL_S
+    from cwm.checks.encoder import DEFAULT_CALL_S
     from cwm.synthesis.encoder import synthesize_encoder
 
     result = _with_bar(bar, lambda progress: synthesize_encoder(

@@ -9,11 +9,11 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cwm import cost
+from cwm.arena import cost
 from cwm.types import UsageError
 
 if TYPE_CHECKING:  # JAX is an extra: the trainer is imported when the command runs
-    from cwm.ppo_train import TrainConfig
+    from cwm.ppo.train import TrainConfig
 
 _ABOUT = ("Trains PPO against a uniformly random opponent inside the bundle's own model (its code and the encoder's "
           "run in a hardened training worker), one run per seed, both seats; the best seed against random is "
@@ -59,7 +59,7 @@ def train_config(args: argparse.Namespace, *, recurrent: bool) -> TrainConfig:
     Raises:
       UsageError: a count out of range (named as its flag).
     """
-    from cwm.ppo_train import TrainConfig
+    from cwm.ppo.train import TrainConfig
 
     for flag, value in (("--steps", args.steps), ("--seeds", args.seeds), ("--num-envs", args.num_envs),
                         ("--rollout", args.rollout), ("--eval-every", args.eval_every),
@@ -73,7 +73,7 @@ def train_config(args: argparse.Namespace, *, recurrent: bool) -> TrainConfig:
 
 def cmd_train_ppo(args: argparse.Namespace) -> int:
     try:
-        from cwm import ppo_bundle
+        from cwm.ppo import bundle as ppo_bundle
     except ImportError as e:
         raise UsageError(f"cwm train ppo needs JAX and optax: pip install 'cwm[jax]' ({e})") from None
     from cwm.bundle import load_bundle

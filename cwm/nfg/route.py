@@ -61,7 +61,7 @@ def run_job(source: str, payload: JSON, *, sandbox: Any = None, budget_s: float 
       source: the LLM's module.
       payload: the job's payload (``{"data": [names]}``).
       sandbox: where to run it; None runs in-process.
-      budget_s: in-process only: wall-clock budget (``planners.budget.call_budget``) for loading the module,
+      budget_s: in-process only: wall-clock budget (``cwm.sandbox.budget.call_budget``) for loading the module,
         and again for tabulating it (default ``IN_PROCESS_BUDGET_S``). The sandbox applies its own limits.
 
     Raises:
@@ -78,7 +78,7 @@ def run_job(source: str, payload: JSON, *, sandbox: Any = None, budget_s: float 
     def load_module(text: str) -> Any:
         return load_source(text, name="nfg_game", api=())
 
-    from planners.budget import call_budget
+    from cwm.sandbox.budget import call_budget
 
     guard = call_budget(budget_s)
     try:

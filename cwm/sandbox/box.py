@@ -32,10 +32,10 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 Isolation = Literal["auto", "bwrap", "process"]
-CHECK_JOB = "cwm.sandbox.jobs:check_world_model"
-CALL_JOB = "cwm.sandbox.jobs:call"
-INFERENCE_JOB = "cwm.sandbox.jobs:check_inference"
-RANDOM_PLAY_JOB = "cwm.sandbox.jobs:random_play"
+CHECK_JOB = "cwm.sandbox.jobs.check:check_world_model"
+CALL_JOB = "cwm.sandbox.jobs.check:call"
+INFERENCE_JOB = "cwm.sandbox.jobs.check:check_inference"
+RANDOM_PLAY_JOB = "cwm.sandbox.jobs.check:random_play"
 _REPLY_MARGIN_S = 10.0
 
 
@@ -198,7 +198,7 @@ class Sandbox:
         ``opened`` result says why; bad candidate code never raises here.
 
         Args:
-          job: the trusted function that returns the server (``cwm.sandbox.jobs:plan_session``).
+          job: the trusted function that returns the server (``cwm.sandbox.jobs.check:plan_session``).
           source: the untrusted module source.
           payload: the job's input (JSON or picklable trusted data).
           move_cpu_s: CPU seconds each answer may use.
@@ -302,7 +302,7 @@ class Sandbox:
     def check_inference(self, source: str, closed: Sequence[ClosedTrajectory], *, model_source: str | None = None,
                         terminal: bool = False, random_games: int = 0, max_steps: int = 10_000,
                         limits: Limits | None = None, kind: str | None = None) -> CheckReport:
-        """``cwm.inference_checks.run_inference_checks`` on the inference function ``source`` in a child,
+        """``cwm.checks.inference.run_inference_checks`` on the inference function ``source`` in a child,
         replaying its histories in ``model_source`` (``None``: ``source`` defines the world model too, as a
         closed-deck candidate does, and ``random_games`` random games are played in it). ``kind="state"``
         checks ``resample_state`` (default: the function the module defines, ``cwm.contract.resampler``).

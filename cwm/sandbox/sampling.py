@@ -1,6 +1,6 @@
 """An untrusted inference function's draws, made in a hardened session worker: ``ContainedSampler``.
 
-The posterior check (``cwm.posterior``) calls ``resample_history`` hundreds of times per information state and
+The posterior check (``cwm.checks.posterior``) calls ``resample_history`` hundreds of times per information state and
 judges every history it gets against the ground truth. The ground truth and the judging stay in the trusted
 process; only the call runs in a sandbox session child (``Sandbox.open_session``), each answer under a CPU
 budget timed from outside, and only JSON crosses back. So a synthesized inference function can be measured

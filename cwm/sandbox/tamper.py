@@ -3,9 +3,9 @@
 The zygote takes one snapshot (``remember_baseline``) of what the harness relies on: the attributes of the
 watched modules, the attributes of every class those modules define, and the global ``random`` and
 ``numpy.random`` states. Each child compares against it once its job is done (``tampering``). A patch of
-``CheckReport.to_json`` or ``cwm.check_report.Tally.fail`` is caught like one of ``json.dumps``. A patch that
+``CheckReport.to_json`` or ``cwm.checks.report.Tally.fail`` is caught like one of ``json.dumps``. A patch that
 undoes itself before the comparison cannot be seen here; the child therefore serialises its verdict only
-through functions bound when it was imported (``cwm.sandbox.child``, ``cwm.sandbox.jobs``).
+through functions bound when it was imported (``cwm.sandbox.child``, ``cwm.sandbox.jobs.check``).
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ import numpy as np
 WATCHED_MODULES = (
     "builtins", "json", "json.encoder", "json.decoder", "copy", "math", "random", "dataclasses", "functools",
     "posixpath", "os",
-    "cwm.checks", "cwm.step_checks", "cwm.check_report", "cwm.random_play", "cwm.model", "cwm.model_state",
-    "cwm.contract", "cwm.codec", "cwm.types", "cwm.views", "cwm.values", "cwm.jsonvalue", "cwm.infokey",
-    "cwm.arena.types", "cwm.sandbox.jobs", "cwm.sandbox.child", "cwm.sandbox.layers", "cwm.sandbox.gate",
+    "cwm.checks.world_model", "cwm.checks.step", "cwm.checks.report", "cwm.checks.random_play", "cwm.model", "cwm.model_state",
+    "cwm.contract", "cwm.codec", "cwm.types", "cwm.games.views", "cwm.values", "cwm.jsonvalue", "cwm.infokey",
+    "cwm.arena.types", "cwm.sandbox.jobs.check", "cwm.sandbox.child", "cwm.sandbox.layers", "cwm.sandbox.gate",
     "cwm.sandbox.gate_walk", "cwm.sandbox.names", "cwm.sandbox.imports", "cwm.sandbox.tamper",
 )
 # Modules whose classes are not compared: nothing in them shapes a verdict's content (the OS wrappers,

@@ -1,8 +1,8 @@
 """PPO's games in a hardened worker: ``env_session`` steps an untrusted model and encoder there, and
-``ContainedEnvs`` is this process's handle on it (a ``cwm.ppo_train.Envs``).
+``ContainedEnvs`` is this process's handle on it (a ``cwm.ppo.train.Envs``).
 
 The model and the encoder are LLM-written, so they run only in a sandbox session (``Sandbox.open_session``,
-as planning does in ``cwm.sandbox.planning``): the worker holds the games (``cwm.ppo_env.VectorEnv``),
+as planning does in ``cwm.sandbox.jobs.plan``): the worker holds the games (``cwm.ppo.env.VectorEnv``),
 plays the random opponent and chance, encodes the learner's observations and answers each batch step
 with plain JSON (vectors, masks, rewards). JAX stays in the trusted process: the network, its gradients
 and the optimiser never share a process with the model, and the worker needs nothing beyond numpy. One
@@ -26,7 +26,7 @@ from cwm import values
 from cwm.codec import ActionCodec
 from cwm.contract import ENCODER_API, ENCODER_MODULE
 from cwm.model import WorldModel
-from cwm.ppo_env import EnvError, EnvStep, VectorEnv
+from cwm.ppo.env import EnvError, EnvStep, VectorEnv
 from cwm.sandbox.child import load_extra
 from cwm.sandbox.jobs import require
 from cwm.types import JSON, CwmError, ModelLoadError
@@ -100,8 +100,8 @@ class ContainedEnvs:
 
     def __init__(self, model_source: str, encoder_source: str, game: str, *, step_cpu_s: float = 60.0,
                  sandbox: Any = None):
+        from cwm.agents.worker import codec_payload
         from cwm.sandbox import pool
-        from planners.worker_agent import codec_payload
 
         self._own = sandbox is None
         self._box = sandbox or pool.acquire()
@@ -151,7 +151,7 @@ class ContainedEnvs:
 
 
 class _ContainedEnv:
-    """One batch of games in the worker (``cwm.ppo_train.Env``); every answer is checked here."""
+    """One batch of games in the worker (``cwm.ppo.train.Env``); every answer is checked here."""
 
     def __init__(self, owner: ContainedEnvs, name: str, num_envs: int):
         self.owner, self.name, self.num_envs = owner, name, num_envs

@@ -27,10 +27,10 @@ import numpy as np
 import pyspiel  # noqa: F401  (imported once here so that every child starts with it)
 
 import cwm.checks  # noqa: F401
+import cwm.checks.value  # noqa: F401  (the value checks' job)
 import cwm.sandbox.jobs  # noqa: F401
-import cwm.sandbox.planning  # noqa: F401  (the planning workers' server, with the planners)
+import cwm.sandbox.jobs.plan  # noqa: F401  (the planning workers' server, with the planners)
 import cwm.sandbox.training  # noqa: F401  (PPO's training workers' server)
-import cwm.value_checks  # noqa: F401  (the value checks' job)
 from cwm.sandbox import layers as layers
 from cwm.sandbox import worker
 from cwm.sandbox.child import (
@@ -298,9 +298,9 @@ def warm_up() -> None:
     of each building them again (on copy-on-write pages). Only an optimisation: a failure is ignored."""
     import types
 
-    from cwm import trajectories
+    from cwm.games import trajectories
+    from cwm.games.oracle import OracleFunctions
     from cwm.model import WORLD_MODEL_API
-    from cwm.oracle import OracleFunctions
     from cwm.sandbox import jobs as _sandbox_jobs
 
     try:

@@ -4,7 +4,7 @@ bundle's recorded observations, checked in the sandbox, refined until it passes,
 ``synthesize_encoder`` loads the bundle (verified, contained), asks for ``encode(observation, player_id)``
 (``cwm.synthesis.encoder_target``) with example observations of the bundle's trajectories, refines failing
 candidates with the tree search (the loop every target uses) until one passes every encoder check or the
-budget is spent, and writes the passing one into the bundle as ``encoder.py`` (``cwm.bundle_update``), where
+budget is spent, and writes the passing one into the bundle as ``encoder.py`` (``cwm.bundle.update``), where
 a PPO policy trained in the bundle's model can read the game through it (docs/ppo.md). Every prompt,
 reply, program and report is saved under ``run_dir``; rerunning the same call resumes without repeating an
 LLM call.
@@ -17,11 +17,12 @@ import json
 import time
 from pathlib import Path
 
-from cwm import games, trajectories
+from cwm import games
 from cwm.bundle import load_bundle
-from cwm.bundle_files import read_trajectories
-from cwm.bundle_update import save_encoder
-from cwm.encoder_checks import DEFAULT_CALL_S
+from cwm.bundle.files import read_trajectories
+from cwm.bundle.update import save_encoder
+from cwm.checks.encoder import DEFAULT_CALL_S
+from cwm.games import trajectories
 from cwm.llm import Client
 from cwm.synthesis import report as run_report
 from cwm.synthesis.encoder_target import DEFAULT_SHOWN, encoder_checker, encoder_target

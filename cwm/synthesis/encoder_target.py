@@ -1,5 +1,5 @@
 """The encoder target: an observation encoder ``encode(observation, player_id) -> list[float]`` for a game,
-asked for with example observations of the recorded games and checked by ``cwm.encoder_checks`` on every
+asked for with example observations of the recorded games and checked by ``cwm.checks.encoder`` on every
 observation of those games.
 
 A PPO policy reads the game only through its encoder (docs/ppo.md), so the checks ask for what a network
@@ -16,8 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from cwm import model as cwm_model
-from cwm.contract import CANDIDATE_MODULE, ENCODER_API
-from cwm.encoder_checks import (
+from cwm.checks.encoder import (
     DEFAULT_CALL_S,
     ENCODER_JOB,
     Site,
@@ -25,6 +24,7 @@ from cwm.encoder_checks import (
     encoder_check_report,
     observation_sites,
 )
+from cwm.contract import CANDIDATE_MODULE, ENCODER_API
 from cwm.sandbox import ALLOWED_IMPORTS
 from cwm.synthesis.target import Checker, PromptSet, Target, nest_headings
 from cwm.types import CheckReport, ModelLoadError, Trajectory, error_report
@@ -76,7 +76,7 @@ def encoder_target(rules: str, games: Sequence[Trajectory], *, call_s: float = D
 
 def encoder_checker(games: Sequence[Trajectory], *, call_s: float = DEFAULT_CALL_S, sandbox: Any = None,
                     limits: Any = None) -> Checker:
-    """Scores a candidate encoder by ``cwm.encoder_checks`` as a ``CheckReport``: in ``sandbox`` (a
+    """Scores a candidate encoder by ``cwm.checks.encoder`` as a ``CheckReport``: in ``sandbox`` (a
     ``cwm.sandbox.Sandbox``; each call also under a hard limit of ten budgets, at least half a second), else
     in this process behind the static gate (trusted or test code only)."""
     items = list(games)
@@ -88,7 +88,7 @@ def encoder_checker(games: Sequence[Trajectory], *, call_s: float = DEFAULT_CALL
 
 
 def _in_process(source: str, games: list[Trajectory], call_s: float) -> CheckReport:
-    from planners.budget import call_budget
+    from cwm.sandbox.budget import call_budget
 
     try:
         module = cwm_model.load_source(source, name=CANDIDATE_MODULE, api=ENCODER_API)

@@ -17,7 +17,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from cwm import games, trajectories
+from cwm import games
+from cwm.games import trajectories
 from cwm.llm import Client
 from cwm.sandbox import Sandbox
 from cwm.synthesis import report as run_report

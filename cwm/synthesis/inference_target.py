@@ -3,7 +3,7 @@ its inference function written together from one player's view (closed deck, the
 
 Open deck: the world model is fixed (synthesized first); the candidate defines ``resample_history``; its
 histories, replayed in the model, must reproduce every player's view of the training games
-(``cwm.inference_checks``). Closed deck: only one player's observations and own actions exist, so there
+(``cwm.checks.inference``). Closed deck: only one player's observations and own actions exist, so there
 are no transition tests; the candidate defines both APIs and is checked as an encoder/decoder pair (its
 inference's histories replayed in its own model, at the end of each game too) plus random play in its
 model. The rules text and the API are the regulariser.
@@ -16,8 +16,10 @@ from typing import Any
 
 import prompts
 from cwm import model as cwm_model
-from cwm import trajectories, values
-from cwm.check_report import merge
+from cwm import values
+from cwm.checks.inference import run_inference_checks
+from cwm.checks.random_play import random_play_checks
+from cwm.checks.report import merge
 from cwm.contract import (
     CANDIDATE_MODULE,
     INFERENCE_API,
@@ -26,8 +28,7 @@ from cwm.contract import (
     WORLD_MODEL_MODULE,
     resampler,
 )
-from cwm.inference_checks import run_inference_checks
-from cwm.random_play import random_play_checks
+from cwm.games import trajectories
 from cwm.sandbox import ALLOWED_IMPORTS
 from cwm.synthesis.render import compact
 from cwm.synthesis.target import Checker, PromptSet, Target, nest_headings
@@ -221,8 +222,8 @@ def random_play_steps(closed: Sequence[ClosedTrajectory]) -> int:
 
 def _in_process(source: str, views: list[ClosedTrajectory], world_model: str | None, steps: int,
                 kind: str | None) -> CheckReport:
+    from cwm.sandbox.budget import call_budget
     from cwm.sandbox.jobs import require
-    from planners.budget import call_budget
 
     try:
         candidate = cwm_model.load_source(source, name=CANDIDATE_MODULE,

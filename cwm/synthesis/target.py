@@ -19,9 +19,9 @@ from cwm.checks import run_checks
 from cwm.contract import CANDIDATE_MODULE
 from cwm.model import ContractFunction
 from cwm.sandbox import ALLOWED_IMPORTS
+from cwm.sandbox.budget import call_budget
 from cwm.synthesis import render
 from cwm.types import CheckReport, ModelLoadError, Trajectory, error_report
-from planners.budget import call_budget
 
 Checker = Callable[[str], CheckReport]
 
@@ -101,7 +101,7 @@ def world_model_checker(train: Sequence[Trajectory], *, sandbox: Any = None, lim
       train: open-deck trajectories to check against.
       sandbox: a ``cwm.sandbox.Sandbox``; each candidate is checked in a forked, limited child. Without
         one, candidates are loaded in this process behind the static gate and a 2 s per-call time budget
-        (``planners.budget.call_budget``): only for trusted or test code.
+        (``cwm.sandbox.budget.call_budget``): only for trusted or test code.
       limits: ``cwm.sandbox.Limits`` for each check (default: the sandbox's own).
     """
     trajs = list(train)

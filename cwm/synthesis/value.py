@@ -4,8 +4,8 @@ tournament played inside that model; the winner goes into the bundle as ``value.
 ``synthesize_value`` loads the bundle (verified, contained), asks for ``candidates`` value functions in one
 prompt (``cwm.synthesis.value_target``), refines failing ones with the tree search until that many distinct
 programs pass every value check (or the budget is spent), then plays the passing ones against random
-rollouts and each other inside the model (``cwm.value_tournament``) and writes the outcome into the bundle
-(``cwm.bundle_value.save_value``). Every prompt, reply, program and report is saved under ``run_dir`` like
+rollouts and each other inside the model (``cwm.selection.value_tournament``) and writes the outcome into the bundle
+(``cwm.bundle.value.save_value``). Every prompt, reply, program and report is saved under ``run_dir`` like
 any synthesis run, and the tournament's games under ``run_dir/tournament``; rerunning the same call resumes
 both without repeating an LLM call or a finished game.
 """
@@ -18,14 +18,17 @@ import time
 from pathlib import Path
 from typing import Any
 
-from cwm import games, trajectories
+from cwm import games
 from cwm.arena import DEFAULT_MOVE_TIME_S
 from cwm.bundle import load_bundle
-from cwm.bundle_files import read_trajectories
-from cwm.bundle_value import save_value
+from cwm.bundle.files import read_trajectories
+from cwm.bundle.value import save_value
+from cwm.checks.value import DEFAULT_CALL_S
 from cwm.executors import Executor
+from cwm.games import trajectories
 from cwm.llm import Client
 from cwm.selection import utility_range
+from cwm.selection.value_tournament import DEFAULT_GAMES, Tournament, run_tournament
 from cwm.synthesis import report as run_report
 from cwm.synthesis.engine import Progress
 from cwm.synthesis.inference import sandbox_or_none
@@ -35,8 +38,6 @@ from cwm.synthesis.types import SynthesisResult
 from cwm.synthesis.value_target import DEFAULT_CANDIDATES, value_checker, value_target
 from cwm.synthesis.world_model import result_of
 from cwm.types import JSON, UsageError
-from cwm.value_checks import DEFAULT_CALL_S
-from cwm.value_tournament import DEFAULT_GAMES, Tournament, run_tournament
 from planners.config import SearchConfig
 
 TOURNAMENT_DIR = "tournament"

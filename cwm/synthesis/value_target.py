@@ -1,10 +1,10 @@
 """The value target: several value functions ``get_value(state, player_id)`` for a synthesized world model,
-asked for at once and checked by ``cwm.value_checks`` on the recorded games replayed in that model.
+asked for at once and checked by ``cwm.checks.value`` on the recorded games replayed in that model.
 
 One initial prompt asks for ``candidates`` different modules (each in its own code block; each becomes a
 node of the search tree); failing ones are refined like world models, and the run stops once ``candidates``
 distinct programs pass every check (``Target.wanted``). Which of them is kept is decided by play, not by the
-checks: ``cwm.value_tournament``.
+checks: ``cwm.selection.value_tournament``.
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from cwm import model as cwm_model
+from cwm.checks.value import DEFAULT_CALL_S, VALUE_JOB, run_value_checks
 from cwm.contract import CANDIDATE_MODULE, VALUE_API, WORLD_MODEL_MODULE
 from cwm.sandbox import ALLOWED_IMPORTS
 from cwm.synthesis.target import Checker, PromptSet, Target, nest_headings
 from cwm.types import CheckReport, ModelLoadError, Trajectory, error_report
-from cwm.value_checks import DEFAULT_CALL_S, VALUE_JOB, run_value_checks
 
 VALUE_PROMPTS = PromptSet(system="value/system.md", initial="value/initial.md", refine="value/refine.md")
 FRAGMENTS = ("sections/value_api.md", "sections/value_world_model.md", "sections/value_games.md")
@@ -67,7 +67,7 @@ def value_target(rules: str, world_model: str, games: Sequence[Trajectory], *, u
 
 def value_checker(world_model: str, games: Sequence[Trajectory], *, utility: tuple[float, float],
                   call_s: float = DEFAULT_CALL_S, sandbox: Any = None, limits: Any = None) -> Checker:
-    """Scores a candidate value module by ``cwm.value_checks.run_value_checks``: in ``sandbox`` (a
+    """Scores a candidate value module by ``cwm.checks.value.run_value_checks``: in ``sandbox`` (a
     ``cwm.sandbox.Sandbox``; each call also under a hard limit of ten budgets), else in this process behind
     the static gate (trusted or test code only)."""
     items = list(games)
@@ -80,7 +80,7 @@ def value_checker(world_model: str, games: Sequence[Trajectory], *, utility: tup
 
 def _in_process(source: str, world_model: str, games: list[Trajectory], utility: tuple[float, float],
                 call_s: float) -> CheckReport:
-    from planners.budget import call_budget
+    from cwm.sandbox.budget import call_budget
 
     try:
         module = cwm_model.load_source(source, name=CANDIDATE_MODULE, api=VALUE_API)

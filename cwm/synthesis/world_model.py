@@ -17,16 +17,17 @@ from typing import Any
 
 import numpy as np
 
-from cwm import games, trajectories
+from cwm import games
+from cwm.games import trajectories
 from cwm.llm import Client
 from cwm.sandbox import Sandbox
 from cwm.synthesis import report as run_report
 from cwm.synthesis.engine import Engine, Progress
+from cwm.synthesis.held_out import DEFAULT_SIMULATIONS, DEFAULT_TRANSITIONS, TestSetSettings, held_out_set
 from cwm.synthesis.loop import STRATEGIES, RequestSettings, Strategy, TreeSettings, run_search
 from cwm.synthesis.render import EXAMPLE_CHARS
 from cwm.synthesis.store import RunStore, sha
 from cwm.synthesis.target import Checker, world_model_checker, world_model_target
-from cwm.synthesis.test_sets import DEFAULT_SIMULATIONS, DEFAULT_TRANSITIONS, TestSetSettings, held_out_set
 from cwm.synthesis.types import SynthesisResult
 from cwm.types import CheckReport, Trajectory, UsageError
 
@@ -166,7 +167,7 @@ def synthesize_world_model(
       test_trajectories: held-out games; default: generated from the ground truth, half random and half
         MCTS play (none for a (rules, trajectories) pair without ``test_trajectories``).
       num_test: ``None`` (default): the held-out set holds ``test_transitions`` transitions and is shared
-        through the cache (``cwm.synthesis.test_sets.held_out_set``); ``0``: no held-out set; ``N``: exactly
+        through the cache (``cwm.synthesis.held_out.held_out_set``); ``0``: no held-out set; ``N``: exactly
         ``N`` games, generated in this process (``test_set``).
       test_transitions: the held-out set's size in transitions (paper: 10,000).
       test_mcts_simulations: simulations per move of the MCTS player of the test games (``None``: 100, or

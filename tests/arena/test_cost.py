@@ -7,12 +7,12 @@ import json
 
 import pytest
 
-from cwm import cost
+from cwm.agents.specs import Settings
+from cwm.arena import cost
 from cwm.arena.plan import plan_jobs
 from cwm.cli import main
 from cwm.types import UsageError
 from planners.config import SearchConfig
-from planners.specs import Settings
 
 FAST = Settings(search=SearchConfig(num_simulations=20, rollouts=1))
 
@@ -50,11 +50,11 @@ class _CostsPerSimulation:
 
 
 def test_search_agents_are_timed_at_the_probe_size_and_scaled_to_the_real_count(monkeypatch):
-    import planners.specs
+    import cwm.agents.specs
 
     clock, built = _Clock(), []
     monkeypatch.setattr(cost, "time", clock)
-    monkeypatch.setattr(planners.specs, "make_agent", lambda spec, game, *, settings, **_: (
+    monkeypatch.setattr(cwm.agents.specs, "make_agent", lambda spec, game, *, settings, **_: (
         built.append(settings) or _CostsPerSimulation(settings, clock)))
     many = Settings(search=SearchConfig(num_simulations=1000, rollouts=1))
     est = cost.estimate_tournament("connect_four", ["random", "gt-mcts"], matches=1, settings=many)

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from cwm import cli
+from cwm.agents import Settings
 from cwm.arena import tournament
 from cwm.executors import (
     ExecutorError,
@@ -28,7 +29,6 @@ from cwm.executors import (
     RayExecutor,
     make_executor,
 )
-from planners import Settings
 from planners.config import SearchConfig
 
 FAST = Settings(search=SearchConfig(num_simulations=20, rollouts=1))
@@ -170,7 +170,7 @@ def test_ray_workers_can_import_the_package_of_a_script_run_as_main(tmp_path, mo
     the workers' path, not the script's own folder."""
     import types
 
-    from cwm.executors import _import_path
+    from cwm.executors.pools import _import_path
 
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "__init__.py").write_text("")

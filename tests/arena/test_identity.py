@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from cwm.agents import AgentSpecError, Settings, parse_agent_spec
 from cwm.arena import ArenaError, MatchResult, identity, match_seed, plan_jobs, tournament
 from cwm.arena import replay as arena_replay
 from cwm.arena import run as arena_run
-from planners import AgentSpecError, Settings, parse_agent_spec
 from planners.config import SearchConfig
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "planners"

@@ -1,5 +1,5 @@
 """A tournament on a Ray cluster of separate nodes (``ray start`` head and worker processes on loopback
-addresses, ``cwm.ray_local``): matches spread over the nodes, rows reach the driver as matches end, and
+addresses, ``cwm.executors.ray_local``): matches spread over the nodes, rows reach the driver as matches end, and
 a driver killed mid-run resumes to exactly the matches an uninterrupted local run plays.
 
 Ray is part of the test extra. Starting the two-node cluster takes about 30 s on a loaded machine, so
@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
+from cwm.agents import Settings
 from cwm.arena import tournament
 from cwm.executors import ExecutorError
-from cwm.ray_local import LocalRayCluster
-from planners import Settings
+from cwm.executors.ray_local import LocalRayCluster
 from planners.config import SearchConfig
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600, method="thread")]

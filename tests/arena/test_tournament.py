@@ -15,10 +15,10 @@ import pyspiel
 import pytest
 
 import cwm
+from cwm.agents import RandomAgent, Settings
+from cwm.agents.base import AgentError
 from cwm.arena import ArenaError, MatchJob, load_results, plan_jobs, play_match, run_match, tournament
-from cwm.on_policy import replay
-from planners import RandomAgent, Settings
-from planners.agents import AgentError
+from cwm.checks.on_policy import replay
 from planners.config import SearchConfig
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "planners"

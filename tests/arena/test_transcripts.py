@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 
 from cwm import cli
+from cwm.agents import Settings
 from cwm.arena import identity, tournament
 from cwm.arena import replay as arena_replay
 from cwm.arena import transcript as arena_transcript
 from cwm.arena import view as arena_view
 from cwm.arena.plan import load_results
 from cwm.llm.fakes import FakeOpenAI, Reply
-from planners import Settings
 from planners.config import SearchConfig
 
 FAST = Settings(search=SearchConfig(num_simulations=20, rollouts=1), llm_examples=0)

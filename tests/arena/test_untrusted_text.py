@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from cwm.agents import Settings
 from cwm.arena import ArenaError, MatchResult, load_results, tournament
-from planners import Settings
 from planners.config import SearchConfig
 
 POISONED = Path(__file__).resolve().parents[1] / "data" / "planners" / "broken" / "poisoned_message.py"

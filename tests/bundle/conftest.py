@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from cwm import bundle, trajectories
+from cwm import bundle
+from cwm.games import trajectories
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 NIM = DATA / "foundation" / "tiny_nim.py"

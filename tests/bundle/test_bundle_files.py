@@ -9,8 +9,9 @@ import shutil
 import pytest
 
 import cwm.sandbox
-from cwm import bundle, trajectories
+from cwm import bundle
 from cwm.cli import main
+from cwm.games import trajectories
 
 GOOD = {
     "inference.py": "def resample_history(events, player_id, seed):\n    return []\n",

@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from cwm import bundle, trajectories
+from cwm import bundle
+from cwm.agents.specs import Settings, make_agent
 from cwm.cli import main
+from cwm.games import trajectories
 from planners.config import SearchConfig
-from planners.specs import Settings, make_agent
 
 
 def _attacker_engine(tmp_path: Path) -> tuple[str, Path]:

@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 from cwm import bundle, games
-from cwm.bundle_policy import save_policy
+from cwm.agents.ppo import PolicyConfig, PPOAgent, init_params, policy_bytes
+from cwm.agents.specs import Settings, make_agent
+from cwm.bundle.policy import save_policy
 from cwm.contract import ENCODER_API
 from cwm.model import load_source
 from planners.config import SearchConfig
-from planners.ppo import PolicyConfig, PPOAgent, init_params, policy_bytes
-from planners.specs import Settings, make_agent
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 ENCODER = (DATA / "reference" / "tic_tac_toe_encoder.py").read_text(encoding="utf-8")
@@ -151,8 +151,8 @@ def test_the_cwm_agent_still_plans_on_a_bundle_with_a_policy(with_policy):
 
 
 def test_a_policy_naming_a_module_game_is_refused_without_importing_it(tmp_path):
-    from planners.ppo import save_policy as save_policy_dir
-    from planners.specs import AgentSpecError
+    from cwm.agents.ppo import save_policy as save_policy_dir
+    from cwm.agents.specs import AgentSpecError
 
     marker = tmp_path / "imported"
     evil = tmp_path / "evil.py"

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from cwm import pipeline
+from cwm.pipeline import stages as pipeline
 
 LLM_ENVIRONMENT = (*pipeline.API_KEY_VARS, "OPENAI_API_KEY", "OPENAI_BASE_URL")
 

@@ -69,7 +69,8 @@ def test_the_cwm_agent_plans_with_its_own_inference(tmp_path, recordings, monkey
 
 
 def test_a_given_bundle_without_inference_is_refused(tmp_path, capsys):
-    from cwm import bundle, trajectories
+    from cwm import bundle
+    from cwm.games import trajectories
 
     path = bundle.export_bundle(tmp_path / "leduc", game="leduc_poker", model_source=LEDUC_MODEL.read_text(),
                                 train=trajectories.collect("leduc_poker", 2, seed=0))

@@ -9,8 +9,8 @@ import json
 import sys
 from pathlib import Path
 
-from cwm import trajectories
 from cwm.bundle import export_bundle
+from cwm.games import trajectories
 
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = ROOT / "tests" / "data" / "reference"

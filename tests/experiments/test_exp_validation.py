@@ -68,7 +68,8 @@ def test_config_file_counts_are_checked_too(tmp_path, capsys, text, message):
 @pytest.fixture(scope="module")
 def ttt_bundle(tmp_path_factory) -> Path:
     """A tic-tac-toe bundle of the hand-written reference model (a test fixture, not LLM output)."""
-    from cwm import bundle, trajectories
+    from cwm import bundle
+    from cwm.games import trajectories
 
     source = (ROOT / "tests" / "data" / "reference" / "tic_tac_toe_model.py").read_text()
     out = tmp_path_factory.mktemp("bundles") / "ttt"

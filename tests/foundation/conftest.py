@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from cwm import games, model, trajectories
+from cwm import games, model
+from cwm.games import trajectories
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 NUM_TRAJECTORIES = 20

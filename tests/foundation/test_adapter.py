@@ -11,7 +11,8 @@ import pytest
 from open_spiel.python.algorithms import evaluate_bots, mcts
 from open_spiel.python.bots import uniform_random
 
-from cwm import adapter, games, model, oracle
+from cwm import adapter, games, model
+from cwm.games import oracle
 from planners.config import SearchConfig
 from planners.mcts import MCTS
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cwm import checks, games, oracle, trajectories
+from cwm import checks, games
 from cwm.cli import main
+from cwm.games import oracle, trajectories
 
 NIM = Path(__file__).resolve().parents[1] / "data" / "foundation" / "tiny_nim.py"
 NIM_SPEC = f"{NIM}:tiny_nim"

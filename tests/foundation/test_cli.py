@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from cwm import games, trajectories
+from cwm import games
 from cwm.cli import main
+from cwm.games import trajectories
 
 REFERENCE = Path(__file__).resolve().parent.parent / "data" / "reference"
 TTT_MODEL = REFERENCE / "tic_tac_toe_model.py"

@@ -42,7 +42,7 @@ def test_out_in_an_unwritable_place_names_the_path(tmp_path, capsys):
 
 
 def test_a_failed_save_removes_its_temporary_file(tmp_path):
-    from cwm import trajectories
+    from cwm.games import trajectories
 
     def items():
         yield trajectories.record("tic_tac_toe", seed=0)
@@ -64,7 +64,7 @@ def test_a_trajectory_file_that_is_not_utf8_is_named(tmp_path, capsys):
 
 
 def test_bad_per_call_budget_is_one_line(tmp_path, capsys):
-    from cwm import trajectories
+    from cwm.games import trajectories
 
     data = trajectories.save(tmp_path / "t.jsonl", trajectories.collect("tic_tac_toe", 1, seed=0))
     model = tmp_path / "m.py"

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from cwm import trajectories
 from cwm.cli import main
+from cwm.games import trajectories
 
 TTT_MODEL = Path(__file__).resolve().parent.parent / "data" / "reference" / "tic_tac_toe_model.py"
 

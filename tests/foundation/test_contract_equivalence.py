@@ -13,7 +13,8 @@ from __future__ import annotations
 import collections
 from pathlib import Path
 
-from cwm import checks, games, model
+from cwm import games, model
+from cwm.checks import world_model as checks
 
 # Random games per model. The rarest breaches are those of the mutants that raise only on a draw (tic-tac-toe)
 # or on a split pot (Leduc): with seed 0 they occur in 2 and 3 of 20 games (measured; 10 games would reach the

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from cwm import model, trajectories
+from cwm import model
+from cwm.games import trajectories
 from cwm.types import ModelLoadError, TrajectoryFormatError
 
 REFERENCE = Path(__file__).resolve().parent.parent / "data" / "reference"

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cwm import checks, games, model, trajectories
+from cwm import checks, games, model
+from cwm.games import trajectories
 
 MODEL = Path(__file__).resolve().parents[1] / "data" / "reference" / "tic_tac_toe_model.py"
 

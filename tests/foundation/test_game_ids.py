@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from cwm import games, trajectories
+from cwm import games
+from cwm.games import trajectories
 from cwm.types import TrajectoryFormatError
 
 NIM = Path(__file__).resolve().parents[1] / "data" / "foundation" / "tiny_nim.py"

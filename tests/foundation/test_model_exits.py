@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from cwm import checks, games, model, trajectories
+from cwm import checks, games, model
+from cwm.games import trajectories
 from cwm.types import ModelContractError
 
 REFERENCE = Path(__file__).resolve().parent.parent / "data" / "reference"

@@ -5,7 +5,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from cwm import checks, games, trajectories
+from cwm import checks, games
+from cwm.games import trajectories
 from cwm.model import ActionCodec, WorldModel, load_source
 
 TTT = (Path(__file__).resolve().parents[1] / "data" / "reference" / "tic_tac_toe_model.py").read_text()

@@ -11,9 +11,10 @@ import collections
 
 import pytest
 
-from cwm import checks, games, model, trajectories
+from cwm import checks, games, model
+from cwm.agents.cwm import HistoryTracker, PlayerView
+from cwm.games import trajectories
 from cwm.types import CHANCE, ModelContractError
-from planners.cwm_agent import HistoryTracker, PlayerView
 
 
 def _breaches_of(report, test_type):

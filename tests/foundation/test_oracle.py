@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from cwm import checks, games, oracle, trajectories
+from cwm import checks, games
+from cwm.games import oracle, trajectories
 
 LONG_GAMES = {"backgammon", "gin_rummy"}  # hundreds of steps per game: two trajectories are plenty
 GAMES = [spec.name for spec in games.registered()]

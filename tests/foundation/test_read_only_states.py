@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from cwm import checks, model, trajectories, values
+from cwm import checks, model, values
+from cwm.games import trajectories
 from cwm.types import ModelLoadError
 
 REFERENCE = "tests/data/reference/tic_tac_toe_model.py"

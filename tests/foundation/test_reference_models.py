@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from cwm import checks, games, model, trajectories
+from cwm import checks, games, model
+from cwm.games import trajectories
 
 REFERENCE = Path(__file__).resolve().parent.parent / "data" / "reference"
 NUM_TRAJECTORIES = 20

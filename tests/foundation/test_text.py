@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from cwm import checks, trajectories
+from cwm import checks
+from cwm.games import trajectories
 from cwm.sandbox import Sandbox
 from cwm.text import clean, clean_json
 from cwm.types import CheckFailure, CheckReport, error_report

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from cwm import games, trajectories
+from cwm import games
+from cwm.games import trajectories
 from cwm.types import TRAJECTORY_SCHEMA, ClosedTrajectory, Trajectory, TrajectoryFormatError
 
 ROUND_TRIP_GAMES = ["tic_tac_toe", "leduc_poker", "bargaining", "gin_rummy", "backgammon", "rock_paper_scissors"]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cwm import trajectories
+from cwm.games import trajectories
 from cwm.types import JSON, TRAJECTORY_SCHEMA, ClosedTrajectory, Trajectory
 
 GAMES = {"tic_tac_toe": 3, "leduc_poker": 4, "backgammon": 3}

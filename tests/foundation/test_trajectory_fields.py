@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from cwm import trajectories
+from cwm.games import trajectories
 from cwm.types import TrajectoryFormatError
 
 

@@ -18,7 +18,7 @@ if __name__ == "__main__":  # run as a script from anywhere: make the repository
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from cwm import games  # noqa: E402
-from planners.agents import ISMCTSAgent, MCTSAgent, RandomAgent  # noqa: E402
+from cwm.agents.base import ISMCTSAgent, MCTSAgent, RandomAgent  # noqa: E402
 from planners.config import SearchConfig
 
 

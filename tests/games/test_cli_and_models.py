@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from cwm import checks, cli, games, model, trajectories
+from cwm import checks, cli, games, model
+from cwm.games import trajectories
 
 DATA = Path(__file__).parents[1] / "data" / "games"
 

@@ -10,7 +10,8 @@ import numpy as np
 import pyspiel
 import pytest
 
-from cwm import checks, games, oracle, trajectories
+from cwm import checks, games
+from cwm.games import oracle, trajectories
 from game_rules import gen_chess, hand_of_war, quadranto
 
 NOVEL = ["quadranto", "hand_of_war", "gen_chess", "gen_tic_tac_toe"]

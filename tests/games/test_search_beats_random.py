@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from planners.agents import ISMCTSAgent, MCTSAgent, RandomAgent
+from cwm.agents.base import ISMCTSAgent, MCTSAgent, RandomAgent
 from planners.config import SearchConfig
 
 sys.path.insert(0, str(Path(__file__).parent))

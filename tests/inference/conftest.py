@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from cwm import model, trajectories, values
+from cwm import model, values
+from cwm.games import trajectories
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 

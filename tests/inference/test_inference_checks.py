@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from cwm import trajectories
-from cwm.inference_checks import decision_points, run_inference_checks
+from cwm.checks.inference import decision_points, run_inference_checks
+from cwm.games import trajectories
 from cwm.model import WorldModel
 from cwm.sandbox import Sandbox
 

@@ -1,5 +1,5 @@
 """The posterior check on gin rummy, whose hidden hand has too many values to estimate: it measures the lowest
-card of the opponent's hand (``cwm.hidden.HIDDEN``), so the real session's inference function (shipped in
+card of the opponent's hand (``cwm.games.hidden.HIDDEN``), so the real session's inference function (shipped in
 ``cwm/data/recordings/real/gin_rummy.jsonl``, run contained) shows no evidence of a wrong belief while a
 mutant that deals the opponent the lowest unseen cards, and passes every reconstruction, is caught; and a
 report keeps a bounded number of short values per state whatever the feature (the generic one takes a new,
@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from cwm import games
-from cwm.hidden import GENERIC, HIDDEN, hidden_info, opponent_lowest_card
-from cwm.posterior import SHOWN_CHARS, SHOWN_VALUES, posterior_check, shown
+from cwm.checks.posterior import SHOWN_CHARS, SHOWN_VALUES, posterior_check, shown
+from cwm.games.hidden import GENERIC, HIDDEN, hidden_info, opponent_lowest_card
 from cwm.sandbox.sampling import ContainedSampler
 from cwm.synthesis.extract import extract_code
 

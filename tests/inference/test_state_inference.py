@@ -6,18 +6,19 @@ from __future__ import annotations
 
 import pytest
 
-from cwm import games, model, trajectories
+from cwm import games, model
+from cwm.agents.base import RandomAgent
+from cwm.agents.cwm import CWMAgent, inference_sampler
 from cwm.arena import play_match
+from cwm.checks.inference import run_inference_checks
 from cwm.contract import INFERENCE_API, resampler
-from cwm.inference_checks import run_inference_checks
+from cwm.games import trajectories
 from cwm.llm import ScriptedClient
 from cwm.model import WorldModel
 from cwm.sandbox import Sandbox
 from cwm.synthesis.inference import synthesize_inference
 from cwm.types import ModelLoadError, UsageError
-from planners.agents import RandomAgent
 from planners.config import SearchConfig
-from planners.cwm_agent import CWMAgent, inference_sampler
 
 from .conftest import model_search_inference
 from .test_inference_checks import SEARCH_INFERENCE_SOURCE

@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from cwm import events, games, model, trajectories, values
+from cwm import events, games, model, values
+from cwm.agents.cwm import HistoryTracker
+from cwm.checks.inference import run_inference_checks
 from cwm.contract import INFERENCE_API
-from cwm.inference_checks import run_inference_checks
-from cwm.sandbox.planning import _Server
+from cwm.games import trajectories
+from cwm.sandbox.jobs.plan import _Server
 from cwm.types import ModelLoadError
-from planners.cwm_agent import HistoryTracker
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 

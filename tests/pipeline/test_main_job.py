@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from cwm import pipeline
 from cwm.cli import main
+from cwm.pipeline import stages as pipeline
 
 SMALL = dict(num_test=4, matches=6, simulations=300, rollouts=4, executor="local:2")
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from cwm import arena, games
+from cwm.agents.base import RandomAgent
 from cwm.arena.types import MatchResult
-from cwm.on_policy import ReplayError, agent_games, on_policy_accuracy, replay
-from planners.agents import RandomAgent
+from cwm.checks.on_policy import ReplayError, agent_games, on_policy_accuracy, replay
 from tests.inference.test_inference_checks import SEARCH_INFERENCE_SOURCE
 
 REFERENCE = Path(__file__).resolve().parents[1] / "data" / "reference"

@@ -8,9 +8,7 @@ import dataclasses
 import pyspiel
 import pytest
 
-from cwm.arena import play_match
-from cwm.oracle import oracle_model
-from planners import (
+from cwm.agents import (
     AgentSpec,
     AgentSpecError,
     CWMAgent,
@@ -23,9 +21,11 @@ from planners import (
     parse_agent_spec,
     parse_agent_specs,
 )
+from cwm.agents.native import NativeISMCTSAgent, NativeMCTSAgent
+from cwm.agents.worker import WorkerAgent
+from cwm.arena import play_match
+from cwm.games.oracle import oracle_model
 from planners.config import SearchConfig
-from planners.native import NativeISMCTSAgent, NativeMCTSAgent
-from planners.worker_agent import WorkerAgent
 
 TTT = pyspiel.load_game("tic_tac_toe")
 
@@ -167,8 +167,8 @@ def test_cwm_agent_with_a_broken_model_forfeits_and_says_why(fixture, seat, kind
 
 
 def test_cwm_agent_from_a_bundle_directory_uses_its_value_function(tmp_path, data_dir):
-    from cwm import trajectories
     from cwm.bundle import export_bundle
+    from cwm.games import trajectories
 
     value_source = "def get_value(state, player_id):\n    return 0.0\n"
     bundle = export_bundle(tmp_path / "ttt_bundle", game="tic_tac_toe",

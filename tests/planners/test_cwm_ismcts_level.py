@@ -11,15 +11,16 @@ from pathlib import Path
 import pyspiel
 import pytest
 
-from cwm import model, trajectories
+from cwm import model
+from cwm.agents import CWMAgent, ISMCTSAgent, inference_sampler
+from cwm.agents.specs import Settings, make_agent
+from cwm.agents.worker import WorkerAgent
 from cwm.arena import play_match
 from cwm.bundle import export_bundle
 from cwm.contract import INFERENCE_API
-from cwm.oracle import oracle_model
-from planners import CWMAgent, ISMCTSAgent, inference_sampler
+from cwm.games import trajectories
+from cwm.games.oracle import oracle_model
 from planners.config import SearchConfig
-from planners.specs import Settings, make_agent
-from planners.worker_agent import WorkerAgent
 
 REFERENCE = Path(__file__).resolve().parent.parent / "data" / "reference"
 CONFIG = SearchConfig(num_simulations=40, rollouts=2)

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from cwm import trajectories
+from cwm.agents.specs import AgentSpecError, Settings, check_agent
 from cwm.arena import ArenaError, tournament
 from cwm.bundle import export_bundle
+from cwm.games import trajectories
 from planners.config import SearchConfig
-from planners.specs import AgentSpecError, Settings, check_agent
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 TINY_POKER = f"{DATA / 'foundation' / 'tiny_poker.py'}:tiny_poker"

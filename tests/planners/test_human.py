@@ -3,9 +3,9 @@
 import pyspiel
 import pytest
 
+from cwm.agents.human import HumanAgent, Resigned
 from cwm.arena import human as arena_human
 from cwm.arena.plan import ArenaError
-from planners.human import HumanAgent, Resigned
 
 
 def _agent(lines):

@@ -14,9 +14,10 @@ import pytest
 from open_spiel.python.algorithms import ismcts as os_ismcts
 from open_spiel.python.algorithms import mcts as os_mcts
 
+from cwm.agents import CWMAgent, ISMCTSAgent, RandomAgent
 from cwm.arena import play_match
-from cwm.oracle import oracle_model
-from planners import ISMCTS, CWMAgent, ISMCTSAgent, RandomAgent
+from cwm.games.oracle import oracle_model
+from planners import ISMCTS
 from planners.config import SearchConfig
 
 

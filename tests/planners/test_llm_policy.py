@@ -9,9 +9,9 @@ import pyspiel
 import pytest
 
 import prompts
+from cwm.agents import AgentError, IllegalMoveError, LLMPolicyAgent, RandomAgent, parse_action
 from cwm.arena import play_match
 from cwm.llm import ScriptedClient
-from planners import AgentError, IllegalMoveError, LLMPolicyAgent, RandomAgent, parse_action
 
 TTT = pyspiel.load_game("tic_tac_toe")
 
@@ -117,7 +117,7 @@ def _piece(name, **values):
 
 def test_placeholder_texts_come_from_prompt_files():
     """Empty history, no examples, and the "you played" marker are prompt files, not Python strings."""
-    from planners import llm_policy
+    from cwm.agents import llm as llm_policy
 
     client = ScriptedClient(["ACTION: x(1,1)"])
     LLMPolicyAgent(client, "tic_tac_toe", num_examples=0, seed=0).step(TTT.new_initial_state())
@@ -144,7 +144,7 @@ def test_placeholder_texts_come_from_prompt_files():
 
 
 def test_a_game_without_rules_text_says_so_from_the_prompt_file():
-    from planners import llm_policy
+    from cwm.agents import llm as llm_policy
 
     spec = llm_policy.games.resolve("tic_tac_toe")
     missing = dataclasses.replace(spec, rules="")

@@ -17,8 +17,9 @@ import pyspiel
 import pytest
 from open_spiel.python.algorithms import mcts as os_mcts
 
+from cwm.agents import MCTSAgent, RandomAgent
 from cwm.arena import play_match
-from planners import MCTS, MCTSAgent, RandomAgent
+from planners import MCTS
 from planners.config import SearchConfig
 
 
@@ -198,7 +199,7 @@ class _SlowModel:
 
 def _budgeted(data_dir, delay: float, hang_at: int, budget: float):  # noqa: ANN001, ANN202
     from cwm import games, model
-    from planners.budget import call_budget
+    from cwm.sandbox.budget import call_budget
 
     module = model.load_source((data_dir / "ttt_model.py").read_text(), name="ttt")
     return model.WorldModel(_SlowModel(module, delay, hang_at), guard=call_budget(budget), name="slow",

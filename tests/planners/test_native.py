@@ -10,10 +10,10 @@ import pyspiel
 import pytest
 
 from cwm import games
+from cwm.agents import ISMCTSAgent, MCTSAgent
+from cwm.agents.native import NativeISMCTSAgent, NativeMCTSAgent, native_problem
 from cwm.arena import play_match
-from planners import ISMCTSAgent, MCTSAgent
 from planners.config import SearchConfig
-from planners.native import NativeISMCTSAgent, NativeMCTSAgent, native_problem
 
 FAST = SearchConfig(num_simulations=30, rollouts=2)
 

@@ -15,14 +15,16 @@ import numpy as np
 import pyspiel
 import pytest
 
-from cwm import games, model, trajectories
+from cwm import games, model
+from cwm.agents import CWMAgent, RandomAgent, inference_sampler
+from cwm.agents.cwm import HistoryTracker, PlayerView
+from cwm.agents.specs import Settings, make_agent
 from cwm.arena import play_match
 from cwm.bundle import export_bundle
-from planners import ISMCTS, MCTS, CWMAgent, RandomAgent, inference_sampler
-from planners.budget import call_budget
+from cwm.games import trajectories
+from cwm.sandbox.budget import call_budget
+from planners import ISMCTS, MCTS
 from planners.config import SearchConfig
-from planners.cwm_agent import HistoryTracker, PlayerView
-from planners.specs import Settings, make_agent
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 LEDUC = pyspiel.load_game("leduc_poker")

@@ -1,6 +1,6 @@
 """The hand-written reference inference functions (Leduc poker, Quadranto): every history they sample replays,
 in their world model, in the oracle model and in the ground truth, to the player's observations and own
-actions; they are seeded; their belief is the true posterior (the posterior check, cwm.posterior); the
+actions; they are seeded; their belief is the true posterior (the posterior check, cwm.checks.posterior); the
 Leduc inference mutants break reconstruction with the bug they are named after, or (the posterior mutant)
 pass it and are caught by the posterior check alone.
 """
@@ -14,12 +14,12 @@ import numpy as np
 import pytest
 
 from cwm import games, model, values
+from cwm.agents.cwm import HistoryTracker
+from cwm.checks.posterior import posterior_check
 from cwm.contract import INFERENCE_API
-from cwm.hidden import replay
-from cwm.oracle import oracle_model
-from cwm.posterior import posterior_check
+from cwm.games.hidden import replay
+from cwm.games.oracle import oracle_model
 from cwm.types import CwmError
-from planners.cwm_agent import HistoryTracker
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 CASES = {  # game -> (its reference inference, the world model written for it)

@@ -9,7 +9,7 @@ import random
 import pyspiel
 import pytest
 
-from cwm.oracle import oracle_model
+from cwm.games.oracle import oracle_model
 from planners import MCTS
 from planners.config import SearchConfig
 from planners.rollout import rollout_returns

@@ -6,10 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from cwm import games
+from cwm.agents import RandomAgent
+from cwm.agents.worker import WorkerAgent
 from cwm.arena import play_match
-from planners import ISMCTS, MCTS, RandomAgent
+from planners import ISMCTS, MCTS
 from planners.config import SearchConfig
-from planners.worker_agent import WorkerAgent
 
 TTT_MODEL = (Path(__file__).resolve().parent.parent / "data" / "planners" / "ttt_model.py").read_text()
 ASKED = 300

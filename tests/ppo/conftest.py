@@ -14,9 +14,9 @@ import pytest
 
 from cwm import games
 from cwm.contract import ENCODER_API
+from cwm.games.oracle import oracle_model
 from cwm.model import ActionCodec, WorldModel, load_source
-from cwm.oracle import oracle_model
-from cwm.ppo_env import LocalEnvs
+from cwm.ppo.env import LocalEnvs
 
 REFERENCE = Path(__file__).resolve().parents[1] / "data" / "reference"
 

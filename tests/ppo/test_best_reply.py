@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from cwm import games
-from planners.ppo import PolicyConfig, PPOAgent, init_params
+from cwm.agents.ppo import PolicyConfig, PPOAgent, init_params
 
 FILE = Path(__file__).resolve().parents[2] / "benchmarks" / "best_reply.py"
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from cwm import trajectories
-from cwm.encoder_checks import check_encoder, observations_of, sandbox_check_encoder
+from cwm.checks.encoder import check_encoder, observations_of, sandbox_check_encoder
+from cwm.games import trajectories
 
 GAMES = ["tic_tac_toe", "connect_four", "leduc_poker", "quadranto"]
 
@@ -90,7 +90,7 @@ def test_an_empty_first_vector_fixes_the_length_too(recorded):
 
 
 def test_every_call_is_counted_and_the_report_names_where_it_failed(recorded):
-    from cwm.encoder_checks import encoder_check_report, observation_sites
+    from cwm.checks.encoder import encoder_check_report, observation_sites
 
     def padded(obs, player):  # the whole board, then one more number after an even number of moves
         board = obs["board"]
@@ -112,14 +112,14 @@ def test_every_call_is_counted_and_the_report_names_where_it_failed(recorded):
 
 
 def test_the_report_survives_json(recorded):
-    from cwm.encoder_checks import EncoderReport
+    from cwm.checks.encoder import EncoderReport
 
     report = check_encoder(BROKEN["fixed length"], observations_of(recorded["tic_tac_toe"]))
     assert EncoderReport.from_json(report.to_json()) == report
 
 
 def test_a_slow_encoder_is_named_over_every_call(recorded):
-    from cwm.encoder_checks import encoder_check_report, observation_sites
+    from cwm.checks.encoder import encoder_check_report, observation_sites
 
     def slow(obs, player):
         sum(range(200_000))

@@ -12,8 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cwm import bundle, cli, trajectories
-from cwm.ppo_bundle import TrainingEstimate, updates_done
+from cwm import bundle, cli
+from cwm.games import trajectories
+from cwm.ppo.bundle import TrainingEstimate, updates_done
 from cwm.types import UsageError
 
 TINY = ["--num-envs", "8", "--rollout", "8", "--eval-every", "1", "--eval-games", "8", "--no-progress"]
@@ -90,7 +91,7 @@ def test_a_long_run_from_a_terminal_is_refused_before_training_without_yes(ttt_b
 
 
 def test_the_estimate_refuses_only_over_the_threshold_from_a_terminal():
-    from cwm import cost
+    from cwm.arena import cost
 
     long = TrainingEstimate(update_s=2.0, updates_left=10_000, seeds_left=5, workers=5)
     assert long.wall_s == pytest.approx(4000.0)  # five seeds side by side on five workers

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cwm.ppo_env import EnvError
+from cwm.ppo.env import EnvError
 from cwm.sandbox.training import ContainedEnvs, TrainingRefused
 
 

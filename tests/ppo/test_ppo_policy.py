@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from cwm import arena, games
-from planners.agents import RandomAgent
-from planners.ppo import PolicyConfig, PolicyError, PPOAgent, forward, init_params, load_policy, save_policy
-from planners.specs import AgentSpecError, make_agent
+from cwm.agents.base import RandomAgent
+from cwm.agents.ppo import PolicyConfig, PolicyError, PPOAgent, forward, init_params, load_policy, save_policy
+from cwm.agents.specs import AgentSpecError, make_agent
 
 TTT = PolicyConfig(obs_size=27, num_actions=9, hidden=32, game="tic_tac_toe")
 
@@ -103,8 +103,8 @@ def test_acting_and_the_library_never_import_jax():
     import subprocess
     import sys
 
-    code = ("import sys, cwm, planners, planners.specs, planners.ppo, planners.puct, cwm.ppo_env, "
-            "cwm.encoder_checks, cwm.sandbox.training; print(sorted(m for m in sys.modules if m.split('.')[0] "
+    code = ("import sys, cwm, planners, cwm.agents.specs, cwm.agents.ppo, planners.puct, cwm.ppo.env, "
+            "cwm.checks.encoder, cwm.sandbox.training; print(sorted(m for m in sys.modules if m.split('.')[0] "
             "in ('jax', 'optax')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from cwm import arena, games
-from cwm.ppo_train import TrainConfig, train  # JAX: the test extra installs it
-from planners.agents import RandomAgent
-from planners.ppo import PPOAgent
+from cwm.agents.base import RandomAgent
+from cwm.agents.ppo import PPOAgent
+from cwm.ppo.train import TrainConfig, train  # JAX: the test extra installs it
 
 
 def _real_returns(result, encode, game: str, games_per_seat: int) -> dict[int, np.ndarray]:

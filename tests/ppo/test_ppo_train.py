@@ -11,10 +11,10 @@ import jax.numpy as jnp  # the test extra installs JAX; a plain `pip install cwm
 import numpy as np
 import pytest
 
-from cwm.ppo_jax import unroll
-from cwm.ppo_seeds import EnvSource, train_seeds
-from cwm.ppo_train import TrainConfig, train
-from planners.ppo import PolicyConfig, forward, init_params, load_policy
+from cwm.agents.ppo import PolicyConfig, forward, init_params, load_policy
+from cwm.ppo.learner import unroll
+from cwm.ppo.seeds import EnvSource, train_seeds
+from cwm.ppo.train import TrainConfig, train
 
 SMALL = TrainConfig(total_steps=8 * 16 * 4, num_envs=8, rollout=16, epochs=2, minibatches=2, hidden=32,
                     eval_every=2, eval_games=20, checkpoint_every=2)
@@ -84,7 +84,7 @@ def test_contained_training_equals_training_in_this_process(tmp_path, source):
 
 def test_losses_weigh_loss_weight_times_a_win_in_the_training_reward(model_envs):
     """The rewards PPO trains on: a tic-tac-toe loss is -loss_weight, a win 1, a draw 0."""
-    from cwm.ppo_train import _Carry, _rollout
+    from cwm.ppo.train import _Carry, _rollout
 
     config = dataclasses.replace(SMALL, num_envs=32, rollout=16, loss_weight=4.0)
     params = {k: jnp.asarray(v) for k, v in init_params(PolicyConfig(27, 9, 32), seed=0).items()}
@@ -95,7 +95,7 @@ def test_losses_weigh_loss_weight_times_a_win_in_the_training_reward(model_envs)
 
 
 def test_the_evaluation_scores_losses_by_loss_weight(model_envs):
-    from cwm.ppo_train import evaluate
+    from cwm.ppo.train import evaluate
 
     params = init_params(PolicyConfig(obs_size=27, num_actions=9, hidden=8), seed=0)
     row = evaluate(params, model_envs("tic_tac_toe"), games=200, seed=0, loss_weight=3.0)
@@ -112,7 +112,7 @@ def test_settings_out_of_range_are_refused(tmp_path, model_envs, change, message
 
 
 def test_an_evaluation_that_never_ends_is_refused(model_envs):
-    from cwm.ppo_train import evaluate
+    from cwm.ppo.train import evaluate
 
     params = init_params(PolicyConfig(obs_size=27, num_actions=9, hidden=8), seed=0)
     with pytest.raises(ValueError, match="did not end within 2 moves"):

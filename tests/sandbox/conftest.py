@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from cwm import trajectories
+from cwm.games import trajectories
 from cwm.sandbox import Limits, Sandbox, bwrap_available
 
 DATA = Path(__file__).resolve().parents[1] / "data"

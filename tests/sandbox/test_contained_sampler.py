@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from cwm import model, trajectories
+from cwm import model
+from cwm.checks.posterior import posterior_check
 from cwm.contract import INFERENCE_API
-from cwm.posterior import posterior_check
+from cwm.games import trajectories
 from cwm.sandbox.sampling import ContainedSampler, SamplerFailure
 
 REFERENCE = (Path(__file__).resolve().parents[1] / "data" / "reference" / "leduc_poker_inference.py").read_text()

@@ -10,8 +10,8 @@ import pytest
 
 from cwm import model
 from cwm.sandbox import static_gate
+from cwm.sandbox.budget import call_budget
 from cwm.types import ModelContractError, ModelLoadError
-from planners.budget import call_budget
 
 ALLOWED = {
     "self-private": "class A:\n    def __init__(self):\n        self._x = 1\n    def f(self):\n        return self._x\n",
@@ -268,7 +268,7 @@ class _InterruptOnce:
 
 
 def test_an_interrupt_in_the_guards_cleanup_leaves_the_guard_armed(monkeypatch) -> None:
-    from planners import budget as _sandbox_budget
+    from cwm.sandbox import budget as _sandbox_budget
 
     guard = call_budget(0.1)
     assert guard(lambda: 1) == 1
@@ -294,7 +294,7 @@ def test_an_interrupt_in_the_guards_cleanup_leaves_the_guard_armed(monkeypatch) 
 
 
 def test_a_watchdog_whose_start_was_interrupted_starts_on_the_next_call(monkeypatch) -> None:
-    from planners import budget as _sandbox_budget
+    from cwm.sandbox import budget as _sandbox_budget
 
     dog = _sandbox_budget._Watchdog()
     monkeypatch.setattr(_sandbox_budget, "_WATCHDOG", dog)

@@ -15,7 +15,8 @@ import time
 import pytest
 
 import cwm.sandbox.box as sandbox_module
-from cwm import checks, model, trajectories
+from cwm import checks, model
+from cwm.games import trajectories
 from cwm.sandbox import CALL_JOB, CHECK_JOB, RANDOM_PLAY_JOB, JobResult, Limits, Sandbox, SandboxError
 from cwm.types import CheckReport
 
@@ -263,7 +264,7 @@ def test_a_forked_copy_uses_its_own_zygote(sandbox: Sandbox) -> None:
 
 
 def test_unknown_job_is_an_error_not_a_hang(sandbox: Sandbox) -> None:
-    result = sandbox.run("cwm.sandbox.jobs:no_such_job", REFERENCE_TTT, {})
+    result = sandbox.run("cwm.sandbox.jobs.check:no_such_job", REFERENCE_TTT, {})
     assert result.kind == "error" and "no_such_job" in result.error
 
 

@@ -10,8 +10,9 @@ import random
 
 import pytest
 
-from cwm import model, trajectories
-from cwm.check_report import Tally
+from cwm import model
+from cwm.checks.report import Tally
+from cwm.games import trajectories
 from cwm.sandbox import child, jobs, tamper
 from cwm.types import CheckReport
 
@@ -34,7 +35,7 @@ def test_a_patched_class_attribute_is_tampering(monkeypatch: pytest.MonkeyPatch)
 def test_an_added_class_attribute_is_tampering(monkeypatch: pytest.MonkeyPatch) -> None:
     before = tamper.snapshot()
     monkeypatch.setattr(Tally, "extra", 1, raising=False)
-    assert tamper.tampering(before) == "tampering: the model changed the class attribute cwm.check_report.Tally.extra"
+    assert tamper.tampering(before) == "tampering: the model changed the class attribute cwm.checks.report.Tally.extra"
 
 
 def test_the_modules_the_harness_relies_on_are_watched(monkeypatch: pytest.MonkeyPatch) -> None:

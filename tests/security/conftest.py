@@ -33,7 +33,7 @@ from pathlib import Path
 
 import pytest
 
-from planners.specs import load_cwm_sources
+from cwm.agents.specs import load_cwm_sources
 
 from .harness import SENTINELS, Cli, Listener
 from .programs import LISTEN_PORT, SLEEPERS, Program, read

@@ -13,9 +13,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from cwm import bundle, pipeline, trajectories
+from cwm import bundle, pipeline
 from cwm.arena.types import FORFEIT_KINDS
 from cwm.bundle import BundleError
+from cwm.games import trajectories
 from cwm.llm.base import Request
 from cwm.types import CwmError
 

@@ -13,13 +13,13 @@ import json
 import pytest
 
 from cwm import bundle, games
+from cwm.agents.base import AgentError
+from cwm.agents.worker import WorkerCrash, WorkerTimeout
 from cwm.bundle import Bundle, BundleError
 from cwm.sandbox import static_gate
 from cwm.text import clean
 from cwm.types import ModelLoadError
-from planners.agents import AgentError
 from planners.config import SearchConfig
-from planners.worker_agent import WorkerCrash, WorkerTimeout
 
 from .conftest import REPRESENTATIVE
 from .harness import CLI_START_S, MOVE_LIMIT, MOVE_SLACK_S, SEARCH_ARGS

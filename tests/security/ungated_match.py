@@ -21,13 +21,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import programs  # noqa: E402  (this folder, put on the path above)
 
 from cwm import games  # noqa: E402
+from cwm.agents.base import RandomAgent  # noqa: E402
+from cwm.agents.worker import WorkerAgent  # noqa: E402
 from cwm.arena import play_match  # noqa: E402
 from cwm.sandbox import Sandbox  # noqa: E402
 from cwm.sandbox.session import Session  # noqa: E402
 from cwm.types import JSON  # noqa: E402
-from planners.agents import RandomAgent  # noqa: E402
 from planners.config import SearchConfig  # noqa: E402
-from planners.worker_agent import WorkerAgent  # noqa: E402
 
 SEARCH = SearchConfig(num_simulations=50, rollouts=1)
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from cwm import trajectories
+from cwm.agents.specs import Settings
 from cwm.bundle import export_bundle
+from cwm.games import trajectories
 from planners.config import SearchConfig
-from planners.specs import Settings
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 TTT = (DATA / "reference" / "tic_tac_toe_model.py").read_text()

@@ -9,10 +9,10 @@ to a random action.
 from __future__ import annotations
 
 from cwm import games
+from cwm.agents.base import RandomAgent
+from cwm.agents.worker import WorkerAgent
 from cwm.arena import play_match
-from planners.agents import RandomAgent
 from planners.config import SearchConfig
-from planners.worker_agent import WorkerAgent
 
 from .conftest import LEDUC, LEDUC_INFERENCE
 

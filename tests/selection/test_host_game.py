@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from cwm.host_game import MAX_VIEW_CHARS, HostFailure, HostGame, game_codec, read_view
 from cwm.sandbox import Sandbox
+from cwm.sandbox.host import MAX_VIEW_CHARS, HostFailure, HostGame, game_codec, read_view
 
 from .conftest import TTT
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cwm.selection_play import GameJob, GameRecord, play_game
+from cwm.selection.play import GameJob, GameRecord, play_game
 
 from .conftest import FAST, TTT
 

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from cwm.agents.base import AgentError
+from cwm.agents.selected import SelectedAgent
+from cwm.agents.specs import AgentSpecError, Settings, check_agent, parse_agent_spec
 from cwm.arena import tournament
-from planners.agents import AgentError
 from planners.config import SearchConfig
-from planners.selected import SelectedAgent
-from planners.specs import AgentSpecError, Settings, check_agent, parse_agent_spec
 
 QUICK = Settings(search=SearchConfig(num_simulations=20, rollouts=1))
 

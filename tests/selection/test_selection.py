@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from cwm.selection import GAMES_FILE, SelectionError, load_records, pick_hosts, select_models
-from cwm.selection_report import read_survivors
+from cwm.selection.report import read_survivors
 
 from .conftest import FAST, FAST_ISMCTS, CountingExecutor
 

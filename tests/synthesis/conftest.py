@@ -11,7 +11,7 @@ import pytest
 # modules import their helpers (synth_helpers.py) from this directory.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from cwm import trajectories
+from cwm.games import trajectories
 
 
 @pytest.fixture(scope="session")

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from cwm import trajectories
 from cwm.bundle import export_bundle, load_bundle
-from cwm.bundle_files import BundleError, read_trajectories, sha256
+from cwm.bundle.files import BundleError, read_trajectories, sha256
+from cwm.checks.encoder import ENCODER_JOB, sandbox_check_encoder
 from cwm.cli import main
-from cwm.encoder_checks import ENCODER_JOB, sandbox_check_encoder
+from cwm.games import trajectories
 from cwm.llm import ScriptedClient
 from cwm.sandbox import Sandbox
 from cwm.synthesis.encoder import synthesize_encoder

@@ -8,7 +8,8 @@ import re
 
 import pytest
 
-from cwm import games, trajectories
+from cwm import games
+from cwm.games import trajectories
 from cwm.synthesis.inference_target import VIEW_CHARS, inference_target, render_views, views_of, views_shown
 from cwm.synthesis.render import EXAMPLE_CHARS, example_tests, listing, render_trajectories
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from cwm import trajectories
+from cwm.games import trajectories
 from cwm.synthesis.render import example_tests, render_trajectories
 
 

@@ -115,7 +115,7 @@ def test_prompt_hashes_are_in_the_run_record(tmp_path: Path, train: list) -> Non
 
 
 def test_chance_games_show_outcomes_with_probabilities() -> None:
-    from cwm import trajectories
+    from cwm.games import trajectories
     from cwm.synthesis.render import render_trajectories
 
     games = trajectories.collect("leduc_poker", 2, seed=0)
@@ -126,7 +126,7 @@ def test_chance_games_show_outcomes_with_probabilities() -> None:
     outcomes = ", ".join(f'"Chance outcome:{i}"' for i in range(6))
     assert f"- at the initial state: get_legal_actions(state) == [{outcomes}] (any order)" in text
     from cwm.checks import run_checks
-    from cwm.oracle import oracle_model
+    from cwm.games.oracle import oracle_model
 
     report = run_checks(oracle_model("leduc_poker"), games)
     for kind, stats in report.by_type.items():  # each heading counts exactly the checks of its type

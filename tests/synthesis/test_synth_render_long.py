@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from cwm import trajectories
+from cwm.games import trajectories
 from cwm.synthesis.render import LONG_ACTIONS, LONG_VALUE, example_tests, render_trajectories
 
 

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from cwm import trajectories
 from cwm.cli import main
-from cwm.synthesis import test_sets
-from cwm.synthesis.test_sets import TestSetSettings, held_out_set
+from cwm.games import trajectories
+from cwm.synthesis import held_out as test_sets
+from cwm.synthesis.held_out import TestSetSettings, held_out_set
 from cwm.types import UsageError
 
 SMALL = TestSetSettings(300, mcts_simulations=5)

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from cwm import trajectories
 from cwm.bundle import export_bundle
+from cwm.games import trajectories
 from planners.config import SearchConfig
 
 DATA = Path(__file__).resolve().parents[1] / "data"

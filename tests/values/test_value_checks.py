@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from cwm.checks.value import VALUE_TYPES
 from cwm.sandbox import Sandbox
 from cwm.synthesis.value_target import value_checker
-from cwm.value_checks import VALUE_TYPES
 
 from .conftest import FLIPPED, GOOD, NEUTRAL, TTT
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from cwm.bundle import export_bundle, load_bundle
-from cwm.bundle_value import save_value
+from cwm.bundle.value import save_value
 from cwm.cli import main
 from cwm.commands.bundle import describe
 from cwm.llm import ScriptedClient

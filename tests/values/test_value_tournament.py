@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from cwm.selection_play import GameRecord
-from cwm.value_tournament import ROLLOUTS, TournamentError, run_tournament, score
+from cwm.selection.play import GameRecord
+from cwm.selection.value_tournament import ROLLOUTS, TournamentError, run_tournament, score
 from planners.config import SearchConfig
 
 from .conftest import DATA, FAST, FLIPPED, GOOD, TTT

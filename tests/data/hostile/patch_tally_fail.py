@@ -1,8 +1,8 @@
-# hostile: with the gate off, patches the check harness's counter (cwm.check_report.Tally.fail) so that every
+# hostile: with the gate off, patches the check harness's counter (cwm.checks.report.Tally.fail) so that every
 # hostile: check of a model that implements nothing counts as passed
 # job: check
 # expect: static: line 9: access to dunder attribute '__globals__'
-# ungated: error: tampering: the model changed the class attribute cwm.check_report.Tally.fail
+# ungated: error: tampering: the model changed the class attribute cwm.checks.report.Tally.fail
 
 import random
 
@@ -16,7 +16,7 @@ def fail(tally, failure, test_type, *, breach, count=1):
     return True
 
 
-os.sys.modules["cwm.check_report"].Tally.fail = fail
+os.sys.modules["cwm.checks.report"].Tally.fail = fail
 
 
 def get_initial_state():

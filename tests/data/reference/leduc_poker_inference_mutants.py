@@ -3,7 +3,7 @@
 Each mutant is a small textual patch of the reference inference, so it differs from a known-good function by
 exactly the bug it is named after. Three break reconstruction (a sampled history whose replay does not give
 the player's observations and own actions); one passes every reconstruction check but samples from the
-wrong posterior, which only the posterior check (cwm.posterior) can see.
+wrong posterior, which only the posterior check (cwm.checks.posterior) can see.
 """
 
 from pathlib import Path
@@ -11,7 +11,7 @@ from pathlib import Path
 REFERENCE = Path(__file__).resolve().parent / "leduc_poker_inference.py"
 
 # name -> (old text, new text, what it breaks: "reconstruction" or "posterior", a fragment of the reason
-# cwm.hidden.replay gives for a broken history ("" for the posterior mutant, whose histories are valid))
+# cwm.games.hidden.replay gives for a broken history ("" for the posterior mutant, whose histories are valid))
 MUTANTS = {
     # its own private card is drawn like the opponent's, from the cards it has not seen: always wrong
     "ignores_observed_card": (

@@ -1,0 +1,196 @@
+"""The contained CWM agent: plans on an untrusted model in a hardened worker process, plays the real game here.
+
+``WorkerAgent`` keeps the trusted half of a CWM agent in this process (the real game's tracker, which
+needs the ground truth; the mapping of the chosen string to the real game's id) and runs the model only
+in a sandbox session (``cwm.sandbox.jobs.plan``): each move crosses as JSON, the answer comes back as JSON
+and is checked here. The worker has no API keys, no network, no file writes, and each move has a CPU-time
+budget timed from outside; a worker that overruns, crashes or breaks the contract forfeits the match with
+the reason (``timeout``, ``crash``, ``exception``), and the next match gets a fresh worker.
+
+Cost: one fork per match, a few milliseconds to load the model there, and a pipe round trip per move
+(tens of microseconds); the search itself runs at full speed (``benchmarks/bench_worker.py``).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Protocol
+
+import numpy as np
+import pyspiel
+
+from cwm import games
+from cwm.agents.base import AgentError, IllegalMoveError
+from cwm.agents.cwm import GameFacts, HistoryTracker, real_action
+from cwm.codec import ActionCodec
+from cwm.sandbox import pool
+from cwm.sandbox.box import Sandbox
+from cwm.sandbox.session import Session
+from cwm.text import clean
+from cwm.types import JSON
+from planners.config import DEFAULT_SEARCH, SearchConfig
+
+DEFAULT_MOVE_CPU_S = 60.0  # CPU seconds per move in a worker unless the arena sets a move limit
+PLAN_JOB = "cwm.sandbox.jobs.plan:plan_session"  # the worker's server (imported in the zygote, not here)
+
+
+class Tracker(Protocol):
+    """What follows one game from one seat for a worker: every move's string and the seat's own events
+    (``cwm.agents.cwm.HistoryTracker`` on the real game)."""
+
+    moves: list[str]
+    events: list[dict[str, JSON]]
+
+    def follows(self, state: Any, player: int) -> bool: ...
+
+    def sync(self, state: Any) -> None: ...
+
+
+class WorkerTimeout(AgentError):
+    """The worker's move ran over its budget (or the worker stopped answering)."""
+
+    kind = "timeout"
+
+
+class WorkerCrash(AgentError):
+    """The worker died (a signal, the memory limit) or could not start."""
+
+    kind = "crash"
+
+
+@functools.lru_cache(maxsize=16)
+def codec_payload(game: str) -> dict[str, JSON]:
+    """The real game's action codec as JSON, for a worker (which has no ground truth); cached per game."""
+    codec = ActionCodec.from_game(games.load_game(game))
+    return {"table": codec.to_table(), "num_distinct_actions": codec.num_distinct_actions,
+            "max_chance_outcomes": codec.max_chance_outcomes, "prefixed": codec.prefixed}
+
+
+class WorkerAgent:
+    """A CWM agent whose model runs in a hardened planning worker.
+
+    Args:
+      sources: the model's code: ``{"model.py": ..., "inference.py": ... (optional), "value.py": ...
+        (optional)}`` (a verified bundle's ``sources``).
+      game: the real game.
+      config: the search settings.
+      name: the model's name in reasons.
+      seed: the agent's seed (one integer for the worker's search is drawn from it per match).
+      move_cpu_s: CPU seconds the worker may use per move.
+      sandbox: the sandbox to run the worker in (default: one from this process's pool).
+    """
+
+    def __init__(self, sources: dict[str, str], game: str | games.GameSpec, config: SearchConfig = DEFAULT_SEARCH,
+                 *, name: str = "model", seed: int | np.random.Generator | None = None,
+                 move_cpu_s: float = DEFAULT_MOVE_CPU_S, sandbox: Sandbox | None = None):
+        self.sources = dict(sources)
+        self.spec = games.resolve(game)
+        self.config = config
+        self.name = name
+        self.rng = np.random.default_rng(seed)
+        self.move_cpu_s = move_cpu_s
+        self._own_box = sandbox is None
+        self._box = sandbox
+        self._session: Session | None = None
+        self._tracker: Tracker | None = None
+        self._sent_moves = self._sent_events = 0
+        self._stats: dict[str, Any] = {}
+        self.log: list[JSON] = []  # per move: the worker's sampling record and the move's wall and CPU time
+
+    # -- the match protocol -------------------------------------------------------------------------
+    def reset(self) -> None:
+        """A new match: the next move starts a fresh worker."""
+        self.close()
+        self._tracker = None
+
+    def step(self, state: pyspiel.State) -> int:
+        player = state.current_player()
+        if self._tracker is None or not self._tracker.follows(state, player):
+            if self._tracker is not None or self._sent_moves or self._sent_events:
+                self.close()  # another game (or seat): a fresh worker
+            self._tracker = self._new_tracker(player)
+        self._tracker.sync(state)
+        legal = [state.action_to_string(player, a) for a in state.legal_actions()]
+        answer = self._ask(player, legal)
+        action = answer.get("action")
+        if type(action) is not str:
+            raise IllegalMoveError(f"world model {self.name}'s worker answered {answer!r:.200} instead of an action")
+        return real_action(state, player, action, self.name)
+
+    def _new_tracker(self, player: int) -> Tracker:
+        """What follows a new game from ``player``'s seat: the real game, replayed on the ground truth (a game
+        played elsewhere, such as inside a host model, brings a tracker of its own)."""
+        return HistoryTracker(self.spec, player)
+
+    def stats(self) -> dict[str, Any]:
+        """The worker's search record of this match as it last reported it (``simulations`` actually run; with
+        imperfect information the sampling record), and ``simulations_asked``, each search's budget."""
+        return dict(self._stats) | {"simulations_asked": self.config.num_simulations}
+
+    def close(self) -> None:
+        """Ends this match's worker (if any) and returns its sandbox to the pool."""
+        session, self._session = self._session, None
+        if session is not None:
+            session.close()
+        if self._box is not None and self._own_box:
+            pool.release(self._box)
+            self._box = None
+        self._sent_moves = self._sent_events = 0
+
+    # -- the worker ---------------------------------------------------------------------------------
+    def _ask(self, player: int, legal: list[str]) -> dict[str, Any]:
+        assert self._tracker is not None
+        session = self._session or self._open()
+        moves, events = self._tracker.moves, self._tracker.events
+        # the last event sent goes again: the seat's own action there is filled in once it has moved
+        resend = max(0, self._sent_events - 1)
+        message = {"op": "plan", "player": player, "legal": legal,
+                   "moves_from": self._sent_moves, "moves": moves[self._sent_moves:],
+                   "events_from": resend, "events": events[resend:]}
+        try:
+            result = session.ask(message)
+        except BaseException:  # an interrupt (the arena's timer) left the exchange half done
+            session.abandon()
+            self._session = None
+            raise
+        if not result.ok:
+            self._session = None
+            raise _failure(self.name, result.kind, result.error)
+        self._sent_moves, self._sent_events = len(moves), len(events)
+        answer = result.value if isinstance(result.value, dict) else {}
+        if isinstance(answer.get("stats"), dict):
+            before, self._stats = self._stats.get("simulations"), answer["stats"]
+            # the worker's per-move record for the transcript: its numbers only (it is untrusted), with the
+            # simulations this move's search ran
+            record = {str(k): v for k, v in self._stats.items() if type(v) in (int, float, bool)}
+            if type(record.get("simulations")) is int:
+                record["move_simulations"] = record["simulations"] - (before if type(before) is int else 0)
+            self.log.append({"player": player, **record})
+        if "refused" in answer:  # the worker's words for the model's breach: they quote the model, cleaned here
+            raise AgentError(f"world model {self.name} failed: {clean(str(answer['refused']))}")
+        return answer
+
+    def _open(self) -> Session:
+        if self._box is None:
+            self._box = pool.acquire()
+        payload = {"name": self.name, "codec": codec_payload(self.spec.name),
+                   "facts": GameFacts.of(self.spec).to_json(), "config": self.config.to_json(),
+                   "seed": int(self.rng.integers(2**62)), "inference": self.sources.get("inference.py"),
+                   "value": self.sources.get("value.py")}
+        session = self._box.open_session(PLAN_JOB, self.sources["model.py"], payload, move_cpu_s=self.move_cpu_s)
+        if not session.alive:
+            opened = session.opened
+            raise _failure(self.name, opened.kind, opened.error, starting=True)
+        self._session = session
+        return session
+
+
+def _failure(name: str, kind: str, error: str, *, starting: bool = False) -> AgentError:
+    where = " could not start its planning worker" if starting else "'s planning worker failed"
+    # the worker's words quote the model (its exception, its output): cleaned before they reach anyone
+    text = f"world model {name}{where} ({clean(kind, limit=40)}): {clean(error, limit=1500)}"
+    if kind == "timeout":
+        return WorkerTimeout(text)
+    if kind in ("crash", "memory"):
+        return WorkerCrash(text)
+    return AgentError(text)

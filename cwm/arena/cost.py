@@ -1,0 +1,246 @@
+"""The cost of a tournament before it runs: a few timed moves of each agent, projected onto every match.
+
+Each agent is built once (as a worker would build it) and timed on decision states spread over a random
+game, after one untimed warm-up move (a CWM agent's planning worker starts on its first move). Search
+agents are timed at ``PROBE_SIMULATIONS`` simulations and scaled linearly to the real count (a search's
+time is its simulations times the cost of one, the rollouts); a match's length is the mean number of
+decisions of ``PROBE_GAMES`` random games. Planned play is often longer or shorter than random play, so
+the projection says which way to expect it wrong: it is a size, not a promise.
+
+Agents are single-threaded, so one move's wall time is its CPU time; the run's wall time is its CPU time
+over the executor's workers (the process pool's size, or a Ray cluster's cores). LLM agents are not timed
+(each move is a paid call whose latency is the provider's).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import os
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pyspiel
+
+from cwm import games
+from cwm.agents.specs import Settings
+from cwm.arena.types import MatchJob
+from cwm.types import JSON, UsageError
+
+PROBE_SIMULATIONS = 100  # simulations per timed move; the real count scales the time linearly
+PROBE_MOVES = 3  # timed moves per agent
+PROBE_GAMES = 5  # random games whose mean length stands for a match's
+CONFIRM_WALL_S = 3600.0  # a run projected longer than this asks for --yes when run from a terminal
+SEARCH_KINDS = ("gt-mcts", "gt-ismcts", "gt-mcts-py", "gt-ismcts-py", "cwm", "cwm-selected")
+RAY_CORES = (16, 64)  # the cluster sizes a projection also shows
+
+
+@dataclasses.dataclass(frozen=True)
+class CostEstimate:
+    """A tournament's projected cost on this machine.
+
+    Attributes:
+      per_move_s: agent label -> seconds per move at the run's settings (``None``: not timed: an LLM, or an
+        agent that could not be built or failed its probe moves, which the match itself will report).
+      moves_per_match: mean decisions of a random game.
+      matches: matches still to play.
+      cpu_s: projected CPU seconds of those matches (untimed agents count 0).
+      workers: the executor's parallel workers (a Ray cluster: this machine's CPU count, as a stand-in).
+    """
+
+    per_move_s: dict[str, float | None]
+    moves_per_match: float
+    matches: int
+    cpu_s: float
+    workers: int
+
+    @property
+    def wall_s(self) -> float:
+        """Projected wall seconds on ``workers`` workers."""
+        return self.cpu_s / max(1, min(self.workers, self.matches or 1))
+
+    def wall_on(self, cores: int) -> float:
+        """Projected wall seconds on ``cores`` cores (a Ray cluster), at most one match per core."""
+        return self.cpu_s / max(1, min(cores, self.matches or 1))
+
+    def lines(self) -> list[str]:
+        """The estimate as a reader sees it: per-move times, then the projected CPU and wall time."""
+        moves = ", ".join(f"{label} {'not timed' if t is None else duration(t)}"
+                          for label, t in self.per_move_s.items())
+        ray = ", ".join(f"{n} cores {duration(self.wall_on(n))}" for n in RAY_CORES)
+        return [f"cost estimate: per move {moves}; ~{self.moves_per_match:.0f} moves a match",
+                f"  {self.matches} matches: CPU {duration(self.cpu_s)}, wall {duration(self.wall_s)} on "
+                f"{self.workers} workers here (on a Ray cluster: {ray})"]
+
+    def to_json(self) -> dict[str, JSON]:
+        return dataclasses.asdict(self) | {"wall_s": self.wall_s}
+
+
+def duration(seconds: float) -> str:
+    """``0.42 s``, ``3.1 min``, ``5.2 h`` or ``3.4 days``."""
+    for unit, size in (("days", 86400.0), ("h", 3600.0), ("min", 60.0)):
+        if seconds >= 2 * size:
+            return f"{seconds / size:.1f} {unit}"
+    return f"{seconds:.2g} s" if seconds < 10 else f"{seconds:.0f} s"
+
+
+def executor_workers(spec: str) -> int:
+    """The parallel workers of an executor spec: ``local:N`` N, ``inline`` 1, else this machine's CPU count."""
+    kind, _, arg = spec.partition(":")
+    if kind == "inline":
+        return 1
+    if kind == "local" and arg.isdigit():
+        return max(1, int(arg))
+    return os.cpu_count() or 1
+
+
+def estimate_tournament(game: str, agents: Sequence[str], *, matches: int, settings: Settings,
+                        executor: str = "local", out_dir: str | Path | None = None, seed: int = 0,
+                        pairings: Sequence[tuple[str, ...]] | None = None,
+                        move_time_limit: float | None = None) -> CostEstimate:
+    """The projected cost of ``cwm.arena.tournament`` with these arguments: its matches not yet recorded in
+    ``out_dir/matches.jsonl``, on ``executor``'s workers.
+
+    Raises:
+      AgentSpecError: a spec that does not parse (as the tournament would).
+    """
+    from cwm.arena.plan import plan_jobs
+
+    workers = executor_workers(executor)
+    if matches < 1 or settings.problems() or (move_time_limit is not None and not move_time_limit > 0):
+        return CostEstimate({}, 0.0, 0, 0.0, workers)  # the tournament refuses these, with its own message
+    jobs = plan_jobs(games.resolve(game).name, agents, matches=matches, settings=settings, seed=seed,
+                     pairings=pairings, move_time_limit=move_time_limit)
+    done = recorded_keys(Path(out_dir) / "matches.jsonl") if out_dir is not None else set()
+    return estimate([j for j in jobs if j.key not in done], workers=workers, seed=seed)
+
+
+def recorded_keys(path: Path) -> set[str]:
+    """The match keys already in a ``matches.jsonl`` (lines that do not read are the tournament's to report)."""
+    if not path.is_file():
+        return set()
+    keys = set()
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        with contextlib.suppress(ValueError):
+            found = json.loads(line)
+            if isinstance(found, dict) and isinstance(found.get("key"), str):
+                keys.add(found["key"])
+    return keys
+
+
+def estimate(jobs: Sequence[MatchJob], *, workers: int, seed: int = 0) -> CostEstimate:
+    """Times each agent of ``jobs`` (all of one game) and projects the matches' cost (module docstring).
+
+    Randomness: the probe games and the probed agents are seeded from ``seed``.
+    """
+    if not jobs:
+        return CostEstimate({}, 0.0, 0, 0.0, workers)
+    game = jobs[0].game
+    states, length = probe_states(game, seed=seed)
+    builds = dict(pair for job in jobs for pair in zip(job.seats, job.builds or job.seats))
+    per_move = {label: time_moves(build, game, jobs[0], states, seed=seed) for label, build in builds.items()}
+    cpu = sum(length / len(job.seats) * sum(per_move[s] or 0.0 for s in job.seats) for job in jobs)
+    return CostEstimate(per_move, length, len(jobs), cpu, workers)
+
+
+def probe_states(game: str, *, seed: int = 0) -> tuple[list[pyspiel.State], float]:
+    """``PROBE_MOVES + 1`` decision states spread over one random game, and the mean decisions of
+    ``PROBE_GAMES`` random games."""
+    loaded = games.load_game(game)
+    plays = [decision_states(loaded, np.random.default_rng([seed, i])) for i in range(PROBE_GAMES)]
+    first = plays[0]
+    picks = [int(i) for i in np.linspace(0, len(first) - 1, PROBE_MOVES + 1)] if first else []
+    return [first[i] for i in picks], float(np.mean([len(p) for p in plays]))
+
+
+def decision_states(game: pyspiel.Game, rng: np.random.Generator) -> list[pyspiel.State]:
+    """The decision states of one uniformly random game (chance by its probabilities)."""
+    state, found = game.new_initial_state(), []
+    while not state.is_terminal():
+        if state.is_chance_node():
+            outcomes = state.chance_outcomes()
+            state.apply_action(outcomes[rng.choice(len(outcomes), p=[p for _, p in outcomes])][0])
+            continue
+        found.append(state.clone())
+        legal = state.legal_actions()
+        state.apply_action(legal[rng.integers(len(legal))])
+    return found
+
+
+def time_moves(build: str, game: str, job: MatchJob, states: Sequence[pyspiel.State], *, seed: int = 0) -> float | None:
+    """Seconds per move of the agent ``build`` names at ``job``'s settings (``None`` for an LLM agent): one
+    warm-up move, then the rest of ``states`` timed, scaled from ``PROBE_SIMULATIONS`` to the real count."""
+    from cwm.agents.specs import make_agent, parse_agent_spec
+
+    kind = parse_agent_spec(build).kind
+    if kind.startswith("llm") or not states:
+        return None
+    settings, scale = job.settings, 1.0
+    sims = settings.search.num_simulations
+    if kind in SEARCH_KINDS and sims > PROBE_SIMULATIONS:
+        search = dataclasses.replace(settings.search, num_simulations=PROBE_SIMULATIONS)
+        settings, scale = dataclasses.replace(settings, search=search), sims / PROBE_SIMULATIONS
+    try:
+        agent = make_agent(build, game, settings=settings, seed=seed, move_time_s=job.move_time_limit)
+    except Exception:  # an agent that cannot be built is the tournament's to report, with its reason
+        return None
+    try:
+        agent.step(states[0].clone())
+        start = time.perf_counter()
+        for state in states[1:]:
+            agent.step(state.clone())
+    except Exception:  # LLM-written model code may fail; the match will score it, the estimate leaves it out
+        return None
+    else:
+        return (time.perf_counter() - start) / max(1, len(states) - 1) * scale
+    finally:
+        close = getattr(agent, "close", None)
+        if callable(close):
+            close()
+
+
+def confirm(cost: CostEstimate, *, yes: bool, threshold_s: float = CONFIRM_WALL_S,
+            interactive: bool | None = None) -> None:
+    """Prints the estimate (nothing when no match is left to play); refuses a run projected over
+    ``threshold_s`` of wall time that was started from a terminal without ``yes`` (``confirm_lines``).
+
+    Raises:
+      UsageError: over the threshold, interactive and not ``yes``; the message says how to go on.
+    """
+    if cost.matches:
+        confirm_lines(cost.lines(), cost.wall_s, yes=yes, threshold_s=threshold_s, interactive=interactive,
+                      smaller="lower --matches or --sims")
+
+
+def confirm_lines(lines: Sequence[str], wall_s: float, *, yes: bool, threshold_s: float = CONFIRM_WALL_S,
+                  interactive: bool | None = None, smaller: str) -> None:
+    """Prints an estimate's ``lines`` to stderr; refuses a run projected over ``threshold_s`` of wall time
+    that was started from a terminal without ``yes`` (a script, with no terminal, is only told).
+
+    Args:
+      smaller: how to make the run smaller, for the message (``"lower --steps"``).
+
+    Raises:
+      UsageError: over the threshold, interactive and not ``yes``; the message says how to go on.
+    """
+    for line in lines:
+        print(line, file=sys.stderr)
+    interactive = sys.stdin.isatty() if interactive is None else interactive
+    if wall_s > threshold_s and interactive and not yes:
+        raise UsageError(f"this run is projected to take {duration(wall_s)} of wall time (over "
+                         f"{duration(threshold_s)}); rerun with --yes to start it, or {smaller}")
+
+
+def write_record(path: Path, cost: CostEstimate, elapsed_s: float) -> None:
+    """Writes ``{"estimate": ..., "elapsed_wall_s": ...}`` to ``path`` (a run's ``cost.json``)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(record(cost, elapsed_s), indent=2) + "\n", encoding="utf-8")
+
+
+def record(cost: CostEstimate, elapsed_s: float) -> dict[str, JSON]:
+    """The estimate beside the real wall time, as a run record holds them."""
+    return {"estimate": cost.to_json(), "elapsed_wall_s": elapsed_s}

@@ -1,0 +1,285 @@
+"""Exported bundles: a synthesized model as a versioned directory with provenance, re-checked when loaded.
+
+Layout of a bundle directory::
+
+    manifest.json        format version, game, contract version, generator, accuracy, file hashes, ...
+    model.py             the world model (always)
+    inference.py         inference functions (imperfect information, when synthesized)
+    value.py             value function (when synthesized and chosen by its tournament)
+    value_tournament.json  the tournament that chose value.py (or kept none)
+    encoder.py           observation encoder (with a trained policy)
+    policy.npz           a PPO policy trained inside the model (``cwm train ppo``): plain arrays and their config
+    check_report.json    the checks the model passed when exported
+    trajectories.jsonl   the training trajectories, re-checked at load time
+    game.py              the user's game engine (a bundle of a module game)
+
+``load_bundle`` reads the directory as untrusted input (``cwm.bundle.files``), finds the game without
+importing anything the bundle holds (``cwm.bundle.game``), checks every code file in the sandbox, and
+runs a quick conformance check (the stored trajectories plus random play) before returning a model.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyspiel
+
+from cwm import games
+from cwm.bundle.checks import checked, inference_report, manifest_for, trajectory_hash
+from cwm.bundle.export import check_target, export_run, run_game
+from cwm.bundle.files import (
+    BUNDLE_FORMAT,
+    CODE_FILES,
+    GAME_FILE,
+    BundleError,
+    decode,
+    read_manifest,
+    read_trajectories,
+    sha256,
+    stored_report,
+    verified_files,
+)
+from cwm.bundle.game import bundle_game
+from cwm.bundle.policy import BundlePolicy, policy_of
+from cwm.bundle.value import value_report
+from cwm.games import trajectories
+from cwm.model import ActionCodec, WorldModel, load_source
+from cwm.sandbox.jobs import CONTRACTS
+from cwm.types import JSON, CheckReport, CwmError, Trajectory
+
+__all__ = ["BUNDLE_FORMAT", "Bundle", "BundleError", "export_bundle", "export_run", "load_bundle", "run_game", "trajectory_hash"]
+
+if TYPE_CHECKING:  # the planners import cwm; at run time they are imported where they are used
+    from cwm.agents.base import Agent
+    from planners.config import SearchConfig
+
+_EXTRA_FILES = frozenset(CODE_FILES) - {"model.py"}
+
+
+@dataclasses.dataclass(frozen=True)
+class Bundle:
+    """A loaded, verified bundle.
+
+    A bundle is contained by default: its code runs only in hardened worker processes (``agent``, ``plan``);
+    ``load_bundle(path, trusted=True)`` also loads the model in this process (``model``), for code you read.
+
+    Attributes:
+      path: the bundle directory.
+      manifest: the parsed ``manifest.json``.
+      sources: file name -> source text of every code file.
+      check_report: the load-time conformance report (checked in the sandbox).
+      spec: the game (its engine: the registry's, OpenSpiel's, or the one the bundle carries).
+      trusted: whether the model was loaded into this process.
+      inference_report: the load-time inference checks of ``inference.py`` (every player's view of the
+        stored games replayed through the model; ``None`` without one), checked in the sandbox.
+      value_report: the load-time value checks of ``value.py`` (``cwm.checks.value`` at every state of the
+        stored games replayed through the model; ``None`` without one), checked in the sandbox.
+      policy: the PPO policy of ``policy.npz`` with its ``encoder.py`` (``cwm.bundle.policy``; ``None``
+        without one), every array checked.
+    """
+
+    path: Path
+    manifest: dict[str, JSON]
+    sources: dict[str, str]
+    check_report: CheckReport
+    spec: games.GameSpec
+    trusted: bool = False
+    _model: WorldModel | None = None
+    inference_report: CheckReport | None = None
+    value_report: CheckReport | None = None
+    policy: BundlePolicy | None = None
+
+    @property
+    def game(self) -> str:
+        return str(self.manifest["game"])
+
+    @property
+    def model(self) -> WorldModel:
+        """The world model in this process, ready to plan on (only for a bundle loaded with ``trusted=True``).
+
+        Raises:
+          BundleError: the bundle is contained (the default).
+        """
+        if self._model is None:
+            raise BundleError(f"{self.path}: the bundle is contained, so its model runs only in hardened workers "
+                              f"(bundle.agent(), bundle.plan()); load it with trusted=True (--trust) to plan in "
+                              f"this process, only for code you have read")
+        return self._model
+
+    def agent(self, config: SearchConfig | None = None, *, seed: int | np.random.Generator | None = None,
+              move_cpu_s: float | None = None) -> Agent:
+        """A CWM agent for the real game that plans on this bundle's model: in a hardened worker (contained,
+        one fork per match, a pipe round trip per move), or in this process for a trusted bundle.
+
+        Args:
+          config: the search settings (default ``SearchConfig()``).
+          seed: the agent's seed.
+          move_cpu_s: CPU seconds per move in the worker (contained only; default
+            ``cwm.agents.worker.DEFAULT_MOVE_CPU_S``).
+        """
+        from cwm.agents.specs import bundle_agent
+        from cwm.agents.worker import DEFAULT_MOVE_CPU_S
+        from planners.config import DEFAULT_SEARCH
+
+        return bundle_agent(self, config or DEFAULT_SEARCH, seed=seed,
+                            move_cpu_s=DEFAULT_MOVE_CPU_S if move_cpu_s is None else move_cpu_s)
+
+    def plan(self, state: pyspiel.State, config: SearchConfig | None = None, *,
+             seed: int | np.random.Generator | None = None, move_cpu_s: float | None = None) -> int:
+        """The action id this bundle's CWM agent plays at a real game state (a one-move ``agent``: each call
+        starts and ends a worker, about 10 ms besides the search, when contained).
+
+        Raises:
+          AgentError: the model could not plan (a contract breach, its worker timed out or crashed).
+        """
+        agent = self.agent(config, seed=seed, move_cpu_s=move_cpu_s)
+        try:
+            return agent.step(state)
+        finally:
+            close = getattr(agent, "close", None)
+            if callable(close):
+                close()
+
+    def as_openspiel_game(self, *, short_name: str | None = None) -> pyspiel.Game:
+        """Registers the model as an OpenSpiel game (unique name) so any OpenSpiel algorithm runs on it
+        (a trusted bundle only: OpenSpiel's algorithms call the model in this process)."""
+        from cwm.adapter import as_openspiel_game
+
+        return as_openspiel_game(self.model, reference=games.load_game(self.spec), short_name=short_name)
+
+    def module(self, file_name: str) -> Any:
+        """The loaded module of an optional code file (``inference.py``, ``value.py`` or ``encoder.py``), in
+        this process (a trusted bundle only)."""
+        if file_name not in self.sources:
+            raise BundleError(f"{self.path}: bundle has no {file_name}")
+        if not self.trusted:
+            raise BundleError(f"{self.path}: the bundle is contained; load it with trusted=True to import "
+                              f"{file_name} in this process")
+        return load_source(self.sources[file_name], name=f"{self.game}_{Path(file_name).stem}",
+                           api=CONTRACTS[CODE_FILES[file_name]])
+
+
+def export_bundle(
+    out: str | Path,
+    *,
+    game: str | games.GameSpec,
+    model_source: str,
+    train: Sequence[Trajectory],
+    extra_sources: dict[str, str] | None = None,
+    provenance: dict[str, JSON] | None = None,
+    overwrite: bool = False,
+) -> Path:
+    """Writes a bundle directory, checking every code file in the sandbox first (the model's report is stored).
+
+    Args:
+      out: the bundle directory (must not exist unless ``overwrite``).
+      game: the game's registry name, OpenSpiel string or ``path/to/module.py:short_name`` (whose file the
+        bundle carries as ``game.py``).
+      model_source: the world model's source.
+      train: the trajectories the model was synthesized from (stored and re-checked at load).
+      extra_sources: optional ``{"inference.py": ..., "value.py": ..., "encoder.py": ...}``.
+      provenance: generator LLM and settings, prompt hashes, seed, accuracies, LLM calls and cost, ...
+
+    Raises:
+      BundleError: ``out`` exists, an extra file name is not one a bundle may hold, or a code file fails its
+        sandbox check.
+    """
+    out = Path(out)
+    check_target(out, overwrite)
+    spec = games.resolve(game)
+    extra = dict(extra_sources or {})
+    unknown = set(extra) - _EXTRA_FILES
+    if unknown:
+        raise BundleError(f"bundle files may be {sorted(_EXTRA_FILES)}, not {sorted(unknown)}")
+    files = {"model.py": model_source, **extra}
+    report = checked(files, spec, train, where="export")
+    tmp = out.with_name(out.name + ".partial")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    for name, text in files.items():
+        (tmp / name).write_text(text, encoding="utf-8")
+    (tmp / "check_report.json").write_text(json.dumps(report.to_json(), indent=1), encoding="utf-8")
+    trajectories.save(tmp / "trajectories.jsonl", train)
+    hashed = [*files, "check_report.json", "trajectories.jsonl"]
+    if spec.module.endswith(".py"):  # a user's module game travels with the bundle
+        shutil.copyfile(spec.module, tmp / GAME_FILE)
+        hashed.append(GAME_FILE)
+    manifest = manifest_for(spec, report, train, provenance or {},
+                         {name: sha256((tmp / name).read_bytes()) for name in hashed})
+    (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True), encoding="utf-8")
+    if out.exists():
+        shutil.rmtree(out)
+    tmp.replace(out)
+    return out
+
+
+def load_bundle(path: str | Path, *, game: str | games.GameSpec | None = None, trust_game_module: bool = False,
+                trusted: bool = False, random_games: int = 3, call_budget_s: float | None = 2.0,
+                isolate: bool = True) -> Bundle:
+    """Loads and verifies a bundle.
+
+    The bundle is untrusted input. Nothing it holds is imported to find its game (unless you trust its game
+    engine), nothing it does not list is accepted, and every code file is checked in the sandbox (the
+    stored trajectories, then random play; ``inference.py`` and ``value.py`` against the model, their reports
+    kept as ``inference_report`` and ``value_report``). The model is not loaded into this process unless ``trusted``:
+    a contained bundle plans only in hardened workers (``Bundle.agent``, ``Bundle.plan``).
+
+    Args:
+      path: the bundle directory.
+      game: the game, as you name it (a registry name, an OpenSpiel string, or your own
+        ``path/to/module.py:short_name``, imported as your code); it must be the bundle's game. Default: the
+        manifest's game, which must then be a registry name or an OpenSpiel game string.
+      trust_game_module: import the game engine a bundle of a module game carries (``game.py``: ordinary
+        Python that runs unsandboxed, so only for bundles from a trusted source), when ``game`` is not given.
+      trusted: also load the model into this process (``Bundle.model``, OpenSpiel registration, in-process
+        planning at full speed with a per-call time budget): only for code you have read.
+      random_games: random-play games run as part of the quick conformance check.
+      call_budget_s: with ``trusted``: seconds any one model call may take in this process before it
+        raises ``ModelContractError`` (``None``: no budget).
+      isolate: run the checks in the sandbox (turn off only for bundles you wrote yourself).
+
+    Raises:
+      BundleError: a malformed manifest, an unknown format or contract version, a file that is missing, not
+        listed, not UTF-8 or whose hash does not match the manifest, a ``policy.npz`` that does not read (its
+        array named) or is not the game's, a game module neither given nor trusted,
+        ``game`` not being the bundle's game, code the sandbox rejects, or a model failing its conformance
+        check.
+    """
+    path = Path(path)
+    manifest = read_manifest(path)
+    data = verified_files(path, manifest)
+    sources = {name: decode(path, name, data[name]) for name in data if name in CODE_FILES}
+    spec = bundle_game(path, manifest, game=game, trust_game_module=trust_game_module)
+    train = read_trajectories(path, str(manifest["game"]))
+    stored = stored_report(path)
+    policy = policy_of(path, spec, data, sources)
+    from cwm.sandbox import Sandbox
+
+    with Sandbox() if isolate else contextlib.nullcontext() as box:  # one sandbox for every check of the bundle
+        report = checked(sources, spec, train, where=str(path), isolate=isolate, random_games=random_games, box=box)
+        inference = inference_report(sources, train, isolate=isolate, box=box)
+        value = value_report(sources, spec, train, isolate=isolate, box=box)
+    if (report.passed, report.executed) != (stored.passed, stored.executed):
+        raise BundleError(
+            f"{path}: model.py failed its load check: it now passes {report.passed}/{report.executed} checks, "
+            f"but {stored.passed}/{stored.executed} when it was exported; it is not the model that was exported")
+    model = None
+    if trusted:
+        from cwm.sandbox.budget import call_budget
+
+        try:
+            guard = {} if call_budget_s is None else {"guard": call_budget(call_budget_s)}
+            model = WorldModel(load_source(sources["model.py"], name=f"{spec.name}_model"),
+                               codec=ActionCodec.from_game(games.load_game(spec)), name=f"bundle:{path.name}",
+                               **guard)
+        except CwmError as e:
+            raise BundleError(f"{path}: model failed its load check: {e}") from e
+    return Bundle(path=path, manifest=manifest, sources=sources, check_report=report, spec=spec, trusted=trusted,
+                  _model=model, inference_report=inference, value_report=value, policy=policy)

@@ -1,0 +1,250 @@
+"""The posterior check: does an inference function draw the hidden information with the right probabilities?
+
+The reconstruction checks of inference ask only that a sampled history reproduce the player's observations
+and own actions, so a sampler that always returns the same consistent history passes them while its belief
+is wrong. This check compares the sampler's distribution of the hidden information (``cwm.games.hidden``) with
+the true posterior (under uniformly random play) at information states of seeded random games:
+
+* at each sampled information state, ``draws`` histories from ``resample_history``; each is replayed in the
+  ground truth (``cwm.games.hidden.replay``); one that does not reproduce the player's events is *invalid*;
+* the distance there is the total-variation distance between the true posterior ``p`` and the sampler's
+  frequencies ``q`` over the feature's values, invalid draws counting as one more value that ``p`` never
+  takes (so TV also rises with invalid draws);
+* the interval is an exact finite-sample bound, not a bootstrap: by the Bretagnolle-Huber-Carol inequality,
+  ``P(||q_hat - q||_1 >= e) <= (2^K - 2) exp(-M e^2 / 2)`` for ``M`` draws over ``K`` values, so with
+  probability ``1 - delta`` the true TV lies within ``e/2`` of the measured one. ``K`` is the support of
+  ``p`` plus one value for everything else (which leaves TV unchanged). Each of the ``S`` states gets
+  ``delta = alpha / S`` (Bonferroni), so all the per-state intervals hold together with probability
+  ``1 - alpha``, and so does the interval of their mean. Where the truth is itself estimated from draws
+  (no exact enumeration), its own bound is added, with ``K`` taken from the values seen: approximate there.
+
+Inference accuracy (the fraction of valid draws) is reported beside the distance.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import hashlib
+import math
+from collections import Counter
+from collections.abc import Callable, Hashable
+
+import numpy as np
+import pyspiel
+
+from cwm import games
+from cwm.agents.cwm import HistoryTracker
+from cwm.games.hidden import HiddenInfo, Truth, hidden_info, replay, true_posterior
+from cwm.text import counted
+from cwm.types import JSON
+from planners.gt_resample import HistoryResampler
+
+ResampleHistory = Callable[[list[JSON], int, int], list[str]]
+INVALID = "<invalid>"  # the value of a draw whose replay does not reproduce the player's events
+# A report keeps, per state, the most likely values of p and of q (the rest summed under one entry), each
+# value's text clipped: a feature with a new value at nearly every draw (the generic one of a card game)
+# would otherwise store thousands of long strings per state. The distances use every value all the same.
+SHOWN_VALUES = 20
+SHOWN_CHARS = 200
+
+
+@dataclasses.dataclass(frozen=True)
+class StateCheck:
+    """The check at one information state.
+
+    Attributes:
+      game, step, player: which random game (0-based), how many moves into it, whose information state.
+      truth: how the true posterior was found (``cwm.games.hidden.Truth.method``).
+      p, q: the true posterior and the sampler's frequencies, value (as text) -> probability: the
+        ``SHOWN_VALUES`` most likely values of each, the rest summed under ``"<N other values>"``, a text over
+        ``SHOWN_CHARS`` characters clipped and marked with its length and a hash.
+      invalid: draws whose replay did not reproduce the player's events; ``error``: the first one's reason.
+      tv, lo, hi: the measured distance and its interval.
+    """
+
+    game: int
+    step: int
+    player: int
+    truth: str
+    p: dict[str, float]
+    q: dict[str, float]
+    invalid: int
+    error: str
+    tv: float
+    lo: float
+    hi: float
+
+
+@dataclasses.dataclass(frozen=True)
+class PosteriorReport:
+    """The posterior check of one inference function on one game.
+
+    Attributes:
+      game, hidden: the game and what its hidden information is (``cwm.games.hidden.HiddenInfo.description``).
+      states: the check at each sampled information state (``StateCheck``).
+      draws, confidence: draws per state, and the confidence of the intervals (all states together).
+      tv, lo, hi: the mean total-variation distance over the states and its interval.
+      max_tv: the largest distance at any one state.
+      accuracy: the fraction of all draws whose replay reproduced the player's events.
+      skipped: sampled information states where no true posterior could be found.
+    """
+
+    game: str
+    hidden: str
+    states: tuple[StateCheck, ...]
+    draws: int
+    confidence: float
+    tv: float
+    lo: float
+    hi: float
+    max_tv: float
+    accuracy: float
+    skipped: int
+
+    def to_json(self) -> dict[str, JSON]:
+        return dataclasses.asdict(self) | {"method": "Bretagnolle-Huber-Carol bound, Bonferroni over states"}
+
+    def summary(self) -> str:
+        return (f"{self.game}: posterior TV {self.tv:.3f} [{self.lo:.3f}, {self.hi:.3f}] ({self.confidence:.0%}, "
+                f"{len(self.states)} states x {self.draws} draws; max {self.max_tv:.3f}); inference accuracy "
+                f"{self.accuracy:.3f}; hidden: {self.hidden}")
+
+
+def tv_margin(values: int, draws: int, delta: float) -> float:
+    """Half the L1 radius ``e`` of the Bretagnolle-Huber-Carol bound: with probability ``1 - delta``, the TV
+    distance of the frequencies of ``draws`` draws over ``values`` values from their distribution is below it."""
+    if draws <= 0:
+        return 1.0
+    log_sets = math.log(max(2.0 ** values - 2.0, 1.0))
+    return min(1.0, math.sqrt(2.0 * (log_sets + math.log(1.0 / delta)) / draws) / 2.0)
+
+
+def total_variation(p: dict[Hashable, float], q: dict[Hashable, float]) -> float:
+    return 0.5 * sum(abs(p.get(v, 0.0) - q.get(v, 0.0)) for v in set(p) | set(q))
+
+
+def information_states(game: str | games.GameSpec, *, games_played: int, states: int,
+                       seed: int) -> list[tuple[int, pyspiel.State]]:
+    """``states`` decision states drawn without replacement from ``games_played`` uniformly random games
+    (``(game index, state)``, in play order), seeded by ``seed``."""
+    gt = games.load_game(game)
+    rng = np.random.default_rng(seed)
+    found: list[tuple[int, pyspiel.State]] = []
+    for g in range(games_played):
+        state = gt.new_initial_state()
+        while not state.is_terminal():
+            if state.is_chance_node():
+                outcomes = state.chance_outcomes()
+                state.apply_action(outcomes[rng.choice(len(outcomes), p=[p for _, p in outcomes])][0])
+                continue
+            found.append((g, state.clone()))
+            legal = state.legal_actions()
+            state.apply_action(legal[rng.integers(len(legal))])
+    picked = sorted(rng.choice(len(found), size=min(states, len(found)), replace=False))
+    return [found[i] for i in picked]
+
+
+def posterior_check(game: str | games.GameSpec, resample_history: ResampleHistory, *, games_played: int = 10,
+                    states: int = 20, draws: int = 400, truth_draws: int = 2000, confidence: float = 0.95,
+                    seed: int = 0, hidden: HiddenInfo | None = None, max_nodes: int = 200_000) -> PosteriorReport:
+    """Compares ``resample_history``'s distribution of the hidden information with the true posterior.
+
+    Args:
+      game: the real game.
+      resample_history: the inference function (``cwm.contract.INFERENCE_API``); it gets a deep copy of the
+        player's events each time and one seed per draw. Run untrusted code through a guard or a worker.
+      games_played, states: information states are drawn from the decision states of this many seeded random
+        games.
+      draws: inference draws per information state.
+      truth_draws: draws per state for a true posterior that cannot be enumerated.
+      confidence: of the intervals, for all states together.
+      seed: seeds the games, the state choice, the inference seeds and the ground truth's draws.
+      hidden: what to measure (default ``cwm.games.hidden.hidden_info(game)``).
+      max_nodes: the exact enumeration's budget per information state.
+    """
+    spec = games.resolve(game)
+    hidden = hidden or hidden_info(spec)
+    picked = information_states(spec, games_played=games_played, states=states, seed=seed)
+    rng = np.random.default_rng([seed, 1])
+    resampler = HistoryResampler(state_key=hidden.state_key, max_nodes=max_nodes)
+    delta = (1.0 - confidence) / max(len(picked), 1)
+    checks, skipped, valid = [], 0, 0
+    for g, state in picked:
+        player = state.current_player()
+        truth = true_posterior(spec, state, player, hidden, resampler=resampler, draws=truth_draws, rng=rng)
+        if truth is None:
+            skipped += 1
+            continue
+        check = _check_state(spec, state, player, hidden, truth, resample_history, draws, delta, rng, g)
+        checks.append(check)
+        valid += draws - check.invalid
+    return _report(spec, hidden, checks, draws, confidence, valid, skipped)
+
+
+def _check_state(spec: games.GameSpec, state: pyspiel.State, player: int, hidden: HiddenInfo, truth: Truth,
+                 resample_history: ResampleHistory, draws: int, delta: float, rng: np.random.Generator,
+                 game_index: int) -> StateCheck:
+    tracker = HistoryTracker(spec, player)
+    tracker.sync(state)
+    counts: Counter[Hashable] = Counter()
+    error = ""
+    for _ in range(draws):
+        value, why = _draw(spec, tracker.events, player, hidden, resample_history, int(rng.integers(2**31)))
+        counts[value] += 1
+        error = error or why
+    q = {v: n / draws for v, n in counts.items()}
+    tv = total_variation(truth.probabilities, q)
+    margin = tv_margin(len(truth.probabilities) + 1, draws, delta)
+    if truth.draws:
+        margin += tv_margin(len(set(truth.probabilities) | set(q)) + 1, truth.draws, delta)
+    return StateCheck(game_index, len(state.history()), player, truth.method,
+                      shown(truth.probabilities), shown(q), counts[INVALID], error, tv, max(0.0, tv - margin),
+                      min(1.0, tv + margin))
+
+
+def shown(distribution: dict[Hashable, float]) -> dict[str, float]:
+    """A distribution as a report keeps it: its ``SHOWN_VALUES`` most likely values by text (ties in text
+    order; values with the same text are one, their probabilities summed), each text clipped to
+    ``SHOWN_CHARS`` characters, and the rest summed under one entry."""
+    by_text: dict[str, float] = {}
+    for value, p in distribution.items():
+        text = _text(value)
+        by_text[text] = by_text.get(text, 0.0) + p
+    ranked = sorted(by_text.items(), key=lambda vp: (-vp[1], vp[0]))
+    kept = dict(ranked[:SHOWN_VALUES])
+    rest = ranked[SHOWN_VALUES:]
+    if rest:
+        kept[f"<{counted(len(rest), 'other value')}>"] = sum(p for _, p in rest)
+    return kept
+
+
+def _text(value: Hashable) -> str:
+    text = str(value)
+    if len(text) <= SHOWN_CHARS:
+        return text
+    digest = hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:12]
+    return f"{text[:SHOWN_CHARS]}... ({len(text)} characters, sha256 {digest})"
+
+
+def _draw(spec: games.GameSpec, events: list[JSON], player: int, hidden: HiddenInfo,
+          resample_history: ResampleHistory, seed: int) -> tuple[Hashable, str]:
+    """One inference draw's hidden feature, or ``INVALID`` with the reason."""
+    try:
+        history = resample_history(copy.deepcopy(events), player, seed)
+    except Exception as e:  # the inference function's own failure is an invalid draw, with its reason
+        return INVALID, f"resample_history raised {type(e).__name__}: {e}"
+    world, why = replay(spec, history, player, events)
+    if world is None:
+        return INVALID, why
+    return hidden.feature(spec, world, player), ""
+
+
+def _report(spec: games.GameSpec, hidden: HiddenInfo, checks: list[StateCheck], draws: int, confidence: float,
+            valid: int, skipped: int) -> PosteriorReport:
+    n = len(checks)
+    mean = (lambda xs: sum(xs) / n) if n else (lambda xs: math.nan)
+    return PosteriorReport(spec.name, hidden.description, tuple(checks), draws, confidence,
+                           mean([c.tv for c in checks]), mean([c.lo for c in checks]), mean([c.hi for c in checks]),
+                           max((c.tv for c in checks), default=math.nan), valid / (n * draws) if n else math.nan,
+                           skipped)

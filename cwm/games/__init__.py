@@ -1,0 +1,17 @@
+"""Games: the registry (name -> ground truth, rules text, facts), JSON views of states, trajectories,
+the oracle model and each game's hidden information."""
+
+from cwm.games.registry import (  # noqa: F401
+    GameSpec,
+    UnknownGameError,
+    canonical_id,
+    full_state,
+    load_game,
+    observe,
+    register,
+    registered,
+    resolve,
+    rules_text,
+)
+
+__all__ = ['GameSpec', 'UnknownGameError', 'canonical_id', 'full_state', 'load_game', 'observe', 'register', 'registered', 'resolve', 'rules_text']

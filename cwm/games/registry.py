@@ -1,0 +1,326 @@
+"""Game registry: a name -> ground truth (OpenSpiel game), rules text and facts; views in ``cwm.games.views``."""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import functools
+import hashlib
+import importlib
+import importlib.resources
+import importlib.util
+import re
+import sys
+from pathlib import Path
+
+import pyspiel
+
+from cwm.files import read_text
+from cwm.games import views
+from cwm.games.views import VIEWS, quiet_stderr  # re-exported
+from cwm.types import JSON, UnknownGameError
+
+
+@dataclasses.dataclass(frozen=True)
+class GameSpec:
+    """Everything cwm knows about one game.
+
+    Attributes:
+      name: the registry name (or the user's game string).
+      openspiel: the OpenSpiel game string of the ground truth, e.g. ``"mnk(m=6,n=6,k=4)"``.
+      rules: the rules text resource under ``game_rules/`` (``"tic_tac_toe.md"``), or a path to a file.
+      players: number of players.
+      information: ``"perfect"`` or ``"imperfect"``.
+      stochastic: whether the game has chance nodes.
+      novel: whether the game is one we invented (not in any LLM's training data).
+      outcome: ``"win/draw/loss"`` or ``"payoff"``.
+      turn_based: convert a simultaneous-move ground truth to turn-based (earlier choice hidden).
+      module: a module to import before loading (it registers a Python OpenSpiel game).
+      view: how observations are made JSON-able (one of ``VIEWS``).
+      description: one line for listings.
+    """
+
+    name: str
+    openspiel: str
+    rules: str
+    players: int
+    information: str
+    stochastic: bool
+    novel: bool
+    outcome: str
+    turn_based: bool = False
+    module: str = ""
+    view: str = "text"
+    description: str = ""
+
+    @property
+    def perfect_information(self) -> bool:
+        return self.information == "perfect"
+
+    def facts(self) -> dict[str, JSON]:
+        return {
+            "name": self.name,
+            "ground_truth": self.openspiel,
+            "players": self.players,
+            "information": self.information,
+            "stochastic": self.stochastic,
+            "novel": self.novel,
+            "outcome": self.outcome,
+            "description": self.description,
+        }
+
+
+_REGISTRY: dict[str, GameSpec] = {}
+
+
+def register(spec: GameSpec, *, replace: bool = False) -> GameSpec:
+    """Adds a game to the registry (``replace=True`` to overwrite an existing name)."""
+    if spec.name in _REGISTRY and not replace:
+        raise ValueError(f"game {spec.name!r} is already registered")
+    if spec.view not in VIEWS:
+        raise ValueError(f"game {spec.name!r}: unknown view {spec.view!r}; expected one of {VIEWS}")
+    _REGISTRY[spec.name] = spec
+    return spec
+
+
+def registered() -> list[GameSpec]:
+    """The registered games, in registration order."""
+    return list(_REGISTRY.values())
+
+
+_ALIASES = {"generalized_tic_tac_toe": "gen_tic_tac_toe", "leduc": "leduc_poker", "rps": "rock_paper_scissors"}
+
+
+def resolve(game: str | GameSpec, *, rules: str | Path | None = None) -> GameSpec:
+    """Finds a game by registry name, OpenSpiel game string, or ``path/to/module.py:short_name``.
+
+    Args:
+      game: a registry name, an OpenSpiel game string (``"mnk(m=5,n=5,k=4)"``), a module path with
+        the OpenSpiel short name it registers, or a ``GameSpec``.
+      rules: a rules file for games outside the registry (overrides the registry's rules otherwise).
+
+    Raises:
+      UnknownGameError: the name is not registered and does not load as an OpenSpiel game.
+    """
+    if isinstance(game, GameSpec):
+        spec = game
+    else:
+        name = _ALIASES.get(game, game)
+        if name in _REGISTRY:
+            spec = _REGISTRY[name]
+        elif _registered_ground_truth(game):  # "mnk(m=6,n=6,k=4)" is gen_tic_tac_toe: same game, same name
+            spec = _REGISTRY[_registered_ground_truth(game)]
+        elif ".py:" in game:
+            spec = _module_spec(game)
+        else:
+            spec = _openspiel_spec(game)
+    if rules is not None:
+        path = Path(rules)
+        if not path.is_file():
+            raise UnknownGameError(f"rules file {str(path)!r} does not exist")
+        spec = dataclasses.replace(spec, rules=str(path.resolve()))
+    return spec
+
+
+def _module_spec(game: str) -> GameSpec:
+    path_text, short_name = game.rsplit(":", 1)
+    path = Path(path_text)
+    if not path.is_file():
+        raise UnknownGameError(f"game module {path_text!r} does not exist (from {game!r})")
+    registered = _import_user_module(path)
+    if short_name.split("(", 1)[0].strip() not in pyspiel.registered_names():
+        found = ", ".join(registered) if registered else "no OpenSpiel game"
+        raise UnknownGameError(f"game module {path_text!r} registers {found}, not {short_name!r}; write "
+                               f"{path_text}:NAME with a name it registers")
+    # Named by the absolute path, so trajectories recorded here are recognised from any directory.
+    return _openspiel_spec(short_name, module=str(path.resolve()), name=canonical_id(game))
+
+
+def canonical_id(game: str | GameSpec) -> str:
+    """The identity two game names are compared by; it never imports or loads anything.
+
+    A registry name or alias gives the registry name; ``path/to/module.py:short_name`` gives the absolute
+    path of the module with the short name (``"tiny_nim.py:tiny_nim"`` typed in ``/work`` and
+    ``"/work/tiny_nim.py:tiny_nim"`` are the same game); an OpenSpiel string equal to a registered game's
+    ground truth gives that game's registry name (``"mnk(m=6,n=6,k=4)"`` is ``"gen_tic_tac_toe"``); any
+    other string is its own identity.
+    """
+    name = game.name if isinstance(game, GameSpec) else game
+    name = _ALIASES.get(name, name)
+    if name in _REGISTRY:
+        return name
+    if ".py:" in name:
+        path_text, short_name = name.rsplit(":", 1)
+        return f"{Path(path_text).resolve()}:{short_name}"
+    return _registered_ground_truth(name) or name
+
+
+def _registered_ground_truth(game_string: str) -> str:
+    """The registry name whose ground truth is exactly ``game_string`` (spaces ignored), else ``""``."""
+    wanted = re.sub(r"\s", "", game_string)
+    for spec in _REGISTRY.values():
+        if re.sub(r"\s", "", spec.openspiel) == wanted:
+            return spec.name
+    return ""
+
+
+_MODULE_GAMES: dict[str, list[str]] = {}  # module name -> the OpenSpiel games its import registered
+
+
+def _import_user_module(path: Path) -> list[str]:
+    """Imports a user's game module once per file (it registers its OpenSpiel game on import); the short
+    names of the games its import registered."""
+    resolved = path.resolve()
+    digest = hashlib.sha256(str(resolved).encode("utf-8")).hexdigest()[:12]
+    stem = re.sub(r"\W", "_", resolved.stem)
+    mod_name = f"cwm_user_game_{stem}_{digest}"
+    if mod_name in sys.modules:
+        return _MODULE_GAMES.get(mod_name, [])
+    before = set(pyspiel.registered_names())
+    spec = importlib.util.spec_from_file_location(mod_name, resolved)
+    if spec is None or spec.loader is None:
+        raise UnknownGameError(f"cannot import {str(path)!r} as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[mod_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as e:  # the user's module failed at import: one clear line, not its traceback soup
+        del sys.modules[mod_name]
+        raise UnknownGameError(f"importing game module {str(path)!r} failed: {type(e).__name__}: {e}") from e
+    _MODULE_GAMES[mod_name] = sorted(set(pyspiel.registered_names()) - before)
+    return _MODULE_GAMES[mod_name]
+
+
+def _openspiel_spec(game_string: str, *, module: str = "", name: str | None = None) -> GameSpec:
+    close = difflib.get_close_matches(game_string, [s.name for s in _REGISTRY.values()], n=3)
+    hint = f"; did you mean {', '.join(close)}?" if close else "; `cwm games` lists the registered games"
+    if game_string.split("(", 1)[0].strip() not in pyspiel.registered_names():
+        # Checked first: OpenSpiel would print and raise its whole list of game names.
+        raise UnknownGameError(f"unknown game {game_string!r}: neither registered in cwm nor an OpenSpiel game{hint}")
+    try:
+        with quiet_stderr():  # OpenSpiel prints the error to stderr before raising it; we say it once
+            game = pyspiel.load_game(game_string)
+    except Exception as e:  # pyspiel raises a bare RuntimeError/SpielError, e.g. for bad parameters
+        reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise UnknownGameError(f"cannot load game {game_string!r}: OpenSpiel says: {reason}{hint}") from e
+    gtype = game.get_type()
+    simultaneous = gtype.dynamics == pyspiel.GameType.Dynamics.SIMULTANEOUS
+    perfect = gtype.information == pyspiel.GameType.Information.PERFECT_INFORMATION and not simultaneous
+    return GameSpec(
+        name=name or game_string,
+        openspiel=game_string,
+        rules="",
+        players=game.num_players(),
+        information="perfect" if perfect else "imperfect",
+        stochastic=gtype.chance_mode != pyspiel.GameType.ChanceMode.DETERMINISTIC,
+        novel=False,
+        outcome="win/draw/loss" if _wins_draws_losses(game) else "payoff",
+        turn_based=simultaneous,
+        module=module,
+        view=views.default_view(game),
+        description=gtype.long_name,
+    )
+
+
+def _wins_draws_losses(game: pyspiel.Game) -> bool:
+    # Zero-sum alone is not enough: poker is zero-sum but pays chips, not +-1.
+    zero_sum = game.get_type().utility == pyspiel.GameType.Utility.ZERO_SUM
+    return zero_sum and game.min_utility() == -1.0 and game.max_utility() == 1.0
+
+
+@functools.cache
+def _load(openspiel: str, turn_based: bool, module: str) -> pyspiel.Game:
+    if module:
+        _import_module(module)
+    game = pyspiel.load_game(openspiel)
+    if turn_based:
+        game = pyspiel.convert_to_turn_based(game)
+    return game
+
+
+def _import_module(module: str) -> None:
+    if module.endswith(".py"):
+        _import_user_module(Path(module))
+    else:
+        importlib.import_module(module)
+
+
+def load_game(game: str | GameSpec) -> pyspiel.Game:
+    """The ground-truth OpenSpiel game of a registry name, game string or spec (turn-based if needed)."""
+    spec = resolve(game)
+    return _load(spec.openspiel, spec.turn_based, spec.module)
+
+
+def rules_text(game: str | GameSpec) -> str:
+    """The natural-language rules of a game.
+
+    Raises:
+      UnknownGameError: the game has no rules file (pass one with ``rules=``).
+      TextFileError: a rules file given by path is not UTF-8 (names the file, line and column).
+    """
+    spec = resolve(game)
+    if not spec.rules:
+        raise UnknownGameError(
+            f"game {spec.name!r} has no rules text; pass a rules file (--rules FILE / rules=...)"
+        )
+    path = Path(spec.rules)
+    if path.is_absolute():
+        return read_text(path, what="rules file")
+    return importlib.resources.files("game_rules").joinpath(spec.rules).read_text(encoding="utf-8")
+
+
+# ---------------------------------------------------------------------------------------------------
+# JSON views (cwm.games.views) of a game's states
+
+
+def observe(spec: GameSpec, state: pyspiel.State, player: int) -> JSON:
+    """Player ``player``'s observation of ``state`` as a JSON-able dict, exactly what it may see."""
+    return views.observe(spec.view, state, player)
+
+
+def full_state(spec: GameSpec, state: pyspiel.State) -> JSON:
+    """The whole ground-truth state (hidden information included) as JSON, for open-deck trajectories."""
+    return views.full_state(spec.view, state)
+
+
+# ---------------------------------------------------------------------------------------------------
+# The built-in registry
+
+_BUILTIN: list[GameSpec] = [
+    GameSpec("tic_tac_toe", "tic_tac_toe", "tic_tac_toe.md", 2, "perfect", False, False, "win/draw/loss",
+             view="struct", description="3x3 noughts and crosses"),
+    GameSpec("connect_four", "connect_four", "connect_four.md", 2, "perfect", False, False, "win/draw/loss",
+             view="struct", description="6x7 gravity four-in-a-row"),
+    GameSpec("backgammon", "backgammon", "backgammon.md", 2, "perfect", True, False, "win/draw/loss",
+             view="text", description="classic backgammon with dice (win/loss scoring: gammons count 1)"),
+    GameSpec("gen_tic_tac_toe", "mnk(m=6,n=6,k=4)", "gen_tic_tac_toe.md", 2, "perfect", False, True,
+             "win/draw/loss", view="text", description="generalized tic-tac-toe: 6x6 board, four in a row"),
+    GameSpec("bargaining", "bargaining", "bargaining.md", 2, "imperfect", True, False, "payoff",
+             view="lines", description="split a pool of items with private valuations"),
+    GameSpec("leduc_poker", "leduc_poker", "leduc_poker.md", 2, "imperfect", True, False, "payoff",
+             view="brackets", description="six-card two-round poker"),
+    GameSpec("gin_rummy", "gin_rummy", "gin_rummy.md", 2, "imperfect", True, False, "payoff",
+             view="struct", description="two-player gin rummy with knocking and layoffs"),
+    GameSpec("rock_paper_scissors", "matrix_rps", "rock_paper_scissors.md", 2, "imperfect", False, False,
+             "win/draw/loss", turn_based=True, view="text",
+             description="one-shot rock-paper-scissors (second choice made blind)"),
+    GameSpec("prisoners_dilemma", "matrix_pd", "prisoners_dilemma.md", 2, "imperfect", False, False, "payoff",
+             turn_based=True, view="text", description="one-shot prisoner's dilemma (second choice made blind)"),
+    GameSpec("iterated_prisoners_dilemma", "repeated_game(stage_game=matrix_pd(),num_repetitions=10)",
+             "iterated_prisoners_dilemma.md", 2, "imperfect", False, False, "payoff", turn_based=True,
+             view="text", description="prisoner's dilemma repeated for 10 rounds, per-round payoffs"),
+    GameSpec("quadranto", "quadranto", "quadranto.md", 2, "imperfect", True, True, "win/draw/loss",
+             module="game_rules.quadranto", view="json",
+             description="4x4 pursuit, the opponent seen only by its quadrant, 20-move draw"),
+    GameSpec("hand_of_war", "hand_of_war", "hand_of_war.md", 2, "imperfect", True, True, "win/draw/loss",
+             module="game_rules.hand_of_war", view="json",
+             description="16-card battle game: hidden simultaneous picks, showdowns with burned cards"),
+    GameSpec("gen_chess", "gen_chess", "gen_chess.md", 2, "perfect", False, True, "win/draw/loss",
+             module="game_rules.gen_chess", view="json",
+             description="generalized chess army5x5a: general, infantry, jumping cavalry on 5x5"),
+]
+for _spec in _BUILTIN:
+    register(_spec)
+
+# Novel games (ours) are Python OpenSpiel games in game_rules/<name>.py; their specs name the module, which
+# is imported only when the game is loaded.

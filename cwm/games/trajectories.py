@@ -1,0 +1,355 @@
+"""Record trajectories from ground-truth games; JSONL (de)serialisation; open-deck and closed-deck views."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+
+import numpy as np
+import pyspiel
+
+from cwm.games import registry as games
+from cwm.types import (
+    CHANCE,
+    JSON,
+    TRAJECTORY_SCHEMA,
+    ChanceOutcome,
+    ClosedEvent,
+    ClosedTrajectory,
+    Step,
+    Trajectory,
+    TrajectoryFormatError,
+    UsageError,
+)
+
+# A policy picks an action id for the current (non-chance) player of a ground-truth state.
+Policy = Callable[[pyspiel.State, np.random.Generator], int]
+
+
+def uniform_random(state: pyspiel.State, rng: np.random.Generator) -> int:
+    """The default policy: a uniformly random legal action."""
+    legal = state.legal_actions()
+    return int(legal[rng.integers(len(legal))])
+
+
+def sample_chance(state: pyspiel.State, rng: np.random.Generator) -> int:
+    """Samples a chance outcome by its probability."""
+    outcomes = state.chance_outcomes()
+    probs = np.array([p for _, p in outcomes], dtype=float)
+    return int(outcomes[rng.choice(len(outcomes), p=probs / probs.sum())][0])
+
+
+def record(
+    game: str | games.GameSpec,
+    *,
+    seed: int,
+    policy: Policy = uniform_random,
+    policy_name: str = "random",
+    open_deck: bool = True,
+    max_steps: int = 100_000,
+    chance_policy: Policy = sample_chance,
+) -> Trajectory:
+    """Plays one ground-truth game and records every step.
+
+    Args:
+      game: registry name, OpenSpiel game string, or spec.
+      seed: seeds both chance sampling and the policy (``np.random.default_rng(seed)``).
+      policy: chooses actions for the players; uniform random by default.
+      policy_name: recorded in the trajectory.
+      open_deck: also record the full state at every step.
+      max_steps: a guard against games that never end.
+      chance_policy: chooses chance outcomes; sampled from their probabilities by default.
+
+    Raises:
+      RuntimeError: the game did not end within ``max_steps``.
+    """
+    spec = games.resolve(game)
+    gt = games.load_game(spec)
+    rng = np.random.default_rng(seed)
+    state = gt.new_initial_state()
+    n = gt.num_players()
+    steps: list[Step] = []
+    while not state.is_terminal():
+        if len(steps) >= max_steps:
+            raise RuntimeError(f"{spec.name}: game did not end within {max_steps} steps (seed {seed})")
+        player = state.current_player()
+        chance: tuple[ChanceOutcome, ...] = ()
+        if player == CHANCE:
+            chance = tuple(
+                ChanceOutcome(int(a), state.action_to_string(CHANCE, a), float(p)) for a, p in state.chance_outcomes()
+            )
+            legal = [c.action for c in chance]
+            action = int(chance_policy(state, rng))
+        else:
+            legal = [int(a) for a in state.legal_actions()]
+            action = int(policy(state, rng))
+        observations = tuple(games.observe(spec, state, p) for p in range(n))
+        full = games.full_state(spec, state) if open_deck else None
+        action_string = state.action_to_string(player, action)
+        strings = tuple(state.action_to_string(player, a) for a in legal)
+        state.apply_action(action)
+        steps.append(
+            Step(
+                player=player,
+                legal_actions=tuple(legal),
+                legal_action_strings=strings,
+                chance_outcomes=chance,
+                observations=observations,
+                action=action,
+                action_string=action_string,
+                rewards=tuple(float(r) for r in state.rewards()),
+                state=full,
+            )
+        )
+    return Trajectory(
+        game=spec.name,
+        seed=seed,
+        policy=policy_name,
+        num_players=n,
+        steps=tuple(steps),
+        final_observations=tuple(games.observe(spec, state, p) for p in range(n)),
+        returns=tuple(float(r) for r in state.returns()),
+        final_state=games.full_state(spec, state) if open_deck else None,
+    )
+
+
+def collect(
+    game: str | games.GameSpec,
+    n: int,
+    *,
+    seed: int = 0,
+    policy: Policy = uniform_random,
+    policy_name: str = "random",
+    open_deck: bool = True,
+) -> list[Trajectory]:
+    """Records ``n`` games; game ``i`` uses seed ``seed + i``, so any one can be re-recorded alone."""
+    if n < 1:
+        raise UsageError(f"number of trajectories must be at least 1, got {n}")
+    return [
+        record(game, seed=seed + i, policy=policy, policy_name=policy_name, open_deck=open_deck) for i in range(n)
+    ]
+
+
+def closed_view(trajectory: Trajectory, player: int) -> ClosedTrajectory:
+    """What one player saw and did: its observation at every state and its own actions, nothing else."""
+    if not 0 <= player < trajectory.num_players:
+        raise UsageError(f"player {player} out of range for a {trajectory.num_players}-player game")
+    events = [
+        ClosedEvent(s.observations[player], s.action_string if s.player == player else None)
+        for s in trajectory.steps
+    ]
+    events.append(ClosedEvent(trajectory.final_observations[player], None))
+    return ClosedTrajectory(
+        game=trajectory.game,
+        seed=trajectory.seed,
+        player=player,
+        num_players=trajectory.num_players,
+        events=tuple(events),
+        player_return=trajectory.returns[player],
+    )
+
+
+# ---------------------------------------------------------------------------------------------------
+# JSONL
+
+
+def to_json(item: Trajectory | ClosedTrajectory) -> dict[str, JSON]:
+    """A trajectory as a JSON object carrying the schema version and its kind, fields in declaration order.
+
+    Field by field, without ``dataclasses.asdict``'s deep copy of every observation and state (most of the
+    cost of saving long games): it shares those values and tuples with ``item``; serialise it, don't edit it."""
+    if isinstance(item, Trajectory):
+        return {"schema": TRAJECTORY_SCHEMA, "kind": "open", "game": item.game, "seed": item.seed,
+                "policy": item.policy, "num_players": item.num_players,
+                "steps": [_step_json(s) for s in item.steps], "final_observations": item.final_observations,
+                "returns": item.returns, "final_state": item.final_state}
+    return {"schema": TRAJECTORY_SCHEMA, "kind": "closed", "game": item.game, "seed": item.seed,
+            "player": item.player, "num_players": item.num_players,
+            "events": [{"observation": e.observation, "action": e.action} for e in item.events],
+            "player_return": item.player_return}
+
+
+def _step_json(s: Step) -> dict[str, JSON]:
+    chance = [{"action": c.action, "action_string": c.action_string, "probability": c.probability}
+              for c in s.chance_outcomes]
+    return {"player": s.player, "legal_actions": s.legal_actions, "legal_action_strings": s.legal_action_strings,
+            "chance_outcomes": chance, "observations": s.observations, "action": s.action,
+            "action_string": s.action_string, "rewards": s.rewards, "state": s.state}
+
+
+def from_json(data: JSON, *, where: str = "record") -> Trajectory | ClosedTrajectory:
+    """Parses one JSON object written by ``to_json``.
+
+    Raises:
+      TrajectoryFormatError: wrong schema, unknown kind, or missing/mistyped fields (names ``where``).
+    """
+    if not isinstance(data, dict):
+        raise TrajectoryFormatError(f"{where}: expected a JSON object, got {type(data).__name__}")
+    if data.get("schema") != TRAJECTORY_SCHEMA:
+        raise TrajectoryFormatError(
+            f"{where}: schema {data.get('schema')!r} is not {TRAJECTORY_SCHEMA!r} (not a cwm trajectory file?)"
+        )
+    body = {k: v for k, v in data.items() if k not in ("schema", "kind")}
+    _check_fields(body, _OPEN_FIELDS if data.get("kind") == "open" else _CLOSED_FIELDS, where)
+    try:
+        if data.get("kind") == "open":
+            body["steps"] = tuple(_step(s, where=f"{where}: step {i}") for i, s in enumerate(body["steps"]))
+            for key in ("final_observations", "returns"):
+                body[key] = tuple(body[key])
+            return Trajectory(**body)
+        if data.get("kind") == "closed":
+            body["events"] = tuple(ClosedEvent(**e) for e in body["events"])
+            return ClosedTrajectory(**body)
+    except TrajectoryFormatError:
+        raise
+    except (KeyError, TypeError, ValueError) as e:
+        raise TrajectoryFormatError(f"{where}: malformed trajectory: {type(e).__name__}: {e}") from e
+    raise TrajectoryFormatError(f"{where}: unknown trajectory kind {data.get('kind')!r}")
+
+
+def _step(data: JSON, *, where: str) -> Step:
+    if not isinstance(data, dict):
+        raise TrajectoryFormatError(f"{where}: expected a JSON object, got {type(data).__name__}")
+    _check_fields(data, _STEP_FIELDS, where)
+    for j, c in enumerate(data["chance_outcomes"]):
+        _check_fields(c, _CHANCE_FIELDS, f"{where}: chance_outcomes[{j}]")
+    data = dict(data)
+    data["chance_outcomes"] = tuple(ChanceOutcome(**c) for c in data["chance_outcomes"])
+    for key in ("legal_actions", "legal_action_strings", "observations", "rewards"):
+        data[key] = tuple(data[key])
+    return Step(**data)
+
+
+def _is_int(v: JSON) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_number(v: JSON) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _list_of(check: Callable[[JSON], bool]) -> Callable[[JSON], bool]:
+    return lambda v: isinstance(v, list) and all(check(x) for x in v)
+
+
+# Field -> (test, what it must be). Missing fields are left to the dataclass, which names them.
+_FieldTypes = dict[str, tuple[Callable[[JSON], bool], str]]
+_STEP_FIELDS: _FieldTypes = {
+    "player": (_is_int, "an integer"),
+    "legal_actions": (_list_of(_is_int), "a list of integers"),
+    "legal_action_strings": (_list_of(lambda v: isinstance(v, str)), "a list of strings"),
+    "chance_outcomes": (_list_of(lambda v: isinstance(v, dict)), "a list of objects"),
+    "observations": (lambda v: isinstance(v, list), "a list"),
+    "action": (_is_int, "an integer"),
+    "action_string": (lambda v: isinstance(v, str), "a string"),
+    "rewards": (_list_of(_is_number), "a list of numbers"),
+}
+_CHANCE_FIELDS: _FieldTypes = {
+    "action": (_is_int, "an integer"),
+    "action_string": (lambda v: isinstance(v, str), "a string"),
+    "probability": (_is_number, "a number"),
+}
+_COMMON_FIELDS: _FieldTypes = {
+    "game": (lambda v: isinstance(v, str), "a string"),
+    "seed": (_is_int, "an integer"),
+    "num_players": (_is_int, "an integer"),
+}
+_OPEN_FIELDS: _FieldTypes = {
+    **_COMMON_FIELDS,
+    "policy": (lambda v: isinstance(v, str), "a string"),
+    "steps": (lambda v: isinstance(v, list), "a list"),
+    "final_observations": (lambda v: isinstance(v, list), "a list"),
+    "returns": (_list_of(_is_number), "a list of numbers"),
+}
+_CLOSED_FIELDS: _FieldTypes = {
+    **_COMMON_FIELDS,
+    "player": (_is_int, "an integer"),
+    "events": (_list_of(lambda v: isinstance(v, dict)), "a list of objects"),
+    "player_return": (_is_number, "a number"),
+}
+
+
+def _check_fields(data: JSON, fields: _FieldTypes, where: str) -> None:
+    """Raises ``TrajectoryFormatError`` naming ``where`` and the field for the first mistyped field."""
+    if not isinstance(data, dict):
+        raise TrajectoryFormatError(f"{where}: expected a JSON object, got {type(data).__name__}")
+    for key, (ok, what) in fields.items():
+        if key in data and not ok(data[key]):
+            raise TrajectoryFormatError(f"{where}: field {key!r} must be {what}, got {data[key]!r:.80}")
+
+
+def save(path: str | Path, items: Iterable[Trajectory | ClosedTrajectory]) -> Path:
+    """Writes trajectories as JSONL (one per line), atomically: a crash leaves no half-written file.
+
+    Raises:
+      IsADirectoryError: ``path`` is a directory (nothing is written).
+      OSError: the file cannot be written; the temporary file next to it is removed.
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(f"{path} is a directory; give a file path such as {path / 'trajectories.jsonl'}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        with tmp.open("w", encoding="utf-8") as f:
+            for item in items:
+                f.write(json.dumps(to_json(item), separators=(",", ":")) + "\n")
+        tmp.replace(path)
+    except BaseException:  # whatever stopped the write (even Ctrl-C): leave no temporary file behind
+        tmp.unlink(missing_ok=True)
+        raise
+    return path
+
+
+def load(path: str | Path, *, game: str | None = None) -> list[Trajectory | ClosedTrajectory]:
+    """Reads a JSONL trajectory file.
+
+    Args:
+      path: the file.
+      game: when given, every trajectory must be of this game (registry name or game string).
+
+    Raises:
+      TrajectoryFormatError: missing or empty file, bad JSON (names the line), truncated last line,
+        or a trajectory of another game.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise TrajectoryFormatError(f"trajectory file {str(path)!r} does not exist")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise TrajectoryFormatError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from e
+    if text and not text.endswith("\n"):
+        raise TrajectoryFormatError(f"{path}: the last line has no newline; the file looks truncated")
+    items = []
+    for i, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise TrajectoryFormatError(f"{path}:{i}: not valid JSON ({e.msg} at column {e.colno})") from e
+        items.append(from_json(data, where=f"{path}:{i}"))
+    if not items:
+        raise TrajectoryFormatError(f"{path}: no trajectories in the file")
+    if game is not None:  # compared by canonical id: module paths resolved, ground-truth strings named
+        expected = games.resolve(game).name
+        wanted = games.canonical_id(expected)
+        wrong = sorted({t.game for t in items if games.canonical_id(t.game) != wanted})
+        if wrong:
+            raise TrajectoryFormatError(f"{path}: trajectories of {wrong} where {expected!r} was expected")
+    return items
+
+
+def load_open(path: str | Path, *, game: str | None = None) -> list[Trajectory]:
+    """Like ``load`` but requires open-deck trajectories."""
+    items = load(path, game=game)
+    closed = [i for i, t in enumerate(items) if not isinstance(t, Trajectory)]
+    if closed:
+        raise TrajectoryFormatError(f"{path}: records {closed[:5]} are closed-deck; open-deck trajectories needed")
+    return items  # type: ignore[return-value]
+
+
+def total_steps(trajectories: Sequence[Trajectory]) -> int:
+    return sum(len(t.steps) for t in trajectories)

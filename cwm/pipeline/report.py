@@ -1,0 +1,126 @@
+"""The main job's report: ``report.json``, ``record.json`` and ``report.md`` of a ``cwm run`` directory."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import json
+from pathlib import Path
+from typing import Any
+
+from cwm import games
+from cwm.text import counted
+from cwm.types import JSON
+
+SYNTHESIS_KEYS = ("solved", "llm_calls", "train_accuracy", "test_accuracy", "train_by_type", "test_by_type",
+                  "cost_usd", "possibly_paid_calls", "model", "strategy", "seed")
+
+
+def build(config: Any, llm_spec: str, synthesis: dict[str, JSON], inference: dict[str, JSON] | None,
+          bundle_dir: Path, arena_rows: list[dict[str, JSON]], on_policy: dict[str, JSON], *,
+          search: JSON, label: str) -> dict[str, JSON]:
+    """The report of one run: its settings, the synthesis (and inference synthesis) results, the arena rows of
+    the agent ``label`` and its on-policy accuracy (``cwm.checks.on_policy``)."""
+    from cwm.synthesis.report import git_commit
+
+    return {
+        "game": games.resolve(config.game).name,
+        "llm": llm_spec,
+        "offline_recording": llm_spec.startswith("replay:"),
+        "recording_provenance": _provenance(llm_spec),
+        "config": dataclasses.asdict(config),
+        "search": search,  # the SearchConfig the arena's agents got, in full
+        "synthesis": {k: synthesis.get(k) for k in SYNTHESIS_KEYS},
+        "inference": None if inference is None else {k: inference.get(k) for k in SYNTHESIS_KEYS},
+        "bundle": bundle_dir.as_posix(),  # relative to the run directory, which may move
+        "label": label,
+        "arena": arena_rows,
+        "on_policy": on_policy,
+        "git_commit": git_commit(),
+        "finished_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+    }
+
+
+def _provenance(llm_spec: str) -> JSON:
+    """The provenance of the real-model recording a ``replay:`` spec names, if it has one."""
+    from cwm.pipeline.stages import recording_provenance
+
+    if not llm_spec.startswith("replay:"):
+        return None
+    found = recording_provenance(Path(llm_spec.removeprefix("replay:")))
+    return None if found is None else {k: found.get(k) for k in ("answered_by", "how", "relay", "date", "llm_calls")}
+
+
+def write(out: Path, report: dict[str, Any]) -> None:
+    """Writes ``report.json``, ``record.json`` (what reproduces the run) and ``report.md`` under ``out``."""
+    (out / "report.json").write_text(json.dumps(report, indent=2, default=str) + "\n", encoding="utf-8")
+    synthesis_config = json.loads((out / "synthesis" / "config.json").read_text(encoding="utf-8"))
+    results = {"synthesis": report["synthesis"], "inference": report["inference"], "arena": report["arena"],
+               "on_policy": report["on_policy"]}
+    record = {"config": report["config"], "search": report["search"], "llm": report["llm"],
+              "llm_model": report["synthesis"]["model"], "request": synthesis_config.get("request"),
+              "prompt_hashes": synthesis_config.get("prompt_hashes"), "seed": report["config"]["seed"],
+              "git_commit": report["git_commit"], "finished_at": report["finished_at"], "results": results,
+              "arena_cost": report.get("arena_cost")}
+    (out / "record.json").write_text(json.dumps(record, indent=2, default=str) + "\n", encoding="utf-8")
+    (out / "report.md").write_text("\n".join(markdown(report)) + "\n", encoding="utf-8")
+
+
+def markdown(report: dict[str, Any]) -> list[str]:
+    """The lines of ``report.md``."""
+    from cwm.arena import report as arena_report
+
+    s = report["synthesis"]
+    real = report.get("recording_provenance")
+    relay = f"; the texts {real['relay']}" if real and real.get("relay") else ""
+    source = (f"a real model's recorded session shipped with cwm, answered by {real.get('answered_by')} "
+              f"({real.get('how')}{relay}) on {real.get('date')}" if real
+              else "a recorded session shipped with cwm (scripted replies, not a live LLM)"
+              if report["offline_recording"] else f"`{report['llm']}`")
+    lines = [f"# cwm run: {report['game']}", "", "## Synthesis", "",
+             f"- LLM: {source}; model id `{s['model']}`; strategy {s['strategy']}, seed {s['seed']}",
+             *_stage("world model", "transition accuracy", s)]
+    if report["inference"] is not None:
+        lines += _stage("inference function (open deck)", "inference accuracy", report["inference"])
+    lines += ["- details: [synthesis/summary.md](synthesis/summary.md), plot: synthesis/accuracy.png"
+              + (", [inference/summary.md](inference/summary.md)" if report["inference"] is not None else ""),
+              "", f"## Arena (agent `{report['label']}`: the bundle in `{report['bundle']}/`)", "",
+              arena_report.markdown(report["arena"], outcome=games.resolve(report["game"]).outcome), "",
+              f"Rows are the CWM agent ({_planner(report)} planning on the synthesized model, acting in the real "
+              "game) against each opponent, per seat. Plot: arena/results.png; every match: arena/matches.jsonl.",
+              "", "## On-policy accuracy", "", *on_policy_lines(report["on_policy"])]
+    return lines
+
+
+def _stage(what: str, accuracy: str, s: dict[str, Any]) -> list[str]:
+    test = "n/a" if s["test_accuracy"] is None else f"{s['test_accuracy']:.4f}"
+    return [f"- {what}: {'solved' if s['solved'] else 'not solved'} after {counted(s['llm_calls'], 'LLM call')} "
+            f"(cost ${s['cost_usd'] or 0:.4f}{_possibly_paid(s)}); {accuracy}: train {s['train_accuracy']:.4f}, "
+            f"held-out test {test}"]
+
+
+def _planner(report: dict[str, Any]) -> str:
+    return "MCTS" if games.resolve(report["game"]).perfect_information else "ISMCTS, drawing states by its inference,"
+
+
+def on_policy_lines(record: dict[str, Any]) -> list[str]:
+    """The on-policy section: the model (and inference) checked on the states its agent reached."""
+    if not record.get("matches"):
+        return [f"No finished arena game of the CWM agent to check ({record.get('skipped', 0)} forfeited or void)."]
+    lines = [f"The bundle checked on the {record['matches']} arena games its agent finished, replayed in the "
+             f"ground truth ({record['skipped']} forfeited or void games left out):", "",
+             f"- transition accuracy {_rate(record.get('transition_accuracy'))}; checks passed {record['checks']}"]
+    if "inference_checks" in record:
+        lines.append(f"- inference accuracy on its own seat {_rate(record.get('inference_accuracy'))}; checks "
+                     f"passed {record['inference_checks']}")
+    lines += [f"- stopped: {record[k]}" for k in ("error", "inference_error") if record.get(k)]
+    return lines
+
+
+def _rate(x: Any) -> str:
+    return f"{x:.4f}" if isinstance(x, float) else "n/a"
+
+
+def _possibly_paid(synthesis: dict[str, Any]) -> str:
+    n = synthesis.get("possibly_paid_calls") or 0
+    return f", including {n} request(s) possibly paid: in flight when a session stopped" if n else ""

@@ -1,0 +1,350 @@
+"""The main job: collect trajectories -> synthesize a world model (and, for a hidden-information game, its
+inference function) -> export a bundle -> arena -> on-policy accuracy -> report.
+
+Every stage writes into one run directory and is skipped when its output is already there, so an
+interrupted ``cwm run`` resumes where it stopped (the synthesis and arena stages also resume inside
+themselves: no LLM call is repeated and no finished match is replayed).
+
+Run directory::
+
+    config.json          the run's settings (once a run has started, other settings are refused)
+    synthesis/           the synthesis run (prompts, replies, programs, check reports, result.json, plot)
+    inference/           hidden information only: the open-deck inference synthesis for the best world model
+    bundle/              the exported bundle of the best program (and its inference function)
+    arena/               matches.jsonl, labels.json and the arena summaries (JSON, CSV, markdown, plot)
+    on_policy.json       the bundle checked on the games its agent played in the arena
+    report.md, report.json, record.json (config, LLM and its settings, prompt hashes, seed, git commit, results)
+
+Nothing a resume compares or keys matches by holds a machine path: the CWM agent plays as ``cwm``
+(``cwm=cwm:ABSOLUTE/bundle`` for the workers; a match's key holds the bundle's manifest hash, not its
+place), and ``config.json`` names a recording shipped with cwm by its place in the package. So a run
+directory moved or copied elsewhere (another machine too) resumes under the same command with the new
+``--out``, replaying no match and repeating no call. Records that are not compared do hold paths:
+``llm`` in ``report.json``/``record.json`` (a recording's full path), ``run_dir`` in
+``bundle/manifest.json`` and ``synthesis/result.json``; a ``--rules`` file is compared as typed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import time
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from cwm import bundle, games
+from cwm.files import differing_keys, read_text
+from cwm.pipeline import report as pipeline_report
+from cwm.types import JSON, CwmError
+
+API_KEY_VARS = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+
+
+class PipelineError(CwmError, ValueError):
+    """The main job cannot run as asked (no LLM available, another run in the directory, nothing solved)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class RunConfig:
+    """Settings of one main-job run (all written into ``config.json`` and ``record.json``).
+
+    Attributes:
+      game: registry name, OpenSpiel game string, or ``path/to/module.py:short_name``.
+      llm: an LLM spec for ``cwm.llm.make_client``, or ``"auto"``: Gemini when an API key is set, else the
+        recorded session shipped in the package for this game.
+      strategy: synthesis refinement strategy, ``"tree"`` or ``"conversation"``.
+      budget: LLM-call budget of the synthesis (paper: 500), and again of the inference synthesis.
+      seed: seeds the trajectories, the search and the arena.
+      num_test: held-out test games for the world model's test accuracy (half random, half MCTS play), or
+        ``None`` (the default): a held-out set sized by transitions, the paper's 10,000, generated once and
+        cached (``cwm.synthesis.held_out``). The inference synthesis tests on ``num_test`` random games
+        (100 when ``None``).
+      matches: arena games per pairing and seat order.
+      simulations: MCTS simulations per move in the arena (paper: 1000).
+      rollouts: random rollouts per MCTS leaf (paper: 10).
+      opponents: agent specs the CWM agent plays against (default: random play and the ground-truth planner,
+        ``gt-mcts`` for perfect information, ``gt-ismcts`` for hidden information).
+      executor: where arena matches run (``local``, ``local:N``, ``inline``, ``ray[:ADDRESS]``).
+      rules: a rules file for games outside the registry.
+      move_time_limit: CPU seconds per arena move (``cwm.arena.DEFAULT_MOVE_TIME_S``).
+      trust: plan on the synthesized model in the arena's own processes instead of in hardened workers
+        (only for a model you have read).
+    """
+
+    game: str
+    llm: str = "auto"
+    strategy: str = "tree"
+    budget: int = 500
+    seed: int = 0
+    num_test: int | None = None
+    matches: int = 10
+    simulations: int = 200
+    rollouts: int = 4
+    opponents: tuple[str, ...] | None = None
+    executor: str = "local"
+    rules: str | None = None
+    move_time_limit: float = 60.0
+    trust: bool = False
+
+    def __post_init__(self) -> None:
+        if self.opponents is None:
+            object.__setattr__(self, "opponents", default_opponents(self.game))
+        positive = {"budget": self.budget, "matches": self.matches, "simulations": self.simulations,
+                    "rollouts": self.rollouts}
+        bad = [f"{k} must be at least 1 (got {v})" for k, v in positive.items() if v < 1]
+        if self.num_test is not None and self.num_test < 0:
+            bad.append(f"num_test must be 0 or more (got {self.num_test})")
+        if self.strategy not in ("tree", "conversation"):
+            bad.append(f"strategy must be 'tree' or 'conversation' (got {self.strategy!r})")
+        if not (type(self.move_time_limit) in (int, float) and self.move_time_limit > 0):
+            bad.append(f"the move time limit must be > 0 seconds (got {self.move_time_limit!r})")
+        if self.rules is not None and not Path(self.rules).is_file():
+            bad.append(f"rules file {self.rules!r} does not exist")
+        if bad:
+            raise PipelineError("; ".join(bad))
+
+
+INFERENCE_TEST_GAMES = 100  # random games whose players' views test the inference function, by default
+
+
+def default_opponents(game: str) -> tuple[str, ...]:
+    """Random play and the ground-truth planner of the game's kind (an unknown game is refused later)."""
+    try:
+        perfect = games.resolve(game).perfect_information
+    except Exception:  # noqa: BLE001  run() names the problem with the game before anything is written
+        perfect = True
+    return ("random", "gt-mcts" if perfect else "gt-ismcts")
+
+
+def recording_for(game: str, deck: str = "open") -> Path | None:
+    """The packaged recorded synthesis session of a registered game, if one ships with cwm: a real model's
+    session (``data/recordings/real/``, answered through the batch client) in preference to a scripted demo;
+    ``deck="closed"``: the closed-deck joint synthesis (``closed/`` under either)."""
+    name = games.resolve(game).name
+    deck_folder = () if deck == "open" else ("closed",)
+    for folder in (("real",), ()):
+        resource = resources.files("cwm").joinpath("data", "recordings", *folder, *deck_folder, f"{name}.jsonl")
+        if resource.is_file():
+            return Path(str(resource))
+    return None
+
+
+def recording_provenance(recording: Path) -> dict[str, JSON] | None:
+    """Who answered a shipped real session (its ``GAME.provenance.json``), or ``None`` for a scripted one."""
+    path = recording.with_name(recording.stem + ".provenance.json")
+    if not path.is_file():
+        return None
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return data if isinstance(data, dict) else None
+
+
+def resolve_llm(spec: str, game: str) -> str:
+    """Turns ``"auto"`` into a concrete client spec; other specs pass through.
+
+    Raises:
+      PipelineError: ``auto`` with no API key set and no recording for the game.
+    """
+    if spec != "auto":
+        return spec
+    if any(os.environ.get(v) for v in API_KEY_VARS):
+        return "gemini"
+    recording = recording_for(game)
+    if recording is None:
+        raise PipelineError(
+            f"no LLM for {game!r}: set GEMINI_API_KEY (or GOOGLE_API_KEY) for live synthesis, or pass "
+            f"--llm (openai:MODEL, replay:FILE); recorded offline sessions ship only for "
+            f"{', '.join(sorted({p.stem for p in _recordings()})) or 'no game'}")
+    return f"replay:{recording}"
+
+
+def _recordings() -> list[Path]:
+    found = []
+    for folder in (resources.files("cwm").joinpath("data", "recordings", *sub) for sub in (("real",), ())):
+        found += [Path(str(p)) for p in folder.iterdir() if p.name.endswith(".jsonl")] if folder.is_dir() else []
+    return found
+
+
+def run(config: RunConfig, out: str | Path, *, progress: bool = True,
+        max_prompt_tokens: int | None = None, yes: bool = False) -> dict[str, JSON]:
+    """Runs (or resumes) the main job and returns the report (also written to ``out/report.json``).
+
+    Args:
+      max_prompt_tokens: the synthesis client's prompt cap (``cwm.llm.make_client``; default the model's
+        context window). A limit on spending, not a setting of the run: a resume may change it.
+      yes: start the arena stage even when its cost estimate (``cwm.arena.cost``, printed once the bundle exists)
+        is over the threshold and the run was started from a terminal.
+
+    Raises:
+      PipelineError: ``out`` holds a run with other settings, ``max_prompt_tokens`` is below 1, or
+        synthesis found no usable program.
+      PromptTooLongError: a synthesis prompt is over the cap (nothing was sent).
+      UsageError: the arena stage is projected over the threshold, run from a terminal, without ``yes``
+        (the synthesis and bundle stay; rerunning with ``yes`` resumes at the arena).
+    """
+    from cwm.llm import make_client
+
+    out = Path(out)
+    if max_prompt_tokens is not None and max_prompt_tokens < 1:
+        raise PipelineError(f"max_prompt_tokens must be at least 1 (got {max_prompt_tokens})")
+    # an unknown game, or one without rules, fails here, before an LLM is configured or anything is written
+    games.rules_text(games.resolve(config.game, rules=config.rules))
+    llm_spec = resolve_llm(config.llm, config.game)
+    make_client(llm_spec)  # a missing key or recording fails here too, not after config.json is written
+    out.mkdir(parents=True, exist_ok=True)
+    _check_config(out, dataclasses.asdict(config) | {"llm_resolved": _portable(llm_spec)})
+    synthesis = _synthesize(config, llm_spec, out / "synthesis", progress, max_prompt_tokens)
+    inference = None
+    if not games.resolve(config.game).perfect_information:
+        inference = _infer(config, llm_spec, out / "inference", str(synthesis["best_source"]), progress,
+                           max_prompt_tokens)
+    bundle_dir = _export(out / "synthesis", out / "bundle", out / "inference" if inference else None)
+    arena_rows, results, arena_cost = _arena(config, bundle_dir, out / "arena", progress, yes)
+    on_policy = _on_policy(config, bundle_dir, results, out / "on_policy.json")
+    report = pipeline_report.build(config, llm_spec, synthesis, inference, Path(os.path.relpath(bundle_dir, out)),
+                                   arena_rows, on_policy, search=arena_search(config).to_json(), label=CWM_LABEL)
+    report["arena_cost"] = arena_cost
+    pipeline_report.write(out, report)
+    return report
+
+
+def _portable(llm_spec: str) -> str:
+    """An LLM spec as ``config.json`` records it: a recording shipped with cwm is named by its place in the
+    package (``replay:<cwm>/data/recordings/tic_tac_toe.jsonl``), not by where cwm is installed, so a run
+    directory moved to another machine (or written by an older cwm, which recorded the full path) resumes."""
+    kind, _, target = llm_spec.partition(":")
+    path = Path(target)
+    if kind == "replay" and path.parent.parts[-3:] == ("cwm", "data", "recordings"):
+        return f"replay:<cwm>/data/recordings/{path.name}"
+    if kind == "replay" and path.parent.parts[-4:] == ("cwm", "data", "recordings", "real"):
+        return f"replay:<cwm>/data/recordings/real/{path.name}"
+    return llm_spec
+
+
+# Settings a resumed run may change: more arena matches per pairing extend the arena, as `cwm arena` does
+# (the matches already played keep their keys and seeds; only the new ones are played).
+EXTENDABLE = frozenset({"matches"})
+
+
+def _check_config(out: Path, config: dict[str, Any]) -> None:
+    path = out / "config.json"
+    if path.is_file() and (out / "synthesis").exists():  # a run that did work: only the same settings resume
+        old = json.loads(path.read_text(encoding="utf-8"))
+        old["llm_resolved"] = _portable(str(old.get("llm_resolved", "")))  # older runs: a recording's full path
+        changed = differing_keys(old, config, ignore=EXTENDABLE)
+        if changed:
+            raise PipelineError(f"{out} holds a run with other settings ({', '.join(changed)} differ); "
+                                f"use the same settings to resume, or another --out")
+    path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+
+
+def _synthesize(config: RunConfig, llm_spec: str, run_dir: Path, progress: bool,
+                max_prompt_tokens: int | None) -> dict[str, JSON]:
+    from cwm.commands.synthesize import progress_bar
+    from cwm.llm import make_client
+    from cwm.synthesis import synthesize_world_model
+
+    rules = read_text(Path(config.rules), what="rules file") if config.rules else None
+    client = make_client(llm_spec, run_dir=run_dir, max_prompt_tokens=max_prompt_tokens)
+    bar = progress_bar(config.budget) if progress else None
+    try:
+        result = synthesize_world_model(
+            config.game, llm=client, run_dir=run_dir, strategy=config.strategy,  # type: ignore[arg-type]
+            budget=config.budget, seed=config.seed, rules=rules, num_test=config.num_test,
+            progress=None if bar is None else bar.update_from)
+    finally:
+        if bar is not None:
+            bar.close()
+    if not result.best_source:
+        raise PipelineError(f"synthesis produced no usable program (see {run_dir}/summary.md)")
+    return result.to_json()
+
+
+def _infer(config: RunConfig, llm_spec: str, run_dir: Path, world_model: str, progress: bool,
+           max_prompt_tokens: int | None) -> dict[str, JSON]:
+    """The open-deck inference synthesis for the best world model (same LLM, budget, seed and test games)."""
+    from cwm.commands.synthesize import progress_bar
+    from cwm.llm import make_client
+    from cwm.synthesis.inference import synthesize_inference
+
+    rules = read_text(Path(config.rules), what="rules file") if config.rules else None
+    client = make_client(llm_spec, run_dir=run_dir, max_prompt_tokens=max_prompt_tokens)
+    bar = progress_bar(config.budget) if progress else None
+    try:
+        result = synthesize_inference(
+            config.game, llm=client, run_dir=run_dir, world_model=world_model,
+            strategy=config.strategy, budget=config.budget, seed=config.seed,  # type: ignore[arg-type]
+            rules=rules, num_test=INFERENCE_TEST_GAMES if config.num_test is None else config.num_test,
+            progress=None if bar is None else bar.update_from)
+    finally:
+        if bar is not None:
+            bar.close()
+    if not result.best_source:
+        raise PipelineError(f"inference synthesis produced no usable program (see {run_dir}/summary.md)")
+    return result.to_json()
+
+
+def _export(run_dir: Path, bundle_dir: Path, inference_dir: Path | None) -> Path:
+    """The bundle of the best program (and inference function); an earlier export of the same code stands."""
+    wanted = {"model.py": run_dir, "inference.py": inference_dir}
+    if (bundle_dir / "manifest.json").is_file() and all(
+            _same_code(bundle_dir / name, source) for name, source in wanted.items()):
+        return bundle_dir
+    return bundle.export_run(run_dir, bundle_dir, overwrite=True, inference_run=inference_dir)
+
+
+def _same_code(file: Path, run_dir: Path | None) -> bool:
+    if run_dir is None:
+        return not file.exists()
+    result = json.loads((run_dir / "result.json").read_text(encoding="utf-8"))
+    return file.is_file() and file.read_text(encoding="utf-8") == result["best_source"]
+
+
+CWM_LABEL = "cwm"  # the CWM agent's name in the arena and the report: the same wherever the run directory is
+
+
+def _arena(config: RunConfig, bundle_dir: Path, out: Path, progress: bool,
+           yes: bool) -> tuple[list[dict[str, JSON]], list[Any], dict[str, JSON]]:
+    """The run's bundle, labelled ``cwm``, against each opponent; its summary rows and the match records.
+    Matches are found by content (``cwm.arena.identity``), so those of this bundle count wherever the run
+    directory was, and nothing is replayed. The stage's cost estimate is printed (and confirmed, ``cwm.arena.cost.confirm``) first and returned beside
+    its real wall time.
+    """
+    from cwm import arena
+    from cwm.agents.specs import Settings
+    from cwm.arena import cost
+    from cwm.arena import report as arena_report
+
+    settings = Settings(search=arena_search(config), trust_models=config.trust)
+    opponents = tuple(config.opponents or ())
+    agents = [f"{CWM_LABEL}=cwm:{bundle_dir.resolve()}", *opponents]
+    plan: dict[str, Any] = {"matches": config.matches, "settings": settings, "seed": config.seed,
+            "move_time_limit": config.move_time_limit, "pairings": [(CWM_LABEL, o) for o in opponents]}
+    estimate = cost.estimate_tournament(config.game, agents, executor=config.executor, out_dir=out, **plan)
+    cost.confirm(estimate, yes=yes)
+    start = time.perf_counter()
+    results = arena.tournament(config.game, agents, out_dir=out, executor=config.executor,
+                               progress=progress, **plan)
+    rows = [row for row in arena_report.summarize(results) if row["agent"] == CWM_LABEL]
+    return rows, results, cost.record(estimate, time.perf_counter() - start)
+
+
+def _on_policy(config: RunConfig, bundle_dir: Path, results: list[Any], out: Path) -> dict[str, JSON]:
+    """The bundle checked (in the sandbox) on the arena games its agent finished; saved to ``out``."""
+    from cwm.bundle.files import CODE_FILES
+    from cwm.checks.on_policy import on_policy_accuracy
+
+    sources = {name: (bundle_dir / name).read_text(encoding="utf-8") for name in CODE_FILES
+               if (bundle_dir / name).is_file()}
+    record = on_policy_accuracy(sources, config.game, results, CWM_LABEL)
+    out.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    return record
+
+
+def arena_search(config: RunConfig) -> Any:
+    """The ``planners.SearchConfig`` of the run's arena agents."""
+    from planners.config import SearchConfig
+
+    return SearchConfig(num_simulations=config.simulations, rollouts=config.rollouts)
+

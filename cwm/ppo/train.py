@@ -1,0 +1,341 @@
+"""Training a PPO policy inside a world model against a uniformly random opponent (JAX; the ``jax`` extra).
+
+``train`` runs PPO (Schulman et al. 2017) on ``Envs``: many games stepped together per batch, both seats
+(``cwm.ppo.env``), in this process for trusted games or in a sandbox worker for an untrusted model and
+encoder (``cwm.sandbox.training``). Every ``eval_every`` updates the greedy policy plays ``eval_games``
+fresh games against random in the same model, both seats; the best policy so far (by their mean return,
+losses weighted by ``loss_weight``) is kept. Every ``checkpoint_every`` updates the run is saved and the
+games restart from seeds fixed by the update count, so a resumed run ends with exactly the weights of
+one that never stopped. ``train_seeds`` trains several seeds (``cwm.ppo.seeds.train_seeds``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from pathlib import Path
+from typing import Any, Protocol
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from cwm.agents.ppo import PolicyConfig, forward, init_params, masked_logits
+from cwm.ppo.env import EnvStep
+from cwm.ppo.learner import LossConfig, act, optimiser, update
+
+CHECKPOINT = "checkpoint.npz"
+
+
+class Env(Protocol):
+    def reset(self) -> EnvStep: ...
+
+    def step(self, actions: np.ndarray) -> EnvStep: ...
+
+
+class Envs(Protocol):
+    """Makes batches of games of one model (``cwm.ppo.env.LocalEnvs``, ``cwm.sandbox.training.ContainedEnvs``)."""
+
+    num_actions: int
+
+    def make(self, num_envs: int, seed: int) -> Env: ...
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainConfig:
+    """One PPO run's settings (defaults: the usual PPO settings at a small scale; the paper trained 10M steps).
+
+    Attributes:
+      total_steps: learner decisions to train on (env steps: one per game per batch).
+      num_envs, rollout: games stepped together, and steps of each per update.
+      epochs, minibatches: passes over each rollout, and minibatches (of whole games' segments) per pass.
+      lr, anneal_lr, max_grad_norm: Adam's step size, whether it falls linearly to 0 over the run, and the
+        gradient-norm clip.
+      gamma, gae_lambda: the discount and GAE's lambda.
+      clip, vf_coef, ent_coef: the loss (``cwm.ppo.learner.LossConfig``).
+      loss_weight: how much a negative return weighs in the training reward and in choosing the best
+        policy: 1 trains on the game's payoff; above 1 the learner prefers a sure draw to a gamble that
+        sometimes loses (against random, the payoff-best second player at tic-tac-toe loses 0.74% of games).
+      hidden, recurrent: the network (``cwm.agents.ppo.PolicyConfig``).
+      eval_every, eval_games: updates between evaluations against random, and games per evaluation.
+      checkpoint_every: updates between checkpoints (the games restart there).
+      seed: seeds the weights, the sampling and the games.
+    """
+
+    total_steps: int = 200_000
+    num_envs: int = 64
+    rollout: int = 32
+    epochs: int = 4
+    minibatches: int = 4
+    lr: float = 1e-3
+    anneal_lr: bool = True
+    max_grad_norm: float = 0.5
+    gamma: float = 0.99
+    gae_lambda: float = 0.95
+    clip: float = 0.2
+    vf_coef: float = 0.5
+    ent_coef: float = 0.01
+    loss_weight: float = 1.0
+    hidden: int = 256
+    recurrent: bool = False
+    eval_every: int = 10
+    eval_games: int = 200
+    checkpoint_every: int = 50
+    seed: int = 0
+
+    def check(self) -> None:
+        """Raises ``ValueError`` naming the first setting out of range."""
+        for name in ("total_steps", "num_envs", "rollout", "epochs", "minibatches", "hidden", "eval_every",
+                     "eval_games", "checkpoint_every"):
+            if not getattr(self, name) >= 1:
+                raise ValueError(f"TrainConfig.{name} must be >= 1, got {getattr(self, name)!r}")
+        if self.minibatches > self.num_envs:
+            raise ValueError(f"TrainConfig.minibatches ({self.minibatches}) may not exceed num_envs ({self.num_envs}): "
+                             f"a minibatch holds whole games")
+        if not self.loss_weight > 0:
+            raise ValueError(f"TrainConfig.loss_weight must be > 0, got {self.loss_weight!r}")
+
+    @property
+    def updates(self) -> int:
+        return max(1, self.total_steps // (self.num_envs * self.rollout))
+
+
+@dataclasses.dataclass
+class RunState:
+    """What a checkpoint holds: the weights, the optimiser, the best policy, the learning curve."""
+
+    params: dict[str, Any]
+    opt_state: Any
+    best: dict[str, np.ndarray]
+    best_score: float
+    update: int
+    curve: list[dict[str, float]]
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainResult:
+    """A finished run: the best policy against random, its ``score`` (``evaluate``'s), and the learning curve
+    (one row per evaluation: ``steps`` and ``evaluate``'s row)."""
+
+    params: dict[str, np.ndarray]
+    policy: PolicyConfig
+    best_score: float
+    curve: list[dict[str, float]]
+    seed: int
+
+
+def train(envs: Envs, config: TrainConfig, *, out_dir: str | Path, game: str = "", progress: bool = True,
+          stop_after: int | None = None) -> TrainResult:
+    """Trains (or resumes, from ``out_dir/checkpoint.npz``) one seed.
+
+    Args:
+      envs: the games to train in.
+      config: the run's settings.
+      out_dir: where checkpoints go.
+      game: recorded in the policy's config.
+      progress: show a progress bar.
+      stop_after: stop (with a checkpoint) after this many updates in all: for tests of resuming.
+    """
+    config.check()
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    obs_size = envs.make(1, config.seed).reset().obs.shape[1]
+    policy = PolicyConfig(obs_size, envs.num_actions, config.hidden, config.recurrent, game)
+    opt = optimiser(config.lr, config.max_grad_norm,
+                    anneal_steps=config.updates * config.epochs * config.minibatches if config.anneal_lr else 0)
+    run = _load(out / CHECKPOINT, policy, opt) or _fresh(policy, config, opt)
+    cfg = LossConfig(config.clip, config.vf_coef, config.ent_coef)
+    bar = _bar(config.updates, run.update, progress)
+    last = min(config.updates, stop_after if stop_after is not None else config.updates)
+    while run.update < last:
+        chunk_end = min(last, (run.update // config.checkpoint_every + 1) * config.checkpoint_every)
+        env = envs.make(config.num_envs, _seed(config.seed, 1, run.update))
+        carry = _Carry(env.reset(), config.num_envs, config.hidden)
+        while run.update < chunk_end:
+            batch = _rollout(run.params, env, carry, config, jax.random.fold_in(jax.random.key(config.seed), run.update))
+            for mb in _minibatches(batch, config, run.update):
+                run.params, run.opt_state, _ = update(run.params, run.opt_state, mb, opt=opt, cfg=cfg)
+            run.update += 1
+            if run.update % config.eval_every == 0 or run.update == config.updates:
+                _evaluate_into(run, envs, config)
+                bar.set_postfix(mean_return=f"{run.curve[-1]['mean_return']:.3f}", best=f"{run.best_score:.3f}")
+            bar.update(1)
+        _save(out / CHECKPOINT, run, policy)
+    bar.close()
+    return TrainResult(run.best, policy, run.best_score, run.curve, config.seed)
+
+
+def time_update(envs: Envs, config: TrainConfig, *, repeats: int = 1) -> float:
+    """Wall seconds of one update of ``train`` at ``config`` (its rollout of every game, then every
+    minibatch's gradient step), timed over ``repeats`` updates after an untimed one that compiles the
+    network; evaluations are not counted. Nothing is saved. Randomness: as ``train`` with ``config.seed``."""
+    config.check()
+    policy = PolicyConfig(envs.make(1, config.seed).reset().obs.shape[1], envs.num_actions, config.hidden,
+                          config.recurrent)
+    opt = optimiser(config.lr, config.max_grad_norm)
+    run = _fresh(policy, config, opt)
+    cfg = LossConfig(config.clip, config.vf_coef, config.ent_coef)
+    env = envs.make(config.num_envs, _seed(config.seed, 1, 0))
+    carry = _Carry(env.reset(), config.num_envs, config.hidden)
+    start = 0.0
+    for i in range(repeats + 1):
+        start = time.perf_counter() if i == 1 else start
+        batch = _rollout(run.params, env, carry, config, jax.random.fold_in(jax.random.key(config.seed), i))
+        for mb in _minibatches(batch, config, i):
+            run.params, run.opt_state, _ = update(run.params, run.opt_state, mb, opt=opt, cfg=cfg)
+    jax.block_until_ready(run.params)
+    return (time.perf_counter() - start) / repeats
+
+
+class _Carry:
+    """The games' state between rollouts: the last step, the GRU state, and which rows start a new game."""
+
+    def __init__(self, step: EnvStep, num_envs: int, hidden: int):
+        self.step = step
+        self.hidden = np.zeros((num_envs, hidden), np.float32)
+        self.starts = np.ones(num_envs, bool)
+
+
+def _rollout(params: dict[str, Any], env: Env, carry: _Carry, config: TrainConfig, key: jax.Array) -> dict[str, Any]:
+    """``config.rollout`` steps of every game; the segments with their advantages and returns (GAE)."""
+    rows: dict[str, list[Any]] = {k: [] for k in ("obs", "mask", "starts", "actions", "logp", "values", "rewards", "dones")}
+    hidden0 = carry.hidden * ~carry.starts[:, None]
+    h = hidden0
+    for t in range(config.rollout):
+        step = carry.step
+        h = h * ~carry.starts[:, None]
+        action, logp, value, h = act(params, step.obs, step.mask, h, jax.random.fold_in(key, t))
+        action = np.asarray(action)
+        nxt = env.step(action)
+        for k, v in (("obs", step.obs), ("mask", step.mask), ("starts", carry.starts), ("actions", action),
+                     ("logp", logp), ("values", value), ("rewards", _weighted(nxt.reward, config.loss_weight)),
+                     ("dones", nxt.done)):
+            rows[k].append(np.asarray(v))
+        carry.step, carry.starts, h = nxt, nxt.done.copy(), np.asarray(h)
+    carry.hidden = h
+    _, _, last_value, _ = act(params, carry.step.obs, carry.step.mask, h * ~carry.starts[:, None], key)
+    batch = {k: np.stack(v) for k, v in rows.items()}
+    batch["adv"], batch["returns"] = _gae(batch, np.asarray(last_value), config)
+    batch["hidden"] = hidden0
+    return batch
+
+
+def _weighted(returns: np.ndarray, loss_weight: float) -> np.ndarray:
+    """``returns`` with the negative ones multiplied by ``loss_weight``."""
+    return np.where(returns < 0, returns * loss_weight, returns).astype(returns.dtype)
+
+
+def _gae(batch: dict[str, np.ndarray], last_value: np.ndarray, config: TrainConfig) -> tuple[np.ndarray, np.ndarray]:
+    values, rewards, dones = batch["values"], batch["rewards"], batch["dones"]
+    adv = np.zeros_like(values)
+    running = np.zeros_like(last_value)
+    for t in reversed(range(len(values))):
+        next_value = last_value if t == len(values) - 1 else values[t + 1]
+        alive = 1.0 - dones[t]
+        delta = rewards[t] + config.gamma * next_value * alive - values[t]
+        running = delta + config.gamma * config.gae_lambda * alive * running
+        adv[t] = running
+    return adv, adv + values
+
+
+def _minibatches(batch: dict[str, np.ndarray], config: TrainConfig, update_index: int) -> list[dict[str, Any]]:
+    """``epochs`` shuffled passes over the games, each split into ``minibatches`` groups of whole segments."""
+    rng = np.random.default_rng(_seed(config.seed, 2, update_index))
+    size = max(1, config.num_envs // config.minibatches)
+    out = []
+    for _ in range(config.epochs):
+        order = rng.permutation(config.num_envs)
+        for i in range(0, config.num_envs - size + 1, size):
+            idx = order[i:i + size]
+            mb = {k: jnp.asarray(v[:, idx]) for k, v in batch.items() if k != "hidden"}
+            mb["hidden"] = jnp.asarray(batch["hidden"][idx])
+            out.append(mb)
+    return out
+
+
+def evaluate(params: dict[str, np.ndarray], envs: Envs, *, games: int, seed: int, loss_weight: float = 1.0,
+             max_steps: int = 10_000) -> dict[str, float]:
+    """The greedy policy against random: ``games`` fresh games in the model (half in each seat), their first
+    game each; ``mean_return``, ``win_rate`` (return > 0), ``loss_rate`` (return < 0), per seat too, and
+    ``score``: the mean return with negative returns multiplied by ``loss_weight``.
+
+    Raises:
+      ValueError: a game did not end within ``max_steps`` of the learner's moves.
+    """
+    env = envs.make(games, seed)
+    step = env.reset()
+    seats = step.seat.copy()
+    hidden = np.zeros((games, params["w1"].shape[1]), np.float32)
+    result = np.full(games, np.nan)
+    for _ in range(max_steps):
+        if not np.isnan(result).any():
+            break
+        logits, _, hidden = forward(params, step.obs, hidden)
+        step = env.step(np.argmax(masked_logits(logits, step.mask), axis=1))
+        fresh = step.done & np.isnan(result)
+        result[fresh] = step.reward[fresh]
+        hidden = hidden * ~step.done[:, None]
+    if np.isnan(result).any():
+        raise ValueError(f"an evaluation game did not end within {max_steps} moves of the learner")
+    row = {"mean_return": float(result.mean()), "win_rate": float((result > 0).mean()),
+           "loss_rate": float((result < 0).mean()), "score": float(_weighted(result, loss_weight).mean())}
+    for seat in (0, 1):
+        row[f"mean_return_seat{seat}"] = float(result[seats == seat].mean())
+        row[f"loss_rate_seat{seat}"] = float((result[seats == seat] < 0).mean())
+    return row
+
+
+def _evaluate_into(run: RunState, envs: Envs, config: TrainConfig) -> None:
+    params = {k: np.asarray(v) for k, v in run.params.items()}
+    row = evaluate(params, envs, games=config.eval_games, seed=_seed(config.seed, 3, run.update),
+                   loss_weight=config.loss_weight)
+    run.curve.append({"update": run.update, "steps": run.update * config.num_envs * config.rollout, **row})
+    if row["score"] > run.best_score:
+        run.best, run.best_score = params, row["score"]
+
+
+def _seed(seed: int, stream: int, index: int) -> int:
+    """A seed for one stream (games, minibatch order, evaluation) at one update, fixed by the run's seed."""
+    return int(np.random.SeedSequence([seed, stream, index]).generate_state(1)[0])
+
+
+def _fresh(policy: PolicyConfig, config: TrainConfig, opt: Any) -> RunState:
+    params = {k: jnp.asarray(v) for k, v in init_params(policy, config.seed).items()}
+    return RunState(params, opt.init(params), {}, -np.inf, 0, [])
+
+
+def _save(file: Path, run: RunState, policy: PolicyConfig) -> None:
+    leaves = jax.tree_util.tree_leaves(run.opt_state)
+    meta = {"update": run.update, "best_score": run.best_score, "curve": run.curve,
+            "policy": dataclasses.asdict(policy)}
+    arrays: dict[str, Any] = {"meta": np.array(json.dumps(meta))}
+    arrays |= {f"p/{k}": np.asarray(v) for k, v in run.params.items()}
+    arrays |= {f"b/{k}": np.asarray(v) for k, v in run.best.items()}
+    arrays |= {f"o/{i}": np.asarray(v) for i, v in enumerate(leaves)}
+    tmp = file.with_suffix(".partial.npz")
+    np.savez(tmp, **arrays)
+    tmp.replace(file)
+
+
+def _load(file: Path, policy: PolicyConfig, opt: Any) -> RunState | None:
+    """The run saved in ``file`` (``None`` when there is none); it must be of this network's shape."""
+    if not file.exists():
+        return None
+    with np.load(file, allow_pickle=False) as data:
+        meta = json.loads(str(data["meta"]))
+        if PolicyConfig(**meta["policy"]) != policy:
+            raise ValueError(f"{file}: the checkpoint is of another network ({meta['policy']}, not "
+                             f"{dataclasses.asdict(policy)})")
+        params = {k[2:]: jnp.asarray(data[k]) for k in data.files if k.startswith("p/")}
+        best = {k[2:]: data[k] for k in data.files if k.startswith("b/")}
+        treedef = jax.tree_util.tree_structure(opt.init(params))
+        leaves = [jnp.asarray(data[f"o/{i}"]) for i in range(treedef.num_leaves)]  # type: ignore[attr-defined]
+    return RunState(params, jax.tree_util.tree_unflatten(treedef, leaves), best, float(meta["best_score"]),
+                    int(meta["update"]), list(meta["curve"]))
+
+
+def _bar(total: int, done: int, enabled: bool) -> Any:
+    from tqdm import tqdm
+
+    return tqdm(total=total, initial=done, disable=not enabled, desc="ppo", unit="update")

@@ -1,0 +1,100 @@
+"""The planning server a CWM agent's hardened worker runs: ``plan_session(module, payload)`` builds a
+``CWMPlanner`` on the untrusted model (and its inference and value modules) and answers move requests.
+
+Runs inside a sandbox session child (``Sandbox.open_session``), after every layer is on; the model is
+called directly, with no per-call guard: the whole move is under the session's CPU budget, timed from
+outside. Everything crosses as JSON: the ground truth stays on the trusted side, which sends the action
+codec, the game's facts and each move's view of the real game.
+
+Payload: ``{"name", "codec": {"table", "num_distinct_actions", "max_chance_outcomes", "prefixed"},
+"facts": GameFacts, "config": SearchConfig, "seed": int, "inference": source or None, "value": source or
+None}``.
+
+Messages: ``{"op": "plan", "player", "legal": [str], "moves_from": int, "moves": [str], "events_from": int,
+"events": [{"observation", "action"}]}`` (the real moves since the last message, and the seat's events,
+``cwm.events``, from the last one sent before, which goes again with the seat's own action there filled in)
+answered by ``{"action": str, "stats": {...}}`` or ``{"refused": why}`` when the model broke the contract
+or could not follow the real game.
+"""
+
+from __future__ import annotations
+
+import time
+import types
+from collections.abc import Callable
+from typing import Any
+
+from cwm import events as player_events
+from cwm import values
+from cwm.agents.cwm import CWMPlanner, GameFacts, inference_sampler
+from cwm.codec import ActionCodec
+from cwm.contract import INFERENCE_API, VALUE_API, resampler
+from cwm.model import WorldModel
+from cwm.sandbox.child import load_extra
+from cwm.sandbox.jobs.check import require
+from cwm.types import JSON, CwmError, ModelLoadError
+from planners.config import SearchConfig
+
+PLAN_JOB = "cwm.sandbox.jobs.plan:plan_session"
+_REASON_CHARS = 2000
+
+
+def plan_session(module: types.ModuleType, payload: dict[str, Any]) -> Callable[[JSON], JSON]:
+    """The server of one planning worker (see the module docstring for the payload and messages).
+
+    Raises:
+      ModelLoadError: a module misses its contract functions (the session does not start).
+    """
+    require(module)
+    codec = payload["codec"]
+    model = WorldModel(module, name=str(payload["name"]), codec=ActionCodec.from_table(
+        codec["table"], num_distinct_actions=codec["num_distinct_actions"],
+        max_chance_outcomes=codec["max_chance_outcomes"], prefixed=codec["prefixed"]))
+    sampler = value_fn = None
+    if payload.get("inference"):
+        kind, resample = resampler(_extra(payload["inference"], "cwm_inference", INFERENCE_API))
+        sampler = inference_sampler(model, resample, kind)  # type: ignore[arg-type]
+    if payload.get("value"):
+        get_value = _extra(payload["value"], "cwm_value", VALUE_API).get_value
+
+        def value_fn(state: Any, player: int) -> float:
+            return values.number(get_value(state.raw, player), "get_value")
+
+    planner = CWMPlanner(model, GameFacts.from_json(payload["facts"]), SearchConfig.from_json(payload["config"]),
+                         sampler=sampler, value_fn=value_fn, seed=int(payload["seed"]))
+    return _Server(planner).answer
+
+
+def _extra(source: str, name: str, api: tuple[Any, ...]) -> types.ModuleType:
+    module = load_extra(source, name)
+    require(module, api)
+    return module  # type: ignore[no-any-return]
+
+
+class _Server:
+    """One game's view on the worker side: the real moves and the seat's events, grown by each message."""
+
+    def __init__(self, planner: CWMPlanner):
+        self.planner = planner
+        self.moves: list[str] = []
+        self.events: list[dict[str, JSON]] = []
+
+    def answer(self, message: JSON) -> JSON:
+        if not isinstance(message, dict) or message.get("op") != "plan":
+            raise ModelLoadError(f"the planning worker got a message it does not know: {values.describe(message)}")
+        # the events start at the last one sent before (its action is filled in once the seat has moved)
+        if message["moves_from"] != len(self.moves) or message["events_from"] != max(0, len(self.events) - 1):
+            raise ModelLoadError("the planning worker's view of the game is out of step with the host's")
+        self.moves.extend(message["moves"])
+        self.events[message["events_from"]:] = message["events"]
+        problem = player_events.validate(self.events)
+        if problem is not None or player_events.is_over(self.events):
+            raise ModelLoadError(f"the planning worker got events it cannot plan on: {problem or 'the game is over'}")
+        wall, cpu = time.perf_counter(), time.process_time()
+        try:
+            action = self.planner.plan(int(message["player"]), list(message["legal"]), moves=self.moves,
+                                       events=self.events)
+        except (CwmError, values.ValueBreach) as e:  # the model broke the contract, or cannot follow the game
+            return {"refused": str(e)[:_REASON_CHARS], "stats": self.planner.stats()}
+        spent = {"move_wall_s": time.perf_counter() - wall, "move_cpu_s": time.process_time() - cpu}
+        return {"action": action, "stats": self.planner.stats() | spent}

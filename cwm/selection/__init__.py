@@ -1,0 +1,16 @@
+"""Selection by play inside the models: sample rejection among syntheses of one game, and the value
+tournament that picks a value function."""
+
+from cwm.selection.rejection import (  # noqa: F401
+    DEFAULT_GAMES,
+    GAMES_FILE,
+    Selection,
+    SelectionError,
+    load_records,
+    pick_hosts,
+    play_games,
+    select_models,
+    utility_range,
+)
+
+__all__ = ['DEFAULT_GAMES', 'GAMES_FILE', 'Selection', 'SelectionError', 'load_records', 'pick_hosts', 'play_games', 'select_models', 'utility_range']

@@ -1,0 +1,216 @@
+"""What a selection found: each agent's score over its hosted games, the agents that survive the margin, and
+the files that say so (``selection.json``, ``selection.md``), read back by ``read_survivors`` for the arena.
+
+An agent's score is its mean utility over every seat it took in a non-void game (both seats of a self-play
+game count), with a 95% normal interval. An agent survives when its mean is at most ``margin`` times the
+game's utility range below the best agent's (paper: 10%).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from cwm.files import atomic_write
+from cwm.selection.play import GameRecord
+from cwm.stats import mean_interval
+from cwm.types import JSON, CwmError
+
+SELECTION_FILE = "selection.json"
+REPORT_FILE = "selection.md"
+
+
+class SelectionError(CwmError, ValueError):
+    """A selection that cannot run as asked (bad numbers, a bundle that does not fit, an output folder of
+    another selection), or a selection file that cannot be read."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Candidate:
+    """One synthesized bundle taking part: its label in keys and reports, its folder and its fingerprint
+    (the sha256 of its ``manifest.json``, which holds every file's hash)."""
+
+    label: str
+    path: str
+    fingerprint: str
+
+
+@dataclasses.dataclass(frozen=True)
+class AgentScore:
+    """One agent's result: mean utility and 95% interval over ``samples`` seats, games of its that failed
+    (``failed_games``; ``own_failures`` of them by its own seat), and whether it survived."""
+
+    candidate: Candidate
+    mean: float
+    lo: float
+    hi: float
+    samples: int
+    failed_games: int
+    own_failures: int
+    survived: bool
+
+    def to_json(self) -> dict[str, JSON]:
+        return dataclasses.asdict(self.candidate) | {k: _finite(v) for k, v in dataclasses.asdict(self).items()
+                                                     if k != "candidate"}
+
+
+@dataclasses.dataclass(frozen=True)
+class Selection:
+    """The outcome of ``cwm.selection.select_models``.
+
+    Attributes:
+      game: the game's name; out: the selection folder.
+      hosts: the labels of the bundles that hosted the games.
+      utility: the game's (minimum, maximum) utility; utility_source says where it comes from.
+      margin: the rejection margin as a fraction of the utility range; threshold: the lowest surviving mean.
+      scores: every agent's score, in the order the bundles were given.
+      records: every game played (void ones included).
+    """
+
+    game: str
+    out: Path
+    hosts: tuple[str, ...]
+    utility: tuple[float, float]
+    utility_source: str
+    margin: float
+    threshold: float
+    scores: tuple[AgentScore, ...]
+    records: tuple[GameRecord, ...]
+
+    @property
+    def survivors(self) -> tuple[str, ...]:
+        """The labels of the agents that survived."""
+        return tuple(s.candidate.label for s in self.scores if s.survived)
+
+    @property
+    def survivor_paths(self) -> tuple[Path, ...]:
+        """The bundle folders of the agents that survived."""
+        return tuple(Path(s.candidate.path) for s in self.scores if s.survived)
+
+    @property
+    def spec(self) -> str:
+        """The arena agent spec that plays this selection (``cwm-selected:OUT``)."""
+        return f"cwm-selected:{self.out.resolve()}"
+
+    def to_json(self) -> dict[str, JSON]:
+        played = [r for r in self.records if not r.void]
+        return {
+            "game": self.game, "hosts": list(self.hosts),
+            "utility": {"min": self.utility[0], "max": self.utility[1], "source": self.utility_source},
+            "margin": self.margin, "threshold": _finite(self.threshold),
+            "games": {"played": len(played), "failed": sum(1 for r in played if r.failed),
+                      "void": len(self.records) - len(played),
+                      "failures_by": dict(Counter(_who(r) for r in played if r.failed)),
+                      "failures_by_kind": dict(Counter(r.kind for r in played if r.failed))},
+            "agents": [s.to_json() for s in self.scores], "survivors": list(self.survivors),
+        }
+
+
+def score(candidates: Sequence[Candidate], records: Sequence[GameRecord], *, margin: float,
+          utility: tuple[float, float]) -> tuple[tuple[AgentScore, ...], float]:
+    """Every candidate's score over ``records`` and the threshold a mean must reach to survive."""
+    samples: dict[str, list[float]] = {c.label: [] for c in candidates}
+    failed, own = Counter[str](), Counter[str]()
+    for r in records:
+        if r.void:
+            continue
+        for seat, (label, value) in enumerate(zip(r.seats, r.returns)):
+            samples.setdefault(label, []).append(value)
+            failed[label] += bool(r.failed)
+            own[label] += r.failed == f"seat {seat}"
+    stats = {label: mean_interval(v) for label, v in samples.items()}
+    means = [m for label, (m, _, _) in stats.items() if label in {c.label for c in candidates} and math.isfinite(m)]
+    threshold = (max(means) if means else math.nan) - margin * (utility[1] - utility[0])
+    scores = tuple(AgentScore(c, *stats[c.label], len(samples[c.label]), failed[c.label], own[c.label],
+                              math.isfinite(stats[c.label][0]) and stats[c.label][0] >= threshold - 1e-12)
+                   for c in candidates)
+    return scores, threshold
+
+
+def write_selection(selection: Selection, *, games_per_pairing: int, seed: int) -> None:
+    """Writes ``selection.json`` and ``selection.md`` into the selection folder (each atomically)."""
+    data = selection.to_json() | {"games_per_pairing": games_per_pairing, "seed": seed}
+    atomic_write(selection.out / SELECTION_FILE, json.dumps(data, indent=2) + "\n")
+    atomic_write(selection.out / REPORT_FILE, markdown(selection, games_per_pairing=games_per_pairing))
+
+
+def markdown(selection: Selection, *, games_per_pairing: int) -> str:
+    """The selection as a short markdown report: the numbers, one row per agent, the first failures."""
+    lo, hi = selection.utility
+    n = len(selection.scores)
+    played = [r for r in selection.records if not r.void]
+    best = max((s for s in selection.scores if math.isfinite(s.mean)), key=lambda s: s.mean, default=None)
+    lines = [f"# Sample rejection: {selection.game}", "",
+             f"{len(selection.hosts)} host(s) ({', '.join(selection.hosts)}) x {n * n} pairings x "
+             f"{games_per_pairing} games = {len(selection.hosts) * n * n * games_per_pairing:,} games: "
+             f"{len(played):,} played, {sum(1 for r in played if r.failed):,} of them failed (both players lost), "
+             f"{len(selection.records) - len(played)} void.",
+             f"Utility range [{lo:g}, {hi:g}] ({selection.utility_source}); margin {selection.margin:.0%} of it "
+             f"= {selection.margin * (hi - lo):g}; best mean {_num(best.mean) if best else 'none'}"
+             f"{f' ({best.candidate.label})' if best else ''}; an agent survives at a mean of at least "
+             f"{_num(selection.threshold)}.", "",
+             "| agent | mean utility | 95% interval | seats | failed games | by its own seat | survived |",
+             "|---|---|---|---|---|---|---|"]
+    for s in selection.scores:
+        lines.append(f"| {_cell(s.candidate.label)} | {_num(s.mean)} | [{_num(s.lo)}, {_num(s.hi)}] | {s.samples} | "
+                     f"{s.failed_games} | {s.own_failures} | {'yes' if s.survived else 'no'} |")
+    lines += ["", f"Survivors: {', '.join(selection.survivors) or 'none'}."]
+    failures = [r for r in played if r.failed]
+    if failures:
+        lines += ["", "## Failed games (the first 10)", "", "| game | who | kind | reason |", "|---|---|---|---|"]
+        lines += [f"| {_cell(r.key)} | {_who(r)} | {_cell(r.kind)} | {_cell(r.reason[:300])} |" for r in failures[:10]]
+    return "\n".join(lines) + "\n"
+
+
+def read_survivors(folder: str | Path, game: str | None = None) -> list[Candidate]:
+    """The surviving bundles of a selection folder, as its ``selection.json`` lists them.
+
+    Args:
+      game: the game the selection must be of (its canonical name), or ``None`` to accept any.
+
+    Raises:
+      SelectionError: no readable ``selection.json``, a field missing or of the wrong type, another game, or
+        no survivor; the message names the file and the field.
+    """
+    path = Path(folder) / SELECTION_FILE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise SelectionError(f"{path}: not a readable selection file ({type(e).__name__}: {e})") from None
+    agents = data.get("agents") if isinstance(data, dict) else None
+    if not isinstance(agents, list) or not all(isinstance(a, dict) for a in agents):
+        raise SelectionError(f"{path}: field 'agents' is missing or not a list of objects")
+    if game is not None and data.get("game") != game:
+        raise SelectionError(f"{path}: a selection of {data.get('game')!r}, not of {game!r}")
+    found = [_candidate(path, a) for a in agents if a.get("survived") is True]
+    if not found:
+        raise SelectionError(f"{path}: no agent survived the selection")
+    return found
+
+
+def _candidate(path: Path, entry: dict[str, Any]) -> Candidate:
+    for name in ("label", "path", "fingerprint"):
+        if type(entry.get(name)) is not str:
+            raise SelectionError(f"{path}: an agent's field {name!r} is missing or not a string")
+    return Candidate(entry["label"], entry["path"], entry["fingerprint"])
+
+
+def _who(r: GameRecord) -> str:
+    return "host" if r.failed == "host" else "seat"
+
+
+def _finite(x: Any) -> Any:
+    return x if not isinstance(x, float) or math.isfinite(x) else None
+
+
+def _num(x: float) -> str:
+    return f"{x:.3f}" if math.isfinite(x) else "n/a"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
