@@ -6,7 +6,7 @@ import re
 from collections.abc import Container
 from typing import Any
 
-from cwm.games.views import quiet_stderr
+from cwm.files import quiet_stderr
 from cwm.types import CHANCE, JSON, ModelContractError
 
 

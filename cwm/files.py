@@ -1,14 +1,17 @@
 """Crash-safe file writes (a reader, or a resumed run, never sees a half-written file), text and JSON Lines
 files read with one-line errors naming the file and line, a resumable run's append-only record file read
-back after a crash, and the one check every resumable run directory makes of its ``config.json``."""
+back after a crash, the one check every resumable run directory makes of its ``config.json``, and
+``quiet_stderr`` (file descriptor 2 silenced while OpenSpiel's C++ prints exceptions we catch)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
+import sys
 import threading
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -153,3 +156,17 @@ def differing_keys(old: Mapping[str, Any], new: Mapping[str, Any], *, ignore: Co
     equal the lists they are stored as."""
     new = json.loads(json.dumps(new, default=str))
     return sorted(k for k in set(old) | set(new) if k not in ignore and old.get(k) != new.get(k))
+
+
+@contextlib.contextmanager
+def quiet_stderr() -> Iterator[None]:
+    """Silences file descriptor 2: OpenSpiel's C++ prints every exception it raises, even ones we catch."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as devnull:
+            os.dup2(devnull.fileno(), 2)
+            yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)

@@ -47,6 +47,19 @@ class UsageError(CwmError, ValueError):
     """An argument out of its valid range (a count below 1, a player the game does not have, ...)."""
 
 
+class AgentError(CwmError):
+    """An agent could not produce a move; the arena scores it as a forfeit of kind ``kind``."""
+
+    kind = "exception"
+
+
+class IllegalMoveError(AgentError):
+    """The agent's chosen action is not legal in the real game (e.g. a wrong world model, or an LLM
+    that never named a legal move)."""
+
+    kind = "illegal"
+
+
 class ModelContractError(CwmError, RuntimeError):
     """A model broke the CWM contract at run time; the message names the call and what was wrong."""
 

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pyspiel
 
-from cwm.games.views import quiet_stderr
+from cwm.files import quiet_stderr
 from planners.gt_resample import HistoryResampler
 from planners.ismcts import resample_from_infostate
 

@@ -138,6 +138,12 @@ class ISMCTS:
     def step(self, state: Any) -> int:
         return self.search(state).action
 
+    def stats(self) -> dict[str, int]:
+        """This searcher's record over its life: moves searched, simulations run, draws accepted and rejected,
+        and moves chosen by the random fallback (for a match record)."""
+        return {"moves": self.searches, "simulations": self.simulations, "draws": self.draws,
+                "rejected_draws": self.failed_draws, "fallback_moves": self.fallbacks}
+
     def _draw(self, state: Any, player: int, root_key: str) -> Any:
         for _ in range(self.max_sample_tries):
             try:

@@ -12,7 +12,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import pyspiel
 
-from cwm.types import CwmError
+from cwm.types import AgentError, IllegalMoveError  # noqa: F401  (the agents' errors, re-exported)
 from planners.config import DEFAULT_SEARCH, SearchConfig
 from planners.gt_sampler import GroundTruthSampler
 from planners.ismcts import ISMCTS, Sampler
@@ -24,19 +24,6 @@ class Agent(Protocol):
     """Anything that picks an action id at a real game state (``reset`` and ``inform`` are optional)."""
 
     def step(self, state: pyspiel.State) -> int: ...
-
-
-class AgentError(CwmError):
-    """An agent could not produce a move; the arena scores it as a forfeit of kind ``kind``."""
-
-    kind = "exception"
-
-
-class IllegalMoveError(AgentError):
-    """The agent's chosen action is not legal in the real game (e.g. a wrong world model, or an LLM
-    that never named a legal move)."""
-
-    kind = "illegal"
 
 
 class RandomAgent:
@@ -98,11 +85,4 @@ class ISMCTSAgent:
         """This agent's sampling record over its life: draws accepted and rejected, moves that fell back, and
         (with a ``GroundTruthSampler``) how the draws were made."""
         own = getattr(self.sampler, "stats", None)
-        return {**search_stats(self.search), **(own() if callable(own) else {})}
-
-
-def search_stats(search: ISMCTS) -> dict[str, int]:
-    """An ISMCTS's moves searched, simulations run, draws (accepted and rejected) and random-fallback moves, for
-    a match record."""
-    return {"moves": search.searches, "simulations": search.simulations, "draws": search.draws,
-            "rejected_draws": search.failed_draws, "fallback_moves": search.fallbacks}
+        return {**self.search.stats(), **(own() if callable(own) else {})}

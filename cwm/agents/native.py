@@ -21,7 +21,7 @@ import numpy as np
 import pyspiel
 
 from cwm.agents.base import ISMCTSAgent, MCTSAgent
-from cwm.games.views import quiet_stderr
+from cwm.files import quiet_stderr
 from planners.config import DEFAULT_SEARCH, SearchConfig
 from planners.ismcts import resample_from_infostate
 

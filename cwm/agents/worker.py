@@ -21,7 +21,7 @@ import pyspiel
 
 from cwm import games
 from cwm.agents.base import AgentError, IllegalMoveError
-from cwm.agents.cwm import GameFacts, HistoryTracker, real_action
+from cwm.agents.cwm import HistoryTracker, game_facts, real_action
 from cwm.codec import ActionCodec
 from cwm.sandbox import pool
 from cwm.sandbox.box import Sandbox
@@ -174,7 +174,7 @@ class WorkerAgent:
         if self._box is None:
             self._box = pool.acquire()
         payload = {"name": self.name, "codec": codec_payload(self.spec.name),
-                   "facts": GameFacts.of(self.spec).to_json(), "config": self.config.to_json(),
+                   "facts": game_facts(self.spec).to_json(), "config": self.config.to_json(),
                    "seed": int(self.rng.integers(2**62)), "inference": self.sources.get("inference.py"),
                    "value": self.sources.get("value.py")}
         session = self._box.open_session(PLAN_JOB, self.sources["model.py"], payload, move_cpu_s=self.move_cpu_s)

@@ -34,8 +34,8 @@ import numpy as np
 import pyspiel
 
 from cwm import games
-from cwm.agents.cwm import HistoryTracker
 from cwm.games.hidden import HiddenInfo, Truth, hidden_info, replay, true_posterior
+from cwm.games.tracker import HistoryTracker
 from cwm.text import counted
 from cwm.types import JSON
 from planners.gt_resample import HistoryResampler

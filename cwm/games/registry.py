@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pyspiel
 
-from cwm.files import read_text
+from cwm.files import quiet_stderr, read_text
 from cwm.games import views
-from cwm.games.views import VIEWS, quiet_stderr  # re-exported
+from cwm.games.views import VIEWS  # re-exported
 from cwm.types import JSON, UnknownGameError
 
 

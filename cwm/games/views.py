@@ -6,15 +6,12 @@ as JSON-able dicts, exactly what the player may see. A game's view name says how
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import re
-import sys
-from collections.abc import Iterator
 
 import pyspiel
 
+from cwm.files import quiet_stderr
 from cwm.types import JSON
 
 # View names: how a state is turned into a JSON-able observation for one player.
@@ -24,20 +21,6 @@ from cwm.types import JSON
 #   "json":     the observation string is JSON text (our Python games), parsed as is
 #   "text":     {"observation": observation_string} for anything else
 VIEWS = ("struct", "brackets", "lines", "json", "text")
-
-
-@contextlib.contextmanager
-def quiet_stderr() -> Iterator[None]:
-    """Silences file descriptor 2: OpenSpiel's C++ prints every exception it raises, even ones we catch."""
-    sys.stderr.flush()
-    saved = os.dup(2)
-    try:
-        with open(os.devnull, "w") as devnull:
-            os.dup2(devnull.fileno(), 2)
-            yield
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
 
 
 def default_view(game: pyspiel.Game) -> str:

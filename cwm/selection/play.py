@@ -23,7 +23,7 @@ import numpy as np
 from cwm import events as player_events
 from cwm import games, values
 from cwm.agents.base import AgentError
-from cwm.agents.cwm import GameFacts
+from cwm.agents.cwm import game_facts
 from cwm.agents.specs import Settings
 from cwm.agents.worker import WorkerAgent
 from cwm.arena.clock import agent_move
@@ -176,7 +176,7 @@ def play_game(job: GameJob) -> dict[str, JSON]:
 def move_cap(game: str | games.GameSpec) -> int:
     """Moves after which a hosted game that has not ended is the host's failure: well past the real game's
     longest play (chance included)."""
-    return 4 * GameFacts.of(game).max_game_length + 100
+    return 4 * game_facts(games.resolve(game)).max_game_length + 100
 
 
 def play_hosted(host: HostGame, agents: Sequence[Any], *, seed: int, move_time_limit: float | None,

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from cwm import games
-from cwm.agents.cwm import GameFacts
+from cwm.agents.cwm import game_facts
 from cwm.agents.specs import AgentSpec, Settings
 from cwm.arena import DEFAULT_MOVE_TIME_S
 from cwm.arena.identity import agent_fingerprint
@@ -161,7 +161,7 @@ def estimate(spec: games.GameSpec, hosts: int, agents: int, per_pairing: int, se
     """The size of a selection in one line: its games, and the search behind each move."""
     search = settings.search
     return (f"selection of {spec.name}: {hosts} host(s) x {agents * agents} pairings x {per_pairing} games = "
-            f"{hosts * agents * agents * per_pairing:,} games, each up to {GameFacts.of(spec).max_game_length:,} "
+            f"{hosts * agents * agents * per_pairing:,} games, each up to {game_facts(spec).max_game_length:,} "
             f"moves (the real game's longest) of {search.num_simulations:,} simulations, {search.rollouts} "
             f"rollouts a leaf")
 

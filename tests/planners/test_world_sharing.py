@@ -60,7 +60,7 @@ def test_kept_worlds_are_dropped_at_a_later_move_and_bounded_in_states(monkeypat
     """A kept world keeps its parents: a gin rummy sampler kept 4,096 worlds of ~100 states each, 4.5 GB by
     the end of one match. Worlds of an earlier point of the game can never be drawn again, so they go when the
     player moves on, and the states kept at once are capped."""
-    from cwm.agents import cwm as cwm_agent
+    from planners import cwm as cwm_agent
 
     wm, resample = _parts()
     sampler, rng = inference_sampler(wm, resample), np.random.default_rng(0)

@@ -26,7 +26,6 @@ from typing import Any
 
 from cwm import events as player_events
 from cwm import values
-from cwm.agents.cwm import CWMPlanner, GameFacts, inference_sampler
 from cwm.codec import ActionCodec
 from cwm.contract import INFERENCE_API, VALUE_API, resampler
 from cwm.model import WorldModel
@@ -34,6 +33,7 @@ from cwm.sandbox.child import load_extra
 from cwm.sandbox.jobs.check import require
 from cwm.types import JSON, CwmError, ModelLoadError
 from planners.config import SearchConfig
+from planners.cwm import CWMPlanner, GameFacts, inference_sampler
 
 PLAN_JOB = "cwm.sandbox.jobs.plan:plan_session"
 _REASON_CHARS = 2000
