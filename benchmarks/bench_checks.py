@@ -16,8 +16,9 @@ import sys
 import time
 from pathlib import Path
 
-from cwm import checks, model
+from cwm import checks
 from cwm.games import trajectories
+from cwm.sandbox import load_source
 
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT / "baselines"))
@@ -47,7 +48,7 @@ def main() -> None:
     parser.add_argument("--transitions", type=int, default=10_000)
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
-    module = model.load_source(REFERENCE.read_text(), name="ttt_reference")
+    module = load_source(REFERENCE.read_text(), name="ttt_reference")
     trajs = record(args.transitions)
     first = cpu(lambda: checks.run_checks(module, trajs))
     new_report, old_report = checks.run_checks(module, trajs), checks_before.run_checks(module, trajs)

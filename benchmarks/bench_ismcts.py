@@ -40,6 +40,7 @@ from cwm.agents.specs import Settings, make_agent
 from cwm.bundle import export_bundle
 from cwm.contract import INFERENCE_API
 from cwm.games import trajectories
+from cwm.sandbox import load_source
 from cwm.sandbox.budget import call_budget
 from planners import ISMCTS
 from planners.config import SearchConfig
@@ -70,9 +71,9 @@ def openspiel_bot(game: pyspiel.Game, sims: int, rollouts: int) -> os_ismcts.ISM
 def reference_parts(guarded: bool) -> tuple[model.WorldModel, Callable[..., list[str]]]:
     game = games.load_game("leduc_poker")
     guard = {"guard": call_budget(2.0)} if guarded else {}
-    wm = model.WorldModel(model.load_source((REFERENCE / "leduc_poker_model.py").read_text(), name="leduc_model"),
+    wm = model.WorldModel(load_source((REFERENCE / "leduc_poker_model.py").read_text(), name="leduc_model"),
                           codec=model.ActionCodec.from_game(game), name="leduc_model", **guard)
-    inference = model.load_source((REFERENCE / "leduc_poker_inference.py").read_text(), name="leduc_inference",
+    inference = load_source((REFERENCE / "leduc_poker_inference.py").read_text(), name="leduc_inference",
                                   api=INFERENCE_API)
     return wm, inference.resample_history
 

@@ -36,6 +36,7 @@ from cwm import games, model
 from cwm.adapter import as_openspiel_game
 from cwm.agents import MCTSAgent, RandomAgent
 from cwm.arena import play_match
+from cwm.sandbox import load_source
 from cwm.sandbox.budget import call_budget
 from planners import ISMCTS, MCTS
 from planners.config import SearchConfig
@@ -86,7 +87,7 @@ def speed(args: argparse.Namespace) -> None:
         game = pyspiel.load_game(name)
         rows[name] = speed_row(f"{name} (C++ ground truth)", game, game.new_initial_state(), args)
     gt = games.load_game("tic_tac_toe")
-    module = model.load_source(MODEL.read_text(), name="ttt_model")
+    module = load_source(MODEL.read_text(), name="ttt_model")
     codec = model.ActionCodec.from_game(gt)
     wm = model.WorldModel(module, codec=codec, name="ttt_model")
     guarded = model.WorldModel(module, codec=codec, name="ttt_model", guard=call_budget(2.0))

@@ -5,7 +5,7 @@ encoding, the network's forward passes and PPO updates) in environment steps (le
 second, in one run, on
   * the CWM in a sandbox worker (``ContainedEnvs``: how an LLM-written model and encoder train),
   * the CWM in this process (``LocalEnvs.of_model``: a trusted model),
-  * the ground-truth OpenSpiel game in this process (``LocalEnvs.of_game``), the same envs and encoder,
+  * the ground-truth OpenSpiel game in this process (``cwm.ppo.ground_truth_envs``), the same envs and encoder,
 with the hand-written tic-tac-toe model (tests/data/reference) and, for connect four, the oracle CWM (the
 contract functions replaying OpenSpiel: no hand-written connect four model ships). Each is warmed up
 first (JAX compiles once per shape), then best of --repeats. Prints steps/s, the ratio to the ground
@@ -33,10 +33,11 @@ from cwm import games
 from cwm.agents.ppo import PolicyConfig, PPOAgent, init_params
 from cwm.contract import ENCODER_API
 from cwm.games.oracle import oracle_model
-from cwm.model import ActionCodec, WorldModel, load_source
-from cwm.ppo.env import LocalEnvs
-from cwm.ppo.train import TrainConfig, train
+from cwm.model import ActionCodec, WorldModel
+from cwm.ppo.train import TrainConfig, ground_truth_envs, train
+from cwm.sandbox import load_source
 from cwm.sandbox.training import ContainedEncoder, ContainedEnvs
+from planners.env import LocalEnvs
 
 REFERENCE = Path(__file__).resolve().parent.parent / "tests" / "data" / "reference"
 CONFIG = TrainConfig(num_envs=64, rollout=32, eval_every=10**9, checkpoint_every=10**9)
@@ -75,7 +76,7 @@ def bench_training(game: str, updates: int, repeats: int) -> None:
             rates["CWM, sandbox worker"] = _rate(contained, updates, repeats)
     rates["CWM, this process" + ("" if model_source else " (oracle)")] = _rate(
         LocalEnvs.of_model(model, encode), updates, repeats)
-    rates["ground truth, this process"] = _rate(LocalEnvs.of_game(game, encode), updates, repeats)
+    rates["ground truth, this process"] = _rate(ground_truth_envs(game, encode), updates, repeats)
     truth = rates["ground truth, this process"]
     print(f"\n{game}: whole training loop, {updates} updates of {CONFIG.num_envs} x {CONFIG.rollout} steps")
     for name, rate in rates.items():

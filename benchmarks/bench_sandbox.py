@@ -18,9 +18,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from cwm import checks, model
+from cwm import checks
 from cwm.games import trajectories
-from cwm.sandbox import Limits, Sandbox, tamper
+from cwm.sandbox import Limits, Sandbox, load_source, tamper
 from cwm.sandbox.budget import call_budget
 from cwm.sandbox.imports import make_importer
 
@@ -53,7 +53,7 @@ def bench_cpu(sb: Sandbox, repeats: int) -> None:
     n = max(repeats, 50)
     start = time.process_time()
     for _ in range(n):
-        checks.run_checks(model.load_source(SOURCE), trajs)
+        checks.run_checks(load_source(SOURCE), trajs)
     in_process = (time.process_time() - start) / n
     sb.check_world_model(SOURCE, trajs)
     start = cpu_seconds(sb)
@@ -77,9 +77,9 @@ def transitions(n: int) -> tuple:
 
 def bench_five(sb: Sandbox, repeats: int) -> None:
     trajs = tuple(trajectories.record("tic_tac_toe", seed=s) for s in range(5))
-    loaded = model.load_source(SOURCE)
+    loaded = load_source(SOURCE)
     t_run, report = timed(lambda: checks.run_checks(loaded, trajs), repeats)
-    t_load_run, _ = timed(lambda: checks.run_checks(model.load_source(SOURCE), trajs), repeats)
+    t_load_run, _ = timed(lambda: checks.run_checks(load_source(SOURCE), trajs), repeats)
     sb.check_world_model(SOURCE, trajs)  # warm: zygote started, payload sent
     t_same, r_same = timed(lambda: sb.check_world_model(SOURCE, trajs), repeats)
     counter = iter(range(10**9))
@@ -112,7 +112,7 @@ def bench_restart(sb: Sandbox, repeats: int) -> None:
 
 def bench_10k(sb: Sandbox) -> None:
     trajs = transitions(10_000)
-    loaded = model.load_source(SOURCE)
+    loaded = load_source(SOURCE)
     t_in, report = timed(lambda: checks.run_checks(loaded, trajs), 1)
     t_first, r1 = timed(lambda: sb.check_world_model(SOURCE, trajs), 1)
     t_second, r2 = timed(lambda: sb.check_world_model(SOURCE, trajs), 1)
@@ -154,7 +154,7 @@ def bench_tamper(repeats: int) -> None:
     """The tamper check at the end of a job: in a fresh fork of a process that took the baseline (like a child
     of the zygote), after a check run, with and without the class attributes."""
     trajs = (trajectories.record("tic_tac_toe", seed=0),)
-    loaded = model.load_source(SOURCE)
+    loaded = load_source(SOURCE)
     checks.run_checks(loaded, trajs)  # imports and warms what a job uses
     before = tamper.snapshot()
     modules_only = dict(before, classes={})

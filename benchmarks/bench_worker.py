@@ -27,6 +27,7 @@ import pyspiel
 from cwm import games, model
 from cwm.agents import CWMAgent
 from cwm.agents.worker import WorkerAgent
+from cwm.sandbox import load_source
 from cwm.sandbox.budget import call_budget
 from planners import SearchConfig
 
@@ -54,7 +55,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
     source = MODEL.read_text()
-    module = model.load_source(source, name="ttt_model")
+    module = load_source(source, name="ttt_model")
     codec = model.ActionCodec.from_game(games.load_game("tic_tac_toe"))
     states = positions(args.positions)
     for rollouts in args.rollouts:

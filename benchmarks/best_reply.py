@@ -28,7 +28,7 @@ import numpy as np
 from cwm import games
 from cwm.agents.ppo import ENCODER_FILE, PPOAgent, load_policy
 from cwm.contract import ENCODER_API
-from cwm.model import load_source
+from cwm.sandbox import load_source
 
 Choose = Callable[[Any], int]  # state -> the learner's action
 

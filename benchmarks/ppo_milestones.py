@@ -23,9 +23,10 @@ from pathlib import Path
 from cwm import games
 from cwm.agents.ppo import PPOAgent
 from cwm.contract import ENCODER_API
-from cwm.model import ActionCodec, WorldModel, load_source
-from cwm.ppo.env import LocalEnvs
+from cwm.model import ActionCodec, WorldModel
 from cwm.ppo.train import TrainConfig, train
+from cwm.sandbox import load_source
+from planners.env import LocalEnvs
 
 HERE = Path(__file__).resolve().parent
 REFERENCE = HERE.parent / "tests" / "data" / "reference"

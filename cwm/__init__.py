@@ -20,7 +20,7 @@ import warnings
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from cwm.types import VERSION as __version__  # noqa: F401  (cwm.__version__)
 
 if TYPE_CHECKING:
     from cwm.bundle import Bundle, BundleError, export_bundle, export_run, load_bundle
@@ -36,9 +36,8 @@ if TYPE_CHECKING:
         ModelState,
         WorldModel,
         api_block,
-        load_source,
     )
-    from cwm.sandbox import JobResult, Limits, Sandbox, static_gate
+    from cwm.sandbox import JobResult, Limits, Sandbox, load_source, static_gate
     from cwm.types import (
         CHANCE,
         TERMINAL,
@@ -61,8 +60,8 @@ _HOMES = {
     "cwm.games.oracle": ("oracle_model",),
     "cwm.games.trajectories": ("closed_view", "collect", "load", "record", "save"),
     "cwm.model": ("INFERENCE_API", "VALUE_API", "WORLD_MODEL_API", "ActionCodec", "ModelState", "WorldModel",
-                  "api_block", "load_source"),
-    "cwm.sandbox": ("JobResult", "Limits", "Sandbox", "static_gate"),
+                  "api_block"),
+    "cwm.sandbox": ("JobResult", "Limits", "Sandbox", "load_source", "static_gate"),
     "cwm.types": ("CHANCE", "TERMINAL", "CheckFailure", "CheckReport", "ClosedTrajectory", "CwmError",
                   "ModelContractError", "ModelLoadError", "Step", "Trajectory", "TrajectoryFormatError",
                   "UnknownGameError"),
@@ -85,12 +84,12 @@ MOVED = {
     "cwm.hidden": "cwm.games.hidden",
     "cwm.host_game": "cwm.sandbox.host",
     "cwm.inference_checks": "cwm.checks.inference",
-    "cwm.on_policy": "cwm.checks.on_policy",
+    "cwm.on_policy": "cwm.pipeline.on_policy",
     "cwm.oracle": "cwm.games.oracle",
     "cwm.pipeline_report": "cwm.pipeline.report",
     "cwm.posterior": "cwm.checks.posterior",
     "cwm.ppo_bundle": "cwm.ppo.bundle",
-    "cwm.ppo_env": "cwm.ppo.env",
+    "cwm.ppo_env": "planners.env",
     "cwm.ppo_jax": "cwm.ppo.learner",
     "cwm.ppo_seeds": "cwm.ppo.seeds",
     "cwm.ppo_train": "cwm.ppo.train",

@@ -48,6 +48,17 @@ class ActionCodec:
         return cls(table, num_distinct_actions=num_distinct_actions, max_chance_outcomes=max_chance_outcomes,
                    prefixed=prefixed)
 
+    def to_json(self) -> dict[str, JSON]:
+        """The whole codec as JSON (``from_json`` reads it back): what a worker, which has no ground truth, needs."""
+        return {"table": self.to_table(), "num_distinct_actions": self.num_distinct_actions,
+                "max_chance_outcomes": self.max_chance_outcomes, "prefixed": self.prefixed}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ActionCodec:
+        """The codec ``to_json`` wrote."""
+        return cls.from_table(data["table"], num_distinct_actions=data["num_distinct_actions"],
+                              max_chance_outcomes=data["max_chance_outcomes"], prefixed=data["prefixed"])
+
     @classmethod
     def from_game(cls, game: Any, *, explore_games: int = 3, seed: int = 0) -> ActionCodec:
         """Enumerates ``action_to_string`` on the initial state, then adds the strings met in a few random

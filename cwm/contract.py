@@ -1,15 +1,14 @@
-"""The CWM contract: the functions a synthesized model defines (one definition for the loader and the
-prompt), and loading model source into a module through the sandbox's static gate."""
+"""The CWM contract: the functions a synthesized model defines (one definition for the loader, the checks and
+the prompt), the names checked modules run under, and how a module's lines are numbered. Loading source into a
+module (through the static gate) is the sandbox's: ``cwm.sandbox.load_source``."""
 
 from __future__ import annotations
 
 import dataclasses
 import re
-import sys
 import types
 from collections.abc import Sequence
-
-from cwm.types import ModelLoadError
+from typing import Any
 
 
 @dataclasses.dataclass(frozen=True)
@@ -140,57 +139,18 @@ def source_lines(source: str) -> list[str]:
     return _LINE.findall(source)
 
 
-def load_source(
-    source: str,
-    *,
-    name: str = CANDIDATE_MODULE,
-    api: Sequence[ContractFunction] = WORLD_MODEL_API,
-    gate: bool = True,
-) -> types.ModuleType:
-    """Executes model source into a fresh module and checks that it defines the contract.
+def __getattr__(name: str) -> Any:
+    """``load_source``, which moved to ``cwm.sandbox`` (deprecated here for one release)."""
+    if name == "load_source":
+        return moved_loader("cwm.contract")
+    raise AttributeError(f"module 'cwm.contract' has no attribute {name!r}")
 
-    Args:
-      source: the module's Python source.
-      name: the module name (shown in tracebacks; ``cwm.model.model_traceback`` quotes each frame's line
-        from the module's own source, kept as ``__source__``).
-      api: the functions the module must define.
-      gate: run the sandbox's static gate first (forbidden imports and names) and execute the module with
-        the sandbox's restricted builtins (no ``open``/``eval``/``getattr``..., an ``__import__`` limited
-        to the gate's allow-list). Only turn it off for trusted code such as hand-written test fixtures.
 
-    Raises:
-      ModelLoadError: syntax error, forbidden code, an exception at import, or a missing function.
-    """
-    if gate:
-        from cwm import sandbox  # imported here: the sandbox imports checks, which import this module
+def moved_loader(where: str) -> Any:
+    """``cwm.sandbox.load_source``, with a ``DeprecationWarning`` naming ``where`` it was imported from."""
+    import importlib
+    import warnings
 
-        try:
-            sandbox.static_gate(source)
-        except ModelLoadError as e:  # name the model, as the loader's own errors do
-            raise ModelLoadError(f"{name}: {e}", verdict=f"static: {e}") from e
-    try:
-        code = compile(source, f"<{name}>", "exec")
-    except SyntaxError as e:
-        raise ModelLoadError(f"{name}: syntax error at line {e.lineno}: {e.msg}") from e
-    module = types.ModuleType(name)
-    module.__dict__["__source__"] = source
-    if gate:  # the same restricted builtins and guarded __import__ as in a sandbox child
-        from cwm.sandbox.layers import restricted_builtins
-
-        module.__dict__["__builtins__"] = restricted_builtins()
-    # Class decorators such as @dataclass look the module up in sys.modules while the class is built;
-    # it is listed there only while the module body runs, and never over a module of that name.
-    listed = name not in sys.modules
-    if listed:
-        sys.modules[name] = module
-    try:
-        exec(code, module.__dict__)
-    except Exception as e:  # the model's own import-time error; report it as a load failure
-        raise ModelLoadError(f"{name}: running the module raised {type(e).__name__}: {e}") from e
-    finally:
-        if listed:
-            sys.modules.pop(name, None)
-    missing = missing_functions(module.__dict__, api)
-    if missing:
-        raise ModelLoadError(f"{name}: missing contract function(s): {', '.join(missing)}")
-    return module
+    warnings.warn(f"{where}.load_source moved to cwm.sandbox.load_source; the old name is deprecated",
+                  DeprecationWarning, stacklevel=3)
+    return importlib.import_module("cwm.sandbox").load_source

@@ -24,17 +24,17 @@ from cwm.contract import (
     WORLD_MODEL_API,
     ContractFunction,
     api_block,
-    load_source,
+    moved_loader,
     source_lines,
 )
 from cwm.model_state import DECODED_LIMIT, ModelState
 from cwm.types import ModelContractError
 
-# The contract, the loader and the codec are re-exported: ``from cwm.model import load_source`` keeps working.
+# The contract and the codec are re-exported; ``load_source`` moved to ``cwm.sandbox`` (deprecated here).
 __all__ = [
     "CONTRACT_VERSION", "INFERENCE_API", "MODEL_ERRORS", "VALUE_API", "WORLD_MODEL_API", "ActionCodec",
     "Beat", "ContractFunction", "Guard", "ModelState", "OpenCodec", "WorldModel", "api_block", "direct_guard",
-    "load_source", "no_beat", "DECODED_LIMIT", "describe_error", "model_traceback",
+    "no_beat", "DECODED_LIMIT", "describe_error", "model_traceback",
 ]
 
 # ---------------------------------------------------------------------------------------------------
@@ -218,3 +218,9 @@ def _frame_sources(tb: Any) -> dict[str, str]:
         tb = tb.tb_next
     return found
 
+
+def __getattr__(name: str) -> Any:
+    """``load_source``, which moved to ``cwm.sandbox`` (deprecated here for one release)."""
+    if name == "load_source":
+        return moved_loader("cwm.model")
+    raise AttributeError(f"module 'cwm.model' has no attribute {name!r}")

@@ -19,6 +19,9 @@ Deck = Literal["open", "closed"]
 TRAJECTORY_SCHEMA = "cwm.trajectory/1"
 
 
+VERSION = "0.1.0"  # cwm's version (``cwm.__version__``), written into what it exports
+
+
 class CwmError(Exception):
     """Base class of every error cwm raises on purpose."""
 

@@ -10,6 +10,8 @@ from cwm.agents.specs import (
     AgentSpec,
     AgentSpecError,
     Settings,
+    bundle_agent,
+    bundle_move,
     check_agent,
     load_cwm,
     make_agent,
@@ -19,5 +21,5 @@ from cwm.agents.specs import (
 
 __all__ = ["Agent", "AgentError", "AgentSpec", "AgentSpecError", "CWMAgent", "CWMPlanner", "GameFacts",
            "HistoryTracker", "HumanAgent", "ISMCTSAgent", "IllegalMoveError", "LLMPolicyAgent", "MCTSAgent",
-           "PlayerView", "RandomAgent", "Settings", "check_agent", "inference_sampler", "load_cwm", "make_agent",
+           "PlayerView", "RandomAgent", "Settings", "bundle_agent", "bundle_move", "check_agent", "inference_sampler", "load_cwm", "make_agent",
            "parse_action", "parse_agent_spec", "parse_agent_specs"]

@@ -9,6 +9,9 @@ or fails its verification, forfeits the match with the reason).
 
 from __future__ import annotations
 
+import dataclasses
+import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +19,60 @@ import numpy as np
 
 from cwm import games
 from cwm.agents.base import Agent, AgentError
+from cwm.agents.fingerprint import agent_fingerprint
+from cwm.agents.grammar import AgentSpec
+from cwm.types import CwmError
+
+SELECTION_FILE = "selection.json"  # a selection's result, written by cwm.selection and read here
+Build = Callable[[AgentSpec, np.random.Generator], Agent]  # a picked bundle's ``cwm:`` spec -> its agent
+
+
+class SelectionError(CwmError, ValueError):
+    """A selection that cannot run as asked (bad numbers, a bundle that does not fit, an output folder of
+    another selection), or a selection file that cannot be read."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Candidate:
+    """One synthesized bundle taking part: its label in keys and reports, its folder and its fingerprint
+    (the sha256 of its ``manifest.json``, which holds every file's hash)."""
+
+    label: str
+    path: str
+    fingerprint: str
+
+
+def read_survivors(folder: str | Path, game: str | None = None) -> list[Candidate]:
+    """The surviving bundles of a selection folder, as its ``selection.json`` lists them.
+
+    Args:
+      game: the game the selection must be of (its canonical name), or ``None`` to accept any.
+
+    Raises:
+      SelectionError: no readable ``selection.json``, a field missing or of the wrong type, another game, or
+        no survivor; the message names the file and the field.
+    """
+    path = Path(folder) / SELECTION_FILE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise SelectionError(f"{path}: not a readable selection file ({type(e).__name__}: {e})") from None
+    agents = data.get("agents") if isinstance(data, dict) else None
+    if not isinstance(agents, list) or not all(isinstance(a, dict) for a in agents):
+        raise SelectionError(f"{path}: field 'agents' is missing or not a list of objects")
+    if game is not None and data.get("game") != game:
+        raise SelectionError(f"{path}: a selection of {data.get('game')!r}, not of {game!r}")
+    found = [_candidate(path, a) for a in agents if a.get("survived") is True]
+    if not found:
+        raise SelectionError(f"{path}: no agent survived the selection")
+    return found
+
+
+def _candidate(path: Path, entry: dict[str, Any]) -> Candidate:
+    for name in ("label", "path", "fingerprint"):
+        if type(entry.get(name)) is not str:
+            raise SelectionError(f"{path}: an agent's field {name!r} is missing or not a string")
+    return Candidate(entry["label"], entry["path"], entry["fingerprint"])
 
 
 class SelectedAgent:
@@ -24,37 +81,31 @@ class SelectedAgent:
     Args:
       folder: the selection folder (its ``selection.json``).
       game: the real game (it must be the selection's).
-      settings: the arena's settings (``cwm.agents.specs.Settings``), passed to the ``cwm:`` agent built.
+      build: builds the ``cwm:`` agent of the picked bundle from its spec and a generator (the agent factory,
+        ``cwm.agents.make_agent`` with the arena's settings, passes one).
       seed: an int or generator; one draw picks the bundle, the rest seeds the agent.
-      move_time_s: CPU seconds per move of the agent's worker (``None``: the worker's default).
 
     Raises:
       SelectionError: the folder holds no readable selection of this game with a survivor.
     """
 
-    def __init__(self, folder: str | Path, game: str | games.GameSpec, *, settings: Any,
-                 seed: int | np.random.Generator | None = None, move_time_s: float | None = None):
-        from cwm.selection.report import read_survivors
-
-        self.spec = games.resolve(game)
+    def __init__(self, folder: str | Path, game: games.GameSpec, *, build: Build,
+                 seed: int | np.random.Generator | None = None):
+        self.spec = game
         survivors = read_survivors(folder, self.spec.name)
         self.rng = np.random.default_rng(seed)
         self.pick = survivors[int(self.rng.integers(len(survivors)))]
-        self.settings, self.move_time_s = settings, move_time_s
+        self.build = build
         self._agent: Agent | None = None
 
     def _built(self) -> Agent:
         if self._agent is None:
-            from cwm.agents.specs import AgentSpec, make_agent
-            from cwm.arena.identity import agent_fingerprint
-
             spec = AgentSpec("cwm", self.pick.path)
             if agent_fingerprint(spec) != self.pick.fingerprint:
                 raise AgentError(f"selected bundle {self.pick.label} ({self.pick.path}) is not the bundle that was "
                                  f"selected: its manifest changed or is gone")
             try:
-                self._agent = make_agent(spec, self.spec, settings=self.settings, seed=self.rng,
-                                         move_time_s=self.move_time_s)
+                self._agent = self.build(spec, self.rng)
             except AgentError:
                 raise
             except Exception as e:  # a bundle that does not verify loses its match, like a cwm: agent's

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyspiel
 
 from cwm import games, values
 from cwm.agents.base import Agent, ISMCTSAgent, MCTSAgent, RandomAgent
@@ -49,12 +50,18 @@ from cwm.agents.grammar import (  # noqa: F401  (the grammar's names are the spe
     parse_agent_spec,
     parse_agent_specs,
 )
+from cwm.agents.llm import LLMPolicyAgent
 from cwm.agents.native import NativeISMCTSAgent, NativeMCTSAgent
+from cwm.agents.selected import SelectedAgent, read_survivors
 from cwm.agents.worker import DEFAULT_MOVE_CPU_S, WorkerAgent
+from cwm.bundle import Bundle, load_bundle
+from cwm.bundle.files import BundleError, read_manifest, verified_files
 from cwm.contract import resampler
-from cwm.model import ActionCodec, WorldModel, load_source
+from cwm.llm import make_client
+from cwm.model import ActionCodec, WorldModel
+from cwm.sandbox import load_source
 from cwm.sandbox.budget import call_budget
-from planners.config import SearchConfig
+from planners.config import DEFAULT_SEARCH, SearchConfig
 from planners.gt_sampler import resampler_problem
 from planners.ismcts import Sampler
 from planners.mcts import ValueFn
@@ -125,14 +132,12 @@ def make_agent(spec: AgentSpec | str, game: str | games.GameSpec, *, settings: S
         return WorkerAgent(sources, gspec, config, name=name, seed=seed,
                            move_cpu_s=move_time_s if move_time_s is not None else DEFAULT_MOVE_CPU_S)
     if spec.kind == "cwm-selected":
-        from cwm.agents.selected import SelectedAgent
+        def build(inner: AgentSpec, rng: np.random.Generator) -> Agent:
+            return make_agent(inner, gspec, settings=settings, seed=rng, move_time_s=move_time_s)
 
-        return SelectedAgent(spec.target, gspec, settings=settings, seed=seed, move_time_s=move_time_s)
+        return SelectedAgent(spec.target, gspec, build=build, seed=seed)
     if spec.kind == "ppo":
         return ppo_agent(spec.target, gspec, trusted=settings.trust_models, seed=seed)
-    from cwm.agents.llm import LLMPolicyAgent
-    from cwm.llm import make_client
-
     client = make_client(spec.target, run_dir=log_dir)
     return LLMPolicyAgent(client, gspec, list_legal=spec.kind == "llm+legal", max_retries=settings.llm_retries,
                           num_examples=settings.llm_examples, seed=seed)
@@ -172,8 +177,6 @@ def check_agent(spec: AgentSpec | str, game: str | games.GameSpec, *, settings: 
     """
     spec = parse_agent_spec(spec) if isinstance(spec, str) else spec
     if spec.kind == "cwm-selected":
-        from cwm.selection.report import read_survivors
-
         try:
             read_survivors(spec.target, games.resolve(game).name)
         except ValueError as e:
@@ -194,8 +197,6 @@ def check_agent(spec: AgentSpec | str, game: str | games.GameSpec, *, settings: 
 def _check_bundle_files(spec: AgentSpec, path: Path) -> None:
     """A bundle's manifest and every file's hash, read but not run: a bundle edited or damaged since its
     export is a setup error before any match, not a forfeit in every one."""
-    from cwm.bundle.files import BundleError, read_manifest, verified_files
-
     try:
         verified_files(path, read_manifest(path))
     except BundleError as e:
@@ -209,8 +210,6 @@ def _check_inference(spec: AgentSpec, game: games.GameSpec) -> None:
         return
     path = Path(spec.target)
     if path.is_dir():
-        from cwm.bundle.files import BundleError, read_manifest
-
         try:
             files = read_manifest(path)["files"]
         except BundleError:
@@ -267,8 +266,6 @@ def load_cwm_sources(target: str, game: str) -> tuple[dict[str, str], str]:
     """
     path = Path(target)
     if path.is_dir():
-        from cwm.bundle import load_bundle
-
         return dict(load_bundle(path, game=game).sources), f"bundle:{path.name}"
     if path.is_file() and path.suffix == ".py":
         try:
@@ -278,14 +275,40 @@ def load_cwm_sources(target: str, game: str) -> tuple[dict[str, str], str]:
     raise AgentSpecError(f"cwm:{target}: expected a model .py file or a bundle directory, and it is neither")
 
 
-def bundle_agent(bundle: Any, config: SearchConfig, *, seed: int | np.random.Generator | None,
-                 move_cpu_s: float) -> Agent:
-    """The CWM agent of a loaded ``cwm.bundle.Bundle``: contained in a worker, or in-process when trusted."""
+def bundle_agent(bundle: Bundle, config: SearchConfig | None = None, *,
+                 seed: int | np.random.Generator | None = None, move_cpu_s: float | None = None) -> Agent:
+    """A CWM agent for the real game that plans on a loaded bundle's model: in a hardened worker (contained,
+    one fork per match, a pipe round trip per move), or in this process for a trusted bundle.
+
+    Args:
+      bundle: a loaded, verified bundle (``cwm.bundle.load_bundle``).
+      config: the search settings (default ``SearchConfig()``).
+      seed: the agent's seed.
+      move_cpu_s: CPU seconds per move in the worker (contained only; default ``DEFAULT_MOVE_CPU_S``).
+    """
+    config = config or DEFAULT_SEARCH
     if not bundle.trusted:
         return WorkerAgent(bundle.sources, bundle.spec, config, name=f"bundle:{bundle.path.name}", seed=seed,
-                           move_cpu_s=move_cpu_s)
+                           move_cpu_s=DEFAULT_MOVE_CPU_S if move_cpu_s is None else move_cpu_s)
     model, sampler, value_fn = _trusted_parts(bundle)
     return CWMAgent(model, bundle.spec, config, sampler=sampler, value_fn=value_fn, seed=seed)
+
+
+def bundle_move(bundle: Bundle, state: pyspiel.State, config: SearchConfig | None = None, *,
+                seed: int | np.random.Generator | None = None, move_cpu_s: float | None = None) -> int:
+    """The action id a bundle's CWM agent plays at a real game state (a one-move ``bundle_agent``: each call
+    starts and ends a worker, about 10 ms besides the search, when contained).
+
+    Raises:
+      AgentError: the model could not plan (a contract breach, its worker timed out or crashed).
+    """
+    agent = bundle_agent(bundle, config, seed=seed, move_cpu_s=move_cpu_s)
+    try:
+        return agent.step(state)
+    finally:
+        close = getattr(agent, "close", None)
+        if callable(close):
+            close()
 
 
 @functools.lru_cache(maxsize=16)
@@ -312,8 +335,6 @@ def load_cwm(target: str, game: str, call_time_s: float = 2.0) -> tuple[WorldMod
 
 
 def _load_bundle(path: Path, game: str, call_time_s: float) -> tuple[WorldModel, Sampler | None, ValueFn | None]:
-    from cwm.bundle import load_bundle
-
     return _trusted_parts(load_bundle(path, game=game, trusted=True, call_budget_s=call_time_s))
 
 

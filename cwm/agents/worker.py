@@ -13,7 +13,6 @@ Cost: one fork per match, a few milliseconds to load the model there, and a pipe
 
 from __future__ import annotations
 
-import functools
 from typing import Any, Protocol
 
 import numpy as np
@@ -22,16 +21,14 @@ import pyspiel
 from cwm import games
 from cwm.agents.base import AgentError, IllegalMoveError
 from cwm.agents.cwm import HistoryTracker, game_facts, real_action
-from cwm.codec import ActionCodec
 from cwm.sandbox import pool
-from cwm.sandbox.box import Sandbox
+from cwm.sandbox.box import PLAN_JOB, Sandbox
 from cwm.sandbox.session import Session
 from cwm.text import clean
 from cwm.types import JSON
 from planners.config import DEFAULT_SEARCH, SearchConfig
 
 DEFAULT_MOVE_CPU_S = 60.0  # CPU seconds per move in a worker unless the arena sets a move limit
-PLAN_JOB = "cwm.sandbox.jobs.plan:plan_session"  # the worker's server (imported in the zygote, not here)
 
 
 class Tracker(Protocol):
@@ -58,12 +55,9 @@ class WorkerCrash(AgentError):
     kind = "crash"
 
 
-@functools.lru_cache(maxsize=16)
-def codec_payload(game: str) -> dict[str, JSON]:
+def codec_payload(game: games.GameSpec) -> dict[str, JSON]:
     """The real game's action codec as JSON, for a worker (which has no ground truth); cached per game."""
-    codec = ActionCodec.from_game(games.load_game(game))
-    return {"table": codec.to_table(), "num_distinct_actions": codec.num_distinct_actions,
-            "max_chance_outcomes": codec.max_chance_outcomes, "prefixed": codec.prefixed}
+    return games.action_codec(game).to_json()
 
 
 class WorkerAgent:
@@ -173,7 +167,7 @@ class WorkerAgent:
     def _open(self) -> Session:
         if self._box is None:
             self._box = pool.acquire()
-        payload = {"name": self.name, "codec": codec_payload(self.spec.name),
+        payload = {"name": self.name, "codec": codec_payload(self.spec),
                    "facts": game_facts(self.spec).to_json(), "config": self.config.to_json(),
                    "seed": int(self.rng.integers(2**62)), "inference": self.sources.get("inference.py"),
                    "value": self.sources.get("value.py")}

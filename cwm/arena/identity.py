@@ -22,28 +22,13 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from cwm.agents.specs import AgentSpec
+from cwm.agents.fingerprint import agent_fingerprint  # noqa: F401  (re-exported)
 from cwm.arena.types import MatchResult
 from cwm.files import atomic_write
 from cwm.types import JSON
 
 LABELS_FILE = "labels.json"  # fingerprint -> the label it was last shown under
 KEY_HEX = 20  # hex digits of a match key (80 bits)
-
-
-def agent_fingerprint(spec: AgentSpec) -> str:
-    """What an agent is, wherever its files are: for ``cwm:`` the sha256 of its ``.py`` file or of its bundle's
-    ``manifest.json`` (which holds every file's hash), so moving the files keeps it and changing them does
-    not; for ``cwm-selected:`` the sha256 of its ``selection.json`` (which holds each bundle's); for other kinds
-    the bare spec, its kind and target (``gt-mcts``, ``llm:openai:gpt-x``), whose settings the key holds."""
-    if spec.kind == "cwm-selected":
-        file = Path(spec.target) / "selection.json"
-        return f"cwm-selected sha256:{_sha256(file.read_bytes())}" if file.is_file() else spec.bare
-    if spec.kind != "cwm":
-        return spec.bare
-    path = Path(spec.target)
-    file = path / "manifest.json" if path.is_dir() else path
-    return f"cwm sha256:{_sha256(file.read_bytes())}" if file.is_file() else spec.bare  # it cannot be built
 
 
 def settings_hash(settings: Mapping[str, JSON]) -> str:

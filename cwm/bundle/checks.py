@@ -15,9 +15,12 @@ from cwm import checks, games
 from cwm.bundle.files import BUNDLE_FORMAT, CODE_FILES, GAME_FILE, BundleError, read_json_object, sha256
 from cwm.bundle.game import same_game
 from cwm.games import trajectories
-from cwm.model import CONTRACT_VERSION, WorldModel, load_source
+from cwm.games.trajectories import views_of
+from cwm.model import CONTRACT_VERSION, WorldModel
+from cwm.sandbox import RANDOM_PLAY_JOB, Sandbox, load_source
+from cwm.sandbox.checkers import inference_checker
 from cwm.sandbox.jobs import CONTRACTS
-from cwm.types import JSON, CheckReport, ModelLoadError, Trajectory, error_report
+from cwm.types import JSON, VERSION, CheckReport, ModelLoadError, Trajectory, error_report
 
 LOAD_JOB = "cwm.sandbox.jobs.check:load_contract"
 
@@ -37,8 +40,6 @@ def checked(sources: Mapping[str, str], spec: games.GameSpec, train: Sequence[Tr
     """
     others = {name: source for name, source in sources.items() if name != "model.py"}
     if isolate:
-        from cwm.sandbox import RANDOM_PLAY_JOB, Sandbox
-
         with contextlib.nullcontext(box) if box is not None else Sandbox() as box:
             for name, source in others.items():
                 result = box.run(LOAD_JOB, source, {"contract": CODE_FILES[name]})
@@ -77,12 +78,9 @@ def inference_report(sources: Mapping[str, str], train: Sequence[Trajectory], *,
     unless ``isolate`` is off."""
     if "inference.py" not in sources:
         return None
-    from cwm.synthesis.inference_target import inference_checker, views_of
 
     if not isolate:
         return inference_checker(views_of(train), world_model=sources["model.py"])(sources["inference.py"])
-    from cwm.sandbox import Sandbox
-
     with contextlib.nullcontext(box) if box is not None else Sandbox() as box:
         return inference_checker(views_of(train), world_model=sources["model.py"], sandbox=box)(sources["inference.py"])
 
@@ -99,14 +97,12 @@ def trajectory_hash(items: Sequence[Trajectory]) -> str:
 
 def manifest_for(spec: games.GameSpec, report: CheckReport, train: Sequence[Trajectory],
               provenance: dict[str, JSON], files: dict[str, str]) -> dict[str, JSON]:
-    from cwm import __version__
-
     return {
         "bundle_format": BUNDLE_FORMAT,
         "game": spec.name,
         "ground_truth": spec.openspiel,
         "contract_version": CONTRACT_VERSION,
-        "cwm_version": __version__,
+        "cwm_version": VERSION,
         "created_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "trajectory_hash": trajectory_hash(train),
         "export_check": {"transition_accuracy": report.transition_accuracy, "pass_rate": report.pass_rate,
@@ -119,14 +115,12 @@ def manifest_for(spec: games.GameSpec, report: CheckReport, train: Sequence[Traj
 
 def inference_of(run_dir: Path, game: str, world_model: str) -> tuple[str, dict[str, JSON]]:
     """The best inference program of an open-deck inference run written for ``world_model``, and its record."""
-    from cwm.synthesis.store import sha
-
     result, config = read_json_object(run_dir / "result.json"), read_config(run_dir)
     if result.get("target") != "inference" or not result.get("best_source"):
         raise BundleError(f"{run_dir}: not a finished inference run with a usable program")
     if not same_game(games.resolve(game), str(result.get("game"))):
         raise BundleError(f"{run_dir}: the inference run is of {result.get('game')!r}, not {game!r}")
-    if config.get("world_model_sha") != sha(world_model)[:16]:
+    if config.get("world_model_sha") != sha256(world_model.encode("utf-8"))[:16]:  # as the run recorded it
         raise BundleError(f"{run_dir}: the inference function was written for another world model than the one "
                           f"being exported")
     keys = ("model", "seed", "budget", "solved", "train_accuracy", "test_accuracy", "llm_calls", "cost_usd",

@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import importlib
 import json
 import shutil
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -50,13 +52,14 @@ from cwm.bundle.game import bundle_game
 from cwm.bundle.policy import BundlePolicy, policy_of
 from cwm.bundle.value import value_report
 from cwm.games import trajectories
-from cwm.model import ActionCodec, WorldModel, load_source
+from cwm.model import ActionCodec, WorldModel
+from cwm.sandbox import load_source
 from cwm.sandbox.jobs import CONTRACTS
 from cwm.types import JSON, CheckReport, CwmError, Trajectory
 
 __all__ = ["BUNDLE_FORMAT", "Bundle", "BundleError", "export_bundle", "export_run", "load_bundle", "run_game", "trajectory_hash"]
 
-if TYPE_CHECKING:  # the planners import cwm; at run time they are imported where they are used
+if TYPE_CHECKING:
     from cwm.agents.base import Agent
     from planners.config import SearchConfig
 
@@ -109,43 +112,21 @@ class Bundle:
         """
         if self._model is None:
             raise BundleError(f"{self.path}: the bundle is contained, so its model runs only in hardened workers "
-                              f"(bundle.agent(), bundle.plan()); load it with trusted=True (--trust) to plan in "
+                              f"(cwm.agents.bundle_agent(bundle)); load it with trusted=True (--trust) to plan in "
                               f"this process, only for code you have read")
         return self._model
 
     def agent(self, config: SearchConfig | None = None, *, seed: int | np.random.Generator | None = None,
               move_cpu_s: float | None = None) -> Agent:
-        """A CWM agent for the real game that plans on this bundle's model: in a hardened worker (contained,
-        one fork per match, a pipe round trip per move), or in this process for a trusted bundle.
-
-        Args:
-          config: the search settings (default ``SearchConfig()``).
-          seed: the agent's seed.
-          move_cpu_s: CPU seconds per move in the worker (contained only; default
-            ``cwm.agents.worker.DEFAULT_MOVE_CPU_S``).
-        """
-        from cwm.agents.specs import bundle_agent
-        from cwm.agents.worker import DEFAULT_MOVE_CPU_S
-        from planners.config import DEFAULT_SEARCH
-
-        return bundle_agent(self, config or DEFAULT_SEARCH, seed=seed,
-                            move_cpu_s=DEFAULT_MOVE_CPU_S if move_cpu_s is None else move_cpu_s)
+        """Deprecated: ``cwm.agents.bundle_agent(bundle, config, ...)``, the CWM agent that plans on this bundle's
+        model (a bundle is data; agents are built by ``cwm.agents``)."""
+        return _agents("agent", "bundle_agent")(self, config, seed=seed, move_cpu_s=move_cpu_s)
 
     def plan(self, state: pyspiel.State, config: SearchConfig | None = None, *,
              seed: int | np.random.Generator | None = None, move_cpu_s: float | None = None) -> int:
-        """The action id this bundle's CWM agent plays at a real game state (a one-move ``agent``: each call
-        starts and ends a worker, about 10 ms besides the search, when contained).
-
-        Raises:
-          AgentError: the model could not plan (a contract breach, its worker timed out or crashed).
-        """
-        agent = self.agent(config, seed=seed, move_cpu_s=move_cpu_s)
-        try:
-            return agent.step(state)
-        finally:
-            close = getattr(agent, "close", None)
-            if callable(close):
-                close()
+        """Deprecated: ``cwm.agents.bundle_move(bundle, state, config, ...)``, the action id this bundle's CWM
+        agent plays at a real game state."""
+        return _agents("plan", "bundle_move")(self, state, config, seed=seed, move_cpu_s=move_cpu_s)
 
     def as_openspiel_game(self, *, short_name: str | None = None) -> pyspiel.Game:
         """Registers the model as an OpenSpiel game (unique name) so any OpenSpiel algorithm runs on it
@@ -283,3 +264,11 @@ def load_bundle(path: str | Path, *, game: str | games.GameSpec | None = None, t
             raise BundleError(f"{path}: model failed its load check: {e}") from e
     return Bundle(path=path, manifest=manifest, sources=sources, check_report=report, spec=spec, trusted=trusted,
                   _model=model, inference_report=inference, value_report=value, policy=policy)
+
+
+def _agents(method: str, name: str) -> Any:
+    """``cwm.agents.<name>``, for the deprecated ``Bundle.<method>`` (kept for one release; the agents package
+    sits above this one, so it is found by name, not imported here)."""
+    warnings.warn(f"Bundle.{method}() is deprecated; use cwm.agents.{name}(bundle, ...)", DeprecationWarning,
+                  stacklevel=3)
+    return getattr(importlib.import_module("cwm.agents"), name)

@@ -20,6 +20,7 @@ from typing import Any
 from cwm import games
 from cwm.bundle.files import VALUE_TABLE
 from cwm.bundle.update import update_bundle
+from cwm.sandbox.checkers import value_checker
 from cwm.types import JSON, CheckReport, Trajectory
 
 VALUE_FILE = "value.py"
@@ -54,10 +55,7 @@ def value_report(sources: Mapping[str, str], spec: games.GameSpec, train: Sequen
     a value file), in the sandbox ``box`` (default: one of its own) unless ``isolate`` is off."""
     if VALUE_FILE not in sources:
         return None
-    from cwm.selection import utility_range
-    from cwm.synthesis.value_target import value_checker
-
-    utility, _ = utility_range(spec)
+    utility, _ = games.utility_range(spec)
     if not isolate:
         return value_checker(sources["model.py"], train, utility=utility)(sources[VALUE_FILE])
     from cwm.sandbox import Sandbox

@@ -3,9 +3,9 @@
 A PPO policy reads the game through its encoder, so the encoder must give every observation a vector of
 one fixed length, of finite floats, the same one each time, a different one for each observation a player
 can tell apart (else the policy cannot either), and quickly (it runs at every step of training). The
-encoder is untrusted code: ``sandbox_check_encoder`` runs ``check_encoder`` in a hardened sandbox child.
+encoder is untrusted code: ``cwm.sandbox.checkers.sandbox_check_encoder`` runs ``check_encoder`` in a hardened sandbox child.
 Synthesis scores a candidate by the same checks as a ``CheckReport`` (``encoder_check_report``; the sandbox
-job ``ENCODER_JOB``), each failure naming the recorded game, the step and the observation.
+job ``cwm.sandbox.box.ENCODER_GAMES_JOB``), each failure naming the recorded game, the step and the observation.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ import functools
 import json
 import math
 import time
-import types
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -23,7 +22,6 @@ from cwm.types import JSON, CheckFailure, CheckReport, Trajectory, TypeStats
 
 Encode = Callable[[Any, int], Any]
 DEFAULT_CALL_S = 0.005  # the mean time a call may take: 10M training steps at 5 ms each are 14 hours
-ENCODER_JOB = "cwm.checks.encoder:check_encoder_job"
 _SHOWN = 10  # problems kept per check
 _CALL_LIMIT = 1000  # characters of an observation a failure shows (a problem line shows 120)
 # What each check asks of a call, as a refinement prompt states it beside what the call did.
@@ -235,47 +233,3 @@ def _failure(check: str, text: str, site: Site | None) -> CheckFailure:
 
 def _type(check: str) -> str:
     return "encoder_" + check.replace(" ", "_")
-
-
-def check_encoder_job(module: types.ModuleType, payload: dict[str, Any]) -> JSON:
-    """The sandbox job: ``check_encoder`` on a candidate encoder in a hardened child, as a ``CheckReport``.
-
-    Args:
-      module: the candidate (defines ``encode``), loaded by the child under every layer.
-      payload: ``{"trajectories": [Trajectory, ...], "call_s": float}``.
-
-    Returns:
-      ``CheckReport.to_json()`` (serialised with the functions bound before the candidate ran).
-    """
-    from cwm.contract import ENCODER_API
-    from cwm.sandbox.jobs import require
-    from cwm.sandbox.jobs.check import _REPORT_JSON, _guard
-
-    to_json = _REPORT_JSON
-    require(module, ENCODER_API)
-    encode = vars(module)["encode"]
-    sites = observation_sites(payload["trajectories"])
-    report = check_encoder(lambda obs, player: _guard(encode, obs, player),
-                           [(s.observation, s.player) for s in sites], call_s=float(payload["call_s"]))
-    return to_json(encoder_check_report(report, sites))
-
-
-def sandbox_check_encoder(source: str, trajectories: Iterable[Trajectory], *, sandbox: Any = None,
-                          call_s: float = DEFAULT_CALL_S) -> EncoderReport:
-    """``check_encoder`` on untrusted encoder ``source`` in a hardened sandbox child (``cwm.sandbox``).
-
-    A source that the gate refuses, that does not load, or that runs past a limit gets a report whose one
-    problem says so.
-    """
-    from cwm.sandbox import pool
-
-    box = sandbox or pool.acquire()
-    try:
-        payload = {"observations": [[obs, p] for obs, p in observations_of(trajectories)], "call_s": call_s}
-        result = box.run("cwm.sandbox.jobs.check:check_encoder", source, payload)
-    finally:
-        if sandbox is None:
-            pool.release(box)
-    if not result.ok:
-        return EncoderReport(0, 0, (f"{result.kind}: {result.error}",), 0.0)
-    return EncoderReport.from_json(result.value)  # type: ignore[arg-type]

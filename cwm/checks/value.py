@@ -12,24 +12,21 @@ function is asked about it for every player. Each call is checked by six rules, 
 
 A failure names the game, the step and the call, so the LLM (and a person) can find it. The same checks
 gate a synthesized candidate (``cwm.synthesis.value_target``) and a bundle's ``value.py`` at load; in the
-sandbox they run in a hardened child (``check_value_job``).
+sandbox they run in a hardened child (the job ``cwm.sandbox.jobs.check.check_value``).
 """
 
 from __future__ import annotations
 
 import time
-import types
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from cwm import values
 from cwm.checks.report import Tally
-from cwm.contract import VALUE_API, WORLD_MODEL_MODULE
 from cwm.model import MODEL_ERRORS, Guard, WorldModel, direct_guard, model_traceback
 from cwm.model_state import ModelState
 from cwm.types import JSON, CheckFailure, CheckReport, ModelContractError, Trajectory
 
-VALUE_JOB = "cwm.checks.value:check_value_job"
 DEFAULT_CALL_S = 0.01  # CPU seconds one get_value call may use (a thousand leaves a move: ten seconds at most)
 VALUE_TYPES = ("value_number", "value_mutation", "value_range", "value_terminal", "value_determinism", "value_time")
 _TOLERANCE = 1e-9
@@ -152,31 +149,4 @@ class _Case:
         return number, spent
 
 
-def check_value_job(module: types.ModuleType, payload: dict[str, Any]) -> JSON:
-    """The sandbox job: ``run_value_checks`` on the candidate value module in a hardened child.
-
-    Args:
-      module: the candidate (defines ``get_value``), loaded by the child under every layer.
-      payload: ``{"model_source": str, "trajectories": [Trajectory, ...], "utility": [lo, hi], "call_s": float,
-        "max_failures_per_type": int (optional)}``.
-
-    Returns:
-      ``CheckReport.to_json()`` (serialised with the functions bound before the candidate ran).
-    """
-    from cwm.sandbox.child import load_extra
-    from cwm.sandbox.jobs import require
-    from cwm.sandbox.jobs.check import _REPORT_JSON, _guard
-
-    to_json = _REPORT_JSON
-    require(module, VALUE_API)
-    world = load_extra(payload["model_source"], WORLD_MODEL_MODULE)
-    require(world)
-    model = WorldModel(world, name=WORLD_MODEL_MODULE, guard=_guard)
-    lo, hi = payload["utility"]
-    report = run_value_checks(model, vars(module)["get_value"], payload["trajectories"], utility=(float(lo), float(hi)),
-                              call_s=float(payload["call_s"]), guard=_guard,
-                              max_failures_per_type=int(payload.get("max_failures_per_type", 20)))
-    return to_json(report)
-
-
-__all__ = ["DEFAULT_CALL_S", "VALUE_JOB", "VALUE_TYPES", "check_value_job", "run_value_checks"]
+__all__ = ["DEFAULT_CALL_S", "VALUE_TYPES", "run_value_checks"]

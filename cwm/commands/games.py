@@ -7,10 +7,10 @@ import dataclasses
 import json
 from pathlib import Path
 
-from cwm import checks, games, model
+from cwm import checks, games
 from cwm.games import trajectories
 from cwm.games.oracle import oracle_model
-from cwm.sandbox import Limits, Sandbox, static_gate
+from cwm.sandbox import Limits, Sandbox, load_source, static_gate
 from cwm.types import CheckReport, ModelLoadError, Trajectory, TrajectoryFormatError, UsageError
 
 
@@ -101,7 +101,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     source = read_source(path)
     if args.no_sandbox:
         # the checks call the model's functions directly: no codec (ids) needed
-        report = checks.run_checks(model.load_source(source, name=path.stem), open_trajs)
+        report = checks.run_checks(load_source(source, name=path.stem), open_trajs)
     else:
         report = _sandboxed_check(source, path.stem, open_trajs, per_call_s=args.per_call_s)
     return _print_report(report, args)

@@ -9,8 +9,8 @@ from typing import Any
 
 from cwm import games
 from cwm.synthesis import STRATEGIES, RequestSettings, TreeSettings, synthesize_world_model
-from cwm.synthesis.engine import Engine
 from cwm.synthesis.inference_target import VIEW_CHARS
+from cwm.synthesis.progress import HELD_OUT_NEXT, ProgressBar, progress_bar  # noqa: F401  (re-exported)
 from cwm.synthesis.render import EXAMPLE_CHARS
 from cwm.synthesis.report import possibly_paid
 from cwm.text import counted
@@ -279,34 +279,5 @@ def _encoder(args: argparse.Namespace, spec: games.GameSpec, llm: Any, out: Path
     return 0
 
 
-HELD_OUT_NEXT = "synthesis done; now generating and checking the held-out games"
-
-
-class ProgressBar:
-    """A tqdm bar over LLM calls showing the best pass rate and the cost so far."""
-
-    def __init__(self, budget: int):
-        from tqdm import tqdm
-
-        self._bar: Any = tqdm(total=budget, unit="call", desc="synthesis", dynamic_ncols=True)
-
-    def update_from(self, engine: Engine) -> None:
-        best = engine.best
-        ledger = getattr(engine.llm, "ledger", None)
-        cost = float(ledger.snapshot().get("cost_usd", 0.0)) if ledger is not None else 0.0
-        self._bar.n = engine.processed
-        self._bar.set_postfix(best=f"{best.pass_rate:.3f}" if best else "-", cost=f"${cost:.3f}",
-                              replayed=engine.replayed, refresh=False)
-        if engine.solved or engine.processed >= engine.budget:  # the held-out games come next, with no calls
-            self._bar.set_description_str(HELD_OUT_NEXT, refresh=False)
-        self._bar.refresh()
-
-    def close(self) -> None:
-        self._bar.close()
-
-
-def progress_bar(budget: int) -> ProgressBar:
-    """A progress bar for ``synthesize_world_model(progress=bar.update_from)``; close it when done."""
-    return ProgressBar(budget)
 
 

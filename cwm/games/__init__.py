@@ -4,6 +4,7 @@ the oracle model and each game's hidden information."""
 from cwm.games.registry import (  # noqa: F401
     GameSpec,
     UnknownGameError,
+    action_codec,
     canonical_id,
     full_state,
     load_game,
@@ -12,6 +13,7 @@ from cwm.games.registry import (  # noqa: F401
     registered,
     resolve,
     rules_text,
+    utility_range,
 )
 
-__all__ = ['GameSpec', 'UnknownGameError', 'canonical_id', 'full_state', 'load_game', 'observe', 'register', 'registered', 'resolve', 'rules_text']
+__all__ = ['GameSpec', 'UnknownGameError', 'action_codec', 'canonical_id', 'full_state', 'load_game', 'observe', 'register', 'registered', 'resolve', 'rules_text', 'utility_range']

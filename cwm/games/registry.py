@@ -9,16 +9,18 @@ import hashlib
 import importlib
 import importlib.resources
 import importlib.util
+import math
 import re
 import sys
 from pathlib import Path
 
 import pyspiel
 
+from cwm.codec import ActionCodec
 from cwm.files import quiet_stderr, read_text
 from cwm.games import views
 from cwm.games.views import VIEWS  # re-exported
-from cwm.types import JSON, UnknownGameError
+from cwm.types import JSON, UnknownGameError, UsageError
 
 
 @dataclasses.dataclass(frozen=True)
@@ -251,6 +253,12 @@ def load_game(game: str | GameSpec) -> pyspiel.Game:
     return _load(spec.openspiel, spec.turn_based, spec.module)
 
 
+@functools.lru_cache(maxsize=32)
+def action_codec(spec: GameSpec) -> ActionCodec:
+    """The ground truth's action codec (action strings <-> OpenSpiel ids) of a game; cached per game."""
+    return ActionCodec.from_game(load_game(spec))
+
+
 def rules_text(game: str | GameSpec) -> str:
     """The natural-language rules of a game.
 
@@ -267,6 +275,15 @@ def rules_text(game: str | GameSpec) -> str:
     if path.is_absolute():
         return read_text(path, what="rules file")
     return importlib.resources.files("game_rules").joinpath(spec.rules).read_text(encoding="utf-8")
+
+
+def utility_range(spec: GameSpec) -> tuple[tuple[float, float], str]:
+    """The game's (minimum, maximum) utility and where it comes from (the ground truth's declared range)."""
+    gt = load_game(spec)
+    lo, hi = float(gt.min_utility()), float(gt.max_utility())
+    if not (math.isfinite(lo) and math.isfinite(hi) and hi > lo):
+        raise UsageError(f"{spec.name}: the ground truth declares no usable utility range ([{lo}, {hi}])")
+    return (lo, hi), f"min_utility()/max_utility() of the ground truth {spec.openspiel}"
 
 
 # ---------------------------------------------------------------------------------------------------

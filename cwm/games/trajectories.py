@@ -353,3 +353,8 @@ def load_open(path: str | Path, *, game: str | None = None) -> list[Trajectory]:
 
 def total_steps(trajectories: Sequence[Trajectory]) -> int:
     return sum(len(t.steps) for t in trajectories)
+
+
+def views_of(games: Sequence[Trajectory]) -> list[ClosedTrajectory]:
+    """Every player's view of every open-deck game (what the open-deck inference checks use)."""
+    return [closed_view(t, p) for t in games for p in range(t.num_players)]

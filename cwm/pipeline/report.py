@@ -9,6 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from cwm import games
+from cwm.arena import report as arena_report
+from cwm.pipeline.recordings import recording_provenance
+from cwm.synthesis.report import git_commit
 from cwm.text import counted
 from cwm.types import JSON
 
@@ -20,9 +23,7 @@ def build(config: Any, llm_spec: str, synthesis: dict[str, JSON], inference: dic
           bundle_dir: Path, arena_rows: list[dict[str, JSON]], on_policy: dict[str, JSON], *,
           search: JSON, label: str) -> dict[str, JSON]:
     """The report of one run: its settings, the synthesis (and inference synthesis) results, the arena rows of
-    the agent ``label`` and its on-policy accuracy (``cwm.checks.on_policy``)."""
-    from cwm.synthesis.report import git_commit
-
+    the agent ``label`` and its on-policy accuracy (``cwm.pipeline.on_policy``)."""
     return {
         "game": games.resolve(config.game).name,
         "llm": llm_spec,
@@ -43,8 +44,6 @@ def build(config: Any, llm_spec: str, synthesis: dict[str, JSON], inference: dic
 
 def _provenance(llm_spec: str) -> JSON:
     """The provenance of the real-model recording a ``replay:`` spec names, if it has one."""
-    from cwm.pipeline.stages import recording_provenance
-
     if not llm_spec.startswith("replay:"):
         return None
     found = recording_provenance(Path(llm_spec.removeprefix("replay:")))
@@ -68,8 +67,6 @@ def write(out: Path, report: dict[str, Any]) -> None:
 
 def markdown(report: dict[str, Any]) -> list[str]:
     """The lines of ``report.md``."""
-    from cwm.arena import report as arena_report
-
     s = report["synthesis"]
     real = report.get("recording_provenance")
     relay = f"; the texts {real['relay']}" if real and real.get("relay") else ""

@@ -30,20 +30,30 @@ import dataclasses
 import json
 import os
 import time
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from cwm import bundle, games
+from cwm import arena, bundle, games
+from cwm.agents.specs import Settings
+from cwm.arena import cost
+from cwm.arena import report as arena_report
+from cwm.bundle.files import CODE_FILES
 from cwm.files import differing_keys, read_text
+from cwm.llm import make_client
 from cwm.pipeline import report as pipeline_report
-from cwm.types import JSON, CwmError
-
-API_KEY_VARS = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
-
-
-class PipelineError(CwmError, ValueError):
-    """The main job cannot run as asked (no LLM available, another run in the directory, nothing solved)."""
+from cwm.pipeline.on_policy import on_policy_accuracy
+from cwm.pipeline.recordings import (  # noqa: F401  (re-exported)
+    API_KEY_VARS,
+    PipelineError,
+    recording_for,
+    recording_provenance,
+    resolve_llm,
+)
+from cwm.synthesis import synthesize_world_model
+from cwm.synthesis.inference import synthesize_inference
+from cwm.synthesis.progress import progress_bar
+from cwm.types import JSON
+from planners.config import SearchConfig
 
 
 @dataclasses.dataclass(frozen=True)
@@ -118,54 +128,6 @@ def default_opponents(game: str) -> tuple[str, ...]:
     return ("random", "gt-mcts" if perfect else "gt-ismcts")
 
 
-def recording_for(game: str, deck: str = "open") -> Path | None:
-    """The packaged recorded synthesis session of a registered game, if one ships with cwm: a real model's
-    session (``data/recordings/real/``, answered through the batch client) in preference to a scripted demo;
-    ``deck="closed"``: the closed-deck joint synthesis (``closed/`` under either)."""
-    name = games.resolve(game).name
-    deck_folder = () if deck == "open" else ("closed",)
-    for folder in (("real",), ()):
-        resource = resources.files("cwm").joinpath("data", "recordings", *folder, *deck_folder, f"{name}.jsonl")
-        if resource.is_file():
-            return Path(str(resource))
-    return None
-
-
-def recording_provenance(recording: Path) -> dict[str, JSON] | None:
-    """Who answered a shipped real session (its ``GAME.provenance.json``), or ``None`` for a scripted one."""
-    path = recording.with_name(recording.stem + ".provenance.json")
-    if not path.is_file():
-        return None
-    data = json.loads(path.read_text(encoding="utf-8"))
-    return data if isinstance(data, dict) else None
-
-
-def resolve_llm(spec: str, game: str) -> str:
-    """Turns ``"auto"`` into a concrete client spec; other specs pass through.
-
-    Raises:
-      PipelineError: ``auto`` with no API key set and no recording for the game.
-    """
-    if spec != "auto":
-        return spec
-    if any(os.environ.get(v) for v in API_KEY_VARS):
-        return "gemini"
-    recording = recording_for(game)
-    if recording is None:
-        raise PipelineError(
-            f"no LLM for {game!r}: set GEMINI_API_KEY (or GOOGLE_API_KEY) for live synthesis, or pass "
-            f"--llm (openai:MODEL, replay:FILE); recorded offline sessions ship only for "
-            f"{', '.join(sorted({p.stem for p in _recordings()})) or 'no game'}")
-    return f"replay:{recording}"
-
-
-def _recordings() -> list[Path]:
-    found = []
-    for folder in (resources.files("cwm").joinpath("data", "recordings", *sub) for sub in (("real",), ())):
-        found += [Path(str(p)) for p in folder.iterdir() if p.name.endswith(".jsonl")] if folder.is_dir() else []
-    return found
-
-
 def run(config: RunConfig, out: str | Path, *, progress: bool = True,
         max_prompt_tokens: int | None = None, yes: bool = False) -> dict[str, JSON]:
     """Runs (or resumes) the main job and returns the report (also written to ``out/report.json``).
@@ -183,7 +145,6 @@ def run(config: RunConfig, out: str | Path, *, progress: bool = True,
       UsageError: the arena stage is projected over the threshold, run from a terminal, without ``yes``
         (the synthesis and bundle stay; rerunning with ``yes`` resumes at the arena).
     """
-    from cwm.llm import make_client
 
     out = Path(out)
     if max_prompt_tokens is not None and max_prompt_tokens < 1:
@@ -241,9 +202,6 @@ def _check_config(out: Path, config: dict[str, Any]) -> None:
 
 def _synthesize(config: RunConfig, llm_spec: str, run_dir: Path, progress: bool,
                 max_prompt_tokens: int | None) -> dict[str, JSON]:
-    from cwm.commands.synthesize import progress_bar
-    from cwm.llm import make_client
-    from cwm.synthesis import synthesize_world_model
 
     rules = read_text(Path(config.rules), what="rules file") if config.rules else None
     client = make_client(llm_spec, run_dir=run_dir, max_prompt_tokens=max_prompt_tokens)
@@ -264,9 +222,6 @@ def _synthesize(config: RunConfig, llm_spec: str, run_dir: Path, progress: bool,
 def _infer(config: RunConfig, llm_spec: str, run_dir: Path, world_model: str, progress: bool,
            max_prompt_tokens: int | None) -> dict[str, JSON]:
     """The open-deck inference synthesis for the best world model (same LLM, budget, seed and test games)."""
-    from cwm.commands.synthesize import progress_bar
-    from cwm.llm import make_client
-    from cwm.synthesis.inference import synthesize_inference
 
     rules = read_text(Path(config.rules), what="rules file") if config.rules else None
     client = make_client(llm_spec, run_dir=run_dir, max_prompt_tokens=max_prompt_tokens)
@@ -311,10 +266,6 @@ def _arena(config: RunConfig, bundle_dir: Path, out: Path, progress: bool,
     directory was, and nothing is replayed. The stage's cost estimate is printed (and confirmed, ``cwm.arena.cost.confirm``) first and returned beside
     its real wall time.
     """
-    from cwm import arena
-    from cwm.agents.specs import Settings
-    from cwm.arena import cost
-    from cwm.arena import report as arena_report
 
     settings = Settings(search=arena_search(config), trust_models=config.trust)
     opponents = tuple(config.opponents or ())
@@ -332,8 +283,6 @@ def _arena(config: RunConfig, bundle_dir: Path, out: Path, progress: bool,
 
 def _on_policy(config: RunConfig, bundle_dir: Path, results: list[Any], out: Path) -> dict[str, JSON]:
     """The bundle checked (in the sandbox) on the arena games its agent finished; saved to ``out``."""
-    from cwm.bundle.files import CODE_FILES
-    from cwm.checks.on_policy import on_policy_accuracy
 
     sources = {name: (bundle_dir / name).read_text(encoding="utf-8") for name in CODE_FILES
                if (bundle_dir / name).is_file()}
@@ -344,7 +293,6 @@ def _on_policy(config: RunConfig, bundle_dir: Path, results: list[Any], out: Pat
 
 def arena_search(config: RunConfig) -> Any:
     """The ``planners.SearchConfig`` of the run's arena agents."""
-    from planners.config import SearchConfig
 
     return SearchConfig(num_simulations=config.simulations, rollouts=config.rollouts)
 

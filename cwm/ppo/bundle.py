@@ -26,6 +26,7 @@ from cwm.bundle.policy import ENCODER_FILE, save_policy
 from cwm.games import trajectories
 from cwm.ppo.seeds import EnvSource, train_seeds
 from cwm.ppo.train import CHECKPOINT, TrainConfig, TrainResult, time_update
+from cwm.sandbox.checkers import sandbox_check_encoder
 from cwm.text import counted
 from cwm.types import JSON
 
@@ -76,7 +77,6 @@ def training_source(bundle: Bundle, encoder_source: str | None = None) -> EnvSou
       BundleError: no encoder given and none in the bundle, or an encoder that fails its checks (the first
         problem named).
     """
-    from cwm.checks.encoder import sandbox_check_encoder
 
     source = encoder_source if encoder_source is not None else bundle.sources.get(ENCODER_FILE)
     if source is None:

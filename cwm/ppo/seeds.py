@@ -36,8 +36,9 @@ class EnvSource:
     def open(self) -> Iterator[Envs]:
         """The ``Envs`` (a training worker is closed on exit)."""
         from cwm.contract import ENCODER_API
-        from cwm.model import ActionCodec, WorldModel, load_source
-        from cwm.ppo.env import LocalEnvs
+        from cwm.model import ActionCodec, WorldModel
+        from cwm.sandbox import load_source
+        from planners.env import LocalEnvs
 
         if self.model_source and self.contained:
             from cwm.sandbox.training import ContainedEnvs

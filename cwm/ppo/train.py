@@ -1,7 +1,7 @@
 """Training a PPO policy inside a world model against a uniformly random opponent (JAX; the ``jax`` extra).
 
 ``train`` runs PPO (Schulman et al. 2017) on ``Envs``: many games stepped together per batch, both seats
-(``cwm.ppo.env``), in this process for trusted games or in a sandbox worker for an untrusted model and
+(``planners.env``), in this process for trusted games or in a sandbox worker for an untrusted model and
 encoder (``cwm.sandbox.training``). Every ``eval_every`` updates the greedy policy plays ``eval_games``
 fresh games against random in the same model, both seats; the best policy so far (by their mean return,
 losses weighted by ``loss_weight``) is kept. Every ``checkpoint_every`` updates the run is saved and the
@@ -21,9 +21,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from cwm import games
 from cwm.agents.ppo import PolicyConfig, forward, init_params, masked_logits
-from cwm.ppo.env import EnvStep
 from cwm.ppo.learner import LossConfig, act, optimiser, update
+from planners.env import EnvStep, LocalEnvs
 
 CHECKPOINT = "checkpoint.npz"
 
@@ -34,8 +35,17 @@ class Env(Protocol):
     def step(self, actions: np.ndarray) -> EnvStep: ...
 
 
+def ground_truth_envs(game: str | games.GameSpec, encode: Any) -> LocalEnvs:
+    """Games of the ground truth (a registry name or spec) in this process, observed through the registry's
+    views and encoded by ``encode``."""
+    spec = games.resolve(game)
+    real = games.load_game(spec)
+    return LocalEnvs(real.new_initial_state, lambda state, player: games.observe(spec, state, player), encode,
+                     num_actions=real.num_distinct_actions())
+
+
 class Envs(Protocol):
-    """Makes batches of games of one model (``cwm.ppo.env.LocalEnvs``, ``cwm.sandbox.training.ContainedEnvs``)."""
+    """Makes batches of games of one model (``planners.env.LocalEnvs``, ``cwm.sandbox.training.ContainedEnvs``)."""
 
     num_actions: int
 

@@ -36,6 +36,14 @@ CHECK_JOB = "cwm.sandbox.jobs.check:check_world_model"
 CALL_JOB = "cwm.sandbox.jobs.check:call"
 INFERENCE_JOB = "cwm.sandbox.jobs.check:check_inference"
 RANDOM_PLAY_JOB = "cwm.sandbox.jobs.check:random_play"
+VALUE_JOB = "cwm.sandbox.jobs.check:check_value"
+ENV_JOB = "cwm.sandbox.jobs.train:env_session"  # a PPO training worker
+ENCODE_JOB = "cwm.sandbox.jobs.train:encode_session"  # an observation encoder's worker
+SAMPLE_JOB = "cwm.sandbox.jobs.sample:sample_session"  # an inference function's draws
+HOST_JOB = "cwm.sandbox.jobs.host:host_session"  # a game hosted in an untrusted world model
+PLAN_JOB = "cwm.sandbox.jobs.plan:plan_session"  # a CWM agent's planning worker
+ENCODER_JOB = "cwm.sandbox.jobs.check:check_encoder"  # an EncoderReport over (observation, player) pairs
+ENCODER_GAMES_JOB = "cwm.sandbox.jobs.check:check_encoder_games"  # a CheckReport over every observation of games
 _REPLY_MARGIN_S = 10.0
 
 

@@ -21,8 +21,7 @@ from cwm import events as player_events
 from cwm import games, values
 from cwm.codec import ActionCodec
 from cwm.sandbox import pool
-from cwm.sandbox.box import Sandbox
-from cwm.sandbox.jobs.host import HOST_JOB
+from cwm.sandbox.box import HOST_JOB, Sandbox
 from cwm.sandbox.session import Session
 from cwm.text import clean
 from cwm.types import CHANCE, JSON, TERMINAL, CwmError

@@ -1,4 +1,5 @@
-"""An untrusted inference function's draws, made in a hardened session worker: ``ContainedSampler``.
+"""An untrusted inference function's draws, made in a hardened session worker: ``ContainedSampler`` (its
+server is ``cwm.sandbox.jobs.sample``).
 
 The posterior check (``cwm.checks.posterior``) calls ``resample_history`` hundreds of times per information state and
 judges every history it gets against the ground truth. The ground truth and the judging stay in the trusted
@@ -12,46 +13,17 @@ Server payload: ``{}``. Messages: ``{"events": [...], "player": int, "seed": int
 
 from __future__ import annotations
 
-import types
-from collections.abc import Callable
-from typing import Any
-
 from cwm import values
-from cwm.sandbox.box import Sandbox
+from cwm.sandbox.box import SAMPLE_JOB, Sandbox
 from cwm.sandbox.session import Session
-from cwm.types import JSON, CwmError, ModelLoadError
+from cwm.types import JSON, CwmError
 
-SAMPLE_JOB = "cwm.sandbox.sampling:sample_session"
 DEFAULT_DRAW_CPU_S = 2.0
 _REASON_CHARS = 500
 
 
 class SamplerFailure(CwmError, RuntimeError):
     """One draw of a contained inference function failed: it raised, broke a limit or returned no history."""
-
-
-def sample_session(module: types.ModuleType, payload: dict[str, Any]) -> Callable[[JSON], JSON]:
-    """The server of one sampling worker (see the module docstring for the messages).
-
-    Raises:
-      ModelLoadError: the module defines no ``resample_history`` (the session does not start).
-    """
-    resample = getattr(module, "resample_history", None)
-    if not callable(resample):
-        raise ModelLoadError(f"{module.__name__}: defines no resample_history(events, player_id, seed)")
-
-    def answer(message: JSON) -> JSON:
-        if not isinstance(message, dict) or set(message) != {"events", "player", "seed"}:
-            raise ModelLoadError(f"the sampling worker got a message it does not know: {values.describe(message)}")
-        try:
-            history = resample(message["events"], int(message["player"]), int(message["seed"]))
-        except Exception as e:  # noqa: BLE001  the function's own failure is the answer
-            return {"raised": f"{type(e).__name__}: {e}"[:_REASON_CHARS]}
-        if not isinstance(history, (list, tuple)):
-            return {"raised": f"resample_history returned {values.describe(history)}, not a list of action strings"}
-        return {"history": [str(a) for a in history]}
-
-    return answer
 
 
 class ContainedSampler:
@@ -121,4 +93,4 @@ class ContainedSampler:
         self.close()
 
 
-__all__ = ["SAMPLE_JOB", "ContainedSampler", "SamplerFailure", "sample_session"]
+__all__ = ["SAMPLE_JOB", "ContainedSampler", "SamplerFailure"]

@@ -26,11 +26,7 @@ from typing import Any
 import numpy as np
 import pyspiel  # noqa: F401  (imported once here so that every child starts with it)
 
-import cwm.checks  # noqa: F401
-import cwm.checks.value  # noqa: F401  (the value checks' job)
-import cwm.sandbox.jobs  # noqa: F401
-import cwm.sandbox.jobs.plan  # noqa: F401  (the planning workers' server, with the planners)
-import cwm.sandbox.training  # noqa: F401  (PPO's training workers' server)
+from cwm.sandbox import jobs as jobs  # every job server, imported before any child is forked
 from cwm.sandbox import layers as layers
 from cwm.sandbox import worker
 from cwm.sandbox.child import (
@@ -301,8 +297,6 @@ def warm_up() -> None:
     from cwm.games import trajectories
     from cwm.games.oracle import OracleFunctions
     from cwm.model import WORLD_MODEL_API
-    from cwm.sandbox import jobs as _sandbox_jobs
-
     try:
         static_gate("import math\n\ndef f(state):\n    return [math.sqrt(x) for x in state['board']]\n")
         oracle = OracleFunctions("tic_tac_toe")
@@ -310,7 +304,7 @@ def warm_up() -> None:
         for f in WORLD_MODEL_API:
             setattr(module, f.name, getattr(oracle, f.name))
         trajectory = trajectories.record("tic_tac_toe", seed=0)
-        _sandbox_jobs.check_world_model(module, {"trajectories": [trajectory]})
+        jobs.check.check_world_model(module, {"trajectories": [trajectory]})
     except Exception:  # a cold start is slower, not wrong
         traceback.print_exc()
 

@@ -1,6 +1,7 @@
 """Selection by play inside the models: sample rejection among syntheses of one game, and the value
 tournament that picks a value function."""
 
+from cwm.games import utility_range  # noqa: F401  (its former home; the game's utility range is a game fact)
 from cwm.selection.rejection import (  # noqa: F401
     DEFAULT_GAMES,
     GAMES_FILE,
@@ -10,7 +11,6 @@ from cwm.selection.rejection import (  # noqa: F401
     pick_hosts,
     play_games,
     select_models,
-    utility_range,
 )
 
 __all__ = ['DEFAULT_GAMES', 'GAMES_FILE', 'Selection', 'SelectionError', 'load_records', 'pick_hosts', 'play_games', 'select_models', 'utility_range']

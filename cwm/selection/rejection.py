@@ -39,7 +39,7 @@ from cwm.sandbox.host import DEFAULT_HOST_CPU_S
 from cwm.selection.play import GameJob, GameRecord, play_game
 from cwm.selection.report import Candidate, Selection, SelectionError, score, write_selection
 
-__all__ = ["DEFAULT_GAMES", "Selection", "SelectionError", "select_models", "utility_range"]
+__all__ = ["DEFAULT_GAMES", "Selection", "SelectionError", "select_models"]
 
 log = logging.getLogger("cwm.selection")
 
@@ -86,7 +86,7 @@ def select_models(game: str | games.GameSpec, bundles: Sequence[str | Path], out
                    host_cpu_s=host_cpu_s)
     candidates = _candidates(spec, bundles)
     chosen = pick_hosts(candidates, hosts, seed)
-    utility, source = utility_range(spec)
+    utility, source = games.utility_range(spec)
     config = {"game": spec.name, "seed": seed, "hosts": [c.label for c in chosen],
               "agents": {c.label: c.fingerprint for c in candidates}, "settings": dataclasses.asdict(settings),
               "move_time_limit": move_time_limit, "host_cpu_s": host_cpu_s}
@@ -139,15 +139,6 @@ def play_games(jobs: Sequence[GameJob], path: Path, done: dict[str, GameRecord],
         bar.close()
         if isinstance(executor, str):
             ex.close()
-
-
-def utility_range(spec: games.GameSpec) -> tuple[tuple[float, float], str]:
-    """The game's (minimum, maximum) utility and where it comes from (the ground truth's declared range)."""
-    gt = games.load_game(spec)
-    lo, hi = float(gt.min_utility()), float(gt.max_utility())
-    if not (math.isfinite(lo) and math.isfinite(hi) and hi > lo):
-        raise SelectionError(f"{spec.name}: the ground truth declares no usable utility range ([{lo}, {hi}])")
-    return (lo, hi), f"min_utility()/max_utility() of the ground truth {spec.openspiel}"
 
 
 def pick_hosts(candidates: Sequence[Candidate], hosts: int, seed: int) -> list[Candidate]:

@@ -16,28 +16,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from cwm.agents.selected import SELECTION_FILE, Candidate, SelectionError, read_survivors  # noqa: F401
 from cwm.files import atomic_write
 from cwm.selection.play import GameRecord
 from cwm.stats import mean_interval
-from cwm.types import JSON, CwmError
+from cwm.types import JSON
 
-SELECTION_FILE = "selection.json"
 REPORT_FILE = "selection.md"
-
-
-class SelectionError(CwmError, ValueError):
-    """A selection that cannot run as asked (bad numbers, a bundle that does not fit, an output folder of
-    another selection), or a selection file that cannot be read."""
-
-
-@dataclasses.dataclass(frozen=True)
-class Candidate:
-    """One synthesized bundle taking part: its label in keys and reports, its folder and its fingerprint
-    (the sha256 of its ``manifest.json``, which holds every file's hash)."""
-
-    label: str
-    path: str
-    fingerprint: str
 
 
 @dataclasses.dataclass(frozen=True)
@@ -165,39 +150,6 @@ def markdown(selection: Selection, *, games_per_pairing: int) -> str:
         lines += ["", "## Failed games (the first 10)", "", "| game | who | kind | reason |", "|---|---|---|---|"]
         lines += [f"| {_cell(r.key)} | {_who(r)} | {_cell(r.kind)} | {_cell(r.reason[:300])} |" for r in failures[:10]]
     return "\n".join(lines) + "\n"
-
-
-def read_survivors(folder: str | Path, game: str | None = None) -> list[Candidate]:
-    """The surviving bundles of a selection folder, as its ``selection.json`` lists them.
-
-    Args:
-      game: the game the selection must be of (its canonical name), or ``None`` to accept any.
-
-    Raises:
-      SelectionError: no readable ``selection.json``, a field missing or of the wrong type, another game, or
-        no survivor; the message names the file and the field.
-    """
-    path = Path(folder) / SELECTION_FILE
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as e:
-        raise SelectionError(f"{path}: not a readable selection file ({type(e).__name__}: {e})") from None
-    agents = data.get("agents") if isinstance(data, dict) else None
-    if not isinstance(agents, list) or not all(isinstance(a, dict) for a in agents):
-        raise SelectionError(f"{path}: field 'agents' is missing or not a list of objects")
-    if game is not None and data.get("game") != game:
-        raise SelectionError(f"{path}: a selection of {data.get('game')!r}, not of {game!r}")
-    found = [_candidate(path, a) for a in agents if a.get("survived") is True]
-    if not found:
-        raise SelectionError(f"{path}: no agent survived the selection")
-    return found
-
-
-def _candidate(path: Path, entry: dict[str, Any]) -> Candidate:
-    for name in ("label", "path", "fingerprint"):
-        if type(entry.get(name)) is not str:
-            raise SelectionError(f"{path}: an agent's field {name!r} is missing or not a string")
-    return Candidate(entry["label"], entry["path"], entry["fingerprint"])
 
 
 def _who(r: GameRecord) -> str:

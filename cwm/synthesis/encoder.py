@@ -24,8 +24,9 @@ from cwm.bundle.update import save_encoder
 from cwm.checks.encoder import DEFAULT_CALL_S
 from cwm.games import trajectories
 from cwm.llm import Client
+from cwm.sandbox.checkers import encoder_checker
 from cwm.synthesis import report as run_report
-from cwm.synthesis.encoder_target import DEFAULT_SHOWN, encoder_checker, encoder_target
+from cwm.synthesis.encoder_target import DEFAULT_SHOWN, encoder_target
 from cwm.synthesis.engine import Progress
 from cwm.synthesis.inference import sandbox_or_none
 from cwm.synthesis.loop import RequestSettings, TreeSettings, run_search

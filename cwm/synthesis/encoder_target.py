@@ -10,24 +10,20 @@ naming the game, the step and the observation it failed on.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Sequence
-from typing import Any
 
 from cwm import model as cwm_model
 from cwm.checks.encoder import (
     DEFAULT_CALL_S,
-    ENCODER_JOB,
     Site,
-    check_encoder,
-    encoder_check_report,
     observation_sites,
 )
-from cwm.contract import CANDIDATE_MODULE, ENCODER_API
+from cwm.contract import ENCODER_API
 from cwm.sandbox import ALLOWED_IMPORTS
-from cwm.synthesis.target import Checker, PromptSet, Target, nest_headings
-from cwm.types import CheckReport, ModelLoadError, Trajectory, error_report
+from cwm.sandbox.checkers import Checker, encoder_checker  # noqa: F401  (re-exported)
+from cwm.synthesis.target import PromptSet, Target, nest_headings
+from cwm.types import Trajectory
 
 ENCODER_PROMPTS = PromptSet(system="encoder/system.md", initial="encoder/initial.md", refine="encoder/refine.md")
 FRAGMENTS = ("sections/encoder_api.md", "sections/encoder_observations.md")
@@ -72,33 +68,6 @@ def encoder_target(rules: str, games: Sequence[Trajectory], *, call_s: float = D
     }
     return Target("encoder", prompt_set, ENCODER_API, context, check or encoder_checker(games, call_s=call_s),
                   fragments=FRAGMENTS)
-
-
-def encoder_checker(games: Sequence[Trajectory], *, call_s: float = DEFAULT_CALL_S, sandbox: Any = None,
-                    limits: Any = None) -> Checker:
-    """Scores a candidate encoder by ``cwm.checks.encoder`` as a ``CheckReport``: in ``sandbox`` (a
-    ``cwm.sandbox.Sandbox``; each call also under a hard limit of ten budgets, at least half a second), else
-    in this process behind the static gate (trusted or test code only)."""
-    items = list(games)
-    if sandbox is None:
-        return lambda source: _in_process(source, items, call_s)
-    limits = limits or dataclasses.replace(sandbox.limits, per_call_s=max(10 * call_s, 0.5))
-    payload = {"trajectories": items, "call_s": call_s}
-    return lambda source: sandbox.check(ENCODER_JOB, source, payload, limits=limits)
-
-
-def _in_process(source: str, games: list[Trajectory], call_s: float) -> CheckReport:
-    from cwm.sandbox.budget import call_budget
-
-    try:
-        module = cwm_model.load_source(source, name=CANDIDATE_MODULE, api=ENCODER_API)
-    except ModelLoadError as e:
-        return error_report(e.verdict)  # worded as the sandbox words it
-    guard, encode = call_budget(max(10 * call_s, 0.5)), module.encode
-    sites = observation_sites(games)
-    report = check_encoder(lambda obs, player: guard(encode, obs, player),
-                           [(s.observation, s.player) for s in sites], call_s=call_s)
-    return encoder_check_report(report, sites)
 
 
 __all__ = ["ENCODER_PROMPTS", "encoder_checker", "encoder_target", "render_observations"]

@@ -17,38 +17,27 @@ from typing import Any
 import prompts
 from cwm import model as cwm_model
 from cwm import values
-from cwm.checks.inference import run_inference_checks
-from cwm.checks.random_play import random_play_checks
-from cwm.checks.report import merge
 from cwm.contract import (
-    CANDIDATE_MODULE,
     INFERENCE_API,
     STATE_INFERENCE_API,
     WORLD_MODEL_API,
-    WORLD_MODEL_MODULE,
-    resampler,
 )
-from cwm.games import trajectories
+from cwm.games.trajectories import views_of  # noqa: F401  (re-exported)
 from cwm.sandbox import ALLOWED_IMPORTS
+from cwm.sandbox.checkers import RANDOM_GAMES, Checker, inference_checker, random_play_steps  # noqa: F401
 from cwm.synthesis.render import compact
-from cwm.synthesis.target import Checker, PromptSet, Target, nest_headings
-from cwm.types import CheckReport, ClosedTrajectory, ModelLoadError, Trajectory, error_report
+from cwm.synthesis.target import PromptSet, Target, nest_headings
+from cwm.types import ClosedTrajectory, Trajectory
 
 INFERENCE_PROMPTS = PromptSet(initial="inference/initial.md", refine="inference/refine.md")
 STATE_PROMPTS = PromptSet(initial="inference/state_initial.md", refine="inference/state_refine.md")
 JOINT_PROMPTS = PromptSet(initial="inference/joint_initial.md", refine="inference/joint_refine.md")
-RANDOM_GAMES = 10  # random-play games a closed-deck candidate's model must finish
 FRAGMENTS = ("sections/contract_api.md", "sections/inference_api.md", "sections/world_model_code.md",
              "sections/player_views.md", "sections/inference_tests.md", "sections/views_not_shown.md",
              "sections/view_not_shown.md")
 STATE_FRAGMENTS = ("sections/contract_api.md", "sections/inference_state_api.md", "sections/world_model_states.md",
                    "sections/player_views.md", "sections/inference_state_tests.md",
                    "sections/views_not_shown.md", "sections/view_not_shown.md")
-
-
-def views_of(train: Sequence[Trajectory]) -> list[ClosedTrajectory]:
-    """Every player's view of every open-deck game (what the open-deck inference checks use)."""
-    return [trajectories.closed_view(t, p) for t in train for p in range(t.num_players)]
 
 
 # The players' views of an inference prompt are listed whole, in order, while they stay within this many
@@ -195,51 +184,6 @@ def joint_target(rules: str, closed: Sequence[ClosedTrajectory], *, check: Check
     context = _context(rules, closed, api=api, terminal=True, max_chars=max_example_chars)
     return Target("joint", prompt_set, api, context, check or inference_checker(closed, world_model=None),
                   fragments=FRAGMENTS)
-
-
-def inference_checker(closed: Sequence[ClosedTrajectory], *, world_model: str | None, sandbox: Any = None,
-                      limits: Any = None, kind: str | None = None) -> Checker:
-    """Scores a candidate: its inference checks (and, without ``world_model``, the end of each game and
-    random play in the candidate's own model). In ``sandbox`` (a ``cwm.sandbox.Sandbox``), else in-process
-    behind the static gate: only for trusted or test code. ``kind="state"`` checks ``resample_state``
-    (default: whichever inference function the candidate defines)."""
-    views = list(closed)
-    joint = world_model is None
-    steps = random_play_steps(views)
-    if sandbox is not None:
-        return lambda source: sandbox.check_inference(source, views, model_source=world_model, terminal=joint,
-                                                      random_games=RANDOM_GAMES if joint else 0, max_steps=steps,
-                                                      limits=limits, kind=kind)
-    return lambda source: _in_process(source, views, world_model, steps, kind)
-
-
-def random_play_steps(closed: Sequence[ClosedTrajectory]) -> int:
-    """How long a random game in a candidate's model may run: ten times the longest recorded game (at
-    least 1,000 moves), so a model that never ends fails in seconds, not after 10,000 moves a game."""
-    longest = max((len(ct.events) for ct in closed), default=0)
-    return max(1000, 10 * longest)
-
-
-def _in_process(source: str, views: list[ClosedTrajectory], world_model: str | None, steps: int,
-                kind: str | None) -> CheckReport:
-    from cwm.sandbox.budget import call_budget
-    from cwm.sandbox.jobs import require
-
-    try:
-        candidate = cwm_model.load_source(source, name=CANDIDATE_MODULE,
-                                          api=STATE_INFERENCE_API if kind == "state" else INFERENCE_API)
-        world = candidate if world_model is None else cwm_model.load_source(world_model, name=WORLD_MODEL_MODULE)
-        require(world)  # a joint candidate defines the world-model API too, as the sandbox's job requires
-    except ModelLoadError as e:
-        return error_report(e.verdict)  # worded as the sandbox words it
-    guard = call_budget(2.0)
-    model = cwm_model.WorldModel(world, name=world.__name__, guard=guard)
-    found, resample = ("state", candidate.resample_state) if kind == "state" else resampler(candidate)
-    report = run_inference_checks(model, resample, views, terminal=world_model is None, guard=guard,  # type: ignore[arg-type]
-                                  kind=found)
-    if world_model is None:
-        report = merge(report, random_play_checks(model, num_games=RANDOM_GAMES, seed=0, max_steps=steps))
-    return report
 
 
 __all__ = ["INFERENCE_PROMPTS", "JOINT_PROMPTS", "VIEW_CHARS", "inference_checker", "inference_target",

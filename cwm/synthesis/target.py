@@ -15,15 +15,11 @@ from typing import Any
 import prompts
 from cwm import model as cwm_model
 from cwm import values
-from cwm.checks import run_checks
-from cwm.contract import CANDIDATE_MODULE
 from cwm.model import ContractFunction
 from cwm.sandbox import ALLOWED_IMPORTS
-from cwm.sandbox.budget import call_budget
+from cwm.sandbox.checkers import Checker, world_model_checker
 from cwm.synthesis import render
-from cwm.types import CheckReport, ModelLoadError, Trajectory, error_report
-
-Checker = Callable[[str], CheckReport]
+from cwm.types import CheckReport, Trajectory
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,30 +88,6 @@ class Target:
     def prompt_hashes(self) -> dict[str, str]:
         names = [*self.prompts.names().values(), *self.fragments]
         return {name: prompts.prompt_hash(name) for name in names}
-
-
-def world_model_checker(train: Sequence[Trajectory], *, sandbox: Any = None, limits: Any = None) -> Checker:
-    """A checker running ``cwm.checks.run_checks`` on the given trajectories.
-
-    Args:
-      train: open-deck trajectories to check against.
-      sandbox: a ``cwm.sandbox.Sandbox``; each candidate is checked in a forked, limited child. Without
-        one, candidates are loaded in this process behind the static gate and a 2 s per-call time budget
-        (``cwm.sandbox.budget.call_budget``): only for trusted or test code.
-      limits: ``cwm.sandbox.Limits`` for each check (default: the sandbox's own).
-    """
-    trajs = list(train)
-    if sandbox is not None:
-        return lambda source: sandbox.check_world_model(source, trajs, limits=limits)
-    return lambda source: _check_in_process(source, trajs)
-
-
-def _check_in_process(source: str, trajs: list[Trajectory]) -> CheckReport:
-    try:
-        module = cwm_model.load_source(source, name=CANDIDATE_MODULE)
-    except ModelLoadError as e:
-        return error_report(e.verdict)  # worded as the sandbox words it
-    return run_checks(cwm_model.WorldModel(module, name=CANDIDATE_MODULE, guard=call_budget(2.0)), trajs)
 
 
 def nest_headings(markdown: str, *, levels: int = 2) -> str:

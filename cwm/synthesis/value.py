@@ -27,7 +27,7 @@ from cwm.checks.value import DEFAULT_CALL_S
 from cwm.executors import Executor
 from cwm.games import trajectories
 from cwm.llm import Client
-from cwm.selection import utility_range
+from cwm.sandbox.checkers import value_checker
 from cwm.selection.value_tournament import DEFAULT_GAMES, Tournament, run_tournament
 from cwm.synthesis import report as run_report
 from cwm.synthesis.engine import Progress
@@ -35,7 +35,7 @@ from cwm.synthesis.inference import sandbox_or_none
 from cwm.synthesis.loop import RequestSettings, TreeSettings, run_search
 from cwm.synthesis.store import RunStore, sha
 from cwm.synthesis.types import SynthesisResult
-from cwm.synthesis.value_target import DEFAULT_CANDIDATES, value_checker, value_target
+from cwm.synthesis.value_target import DEFAULT_CANDIDATES, value_target
 from cwm.synthesis.world_model import result_of
 from cwm.types import JSON, UsageError
 from planners.config import SearchConfig
@@ -120,7 +120,7 @@ def synthesize_value(
     spec, world_model = loaded.spec, loaded.sources["model.py"]
     train = read_trajectories(loaded.path, loaded.game)
     text = rules or games.rules_text(spec)
-    utility, _ = utility_range(spec)
+    utility, _ = games.utility_range(spec)
     root = Path(run_dir)
     with sandbox_or_none(isolate) as box:
         check = value_checker(world_model, train, utility=utility, call_s=call_s, sandbox=box)

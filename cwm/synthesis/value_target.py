@@ -9,16 +9,18 @@ checks: ``cwm.selection.value_tournament``.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
-from typing import Any
 
 from cwm import model as cwm_model
-from cwm.checks.value import DEFAULT_CALL_S, VALUE_JOB, run_value_checks
-from cwm.contract import CANDIDATE_MODULE, VALUE_API, WORLD_MODEL_MODULE
+from cwm.checks.value import DEFAULT_CALL_S
+from cwm.contract import VALUE_API
 from cwm.sandbox import ALLOWED_IMPORTS
-from cwm.synthesis.target import Checker, PromptSet, Target, nest_headings
-from cwm.types import CheckReport, ModelLoadError, Trajectory, error_report
+from cwm.sandbox.checkers import (
+    Checker,
+    value_checker,  # noqa: F401  (re-exported)
+)
+from cwm.synthesis.target import PromptSet, Target, nest_headings
+from cwm.types import Trajectory
 
 VALUE_PROMPTS = PromptSet(system="value/system.md", initial="value/initial.md", refine="value/refine.md")
 FRAGMENTS = ("sections/value_api.md", "sections/value_world_model.md", "sections/value_games.md")
@@ -63,33 +65,6 @@ def value_target(rules: str, world_model: str, games: Sequence[Trajectory], *, u
     }
     checker = check or value_checker(world_model, games, utility=utility, call_s=call_s)
     return Target("value", prompt_set, VALUE_API, context, checker, fragments=FRAGMENTS, wanted=candidates)
-
-
-def value_checker(world_model: str, games: Sequence[Trajectory], *, utility: tuple[float, float],
-                  call_s: float = DEFAULT_CALL_S, sandbox: Any = None, limits: Any = None) -> Checker:
-    """Scores a candidate value module by ``cwm.checks.value.run_value_checks``: in ``sandbox`` (a
-    ``cwm.sandbox.Sandbox``; each call also under a hard limit of ten budgets), else in this process behind
-    the static gate (trusted or test code only)."""
-    items = list(games)
-    if sandbox is None:
-        return lambda source: _in_process(source, world_model, items, utility, call_s)
-    limits = limits or dataclasses.replace(sandbox.limits, per_call_s=max(10 * call_s, 0.5))
-    payload = {"model_source": world_model, "trajectories": items, "utility": list(utility), "call_s": call_s}
-    return lambda source: sandbox.check(VALUE_JOB, source, payload, limits=limits)
-
-
-def _in_process(source: str, world_model: str, games: list[Trajectory], utility: tuple[float, float],
-                call_s: float) -> CheckReport:
-    from cwm.sandbox.budget import call_budget
-
-    try:
-        module = cwm_model.load_source(source, name=CANDIDATE_MODULE, api=VALUE_API)
-        world = cwm_model.load_source(world_model, name=WORLD_MODEL_MODULE)
-    except ModelLoadError as e:
-        return error_report(e.verdict)  # worded as the sandbox words it
-    model = cwm_model.WorldModel(world, name=WORLD_MODEL_MODULE, guard=call_budget(2.0))
-    return run_value_checks(model, module.get_value, games, utility=utility, call_s=call_s,
-                            guard=call_budget(max(10 * call_s, 0.5)))
 
 
 __all__ = ["DEFAULT_CANDIDATES", "VALUE_PROMPTS", "render_games", "value_checker", "value_target"]

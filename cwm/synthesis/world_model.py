@@ -21,13 +21,14 @@ from cwm import games
 from cwm.games import trajectories
 from cwm.llm import Client
 from cwm.sandbox import Sandbox
+from cwm.sandbox.checkers import Checker, world_model_checker
 from cwm.synthesis import report as run_report
 from cwm.synthesis.engine import Engine, Progress
 from cwm.synthesis.held_out import DEFAULT_SIMULATIONS, DEFAULT_TRANSITIONS, TestSetSettings, held_out_set
 from cwm.synthesis.loop import STRATEGIES, RequestSettings, Strategy, TreeSettings, run_search
 from cwm.synthesis.render import EXAMPLE_CHARS
 from cwm.synthesis.store import RunStore, sha
-from cwm.synthesis.target import Checker, world_model_checker, world_model_target
+from cwm.synthesis.target import world_model_target
 from cwm.synthesis.types import SynthesisResult
 from cwm.types import CheckReport, Trajectory, UsageError
 

@@ -18,7 +18,7 @@ import cwm
 from cwm.agents import RandomAgent, Settings
 from cwm.agents.base import AgentError
 from cwm.arena import ArenaError, MatchJob, load_results, plan_jobs, play_match, run_match, tournament
-from cwm.checks.on_policy import replay
+from cwm.pipeline.on_policy import replay
 from planners.config import SearchConfig
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "planners"

@@ -15,7 +15,7 @@ from cwm.agents.ppo import PolicyConfig, PPOAgent, init_params, policy_bytes
 from cwm.agents.specs import Settings, make_agent
 from cwm.bundle.policy import save_policy
 from cwm.contract import ENCODER_API
-from cwm.model import load_source
+from cwm.sandbox import load_source
 from planners.config import SearchConfig
 
 DATA = Path(__file__).resolve().parents[1] / "data"

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from cwm.pipeline import recordings
 from cwm.pipeline import stages as pipeline
 
 LLM_ENVIRONMENT = (*pipeline.API_KEY_VARS, "OPENAI_API_KEY", "OPENAI_BASE_URL")
@@ -28,8 +29,8 @@ def no_llm_keys() -> Iterator[None]:
 def backgammon_unrecorded(monkeypatch) -> str:
     """Backgammon as a game cwm ships no recorded session for, so ``auto`` without a key has no LLM
     (every registered game may ship one; the refusal is what is under test)."""
-    shipped, listed = pipeline.recording_for, pipeline._recordings
-    monkeypatch.setattr(pipeline, "recording_for",
+    shipped, listed = recordings.recording_for, recordings._recordings
+    monkeypatch.setattr(recordings, "recording_for",
                         lambda game, deck="open": None if game == "backgammon" else shipped(game, deck))
-    monkeypatch.setattr(pipeline, "_recordings", lambda: [p for p in listed() if p.stem != "backgammon"])
+    monkeypatch.setattr(recordings, "_recordings", lambda: [p for p in listed() if p.stem != "backgammon"])
     return "backgammon"

@@ -17,6 +17,7 @@ import pytest
 
 from cwm import games, model
 from cwm.games import trajectories
+from cwm.sandbox import load_source
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 NUM_TRAJECTORIES = 20
@@ -140,7 +141,7 @@ def codec(game: str) -> model.ActionCodec:
 
 def world_model(game: str, source: str, name: str, *, gate: bool = True,
                 guard: model.Guard = model.direct_guard) -> model.WorldModel:
-    return model.WorldModel(model.load_source(source, name=name, gate=gate), codec=codec(game), name=name, guard=guard)
+    return model.WorldModel(load_source(source, name=name, gate=gate), codec=codec(game), name=name, guard=guard)
 
 
 @functools.cache

@@ -13,6 +13,7 @@ from open_spiel.python.bots import uniform_random
 
 from cwm import adapter, games, model
 from cwm.games import oracle
+from cwm.sandbox import load_source
 from planners.config import SearchConfig
 from planners.mcts import MCTS
 
@@ -22,7 +23,7 @@ REFERENCE = Path(__file__).resolve().parent.parent / "data" / "reference"
 def _registered(game: str) -> pyspiel.Game:
     source = (REFERENCE / f"{game}_model.py").read_text(encoding="utf-8")
     gt = games.load_game(game)
-    wm = model.WorldModel(model.load_source(source, name=f"{game}_reference"),
+    wm = model.WorldModel(load_source(source, name=f"{game}_reference"),
                           codec=model.ActionCodec.from_game(gt), name=f"{game}_reference")
     return adapter.as_openspiel_game(wm, reference=gt)
 

@@ -146,7 +146,7 @@ def test_a_game_without_rules_is_named_before_an_llm_is_configured(command, monk
 def test_the_synthesis_bar_says_the_held_out_games_come_next():
     from types import SimpleNamespace
 
-    from cwm.commands.synthesize import HELD_OUT_NEXT, ProgressBar
+    from cwm.synthesis.progress import HELD_OUT_NEXT, ProgressBar
 
     bar = ProgressBar(500)
     try:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from cwm import games, model
 from cwm.checks import world_model as checks
+from cwm.sandbox import load_source
 
 # Random games per model. The rarest breaches are those of the mutants that raise only on a draw (tic-tac-toe)
 # or on a split pot (Leduc): with seed 0 they occur in 2 and 3 of 20 games (measured; 10 games would reach the
@@ -24,7 +25,7 @@ PLAY_GAMES = 20
 
 def _load(game: str, label: str, source: str) -> model.WorldModel:
     name = Path(label).stem.replace("-", "_")
-    return model.WorldModel(model.load_source(source, name=name), codec=model.ActionCodec.from_game(
+    return model.WorldModel(load_source(source, name=name), codec=model.ActionCodec.from_game(
         games.load_game(game)), name=name)
 
 

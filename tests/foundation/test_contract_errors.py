@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from cwm import games, model, model_state
+from cwm.sandbox import load_source
 from cwm.types import ModelContractError
 
 SOURCE = (Path(__file__).resolve().parent.parent / "data" / "reference" / "tic_tac_toe_model.py").read_text(
@@ -19,7 +20,7 @@ class _Patched:
     """The reference tic-tac-toe model with some functions replaced (a trusted object: no static gate)."""
 
     def __init__(self, **replacements: Any):
-        self._module = model.load_source(SOURCE, name="ttt_patched", gate=False)
+        self._module = load_source(SOURCE, name="ttt_patched", gate=False)
         self.__dict__.update(replacements)
 
     def __getattr__(self, name: str) -> Any:
@@ -52,7 +53,7 @@ def test_breaches_name_the_step() -> None:
 
 
 def test_a_model_exception_names_the_step_and_the_call() -> None:
-    real = model.load_source(SOURCE, name="real", gate=False)
+    real = load_source(SOURCE, name="real", gate=False)
 
     def apply_action(s: dict, a: str) -> dict:
         if a == "x(2,2)":
@@ -105,7 +106,7 @@ def test_no_legal_actions_at_a_non_terminal_state_is_a_breach() -> None:
 
 
 def test_str_subclasses_are_valid_actions_with_their_ids() -> None:
-    real = model.load_source(SOURCE, name="real", gate=False)
+    real = load_source(SOURCE, name="real", gate=False)
     state = _state(get_legal_actions=lambda s: [_Action(a) for a in real.get_legal_actions(s)])
     assert state.legal_actions() == list(range(9))
     assert state.action_to_string(0, 4) == "x(1,1)"
@@ -138,7 +139,7 @@ class _SpinningDict(dict):
 
 
 def test_a_dict_subclass_state_is_copied_without_calling_its_methods() -> None:
-    real = model.load_source(SOURCE, name="real", gate=False)
+    real = load_source(SOURCE, name="real", gate=False)
     state = _state(apply_action=lambda s, a: _SpinningDict(real.apply_action(s, a)))
     child = state.child_from_string("x(0,0)")
     assert type(child.raw) is not _SpinningDict and child.raw["board"][0] == "x"

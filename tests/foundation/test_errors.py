@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from cwm import model
 from cwm.games import trajectories
+from cwm.sandbox import load_source
 from cwm.types import ModelLoadError, TrajectoryFormatError
 
 REFERENCE = Path(__file__).resolve().parent.parent / "data" / "reference"
@@ -71,4 +71,4 @@ def test_closed_deck_file_where_open_deck_is_needed(tmp_path: Path) -> None:
         "import-time-error"])
 def test_bad_model_source_gets_a_clear_load_error(source: str, message: str) -> None:
     with pytest.raises(ModelLoadError, match=message):
-        model.load_source(source, name="m")
+        load_source(source, name="m")

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from cwm import checks, games, model
 from cwm.games import trajectories
+from cwm.sandbox import load_source
 
 MODEL = Path(__file__).resolve().parents[1] / "data" / "reference" / "tic_tac_toe_model.py"
 
@@ -14,7 +15,7 @@ MODEL = Path(__file__).resolve().parents[1] / "data" / "reference" / "tic_tac_to
 def _raising_model(body_line: str) -> model.WorldModel:
     source = "import json\n" + MODEL.read_text().replace("def get_rewards(state):\n",
                                                            f"def get_rewards(state):\n    {body_line}\n", 1)
-    return model.WorldModel(model.load_source(source), codec=model.ActionCodec.from_game(
+    return model.WorldModel(load_source(source), codec=model.ActionCodec.from_game(
         games.load_game("tic_tac_toe")), name="raiser")
 
 
@@ -38,7 +39,7 @@ def test_a_library_frame_the_model_called_stays_after_its_own():
 
 
 def _model_from(source: str) -> model.WorldModel:
-    return model.WorldModel(model.load_source(source), codec=model.ActionCodec.from_game(
+    return model.WorldModel(load_source(source), codec=model.ActionCodec.from_game(
         games.load_game("tic_tac_toe")), name="edited")
 
 
@@ -74,8 +75,8 @@ def test_an_observation_failure_shows_the_state_but_not_the_expected_view_twice(
 def test_each_frame_quotes_its_own_modules_line_whatever_was_loaded_since_under_that_name():
     """In this process several modules may share a name (two candidates, two bundles of one game): each
     traceback quotes the lines of the module that raised, as a sandbox child does, never another's."""
-    first = model.load_source("def f():\n    x = 1\n    raise ValueError('first')\n", api=())
-    model.load_source("def f():\n    raise ValueError('second')\n\n\n", api=())  # same name, loaded later
+    first = load_source("def f():\n    x = 1\n    raise ValueError('first')\n", api=())
+    load_source("def f():\n    raise ValueError('second')\n\n\n", api=())  # same name, loaded later
     try:
         first.f()
     except ValueError as e:
@@ -87,7 +88,7 @@ def test_each_frame_quotes_its_own_modules_line_whatever_was_loaded_since_under_
 def test_a_line_break_python_does_not_count_does_not_shift_the_quoted_line():
     """A string with U+2028 or a form feed is one line to the compiler (str.splitlines would split it)."""
     source = "X = 'a\u2028b\x0cc'\n\ndef f():\n    raise ValueError('here')\n"
-    module = model.load_source(source, api=())
+    module = load_source(source, api=())
     try:
         module.f()
     except ValueError as e:

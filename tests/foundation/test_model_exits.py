@@ -10,6 +10,7 @@ import pytest
 
 from cwm import checks, games, model
 from cwm.games import trajectories
+from cwm.sandbox import load_source
 from cwm.types import ModelContractError
 
 REFERENCE = Path(__file__).resolve().parent.parent / "data" / "reference"
@@ -21,7 +22,7 @@ class _ExitsInRewards:
     """The reference tic-tac-toe model whose get_rewards raises ``exc`` (a trusted object: no static gate)."""
 
     def __init__(self, exc: BaseException):
-        self._module = model.load_source(SOURCE, name="ttt_exits", gate=False)
+        self._module = load_source(SOURCE, name="ttt_exits", gate=False)
         self._exc = exc
 
     def __getattr__(self, name: str) -> Any:

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from cwm import checks, games
 from cwm.games import trajectories
-from cwm.model import ActionCodec, WorldModel, load_source
+from cwm.model import ActionCodec, WorldModel
+from cwm.sandbox import load_source
 
 TTT = (Path(__file__).resolve().parents[1] / "data" / "reference" / "tic_tac_toe_model.py").read_text()
 

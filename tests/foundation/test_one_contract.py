@@ -14,6 +14,7 @@ import pytest
 from cwm import checks, games, model
 from cwm.agents.cwm import HistoryTracker, PlayerView
 from cwm.games import trajectories
+from cwm.sandbox import load_source
 from cwm.types import CHANCE, ModelContractError
 
 
@@ -98,7 +99,7 @@ def get_rewards(state):
 
 
 def test_case3_nan_probability_is_refused_by_modelstate():
-    wm = model.WorldModel(model.load_source(NAN_CHANCE, name="nan_chance"), name="nan_chance")
+    wm = model.WorldModel(load_source(NAN_CHANCE, name="nan_chance"), name="nan_chance")
     state = wm.new_initial_state()
     assert state.is_chance_node()
     with pytest.raises(ModelContractError, match="step 0: a chance probability must be finite, got nan"):

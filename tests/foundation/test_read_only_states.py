@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from cwm import checks, model, values
+from cwm import checks, values
 from cwm.games import trajectories
+from cwm.sandbox import load_source
 from cwm.types import ModelLoadError
 
 REFERENCE = "tests/data/reference/tic_tac_toe_model.py"
@@ -16,12 +17,12 @@ REFERENCE = "tests/data/reference/tic_tac_toe_model.py"
 @pytest.mark.parametrize("fn", ["heapq.heappush(state['l'], 0)", "heappop(state['l'])", "heapq.heapify(state['l'])",
                                 "heapq.heapreplace(state['l'], 0)", "heapq.heappushpop(state['l'], 0)"])
 def test_heapq_refuses_to_change_a_state_in_place(fn):
-    module = model.load_source(f"import heapq\nfrom heapq import heappop\n\ndef f(state):\n    {fn}\n", api=())
+    module = load_source(f"import heapq\nfrom heapq import heappop\n\ndef f(state):\n    {fn}\n", api=())
     state = values.state({"l": [3, 1, 2]})
     with pytest.raises(values.StateMutationError, match="read-only list of the state"):
         module.f(state)
     assert state == {"l": [3, 1, 2]}
-    copy = model.load_source("import heapq\n\ndef g(state):\n    q = list(state['l'])\n    heapq.heappush(q, 0)\n"
+    copy = load_source("import heapq\n\ndef g(state):\n    q = list(state['l'])\n    heapq.heappush(q, 0)\n"
                              "    return q\n", api=())
     assert sorted(copy.g(state)) == [0, 1, 2, 3] and copy.g(state)[0] == 0  # on a copy it works as ever
 
@@ -32,7 +33,7 @@ def test_a_model_that_pushes_onto_its_state_is_a_breach_in_the_checks():
     source = (Path(__file__).resolve().parents[2] / REFERENCE).read_text()
     source = "import heapq\n" + source.replace(
         '    board = list(state["board"])\n', '    board = list(state["board"])\n    heapq.heapify(state["board"])\n')
-    report = checks.run_checks(model.load_source(source), [trajectories.record("tic_tac_toe", seed=0)])
+    report = checks.run_checks(load_source(source), [trajectories.record("tic_tac_toe", seed=0)])
     assert report.breaches > 0 and not report.all_passed
     assert any("tried to modify its input state" in f.render() for f in report.failures)
 
@@ -41,7 +42,7 @@ def test_a_model_that_pushes_onto_its_state_is_a_breach_in_the_checks():
                                   "f = dict.setdefault"])
 def test_the_gate_refuses_unbound_mutators_of_builtin_containers(call):
     with pytest.raises(ModelLoadError, match=r"\[gate: builtin-mutator\]"):
-        model.load_source(f"def f(s):\n    {call}\n", api=())
+        load_source(f"def f(s):\n    {call}\n", api=())
 
 
 def test_a_numpy_int_is_a_player_as_the_rules_say():

@@ -13,6 +13,7 @@ import pytest
 
 from cwm import checks, games, model
 from cwm.games import trajectories
+from cwm.sandbox import load_source
 
 REFERENCE = Path(__file__).resolve().parent.parent / "data" / "reference"
 NUM_TRAJECTORIES = 20
@@ -110,7 +111,7 @@ def _source(game: str) -> str:
 
 
 def _world_model(game: str, source: str, name: str) -> model.WorldModel:
-    module = model.load_source(source, name=name)  # the static gate must accept the fixtures too
+    module = load_source(source, name=name)  # the static gate must accept the fixtures too
     return model.WorldModel(module, codec=model.ActionCodec.from_game(games.load_game(game)), name=name)
 
 

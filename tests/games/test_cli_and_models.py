@@ -8,6 +8,7 @@ import pytest
 
 from cwm import checks, cli, games, model
 from cwm.games import trajectories
+from cwm.sandbox import load_source
 
 DATA = Path(__file__).parents[1] / "data" / "games"
 
@@ -41,7 +42,7 @@ def test_cwm_check_passes_a_model_written_from_the_quadranto_rules(tmp_path, cap
                                         ("gen_chess", 0)])
 def test_model_written_from_the_rules_file_matches_ground_truth(name, seed):
     """Each model in tests/data/games was written from game_rules/<name>.md alone, so the rules suffice."""
-    module = model.load_source((DATA / f"{name}_cwm.py").read_text(), name=f"{name}_cwm")
+    module = load_source((DATA / f"{name}_cwm.py").read_text(), name=f"{name}_cwm")
     wm = model.WorldModel(module, codec=model.ActionCodec.from_game(games.load_game(name)), name=name)
     report = checks.run_checks(wm, trajectories.collect(name, 10, seed=seed))
     assert report.all_passed, report.summary()

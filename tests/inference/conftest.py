@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from cwm import model, values
+from cwm import values
 from cwm.games import trajectories
+from cwm.sandbox import load_source
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -59,4 +60,4 @@ def leduc_source():
 
 @pytest.fixture(scope="session")
 def leduc_module(leduc_source):
-    return model.load_source(leduc_source, name="leduc_reference")
+    return load_source(leduc_source, name="leduc_reference")

@@ -76,8 +76,9 @@ def test_a_joint_candidate_without_the_world_model_api_is_refused_the_same_in_pr
         leduc_games, leduc_source):
     """A closed-deck candidate must define the world model's functions too; where the check ran does not change
     what the LLM is told."""
+    from cwm.games.trajectories import views_of
     from cwm.sandbox import Sandbox
-    from cwm.synthesis.inference_target import inference_checker, views_of
+    from cwm.sandbox.checkers import inference_checker
 
     no_rewards = leduc_source.replace("def get_rewards(", "def get_reward(") + "\n\n" + SEARCH_INFERENCE_SOURCE
     assert "def get_rewards(" not in no_rewards

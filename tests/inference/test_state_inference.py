@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from cwm import games, model
+from cwm import games
 from cwm.agents.base import RandomAgent
 from cwm.agents.cwm import CWMAgent, inference_sampler
 from cwm.arena import play_match
@@ -15,7 +15,7 @@ from cwm.contract import INFERENCE_API, resampler
 from cwm.games import trajectories
 from cwm.llm import ScriptedClient
 from cwm.model import WorldModel
-from cwm.sandbox import Sandbox
+from cwm.sandbox import Sandbox, load_source
 from cwm.synthesis.inference import synthesize_inference
 from cwm.types import ModelLoadError, UsageError
 from planners.config import SearchConfig
@@ -90,10 +90,10 @@ def test_the_other_players_turn_is_caught(leduc_games, leduc_module):
 
 
 def test_a_state_module_meets_the_inference_contract_and_neither_is_refused(leduc_source):
-    module = model.load_source(leduc_source + STATE_SOURCE, name="state_inf", api=INFERENCE_API)
+    module = load_source(leduc_source + STATE_SOURCE, name="state_inf", api=INFERENCE_API)
     assert resampler(module)[0] == "state"
     with pytest.raises(ModelLoadError, match=r"resample_history \(or resample_state, the hidden-state variant\)"):
-        model.load_source("X = 1\n", name="neither", api=INFERENCE_API)
+        load_source("X = 1\n", name="neither", api=INFERENCE_API)
 
 
 def test_the_sandbox_checks_the_state_variant(leduc_games, leduc_source):
@@ -123,7 +123,7 @@ def test_state_inference_is_synthesized_from_its_own_prompts(tmp_path, leduc_sou
 
 
 def test_planning_on_sampled_states_plays_without_falling_back(leduc_source):
-    module = model.load_source(leduc_source + STATE_SOURCE, name="state_planner")
+    module = load_source(leduc_source + STATE_SOURCE, name="state_planner")
     world = WorldModel(module, name="leduc_state")
     game = games.load_game("leduc_poker")
     config = SearchConfig(num_simulations=30, rollouts=1, seed=0)

@@ -13,6 +13,7 @@ from cwm.agents.cwm import HistoryTracker
 from cwm.checks.inference import run_inference_checks
 from cwm.contract import INFERENCE_API
 from cwm.games import trajectories
+from cwm.sandbox import load_source
 from cwm.sandbox.jobs.plan import _Server
 from cwm.types import ModelLoadError
 
@@ -20,10 +21,10 @@ DATA = Path(__file__).resolve().parent.parent / "data"
 
 
 def _quadranto():
-    inference = model.load_source((DATA / "reference" / "quadranto_inference.py").read_text(encoding="utf-8"),
+    inference = load_source((DATA / "reference" / "quadranto_inference.py").read_text(encoding="utf-8"),
                                   name="quadranto_inference", api=INFERENCE_API)
     source = (DATA / "games" / "quadranto_cwm.py").read_text(encoding="utf-8")
-    wm = model.WorldModel(model.load_source(source, name="quadranto_model"),
+    wm = model.WorldModel(load_source(source, name="quadranto_model"),
                           codec=model.ActionCodec.from_game(games.load_game("quadranto")), name="quadranto_model")
     return inference, wm
 

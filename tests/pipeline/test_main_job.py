@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from cwm.cli import main
+from cwm.pipeline import recordings
 from cwm.pipeline import stages as pipeline
 
 SMALL = dict(num_test=4, matches=6, simulations=300, rollouts=4, executor="local:2")
@@ -67,10 +68,10 @@ def test_auto_without_key_or_recording_is_a_clear_error(monkeypatch, tmp_path, c
     monkeypatch.chdir(tmp_path)
     for var in pipeline.API_KEY_VARS:
         monkeypatch.delenv(var, raising=False)
-    shipped, listed = pipeline.recording_for, pipeline._recordings  # backgammon as a game shipping no session
-    monkeypatch.setattr(pipeline, "recording_for",
+    shipped, listed = recordings.recording_for, recordings._recordings  # backgammon as a game shipping no session
+    monkeypatch.setattr(recordings, "recording_for",
                         lambda game, deck="open": None if game == "backgammon" else shipped(game, deck))
-    monkeypatch.setattr(pipeline, "_recordings", lambda: [p for p in listed() if p.stem != "backgammon"])
+    monkeypatch.setattr(recordings, "_recordings", lambda: [p for p in listed() if p.stem != "backgammon"])
     assert main(["run", "backgammon", "--out", "unused-dir", "--quiet"]) == 2
     err = capsys.readouterr().err
     assert "set GEMINI_API_KEY" in err and "tic_tac_toe" in err and "backgammon" not in err.split("ship only for")[1]

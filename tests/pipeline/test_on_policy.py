@@ -10,7 +10,7 @@ import pytest
 from cwm import arena, games
 from cwm.agents.base import RandomAgent
 from cwm.arena.types import MatchResult
-from cwm.checks.on_policy import ReplayError, agent_games, on_policy_accuracy, replay
+from cwm.pipeline.on_policy import ReplayError, agent_games, on_policy_accuracy, replay
 from tests.inference.test_inference_checks import SEARCH_INFERENCE_SOURCE
 
 REFERENCE = Path(__file__).resolve().parents[1] / "data" / "reference"

@@ -13,13 +13,14 @@ import numpy as np
 import pytest
 
 from cwm import games, model
+from cwm.sandbox import load_source
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "planners"
 
 
 def _load(name: str, game: str = "tic_tac_toe") -> model.WorldModel:
     source = (DATA / name).read_text(encoding="utf-8")
-    module = model.load_source(source, name=Path(name).stem)
+    module = load_source(source, name=Path(name).stem)
     return model.WorldModel(module, codec=model.ActionCodec.from_game(games.load_game(game)), name=Path(name).stem)
 
 

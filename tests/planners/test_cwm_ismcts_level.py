@@ -11,7 +11,6 @@ from pathlib import Path
 import pyspiel
 import pytest
 
-from cwm import model
 from cwm.agents import CWMAgent, ISMCTSAgent, inference_sampler
 from cwm.agents.specs import Settings, make_agent
 from cwm.agents.worker import WorkerAgent
@@ -20,6 +19,7 @@ from cwm.bundle import export_bundle
 from cwm.contract import INFERENCE_API
 from cwm.games import trajectories
 from cwm.games.oracle import oracle_model
+from cwm.sandbox import load_source
 from planners.config import SearchConfig
 
 REFERENCE = Path(__file__).resolve().parent.parent / "data" / "reference"
@@ -50,7 +50,7 @@ def _assert_level(scores, stats, mean_ci):
 
 @pytest.mark.slow
 def test_oracle_model_with_reference_inference_is_level_with_gt_ismcts(mean_ci):
-    inference = model.load_source((REFERENCE / "leduc_poker_inference.py").read_text(), name="leduc_inference",
+    inference = load_source((REFERENCE / "leduc_poker_inference.py").read_text(), name="leduc_inference",
                                   api=INFERENCE_API)
     oracle = oracle_model("leduc_poker")
     sampler = inference_sampler(oracle, inference.resample_history)

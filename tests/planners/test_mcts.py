@@ -19,6 +19,7 @@ from open_spiel.python.algorithms import mcts as os_mcts
 
 from cwm.agents import MCTSAgent, RandomAgent
 from cwm.arena import play_match
+from cwm.sandbox import load_source
 from planners import MCTS
 from planners.config import SearchConfig
 
@@ -173,7 +174,7 @@ def test_model_rollouts_go_through_the_models_guard(data_dir):
         seen.append(fn.__name__)
         return fn(*args)
 
-    module = model.load_source((data_dir / "ttt_model.py").read_text(), name="ttt")
+    module = load_source((data_dir / "ttt_model.py").read_text(), name="ttt")
     wm = model.WorldModel(module, codec=model.ActionCodec.from_game(games.load_game("tic_tac_toe")), guard=guard)
     MCTS(SearchConfig(num_simulations=20, rollouts=1), seed=0).search(wm.new_initial_state())
     assert {"apply_action", "get_legal_actions", "get_current_player", "get_rewards"} <= set(seen)
@@ -201,7 +202,7 @@ def _budgeted(data_dir, delay: float, hang_at: int, budget: float):  # noqa: ANN
     from cwm import games, model
     from cwm.sandbox.budget import call_budget
 
-    module = model.load_source((data_dir / "ttt_model.py").read_text(), name="ttt")
+    module = load_source((data_dir / "ttt_model.py").read_text(), name="ttt")
     return model.WorldModel(_SlowModel(module, delay, hang_at), guard=call_budget(budget), name="slow",
                             codec=model.ActionCodec.from_game(games.load_game("tic_tac_toe")))
 

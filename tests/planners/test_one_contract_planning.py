@@ -22,6 +22,7 @@ from cwm.agents.specs import Settings, make_agent
 from cwm.arena import play_match
 from cwm.bundle import export_bundle
 from cwm.games import trajectories
+from cwm.sandbox import load_source
 from cwm.sandbox.budget import call_budget
 from planners import ISMCTS, MCTS
 from planners.config import SearchConfig
@@ -35,7 +36,7 @@ def _model(game, path, *patch, guard=model.direct_guard):
     if patch:
         assert source.count(patch[0]) == 1
         source = source.replace(*patch)
-    return model.WorldModel(model.load_source(source, name=Path(path).stem),
+    return model.WorldModel(load_source(source, name=Path(path).stem),
                             codec=model.ActionCodec.from_game(games.load_game(game)), name=Path(path).stem, guard=guard)
 
 
@@ -264,7 +265,7 @@ class _CountingApply:
 
 
 def _never_ends(guard):
-    return model.WorldModel(model.load_source(NEVER_ENDS, name="never_ends"), name="never_ends", guard=guard,
+    return model.WorldModel(load_source(NEVER_ENDS, name="never_ends"), name="never_ends", guard=guard,
                             codec=model.ActionCodec.from_game(pyspiel.load_game("tic_tac_toe")))
 
 

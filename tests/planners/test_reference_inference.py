@@ -19,6 +19,7 @@ from cwm.checks.posterior import posterior_check
 from cwm.contract import INFERENCE_API
 from cwm.games.hidden import replay
 from cwm.games.oracle import oracle_model
+from cwm.sandbox import load_source
 from cwm.types import CwmError
 
 DATA = Path(__file__).resolve().parent.parent / "data"
@@ -30,7 +31,7 @@ CASES = {  # game -> (its reference inference, the world model written for it)
 
 def _inference(source, name="inference"):
     """An inference module through the sandbox's static gate, as a bundle's inference.py is loaded."""
-    return model.load_source(source, name=name, api=INFERENCE_API)
+    return load_source(source, name=name, api=INFERENCE_API)
 
 
 def _reference(game):
@@ -39,7 +40,7 @@ def _reference(game):
 
 def _world_model(game):
     source = (DATA / CASES[game][1]).read_text(encoding="utf-8")
-    return model.WorldModel(model.load_source(source, name=f"{game}_model"),
+    return model.WorldModel(load_source(source, name=f"{game}_model"),
                             codec=model.ActionCodec.from_game(games.load_game(game)), name=f"{game}_model")
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from cwm import games, model
+from cwm.sandbox import load_source
 from cwm.types import ModelContractError
 from planners.rollout import rollout_returns
 
@@ -22,7 +23,7 @@ def _offering(extra: str) -> model.WorldModel:
         "\n\n_legal = get_legal_actions\n\n\n"
         f"def get_legal_actions(state):\n    legal = _legal(state)\n"
         f"    return legal + [{extra}] if legal and len(legal) < 9 else legal\n")
-    return model.WorldModel(model.load_source(source), codec=model.ActionCodec.from_game(
+    return model.WorldModel(load_source(source), codec=model.ActionCodec.from_game(
         games.load_game("tic_tac_toe")), name="offers")
 
 
@@ -37,7 +38,7 @@ def test_a_playout_refuses_an_action_the_game_does_not_have(extra, named):
 
 
 def test_the_game_s_own_actions_play_out_as_before():
-    sound = model.WorldModel(model.load_source(REFERENCE.read_text()), codec=model.ActionCodec.from_game(
+    sound = model.WorldModel(load_source(REFERENCE.read_text()), codec=model.ActionCodec.from_game(
         games.load_game("tic_tac_toe")), name="sound")
     returns = rollout_returns(sound.new_initial_state(), 50, random.Random(0))
     assert len(returns) == 2 and abs(returns[0] + returns[1]) < 1e-9
@@ -49,7 +50,7 @@ def test_a_str_subclass_action_plays_as_its_plain_string_without_its_methods_cal
         "    def __eq__(self, other):\n        raise RuntimeError('compared')\n\n\n"
         "_legal = get_legal_actions\n\n\n"
         "def get_legal_actions(state):\n    return [_Loud(a) for a in _legal(state)]\n")
-    loud = model.WorldModel(model.load_source(source), codec=model.ActionCodec.from_game(
+    loud = model.WorldModel(load_source(source), codec=model.ActionCodec.from_game(
         games.load_game("tic_tac_toe")), name="loud")
     returns = rollout_returns(loud.new_initial_state(), 20, random.Random(0))
     assert len(returns) == 2 and abs(returns[0] + returns[1]) < 1e-9

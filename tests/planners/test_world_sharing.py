@@ -11,6 +11,7 @@ import pyspiel
 from cwm import games, model
 from cwm.agents import HistoryTracker, PlayerView, inference_sampler
 from cwm.contract import INFERENCE_API
+from cwm.sandbox import load_source
 from planners import ISMCTS
 from planners.config import SearchConfig
 
@@ -18,9 +19,9 @@ REFERENCE = Path(__file__).resolve().parent.parent / "data" / "reference"
 
 
 def _parts():
-    wm = model.WorldModel(model.load_source((REFERENCE / "leduc_poker_model.py").read_text(), name="leduc_model"),
+    wm = model.WorldModel(load_source((REFERENCE / "leduc_poker_model.py").read_text(), name="leduc_model"),
                           codec=model.ActionCodec.from_game(games.load_game("leduc_poker")), name="leduc_model")
-    inference = model.load_source((REFERENCE / "leduc_poker_inference.py").read_text(), name="leduc_inference",
+    inference = load_source((REFERENCE / "leduc_poker_inference.py").read_text(), name="leduc_inference",
                                   api=INFERENCE_API)
     return wm, inference.resample_history
 

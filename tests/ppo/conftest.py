@@ -15,8 +15,10 @@ import pytest
 from cwm import games
 from cwm.contract import ENCODER_API
 from cwm.games.oracle import oracle_model
-from cwm.model import ActionCodec, WorldModel, load_source
-from cwm.ppo.env import LocalEnvs
+from cwm.model import ActionCodec, WorldModel
+from cwm.ppo.train import ground_truth_envs
+from cwm.sandbox import load_source
+from planners.env import LocalEnvs
 
 REFERENCE = Path(__file__).resolve().parents[1] / "data" / "reference"
 
@@ -59,4 +61,4 @@ def model_envs() -> Callable[[str], LocalEnvs]:
 @pytest.fixture
 def real_envs() -> Callable[[str], LocalEnvs]:
     """A game's envs on its ground truth, with its hand-written encoder."""
-    return lambda game: LocalEnvs.of_game(game, encoder(game))
+    return lambda game: ground_truth_envs(game, encoder(game))

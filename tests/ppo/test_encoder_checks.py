@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from cwm.checks.encoder import check_encoder, observations_of, sandbox_check_encoder
+from cwm.checks.encoder import check_encoder, observations_of
 from cwm.games import trajectories
+from cwm.sandbox.checkers import sandbox_check_encoder
 
 GAMES = ["tic_tac_toe", "connect_four", "leduc_poker", "quadranto"]
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cwm.ppo.env import EnvError
 from cwm.sandbox.training import ContainedEnvs, TrainingRefused
+from planners.env import EnvError
 
 
 def _play(env, steps: int, seed: int = 0) -> list:

@@ -103,7 +103,7 @@ def test_acting_and_the_library_never_import_jax():
     import subprocess
     import sys
 
-    code = ("import sys, cwm, planners, cwm.agents.specs, cwm.agents.ppo, planners.puct, cwm.ppo.env, "
+    code = ("import sys, cwm, planners, cwm.agents.specs, cwm.agents.ppo, planners.puct, planners.env, "
             "cwm.checks.encoder, cwm.sandbox.training; print(sorted(m for m in sys.modules if m.split('.')[0] "
             "in ('jax', 'optax')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

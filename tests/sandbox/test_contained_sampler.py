@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from cwm import model
 from cwm.checks.posterior import posterior_check
 from cwm.contract import INFERENCE_API
 from cwm.games import trajectories
+from cwm.sandbox import load_source
 from cwm.sandbox.sampling import ContainedSampler, SamplerFailure
 
 REFERENCE = (Path(__file__).resolve().parents[1] / "data" / "reference" / "leduc_poker_inference.py").read_text()
@@ -26,7 +26,7 @@ def events() -> list[dict]:
 
 
 def test_draws_equal_the_functions_own(events):
-    own = model.load_source(REFERENCE, name="reference", api=INFERENCE_API).resample_history
+    own = load_source(REFERENCE, name="reference", api=INFERENCE_API).resample_history
     with ContainedSampler(REFERENCE) as sampler:
         assert [sampler(events, 0, seed) for seed in range(5)] == [own(events, 0, seed) for seed in range(5)]
 
@@ -68,7 +68,7 @@ def test_an_endless_function_is_given_up_on_after_its_restarts(events):
 
 
 def test_the_posterior_check_through_the_worker_matches_in_process():
-    own = model.load_source(REFERENCE, name="reference", api=INFERENCE_API).resample_history
+    own = load_source(REFERENCE, name="reference", api=INFERENCE_API).resample_history
     settings = {"games_played": 3, "states": 4, "draws": 60, "seed": 1}
     with ContainedSampler(REFERENCE) as sampler:
         contained = posterior_check("leduc_poker", sampler, **settings)

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from cwm import model
-from cwm.sandbox import static_gate
+from cwm.sandbox import load_source, static_gate
 from cwm.sandbox.budget import call_budget
 from cwm.types import ModelContractError, ModelLoadError
 
@@ -82,7 +82,7 @@ def test_gate_rejects_with_line_and_reason(source: str, reason: str) -> None:
 
 def test_load_source_uses_the_gate() -> None:
     with pytest.raises(ModelLoadError, match="import of 'os'"):
-        model.load_source("import os\n")
+        load_source("import os\n")
 
 
 LIBRARY_MODEL = """
@@ -112,14 +112,14 @@ def get_initial_state():
 
 def test_load_source_runs_gated_models_with_the_sandbox_builtins() -> None:
     """A gate bypass in an accepted model would otherwise find open/eval/__import__ in its builtins."""
-    module = model.load_source(LIBRARY_MODEL, api=())
+    module = load_source(LIBRARY_MODEL, api=())
     assert module.get_initial_state() == {"cell": [0, "x"], "sum": 6.0}  # dataclasses, enum, numpy still work
     seen = module.get_initial_state.__globals__["__builtins__"]
     assert isinstance(seen, dict)
     assert not {"open", "eval", "exec", "getattr", "compile", "__loader__"} & set(seen)
     with pytest.raises(ImportError, match="sandbox: import of 'os' is not allowed"):
         seen["__import__"]("os")
-    trusted = model.load_source("x = 1\n", api=(), gate=False)  # hand-written fixtures keep everything
+    trusted = load_source("x = 1\n", api=(), gate=False)  # hand-written fixtures keep everything
     assert vars(trusted)["__builtins__"] in (builtins, vars(builtins))
 
 
@@ -176,7 +176,7 @@ def test_call_budget_in_a_worker_thread() -> None:
 def test_call_budget_guards_a_world_model() -> None:
     source = "def get_initial_state():\n    while True:\n        pass\n" + "".join(
         f"def {f.name}(*a):\n    return None\n" for f in model.WORLD_MODEL_API if f.name != "get_initial_state")
-    wm = model.WorldModel(model.load_source(source), guard=call_budget(0.1))
+    wm = model.WorldModel(load_source(source), guard=call_budget(0.1))
     with pytest.raises(ModelContractError, match="get_initial_state"):
         wm.new_initial_state()
 
@@ -232,7 +232,7 @@ def test_a_stretch_inside_a_guarded_call_cannot_extend_the_outer_budget() -> Non
 
 def test_a_world_model_stretch_uses_bare_functions_only_under_a_timed_guard() -> None:
     source = "".join(f"def {f.name}(*a):\n    return None\n" for f in model.WORLD_MODEL_API)
-    module = model.load_source(source)
+    module = load_source(source)
     calls = []
 
     def counting(fn, *args):  # noqa: ANN001, ANN202
@@ -329,11 +329,11 @@ def _retrying_model(handler: str) -> str:
 @pytest.mark.parametrize("handler", list(SWALLOW_FOREVER.values()), ids=list(SWALLOW_FOREVER))
 def test_load_source_refuses_models_that_swallow_the_interrupt(handler: str) -> None:
     with pytest.raises(ModelLoadError, match="is not allowed"):
-        model.load_source(_retrying_model(handler))
+        load_source(_retrying_model(handler))
 
 
 def test_call_budget_ends_a_model_that_retries_after_every_exception() -> None:
-    wm = model.WorldModel(model.load_source(_retrying_model("except Exception:")), guard=call_budget(0.1))
+    wm = model.WorldModel(load_source(_retrying_model("except Exception:")), guard=call_budget(0.1))
     start = time.monotonic()
     with pytest.raises(ModelContractError, match="get_initial_state"):
         wm.new_initial_state()

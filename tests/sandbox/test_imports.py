@@ -11,7 +11,7 @@ import types
 import numpy as np
 import pytest
 
-from cwm import model
+from cwm.sandbox import load_source
 from cwm.sandbox.imports import make_importer
 
 
@@ -75,7 +75,7 @@ def test_each_candidate_has_its_own_copies() -> None:
 
 
 def test_load_source_hands_out_views() -> None:
-    module = model.load_source("import random\nimport collections.abc\n", api=())
+    module = load_source("import random\nimport collections.abc\n", api=())
     assert module.random is not random and module.random.Random is random.Random
     assert module.collections.abc.Mapping is collections.abc.Mapping
 

@@ -15,9 +15,18 @@ import time
 import pytest
 
 import cwm.sandbox.box as sandbox_module
-from cwm import checks, model
+from cwm import checks
 from cwm.games import trajectories
-from cwm.sandbox import CALL_JOB, CHECK_JOB, RANDOM_PLAY_JOB, JobResult, Limits, Sandbox, SandboxError
+from cwm.sandbox import (
+    CALL_JOB,
+    CHECK_JOB,
+    RANDOM_PLAY_JOB,
+    JobResult,
+    Limits,
+    Sandbox,
+    SandboxError,
+    load_source,
+)
 from cwm.types import CheckReport
 
 from .conftest import DATA, REFERENCE_TTT, TEST_LIMITS, descendants, leftovers, make_sandbox, settle
@@ -86,7 +95,7 @@ def get_initial_state():
 def test_correct_models_get_the_in_process_report(sandbox: Sandbox, game: str, fixture: str) -> None:
     source = (DATA / "reference" / fixture).read_text()
     trajs = tuple(trajectories.record(game, seed=s) for s in range(3))
-    expected = checks.run_checks(model.load_source(source), trajs)
+    expected = checks.run_checks(load_source(source), trajs)
     report = sandbox.check_world_model(source, trajs)
     assert report == expected
     assert report.all_passed and report.executed > 100
@@ -304,7 +313,7 @@ def test_jobs_also_run_in_process() -> None:
     """The trusted jobs are plain functions: outside a sandbox child their guard is a direct call."""
     from cwm.sandbox import jobs
 
-    module = model.load_source(REFERENCE_TTT)
+    module = load_source(REFERENCE_TTT)
     trajs = [trajectories.record("tic_tac_toe", seed=0)]
     assert jobs.check_world_model(module, {"trajectories": trajs})["error"] == ""
     assert CHECK_JOB.endswith(":check_world_model")

@@ -10,10 +10,9 @@ import random
 
 import pytest
 
-from cwm import model
 from cwm.checks.report import Tally
 from cwm.games import trajectories
-from cwm.sandbox import child, jobs, tamper
+from cwm.sandbox import child, jobs, load_source, tamper
 from cwm.types import CheckReport
 
 from .conftest import REFERENCE_TTT
@@ -46,23 +45,23 @@ def test_the_modules_the_harness_relies_on_are_watched(monkeypatch: pytest.Monke
 
 def test_an_untouched_harness_is_not_tampering(payload: dict[str, object]) -> None:
     before = tamper.snapshot()
-    jobs.check_world_model(model.load_source(BROKEN_TTT), payload)
+    jobs.check_world_model(load_source(BROKEN_TTT), payload)
     assert tamper.tampering(dict(before, random=random.getstate())) == ""
 
 
 def test_reports_are_serialised_as_to_json_does(payload: dict[str, object]) -> None:
-    value = jobs.check_world_model(model.load_source(BROKEN_TTT), payload)
+    value = jobs.check_world_model(load_source(BROKEN_TTT), payload)
     report = CheckReport.from_json(value)
     assert report.failures and json.dumps(value) == json.dumps(report.to_json())
 
 
 def test_a_patched_report_class_or_asdict_does_not_change_the_report(monkeypatch: pytest.MonkeyPatch,
                                                                       payload: dict[str, object]) -> None:
-    honest = jobs.check_world_model(model.load_source(BROKEN_TTT), payload)
+    honest = jobs.check_world_model(load_source(BROKEN_TTT), payload)
     forged = {"by_type": {}, "transitions_passed": 1, "transitions_total": 1, "failures": [], "error": ""}
     monkeypatch.setattr(CheckReport, "to_json", lambda self: forged)
     monkeypatch.setattr(dataclasses, "asdict", lambda obj, **kw: {"passed": 1, "total": 1})
-    assert jobs.check_world_model(model.load_source(BROKEN_TTT), payload) == honest
+    assert jobs.check_world_model(load_source(BROKEN_TTT), payload) == honest
 
 
 def test_the_verdict_encoder_ignores_a_patched_encoder_class(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -11,11 +11,18 @@ import pytest
 
 from cwm.agents.base import AgentError
 from cwm.agents.selected import SelectedAgent
-from cwm.agents.specs import AgentSpecError, Settings, check_agent, parse_agent_spec
+from cwm.agents.specs import AgentSpecError, Settings, check_agent, make_agent, parse_agent_spec
 from cwm.arena import tournament
 from planners.config import SearchConfig
 
 QUICK = Settings(search=SearchConfig(num_simulations=20, rollouts=1))
+
+
+def _selected(folder: Path, seed: int) -> SelectedAgent:
+    """The agent the factory builds for ``cwm-selected:FOLDER`` on tic-tac-toe."""
+    agent = make_agent(f"cwm-selected:{folder}", "tic_tac_toe", settings=QUICK, seed=seed)
+    assert isinstance(agent, SelectedAgent)
+    return agent
 
 
 def test_each_match_plays_a_survivor_and_records_which(ttt_selection, tmp_path: Path) -> None:
@@ -34,9 +41,9 @@ def test_each_match_plays_a_survivor_and_records_which(ttt_selection, tmp_path: 
 
 def test_the_pick_is_drawn_with_the_seed_among_the_survivors_only(ttt_selection) -> None:
     selection, _ = ttt_selection
-    picks = [SelectedAgent(selection.out, "tic_tac_toe", settings=QUICK, seed=s).pick.label for s in range(40)]
+    picks = [_selected(selection.out, s).pick.label for s in range(40)]
     assert set(picks) == {"good", "good2"}  # both drawn, the rejected one never
-    assert picks == [SelectedAgent(selection.out, "tic_tac_toe", settings=QUICK, seed=s).pick.label
+    assert picks == [_selected(selection.out, s).pick.label
                      for s in range(40)]
 
 
@@ -46,7 +53,7 @@ def test_a_bundle_changed_since_the_selection_forfeits(ttt_selection, tmp_path: 
     for agent in data["agents"]:
         agent["fingerprint"] = "cwm sha256:" + "0" * 64
     (tmp_path / "selection.json").write_text(json.dumps(data))
-    agent = SelectedAgent(tmp_path, "tic_tac_toe", settings=QUICK, seed=0)
+    agent = _selected(tmp_path, 0)
     with pytest.raises(AgentError, match="not the bundle that was selected"):
         agent.reset()
     assert agent.stats()["selected_bundle"] in selection.survivors

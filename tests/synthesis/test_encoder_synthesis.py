@@ -14,11 +14,12 @@ import pytest
 
 from cwm.bundle import export_bundle, load_bundle
 from cwm.bundle.files import BundleError, read_trajectories, sha256
-from cwm.checks.encoder import ENCODER_JOB, sandbox_check_encoder
 from cwm.cli import main
 from cwm.games import trajectories
 from cwm.llm import ScriptedClient
 from cwm.sandbox import Sandbox
+from cwm.sandbox.box import ENCODER_GAMES_JOB as ENCODER_JOB
+from cwm.sandbox.checkers import sandbox_check_encoder
 from cwm.synthesis.encoder import synthesize_encoder
 from cwm.synthesis.extract import extract_code
 from cwm.types import UsageError

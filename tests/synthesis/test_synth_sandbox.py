@@ -23,8 +23,8 @@ def test_hanging_and_hostile_candidates_in_the_sandbox(tmp_path: Path) -> None:
 
 def test_in_process_checks_run_under_the_call_budget(train: list) -> None:
     # without the sandbox the checker still bounds each call (cwm.sandbox.call_budget): a hang is a failure
+    from cwm.sandbox.checkers import world_model_checker
     from cwm.synthesis import extract_code
-    from cwm.synthesis.target import world_model_checker
 
     source = extract_code(reply("hang"), ["get_initial_state"]).candidates[0]
     report = world_model_checker(train[:1])(source)
@@ -39,8 +39,8 @@ def test_a_failure_report_reads_the_same_in_the_sandbox_and_in_process(train: li
     from synth_helpers import program
 
     from cwm.sandbox import Sandbox
+    from cwm.sandbox.checkers import world_model_checker
     from cwm.synthesis.render import first_failure_per_type, render_failures
-    from cwm.synthesis.target import world_model_checker
 
     good = program("correct")
     line = '    row, col = int(action[2]), int(action[4])\n'
@@ -64,7 +64,7 @@ def test_a_failure_report_reads_the_same_in_the_sandbox_and_in_process(train: li
 def test_a_refused_module_is_reported_the_same_in_the_sandbox_and_in_process(train: list, source: str,
                                                                                error: str) -> None:
     from cwm.sandbox import Sandbox
-    from cwm.synthesis.target import world_model_checker
+    from cwm.sandbox.checkers import world_model_checker
 
     with Sandbox() as box:
         contained = world_model_checker(train[:1], sandbox=box)(source)

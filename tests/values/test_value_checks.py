@@ -7,7 +7,7 @@ import pytest
 
 from cwm.checks.value import VALUE_TYPES
 from cwm.sandbox import Sandbox
-from cwm.synthesis.value_target import value_checker
+from cwm.sandbox.checkers import value_checker
 
 from .conftest import FLIPPED, GOOD, NEUTRAL, TTT
 

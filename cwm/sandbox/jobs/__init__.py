@@ -1,15 +1,10 @@
-"""The job servers a sandbox child runs on untrusted code: checks, hosting a game, planning, training
-environments. Imported by the zygote before it forks, so every child starts with them."""
+"""The job servers a sandbox child runs on untrusted code: the checks (``check``), hosting a game (``host``),
+planning (``plan``), PPO's environments and encoder (``train``) and an inference function's draws
+(``sample``). The zygote imports them all before it forks, so every child starts with them; the host side
+names a job by its ``"module:function"`` string (``cwm.sandbox.box``'s ``*_JOB`` constants).
+"""
 
-from cwm.sandbox.jobs.check import (  # noqa: F401
-    CONTRACTS,
-    call,
-    check_encoder,
-    check_inference,
-    check_world_model,
-    load_contract,
-    random_play,
-    require,
-)
+from cwm.sandbox.jobs import check, host, plan, sample, train
+from cwm.sandbox.jobs.check import CONTRACTS, require
 
-__all__ = ['CONTRACTS', 'call', 'check_encoder', 'check_inference', 'check_world_model', 'load_contract', 'random_play', 'require']
+__all__ = ["CONTRACTS", "check", "host", "plan", "require", "sample", "train"]

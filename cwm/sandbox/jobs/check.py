@@ -13,7 +13,12 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from cwm.checks import normalise, random_play_checks, run_checks
+from cwm.checks.encoder import check_encoder as check_encoder_pairs
+from cwm.checks.encoder import encoder_check_report, observation_sites
+from cwm.checks.inference import run_inference_checks
+from cwm.checks.report import merge
+from cwm.checks.value import run_value_checks
+from cwm.checks.world_model import normalise, random_play_checks, run_checks
 from cwm.contract import (
     ENCODER_API,
     INFERENCE_API,
@@ -24,6 +29,7 @@ from cwm.contract import (
     resampler,
 )
 from cwm.model import WORLD_MODEL_API, ContractFunction, WorldModel
+from cwm.sandbox.child import call_guard, load_extra
 from cwm.types import JSON, CheckFailure, CheckReport, ModelLoadError
 
 # The contracts ``load_contract`` can verify, by the name a payload gives.
@@ -33,9 +39,7 @@ CONTRACTS: dict[str, tuple[ContractFunction, ...]] = {
 
 
 def _guard(fn: Any, *args: Any) -> Any:
-    from cwm.sandbox.child import call_guard  # the child's guard when running in one, else a plain call
-
-    return call_guard(fn, *args)
+    return call_guard(fn, *args)  # the child's guard when running in one, else a plain call
 
 
 def _report_serialiser() -> Callable[[CheckReport], dict[str, JSON]]:
@@ -118,10 +122,6 @@ def check_inference(module: types.ModuleType, payload: dict[str, Any]) -> JSON:
     Returns:
       ``CheckReport.to_json()``.
     """
-    from cwm.checks.inference import run_inference_checks
-    from cwm.checks.report import merge
-    from cwm.sandbox.child import load_extra
-
     to_json = _REPORT_JSON  # taken before the model runs
     require(module, INFERENCE_API)
     world = module
@@ -190,9 +190,51 @@ def check_encoder(module: types.ModuleType, payload: dict[str, Any]) -> JSON:
     Returns:
       ``EncoderReport.to_json()``.
     """
-    from cwm.checks.encoder import check_encoder as run
-
     require(module, ENCODER_API)
     encode = vars(module)["encode"]
     pairs = [(obs, int(player)) for obs, player in payload["observations"]]
-    return run(lambda obs, player: _guard(encode, obs, player), pairs, call_s=float(payload["call_s"])).to_json()
+    return check_encoder_pairs(lambda obs, player: _guard(encode, obs, player), pairs,
+                               call_s=float(payload["call_s"])).to_json()
+
+
+def check_encoder_games(module: types.ModuleType, payload: dict[str, Any]) -> JSON:
+    """``cwm.checks.encoder.check_encoder`` on a candidate encoder over every observation of some games, as a
+    ``CheckReport`` (what synthesis scores a candidate by).
+
+    Args:
+      module: the candidate (defines ``encode``), loaded by the child under every layer.
+      payload: ``{"trajectories": [Trajectory, ...], "call_s": float}``.
+
+    Returns:
+      ``CheckReport.to_json()`` (serialised with the functions bound before the candidate ran).
+    """
+    to_json = _REPORT_JSON
+    require(module, ENCODER_API)
+    encode = vars(module)["encode"]
+    sites = observation_sites(payload["trajectories"])
+    report = check_encoder_pairs(lambda obs, player: _guard(encode, obs, player),
+                                 [(s.observation, s.player) for s in sites], call_s=float(payload["call_s"]))
+    return to_json(encoder_check_report(report, sites))
+
+
+def check_value(module: types.ModuleType, payload: dict[str, Any]) -> JSON:
+    """``cwm.checks.value.run_value_checks`` on a candidate value module.
+
+    Args:
+      module: the candidate (defines ``get_value``), loaded by the child under every layer.
+      payload: ``{"model_source": str, "trajectories": [Trajectory, ...], "utility": [lo, hi], "call_s": float,
+        "max_failures_per_type": int (optional)}``.
+
+    Returns:
+      ``CheckReport.to_json()`` (serialised with the functions bound before the candidate ran).
+    """
+    to_json = _REPORT_JSON
+    require(module, VALUE_API)
+    world = load_extra(payload["model_source"], WORLD_MODEL_MODULE)
+    require(world)
+    model = WorldModel(world, name=WORLD_MODEL_MODULE, guard=_guard)
+    lo, hi = payload["utility"]
+    report = run_value_checks(model, vars(module)["get_value"], payload["trajectories"], utility=(float(lo), float(hi)),
+                              call_s=float(payload["call_s"]), guard=_guard,
+                              max_failures_per_type=int(payload.get("max_failures_per_type", 20)))
+    return to_json(report)

@@ -27,7 +27,6 @@ from cwm.model_state import ModelState
 from cwm.sandbox.jobs.check import require
 from cwm.types import CHANCE, JSON, TERMINAL, CwmError, ModelLoadError
 
-HOST_JOB = "cwm.sandbox.jobs.host:host_session"
 _REASON_CHARS = 2000
 
 

@@ -35,7 +35,6 @@ from cwm.types import JSON, CwmError, ModelLoadError
 from planners.config import SearchConfig
 from planners.cwm import CWMPlanner, GameFacts, inference_sampler
 
-PLAN_JOB = "cwm.sandbox.jobs.plan:plan_session"
 _REASON_CHARS = 2000
 
 
@@ -46,10 +45,7 @@ def plan_session(module: types.ModuleType, payload: dict[str, Any]) -> Callable[
       ModelLoadError: a module misses its contract functions (the session does not start).
     """
     require(module)
-    codec = payload["codec"]
-    model = WorldModel(module, name=str(payload["name"]), codec=ActionCodec.from_table(
-        codec["table"], num_distinct_actions=codec["num_distinct_actions"],
-        max_chance_outcomes=codec["max_chance_outcomes"], prefixed=codec["prefixed"]))
+    model = WorldModel(module, name=str(payload["name"]), codec=ActionCodec.from_json(payload["codec"]))
     sampler = value_fn = None
     if payload.get("inference"):
         kind, resample = resampler(_extra(payload["inference"], "cwm_inference", INFERENCE_API))

@@ -8,7 +8,7 @@ observation through the encoder, and the legal actions as a mask over the game's
 
 A step is one learner decision in every game; a finished game starts again at once, and the step
 reports the learner's return there (the games here pay only at the end). Numpy only: this module runs
-inside the sandbox worker that hosts an untrusted model (``cwm.sandbox.training``).
+inside the sandbox worker that hosts an untrusted model (``cwm.sandbox.jobs.train``).
 """
 
 from __future__ import annotations
@@ -171,10 +171,12 @@ class LocalEnvs:
 
     @classmethod
     def of_game(cls, game: Any, encode: Encode) -> LocalEnvs:
-        """Games of the ground truth (a ``cwm.games`` name or spec), observed through the registry's views."""
-        from cwm import games
+        """Deprecated: ``cwm.ppo.ground_truth_envs(game, encode)`` (the ground truth is the games package's, which
+        this module does not import)."""
+        import importlib
+        import warnings
 
-        spec = games.resolve(game)
-        real = games.load_game(spec)
-        return cls(real.new_initial_state, lambda state, player: games.observe(spec, state, player), encode,
-                   num_actions=real.num_distinct_actions())
+        warnings.warn("LocalEnvs.of_game is deprecated; use cwm.ppo.ground_truth_envs(game, encode)",
+                      DeprecationWarning, stacklevel=2)
+        envs: LocalEnvs = importlib.import_module("cwm.ppo.train").ground_truth_envs(game, encode)
+        return envs

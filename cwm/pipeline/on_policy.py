@@ -17,6 +17,8 @@ from typing import Any
 from cwm import games
 from cwm.arena.types import MatchResult
 from cwm.games import trajectories
+from cwm.sandbox import Sandbox
+from cwm.sandbox.checkers import inference_checker
 from cwm.types import JSON, CheckReport, ClosedTrajectory, CwmError, Trajectory
 
 
@@ -84,8 +86,6 @@ def on_policy_accuracy(sources: Mapping[str, str], game: str | games.GameSpec, r
       ``inference_accuracy`` and ``inference_checks`` when the bundle has inference; ``None`` rates when no
       match could be used.
     """
-    from cwm.sandbox import Sandbox
-
     played, skipped = agent_games(game, results, label)
     record: dict[str, JSON] = {"matches": len(played), "skipped": skipped, "transition_accuracy": None,
                                "pass_rate": None}
@@ -95,8 +95,6 @@ def on_policy_accuracy(sources: Mapping[str, str], game: str | games.GameSpec, r
         report = box.check_world_model(sources["model.py"], [t for t, _ in played])
         record |= _rates(report, "")
         if "inference.py" in sources:
-            from cwm.synthesis.inference_target import inference_checker
-
             views: list[ClosedTrajectory] = [trajectories.closed_view(t, seat) for t, seats in played for seat in seats]
             check = inference_checker(views, world_model=sources["model.py"], sandbox=box)
             record |= _rates(check(sources["inference.py"]), "inference_")

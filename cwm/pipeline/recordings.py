@@ -1,0 +1,70 @@
+"""The recorded synthesis sessions that ship with cwm (``cwm/data/recordings/``): which one replays a game
+offline (a real model's session in preference to a scripted demo), who answered it, and what ``--llm auto``
+means (Gemini with a key, else the shipped session)."""
+
+from __future__ import annotations
+
+import json
+import os
+from importlib import resources
+from pathlib import Path
+
+from cwm import games
+from cwm.types import JSON, CwmError
+
+API_KEY_VARS = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+
+
+class PipelineError(CwmError, ValueError):
+    """The main job cannot run as asked (no LLM available, another run in the directory, nothing solved)."""
+
+
+def recording_for(game: str, deck: str = "open") -> Path | None:
+    """The packaged recorded synthesis session of a registered game, if one ships with cwm: a real model's
+    session (``data/recordings/real/``, answered through the batch client) in preference to a scripted demo;
+    ``deck="closed"``: the closed-deck joint synthesis (``closed/`` under either)."""
+    name = games.resolve(game).name
+    deck_folder = () if deck == "open" else ("closed",)
+    for folder in (("real",), ()):
+        resource = resources.files("cwm").joinpath("data", "recordings", *folder, *deck_folder, f"{name}.jsonl")
+        if resource.is_file():
+            return Path(str(resource))
+    return None
+
+
+def recording_provenance(recording: Path) -> dict[str, JSON] | None:
+    """Who answered a shipped real session (its ``GAME.provenance.json``), or ``None`` for a scripted one."""
+    path = recording.with_name(recording.stem + ".provenance.json")
+    if not path.is_file():
+        return None
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return data if isinstance(data, dict) else None
+
+
+def resolve_llm(spec: str, game: str) -> str:
+    """Turns ``"auto"`` into a concrete client spec; other specs pass through.
+
+    Raises:
+      PipelineError: ``auto`` with no API key set and no recording for the game.
+    """
+    if spec != "auto":
+        return spec
+    if any(os.environ.get(v) for v in API_KEY_VARS):
+        return "gemini"
+    recording = recording_for(game)
+    if recording is None:
+        raise PipelineError(
+            f"no LLM for {game!r}: set GEMINI_API_KEY (or GOOGLE_API_KEY) for live synthesis, or pass "
+            f"--llm (openai:MODEL, replay:FILE); recorded offline sessions ship only for "
+            f"{', '.join(sorted({p.stem for p in _recordings()})) or 'no game'}")
+    return f"replay:{recording}"
+
+
+def _recordings() -> list[Path]:
+    found = []
+    for folder in (resources.files("cwm").joinpath("data", "recordings", *sub) for sub in (("real",), ())):
+        found += [Path(str(p)) for p in folder.iterdir() if p.name.endswith(".jsonl")] if folder.is_dir() else []
+    return found
+
+
+__all__ = ["API_KEY_VARS", "PipelineError", "recording_for", "recording_provenance", "resolve_llm"]
