@@ -4,8 +4,10 @@ module (through the static gate) is the sandbox's: ``cwm.sandbox.load_source``."
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import re
+import threading
 import types
 from collections.abc import Sequence
 from typing import Any
@@ -130,6 +132,18 @@ WORLD_MODEL_MODULE = "cwm_world_model"  # the world model an inference or value 
 ENCODER_MODULE = "cwm_encoder"  # an observation encoder beside a world model (PPO training)
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+# CPython 3.11 keeps the syntax-tree builder's recursion depth per interpreter, not per thread: two threads
+# parsing at once (the nfg transcriber's pool, concurrent in-process checks) can raise "SystemError: AST
+# constructor recursion depth mismatch" (CPython gh-106905, fixed in 3.11.8). cwm parses one source at a time.
+_PARSE = threading.Lock()
+
+
+def parse_source(source: str) -> ast.Module:
+    """``ast.parse(source)``, one thread at a time (see ``_PARSE``)."""
+    with _PARSE:
+        return ast.parse(source)
 
 
 def source_lines(source: str) -> list[str]:

@@ -17,10 +17,11 @@ import pyspiel
 from open_spiel.python.algorithms import mcts as openspiel_mcts
 
 from cwm import arena, bundle, pipeline
+from cwm.agents import bundle_move
 from cwm.agents.specs import Settings
 from cwm.arena import report as arena_report
 from cwm.llm import make_client
-from cwm.synthesis import synthesize_world_model
+from cwm.synthesis import SynthesisSettings, synthesize_world_model
 from cwm.text import counted
 from planners import MCTS, SearchConfig
 
@@ -38,7 +39,7 @@ print(f"game: {GAME}; LLM: {LLM}; writing under {WORK}")
 
 # %%
 run_dir = WORK / "synthesis"
-result = synthesize_world_model(GAME, llm=make_client(LLM, run_dir=run_dir), run_dir=run_dir, num_test=4)
+result = synthesize_world_model(GAME, make_client(LLM, run_dir=run_dir), SynthesisSettings.of("world_model", num_test=4), run_dir=run_dir)
 print(f"solved: {result.solved} after {counted(result.llm_calls, 'LLM call')}; "
       f"train accuracy {result.train_accuracy:.3f}, test accuracy {result.test_accuracy:.3f}")
 bundle_dir = WORK / "bundle"
@@ -66,12 +67,12 @@ print("it defines: " + ", ".join(line[4:].split("(")[0] for line in code if line
 # ## 3. Plan with the model
 #
 # A loaded bundle is contained: its code (written by an LLM, or by whoever shared it) runs only in a
-# hardened worker process, with no API keys, no network and no file writes. `b.plan(state)` asks such a
+# hardened worker process, with no API keys, no network and no file writes. `bundle_move(b, state)` asks such a
 # worker for the CWM agent's move at a real game state.
 
 # %%
 real = pyspiel.load_game(GAME).new_initial_state()
-move = b.plan(real, SearchConfig(num_simulations=200, rollouts=2), seed=0)
+move = bundle_move(b, real, SearchConfig(num_simulations=200, rollouts=2), seed=0)
 print(f"the CWM agent (in its worker) opens with {real.action_to_string(0, move)}")
 
 # %% [markdown]

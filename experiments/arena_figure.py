@@ -30,6 +30,7 @@ if __package__ in (None, ""):  # run as a file: make the repository root importa
     sys.path.append(str(Path(__file__).resolve().parent.parent))
 
 from cwm.executors import Executor, make_executor
+from cwm.synthesis import SynthesisSettings
 from experiments import common, figure_report, imperfect
 
 EXPERIMENT = "arena_figure"
@@ -170,8 +171,7 @@ def _synthesize(config: common.GameConfig, figure: ArenaFigureConfig, run_dir: P
     world_model = None if closed else _world_model(config, figure, run_dir, llm)
     inference_run = run_dir.parent / "inference" if imperfect_game and not closed else None
     if imperfect_game:
-        result = imperfect.synthesize_inference(config, seed=figure.seed, llm=llm, run_dir=inference_run or run_dir,
-                                                deck=figure.deck, world_model=world_model, cache=figure.cache)
+        result = imperfect.synthesize_inference(config, llm, SynthesisSettings.of("inference", seed=figure.seed, deck=figure.deck), run_dir=inference_run or run_dir, world_model=world_model, cache=figure.cache)
         if not result.best_source:
             raise common.ExperimentError(f"{config.game}: {result.target} synthesis produced no usable program "
                                          f"(see {inference_run or run_dir}/summary.md)")
@@ -183,11 +183,7 @@ def _world_model(config: common.GameConfig, figure: ArenaFigureConfig, run_dir: 
     from cwm.synthesis import synthesize_world_model
 
     client = make_client(llm, run_dir=run_dir, cache=Path(figure.cache) if figure.cache else None)
-    result = synthesize_world_model(
-        config.game, llm=client, run_dir=run_dir, budget=config.budget, seed=figure.seed,
-        strategy=config.strategy,  # type: ignore[arg-type]
-        num_train=config.num_train, num_test=config.num_test, test_transitions=config.test_transitions,
-        test_mcts_simulations=config.test_mcts_simulations)
+    result = synthesize_world_model(config.game, client, SynthesisSettings.of("world_model", budget=config.budget, seed=figure.seed, strategy=config.strategy, num_train=config.num_train, num_test=config.num_test, test_transitions=config.test_transitions, test_mcts_simulations=config.test_mcts_simulations), run_dir=run_dir)
     if not result.best_source:
         raise common.ExperimentError(
             f"{config.game}: synthesis produced no usable program (see {run_dir}/summary.md)")

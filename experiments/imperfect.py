@@ -82,13 +82,13 @@ def synthesize_inference(config: common.GameConfig, *, seed: int, llm: str, run_
     """Runs (or resumes) the inference synthesis of one game: open deck for ``world_model``, or closed deck
     (the world model and its inference together); the ``SynthesisResult``."""
     from cwm.llm import make_client
-    from cwm.synthesis.inference import synthesize_inference as synthesize
+    from cwm.synthesis import SynthesisSettings, synthesize_inference
 
     client = make_client(llm, run_dir=run_dir, cache=Path(cache) if cache else None)
-    return synthesize(config.game, llm=client, run_dir=run_dir, deck=deck,  # type: ignore[arg-type]
-                      world_model=world_model, strategy=config.strategy,  # type: ignore[arg-type]
-                      budget=config.budget, seed=seed, num_train=config.num_train,
-                      **({} if config.num_test is None else {"num_test": config.num_test}))
+    settings = SynthesisSettings.of("inference", deck=deck, strategy=config.strategy, budget=config.budget, seed=seed,
+                                    num_train=config.num_train,
+                                    **({} if config.num_test is None else {"num_test": config.num_test}))
+    return synthesize_inference(config.game, client, settings, run_dir=run_dir, world_model=world_model)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -38,7 +38,7 @@ from cwm import games
 from cwm.cli import EXIT_WAITING
 from cwm.llm import BatchFileClient, Client, PendingBatch, RecordingClient, make_client
 from cwm.llm.batch_texts import export_pending, import_answers
-from cwm.synthesis import SynthesisResult, synthesize_world_model
+from cwm.synthesis import SynthesisResult, SynthesisSettings, synthesize_world_model
 from cwm.synthesis.inference import synthesize_inference
 from cwm.synthesis.store import ResumeError
 from cwm.text import counted
@@ -116,15 +116,11 @@ def _session(game: str, llm: Client, run_dir: Path, args: argparse.Namespace) ->
     depend on them, so the recording replays in ``cwm synthesize`` and ``cwm run`` with any test set); for the
     closed deck, the joint synthesis alone (``cwm synthesize GAME --target joint``)."""
     if args.deck == "closed":
-        return {"joint": synthesize_inference(game, llm=llm, run_dir=run_dir / "joint", deck="closed",
-                                              world_model=None, budget=args.budget, seed=args.seed, num_test=0)}
-    world_model = synthesize_world_model(game, llm=llm, run_dir=run_dir / "synthesis", budget=args.budget,
-                                         seed=args.seed, num_test=0)
+        return {"joint": synthesize_inference(game, llm, SynthesisSettings.of("inference", deck="closed", budget=args.budget, seed=args.seed, num_test=0), run_dir=run_dir / "joint", world_model=None)}
+    world_model = synthesize_world_model(game, llm, SynthesisSettings.of("world_model", budget=args.budget, seed=args.seed, num_test=0), run_dir=run_dir / "synthesis")
     results = {"world model": world_model}
     if not games.resolve(game).perfect_information and world_model.best_source:
-        results["inference"] = synthesize_inference(game, llm=llm, run_dir=run_dir / "inference",
-                                                    world_model=world_model.best_source, budget=args.budget,
-                                                    seed=args.seed, num_test=0)
+        results["inference"] = synthesize_inference(game, llm, SynthesisSettings.of("inference", budget=args.budget, seed=args.seed, num_test=0), run_dir=run_dir / "inference", world_model=world_model.best_source)
     return results
 
 

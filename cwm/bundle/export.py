@@ -1,17 +1,23 @@
-"""Exporting a finished synthesis run as a bundle: the run's game and best program (with an inference run's program
-beside it), written by ``cwm.bundle.export_bundle``."""
+"""Exporting a bundle: ``export_bundle`` writes a checked world model (and its extras) as a bundle directory, and
+``export_run`` exports a finished synthesis run: its game and best program (with an inference run's program
+beside it)."""
 
 from __future__ import annotations
 
 import dataclasses
+import json
+import shutil
+from collections.abc import Sequence
 from pathlib import Path
 
 from cwm import games
-from cwm.bundle.checks import inference_of, read_config
-from cwm.bundle.files import BundleError, read_json_object, read_manifest
+from cwm.bundle.checks import checked, inference_of, manifest_for, read_config
+from cwm.bundle.files import CODE_FILES, GAME_FILE, BundleError, read_json_object, read_manifest, sha256
 from cwm.bundle.game import same_game
 from cwm.games import trajectories
-from cwm.types import JSON
+from cwm.types import JSON, Trajectory
+
+_EXTRA_FILES = frozenset(CODE_FILES) - {"model.py"}
 
 
 def check_target(out: Path, overwrite: bool, *, keep: Path | None = None) -> None:
@@ -84,12 +90,64 @@ def export_run(run_dir: str | Path, out: str | Path, *, game: str | None = None,
     extra = {"inference.py": source} if result.get("target") == "joint" else {}
     if inference_run is not None:
         extra["inference.py"], provenance["inference"] = inference_of(Path(inference_run), recorded, source)
-    from cwm.bundle.load import export_bundle  # the bundle module imports this one
-
     # named as recorded: the stored trajectories carry that name
     return export_bundle(out, game=dataclasses.replace(spec, name=recorded), model_source=source,
                          train=train, extra_sources=extra, provenance=provenance, overwrite=overwrite)
 
 
 
-__all__ = ["check_target", "export_run", "run_game"]
+def export_bundle(
+    out: str | Path,
+    *,
+    game: str | games.GameSpec,
+    model_source: str,
+    train: Sequence[Trajectory],
+    extra_sources: dict[str, str] | None = None,
+    provenance: dict[str, JSON] | None = None,
+    overwrite: bool = False,
+) -> Path:
+    """Writes a bundle directory, checking every code file in the sandbox first (the model's report is stored).
+
+    Args:
+      out: the bundle directory (must not exist unless ``overwrite``).
+      game: the game's registry name, OpenSpiel string or ``path/to/module.py:short_name`` (whose file the
+        bundle carries as ``game.py``).
+      model_source: the world model's source.
+      train: the trajectories the model was synthesized from (stored and re-checked at load).
+      extra_sources: optional ``{"inference.py": ..., "value.py": ..., "encoder.py": ...}``.
+      provenance: generator LLM and settings, prompt hashes, seed, accuracies, LLM calls and cost, ...
+
+    Raises:
+      BundleError: ``out`` exists, an extra file name is not one a bundle may hold, or a code file fails its
+        sandbox check.
+    """
+    out = Path(out)
+    check_target(out, overwrite)
+    spec = games.resolve(game)
+    extra = dict(extra_sources or {})
+    unknown = set(extra) - _EXTRA_FILES
+    if unknown:
+        raise BundleError(f"bundle files may be {sorted(_EXTRA_FILES)}, not {sorted(unknown)}")
+    files = {"model.py": model_source, **extra}
+    report = checked(files, spec, train, where="export")
+    tmp = out.with_name(out.name + ".partial")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    for name, text in files.items():
+        (tmp / name).write_text(text, encoding="utf-8")
+    (tmp / "check_report.json").write_text(json.dumps(report.to_json(), indent=1), encoding="utf-8")
+    trajectories.save(tmp / "trajectories.jsonl", train)
+    hashed = [*files, "check_report.json", "trajectories.jsonl"]
+    if spec.module.endswith(".py"):  # a user's module game travels with the bundle
+        shutil.copyfile(spec.module, tmp / GAME_FILE)
+        hashed.append(GAME_FILE)
+    manifest = manifest_for(spec, report, train, provenance or {},
+                         {name: sha256((tmp / name).read_bytes()) for name in hashed})
+    (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True), encoding="utf-8")
+    if out.exists():
+        shutil.rmtree(out)
+    tmp.replace(out)
+    return out
+
+
+__all__ = ["check_target", "export_bundle", "export_run", "run_game"]

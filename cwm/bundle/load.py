@@ -23,10 +23,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import importlib
-import json
-import shutil
 import warnings
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,37 +31,32 @@ import numpy as np
 import pyspiel
 
 from cwm import games
-from cwm.bundle.checks import checked, inference_report, manifest_for, trajectory_hash
-from cwm.bundle.export import check_target, export_run, run_game
+from cwm.adapter import as_openspiel_game
+from cwm.bundle.checks import checked, inference_report, trajectory_hash  # noqa: F401  (trajectory_hash re-exported)
 from cwm.bundle.files import (
     BUNDLE_FORMAT,
     CODE_FILES,
-    GAME_FILE,
     BundleError,
     decode,
     read_manifest,
     read_trajectories,
-    sha256,
     stored_report,
     verified_files,
 )
 from cwm.bundle.game import bundle_game
 from cwm.bundle.policy import BundlePolicy, policy_of
 from cwm.bundle.value import value_report
-from cwm.games import trajectories
 from cwm.model import ActionCodec, WorldModel
-from cwm.sandbox import load_source
+from cwm.sandbox import Sandbox, load_source
+from cwm.sandbox.budget import call_budget
 from cwm.sandbox.jobs import CONTRACTS
-from cwm.types import JSON, CheckReport, CwmError, Trajectory
+from cwm.types import JSON, CheckReport, CwmError
 
-__all__ = ["BUNDLE_FORMAT", "Bundle", "BundleError", "export_bundle", "export_run", "load_bundle", "run_game", "trajectory_hash"]
+__all__ = ["BUNDLE_FORMAT", "Bundle", "BundleError", "load_bundle", "trajectory_hash"]
 
 if TYPE_CHECKING:
     from cwm.agents.base import Agent
     from planners.config import SearchConfig
-
-_EXTRA_FILES = frozenset(CODE_FILES) - {"model.py"}
-
 
 @dataclasses.dataclass(frozen=True)
 class Bundle:
@@ -131,8 +123,6 @@ class Bundle:
     def as_openspiel_game(self, *, short_name: str | None = None) -> pyspiel.Game:
         """Registers the model as an OpenSpiel game (unique name) so any OpenSpiel algorithm runs on it
         (a trusted bundle only: OpenSpiel's algorithms call the model in this process)."""
-        from cwm.adapter import as_openspiel_game
-
         return as_openspiel_game(self.model, reference=games.load_game(self.spec), short_name=short_name)
 
     def module(self, file_name: str) -> Any:
@@ -147,60 +137,6 @@ class Bundle:
                            api=CONTRACTS[CODE_FILES[file_name]])
 
 
-def export_bundle(
-    out: str | Path,
-    *,
-    game: str | games.GameSpec,
-    model_source: str,
-    train: Sequence[Trajectory],
-    extra_sources: dict[str, str] | None = None,
-    provenance: dict[str, JSON] | None = None,
-    overwrite: bool = False,
-) -> Path:
-    """Writes a bundle directory, checking every code file in the sandbox first (the model's report is stored).
-
-    Args:
-      out: the bundle directory (must not exist unless ``overwrite``).
-      game: the game's registry name, OpenSpiel string or ``path/to/module.py:short_name`` (whose file the
-        bundle carries as ``game.py``).
-      model_source: the world model's source.
-      train: the trajectories the model was synthesized from (stored and re-checked at load).
-      extra_sources: optional ``{"inference.py": ..., "value.py": ..., "encoder.py": ...}``.
-      provenance: generator LLM and settings, prompt hashes, seed, accuracies, LLM calls and cost, ...
-
-    Raises:
-      BundleError: ``out`` exists, an extra file name is not one a bundle may hold, or a code file fails its
-        sandbox check.
-    """
-    out = Path(out)
-    check_target(out, overwrite)
-    spec = games.resolve(game)
-    extra = dict(extra_sources or {})
-    unknown = set(extra) - _EXTRA_FILES
-    if unknown:
-        raise BundleError(f"bundle files may be {sorted(_EXTRA_FILES)}, not {sorted(unknown)}")
-    files = {"model.py": model_source, **extra}
-    report = checked(files, spec, train, where="export")
-    tmp = out.with_name(out.name + ".partial")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    for name, text in files.items():
-        (tmp / name).write_text(text, encoding="utf-8")
-    (tmp / "check_report.json").write_text(json.dumps(report.to_json(), indent=1), encoding="utf-8")
-    trajectories.save(tmp / "trajectories.jsonl", train)
-    hashed = [*files, "check_report.json", "trajectories.jsonl"]
-    if spec.module.endswith(".py"):  # a user's module game travels with the bundle
-        shutil.copyfile(spec.module, tmp / GAME_FILE)
-        hashed.append(GAME_FILE)
-    manifest = manifest_for(spec, report, train, provenance or {},
-                         {name: sha256((tmp / name).read_bytes()) for name in hashed})
-    (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True), encoding="utf-8")
-    if out.exists():
-        shutil.rmtree(out)
-    tmp.replace(out)
-    return out
-
-
 def load_bundle(path: str | Path, *, game: str | games.GameSpec | None = None, trust_game_module: bool = False,
                 trusted: bool = False, random_games: int = 3, call_budget_s: float | None = 2.0,
                 isolate: bool = True) -> Bundle:
@@ -210,7 +146,7 @@ def load_bundle(path: str | Path, *, game: str | games.GameSpec | None = None, t
     engine), nothing it does not list is accepted, and every code file is checked in the sandbox (the
     stored trajectories, then random play; ``inference.py`` and ``value.py`` against the model, their reports
     kept as ``inference_report`` and ``value_report``). The model is not loaded into this process unless ``trusted``:
-    a contained bundle plans only in hardened workers (``Bundle.agent``, ``Bundle.plan``).
+    a contained bundle plans only in hardened workers (``cwm.agents.bundle_agent``).
 
     Args:
       path: the bundle directory.
@@ -241,8 +177,6 @@ def load_bundle(path: str | Path, *, game: str | games.GameSpec | None = None, t
     train = read_trajectories(path, str(manifest["game"]))
     stored = stored_report(path)
     policy = policy_of(path, spec, data, sources)
-    from cwm.sandbox import Sandbox
-
     with Sandbox() if isolate else contextlib.nullcontext() as box:  # one sandbox for every check of the bundle
         report = checked(sources, spec, train, where=str(path), isolate=isolate, random_games=random_games, box=box)
         inference = inference_report(sources, train, isolate=isolate, box=box)
@@ -253,8 +187,6 @@ def load_bundle(path: str | Path, *, game: str | games.GameSpec | None = None, t
             f"but {stored.passed}/{stored.executed} when it was exported; it is not the model that was exported")
     model = None
     if trusted:
-        from cwm.sandbox.budget import call_budget
-
         try:
             guard = {} if call_budget_s is None else {"guard": call_budget(call_budget_s)}
             model = WorldModel(load_source(sources["model.py"], name=f"{spec.name}_model"),

@@ -20,6 +20,7 @@ from typing import Any
 from cwm import games
 from cwm.bundle.files import VALUE_TABLE
 from cwm.bundle.update import update_bundle
+from cwm.sandbox import Sandbox
 from cwm.sandbox.checkers import value_checker
 from cwm.types import JSON, CheckReport, Trajectory
 
@@ -58,8 +59,6 @@ def value_report(sources: Mapping[str, str], spec: games.GameSpec, train: Sequen
     utility, _ = games.utility_range(spec)
     if not isolate:
         return value_checker(sources["model.py"], train, utility=utility)(sources[VALUE_FILE])
-    from cwm.sandbox import Sandbox
-
     with contextlib.nullcontext(box) if box is not None else Sandbox() as box:
         return value_checker(sources["model.py"], train, utility=utility, sandbox=box)(sources[VALUE_FILE])
 

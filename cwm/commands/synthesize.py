@@ -8,13 +8,24 @@ from pathlib import Path
 from typing import Any
 
 from cwm import games
-from cwm.synthesis import STRATEGIES, RequestSettings, TreeSettings, synthesize_world_model
+from cwm.llm import make_client
+from cwm.selection import TournamentSettings, synthesize_value
+from cwm.synthesis import (
+    STRATEGIES,
+    RequestSettings,
+    SynthesisSettings,
+    TreeSettings,
+    synthesize_encoder,
+    synthesize_inference,
+    synthesize_world_model,
+)
 from cwm.synthesis.inference_target import VIEW_CHARS
 from cwm.synthesis.progress import HELD_OUT_NEXT, ProgressBar, progress_bar  # noqa: F401  (re-exported)
 from cwm.synthesis.render import EXAMPLE_CHARS
 from cwm.synthesis.report import possibly_paid
 from cwm.text import counted
 from cwm.types import UsageError
+from planners.config import SearchConfig
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -115,6 +126,7 @@ def check_args(args: argparse.Namespace) -> None:
 
 
 TARGETS = ("world-model", "inference", "joint", "value", "encoder")
+INFERENCE_TEST_GAMES = 100  # an inference target's held-out games of random play when --num-test is not given
 FROM_BUNDLE = ("value", "encoder")  # the targets written for a bundle (--from)
 
 
@@ -165,10 +177,27 @@ def world_model_source(path: Path) -> str:
                      f"best_program.py, nor a bundle with model.py")
 
 
-def _loop_settings(args: argparse.Namespace) -> dict[str, Any]:
-    """The refinement loop's settings every target takes from the same flags."""
-    return {"tree": TreeSettings(c=args.c, count_refinements=not args.paper_beta),
-            "request": RequestSettings(temperature=args.temperature, max_output_tokens=args.max_output_tokens)}
+def synthesis_settings(args: argparse.Namespace, deck: str = "open") -> SynthesisSettings:
+    """The settings of ``--target`` from the flags (the target's own defaults where a flag is unset)."""
+    common: dict[str, Any] = {
+        "budget": args.budget, "seed": args.seed, "concurrency": args.concurrency, "isolate": not args.no_sandbox,
+        "tree": TreeSettings(c=args.c, count_refinements=not args.paper_beta),
+        "request": RequestSettings(temperature=args.temperature, max_output_tokens=args.max_output_tokens)}
+    if args.target == "world-model":
+        return SynthesisSettings.of(
+            "world_model", **common, strategy=args.strategy, num_train=args.num_train, num_test=args.num_test,
+            test_mcts_simulations=args.test_mcts_simulations, test_transitions=args.test_transitions,
+            test_executor=args.test_executor, max_steps_shown=args.max_steps_shown,
+            max_example_chars=args.max_example_chars or EXAMPLE_CHARS)
+    if args.target in ("inference", "joint"):
+        return SynthesisSettings.of(
+            "inference", **common, strategy=args.strategy, num_train=args.num_train, deck=deck, hidden=args.hidden,
+            num_test=INFERENCE_TEST_GAMES if args.num_test is None else args.num_test,
+            max_example_chars=args.max_example_chars or VIEW_CHARS)
+    target = "value" if args.target == "value" else "encoder"
+    extra = {"candidates": args.candidates} if target == "value" else {}
+    return SynthesisSettings.of(target, **common, **extra,
+                                **({"call_s": args.call_s} if args.call_s is not None else {}))
 
 
 def _with_bar(bar: ProgressBar | None, run: Callable[[Any], Any]) -> Any:
@@ -182,8 +211,6 @@ def _with_bar(bar: ProgressBar | None, run: Callable[[Any], Any]) -> Any:
 
 
 def cmd_synthesize(args: argparse.Namespace) -> int:
-    from cwm.llm import make_client
-
     check_args(args)
     deck, world_model = target_settings(args)
     out = Path(args.out)
@@ -200,12 +227,7 @@ def cmd_synthesize(args: argparse.Namespace) -> int:
     if args.target != "world-model":
         return _inference(args, spec, llm, out, bar, deck, world_model)
     result = _with_bar(bar, lambda progress: synthesize_world_model(
-            spec, llm=llm, run_dir=out, strategy=args.strategy, budget=args.budget, seed=args.seed,
-            num_train=args.num_train, num_test=args.num_test, test_mcts_simulations=args.test_mcts_simulations,
-            test_transitions=args.test_transitions, test_executor=args.test_executor,
-            concurrency=args.concurrency, **_loop_settings(args),
-            max_steps_shown=args.max_steps_shown, max_example_chars=args.max_example_chars or EXAMPLE_CHARS,
-            isolate=not args.no_sandbox, progress=progress))
+            spec, llm, synthesis_settings(args), run_dir=out, progress=progress))
     test = "n/a" if result.test_accuracy is None else f"{result.test_accuracy:.4f}"
     print(f"{result.game}: {'solved' if result.solved else 'not solved'} after {counted(result.llm_calls, 'LLM call')}; "
           f"transition accuracy train {result.train_accuracy:.4f}, test {test}; cost ${result.cost_usd:.4f}"
@@ -214,20 +236,10 @@ def cmd_synthesize(args: argparse.Namespace) -> int:
     return 0
 
 
-INFERENCE_TEST_GAMES = 100  # an inference target's held-out games of random play when --num-test is not given
-
-
 def _inference(args: argparse.Namespace, spec: games.GameSpec, llm: Any, out: Path, bar: ProgressBar | None,
                deck: str, world_model: str | None) -> int:
-    from cwm.synthesis.inference import synthesize_inference
-
     result = _with_bar(bar, lambda progress: synthesize_inference(
-            spec, llm=llm, run_dir=out, deck=deck, world_model=world_model,  # type: ignore[arg-type]
-            strategy=args.strategy, budget=args.budget, seed=args.seed, num_train=args.num_train,
-            num_test=INFERENCE_TEST_GAMES if args.num_test is None else args.num_test, concurrency=args.concurrency,
-            **_loop_settings(args),
-            isolate=not args.no_sandbox, progress=progress, hidden=args.hidden,
-            max_example_chars=args.max_example_chars or VIEW_CHARS))
+            spec, llm, synthesis_settings(args, deck), run_dir=out, world_model=world_model, progress=progress))
     test = "n/a" if result.test_accuracy is None else f"{result.test_accuracy:.4f}"
     print(f"{result.game} ({result.target}, {deck} deck): {'solved' if result.solved else 'not solved'} after "
           f"{counted(result.llm_calls, 'LLM call')}; inference accuracy train {result.train_accuracy:.4f}, test {test}; "
@@ -237,18 +249,12 @@ def _inference(args: argparse.Namespace, spec: games.GameSpec, llm: Any, out: Pa
 
 
 def _value(args: argparse.Namespace, spec: games.GameSpec, llm: Any, out: Path, bar: ProgressBar | None) -> int:
-    from cwm.checks.value import DEFAULT_CALL_S
-    from cwm.synthesis.value import synthesize_value
-    from planners.config import SearchConfig
-
+    tournament = TournamentSettings(games_per_pairing=args.games_per_pairing,
+                                    search=SearchConfig(num_simulations=args.simulations), executor=args.executor,
+                                    progress=not args.quiet)
     result = _with_bar(bar, lambda progress: synthesize_value(
-            spec, llm=llm, run_dir=out, bundle=args.from_bundle, candidates=args.candidates, budget=args.budget,
-            seed=args.seed, call_s=DEFAULT_CALL_S if args.call_s is None else args.call_s,
-            games_per_pairing=args.games_per_pairing,
-            search=SearchConfig(num_simulations=args.simulations), concurrency=args.concurrency,
-            **_loop_settings(args),
-            executor=args.executor, isolate=not args.no_sandbox,
-            progress=progress, tournament_progress=not args.quiet))
+            spec, llm, synthesis_settings(args), run_dir=out, bundle=args.from_bundle, tournament=tournament,
+            progress=progress))
     synthesis = result.synthesis
     print(f"{synthesis.game} (value): {len(result.played)} candidate(s) passed their checks after "
           f"{counted(synthesis.llm_calls, 'LLM call')}; cost ${synthesis.cost_usd:.4f}{possibly_paid(synthesis)}")
@@ -261,14 +267,8 @@ def _value(args: argparse.Namespace, spec: games.GameSpec, llm: Any, out: Path, 
 
 
 def _encoder(args: argparse.Namespace, spec: games.GameSpec, llm: Any, out: Path, bar: ProgressBar | None) -> int:
-    from cwm.checks.encoder import DEFAULT_CALL_S
-    from cwm.synthesis.encoder import synthesize_encoder
-
     result = _with_bar(bar, lambda progress: synthesize_encoder(
-            spec, llm=llm, run_dir=out, bundle=args.from_bundle, budget=args.budget, seed=args.seed,
-            call_s=DEFAULT_CALL_S if args.call_s is None else args.call_s, concurrency=args.concurrency,
-            **_loop_settings(args),
-            isolate=not args.no_sandbox, progress=progress))
+            spec, llm, synthesis_settings(args), run_dir=out, bundle=args.from_bundle, progress=progress))
     synthesis = result.synthesis
     print(f"{synthesis.game} (encoder): {'an encoder passed every check' if result.encoder else 'no encoder passed'} "
           f"after {counted(synthesis.llm_calls, 'LLM call')}; cost ${synthesis.cost_usd:.4f}{possibly_paid(synthesis)}")

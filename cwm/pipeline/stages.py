@@ -49,7 +49,7 @@ from cwm.pipeline.recordings import (  # noqa: F401  (re-exported)
     recording_provenance,
     resolve_llm,
 )
-from cwm.synthesis import synthesize_world_model
+from cwm.synthesis import SynthesisSettings, synthesize_world_model
 from cwm.synthesis.inference import synthesize_inference
 from cwm.synthesis.progress import progress_bar
 from cwm.types import JSON
@@ -200,20 +200,21 @@ def _check_config(out: Path, config: dict[str, Any]) -> None:
     path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
 
 
+def stage_settings(config: RunConfig, target: str) -> SynthesisSettings:
+    """The synthesis settings of the run's world-model or inference stage: the run's strategy, budget and seed
+    (both stages spend up to ``budget`` calls) and its held-out games."""
+    num_test = config.num_test if target == "world_model" or config.num_test is not None else INFERENCE_TEST_GAMES
+    return SynthesisSettings.of(target, strategy=config.strategy, budget=config.budget, seed=config.seed,
+                                num_test=num_test)
+
+
 def _synthesize(config: RunConfig, llm_spec: str, run_dir: Path, progress: bool,
                 max_prompt_tokens: int | None) -> dict[str, JSON]:
-
+    """The world-model synthesis stage."""
     rules = read_text(Path(config.rules), what="rules file") if config.rules else None
     client = make_client(llm_spec, run_dir=run_dir, max_prompt_tokens=max_prompt_tokens)
-    bar = progress_bar(config.budget) if progress else None
-    try:
-        result = synthesize_world_model(
-            config.game, llm=client, run_dir=run_dir, strategy=config.strategy,  # type: ignore[arg-type]
-            budget=config.budget, seed=config.seed, rules=rules, num_test=config.num_test,
-            progress=None if bar is None else bar.update_from)
-    finally:
-        if bar is not None:
-            bar.close()
+    result = _with_bar(config.budget, progress, lambda update: synthesize_world_model(
+        config.game, client, stage_settings(config, "world_model"), run_dir=run_dir, rules=rules, progress=update))
     if not result.best_source:
         raise PipelineError(f"synthesis produced no usable program (see {run_dir}/summary.md)")
     return result.to_json()
@@ -222,22 +223,25 @@ def _synthesize(config: RunConfig, llm_spec: str, run_dir: Path, progress: bool,
 def _infer(config: RunConfig, llm_spec: str, run_dir: Path, world_model: str, progress: bool,
            max_prompt_tokens: int | None) -> dict[str, JSON]:
     """The open-deck inference synthesis for the best world model (same LLM, budget, seed and test games)."""
-
     rules = read_text(Path(config.rules), what="rules file") if config.rules else None
     client = make_client(llm_spec, run_dir=run_dir, max_prompt_tokens=max_prompt_tokens)
-    bar = progress_bar(config.budget) if progress else None
-    try:
-        result = synthesize_inference(
-            config.game, llm=client, run_dir=run_dir, world_model=world_model,
-            strategy=config.strategy, budget=config.budget, seed=config.seed,  # type: ignore[arg-type]
-            rules=rules, num_test=INFERENCE_TEST_GAMES if config.num_test is None else config.num_test,
-            progress=None if bar is None else bar.update_from)
-    finally:
-        if bar is not None:
-            bar.close()
+    result = _with_bar(config.budget, progress, lambda update: synthesize_inference(
+        config.game, client, stage_settings(config, "inference"), run_dir=run_dir, world_model=world_model,
+        rules=rules, progress=update))
     if not result.best_source:
         raise PipelineError(f"inference synthesis produced no usable program (see {run_dir}/summary.md)")
     return result.to_json()
+
+
+def _with_bar(budget: int, show: bool, run: Any) -> Any:
+    """``run(progress)`` with a progress bar over ``budget`` calls (closed when it returns or raises) when
+    ``show``, else with no progress callback."""
+    bar = progress_bar(budget) if show else None
+    try:
+        return run(None if bar is None else bar.update_from)
+    finally:
+        if bar is not None:
+            bar.close()
 
 
 def _export(run_dir: Path, bundle_dir: Path, inference_dir: Path | None) -> Path:

@@ -8,9 +8,9 @@ is one row of ``RULES``; docs/security.md lists the same rows (a test keeps the 
 
 from __future__ import annotations
 
-import ast
 from dataclasses import dataclass
 
+from cwm.contract import parse_source
 from cwm.sandbox.gate_walk import Refusal, Walk
 from cwm.sandbox.names import ALLOWED_IMPORTS, ALLOWED_SUBMODULES, FORBIDDEN_ATTRIBUTES, FORBIDDEN_NAMES
 from cwm.types import ModelLoadError
@@ -110,7 +110,7 @@ def static_gate(source: str) -> None:
     if len(source) > MAX_SOURCE_CHARS:
         raise _error("source-size", "", size=len(source), limit=MAX_SOURCE_CHARS)
     try:
-        tree = ast.parse(source)
+        tree = parse_source(source)
     except SyntaxError as e:
         raise _error("syntax", "", detail=f"syntax error at line {e.lineno}: {e.msg}") from e
     except (RecursionError, MemoryError, ValueError) as e:

@@ -12,5 +12,13 @@ from cwm.selection.rejection import (  # noqa: F401
     play_games,
     select_models,
 )
+from cwm.selection.value_tournament import (  # noqa: F401
+    Tournament,
+    TournamentError,
+    TournamentSettings,
+    run_tournament,
+)
+from cwm.selection.values import TOURNAMENT_DIR, ValueResult, synthesize_value  # noqa: F401
 
-__all__ = ['DEFAULT_GAMES', 'GAMES_FILE', 'Selection', 'SelectionError', 'load_records', 'pick_hosts', 'play_games', 'select_models', 'utility_range']
+__all__ = ['DEFAULT_GAMES', 'GAMES_FILE', 'Selection', 'SelectionError', 'load_records', 'pick_hosts', 'play_games', 'select_models', 'utility_range', 'Tournament', 'TournamentError',
+           'TournamentSettings', 'run_tournament', 'TOURNAMENT_DIR', 'ValueResult', 'synthesize_value']

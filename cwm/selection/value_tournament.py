@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from cwm import games
 from cwm.agents.specs import Settings
@@ -118,10 +120,48 @@ def candidate_labels(count: int) -> list[str]:
     return [ROLLOUTS, *(f"value-{k + 1}" for k in range(count))]
 
 
-def run_tournament(game: str | games.GameSpec, world_model: str, candidates: Sequence[str], out: str | Path, *,
-                   inference: str | None = None, games_per_pairing: int = DEFAULT_GAMES, search: SearchConfig | None = None, seed: int = 0,
-                   executor: str | Executor = "local", move_time_limit: float = DEFAULT_MOVE_TIME_S,
-                   host_cpu_s: float = DEFAULT_HOST_CPU_S, progress: bool = True) -> Tournament:
+@dataclasses.dataclass(frozen=True)
+class TournamentSettings:
+    """How a value tournament is played.
+
+    Attributes:
+      games_per_pairing: games of each ordered pairing of two different agents.
+      search: the agents' MCTS settings (a value replaces rollouts at the leaves).
+      seed: seeds every game (a hash of it and the game's key).
+      executor: ``local`` (process pool), ``local:N``, ``inline``, ``ray[:ADDRESS]`` or an ``Executor``.
+      move_time_limit: CPU seconds per move of an agent's worker.
+      host_cpu_s: CPU seconds per request of the host model's session.
+      progress: show a progress bar (stderr).
+    """
+
+    games_per_pairing: int = DEFAULT_GAMES
+    search: SearchConfig = SearchConfig()
+    seed: int = 0
+    executor: str | Executor = "local"
+    move_time_limit: float = DEFAULT_MOVE_TIME_S
+    host_cpu_s: float = DEFAULT_HOST_CPU_S
+    progress: bool = True
+
+    def replace(self, **changes: Any) -> TournamentSettings:
+        return dataclasses.replace(self, **changes)
+
+    def check(self) -> TournamentSettings:
+        """The settings themselves when usable.
+
+        Raises:
+          TournamentError: every problem, in one line.
+        """
+        problems = self.search.problems()
+        if type(self.games_per_pairing) is not int or self.games_per_pairing < 1:
+            problems.append(f"games per pairing must be >= 1 (got {self.games_per_pairing!r})")
+        if problems:
+            raise TournamentError("; ".join(problems))
+        return self
+
+
+def run_tournament(game: str | games.GameSpec, world_model: str, candidates: Sequence[str], out: str | Path,
+                   settings: TournamentSettings | None = None, *, inference: str | None = None,
+                   **legacy: Any) -> Tournament:
     """Plays (or resumes) the tournament of ``candidates`` against random rollouts inside ``world_model``.
 
     Args:
@@ -129,14 +169,10 @@ def run_tournament(game: str | games.GameSpec, world_model: str, candidates: Seq
       world_model: the synthesized world model's source (hosts every game; each agent plans on it).
       candidates: value modules' sources (checked already; they still run only in hardened workers).
       out: the tournament folder.
+      settings: games per pairing, the agents' search, seed, executor, limits (default ``TournamentSettings()``).
       inference: the model's inference function (a bundle's ``inference.py``), which every agent's ISMCTS
         samples from in a game with hidden information (required there).
-      games_per_pairing: games of each ordered pairing of two different agents.
-      search: the agents' MCTS settings (default ``SearchConfig()``; a value replaces rollouts at leaves).
-      seed: seeds every game (a hash of it and the game's key).
-      executor: ``local`` (process pool), ``local:N``, ``inline``, ``ray[:ADDRESS]`` or an executor.
-      move_time_limit: CPU seconds per move of a worker; host_cpu_s: per request of the host.
-      progress: show a progress bar (stderr).
+      legacy: the former keyword arguments (``games_per_pairing=``, ``search=``, ...), deprecated.
 
     Returns:
       the ``Tournament`` (also written to ``out/tournament.json`` and ``out/tournament.md``).
@@ -145,35 +181,63 @@ def run_tournament(game: str | games.GameSpec, world_model: str, candidates: Seq
       TournamentError: no candidates, a count below 1, a game not for two players, a game with hidden
         information without ``inference``, or an ``out`` holding a tournament with other settings or candidates.
     """
+    settings = _settings(settings, legacy)
     spec = games.resolve(game)
-    search = search or SearchConfig()
-    _check(spec, candidates, games_per_pairing, search, inference)
+    _check(spec, candidates, inference)
     out = Path(out)
     labels = candidate_labels(len(candidates))
-    base = {"model.py": world_model} | ({"inference.py": inference} if inference else {})
-    sources = {ROLLOUTS: base, **{label: base | {"value.py": c} for label, c in zip(labels[1:], candidates)}}
-    config = {"game": spec.name, "seed": seed, "search": search.to_json(), "model_sha": sha(world_model)[:16],
-              "inference_sha": sha(inference)[:16] if inference else None,
-              "candidates": [sha(c)[:16] for c in candidates], "move_time_limit": move_time_limit,
-              "host_cpu_s": host_cpu_s}
+    config = _config(spec, world_model, inference, candidates, settings)
     changed = changed_settings(out / "config.json", config, ignore=("games_per_pairing",))
     if changed:
         raise TournamentError(f"{out} holds a tournament with other settings or candidates ({', '.join(changed)} "
                               f"differ); resume it with the same ones, or use another folder")
-    planned = [(f"model|{a}|{b}#{i}", a, b) for a in labels for b in labels if a != b for i in range(games_per_pairing)]
+    n = settings.games_per_pairing
+    planned = [(f"model|{a}|{b}#{i}", a, b) for a in labels for b in labels if a != b for i in range(n)]
     done = load_records(out / GAMES_FILE)
     todo = [p for p in planned if p[0] not in done]
     if todo:
-        atomic_write(out / "config.json", json.dumps(config | {"games_per_pairing": games_per_pairing}, indent=2) + "\n")
-        settings = Settings(search=search)
-        jobs = [GameJob(spec.name, key, "model", world_model, (a, b), (sources[a], sources[b]), match_seed(seed, key),
-                        settings, move_time_limit, host_cpu_s) for key, a, b in todo]
-        play_games(jobs, out / GAMES_FILE, done, total=len(planned), executor=executor, progress=progress)
-    result = score(spec.name, labels, [done[key] for key, *_ in planned], games_per_pairing=games_per_pairing,
-                   search=search, seed=seed)
+        atomic_write(out / "config.json", json.dumps(config | {"games_per_pairing": n}, indent=2) + "\n")
+        jobs = _jobs(spec, world_model, inference, dict(zip(labels[1:], candidates)), todo, settings)
+        play_games(jobs, out / GAMES_FILE, done, total=len(planned), executor=settings.executor,
+                   progress=settings.progress)
+    result = score(spec.name, labels, [done[key] for key, *_ in planned], games_per_pairing=n,
+                   search=settings.search, seed=settings.seed)
     atomic_write(out / TABLE_JSON, json.dumps(result.to_json(), indent=2) + "\n")
     atomic_write(out / TABLE_MD, result.to_markdown())
     return result
+
+
+def _settings(settings: TournamentSettings | None, legacy: dict[str, Any]) -> TournamentSettings:
+    if legacy:
+        if settings is not None:
+            raise TournamentError(f"run_tournament: pass either settings= or {sorted(legacy)}, not both")
+        warnings.warn(f"run_tournament({', '.join(f'{k}=' for k in sorted(legacy))}...) is deprecated: pass "
+                      f"settings=TournamentSettings(...)", DeprecationWarning, stacklevel=3)
+        unknown = sorted(set(legacy) - {f.name for f in dataclasses.fields(TournamentSettings)})
+        if unknown:
+            raise TournamentError(f"run_tournament: unknown settings {unknown}")
+        settings = TournamentSettings(**{k: v for k, v in legacy.items() if v is not None})
+    return (settings or TournamentSettings()).check()
+
+
+def _config(spec: games.GameSpec, world_model: str, inference: str | None, candidates: Sequence[str],
+            settings: TournamentSettings) -> dict[str, JSON]:
+    """What a resume must match (``config.json``; the games per pairing may grow)."""
+    return {"game": spec.name, "seed": settings.seed, "search": settings.search.to_json(),
+            "model_sha": sha(world_model)[:16], "inference_sha": sha(inference)[:16] if inference else None,
+            "candidates": [sha(c)[:16] for c in candidates], "move_time_limit": settings.move_time_limit,
+            "host_cpu_s": settings.host_cpu_s}
+
+
+def _jobs(spec: games.GameSpec, world_model: str, inference: str | None, values: dict[str, str],
+          todo: list[tuple[str, str, str]], settings: TournamentSettings) -> list[GameJob]:
+    """One hosted game per planned key still to play: each seat's agent plans on the model, with its value."""
+    base = {"model.py": world_model} | ({"inference.py": inference} if inference else {})
+    sources = {ROLLOUTS: base, **{label: base | {"value.py": v} for label, v in values.items()}}
+    agents = Settings(search=settings.search)
+    return [GameJob(spec.name, key, "model", world_model, (a, b), (sources[a], sources[b]),
+                    match_seed(settings.seed, key), agents, settings.move_time_limit, settings.host_cpu_s)
+            for key, a, b in todo]
 
 
 def score(game: str, labels: Sequence[str], records: Sequence[GameRecord], *, games_per_pairing: int,
@@ -206,16 +270,13 @@ def _mean(items: Sequence[float]) -> float:
     return sum(items) / len(items) if items else 0.0
 
 
-def _check(spec: games.GameSpec, candidates: Sequence[str], games_per_pairing: int, search: SearchConfig,
-           inference: str | None) -> None:
-    problems = search.problems()
+def _check(spec: games.GameSpec, candidates: Sequence[str], inference: str | None) -> None:
+    problems = []
     if not spec.perfect_information and not inference:
         problems.append(f"{spec.name} has hidden information: the agents plan with ISMCTS through the model's "
                         f"inference function, so pass it (the bundle's inference.py)")
     if not candidates:
         problems.append("a value tournament needs at least one candidate")
-    if type(games_per_pairing) is not int or games_per_pairing < 1:
-        problems.append(f"games per pairing must be >= 1 (got {games_per_pairing!r})")
     players = games.load_game(spec).num_players()
     if players != 2:
         problems.append(f"{spec.name} has {players} players; a value tournament pairs two agents, one a seat")
@@ -223,5 +284,5 @@ def _check(spec: games.GameSpec, candidates: Sequence[str], games_per_pairing: i
         raise TournamentError("; ".join(problems))
 
 
-__all__ = ["DEFAULT_GAMES", "ROLLOUTS", "Standing", "Tournament", "TournamentError", "candidate_labels",
-           "run_tournament", "score"]
+__all__ = ["DEFAULT_GAMES", "ROLLOUTS", "Standing", "Tournament", "TournamentError", "TournamentSettings",
+           "candidate_labels", "run_tournament", "score"]

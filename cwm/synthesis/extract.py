@@ -9,6 +9,7 @@ import re
 import textwrap
 from collections.abc import Sequence
 
+from cwm.contract import parse_source
 from cwm.types import CwmError
 
 # An opening fence (``` or ~~~, optionally with a language tag) at the start of a line.
@@ -138,7 +139,7 @@ def _with_helpers(block: str, helpers: list[str]) -> str:
 
 def _top_level_names(source: str) -> set[str]:
     try:
-        tree = ast.parse(source)
+        tree = parse_source(source)
     except SyntaxError:
         return set()
     names: set[str] = set()
@@ -155,7 +156,7 @@ def _top_level_names(source: str) -> set[str]:
 def _free_names(source: str) -> set[str]:
     """Names a module reads but neither defines at top level nor gets from builtins (approximate)."""
     try:
-        tree = ast.parse(source)
+        tree = parse_source(source)
     except SyntaxError:
         return set()
     bound = _top_level_names(source) | set(dir(builtins))
@@ -169,7 +170,7 @@ def _free_names(source: str) -> set[str]:
 
 def _parses(source: str) -> bool:
     try:
-        ast.parse(source)
+        parse_source(source)
     except SyntaxError:
         return False
     return True

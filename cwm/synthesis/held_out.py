@@ -28,12 +28,18 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
+
+import numpy as np
+from tqdm import tqdm
 
 from cwm import games
 from cwm.executors import Executor, JobCrashed, make_executor
 from cwm.files import atomic_write
 from cwm.games import trajectories
 from cwm.types import Trajectory, UsageError
+from planners.config import SearchConfig
+from planners.mcts import MCTS
 
 DEFAULT_TRANSITIONS = 10_000  # the paper's held-out set
 DEFAULT_SIMULATIONS = 100  # simulations per move of the MCTS share
@@ -69,6 +75,18 @@ class TestSetSettings:
             raise UsageError(f"test MCTS simulations must be >= 1, got {self.mcts_simulations}")
 
 
+def mcts_policy(*, simulations: int = 100, rollouts: int = 1) -> trajectories.Policy:
+    """A UCT player (``planners.mcts.MCTS``, c = 2) as a trajectory policy.
+
+    Randomness: each move's search is seeded with one integer drawn from the game's generator, so a
+    recorded game is reproducible from its seed.
+    """
+    def policy(state: Any, rng: np.random.Generator) -> int:
+        return int(MCTS(SearchConfig(num_simulations=simulations, rollouts=rollouts), seed=rng).step(state))
+
+    return policy
+
+
 def default_simulations(game: str | games.GameSpec) -> int:
     """The MCTS share's simulations per move: ``LONG_GAME_SIMULATIONS`` for a game whose maximum length is
     over ``LONG_GAME_MOVES``, else ``DEFAULT_SIMULATIONS``."""
@@ -95,8 +113,6 @@ class _GameJob:
 
 
 def _play(job: _GameJob) -> tuple[str, int, Trajectory]:
-    from cwm.synthesis.world_model import mcts_policy
-
     if job.share == "random":
         return job.share, job.index, trajectories.record(job.game, seed=job.seed)
     policy = mcts_policy(simulations=job.simulations)
@@ -203,8 +219,6 @@ def _bar(total: int, game: str, show: bool) -> Iterator[Callable[[int], None]]:
     if not show:
         yield lambda n: None
         return
-    from tqdm import tqdm
-
     bar = tqdm(total=total, desc=f"{game} test set", unit="step", file=sys.stderr, dynamic_ncols=True)
     try:
         yield lambda n: bar.update(n)

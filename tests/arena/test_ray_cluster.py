@@ -23,6 +23,7 @@ from cwm.agents import Settings
 from cwm.arena import tournament
 from cwm.executors import ExecutorError
 from cwm.executors.ray_local import LocalRayCluster
+from cwm.synthesis import SynthesisSettings
 from planners.config import SearchConfig
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600, method="thread")]
@@ -176,8 +177,7 @@ def _recorded_sweep(path: Path, seeds: int) -> Path:
     llm = RecordingClient(ScriptedClient([reply] * seeds, model="scripted-tic-tac-toe"), path)
     with tempfile.TemporaryDirectory() as run:
         for seed in range(seeds):
-            synthesize_world_model("tic_tac_toe", llm=llm, run_dir=Path(run) / str(seed), budget=1, seed=seed,
-                                   num_test=0, isolate=False)
+            synthesize_world_model("tic_tac_toe", llm, SynthesisSettings.of("world_model", budget=1, seed=seed, num_test=0, isolate=False), run_dir=Path(run) / str(seed))
     return path
 
 

@@ -12,7 +12,9 @@ import pytest
 from open_spiel.python.algorithms import evaluate_bots, mcts
 
 from cwm import bundle
+from cwm.agents import bundle_move
 from cwm.cli import main
+from cwm.synthesis import SynthesisSettings
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -31,7 +33,8 @@ def test_bundle_copied_elsewhere_loads_and_plays(exported, tmp_path):
     moved = shutil.copytree(exported, tmp_path / "elsewhere" / "copy")
     contained = bundle.load_bundle(moved)
     assert contained.check_report.all_passed and contained.check_report.executed > 0
-    assert contained.plan(pyspiel.load_game("tic_tac_toe").new_initial_state()) in range(9)  # in a worker
+    state = pyspiel.load_game("tic_tac_toe").new_initial_state()
+    assert bundle_move(contained, state) in range(9)  # in a worker
     b = bundle.load_bundle(moved, trusted=True)  # OpenSpiel's own algorithms call the model in-process
     game = b.as_openspiel_game()
     rng = np.random.RandomState(0)
@@ -172,8 +175,7 @@ def test_export_run_records_the_generator_settings(tmp_path):
     from cwm.synthesis import synthesize_world_model
 
     run = tmp_path / "run"
-    synthesize_world_model("tic_tac_toe", llm=make_client(f"replay:{recording_for('tic_tac_toe')}"), run_dir=run,
-                           num_test=0)
+    synthesize_world_model("tic_tac_toe", make_client(f"replay:{recording_for('tic_tac_toe')}"), SynthesisSettings.of("world_model", num_test=0), run_dir=run)
     path = bundle.export_run(run, tmp_path / "b")
     provenance = json.loads((path / "manifest.json").read_text())["provenance"]
     assert provenance["num_train"] == 5 and "temperature" in provenance["request"] and "c" in provenance["tree"]

@@ -8,6 +8,7 @@ import shutil
 
 import pytest
 
+import cwm.bundle.load
 import cwm.sandbox
 from cwm import bundle
 from cwm.cli import main
@@ -81,7 +82,7 @@ def test_all_code_files_export_and_load_checked_in_one_sandbox(tmp_path, train, 
             started.append(self)
             super().__init__(**kwargs)
 
-    monkeypatch.setattr(cwm.sandbox, "Sandbox", Counted)
+    monkeypatch.setattr(cwm.bundle.load, "Sandbox", Counted)
     b = bundle.load_bundle(path, trusted=True)
     assert len(started) == 1
     assert set(b.sources) == {"model.py", *GOOD}

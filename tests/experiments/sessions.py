@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 
 from cwm.llm import RecordingClient, ScriptedClient
-from cwm.synthesis import synthesize_world_model
+from cwm.synthesis import SynthesisSettings, synthesize_world_model
 from cwm.synthesis.inference import synthesize_inference
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -33,10 +33,8 @@ def record_open(folder: Path, game: str, model: str, inference: str, *, num_trai
     path = folder / f"{game}.jsonl"
     llm = RecordingClient(ScriptedClient([reply(model), reply(inference)], model=f"scripted-{game}"), path)
     with tempfile.TemporaryDirectory() as run:
-        world = synthesize_world_model(game, llm=llm, run_dir=Path(run) / "wm", budget=1, num_train=num_train,
-                                       num_test=0, isolate=False)
-        synthesize_inference(game, llm=llm, run_dir=Path(run) / "inf", world_model=world.best_source, budget=1,
-                             num_train=num_train, num_test=0, isolate=False)
+        world = synthesize_world_model(game, llm, SynthesisSettings.of("world_model", budget=1, num_train=num_train, num_test=0, isolate=False), run_dir=Path(run) / "wm")
+        synthesize_inference(game, llm, SynthesisSettings.of("inference", budget=1, num_train=num_train, num_test=0, isolate=False), run_dir=Path(run) / "inf", world_model=world.best_source)
     return path
 
 
@@ -47,6 +45,5 @@ def record_closed(folder: Path, game: str, joint: str, *, num_train: int = 5) ->
     path.parent.mkdir(parents=True, exist_ok=True)
     llm = RecordingClient(ScriptedClient([reply(joint)], model=f"scripted-closed-{game}"), path)
     with tempfile.TemporaryDirectory() as run:
-        synthesize_inference(game, llm=llm, run_dir=Path(run) / "joint", deck="closed", budget=1,
-                             num_train=num_train, num_test=0, isolate=False)
+        synthesize_inference(game, llm, SynthesisSettings.of("inference", deck="closed", budget=1, num_train=num_train, num_test=0, isolate=False), run_dir=Path(run) / "joint")
     return path

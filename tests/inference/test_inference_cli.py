@@ -11,7 +11,7 @@ import pytest
 from cwm.bundle import BundleError, export_run
 from cwm.cli import main
 from cwm.llm import ScriptedClient
-from cwm.synthesis import synthesize_world_model
+from cwm.synthesis import SynthesisSettings, synthesize_world_model
 from cwm.synthesis.inference import synthesize_inference
 
 from .test_inference_checks import SEARCH_INFERENCE_SOURCE
@@ -56,8 +56,7 @@ def test_a_model_that_is_not_utf8_is_refused(tmp_path: Path, capsys) -> None:
 @pytest.fixture(scope="module")
 def world_model_run(tmp_path_factory, leduc_source) -> Path:
     run = tmp_path_factory.mktemp("wm") / "run"
-    result = synthesize_world_model("leduc_poker", llm=ScriptedClient([_reply(leduc_source)], model="scripted-wm"),
-                                    run_dir=run, budget=1, num_train=3, num_test=0)
+    result = synthesize_world_model("leduc_poker", ScriptedClient([_reply(leduc_source)], model="scripted-wm"), SynthesisSettings.of("world_model", budget=1, num_train=3, num_test=0), run_dir=run)
     assert result.solved
     return run
 
@@ -65,8 +64,7 @@ def world_model_run(tmp_path_factory, leduc_source) -> Path:
 def _inference_run(tmp_path: Path, world_model: str, name: str = "inf") -> Path:
     run = tmp_path / name
     correct = world_model + "\n\n" + SEARCH_INFERENCE_SOURCE
-    result = synthesize_inference("leduc_poker", llm=ScriptedClient([_reply(correct)], model="scripted-inference"),
-                                  run_dir=run, world_model=world_model, budget=1, num_train=2, num_test=0)
+    result = synthesize_inference("leduc_poker", ScriptedClient([_reply(correct)], model="scripted-inference"), SynthesisSettings.of("inference", budget=1, num_train=2, num_test=0), run_dir=run, world_model=world_model)
     assert result.solved
     return run
 
@@ -100,8 +98,7 @@ def test_a_closed_deck_run_exports_one_module_as_model_and_inference(tmp_path: P
                                                                      leduc_source: str) -> None:
     run = tmp_path / "joint"
     joint = leduc_source + "\n\n" + SEARCH_INFERENCE_SOURCE
-    result = synthesize_inference("leduc_poker", llm=ScriptedClient([_reply(joint)], model="scripted-joint"),
-                                  run_dir=run, deck="closed", budget=1, num_train=2, num_test=0)
+    result = synthesize_inference("leduc_poker", ScriptedClient([_reply(joint)], model="scripted-joint"), SynthesisSettings.of("inference", deck="closed", budget=1, num_train=2, num_test=0), run_dir=run)
     assert result.solved
     bundle_dir = tmp_path / "bundle"
     assert main(["export", str(run), "--out", str(bundle_dir)]) == 0

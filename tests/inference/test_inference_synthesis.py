@@ -9,6 +9,7 @@ import json
 import pytest
 
 from cwm.llm import ScriptedClient
+from cwm.synthesis import SynthesisSettings
 from cwm.synthesis.inference import synthesize_inference
 from cwm.types import UsageError
 
@@ -27,15 +28,13 @@ def test_open_deck_inference_is_refined_until_every_view_replays(tmp_path, leduc
     # fixture gives it the reference model's functions (a candidate may define helpers it needs)
     correct = leduc_source + "\n\n" + SEARCH_INFERENCE_SOURCE
     llm = ScriptedClient([_reply(TOO_SHORT), _reply(correct)], model="scripted-inference")
-    result = synthesize_inference("leduc_poker", llm=llm, run_dir=tmp_path / "run", world_model=leduc_source,
-                                  budget=4, num_train=3, num_test=3)
+    result = synthesize_inference("leduc_poker", llm, SynthesisSettings.of("inference", budget=4, num_train=3, num_test=3), run_dir=tmp_path / "run", world_model=leduc_source)
     assert result.target == "inference" and result.solved and result.llm_calls == 2
     assert result.train_accuracy == 1.0 and result.test_accuracy == 1.0
     assert (tmp_path / "run" / "best_program.py").read_text().strip() == correct.strip()
     config = json.loads((tmp_path / "run" / "config.json").read_text())
     assert config["deck"] == "open" and config["world_model_sha"]
-    again = synthesize_inference("leduc_poker", llm=ScriptedClient([], model="scripted-inference"),
-                                 run_dir=tmp_path / "run", world_model=leduc_source, budget=4, num_train=3, num_test=3)
+    again = synthesize_inference("leduc_poker", ScriptedClient([], model="scripted-inference"), SynthesisSettings.of("inference", budget=4, num_train=3, num_test=3), run_dir=tmp_path / "run", world_model=leduc_source)
     assert again.solved and again.llm_calls == 2  # resumed from the run directory: no call made
 
 
@@ -43,8 +42,7 @@ def test_closed_deck_world_model_and_inference_are_refined_together(tmp_path, le
     broken = leduc_source + "\n\n" + TOO_SHORT
     correct = leduc_source + "\n\n" + SEARCH_INFERENCE_SOURCE
     llm = ScriptedClient([_reply(broken), _reply(correct)], model="scripted-joint")
-    result = synthesize_inference("leduc_poker", llm=llm, run_dir=tmp_path / "run", deck="closed", budget=4,
-                                  num_train=4, num_test=2)
+    result = synthesize_inference("leduc_poker", llm, SynthesisSettings.of("inference", deck="closed", budget=4, num_train=4, num_test=2), run_dir=tmp_path / "run")
     assert result.target == "joint" and result.solved, result.train_by_type
     assert set(result.train_by_type) == {"inference", "inference_terminal", "random_play"}
     prompt = next((tmp_path / "run" / "calls").glob("*.prompt.md")).read_text()
@@ -55,8 +53,7 @@ def test_a_never_ending_model_fails_random_play(tmp_path, leduc_source):
     endless = leduc_source.replace('    if state["done"]:\n        return -4\n', "")
     assert endless != leduc_source
     llm = ScriptedClient([_reply(endless + "\n\n" + SEARCH_INFERENCE_SOURCE)] * 2, model="scripted-joint")
-    result = synthesize_inference("leduc_poker", llm=llm, run_dir=tmp_path / "run", deck="closed", budget=1,
-                                  num_train=2, num_test=0)
+    result = synthesize_inference("leduc_poker", llm, SynthesisSettings.of("inference", deck="closed", budget=1, num_train=2, num_test=0), run_dir=tmp_path / "run")
     assert not result.solved and result.train_by_type["random_play"] == 0.0
     report = json.loads(next((tmp_path / "run" / "checks").glob("*.json")).read_text())
     failures = report.get("report", report)["failures"]

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from cwm.cli import main
 from cwm.llm import ReplayClient
+from cwm.synthesis import SynthesisSettings
 from cwm.synthesis.inference import synthesize_inference
 
 CLOSED = Path(str(importlib.resources.files("cwm").joinpath("data", "recordings", "closed")))
@@ -27,8 +28,7 @@ def _failures(report: dict) -> list[dict]:
 
 def test_closed_deck_leduc_is_refined_to_every_check_from_the_recording(tmp_path):
     run = tmp_path / "run"
-    result = synthesize_inference("leduc_poker", llm=ReplayClient(CLOSED / "leduc_poker.jsonl"), run_dir=run,
-                                  deck="closed", num_test=6)
+    result = synthesize_inference("leduc_poker", ReplayClient(CLOSED / "leduc_poker.jsonl"), SynthesisSettings.of("inference", deck="closed", num_test=6), run_dir=run)
     assert result.target == "joint" and result.solved and result.llm_calls == 2
     assert result.train_accuracy == 1.0 and set(result.train_by_type) == JOINT_TYPES
     assert all(v == 1.0 for v in result.train_by_type.values())
@@ -41,8 +41,7 @@ def test_closed_deck_leduc_is_refined_to_every_check_from_the_recording(tmp_path
 
 def test_closed_deck_quadranto_is_refined_to_every_check_with_the_terminal_flag(tmp_path):
     run = tmp_path / "run"
-    result = synthesize_inference("quadranto", llm=ReplayClient(CLOSED / "quadranto.jsonl"), run_dir=run,
-                                  deck="closed", num_test=20)
+    result = synthesize_inference("quadranto", ReplayClient(CLOSED / "quadranto.jsonl"), SynthesisSettings.of("inference", deck="closed", num_test=20), run_dir=run)
     assert result.target == "joint" and result.solved and result.llm_calls == 2
     assert result.train_accuracy == 1.0 and set(result.train_by_type) == JOINT_TYPES
     assert result.test_accuracy == 1.0  # 20 held-out games, catches by either player included

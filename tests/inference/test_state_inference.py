@@ -16,6 +16,7 @@ from cwm.games import trajectories
 from cwm.llm import ScriptedClient
 from cwm.model import WorldModel
 from cwm.sandbox import Sandbox, load_source
+from cwm.synthesis import SynthesisSettings
 from cwm.synthesis.inference import synthesize_inference
 from cwm.types import ModelLoadError, UsageError
 from planners.config import SearchConfig
@@ -111,15 +112,14 @@ def test_state_inference_is_synthesized_from_its_own_prompts(tmp_path, leduc_sou
     lazy = "def resample_state(events, player_id, seed):\n    return get_initial_state()\n"
     replies = [f"```python\n{leduc_source}\n{lazy}\n```", f"```python\n{leduc_source}\n{STATE_SOURCE}\n```"]
     llm = ScriptedClient(replies, model="scripted-state-inference")
-    result = synthesize_inference("leduc_poker", llm=llm, run_dir=tmp_path / "run", world_model=leduc_source,
-                                  budget=3, num_train=2, num_test=2, hidden="state")
+    result = synthesize_inference("leduc_poker", llm, SynthesisSettings.of("inference", budget=3, num_train=2, num_test=2, hidden="state"), run_dir=tmp_path / "run", world_model=leduc_source)
     assert result.solved and result.llm_calls == 2 and result.test_accuracy == 1.0
     prompt = sorted((tmp_path / "run" / "calls").glob("*.prompt.md"))[0].read_text()
     assert "resample_state(events: list[dict], player_id: int, seed: int) -> dict" in prompt
     assert "Return one state of the world model below" in prompt
     assert "Return every action from the initial state" not in prompt  # the history target's duties
     with pytest.raises(UsageError, match="open deck only"):
-        synthesize_inference("leduc_poker", llm=llm, run_dir=tmp_path / "joint", deck="closed", hidden="state")
+        synthesize_inference("leduc_poker", llm, SynthesisSettings.of("inference", deck="closed", hidden="state"), run_dir=tmp_path / "joint")
 
 
 def test_planning_on_sampled_states_plays_without_falling_back(leduc_source):

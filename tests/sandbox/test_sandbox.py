@@ -311,7 +311,7 @@ def test_zygote_killed_mid_job_gives_a_crash_and_takes_the_child_with_it(isolati
 
 def test_jobs_also_run_in_process() -> None:
     """The trusted jobs are plain functions: outside a sandbox child their guard is a direct call."""
-    from cwm.sandbox import jobs
+    from cwm.sandbox.jobs import check as jobs
 
     module = load_source(REFERENCE_TTT)
     trajs = [trajectories.record("tic_tac_toe", seed=0)]

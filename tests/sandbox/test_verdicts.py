@@ -12,7 +12,8 @@ import pytest
 
 from cwm.checks.report import Tally
 from cwm.games import trajectories
-from cwm.sandbox import child, jobs, load_source, tamper
+from cwm.sandbox import child, load_source, tamper
+from cwm.sandbox.jobs import check as jobs
 from cwm.types import CheckReport
 
 from .conftest import REFERENCE_TTT

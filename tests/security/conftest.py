@@ -2,7 +2,7 @@
 a pipeline folder per sleeper.
 
 What the suite promises for every sleeper (tests/data/sleepers, its value/ and ungated/ folders) and every
-stage it goes through (`cwm check`, ``export_bundle`` and `cwm export`, ``load_bundle``, ``Bundle.plan`` and
+stage it goes through (`cwm check`, ``export_bundle`` and `cwm export`, ``load_bundle``, ``bundle_move`` and
 `cwm inspect`, `cwm arena` on the process pool and ``--executor inline``, `cwm run` on a recorded session
 whose reply is the sleeper; planning workers with the gate off for ungated/), and for every resume of those
 commands:

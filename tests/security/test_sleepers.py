@@ -13,6 +13,7 @@ import json
 import pytest
 
 from cwm import bundle, games
+from cwm.agents import bundle_move
 from cwm.agents.base import AgentError
 from cwm.agents.worker import WorkerCrash, WorkerTimeout
 from cwm.bundle import Bundle, BundleError
@@ -135,13 +136,13 @@ def test_cwm_run(program, pipeline: Pipeline) -> None:
 @pytest.mark.parametrize("name, error", [("spin_apply_action", WorkerTimeout), ("c_stack_overflow", WorkerCrash),
                                          ("exception_escapes", AgentError), ("str_action_hash_spins", None)])
 def test_a_notebook_plans_on_a_contained_bundle_in_a_worker(name, error, pipeline_of) -> None:
-    """``load_bundle(path).plan(state)``: the sleeper wakes in the worker's first search; this process gets a
+    """``bundle_move(load_bundle(path), state)``: the sleeper wakes in the worker's first search; this process gets a
     move or an AgentError naming the reason (in text that prints safely), never the model's code."""
     pipeline = pipeline_of(name)
     loaded = bundle.load_bundle(pipeline.bundle())
     state = games.load_game(GAME).new_initial_state()
     config = SearchConfig(num_simulations=50, rollouts=1)
-    got = pipeline.call("Bundle.plan", lambda: loaded.plan(state, config, seed=0, move_cpu_s=MOVE_LIMIT),
+    got = pipeline.call("bundle_move", lambda: bundle_move(loaded, state, config, seed=0, move_cpu_s=MOVE_LIMIT),
                         bound_s=MOVE_LIMIT + MOVE_SLACK_S + CLI_START_S)
     if error is None:
         assert got in state.legal_actions(), got

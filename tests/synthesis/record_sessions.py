@@ -25,6 +25,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from cwm.synthesis import SynthesisSettings
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 RECORDINGS = ROOT / "cwm" / "data" / "recordings"
@@ -88,16 +90,12 @@ def record(session: Session, out: Path) -> list[dict[str, Any]]:
     with tempfile.TemporaryDirectory() as tmp:
         run = Path(tmp)
         if session.closed:
-            results.append(synthesize_inference(session.game, llm=llm, run_dir=run / "joint", deck="closed",
-                                                budget=session.budget, num_test=0, isolate=False))
+            results.append(synthesize_inference(session.game, llm, SynthesisSettings.of("inference", deck="closed", budget=session.budget, num_test=0, isolate=False), run_dir=run / "joint"))
         else:
-            wm = synthesize_world_model(session.game, llm=llm, run_dir=run / "synthesis", num_test=0,
-                                        isolate=False)
+            wm = synthesize_world_model(session.game, llm, SynthesisSettings.of("world_model", num_test=0, isolate=False), run_dir=run / "synthesis")
             results.append(wm)
             if session.inference:  # what `cwm run` asks next, for the world model it found
-                results.append(synthesize_inference(session.game, llm=llm, run_dir=run / "inference",
-                                                    world_model=wm.best_source, budget=session.budget,
-                                                    num_test=0, isolate=False))
+                results.append(synthesize_inference(session.game, llm, SynthesisSettings.of("inference", budget=session.budget, num_test=0, isolate=False), run_dir=run / "inference", world_model=wm.best_source))
     return [r.to_json() for r in results]
 
 

@@ -71,10 +71,13 @@ def synthesize(run_dir: Path, llm: object, **kw: object) -> object:
     Candidates are checked in-process (``isolate=False``) here to keep the loop's tests fast and
     independent; ``test_synth_sandbox.py`` runs the loop with the sandbox.
     """
-    from cwm.synthesis import synthesize_world_model
+    from cwm.synthesis import SynthesisSettings, synthesize_world_model
 
     options: dict = {"rules": RULES, "num_test": 0, "budget": 10, "isolate": False, **kw}
-    return synthesize_world_model("tic_tac_toe", llm=llm, run_dir=run_dir, **options)
+    names = set(vars(SynthesisSettings()))
+    settings = SynthesisSettings.of("world_model", **{k: v for k, v in options.items() if k in names and v is not None})
+    rest = {k: v for k, v in options.items() if k not in names}
+    return synthesize_world_model("tic_tac_toe", llm, settings, run_dir=run_dir, **rest)
 
 
 class SlowIndexedClient(IndexedClient):

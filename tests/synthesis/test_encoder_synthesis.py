@@ -20,6 +20,7 @@ from cwm.llm import ScriptedClient
 from cwm.sandbox import Sandbox
 from cwm.sandbox.box import ENCODER_GAMES_JOB as ENCODER_JOB
 from cwm.sandbox.checkers import sandbox_check_encoder
+from cwm.synthesis import SynthesisSettings
 from cwm.synthesis.encoder import synthesize_encoder
 from cwm.synthesis.extract import extract_code
 from cwm.types import UsageError
@@ -43,7 +44,8 @@ def bundle(tmp_path: Path, ttt_games: list) -> Path:
 
 
 def _run(bundle: Path, run_dir: Path, llm: ScriptedClient, **kw):
-    return synthesize_encoder("tic_tac_toe", llm=llm, run_dir=run_dir, bundle=bundle, **{"budget": 3, **kw})
+    return synthesize_encoder("tic_tac_toe", llm, SynthesisSettings.of("encoder", **{"budget": 3, **kw}), run_dir=run_dir,
+                              bundle=bundle)
 
 
 @pytest.fixture(scope="module")
@@ -140,9 +142,10 @@ def test_bad_settings_are_refused_before_the_run_folder_exists(bundle, tmp_path)
 
 
 def test_the_cli_writes_the_encoder_into_the_bundle(bundle, tmp_path, monkeypatch, capsys) -> None:
-    import cwm.llm
+    import cwm.commands.synthesize
 
-    monkeypatch.setattr(cwm.llm, "make_client", lambda *a, **k: ScriptedClient([REPLIES["initial"], REPLIES["refine"]]))
+    monkeypatch.setattr(cwm.commands.synthesize, "make_client",
+                        lambda *a, **k: ScriptedClient([REPLIES["initial"], REPLIES["refine"]]))
     argv = ["synthesize", "tic_tac_toe", "--target", "encoder", "--from", str(bundle), "--out", str(tmp_path / "run"),
             "--budget", "3", "--quiet"]
     assert main(argv) == 0

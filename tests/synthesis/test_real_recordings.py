@@ -13,7 +13,7 @@ import pytest
 
 from cwm import games, pipeline
 from cwm.llm import ReplayClient
-from cwm.synthesis import synthesize_world_model
+from cwm.synthesis import SynthesisSettings, synthesize_world_model
 from cwm.synthesis.inference import synthesize_inference
 
 REAL = Path(str(importlib.resources.files("cwm").joinpath("data", "recordings", "real")))
@@ -39,11 +39,10 @@ def test_real_sessions_ship_for_some_games_each_with_its_provenance():
 @pytest.mark.parametrize("game", SESSIONS)
 def test_a_real_session_replays_under_todays_prompts_as_it_ran(game, tmp_path):
     provenance, llm = _provenance(game), ReplayClient(REAL / f"{game}.jsonl")
-    world_model = synthesize_world_model(game, llm=llm, run_dir=tmp_path / "wm", num_test=0, isolate=False)
+    world_model = synthesize_world_model(game, llm, SynthesisSettings.of("world_model", num_test=0, isolate=False), run_dir=tmp_path / "wm")
     stages = {"world model": world_model}
     if not games.resolve(game).perfect_information:
-        stages["inference"] = synthesize_inference(game, llm=llm, run_dir=tmp_path / "inf", num_test=0,
-                                                   world_model=world_model.best_source, isolate=False)
+        stages["inference"] = synthesize_inference(game, llm, SynthesisSettings.of("inference", num_test=0, isolate=False), run_dir=tmp_path / "inf", world_model=world_model.best_source)
     assert {s: {"llm_calls": r.llm_calls, "solved": r.solved} for s, r in stages.items()} == provenance["stages"]
 
 
@@ -51,8 +50,7 @@ def test_a_real_session_replays_under_todays_prompts_as_it_ran(game, tmp_path):
 def test_a_real_closed_deck_session_replays_under_todays_prompts_as_it_ran(game, tmp_path):
     provenance = json.loads((REAL / "closed" / f"{game}.provenance.json").read_text(encoding="utf-8"))
     assert provenance["deck"] == "closed" and "no tools" in provenance["how"]
-    result = synthesize_inference(game, llm=ReplayClient(REAL / "closed" / f"{game}.jsonl"), run_dir=tmp_path,
-                                  deck="closed", world_model=None, num_test=0, isolate=False)
+    result = synthesize_inference(game, ReplayClient(REAL / "closed" / f"{game}.jsonl"), SynthesisSettings.of("inference", deck="closed", num_test=0, isolate=False), run_dir=tmp_path, world_model=None)
     assert {"joint": {"llm_calls": result.llm_calls, "solved": result.solved}} == provenance["stages"]
 
 

@@ -13,7 +13,7 @@ from record_sessions import SESSIONS, record
 
 from cwm.games import rules_text
 from cwm.llm import ReplayClient, ReplayMissError
-from cwm.synthesis import synthesize_world_model
+from cwm.synthesis import SynthesisSettings, synthesize_world_model
 
 # the installed package's copies, so a recording left out of the package data fails here
 SHIPPED = Path(str(importlib.resources.files("cwm").joinpath("data", "recordings")))
@@ -45,11 +45,10 @@ def test_a_changed_prompt_misses_the_recording_and_names_the_difference(tmp_path
     rules = rules_text("leduc_poker") + "\nA sentence the recording never saw.\n"
     llm = ReplayClient(SHIPPED / "leduc_poker.jsonl")
     with pytest.raises(ReplayMissError, match="first difference at character"):
-        synthesize_world_model("leduc_poker", llm=llm, run_dir=tmp_path / "run", rules=rules, num_test=0,
-                               isolate=False)
+        synthesize_world_model("leduc_poker", llm, SynthesisSettings.of("world_model", num_test=0, isolate=False), run_dir=tmp_path / "run", rules=rules)
 
 
 def test_a_recording_replays_its_session_without_a_miss(tmp_path):
     llm = ReplayClient(SHIPPED / "quadranto.jsonl")
-    result = synthesize_world_model("quadranto", llm=llm, run_dir=tmp_path / "run", num_test=0, isolate=False)
+    result = synthesize_world_model("quadranto", llm, SynthesisSettings.of("world_model", num_test=0, isolate=False), run_dir=tmp_path / "run")
     assert result.solved and result.llm_calls == 2 and llm.model == "scripted-quadranto"

@@ -63,7 +63,7 @@ def test_cli_rejects_out_of_range_numbers_in_one_line(tmp_path: Path, capsys, na
 
 
 def test_cli_lets_the_client_carry_the_asked_concurrency(tmp_path: Path, monkeypatch) -> None:
-    import cwm.llm
+    import cwm.commands.synthesize
 
     seen: dict = {}
 
@@ -71,7 +71,7 @@ def test_cli_lets_the_client_carry_the_asked_concurrency(tmp_path: Path, monkeyp
         seen.update(options)
         raise KeyboardInterrupt  # stop before any work
 
-    monkeypatch.setattr(cwm.llm, "make_client", fake_make_client)
+    monkeypatch.setattr(cwm.commands.synthesize, "make_client", fake_make_client)
     for concurrency, limit in (("3", 8), ("16", 16)):
         argv = ["synthesize", "tic_tac_toe", "--out", str(tmp_path / concurrency), "--concurrency", concurrency]
         assert main(argv) == 130

@@ -8,6 +8,7 @@ from pathlib import Path
 from synth_helpers import BUGGY_THEN_FIXED, IndexedClient, program, reply, synthesize
 
 from cwm.llm import ScriptedClient
+from cwm.synthesis import SynthesisSettings
 
 
 def test_finds_the_correct_program_and_stops(tmp_path: Path, small_test: list) -> None:
@@ -86,7 +87,6 @@ def test_rules_and_trajectories_without_a_ground_truth(tmp_path: Path, train: li
     from cwm.synthesis import synthesize_world_model
 
     llm = ScriptedClient([reply("03_refine_correct")])
-    result = synthesize_world_model((RULES, train), llm=llm, run_dir=tmp_path, test_trajectories=small_test,
-                                    isolate=False)
+    result = synthesize_world_model((RULES, train), llm, SynthesisSettings.of("world_model", isolate=False), run_dir=tmp_path, test_trajectories=small_test)
     assert result.solved and result.game == "tic_tac_toe" and result.test_accuracy == 1.0
     assert RULES.strip() in llm.calls[0].messages[0].text

@@ -13,14 +13,14 @@ from cwm.synthesis import RequestSettings, ResumeError, TreeSettings
 BAD_ARGUMENTS = {
     # id: (keyword arguments of synthesize_world_model, words of the error)
     "strategy": ({"strategy": "beam"}, "unknown strategy"),
-    "budget-0": ({"budget": 0}, "budget must be >= 1"),
-    "concurrency-0": ({"concurrency": 0}, "concurrency must be >= 1"),
-    "num-train-0": ({"num_train": 0}, "num_train must be >= 1"),
-    "num-test-negative": ({"num_test": -1}, "num_test must be >= 0"),
-    "test-mcts-0": ({"test_mcts_simulations": 0}, "test_mcts_simulations must be >= 1"),
-    "examples-0": ({"examples_per_type": 0}, "examples_per_type must be >= 1"),
-    "max-steps-0": ({"max_steps_shown": 0}, "max_steps_shown must be >= 1"),
-    "max-example-chars-0": ({"max_example_chars": 0}, "max_example_chars must be >= 1"),
+    "budget-0": ({"budget": 0}, "budget must be an integer >= 1"),
+    "concurrency-0": ({"concurrency": 0}, "concurrency must be an integer >= 1"),
+    "num-train-0": ({"num_train": 0}, "num_train must be an integer >= 1"),
+    "num-test-negative": ({"num_test": -1}, "num_test must be an integer >= 0"),
+    "test-mcts-0": ({"test_mcts_simulations": 0}, "test_mcts_simulations must be an integer >= 1"),
+    "examples-0": ({"examples_per_type": 0}, "examples_per_type must be an integer >= 1"),
+    "max-steps-0": ({"max_steps_shown": 0}, "max_steps_shown must be an integer >= 1"),
+    "max-example-chars-0": ({"max_example_chars": 0}, "max_example_chars must be an integer >= 1"),
 }
 
 

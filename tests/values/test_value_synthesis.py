@@ -14,16 +14,17 @@ from cwm.bundle.value import save_value
 from cwm.cli import main
 from cwm.commands.bundle import describe
 from cwm.llm import ScriptedClient
-from cwm.synthesis.value import synthesize_value
+from cwm.selection import TournamentSettings, synthesize_value
+from cwm.synthesis import SynthesisSettings
 from cwm.types import UsageError
 
 from .conftest import FAST, FLIPPED, GOOD, INITIAL_REPLY, NEUTRAL, REFINE_REPLY, TTT
 
 
 def _run(bundle: Path, run_dir: Path, llm: ScriptedClient, **kw):
-    options = {"candidates": 3, "budget": 2, "games_per_pairing": 2, "search": FAST, "executor": "local:2",
-               "tournament_progress": False, **kw}
-    return synthesize_value("tic_tac_toe", llm=llm, run_dir=run_dir, bundle=bundle, **options)
+    settings = SynthesisSettings.of("value", **{"candidates": 3, "budget": 2, **kw})
+    tournament = TournamentSettings(games_per_pairing=2, search=FAST, executor="local:2", progress=False)
+    return synthesize_value("tic_tac_toe", llm, settings, run_dir=run_dir, bundle=bundle, tournament=tournament)
 
 
 @pytest.fixture(scope="module")
@@ -112,9 +113,10 @@ def test_bad_settings_are_refused_before_the_run_folder_exists(ttt_bundle, tmp_p
 
 
 def test_the_cli_writes_the_value_into_the_bundle(ttt_bundle, tmp_path, monkeypatch, capsys) -> None:
-    import cwm.llm
+    import cwm.commands.synthesize
 
-    monkeypatch.setattr(cwm.llm, "make_client", lambda *a, **k: ScriptedClient([INITIAL_REPLY, REFINE_REPLY]))
+    monkeypatch.setattr(cwm.commands.synthesize, "make_client",
+                        lambda *a, **k: ScriptedClient([INITIAL_REPLY, REFINE_REPLY]))
     out = tmp_path / "run"
     argv = ["synthesize", "tic_tac_toe", "--target", "value", "--from", str(ttt_bundle), "--out", str(out),
             "--budget", "2", "--candidates", "3", "--games-per-pairing", "1", "--simulations", "50",

@@ -55,14 +55,14 @@ def test_a_rerun_plays_nothing_again_and_other_candidates_are_refused(played) ->
 
 
 def test_no_candidate_code_runs_in_this_process(tmp_path, monkeypatch) -> None:
-    import cwm.contract
-    import cwm.model
+    import cwm.sandbox.load
 
     def refuse(*args, **kwargs):
         raise AssertionError("candidate code was loaded in the main process")
 
-    monkeypatch.setattr(cwm.contract, "load_source", refuse)
-    monkeypatch.setattr(cwm.model, "load_source", refuse)
+    # every in-process load of model source (cwm.sandbox.load_source, wherever it was imported) runs the module
+    # body through this module's exec
+    monkeypatch.setattr(cwm.sandbox.load, "exec", refuse, raising=False)
     result = run_tournament("tic_tac_toe", TTT, [FLIPPED], tmp_path, games_per_pairing=1, search=FAST,
                             executor="inline", progress=False)
     assert sum(s.games for s in result.standings) == 4 and all(s.failures == 0 for s in result.standings)
