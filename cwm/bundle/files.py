@@ -8,6 +8,7 @@ manifest's game is interpreted in ``cwm.bundle.game``.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
@@ -66,14 +67,34 @@ def read_json_object(file: Path) -> dict[str, Any]:
     return data
 
 
+def displaced(path: Path) -> Path:
+    """Where an update that cannot exchange two folders in one step moves the bundle at ``path`` for the moment
+    between its two renames (``cwm.bundle.update``): the hidden sibling ``.NAME.cwm-old``."""
+    real = path.resolve()
+    return real.with_name(f".{real.name}.cwm-old")
+
+
+def put_back(path: Path) -> None:
+    """The recovery step every reader applies: where ``path`` holds nothing but its ``displaced`` folder exists,
+    an update was interrupted between its two renames (or is between them now), and the old bundle is moved
+    back. A rename that fails (an update or another reader put a bundle there first, or the folder is
+    read-only) is left for the reader to find what is there."""
+    aside = displaced(path)
+    if not path.exists() and aside.is_dir():
+        with contextlib.suppress(OSError):
+            aside.rename(path.resolve())
+
+
 def read_manifest(path: Path) -> dict[str, JSON]:
-    """The parsed manifest of a bundle directory, every field of its exact type and shape.
+    """The parsed manifest of a bundle directory, every field of its exact type and shape, after ``put_back``.
 
     Raises:
       BundleError: not a directory, no manifest, or a manifest field that is missing or malformed (named).
     """
+    put_back(path)
     if not path.is_dir():
-        raise BundleError(f"bundle {str(path)!r} is not a directory")
+        where = f" (an interrupted update left it at {displaced(path)})" if displaced(path).is_dir() else ""
+        raise BundleError(f"bundle {str(path)!r} is not a directory{where}")
     file = path / MANIFEST
     if file.is_symlink() or not file.is_file():
         raise BundleError(f"{path}: {MANIFEST} is missing (not a cwm bundle?)")
