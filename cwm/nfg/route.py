@@ -14,11 +14,13 @@ from typing import Any
 
 import prompts
 from cwm import sandbox as sandbox_module
+from cwm.model import load_source  # the gated loader; moving to cwm.sandbox (issue 31)
 from cwm.nfg.answers import Reply
 from cwm.nfg.game import MatrixGame, NfgFormatError, to_fraction
 from cwm.nfg.job import tabulate
 from cwm.nfg.solver import STRATEGIES
 from cwm.nfg.tasks import Task, solve
+from cwm.sandbox.budget import call_budget
 from cwm.types import JSON, CwmError
 
 JOB = "cwm.nfg.job:tabulate"
@@ -73,12 +75,9 @@ def run_job(source: str, payload: JSON, *, sandbox: Any = None, budget_s: float 
         if not result.ok:
             raise RouteError(f"sandbox {result.kind}: {result.error}")
         return result.value
-    from cwm.model import load_source  # the model module imports the sandbox; keep import order simple
 
     def load_module(text: str) -> Any:
         return load_source(text, name="nfg_game", api=())
-
-    from cwm.sandbox.budget import call_budget
 
     guard = call_budget(budget_s)
     try:
