@@ -1,5 +1,7 @@
 """Normal-form game reasoning evals: seeded tasks, exact solver answers, reply parsing, contestants, audit, export.
 
+Each question family lives in a module of its own under ``families`` (a ``Family`` record: question text
+fields, answer key, item generator, CWM-route data); the other modules dispatch through ``families.REGISTRY``.
 The audit re-solves formal records, or transcribes plain ones (``transcribe``); ``registry`` exports task
 sets to the OpenAI evals registry and inspect_ai.
 
@@ -16,12 +18,13 @@ _WHERE = {
     "AnswerKey": "answers", "Exploitability": "answers", "Reply": "answers",
     "AuditFinding": "audit", "audit_file": "audit", "audit_record": "audit",
     "CwmContestant": "contestants", "DirectContestant": "contestants", "evaluate": "contestants",
+    "Family": "families",
     "MatrixGame": "game", "NfgFormatError": "game",
     "generate": "generator", "generate_one": "generator",
     "parse_reply": "parse",
     "ItemResult": "score", "save_results": "score", "summarise": "score", "wilson": "score",
     "FAMILIES": "tasks", "Task": "tasks", "load": "tasks", "save": "tasks", "solve": "tasks",
-    "render": None, "registry": None, "transcribe": None,
+    "families": None, "render": None, "registry": None, "transcribe": None,
 }
 
 __all__ = sorted(_WHERE)

@@ -9,10 +9,11 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from cwm.llm import Client, LLMError, Message, Request
-from cwm.nfg import route
+from cwm.nfg import families, route
 from cwm.nfg.parse import parse_reply
 from cwm.nfg.score import ItemResult, judge
 from cwm.nfg.tasks import Task
+from cwm.sandbox import Sandbox
 from cwm.synthesis.extract import CodeExtractionError, extract_code
 
 CONTESTANTS = ("direct", "cwm")
@@ -87,11 +88,9 @@ class CwmContestant:
             source = extract_code(reply, ["payoff"]).candidates[-1]
             with self._lock:
                 if self.sandbox is None and not self.in_process:  # contained unless the caller chose otherwise
-                    from cwm.sandbox import Sandbox
-
                     self.sandbox = Sandbox()
-                value = route.run_job(source, {"data": list(route.DATA_NAMES[task.family])}, sandbox=self.sandbox,
-                                      budget_s=self.budget_s)
+                value = route.run_job(source, {"data": list(families.get(task.family).data_names)},
+                                      sandbox=self.sandbox, budget_s=self.budget_s)
             parsed = route.answer_from_table(task, value)
         except (CodeExtractionError, route.RouteError) as e:
             return judge(task, self.name, reply, None, detail=str(e))

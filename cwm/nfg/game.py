@@ -8,6 +8,7 @@ from fractions import Fraction
 
 import pyspiel
 
+from cwm import games
 from cwm.types import JSON, CwmError
 
 
@@ -166,8 +167,6 @@ class MatrixGame:
         Raises:
           NfgFormatError: the registered game's ground truth is not an OpenSpiel matrix game.
         """
-        from cwm import games  # the registry imports OpenSpiel games on demand
-
         return cls.from_openspiel(games.resolve(name).openspiel, players=players, unit=unit)
 
     def to_openspiel(self) -> pyspiel.MatrixGame:

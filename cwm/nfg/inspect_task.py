@@ -39,7 +39,7 @@ def score_text(nfg: Mapping[str, JSON], text: str) -> tuple[str, Reply | None, f
 
 def nfg_task(samples: str | Path) -> Any:
     """An inspect_ai ``Task``: the samples file as its dataset, one generation per sample, cwm's scorer."""
-    from inspect_ai import Task
+    from inspect_ai import Task  # inspect_ai is an optional dependency
     from inspect_ai.dataset import Sample, json_dataset
     from inspect_ai.model import ChatMessageSystem, ChatMessageUser
     from inspect_ai.solver import generate
@@ -56,7 +56,7 @@ def nfg_task(samples: str | Path) -> Any:
 
 def nfg_scorer() -> Any:
     """An inspect_ai scorer: CORRECT when cwm's parser reads an accepted answer from the completion."""
-    from inspect_ai.scorer import CORRECT, INCORRECT, Score, accuracy, scorer, stderr
+    from inspect_ai.scorer import CORRECT, INCORRECT, Score, accuracy, scorer, stderr  # optional dependency
 
     @scorer(metrics=[accuracy(), stderr()], name="nfg_answer")
     def nfg_answer() -> Any:

@@ -20,7 +20,8 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from cwm.nfg.tasks import FAMILIES, PARSE_KIND, Task
+from cwm.nfg.families import get as get_family
+from cwm.nfg.tasks import FAMILIES, Task
 from cwm.types import JSON
 
 PREFIX = "nfg"
@@ -85,7 +86,7 @@ def _q(text: str) -> str:
 def _evals_yaml(families: Sequence[str], counts: dict[str, int], seed: int) -> str:
     lines = ["# OpenAI evals registry entries written by `cwm nfg generate --registry`; every ideal is solver-computed."]
     for family in families:
-        name, kind = eval_name(family), PARSE_KIND[family]
+        name, kind = eval_name(family), get_family(family).parse_kind
         description = f"cwm nfg {family}: {counts[family]} seeded items (seed {seed}), {kind} answers"
         lines += ["", f"{name}:", f"  id: {name}.{SPLIT_VERSION}", f"  description: {_q(description)}",
                   "  metrics: [accuracy]", f"{name}.{SPLIT_VERSION}:", f"  class: {MATCH_CLASS[kind]}", "  args:",

@@ -1,39 +1,32 @@
 """The CWM route: the LLM transcribes a task into a small Python module; the sandbox tabulates it; the solver answers.
 
 The module's API is fixed in ``prompts/nfg/cwm/api.md`` (``PLAYERS``, ``ME``, ``ACTIONS``, ``payoff``)
-plus the family's data names (``prompts/nfg/cwm/data/<family>.md``). ``cwm.nfg.job.tabulate`` is the
+plus the family's data names (``prompts/nfg/cwm/data/<family>.md``); which names, and how their values become
+the solver's question, is the family's own (``Family.data_names``, ``Family.question_from_data``). ``cwm.nfg.job.tabulate`` is the
 trusted job that runs in the sandbox child: it calls ``payoff`` on every action pair and returns plain JSON.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
 
 import prompts
 from cwm import sandbox as sandbox_module
+from cwm.model import load_source  # the gated loader; moving to cwm.sandbox (issue 31)
+from cwm.nfg import families
 from cwm.nfg.answers import Reply
-from cwm.nfg.game import MatrixGame, NfgFormatError, to_fraction
+from cwm.nfg.game import MatrixGame, NfgFormatError
 from cwm.nfg.job import tabulate
-from cwm.nfg.solver import STRATEGIES
 from cwm.nfg.tasks import Task, solve
+from cwm.sandbox.budget import call_budget
 from cwm.types import JSON, CwmError
 
 JOB = "cwm.nfg.job:tabulate"
 IN_PROCESS_BUDGET_S = 5.0  # load, then tabulate, each within this many seconds when run in-process
-DATA_NAMES: dict[str, tuple[str, ...]] = {
-    "best_response_pure": ("OPPONENT_ACTION",),
-    "dominant_strategy": (),
-    "estimate_mixed": ("OPPONENT_HISTORY",),
-    "best_response_mixed": ("OPPONENT_MIX",),
-    "classify_partner": ("HISTORY", "COOPERATE", "DEFECT", "TREMBLE"),
-    "play_strategy": ("STRATEGY", "PARTNER_HISTORY", "COOPERATE", "DEFECT"),
-    "nash": (),
-    "nash_3x3": (),
-    "zero_sum_maximin": (),
-}
+# Each family's data names (``Family.data_names``), by family.
+DATA_NAMES: dict[str, tuple[str, ...]] = {name: family.data_names for name, family in families.REGISTRY.items()}
 
 
 class RouteError(CwmError, ValueError):
@@ -42,15 +35,15 @@ class RouteError(CwmError, ValueError):
 
 def request_text(task: Task) -> tuple[str, str]:
     """The (system, user) prompt asking the LLM to transcribe ``task`` as code."""
-    data_api = prompts.render(f"nfg/cwm/data/{task.family}.md", **(
-        {"strategies": ", ".join(STRATEGIES)} if task.family == "play_strategy" else {}))
+    family = families.get(task.family)
+    data_api = prompts.render(family.data_prompt, **family.data_prompt_fields)
     user = prompts.render("nfg/cwm/request.md", data_api=data_api.rstrip("\n"), task_text=task.user_text)
     return prompts.render("nfg/cwm/system.md").strip(), user.strip()
 
 
 def prompt_names(family: str) -> list[str]:
     """The prompt templates the route renders for a family (for run records)."""
-    return ["nfg/cwm/system.md", "nfg/cwm/request.md", f"nfg/cwm/data/{family}.md"]
+    return ["nfg/cwm/system.md", "nfg/cwm/request.md", families.get(family).data_prompt]
 
 
 def run_job(source: str, payload: JSON, *, sandbox: Any = None, budget_s: float = IN_PROCESS_BUDGET_S) -> JSON:
@@ -73,12 +66,9 @@ def run_job(source: str, payload: JSON, *, sandbox: Any = None, budget_s: float 
         if not result.ok:
             raise RouteError(f"sandbox {result.kind}: {result.error}")
         return result.value
-    from cwm.model import load_source  # the model module imports the sandbox; keep import order simple
 
     def load_module(text: str) -> Any:
         return load_source(text, name="nfg_game", api=())
-
-    from cwm.sandbox.budget import call_budget
 
     guard = call_budget(budget_s)
     try:
@@ -114,50 +104,14 @@ def formal_record(value: Mapping[str, JSON], family: str) -> tuple[MatrixGame, i
         game = MatrixGame.from_tables(value["players"], value["actions"],
                                       [[_exact(u0) for u0, _ in row] for row in value["payoffs"]],
                                       [[_exact(u1) for _, u1 in row] for row in value["payoffs"]])
-        return game, list(value["players"]).index(value["me"]), _question(family, value["data"])
+        me = list(value["players"]).index(value["me"])
+        return game, me, families.get(family).question_from_data(value["data"])
     except (NfgFormatError, KeyError, TypeError, ValueError, AttributeError) as e:
         raise RouteError(f"the transcribed game does not solve: {e}") from e
 
 
 def _exact(x: float) -> Fraction:
     return Fraction(str(x)).limit_denominator(10**6)
-
-
-def _question(family: str, data: Mapping[str, JSON]) -> JSON:
-    """The solver's question from the module's data; names become strings (``OPPONENT_ACTION = 3`` names
-    action ``"3"`` in the numbers disguise) and a strategy is spelled like ``STRATEGIES`` (``Tit for tat``)."""
-    if family == "best_response_pure":
-        return {"opponent_action": _name(data["OPPONENT_ACTION"])}
-    if family == "estimate_mixed":
-        return {"opponent_history": _names(data["OPPONENT_HISTORY"], "OPPONENT_HISTORY")}
-    if family == "best_response_mixed":
-        mix = {_name(a): to_fraction(p, where=f"OPPONENT_MIX[{a!r}]").limit_denominator(1000)
-               for a, p in data["OPPONENT_MIX"].items()}
-        total = sum(mix.values(), Fraction(0))
-        return {"opponent_mix": {a: p / total for a, p in mix.items()} if total == 100 else mix}
-    roles = {role: None if data.get(key) is None else _name(data[key])
-             for role, key in (("cooperate", "COOPERATE"), ("defect", "DEFECT"))}
-    if family == "classify_partner":
-        tremble = to_fraction(data["TREMBLE"], where="TREMBLE").limit_denominator(1000)
-        history = [_names(pair, "HISTORY entry") for pair in data["HISTORY"]]
-        return {"history": history, "roles": roles, "tremble": tremble}
-    if family == "play_strategy":
-        strategy = re.sub(r"[\s_-]+", "-", _name(data["STRATEGY"]).strip().lower())
-        return {"strategy": strategy, "partner_history": _names(data["PARTNER_HISTORY"], "PARTNER_HISTORY"),
-                "roles": roles}
-    return {}
-
-
-def _name(value: JSON) -> str:
-    if isinstance(value, (list, dict)) or value is None:
-        raise TypeError(f"expected an action name, got {value!r}")
-    return str(value)
-
-
-def _names(value: JSON, where: str) -> list[str]:
-    if not isinstance(value, list):
-        raise TypeError(f"{where} must be a list of action names, got {value!r}")
-    return [_name(v) for v in value]
 
 
 def _in_task_terms(task: Task, kind: str, vocabulary: tuple[str, ...], accepted: tuple) -> Reply:

@@ -11,26 +11,22 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Iterable, Mapping
-from fractions import Fraction
 from pathlib import Path
 
-from cwm.nfg import solver, zero_sum
-from cwm.nfg.answers import AnswerKey, Exploitability, choice_key, distribution_key, label_key, sequence_key
-from cwm.nfg.game import MatrixGame, NfgFormatError, to_fraction
+from cwm.nfg import families
+from cwm.nfg.answers import AnswerKey
+from cwm.nfg.families.classify_partner import LABELS
+from cwm.nfg.families.zero_sum_maximin import EXPLOITABILITY_TOLERANCE, zero_sum_key
+from cwm.nfg.game import MatrixGame, NfgFormatError
 from cwm.types import JSON
 
+# LABELS, EXPLOITABILITY_TOLERANCE and zero_sum_key live with their families; they stay importable from here.
+__all__ = ["EXPLOITABILITY_TOLERANCE", "FAMILIES", "LABELS", "PARSE_KIND", "SCHEMA", "Task", "load", "read_records",
+           "save", "solve", "zero_sum_key"]
+
 SCHEMA = "cwm.nfg/1"
-FAMILIES = ("best_response_pure", "dominant_strategy", "estimate_mixed", "best_response_mixed",
-            "classify_partner", "play_strategy", "nash", "nash_3x3", "zero_sum_maximin")
-PARSE_KIND = {
-    "best_response_pure": "choice", "dominant_strategy": "choice", "estimate_mixed": "distribution",
-    "best_response_mixed": "choice", "classify_partner": "label", "play_strategy": "sequence", "nash": "distribution",
-    "nash_3x3": "distribution", "zero_sum_maximin": "distribution",
-}
-# A zero-sum strategy is correct when a best-responding opponent gains at most this share of the answerer's
-# payoff range (max - min) against it; a strategy written to 3 decimals stays well inside it.
-EXPLOITABILITY_TOLERANCE = Fraction(1, 50)
-LABELS = (*solver.PARTNER_TYPES, solver.AMBIGUOUS)
+FAMILIES = families.NAMES  # the family names, in the order of their random streams (cwm.nfg.families.REGISTRY)
+PARSE_KIND = {name: family.parse_kind for name, family in families.REGISTRY.items()}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -116,70 +112,19 @@ def _family(value: JSON, where: str) -> str:
 
 
 def solve(family: str, game: MatrixGame, me: int, question: Mapping[str, JSON]) -> AnswerKey:
-    """The accepted answers of a task, computed from its formal game and question.
+    """The accepted answers of a task, computed from its formal game and question by its family's ``solve``.
 
     Raises:
-      NfgFormatError: unknown family, ``me`` not 0 or 1, a question missing a parameter, or
-        (dominant_strategy) a game in which ``me`` has no strictly dominant action.
+      NfgFormatError: unknown family, ``me`` not 0 or 1, a question missing a parameter, or a question the
+        family cannot answer (such as a dominant_strategy game in which ``me`` has no strictly dominant action).
     """
     if isinstance(me, bool) or me not in (0, 1):
         raise NfgFormatError(f"{family}: me must be player 0 or 1, got {me!r}")
-    other = game.other(me)
+    chosen = families.get(family)
     try:
-        if family == "best_response_pure":
-            mix = {question["opponent_action"]: to_fraction(1)}
-            return choice_key(game.actions[me], solver.best_responses(game, me, mix))
-        if family == "best_response_mixed":
-            mix = {a: to_fraction(p, where=f"opponent_mix[{a!r}]") for a, p in question["opponent_mix"].items()}
-            return choice_key(game.actions[me], solver.best_responses(game, me, mix))
-        if family == "dominant_strategy":
-            action = solver.dominant_action(game, me)
-            if action is None:
-                raise NfgFormatError(f"player {me} has no strictly dominant action in this game")
-            return choice_key(game.actions[me], [action])
-        if family == "estimate_mixed":
-            estimate = solver.frequency_estimate(game.actions[other], question["opponent_history"])
-            return distribution_key(game.actions[other], [estimate])
-        if family == "classify_partner":
-            history = [(str(a), str(b)) for a, b in question["history"]]
-            tremble = to_fraction(question.get("tremble", solver.DEFAULT_TREMBLE), where="tremble")
-            return label_key(LABELS, [solver.classify_partner(history, question["roles"], tremble=tremble)])
-        if family == "play_strategy":
-            moves = solver.play_out(question["strategy"], question["partner_history"], question["roles"])
-            return sequence_key(game.actions[me], moves)
-        if family in ("nash", "nash_3x3"):
-            return _nash_key(game, me)
-        if family == "zero_sum_maximin":
-            return zero_sum_key(game, me)
+        return chosen.solve(game, me, question)
     except KeyError as e:
         raise NfgFormatError(f"{family} question is missing parameter {e}") from e
-    raise NfgFormatError(f"unknown family {family!r}; expected one of {list(FAMILIES)}")
-
-
-def _nash_key(game: MatrixGame, me: int) -> AnswerKey:
-    equilibria = solver.nash_equilibria(game)
-    if not equilibria:
-        raise NfgFormatError("support enumeration found no equilibrium (a degenerate game)")
-    mine: list = []
-    for profile in equilibria:
-        if profile[me] not in mine:
-            mine.append(profile[me])
-    return distribution_key(game.actions[me], mine)
-
-
-def zero_sum_key(game: MatrixGame, me: int, *, tolerance: Fraction = EXPLOITABILITY_TOLERANCE) -> AnswerKey:
-    """The key of a maximin question: one optimal strategy (for the ideal) and the exploitability rule.
-
-    Raises:
-      NfgFormatError: the game is not zero-sum.
-    """
-    if not game.is_zero_sum():
-        raise NfgFormatError("zero_sum_maximin: the game is not zero-sum (some outcome's payoffs do not sum to 0)")
-    mine = game.matrix(me)
-    solution = zero_sum.solve_zero_sum(mine)
-    spread = max(max(r) for r in mine) - min(min(r) for r in mine)
-    rule = Exploitability(tuple(tuple(r) for r in mine), solution.value, float(tolerance * spread))
-    return AnswerKey("distribution", tuple(game.actions[me]), (solution.row,), exploitability=rule)
 
 
 def save(path: str | Path, tasks: Iterable[Task], *, evals_only: bool = False) -> Path:

@@ -20,7 +20,7 @@ from typing import Any
 
 import prompts
 from cwm.llm import Client, LLMError, Message, Request
-from cwm.nfg import audit, route
+from cwm.nfg import audit, families, route
 from cwm.nfg.answers import AnswerKey
 from cwm.nfg.game import NfgFormatError, fraction_json
 from cwm.nfg.solver import STRATEGIES
@@ -29,7 +29,7 @@ from cwm.synthesis.extract import CodeExtractionError, extract_code
 from cwm.types import JSON
 
 PROMPTS = ("nfg/cwm/system.md", "nfg/cwm/transcribe.md")
-OPTIONAL_NAMES = ("UNCLEAR", *sorted({n for names in route.DATA_NAMES.values() for n in names}))
+OPTIONAL_NAMES = ("UNCLEAR", *sorted({n for family in families.REGISTRY.values() for n in family.data_names}))
 
 
 class TranscriptionError(ValueError):
@@ -95,7 +95,7 @@ def transcribe(record: Mapping[str, JSON], client: Client, *, sandbox: Any = Non
     if data.get("UNCLEAR") not in (None, "", False):
         raise Ambiguous(f"the transcription says: {audit.short(data['UNCLEAR'], 300)}")
     family = _family(data["QUESTION"])
-    missing = [n for n in route.DATA_NAMES[family] if n not in data]
+    missing = [n for n in families.get(family).data_names if n not in data]
     if missing:
         raise TranscriptionError(f"QUESTION is {family!r} but the module does not define {', '.join(missing)}")
     game, me, question = route.formal_record(value, family)
