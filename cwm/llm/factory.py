@@ -7,8 +7,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from cwm.llm.base import Client, LLMConfigError
-from cwm.llm.shared import Ledger, LimitedClient, ManagedClient, RetryingClient
+from cwm.llm.base import Client
+from cwm.llm.batch import BatchFileClient
+from cwm.llm.cache import CachedClient
+from cwm.llm.ledger import Ledger
+from cwm.llm.openai_compat import OpenAIClient
+from cwm.llm.replay import RecordingClient, ReplayClient
+from cwm.llm.shared import LimitedClient, ManagedClient, RetryingClient
+from cwm.llm.types import LLMConfigError
 
 PROVIDERS = ("gemini", "openai", "replay", "batch")
 
@@ -41,6 +47,7 @@ def provider_client(spec: str, **options: Any) -> Client:
         raise LLMConfigError(f"LLM spec {spec!r}: the model is missing after ':' (gemini:MODEL, or gemini "
                              f"for the default model)")
     if provider == "gemini":
+        # google-genai takes about half a second to import: only runs that use Gemini pay for it
         from cwm.llm.gemini import DEFAULT_MODEL, GeminiClient
 
         return GeminiClient(model=arg or DEFAULT_MODEL, **options)
@@ -48,15 +55,9 @@ def provider_client(spec: str, **options: Any) -> Client:
         what = {"openai": "MODEL", "replay": "FILE", "batch": "DIR"}[provider]
         raise LLMConfigError(f"LLM spec {spec!r} needs an argument: '{provider}:{what}'")
     if provider == "openai":
-        from cwm.llm.openai_compat import OpenAIClient
-
         return OpenAIClient(model=arg, **options)
     if provider == "replay":
-        from cwm.llm.replay import ReplayClient
-
         return ReplayClient(arg, **options)
-    from cwm.llm.batch import BatchFileClient
-
     return BatchFileClient(arg, **options)
 
 
@@ -91,12 +92,8 @@ def wrap_client(client: Client, *, run_dir: Path | None = None, cache: Path | No
     chain = RetryingClient(chain, max_attempts=max_attempts, base_delay_s=base_delay_s, max_delay_s=max_delay_s,
                            max_retry_after_s=max_retry_after_s, sleep=sleep, seed=retry_seed, ledger=ledger)
     if cache is not None:
-        from cwm.llm.cache import CachedClient
-
         chain = CachedClient(chain, cache)
     if record is not None:
-        from cwm.llm.replay import RecordingClient
-
         chain = RecordingClient(chain, record)
     return ManagedClient(chain, ledger=ledger, run_dir=run_dir, batch=batch, max_prompt_tokens=max_prompt_tokens)
 
