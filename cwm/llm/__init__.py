@@ -12,7 +12,7 @@ The modules, each importing only those above it: ``types`` (requests, replies, e
 from cwm.llm.base import Client, ScriptedClient
 from cwm.llm.batch import BatchFileClient, answer_pending, pending_entries, pending_requests
 from cwm.llm.cache import CachedClient
-from cwm.llm.factory import make_client, provider_client, wrap_client
+from cwm.llm.factory import ClientSettings, make_client, provider_client, wrap_client
 from cwm.llm.ledger import Ledger
 from cwm.llm.replay import RecordingClient, ReplayClient, ReplayFormatError, ReplayMissError
 from cwm.llm.shared import ManagedClient
@@ -38,6 +38,7 @@ __all__ = [
     "BlockedError",
     "CachedClient",
     "Client",
+    "ClientSettings",
     "LLMConfigError",
     "LLMError",
     "LLMTimeoutError",
