@@ -182,8 +182,8 @@ def cmd_play(args: argparse.Namespace) -> int:
     make = _factory(args, Path(args.out).parent if args.out else None,
                     human=lambda role: decrypto.HumanAgent(role, terminal))
     alice, bob, eve = make(runner.Pairing(args.alice, args.bob, args.eve))
-    episode = decrypto.play_episode(alice, bob, eve, game_seed=args.seed, agent_seed=args.seed,
-                                    episode_id=f"play/s{args.seed}", on_turn=terminal.announce)
+    settings = decrypto.EpisodeSettings(agent_seed=args.seed, episode_id=f"play/s{args.seed}")
+    episode = decrypto.play_episode(alice, bob, eve, game_seed=args.seed, settings=settings, on_turn=terminal.announce)
     terminal.clear()
     terminal.write(f"Game over: {episode.end} after {len(episode.turns)} turns. "
                    f"The keywords were {', '.join(episode.keywords)}.")

@@ -201,7 +201,7 @@ def _git_commit() -> str:
 
 
 def _ledger(client: Any) -> Any:
-    ledger = getattr(client, "ledger", None)
+    ledger = client.ledger
     return ledger.snapshot() if ledger is not None else None
 
 

@@ -20,7 +20,7 @@ from cwm.decrypto.engine import (
 from cwm.decrypto.human import HumanAgent, Terminal
 from cwm.decrypto.llm_agents import DEFAULT_GUESS, LLMAgent, default_hints
 from cwm.decrypto.metrics import keyword_scores, perspective_scores, summarize, tom_report
-from cwm.decrypto.play import play_episode
+from cwm.decrypto.play import EpisodeSettings, play_episode
 from cwm.decrypto.report import render_html, write_html
 from cwm.decrypto.runner import Pairing, cross_play, read_episodes, run_pairing
 from cwm.decrypto.specs import AgentSpec, build_agent, parse_spec
@@ -48,6 +48,7 @@ __all__ = [
     "Embedding",
     "Encoder",
     "Episode",
+    "EpisodeSettings",
     "Game",
     "Guesser",
     "HumanAgent",

@@ -18,7 +18,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from cwm.decrypto.play import play_episode
+from cwm.decrypto.play import EpisodeSettings, play_episode
 from cwm.decrypto.types import DecryptoError, Episode
 
 AGENT_SEED_STRIDE = 1000003
@@ -121,8 +121,8 @@ def run_pairing(pairing: Pairing, agents: Callable[[Pairing], tuple[Any, Any, An
         bar = tqdm(missing, desc=pairing.slug, unit="episode", disable=not progress, leave=True)
         with path.open("a", encoding="utf-8") as f:
             for label, game_seed, agent_seed in bar:
-                episode = play_episode(alice, bob, eve, game_seed=game_seed, agent_seed=agent_seed,
-                                       episode_id=f"{pairing.slug}/{label}", probes=probes)
+                settings = EpisodeSettings(agent_seed=agent_seed, episode_id=f"{pairing.slug}/{label}", probes=probes)
+                episode = play_episode(alice, bob, eve, game_seed=game_seed, settings=settings)
                 f.write(json.dumps(episode.to_json()) + "\n")
                 f.flush()
                 done[episode.episode_id] = episode

@@ -13,6 +13,8 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
+from cwm.decrypto.baselines import EmbedAlice, EmbedBob, EmbedEve
+from cwm.decrypto.llm_agents import LLMAgent
 from cwm.decrypto.types import DecryptoError
 
 EMBED_OPTIONS = {"alice": {"k", "smart", "wary", "tries", "vocab"}, "bob": {"assignment", "vocab"},
@@ -93,13 +95,9 @@ def build_agent(spec: AgentSpec, role: str, *, embedding: Callable[[int], Any],
             raise DecryptoError("a human player needs an interactive terminal: use `cwm decrypto play`")
         return human(role)
     if spec.kind == "llm":
-        from cwm.decrypto.llm_agents import LLMAgent
-
         if llm_client is None:
             raise DecryptoError(f"agent spec {spec.text!r}: no LLM client factory was given")
         return LLMAgent(llm_client(spec.llm), role, name=spec.text, **(llm_options or {}))
-    from cwm.decrypto.baselines import EmbedAlice, EmbedBob, EmbedEve
-
     options = dict(spec.options)
     vectors = embedding(options.pop("vocab", None) or 0)
     cls = {"alice": EmbedAlice, "bob": EmbedBob, "eve": EmbedEve}[role]

@@ -8,7 +8,7 @@ import re
 import numpy as np
 
 from cwm.decrypto.embeddings import Embedding
-from cwm.llm import Request, Response, Usage
+from cwm.llm import Ledger, Request, Response, Usage
 
 KEYWORDS = ("lion", "piano", "hammer", "apple")
 TOPICS = {  # keyword -> hint words near it in the made-up space
@@ -36,7 +36,8 @@ class RuleClient:
 
     Alice hints ``first thing ...`` for digit 1, ``second thing ...`` for 2 and so on; Bob reads those back;
     Eve (and Alice's prediction of Eve) always answers ``eve_guess``. Probes: the keywords now and before the
-    reveal are a fixed wrong guess, the second interceptor's are the revealed keywords. ``calls`` counts requests.
+    reveal are a fixed wrong guess, the second interceptor's are the revealed keywords. ``calls`` counts requests;
+    ``ledger`` counts the replies, as every client's does.
     """
 
     model = "rule-llm"
@@ -44,8 +45,12 @@ class RuleClient:
     def __init__(self, eve_guess: str = "1-2-3") -> None:
         self.calls = 0
         self.eve_guess = eve_guess
+        self.ledger = Ledger()
 
     def complete(self, request: Request) -> Response:
+        return self.ledger.count(self.model, request, self._answer)
+
+    def _answer(self, request: Request) -> Response:
         self.calls += 1
         text, task = request.last_user_text, request.tag.rsplit("/", 1)[-1]
         words = ["first", "second", "third", "fourth"]

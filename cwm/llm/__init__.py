@@ -2,29 +2,35 @@
 
 ``make_client("gemini")`` is the usual entry point; see docs/llm.md. Provider SDKs are imported only
 when their client is built (``cwm.llm.gemini``, ``cwm.llm.openai_compat``).
+
+The modules, each importing only those above it: ``types`` (requests, replies, errors), ``prices``,
+``ledger``, ``base`` (the :class:`Client` protocol, :class:`ScriptedClient`), ``cache``, ``replay``,
+``batch``, ``batch_texts``, ``openai_compat``, ``gemini``, ``shared`` (retries, limit, run log),
+``factory`` (:func:`make_client`), ``fakes`` and ``testing`` (fake servers for tests).
 """
 
-from cwm.llm.base import (
+from cwm.llm.base import Client, ScriptedClient
+from cwm.llm.batch import BatchFileClient, answer_pending, pending_entries, pending_requests
+from cwm.llm.cache import CachedClient
+from cwm.llm.factory import ClientSettings, make_client, provider_client, wrap_client
+from cwm.llm.ledger import Ledger
+from cwm.llm.replay import RecordingClient, ReplayClient, ReplayFormatError, ReplayMissError
+from cwm.llm.shared import ManagedClient
+from cwm.llm.types import (
     BadRequestError,
     BlockedError,
-    Client,
     LLMConfigError,
     LLMError,
     LLMTimeoutError,
     Message,
+    PendingBatch,
     PromptTooLongError,
     RateLimitedError,
     Request,
     Response,
-    ScriptedClient,
     ServerError,
     Usage,
 )
-from cwm.llm.batch import BatchFileClient, PendingBatch, answer_pending, pending_entries, pending_requests
-from cwm.llm.cache import CachedClient
-from cwm.llm.factory import make_client, provider_client, wrap_client
-from cwm.llm.replay import RecordingClient, ReplayClient, ReplayFormatError, ReplayMissError
-from cwm.llm.shared import Ledger, ManagedClient
 
 __all__ = [
     "BadRequestError",
@@ -32,6 +38,7 @@ __all__ = [
     "BlockedError",
     "CachedClient",
     "Client",
+    "ClientSettings",
     "LLMConfigError",
     "LLMError",
     "LLMTimeoutError",

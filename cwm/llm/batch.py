@@ -23,26 +23,14 @@ from pathlib import Path
 from typing import Any
 
 from cwm.files import LineError, parse_jsonl
-from cwm.llm.base import Client, LLMConfigError, LLMError, Request, Response, Usage
+from cwm.llm.base import Client
 from cwm.llm.cache import AskCounter
+from cwm.llm.ledger import Ledger
+from cwm.llm.types import LLMConfigError, LLMError, PendingBatch, Request, Response, Usage
 
 PENDING_FILE = "pending.jsonl"
 REPLIES_FILE = "replies.jsonl"
 DEFAULT_MODEL = "batch"  # the model of pending entries written without one: any model may answer them
-
-
-class PendingBatch(LLMError):
-    """Requests wait for replies in a batch directory; answer them and run again.
-
-    Attributes:
-      directory: the batch directory.
-      pending: how many distinct requests wait there.
-    """
-
-    def __init__(self, message: str, *, directory: Path, pending: int) -> None:
-        super().__init__(message)
-        self.directory = directory
-        self.pending = pending
 
 
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:
@@ -100,7 +88,8 @@ def _reply(entry: dict[str, Any], model: str) -> Response:
 class BatchFileClient:
     """A :class:`cwm.llm.Client` whose replies come from files (see the module docstring).
 
-    Keys are those of the cache: the request hash, plus ``#k`` for the k-th ask of a sampled request.
+    Keys are those of the cache: the request hash, plus ``#k`` for the k-th ask of a sampled request. Its
+    ``ledger`` counts the replies read (at batch rates where a reply says so) and the requests left pending.
 
     Args:
       directory: the batch directory (created).
@@ -120,15 +109,19 @@ class BatchFileClient:
         self.model, self.wait_s, self.poll_s, self._sleep = model, wait_s, poll_s, sleep
         self._asks = AskCounter()
         self._lock = threading.Lock()
+        self.ledger = Ledger()
 
     def complete(self, request: Request) -> Response:
-        """The reply from ``replies.jsonl``.
+        """The reply from ``replies.jsonl``, counted in ``ledger``.
 
         Raises:
           PendingBatch: no reply yet (after ``wait_s``); the request is now in ``pending.jsonl``.
           LLMError: the reply entry is malformed (names the key): ``texts`` must be a non-empty list of
             strings (or ``text`` one string).
         """
+        return self.ledger.count(self.model, request, self._answer)
+
+    def _answer(self, request: Request) -> Response:
         key = self._asks.key(request, self.model)
         deadline = time.monotonic() + self.wait_s
         self._add_pending(key, request)

@@ -14,8 +14,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from cwm.llm.base import LLMError, Request
 from cwm.llm.batch import REPLIES_FILE, pending_entries
+from cwm.llm.types import LLMError, Request
 
 
 @dataclass(frozen=True)

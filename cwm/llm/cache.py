@@ -20,7 +20,9 @@ import threading
 import time
 from pathlib import Path
 
-from cwm.llm.base import Client, LLMConfigError, Request, Response
+from cwm.llm.base import Client
+from cwm.llm.ledger import Ledger
+from cwm.llm.types import LLMConfigError, Request, Response
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS replies (
@@ -116,7 +118,8 @@ class AskCounter:
 class CachedClient:
     """Answers from the :class:`ReplyStore` when it can, else asks ``inner`` and stores the reply.
 
-    Replies served from the store have ``cached=True``; their ``usage`` is what the original call used.
+    Replies served from the store have ``cached=True``; their ``usage`` is what the original call used. Its
+    ``ledger`` is the inner client's: the calls a miss sent on.
 
     Args:
       inner: the client to ask on a miss.
@@ -130,6 +133,11 @@ class CachedClient:
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
+
+    @property
+    def ledger(self) -> Ledger:
+        """The inner client's ledger."""
+        return self.inner.ledger
 
     def complete(self, request: Request) -> Response:
         key = self._asks.key(request, self.model)

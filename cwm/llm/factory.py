@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from cwm.llm.base import Client, LLMConfigError
-from cwm.llm.shared import Ledger, LimitedClient, ManagedClient, RetryingClient
+from cwm.llm.base import Client
+from cwm.llm.batch import BatchFileClient
+from cwm.llm.cache import CachedClient
+from cwm.llm.ledger import Ledger
+from cwm.llm.openai_compat import OpenAIClient
+from cwm.llm.replay import RecordingClient, ReplayClient
+from cwm.llm.shared import LimitedClient, ManagedClient, RetryingClient, check_prompt_cap
+from cwm.llm.types import LLMConfigError
 
 PROVIDERS = ("gemini", "openai", "replay", "batch")
 
@@ -18,6 +26,86 @@ _PROVIDER_OPTIONS = {
     "replay": {"model"},
     "batch": {"model", "wait_s", "poll_s"},
 }
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ClientSettings:
+    """What :func:`wrap_client` puts around a client: where it logs, caches and records, how it retries, how
+    many calls it lets run at once, how it prices replies, and the longest prompt it sends.
+
+    Attributes:
+      run_dir: where ``llm_log.jsonl`` and ``llm_ledger.json`` go (default: no files).
+      cache: the SQLite cache file (default: no cache).
+      record: a replay file to append every reply to (default: no recording).
+      max_attempts: attempts per request, the first included (default 5).
+      base_delay_s: the first backoff (default 2 s).
+      max_delay_s: the backoff cap (default 60 s).
+      max_retry_after_s: the longest ``Retry-After`` waited out (default 120 s).
+      retry_seed: seed of the backoff jitter (default None: fresh entropy).
+      sleep: the sleeping function between retries (tests pass one that does not sleep).
+      max_concurrency: calls in flight at once (default 8).
+      batch: price every reply at batch rates (half price), for a client that goes through a provider's
+        batch API; otherwise a reply is batch-priced only when its ``Response.batch`` says so (the
+        ``batch:DIR`` client sets it from each reply line's ``"batch"`` field).
+      max_prompt_tokens: refuse (``PromptTooLongError``, nothing sent) a prompt estimated above this many
+        tokens at 4 characters a token; default the model's context window
+        (:data:`cwm.llm.prices.CONTEXT_WINDOWS`, else ``DEFAULT_CONTEXT_WINDOW``).
+
+    Raises:
+      LLMConfigError: a setting out of range or of the wrong type (one line naming it and the value).
+    """
+
+    run_dir: Path | None = None
+    cache: Path | None = None
+    record: Path | None = None
+    max_attempts: int = 5
+    base_delay_s: float = 2.0
+    max_delay_s: float = 60.0
+    max_retry_after_s: float = 120.0
+    retry_seed: int | None = None
+    sleep: Callable[[float], None] = time.sleep
+    max_concurrency: int = 8
+    batch: bool = False
+    max_prompt_tokens: int | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("run_dir", "cache", "record"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, (str, Path)):
+                raise LLMConfigError(f"{name} must be a path or None, got {value!r}")
+            object.__setattr__(self, name, None if value is None else Path(value))
+        for name in ("max_attempts", "max_concurrency"):
+            _check_int(name, getattr(self, name))
+        for name in ("base_delay_s", "max_delay_s", "max_retry_after_s"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < math.inf:
+                raise LLMConfigError(f"{name} must be a finite number of seconds >= 0, got {value!r}")
+        if self.retry_seed is not None and (isinstance(self.retry_seed, bool)
+                                            or not isinstance(self.retry_seed, int)):
+            raise LLMConfigError(f"retry_seed must be an int or None, got {self.retry_seed!r}")
+        if not callable(self.sleep):
+            raise LLMConfigError(f"sleep must be a function of seconds, got {self.sleep!r}")
+        if not isinstance(self.batch, bool):
+            raise LLMConfigError(f"batch must be True or False, got {self.batch!r}")
+        check_prompt_cap(self.max_prompt_tokens)
+
+    @classmethod
+    def names(cls) -> frozenset[str]:
+        """The settings' names: the keyword arguments :func:`wrap_client` and :func:`make_client` take."""
+        return frozenset(f.name for f in dataclasses.fields(cls))
+
+
+def _check_int(name: str, value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise LLMConfigError(f"{name} must be an int >= 1, got {value!r}")
+
+
+def _settings(settings: ClientSettings | None, options: dict[str, Any]) -> ClientSettings:
+    """``settings`` (default :class:`ClientSettings`) with ``options`` (settings by name) replacing fields."""
+    unknown = sorted(set(options) - ClientSettings.names())
+    if unknown:
+        raise LLMConfigError(f"unknown client setting(s) {unknown}; the settings are {sorted(ClientSettings.names())}")
+    return dataclasses.replace(settings or ClientSettings(), **options)
 
 
 def provider_client(spec: str, **options: Any) -> Client:
@@ -41,6 +129,7 @@ def provider_client(spec: str, **options: Any) -> Client:
         raise LLMConfigError(f"LLM spec {spec!r}: the model is missing after ':' (gemini:MODEL, or gemini "
                              f"for the default model)")
     if provider == "gemini":
+        # google-genai takes about half a second to import: only runs that use Gemini pay for it
         from cwm.llm.gemini import DEFAULT_MODEL, GeminiClient
 
         return GeminiClient(model=arg or DEFAULT_MODEL, **options)
@@ -48,79 +137,62 @@ def provider_client(spec: str, **options: Any) -> Client:
         what = {"openai": "MODEL", "replay": "FILE", "batch": "DIR"}[provider]
         raise LLMConfigError(f"LLM spec {spec!r} needs an argument: '{provider}:{what}'")
     if provider == "openai":
-        from cwm.llm.openai_compat import OpenAIClient
-
         return OpenAIClient(model=arg, **options)
     if provider == "replay":
-        from cwm.llm.replay import ReplayClient
-
         return ReplayClient(arg, **options)
-    from cwm.llm.batch import BatchFileClient
-
     return BatchFileClient(arg, **options)
 
 
-def wrap_client(client: Client, *, run_dir: Path | None = None, cache: Path | None = None,
-                record: Path | None = None, max_attempts: int = 5, base_delay_s: float = 2.0,
-                max_delay_s: float = 60.0, max_retry_after_s: float = 120.0, max_concurrency: int = 8,
-                retry_seed: int | None = None, sleep: Callable[[float], None] = time.sleep, batch: bool = False,
-                max_prompt_tokens: int | None = None) -> ManagedClient:
+def wrap_client(client: Client, settings: ClientSettings | None = None, **options: Any) -> ManagedClient:
     """Wraps any client in the shared behaviour; the chain from outside in is
     ledger + run log -> recording -> cache -> retries -> concurrency limit -> ``client``.
 
     Args:
-      client: the client to wrap (a provider, a :class:`cwm.llm.ScriptedClient`, ...).
-      run_dir: where ``llm_log.jsonl`` and ``llm_ledger.json`` go (default: no files).
-      cache: the SQLite cache file (default: no cache).
-      record: a replay file to append every reply to (default: no recording).
-      max_attempts, base_delay_s, max_delay_s, max_retry_after_s, retry_seed, sleep: see
-        :class:`cwm.llm.shared.RetryingClient`.
-      max_concurrency: calls in flight at once (default 8).
-      batch: price every reply at batch rates (half price), for a client that goes through a provider's
-        batch API; otherwise a reply is batch-priced only when its ``Response.batch`` says so (the
-        ``batch:DIR`` client sets it from each reply line's ``"batch"`` field).
-      max_prompt_tokens: refuse (``PromptTooLongError``, nothing sent) a prompt estimated above this many
-        tokens at 4 characters a token; default the model's context window
-        (:data:`cwm.llm.prices.CONTEXT_WINDOWS`, else ``DEFAULT_CONTEXT_WINDOW``).
+      client: the client to wrap (a provider, a :class:`cwm.llm.ScriptedClient`, a client of your own, which
+        needs only ``model`` and ``complete``: the wrapped client has the ledger).
+      settings: the wrappers' settings (default :class:`ClientSettings`'s defaults).
+      **options: settings by name, over those of ``settings``: ``run_dir``, ``cache``, ``record``,
+        ``max_attempts``, ``base_delay_s``, ``max_delay_s``, ``max_retry_after_s``, ``retry_seed``, ``sleep``,
+        ``max_concurrency``, ``batch``, ``max_prompt_tokens`` (see :class:`ClientSettings`).
 
     Returns:
       The wrapped client; its ``ledger`` attribute holds the run's totals.
+
+    Raises:
+      LLMConfigError: an unknown setting, or one out of range.
     """
-    chain: Client = LimitedClient(client, max_concurrency=max_concurrency)
+    s = _settings(settings, options)
+    chain: Client = LimitedClient(client, max_concurrency=s.max_concurrency)
     ledger = Ledger()
-    chain = RetryingClient(chain, max_attempts=max_attempts, base_delay_s=base_delay_s, max_delay_s=max_delay_s,
-                           max_retry_after_s=max_retry_after_s, sleep=sleep, seed=retry_seed, ledger=ledger)
-    if cache is not None:
-        from cwm.llm.cache import CachedClient
-
-        chain = CachedClient(chain, cache)
-    if record is not None:
-        from cwm.llm.replay import RecordingClient
-
-        chain = RecordingClient(chain, record)
-    return ManagedClient(chain, ledger=ledger, run_dir=run_dir, batch=batch, max_prompt_tokens=max_prompt_tokens)
+    chain = RetryingClient(chain, max_attempts=s.max_attempts, base_delay_s=s.base_delay_s, max_delay_s=s.max_delay_s,
+                           max_retry_after_s=s.max_retry_after_s, sleep=s.sleep, seed=s.retry_seed, ledger=ledger)
+    if s.cache is not None:
+        chain = CachedClient(chain, s.cache)
+    if s.record is not None:
+        chain = RecordingClient(chain, s.record)
+    return ManagedClient(chain, ledger=ledger, run_dir=s.run_dir, batch=s.batch, max_prompt_tokens=s.max_prompt_tokens)
 
 
-def make_client(spec: str, *, run_dir: Path | None = None, cache: Path | None = None, **options: Any) -> ManagedClient:
+def make_client(spec: str, settings: ClientSettings | None = None, **options: Any) -> ManagedClient:
     """A ready client for ``spec`` with retries, a concurrency limit, a ledger and (with run_dir) a log.
 
     Args:
       spec: ``"gemini"`` (default model ``gemini-2.5-pro``), ``"gemini:MODEL"``, ``"openai:MODEL"``,
         ``"replay:FILE"`` or ``"batch:DIR"``.
-      run_dir: where the request log and ledger are written (default: nowhere).
-      cache: SQLite cache file shared across runs (default: no cache).
+      settings: the wrappers' settings (see :func:`wrap_client`).
       **options: provider options (``api_key``, ``base_url``, ``timeout_s`` for gemini and openai;
-        ``model`` for replay and batch; ``wait_s``, ``poll_s`` for batch) and the options of
-        :func:`wrap_client` (``record``, ``max_attempts``, ``base_delay_s``, ``max_delay_s``,
-        ``max_retry_after_s``, ``max_concurrency``, ``retry_seed``, ``sleep``, ``max_prompt_tokens``).
+        ``model`` for replay and batch; ``wait_s``, ``poll_s`` for batch) and settings by name (over those of
+        ``settings``): ``run_dir`` (where the request log and ledger are written; default nowhere), ``cache``
+        (SQLite cache file shared across runs; default none), ``record``, ``max_attempts``, ``base_delay_s``,
+        ``max_delay_s``, ``max_retry_after_s``, ``max_concurrency``, ``retry_seed``, ``sleep``, ``batch``,
+        ``max_prompt_tokens`` (see :class:`ClientSettings`).
 
     Raises:
-      LLMConfigError: an unknown spec or option, a missing key, a missing optional package.
+      LLMConfigError: an unknown spec or option, a setting out of range, a missing key, a missing optional
+        package.
     """
-    wrap_names = {"record", "max_attempts", "base_delay_s", "max_delay_s", "max_retry_after_s", "max_concurrency",
-                  "retry_seed", "sleep", "max_prompt_tokens"}
-    wrap_options = {k: v for k, v in options.items() if k in wrap_names}
-    provider_options = {k: v for k, v in options.items() if k not in wrap_names}
-    client = provider_client(spec, **provider_options)
-    # batch:DIR replies carry their own "batch" pricing flag (Response.batch), so nothing is forced here
-    return wrap_client(client, run_dir=run_dir, cache=cache, **wrap_options)
+    names = ClientSettings.names()
+    wrapper = _settings(settings, {k: v for k, v in options.items() if k in names})
+    client = provider_client(spec, **{k: v for k, v in options.items() if k not in names})
+    # batch= stays False unless asked: batch:DIR replies carry their own pricing flag (Response.batch)
+    return wrap_client(client, wrapper)

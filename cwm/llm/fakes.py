@@ -22,6 +22,9 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, TypeVar
 
+from cwm.llm.factory import make_client
+from cwm.llm.shared import ManagedClient
+
 Action = Any  # str | list[str] | Reply | Fail | Hang | Raw | Blocked
 _S = TypeVar("_S", bound="FakeServer")
 
@@ -147,13 +150,11 @@ class FakeServer:
         with self._lock:
             return len(self.requests)
 
-    def client(self, **options: Any) -> Any:
+    def client(self, **options: Any) -> ManagedClient:
         """A :func:`cwm.llm.make_client` client pointed at this server (fake key, no real sleeping).
 
         ``options`` go to ``make_client``; ``model`` picks the model (default: the first known one).
         """
-        from cwm.llm.factory import make_client
-
         model = options.pop("model", sorted(self.models)[0])
         settings: dict[str, Any] = {"api_key": "fake-key", "base_url": self.base_url, "sleep": lambda s: None}
         return make_client(f"{self.provider}:{model}", **{**settings, **options})

@@ -12,18 +12,22 @@ from google import genai
 from google.genai import errors as genai_errors
 from google.genai import types as genai_types
 
-from cwm.llm.base import (
-    BadRequestError,
+from cwm.llm.ledger import Ledger
+from cwm.llm.types import (
     BlockedError,
     LLMConfigError,
     LLMError,
     LLMTimeoutError,
-    RateLimitedError,
     Request,
     Response,
     ServerError,
     Usage,
+    error_for_status,
+    parse_retry_after,
 )
+
+__all__ = ["DEFAULT_MODEL", "HTTP_MODULES", "KEY_VARIABLES", "GeminiClient", "api_key_from_env", "error_for_status",
+           "http_error_classes", "parse_retry_after"]
 
 DEFAULT_MODEL = "gemini-2.5-pro"
 KEY_VARIABLES = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
@@ -62,7 +66,8 @@ def api_key_from_env() -> tuple[str, str]:
 class GeminiClient:
     """A :class:`cwm.llm.Client` for Gemini models through google-genai.
 
-    The SDK's own retries stay off: the shared retry layer (:mod:`cwm.llm.shared`) retries.
+    The SDK's own retries stay off: the shared retry layer (:mod:`cwm.llm.shared`) retries. Its ``ledger``
+    counts the calls it made: replies, and errors (with the tokens a blocked reply was billed).
 
     Args:
       model: Gemini model id (default ``"gemini-2.5-pro"``).
@@ -84,13 +89,17 @@ class GeminiClient:
         self.base_url = base_url
         options = genai_types.HttpOptions(base_url=base_url, timeout=int(timeout_s * 1000))
         self._sdk = genai.Client(api_key=key, http_options=options)
+        self.ledger = Ledger()
 
     def complete(self, request: Request) -> Response:
-        """One ``generateContent`` call.
+        """One ``generateContent`` call, counted in ``ledger``.
 
         Raises:
-          RateLimitedError, ServerError, LLMTimeoutError, BlockedError, BadRequestError: see cwm.llm.base.
+          RateLimitedError, ServerError, LLMTimeoutError, BlockedError, BadRequestError: see cwm.llm.types.
         """
+        return self.ledger.count(self.model, request, self._generate)
+
+    def _generate(self, request: Request) -> Response:
         start = time.monotonic()
         try:
             reply = self._sdk.models.generate_content(
@@ -111,25 +120,6 @@ class GeminiClient:
         if isinstance(e, (ValueError, TypeError)):
             return ServerError(f"{where}: malformed reply: {type(e).__name__}: {e}")
         raise e
-
-
-def error_for_status(status: int, message: str, retry_after: float | None = None) -> LLMError:
-    """The typed error for an HTTP status: 429 rate limited, 408 timeout, 5xx server, other 4xx bad request."""
-    if status == 408:  # the server (or a proxy) gave up waiting: as retryable as our own timeout
-        return LLMTimeoutError(message)
-    if status == 429:
-        return RateLimitedError(message, retry_after=retry_after)
-    if status >= 500 or status == 0:
-        return ServerError(message, status=status)
-    return BadRequestError(message, status=status)
-
-
-def parse_retry_after(value: str | None) -> float | None:
-    """Seconds from a ``Retry-After`` header value (delta-seconds form), else ``None``."""
-    try:
-        return max(0.0, float(value)) if value else None
-    except ValueError:
-        return None  # an HTTP date: rare from LLM APIs; fall back to our own backoff
 
 
 def _retry_after(e: genai_errors.APIError) -> float | None:

@@ -6,7 +6,8 @@ import os
 import time
 from typing import Any
 
-from cwm.llm.base import (
+from cwm.llm.ledger import Ledger
+from cwm.llm.types import (
     BlockedError,
     LLMConfigError,
     LLMError,
@@ -15,13 +16,14 @@ from cwm.llm.base import (
     Response,
     ServerError,
     Usage,
+    error_for_status,
+    parse_retry_after,
 )
-from cwm.llm.gemini import error_for_status, parse_retry_after
 
 
 def _import_openai() -> Any:
     try:
-        import openai
+        import openai  # an optional extra (`pip install '.[openai]'`), imported when a client is built
     except ImportError as e:
         raise LLMConfigError(
             "the OpenAI-compatible client needs the optional `openai` package: pip install '.[openai]' in the "
@@ -33,7 +35,8 @@ class OpenAIClient:
     """A :class:`cwm.llm.Client` for an OpenAI-compatible ``chat/completions`` endpoint.
 
     The SDK's own retries stay off (``max_retries=0``): the shared retry layer retries.
-    ``thinking_budget`` is not sent (the chat API has no such field); ``seed`` is sent when set.
+    ``thinking_budget`` is not sent (the chat API has no such field); ``seed`` is sent when set. Its
+    ``ledger`` counts the calls it made: replies, and errors (with the tokens a blocked reply was billed).
 
     Args:
       model: the model id the endpoint serves.
@@ -60,13 +63,17 @@ class OpenAIClient:
         self.model = model
         self.base_url = base_url
         self._sdk = openai.OpenAI(api_key=key, base_url=base_url, timeout=timeout_s, max_retries=0)
+        self.ledger = Ledger()
 
     def complete(self, request: Request) -> Response:
-        """One ``chat.completions.create`` call.
+        """One ``chat.completions.create`` call, counted in ``ledger``.
 
         Raises:
-          RateLimitedError, ServerError, LLMTimeoutError, BlockedError, BadRequestError: see cwm.llm.base.
+          RateLimitedError, ServerError, LLMTimeoutError, BlockedError, BadRequestError: see cwm.llm.types.
         """
+        return self.ledger.count(self.model, request, self._create)
+
+    def _create(self, request: Request) -> Response:
         messages = ([{"role": "system", "content": request.system}] if request.system else [])
         messages += [{"role": m.role, "content": m.text} for m in request.messages]
         settings: dict[str, Any] = {"n": request.n, "temperature": request.temperature,

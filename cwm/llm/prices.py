@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from cwm.llm.base import Usage
+from cwm.llm.types import Usage
 
 
 @dataclasses.dataclass(frozen=True)

@@ -18,8 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from cwm.files import LineError, parse_jsonl
-from cwm.llm.base import Client, LLMError, Request, Response
+from cwm.llm.base import Client
 from cwm.llm.cache import is_sampled
+from cwm.llm.ledger import Ledger
+from cwm.llm.types import LLMError, Request, Response
 
 REPLAY_SCHEMA = "cwm.llm.replay/1"
 
@@ -58,7 +60,8 @@ class ReplayClient:
     """Answers from a recorded file; a request it does not hold raises :class:`ReplayMissError`.
 
     Replies have ``cached=True`` and the recorded usage. A deterministic request asked more often than
-    recorded gets its last recorded reply again; a sampled one (temperature > 0 or n > 1) is an error.
+    recorded gets its last recorded reply again; a sampled one (temperature > 0 or n > 1) is an error. Its
+    ``ledger`` counts the replies (as cached: they cost nothing) and the misses (as errors).
 
     Args:
       path: the JSONL file a :class:`RecordingClient` wrote.
@@ -86,8 +89,17 @@ class ReplayClient:
             self._requests[e["key"]] = Request.from_json(e["request"])
         self._asked: collections.Counter[str] = collections.Counter()
         self._lock = threading.Lock()
+        self.ledger = Ledger()
 
     def complete(self, request: Request) -> Response:
+        """The recorded reply to ``request``, counted in ``ledger``.
+
+        Raises:
+          ReplayMissError: the file holds no reply for it (or no further sample).
+        """
+        return self.ledger.count(self.model, request, self._answer)
+
+    def _answer(self, request: Request) -> Response:
         key = request.key(self.model)
         with self._lock:
             replies = self._replies.get(key)
@@ -149,6 +161,8 @@ def _clip(text: str, limit: int = 160) -> str:
 class RecordingClient:
     """Passes requests to ``inner`` and appends each reply to a replay file (one flushed, fsynced line).
 
+    Its ``ledger`` is the inner client's.
+
     Args:
       inner: the client to record.
       path: the JSONL file; an existing file is continued (its occurrence counts are read first).
@@ -162,6 +176,11 @@ class RecordingClient:
         if self.path.is_file() and self.path.stat().st_size:
             self._count.update(e["key"] for e in read_replay(self.path) if e["model"] == self.model)
         self._lock = threading.Lock()
+
+    @property
+    def ledger(self) -> Ledger:
+        """The inner client's ledger."""
+        return self.inner.ledger
 
     def complete(self, request: Request) -> Response:
         response = self.inner.complete(request)

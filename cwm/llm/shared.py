@@ -1,8 +1,10 @@
-"""Behaviour shared by every provider, as wrappers: retries, a concurrency limit, the ledger, the run log."""
+"""Behaviour shared by every provider, as wrappers: retries, a concurrency limit, the ledger, the run log.
+
+:class:`~cwm.llm.ledger.Ledger` lives in :mod:`cwm.llm.ledger`; it is importable from here as before.
+"""
 
 from __future__ import annotations
 
-import collections
 import datetime
 import json
 import random
@@ -10,113 +12,27 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from cwm.files import atomic_write
-from cwm.llm.base import (
+from cwm.llm.base import Client
+from cwm.llm.ledger import Ledger
+from cwm.llm.prices import CONTEXT_WINDOWS, context_window, listed_as
+from cwm.llm.types import (
     CHARS_PER_TOKEN,
-    Client,
     LLMConfigError,
     LLMError,
     PromptTooLongError,
     Request,
     Response,
-    Usage,
     approx_tokens,
 )
-from cwm.llm.batch import PendingBatch
-from cwm.llm.prices import CONTEXT_WINDOWS, context_window, cost_usd, listed_as
+
+__all__ = ["LEDGER_FILE", "LEDGER_HISTORY_FILE", "LOG_FILE", "Ledger", "LimitedClient", "ManagedClient",
+           "RetryingClient", "check_prompt_cap"]
 
 LOG_FILE = "llm_log.jsonl"
 LEDGER_FILE = "llm_ledger.json"
 LEDGER_HISTORY_FILE = "llm_ledger_history.jsonl"
-
-
-class Ledger:
-    """Per-run totals: calls, tokens and estimated cost (from :mod:`cwm.llm.prices`). Thread-safe.
-
-    Replies served from the cache or a replay file are counted as ``cached`` and cost nothing. A reply
-    with ``Response.batch`` set (or every reply, when recorded with ``batch=True``) is priced at batch rates.
-    A request that was sent but whose reply was never recorded (the process stopped while it was in flight)
-    is counted as possibly paid, at a high estimate, so the ledger never counts less than was billed.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._totals: collections.Counter[str] = collections.Counter()
-        self._cost = 0.0
-        self._possibly_paid_cost = 0.0
-        self._by_tag: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
-
-    def record(self, response: Response, *, tag: str = "", batch: bool = False) -> None:
-        """Counts one answered request; ``batch`` prices it at batch rates even if ``response.batch`` is unset."""
-        with self._lock:
-            if response.cached:
-                self._totals["cached"] += 1
-                self._by_tag[tag]["cached"] += 1
-                return
-            self._add_usage(response.model, response.usage, tag, batch or response.batch)
-
-    def record_error(self, error: LLMError, *, model: str, tag: str = "", batch: bool = False) -> None:
-        """Counts a request that failed for good (tokens a blocked reply still billed included, at batch
-        rates when ``batch``).
-
-        A :class:`cwm.llm.PendingBatch` is counted as ``pending``, not as an error.
-        """
-        kind = "pending" if isinstance(error, PendingBatch) else "errors"
-        with self._lock:
-            self._totals[kind] += 1
-            self._by_tag[tag][kind] += 1
-            usage = getattr(error, "usage", None)
-            if isinstance(usage, Usage) and usage != Usage():
-                self._add_usage(model, usage, tag, batch, calls=0)
-
-    def record_possibly_paid(self, model: str, at_most: Usage, *, tag: str = "", batch: bool = False) -> None:
-        """Counts a request that may have been billed without its reply being recorded: one sent by a session
-        that stopped (a kill, a crash) while it was in flight. ``at_most`` is its usage estimated high
-        (:func:`cwm.llm.base.usage_at_most`); its cost is added to ``cost_usd`` and to ``possibly_paid_usd``.
-        """
-        cost = cost_usd(model, at_most, batch=batch) or 0.0
-        with self._lock:
-            self._totals["possibly_paid_calls"] += 1
-            self._by_tag[tag]["possibly_paid_calls"] += 1
-            self._possibly_paid_cost += cost
-
-    def record_retry(self, *, tag: str = "") -> None:
-        """Counts one retried attempt."""
-        with self._lock:
-            self._totals["retries"] += 1
-            self._by_tag[tag]["retries"] += 1
-
-    def _add_usage(self, model: str, usage: Usage, tag: str, batch: bool, calls: int = 1) -> None:
-        counts = {"calls": calls, "input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
-                  "thinking_tokens": usage.thinking_tokens}
-        self._totals.update(counts)
-        self._by_tag[tag].update(counts)
-        cost = cost_usd(model, usage, batch=batch)
-        if cost is None:
-            self._totals["unpriced_calls"] += calls
-        else:
-            self._cost += cost
-
-    def snapshot(self) -> dict[str, Any]:
-        """``{"calls", "input_tokens", "output_tokens", "thinking_tokens", "cost_usd", "cached", "retries",
-        "errors", "pending", "unpriced_calls", "possibly_paid_calls", "possibly_paid_usd"}``: ``calls`` counts
-        provider answers, not cache hits; ``cost_usd`` includes ``possibly_paid_usd``, the high estimate for
-        the ``possibly_paid_calls`` (requests in flight when an earlier session stopped)."""
-        keys = ("calls", "input_tokens", "output_tokens", "thinking_tokens")
-        with self._lock:
-            data: dict[str, Any] = {k: self._totals[k] for k in keys}
-            data["cost_usd"] = round(self._cost + self._possibly_paid_cost, 10)
-            data.update({k: self._totals[k] for k in ("cached", "retries", "errors", "pending", "unpriced_calls",
-                                                       "possibly_paid_calls")})
-            data["possibly_paid_usd"] = round(self._possibly_paid_cost, 10)
-        return data
-
-    def by_tag(self) -> dict[str, dict[str, int]]:
-        """The counts per request tag ("synthesis/refine": {"calls": 3, ...})."""
-        with self._lock:
-            return {tag: dict(c) for tag, c in self._by_tag.items()}
 
 
 class RetryingClient:
@@ -136,7 +52,8 @@ class RetryingClient:
       max_retry_after_s: the longest ``Retry-After`` waited out (default 120 s).
       sleep: the sleeping function (tests inject a recorder).
       seed: seed of the jitter's ``random.Random`` (default None: fresh entropy).
-      ledger: counts each retry.
+      ledger: counts each retry, and is this client's ``ledger``; default none (retries go uncounted) and the
+        inner client's ledger is shown.
     """
 
     def __init__(self, inner: Client, *, max_attempts: int = 5, base_delay_s: float = 2.0,
@@ -150,6 +67,11 @@ class RetryingClient:
         self.max_retry_after_s = max_retry_after_s
         self._sleep, self._rng, self._ledger = sleep, random.Random(seed), ledger
         self._rng_lock = threading.Lock()
+
+    @property
+    def ledger(self) -> Ledger:
+        """The ledger given, else the inner client's."""
+        return self._ledger if self._ledger is not None else self.inner.ledger
 
     def delay_s(self, attempt: int, error: LLMError) -> float:
         """Seconds to wait after failed attempt ``attempt`` (1-based)."""
@@ -183,7 +105,8 @@ class RetryingClient:
 
 
 class LimitedClient:
-    """At most ``max_concurrency`` calls of the inner client run at once (a threading semaphore)."""
+    """At most ``max_concurrency`` calls of the inner client run at once (a threading semaphore); its
+    ``ledger`` is the inner client's."""
 
     def __init__(self, inner: Client, *, max_concurrency: int = 8) -> None:
         if max_concurrency < 1:
@@ -191,9 +114,25 @@ class LimitedClient:
         self.inner, self.model = inner, inner.model
         self._slots = threading.BoundedSemaphore(max_concurrency)
 
+    @property
+    def ledger(self) -> Ledger:
+        """The inner client's ledger."""
+        return self.inner.ledger
+
     def complete(self, request: Request) -> Response:
         with self._slots:
             return self.inner.complete(request)
+
+
+def check_prompt_cap(max_prompt_tokens: object) -> None:
+    """Refuses a ``max_prompt_tokens`` that is neither ``None`` nor an int >= 1.
+
+    Raises:
+      LLMConfigError: says what was given.
+    """
+    if max_prompt_tokens is not None and (isinstance(max_prompt_tokens, bool)
+                                          or not isinstance(max_prompt_tokens, int) or max_prompt_tokens < 1):
+        raise LLMConfigError(f"max_prompt_tokens must be an int >= 1, got {max_prompt_tokens!r}")
 
 
 class ManagedClient:
@@ -212,7 +151,7 @@ class ManagedClient:
 
     Attributes:
       model: the model id of the chain.
-      ledger: this run's :class:`Ledger`.
+      ledger: this run's :class:`Ledger` (every reply, cached or not, every error and retry).
       inner: the wrapped chain (cache, retries, limit, provider).
       max_prompt_tokens: the longest prompt sent, in estimated tokens; default the model's context window
         (:func:`cwm.llm.prices.context_window`).
@@ -222,9 +161,7 @@ class ManagedClient:
                  max_prompt_tokens: int | None = None):
         self.inner, self.model, self.ledger, self.batch = inner, inner.model, ledger, batch
         self.run_dir = Path(run_dir) if run_dir is not None else None
-        if max_prompt_tokens is not None and (isinstance(max_prompt_tokens, bool)
-                                              or not isinstance(max_prompt_tokens, int) or max_prompt_tokens < 1):
-            raise LLMConfigError(f"max_prompt_tokens must be an int >= 1, got {max_prompt_tokens!r}")
+        check_prompt_cap(max_prompt_tokens)
         self._limit_given = max_prompt_tokens is not None
         self.max_prompt_tokens = max_prompt_tokens or context_window(self.model)
         self._lock = threading.Lock()

@@ -137,7 +137,7 @@ class Engine:
         stopped = self.store.stopped_calls()
         if not stopped:
             return
-        ledger = getattr(self.llm, "ledger", None)
+        ledger = self.llm.ledger
         usd = 0.0
         for entry in stopped:
             model, at_most = str(entry.get("model", self.llm.model)), Usage(**entry.get("usage_at_most", {}))
@@ -153,7 +153,7 @@ class Engine:
                     self.store.root, len(stopped), usd)
 
     def _save_ledger(self) -> None:
-        ledger = getattr(self.llm, "ledger", None)
+        ledger = self.llm.ledger
         with self._ledger_lock:  # the worker threads save it too
             if ledger is not None:
                 self.store.write_ledger(ledger.snapshot())

@@ -20,7 +20,7 @@ class ProgressBar:
 
     def update_from(self, engine: Engine) -> None:
         best = engine.best
-        ledger = getattr(engine.llm, "ledger", None)
+        ledger = engine.llm.ledger if engine.llm is not None else None  # a stub engine may have no client
         cost = float(ledger.snapshot().get("cost_usd", 0.0)) if ledger is not None else 0.0
         self._bar.n = engine.processed
         self._bar.set_postfix(best=f"{best.pass_rate:.3f}" if best else "-", cost=f"${cost:.3f}",

@@ -7,7 +7,16 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from cwm.decrypto import EmbedAlice, EmbedBob, Embedding, EmbedEve, View, assign, play_episode
+from cwm.decrypto import (
+    EmbedAlice,
+    EmbedBob,
+    Embedding,
+    EmbedEve,
+    EpisodeSettings,
+    View,
+    assign,
+    play_episode,
+)
 from cwm.decrypto.baselines import eve_similarity
 from cwm.decrypto.testing import KEYWORDS, TOPICS, toy_embedding
 from cwm.decrypto.types import DecryptoError, Turn
@@ -59,7 +68,8 @@ def test_wary_alice_dodges_the_eve_she_simulates():
     ends = {}
     for wary in (False, True):
         alice, bob, eve = EmbedAlice(emb, k=8, smart=False, wary=wary), EmbedBob(emb), EmbedEve(emb)
-        games = [play_episode(alice, bob, eve, game_seed=s, agent_seed=s, keywords=KEYWORDS) for s in range(20)]
+        games = [play_episode(alice, bob, eve, game_seed=s, settings=EpisodeSettings(agent_seed=s, keywords=KEYWORDS))
+                 for s in range(20)]
         ends[wary] = sum(len(g.interception_turns) for g in games)
     assert ends[True] < ends[False] / 2, ends
 

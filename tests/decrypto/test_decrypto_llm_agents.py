@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from cwm.decrypto import DEFAULT_GUESS, LLMAgent, View, default_hints, play_episode
+from cwm.decrypto import DEFAULT_GUESS, EpisodeSettings, LLMAgent, View, default_hints, play_episode
 from cwm.decrypto.testing import KEYWORDS, RuleClient
 from cwm.decrypto.types import Turn
 from cwm.llm import RecordingClient, ReplayClient, ScriptedClient
@@ -85,7 +85,7 @@ def test_reveal_is_only_in_the_branch():
 
 def _game(client, probes=True):
     agents = [LLMAgent(client, r, seed=5) for r in ("alice", "bob", "eve")]
-    return play_episode(*agents, game_seed=11, agent_seed=5, episode_id="llm-game", probes=probes)
+    return play_episode(*agents, game_seed=11, settings=EpisodeSettings(agent_seed=5, episode_id="llm-game", probes=probes))
 
 
 def test_three_llm_players_and_probes_from_recorded_replies(tmp_path):

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from cwm.decrypto import Episode, LLMAgent, keyword_scores, perspective_scores, play_episode, tom_report
+from cwm.decrypto import (
+    Episode,
+    EpisodeSettings,
+    LLMAgent,
+    keyword_scores,
+    perspective_scores,
+    play_episode,
+    tom_report,
+)
 from cwm.decrypto.testing import RuleClient
 
 TRUE = ["lion", "piano", "hammer", "apple"]
@@ -57,7 +65,7 @@ def test_perspective_taking_against_the_real_interception_rate():
 def test_probes_in_a_played_game_are_scored_per_model():
     client = RuleClient(eve_guess="2-1-4")
     agents = [LLMAgent(client, r, name=f"llm:{r}") for r in ("alice", "bob", "eve")]
-    game = play_episode(*agents, game_seed=2, agent_seed=0, probes=True)
+    game = play_episode(*agents, game_seed=2, settings=EpisodeSettings(agent_seed=0, probes=True))
     report = tom_report([game])
     assert set(report) == {"llm:alice", "llm:eve"}
     persp = report["llm:alice"]["perspective"]

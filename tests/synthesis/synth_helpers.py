@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from cwm.llm import LLMError, Request, Response, ScriptedClient, Usage
+from cwm.llm import Ledger, LLMError, Request, Response, ScriptedClient, Usage
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "synthesis"
 REPLIES = DATA / "tic_tac_toe"
@@ -35,7 +35,7 @@ class KillAfter:
     """Passes the first ``k`` calls to ``inner``, then raises ``Killed`` (the process 'dies')."""
 
     def __init__(self, inner: ScriptedClient, k: int):
-        self.inner, self.k, self.model = inner, k, inner.model
+        self.inner, self.k, self.model, self.ledger = inner, k, inner.model, inner.ledger
         self.seen = 0
         self._lock = threading.Lock()
 
@@ -55,8 +55,12 @@ class IndexedClient:
         self.replies, self.model = replies, model
         self.asked: dict[int, int] = {}
         self._lock = threading.Lock()
+        self.ledger = Ledger()
 
     def complete(self, request: Request) -> Response:
+        return self.ledger.count(self.model, request, self._answer)
+
+    def _answer(self, request: Request) -> Response:
         i = request.sample_index
         with self._lock:
             self.asked[i] = self.asked.get(i, 0) + 1
