@@ -14,12 +14,12 @@ from typing import Any
 
 import prompts
 from cwm import sandbox as sandbox_module
-from cwm.model import load_source  # the gated loader; moving to cwm.sandbox (issue 31)
 from cwm.nfg import families
 from cwm.nfg.answers import Reply
 from cwm.nfg.game import MatrixGame, NfgFormatError
 from cwm.nfg.job import tabulate
 from cwm.nfg.tasks import Task, solve
+from cwm.sandbox import load_source
 from cwm.sandbox.budget import call_budget
 from cwm.types import JSON, CwmError
 
