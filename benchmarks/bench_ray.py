@@ -22,6 +22,7 @@ from pathlib import Path
 
 from cwm.agents import Settings
 from cwm.arena import tournament
+from cwm.arena.plan import TournamentPlan
 from cwm.executors.ray_local import LocalRayCluster
 from planners.config import SearchConfig
 
@@ -30,8 +31,7 @@ def timed_run(executor: str, out: Path, args: argparse.Namespace) -> tuple[float
     """Wall seconds of one tournament and its matches as (key, returns, actions)."""
     settings = Settings(search=SearchConfig(num_simulations=args.sims, rollouts=args.rollouts))
     start = time.perf_counter()
-    results = tournament(args.game, args.agents.split(","), matches=args.matches, out_dir=out,
-                         settings=settings, executor=executor, progress=False)
+    results = tournament(args.game, args.agents.split(","), TournamentPlan(matches=args.matches, settings=settings), out_dir=out, executor=executor, progress=False)
     return time.perf_counter() - start, sorted((r.key, r.returns, r.actions) for r in results)
 
 

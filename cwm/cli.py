@@ -11,6 +11,8 @@ from collections.abc import Sequence
 
 from tqdm.contrib.logging import logging_redirect_tqdm
 
+import cwm.commands
+from cwm.llm.batch import PendingBatch
 from cwm.text import clean
 from cwm.types import CwmError, UsageError
 
@@ -24,7 +26,6 @@ def build_parser() -> argparse.ArgumentParser:
     Each command module defines ``register(subparsers)``, which adds its parsers and sets ``func`` to a
     callable taking the parsed arguments and returning an exit code.
     """
-    import cwm.commands
 
     parser = argparse.ArgumentParser(prog="cwm", description="Code world models for general game playing.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -62,7 +63,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
-    from cwm.llm.batch import PendingBatch
 
     try:
         with logging_redirect_tqdm():  # a warning while a progress bar is drawn prints above it, not inside

@@ -20,6 +20,7 @@ from cwm import arena, bundle, pipeline
 from cwm.agents import bundle_move
 from cwm.agents.specs import Settings
 from cwm.arena import report as arena_report
+from cwm.arena.plan import TournamentPlan
 from cwm.llm import make_client
 from cwm.synthesis import SynthesisSettings, synthesize_world_model
 from cwm.text import counted
@@ -107,10 +108,7 @@ print(f"OpenSpiel's MCTSBot on {game.get_type().short_name} ({game.num_distinct_
 
 # %%
 cwm_agent = f"cwm=cwm:{bundle_dir}"  # NAME=SPEC: the agent is labelled `cwm` in every table
-results = arena.tournament(GAME, [cwm_agent, "random"], matches=3, out_dir=WORK / "arena",
-                           settings=Settings(search=SearchConfig(num_simulations=100, rollouts=2)), seed=0,
-                           executor="inline",
-                           progress=False)
+results = arena.tournament(GAME, [cwm_agent, "random"], TournamentPlan(matches=3, settings=Settings(search=SearchConfig(num_simulations=100, rollouts=2)), seed=0), out_dir=WORK / "arena", executor="inline", progress=False)
 rows = [r for r in arena_report.summarize(results) if r["agent"] == "cwm"]
 print(arena_report.markdown(rows, outcome="win/draw/loss"))
 pooled = next(r for r in rows if r["seat"] == "all")

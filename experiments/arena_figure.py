@@ -208,14 +208,14 @@ def play(config: common.GameConfig, figure: ArenaFigureConfig, bundle_dir: Path,
     spec = games.resolve(config.game)
     opps = opponents(spec.name, figure.direct_llm)
     agents = [f"{CWM_LABEL}=cwm:{bundle_dir.resolve()}", *opps]
-    plan = {"matches": config.matches, "seed": figure.seed, "move_time_limit": figure.move_time_limit,
-            "settings": Settings(search=SearchConfig(num_simulations=config.sims, rollouts=config.rollouts)),
-            "pairings": [(CWM_LABEL, o) for o in opps]}
-    estimate = cost.estimate_tournament(spec.name, agents, executor=figure.executor, out_dir=out, **plan)
+    plan = arena.TournamentPlan(
+        matches=config.matches, seed=figure.seed, move_time_limit=figure.move_time_limit,
+        settings=Settings(search=SearchConfig(num_simulations=config.sims, rollouts=config.rollouts)),
+        pairings=[(CWM_LABEL, o) for o in opps])
+    estimate = cost.estimate_tournament(spec.name, agents, plan, executor=figure.executor, out_dir=out)
     cost.confirm(estimate, yes=yes)
     start = time.perf_counter()
-    results = arena.tournament(spec.name, agents, out_dir=out, executor=executor,
-                               progress=progress, **plan)
+    results = arena.tournament(spec.name, agents, plan, out_dir=out, executor=executor, progress=progress)
     cost.write_record(out / "cost.json", estimate, time.perf_counter() - start)
     rows = [r for r in arena_report.summarize(results) if r["agent"] == CWM_LABEL and r["seat"] == "all"]
     order = {o: i for i, o in enumerate(opps)}

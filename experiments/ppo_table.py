@@ -126,12 +126,13 @@ def play(g: common.GameConfig, bundle: Path, config: PPOTableConfig, out: Path, 
     game = games.resolve(g.game).name
     opps = [*arena_figure.opponents(game, None), CWM]
     agents = [f"{PPO}=ppo:{bundle.resolve()}", f"{CWM}=cwm:{bundle.resolve()}", *opps[:-1]]
-    plan = {"matches": g.matches, "seed": config.figure.seed, "move_time_limit": config.figure.move_time_limit,
-            "settings": Settings(search=SearchConfig(num_simulations=g.sims, rollouts=g.rollouts)),
-            "pairings": [(PPO, o) for o in opps]}
-    cost.confirm(cost.estimate_tournament(game, agents, executor=config.figure.executor, out_dir=out, **plan),
+    plan = arena.TournamentPlan(matches=g.matches, seed=config.figure.seed,
+                                move_time_limit=config.figure.move_time_limit,
+                                settings=Settings(search=SearchConfig(num_simulations=g.sims, rollouts=g.rollouts)),
+                                pairings=[(PPO, o) for o in opps])
+    cost.confirm(cost.estimate_tournament(game, agents, plan, executor=config.figure.executor, out_dir=out),
                  yes=yes)
-    results = arena.tournament(game, agents, out_dir=out, executor=executor, progress=progress, **plan)
+    results = arena.tournament(game, agents, plan, out_dir=out, executor=executor, progress=progress)
     rows = [r for r in arena_report.summarize(results) if r["agent"] == PPO and r["seat"] == "all"]
     rows.sort(key=lambda r: opps.index(r["opponent"]))
     return [{"game": game} | arena_figure._clean(r) for r in rows]

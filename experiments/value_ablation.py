@@ -28,6 +28,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as a file: make the repository root importable for `experiments`
     sys.path.append(str(Path(__file__).resolve().parent.parent))
 
+from cwm.arena.plan import TournamentPlan
 from cwm.executors import Executor, make_executor
 from experiments import common
 from experiments.arena_figure import opponents, parse_bundles
@@ -83,12 +84,7 @@ def play(game: str, bundle: Path, config: ValueAblationConfig, out: Path, execut
     spec = games.resolve(game)
     bare = without_value(bundle, out / "no_value_bundle")
     opps = opponents(spec.name, None)
-    results = arena.tournament(
-        spec.name, [f"{WITH}=cwm:{bundle.resolve()}", f"{WITHOUT}=cwm:{bare.resolve()}", *opps],
-        matches=config.matches, out_dir=out / "arena",
-        settings=Settings(search=SearchConfig(num_simulations=config.sims, rollouts=config.rollouts)),
-        seed=config.seed, executor=executor, pairings=[(a, o) for a in (WITH, WITHOUT) for o in opps],
-        move_time_limit=config.move_time_limit, progress=progress)
+    results = arena.tournament(spec.name, [f"{WITH}=cwm:{bundle.resolve()}", f"{WITHOUT}=cwm:{bare.resolve()}", *opps], TournamentPlan(matches=config.matches, settings=Settings(search=SearchConfig(num_simulations=config.sims, rollouts=config.rollouts)), seed=config.seed, pairings=[(a, o) for a in (WITH, WITHOUT) for o in opps], move_time_limit=config.move_time_limit), out_dir=out / "arena", executor=executor, progress=progress)
     has_value = (bundle / "value.py").is_file()
     rows = [r for r in arena_report.summarize(results) if r["agent"] in (WITH, WITHOUT) and r["seat"] == "all"]
     rows.sort(key=lambda r: (r["agent"] != WITH, opps.index(r["opponent"])))

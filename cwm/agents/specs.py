@@ -176,14 +176,15 @@ def check_agent(spec: AgentSpec | str, game: str | games.GameSpec, *, settings: 
       ValueError: settings the agent refuses (``num_simulations=0``).
     """
     spec = parse_agent_spec(spec) if isinstance(spec, str) else spec
+    gspec = games.resolve(game)
     if spec.kind == "cwm-selected":
         try:
-            read_survivors(spec.target, games.resolve(game).name)
+            read_survivors(spec.target, gspec.name)
         except ValueError as e:
             raise AgentSpecError(f"{spec}: {e}") from None
         return
     if spec.kind != "cwm":
-        make_agent(spec, game, settings=settings, seed=0)
+        make_agent(spec, gspec, settings=settings, seed=0)
         return
     path = Path(spec.target)
     if not (path.is_dir() or (path.is_file() and path.suffix == ".py")):
@@ -191,7 +192,7 @@ def check_agent(spec: AgentSpec | str, game: str | games.GameSpec, *, settings: 
                              f"{colon_hint(spec.bare)}")
     if path.is_dir():
         _check_bundle_files(spec, path)
-    _check_inference(spec, games.resolve(game))
+    _check_inference(spec, gspec)
 
 
 def _check_bundle_files(spec: AgentSpec, path: Path) -> None:

@@ -18,16 +18,23 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from cwm.arena.clock import MoveTimeout
-    from cwm.arena.plan import ArenaError, load_results, match_seed, plan_jobs
-    from cwm.arena.run import DEFAULT_MOVE_TIME_S, play_match, run_match, tournament
+    from cwm.arena.plan import (
+        DEFAULT_MOVE_TIME_S,
+        ArenaError,
+        TournamentPlan,
+        load_results,
+        match_seed,
+        plan_jobs,
+    )
+    from cwm.arena.run import play_match, run_match, tournament
     from cwm.arena.types import FORFEIT_KINDS, MatchJob, MatchOutcome, MatchResult
 
 _HOMES = {"MoveTimeout": "clock", "ArenaError": "plan", "load_results": "plan", "match_seed": "plan",
-          "plan_jobs": "plan", "DEFAULT_MOVE_TIME_S": "run", "play_match": "run", "run_match": "run",
+          "plan_jobs": "plan", "TournamentPlan": "plan", "DEFAULT_MOVE_TIME_S": "plan", "play_match": "run", "run_match": "run",
           "tournament": "run", "FORFEIT_KINDS": "types", "MatchJob": "types", "MatchOutcome": "types",
           "MatchResult": "types"}
 
-__all__ = ["DEFAULT_MOVE_TIME_S", "FORFEIT_KINDS", "ArenaError", "MatchJob", "MatchOutcome", "MatchResult",
+__all__ = ["DEFAULT_MOVE_TIME_S", "FORFEIT_KINDS", "ArenaError", "TournamentPlan", "MatchJob", "MatchOutcome", "MatchResult",
            "MoveTimeout", "load_results", "match_seed", "plan_jobs", "play_match", "run_match", "tournament"]
 
 

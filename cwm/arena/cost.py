@@ -22,12 +22,14 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyspiel
 
 from cwm import games
-from cwm.agents.specs import Settings
+from cwm.agents.specs import make_agent, parse_agent_spec
+from cwm.arena.plan import TournamentPlan, plan_from, plan_jobs
 from cwm.arena.types import MatchJob
 from cwm.types import JSON, UsageError
 
@@ -98,25 +100,23 @@ def executor_workers(spec: str) -> int:
     return os.cpu_count() or 1
 
 
-def estimate_tournament(game: str, agents: Sequence[str], *, matches: int, settings: Settings,
-                        executor: str = "local", out_dir: str | Path | None = None, seed: int = 0,
-                        pairings: Sequence[tuple[str, ...]] | None = None,
-                        move_time_limit: float | None = None) -> CostEstimate:
-    """The projected cost of ``cwm.arena.tournament`` with these arguments: its matches not yet recorded in
-    ``out_dir/matches.jsonl``, on ``executor``'s workers.
+def estimate_tournament(game: str | games.GameSpec, agents: Sequence[str], plan: TournamentPlan | None = None, *,
+                        executor: str = "local", out_dir: str | Path | None = None, **legacy: Any) -> CostEstimate:
+    """The projected cost of ``cwm.arena.tournament(game, agents, plan, ...)``: its matches not yet recorded in
+    ``out_dir/matches.jsonl``, on ``executor``'s workers (``legacy``: the former keyword arguments of the plan,
+    deprecated).
 
     Raises:
       AgentSpecError: a spec that does not parse (as the tournament would).
     """
-    from cwm.arena.plan import plan_jobs
-
+    plan = plan_from(plan, legacy, "estimate_tournament")
     workers = executor_workers(executor)
-    if matches < 1 or settings.problems() or (move_time_limit is not None and not move_time_limit > 0):
+    limit = plan.move_time_limit
+    if plan.matches < 1 or plan.settings.problems() or (limit is not None and not limit > 0):
         return CostEstimate({}, 0.0, 0, 0.0, workers)  # the tournament refuses these, with its own message
-    jobs = plan_jobs(games.resolve(game).name, agents, matches=matches, settings=settings, seed=seed,
-                     pairings=pairings, move_time_limit=move_time_limit)
+    jobs = plan_jobs(games.resolve(game).name, agents, plan)
     done = recorded_keys(Path(out_dir) / "matches.jsonl") if out_dir is not None else set()
-    return estimate([j for j in jobs if j.key not in done], workers=workers, seed=seed)
+    return estimate([j for j in jobs if j.key not in done], workers=workers, seed=plan.seed)
 
 
 def recorded_keys(path: Path) -> set[str]:
@@ -174,7 +174,6 @@ def decision_states(game: pyspiel.Game, rng: np.random.Generator) -> list[pyspie
 def time_moves(build: str, game: str, job: MatchJob, states: Sequence[pyspiel.State], *, seed: int = 0) -> float | None:
     """Seconds per move of the agent ``build`` names at ``job``'s settings (``None`` for an LLM agent): one
     warm-up move, then the rest of ``states`` timed, scaled from ``PROBE_SIMULATIONS`` to the real count."""
-    from cwm.agents.specs import make_agent, parse_agent_spec
 
     kind = parse_agent_spec(build).kind
     if kind.startswith("llm") or not states:

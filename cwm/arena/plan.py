@@ -12,8 +12,10 @@ import dataclasses
 import hashlib
 import itertools
 import logging
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from cwm.agents.specs import AgentSpec, AgentSpecError, Settings, check_labels, parse_agent_spec
 from cwm.arena import identity
@@ -23,9 +25,65 @@ from cwm.types import JSON, CwmError
 
 log = logging.getLogger("cwm.arena")
 
+DEFAULT_MOVE_TIME_S = 60.0  # CPU seconds per move before a timeout forfeit, unless the tournament sets one
+
+
 class ArenaError(CwmError, ValueError):
     """A tournament that cannot run as asked: too few agents, an agent that cannot be built (bad spec, LLM
     configuration, settings), bad numbers, or an output folder of another tournament."""
+
+
+@dataclasses.dataclass(frozen=True)
+class TournamentPlan:
+    """What a tournament plays: its matches and the settings they are played under.
+
+    Attributes:
+      matches: games per pairing and seat order.
+      settings: search and LLM settings of every agent.
+      seed: the tournament seed (each match's seed derives from it and the match key).
+      pairings: seatings by label (or by the spec of a new agent with a label of its own) instead of every pair
+        of distinct agents.
+      move_time_limit: CPU seconds per move before a ``timeout`` forfeit (``None``: no limit for in-process
+        agents, and a CWM agent's worker gets its own default); a ``cwm:`` agent's worker gets exactly this
+        CPU budget.
+    """
+
+    matches: int
+    settings: Settings = Settings()
+    seed: int = 0
+    pairings: Sequence[tuple[str, ...]] | None = None
+    move_time_limit: float | None = DEFAULT_MOVE_TIME_S
+
+    def replace(self, **changes: Any) -> TournamentPlan:
+        return dataclasses.replace(self, **changes)
+
+    def recorded(self) -> dict[str, JSON]:
+        """What the matches are played under besides the game (``config.json`` holds it with it)."""
+        return tournament_settings(self.seed, self.settings, self.move_time_limit)
+
+
+def plan_from(plan: TournamentPlan | None, legacy: dict[str, Any], who: str) -> TournamentPlan:
+    """The plan a function was given: ``plan``, or one from the former keyword arguments (``matches=``,
+    ``settings=``, ``seed=``, ``pairings=``, ``move_time_limit=``: deprecated, with a ``DeprecationWarning``).
+
+    Raises:
+      ArenaError: both, neither, or an unknown keyword.
+    """
+    if not legacy:
+        if plan is None:
+            raise ArenaError(f"{who}: pass a TournamentPlan (how many matches, under which settings)")
+        return plan
+    if plan is not None:
+        raise ArenaError(f"{who}: pass either a TournamentPlan or {sorted(legacy)}, not both")
+    names = {f.name for f in dataclasses.fields(TournamentPlan)}
+    unknown = sorted(set(legacy) - names)
+    if unknown or "matches" not in legacy:
+        raise ArenaError(f"{who}: " + (f"unknown arguments {unknown}" if unknown else "matches is required"))
+    warnings.warn(f"{who}({', '.join(f'{k}=' for k in sorted(legacy))}...) is deprecated: pass "
+                  f"TournamentPlan(...)", DeprecationWarning, stacklevel=3)
+    if legacy.get("settings") is None:
+        legacy = {k: v for k, v in legacy.items() if k != "settings"}
+    return TournamentPlan(**legacy)
 
 
 def match_seed(seed: int, key: str) -> int:
@@ -33,10 +91,8 @@ def match_seed(seed: int, key: str) -> int:
     return int.from_bytes(hashlib.sha256(f"{seed}|{key}".encode()).digest()[:8], "big") >> 1
 
 
-def plan_jobs(game: str, agents: Sequence[str], *, matches: int, settings: Settings, seed: int = 0,
-              pairings: Sequence[tuple[str, ...]] | None = None, move_time_limit: float | None = None,
-              log_dir: str | None = None) -> list[MatchJob]:
-    """The jobs of a tournament: each pairing in every seat order, ``matches`` games per order.
+def plan_jobs(game: str, agents: Sequence[str], plan: TournamentPlan, *, log_dir: str | None = None) -> list[MatchJob]:
+    """The jobs of a tournament: each pairing in every seat order, ``plan.matches`` games per order.
 
     Each job's key, and so its seed, is its content (``cwm.arena.identity.match_key``): the game, these
     settings, each seat's agent fingerprint and the index, so neither depends on an agent's label or on
@@ -44,8 +100,9 @@ def plan_jobs(game: str, agents: Sequence[str], *, matches: int, settings: Setti
     spec as typed); workers build the spec with its path made absolute (``MatchJob.builds``).
 
     Args:
-      pairings: seatings by label, or by the spec of an agent of its own (whose label must be new); default
-        every pair of distinct agents (a self-play pairing ``(a, a)`` may be given).
+      plan: the matches, settings, seed and move limit; its ``pairings`` are seatings by label, or by the
+        spec of an agent of its own (whose label must be new); default every pair of distinct agents (a
+        self-play pairing ``(a, a)`` may be given).
 
     Raises:
       AgentSpecError: a spec that does not parse, two seated specs with one label (in ``agents`` or
@@ -54,6 +111,7 @@ def plan_jobs(game: str, agents: Sequence[str], *, matches: int, settings: Setti
       ArenaError: fewer than two agents and no pairings, or two labels for one agent (one fingerprint).
     """
     specs = {s.label: s for s in _parse_all(agents)}
+    pairings = plan.pairings
     if pairings is None:
         if len(specs) < 2:
             raise ArenaError("a tournament needs at least two agents (or explicit pairings)")
@@ -61,14 +119,15 @@ def plan_jobs(game: str, agents: Sequence[str], *, matches: int, settings: Setti
     seated = [tuple(_seat(entry, specs) for entry in pair) for pair in pairings]
     prints = _fingerprints(list(dict.fromkeys([*specs.values(), *(s for pair in seated for s in pair)])))
     orders = [o for pair in seated for o in dict.fromkeys(itertools.permutations(pair))]  # once for self-play
-    hashed = identity.settings_hash(tournament_settings(seed, settings, move_time_limit))
+    hashed = identity.settings_hash(plan.recorded())
     jobs = []
     for order in orders:
         fingerprints = tuple(prints[s.label] for s in order)
-        for i in range(matches):
+        for i in range(plan.matches):
             key = identity.match_key(game, hashed, fingerprints, i)
-            jobs.append(MatchJob(game, key, tuple(s.label for s in order), match_seed(seed, key), settings,
-                                 move_time_limit, log_dir, tuple(_absolute(s) for s in order), fingerprints, i))
+            jobs.append(MatchJob(game, key, tuple(s.label for s in order), match_seed(plan.seed, key),
+                                 plan.settings, plan.move_time_limit, log_dir, tuple(_absolute(s) for s in order),
+                                 fingerprints, i))
     return jobs
 
 

@@ -10,6 +10,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from cwm import games
+from cwm.arena import ratings as arena_ratings
 from cwm.arena.types import FORFEIT_KINDS, MatchResult
 from cwm.stats import mean_interval, wilson  # re-exported: reports and tests use them from here
 from cwm.types import JSON
@@ -207,8 +209,6 @@ def _short(label: JSON) -> str:
 def write_reports(out: Path, results: Sequence[MatchResult], *, config: dict[str, JSON]) -> list[dict[str, JSON]]:
     """Writes ``results.json`` (the rows and the leaderboard), ``results.csv``, ``results.md``,
     ``leaderboard.md`` (``cwm.arena.ratings``) and ``results.png`` under ``out``."""
-    from cwm import games
-    from cwm.arena import ratings as arena_ratings
 
     outcome = games.resolve(str(config["game"])).outcome
     outcome = "payoff" if outcome == "payoff" else "win/draw/loss"

@@ -27,9 +27,17 @@ from cwm import games
 from cwm.agents.base import Agent, AgentError
 from cwm.agents.specs import Settings, check_agent, make_agent, parse_agent_spec
 from cwm.arena import identity
+from cwm.arena import report as arena_report
 from cwm.arena import transcript as arena_transcript
 from cwm.arena.clock import agent_move
-from cwm.arena.plan import ArenaError, plan_jobs, resumable, tournament_settings
+from cwm.arena.plan import (  # noqa: F401  (DEFAULT_MOVE_TIME_S and TournamentPlan re-exported)
+    DEFAULT_MOVE_TIME_S,
+    ArenaError,
+    TournamentPlan,
+    plan_from,
+    plan_jobs,
+    resumable,
+)
 from cwm.arena.types import MatchJob, MatchOutcome, MatchResult
 from cwm.executors import Executor, JobCrashed, make_executor, worker_place
 from cwm.files import atomic_write, changed_settings
@@ -37,7 +45,6 @@ from cwm.types import CHANCE, JSON
 
 # The default move limit of tournaments, `cwm arena` and `cwm run`: CPU seconds per move (and the hard wall
 # clock three limits and 30 s later), long enough for the paper's 1,000 simulations on the games here.
-DEFAULT_MOVE_TIME_S = 60.0
 
 __all__ = ["DEFAULT_MOVE_TIME_S", "play_match", "run_match", "tournament"]
 
@@ -199,10 +206,9 @@ def _stats(agent: Agent) -> dict[str, JSON]:
 # Tournaments
 
 
-def tournament(game: str, agents: Sequence[str], *, matches: int, out_dir: str | Path,
-               settings: Settings | None = None, seed: int = 0, executor: str | Executor = "local",
-               pairings: Sequence[tuple[str, ...]] | None = None,
-               move_time_limit: float | None = DEFAULT_MOVE_TIME_S, progress: bool = True) -> list[MatchResult]:
+def tournament(game: str | games.GameSpec, agents: Sequence[str], plan: TournamentPlan | None = None, *,
+               out_dir: str | Path, executor: str | Executor = "local", progress: bool = True,
+               **legacy: Any) -> list[MatchResult]:
     """Plays (or resumes) a tournament and writes its results under ``out_dir``.
 
     Args:
@@ -211,18 +217,14 @@ def tournament(game: str, agents: Sequence[str], *, matches: int, out_dir: str |
         ``NAME=SPEC``, else the spec as typed). Finished matches are found on resume by content
         (``cwm.arena.identity``), so a renamed agent or a moved bundle replays nothing, and an agent that
         changed (a bundle's files, another spec) plays its matches anew.
-      matches: games per pairing and seat order.
+      plan: the matches per pairing and seat order, every agent's settings, the seed, the pairings and the
+        CPU seconds per move (``TournamentPlan``), with the hard wall clock of ``play_match``.
       out_dir: where ``config.json``, ``labels.json`` (each agent fingerprint's label), ``matches.jsonl``,
         ``transcripts/`` and the summaries go.
-      settings: search/LLM settings of every agent (``Settings()`` defaults when ``None``).
-      seed: the tournament seed (each match's seed derives from it and the match key).
       executor: ``local`` (process pool, default), ``local:N``, ``inline``, ``ray[:ADDRESS]`` or an executor.
-      pairings: explicit seatings by label (or by the spec of a new agent with a label of its own) instead
-        of every pair of distinct agents.
-      move_time_limit: CPU seconds per move before a ``timeout`` forfeit (default ``DEFAULT_MOVE_TIME_S``;
-        ``None``: no limit for in-process agents, and a CWM agent's worker gets its own default), with the
-        hard wall clock of ``play_match``; a ``cwm:`` agent's worker gets exactly this CPU budget.
       progress: show a tqdm progress bar.
+      legacy: the former keyword arguments (``matches=``, ``settings=``, ``seed=``, ``pairings=``,
+        ``move_time_limit=``), deprecated.
 
     Returns:
       every match of this tournament, finished earlier or now.
@@ -238,33 +240,27 @@ def tournament(game: str, agents: Sequence[str], *, matches: int, out_dir: str |
       ExecutorError: an unknown executor spec, Ray missing, or a Ray address that is malformed or where
         nothing listens (raised after the checks above; nothing is written then either).
     """
-    from cwm.arena import report as arena_report
-
-    settings = settings or Settings()
-    out = Path(out_dir)
-    name = games.resolve(game).name
-    _check_numbers(matches, settings, move_time_limit)
-    jobs = plan_jobs(name, agents, matches=matches, settings=settings, seed=seed, pairings=pairings,
-                     move_time_limit=move_time_limit, log_dir=str(out / "llm"))
+    plan = plan_from(plan, legacy, "tournament")
+    out, name = Path(out_dir), games.resolve(game).name
+    _check_numbers(plan.matches, plan.settings, plan.move_time_limit)
+    jobs = plan_jobs(name, agents, plan, log_dir=str(out / "llm"))
     builds = dict(pair for job in jobs for pair in zip(job.seats, job.builds))
-    _check_agents(name, builds, settings)
-    config = {"game": name} | tournament_settings(seed, settings, move_time_limit)
+    _check_agents(name, builds, plan.settings)
+    config = {"game": name} | plan.recorded()
     _check_config(out / "config.json", config)  # the checks, before an executor (a Ray cluster) starts
-    path = out / "matches.jsonl"
-    done = resumable(path)
+    done = resumable(out / "matches.jsonl")
     ex = make_executor(executor) if isinstance(executor, str) else executor  # an unreachable cluster: nothing written
     try:
         if not (out / "config.json").exists():
             atomic_write(out / "config.json", json.dumps(config, indent=2) + "\n")
         identity.save_labels(out, {fp: label for j in jobs for fp, label in zip(j.fingerprints, j.seats)})
-        todo = [j for j in jobs if j.key not in done]
-        _run(ex, todo, path, done, len(jobs), progress)
+        _run(ex, [j for j in jobs if j.key not in done], out / "matches.jsonl", done, len(jobs), progress)
     finally:
         if isinstance(executor, str):
             ex.close()
     results = [done[j.key].shown_as(j.seats) for j in jobs]
     labels = list(dict.fromkeys([*(parse_agent_spec(a).label for a in agents), *builds]))
-    arena_report.write_reports(out, results, config=config | {"agents": labels, "matches": matches})
+    arena_report.write_reports(out, results, config=config | {"agents": labels, "matches": plan.matches})
     return results
 
 

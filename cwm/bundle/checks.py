@@ -113,13 +113,13 @@ def manifest_for(spec: games.GameSpec, report: CheckReport, train: Sequence[Traj
     }
 
 
-def inference_of(run_dir: Path, game: str, world_model: str) -> tuple[str, dict[str, JSON]]:
+def inference_of(run_dir: Path, game: games.GameSpec, world_model: str) -> tuple[str, dict[str, JSON]]:
     """The best inference program of an open-deck inference run written for ``world_model``, and its record."""
     result, config = read_json_object(run_dir / "result.json"), read_config(run_dir)
     if result.get("target") != "inference" or not result.get("best_source"):
         raise BundleError(f"{run_dir}: not a finished inference run with a usable program")
-    if not same_game(games.resolve(game), str(result.get("game"))):
-        raise BundleError(f"{run_dir}: the inference run is of {result.get('game')!r}, not {game!r}")
+    if not same_game(game, str(result.get("game"))):
+        raise BundleError(f"{run_dir}: the inference run is of {result.get('game')!r}, not {game.name!r}")
     if config.get("world_model_sha") != sha256(world_model.encode("utf-8"))[:16]:  # as the run recorded it
         raise BundleError(f"{run_dir}: the inference function was written for another world model than the one "
                           f"being exported")

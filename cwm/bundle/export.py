@@ -87,11 +87,11 @@ def export_run(run_dir: str | Path, out: str | Path, *, game: str | None = None,
             provenance[key] = config[key]
     provenance["run_dir"] = str(run_dir.resolve())
     source = str(result["best_source"])
+    named = dataclasses.replace(spec, name=recorded)  # named as recorded: the stored trajectories carry that name
     extra = {"inference.py": source} if result.get("target") == "joint" else {}
     if inference_run is not None:
-        extra["inference.py"], provenance["inference"] = inference_of(Path(inference_run), recorded, source)
-    # named as recorded: the stored trajectories carry that name
-    return export_bundle(out, game=dataclasses.replace(spec, name=recorded), model_source=source,
+        extra["inference.py"], provenance["inference"] = inference_of(Path(inference_run), named, source)
+    return export_bundle(out, game=named, model_source=source,
                          train=train, extra_sources=extra, provenance=provenance, overwrite=overwrite)
 
 

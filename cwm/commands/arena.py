@@ -76,14 +76,14 @@ def cmd_arena(args: argparse.Namespace) -> int:
                           max_rollout_steps=args.max_rollout_steps, leaf=args.leaf)
     settings = Settings(search=search, llm_retries=args.llm_retries, llm_examples=args.llm_examples,
                         trust_models=args.trust)
-    run = {"matches": args.matches, "settings": settings, "seed": args.seed, "pairings": pairings,
-           "move_time_limit": args.move_time_limit}
+    plan = arena.TournamentPlan(matches=args.matches, settings=settings, seed=args.seed, pairings=pairings,
+                                move_time_limit=args.move_time_limit)
     agents = [str(s) for s in specs]
-    estimate = cost.estimate_tournament(args.game, agents, executor=args.executor, out_dir=args.out, **run)
+    estimate = cost.estimate_tournament(args.game, agents, plan, executor=args.executor, out_dir=args.out)
     cost.confirm(estimate, yes=args.yes)
     start = time.perf_counter()
-    results = arena.tournament(args.game, agents, out_dir=args.out, executor=args.executor,
-                               progress=not args.no_progress, **run)
+    results = arena.tournament(args.game, agents, plan, out_dir=args.out, executor=args.executor,
+                               progress=not args.no_progress)
     out = Path(args.out)
     cost.write_record(out / "cost.json", estimate, time.perf_counter() - start)
     print((out / "results.md").read_text(encoding="utf-8"), end="")

@@ -15,6 +15,8 @@ import prompts
 from cwm import decrypto
 from cwm.decrypto import prompting, report, runner, specs
 from cwm.decrypto.types import ROLES, DecryptoError, Episode
+from cwm.llm import make_client
+from cwm.synthesis.report import git_commit
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -91,7 +93,6 @@ def _nonnegative(text: str) -> int:
 
 def _factory(args: argparse.Namespace, out: Path | None, human: Callable[[str], Any] | None = None):  # type: ignore[no-untyped-def]
     """``make(pairing)``: the three agents of a pairing, sharing one embedding and one client per spec."""
-    from cwm.llm import make_client
 
     clients: dict[str, Any] = {}
 
@@ -116,7 +117,6 @@ def _factory(args: argparse.Namespace, out: Path | None, human: Callable[[str], 
 
 
 def _record(args: argparse.Namespace, command: str) -> dict[str, Any]:
-    from cwm.synthesis.report import git_commit
 
     words = importlib.resources.files("cwm.decrypto").joinpath("data/keywords.txt").read_bytes()
     return {"command": command, "episodes": args.episodes, "seeds": args.seeds,

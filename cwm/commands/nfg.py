@@ -12,11 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import prompts
-from cwm import nfg
+from cwm import nfg, sandbox
+from cwm.llm import make_client
 from cwm.nfg import audit as nfg_audit
-from cwm.nfg import route
+from cwm.nfg import registry, route, transcribe
 from cwm.nfg.score import ItemResult, read_items
 from cwm.nfg.tasks import FAMILIES
+from cwm.synthesis.report import git_commit
 from cwm.types import UsageError
 
 
@@ -96,7 +98,6 @@ def cmd_generate(args: argparse.Namespace) -> int:
     if args.evals_out:
         print(f"wrote the plain evals format of {where} to {nfg.save(args.evals_out, tasks, evals_only=True)}")
     if args.registry:
-        from cwm.nfg import registry
 
         paths = registry.export(tasks, args.registry, seed=args.seed)
         print(f"wrote the evals registry of {where} to {paths['evals'].parents[1]} (eval set 'nfg'; evals "
@@ -106,7 +107,6 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from cwm.llm import make_client
 
     tasks = nfg.load(args.tasks)
     if args.limit is not None:
@@ -170,7 +170,6 @@ def _appender(out: Path):  # type: ignore[no-untyped-def]
 @contextlib.contextmanager
 def _sandbox(*, enabled: bool):  # type: ignore[no-untyped-def]
     """A ``cwm.sandbox.Sandbox`` when enabled, else None (the caller asked for in-process runs)."""
-    from cwm import sandbox
 
     if not enabled:
         yield None
@@ -195,7 +194,6 @@ def _sha256(path: str) -> str:
 
 
 def _git_commit() -> str:
-    from cwm.synthesis.report import git_commit
 
     return git_commit()
 
@@ -221,8 +219,6 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 
 def _transcribed_audit(args: argparse.Namespace) -> list[nfg_audit.AuditFinding]:
-    from cwm.llm import make_client
-    from cwm.nfg import transcribe
 
     if not Path(args.tasks).is_file():  # fail before any LLM is set up
         raise FileNotFoundError(2, "No such file or directory", args.tasks)

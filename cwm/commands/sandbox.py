@@ -9,6 +9,7 @@ from pathlib import Path
 from cwm import games
 from cwm.games import trajectories
 from cwm.sandbox import Limits, Sandbox, bwrap_available, static_gate
+from cwm.sandbox.layers import layers_available
 from cwm.types import ModelLoadError
 
 
@@ -38,7 +39,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_info(args: argparse.Namespace) -> int:
-    from cwm.sandbox.layers import layers_available
 
     facts = {"bwrap": bwrap_available(), **layers_available()}
     for name, ok in facts.items():

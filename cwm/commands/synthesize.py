@@ -63,6 +63,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "of an encoder call, --target encoder (default 0.005)")
     p.add_argument("--executor", default="local",
                    help="runs the value tournament's games: local, local:N, inline, ray[:ADDRESS] (default local)")
+    _run_arguments(p)
+    p.set_defaults(func=cmd_synthesize)
+
+
+def _run_arguments(p: argparse.ArgumentParser) -> None:
+    """The flags of the run every target shares: the LLM, the loop, the games, the prompt, the sandbox."""
     p.add_argument("--llm", default="gemini", help="gemini[:MODEL] | openai:MODEL | replay:FILE | batch:DIR (default gemini)")
     p.add_argument("--strategy", choices=STRATEGIES, default="tree", help="refinement strategy (default tree)")
     p.add_argument("--budget", type=int, default=500, help="most LLM calls (default 500)")
@@ -96,7 +102,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "(default: the model's context window; 32768 for a model without a known one)")
     p.add_argument("--no-sandbox", action="store_true", help="check candidates in-process (trusted replies only)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.set_defaults(func=cmd_synthesize)
 
 
 # flag -> (attribute, smallest valid value); checked before anything is written under --out

@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cwm.arena import cost
+from cwm.bundle import load_bundle
+from cwm.executors import make_executor
 from cwm.types import UsageError
 
 if TYPE_CHECKING:  # JAX is an extra: the trainer is imported when the command runs
@@ -59,7 +61,7 @@ def train_config(args: argparse.Namespace, *, recurrent: bool) -> TrainConfig:
     Raises:
       UsageError: a count out of range (named as its flag).
     """
-    from cwm.ppo.train import TrainConfig
+    from cwm.ppo.train import TrainConfig  # the jax extra: cwm's other commands run without it
 
     for flag, value in (("--steps", args.steps), ("--seeds", args.seeds), ("--num-envs", args.num_envs),
                         ("--rollout", args.rollout), ("--eval-every", args.eval_every),
@@ -73,11 +75,9 @@ def train_config(args: argparse.Namespace, *, recurrent: bool) -> TrainConfig:
 
 def cmd_train_ppo(args: argparse.Namespace) -> int:
     try:
-        from cwm.ppo import bundle as ppo_bundle
+        from cwm.ppo import bundle as ppo_bundle  # the jax extra: cwm's other commands run without it
     except ImportError as e:
         raise UsageError(f"cwm train ppo needs JAX and optax: pip install 'cwm[jax]' ({e})") from None
-    from cwm.bundle import load_bundle
-    from cwm.executors import make_executor
 
     bundle = load_bundle(args.bundle, game=args.game)
     recurrent = (not bundle.spec.perfect_information) if args.network == "auto" else args.network == "recurrent"

@@ -17,6 +17,7 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any, Protocol
 
+from cwm.sandbox.box import warn_if_without_bwrap
 from cwm.sandbox.layers import die_with_parent
 from cwm.types import CwmError
 
@@ -85,7 +86,6 @@ class ProcessExecutor:
         """Yields results as they come; returns the items whose future failed because the pool broke."""
         if self._pool is None or workers != self.workers:
             self._close_pool()
-            from cwm.sandbox.box import warn_if_without_bwrap
 
             warn_if_without_bwrap()  # once here, not once per worker inside the caller's progress bar
             # workers die with this process: a SIGKILLed run leaves no worker (and no sandbox zygote) behind

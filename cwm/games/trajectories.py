@@ -73,35 +73,7 @@ def record(
     while not state.is_terminal():
         if len(steps) >= max_steps:
             raise RuntimeError(f"{spec.name}: game did not end within {max_steps} steps (seed {seed})")
-        player = state.current_player()
-        chance: tuple[ChanceOutcome, ...] = ()
-        if player == CHANCE:
-            chance = tuple(
-                ChanceOutcome(int(a), state.action_to_string(CHANCE, a), float(p)) for a, p in state.chance_outcomes()
-            )
-            legal = [c.action for c in chance]
-            action = int(chance_policy(state, rng))
-        else:
-            legal = [int(a) for a in state.legal_actions()]
-            action = int(policy(state, rng))
-        observations = tuple(games.observe(spec, state, p) for p in range(n))
-        full = games.full_state(spec, state) if open_deck else None
-        action_string = state.action_to_string(player, action)
-        strings = tuple(state.action_to_string(player, a) for a in legal)
-        state.apply_action(action)
-        steps.append(
-            Step(
-                player=player,
-                legal_actions=tuple(legal),
-                legal_action_strings=strings,
-                chance_outcomes=chance,
-                observations=observations,
-                action=action,
-                action_string=action_string,
-                rewards=tuple(float(r) for r in state.rewards()),
-                state=full,
-            )
-        )
+        steps.append(_play_step(spec, state, rng, (policy, chance_policy), open_deck))
     return Trajectory(
         game=spec.name,
         seed=seed,
@@ -112,6 +84,32 @@ def record(
         returns=tuple(float(r) for r in state.returns()),
         final_state=games.full_state(spec, state) if open_deck else None,
     )
+
+
+def _play_step(spec: games.GameSpec, state: pyspiel.State, rng: np.random.Generator,
+               policies: tuple[Policy, Policy], open_deck: bool) -> Step:
+    """Chooses the move at ``state`` (a player's by the first policy, chance's by the second), records the step
+    and applies the move to ``state``."""
+    policy, chance_policy = policies
+    player = state.current_player()
+    chance: tuple[ChanceOutcome, ...] = ()
+    if player == CHANCE:
+        chance = tuple(
+            ChanceOutcome(int(a), state.action_to_string(CHANCE, a), float(p)) for a, p in state.chance_outcomes()
+        )
+        legal = [c.action for c in chance]
+        action = int(chance_policy(state, rng))
+    else:
+        legal = [int(a) for a in state.legal_actions()]
+        action = int(policy(state, rng))
+    observations = tuple(games.observe(spec, state, p) for p in range(state.num_players()))
+    full = games.full_state(spec, state) if open_deck else None
+    action_string = state.action_to_string(player, action)
+    strings = tuple(state.action_to_string(player, a) for a in legal)
+    state.apply_action(action)
+    return Step(player=player, legal_actions=tuple(legal), legal_action_strings=strings, chance_outcomes=chance,
+                observations=observations, action=action, action_string=action_string,
+                rewards=tuple(float(r) for r in state.rewards()), state=full)
 
 
 def collect(

@@ -19,24 +19,44 @@ SYNTHESIS_KEYS = ("solved", "llm_calls", "train_accuracy", "test_accuracy", "tra
                   "cost_usd", "possibly_paid_calls", "model", "strategy", "seed")
 
 
-def build(config: Any, llm_spec: str, synthesis: dict[str, JSON], inference: dict[str, JSON] | None,
-          bundle_dir: Path, arena_rows: list[dict[str, JSON]], on_policy: dict[str, JSON], *,
-          search: JSON, label: str) -> dict[str, JSON]:
-    """The report of one run: its settings, the synthesis (and inference synthesis) results, the arena rows of
-    the agent ``label`` and its on-policy accuracy (``cwm.pipeline.on_policy``)."""
+@dataclasses.dataclass(frozen=True)
+class Stages:
+    """What the stages of one run produced.
+
+    Attributes:
+      synthesis, inference: the world-model and (hidden information) inference synthesis results, as JSON.
+      bundle_dir: the bundle, relative to the run directory (which may move).
+      arena_rows: the arena's summary rows of the agent ``label``; on_policy: its on-policy accuracy
+        (``cwm.pipeline.on_policy``).
+      search: the ``SearchConfig`` the arena's agents got, in full, as JSON.
+      label: the CWM agent's name in the arena.
+    """
+
+    synthesis: dict[str, JSON]
+    inference: dict[str, JSON] | None
+    bundle_dir: Path
+    arena_rows: list[dict[str, JSON]]
+    on_policy: dict[str, JSON]
+    search: JSON
+    label: str
+
+
+def build(config: Any, game: games.GameSpec, llm_spec: str, stages: Stages) -> dict[str, JSON]:
+    """The report of one run of ``game``: its settings and what its stages produced."""
+    keep = SYNTHESIS_KEYS
     return {
-        "game": games.resolve(config.game).name,
+        "game": game.name,
         "llm": llm_spec,
         "offline_recording": llm_spec.startswith("replay:"),
         "recording_provenance": _provenance(llm_spec),
         "config": dataclasses.asdict(config),
-        "search": search,  # the SearchConfig the arena's agents got, in full
-        "synthesis": {k: synthesis.get(k) for k in SYNTHESIS_KEYS},
-        "inference": None if inference is None else {k: inference.get(k) for k in SYNTHESIS_KEYS},
-        "bundle": bundle_dir.as_posix(),  # relative to the run directory, which may move
-        "label": label,
-        "arena": arena_rows,
-        "on_policy": on_policy,
+        "search": stages.search,  # the SearchConfig the arena's agents got, in full
+        "synthesis": {k: stages.synthesis.get(k) for k in keep},
+        "inference": None if stages.inference is None else {k: stages.inference.get(k) for k in keep},
+        "bundle": stages.bundle_dir.as_posix(),  # relative to the run directory, which may move
+        "label": stages.label,
+        "arena": stages.arena_rows,
+        "on_policy": stages.on_policy,
         "git_commit": git_commit(),
         "finished_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }
@@ -50,7 +70,7 @@ def _provenance(llm_spec: str) -> JSON:
     return None if found is None else {k: found.get(k) for k in ("answered_by", "how", "relay", "date", "llm_calls")}
 
 
-def write(out: Path, report: dict[str, Any]) -> None:
+def write(out: Path, report: dict[str, Any], game: games.GameSpec) -> None:
     """Writes ``report.json``, ``record.json`` (what reproduces the run) and ``report.md`` under ``out``."""
     (out / "report.json").write_text(json.dumps(report, indent=2, default=str) + "\n", encoding="utf-8")
     synthesis_config = json.loads((out / "synthesis" / "config.json").read_text(encoding="utf-8"))
@@ -62,10 +82,10 @@ def write(out: Path, report: dict[str, Any]) -> None:
               "git_commit": report["git_commit"], "finished_at": report["finished_at"], "results": results,
               "arena_cost": report.get("arena_cost")}
     (out / "record.json").write_text(json.dumps(record, indent=2, default=str) + "\n", encoding="utf-8")
-    (out / "report.md").write_text("\n".join(markdown(report)) + "\n", encoding="utf-8")
+    (out / "report.md").write_text("\n".join(markdown(report, game)) + "\n", encoding="utf-8")
 
 
-def markdown(report: dict[str, Any]) -> list[str]:
+def markdown(report: dict[str, Any], game: games.GameSpec) -> list[str]:
     """The lines of ``report.md``."""
     s = report["synthesis"]
     real = report.get("recording_provenance")
@@ -82,8 +102,8 @@ def markdown(report: dict[str, Any]) -> list[str]:
     lines += ["- details: [synthesis/summary.md](synthesis/summary.md), plot: synthesis/accuracy.png"
               + (", [inference/summary.md](inference/summary.md)" if report["inference"] is not None else ""),
               "", f"## Arena (agent `{report['label']}`: the bundle in `{report['bundle']}/`)", "",
-              arena_report.markdown(report["arena"], outcome=games.resolve(report["game"]).outcome), "",
-              f"Rows are the CWM agent ({_planner(report)} planning on the synthesized model, acting in the real "
+              arena_report.markdown(report["arena"], outcome=game.outcome), "",
+              f"Rows are the CWM agent ({_planner(game)} planning on the synthesized model, acting in the real "
               "game) against each opponent, per seat. Plot: arena/results.png; every match: arena/matches.jsonl.",
               "", "## On-policy accuracy", "", *on_policy_lines(report["on_policy"])]
     return lines
@@ -96,8 +116,8 @@ def _stage(what: str, accuracy: str, s: dict[str, Any]) -> list[str]:
             f"held-out test {test}"]
 
 
-def _planner(report: dict[str, Any]) -> str:
-    return "MCTS" if games.resolve(report["game"]).perfect_information else "ISMCTS, drawing states by its inference,"
+def _planner(game: games.GameSpec) -> str:
+    return "MCTS" if game.perfect_information else "ISMCTS, drawing states by its inference,"
 
 
 def on_policy_lines(record: dict[str, Any]) -> list[str]:

@@ -27,9 +27,11 @@ directory moved or copied elsewhere (another machine too) resumes under the same
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -149,24 +151,27 @@ def run(config: RunConfig, out: str | Path, *, progress: bool = True,
     out = Path(out)
     if max_prompt_tokens is not None and max_prompt_tokens < 1:
         raise PipelineError(f"max_prompt_tokens must be at least 1 (got {max_prompt_tokens})")
-    # an unknown game, or one without rules, fails here, before an LLM is configured or anything is written
-    games.rules_text(games.resolve(config.game, rules=config.rules))
+    # an unknown game, or one without rules, fails here, before an LLM is configured or anything is written;
+    # the game is resolved once, here, and passed down
+    spec = games.resolve(config.game, rules=config.rules)
+    games.rules_text(spec)
     llm_spec = resolve_llm(config.llm, config.game)
     make_client(llm_spec)  # a missing key or recording fails here too, not after config.json is written
     out.mkdir(parents=True, exist_ok=True)
     _check_config(out, dataclasses.asdict(config) | {"llm_resolved": _portable(llm_spec)})
-    synthesis = _synthesize(config, llm_spec, out / "synthesis", progress, max_prompt_tokens)
+    client = functools.partial(make_client, llm_spec, max_prompt_tokens=max_prompt_tokens)
+    synthesis = _synthesize(config, spec, client, out / "synthesis", progress)
     inference = None
-    if not games.resolve(config.game).perfect_information:
-        inference = _infer(config, llm_spec, out / "inference", str(synthesis["best_source"]), progress,
-                           max_prompt_tokens)
+    if not spec.perfect_information:
+        inference = _infer(config, spec, client, out / "inference", str(synthesis["best_source"]), progress)
     bundle_dir = _export(out / "synthesis", out / "bundle", out / "inference" if inference else None)
-    arena_rows, results, arena_cost = _arena(config, bundle_dir, out / "arena", progress, yes)
-    on_policy = _on_policy(config, bundle_dir, results, out / "on_policy.json")
-    report = pipeline_report.build(config, llm_spec, synthesis, inference, Path(os.path.relpath(bundle_dir, out)),
-                                   arena_rows, on_policy, search=arena_search(config).to_json(), label=CWM_LABEL)
+    arena_rows, results, arena_cost = _arena(config, spec, bundle_dir, out / "arena", (progress, yes))
+    on_policy = _on_policy(spec, bundle_dir, results, out / "on_policy.json")
+    stages = pipeline_report.Stages(synthesis, inference, Path(os.path.relpath(bundle_dir, out)), arena_rows,
+                                    on_policy, arena_search(config).to_json(), CWM_LABEL)
+    report = pipeline_report.build(config, spec, llm_spec, stages)
     report["arena_cost"] = arena_cost
-    pipeline_report.write(out, report)
+    pipeline_report.write(out, report, spec)
     return report
 
 
@@ -208,26 +213,25 @@ def stage_settings(config: RunConfig, target: str) -> SynthesisSettings:
                                 num_test=num_test)
 
 
-def _synthesize(config: RunConfig, llm_spec: str, run_dir: Path, progress: bool,
-                max_prompt_tokens: int | None) -> dict[str, JSON]:
-    """The world-model synthesis stage."""
+def _synthesize(config: RunConfig, spec: games.GameSpec, client: Callable[..., Any], run_dir: Path,
+                progress: bool) -> dict[str, JSON]:
+    """The world-model synthesis stage (``client(run_dir=...)`` makes its LLM client)."""
     rules = read_text(Path(config.rules), what="rules file") if config.rules else None
-    client = make_client(llm_spec, run_dir=run_dir, max_prompt_tokens=max_prompt_tokens)
     result = _with_bar(config.budget, progress, lambda update: synthesize_world_model(
-        config.game, client, stage_settings(config, "world_model"), run_dir=run_dir, rules=rules, progress=update))
+        spec, client(run_dir=run_dir), stage_settings(config, "world_model"), run_dir=run_dir, rules=rules,
+        progress=update))
     if not result.best_source:
         raise PipelineError(f"synthesis produced no usable program (see {run_dir}/summary.md)")
     return result.to_json()
 
 
-def _infer(config: RunConfig, llm_spec: str, run_dir: Path, world_model: str, progress: bool,
-           max_prompt_tokens: int | None) -> dict[str, JSON]:
+def _infer(config: RunConfig, spec: games.GameSpec, client: Callable[..., Any], run_dir: Path, world_model: str,
+           progress: bool) -> dict[str, JSON]:
     """The open-deck inference synthesis for the best world model (same LLM, budget, seed and test games)."""
     rules = read_text(Path(config.rules), what="rules file") if config.rules else None
-    client = make_client(llm_spec, run_dir=run_dir, max_prompt_tokens=max_prompt_tokens)
     result = _with_bar(config.budget, progress, lambda update: synthesize_inference(
-        config.game, client, stage_settings(config, "inference"), run_dir=run_dir, world_model=world_model,
-        rules=rules, progress=update))
+        spec, client(run_dir=run_dir), stage_settings(config, "inference"), run_dir=run_dir,
+        world_model=world_model, rules=rules, progress=update))
     if not result.best_source:
         raise PipelineError(f"inference synthesis produced no usable program (see {run_dir}/summary.md)")
     return result.to_json()
@@ -263,34 +267,33 @@ def _same_code(file: Path, run_dir: Path | None) -> bool:
 CWM_LABEL = "cwm"  # the CWM agent's name in the arena and the report: the same wherever the run directory is
 
 
-def _arena(config: RunConfig, bundle_dir: Path, out: Path, progress: bool,
-           yes: bool) -> tuple[list[dict[str, JSON]], list[Any], dict[str, JSON]]:
+def _arena(config: RunConfig, spec: games.GameSpec, bundle_dir: Path, out: Path,
+           asked: tuple[bool, bool]) -> tuple[list[dict[str, JSON]], list[Any], dict[str, JSON]]:
     """The run's bundle, labelled ``cwm``, against each opponent; its summary rows and the match records.
     Matches are found by content (``cwm.arena.identity``), so those of this bundle count wherever the run
     directory was, and nothing is replayed. The stage's cost estimate is printed (and confirmed, ``cwm.arena.cost.confirm``) first and returned beside
-    its real wall time.
+    its real wall time. ``asked``: (show progress, start even when the estimate is long).
     """
-
+    progress, yes = asked
     settings = Settings(search=arena_search(config), trust_models=config.trust)
     opponents = tuple(config.opponents or ())
     agents = [f"{CWM_LABEL}=cwm:{bundle_dir.resolve()}", *opponents]
-    plan: dict[str, Any] = {"matches": config.matches, "settings": settings, "seed": config.seed,
-            "move_time_limit": config.move_time_limit, "pairings": [(CWM_LABEL, o) for o in opponents]}
-    estimate = cost.estimate_tournament(config.game, agents, executor=config.executor, out_dir=out, **plan)
+    plan = arena.TournamentPlan(matches=config.matches, settings=settings, seed=config.seed,
+                                move_time_limit=config.move_time_limit,
+                                pairings=[(CWM_LABEL, o) for o in opponents])
+    estimate = cost.estimate_tournament(spec, agents, plan, executor=config.executor, out_dir=out)
     cost.confirm(estimate, yes=yes)
     start = time.perf_counter()
-    results = arena.tournament(config.game, agents, out_dir=out, executor=config.executor,
-                               progress=progress, **plan)
+    results = arena.tournament(spec, agents, plan, out_dir=out, executor=config.executor, progress=progress)
     rows = [row for row in arena_report.summarize(results) if row["agent"] == CWM_LABEL]
     return rows, results, cost.record(estimate, time.perf_counter() - start)
 
 
-def _on_policy(config: RunConfig, bundle_dir: Path, results: list[Any], out: Path) -> dict[str, JSON]:
+def _on_policy(spec: games.GameSpec, bundle_dir: Path, results: list[Any], out: Path) -> dict[str, JSON]:
     """The bundle checked (in the sandbox) on the arena games its agent finished; saved to ``out``."""
-
     sources = {name: (bundle_dir / name).read_text(encoding="utf-8") for name in CODE_FILES
                if (bundle_dir / name).is_file()}
-    record = on_policy_accuracy(sources, config.game, results, CWM_LABEL)
+    record = on_policy_accuracy(sources, spec, results, CWM_LABEL)
     out.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     return record
 

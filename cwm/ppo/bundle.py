@@ -20,9 +20,11 @@ from typing import Any
 
 import numpy as np
 
+from cwm.agents.ppo import load_policy
 from cwm.arena.cost import RAY_CORES, duration
 from cwm.bundle import Bundle, BundleError
 from cwm.bundle.policy import ENCODER_FILE, save_policy
+from cwm.executors import InlineExecutor, JobCrashed
 from cwm.games import trajectories
 from cwm.ppo.seeds import EnvSource, train_seeds
 from cwm.ppo.train import CHECKPOINT, TrainConfig, TrainResult, time_update
@@ -111,7 +113,6 @@ def estimate_training(source: EnvSource, config: TrainConfig, seeds: Sequence[in
     Raises:
       JobCrashed: the worker timing it died.
     """
-    from cwm.executors import InlineExecutor, JobCrashed
 
     left = [max(0, config.updates - updates_done(out_dir, s)) for s in seeds]
     if not any(left):
@@ -138,7 +139,6 @@ def train_bundle(bundle: Bundle, source: EnvSource, config: TrainConfig, seeds: 
       TrainingRefused: the model or encoder broke its contract or a worker limit while training.
       BundleError: the bundle changed on disk since it was loaded (its files no longer match its manifest).
     """
-    from cwm.agents.ppo import load_policy
 
     out = Path(out_dir)
     best = train_seeds(source, config, seeds, out_dir=out, executor=executor, progress=progress)

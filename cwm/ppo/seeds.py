@@ -11,8 +11,16 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from cwm import games
 from cwm.agents.ppo import save_policy
+from cwm.contract import ENCODER_API
+from cwm.executors import InlineExecutor, JobCrashed
+from cwm.games.oracle import oracle_model
+from cwm.model import ActionCodec, WorldModel
 from cwm.ppo.train import Envs, TrainConfig, TrainResult, train
+from cwm.sandbox import load_source
+from cwm.sandbox.training import ContainedEnvs
+from planners.env import LocalEnvs
 
 
 @dataclasses.dataclass(frozen=True)
@@ -35,25 +43,18 @@ class EnvSource:
     @contextlib.contextmanager
     def open(self) -> Iterator[Envs]:
         """The ``Envs`` (a training worker is closed on exit)."""
-        from cwm.contract import ENCODER_API
-        from cwm.model import ActionCodec, WorldModel
-        from cwm.sandbox import load_source
-        from planners.env import LocalEnvs
 
         if self.model_source and self.contained:
-            from cwm.sandbox.training import ContainedEnvs
 
             with ContainedEnvs(self.model_source, self.encoder_source, self.game) as envs:
                 yield envs
             return
         encode = load_source(self.encoder_source, name="ppo_encoder", api=ENCODER_API).encode
         if self.model_source:
-            from cwm import games
 
             module = load_source(self.model_source, name="ppo_model")
             model = WorldModel(module, codec=ActionCodec.from_game(games.load_game(self.game)))
         else:
-            from cwm.games.oracle import oracle_model
 
             model = oracle_model(self.game)
         yield LocalEnvs.of_model(model, encode)
@@ -84,7 +85,6 @@ def train_seeds(source: EnvSource, config: TrainConfig, seeds: Sequence[int], *,
       JobCrashed: a seed's worker process died (run again: every seed resumes from its checkpoint).
       progress: show each run's progress bar.
     """
-    from cwm.executors import InlineExecutor, JobCrashed
 
     out = Path(out_dir)
     jobs = [(source, dataclasses.replace(config, seed=s), str(out / f"seed-{s}"), progress) for s in seeds]

@@ -23,6 +23,24 @@ from typing import TYPE_CHECKING, Any, Literal
 from cwm.sandbox.gate import ALLOWED_IMPORTS, FORBIDDEN_NAMES, static_gate
 from cwm.sandbox.launch import SandboxError, Zygote, bwrap_available, scrubbed_env
 from cwm.sandbox.layers import warn_once_without_seccomp
+from cwm.sandbox.session import SESSION_LIMITS, Session
+from cwm.sandbox.verdicts import (  # noqa: F401  (the job names and verdicts are the box's public API too)
+    CALL_JOB,
+    CHECK_JOB,
+    DEFAULT_LIMITS,
+    ENCODE_JOB,
+    ENCODER_GAMES_JOB,
+    ENCODER_JOB,
+    ENV_JOB,
+    HOST_JOB,
+    INFERENCE_JOB,
+    PLAN_JOB,
+    RANDOM_PLAY_JOB,
+    SAMPLE_JOB,
+    VALUE_JOB,
+    JobResult,
+    Limits,
+)
 from cwm.text import clean
 from cwm.types import JSON, TEXT_LIMIT, CheckReport, ClosedTrajectory, Trajectory, UsageError, error_report
 
@@ -32,61 +50,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 Isolation = Literal["auto", "bwrap", "process"]
-CHECK_JOB = "cwm.sandbox.jobs.check:check_world_model"
-CALL_JOB = "cwm.sandbox.jobs.check:call"
-INFERENCE_JOB = "cwm.sandbox.jobs.check:check_inference"
-RANDOM_PLAY_JOB = "cwm.sandbox.jobs.check:random_play"
-VALUE_JOB = "cwm.sandbox.jobs.check:check_value"
-ENV_JOB = "cwm.sandbox.jobs.train:env_session"  # a PPO training worker
-ENCODE_JOB = "cwm.sandbox.jobs.train:encode_session"  # an observation encoder's worker
-SAMPLE_JOB = "cwm.sandbox.jobs.sample:sample_session"  # an inference function's draws
-HOST_JOB = "cwm.sandbox.jobs.host:host_session"  # a game hosted in an untrusted world model
-PLAN_JOB = "cwm.sandbox.jobs.plan:plan_session"  # a CWM agent's planning worker
-ENCODER_JOB = "cwm.sandbox.jobs.check:check_encoder"  # an EncoderReport over (observation, player) pairs
-ENCODER_GAMES_JOB = "cwm.sandbox.jobs.check:check_encoder_games"  # a CheckReport over every observation of games
 _REPLY_MARGIN_S = 10.0
-
-
-@dataclasses.dataclass(frozen=True)
-class Limits:
-    """Limits for one sandboxed job.
-
-    Attributes:
-      wall_s: wall-clock seconds before the child is killed.
-      cpu_s: CPU seconds (``RLIMIT_CPU``, whole seconds, rounded up).
-      memory_mb: address space the job may add on top of the pre-loaded zygote (``RLIMIT_AS``).
-      per_call_s: seconds one call into the candidate may run before it is interrupted.
-    """
-
-    wall_s: float = 60.0
-    cpu_s: float = 60.0
-    memory_mb: int = 2048
-    per_call_s: float = 2.0
-
-    def __post_init__(self) -> None:
-        for name, value in dataclasses.asdict(self).items():
-            if not value > 0:
-                raise UsageError(f"Limits.{name} must be > 0, got {value!r}")
-
-
-@dataclasses.dataclass(frozen=True)
-class JobResult:
-    """What a sandboxed job returned.
-
-    Attributes:
-      ok: the job ran to the end (``kind == "ok"``).
-      value: the job's JSON result when ok, else ``None``.
-      error: why it did not run to the end: the gate's line and reason, or the limit that was hit (cleaned:
-        ``cwm.text.clean``, as the candidate's own exception text may be part of it).
-      kind: ``ok``, ``static`` (gate), ``load`` (import-time error or missing function), ``timeout``,
-        ``memory``, ``crash`` (killed by a signal or exited without a result) or ``error`` (raised,
-        tampered, non-deterministic).
-    """
-
-    ok: bool
-    value: JSON
-    error: str
-    kind: str
 
 
 class Sandbox:
@@ -103,7 +67,7 @@ class Sandbox:
 
     _warned = False
 
-    def __init__(self, *, limits: Limits = Limits(), isolation: Isolation = "auto"):
+    def __init__(self, *, limits: Limits = DEFAULT_LIMITS, isolation: Isolation = "auto"):
         self.limits = limits
         if isolation == "auto":
             isolation = os.environ.get("CWM_SANDBOX_ISOLATION", "auto")  # type: ignore[assignment]
@@ -217,8 +181,6 @@ class Sandbox:
           SandboxError: the zygote cannot be started at all.
           UsageError: ``move_cpu_s`` is not > 0.
         """
-        from cwm.sandbox.session import SESSION_LIMITS, Session
-
         if not (type(move_cpu_s) in (int, float) and move_cpu_s > 0):
             raise UsageError(f"move_cpu_s must be > 0 seconds, got {move_cpu_s!r}")
         self._lock.acquire()

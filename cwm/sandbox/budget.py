@@ -171,11 +171,18 @@ def call_budget(seconds: float) -> Guard:
             raise _exceeded(fn, seconds, slot)
         return result
 
+    guard.stretch = _stretch(guard, seconds)  # type: ignore[attr-defined]
+    return guard
+
+
+def _stretch(guard: Guard, seconds: float) -> Callable[[Callable[[Beat], Any]], Any]:
+    """``guard.stretch(body)``: runs ``body(beat)`` as one guarded stretch in which ``body`` calls
+    ``beat(name)`` right before each model call: every call then gets ``seconds`` from its beat, exactly as if
+    guarded one by one, for the price of a clock read instead of a guard per call (rollouts make dozens of
+    calls). A budget overrun raises ``ModelContractError`` naming the call of the last beat."""
+    dog, monotonic = _WATCHDOG, time.monotonic
+
     def stretch(body: Callable[[Beat], Any]) -> Any:
-        """Runs ``body(beat)`` as one guarded stretch in which ``body`` calls ``beat(name)`` right before
-        each model call: every call then gets ``seconds`` from its beat, exactly as if guarded one by one,
-        for the price of a clock read instead of a guard per call (rollouts make dozens of calls).
-        A budget overrun raises ``ModelContractError`` naming the call of the last beat."""
         slot = dog.slot()
         if slot.active:  # inside a guarded call: the outer budget covers the stretch
             return body(no_beat)
@@ -190,6 +197,5 @@ def call_budget(seconds: float) -> Guard:
         finally:
             slot.what = None
 
-    guard.stretch = stretch  # type: ignore[attr-defined]
-    return guard
+    return stretch
 

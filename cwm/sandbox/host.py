@@ -195,9 +195,9 @@ class HostGame:
       HostFailure: the host could not start, broke the contract, overran, died or answered a bad view.
     """
 
-    def __init__(self, source: str, game: str | games.GameSpec, *, name: str = "host",
+    def __init__(self, source: str, game: games.GameSpec, *, name: str = "host",
                  cpu_s: float = DEFAULT_HOST_CPU_S, sandbox: Sandbox | None = None, gate: bool = True):
-        self.source, self.spec, self.name, self.cpu_s, self.gate = source, games.resolve(game), name, cpu_s, gate
+        self.source, self.spec, self.name, self.cpu_s, self.gate = source, game, name, cpu_s, gate
         gt = games.load_game(self.spec)
         self.utility = (float(gt.min_utility()), float(gt.max_utility()))
         self.num_players = int(gt.num_players())

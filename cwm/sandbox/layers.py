@@ -80,9 +80,8 @@ _WARNED_NO_SECCOMP: list[bool] = []  # mutated, never rebound (the module is wat
 def prepare_zygote() -> None:
     """Computes, once, what every child needs: readable prefixes and the restricted builtins."""
     global _READ_PREFIXES, _RESTRICTED_BUILTINS, _FILTER
-    import cwm
-
-    roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.abspath(cwm.__file__))}
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # cwm's own folder
+    roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, package}
     roots |= {p for p in sys.path if p and ("site-packages" in p or "dist-packages" in p)}
     _READ_PREFIXES = tuple(sorted(os.path.join(os.path.abspath(r), "") for r in roots if r))
     _RESTRICTED_BUILTINS = restricted_builtins()

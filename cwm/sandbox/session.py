@@ -13,23 +13,18 @@ import secrets
 import time
 from typing import TYPE_CHECKING, Any
 
+from cwm.sandbox.verdicts import JobResult, Limits
 from cwm.sandbox.worker import hard_wall
 from cwm.types import JSON
 
 if TYPE_CHECKING:
-    from cwm.sandbox.box import JobResult, Limits, Sandbox
+    from cwm.sandbox.box import Sandbox
 
 _REPLY_MARGIN_S = 10.0  # beyond the worker's own hard limit, before the host gives up on the zygote
 _CLOSE_WAIT_S = 5.0
 
 
-def _session_limits() -> Limits:
-    from cwm.sandbox.box import Limits
-
-    return Limits(wall_s=60.0, cpu_s=6 * 3600.0, memory_mb=2048, per_call_s=10.0)
-
-
-SESSION_LIMITS = _session_limits()
+SESSION_LIMITS = Limits(wall_s=60.0, cpu_s=6 * 3600.0, memory_mb=2048, per_call_s=10.0)
 
 
 class Session:
@@ -59,8 +54,6 @@ class Session:
         Raises:
           RuntimeError: the session is closed.
         """
-        from cwm.sandbox.box import JobResult
-
         if not self._open:
             raise RuntimeError("the session is closed")
         reply = self._exchange({"message": message}, hard_wall(self.move_cpu_s) + _REPLY_MARGIN_S)

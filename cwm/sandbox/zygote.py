@@ -26,6 +26,9 @@ from typing import Any
 import numpy as np
 import pyspiel  # noqa: F401  (imported once here so that every child starts with it)
 
+from cwm.games import trajectories
+from cwm.games.oracle import OracleFunctions
+from cwm.model import WORLD_MODEL_API
 from cwm.sandbox import jobs as jobs  # every job server, imported before any child is forked
 from cwm.sandbox import layers as layers
 from cwm.sandbox import worker
@@ -294,9 +297,6 @@ def warm_up() -> None:
     of each building them again (on copy-on-write pages). Only an optimisation: a failure is ignored."""
     import types
 
-    from cwm.games import trajectories
-    from cwm.games.oracle import OracleFunctions
-    from cwm.model import WORLD_MODEL_API
     try:
         static_gate("import math\n\ndef f(state):\n    return [math.sqrt(x) for x in state['board']]\n")
         oracle = OracleFunctions("tic_tac_toe")

@@ -156,15 +156,16 @@ def play_game(job: GameJob) -> dict[str, JSON]:
     Randomness: ``np.random.SeedSequence(job.seed)`` gives one seed per seat and one for chance.
     """
     start = time.perf_counter()
+    spec = games.resolve(job.game)  # the job crossed a process boundary by the game's name
     seeds = np.random.SeedSequence(job.seed).spawn(len(job.seats) + 1)
-    agents = [HostedAgent(sources, job.game, job.settings.search, name=label, seed=np.random.default_rng(s),
+    agents = [HostedAgent(sources, spec, job.settings.search, name=label, seed=np.random.default_rng(s),
                           move_cpu_s=job.move_time_limit)
               for label, sources, s in zip(job.seats, job.sources, seeds)]
-    host = HostGame(job.host_source, job.game, name=job.host, cpu_s=job.host_cpu_s)
+    host = HostGame(job.host_source, spec, name=job.host, cpu_s=job.host_cpu_s)
     try:
         returns, failed, kind, reason, moves = play_hosted(
             host, agents, seed=int(np.random.default_rng(seeds[-1]).integers(2**63)),
-            move_time_limit=job.move_time_limit, max_moves=move_cap(job.game))
+            move_time_limit=job.move_time_limit, max_moves=move_cap(spec))
     finally:
         host.close()
         for agent in agents:
@@ -173,10 +174,10 @@ def play_game(job: GameJob) -> dict[str, JSON]:
                       time.perf_counter() - start, tuple(agent.stats() for agent in agents)).to_json()
 
 
-def move_cap(game: str | games.GameSpec) -> int:
+def move_cap(game: games.GameSpec) -> int:
     """Moves after which a hosted game that has not ended is the host's failure: well past the real game's
     longest play (chance included)."""
-    return 4 * game_facts(games.resolve(game)).max_game_length + 100
+    return 4 * game_facts(game).max_game_length + 100
 
 
 def play_hosted(host: HostGame, agents: Sequence[Any], *, seed: int, move_time_limit: float | None,

@@ -33,6 +33,8 @@ from cwm.agents.specs import AgentSpec, Settings
 from cwm.arena import DEFAULT_MOVE_TIME_S
 from cwm.arena.identity import agent_fingerprint
 from cwm.arena.plan import match_seed
+from cwm.bundle import load_bundle
+from cwm.bundle.files import read_manifest
 from cwm.executors import Executor, JobCrashed, make_executor
 from cwm.files import LineError, atomic_write, changed_settings, read_appended
 from cwm.sandbox.host import DEFAULT_HOST_CPU_S
@@ -217,7 +219,6 @@ def _candidates(spec: games.GameSpec, bundles: Sequence[str | Path]) -> list[Can
 
 def _listed(path: Path) -> list[str]:
     """The files a bundle's manifest lists (checked against the folder when the bundle is verified)."""
-    from cwm.bundle.files import read_manifest
 
     files = read_manifest(path).get("files")
     return list(files) if isinstance(files, dict) else []
@@ -225,7 +226,6 @@ def _listed(path: Path) -> list[str]:
 
 def _verified(spec: games.GameSpec, candidates: Sequence[Candidate]) -> dict[str, dict[str, str]]:
     """Each candidate's code, verified as ``load_bundle`` verifies a bundle (contained)."""
-    from cwm.bundle import load_bundle
 
     return {c.label: dict(load_bundle(c.path, game=spec).sources) for c in candidates}
 

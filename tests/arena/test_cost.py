@@ -9,7 +9,7 @@ import pytest
 
 from cwm.agents.specs import Settings
 from cwm.arena import cost
-from cwm.arena.plan import plan_jobs
+from cwm.arena.plan import TournamentPlan, plan_jobs
 from cwm.cli import main
 from cwm.types import UsageError
 from planners.config import SearchConfig
@@ -18,8 +18,7 @@ FAST = Settings(search=SearchConfig(num_simulations=20, rollouts=1))
 
 
 def test_the_projection_is_the_timed_moves_times_the_moves_of_every_match():
-    est = cost.estimate_tournament("connect_four", ["random", "gt-mcts"], matches=3, settings=FAST,
-                                   executor="local:2")
+    est = cost.estimate_tournament("connect_four", ["random", "gt-mcts"], TournamentPlan(matches=3, settings=FAST), executor="local:2")
     assert est.matches == 6 and est.workers == 2
     assert set(est.per_move_s) == {"random", "gt-mcts"}
     assert est.per_move_s["gt-mcts"] > 10 * est.per_move_s["random"]  # a search costs more than a random draw
@@ -50,29 +49,26 @@ class _CostsPerSimulation:
 
 
 def test_search_agents_are_timed_at_the_probe_size_and_scaled_to_the_real_count(monkeypatch):
-    import cwm.agents.specs
-
     clock, built = _Clock(), []
     monkeypatch.setattr(cost, "time", clock)
-    monkeypatch.setattr(cwm.agents.specs, "make_agent", lambda spec, game, *, settings, **_: (
+    monkeypatch.setattr(cost, "make_agent", lambda spec, game, *, settings, **_: (
         built.append(settings) or _CostsPerSimulation(settings, clock)))
     many = Settings(search=SearchConfig(num_simulations=1000, rollouts=1))
-    est = cost.estimate_tournament("connect_four", ["random", "gt-mcts"], matches=1, settings=many)
+    est = cost.estimate_tournament("connect_four", ["random", "gt-mcts"], TournamentPlan(matches=1, settings=many))
     assert {s.search.num_simulations for s in built} == {cost.PROBE_SIMULATIONS, 1000}  # random is not scaled
     assert est.per_move_s["gt-mcts"] == pytest.approx(0.1)  # 10 ms at 100 simulations, times 10
     assert est.per_move_s["random"] == pytest.approx(0.1)  # built at the real count, timed as it is
 
 
 def test_matches_already_recorded_are_not_counted(tmp_path):
-    first = plan_jobs("tic_tac_toe", ["random", "gt-mcts"], matches=2, settings=FAST, seed=0,
-                      move_time_limit=None)[0]
+    first = plan_jobs("tic_tac_toe", ["random", "gt-mcts"], TournamentPlan(matches=2, settings=FAST, seed=0, move_time_limit=None))[0]
     (tmp_path / "matches.jsonl").write_text(json.dumps({"key": first.key}) + "\nnot json\n")
-    est = cost.estimate_tournament("tic_tac_toe", ["random", "gt-mcts"], matches=2, settings=FAST, out_dir=tmp_path)
+    est = cost.estimate_tournament("tic_tac_toe", ["random", "gt-mcts"], TournamentPlan(matches=2, settings=FAST), out_dir=tmp_path)
     assert est.matches == 3
 
 
 def test_an_agent_that_cannot_be_built_is_left_untimed():
-    est = cost.estimate_tournament("tic_tac_toe", ["random", "cwm:/no/such/model.py"], matches=1, settings=FAST)
+    est = cost.estimate_tournament("tic_tac_toe", ["random", "cwm:/no/such/model.py"], TournamentPlan(matches=1, settings=FAST))
     assert est.per_move_s["cwm:/no/such/model.py"] is None
     assert "not timed" in est.lines()[0]
 

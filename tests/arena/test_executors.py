@@ -21,6 +21,7 @@ import pytest
 from cwm import cli
 from cwm.agents import Settings
 from cwm.arena import tournament
+from cwm.arena.plan import TournamentPlan
 from cwm.executors import (
     ExecutorError,
     InlineExecutor,
@@ -94,8 +95,7 @@ def test_arena_cli_with_an_unreachable_cluster_writes_nothing(tmp_path, closed_p
 def test_tournament_with_an_unreachable_cluster_writes_nothing(tmp_path, closed_port):
     out = tmp_path / "out"
     with pytest.raises(ExecutorError, match="could not reach the Ray cluster"):
-        tournament("tic_tac_toe", ["random", "gt-mcts"], matches=1, out_dir=out,
-                   executor=f"ray:127.0.0.1:{closed_port}", progress=False)
+        tournament("tic_tac_toe", ["random", "gt-mcts"], TournamentPlan(matches=1), out_dir=out, executor=f"ray:127.0.0.1:{closed_port}", progress=False)
     assert not out.exists()
 
 
@@ -105,11 +105,9 @@ def test_ray_cluster_plays_the_same_matches(tmp_path):
 
     model = Path(__file__).resolve().parents[1] / "data" / "planners" / "ttt_model.py"
     agents = ["random", "gt-mcts", f"mine=cwm:{model}"]
-    inline = tournament("tic_tac_toe", agents, matches=2, out_dir=tmp_path / "inline", settings=FAST,
-                        executor="inline", progress=False)
+    inline = tournament("tic_tac_toe", agents, TournamentPlan(matches=2, settings=FAST), out_dir=tmp_path / "inline", executor="inline", progress=False)
     try:
-        on_ray = tournament("tic_tac_toe", agents, matches=2, out_dir=tmp_path / "ray", settings=FAST,
-                            executor=RayExecutor(num_cpus=2), progress=False)
+        on_ray = tournament("tic_tac_toe", agents, TournamentPlan(matches=2, settings=FAST), out_dir=tmp_path / "ray", executor=RayExecutor(num_cpus=2), progress=False)
     finally:
         ray.shutdown()
     assert [(r.key, r.returns, r.moves) for r in inline] == [(r.key, r.returns, r.moves) for r in on_ray]
@@ -142,22 +140,19 @@ class _CrashingExecutor(InlineExecutor):
 
 
 def test_a_match_whose_process_died_is_saved_void_and_never_replayed(tmp_path):
-    results = tournament("tic_tac_toe", ["random", "gt-mcts"], matches=2, out_dir=tmp_path, settings=FAST,
-                         executor=_CrashingExecutor(), progress=False)
+    results = tournament("tic_tac_toe", ["random", "gt-mcts"], TournamentPlan(matches=2, settings=FAST), out_dir=tmp_path, executor=_CrashingExecutor(), progress=False)
     void = [r for r in results if r.void]
     assert len(void) == 1 and void[0].forfeit_kind == "crash" and "died" in void[0].reason
     report = json.loads((tmp_path / "results.json").read_text())
     assert report["void_matches"] == [{"key": void[0].key, "reason": void[0].reason}]
     assert sum(r["matches"] for r in report["rows"] if r["seat"] == "all") == 2 * (len(results) - 1)
-    again = tournament("tic_tac_toe", ["random", "gt-mcts"], matches=2, out_dir=tmp_path, settings=FAST,
-                       executor="inline", progress=False)  # resumes: nothing to play, the void match stays
+    again = tournament("tic_tac_toe", ["random", "gt-mcts"], TournamentPlan(matches=2, settings=FAST), out_dir=tmp_path, executor="inline", progress=False)  # resumes: nothing to play, the void match stays
     assert [r.key for r in again if r.void] == [void[0].key]
 
 
 @pytest.mark.parametrize("executor", ["inline", "local:2"])
 def test_each_transcript_says_which_process_played_its_match(tmp_path, executor):
-    tournament("tic_tac_toe", ["random", "gt-mcts"], matches=2, out_dir=tmp_path, settings=FAST,
-               executor=executor, progress=False)
+    tournament("tic_tac_toe", ["random", "gt-mcts"], TournamentPlan(matches=2, settings=FAST), out_dir=tmp_path, executor=executor, progress=False)
     places = [json.loads(p.read_text())["worker"] for p in (tmp_path / "transcripts").glob("*.json")]
     assert len(places) == 4 and all(p["host"] == socket.gethostname() and "node" not in p for p in places)
     here = {p["pid"] == os.getpid() for p in places}

@@ -15,6 +15,7 @@ from cwm.agents import AgentSpecError, Settings, parse_agent_spec
 from cwm.arena import ArenaError, MatchResult, identity, match_seed, plan_jobs, tournament
 from cwm.arena import replay as arena_replay
 from cwm.arena import run as arena_run
+from cwm.arena.plan import TournamentPlan
 from planners.config import SearchConfig
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "planners"
@@ -26,8 +27,8 @@ def _lines(path: Path) -> list[dict]:
 
 
 def _play(agents, out, **kwargs):
-    return tournament("tic_tac_toe", agents, matches=kwargs.pop("matches", 1), out_dir=out, settings=FAST,
-                      executor="inline", progress=False, **kwargs)
+    plan = TournamentPlan(**{"matches": 1, "settings": FAST, **kwargs})
+    return tournament("tic_tac_toe", agents, plan, out_dir=out, executor="inline", progress=False)
 
 
 def _move_model(src: Path, place: Path) -> Path:
@@ -48,7 +49,7 @@ def test_plain_spec_keys_and_seeds_are_pinned():
     """Golden values: a change here replays every finished match of every existing tournament (the settings
     hash covers every field of ``Settings``, so a new search setting, such as ``SearchConfig.leaf``, moves
     them)."""
-    jobs = plan_jobs("tic_tac_toe", ["random", "gt-mcts"], matches=1, settings=FAST)
+    jobs = plan_jobs("tic_tac_toe", ["random", "gt-mcts"], TournamentPlan(matches=1, settings=FAST))
     assert [(j.key, j.seats, j.seed, j.fingerprints, j.index) for j in jobs] == [
         ("d70ff91c2e2e3132b1e8", ("random", "gt-mcts"), 4317194712033191659, ("random", "gt-mcts"), 0),
         ("e1be766559a2edb5bb2e", ("gt-mcts", "random"), 3287209222916896383, ("gt-mcts", "random"), 0)]
@@ -58,13 +59,13 @@ def test_plain_spec_keys_and_seeds_are_pinned():
 def test_keys_follow_the_content_not_the_label_or_the_path(tmp_path):
     a = _move_model(DATA / "ttt_model.py", tmp_path / "a")
     b = _move_model(DATA / "ttt_model.py", tmp_path / "b")
-    jobs_a = plan_jobs("tic_tac_toe", [f"mine=cwm:{a}", "random"], matches=2, settings=FAST, seed=3)
-    jobs_b = plan_jobs("tic_tac_toe", [f"theirs=cwm:{b}", "r=random"], matches=2, settings=FAST, seed=3)
+    jobs_a = plan_jobs("tic_tac_toe", [f"mine=cwm:{a}", "random"], TournamentPlan(matches=2, settings=FAST, seed=3))
+    jobs_b = plan_jobs("tic_tac_toe", [f"theirs=cwm:{b}", "r=random"], TournamentPlan(matches=2, settings=FAST, seed=3))
     assert [(j.key, j.seed, j.index) for j in jobs_a] == [(j.key, j.seed, j.index) for j in jobs_b]
     assert {j.seats for j in jobs_b} == {("theirs", "r"), ("r", "theirs")}
     assert {j.builds for j in jobs_b} == {(f"cwm:{b.resolve()}", "random"), ("random", f"cwm:{b.resolve()}")}
     b.write_text(b.read_text() + "\n# edited\n")
-    edited = plan_jobs("tic_tac_toe", [f"mine=cwm:{b}", "random"], matches=2, settings=FAST, seed=3)
+    edited = plan_jobs("tic_tac_toe", [f"mine=cwm:{b}", "random"], TournamentPlan(matches=2, settings=FAST, seed=3))
     assert not {j.key for j in edited} & {j.key for j in jobs_a}
 
 
@@ -74,14 +75,14 @@ def test_keys_follow_the_content_not_the_label_or_the_path(tmp_path):
 ], ids=["simulations", "seed", "move-limit", "game"])
 def test_every_setting_is_in_the_key(change):
     base = {"game": "tic_tac_toe", "settings": FAST, "seed": 0, "move_time_limit": None}
-    keys = [{j.key for j in plan_jobs(args.pop("game"), ["random", "gt-mcts"], matches=2, **args)}
+    keys = [{j.key for j in plan_jobs(args.pop("game"), ["random", "gt-mcts"], TournamentPlan(matches=2, **args))}
             for args in (dict(base), base | change)]
     assert len(keys[0]) == 4 and not keys[0] & keys[1]
 
 
 def test_two_labels_of_one_agent_are_refused():
     with pytest.raises(ArenaError, match="agents 'a' and 'b' are one agent \\(random\\); give it one label"):
-        plan_jobs("tic_tac_toe", ["a=random", "b=random", "gt-mcts"], matches=1, settings=FAST)
+        plan_jobs("tic_tac_toe", ["a=random", "b=random", "gt-mcts"], TournamentPlan(matches=1, settings=FAST))
 
 
 @pytest.mark.parametrize("agents,pairings,message", [
@@ -91,12 +92,11 @@ def test_two_labels_of_one_agent_are_refused():
 ], ids=["one-label-two-specs", "named-by-bare-spec", "label-of-another-spec"])
 def test_labels_seated_only_by_pairings_are_checked(agents, pairings, message):
     with pytest.raises(AgentSpecError, match=message):
-        plan_jobs("tic_tac_toe", agents, matches=1, settings=FAST, pairings=pairings)
+        plan_jobs("tic_tac_toe", agents, TournamentPlan(matches=1, settings=FAST, pairings=pairings))
 
 
 def test_a_pairing_may_seat_a_new_agent_or_an_agent_by_its_own_spec():
-    jobs = plan_jobs("tic_tac_toe", ["x=random", "gt-mcts"], matches=1, settings=FAST,
-                     pairings=[("x=random", "y=gt-ismcts"), ("x", "gt-mcts")])
+    jobs = plan_jobs("tic_tac_toe", ["x=random", "gt-mcts"], TournamentPlan(matches=1, settings=FAST, pairings=[("x=random", "y=gt-ismcts"), ("x", "gt-mcts")]))
     assert [j.seats for j in jobs] == [("x", "y"), ("y", "x"), ("x", "gt-mcts"), ("gt-mcts", "x")]
 
 
@@ -185,11 +185,9 @@ def test_read_only_checks_come_before_the_executor_starts(tmp_path, monkeypatch)
 
     monkeypatch.setattr(arena_run, "make_executor", no_executor)
     with pytest.raises(ArenaError, match="other settings"):
-        tournament("tic_tac_toe", ["mine=random", "gt-mcts"], matches=1, out_dir=out, settings=FAST, seed=9,
-                   executor="ray", progress=False)
+        tournament("tic_tac_toe", ["mine=random", "gt-mcts"], TournamentPlan(matches=1, settings=FAST, seed=9), out_dir=out, executor="ray", progress=False)
     with pytest.raises(ArenaError, match="one agent"):
-        tournament("tic_tac_toe", ["mine=random", "random", "gt-mcts"], matches=1, out_dir=out, settings=FAST,
-                   executor="ray", progress=False)
+        tournament("tic_tac_toe", ["mine=random", "random", "gt-mcts"], TournamentPlan(matches=1, settings=FAST), out_dir=out, executor="ray", progress=False)
 
 
 @pytest.mark.parametrize("agents,message", [

@@ -21,6 +21,7 @@ import pytest
 
 from cwm.agents import Settings
 from cwm.arena import tournament
+from cwm.arena.plan import TournamentPlan
 from cwm.executors import ExecutorError
 from cwm.executors.ray_local import LocalRayCluster
 from cwm.synthesis import SynthesisSettings
@@ -113,8 +114,7 @@ def _driver(cluster: LocalRayCluster, out: Path) -> subprocess.Popen[bytes]:
 
 def test_a_killed_ray_driver_resumes_to_the_matches_of_a_local_run(cluster, tmp_path):
     local = tmp_path / "local"
-    tournament("tic_tac_toe", AGENTS, matches=MATCHES, out_dir=local, settings=SETTINGS, executor="local:2",
-               progress=False)
+    tournament("tic_tac_toe", AGENTS, TournamentPlan(matches=MATCHES, settings=SETTINGS), out_dir=local, executor="local:2", progress=False)
     expected = _rows(local)
     assert len(expected) == 2 * MATCHES
 

@@ -18,6 +18,7 @@ import cwm
 from cwm.agents import RandomAgent, Settings
 from cwm.agents.base import AgentError
 from cwm.arena import ArenaError, MatchJob, load_results, plan_jobs, play_match, run_match, tournament
+from cwm.arena.plan import TournamentPlan
 from cwm.pipeline.on_policy import replay
 from planners.config import SearchConfig
 
@@ -30,70 +31,60 @@ def _lines(path: Path) -> list[dict]:
 
 
 def test_plan_covers_both_seats_and_is_seeded():
-    jobs = plan_jobs("tic_tac_toe", ["random", "gt-mcts", "gt-ismcts"], matches=2, settings=FAST, seed=5)
+    jobs = plan_jobs("tic_tac_toe", ["random", "gt-mcts", "gt-ismcts"], TournamentPlan(matches=2, settings=FAST, seed=5))
     assert len(jobs) == 3 * 2 * 2
     assert {j.seats for j in jobs} == {("random", "gt-mcts"), ("gt-mcts", "random"), ("random", "gt-ismcts"),
                                        ("gt-ismcts", "random"), ("gt-mcts", "gt-ismcts"), ("gt-ismcts", "gt-mcts")}
-    again = plan_jobs("tic_tac_toe", ["gt-mcts", "random", "gt-ismcts"], matches=2, settings=FAST, seed=5)
+    again = plan_jobs("tic_tac_toe", ["gt-mcts", "random", "gt-ismcts"], TournamentPlan(matches=2, settings=FAST, seed=5))
     assert {j.key: j.seed for j in jobs} == {j.key: j.seed for j in again}  # independent of order
-    self_play = plan_jobs("tic_tac_toe", ["random"], matches=3, settings=FAST, pairings=[("random", "random")])
+    self_play = plan_jobs("tic_tac_toe", ["random"], TournamentPlan(matches=3, settings=FAST, pairings=[("random", "random")]))
     assert len(self_play) == 3
     with pytest.raises(ArenaError, match="at least two"):
-        plan_jobs("tic_tac_toe", ["random"], matches=1, settings=FAST)
+        plan_jobs("tic_tac_toe", ["random"], TournamentPlan(matches=1, settings=FAST))
 
 
 def test_tournament_writes_results_and_resumes_without_replaying(tmp_path):
-    results = tournament("tic_tac_toe", ["random", "gt-mcts"], matches=3, out_dir=tmp_path, settings=FAST,
-                         executor="inline", progress=False)
+    results = tournament("tic_tac_toe", ["random", "gt-mcts"], TournamentPlan(matches=3, settings=FAST), out_dir=tmp_path, executor="inline", progress=False)
     assert len(results) == 6 and len({r.key for r in results}) == 6
     for name in ("config.json", "matches.jsonl", "results.json", "results.csv", "results.md", "results.png"):
         assert (tmp_path / name).exists(), name
     for r in results:  # every match keeps the actions it applied: the game replays from them
         assert len(r.actions) == r.moves and replay("tic_tac_toe", r.actions).returns == r.returns
     before = (tmp_path / "matches.jsonl").read_text()
-    again = tournament("tic_tac_toe", ["random", "gt-mcts"], matches=3, out_dir=tmp_path, settings=FAST,
-                       executor="inline", progress=False)
+    again = tournament("tic_tac_toe", ["random", "gt-mcts"], TournamentPlan(matches=3, settings=FAST), out_dir=tmp_path, executor="inline", progress=False)
     assert (tmp_path / "matches.jsonl").read_text() == before
     assert again == results
-    more = tournament("tic_tac_toe", ["random", "gt-mcts"], matches=4, out_dir=tmp_path, settings=FAST,
-                      executor="inline", progress=False)
+    more = tournament("tic_tac_toe", ["random", "gt-mcts"], TournamentPlan(matches=4, settings=FAST), out_dir=tmp_path, executor="inline", progress=False)
     assert len(more) == 8 and len(_lines(tmp_path / "matches.jsonl")) == 8
 
 
 def test_other_settings_in_the_same_folder_are_refused(tmp_path):
-    tournament("tic_tac_toe", ["random", "gt-mcts"], matches=1, out_dir=tmp_path, settings=FAST,
-               executor="inline", progress=False)
+    tournament("tic_tac_toe", ["random", "gt-mcts"], TournamentPlan(matches=1, settings=FAST), out_dir=tmp_path, executor="inline", progress=False)
     with pytest.raises(ArenaError, match="other settings"):
-        tournament("tic_tac_toe", ["random", "gt-mcts"], matches=1, out_dir=tmp_path,
-                   settings=Settings(search=SearchConfig(num_simulations=21, rollouts=1)), executor="inline", progress=False)
+        tournament("tic_tac_toe", ["random", "gt-mcts"], TournamentPlan(matches=1, settings=Settings(search=SearchConfig(num_simulations=21, rollouts=1))), out_dir=tmp_path, executor="inline", progress=False)
 
 
 def test_a_torn_last_line_is_dropped_and_replayed(tmp_path):
-    tournament("tic_tac_toe", ["random", "gt-mcts"], matches=2, out_dir=tmp_path, settings=FAST,
-               executor="inline", progress=False)
+    tournament("tic_tac_toe", ["random", "gt-mcts"], TournamentPlan(matches=2, settings=FAST), out_dir=tmp_path, executor="inline", progress=False)
     path = tmp_path / "matches.jsonl"
     text = path.read_text()
     path.write_text(text[: len(text) - 40])  # a run killed while writing the last match
     assert len(load_results(path)) == 3
-    results = tournament("tic_tac_toe", ["random", "gt-mcts"], matches=2, out_dir=tmp_path, settings=FAST,
-                         executor="inline", progress=False)
+    results = tournament("tic_tac_toe", ["random", "gt-mcts"], TournamentPlan(matches=2, settings=FAST), out_dir=tmp_path, executor="inline", progress=False)
     assert len(results) == 4 and len(_lines(path)) == 4
 
 
 def test_process_pool_gives_the_same_matches_as_inline(tmp_path):
     agents = ["random", "gt-mcts"]
-    inline = tournament("tic_tac_toe", agents, matches=3, out_dir=tmp_path / "a", settings=FAST,
-                        executor="inline", progress=False)
-    pooled = tournament("tic_tac_toe", agents, matches=3, out_dir=tmp_path / "b", settings=FAST,
-                        executor="local:2", progress=False)
+    inline = tournament("tic_tac_toe", agents, TournamentPlan(matches=3, settings=FAST), out_dir=tmp_path / "a", executor="inline", progress=False)
+    pooled = tournament("tic_tac_toe", agents, TournamentPlan(matches=3, settings=FAST), out_dir=tmp_path / "b", executor="local:2", progress=False)
     assert [(r.key, r.returns, r.moves) for r in inline] == [(r.key, r.returns, r.moves) for r in pooled]
 
 
 def test_broken_model_forfeits_with_its_reason(tmp_path):
     broken = f"cwm:{DATA / 'broken' / 'syntax_error.py'}"
     crashes = f"cwm:{DATA / 'broken' / 'crashes.py'}"
-    results = tournament("tic_tac_toe", ["random", broken, crashes], matches=1, out_dir=tmp_path,
-                         settings=FAST, executor="inline", progress=False)
+    results = tournament("tic_tac_toe", ["random", broken, crashes], TournamentPlan(matches=1, settings=FAST), out_dir=tmp_path, executor="inline", progress=False)
     by_agent = {}
     for r in results:
         if r.forfeit_seat is not None:
@@ -188,21 +179,18 @@ def test_configuration_errors_stop_the_tournament_and_write_nothing(tmp_path, mo
         monkeypatch.delenv(name, raising=False)
     out = tmp_path / "run"
     with pytest.raises(ArenaError, match=message):
-        tournament("tic_tac_toe", agents, out_dir=out, settings=settings, executor="inline", progress=False,
-                   **{"matches": 1, **kwargs})
+        tournament("tic_tac_toe", agents, TournamentPlan(**{"matches": 1, "settings": settings, **kwargs}),
+                   out_dir=out, executor="inline", progress=False)
     assert not out.exists()
-    results = tournament("tic_tac_toe", ["random", "gt-mcts"], matches=1, out_dir=out, settings=FAST,
-                         executor="inline", progress=False)  # the fixed spec plays: nothing was recorded
+    results = tournament("tic_tac_toe", ["random", "gt-mcts"], TournamentPlan(matches=1, settings=FAST), out_dir=out, executor="inline", progress=False)  # the fixed spec plays: nothing was recorded
     assert len(results) == 2 and all(r.forfeit_seat is None for r in results)
 
 
 def test_gt_mcts_on_an_imperfect_information_game_is_a_configuration_error(tmp_path):
     with pytest.raises(ArenaError, match="gt-mcts needs perfect information"):
-        tournament("leduc_poker", ["random", "gt-mcts"], matches=1, out_dir=tmp_path / "run", settings=FAST,
-                   executor="inline", progress=False)
+        tournament("leduc_poker", ["random", "gt-mcts"], TournamentPlan(matches=1, settings=FAST), out_dir=tmp_path / "run", executor="inline", progress=False)
     assert not (tmp_path / "run").exists()
-    results = tournament("leduc_poker", ["random", "gt-ismcts"], matches=1, out_dir=tmp_path / "run",
-                         settings=FAST, executor="inline", progress=False)
+    results = tournament("leduc_poker", ["random", "gt-ismcts"], TournamentPlan(matches=1, settings=FAST), out_dir=tmp_path / "run", executor="inline", progress=False)
     assert len(results) == 2 and all(r.forfeit_seat is None for r in results)
 
 

@@ -16,7 +16,7 @@ from cwm.arena import identity, tournament
 from cwm.arena import replay as arena_replay
 from cwm.arena import transcript as arena_transcript
 from cwm.arena import view as arena_view
-from cwm.arena.plan import load_results
+from cwm.arena.plan import TournamentPlan, load_results
 from cwm.llm.fakes import FakeOpenAI, Reply
 from planners.config import SearchConfig
 
@@ -48,8 +48,7 @@ def played(tmp_path_factory):
         mp.setenv("OPENAI_API_KEY", "fake-key")
         try:
             results = tournament("tic_tac_toe", ["random", "gt-mcts", f"mine=cwm:{MODEL}",
-                                                 "mini=llm+legal:openai:gpt-4o-mini"],
-                                 matches=1, out_dir=out, settings=FAST, executor="inline", progress=False)
+                                                 "mini=llm+legal:openai:gpt-4o-mini"], TournamentPlan(matches=1, settings=FAST), out_dir=out, executor="inline", progress=False)
         finally:
             mp.undo()
     return out, results
@@ -90,16 +89,14 @@ def test_a_resumed_tournament_keeps_the_transcripts(played, tmp_path):
     copy = tmp_path / "copy"
     shutil.copytree(out, copy)
     before = {f.name: f.read_text() for f in (copy / "transcripts").iterdir()}
-    again = tournament("tic_tac_toe", ["random", "gt-mcts"], matches=2, out_dir=copy, settings=FAST,
-                       executor="inline", progress=False)
+    again = tournament("tic_tac_toe", ["random", "gt-mcts"], TournamentPlan(matches=2, settings=FAST), out_dir=copy, executor="inline", progress=False)
     after = {f.name: f.read_text() for f in (copy / "transcripts").iterdir()}
     assert len(after) == 12 + 2 and all(after[name] == text for name, text in before.items())
     assert {arena_transcript.file_name(r.key) for r in again} <= set(after)
 
 
 def test_hidden_information_transcripts_keep_chance_and_each_seats_observation(tmp_path):
-    (r,) = tournament("leduc_poker", ["random"], matches=1, out_dir=tmp_path, executor="inline",
-                      progress=False, pairings=[("random", "random")])[:1]
+    (r,) = tournament("leduc_poker", ["random"], TournamentPlan(matches=1, pairings=[("random", "random")]), out_dir=tmp_path, executor="inline", progress=False)[:1]
     t = arena_replay.load(tmp_path, r)
     chance = [s for s in t["steps"] if s["player"] == -1]
     assert chance and all(0 < s["chance_p"] <= 1 for s in chance)

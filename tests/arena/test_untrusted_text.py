@@ -10,6 +10,7 @@ import pytest
 
 from cwm.agents import Settings
 from cwm.arena import ArenaError, MatchResult, load_results, tournament
+from cwm.arena.plan import TournamentPlan
 from planners.config import SearchConfig
 
 POISONED = Path(__file__).resolve().parents[1] / "data" / "planners" / "broken" / "poisoned_message.py"
@@ -21,8 +22,7 @@ def _raw_free(text: str) -> bool:
 
 
 def _play(out: Path, executor: str = "inline") -> list[MatchResult]:
-    return tournament("tic_tac_toe", ["random", f"poisoned=cwm:{POISONED}"], matches=1, out_dir=out,
-                      settings=FAST, executor=executor, progress=False)
+    return tournament("tic_tac_toe", ["random", f"poisoned=cwm:{POISONED}"], TournamentPlan(matches=1, settings=FAST), out_dir=out, executor=executor, progress=False)
 
 
 @pytest.mark.parametrize("executor", ["inline", "local:2"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from cwm import checks, games
+from cwm.arena.plan import TournamentPlan
 from cwm.cli import main
 from cwm.games import oracle, trajectories
 
@@ -38,6 +39,5 @@ def test_cli_collect_and_check_on_game_string_and_module(tmp_path, capsys):
 def test_arena_on_a_module_game(tmp_path):
     from cwm import arena
 
-    results = arena.tournament(NIM_SPEC, ["gt-mcts", "random"], matches=2, out_dir=tmp_path, executor="inline",
-                               progress=False)
+    results = arena.tournament(NIM_SPEC, ["gt-mcts", "random"], TournamentPlan(matches=2), out_dir=tmp_path, executor="inline", progress=False)
     assert len(results) == 4 and all(sorted(r.returns) == [-1.0, 1.0] for r in results)

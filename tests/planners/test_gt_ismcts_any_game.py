@@ -12,6 +12,7 @@ import pytest
 
 from cwm.agents.specs import AgentSpecError, Settings, check_agent
 from cwm.arena import ArenaError, tournament
+from cwm.arena.plan import TournamentPlan
 from cwm.bundle import export_bundle
 from cwm.games import trajectories
 from planners.config import SearchConfig
@@ -23,8 +24,7 @@ FAST = Settings(search=SearchConfig(num_simulations=20, rollouts=1))
 
 
 def _gt_ismcts_stats(game, tmp_path, matches=2):
-    results = tournament(game, ["random", "gt-ismcts"], matches=matches, out_dir=tmp_path / "run", settings=FAST,
-                         executor="inline", progress=False)
+    results = tournament(game, ["random", "gt-ismcts"], TournamentPlan(matches=matches, settings=FAST), out_dir=tmp_path / "run", executor="inline", progress=False)
     assert all(r.forfeit_seat is None for r in results), [r.reason for r in results]
     return [r.stats[r.seats.index("gt-ismcts")] for r in results]
 
@@ -58,8 +58,7 @@ def test_a_game_no_resampler_can_serve_is_refused_before_any_match(game, reason,
     with pytest.raises(AgentSpecError, match=reason):
         check_agent("gt-ismcts", game, settings=FAST)
     with pytest.raises(ArenaError, match=f"gt-ismcts cannot play {game}"):
-        tournament(game, ["random", "gt-ismcts"], matches=1, out_dir=tmp_path / "run", settings=FAST,
-                   executor="inline", progress=False)
+        tournament(game, ["random", "gt-ismcts"], TournamentPlan(matches=1, settings=FAST), out_dir=tmp_path / "run", executor="inline", progress=False)
     assert not (tmp_path / "run").exists()
 
 
@@ -78,8 +77,7 @@ def test_a_cwm_agent_without_inference_on_hidden_information_is_refused_before_a
         with pytest.raises(AgentSpecError, match=what):
             check_agent(f"cwm:{target}", "leduc_poker", settings=FAST)
         with pytest.raises(ArenaError, match="needs an inference function"):
-            tournament("leduc_poker", ["random", f"cwm:{target}"], matches=1, out_dir=tmp_path / "run",
-                       settings=FAST, executor="inline", progress=False)
+            tournament("leduc_poker", ["random", f"cwm:{target}"], TournamentPlan(matches=1, settings=FAST), out_dir=tmp_path / "run", executor="inline", progress=False)
         assert not (tmp_path / "run").exists()
     check_agent(f"cwm:{model_file}", "tic_tac_toe", settings=FAST)  # perfect information needs none
 
@@ -100,8 +98,7 @@ def test_a_contained_cwm_agent_with_inference_draws_every_world_it_asks_for(tmp_
     rejected (each move after the first a random fallback)."""
     bundle = _leduc_bundle(tmp_path, with_inference=True)
     check_agent(f"cwm:{bundle}", "leduc_poker", settings=FAST)
-    results = tournament("leduc_poker", ["random", f"cwm={'cwm:' + str(bundle)}"], matches=3,
-                         out_dir=tmp_path / "run", settings=FAST, executor="inline", progress=False)
+    results = tournament("leduc_poker", ["random", f"cwm={'cwm:' + str(bundle)}"], TournamentPlan(matches=3, settings=FAST), out_dir=tmp_path / "run", executor="inline", progress=False)
     stats = [r.stats[r.seats.index("cwm")] for r in results]
     assert all(r.forfeit_seat is None for r in results)
     assert sum(s["draws"] for s in stats) >= 20 * len(stats)

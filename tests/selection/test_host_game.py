@@ -7,11 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from cwm import games
 from cwm.sandbox import Sandbox
 from cwm.sandbox.host import MAX_VIEW_CHARS, HostFailure, HostGame, game_codec, read_view
 
 from .conftest import TTT
 
+TIC_TAC_TOE = games.resolve("tic_tac_toe")
 CODEC = game_codec("tic_tac_toe")
 OBS = {"board": ["."] * 9, "current_player": "x"}
 GOOD = {"player": 0, "legal": ["x(0,0)", "x(1,1)"], "observations": [OBS, OBS]}
@@ -80,7 +82,7 @@ def test_the_hosts_own_words_for_its_breach_come_back_cleaned() -> None:
 
 
 def test_the_reference_model_hosts_a_whole_game() -> None:
-    with HostGame(TTT, "tic_tac_toe", name="ref") as host:
+    with HostGame(TTT, TIC_TAC_TOE, name="ref") as host:
         state = host.start()
         assert state.current_player() == 0 and len(state.legal_actions()) == 9
         for square in ("x(0,0)", "o(1,0)", "x(0,1)", "o(1,1)", "x(0,2)"):
@@ -93,7 +95,7 @@ def test_the_reference_model_hosts_a_whole_game() -> None:
 def test_a_host_that_breaks_the_contract_fails_the_game() -> None:
     nan_rewards = TTT.replace('        return [1.0, -1.0]', '        return [float("nan"), -1.0]')
     assert nan_rewards != TTT
-    with HostGame(nan_rewards, "tic_tac_toe", name="nan") as host:
+    with HostGame(nan_rewards, TIC_TAC_TOE, name="nan") as host:
         state = host.start()
         for square in ("x(0,0)", "o(1,0)", "x(0,1)", "o(1,1)"):
             state = host.apply(state, square)
@@ -105,7 +107,7 @@ def test_a_host_that_breaks_the_contract_fails_the_game() -> None:
 def test_a_host_over_its_cpu_budget_is_stopped() -> None:
     spins = TTT.replace("def apply_action(state, action):\n", "def apply_action(state, action):\n    while True:\n"
                                                                  "        pass\n")
-    with HostGame(spins, "tic_tac_toe", name="spin", cpu_s=0.3) as host:
+    with HostGame(spins, TIC_TAC_TOE, name="spin", cpu_s=0.3) as host:
         state = host.start()
         with pytest.raises(HostFailure, match="budget") as caught:
             host.apply(state, "x(0,0)")
@@ -148,7 +150,7 @@ def test_a_hostile_host_can_neither_write_a_file_nor_read_the_environment(monkey
     marker = Path("/tmp/cwm-hostile-selection-host")
     marker.unlink(missing_ok=True)
     monkeypatch.setenv("CWM_SELECTION_API_KEY", "sk-canary-7f3a")
-    with Sandbox() as box, HostGame(HOSTILE, "tic_tac_toe", name="hostile", sandbox=box, gate=False) as host:
+    with Sandbox() as box, HostGame(HOSTILE, TIC_TAC_TOE, name="hostile", sandbox=box, gate=False) as host:
         # the sandbox starts now, with the secret in the environment it inherits from
         state = host.apply(host.start(), "x(1,1)")
     probes = [o["probe"] for v in state.views for o in v.observations]
@@ -158,6 +160,6 @@ def test_a_hostile_host_can_neither_write_a_file_nor_read_the_environment(monkey
 
 
 def test_the_gate_refuses_the_hostile_host_before_it_runs() -> None:
-    with HostGame(HOSTILE, "tic_tac_toe", name="hostile") as host, pytest.raises(HostFailure, match="open") as caught:
+    with HostGame(HOSTILE, TIC_TAC_TOE, name="hostile") as host, pytest.raises(HostFailure, match="open") as caught:
         host.start()
     assert caught.value.kind == "static"

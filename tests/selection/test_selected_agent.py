@@ -13,6 +13,7 @@ from cwm.agents.base import AgentError
 from cwm.agents.selected import SelectedAgent
 from cwm.agents.specs import AgentSpecError, Settings, check_agent, make_agent, parse_agent_spec
 from cwm.arena import tournament
+from cwm.arena.plan import TournamentPlan
 from planners.config import SearchConfig
 
 QUICK = Settings(search=SearchConfig(num_simulations=20, rollouts=1))
@@ -27,8 +28,7 @@ def _selected(folder: Path, seed: int) -> SelectedAgent:
 
 def test_each_match_plays_a_survivor_and_records_which(ttt_selection, tmp_path: Path) -> None:
     selection, _ = ttt_selection
-    results = tournament("tic_tac_toe", [f"sel={selection.spec}", "random"], matches=2, out_dir=tmp_path / "arena",
-                         settings=QUICK, executor="inline", progress=False)
+    results = tournament("tic_tac_toe", [f"sel={selection.spec}", "random"], TournamentPlan(matches=2, settings=QUICK), out_dir=tmp_path / "arena", executor="inline", progress=False)
     picked = [r.stats[r.seats.index("sel")]["selected_bundle"] for r in results]
     assert len(picked) == 4 and set(picked) <= set(selection.survivors)
     assert all(r.forfeit_seat is None for r in results)
