@@ -54,3 +54,23 @@ def test_the_agent_plays_the_real_game_on_a_model(encode, source):
         agents = [agent, RandomAgent(seed=seat)] if seat == 0 else [RandomAgent(seed=seat), agent]
         outcome = arena.play_match(real, agents, seed=seat)
         assert outcome.forfeit_seat is None and outcome.returns[seat] >= 0, outcome
+
+
+# Golden PUCT searches with a small fixed (untrained) policy, recorded from the search as it stood before the
+# one-loop refactor (commit a1fd6a9): the root's visits in the order its children were created, and the move.
+PUCT_GOLDEN = {
+    "puct-ttt-start": ("", 0, 60, 7, {6: 2, 5: 8, 7: 14, 3: 10, 0: 10, 1: 2, 2: 6, 8: 4, 4: 4}),
+    "puct-ttt-midgame": ("x(1,1) o(0,0) x(2,2)", 1, 80, 6, {5: 10, 7: 6, 3: 6, 1: 13, 2: 4, 6: 41}),
+}
+
+
+@pytest.mark.parametrize("name", PUCT_GOLDEN)
+def test_puct_golden(encode, name):
+    moves, policy_seed, sims, action, visits = PUCT_GOLDEN[name]
+    spec = games.resolve("tic_tac_toe")
+    state = pyspiel.load_game("tic_tac_toe").new_initial_state()
+    for move in moves.split():
+        state.apply_action(state.string_to_action(move))
+    search = _puct(encode, spec, policy_seed, sims)
+    assert list(search.search(state).items()) == list(visits.items())
+    assert search.step(state) == action
