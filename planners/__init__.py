@@ -11,9 +11,11 @@ from planners.gt_sampler import GroundTruthSampler
 from planners.ismcts import ISMCTS, Sampler, resample_from_infostate
 from planners.mcts import MCTS, SearchResult, ValueFn
 from planners.rollout import rollout_returns
+from planners.settings import ISMCTSSettings, MCTSSettings, PUCTSettings
 
-__all__ = ["MCTS", "ISMCTS", "GroundTruthSampler", "HistoryResampler", "ResampleFailure", "Sampler",
-           "SearchConfig", "SearchResult", "ValueFn", "resample_from_infostate", "rollout_returns"]
+__all__ = ["MCTS", "ISMCTS", "GroundTruthSampler", "HistoryResampler", "ISMCTSSettings", "MCTSSettings",
+           "PUCTSettings", "ResampleFailure", "Sampler", "SearchConfig", "SearchResult", "ValueFn",
+           "resample_from_infostate", "rollout_returns"]
 
 # The agents moved to ``cwm.agents`` and the per-call budget to ``cwm.sandbox``: their former module names
 # and the agent names this package exported stay importable for one release, with a DeprecationWarning.
