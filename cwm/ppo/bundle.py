@@ -22,7 +22,7 @@ import numpy as np
 
 from cwm.arena.cost import RAY_CORES, duration
 from cwm.bundle import Bundle, BundleError
-from cwm.bundle.policy import ENCODER_FILE, save_policy
+from cwm.bundle.policy import ENCODER_FILE, load_policy, save_policy
 from cwm.games import trajectories
 from cwm.ppo.seeds import EnvSource, train_seeds
 from cwm.ppo.train import CHECKPOINT, TrainConfig, TrainResult, time_update
@@ -138,8 +138,6 @@ def train_bundle(bundle: Bundle, source: EnvSource, config: TrainConfig, seeds: 
       TrainingRefused: the model or encoder broke its contract or a worker limit while training.
       BundleError: the bundle changed on disk since it was loaded (its files no longer match its manifest).
     """
-    from cwm.agents.ppo import load_policy
-
     out = Path(out_dir)
     best = train_seeds(source, config, seeds, out_dir=out, executor=executor, progress=progress)
     params, policy, record = load_policy(out / "policy")

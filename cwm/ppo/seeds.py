@@ -11,7 +11,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from cwm.agents.ppo import save_policy
+from cwm.bundle.policy import save_policy_dir
 from cwm.ppo.train import Envs, TrainConfig, TrainResult, train
 
 
@@ -68,7 +68,7 @@ def _train_one(job: tuple[EnvSource, TrainConfig, str, bool]) -> TrainResult:
 def train_seeds(source: EnvSource, config: TrainConfig, seeds: Sequence[int], *, out_dir: str | Path,
                 executor: Any = None, progress: bool = True) -> TrainResult:
     """Trains one run per seed (``out_dir/seed-N``, each resumable), saves the best against random as the
-    policy directory ``out_dir/policy`` (``cwm.agents.ppo.save_policy``, with every seed's curve in its record)
+    policy directory ``out_dir/policy`` (``cwm.bundle.policy.save_policy_dir``, with every seed's curve in its record)
     and plots the learning curves as ``out_dir/curve.png``.
 
     Args:
@@ -95,7 +95,7 @@ def train_seeds(source: EnvSource, config: TrainConfig, seeds: Sequence[int], *,
     best = max(results, key=lambda r: r.best_score)
     record = {"seed": best.seed, "best_score": best.best_score, "config": dataclasses.asdict(config),
               "curves": {str(r.seed): r.curve for r in results}}
-    save_policy(out / "policy", best.params, best.policy, encoder_source=source.encoder_source, extra=record)
+    save_policy_dir(out / "policy", best.params, best.policy, encoder_source=source.encoder_source, extra=record)
     plot_curves(results, out / "curve.png", game=source.game)
     return best
 

@@ -21,7 +21,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from cwm.agents.ppo import PolicyConfig, forward, init_params, masked_logits
+from cwm.bundle.policy import PolicyConfig, forward, init_params, masked_logits
 from cwm.ppo.env import EnvStep
 from cwm.ppo.learner import LossConfig, act, optimiser, update
 
@@ -57,7 +57,7 @@ class TrainConfig:
       loss_weight: how much a negative return weighs in the training reward and in choosing the best
         policy: 1 trains on the game's payoff; above 1 the learner prefers a sure draw to a gamble that
         sometimes loses (against random, the payoff-best second player at tic-tac-toe loses 0.74% of games).
-      hidden, recurrent: the network (``cwm.agents.ppo.PolicyConfig``).
+      hidden, recurrent: the network (``cwm.bundle.policy.PolicyConfig``).
       eval_every, eval_games: updates between evaluations against random, and games per evaluation.
       checkpoint_every: updates between checkpoints (the games restart there).
       seed: seeds the weights, the sampling and the games.

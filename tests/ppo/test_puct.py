@@ -8,7 +8,7 @@ import pytest
 
 from cwm import arena, games
 from cwm.agents.base import RandomAgent
-from cwm.agents.ppo import PolicyConfig, init_params
+from cwm.bundle.policy import PolicyConfig, init_params
 from planners.puct import PUCT, PUCTAgent
 
 TTT = PolicyConfig(obs_size=27, num_actions=9, hidden=32, game="tic_tac_toe")
