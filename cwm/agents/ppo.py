@@ -1,4 +1,5 @@
-"""The PPO policy's agent: ``PPOAgent`` plays the policy's best legal action, in numpy.
+"""The PPO policy's agents: ``PPOAgent`` plays the policy's best legal action, ``PUCTAgent`` searches a world model
+with ``planners.PUCT`` guided by the policy (its head as the prior, its critic at the leaves), in numpy.
 
 The network and the ``policy.npz`` files are data, in ``cwm.bundle.policy`` (``PolicyConfig``, ``forward``,
 ``init_params``, ``load_policy``, ...); their former names here still import, with a ``DeprecationWarning``.
@@ -19,6 +20,10 @@ from cwm import games
 from cwm.agents.base import AgentError, IllegalMoveError
 from cwm.bundle import policy as network
 from cwm.types import CwmError
+from planners import PUCT, PriorValueEvaluator, PUCTSettings
+
+Observe = Callable[[Any, int], Any]  # a player's observation of a search state
+Encode = Callable[[Any, int], Any]  # the policy's observation encoder
 
 
 class PPOAgent:
@@ -72,6 +77,80 @@ class PPOAgent:
             return int(legal[int(np.argmax(scores))])
         p = np.exp(scores - scores.max())
         return int(legal[self.rng.choice(len(legal), p=p / p.sum())])
+
+
+def ppo_prior_value(params: dict[str, np.ndarray], config: network.PolicyConfig, encode: Encode,
+                    observe: Observe) -> Callable[[Any], tuple[dict[int, float], float]]:
+    """The policy at a decision state: its masked softmax over the legal actions (ids the policy knows) as the
+    prior, and the critic's value for the player to move; one forward pass."""
+
+    def prior_value(state: Any) -> tuple[dict[int, float], float]:
+        player = state.current_player()
+        obs = np.asarray([encode(observe(state, player), player)], np.float32)
+        logits, value, _ = network.forward(params, obs, np.zeros((1, config.hidden), np.float32))
+        legal = [a for a in state.legal_actions() if 0 <= a < config.num_actions]
+        mask = np.zeros(config.num_actions, bool)
+        mask[legal] = True
+        scores = network.masked_logits(logits[0], mask)
+        p = np.exp(scores - scores.max())
+        p /= p.sum()
+        return {a: float(p[a]) for a in legal}, float(value[0])
+
+    return prior_value
+
+
+def ppo_evaluator(params: dict[str, np.ndarray], config: network.PolicyConfig, encode: Encode,
+                  observe: Observe) -> PriorValueEvaluator:
+    """The PPO policy as PUCT's evaluator (AlphaZero-style): the policy head as the prior, the critic as the leaf
+    value (two players, zero-sum: the other player's value is its negation).
+
+    Raises:
+      ValueError: a recurrent policy (its value depends on the whole observation sequence, not the state).
+    """
+    if config.recurrent:
+        raise ValueError("PUCT needs a feed-forward policy: a recurrent one values sequences, not states")
+    return PriorValueEvaluator(ppo_prior_value(params, config, encode, observe))
+
+
+def ppo_puct(params: dict[str, np.ndarray], config: network.PolicyConfig, encode: Encode, observe: Observe, *,
+             num_simulations: int = 100, c_puct: float = 1.25, seed: int | np.random.Generator | None = None) -> PUCT:
+    """``planners.PUCT`` guided by a PPO policy (what ``planners.puct.PUCT`` took these arguments for before).
+
+    Args:
+      params, config: the policy (``cwm.bundle.policy.load_policy``); a feed-forward one (no GRU).
+      encode: its observation encoder.
+      observe: a player's observation of a search state (``lambda s, p: s.observation(p)`` on a model).
+      num_simulations: simulations per move.
+      c_puct: the exploration constant (AlphaZero's chess and shogi value, 1.25, by default).
+      seed: chance outcomes drawn in the tree.
+
+    Raises:
+      ValueError: a recurrent policy.
+      UsageError: a setting out of range.
+    """
+    return PUCT(ppo_evaluator(params, config, encode, observe),
+                PUCTSettings(num_simulations=num_simulations, c_puct=c_puct), seed=seed)
+
+
+class PUCTAgent:
+    """Plays the real game with a search on a world model (``ppo_puct``): the real moves replayed into the model by
+    their strings (perfect information), the chosen action id played in the real game.
+
+    Args:
+      model: the world model (``cwm.model.WorldModel``) whose codec gives the real game's ids.
+      puct: the search (its evaluator reads model states), anything with ``step(state) -> action id``.
+    """
+
+    def __init__(self, model: Any, puct: Any):
+        self.model, self.puct = model, puct
+
+    def step(self, state: Any) -> int:
+        real = state.get_game().new_initial_state()
+        mirror = self.model.new_initial_state()
+        for action in state.history():
+            mirror = mirror.child_from_string(real.action_to_string(real.current_player(), action))
+            real.apply_action(action)
+        return int(self.puct.step(mirror))
 
 
 # The network and its files moved to cwm.bundle.policy (data, below the agents); their former names here.

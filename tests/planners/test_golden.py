@@ -1,5 +1,5 @@
 """Golden searches: seeded MCTS and ISMCTS on small real games give exactly the action, visits, values,
-simulations and draws recorded here.
+simulations, draws and tree recorded here.
 
 The numbers were recorded from the planners as they stood before the one-loop refactor (commit a1fd6a9), so
 that a change of the search's code that changes what it computes (an extra random draw, another order of
@@ -135,6 +135,28 @@ MCTS_GOLDEN = {
                 4: -0.23529411764705882, 1: -0.08108108108108109}),
 }
 
+# The trees of the MCTS cases, recorded from the same searches before the refactor (commit a1fd6a9): the
+# principal variation (each node's most visited child, the first expanded on ties) to depth 4 as (action,
+# visits, mean return of the mover), and the number of nodes.
+MCTS_TREES = {
+    'mcts-ttt-solver': ([(4, 68, 0.5294117647058824), (8, 10, -0.4), (1, 2, 0.5), (3, 1, 0.0)], 301),
+    'mcts-ttt-plain': ([(4, 68, 0.5294117647058824), (8, 10, -0.4), (1, 2, 0.5), (3, 1, 0.0)], 301),
+    'mcts-ttt-midgame-solver': ([(2, 44, -0.06818181818181818), (1, 27, 0.2962962962962963), (7, 16, -0.375),
+                                 (5, 5, 0.4)], 201),
+    'mcts-ttt-midgame-plain': ([(6, 118, -0.0847457627118644), (3, 71, 0.4225352112676056),
+                                (5, 34, -0.14705882352941177), (7, 13, 0.23076923076923078)], 281),
+    'mcts-ttt-solver-proves': ([(8, 1, 0.0)], 5),
+    'mcts-ttt-value-leaves': ([(0, 26, 0.08653846153846154), (1, 4, 0.25), (7, 1, 0.25)], 201),
+    'mcts-ttt-rollout-cutoff-value': ([(4, 34, 0.27205882352941174), (5, 5, 0.0), (7, 1, 0.5)], 201),
+    'mcts-ttt-rollout-cutoff-neutral': ([(4, 26, 0.15384615384615383), (3, 4, -0.16666666666666666), (6, 1, 0.0)],
+                                        201),
+    'mcts-ttt-model': ([(4, 34, 0.47058823529411764), (0, 5, -0.3), (6, 1, 0.0)], 201),
+    'mcts-pig-chance': ([(0, 262, 0.42748091603053434), (4, 51, 0.0), (0, 37, 0.7297297297297297), (3, 9, 0.0)],
+                        269),
+    'mcts-connect-four-max-utility': ([(5, 46, -0.13043478260869565), (4, 13, 0.5384615384615384), (1, 4, 0.0),
+                                       (2, 1, 1.0)], 201),
+}
+
 
 def _leduc_view():
     """A Leduc decision (round 2, player 0 to act) as the CWM agent sees it: the player's own events over the
@@ -187,6 +209,15 @@ ISMCTS_GOLDEN = {
         values={1: -2.231958762886598, 2: -4.7}),
 }
 
+# The ISMCTS cases' trees, recorded likewise: the information states reached and their visits summed.
+ISMCTS_TREES = {
+    'ismcts-leduc': (88, 630),
+    'ismcts-leduc-availability': (11, 482),
+    'ismcts-leduc-value-leaves': (111, 482),
+    'ismcts-leduc-rollout-cutoff': (14, 371),
+    'ismcts-leduc-model-inference': (14, 403),
+}
+
 
 def _assert_matches(result, golden: Golden) -> None:
     # items in order: the root's children in the order the search expanded them
@@ -199,17 +230,26 @@ def _assert_matches(result, golden: Golden) -> None:
 def test_mcts_golden(name, ttt_model):
     search, state = MCTS_CASES[name](ttt_model)
     history = str(state)
-    _assert_matches(search.search(state), MCTS_GOLDEN[name])
+    result = search.search(state, keep_tree=True)
+    _assert_matches(result, MCTS_GOLDEN[name])
     assert str(state) == history  # the searched state is left as it was
     assert (search.searches, search.simulations) == (1, MCTS_GOLDEN[name].simulations)
+    line, nodes = MCTS_TREES[name]
+    assert [(n.action, n.visits, n.total / n.visits) for n in result.tree.principal_variation()[:4]] == line
+    assert sum(1 for _ in result.tree.walk()) == nodes
 
 
 @pytest.mark.parametrize("name", ISMCTS_CASES)
 def test_ismcts_golden(name):
     search, state = ISMCTS_CASES[name]()
     golden = ISMCTS_GOLDEN[name]
-    _assert_matches(search.search(state), golden)
+    result = search.search(state, keep_tree=True)
+    _assert_matches(result, golden)
     assert (search.draws, search.failed_draws, search.fallbacks) == (golden.draws, golden.rejected, 0)
+    nodes = result.tree.nodes
+    assert (len(nodes), sum(n.visits for n in nodes.values())) == ISMCTS_TREES[name]
+    root = nodes[result.tree.root_key]
+    assert {a: int(stat[0]) for a, stat in root.stats.items()} == golden.visits
 
 
 def test_the_goldens_cover_what_they_claim():
@@ -217,4 +257,5 @@ def test_the_goldens_cover_what_they_claim():
     assert MCTS_GOLDEN["mcts-ttt-solver-proves"].simulations < 1000  # the solver proved the root
     assert MCTS_GOLDEN["mcts-ttt-midgame-solver"] != MCTS_GOLDEN["mcts-ttt-midgame-plain"]
     assert position("pig(winscore=10)").child(0).is_chance_node()  # rolling in pig is a chance event
-    assert set(MCTS_CASES) == set(MCTS_GOLDEN) and set(ISMCTS_CASES) == set(ISMCTS_GOLDEN)
+    assert set(MCTS_CASES) == set(MCTS_GOLDEN) == set(MCTS_TREES)
+    assert set(ISMCTS_CASES) == set(ISMCTS_GOLDEN) == set(ISMCTS_TREES)

@@ -117,6 +117,17 @@ def test_each_ppo_spec_builds_its_own_agent(tmp_path, source):
     assert first is not second  # an agent holds a match's state (its GRU, its encoder's worker)
 
 
+def test_the_network_is_data_below_the_agents():
+    """The network and its files live in cwm.bundle.policy, which (like the planners) imports no agent."""
+    import subprocess
+    import sys
+
+    code = ("import sys, cwm.bundle.policy, planners, planners.puct; "
+            "print(sorted(m for m in sys.modules if m.startswith('cwm.agents')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
 @pytest.mark.parametrize("name, new", [("PolicyConfig", "PolicyConfig"), ("forward", "forward"),
                                        ("load_policy", "load_policy"), ("save_policy", "save_policy_dir"),
                                        ("ENCODER_FILE", "ENCODER_FILE"), ("PolicyError", "PolicyError")])

@@ -1,0 +1,347 @@
+"""The one tree search: simulations from a root over anything shaped like ``pyspiel.State``, with the
+child-selection function (``select_uct``, ``select_puct``) and the leaf evaluator (``planners.evaluators``) passed in.
+``planners.MCTS`` is this loop with UCT and rollouts or value leaves, ``planners.PUCT`` with PUCT and a prior
+with a value.
+
+The tree keeps each node's state, so a simulation walks down without re-applying moves; it creates exactly
+one new state per simulation (the expanded child) plus what the evaluator makes. OpenSpiel states are copied
+only where they must be (``child`` at expansion); model states (``cwm.model.ModelState``) are never copied,
+since ``child`` shares the immutable JSON state. Chance nodes are in the tree and sampled on every visit.
+
+As in OpenSpiel's ``python/algorithms/mcts.py`` (an evaluator, ``uct_value``/``puct_value`` choosing the
+child) and mctx's ``search`` (the action-selection functions passed in): strategies are arguments, not copies
+of the loop.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import random
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from cwm.types import CHANCE, TERMINAL
+from planners.evaluators import Evaluator, Prior
+from planners.rollout import rng_from, sample_outcome
+
+NOBODY = -1  # the root's mover and action: no player moved into it (a chance node's children have CHANCE)
+
+
+class Node:
+    """A node of the tree: its state, who moved into it and by which action, and that player's statistics.
+
+    Read them to inspect a finished search (``SearchResult.tree``); only the search changes them.
+
+    Attributes:
+      state: the node's state (shared with the caller at the root; never changed).
+      player: who acts here (a player id, ``CHANCE`` or ``TERMINAL``).
+      mover: who moved into this node (``NOBODY`` at the root, ``CHANCE`` below a chance node).
+      action: the action that led here (``NOBODY`` at the root).
+      visits, total, mean: simulations through this node and the mover's summed and mean return over them.
+      inv_sqrt_n: ``1 / sqrt(visits)``, kept at backup so that UCT's selection is one multiply-add per child.
+      kids: the children in the order they were expanded; ``by_action``: the same, by action.
+      untried: the legal actions not expanded yet (a decision node).
+      chance: the chance outcomes and their probabilities (a chance node).
+      outcome: the proven returns (a terminal state, or a node the MCTS-Solver proved).
+      prior: the evaluator's prior over the actions (``None`` without one).
+    """
+
+    __slots__ = ("state", "player", "mover", "action", "visits", "total", "mean", "inv_sqrt_n", "kids",
+                 "by_action", "untried", "chance", "outcome", "prior")
+
+    def __init__(self, state: Any, mover: int, action: int):
+        self.state = state
+        self.mover = mover
+        self.action = action
+        self.visits = 0
+        self.total = 0.0
+        self.mean = 0.0
+        self.inv_sqrt_n = 0.0
+        self.kids: list[Node] = []
+        self.by_action: dict[int, Node] = {}
+        self.chance: list[tuple[int, float]] | None = None
+        self.untried: list[int] = []
+        self.outcome: list[float] | None = None
+        self.prior: Prior | None = None
+        self.player = state.current_player()
+        if self.player == TERMINAL:
+            self.outcome = list(state.returns())
+        elif self.player == CHANCE:
+            self.chance = list(state.chance_outcomes())
+        elif self.player >= 0:
+            self.untried = state.legal_actions()  # a fresh list (OpenSpiel and ModelState alike)
+
+
+# A child-selection function: the action to follow (or to expand) at a decision node.
+Select = Callable[[Node, random.Random], int]
+
+
+def select_uct(c: float, *, solver: bool = False) -> Select:
+    """UCB1 on trees (Kocsis & Szepesvari 2006): untried actions first, in random order, then the child with
+    the highest ``mean + c * sqrt(ln N / n)``, ties to the first expanded.
+
+    Args:
+      c: the exploration constant.
+      solver: a proven child counts at its proven return for the player to move, without a bonus
+        (MCTS-Solver, Winands et al. 2008).
+    """
+
+    def select(node: Node, rng: random.Random) -> int:
+        if node.untried:
+            return _pop_random(node.untried, rng)
+        k = c * math.sqrt(math.log(node.visits))  # sqrt(ln N) hoisted out of the loop
+        best = node.kids[0]
+        best_v = -math.inf
+        for kid in node.kids:
+            v = kid.mean + k * kid.inv_sqrt_n
+            if v > best_v:
+                best, best_v = kid, v
+        return best.action
+
+    def select_solved(node: Node, rng: random.Random) -> int:
+        if node.untried:
+            return _pop_random(node.untried, rng)
+        k = c * math.sqrt(math.log(node.visits))
+        p = node.player
+        best = node.kids[0]
+        best_v = -math.inf
+        for kid in node.kids:
+            v = kid.outcome[p] if kid.outcome is not None else kid.mean + k * kid.inv_sqrt_n
+            if v > best_v:
+                best, best_v = kid, v
+        return best.action
+
+    return select_solved if solver else select
+
+
+def select_puct(c: float) -> Select:
+    """PUCT (Silver et al. 2017): the action with the highest ``Q(a) + c * P(a) * sqrt(N) / (1 + N(a))``, with
+    ``P`` the node's prior, ``Q`` the mean return of the action's child (0 before its first visit) and
+    ``sqrt(N)`` at least 1; ties go to the action first in the prior. Draws nothing."""
+
+    def select(node: Node, rng: random.Random) -> int:
+        scale = c * math.sqrt(max(1, node.visits))
+        kids = node.by_action
+        best, best_v = NOBODY, -math.inf
+        assert node.prior is not None, "PUCT selects at nodes its evaluator gave a prior"
+        for a, p in node.prior.items():
+            kid = kids.get(a)
+            if kid is None:
+                v = scale * p  # Q = 0, N(a) = 0
+            else:
+                v = (kid.mean if kid.visits else 0.0) + scale * p / (1 + kid.visits)
+            if v > best_v:
+                best, best_v = a, v
+        if best == NOBODY:
+            raise ValueError("PUCT: the evaluator's prior at a decision node names no action")
+        if best not in kids and best in node.untried:
+            node.untried.remove(best)
+        return best
+
+    return select
+
+
+@dataclasses.dataclass(frozen=True)
+class Tree:
+    """A finished search's tree, for inspection: the root and its descendants as the search left them.
+
+    Attributes:
+      root: the root node (``Node``).
+    """
+
+    root: Node
+
+    def walk(self) -> Iterator[tuple[tuple[int, ...], Node]]:
+        """Every node with the actions that lead to it from the root, depth first, children in the order
+        they were expanded."""
+        stack: list[tuple[tuple[int, ...], Node]] = [((), self.root)]
+        while stack:
+            path, node = stack.pop()
+            yield path, node
+            stack.extend((path + (kid.action,), kid) for kid in reversed(node.kids))
+
+    def principal_variation(self) -> list[Node]:
+        """The most visited child of each node from the root down (ties to the first expanded)."""
+        line, node = [], self.root
+        while node.kids:
+            node = max(node.kids, key=lambda kid: kid.visits)
+            line.append(node)
+        return line
+
+
+@dataclasses.dataclass(frozen=True)
+class SearchResult:
+    """What one search found at the root.
+
+    Attributes:
+      action: the chosen action id (MCTS: the most visited root child, ties to the higher mean value; with
+        the solver a proven win comes first and a proven loss last. PUCT: the most visited, ties to the
+        first expanded).
+      visits: visit count per root action id, in the order the children were expanded.
+      values: mean return of the root player per root action id.
+      simulations: simulations run (fewer than asked when the solver proved the root).
+      fallback: the action is the documented fallback (ISMCTS drew no consistent state: uniform random).
+      tree: the search's tree where the caller asked for it (``search(..., keep_tree=True)``): a ``Tree``
+        (a ``planners.InfoTree`` from ISMCTS); not compared.
+    """
+
+    action: int
+    visits: dict[int, int]
+    values: dict[int, float]
+    simulations: int
+    fallback: bool = False
+    tree: Any = dataclasses.field(default=None, compare=False, repr=False)
+
+
+class TreeSearch:
+    """The one simulation loop: select down the tree, expand one child, evaluate it, back up.
+
+    Args:
+      select: the child-selection function at decision nodes (``select_uct(c)``, ``select_uct(c, solver=True)``,
+        ``select_puct(c)``); chance nodes draw their outcome by its probability.
+      evaluator: values each new non-terminal leaf (``planners.evaluators``); terminal leaves are valued at
+        their returns. One that gives priors (``evaluator.priors``) also evaluates the root first.
+      num_simulations: simulations per search (>= 1).
+      solve: back up proven outcomes (MCTS-Solver in OpenSpiel's max^n form): a node is proven when one
+        child reaches ``max_utility`` for the mover or every child is proven, and the search stops once the
+        root is proven.
+      max_utility: the game's best return, for the solver (``None``: prove a node only from all children).
+      seed: an int, an ``np.random.Generator`` (one integer is drawn from it), a ``random.Random`` (used as
+        it is) or ``None`` (fresh entropy).
+
+    Randomness: expansion order, chance outcomes in the tree and the evaluator all draw from one
+    ``random.Random`` seeded from ``seed``; a seeded search is reproducible.
+    """
+
+    def __init__(self, *, select: Select, evaluator: Evaluator, num_simulations: int, solve: bool = False,
+                 max_utility: float | None = None,
+                 seed: int | np.random.Generator | random.Random | None = None):
+        self.select = select
+        self.evaluator = evaluator
+        self._priors = bool(getattr(evaluator, "priors", False))
+        self.num_simulations = num_simulations
+        self.solve = solve
+        self.max_utility = max_utility
+        self._max_utility: float | None = max_utility
+        self.rng = rng_from(seed)
+        self.searches = 0  # over this searcher's life: the moves searched and the simulations run (fewer than
+        self.simulations = 0  # asked where the solver proved a root)
+
+    def search(self, state: Any, *, keep_tree: bool = False) -> SearchResult:
+        """Runs ``num_simulations`` simulations from ``state`` (left unchanged) and picks the move.
+
+        Args:
+          state: a decision node.
+          keep_tree: return the tree in ``SearchResult.tree`` (it holds every node's state until dropped).
+
+        Raises:
+          ValueError: ``state`` is terminal or a chance node (there is no decision to make).
+        """
+        if state.is_terminal() or state.is_chance_node():
+            raise ValueError(f"{type(self).__name__}.search needs a decision node; got a terminal or chance state")
+        self._prepare(state)
+        root = Node(state, NOBODY, NOBODY)
+        if self._priors:
+            root.prior = self.evaluator(state, self.rng)[1]
+        done = 0
+        while done < self.num_simulations and not (self.solve and root.outcome is not None):
+            self._simulate(root)
+            done += 1
+        self.searches += 1
+        self.simulations += done
+        visits = {k.action: k.visits for k in root.kids}
+        values = {k.action: k.total / k.visits for k in root.kids if k.visits}
+        return SearchResult(action=int(self._choose(root).action), visits=visits, values=values, simulations=done,
+                            tree=Tree(root) if keep_tree else None)
+
+    def step(self, state: Any) -> int:
+        """The chosen action id at ``state``."""
+        return self.search(state).action
+
+    def _prepare(self, state: Any) -> None:
+        """Reads what the search needs from the root's game before a search (nothing here)."""
+
+    def _choose(self, root: Node) -> Node:
+        """The move: the most visited child (ties to the higher mean); with the solver, as OpenSpiel orders
+        it, a proven win first and a proven loss last."""
+        p, solve = root.player, self.solve
+
+        def key(k: Node) -> tuple[float, int, float]:
+            proven = k.outcome[p] if solve and k.outcome is not None else 0.0
+            return proven, k.visits, k.total / k.visits if k.visits else -math.inf
+
+        return max(root.kids, key=key)
+
+    # -- one simulation -----------------------------------------------------------------------------
+    def _simulate(self, root: Node) -> None:
+        node = root
+        path = [root]
+        solve = self.solve
+        select = self.select
+        rng = self.rng
+        while True:
+            if node.outcome is not None and (solve or node.player == TERMINAL):
+                returns: Sequence[float] = node.outcome
+                break
+            action = sample_outcome(node.chance, rng) if node.chance is not None else select(node, rng)
+            child = node.by_action.get(action)
+            if child is None:
+                child = self._expand(node, action)
+                path.append(child)
+                returns = self._evaluate(child)
+                break
+            node = child
+            path.append(node)
+        solved = solve and path[-1].outcome is not None
+        for n in reversed(path):
+            n.visits += 1
+            if n.mover >= 0:
+                n.total += returns[n.mover]
+            n.mean = n.total / n.visits
+            n.inv_sqrt_n = 1.0 / math.sqrt(n.visits)
+            if solved and n.outcome is None:
+                solved = self._prove(n)
+
+    def _expand(self, node: Node, action: int) -> Node:
+        child = Node(node.state.child(action), node.player, action)
+        node.kids.append(child)
+        node.by_action[action] = child
+        return child
+
+    def _evaluate(self, leaf: Node) -> Sequence[float]:
+        if leaf.outcome is not None:
+            return leaf.outcome
+        values, prior = self.evaluator(leaf.state, self.rng)
+        if prior is not None:
+            leaf.prior = prior
+        return values
+
+    def _prove(self, node: Node) -> bool:
+        """Marks ``node`` proven when its children allow it; returns whether it is proven."""
+        if node.chance is not None:  # a chance node is proven only if every outcome leads to the same result
+            first = node.kids[0].outcome
+            if len(node.kids) == len(node.chance) and first is not None and all(
+                    k.outcome == first for k in node.kids):
+                node.outcome = first
+            return node.outcome is not None
+        p = node.player
+        best: list[float] | None = None
+        all_proven = not node.untried
+        for kid in node.kids:
+            if kid.outcome is None:
+                all_proven = False
+            elif best is None or kid.outcome[p] > best[p]:
+                best = kid.outcome
+        if best is not None and (all_proven or (self._max_utility is not None and best[p] >= self._max_utility)):
+            node.outcome = best
+        return node.outcome is not None
+
+
+def _pop_random(items: list[int], rng: random.Random) -> int:
+    """Removes and returns a uniformly random element (random expansion order, O(1))."""
+    i = int(rng.random() * len(items))
+    items[i], items[-1] = items[-1], items[i]
+    return items.pop()
