@@ -1,7 +1,7 @@
 """Leaf evaluators: what a new leaf of a search tree is worth to each player and, for a prior-guided search,
 how promising each of its actions is.
 
-An evaluator is called as ``evaluator(state, rng)`` on a non-terminal state the search has just added to its
+An evaluator's ``evaluate(state, rng)`` is called on a non-terminal state the search has just added to its
 tree, and returns ``(values, prior)``: one value per player, and a prior over the state's actions (``None``
 from an evaluator that gives none). It draws any randomness from ``rng``, the search's own
 ``random.Random``, so a seeded search stays reproducible. The family, as in OpenSpiel's ``Evaluator``s:
@@ -34,7 +34,8 @@ PriorValueFn = Callable[[Any], tuple[Prior, float | Sequence[float]]]
 
 
 class Evaluator(Protocol):
-    """Values a new leaf: ``(values, prior)`` for a non-terminal state.
+    """Values a new leaf: ``evaluate(state, rng) -> (values, prior)`` for a non-terminal state (a method, as
+    OpenSpiel's ``Evaluator.evaluate``: a call through ``__call__`` costs a search about 0.14 us a leaf more).
 
     Attributes:
       priors: whether it gives priors; a search whose evaluator does evaluates its root first, for the
@@ -44,7 +45,7 @@ class Evaluator(Protocol):
     @property
     def priors(self) -> bool: ...
 
-    def __call__(self, state: Any, rng: random.Random) -> Evaluation: ...
+    def evaluate(self, state: Any, rng: random.Random) -> Evaluation: ...
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,7 +64,7 @@ class RolloutEvaluator:
     value_fn: ValueFn | None = None
     priors: ClassVar[bool] = False
 
-    def __call__(self, state: Any, rng: random.Random) -> Evaluation:
+    def evaluate(self, state: Any, rng: random.Random) -> Evaluation:
         return rollout_returns(state, self.rollouts, rng, self.max_steps, value_fn=self.value_fn), None
 
 
@@ -78,8 +79,9 @@ class ValueEvaluator:
     value_fn: ValueFn
     priors: ClassVar[bool] = False
 
-    def __call__(self, state: Any, rng: random.Random) -> Evaluation:
-        return [self.value_fn(state, p) for p in range(state.num_players())], None
+    def evaluate(self, state: Any, rng: random.Random) -> Evaluation:
+        value_fn = self.value_fn
+        return [value_fn(state, p) for p in range(state.num_players())], None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -98,7 +100,7 @@ class PriorValueEvaluator:
     fn: PriorValueFn
     priors: ClassVar[bool] = True
 
-    def __call__(self, state: Any, rng: random.Random) -> Evaluation:
+    def evaluate(self, state: Any, rng: random.Random) -> Evaluation:
         chance = state.is_chance_node()
         while state.is_chance_node():
             state = state.child(sample_outcome(state.chance_outcomes(), rng))

@@ -259,7 +259,7 @@ class ISMCTS:
         return best
 
     def _evaluate(self, state: Any) -> Sequence[float]:
-        return self.evaluator(state, self.rng)[0]
+        return self.evaluator.evaluate(state, self.rng)[0]
 
     def _result(self, state: Any, root: InfoNode | None, done: int) -> SearchResult:
         legal = list(state.legal_actions())

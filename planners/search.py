@@ -75,13 +75,18 @@ class Node:
             self.untried = state.legal_actions()  # a fresh list (OpenSpiel and ModelState alike)
 
 
-# A child-selection function: the action to follow (or to expand) at a decision node.
-Select = Callable[[Node, random.Random], int]
+# A child-selection function at a decision node: the child to follow, or ``None`` to expand an action not
+# tried yet, which the function has moved to the end of ``node.untried`` (the search pops it from there).
+# Returning the child itself keeps the common step, following a child, free of any lookup. The search calls it
+# once a node without a prior has no untried action left (it expands those first, in random order: UCT's
+# rule), and at every visit of a node with a prior (PUCT weighs the untried actions by it).
+Select = Callable[[Node, random.Random], Node | None]
 
 
 def select_uct(c: float, *, solver: bool = False) -> Select:
-    """UCB1 on trees (Kocsis & Szepesvari 2006): untried actions first, in random order, then the child with
-    the highest ``mean + c * sqrt(ln N / n)``, ties to the first expanded.
+    """UCB1 on trees (Kocsis & Szepesvari 2006): untried actions first, in random order (the search does this
+    itself at nodes without a prior), then the child with the highest ``mean + c * sqrt(ln N / n)``, ties to the
+    first expanded.
 
     Args:
       c: the exploration constant.
@@ -89,9 +94,10 @@ def select_uct(c: float, *, solver: bool = False) -> Select:
         (MCTS-Solver, Winands et al. 2008).
     """
 
-    def select(node: Node, rng: random.Random) -> int:
-        if node.untried:
-            return _pop_random(node.untried, rng)
+    def select(node: Node, rng: random.Random) -> Node | None:
+        if node.untried:  # expand first, in random order
+            _to_end_at_random(node.untried, rng)
+            return None
         k = c * math.sqrt(math.log(node.visits))  # sqrt(ln N) hoisted out of the loop
         best = node.kids[0]
         best_v = -math.inf
@@ -99,11 +105,12 @@ def select_uct(c: float, *, solver: bool = False) -> Select:
             v = kid.mean + k * kid.inv_sqrt_n
             if v > best_v:
                 best, best_v = kid, v
-        return best.action
+        return best
 
-    def select_solved(node: Node, rng: random.Random) -> int:
+    def select_solved(node: Node, rng: random.Random) -> Node | None:
         if node.untried:
-            return _pop_random(node.untried, rng)
+            _to_end_at_random(node.untried, rng)
+            return None
         k = c * math.sqrt(math.log(node.visits))
         p = node.player
         best = node.kids[0]
@@ -112,7 +119,7 @@ def select_uct(c: float, *, solver: bool = False) -> Select:
             v = kid.outcome[p] if kid.outcome is not None else kid.mean + k * kid.inv_sqrt_n
             if v > best_v:
                 best, best_v = kid, v
-        return best.action
+        return best
 
     return select_solved if solver else select
 
@@ -122,7 +129,7 @@ def select_puct(c: float) -> Select:
     ``P`` the node's prior, ``Q`` the mean return of the action's child (0 before its first visit) and
     ``sqrt(N)`` at least 1; ties go to the action first in the prior. Draws nothing."""
 
-    def select(node: Node, rng: random.Random) -> int:
+    def select(node: Node, rng: random.Random) -> Node | None:
         scale = c * math.sqrt(max(1, node.visits))
         kids = node.by_action
         best, best_v = NOBODY, -math.inf
@@ -137,9 +144,12 @@ def select_puct(c: float) -> Select:
                 best, best_v = a, v
         if best == NOBODY:
             raise ValueError("PUCT: the evaluator's prior at a decision node names no action")
-        if best not in kids and best in node.untried:
-            node.untried.remove(best)
-        return best
+        kid = kids.get(best)
+        if kid is None:  # a new child: its action goes to the end of untried, where the search takes it
+            if best in node.untried:
+                node.untried.remove(best)
+            node.untried.append(best)
+        return kid
 
     return select
 
@@ -201,7 +211,8 @@ class TreeSearch:
 
     Args:
       select: the child-selection function at decision nodes (``select_uct(c)``, ``select_uct(c, solver=True)``,
-        ``select_puct(c)``); chance nodes draw their outcome by its probability.
+        ``select_puct(c)``); a node without a prior expands its untried actions first, in random order, and
+        chance nodes draw their outcome by its probability.
       evaluator: values each new non-terminal leaf (``planners.evaluators``); terminal leaves are valued at
         their returns. One that gives priors (``evaluator.priors``) also evaluates the root first.
       num_simulations: simulations per search (>= 1).
@@ -245,7 +256,7 @@ class TreeSearch:
         self._prepare(state)
         root = Node(state, NOBODY, NOBODY)
         if self._priors:
-            root.prior = self.evaluator(state, self.rng)[1]
+            root.prior = self.evaluator.evaluate(state, self.rng)[1]
         done = 0
         while done < self.num_simulations and not (self.solve and root.outcome is not None):
             self._simulate(root)
@@ -282,16 +293,30 @@ class TreeSearch:
         solve = self.solve
         select = self.select
         rng = self.rng
+        evaluate = self.evaluator.evaluate
         while True:
             if node.outcome is not None and (solve or node.player == TERMINAL):
                 returns: Sequence[float] = node.outcome
                 break
-            action = sample_outcome(node.chance, rng) if node.chance is not None else select(node, rng)
-            child = node.by_action.get(action)
-            if child is None:
+            if node.chance is not None:
+                action = sample_outcome(node.chance, rng)
+                child = node.by_action.get(action)
+            elif node.untried and node.prior is None:  # no prior to weigh them: untried first, at random (UCT)
+                action = _pop_random(node.untried, rng)
+                child = None
+            else:
+                child = select(node, rng)
+                if child is None:
+                    action = node.untried.pop()
+            if child is None:  # a new leaf: terminal, or valued by the evaluator (which may give its prior)
                 child = self._expand(node, action)
                 path.append(child)
-                returns = self._evaluate(child)
+                if child.outcome is not None:
+                    returns = child.outcome
+                else:
+                    returns, prior = evaluate(child.state, rng)
+                    if prior is not None:
+                        child.prior = prior
                 break
             node = child
             path.append(node)
@@ -310,14 +335,6 @@ class TreeSearch:
         node.kids.append(child)
         node.by_action[action] = child
         return child
-
-    def _evaluate(self, leaf: Node) -> Sequence[float]:
-        if leaf.outcome is not None:
-            return leaf.outcome
-        values, prior = self.evaluator(leaf.state, self.rng)
-        if prior is not None:
-            leaf.prior = prior
-        return values
 
     def _prove(self, node: Node) -> bool:
         """Marks ``node`` proven when its children allow it; returns whether it is proven."""
@@ -338,6 +355,12 @@ class TreeSearch:
         if best is not None and (all_proven or (self._max_utility is not None and best[p] >= self._max_utility)):
             node.outcome = best
         return node.outcome is not None
+
+
+def _to_end_at_random(items: list[int], rng: random.Random) -> None:
+    """Swaps a uniformly random element to the end, for the search to pop (random expansion order, O(1))."""
+    i = int(rng.random() * len(items))
+    items[i], items[-1] = items[-1], items[i]
 
 
 def _pop_random(items: list[int], rng: random.Random) -> int:

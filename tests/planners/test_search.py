@@ -58,6 +58,14 @@ def test_puct_is_the_loop_with_puct_selection_and_a_prior():
     assert (found.visits, found.values, found.simulations) == (puct.visits, puct.values, 80)
 
 
+def test_uct_runs_over_an_evaluator_with_priors_too():
+    """Strategies combine: UCT with a prior-giving evaluator expands every action before it compares them."""
+    state = _position("tic_tac_toe", "x(1,1)")
+    search = TreeSearch(select=select_uct(2.0), evaluator=PriorValueEvaluator(_uniform), num_simulations=50, seed=0)
+    result = search.search(state)
+    assert set(result.visits) == set(state.legal_actions()) and sum(result.visits.values()) == 50
+
+
 def test_the_tree_walks_every_node_with_the_actions_that_reach_it():
     root_state = _position("tic_tac_toe", "x(1,1)")
     result = MCTS(MCTSSettings(num_simulations=200, rollouts=1, solve=False), seed=3).search(root_state, keep_tree=True)
@@ -109,9 +117,10 @@ def test_puct_crosses_chance_nodes_in_the_tree():
 
 def test_the_prior_value_evaluator_values_a_chance_state_after_a_draw():
     roll = _position("pig(winscore=10)").child(0)  # the roll: a chance state
-    values, prior = PriorValueEvaluator(lambda s: ({a: 0.5 for a in s.legal_actions()}, 0.25))(roll, random.Random(0))
+    evaluator = PriorValueEvaluator(lambda s: ({a: 0.5 for a in s.legal_actions()}, 0.25))
+    values, prior = evaluator.evaluate(roll, random.Random(0))
     assert prior is None and sorted(values) == [-0.25, 0.25]
-    values, prior = PriorValueEvaluator(lambda s: ({0: 1.0}, [0.1, 0.2]))(_position("tic_tac_toe"), random.Random(0))
+    values, prior = PriorValueEvaluator(lambda s: ({0: 1.0}, [0.1, 0.2])).evaluate(_position("tic_tac_toe"), random.Random(0))
     assert (values, prior) == ([0.1, 0.2], {0: 1.0})
 
 
