@@ -232,7 +232,6 @@ class TreeSearch:
                  seed: int | np.random.Generator | random.Random | None = None):
         self.select = select
         self.evaluator = evaluator
-        self._priors = bool(getattr(evaluator, "priors", False))
         self.num_simulations = num_simulations
         self.solve = solve
         self.max_utility = max_utility
@@ -272,6 +271,17 @@ class TreeSearch:
         """The chosen action id at ``state``."""
         return self.search(state).action
 
+    @property
+    def evaluator(self) -> Evaluator:
+        """The leaf evaluator (settable: a search may rebuild it for a game, as MCTS does for its cutoff)."""
+        return self._evaluator
+
+    @evaluator.setter
+    def evaluator(self, evaluator: Evaluator) -> None:
+        self._evaluator = evaluator
+        self._evaluate = evaluator.evaluate  # bound once, not once a simulation
+        self._priors = bool(getattr(evaluator, "priors", False))
+
     def _prepare(self, state: Any) -> None:
         """Reads what the search needs from the root's game before a search (nothing here)."""
 
@@ -293,7 +303,7 @@ class TreeSearch:
         solve = self.solve
         select = self.select
         rng = self.rng
-        evaluate = self.evaluator.evaluate
+        evaluate = self._evaluate
         while True:
             if node.outcome is not None and (solve or node.player == TERMINAL):
                 returns: Sequence[float] = node.outcome
