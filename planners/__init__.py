@@ -24,8 +24,9 @@ from planners.ismcts import ISMCTS, InfoNode, InfoTree, Sampler, resample_from_i
 from planners.mcts import MCTS
 from planners.puct import PUCT
 from planners.rollout import rollout_returns
-from planners.search import Node, SearchResult, Select, Tree, TreeSearch, select_puct, select_uct
+from planners.search import Select, TreeSearch, select_puct, select_uct
 from planners.settings import ISMCTSSettings, MCTSSettings, PUCTSettings
+from planners.tree import Node, SearchResult, Tree
 
 __all__ = ["MCTS", "ISMCTS", "PUCT", "TreeSearch", "Evaluator", "GroundTruthSampler", "HistoryResampler",
            "ISMCTSSettings", "InfoNode", "InfoTree", "MCTSSettings", "Node", "PUCTSettings", "PriorValueEvaluator",

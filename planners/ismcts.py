@@ -23,8 +23,8 @@ from cwm.types import CHANCE, TERMINAL
 from planners.config import DEFAULT_SEARCH, SearchConfig
 from planners.evaluators import ValueFn, leaf_evaluator
 from planners.rollout import rng_from, sample_outcome
-from planners.search import SearchResult
 from planners.settings import ISMCTSSettings
+from planners.tree import SearchResult
 
 # sampler(state_or_view, player, rng) -> a full state consistent with ``player``'s information state.
 Sampler = Callable[[Any, int, np.random.Generator], Any]

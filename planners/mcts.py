@@ -14,8 +14,9 @@ import numpy as np
 
 from planners.config import DEFAULT_SEARCH, SearchConfig
 from planners.evaluators import ValueFn, leaf_evaluator
-from planners.search import SearchResult, TreeSearch, select_uct
+from planners.search import TreeSearch, select_uct
 from planners.settings import MCTSSettings
+from planners.tree import SearchResult
 
 __all__ = ["MCTS", "SearchResult", "ValueFn"]
 

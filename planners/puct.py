@@ -21,8 +21,9 @@ import numpy as np
 
 from cwm.types import UsageError
 from planners.evaluators import Evaluator
-from planners.search import Node, TreeSearch, select_puct
+from planners.search import TreeSearch, select_puct
 from planners.settings import PUCTSettings
+from planners.tree import Node
 
 DEFAULT_PUCT = PUCTSettings()
 

@@ -25,7 +25,7 @@ from planners import (
     select_puct,
     select_uct,
 )
-from planners.search import NOBODY
+from planners.tree import NOBODY
 
 
 def _position(game: str, moves: str = "") -> pyspiel.State:
