@@ -30,7 +30,8 @@ import numpy as np
 import pyspiel
 
 from cwm import games
-from cwm.agents.ppo import PolicyConfig, PPOAgent, init_params
+from cwm.agents.ppo import PPOAgent
+from cwm.bundle.policy import PolicyConfig, init_params
 from cwm.contract import ENCODER_API
 from cwm.games.oracle import oracle_model
 from cwm.model import ActionCodec, WorldModel

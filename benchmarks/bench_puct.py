@@ -19,11 +19,11 @@ from pathlib import Path
 
 from cwm import arena, games
 from cwm.agents.cwm import CWMAgent
-from cwm.agents.ppo import load_policy
+from cwm.agents.ppo import PUCTAgent, ppo_puct
+from cwm.bundle.policy import load_policy
 from cwm.contract import ENCODER_API
 from cwm.model import ActionCodec, WorldModel, load_source
 from planners.config import SearchConfig
-from planners.puct import PUCT, PUCTAgent
 
 REFERENCE = Path(__file__).resolve().parent.parent / "tests" / "data" / "reference"
 GAME = "tic_tac_toe"
@@ -76,8 +76,8 @@ def main() -> None:
     encode = load_source((REFERENCE / f"{GAME}_encoder.py").read_text(), name="enc", api=ENCODER_API).encode
     for sims in args.sims:
         score = {"win": 0, "draw": 0, "loss": 0}
-        puct = _Timed(PUCTAgent(model, PUCT(params, config, encode, lambda s, p: s.observation(p),  # type: ignore[arg-type]
-                                              num_simulations=sims, seed=0)))
+        puct = _Timed(PUCTAgent(model, ppo_puct(params, config, encode, lambda s, p: s.observation(p),  # type: ignore[arg-type]
+                                                  num_simulations=sims, seed=0)))
         mcts = _Timed(CWMAgent(model, GAME, SearchConfig(num_simulations=sims), seed=0))
         for seat in (0, 1):
             for i in range(args.games):

@@ -5,7 +5,7 @@ What PPO trained against random can at best learn: expectimax over the real Open
 maximises, the opponent moves uniformly at random, chance by its probabilities), with the learner's
 training reward (a negative return multiplied by ``--loss-weight``, each learner move discounted by
 ``--gamma``, as ``cwm.ppo.train.TrainConfig``). Prints, per seat, the reply's win, draw and loss rates.
-With ``--policy DIR`` (a ``cwm.agents.ppo.save_policy`` directory: ``train_seeds``' ``out/policy``) the
+With ``--policy DIR`` (a ``cwm.bundle.policy.save_policy_dir`` directory: ``train_seeds``' ``out/policy``) the
 greedy policy plays instead of the best reply, and its worst decisions are listed: the positions where
 another move loses less often, by how much that would lower its loss rate.
 
@@ -26,7 +26,8 @@ from typing import Any
 import numpy as np
 
 from cwm import games
-from cwm.agents.ppo import ENCODER_FILE, PPOAgent, load_policy
+from cwm.agents.ppo import PPOAgent
+from cwm.bundle.policy import ENCODER_FILE, load_policy
 from cwm.contract import ENCODER_API
 from cwm.sandbox import load_source
 

@@ -1,19 +1,38 @@
-"""Planners: UCT MCTS and information-set MCTS over anything shaped like ``pyspiel.State`` (ground truth or a
-code world model), with their rollouts, settings and ground-truth resamplers. Imports only cwm's kernel."""
+"""Planners: tree searches over anything shaped like ``pyspiel.State`` (ground truth or a code world model):
+one search loop (``TreeSearch``) with the child selection (``select_uct``, ``select_puct``) and the leaf
+evaluator passed in, as ``MCTS`` (UCT, rollouts or value leaves, MCTS-Solver) and ``PUCT`` (a prior with a
+value); information-set MCTS (``ISMCTS``) on the same evaluators; their settings, rollouts and ground-truth
+resamplers. Imports only cwm's kernel."""
 
 import importlib
 from typing import Any
 
 from cwm import install_moved
 from planners.config import SearchConfig
+from planners.evaluators import (
+    Evaluator,
+    PriorValueEvaluator,
+    PriorValueFn,
+    RolloutEvaluator,
+    ValueEvaluator,
+    ValueFn,
+    leaf_evaluator,
+)
 from planners.gt_resample import HistoryResampler, ResampleFailure
 from planners.gt_sampler import GroundTruthSampler
-from planners.ismcts import ISMCTS, Sampler, resample_from_infostate
-from planners.mcts import MCTS, SearchResult, ValueFn
+from planners.ismcts import ISMCTS, InfoNode, InfoTree, Sampler, resample_from_infostate
+from planners.mcts import MCTS
+from planners.puct import PUCT
 from planners.rollout import rollout_returns
+from planners.search import Select, TreeSearch, select_puct, select_uct
+from planners.settings import ISMCTSSettings, MCTSSettings, PUCTSettings
+from planners.tree import Node, SearchResult, Tree
 
-__all__ = ["MCTS", "ISMCTS", "GroundTruthSampler", "HistoryResampler", "ResampleFailure", "Sampler",
-           "SearchConfig", "SearchResult", "ValueFn", "resample_from_infostate", "rollout_returns"]
+__all__ = ["MCTS", "ISMCTS", "PUCT", "TreeSearch", "Evaluator", "GroundTruthSampler", "HistoryResampler",
+           "ISMCTSSettings", "InfoNode", "InfoTree", "MCTSSettings", "Node", "PUCTSettings", "PriorValueEvaluator",
+           "PriorValueFn", "ResampleFailure", "RolloutEvaluator", "Sampler", "SearchConfig", "SearchResult",
+           "Select", "Tree", "ValueEvaluator", "ValueFn", "leaf_evaluator", "resample_from_infostate",
+           "rollout_returns", "select_puct", "select_uct"]
 
 # The agents moved to ``cwm.agents`` and the per-call budget to ``cwm.sandbox``: their former module names
 # and the agent names this package exported stay importable for one release, with a DeprecationWarning.

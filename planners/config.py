@@ -1,5 +1,5 @@
-"""``SearchConfig``: the one set of search settings, passed unchanged from the command line to the agents and
-on to ``MCTS``/``ISMCTS``, and written into every run record."""
+"""``SearchConfig``: the one record of search settings, passed unchanged from the command line to the agents
+and written into every run record; it gives each search its own settings (``mcts()``, ``ismcts()``)."""
 
 from __future__ import annotations
 
@@ -8,14 +8,31 @@ import math
 from typing import Any
 
 from cwm.types import JSON, UsageError
+from planners.settings import (
+    DEFAULT_MAX_ROLLOUT_STEPS,
+    LEAVES,
+    ISMCTSSettings,
+    MCTSSettings,
+    failed,
+    flag_check,
+    leaf_checks,
+    raise_problems,
+    rollout_cap,
+    sample_tries_check,
+    search_checks,
+    seed_check,
+)
 
-DEFAULT_MAX_ROLLOUT_STEPS = 10_000  # a rollout's cap when the game's own maximum length is unknown
-LEAVES = ("value", "rollout")  # how a search with a value function values a new leaf (``SearchConfig.leaf``)
+__all__ = ["DEFAULT_MAX_ROLLOUT_STEPS", "DEFAULT_SEARCH", "LEAVES", "SearchConfig"]
 
 
 @dataclasses.dataclass(frozen=True)
 class SearchConfig:
     """Settings of a tree search (MCTS or ISMCTS), defaults from the literature and the paper.
+
+    The record the command line builds, the agents receive and every run record stores (its ``to_json`` is
+    hashed into arena match keys, so its fields stay as they are). A search takes its own part of it:
+    ``mcts()`` (``planners.MCTSSettings``) or ``ismcts()`` (``planners.ISMCTSSettings``).
 
     Attributes:
       num_simulations: simulations per move (paper: 1000).
@@ -38,7 +55,8 @@ class SearchConfig:
         legal, not all visits of the node (Cowling et al. 2012); off by default, as in OpenSpiel.
       seed: the search's seed when the caller passes none (agents in a tournament get one per match).
       call_time_s: wall-clock seconds one model call may take when a model runs in-process (``--trust``);
-        hardened planning workers use the arena's per-move budget instead.
+        hardened planning workers use the arena's per-move budget instead. Not a search setting: the
+        searches never read it.
     """
 
     num_simulations: int = 1000
@@ -52,38 +70,40 @@ class SearchConfig:
     seed: int | None = None
     call_time_s: float = 2.0
 
+    def mcts(self) -> MCTSSettings:
+        """The settings ``planners.MCTS`` reads."""
+        return MCTSSettings(num_simulations=self.num_simulations, uct_c=self.uct_c, rollouts=self.rollouts,
+                            max_rollout_steps=self.max_rollout_steps, leaf=self.leaf, solve=self.solve,
+                            seed=self.seed)
+
+    def ismcts(self) -> ISMCTSSettings:
+        """The settings ``planners.ISMCTS`` reads."""
+        return ISMCTSSettings(num_simulations=self.num_simulations, uct_c=self.uct_c, rollouts=self.rollouts,
+                              max_rollout_steps=self.max_rollout_steps, leaf=self.leaf,
+                              max_sample_tries=self.max_sample_tries,
+                              availability_counts=self.availability_counts, seed=self.seed)
+
     def problems(self, *, value_fn: bool = False) -> list[str]:
         """What is out of range, one phrase each (empty when the config is usable); ``value_fn``: the search
         has a value function, so rollouts may be 0 when it values the leaves (``leaf="value"``)."""
-        by_value = value_fn and self.leaf == "value"
-        checks = [
-            ("simulations must be >= 1", self.num_simulations, _int(self.num_simulations) and self.num_simulations >= 1),
-            ("the UCT constant must be a finite number >= 0", self.uct_c, _number(self.uct_c) and self.uct_c >= 0),
-            ("rollouts must be >= 1" if not by_value else "rollouts must be >= 0", self.rollouts,
-             _int(self.rollouts) and self.rollouts >= (0 if by_value else 1)),
-            (f"the leaf evaluation must be one of {list(LEAVES)}", self.leaf, self.leaf in LEAVES),
-            ("max rollout steps must be >= 1", self.max_rollout_steps,
-             self.max_rollout_steps is None or (_int(self.max_rollout_steps) and self.max_rollout_steps >= 1)),
-            ("sample tries must be >= 1", self.max_sample_tries, _int(self.max_sample_tries) and self.max_sample_tries >= 1),
-            ("the per-call time must be > 0 seconds", self.call_time_s, _number(self.call_time_s) and self.call_time_s > 0),
-            ("solve must be true or false", self.solve, type(self.solve) is bool),
-            ("availability_counts must be true or false", self.availability_counts,
-             type(self.availability_counts) is bool),
-            ("the seed must be an int or None", self.seed, self.seed is None or _int(self.seed)),
-        ]
-        return [f"{what} (got {value!r})" for what, value, ok in checks if not ok]
+        checks = search_checks(self.num_simulations, self.uct_c, constant="UCT")
+        checks += leaf_checks(self.rollouts, self.leaf, self.max_rollout_steps,
+                              by_value=value_fn and self.leaf == "value")
+        checks += [sample_tries_check(self.max_sample_tries),
+                   ("the per-call time must be > 0 seconds", self.call_time_s,
+                    type(self.call_time_s) in (int, float) and math.isfinite(self.call_time_s)
+                    and self.call_time_s > 0),
+                   flag_check("solve", self.solve), flag_check("availability_counts", self.availability_counts),
+                   seed_check(self.seed)]
+        return failed(checks)
 
     def check(self, who: str, *, value_fn: bool = False) -> None:
         """Raises ``UsageError`` naming ``who`` and every problem (``problems``)."""
-        problems = self.problems(value_fn=value_fn)
-        if problems:
-            raise UsageError(f"{who}: " + "; ".join(problems))
+        raise_problems(who, self.problems(value_fn=value_fn))
 
     def rollout_cap(self, game_max_length: int | None) -> int:
         """The rollout step cap for a game whose maximum length is ``game_max_length`` (``None``: unknown)."""
-        if self.max_rollout_steps is not None:
-            return self.max_rollout_steps
-        return game_max_length if game_max_length and game_max_length > 0 else DEFAULT_MAX_ROLLOUT_STEPS
+        return rollout_cap(self.max_rollout_steps, game_max_length)
 
     def to_json(self) -> dict[str, JSON]:
         return dataclasses.asdict(self)
@@ -96,14 +116,6 @@ class SearchConfig:
         if unknown:
             raise UsageError(f"search config: unknown settings {sorted(unknown)}")
         return cls(**data)
-
-
-def _int(value: Any) -> bool:
-    return type(value) is int
-
-
-def _number(value: Any) -> bool:
-    return type(value) in (int, float) and math.isfinite(value)
 
 
 DEFAULT_SEARCH = SearchConfig()  # the defaults, as one shared (frozen) value

@@ -11,8 +11,9 @@ the multiple-observer tree keyed by each actor's information state follows OpenS
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -20,8 +21,10 @@ import pyspiel
 
 from cwm.types import CHANCE, TERMINAL
 from planners.config import DEFAULT_SEARCH, SearchConfig
-from planners.mcts import SearchResult, ValueFn
-from planners.rollout import leaf_returns, rng_from, sample_outcome
+from planners.evaluators import ValueFn, leaf_evaluator
+from planners.rollout import rng_from, sample_outcome
+from planners.settings import ISMCTSSettings
+from planners.tree import SearchResult
 
 # sampler(state_or_view, player, rng) -> a full state consistent with ``player``'s information state.
 Sampler = Callable[[Any, int, np.random.Generator], Any]
@@ -32,9 +35,14 @@ def resample_from_infostate(state: pyspiel.State, player: int, rng: np.random.Ge
     return state.resample_from_infostate(player, pyspiel.UniformProbabilitySampler(int(rng.integers(2**31)), 0.0, 1.0))
 
 
-class _InfoNode:
-    """Statistics of one information state: visits, and per action [visits, summed return of the actor,
-    simulations in which it was legal here (its availability)]."""
+class InfoNode:
+    """Statistics of one information state (read them to inspect a search; only the search changes them).
+
+    Attributes:
+      visits: simulations that selected an action here.
+      stats: per action ``[visits, summed return of the actor, simulations in which it was legal here (its
+        availability)]``.
+    """
 
     __slots__ = ("visits", "stats")
 
@@ -43,12 +51,27 @@ class _InfoNode:
         self.stats: dict[int, list[float]] = {}
 
 
+@dataclasses.dataclass(frozen=True)
+class InfoTree:
+    """A finished ISMCTS search's tree, for inspection: one ``InfoNode`` per information state reached, keyed
+    by the information-state string of whoever acts there.
+
+    Attributes:
+      root_key: the searching player's information state at the root.
+      nodes: every node, by information state, in the order the search created them.
+    """
+
+    root_key: str
+    nodes: dict[str, InfoNode]
+
+
 class ISMCTS:
     """Information-set MCTS with random-rollout or value-function leaf evaluation.
 
     Args:
-      config: the search settings (``SearchConfig``): simulations, UCT constant, rollouts per new leaf,
-        rollout cap, ``max_sample_tries`` (draws per simulation before the search gives up: when a
+      config: the settings: ``ISMCTSSettings``, or the ``SearchConfig`` record (its ``ismcts()``, every field
+        of it checked): simulations, UCT constant, rollouts per new leaf, rollout cap, leaf evaluation,
+        ``max_sample_tries`` (draws per simulation before the search gives up: when a
         simulation gets no state whose information state matches the root's, the search stops, and if the
         root then has no statistics the move is a uniformly random legal action, ``SearchResult.fallback``)
         and ``availability_counts`` (Cowling et al.'s exploration term).
@@ -74,7 +97,7 @@ class ISMCTS:
 
     def __init__(
         self,
-        config: SearchConfig = DEFAULT_SEARCH,
+        config: ISMCTSSettings | SearchConfig = DEFAULT_SEARCH,
         *,
         value_fn: ValueFn | None = None,
         sampler: Sampler | None = None,
@@ -82,10 +105,11 @@ class ISMCTS:
         seed: int | np.random.Generator | None = None,
     ):
         config.check("ISMCTS", value_fn=value_fn is not None)
+        settings = config.ismcts() if isinstance(config, SearchConfig) else config
         self.config = config
-        self.num_simulations = config.num_simulations
-        self.uct_c = config.uct_c
-        self.rollouts = config.rollouts
+        self.settings = settings
+        self.num_simulations = settings.num_simulations
+        self.uct_c = settings.uct_c
         self.value_fn = value_fn
         if sampler is None:
             # imported here: the sampler module builds on this module's resample_from_infostate
@@ -93,11 +117,12 @@ class ISMCTS:
 
             sampler = GroundTruthSampler()
         self.sampler = sampler
-        self.max_sample_tries = config.max_sample_tries
-        self.availability = config.availability_counts
+        self.max_sample_tries = settings.max_sample_tries
+        self.availability = settings.availability_counts
         self.max_game_length = max_game_length
-        self.max_rollout_steps = config.rollout_cap(max_game_length)
-        self.rng = rng_from(config.seed if seed is None else seed)
+        self.max_rollout_steps = settings.rollout_cap(max_game_length)
+        self.evaluator = leaf_evaluator(settings, value_fn, self.max_rollout_steps)
+        self.rng = rng_from(settings.seed if seed is None else seed)
         self.np_rng = np.random.default_rng(self.rng.getrandbits(63))
         self.searches = 0
         self.simulations = 0
@@ -106,20 +131,25 @@ class ISMCTS:
         self.fallbacks = 0
         self._children: dict[tuple[int, int], tuple[Any, Any]] = {}  # this search's (parent, child) by edge
 
-    def search(self, state: Any) -> SearchResult:
+    def search(self, state: Any, *, keep_tree: bool = False) -> SearchResult:
         """Searches from the current player's information state at ``state`` (left unchanged).
 
-        ``state`` needs ``current_player``, ``legal_actions`` and ``information_state_string``; the
-        sampler receives it (an OpenSpiel state, a model state, or a view of one player's history).
+        Args:
+          state: needs ``current_player``, ``legal_actions`` and ``information_state_string``; the sampler
+            receives it (an OpenSpiel state, a model state, or a view of one player's history).
+          keep_tree: return the tree (an ``InfoTree``) in ``SearchResult.tree``.
         """
         player = state.current_player()
         if player < 0:
             raise ValueError("ISMCTS.search needs a decision node; got a terminal or chance state")
         game = getattr(state, "get_game", None)
         if self.max_game_length is None and callable(game):
-            self.max_rollout_steps = self.config.rollout_cap(int(game().max_game_length()))
+            cap = self.settings.rollout_cap(int(game().max_game_length()))
+            if cap != self.max_rollout_steps:
+                self.max_rollout_steps = cap
+                self.evaluator = leaf_evaluator(self.settings, self.value_fn, cap)
         root_key = state.information_state_string(player)
-        nodes: dict[str, _InfoNode] = {}
+        nodes: dict[str, InfoNode] = {}
         self._children = {}
         done = 0
         for _ in range(self.num_simulations):
@@ -130,12 +160,15 @@ class ISMCTS:
             done += 1
         self._children = {}
         result = self._result(state, nodes.get(root_key), done)
+        if keep_tree:
+            result = dataclasses.replace(result, tree=InfoTree(root_key, nodes))
         self.searches += 1
         self.simulations += done
         self.fallbacks += int(result.fallback)
         return result
 
     def step(self, state: Any) -> int:
+        """The chosen action id at ``state``."""
         return self.search(state).action
 
     def stats(self) -> dict[str, int]:
@@ -158,9 +191,9 @@ class ISMCTS:
             self.failed_draws += 1
         return None
 
-    def _simulate(self, world: Any, nodes: dict[str, _InfoNode]) -> None:
+    def _simulate(self, world: Any, nodes: dict[str, InfoNode]) -> None:
         in_place = isinstance(world, pyspiel.State)  # a fresh determinization: safe to move in place
-        path: list[tuple[_InfoNode, int, int]] = []
+        path: list[tuple[InfoNode, int, int]] = []
         s = world
         while True:
             player = s.current_player()
@@ -173,7 +206,7 @@ class ISMCTS:
             key = s.information_state_string(player)
             node = nodes.get(key)
             if node is None:
-                nodes[key] = _InfoNode()
+                nodes[key] = InfoNode()
                 returns = self._evaluate(s)
                 break
             action = self._select(node, s.legal_actions())
@@ -200,7 +233,7 @@ class ISMCTS:
         self._children[key] = (state, child)
         return child
 
-    def _select(self, node: _InfoNode, legal: list[int]) -> int:
+    def _select(self, node: InfoNode, legal: list[int]) -> int:
         stats = node.stats
         if self.availability:  # each legal action was available in this simulation
             for a in legal:
@@ -225,11 +258,10 @@ class ISMCTS:
                 best, best_v = a, v
         return best
 
-    def _evaluate(self, state: Any) -> list[float]:
-        return leaf_returns(state, value_fn=self.value_fn, leaf=self.config.leaf, rollouts=self.rollouts,
-                            rng=self.rng, max_steps=self.max_rollout_steps)
+    def _evaluate(self, state: Any) -> Sequence[float]:
+        return self.evaluator.evaluate(state, self.rng)[0]
 
-    def _result(self, state: Any, root: _InfoNode | None, done: int) -> SearchResult:
+    def _result(self, state: Any, root: InfoNode | None, done: int) -> SearchResult:
         legal = list(state.legal_actions())
         stats = {a: root.stats[a] for a in legal if root is not None and a in root.stats}
         if not stats:

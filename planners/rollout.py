@@ -1,4 +1,5 @@
-"""Random rollouts and the small sampling helpers shared by the tree searches.
+"""Random rollouts and the small sampling helpers shared by the tree searches (``planners.evaluators`` turns
+rollouts into a leaf evaluator).
 
 Rollouts are the hot loop of MCTS, so they are written per state kind: OpenSpiel states are cloned once
 and moved in place; CWM model states (``cwm.model.ModelState``) are walked on their raw JSON states by
@@ -17,7 +18,7 @@ import pyspiel
 from cwm import values
 from cwm.model import MODEL_ERRORS, Beat, ModelState, describe_error, no_beat
 from cwm.types import CHANCE, TERMINAL, ModelContractError
-from planners.config import DEFAULT_MAX_ROLLOUT_STEPS
+from planners.settings import DEFAULT_MAX_ROLLOUT_STEPS
 
 
 def rng_from(seed: int | np.random.Generator | random.Random | None) -> random.Random:
@@ -65,16 +66,6 @@ def rollout_returns(
     if rollouts > 1:
         total = [t / rollouts for t in total]
     return total
-
-
-def leaf_returns(state: Any, *, value_fn: Callable[[Any, int], float] | None, leaf: str, rollouts: int,
-                 rng: random.Random, max_steps: int) -> list[float]:
-    """A new leaf's value for every player, as ``SearchConfig.leaf`` says: the value function's at ``state``
-    (``leaf="value"`` with a value function), else the mean of ``rollouts`` random playouts, each scored
-    by the value function where the cutoff ``max_steps`` stopped it (``rollout_returns``)."""
-    if value_fn is not None and leaf == "value":
-        return [value_fn(state, p) for p in range(state.num_players())]
-    return rollout_returns(state, rollouts, rng, max_steps, value_fn=value_fn)
 
 
 def _scored(returns: list[float], cut: Any, value_fn: Callable[[Any, int], float] | None) -> list[float]:

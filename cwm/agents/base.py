@@ -17,6 +17,7 @@ from planners.config import DEFAULT_SEARCH, SearchConfig
 from planners.gt_sampler import GroundTruthSampler
 from planners.ismcts import ISMCTS, Sampler
 from planners.mcts import MCTS, ValueFn
+from planners.settings import ISMCTSSettings, MCTSSettings
 
 
 @runtime_checkable
@@ -45,11 +46,11 @@ class MCTSAgent:
     """GT-MCTS: UCT search on the real game's own states (perfect-information games).
 
     Args:
-      config: the search settings (``planners.SearchConfig``).
+      config: the search settings (the ``planners.SearchConfig`` record, or ``planners.MCTSSettings``).
       value_fn, seed: as in ``planners.MCTS``.
     """
 
-    def __init__(self, config: SearchConfig = DEFAULT_SEARCH, *, value_fn: ValueFn | None = None,
+    def __init__(self, config: SearchConfig | MCTSSettings = DEFAULT_SEARCH, *, value_fn: ValueFn | None = None,
                  seed: int | np.random.Generator | None = None):
         self.search = MCTS(config, value_fn=value_fn, seed=seed)
 
@@ -61,14 +62,14 @@ class ISMCTSAgent:
     """GT-ISMCTS: information-set MCTS over worlds resampled from the real game's information state.
 
     Args:
-      config: the search settings (``planners.SearchConfig``).
+      config: the search settings (the ``planners.SearchConfig`` record, or ``planners.ISMCTSSettings``).
       sampler: draws a world consistent with the acting player's information (default: a fresh
         ``GroundTruthSampler``: the engine's ``resample_from_infostate``, or, in a game whose engine has none,
         the generic resampler ``planners.gt_resample.HistoryResampler``).
       value_fn, seed: as in ``planners.ISMCTS``.
     """
 
-    def __init__(self, config: SearchConfig = DEFAULT_SEARCH, *, sampler: Sampler | None = None,
+    def __init__(self, config: SearchConfig | ISMCTSSettings = DEFAULT_SEARCH, *, sampler: Sampler | None = None,
                  value_fn: ValueFn | None = None, seed: int | np.random.Generator | None = None):
         self.sampler = GroundTruthSampler() if sampler is None else sampler
         self.search = ISMCTS(config, value_fn=value_fn, sampler=self.sampler, seed=seed)

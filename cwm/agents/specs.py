@@ -15,7 +15,7 @@ Spec grammar::
     llm:CLIENT             direct LLM policy; CLIENT is a cwm.llm.make_client spec (gemini, openai:MODEL, ...)
     llm+legal:CLIENT       the same, with the legal actions listed in the prompt
     ppo:DIR                a PPO policy trained inside a world model: a bundle with policy.npz (cwm train ppo), or
-                           a policy directory (cwm.agents.ppo: policy.npz and encoder.py), acting in numpy;
+                           a policy directory (cwm.bundle.policy: policy.npz and encoder.py), acting in numpy;
                            its encoder runs in a hardened worker
     NAME=SPEC              any of the above, labelled NAME in results (cwm=cwm:/abs/run/bundle)
 
@@ -234,9 +234,9 @@ def ppo_agent(target: str, game: games.GameSpec, *, trusted: bool, seed: int | n
       AgentSpecError: the directory has no readable policy or encoder, or the policy is for another game.
       BundleError: a bundle that fails its verification or holds no policy.
     """
-    from cwm.agents.ppo import PolicyError, PPOAgent
+    from cwm.agents.ppo import PPOAgent
     from cwm.bundle.game import same_game
-    from cwm.bundle.policy import policy_at
+    from cwm.bundle.policy import PolicyError, policy_at
 
     try:
         params, config, source = policy_at(target, game)

@@ -20,10 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from cwm.agents.ppo import load_policy
 from cwm.arena.cost import RAY_CORES, duration
 from cwm.bundle import Bundle, BundleError
-from cwm.bundle.policy import ENCODER_FILE, save_policy
+from cwm.bundle.policy import ENCODER_FILE, load_policy, save_policy
 from cwm.executors import InlineExecutor, JobCrashed
 from cwm.games import trajectories
 from cwm.ppo.seeds import EnvSource, train_seeds
@@ -139,7 +138,6 @@ def train_bundle(bundle: Bundle, source: EnvSource, config: TrainConfig, seeds: 
       TrainingRefused: the model or encoder broke its contract or a worker limit while training.
       BundleError: the bundle changed on disk since it was loaded (its files no longer match its manifest).
     """
-
     out = Path(out_dir)
     best = train_seeds(source, config, seeds, out_dir=out, executor=executor, progress=progress)
     params, policy, record = load_policy(out / "policy")

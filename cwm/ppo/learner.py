@@ -1,6 +1,6 @@
 """PPO's learning step in JAX and optax: sampling actions, the clipped surrogate loss, one optimiser update.
 
-The network is ``cwm.agents.ppo.forward`` run with ``jax.numpy``, so the trained weights act unchanged in
+The network is ``cwm.bundle.policy.forward`` run with ``jax.numpy``, so the trained weights act unchanged in
 numpy. A recurrent policy is trained on whole rollout segments (one per environment), its GRU state
 carried from the segment's start and reset at each new game (Schulman et al. 2017, PPO; the recurrent
 variant as in the usual LSTM-PPO implementations). Imported only by the trainer: JAX stays optional.
@@ -16,7 +16,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from cwm.agents.ppo import forward, masked_logits
+from cwm.bundle.policy import forward, masked_logits
 
 
 @dataclasses.dataclass(frozen=True)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from cwm import games
-from cwm.agents.ppo import save_policy
+from cwm.bundle.policy import save_policy_dir
 from cwm.contract import ENCODER_API
 from cwm.executors import InlineExecutor, JobCrashed
 from cwm.games.oracle import oracle_model
@@ -70,7 +70,7 @@ def _train_one(job: tuple[EnvSource, TrainConfig, str, bool]) -> TrainResult:
 def train_seeds(source: EnvSource, config: TrainConfig, seeds: Sequence[int], *, out_dir: str | Path,
                 executor: Any = None, progress: bool = True) -> TrainResult:
     """Trains one run per seed (``out_dir/seed-N``, each resumable), saves the best against random as the
-    policy directory ``out_dir/policy`` (``cwm.agents.ppo.save_policy``, with every seed's curve in its record)
+    policy directory ``out_dir/policy`` (``cwm.bundle.policy.save_policy_dir``, with every seed's curve in its record)
     and plots the learning curves as ``out_dir/curve.png``.
 
     Args:
@@ -96,7 +96,7 @@ def train_seeds(source: EnvSource, config: TrainConfig, seeds: Sequence[int], *,
     best = max(results, key=lambda r: r.best_score)
     record = {"seed": best.seed, "best_score": best.best_score, "config": dataclasses.asdict(config),
               "curves": {str(r.seed): r.curve for r in results}}
-    save_policy(out / "policy", best.params, best.policy, encoder_source=source.encoder_source, extra=record)
+    save_policy_dir(out / "policy", best.params, best.policy, encoder_source=source.encoder_source, extra=record)
     plot_curves(results, out / "curve.png", game=source.game)
     return best
 

@@ -22,7 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from cwm import games
-from cwm.agents.ppo import PolicyConfig, forward, init_params, masked_logits
+from cwm.bundle.policy import PolicyConfig, forward, init_params, masked_logits
 from cwm.ppo.learner import LossConfig, act, optimiser, update
 from planners.env import EnvStep, LocalEnvs
 
@@ -67,7 +67,7 @@ class TrainConfig:
       loss_weight: how much a negative return weighs in the training reward and in choosing the best
         policy: 1 trains on the game's payoff; above 1 the learner prefers a sure draw to a gamble that
         sometimes loses (against random, the payoff-best second player at tic-tac-toe loses 0.74% of games).
-      hidden, recurrent: the network (``cwm.agents.ppo.PolicyConfig``).
+      hidden, recurrent: the network (``cwm.bundle.policy.PolicyConfig``).
       eval_every, eval_games: updates between evaluations against random, and games per evaluation.
       checkpoint_every: updates between checkpoints (the games restart there).
       seed: seeds the weights, the sampling and the games.

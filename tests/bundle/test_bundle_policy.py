@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from cwm import bundle, games
-from cwm.agents.ppo import PolicyConfig, PPOAgent, init_params, policy_bytes
+from cwm.agents.ppo import PPOAgent
 from cwm.agents.specs import Settings, make_agent
-from cwm.bundle.policy import save_policy
+from cwm.bundle.policy import PolicyConfig, init_params, policy_bytes, save_policy
 from cwm.contract import ENCODER_API
 from cwm.sandbox import load_source
 from planners.config import SearchConfig
@@ -151,8 +151,8 @@ def test_the_cwm_agent_still_plans_on_a_bundle_with_a_policy(with_policy):
 
 
 def test_a_policy_naming_a_module_game_is_refused_without_importing_it(tmp_path):
-    from cwm.agents.ppo import save_policy as save_policy_dir
     from cwm.agents.specs import AgentSpecError
+    from cwm.bundle.policy import save_policy_dir
 
     marker = tmp_path / "imported"
     evil = tmp_path / "evil.py"

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from cwm import games
-from cwm.agents.ppo import PolicyConfig, PPOAgent, init_params
+from cwm.agents.ppo import PPOAgent
+from cwm.bundle.policy import PolicyConfig, init_params
 
 FILE = Path(__file__).resolve().parents[2] / "benchmarks" / "best_reply.py"
 

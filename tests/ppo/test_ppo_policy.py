@@ -10,15 +10,16 @@ import pytest
 
 from cwm import arena, games
 from cwm.agents.base import RandomAgent
-from cwm.agents.ppo import PolicyConfig, PolicyError, PPOAgent, forward, init_params, load_policy, save_policy
+from cwm.agents.ppo import PPOAgent
 from cwm.agents.specs import AgentSpecError, make_agent
+from cwm.bundle.policy import PolicyConfig, PolicyError, forward, init_params, load_policy, save_policy_dir
 
 TTT = PolicyConfig(obs_size=27, num_actions=9, hidden=32, game="tic_tac_toe")
 
 
 def test_policy_files_round_trip(tmp_path, source):
     params = init_params(TTT, seed=4)
-    save_policy(tmp_path, params, TTT, encoder_source=source("tic_tac_toe_encoder.py"), extra={"seed": 4})
+    save_policy_dir(tmp_path, params, TTT, encoder_source=source("tic_tac_toe_encoder.py"), extra={"seed": 4})
     loaded, config, extra = load_policy(tmp_path)
     assert config == TTT and extra == {"seed": 4}
     for name, value in params.items():
@@ -40,7 +41,7 @@ def _rewrite(tmp_path, change) -> None:
     (lambda a: a.update(config=np.array(json.dumps({"config": {"obs_size": 27}}))), "config"),
 ])
 def test_bad_policy_files_are_refused_by_name(tmp_path, source, change, message):
-    save_policy(tmp_path, init_params(TTT, seed=0), TTT, encoder_source=source("tic_tac_toe_encoder.py"))
+    save_policy_dir(tmp_path, init_params(TTT, seed=0), TTT, encoder_source=source("tic_tac_toe_encoder.py"))
     _rewrite(tmp_path, change)
     with pytest.raises(PolicyError, match=message):
         load_policy(tmp_path)
@@ -77,7 +78,7 @@ def test_an_untrained_policy_plays_legal_moves_against_random(encode):
 
 
 def test_the_ppo_spec_plays_with_a_contained_encoder(tmp_path, source):
-    save_policy(tmp_path, init_params(TTT, seed=3), TTT, encoder_source=source("tic_tac_toe_encoder.py"))
+    save_policy_dir(tmp_path, init_params(TTT, seed=3), TTT, encoder_source=source("tic_tac_toe_encoder.py"))
     agent = make_agent(f"ppo:{tmp_path}", "tic_tac_toe", seed=0)
     try:
         result = arena.play_match(games.load_game("tic_tac_toe"), [agent, RandomAgent(seed=1)], seed=0)
@@ -90,7 +91,7 @@ def test_the_ppo_spec_plays_with_a_contained_encoder(tmp_path, source):
 
 def test_a_failing_contained_encoder_forfeits(tmp_path):
     broken = "def encode(observation, player_id):\n    return [0.0] * 27 if player_id else observation['nope']\n"
-    save_policy(tmp_path, init_params(TTT, seed=3), TTT, encoder_source=broken)
+    save_policy_dir(tmp_path, init_params(TTT, seed=3), TTT, encoder_source=broken)
     agent = make_agent(f"ppo:{tmp_path}", "tic_tac_toe", seed=0)
     try:
         result = arena.play_match(games.load_game("tic_tac_toe"), [agent, RandomAgent(seed=1)], seed=0)
@@ -111,6 +112,29 @@ def test_acting_and_the_library_never_import_jax():
 
 
 def test_each_ppo_spec_builds_its_own_agent(tmp_path, source):
-    save_policy(tmp_path, init_params(TTT, seed=3), TTT, encoder_source=source("tic_tac_toe_encoder.py"))
+    save_policy_dir(tmp_path, init_params(TTT, seed=3), TTT, encoder_source=source("tic_tac_toe_encoder.py"))
     first, second = (make_agent(f"ppo:{tmp_path}", "tic_tac_toe", seed=0) for _ in range(2))
     assert first is not second  # an agent holds a match's state (its GRU, its encoder's worker)
+
+
+def test_the_network_is_data_below_the_agents():
+    """The network and its files live in cwm.bundle.policy, which (like the planners) imports no agent."""
+    import subprocess
+    import sys
+
+    code = ("import sys, cwm.bundle.policy, planners, planners.puct; "
+            "print(sorted(m for m in sys.modules if m.startswith('cwm.agents')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+@pytest.mark.parametrize("name, new", [("PolicyConfig", "PolicyConfig"), ("forward", "forward"),
+                                       ("load_policy", "load_policy"), ("save_policy", "save_policy_dir"),
+                                       ("ENCODER_FILE", "ENCODER_FILE"), ("PolicyError", "PolicyError")])
+def test_the_network_s_former_names_still_import_with_a_warning(name, new):
+    import cwm.agents.ppo
+    import cwm.bundle.policy
+
+    with pytest.warns(DeprecationWarning, match=f"cwm.bundle.policy.{new}"):
+        old = getattr(cwm.agents.ppo, name)
+    assert old is getattr(cwm.bundle.policy, new)

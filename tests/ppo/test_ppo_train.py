@@ -11,7 +11,7 @@ import jax.numpy as jnp  # the test extra installs JAX; a plain `pip install cwm
 import numpy as np
 import pytest
 
-from cwm.agents.ppo import PolicyConfig, forward, init_params, load_policy
+from cwm.bundle.policy import PolicyConfig, forward, init_params, load_policy
 from cwm.ppo.learner import unroll
 from cwm.ppo.seeds import EnvSource, train_seeds
 from cwm.ppo.train import TrainConfig, train

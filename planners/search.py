@@ -1,0 +1,281 @@
+"""The one tree search: simulations from a root over anything shaped like ``pyspiel.State``, with the
+child-selection function (``select_uct``, ``select_puct``) and the leaf evaluator (``planners.evaluators``)
+passed in; its tree and result are in ``planners.tree``.
+``planners.MCTS`` is this loop with UCT and rollouts or value leaves, ``planners.PUCT`` with PUCT and a prior
+with a value.
+
+The tree keeps each node's state, so a simulation walks down without re-applying moves; it creates exactly
+one new state per simulation (the expanded child) plus what the evaluator makes. OpenSpiel states are copied
+only where they must be (``child`` at expansion); model states (``cwm.model.ModelState``) are never copied,
+since ``child`` shares the immutable JSON state. Chance nodes are in the tree and sampled on every visit.
+
+As in OpenSpiel's ``python/algorithms/mcts.py`` (an evaluator, ``uct_value``/``puct_value`` choosing the
+child) and mctx's ``search`` (the action-selection functions passed in): strategies are arguments, not copies
+of the loop.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from cwm.types import TERMINAL
+from planners.evaluators import Evaluator
+from planners.rollout import rng_from, sample_outcome
+from planners.tree import NOBODY, Node, SearchResult, Tree
+
+# A child-selection function at a decision node: the child to follow, or ``None`` to expand an action not
+# tried yet, which the function has moved to the end of ``node.untried`` (the search pops it from there).
+# Returning the child itself keeps the common step, following a child, free of any lookup. The search calls it
+# once a node without a prior has no untried action left (it expands those first, in random order: UCT's
+# rule), and at every visit of a node with a prior (PUCT weighs the untried actions by it).
+Select = Callable[[Node, random.Random], Node | None]
+
+
+def select_uct(c: float, *, solver: bool = False) -> Select:
+    """UCB1 on trees (Kocsis & Szepesvari 2006): untried actions first, in random order (the search does this
+    itself at nodes without a prior), then the child with the highest ``mean + c * sqrt(ln N / n)``, ties to the
+    first expanded.
+
+    Args:
+      c: the exploration constant.
+      solver: a proven child counts at its proven return for the player to move, without a bonus
+        (MCTS-Solver, Winands et al. 2008).
+    """
+
+    def select(node: Node, rng: random.Random) -> Node | None:
+        if node.untried:  # expand first, in random order
+            _to_end_at_random(node.untried, rng)
+            return None
+        k = c * math.sqrt(math.log(node.visits))  # sqrt(ln N) hoisted out of the loop
+        best = node.kids[0]
+        best_v = -math.inf
+        for kid in node.kids:
+            v = kid.mean + k * kid.inv_sqrt_n
+            if v > best_v:
+                best, best_v = kid, v
+        return best
+
+    def select_solved(node: Node, rng: random.Random) -> Node | None:
+        if node.untried:
+            _to_end_at_random(node.untried, rng)
+            return None
+        k = c * math.sqrt(math.log(node.visits))
+        p = node.player
+        best = node.kids[0]
+        best_v = -math.inf
+        for kid in node.kids:
+            v = kid.outcome[p] if kid.outcome is not None else kid.mean + k * kid.inv_sqrt_n
+            if v > best_v:
+                best, best_v = kid, v
+        return best
+
+    return select_solved if solver else select
+
+
+def select_puct(c: float) -> Select:
+    """PUCT (Silver et al. 2017): the action with the highest ``Q(a) + c * P(a) * sqrt(N) / (1 + N(a))``, with
+    ``P`` the node's prior, ``Q`` the mean return of the action's child (0 before its first visit) and
+    ``sqrt(N)`` at least 1; ties go to the action first in the prior. Draws nothing."""
+
+    def select(node: Node, rng: random.Random) -> Node | None:
+        scale = c * math.sqrt(max(1, node.visits))
+        kids = node.by_action
+        best, best_v = NOBODY, -math.inf
+        assert node.prior is not None, "PUCT selects at nodes its evaluator gave a prior"
+        for a, p in node.prior.items():
+            kid = kids.get(a)
+            if kid is None:
+                v = scale * p  # Q = 0, N(a) = 0
+            else:
+                v = (kid.mean if kid.visits else 0.0) + scale * p / (1 + kid.visits)
+            if v > best_v:
+                best, best_v = a, v
+        if best == NOBODY:
+            raise ValueError("PUCT: the evaluator's prior at a decision node names no action")
+        kid = kids.get(best)
+        if kid is None:  # a new child: its action goes to the end of untried, where the search takes it
+            if best in node.untried:
+                node.untried.remove(best)
+            node.untried.append(best)
+        return kid
+
+    return select
+
+
+class TreeSearch:
+    """The one simulation loop: select down the tree, expand one child, evaluate it, back up.
+
+    Args:
+      select: the child-selection function at decision nodes (``select_uct(c)``, ``select_uct(c, solver=True)``,
+        ``select_puct(c)``); a node without a prior expands its untried actions first, in random order, and
+        chance nodes draw their outcome by its probability.
+      evaluator: values each new non-terminal leaf (``planners.evaluators``); terminal leaves are valued at
+        their returns. One that gives priors (``evaluator.priors``) also evaluates the root first.
+      num_simulations: simulations per search (>= 1).
+      solve: back up proven outcomes (MCTS-Solver in OpenSpiel's max^n form): a node is proven when one
+        child reaches ``max_utility`` for the mover or every child is proven, and the search stops once the
+        root is proven.
+      max_utility: the game's best return, for the solver (``None``: prove a node only from all children).
+      seed: an int, an ``np.random.Generator`` (one integer is drawn from it), a ``random.Random`` (used as
+        it is) or ``None`` (fresh entropy).
+
+    Randomness: expansion order, chance outcomes in the tree and the evaluator all draw from one
+    ``random.Random`` seeded from ``seed``; a seeded search is reproducible.
+    """
+
+    def __init__(self, *, select: Select, evaluator: Evaluator, num_simulations: int, solve: bool = False,
+                 max_utility: float | None = None,
+                 seed: int | np.random.Generator | random.Random | None = None):
+        self.select = select
+        self.evaluator = evaluator
+        self.num_simulations = num_simulations
+        self.solve = solve
+        self.max_utility = max_utility
+        self._max_utility: float | None = max_utility
+        self.rng = rng_from(seed)
+        self.searches = 0  # over this searcher's life: the moves searched and the simulations run (fewer than
+        self.simulations = 0  # asked where the solver proved a root)
+
+    def search(self, state: Any, *, keep_tree: bool = False) -> SearchResult:
+        """Runs ``num_simulations`` simulations from ``state`` (left unchanged) and picks the move.
+
+        Args:
+          state: a decision node.
+          keep_tree: return the tree in ``SearchResult.tree`` (it holds every node's state until dropped).
+
+        Raises:
+          ValueError: ``state`` is terminal or a chance node (there is no decision to make).
+        """
+        if state.is_terminal() or state.is_chance_node():
+            raise ValueError(f"{type(self).__name__}.search needs a decision node; got a terminal or chance state")
+        self._prepare(state)
+        root = Node(state, NOBODY, NOBODY)
+        if self._priors:
+            root.prior = self.evaluator.evaluate(state, self.rng)[1]
+        done = 0
+        while done < self.num_simulations and not (self.solve and root.outcome is not None):
+            self._simulate(root)
+            done += 1
+        self.searches += 1
+        self.simulations += done
+        visits = {k.action: k.visits for k in root.kids}
+        values = {k.action: k.total / k.visits for k in root.kids if k.visits}
+        return SearchResult(action=int(self._choose(root).action), visits=visits, values=values, simulations=done,
+                            tree=Tree(root) if keep_tree else None)
+
+    def step(self, state: Any) -> int:
+        """The chosen action id at ``state``."""
+        return self.search(state).action
+
+    @property
+    def evaluator(self) -> Evaluator:
+        """The leaf evaluator (settable: a search may rebuild it for a game, as MCTS does for its cutoff)."""
+        return self._evaluator
+
+    @evaluator.setter
+    def evaluator(self, evaluator: Evaluator) -> None:
+        self._evaluator = evaluator
+        self._evaluate = evaluator.evaluate  # bound once, not once a simulation
+        self._priors = bool(getattr(evaluator, "priors", False))
+
+    def _prepare(self, state: Any) -> None:
+        """Reads what the search needs from the root's game before a search (nothing here)."""
+
+    def _choose(self, root: Node) -> Node:
+        """The move: the most visited child (ties to the higher mean); with the solver, as OpenSpiel orders
+        it, a proven win first and a proven loss last."""
+        p, solve = root.player, self.solve
+
+        def key(k: Node) -> tuple[float, int, float]:
+            proven = k.outcome[p] if solve and k.outcome is not None else 0.0
+            return proven, k.visits, k.total / k.visits if k.visits else -math.inf
+
+        return max(root.kids, key=key)
+
+    # -- one simulation -----------------------------------------------------------------------------
+    def _simulate(self, root: Node) -> None:
+        node = root
+        path = [root]
+        solve = self.solve
+        select = self.select
+        rng = self.rng
+        evaluate = self._evaluate
+        while True:
+            if node.outcome is not None and (solve or node.player == TERMINAL):
+                returns: Sequence[float] = node.outcome
+                break
+            if node.chance is not None:
+                action = sample_outcome(node.chance, rng)
+                child = node.by_action.get(action)
+            elif node.untried and node.prior is None:  # no prior to weigh them: untried first, at random (UCT)
+                action = _pop_random(node.untried, rng)
+                child = None
+            else:
+                child = select(node, rng)
+                if child is None:
+                    action = node.untried.pop()
+            if child is None:  # a new leaf: terminal, or valued by the evaluator (which may give its prior)
+                child = self._expand(node, action)
+                path.append(child)
+                if child.outcome is not None:
+                    returns = child.outcome
+                else:
+                    returns, prior = evaluate(child.state, rng)
+                    if prior is not None:
+                        child.prior = prior
+                break
+            node = child
+            path.append(node)
+        solved = solve and path[-1].outcome is not None
+        for n in reversed(path):
+            n.visits += 1
+            if n.mover >= 0:
+                n.total += returns[n.mover]
+            n.mean = n.total / n.visits
+            n.inv_sqrt_n = 1.0 / math.sqrt(n.visits)
+            if solved and n.outcome is None:
+                solved = self._prove(n)
+
+    def _expand(self, node: Node, action: int) -> Node:
+        child = Node(node.state.child(action), node.player, action)
+        node.kids.append(child)
+        node.by_action[action] = child
+        return child
+
+    def _prove(self, node: Node) -> bool:
+        """Marks ``node`` proven when its children allow it; returns whether it is proven."""
+        if node.chance is not None:  # a chance node is proven only if every outcome leads to the same result
+            first = node.kids[0].outcome
+            if len(node.kids) == len(node.chance) and first is not None and all(
+                    k.outcome == first for k in node.kids):
+                node.outcome = first
+            return node.outcome is not None
+        p = node.player
+        best: list[float] | None = None
+        all_proven = not node.untried
+        for kid in node.kids:
+            if kid.outcome is None:
+                all_proven = False
+            elif best is None or kid.outcome[p] > best[p]:
+                best = kid.outcome
+        if best is not None and (all_proven or (self._max_utility is not None and best[p] >= self._max_utility)):
+            node.outcome = best
+        return node.outcome is not None
+
+
+def _to_end_at_random(items: list[int], rng: random.Random) -> None:
+    """Swaps a uniformly random element to the end, for the search to pop (random expansion order, O(1))."""
+    i = int(rng.random() * len(items))
+    items[i], items[-1] = items[-1], items[i]
+
+
+def _pop_random(items: list[int], rng: random.Random) -> int:
+    """Removes and returns a uniformly random element (random expansion order, O(1))."""
+    i = int(rng.random() * len(items))
+    items[i], items[-1] = items[-1], items[i]
+    return items.pop()

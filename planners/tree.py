@@ -1,0 +1,110 @@
+"""The search tree and what a search returns: ``Node`` (one state of the tree with its statistics), ``Tree`` (a
+finished search's tree, for inspection) and ``SearchResult`` (the move, the root's visits and values)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from typing import Any
+
+from cwm.types import CHANCE, TERMINAL
+from planners.evaluators import Prior
+
+NOBODY = -1  # the root's mover and action: no player moved into it (a chance node's children have CHANCE)
+
+
+class Node:
+    """A node of the tree: its state, who moved into it and by which action, and that player's statistics.
+
+    Read them to inspect a finished search (``SearchResult.tree``); only the search changes them.
+
+    Attributes:
+      state: the node's state (shared with the caller at the root; never changed).
+      player: who acts here (a player id, ``CHANCE`` or ``TERMINAL``).
+      mover: who moved into this node (``NOBODY`` at the root, ``CHANCE`` below a chance node).
+      action: the action that led here (``NOBODY`` at the root).
+      visits, total, mean: simulations through this node and the mover's summed and mean return over them.
+      inv_sqrt_n: ``1 / sqrt(visits)``, kept at backup so that UCT's selection is one multiply-add per child.
+      kids: the children in the order they were expanded; ``by_action``: the same, by action.
+      untried: the legal actions not expanded yet (a decision node).
+      chance: the chance outcomes and their probabilities (a chance node).
+      outcome: the proven returns (a terminal state, or a node the MCTS-Solver proved).
+      prior: the evaluator's prior over the actions (``None`` without one).
+    """
+
+    __slots__ = ("state", "player", "mover", "action", "visits", "total", "mean", "inv_sqrt_n", "kids",
+                 "by_action", "untried", "chance", "outcome", "prior")
+
+    def __init__(self, state: Any, mover: int, action: int):
+        self.state = state
+        self.mover = mover
+        self.action = action
+        self.visits = 0
+        self.total = 0.0
+        self.mean = 0.0
+        self.inv_sqrt_n = 0.0
+        self.kids: list[Node] = []
+        self.by_action: dict[int, Node] = {}
+        self.chance: list[tuple[int, float]] | None = None
+        self.untried: list[int] = []
+        self.outcome: list[float] | None = None
+        self.prior: Prior | None = None
+        self.player = state.current_player()
+        if self.player == TERMINAL:
+            self.outcome = list(state.returns())
+        elif self.player == CHANCE:
+            self.chance = list(state.chance_outcomes())
+        elif self.player >= 0:
+            self.untried = state.legal_actions()  # a fresh list (OpenSpiel and ModelState alike)
+
+
+@dataclasses.dataclass(frozen=True)
+class Tree:
+    """A finished search's tree, for inspection: the root and its descendants as the search left them.
+
+    Attributes:
+      root: the root node (``Node``).
+    """
+
+    root: Node
+
+    def walk(self) -> Iterator[tuple[tuple[int, ...], Node]]:
+        """Every node with the actions that lead to it from the root, depth first, children in the order
+        they were expanded."""
+        stack: list[tuple[tuple[int, ...], Node]] = [((), self.root)]
+        while stack:
+            path, node = stack.pop()
+            yield path, node
+            stack.extend((path + (kid.action,), kid) for kid in reversed(node.kids))
+
+    def principal_variation(self) -> list[Node]:
+        """The most visited child of each node from the root down (ties to the first expanded)."""
+        line, node = [], self.root
+        while node.kids:
+            node = max(node.kids, key=lambda kid: kid.visits)
+            line.append(node)
+        return line
+
+
+@dataclasses.dataclass(frozen=True)
+class SearchResult:
+    """What one search found at the root.
+
+    Attributes:
+      action: the chosen action id (MCTS: the most visited root child, ties to the higher mean value; with
+        the solver a proven win comes first and a proven loss last. PUCT: the most visited, ties to the
+        first expanded).
+      visits: visit count per root action id, in the order the children were expanded.
+      values: mean return of the root player per root action id.
+      simulations: simulations run (fewer than asked when the solver proved the root).
+      fallback: the action is the documented fallback (ISMCTS drew no consistent state: uniform random).
+      tree: the search's tree where the caller asked for it (``search(..., keep_tree=True)``): a ``Tree``
+        (a ``planners.InfoTree`` from ISMCTS); not compared.
+    """
+
+    action: int
+    visits: dict[int, int]
+    values: dict[int, float]
+    simulations: int
+    fallback: bool = False
+    tree: Any = dataclasses.field(default=None, compare=False, repr=False)
