@@ -106,12 +106,12 @@ def posterior(game: str, source: str, settings: PosteriorSettings, seed: int) ->
     (``cwm.sandbox.sampling.ContainedSampler``); its report as JSON, or ``{"error": why}`` when no state could
     be checked. A module that cannot start (no ``resample_history``, refused by the gate) makes every draw
     invalid, with the reason in each state's ``error``."""
+    from cwm.checks.posterior import PosteriorSettings as CheckSize
     from cwm.checks.posterior import posterior_check
     from cwm.sandbox.sampling import ContainedSampler
 
     with ContainedSampler(source) as sampler:
-        report = posterior_check(game, sampler, games_played=settings.games_played, states=settings.states,
-                                 draws=settings.draws, seed=seed)
+        report = posterior_check(game, sampler, CheckSize(games_played=settings.games_played, states=settings.states, draws=settings.draws, seed=seed))
     if not report.states:
         return {"error": f"no information state had a known posterior ({report.skipped} skipped)"}
     return report.to_json()

@@ -14,7 +14,11 @@ import pyspiel
 
 from cwm.files import quiet_stderr
 from planners.gt_resample import HistoryResampler
-from planners.ismcts import resample_from_infostate
+
+
+def resample_from_infostate(state: pyspiel.State, player: int, rng: np.random.Generator) -> pyspiel.State:
+    """The ground-truth sampler: OpenSpiel's ``resample_from_infostate`` with a seeded uniform sampler."""
+    return state.resample_from_infostate(player, pyspiel.UniformProbabilitySampler(int(rng.integers(2**31)), 0.0, 1.0))
 
 
 class GroundTruthSampler:

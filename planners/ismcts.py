@@ -22,17 +22,13 @@ import pyspiel
 from cwm.types import CHANCE, TERMINAL
 from planners.config import DEFAULT_SEARCH, SearchConfig
 from planners.evaluators import ValueFn, leaf_evaluator
+from planners.gt_sampler import GroundTruthSampler, resample_from_infostate  # noqa: F401  (re-exported)
 from planners.rollout import rng_from, sample_outcome
 from planners.settings import ISMCTSSettings
 from planners.tree import SearchResult
 
 # sampler(state_or_view, player, rng) -> a full state consistent with ``player``'s information state.
 Sampler = Callable[[Any, int, np.random.Generator], Any]
-
-
-def resample_from_infostate(state: pyspiel.State, player: int, rng: np.random.Generator) -> pyspiel.State:
-    """The ground-truth sampler: OpenSpiel's ``resample_from_infostate`` with a seeded uniform sampler."""
-    return state.resample_from_infostate(player, pyspiel.UniformProbabilitySampler(int(rng.integers(2**31)), 0.0, 1.0))
 
 
 class InfoNode:
@@ -112,9 +108,6 @@ class ISMCTS:
         self.uct_c = settings.uct_c
         self.value_fn = value_fn
         if sampler is None:
-            # imported here: the sampler module builds on this module's resample_from_infostate
-            from planners.gt_sampler import GroundTruthSampler
-
             sampler = GroundTruthSampler()
         self.sampler = sampler
         self.max_sample_tries = settings.max_sample_tries

@@ -9,8 +9,10 @@ The network and the ``policy.npz`` files are data, in ``cwm.bundle.policy`` (``P
 
 from __future__ import annotations
 
+import functools
 import warnings
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -18,7 +20,9 @@ import pyspiel
 
 from cwm import games
 from cwm.agents.base import AgentError, IllegalMoveError
+from cwm.bundle import load_bundle
 from cwm.bundle import policy as network
+from cwm.bundle.files import MANIFEST, BundleError
 from cwm.types import CwmError
 from planners import PUCT, PriorValueEvaluator, PUCTSettings
 
@@ -168,3 +172,29 @@ def __getattr__(name: str) -> Any:
                       f"will be removed", DeprecationWarning, stacklevel=2)
         return getattr(network, new)
     raise AttributeError(f"module 'cwm.agents.ppo' has no attribute {name!r}")
+def policy_at(target: str, game: games.GameSpec) -> tuple[dict[str, np.ndarray], network.PolicyConfig, str]:
+    """The weights, config and encoder source the ``ppo:TARGET`` agent plays: a bundle directory (verified
+    by ``cwm.bundle.load_bundle`` with ``game``, once per process: an arena builds the agent per match) or a
+    policy directory (``load_policy``).
+
+    Raises:
+      BundleError: a bundle that fails its verification or holds no policy.
+      PolicyError: a policy directory whose ``policy.npz`` does not read.
+      OSError, UnicodeDecodeError: a policy directory's ``encoder.py`` cannot be read.
+    """
+    if (Path(target) / MANIFEST).is_file():
+        found = _bundle_policy(str(Path(target).resolve()), game.name)
+        return found.params, found.config, found.encoder_source
+    params, config, _ = network.load_policy(target)
+    return params, config, (Path(target) / network.ENCODER_FILE).read_text(encoding="utf-8")
+
+
+@functools.lru_cache(maxsize=16)
+def _bundle_policy(target: str, game: str) -> network.BundlePolicy:
+    found = load_bundle(target, game=game).policy
+    if found is None:
+        raise BundleError(f"{target}: the bundle holds no PPO policy ({network.POLICY_FILE}); train one with "
+                          f"`cwm train ppo {target}`")
+    return found
+
+

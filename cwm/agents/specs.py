@@ -52,15 +52,19 @@ from cwm.agents.grammar import (  # noqa: F401  (the grammar's names are the spe
 )
 from cwm.agents.llm import LLMPolicyAgent
 from cwm.agents.native import NativeISMCTSAgent, NativeMCTSAgent
+from cwm.agents.ppo import PPOAgent, policy_at
 from cwm.agents.selected import SelectedAgent, read_survivors
 from cwm.agents.worker import DEFAULT_MOVE_CPU_S, WorkerAgent
 from cwm.bundle import Bundle, load_bundle
 from cwm.bundle.files import BundleError, read_manifest, verified_files
-from cwm.contract import resampler
+from cwm.bundle.game import same_game
+from cwm.bundle.policy import PolicyError
+from cwm.contract import ENCODER_API, resampler
 from cwm.llm import make_client
 from cwm.model import ActionCodec, WorldModel
 from cwm.sandbox import load_source
 from cwm.sandbox.budget import call_budget
+from cwm.sandbox.training import ContainedEncoder
 from planners.config import DEFAULT_SEARCH, SearchConfig
 from planners.gt_sampler import resampler_problem
 from planners.ismcts import Sampler
@@ -227,17 +231,13 @@ def _check_inference(spec: AgentSpec, game: games.GameSpec) -> None:
 
 
 def ppo_agent(target: str, game: games.GameSpec, *, trusted: bool, seed: int | np.random.Generator | None) -> Agent:
-    """The agent of a PPO policy in a bundle or a policy directory (``cwm.bundle.policy.policy_at``): its
+    """The agent of a PPO policy in a bundle or a policy directory (``cwm.agents.ppo.policy_at``): its
     encoder in a hardened worker, or loaded here (gated) when ``trusted``.
 
     Raises:
       AgentSpecError: the directory has no readable policy or encoder, or the policy is for another game.
       BundleError: a bundle that fails its verification or holds no policy.
     """
-    from cwm.agents.ppo import PPOAgent
-    from cwm.bundle.game import same_game
-    from cwm.bundle.policy import PolicyError, policy_at
-
     try:
         params, config, source = policy_at(target, game)
     except (PolicyError, OSError, UnicodeDecodeError) as e:
@@ -245,12 +245,8 @@ def ppo_agent(target: str, game: games.GameSpec, *, trusted: bool, seed: int | n
     if config.game and not same_game(game, config.game):  # compared by name: the file's text imports nothing
         raise AgentSpecError(f"ppo:{target}: the policy was trained for {config.game}, not {game.name}")
     if trusted:
-        from cwm.contract import ENCODER_API
-
         encode = load_source(source, name="ppo_encoder", api=ENCODER_API).encode
         return PPOAgent(params, config, encode, game, seed=seed)
-    from cwm.sandbox.training import ContainedEncoder
-
     return PPOAgent(params, config, ContainedEncoder(source), game, seed=seed)
 
 

@@ -17,13 +17,12 @@ manifest and records the training run in its provenance (``provenance.ppo``); th
 bundle's and moved into place, the manifest last, so a bundle is never left half-written. ``policy_of`` reads
 the policy at load (``cwm.bundle.load_bundle``) from bytes whose hash the manifest already vouched for: every
 array is checked (``read_policy``), the policy must be for the bundle's game and of its action count, and it
-needs its encoder. ``policy_at`` is what the ``ppo:`` agent spec reads: a policy directory or a bundle.
+needs its encoder. The ``ppo:`` agent reads a policy directory or a bundle (``cwm.agents.ppo.policy_at``).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import io
 import json
 import zipfile
@@ -34,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from cwm import games
-from cwm.bundle.files import MANIFEST, POLICY_WEIGHTS, BundleError, read_manifest, verified_files
+from cwm.bundle.files import POLICY_WEIGHTS, BundleError, read_manifest, verified_files
 from cwm.bundle.game import game_identity, same_game
 from cwm.bundle.update import ENCODER_FILE, update_bundle
 from cwm.types import JSON, CwmError
@@ -265,34 +264,19 @@ def policy_of(path: Path, spec: games.GameSpec, data: Mapping[str, bytes],
     return BundlePolicy(params, config, record, sources[ENCODER_FILE])
 
 
-def policy_at(target: str, game: games.GameSpec) -> tuple[dict[str, np.ndarray], PolicyConfig, str]:
-    """The weights, config and encoder source the ``ppo:TARGET`` agent plays: a bundle directory (verified
-    by ``cwm.bundle.load_bundle`` with ``game``, once per process: an arena builds the agent per match) or a
-    policy directory (``load_policy``).
+def __getattr__(name: str) -> Any:
+    """``policy_at``, which moved to ``cwm.agents.ppo`` (the ``ppo:`` agent reads its policy there; deprecated
+    here for one release)."""
+    if name == "policy_at":
+        import importlib
+        import warnings
 
-    Raises:
-      BundleError: a bundle that fails its verification or holds no policy.
-      PolicyError: a policy directory whose ``policy.npz`` does not read.
-      OSError, UnicodeDecodeError: a policy directory's ``encoder.py`` cannot be read.
-    """
-    if (Path(target) / MANIFEST).is_file():
-        found = _bundle_policy(str(Path(target).resolve()), game.name)
-        return found.params, found.config, found.encoder_source
-    params, config, _ = load_policy(target)
-    return params, config, (Path(target) / ENCODER_FILE).read_text(encoding="utf-8")
-
-
-@functools.lru_cache(maxsize=16)
-def _bundle_policy(target: str, game: str) -> BundlePolicy:
-    from cwm.bundle.load import load_bundle
-
-    found = load_bundle(target, game=game).policy
-    if found is None:
-        raise BundleError(f"{target}: the bundle holds no PPO policy ({POLICY_FILE}); train one with "
-                          f"`cwm train ppo {target}`")
-    return found
+        warnings.warn("cwm.bundle.policy.policy_at moved to cwm.agents.ppo.policy_at", DeprecationWarning,
+                      stacklevel=2)
+        return importlib.import_module("cwm.agents.ppo").policy_at
+    raise AttributeError(f"module 'cwm.bundle.policy' has no attribute {name!r}")
 
 
 __all__ = ["ENCODER_FILE", "POLICY_FILE", "BundlePolicy", "Params", "PolicyConfig", "PolicyError", "forward", "gru",
-           "init_params", "load_policy", "masked_logits", "policy_at", "policy_bytes", "policy_of", "read_policy",
+           "init_params", "load_policy", "masked_logits", "policy_bytes", "policy_of", "read_policy",
            "save_policy", "save_policy_dir"]

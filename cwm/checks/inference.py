@@ -21,6 +21,7 @@ with its recorded action legal (at the end: a terminal state). Nothing says that
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -73,16 +74,29 @@ def run_inference_checks(model: WorldModel, resample: Resample, closed: Sequence
     for ti, ct in enumerate(closed):
         for k in decision_points(ct, terminal=terminal):
             at_end = terminal and k == len(ct.events) - 1
-            ok = _check_one(model, resample, guard, ct, ti, k, at_end, tally, kind=kind)
+            ok = _check_one(_Checked(model, resample, guard, kind), ct, (ti, k), at_end, tally)
             passed += ok
             total += 1
     return tally.report(passed, total)
 
 
-def _check_one(model: WorldModel, resample: Resample, guard: Guard, ct: ClosedTrajectory, ti: int, k: int,
-               at_end: bool, tally: Tally, *, kind: str) -> bool:
-    """One check of ``resample_history`` (``kind="history"``) or ``resample_state`` (``"state"``) at event ``k``:
-    the call under ``guard``, the value rule of what it drew, then whether it fits what the player saw."""
+@dataclasses.dataclass(frozen=True)
+class _Checked:
+    """What is checked: the inference function ``resample`` of ``kind`` (run under ``guard``) and the model its
+    draws are replayed in."""
+
+    model: WorldModel
+    resample: Resample
+    guard: Guard
+    kind: str
+
+
+def _check_one(checked: _Checked, ct: ClosedTrajectory, where: tuple[int, int], at_end: bool, tally: Tally) -> bool:
+    """One check of ``resample_history`` (``kind="history"``) or ``resample_state`` (``"state"``) at event ``k`` of
+    view ``ti`` (``where``): the call under ``guard``, the value rule of what it drew, then whether it fits what
+    the player saw."""
+    model, resample, guard, kind = checked.model, checked.resample, checked.guard, checked.kind
+    ti, k = where
     test = "inference_terminal" if at_end else "inference"
     seed, name = check_seed(ti, ct.player, k), f"resample_{kind}"
     call = f"{name}({_given(k, at_end)}, player_id={ct.player}, seed={seed})"

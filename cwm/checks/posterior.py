@@ -27,8 +27,10 @@ import copy
 import dataclasses
 import hashlib
 import math
+import warnings
 from collections import Counter
 from collections.abc import Callable, Hashable
+from typing import Any
 
 import numpy as np
 import pyspiel
@@ -145,59 +147,101 @@ def information_states(game: str | games.GameSpec, *, games_played: int, states:
     return [found[i] for i in picked]
 
 
-def posterior_check(game: str | games.GameSpec, resample_history: ResampleHistory, *, games_played: int = 10,
-                    states: int = 20, draws: int = 400, truth_draws: int = 2000, confidence: float = 0.95,
-                    seed: int = 0, hidden: HiddenInfo | None = None, max_nodes: int = 200_000) -> PosteriorReport:
+@dataclasses.dataclass(frozen=True)
+class PosteriorSettings:
+    """The size of a posterior check.
+
+    Attributes:
+      games_played, states: information states are drawn from the decision states of this many seeded
+        random games.
+      draws: inference draws per information state.
+      truth_draws: draws per state for a true posterior that cannot be enumerated.
+      confidence: of the intervals, for all states together.
+      seed: seeds the games, the state choice, the inference seeds and the ground truth's draws.
+      max_nodes: the exact enumeration's budget per information state.
+    """
+
+    games_played: int = 10
+    states: int = 20
+    draws: int = 400
+    truth_draws: int = 2000
+    confidence: float = 0.95
+    seed: int = 0
+    max_nodes: int = 200_000
+
+
+@dataclasses.dataclass(frozen=True)
+class _Plan:
+    """What every state of one check shares."""
+
+    spec: games.GameSpec
+    hidden: HiddenInfo
+    resample_history: ResampleHistory
+    draws: int
+    delta: float
+
+
+def posterior_check(game: str | games.GameSpec, resample_history: ResampleHistory,
+                    settings: PosteriorSettings | None = None, *, hidden: HiddenInfo | None = None,
+                    **legacy: Any) -> PosteriorReport:
     """Compares ``resample_history``'s distribution of the hidden information with the true posterior.
 
     Args:
       game: the real game.
       resample_history: the inference function (``cwm.contract.INFERENCE_API``); it gets a deep copy of the
         player's events each time and one seed per draw. Run untrusted code through a guard or a worker.
-      games_played, states: information states are drawn from the decision states of this many seeded random
-        games.
-      draws: inference draws per information state.
-      truth_draws: draws per state for a true posterior that cannot be enumerated.
-      confidence: of the intervals, for all states together.
-      seed: seeds the games, the state choice, the inference seeds and the ground truth's draws.
+      settings: the check's size (``PosteriorSettings``: games, states, draws, confidence, seed, ...).
       hidden: what to measure (default ``cwm.games.hidden.hidden_info(game)``).
-      max_nodes: the exact enumeration's budget per information state.
+      legacy: the former keyword arguments (``games_played=``, ``draws=``, ...), deprecated.
     """
+    s = _settings(settings, legacy)
     spec = games.resolve(game)
     hidden = hidden or hidden_info(spec)
-    picked = information_states(spec, games_played=games_played, states=states, seed=seed)
-    rng = np.random.default_rng([seed, 1])
-    resampler = HistoryResampler(state_key=hidden.state_key, max_nodes=max_nodes)
-    delta = (1.0 - confidence) / max(len(picked), 1)
+    picked = information_states(spec, games_played=s.games_played, states=s.states, seed=s.seed)
+    rng = np.random.default_rng([s.seed, 1])
+    resampler = HistoryResampler(state_key=hidden.state_key, max_nodes=s.max_nodes)
+    plan = _Plan(spec, hidden, resample_history, s.draws, (1.0 - s.confidence) / max(len(picked), 1))
     checks, skipped, valid = [], 0, 0
     for g, state in picked:
         player = state.current_player()
-        truth = true_posterior(spec, state, player, hidden, resampler=resampler, draws=truth_draws, rng=rng)
+        truth = true_posterior(spec, state, player, hidden, resampler=resampler, draws=s.truth_draws, rng=rng)
         if truth is None:
             skipped += 1
             continue
-        check = _check_state(spec, state, player, hidden, truth, resample_history, draws, delta, rng, g)
+        check = _check_state(plan, state, truth, rng, g)
         checks.append(check)
-        valid += draws - check.invalid
-    return _report(spec, hidden, checks, draws, confidence, valid, skipped)
+        valid += s.draws - check.invalid
+    return _report(spec, hidden, checks, s.draws, s.confidence, valid, skipped)
 
 
-def _check_state(spec: games.GameSpec, state: pyspiel.State, player: int, hidden: HiddenInfo, truth: Truth,
-                 resample_history: ResampleHistory, draws: int, delta: float, rng: np.random.Generator,
+def _settings(settings: PosteriorSettings | None, legacy: dict[str, Any]) -> PosteriorSettings:
+    if not legacy:
+        return settings or PosteriorSettings()
+    if settings is not None:
+        raise TypeError(f"posterior_check: pass either a PosteriorSettings or {sorted(legacy)}, not both")
+    warnings.warn(f"posterior_check({', '.join(f'{k}=' for k in sorted(legacy))}...) is deprecated: pass "
+                  f"PosteriorSettings(...)", DeprecationWarning, stacklevel=3)
+    return PosteriorSettings(**legacy)
+
+
+def _check_state(plan: _Plan, state: pyspiel.State, truth: Truth, rng: np.random.Generator,
                  game_index: int) -> StateCheck:
-    tracker = HistoryTracker(spec, player)
+    player = state.current_player()
+    tracker = HistoryTracker(plan.spec, player)
     tracker.sync(state)
     counts: Counter[Hashable] = Counter()
     error = ""
+    draws = plan.draws
     for _ in range(draws):
-        value, why = _draw(spec, tracker.events, player, hidden, resample_history, int(rng.integers(2**31)))
+        value, why = _draw(plan.spec, tracker.events, player, plan.hidden, plan.resample_history,
+                           int(rng.integers(2**31)))
         counts[value] += 1
         error = error or why
     q = {v: n / draws for v, n in counts.items()}
     tv = total_variation(truth.probabilities, q)
-    margin = tv_margin(len(truth.probabilities) + 1, draws, delta)
+    margin = tv_margin(len(truth.probabilities) + 1, draws, plan.delta)
     if truth.draws:
-        margin += tv_margin(len(set(truth.probabilities) | set(q)) + 1, truth.draws, delta)
+        margin += tv_margin(len(set(truth.probabilities) | set(q)) + 1, truth.draws, plan.delta)
     return StateCheck(game_index, len(state.history()), player, truth.method,
                       shown(truth.probabilities), shown(q), counts[INVALID], error, tv, max(0.0, tv - margin),
                       min(1.0, tv + margin))

@@ -54,7 +54,18 @@ class StepChecks:
             return _UNSET, model_traceback(e), False
 
     def fail(self, kind: str, call: str, expected: JSON, got: JSON, why: str, *, breach: bool,
-             trace: str = "", count: int = 1, step: int | None = None) -> bool:
+             trace: str = "") -> bool:
+        """Records one failed check of type ``kind`` at the current step (``False``)."""
+        return self._fail(kind, call, (expected, got, why, trace), breach=breach)
+
+    def fail_rest(self, step: int, remaining: int, why: str) -> bool:
+        """Records the ``remaining`` steps from ``step`` on, which the trajectory never reached, as failed."""
+        return self._fail("transition", "(not reached)", (None, None, why, ""), breach=False, count=remaining,
+                          step=step)
+
+    def _fail(self, kind: str, call: str, shown: tuple[JSON, JSON, str, str], *, breach: bool, count: int = 1,
+              step: int | None = None) -> bool:
+        expected, got, why, trace = shown
         si, history, state = self.si if step is None else step, tuple(self.history), self.state
         return self.run_.fail(lambda: CheckFailure(kind, self.ti, si, call, expected, got, why, trace, history, breach,
                                                    **self._context(kind, si, state)),

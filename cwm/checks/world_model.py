@@ -120,9 +120,8 @@ class _Replay(StepChecks):
                 if nxt is None:
                     remaining = len(steps) - si - 1
                     if remaining:
-                        self.fail("transition", "(not reached)", None, None, f"trajectory stopped at step {si}; "
-                                  f"{remaining} later steps count as failed", breach=False, count=remaining,
-                                  step=si + 1)
+                        self.fail_rest(si + 1, remaining, f"trajectory stopped at step {si}; {remaining} later "
+                                                          f"steps count as failed")
                     break
                 self.history.append(step.action_string)
                 self.state = nxt

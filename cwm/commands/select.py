@@ -42,10 +42,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def cmd_select(args: argparse.Namespace) -> int:
     settings = Settings(search=SearchConfig(num_simulations=args.sims, rollouts=args.rollouts, uct_c=args.uct_c))
-    result = selection.select_models(args.game, args.bundles, args.out, hosts=args.hosts, games_per_pairing=args.games,
-                                     settings=settings, seed=args.seed, margin=args.margin, executor=args.executor,
-                                     move_time_limit=args.move_time_limit, host_cpu_s=args.host_time_limit,
-                                     progress=not args.no_progress)
+    chosen = selection.SelectionSettings(hosts=args.hosts, games_per_pairing=args.games, agents=settings,
+                                         seed=args.seed, margin=args.margin, executor=args.executor,
+                                         move_time_limit=args.move_time_limit, host_cpu_s=args.host_time_limit,
+                                         progress=not args.no_progress)
+    result = selection.select_models(args.game, args.bundles, args.out, chosen)
     print((result.out / "selection.md").read_text(encoding="utf-8"), end="")
     print(f"survivors: {', '.join(result.survivors) or 'none'}; play them in the arena as {result.spec}")
     return 0

@@ -7,6 +7,7 @@ from cwm.selection.rejection import (  # noqa: F401
     GAMES_FILE,
     Selection,
     SelectionError,
+    SelectionSettings,
     load_records,
     pick_hosts,
     play_games,
@@ -20,5 +21,5 @@ from cwm.selection.value_tournament import (  # noqa: F401
 )
 from cwm.selection.values import TOURNAMENT_DIR, ValueResult, synthesize_value  # noqa: F401
 
-__all__ = ['DEFAULT_GAMES', 'GAMES_FILE', 'Selection', 'SelectionError', 'load_records', 'pick_hosts', 'play_games', 'select_models', 'utility_range', 'Tournament', 'TournamentError',
+__all__ = ['DEFAULT_GAMES', 'GAMES_FILE', 'Selection', 'SelectionError', 'SelectionSettings', 'load_records', 'pick_hosts', 'play_games', 'select_models', 'utility_range', 'Tournament', 'TournamentError',
            'TournamentSettings', 'run_tournament', 'TOURNAMENT_DIR', 'ValueResult', 'synthesize_value']

@@ -21,6 +21,7 @@ import logging
 import math
 import re
 import sys
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -41,7 +42,7 @@ from cwm.sandbox.host import DEFAULT_HOST_CPU_S
 from cwm.selection.play import GameJob, GameRecord, play_game
 from cwm.selection.report import Candidate, Selection, SelectionError, score, write_selection
 
-__all__ = ["DEFAULT_GAMES", "Selection", "SelectionError", "select_models"]
+__all__ = ["DEFAULT_GAMES", "Selection", "SelectionError", "SelectionSettings", "select_models"]
 
 log = logging.getLogger("cwm.selection")
 
@@ -49,11 +50,43 @@ DEFAULT_GAMES = 50  # games per host and ordered pairing (paper: 50)
 GAMES_FILE = "games.jsonl"
 
 
-def select_models(game: str | games.GameSpec, bundles: Sequence[str | Path], out: str | Path, *, hosts: int = 2,
-                  games_per_pairing: int = DEFAULT_GAMES, settings: Settings | None = None, seed: int = 0,
-                  margin: float = 0.1, executor: str | Executor = "local",
-                  move_time_limit: float = DEFAULT_MOVE_TIME_S, host_cpu_s: float = DEFAULT_HOST_CPU_S,
-                  progress: bool = True) -> Selection:
+@dataclasses.dataclass(frozen=True)
+class SelectionSettings:
+    """How a selection is played.
+
+    Attributes:
+      hosts: how many bundles host games (paper: 2), chosen with ``seed``.
+      games_per_pairing: games per host and ordered pairing (paper: 50); raising it on a resume adds games.
+      agents: the agents' settings (their ``search``); every bundle is contained whatever ``trust_models`` says.
+      seed: picks the hosts and seeds every game (a hash of it and the game's key).
+      margin: reject an agent whose mean is more than this fraction of the utility range below the best.
+      executor: ``local`` (process pool), ``local:N``, ``inline``, ``ray[:ADDRESS]`` or an executor.
+      move_time_limit: CPU seconds per move of an agent's worker; host_cpu_s: per request of the host.
+      progress: print the size of the job and show a tqdm progress bar (on stderr).
+    """
+
+    hosts: int = 2
+    games_per_pairing: int = DEFAULT_GAMES
+    agents: Settings = Settings()
+    seed: int = 0
+    margin: float = 0.1
+    executor: str | Executor = "local"
+    move_time_limit: float = DEFAULT_MOVE_TIME_S
+    host_cpu_s: float = DEFAULT_HOST_CPU_S
+    progress: bool = True
+
+    def check(self, bundles: int) -> SelectionSettings:
+        """The settings themselves, when usable for ``bundles`` bundles.
+
+        Raises:
+          SelectionError: every problem, in one line.
+        """
+        _check_numbers(bundles, self)
+        return self
+
+
+def select_models(game: str | games.GameSpec, bundles: Sequence[str | Path], out: str | Path,
+                  settings: SelectionSettings | None = None, **legacy: Any) -> Selection:
     """Plays (or resumes) a selection among ``bundles`` and writes it under ``out``.
 
     Args:
@@ -62,15 +95,10 @@ def select_models(game: str | games.GameSpec, bundles: Sequence[str | Path], out
       bundles: bundle folders (``cwm export``), at least two; each is verified (``cwm.bundle.load_bundle``,
         contained) before anything is played.
       out: the selection folder.
-      hosts: how many bundles host games (paper: 2), chosen with ``seed``.
-      games_per_pairing: games per host and ordered pairing (paper: 50); raising it on a resume adds games.
-      settings: the agents' search settings (``settings.search``; ``None``: ``Settings()``); every bundle is
-        contained whatever ``settings.trust_models`` says.
-      seed: picks the hosts and seeds every game (a hash of it and the game's key).
-      margin: reject an agent whose mean is more than this fraction of the utility range below the best.
-      executor: ``local`` (process pool), ``local:N``, ``inline``, ``ray[:ADDRESS]`` or an executor.
-      move_time_limit: CPU seconds per move of an agent's worker; host_cpu_s: per request of the host.
-      progress: print the size of the job and show a tqdm progress bar (on stderr).
+      settings: hosts, games per pairing, the agents' settings, seed, margin, executor, limits, progress
+        (``SelectionSettings``; default its defaults).
+      legacy: the former keyword arguments (``hosts=``, ``settings=`` for the agents' ``Settings``, ...),
+        deprecated.
 
     Returns:
       the ``Selection``: scores, survivors (``.survivors``, ``.survivor_paths``) and the arena spec
@@ -81,38 +109,55 @@ def select_models(game: str | games.GameSpec, bundles: Sequence[str | Path], out
         a game with hidden information, or an ``out`` holding a selection with other settings or bundles.
       BundleError: a bundle that fails its verification.
     """
-    spec = games.resolve(game)
-    out = Path(out)
-    settings = settings or Settings()
-    _check_numbers(len(bundles), hosts, games_per_pairing, margin, settings, move_time_limit=move_time_limit,
-                   host_cpu_s=host_cpu_s)
+    spec, out = games.resolve(game), Path(out)
+    s = _settings(settings, legacy).check(len(bundles))
     candidates = _candidates(spec, bundles)
-    chosen = pick_hosts(candidates, hosts, seed)
+    chosen = pick_hosts(candidates, s.hosts, s.seed)
     utility, source = games.utility_range(spec)
-    config = {"game": spec.name, "seed": seed, "hosts": [c.label for c in chosen],
-              "agents": {c.label: c.fingerprint for c in candidates}, "settings": dataclasses.asdict(settings),
-              "move_time_limit": move_time_limit, "host_cpu_s": host_cpu_s}
+    config = {"game": spec.name, "seed": s.seed, "hosts": [c.label for c in chosen],
+              "agents": {c.label: c.fingerprint for c in candidates}, "settings": dataclasses.asdict(s.agents),
+              "move_time_limit": s.move_time_limit, "host_cpu_s": s.host_cpu_s}
     _check_resume(out, config)
     planned = [(f"{h.label}|{a.label}|{b.label}#{i}", h, a, b) for h in chosen for a in candidates for b in candidates
-               for i in range(games_per_pairing)]
+               for i in range(s.games_per_pairing)]
     done = load_records(out / GAMES_FILE)
     todo = [p for p in planned if p[0] not in done]
-    if progress:
-        print(f"{estimate(spec, len(chosen), len(candidates), games_per_pairing, settings)}; {len(todo):,} to play",
-              file=sys.stderr)
+    if s.progress:
+        print(f"{estimate(spec, len(chosen), len(candidates), s.games_per_pairing, s.agents)}; {len(todo):,} to "
+              f"play", file=sys.stderr)
     if todo:  # the code is verified only when there is something to play (a finished selection rescores at once)
-        sources = _verified(spec, candidates)
         atomic_write(out / "config.json", json.dumps(config, indent=2) + "\n")
-        jobs = [GameJob(spec.name, key, h.label, sources[h.label]["model.py"], (a.label, b.label),
-                        (sources[a.label], sources[b.label]), match_seed(seed, key), settings, move_time_limit,
-                        host_cpu_s) for key, h, a, b in todo]
-        play_games(jobs, out / GAMES_FILE, done, total=len(planned), executor=executor, progress=progress)
+        play_games(_jobs(spec, candidates, todo, s), out / GAMES_FILE, done, total=len(planned),
+                   executor=s.executor, progress=s.progress)
     records = tuple(done[key] for key, *_ in planned)
-    scores, threshold = score(candidates, records, margin=margin, utility=utility)
-    selection = Selection(spec.name, out, tuple(c.label for c in chosen), utility, source, margin, threshold,
+    scores, threshold = score(candidates, records, margin=s.margin, utility=utility)
+    selection = Selection(spec.name, out, tuple(c.label for c in chosen), utility, source, s.margin, threshold,
                           scores, records)
-    write_selection(selection, games_per_pairing=games_per_pairing, seed=seed)
+    write_selection(selection, games_per_pairing=s.games_per_pairing, seed=s.seed)
     return selection
+
+
+def _settings(settings: SelectionSettings | None, legacy: dict[str, Any]) -> SelectionSettings:
+    if not legacy:
+        return settings or SelectionSettings()
+    if settings is not None:
+        raise SelectionError(f"select_models: pass either a SelectionSettings or {sorted(legacy)}, not both")
+    warnings.warn(f"select_models({', '.join(f'{k}=' for k in sorted(legacy))}...) is deprecated: pass "
+                  f"SelectionSettings(...)", DeprecationWarning, stacklevel=3)
+    named = {("agents" if k == "settings" else k): v for k, v in legacy.items() if v is not None}
+    unknown = sorted(set(named) - {f.name for f in dataclasses.fields(SelectionSettings)})
+    if unknown:
+        raise SelectionError(f"select_models: unknown settings {unknown}")
+    return SelectionSettings(**named)
+
+
+def _jobs(spec: games.GameSpec, candidates: Sequence[Candidate], todo: Sequence[tuple[str, Any, Any, Any]],
+          s: SelectionSettings) -> list[GameJob]:
+    """The games still to play, each hosted by one bundle's model; the bundles are verified first."""
+    sources = _verified(spec, candidates)
+    return [GameJob(spec.name, key, h.label, sources[h.label]["model.py"], (a.label, b.label),
+                    (sources[a.label], sources[b.label]), match_seed(s.seed, key), s.agents, s.move_time_limit,
+                    s.host_cpu_s) for key, h, a, b in todo]
 
 
 def play_games(jobs: Sequence[GameJob], path: Path, done: dict[str, GameRecord], *, total: int,
@@ -181,18 +226,17 @@ def _check_resume(out: Path, config: dict[str, Any]) -> None:
                              f"differ); resume it with the same ones, or use another folder")
 
 
-def _check_numbers(bundles: int, hosts: int, per_pairing: int, margin: float, settings: Settings, *,
-                   move_time_limit: float, host_cpu_s: float) -> None:
-    problems = settings.problems()
+def _check_numbers(bundles: int, s: SelectionSettings) -> None:
+    problems = s.agents.problems()
     if bundles < 2:
         problems.append(f"a selection needs at least two bundles (got {bundles})")
-    if type(hosts) is not int or not 1 <= hosts <= max(bundles, 1):
-        problems.append(f"hosts must be between 1 and the number of bundles, {bundles} (got {hosts!r})")
-    if type(per_pairing) is not int or per_pairing < 1:
-        problems.append(f"games per pairing must be >= 1 (got {per_pairing!r})")
-    if type(margin) not in (int, float) or not (math.isfinite(margin) and margin >= 0):
-        problems.append(f"the margin must be a finite number >= 0 (got {margin!r})")
-    for what, limit in (("the move time limit", move_time_limit), ("the host's time limit", host_cpu_s)):
+    if type(s.hosts) is not int or not 1 <= s.hosts <= max(bundles, 1):
+        problems.append(f"hosts must be between 1 and the number of bundles, {bundles} (got {s.hosts!r})")
+    if type(s.games_per_pairing) is not int or s.games_per_pairing < 1:
+        problems.append(f"games per pairing must be >= 1 (got {s.games_per_pairing!r})")
+    if type(s.margin) not in (int, float) or not (math.isfinite(s.margin) and s.margin >= 0):
+        problems.append(f"the margin must be a finite number >= 0 (got {s.margin!r})")
+    for what, limit in (("the move time limit", s.move_time_limit), ("the host's time limit", s.host_cpu_s)):
         if type(limit) not in (int, float) or not (math.isfinite(limit) and limit > 0):
             problems.append(f"{what} must be > 0 seconds (got {limit!r})")
     if problems:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from cwm import games
-from cwm.checks.posterior import SHOWN_CHARS, SHOWN_VALUES, posterior_check, shown
+from cwm.checks.posterior import SHOWN_CHARS, SHOWN_VALUES, PosteriorSettings, posterior_check, shown
 from cwm.games.hidden import GENERIC, HIDDEN, hidden_info, opponent_lowest_card
 from cwm.sandbox.sampling import ContainedSampler
 from cwm.synthesis.extract import extract_code
@@ -32,7 +32,7 @@ def _real_inference() -> str:
 
 def _check(source: str):
     with ContainedSampler(source) as sampler:
-        return posterior_check("gin_rummy", sampler, games_played=3, states=4, draws=150, truth_draws=1000, seed=0)
+        return posterior_check("gin_rummy", sampler, PosteriorSettings(games_played=3, states=4, draws=150, truth_draws=1000, seed=0))
 
 
 def test_gin_rummy_measures_the_lowest_card_of_the_opponents_hand():
@@ -83,8 +83,7 @@ def test_the_generic_feature_on_gin_rummy_gives_a_small_report():
     entries of clipped text, with the rest summed."""
     generic = dataclasses.replace(GENERIC, exact=False)  # the deal cannot be enumerated: straight to the engine
     with ContainedSampler(_real_inference()) as sampler:
-        report = posterior_check("gin_rummy", sampler, games_played=1, states=2, draws=40, truth_draws=60, seed=0,
-                                 hidden=generic)
+        report = posterior_check("gin_rummy", sampler, PosteriorSettings(games_played=1, states=2, draws=40, truth_draws=60, seed=0), hidden=generic)
     assert len(report.states) == 2 and report.accuracy == 1.0
     for check in report.states:
         assert check.q[f"<{40 - SHOWN_VALUES} other values>"] > 0  # every draw a new value: 20 kept, 20 summed

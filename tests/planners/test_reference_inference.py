@@ -15,7 +15,7 @@ import pytest
 
 from cwm import games, model, values
 from cwm.agents.cwm import HistoryTracker
-from cwm.checks.posterior import posterior_check
+from cwm.checks.posterior import PosteriorSettings, posterior_check
 from cwm.contract import INFERENCE_API
 from cwm.games.hidden import replay
 from cwm.games.oracle import oracle_model
@@ -118,7 +118,7 @@ def test_sampling_is_seeded_and_varies_with_the_seed(game):
 
 @pytest.mark.parametrize("game", list(CASES))
 def test_the_reference_belief_is_the_true_posterior(game):
-    report = posterior_check(game, _reference(game).resample_history, games_played=6, states=12, draws=300, seed=0)
+    report = posterior_check(game, _reference(game).resample_history, PosteriorSettings(games_played=6, states=12, draws=300, seed=0))
     assert report.accuracy == 1.0 and report.skipped == 0 and len(report.states) == 12
     assert all(s.truth == "exact" for s in report.states)
     # the interval includes 0: the draws give no evidence of a wrong belief at 95%
@@ -130,7 +130,7 @@ def test_quadranto_point_mass_belief_passes_reconstruction_but_not_the_posterior
     old = "_pick(sorted(layers[-1].items()), rng)"
     assert source.count(old) == 1
     mutant = _inference(source.replace(old, "sorted(layers[-1])[0]"))  # always the lowest consistent square
-    report = posterior_check("quadranto", mutant.resample_history, games_played=6, states=12, draws=300, seed=0)
+    report = posterior_check("quadranto", mutant.resample_history, PosteriorSettings(games_played=6, states=12, draws=300, seed=0))
     assert report.accuracy == 1.0
     assert report.lo > 0.3, report.summary()
 
@@ -166,7 +166,7 @@ def test_the_posterior_mutant_passes_reconstruction_and_fails_the_posterior_chec
     for player, events, _ in _views("leduc_poker", 12, seed=0):
         history = mutant.resample_history(values.thaw(events), player, 0)
         assert replay(spec, history, player, events)[1] == ""
-    report = posterior_check("leduc_poker", mutant.resample_history, games_played=6, states=12, draws=300, seed=0)
+    report = posterior_check("leduc_poker", mutant.resample_history, PosteriorSettings(games_played=6, states=12, draws=300, seed=0))
     assert report.accuracy == 1.0
     assert report.lo > 0.3, report.summary()
 

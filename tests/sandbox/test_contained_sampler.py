@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cwm.checks.posterior import posterior_check
+from cwm.checks.posterior import PosteriorSettings, posterior_check
 from cwm.contract import INFERENCE_API
 from cwm.games import trajectories
 from cwm.sandbox import load_source
@@ -71,5 +71,5 @@ def test_the_posterior_check_through_the_worker_matches_in_process():
     own = load_source(REFERENCE, name="reference", api=INFERENCE_API).resample_history
     settings = {"games_played": 3, "states": 4, "draws": 60, "seed": 1}
     with ContainedSampler(REFERENCE) as sampler:
-        contained = posterior_check("leduc_poker", sampler, **settings)
-    assert contained.to_json() == posterior_check("leduc_poker", own, **settings).to_json()
+        contained = posterior_check("leduc_poker", sampler, PosteriorSettings(**settings))
+    assert contained.to_json() == posterior_check("leduc_poker", own, PosteriorSettings(**settings)).to_json()

@@ -10,6 +10,7 @@ import pytest
 from cwm.agents.specs import Settings
 from cwm.bundle import export_bundle
 from cwm.games import trajectories
+from cwm.selection import SelectionSettings
 from planners.config import SearchConfig
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -91,6 +92,5 @@ def ttt_selection(tmp_path_factory: pytest.TempPathFactory, bundles: dict[str, P
 
     out = tmp_path_factory.mktemp("selection") / "out"
     played = CountingExecutor()
-    found = select_models("tic_tac_toe", [bundles["good"], bundles["good2"], bundles["weak"]], out, hosts=2,
-                          games_per_pairing=2, settings=FAST, executor=played, progress=False)
+    found = select_models("tic_tac_toe", [bundles["good"], bundles["good2"], bundles["weak"]], out, SelectionSettings(hosts=2, games_per_pairing=2, agents=FAST, executor=played, progress=False))
     return found, played

@@ -9,7 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from cwm.selection import GAMES_FILE, SelectionError, load_records, pick_hosts, select_models
+from cwm.selection import (
+    GAMES_FILE,
+    SelectionError,
+    SelectionSettings,
+    load_records,
+    pick_hosts,
+    select_models,
+)
 from cwm.selection.report import read_survivors
 
 from .conftest import FAST, FAST_ISMCTS, CountingExecutor
@@ -58,16 +65,14 @@ def test_a_rerun_replays_no_finished_game(ttt_selection, bundles: dict[str, Path
     lines = (out / GAMES_FILE).read_text().splitlines(keepends=True)
     (out / GAMES_FILE).write_text("".join(lines[:-3]) + lines[-1][: len(lines[-1]) // 2])
     again = CountingExecutor()
-    rerun = select_models("tic_tac_toe", [bundles["good"], bundles["good2"], bundles["weak"]], out, hosts=2,
-                          games_per_pairing=2, settings=FAST, executor=again, progress=False)
+    rerun = select_models("tic_tac_toe", [bundles["good"], bundles["good2"], bundles["weak"]], out, SelectionSettings(hosts=2, games_per_pairing=2, agents=FAST, executor=again, progress=False))
     lost = [json.loads(line)["key"] for line in lines[-3:]]
     assert sorted(again.keys) == sorted(lost)
     assert {r.key: r.returns for r in rerun.records} == {r.key: r.returns for r in selection.records}
     assert len(load_records(out / GAMES_FILE)) == 36 and rerun.survivors == selection.survivors
     # and once every game is saved, a rerun plays none
     third = CountingExecutor()
-    select_models("tic_tac_toe", [bundles["good"], bundles["good2"], bundles["weak"]], out, hosts=2,
-                  games_per_pairing=2, settings=FAST, executor=third, progress=False)
+    select_models("tic_tac_toe", [bundles["good"], bundles["good2"], bundles["weak"]], out, SelectionSettings(hosts=2, games_per_pairing=2, agents=FAST, executor=third, progress=False))
     assert third.keys == []
 
 
@@ -75,17 +80,14 @@ def test_a_folder_of_another_selection_is_refused_before_anything_runs(ttt_selec
     selection, _ = ttt_selection
     before = (selection.out / GAMES_FILE).read_bytes()
     with pytest.raises(SelectionError, match="seed"):
-        select_models("tic_tac_toe", [bundles["good"], bundles["good2"], bundles["weak"]], selection.out, hosts=2,
-                      games_per_pairing=2, settings=FAST, seed=1, executor=CountingExecutor(), progress=False)
+        select_models("tic_tac_toe", [bundles["good"], bundles["good2"], bundles["weak"]], selection.out, SelectionSettings(hosts=2, games_per_pairing=2, agents=FAST, seed=1, executor=CountingExecutor(), progress=False))
     with pytest.raises(SelectionError, match="agents"):
-        select_models("tic_tac_toe", [bundles["good"], bundles["weak"], bundles["good2"], bundles["breaks"]],
-                      selection.out, hosts=2, games_per_pairing=2, settings=FAST, executor="inline", progress=False)
+        select_models("tic_tac_toe", [bundles["good"], bundles["weak"], bundles["good2"], bundles["breaks"]], selection.out, SelectionSettings(hosts=2, games_per_pairing=2, agents=FAST, executor="inline", progress=False))
     assert (selection.out / GAMES_FILE).read_bytes() == before
 
 
 def test_a_host_that_breaks_mid_game_makes_both_players_lose(bundles: dict[str, Path], tmp_path: Path) -> None:
-    selection = select_models("tic_tac_toe", [bundles["good"], bundles["breaks"]], tmp_path / "out", hosts=2,
-                              games_per_pairing=2, settings=FAST, executor="inline", progress=False)
+    selection = select_models("tic_tac_toe", [bundles["good"], bundles["breaks"]], tmp_path / "out", SelectionSettings(hosts=2, games_per_pairing=2, agents=FAST, executor="inline", progress=False))
     by_host = [r for r in selection.records if r.failed == "host"]
     assert by_host and all(r.host == "breaks" for r in by_host)
     for r in by_host:
@@ -116,7 +118,7 @@ def test_hosts_are_drawn_with_the_seed(ttt_selection) -> None:
 def test_bad_numbers_are_refused_and_nothing_is_written(kwargs: dict, words: str, bundles: dict[str, Path],
                                                          tmp_path: Path) -> None:
     with pytest.raises(SelectionError, match=words):
-        select_models("tic_tac_toe", [bundles["good"], bundles["weak"]], tmp_path / "out", **kwargs)
+        select_models("tic_tac_toe", [bundles["good"], bundles["weak"]], tmp_path / "out", SelectionSettings(**kwargs))
     assert not (tmp_path / "out").exists()
 
 
@@ -140,8 +142,7 @@ def test_imperfect_information_agents_plan_through_their_inference(leduc_bundles
                                                                    tmp_path: Path) -> None:
     """Leduc inside a Leduc model: each agent draws the hidden cards with its bundle's inference from the
     observations the host showed it, and none of those draws is rejected."""
-    selection = select_models("leduc_poker", [leduc_bundles["p"], leduc_bundles["q"]], tmp_path / "out", hosts=1,
-                              games_per_pairing=1, settings=FAST_ISMCTS, executor="inline", progress=False)
+    selection = select_models("leduc_poker", [leduc_bundles["p"], leduc_bundles["q"]], tmp_path / "out", SelectionSettings(hosts=1, games_per_pairing=1, agents=FAST_ISMCTS, executor="inline", progress=False))
     assert len(selection.records) == 4 and not any(r.failed for r in selection.records)
     assert selection.utility == (-13.0, 13.0)
     for r in selection.records:
