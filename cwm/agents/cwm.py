@@ -13,6 +13,7 @@ import numpy as np
 import pyspiel
 
 from cwm import games
+from cwm.agents.base import AgentBase
 from cwm.games.tracker import HistoryTracker
 from cwm.model import WorldModel
 from cwm.types import CHANCE, AgentError, IllegalMoveError, ModelContractError
@@ -28,7 +29,7 @@ def game_facts(game: games.GameSpec) -> GameFacts:
     return GameFacts(game.perfect_information, float(gt.max_utility()), int(gt.max_game_length()))
 
 
-class CWMAgent:
+class CWMAgent(AgentBase):
     """Plans on a world model in this process; plays the real game (for models you trust: LLM-written code
     is normally planned on in a hardened worker, ``cwm.agents.worker``).
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 import pyspiel
 
-from cwm.agents.base import AgentError
+from cwm.agents.base import AgentBase, AgentError
 from cwm.types import CHANCE
 
 HELP = {"?", "help", "moves"}
@@ -25,7 +25,7 @@ class Resigned(AgentError):
     kind = "exception"
 
 
-class HumanAgent:
+class HumanAgent(AgentBase):
     """Asks a person for each move.
 
     Args:

@@ -17,7 +17,7 @@ import pyspiel
 
 import prompts
 from cwm import games
-from cwm.agents.base import AgentError, IllegalMoveError
+from cwm.agents.base import AgentBase, AgentError, IllegalMoveError
 from cwm.agents.cwm import HistoryTracker
 from cwm.games import trajectories
 from cwm.llm import Client, LLMError, Message, Request, Response, Usage
@@ -37,7 +37,7 @@ def parse_action(reply: str) -> str | None:
     return move or None
 
 
-class LLMPolicyAgent:
+class LLMPolicyAgent(AgentBase):
     """Plays by asking an LLM for each move.
 
     Args:

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pyspiel
 
-from cwm.agents.base import ISMCTSAgent, MCTSAgent
+from cwm.agents.base import AgentBase, ISMCTSAgent, MCTSAgent
 from cwm.files import quiet_stderr
 from planners.config import DEFAULT_SEARCH, SearchConfig
 from planners.ismcts import resample_from_infostate
@@ -57,7 +57,7 @@ def native_seed(seed: int | np.random.Generator | None, config: SearchConfig) ->
     return int(seed) % 2**31
 
 
-class _NativeAgent:
+class _NativeAgent(AgentBase):
     """A C++ bot for one game, with the Python agent it stands in for kept as the fallback."""
 
     engine = "openspiel-c++"
@@ -92,8 +92,8 @@ class _NativeAgent:
         Python agent's own record (an ISMCTS's draws and fallback moves)."""
         if not self.problem:
             return {"engine": self.engine, "moves": self.moves}
-        own = getattr(self._fallback, "stats", None)
-        return {**(own() if callable(own) else {}), "engine": "python", "moves": self.moves, "why_python": self.problem}
+        own = self._fallback.stats() if self._fallback is not None else {}
+        return {**own, "engine": "python", "moves": self.moves, "why_python": self.problem}
 
     def _state_problem(self, state: pyspiel.State) -> str:
         return ""

@@ -19,7 +19,7 @@ import numpy as np
 import pyspiel
 
 from cwm import games
-from cwm.agents.base import AgentError, IllegalMoveError
+from cwm.agents.base import AgentBase, AgentError, IllegalMoveError
 from cwm.bundle import load_bundle
 from cwm.bundle import policy as network
 from cwm.bundle.files import MANIFEST, BundleError
@@ -30,7 +30,7 @@ Observe = Callable[[Any, int], Any]  # a player's observation of a search state
 Encode = Callable[[Any, int], Any]  # the policy's observation encoder
 
 
-class PPOAgent:
+class PPOAgent(AgentBase):
     """Plays a trained policy in the real game: observation -> encoder -> network -> the best legal action.
 
     Args:
@@ -136,7 +136,7 @@ def ppo_puct(params: dict[str, np.ndarray], config: network.PolicyConfig, encode
                 PUCTSettings(num_simulations=num_simulations, c_puct=c_puct), seed=seed)
 
 
-class PUCTAgent:
+class PUCTAgent(AgentBase):
     """Plays the real game with a search on a world model (``ppo_puct``): the real moves replayed into the model by
     their strings (perfect information), the chosen action id played in the real game.
 

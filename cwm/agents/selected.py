@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from cwm import games
-from cwm.agents.base import Agent, AgentError
+from cwm.agents.base import Agent, AgentBase, AgentError
 from cwm.agents.fingerprint import agent_fingerprint
 from cwm.agents.grammar import AgentSpec
 from cwm.types import CwmError
@@ -75,7 +75,7 @@ def _candidate(path: Path, entry: dict[str, Any]) -> Candidate:
     return Candidate(entry["label"], entry["path"], entry["fingerprint"])
 
 
-class SelectedAgent:
+class SelectedAgent(AgentBase):
     """A CWM agent on one surviving bundle of a selection, drawn uniformly with ``seed``.
 
     Args:
@@ -113,20 +113,16 @@ class SelectedAgent:
         return self._agent
 
     def reset(self) -> None:
-        reset = getattr(self._built(), "reset", None)
-        if callable(reset):
-            reset()
+        self._built().reset()
 
     def step(self, state: Any) -> int:
         return int(self._built().step(state))
 
     def stats(self) -> dict[str, Any]:
         """The picked bundle (``selected_bundle``, ``selected_path``) and the built agent's own record."""
-        inner = getattr(self._agent, "stats", None)
-        own = inner() if callable(inner) else {}
+        own = self._agent.stats() if self._agent is not None else {}
         return {"selected_bundle": self.pick.label, "selected_path": self.pick.path} | dict(own)
 
     def close(self) -> None:
-        close = getattr(self._agent, "close", None)
-        if callable(close):
-            close()
+        if self._agent is not None:
+            self._agent.close()

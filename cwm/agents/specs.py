@@ -303,9 +303,7 @@ def bundle_move(bundle: Bundle, state: pyspiel.State, config: SearchConfig | Non
     try:
         return agent.step(state)
     finally:
-        close = getattr(agent, "close", None)
-        if callable(close):
-            close()
+        agent.close()
 
 
 @functools.lru_cache(maxsize=16)

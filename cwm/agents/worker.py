@@ -19,7 +19,7 @@ import numpy as np
 import pyspiel
 
 from cwm import games
-from cwm.agents.base import AgentError, IllegalMoveError
+from cwm.agents.base import AgentBase, AgentError, IllegalMoveError
 from cwm.agents.cwm import HistoryTracker, game_facts, real_action
 from cwm.sandbox import pool
 from cwm.sandbox.box import PLAN_JOB, Sandbox
@@ -60,7 +60,7 @@ def codec_payload(game: games.GameSpec) -> dict[str, JSON]:
     return games.action_codec(game).to_json()
 
 
-class WorkerAgent:
+class WorkerAgent(AgentBase):
     """A CWM agent whose model runs in a hardened planning worker.
 
     Args:

@@ -197,9 +197,7 @@ def time_moves(build: str, game: str, job: MatchJob, states: Sequence[pyspiel.St
     else:
         return (time.perf_counter() - start) / max(1, len(states) - 1) * scale
     finally:
-        close = getattr(agent, "close", None)
-        if callable(close):
-            close()
+        agent.close()
 
 
 def confirm(cost: CostEstimate, *, yes: bool, threshold_s: float = CONFIRM_WALL_S,

@@ -24,7 +24,7 @@ import numpy as np
 import pyspiel
 
 from cwm import games
-from cwm.agents.base import Agent, AgentError
+from cwm.agents.base import Agent, AgentError, as_agent
 from cwm.agents.specs import Settings, check_agent, make_agent, parse_agent_spec
 from cwm.arena import identity
 from cwm.arena import report as arena_report
@@ -74,11 +74,12 @@ def play_match(game: pyspiel.Game, agents: Sequence[Agent], *, seed: int,
       the outcome; on a forfeit the returns are the game's minimum utility for the forfeiting seat and its
       maximum for the others.
     """
+    agents = [as_agent(a) for a in agents]  # a user's own agent may have only step()
     rng = np.random.default_rng(seed)
     state = game.new_initial_state()
     for seat, agent in enumerate(agents):
         try:
-            _maybe(agent, "reset")
+            agent.reset()
         except Exception as e:  # the arena is a boundary: any agent failure is scored as a forfeit
             return _forfeit_outcome(game, seat, e, 0)
     moves = 0
@@ -101,7 +102,7 @@ def play_match(game: pyspiel.Game, agents: Sequence[Agent], *, seed: int,
             times.append(0.0 if player == CHANCE else time.perf_counter() - started)
         for seat, agent in enumerate(agents):
             try:
-                _maybe(agent, "inform", action)
+                agent.inform(action)
             except Exception as e:
                 return _forfeit_outcome(game, seat, e, moves)
     return MatchOutcome(list(state.returns()), None, "", "", moves)
@@ -120,12 +121,6 @@ def _safe(key: str) -> str:
 
 def _forfeit(game: pyspiel.Game, seat: int) -> list[float]:
     return [game.min_utility() if p == seat else game.max_utility() for p in range(game.num_players())]
-
-
-def _maybe(agent: Agent, method: str, *args: Any) -> None:
-    fn = getattr(agent, method, None)
-    if callable(fn):
-        fn(*args)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -150,7 +145,7 @@ def run_match(job: MatchJob, *, given: Mapping[int, Agent] | None = None) -> dic
     try:
         for seat, label in enumerate(job.builds or job.seats):
             if given and seat in given:
-                agents.append(given[seat])
+                agents.append(as_agent(given[seat]))
                 continue
             try:
                 agents.append(make_agent(parse_agent_spec(label), job.game, settings=job.settings,
@@ -175,8 +170,8 @@ def run_match(job: MatchJob, *, given: Mapping[int, Agent] | None = None) -> dic
     finally:
         for agent in agents:
             with contextlib.suppress(Exception):  # closing is tidying up; the result stands
-                _maybe(agent, "close")
-    logs = tuple(list(getattr(a, "log", []) or []) for a in agents)
+                agent.close()
+    logs = tuple(list(a.log) for a in agents)
     stats = tuple(_stats(a) for a in agents)
     record = MatchResult(job.key, job.seats, job.seed, tuple(float(r) for r in returns), loser, kind, reason,
                          moves, time.perf_counter() - start, logs if any(logs) else (),
@@ -194,9 +189,8 @@ def _with_transcript(game: pyspiel.Game, job: MatchJob, record: dict[str, JSON],
 
 def _stats(agent: Agent) -> dict[str, JSON]:
     """An agent's own record of the match (``stats()``: draws rejected, fallback moves), when it keeps one."""
-    fn = getattr(agent, "stats", None)
     try:
-        found = fn() if callable(fn) else {}
+        found = agent.stats()
     except Exception:  # a record is a courtesy; a failing one is left out
         return {}
     return {str(k): v for k, v in found.items() if type(v) in (int, float, str, bool)} if isinstance(found, dict) else {}
