@@ -27,7 +27,9 @@ if TYPE_CHECKING:
     from cwm.checks import check_model, random_play_checks, run_checks
     from cwm.games import GameSpec, load_game, registered, resolve, rules_text
     from cwm.games.oracle import oracle_model
-    from cwm.games.trajectories import closed_view, collect, load, record, save
+    from cwm.games.trajectories import closed_view, collect, record
+    from cwm.games.trajectories import load as load_trajectories
+    from cwm.games.trajectories import save as save_trajectories
     from cwm.model import (
         INFERENCE_API,
         VALUE_API,
@@ -58,7 +60,7 @@ _HOMES = {
     "cwm.checks": ("check_model", "random_play_checks", "run_checks"),
     "cwm.games": ("GameSpec", "load_game", "registered", "resolve", "rules_text"),
     "cwm.games.oracle": ("oracle_model",),
-    "cwm.games.trajectories": ("closed_view", "collect", "load", "record", "save"),
+    "cwm.games.trajectories": ("closed_view", "collect", "load_trajectories", "record", "save_trajectories"),
     "cwm.model": ("INFERENCE_API", "VALUE_API", "WORLD_MODEL_API", "ActionCodec", "ModelState", "WorldModel",
                   "api_block"),
     "cwm.sandbox": ("JobResult", "Limits", "Sandbox", "load_source", "static_gate"),
@@ -71,6 +73,8 @@ _HOME = {name: module for module, names in _HOMES.items() for name in names}
 # Modules that moved into packages, importable under their former names for one release (with a
 # DeprecationWarning): ``import cwm.trajectories`` gives ``cwm.games.trajectories`` itself.
 MOVED = {
+    "cwm.jsonvalue": "cwm.json_values",
+    "cwm.values": "cwm.value_rules",
     "cwm.bundle_checks": "cwm.bundle.checks",
     "cwm.bundle_export": "cwm.bundle.export",
     "cwm.bundle_files": "cwm.bundle.files",
@@ -148,10 +152,18 @@ def install_moved(moved: Mapping[str, str]) -> MovedModules:
 install_moved(MOVED)
 
 
+# Former top-level names, deprecated: ``cwm.load``/``cwm.save`` read and wrote trajectories.
+_RENAMED = {"load": "load_trajectories", "save": "save_trajectories"}
+_TRAJECTORY_IO = {"load_trajectories": "load", "save_trajectories": "save"}  # their names in cwm.games.trajectories
+
+
 def __getattr__(name: str) -> Any:
-    """A public name of cwm from the package it lives in, a subpackage, or a former module (deprecated)."""
+    """A public name of cwm from the package it lives in, a subpackage, or a former name (deprecated)."""
+    if name in _RENAMED:
+        warnings.warn(f"cwm.{name} is deprecated; use cwm.{_RENAMED[name]}", DeprecationWarning, stacklevel=2)
+        name = _RENAMED[name]
     if name in _HOME:
-        return getattr(importlib.import_module(_HOME[name]), name)
+        return getattr(importlib.import_module(_HOME[name]), _TRAJECTORY_IO.get(name, name))
     if f"cwm.{name}" in MOVED:
         return importlib.import_module(f"cwm.{name}")  # the finder warns
     try:
@@ -167,6 +179,7 @@ __all__ = ["ActionCodec", "Bundle", "BundleError", "CHANCE", "CheckFailure", "Ch
            "ModelContractError", "ModelLoadError", "ModelState", "Sandbox", "Step", "TERMINAL",
            "Trajectory", "TrajectoryFormatError", "UnknownGameError", "VALUE_API", "WORLD_MODEL_API",
            "WorldModel", "api_block", "check_model", "closed_view", "collect", "export_bundle",
-           "export_run", "load", "load_bundle", "load_game", "load_source", "oracle_model",
-           "random_play_checks", "record", "registered", "resolve", "rules_text", "run_checks", "save",
+           "export_run", "load_bundle", "load_game", "load_source", "oracle_model",
+           "load_trajectories", "random_play_checks", "record", "registered", "resolve", "rules_text", "run_checks",
+           "save_trajectories",
            "static_gate", "MovedModules", "install_moved"]

@@ -24,7 +24,7 @@ class ContractFunction:
 
 # The one definition of the world-model API: the loader requires these names and the synthesis prompt
 # renders them (``api_block``), so the LLM is shown exactly what the checks enforce. Each doc says what a
-# function means; what its values must be is the rules table of ``cwm.values.RULES``, shown next to it.
+# function means; what its values must be is the rules table of ``cwm.value_rules.RULES``, shown next to it.
 WORLD_MODEL_API: tuple[ContractFunction, ...] = (
     ContractFunction(
         "get_initial_state", "get_initial_state() -> dict",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 
-from cwm.jsonvalue import dumps
+from cwm.json_values import dumps
 from cwm.types import JSON
 
 

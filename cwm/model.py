@@ -15,7 +15,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from cwm import values
+from cwm import value_rules
 from cwm.codec import ActionCodec, OpenCodec
 from cwm.contract import (
     CONTRACT_VERSION,
@@ -106,7 +106,7 @@ class WorldModel:
             return self.bound[fn_name](*args)
         except ModelContractError:
             raise
-        except values.StateMutationError as e:  # the read-only state refused a change
+        except value_rules.StateMutationError as e:  # the read-only state refused a change
             raise ModelContractError(f"{self.name}: {_where(step)}{fn_name}(...) tried to modify its input state, "
                                      f"which the contract forbids ({e})") from None
         except MemoryError:  # the memory limit, not the model's bug: a planning worker's memory verdict
@@ -134,21 +134,21 @@ class WorldModel:
         if self._num_players is None:
             got = self.call("get_observations", self.initial_raw())
             try:  # canonical first: the answer's own __len__ or __bool__ (a list subclass's) is never called
-                obs = values.canonical(got, where="its answer")
-            except values.ValueBreach as e:
+                obs = value_rules.canonical(got, where="its answer")
+            except value_rules.ValueBreach as e:
                 raise ModelContractError(f"{self.name}: step 0: get_observations: {e}") from None
             if type(obs) is not list or not obs:
                 raise ModelContractError(f"{self.name}: step 0: get_observations must return one observation per "
-                                         f"player, got {values.describe(got)}")
+                                         f"player, got {value_rules.describe(got)}")
             self._num_players = len(obs)
         return self._num_players
 
-    def initial_raw(self) -> values.ReadOnlyDict:
-        """The initial state, read-only (``cwm.values.state``)."""
+    def initial_raw(self) -> value_rules.ReadOnlyDict:
+        """The initial state, read-only (``cwm.value_rules.state``)."""
         raw = self.call("get_initial_state")
         try:
-            return values.state(raw)
-        except values.ValueBreach as e:
+            return value_rules.state(raw)
+        except value_rules.ValueBreach as e:
             raise ModelContractError(f"{self.name}: step 0: get_initial_state: {e}") from None
 
     def new_initial_state(self) -> ModelState:
@@ -171,7 +171,7 @@ def describe_error(e: BaseException) -> str:
     if all(type(a) in (str, int, float, bool, type(None)) for a in args):
         text = str(e)  # the builtin __str__ (no class of its own defines one) over builtin arguments
         return f"{name}: {text[:500]}" if text else name
-    return f"{name}: {', '.join(values.describe(a) for a in args)}"
+    return f"{name}: {', '.join(value_rules.describe(a) for a in args)}"
 
 
 _LINES = threading.Lock()  # model_traceback lends linecache a module's own lines while it formats

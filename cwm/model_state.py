@@ -1,7 +1,7 @@
 """``ModelState``: a state of a world model, shaped like ``pyspiel.State``, that enforces the contract.
 
 The library, not the model, owns the invariants: a state checks legality, keeps terminal states still,
-applies the contract's value rules (``cwm.values``) to every answer, and raises ``ModelContractError``
+applies the contract's value rules (``cwm.value_rules``) to every answer, and raises ``ModelContractError``
 naming the model, the step and the rule. States are shared between tree nodes, never copied: each is
 read-only, so no model function can change one another state depends on.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from cwm import values
+from cwm import value_rules
 from cwm.types import CHANCE, JSON, TERMINAL, ModelContractError
 
 if TYPE_CHECKING:
@@ -25,9 +25,9 @@ _FLOAT = {float}
 
 class ModelState:
     """A model state shaped like ``pyspiel.State``; states are shared, never copied: each is read-only
-    (``cwm.values.state``), so no model function can change one another state depends on.
+    (``cwm.value_rules.state``), so no model function can change one another state depends on.
 
-    Every value the model returns goes through the contract's value rules (``cwm.values``) before it is
+    Every value the model returns goes through the contract's value rules (``cwm.value_rules``) before it is
     used: a breach raises ``ModelContractError`` naming the model, the step and the rule.
     """
 
@@ -48,7 +48,7 @@ class ModelState:
         self._action = action  # the string of the move that led here (empty at the initial state)
         self._chance: list[tuple[str, float]] | None = None
         self._obs: tuple[JSON, ...] | None = None  # every player's canonical observation, made once
-        self._keys: dict[int, bytes] | None = None  # player -> information-state key (values.InfoKey)
+        self._keys: dict[int, bytes] | None = None  # player -> information-state key (value_rules.InfoKey)
 
     @classmethod
     def drawn(cls, model: WorldModel, raw: JSON, player: int, key: bytes) -> ModelState:
@@ -65,10 +65,10 @@ class ModelState:
         return ModelContractError(f"{self.model.name}: step {len(self._history)}: {what}")
 
     def _rule(self, rule: Callable[..., T], *args: Any) -> T:
-        """``rule(*args)`` of ``cwm.values``; a broken rule is a contract breach at this state."""
+        """``rule(*args)`` of ``cwm.value_rules``; a broken rule is a contract breach at this state."""
         try:
             return rule(*args)
-        except values.ValueBreach as e:
+        except value_rules.ValueBreach as e:
             raise self._breach(str(e)) from None
 
     # -- queries ------------------------------------------------------------------------------------
@@ -77,7 +77,7 @@ class ModelState:
         if p is None:
             p = self.model.call("get_current_player", self.raw, step=len(self._history))
             if type(p) is not int or not (p in (CHANCE, TERMINAL) or 0 <= p < self.model.num_players):
-                p = self._rule(values.player, p, self.model.num_players)
+                p = self._rule(value_rules.player, p, self.model.num_players)
             self._player = p
         return p
 
@@ -104,7 +104,7 @@ class ModelState:
             else:
                 legal = self.model.call("get_legal_actions", self.raw, step=len(self._history))
                 if type(legal) is not list or not set(map(type, legal)) <= _STR or len(set(legal)) != len(legal):
-                    legal = self._rule(values.action_strings, legal)
+                    legal = self._rule(value_rules.action_strings, legal)
                 if not legal:
                     raise self._breach(f"no legal actions at a non-terminal state (history {self.history_strings()})")
             self._legal = legal
@@ -153,7 +153,7 @@ class ModelState:
         pairs = self._chance
         if pairs is None:
             outcomes = self.model.call("get_chance_outcomes", self.raw, step=len(self._history))
-            pairs = self._rule(values.chance_outcomes, outcomes)
+            pairs = self._rule(value_rules.chance_outcomes, outcomes)
             if not pairs:
                 raise self._breach("get_chance_outcomes returned no outcomes at a chance node")
             self._chance = pairs
@@ -173,22 +173,22 @@ class ModelState:
         return self._returns[player]
 
     def observations(self) -> tuple[JSON, ...]:
-        """Every player's observation of this state, canonical (``cwm.values.canonical``), made once."""
+        """Every player's observation of this state, canonical (``cwm.value_rules.canonical``), made once."""
         obs = self._obs
         if obs is None:
             got = self.model.call("get_observations", self.raw, step=len(self._history))
-            obs = self._obs = self._rule(values.observations, got, self.num_players())
+            obs = self._obs = self._rule(value_rules.observations, got, self.num_players())
         return obs
 
     def observation(self, player: int) -> JSON:
         return self.observations()[player]
 
     def observation_string(self, player: int) -> str:
-        return values.dumps(self.observation(player))  # canonical observations can always be written
+        return value_rules.dumps(self.observation(player))  # canonical observations can always be written
 
     def information_state_string(self, player: int) -> str:
         """The player's information set: its observation at every state so far and its own actions, as the
-        one encoding ``cwm.values.InfoKey`` defines (agents build the same key from the real game)."""
+        one encoding ``cwm.value_rules.InfoKey`` defines (agents build the same key from the real game)."""
         return self.information_key(player).hex()
 
     def information_key(self, player: int) -> bytes:
@@ -198,12 +198,12 @@ class ModelState:
         while node is not None and (node._keys is None or player not in node._keys):
             pending.append(node)
             node = node._parent
-        key = values.InfoKey.START if node is None else node._keys[player]  # type: ignore[index]
+        key = value_rules.InfoKey.START if node is None else node._keys[player]  # type: ignore[index]
         for st in reversed(pending):
             parent = st._parent
             if parent is not None and parent.current_player() == player:
-                key = values.InfoKey.act(key, st._action)
-            key = values.InfoKey.observe(key, st.observation(player))
+                key = value_rules.InfoKey.act(key, st._action)
+            key = value_rules.InfoKey.observe(key, st.observation(player))
             if st._keys is None:
                 st._keys = {}
             st._keys[player] = key
@@ -251,7 +251,7 @@ class ModelState:
         if player == TERMINAL:
             raise self._breach(f"apply_action({action!r}) at a terminal state")
         if type(action) is not str:
-            action = self._rule(values.action_strings, [action], "an action")[0]
+            action = self._rule(value_rules.action_strings, [action], "an action")[0]
         legal = (
             [a for a, _ in self.chance_outcome_strings()] if player == CHANCE else self.legal_action_strings()
         )
@@ -267,16 +267,16 @@ class ModelState:
         if nxt is self.raw:
             raise self._breach("apply_action returned its input state object; it must return a new state")
         try:
-            nxt = values.state(nxt)
-        except values.ValueBreach as e:
+            nxt = value_rules.state(nxt)
+        except value_rules.ValueBreach as e:
             raise self._breach(str(e)) from None
         aid = self._id_of(action) if action_id is None else action_id
         got = model.call("get_rewards", nxt, step=step)
         returns = self._returns
-        if type(got) is list and len(got) == len(returns) and values.finite_numbers(got):
+        if type(got) is list and len(got) == len(returns) and value_rules.finite_numbers(got):
             rewards = tuple(got) if set(map(type, got)) == _FLOAT else tuple(map(float, got))
         else:
-            rewards = self._rule(values.rewards, got, len(returns), f"get_rewards (after {action!r})")
+            rewards = self._rule(value_rules.rewards, got, len(returns), f"get_rewards (after {action!r})")
         if any(rewards):  # most moves pay nothing: the returns are shared then
             returns = tuple([a + b for a, b in zip(returns, rewards)])
         return ModelState(model, nxt, history=self._history + (aid,), returns=returns, rewards=rewards, parent=self,
@@ -319,6 +319,6 @@ class ModelState:
 
     def __str__(self) -> str:
         try:
-            return values.dumps(values.canonical(self.raw))
-        except values.ValueBreach:
+            return value_rules.dumps(value_rules.canonical(self.raw))
+        except value_rules.ValueBreach:
             return f"<model state of {self.model.name}>"

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from cwm import values
+from cwm import value_rules
 from cwm.model import ModelState, WorldModel
 from cwm.types import JSON, AgentError, ModelContractError
 from planners.config import DEFAULT_SEARCH, SearchConfig
@@ -40,7 +40,7 @@ class PlayerView:
         does reaches the agent's own record. Copied from their ``marshal`` bytes, written once per view (a
         C round trip of plain builtins, several times faster than a copy walked in Python)."""
         if self._events_bytes is None:
-            self._events_bytes = marshal.dumps(values.thaw(self.events))  # thawed: plain builtins only
+            self._events_bytes = marshal.dumps(value_rules.thaw(self.events))  # thawed: plain builtins only
         copy: list[dict[str, JSON]] = marshal.loads(self._events_bytes)
         return copy
 
@@ -54,12 +54,12 @@ class PlayerView:
         return [self.model.codec.to_id(self.player, a) for a in self.legal_strings]
 
     def information_state_string(self, player: int) -> str:
-        """The one encoding ``ModelState.information_state_string`` uses (``cwm.values.InfoKey``), over the
+        """The one encoding ``ModelState.information_state_string`` uses (``cwm.value_rules.InfoKey``), over the
         real game's events: a model state drawn for this view matches it byte for byte."""
         if player != self.player:
             raise ValueError(f"this view holds player {self.player}'s information, not player {player}'s")
-        events = ((values.canonical(e["observation"]), e["action"]) for e in self.events)
-        return values.InfoKey.of_events(events).hex()
+        events = ((value_rules.canonical(e["observation"]), e["action"]) for e in self.events)
+        return value_rules.InfoKey.of_events(events).hex()
 
 
 # Model states an inference sampler keeps by the history that reached them, counted with the states each one's
@@ -78,7 +78,7 @@ def inference_sampler(model: WorldModel, resample: Callable[..., Any], kind: str
     counted, number at most ``WORLD_CACHE_STATES``: a history drawn again is the same state, not replayed
     again (states are read-only and deterministic given their history, so sharing one changes no result).
     """
-    answer = values.history if kind == "history" else values.state
+    answer = value_rules.history if kind == "history" else value_rules.state
     worlds: dict[tuple[str, ...], ModelState] = {}  # histories of one length: each world holds that many + 1
 
     def draw(events: list[JSON], player: int, seed: int) -> Any:
@@ -89,11 +89,11 @@ def inference_sampler(model: WorldModel, resample: Callable[..., Any], kind: str
     def sample(view: PlayerView, player: int, rng: np.random.Generator) -> ModelState:
         try:
             drawn = model.guard(draw, view.events_copy(), player, int(rng.integers(2**31)))
-        except values.ValueBreach as e:
+        except value_rules.ValueBreach as e:
             raise ModelContractError(f"{model.name}: {_NAMES[kind]}: {e}") from None
         if kind == "state":
             state = ModelState.drawn(model, drawn, player, bytes.fromhex(view.information_state_string(player)))
-            if not values.same(state.observation(player), values.canonical(view.events[-1]["observation"])):
+            if not value_rules.same(state.observation(player), value_rules.canonical(view.events[-1]["observation"])):
                 raise ModelContractError(f"{model.name}: resample_state drew a state where player {player} does "
                                          f"not see its latest observation")
             return state

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pyspiel
 
-from cwm import values
+from cwm import value_rules
 from cwm.model import MODEL_ERRORS, Beat, ModelState, describe_error, no_beat
 from cwm.types import CHANCE, TERMINAL, ModelContractError
 from planners.settings import DEFAULT_MAX_ROLLOUT_STEPS
@@ -104,9 +104,9 @@ def _play_model(state: ModelState, rng: random.Random, limit: int) -> tuple[list
         return returns, None if raw is None else ModelState(model, raw, returns=tuple(returns))
     except ModelContractError as e:
         raise ModelContractError(f"{model.name}: in a rollout: {e}") from e
-    except values.ValueBreach as e:  # a value that breaks the contract's rules
+    except value_rules.ValueBreach as e:  # a value that breaks the contract's rules
         raise ModelContractError(f"{model.name}: in a rollout: {e}") from None
-    except values.StateMutationError as e:
+    except value_rules.StateMutationError as e:
         raise ModelContractError(f"{model.name}: in a rollout, a model function tried to modify its input "
                                  f"state ({e})") from None
     except MemoryError:  # the memory limit (a planning worker's memory verdict), as WorldModel.call lets it pass
@@ -135,20 +135,20 @@ def _model_playout(state: ModelState, fns: dict[str, Callable[..., Any]], beat: 
         if player == CHANCE:
             if timed:
                 beat("get_chance_outcomes")
-            action = sample_outcome(values.chance_outcomes(chance_of(raw)) or _no_outcomes(), rng)
+            action = sample_outcome(value_rules.chance_outcomes(chance_of(raw)) or _no_outcomes(), rng)
         else:
             if legal is None:
                 if timed:
                     beat("get_legal_actions")
                 legal = legal_of(raw)
                 if type(legal) is not list:
-                    legal = values.action_strings(legal)
+                    legal = value_rules.action_strings(legal)
                 if not legal:
                     raise ModelContractError("no legal actions at a non-terminal state")
             action = legal[int(random() * len(legal))]  # type: ignore[index]
             legal = None
             if type(action) is not str:  # a str subclass becomes a plain str, its methods never called
-                action = values.action_strings([action])[0]
+                action = value_rules.action_strings([action])[0]
         if check is not None and (player, action) not in known:
             check(player, action)
         if timed:
@@ -157,8 +157,8 @@ def _model_playout(state: ModelState, fns: dict[str, Callable[..., Any]], beat: 
         if timed:
             beat("get_rewards")
         rewards = rewards_of(raw)
-        if type(rewards) is not list or len(rewards) != n or not values.finite_numbers(rewards):
-            rewards = values.rewards(rewards, n)  # anything but exact finite numbers: the contract's rule
+        if type(rewards) is not list or len(rewards) != n or not value_rules.finite_numbers(rewards):
+            rewards = value_rules.rewards(rewards, n)  # anything but exact finite numbers: the contract's rule
         if any(rewards):
             returns = [a + b for a, b in zip(returns, rewards)]
         steps += 1
@@ -166,7 +166,7 @@ def _model_playout(state: ModelState, fns: dict[str, Callable[..., Any]], beat: 
             beat("get_current_player")
         player = current(raw)
         if type(player) is not int or not (player in (CHANCE, TERMINAL) or 0 <= player < n):
-            player = values.player(player, n)
+            player = value_rules.player(player, n)
     return returns, raw if player != TERMINAL else None
 
 

@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 import pyspiel
 
-from cwm import games, values
+from cwm import games, value_rules
 from cwm.agents.base import Agent, ISMCTSAgent, MCTSAgent, RandomAgent
 from cwm.agents.cwm import CWMAgent, inference_sampler
 from cwm.agents.grammar import (  # noqa: F401  (the grammar's names are the specs' public API too)
@@ -344,6 +344,6 @@ def _trusted_parts(bundle: Any) -> tuple[WorldModel, Sampler | None, ValueFn | N
         guard = bundle.model.guard
 
         def value_fn(state: Any, player: int) -> float:
-            return values.number(guard(get_value, state.raw, player), "get_value")
+            return value_rules.number(guard(get_value, state.raw, player), "get_value")
 
     return bundle.model, sampler, value_fn

@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from cwm import events as player_events
-from cwm import values
+from cwm import value_rules
 from cwm.checks.report import Tally, diff
 from cwm.model import MODEL_ERRORS, Guard, WorldModel, direct_guard, model_traceback
 from cwm.model_state import ModelState
@@ -106,10 +106,10 @@ def _check_one(checked: _Checked, ct: ClosedTrajectory, where: tuple[int, int], 
         return tally.fail(lambda: CheckFailure(test, ti, k, call, expected, got, why, trace, tuple(history), breach),
                           test, breach=breach)
 
-    convert = values.history if kind == "history" else values.state
+    convert = value_rules.history if kind == "history" else value_rules.state
     try:
         drawn = guard(lambda: convert(resample(_events(ct, k, at_end), ct.player, seed)))
-    except values.ValueBreach as e:
+    except value_rules.ValueBreach as e:
         return fail(str(e) if kind == "history" else f"{name}: {e}", breach=True)
     except MODEL_ERRORS as e:
         return fail(f"{name} raised an exception", trace=model_traceback(e), breach=True)
@@ -149,8 +149,8 @@ def _drawn_turn(state: ModelState, ct: ClosedTrajectory, k: int, at_end: bool) -
 def _events(ct: ClosedTrajectory, k: int, at_end: bool) -> list[JSON]:
     """The player's first ``k + 1`` events as the inference function gets them (the last one's action hidden,
     and flagged ``terminal`` with the player's return at the end of the game)."""
-    events: list[JSON] = [player_events.event(values.thaw(e.observation), e.action) for e in ct.events[:k]]
-    events.append(player_events.event(values.thaw(ct.events[k].observation),
+    events: list[JSON] = [player_events.event(value_rules.thaw(e.observation), e.action) for e in ct.events[:k]]
+    events.append(player_events.event(value_rules.thaw(ct.events[k].observation),
                                       final_return=ct.player_return if at_end else None))
     return events
 
@@ -190,10 +190,10 @@ def _replay(model: WorldModel, ct: ClosedTrajectory, k: int, history: list[str],
 
 def _same_view(state: ModelState, ct: ClosedTrajectory, j: int, player: int) -> tuple[str, JSON, JSON] | None:
     got = state.observation(player)
-    want = values.thaw(ct.events[j].observation)
-    if values.same(got, want):
+    want = value_rules.thaw(ct.events[j].observation)
+    if value_rules.same(got, want):
         return None
-    return (f"at state {j} the player's observation differs: " + "; ".join(diff(values.canonical(want), got)),
+    return (f"at state {j} the player's observation differs: " + "; ".join(diff(value_rules.canonical(want), got)),
             want, got)
 
 

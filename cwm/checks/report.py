@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from cwm import values
+from cwm import value_rules
 from cwm.types import JSON, CheckFailure, CheckReport, TypeStats
 
 # The order of a report's types: the order a replay meets them (kept stable: reports are shown to LLMs).
@@ -66,7 +66,7 @@ def diff(expected: JSON, got: JSON, *, path: str = "", limit: int = 6) -> list[s
 
 
 def _diff(expected: JSON, got: JSON, path: str, out: list[str], limit: int) -> None:
-    if len(out) >= limit or values.same(got, expected):
+    if len(out) >= limit or value_rules.same(got, expected):
         return
     if isinstance(expected, dict) and isinstance(got, dict):
         for key in expected.keys() - got.keys():
@@ -86,7 +86,7 @@ def _diff(expected: JSON, got: JSON, path: str, out: list[str], limit: int) -> N
                 out.append(f"{path} line {i + 1}: expected {e!r}, got {g!r}")
                 break
     else:
-        out.append(f"{path}: expected {values.describe(expected, 200)}, got {values.describe(got, 200)}")
+        out.append(f"{path}: expected {value_rules.describe(expected, 200)}, got {value_rules.describe(got, 200)}")
     del out[limit:]
 
 

@@ -8,7 +8,7 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from cwm import values
+from cwm import value_rules
 from cwm.checks.report import Tally, diff, set_diff
 from cwm.codec import ActionCodec
 from cwm.model import MODEL_ERRORS, Guard, direct_guard, model_traceback
@@ -21,9 +21,9 @@ _FAST_NUMBERS = frozenset({int, float})
 def state_text(state: Any, limit: int = 600) -> str:
     """A model's state as compact JSON for a failure report, cut at ``limit`` characters."""
     try:
-        text = json.dumps(values.canonical(state), separators=(", ", ": "), ensure_ascii=False)
+        text = json.dumps(value_rules.canonical(state), separators=(", ", ": "), ensure_ascii=False)
     except (TypeError, ValueError):  # not JSON (a breach reported on its own)
-        return values.describe(state, limit)
+        return value_rules.describe(state, limit)
     return text if len(text) <= limit else text[:limit] + f"... ({len(text)} characters)"
 
 
@@ -48,7 +48,7 @@ class StepChecks:
         """``(value, traceback, mutated)``: the model's answer, or ``_UNSET`` and what it raised."""
         try:
             return self.guard(self.fns[name], *args), "", False
-        except values.StateMutationError as e:
+        except value_rules.StateMutationError as e:
             return _UNSET, f"{name} tried to modify its input state, which the contract forbids ({e})", True
         except MODEL_ERRORS as e:  # a model bug (exit() and KeyboardInterrupt included) becomes a failing check
             return _UNSET, model_traceback(e), False
@@ -97,11 +97,11 @@ class StepChecks:
         return self.fail(kind, call, expected, None, why, breach=breach, trace="" if mutated else trace)
 
     # -- one trajectory -----------------------------------------------------------------------------
-    def frozen(self, raw: Any, call: str, *, breach: bool = True) -> values.ReadOnlyDict | None:
+    def frozen(self, raw: Any, call: str, *, breach: bool = True) -> value_rules.ReadOnlyDict | None:
         try:
-            return values.state(raw)
-        except values.ValueBreach as e:
-            self.fail("transition", call, None, values.describe(raw, 300), f"not a valid state: {e}", breach=breach)
+            return value_rules.state(raw)
+        except value_rules.ValueBreach as e:
+            self.fail("transition", call, None, value_rules.describe(raw, 300), f"not a valid state: {e}", breach=breach)
             return None
 
     # -- the checks -----------------------------------------------------------------------------------
@@ -113,9 +113,9 @@ class StepChecks:
             self.raised("current_player", call, expected, trace, mutated)
             return _UNSET
         try:
-            got = values.player(got, self.n)
-        except values.ValueBreach as e:
-            self.fail("current_player", call, expected, values.describe(got), str(e), breach=True)
+            got = value_rules.player(got, self.n)
+        except value_rules.ValueBreach as e:
+            self.fail("current_player", call, expected, value_rules.describe(got), str(e), breach=True)
             return _UNSET
         if got == expected:
             return self.run_.ok("current_player") and got
@@ -129,13 +129,13 @@ class StepChecks:
         if got is _UNSET:
             return self.raised(kind, call, want, trace, mutated)
         try:
-            obs, bools = values.observations_flagged(got, self.n)
-        except values.ValueBreach as e:
-            return self.fail(kind, call, want, values.describe(got, 300), str(e), breach=True)
+            obs, bools = value_rules.observations_flagged(got, self.n)
+        except value_rules.ValueBreach as e:
+            return self.fail(kind, call, want, value_rules.describe(got, 300), str(e), breach=True)
         canon = list(obs)
-        if values.same(canon, want, got_bools=bools, expected_bools=values.has_bool(want)):
+        if value_rules.same(canon, want, got_bools=bools, expected_bools=value_rules.has_bool(want)):
             return self.run_.ok(kind)
-        return self.fail(kind, call, want, canon, "\n".join(diff(values.canonical(want), canon)), breach=False)
+        return self.fail(kind, call, want, canon, "\n".join(diff(value_rules.canonical(want), canon)), breach=False)
 
     def check_legal(self, state: Any, expected: list[str], player: Any, recorded_player: int) -> list[str] | None:
         """The model's legal actions (``None`` when they break the rules), checked as a set; ``player`` is the
@@ -146,9 +146,9 @@ class StepChecks:
             self.raised("legal_actions", call, expected, trace, mutated)
             return None
         try:
-            got = values.action_strings(got)
-        except values.ValueBreach as e:
-            self.fail("legal_actions", call, expected, values.describe(got, 300), str(e), breach=True)
+            got = value_rules.action_strings(got)
+        except value_rules.ValueBreach as e:
+            self.fail("legal_actions", call, expected, value_rules.describe(got, 300), str(e), breach=True)
             return None
         same = set(got) == set(expected)
         # ModelState gives the strings ids for its own current player: the recorded ones decode for the
@@ -174,11 +174,11 @@ class StepChecks:
         if got is _UNSET:
             return self.raised("chance_outcomes", call, want, trace, mutated, breach=player == CHANCE), None
         try:
-            pairs = values.chance_outcomes(got)
+            pairs = value_rules.chance_outcomes(got)
             if not pairs and player == CHANCE:
-                raise values.ValueBreach("get_chance_outcomes returned no outcomes at a chance node")
-        except values.ValueBreach as e:
-            return self.fail("chance_outcomes", call, want, values.describe(got, 300), str(e),
+                raise value_rules.ValueBreach("get_chance_outcomes returned no outcomes at a chance node")
+        except value_rules.ValueBreach as e:
+            return self.fail("chance_outcomes", call, want, value_rules.describe(got, 300), str(e),
                              breach=player == CHANCE), None
         got_map = dict(pairs)
         if got_map.keys() == expected.keys() and all(abs(got_map[a] - p) <= 1e-9 for a, p in expected.items()):
@@ -189,7 +189,7 @@ class StepChecks:
         failed = self.fail("chance_outcomes", call, want, [[a, p] for a, p in pairs], why, breach=bool(unknown))
         return failed, None if unknown else list(got_map)
 
-    def check_transition(self, state: Any, action: str, offered: list[str] | None) -> values.ReadOnlyDict | None:
+    def check_transition(self, state: Any, action: str, offered: list[str] | None) -> value_rules.ReadOnlyDict | None:
         """The state after the recorded ``action``; ``offered``: the actions ``ModelState`` would apply here."""
         call = f"apply_action(state, {action!r})"
         # ModelState applies only what the model offers: failing on another action (raising, modifying the
@@ -218,9 +218,9 @@ class StepChecks:
         if got is _UNSET:
             return self.raised("rewards", call, expected, trace, mutated)
         try:
-            rewards = values.rewards(got, self.n)
-        except values.ValueBreach as e:
-            return self.fail("rewards", call, expected, values.describe(got), str(e), breach=True)
+            rewards = value_rules.rewards(got, self.n)
+        except value_rules.ValueBreach as e:
+            return self.fail("rewards", call, expected, value_rules.describe(got), str(e), breach=True)
         if all(abs(g - e) <= 1e-9 for g, e in zip(rewards, expected)):
             return self.run_.ok("rewards")
         return self.fail("rewards", call, expected, list(rewards),
@@ -235,9 +235,9 @@ class StepChecks:
         if got is _UNSET:
             return self.raised("termination", call, [], trace, mutated, breach=False) and False
         try:
-            got = values.action_strings(got)
-        except values.ValueBreach as e:
-            return self.fail("termination", call, [], values.describe(got, 300), str(e), breach=False) and False
+            got = value_rules.action_strings(got)
+        except value_rules.ValueBreach as e:
+            return self.fail("termination", call, [], value_rules.describe(got, 300), str(e), breach=False) and False
         if got:
             return self.fail("termination", call, [], got, "\n".join(diff([], got)), breach=False)
         return ok & self.run_.ok("termination")

@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from cwm import values
+from cwm import value_rules
 from cwm.checks.report import Tally
 from cwm.model import MODEL_ERRORS, Guard, WorldModel, direct_guard, model_traceback
 from cwm.model_state import ModelState
@@ -126,7 +126,7 @@ class _Case:
         start = time.process_time()
         try:
             got = guard(get_value, state.raw, self.player)
-        except values.StateMutationError as e:
+        except value_rules.StateMutationError as e:
             self.fail(tally, "value_mutation", f"get_value tried to modify its input state, which the contract "
                                                f"forbids ({e})")
             return None
@@ -140,9 +140,9 @@ class _Case:
         if counted:
             tally.ok("value_mutation")
         try:
-            number = values.number(got, "get_value")
-        except values.ValueBreach as e:
-            self.fail(tally, "value_number", str(e), got=values.describe(got))
+            number = value_rules.number(got, "get_value")
+        except value_rules.ValueBreach as e:
+            self.fail(tally, "value_number", str(e), got=value_rules.describe(got))
             return None
         if counted:
             tally.ok("value_number")

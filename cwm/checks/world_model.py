@@ -6,7 +6,7 @@ player, legal actions, chance outcomes, every player's observation, the transiti
 a new state) and the rewards; the terminal state must be terminal. Closed deck (and any model): random
 play from the model's initial state must reach a terminal state without breaking the contract.
 
-Every value the model returns goes through the contract's value rules (``cwm.values``), the same functions
+Every value the model returns goes through the contract's value rules (``cwm.value_rules``), the same functions
 ``cwm.model.ModelState`` applies in play, and states are handed to the model read-only, so a function
 that modifies its input fails here exactly as it would in play. A failure is either a **breach** (the
 model broke a rule ``ModelState`` enforces: an exception, a wrong type, an invalid value, a mutation, or,
@@ -21,7 +21,7 @@ import marshal
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from cwm import values
+from cwm import value_rules
 from cwm.checks.random_play import random_play_checks
 from cwm.checks.report import Tally, diff
 from cwm.checks.step import _UNSET, StepChecks
@@ -59,9 +59,9 @@ def _codec(model: Any) -> ActionCodec | None:
 
 
 def normalise(value: Any) -> JSON:
-    """The canonical JSON form of a value (``cwm.values.canonical``); raises ``ValueError`` when it is not
+    """The canonical JSON form of a value (``cwm.value_rules.canonical``); raises ``ValueError`` when it is not
     JSON."""
-    return values.canonical(value)
+    return value_rules.canonical(value)
 
 
 def run_checks(model: Any, trajectories: Sequence[Trajectory], *, max_failures_per_type: int = 20) -> CheckReport:
@@ -138,7 +138,7 @@ class _Replay(StepChecks):
         self.run_.tally(_FAST_TYPES, fast)
         return passed + fast, len(steps)
 
-    def fast_step(self, state: Any, step: Any) -> values.ReadOnlyDict | None:
+    def fast_step(self, state: Any, step: Any) -> value_rules.ReadOnlyDict | None:
         """The next state when every check of a decision step passes with exact types and the recorded
         values (nothing is recorded then), else ``None``: the full checks run the step again."""
         fns = self.bound
@@ -154,7 +154,7 @@ class _Replay(StepChecks):
             nxt = fns["apply_action"](state, step.action_string)
             if nxt is state:
                 return None
-            nxt = values.state(nxt)
+            nxt = value_rules.state(nxt)
             got = fns["get_rewards"](nxt)
             if type(got) is list and set(map(type, got)) <= _FAST_NUMBERS and got == list(step.rewards):
                 return nxt  # exact numbers equal to the recorded ones (so finite, and one per player)

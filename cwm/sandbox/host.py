@@ -5,7 +5,7 @@ this side has validated.
 The host model is the game: its initial state, chance outcomes, legal actions, observations and returns.
 It runs only in a sandbox session child, each request under a CPU budget timed from outside; its states
 never leave the child. Every view that comes back is untrusted (the model shares its process with the
-code that answers) and is checked here by the contract's value rules (``cwm.values``) and the real game's
+code that answers) and is checked here by the contract's value rules (``cwm.value_rules``) and the real game's
 facts: whose turn it is, legal strings that are actions of the game (exact ``str``, distinct, bounded),
 chance outcomes that are a distribution, one canonical observation per player (bounded in size), and
 returns inside the game's utility range. Anything else ends the game with a ``HostFailure``.
@@ -18,7 +18,7 @@ import functools
 from typing import Any
 
 from cwm import events as player_events
-from cwm import games, values
+from cwm import games, value_rules
 from cwm.codec import ActionCodec
 from cwm.sandbox import pool
 from cwm.sandbox.box import HOST_JOB, Sandbox
@@ -73,33 +73,33 @@ def read_view(value: Any, *, num_players: int, codec: ActionCodec, utility: tupl
         return _read_view(value, num_players, codec, utility)
     except HostFailure:
         raise
-    except (values.ValueBreach, CwmError) as e:  # a breach, or an action string the game does not have
+    except (value_rules.ValueBreach, CwmError) as e:  # a breach, or an action string the game does not have
         raise HostFailure("value", f"the host answered a view the rules refuse: {e}") from None
 
 
 def _read_view(value: Any, num_players: int, codec: ActionCodec, utility: tuple[float, float]) -> HostView:
     if type(value) is not dict:
-        raise values.ValueBreach(f"a view is an object, got {values.describe(value)}")
+        raise value_rules.ValueBreach(f"a view is an object, got {value_rules.describe(value)}")
     if "failed" in value:
         why = value["failed"]
         raise HostFailure("contract", f"the host model broke the contract: "
-                                      f"{why if type(why) is str else values.describe(why, 1500)}")
-    player = values.player(value.get("player"), num_players)
-    observations = values.observations(value.get("observations"), num_players)
-    size = sum(len(values.dumps(o)) for o in observations)
+                                      f"{why if type(why) is str else value_rules.describe(why, 1500)}")
+    player = value_rules.player(value.get("player"), num_players)
+    observations = value_rules.observations(value.get("observations"), num_players)
+    size = sum(len(value_rules.dumps(o)) for o in observations)
     if size > MAX_VIEW_CHARS:
-        raise values.ValueBreach(f"the observations take {size:,} characters as JSON, over {MAX_VIEW_CHARS:,}")
+        raise value_rules.ValueBreach(f"the observations take {size:,} characters as JSON, over {MAX_VIEW_CHARS:,}")
     legal: tuple[str, ...] = ()
     chance: tuple[tuple[str, float], ...] = ()
     returns: tuple[float, ...] = ()
     if player == CHANCE:
-        chance = tuple(values.chance_outcomes(value.get("chance")))
+        chance = tuple(value_rules.chance_outcomes(value.get("chance")))
         _known(codec, CHANCE, [a for a, _ in chance], codec.max_chance_outcomes, "chance outcomes")
     elif player == TERMINAL:
-        returns = values.rewards(value.get("returns"), num_players, "the returns")
+        returns = value_rules.rewards(value.get("returns"), num_players, "the returns")
         _within(returns, utility)
     else:
-        legal = tuple(values.action_strings(value.get("legal")))
+        legal = tuple(value_rules.action_strings(value.get("legal")))
         _known(codec, player, list(legal), codec.num_distinct_actions, "legal actions")
     return HostView(player, legal, chance, observations, returns)
 
@@ -107,12 +107,12 @@ def _read_view(value: Any, num_players: int, codec: ActionCodec, utility: tuple[
 def _known(codec: ActionCodec, player: int, actions: list[str], most: int, what: str) -> None:
     """Checks that ``actions`` are a non-empty, bounded list of actions the real game has for ``player``."""
     if not actions:
-        raise values.ValueBreach(f"no {what} at a state that is not over")
+        raise value_rules.ValueBreach(f"no {what} at a state that is not over")
     if len(actions) > max(most, 1):
-        raise values.ValueBreach(f"{len(actions):,} {what}, more than the game's {most:,}")
+        raise value_rules.ValueBreach(f"{len(actions):,} {what}, more than the game's {most:,}")
     for a in actions:
         if len(a) > MAX_ACTION_CHARS:
-            raise values.ValueBreach(f"an action string of {len(a):,} characters among the {what}")
+            raise value_rules.ValueBreach(f"an action string of {len(a):,} characters among the {what}")
         codec.to_id(player, a)  # ModelContractError: not an action of this game
 
 
@@ -120,7 +120,7 @@ def _within(returns: tuple[float, ...], utility: tuple[float, float]) -> None:
     lo, hi = utility
     slack = _RETURN_TOLERANCE * max(1.0, hi - lo)
     if any(not (lo - slack <= r <= hi + slack) for r in returns):
-        raise values.ValueBreach(f"returns {list(returns)} outside the game's utility range [{lo:g}, {hi:g}]")
+        raise value_rules.ValueBreach(f"returns {list(returns)} outside the game's utility range [{lo:g}, {hi:g}]")
 
 
 class HostedState:
@@ -168,7 +168,7 @@ class HostedState:
         out: list[dict[str, JSON]] = []
         for i, v in enumerate(self.views):
             own = i < len(self.moves) and self.movers[i] == player
-            out.append(player_events.event(values.thaw(v.observations[player]), self.moves[i] if own else None,
+            out.append(player_events.event(value_rules.thaw(v.observations[player]), self.moves[i] if own else None,
                                            final_return=v.returns[player] if v.player == TERMINAL else None))
         return out
 

@@ -21,7 +21,7 @@ import types
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from cwm.jsonvalue import ReadOnlyList, StateMutationError
+from cwm.json_values import ReadOnlyList, StateMutationError
 from cwm.sandbox.names import ALLOWED_IMPORTS, ALLOWED_SUBMODULES, attribute_problem
 
 Importer = Callable[..., types.ModuleType]
@@ -88,7 +88,7 @@ def make_importer() -> Importer:
 
 
 def _refusing_read_only(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``fn``, refusing to change a read-only list of a state (``cwm.jsonvalue.ReadOnlyList``) in place."""
+    """``fn``, refusing to change a read-only list of a state (``cwm.json_values.ReadOnlyList``) in place."""
     name, read_only, refused = fn.__name__, ReadOnlyList, StateMutationError
 
     def in_place(target: Any, *args: Any) -> Any:

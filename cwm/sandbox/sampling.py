@@ -13,7 +13,7 @@ Server payload: ``{}``. Messages: ``{"events": [...], "player": int, "seed": int
 
 from __future__ import annotations
 
-from cwm import values
+from cwm import value_rules
 from cwm.sandbox.box import SAMPLE_JOB, Sandbox
 from cwm.sandbox.session import Session
 from cwm.types import JSON, CwmError
@@ -60,7 +60,7 @@ class ContainedSampler:
             return [str(a) for a in answer["history"]]
         reason = answer.get("raised") if isinstance(answer, dict) else None
         raise SamplerFailure(f"resample_history raised {reason}" if reason else
-                             f"the inference worker answered {values.describe(answer)}")
+                             f"the inference worker answered {value_rules.describe(answer)}")
 
     def _open(self) -> Session:
         if self._given_up:

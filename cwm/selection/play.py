@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from cwm import events as player_events
-from cwm import games, values
+from cwm import games, value_rules
 from cwm.agents.base import AgentError
 from cwm.agents.cwm import game_facts
 from cwm.agents.specs import Settings
@@ -49,7 +49,7 @@ class HostTracker:
     def sync(self, state: HostedState) -> None:
         for view in state.views[len(self.events):]:
             over = view.player == TERMINAL
-            self.events.append(player_events.event(values.thaw(view.observations[self.player]),
+            self.events.append(player_events.event(value_rules.thaw(view.observations[self.player]),
                                                    final_return=view.returns[self.player] if over else None))
         for i in range(len(self.moves), len(state.moves)):
             if state.movers[i] == self.player:
@@ -128,7 +128,7 @@ class GameRecord:
         fields = {f.name for f in dataclasses.fields(cls)}
         found = {k: v for k, v in data.items() if k in fields}
         found["seats"] = tuple(str(s) for s in found["seats"])
-        found["returns"] = tuple(values.number(r, "a return") for r in found["returns"])
+        found["returns"] = tuple(value_rules.number(r, "a return") for r in found["returns"])
         found["stats"] = tuple(s if isinstance(s, dict) else {} for s in found.get("stats", ()))
         return cls(**found)
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import prompts
 from cwm import model as cwm_model
-from cwm import values
+from cwm import value_rules
 from cwm.contract import (
     INFERENCE_API,
     STATE_INFERENCE_API,
@@ -137,7 +137,7 @@ def _context(rules: str, closed: Sequence[ClosedTrajectory], *, api: tuple[Any, 
     listed = views_shown(closed, truth=truth, max_chars=max_chars)  # the example checks name listed views
     context = {
         "rules": nest_headings(rules.strip()), "api": cwm_model.api_block(api).rstrip(),
-        "value_rules": values.rules_text(), "allowed_imports": ", ".join(sorted(ALLOWED_IMPORTS)),
+        "value_rules": value_rules.rules_text(), "allowed_imports": ", ".join(sorted(ALLOWED_IMPORTS)),
         "views": render_views(closed, truth=truth, max_chars=max_chars), "views_note": note,
         "tests": _example_tests(closed[:listed], terminal=terminal, hidden=hidden),
     }

@@ -14,7 +14,7 @@ from typing import Any
 
 import prompts
 from cwm import model as cwm_model
-from cwm import values
+from cwm import value_rules
 from cwm.model import ContractFunction
 from cwm.sandbox import ALLOWED_IMPORTS
 from cwm.sandbox.checkers import Checker, world_model_checker
@@ -128,7 +128,7 @@ def world_model_target(
     context = {
         "rules": nest_headings(rules.strip()),
         "api": cwm_model.api_block(cwm_model.WORLD_MODEL_API).rstrip(),
-        "value_rules": values.rules_text(),
+        "value_rules": value_rules.rules_text(),
         "allowed_imports": ", ".join(sorted(ALLOWED_IMPORTS)),
         "trajectories": render.render_trajectories(train, **shown),
         "tests": tests,

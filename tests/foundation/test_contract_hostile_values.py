@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from cwm import checks, values
+from cwm import checks, value_rules
 from cwm.types import ModelContractError
 
 _NEXT = 'return {"board": board, "player": 1 - state["player"]}'
@@ -119,9 +119,9 @@ def test_numpy_scalars_become_python_numbers(patched_model, recorded):
     ({10 ** 5000: 1}, "too long to write as JSON"),
 ], ids=["int", "nested-int", "inf-key", "int-key"])
 def test_canonical_refuses_what_json_cannot_write(value, fragment):
-    with pytest.raises(values.ValueBreach, match=fragment):
-        values.canonical(value)
-    assert values.describe(value).startswith("<")
+    with pytest.raises(value_rules.ValueBreach, match=fragment):
+        value_rules.canonical(value)
+    assert value_rules.describe(value).startswith("<")
 
 
 def test_an_observation_json_cannot_write_is_a_breach_before_any_key_is_built(patched_model):
@@ -136,12 +136,12 @@ def test_an_integral_float_is_the_int_it_equals_in_the_checks_and_in_the_keys(as
     """1 == 1.0 by the contract's rule, at any size: the checks' comparison and the information-state key
     (what ISMCTS matches draws by) must say the same, or a model that passes the checks rejects every draw."""
     as_int = int(as_float)
-    got, bools = values.canonical_flagged([{"chips": as_float}])
-    assert values.same(got, [{"chips": as_int}], got_bools=bools, expected_bools=False)
+    got, bools = value_rules.canonical_flagged([{"chips": as_float}])
+    assert value_rules.same(got, [{"chips": as_int}], got_bools=bools, expected_bools=False)
     assert got == [{"chips": as_int}] and type(got[0]["chips"]) is int
-    assert values.dumps(got) == values.dumps(values.canonical([{"chips": as_int}]))
-    start = values.InfoKey.START
-    assert values.InfoKey.observe(start, got) == values.InfoKey.observe(start, values.canonical([{"chips": as_int}]))
+    assert value_rules.dumps(got) == value_rules.dumps(value_rules.canonical([{"chips": as_int}]))
+    start = value_rules.InfoKey.START
+    assert value_rules.InfoKey.observe(start, got) == value_rules.InfoKey.observe(start, value_rules.canonical([{"chips": as_int}]))
 
 
 def test_a_read_only_container_made_by_a_model_is_refused(patched_model, recorded):

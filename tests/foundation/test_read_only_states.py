@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from cwm import checks, values
+from cwm import checks, value_rules
 from cwm.games import trajectories
 from cwm.sandbox import load_source
 from cwm.types import ModelLoadError
@@ -18,8 +18,8 @@ REFERENCE = "tests/data/reference/tic_tac_toe_model.py"
                                 "heapq.heapreplace(state['l'], 0)", "heapq.heappushpop(state['l'], 0)"])
 def test_heapq_refuses_to_change_a_state_in_place(fn):
     module = load_source(f"import heapq\nfrom heapq import heappop\n\ndef f(state):\n    {fn}\n", api=())
-    state = values.state({"l": [3, 1, 2]})
-    with pytest.raises(values.StateMutationError, match="read-only list of the state"):
+    state = value_rules.state({"l": [3, 1, 2]})
+    with pytest.raises(value_rules.StateMutationError, match="read-only list of the state"):
         module.f(state)
     assert state == {"l": [3, 1, 2]}
     copy = load_source("import heapq\n\ndef g(state):\n    q = list(state['l'])\n    heapq.heappush(q, 0)\n"
@@ -48,6 +48,6 @@ def test_the_gate_refuses_unbound_mutators_of_builtin_containers(call):
 def test_a_numpy_int_is_a_player_as_the_rules_say():
     import numpy as np
 
-    assert values.player(np.int64(1), 2) == 1 and type(values.player(np.int64(1), 2)) is int
-    with pytest.raises(values.ValueBreach, match="a bool is not an int"):
-        values.player(np.bool_(True), 2)
+    assert value_rules.player(np.int64(1), 2) == 1 and type(value_rules.player(np.int64(1), 2)) is int
+    with pytest.raises(value_rules.ValueBreach, match="a bool is not an int"):
+        value_rules.player(np.bool_(True), 2)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cwm import values
+from cwm import value_rules
 from cwm.games import trajectories
 from cwm.sandbox import load_source
 
@@ -21,10 +21,10 @@ def model_search_inference(module):  # noqa: ANN001, ANN201
 
     def resample_history(events, player_id, seed):  # noqa: ANN001, ANN202
         rng = random.Random(seed)
-        wanted = [values.canonical(e["observation"]) for e in events]
+        wanted = [value_rules.canonical(e["observation"]) for e in events]
 
         def walk(state, depth):  # noqa: ANN001, ANN202
-            if not values.same(values.canonical(module.get_observations(state)[player_id]), wanted[depth]):
+            if not value_rules.same(value_rules.canonical(module.get_observations(state)[player_id]), wanted[depth]):
                 return None
             if depth == len(events) - 1:
                 return []

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cwm import events, games, model, values
+from cwm import events, games, model, value_rules
 from cwm.agents.cwm import HistoryTracker
 from cwm.checks.inference import run_inference_checks
 from cwm.contract import INFERENCE_API
@@ -57,7 +57,7 @@ def test_the_flag_and_return_are_on_the_last_event_at_the_end_only():
     run_inference_checks(wm, spy, [ct], terminal=True)
     *during, end = seen
     assert during and all("terminal" not in e and "return" not in e for s in during for e in s)
-    assert end[-1] == {"observation": values.thaw(ct.events[-1].observation), "action": None, "terminal": True,
+    assert end[-1] == {"observation": value_rules.thaw(ct.events[-1].observation), "action": None, "terminal": True,
                        "return": ct.player_return}
     assert all(events.validate(s) is None for s in seen) and events.is_over(end) and not events.is_over(during[-1])
 

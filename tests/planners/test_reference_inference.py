@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cwm import games, model, values
+from cwm import games, model, value_rules
 from cwm.agents.cwm import HistoryTracker
 from cwm.checks.posterior import PosteriorSettings, posterior_check
 from cwm.contract import INFERENCE_API
@@ -58,7 +58,7 @@ def model_mismatch(wm, history, player, events):
         return f"{len(history)} moves for {len(events)} states"
     state = wm.new_initial_state()
     for k, action in enumerate(history):
-        if state.observation(player) != values.canonical(events[k]["observation"]):
+        if state.observation(player) != value_rules.canonical(events[k]["observation"]):
             return f"step {k}: observation differs"
         if (state.current_player() == player) != (events[k]["action"] is not None) or (
                 events[k]["action"] is not None and events[k]["action"] != action):
@@ -67,7 +67,7 @@ def model_mismatch(wm, history, player, events):
             state = state.child_from_string(action)
         except CwmError as e:
             return f"step {k}: the model refuses {action!r}: {e}"
-    return "" if state.observation(player) == values.canonical(events[-1]["observation"]) else \
+    return "" if state.observation(player) == value_rules.canonical(events[-1]["observation"]) else \
         f"step {len(history)}: observation differs"
 
 
@@ -100,7 +100,7 @@ def test_every_sampled_history_replays_to_the_players_information(game):
     views = _views(game, 25, seed=0)
     for player, events, _ in views:
         for seed in range(3):
-            history = inference.resample_history(values.thaw(events), player, seed)
+            history = inference.resample_history(value_rules.thaw(events), player, seed)
             assert replay(spec, history, player, events)[1] == ""
             for wm in models:
                 assert model_mismatch(wm, history, player, events) == "", (wm.name, seed, events[-1])
@@ -111,9 +111,9 @@ def test_every_sampled_history_replays_to_the_players_information(game):
 def test_sampling_is_seeded_and_varies_with_the_seed(game):
     inference = _reference(game)
     player, events, _ = next(v for v in _views(game, 3, seed=1) if len(v[1]) > 4 and v[1][-1]["action"] is None)
-    assert inference.resample_history(values.thaw(events), player, 7) == inference.resample_history(
-        values.thaw(events), player, 7)
-    assert len({tuple(inference.resample_history(values.thaw(events), player, s)) for s in range(30)}) > 1
+    assert inference.resample_history(value_rules.thaw(events), player, 7) == inference.resample_history(
+        value_rules.thaw(events), player, 7)
+    assert len({tuple(inference.resample_history(value_rules.thaw(events), player, s)) for s in range(30)}) > 1
 
 
 @pytest.mark.parametrize("game", list(CASES))
@@ -148,7 +148,7 @@ def test_leduc_reconstruction_mutants_sample_invalid_histories(name):
     for player, events, _ in _views("leduc_poker", 12, seed=0):
         for seed in range(3):
             try:
-                history = mutant.resample_history(values.thaw(events), player, seed)
+                history = mutant.resample_history(value_rules.thaw(events), player, seed)
             except IndexError:
                 raised += 1
                 continue
@@ -164,7 +164,7 @@ def test_the_posterior_mutant_passes_reconstruction_and_fails_the_posterior_chec
     mutant = _inference(_mutants().source("always_same_deal"), name="always_same_deal")
     spec = games.resolve("leduc_poker")
     for player, events, _ in _views("leduc_poker", 12, seed=0):
-        history = mutant.resample_history(values.thaw(events), player, 0)
+        history = mutant.resample_history(value_rules.thaw(events), player, 0)
         assert replay(spec, history, player, events)[1] == ""
     report = posterior_check("leduc_poker", mutant.resample_history, PosteriorSettings(games_played=6, states=12, draws=300, seed=0))
     assert report.accuracy == 1.0

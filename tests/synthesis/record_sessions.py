@@ -9,7 +9,7 @@ Every reply is a hand-written candidate under tests/data/synthesis/<game>/, answ
 
 Each session replays with the default settings of its command (seed 0, tree search, 5 training games) and
 needs exactly the prompts of the recording, so re-run this after changing the synthesis or inference
-prompts, the contract or its value rules (``cwm.values.RULES``, shown in the prompt), a game's rules or the trajectory format
+prompts, the contract or its value rules (``cwm.value_rules.RULES``, shown in the prompt), a game's rules or the trajectory format
 (``tests/synthesis/test_recordings.py`` fails until you do):
 
     python tests/synthesis/record_sessions.py            # every session

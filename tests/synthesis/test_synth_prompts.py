@@ -9,7 +9,7 @@ import pytest
 from synth_helpers import BUGGY_THEN_FIXED, RULES, program, reply, synthesize
 
 import prompts
-from cwm import values
+from cwm import value_rules
 from cwm.llm import ScriptedClient
 from cwm.model import WORLD_MODEL_API, api_block
 from cwm.synthesis import world_model_target
@@ -68,9 +68,9 @@ def test_refinement_prompt_has_the_code_and_one_failed_test_per_type(calls: list
 @pytest.mark.parametrize("index", [0, 1], ids=["initial", "refine"])
 def test_prompts_take_the_value_rules_from_the_rules_table(calls: list, index: int) -> None:
     api = _section(calls[index].messages[0].text, "## The API to implement")
-    assert api.count(values.rules_text()) == 1
+    assert api.count(value_rules.rules_text()) == 1
     # nothing around the table restates a rule by hand (a second wording could drift from the checks)
-    rest = api.replace(values.rules_text(), "")
+    rest = api.replace(value_rules.rules_text(), "")
     for phrase in ("-4", "-1", "sum to 1", "bool", "NEW", "modify"):
         assert phrase not in rest, phrase
 

@@ -21,7 +21,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from cwm import values
+from cwm import value_rules
 from cwm.model import WorldModel
 from cwm.model_state import ModelState
 from cwm.sandbox.jobs.check import require
@@ -50,7 +50,7 @@ class _Host:
     def answer(self, message: JSON) -> JSON:
         op = message.get("op") if isinstance(message, dict) else None
         if op not in ("init", "apply") or (op == "apply" and self.state is None):
-            raise ModelLoadError(f"the host worker got a message it does not know: {values.describe(message)}")
+            raise ModelLoadError(f"the host worker got a message it does not know: {value_rules.describe(message)}")
         try:
             if op == "init":
                 self.state = self.model.new_initial_state()
@@ -58,7 +58,7 @@ class _Host:
                 assert self.state is not None and isinstance(message, dict)
                 self.state = self.state.child_from_string(str(message["action"]))
             return view(self.state)
-        except (CwmError, values.ValueBreach) as e:  # the model broke the contract: the game cannot go on
+        except (CwmError, value_rules.ValueBreach) as e:  # the model broke the contract: the game cannot go on
             self.state = None
             return {"failed": str(e)[:_REASON_CHARS]}
 

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from cwm import events as player_events
-from cwm import values
+from cwm import value_rules
 from cwm.codec import ActionCodec
 from cwm.contract import INFERENCE_API, VALUE_API, resampler
 from cwm.model import WorldModel
@@ -54,7 +54,7 @@ def plan_session(module: types.ModuleType, payload: dict[str, Any]) -> Callable[
         get_value = _extra(payload["value"], "cwm_value", VALUE_API).get_value
 
         def value_fn(state: Any, player: int) -> float:
-            return values.number(get_value(state.raw, player), "get_value")
+            return value_rules.number(get_value(state.raw, player), "get_value")
 
     planner = CWMPlanner(model, GameFacts.from_json(payload["facts"]), SearchConfig.from_json(payload["config"]),
                          sampler=sampler, value_fn=value_fn, seed=int(payload["seed"]))
@@ -77,7 +77,7 @@ class _Server:
 
     def answer(self, message: JSON) -> JSON:
         if not isinstance(message, dict) or message.get("op") != "plan":
-            raise ModelLoadError(f"the planning worker got a message it does not know: {values.describe(message)}")
+            raise ModelLoadError(f"the planning worker got a message it does not know: {value_rules.describe(message)}")
         # the events start at the last one sent before (its action is filled in once the seat has moved)
         if message["moves_from"] != len(self.moves) or message["events_from"] != max(0, len(self.events) - 1):
             raise ModelLoadError("the planning worker's view of the game is out of step with the host's")
@@ -90,7 +90,7 @@ class _Server:
         try:
             action = self.planner.plan(int(message["player"]), list(message["legal"]), moves=self.moves,
                                        events=self.events)
-        except (CwmError, values.ValueBreach) as e:  # the model broke the contract, or cannot follow the game
+        except (CwmError, value_rules.ValueBreach) as e:  # the model broke the contract, or cannot follow the game
             return {"refused": str(e)[:_REASON_CHARS], "stats": self.planner.stats()}
         spent = {"move_wall_s": time.perf_counter() - wall, "move_cpu_s": time.process_time() - cpu}
         return {"action": action, "stats": self.planner.stats() | spent}

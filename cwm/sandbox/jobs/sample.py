@@ -7,7 +7,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from cwm import values
+from cwm import value_rules
 from cwm.types import JSON, ModelLoadError
 
 _REASON_CHARS = 500
@@ -25,13 +25,13 @@ def sample_session(module: types.ModuleType, payload: dict[str, Any]) -> Callabl
 
     def answer(message: JSON) -> JSON:
         if not isinstance(message, dict) or set(message) != {"events", "player", "seed"}:
-            raise ModelLoadError(f"the sampling worker got a message it does not know: {values.describe(message)}")
+            raise ModelLoadError(f"the sampling worker got a message it does not know: {value_rules.describe(message)}")
         try:
             history = resample(message["events"], int(message["player"]), int(message["seed"]))
         except Exception as e:  # noqa: BLE001  the function's own failure is the answer
             return {"raised": f"{type(e).__name__}: {e}"[:_REASON_CHARS]}
         if not isinstance(history, (list, tuple)):
-            return {"raised": f"resample_history returned {values.describe(history)}, not a list of action strings"}
+            return {"raised": f"resample_history returned {value_rules.describe(history)}, not a list of action strings"}
         return {"history": [str(a) for a in history]}
 
     return answer

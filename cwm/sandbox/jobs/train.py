@@ -9,7 +9,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from cwm import values
+from cwm import value_rules
 from cwm.codec import ActionCodec
 from cwm.contract import ENCODER_API, ENCODER_MODULE
 from cwm.model import WorldModel
@@ -43,10 +43,10 @@ class _Server:
 
     def answer(self, message: JSON) -> JSON:
         if not isinstance(message, dict) or message.get("op") not in ("make", "reset", "step"):
-            raise ModelLoadError(f"the training worker got a message it does not know: {values.describe(message)}")
+            raise ModelLoadError(f"the training worker got a message it does not know: {value_rules.describe(message)}")
         try:
             return self._answer(message)
-        except (CwmError, EnvError, values.ValueBreach) as e:  # the model or the encoder broke its contract
+        except (CwmError, EnvError, value_rules.ValueBreach) as e:  # the model or the encoder broke its contract
             return {"refused": str(e)[:_REASON_CHARS]}
 
     def _answer(self, message: dict[str, Any]) -> JSON:
@@ -79,9 +79,9 @@ def encode_session(module: types.ModuleType, payload: dict[str, Any]) -> Callabl
 
     def answer(message: JSON) -> JSON:
         if not isinstance(message, dict) or message.get("op") != "encode":
-            raise ModelLoadError(f"the encoder worker got a message it does not know: {values.describe(message)}")
+            raise ModelLoadError(f"the encoder worker got a message it does not know: {value_rules.describe(message)}")
         try:
-            vector = encode(values.canonical(message["observation"], where="the observation"), int(message["player"]))
+            vector = encode(value_rules.canonical(message["observation"], where="the observation"), int(message["player"]))
         except Exception as e:  # the encoder's bug: the agent forfeits with the reason
             return {"refused": f"encode(...) raised {type(e).__name__}: {str(e)[:_REASON_CHARS]}"}
         if not isinstance(vector, list) or not all(type(x) in (int, float) for x in vector):

@@ -1,5 +1,5 @@
 """JSON values as the CWM contract handles them: exact builtins, read-only states, canonical forms, and the
-one information-state key built from them (``cwm.values`` holds the per-function rules and re-exports these).
+one information-state key built from them (``cwm.value_rules`` holds the per-function rules and re-exports these).
 
 Every value a model returns is converted here before anything hashes, compares, formats or stores it: a
 subclass of ``str``/``int``/``float``/``list``/``dict`` is read through its base type's own methods (its

@@ -1,5 +1,5 @@
 """The CWM contract's value rules: what each contract function may return, and how its values cross into the
-library (the JSON-value machinery itself is ``cwm.jsonvalue``, re-exported here). One module, called by the
+library (the JSON-value machinery itself is ``cwm.json_values``, re-exported here). One module, called by the
 checks that gate a model and by the wrapper that guards it in play.
 
 Every value a model returns is converted to exact builtins here before anything hashes, compares, formats
@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from cwm.infokey import InfoKey
-from cwm.jsonvalue import (
+from cwm.json_values import (
     _NUMPY_SCALARS,
     _STR,
     MAX_DEPTH,
