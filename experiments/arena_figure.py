@@ -171,7 +171,8 @@ def _synthesize(config: common.GameConfig, figure: ArenaFigureConfig, run_dir: P
     world_model = None if closed else _world_model(config, figure, run_dir, llm)
     inference_run = run_dir.parent / "inference" if imperfect_game and not closed else None
     if imperfect_game:
-        result = imperfect.synthesize_inference(config, llm, SynthesisSettings.of("inference", seed=figure.seed, deck=figure.deck), run_dir=inference_run or run_dir, world_model=world_model, cache=figure.cache)
+        result = imperfect.synthesize_inference(config, seed=figure.seed, llm=llm, run_dir=inference_run or run_dir,
+                                                deck=figure.deck, world_model=world_model, cache=figure.cache)
         if not result.best_source:
             raise common.ExperimentError(f"{config.game}: {result.target} synthesis produced no usable program "
                                          f"(see {inference_run or run_dir}/summary.md)")

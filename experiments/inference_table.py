@@ -25,8 +25,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from cwm.synthesis import SynthesisSettings
-
 if __package__ in (None, ""):  # run as a file: make the repository root importable for `experiments`
     sys.path.append(str(Path(__file__).resolve().parent.parent))
 
@@ -100,7 +98,8 @@ def _open_deck(job: InferenceJob, llm: str) -> dict[str, Any]:
     source = imperfect.best_source(run_dir / "world_model")
     if not source:
         return row | {"status": "no world model", "llm_calls": world["llm_calls"]}
-    result = imperfect.synthesize_inference(job.config, llm, SynthesisSettings.of("inference", seed=job.seed, deck="open"), run_dir=run_dir / "inference", world_model=source, cache=job.cache)
+    result = imperfect.synthesize_inference(job.config, seed=job.seed, llm=llm, run_dir=run_dir / "inference",
+                                            deck="open", world_model=source, cache=job.cache)
     row |= _inference_numbers(result, world["llm_calls"], world["cost_usd"]) | {"world_model_solved": world["solved"]}
     row["prompt_hashes"] = world["prompt_hashes"] | row["prompt_hashes"]
     if result.best_source:
@@ -111,7 +110,8 @@ def _open_deck(job: InferenceJob, llm: str) -> dict[str, Any]:
 
 
 def _closed_deck(job: InferenceJob, llm: str) -> dict[str, Any]:
-    result = imperfect.synthesize_inference(job.config, llm, SynthesisSettings.of("inference", seed=job.seed, deck="closed"), run_dir=Path(job.run_dir) / "joint", world_model=None, cache=job.cache)
+    result = imperfect.synthesize_inference(job.config, seed=job.seed, llm=llm, run_dir=Path(job.run_dir) / "joint",
+                                            deck="closed", world_model=None, cache=job.cache)
     return {"game": result.game, "llm": llm, "model": result.model} | _inference_numbers(result, 0, 0.0)
 
 
