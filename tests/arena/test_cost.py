@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from cwm.agents.base import AgentBase
 from cwm.agents.specs import Settings
 from cwm.arena import cost
 from cwm.arena.plan import TournamentPlan, plan_jobs
@@ -37,7 +38,7 @@ class _Clock:
         return self.now
 
 
-class _CostsPerSimulation:
+class _CostsPerSimulation(AgentBase):
     """An agent whose move costs 0.1 ms per simulation on the fake clock (what the scaling assumes)."""
 
     def __init__(self, settings, clock):
