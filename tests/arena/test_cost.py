@@ -64,7 +64,8 @@ def test_search_agents_are_timed_at_the_probe_size_and_scaled_to_the_real_count(
 def test_matches_already_recorded_are_not_counted(tmp_path):
     first = plan_jobs("tic_tac_toe", ["random", "gt-mcts"], TournamentPlan(matches=2, settings=FAST, seed=0, move_time_limit=None))[0]
     (tmp_path / "matches.jsonl").write_text(json.dumps({"key": first.key}) + "\nnot json\n")
-    est = cost.estimate_tournament("tic_tac_toe", ["random", "gt-mcts"], TournamentPlan(matches=2, settings=FAST), out_dir=tmp_path)
+    est = cost.estimate_tournament("tic_tac_toe", ["random", "gt-mcts"],
+                                   TournamentPlan(matches=2, settings=FAST, move_time_limit=None), out_dir=tmp_path)
     assert est.matches == 3
 
 

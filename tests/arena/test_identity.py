@@ -49,7 +49,7 @@ def test_plain_spec_keys_and_seeds_are_pinned():
     """Golden values: a change here replays every finished match of every existing tournament (the settings
     hash covers every field of ``Settings``, so a new search setting, such as ``SearchConfig.leaf``, moves
     them)."""
-    jobs = plan_jobs("tic_tac_toe", ["random", "gt-mcts"], TournamentPlan(matches=1, settings=FAST))
+    jobs = plan_jobs("tic_tac_toe", ["random", "gt-mcts"], TournamentPlan(matches=1, settings=FAST, move_time_limit=None))
     assert [(j.key, j.seats, j.seed, j.fingerprints, j.index) for j in jobs] == [
         ("d70ff91c2e2e3132b1e8", ("random", "gt-mcts"), 4317194712033191659, ("random", "gt-mcts"), 0),
         ("e1be766559a2edb5bb2e", ("gt-mcts", "random"), 3287209222916896383, ("gt-mcts", "random"), 0)]

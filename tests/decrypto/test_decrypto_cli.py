@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-import cwm.llm
+import cwm.commands.decrypto
 from cwm import cli
 from cwm.decrypto.testing import RuleClient
 from cwm.llm import RecordingClient
@@ -58,7 +58,7 @@ def test_k_sweep_shows_the_trade_off(tmp_path):
 def test_llm_roles_and_probes_from_recorded_replies(tmp_path, monkeypatch, capsys):
     replies = tmp_path / "replies.jsonl"
     live = RuleClient()
-    monkeypatch.setattr(cwm.llm, "make_client", lambda spec, **kw: RecordingClient(live, replies))
+    monkeypatch.setattr(cwm.commands.decrypto, "make_client", lambda spec, **kw: RecordingClient(live, replies))
     args = ["decrypto", "run", "--episodes", "2", "--seeds", "1", "--probes", "--no-progress"]
     assert cli.main([*args, "--alice", "llm:rule", "--bob", "llm:rule", "--eve", "llm:rule",
                      "--out", str(tmp_path / "live")]) == 0

@@ -250,7 +250,7 @@ class _Interrupted:
 
 
 def test_cli_eval_resumes_an_interrupted_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import cwm.llm
+    import cwm.commands.nfg
 
     clients: list[_Interrupted] = []
 
@@ -258,7 +258,7 @@ def test_cli_eval_resumes_an_interrupted_run(tmp_path: Path, monkeypatch: pytest
         clients.append(_Interrupted(make_client(spec), 5 if not clients else None))
         return clients[-1]
 
-    monkeypatch.setattr(cwm.llm, "make_client", fake_make_client)
+    monkeypatch.setattr(cwm.commands.nfg, "make_client", fake_make_client)
     out = tmp_path / "run"
     argv = ["nfg", "eval", str(DATA / "tasks_small.jsonl"), "--llm", f"replay:{DATA / 'replay.jsonl'}",
             "--out", str(out), "--workers", "1", "--in-process"]
