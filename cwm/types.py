@@ -5,7 +5,9 @@ from __future__ import annotations
 import dataclasses
 import functools
 import marshal
-from typing import Any, Literal
+import warnings
+from collections.abc import Mapping
+from typing import Any, Literal, TypeVar
 
 from cwm.text import clean, clean_json
 
@@ -387,3 +389,32 @@ class CheckReport:
 def error_report(message: str) -> CheckReport:
     """A report for a model that could not be checked at all (counts as zero executed, failing)."""
     return CheckReport(by_type={}, transitions_passed=0, transitions_total=0, failures=(), error=message)
+
+
+S = TypeVar("S")
+
+
+def from_former_keywords(cls: type[S], given: S | None, former: Mapping[str, Any], *, who: str,
+                         error: type[Exception] = UsageError, rename: Mapping[str, str] | None = None) -> S | None:
+    """The settings object a function was given, or one of class ``cls`` built from the keyword arguments of the
+    function's former signature (each the field of that name, or of the name ``rename`` gives it; ``None``
+    values left to the field's default), with a ``DeprecationWarning`` pointing at the caller; ``None`` when
+    neither was given.
+
+    Raises:
+      ``error``: both a settings object and former keywords, or a keyword that is no field of ``cls``.
+    """
+    if not former:
+        return given
+    if given is not None:
+        raise error(f"{who}: pass either a {cls.__name__} or {sorted(former)}, not both")
+    named = {(rename or {}).get(k, k): v for k, v in former.items() if v is not None}
+    unknown = sorted(set(named) - {f.name for f in dataclasses.fields(cls)})  # type: ignore[arg-type]
+    if unknown:
+        raise error(f"{who}: unknown arguments {unknown}")
+    warnings.warn(f"{who}({', '.join(f'{k}=' for k in sorted(former))}...) is deprecated: pass "
+                  f"{cls.__name__}(...)", DeprecationWarning, stacklevel=3)
+    try:
+        return cls(**named)
+    except TypeError as e:  # a required field missing
+        raise error(f"{who}: {e}") from None

@@ -12,7 +12,6 @@ import dataclasses
 import hashlib
 import itertools
 import logging
-import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,7 @@ from cwm.agents.specs import AgentSpec, AgentSpecError, Settings, check_labels, 
 from cwm.arena import identity
 from cwm.arena.types import MatchJob, MatchResult
 from cwm.files import LineError, read_appended
-from cwm.types import JSON, CwmError
+from cwm.types import JSON, CwmError, from_former_keywords
 
 log = logging.getLogger("cwm.arena")
 
@@ -69,21 +68,10 @@ def plan_from(plan: TournamentPlan | None, legacy: dict[str, Any], who: str) -> 
     Raises:
       ArenaError: both, neither, or an unknown keyword.
     """
-    if not legacy:
-        if plan is None:
-            raise ArenaError(f"{who}: pass a TournamentPlan (how many matches, under which settings)")
-        return plan
-    if plan is not None:
-        raise ArenaError(f"{who}: pass either a TournamentPlan or {sorted(legacy)}, not both")
-    names = {f.name for f in dataclasses.fields(TournamentPlan)}
-    unknown = sorted(set(legacy) - names)
-    if unknown or "matches" not in legacy:
-        raise ArenaError(f"{who}: " + (f"unknown arguments {unknown}" if unknown else "matches is required"))
-    warnings.warn(f"{who}({', '.join(f'{k}=' for k in sorted(legacy))}...) is deprecated: pass "
-                  f"TournamentPlan(...)", DeprecationWarning, stacklevel=3)
-    if legacy.get("settings") is None:
-        legacy = {k: v for k, v in legacy.items() if k != "settings"}
-    return TournamentPlan(**legacy)
+    found = from_former_keywords(TournamentPlan, plan, legacy, who=who, error=ArenaError)
+    if found is None:
+        raise ArenaError(f"{who}: pass a TournamentPlan (how many matches, under which settings)")
+    return found
 
 
 def match_seed(seed: int, key: str) -> int:

@@ -27,7 +27,6 @@ import copy
 import dataclasses
 import hashlib
 import math
-import warnings
 from collections import Counter
 from collections.abc import Callable, Hashable
 from typing import Any
@@ -39,7 +38,7 @@ from cwm import games
 from cwm.games.hidden import HiddenInfo, Truth, hidden_info, replay, true_posterior
 from cwm.games.tracker import HistoryTracker
 from cwm.text import counted
-from cwm.types import JSON
+from cwm.types import JSON, from_former_keywords
 from planners.gt_resample import HistoryResampler
 
 ResampleHistory = Callable[[list[JSON], int, int], list[str]]
@@ -194,7 +193,8 @@ def posterior_check(game: str | games.GameSpec, resample_history: ResampleHistor
       hidden: what to measure (default ``cwm.games.hidden.hidden_info(game)``).
       legacy: the former keyword arguments (``games_played=``, ``draws=``, ...), deprecated.
     """
-    s = _settings(settings, legacy)
+    s = from_former_keywords(PosteriorSettings, settings, legacy, who="posterior_check",
+                             error=TypeError) or PosteriorSettings()
     spec = games.resolve(game)
     hidden = hidden or hidden_info(spec)
     picked = information_states(spec, games_played=s.games_played, states=s.states, seed=s.seed)
@@ -212,16 +212,6 @@ def posterior_check(game: str | games.GameSpec, resample_history: ResampleHistor
         checks.append(check)
         valid += s.draws - check.invalid
     return _report(spec, hidden, checks, s.draws, s.confidence, valid, skipped)
-
-
-def _settings(settings: PosteriorSettings | None, legacy: dict[str, Any]) -> PosteriorSettings:
-    if not legacy:
-        return settings or PosteriorSettings()
-    if settings is not None:
-        raise TypeError(f"posterior_check: pass either a PosteriorSettings or {sorted(legacy)}, not both")
-    warnings.warn(f"posterior_check({', '.join(f'{k}=' for k in sorted(legacy))}...) is deprecated: pass "
-                  f"PosteriorSettings(...)", DeprecationWarning, stacklevel=3)
-    return PosteriorSettings(**legacy)
 
 
 def _check_state(plan: _Plan, state: pyspiel.State, truth: Truth, rng: np.random.Generator,

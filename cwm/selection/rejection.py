@@ -21,7 +21,6 @@ import logging
 import math
 import re
 import sys
-import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -41,6 +40,7 @@ from cwm.files import LineError, atomic_write, changed_settings, read_appended
 from cwm.sandbox.host import DEFAULT_HOST_CPU_S
 from cwm.selection.play import GameJob, GameRecord, play_game
 from cwm.selection.report import Candidate, Selection, SelectionError, score, write_selection
+from cwm.types import from_former_keywords
 
 __all__ = ["DEFAULT_GAMES", "Selection", "SelectionError", "SelectionSettings", "select_models"]
 
@@ -110,7 +110,9 @@ def select_models(game: str | games.GameSpec, bundles: Sequence[str | Path], out
       BundleError: a bundle that fails its verification.
     """
     spec, out = games.resolve(game), Path(out)
-    s = _settings(settings, legacy).check(len(bundles))
+    s = from_former_keywords(SelectionSettings, settings, legacy, who="select_models", error=SelectionError,
+                             rename={"settings": "agents"}) or SelectionSettings()
+    s.check(len(bundles))
     candidates = _candidates(spec, bundles)
     chosen = pick_hosts(candidates, s.hosts, s.seed)
     utility, source = games.utility_range(spec)
@@ -135,20 +137,6 @@ def select_models(game: str | games.GameSpec, bundles: Sequence[str | Path], out
                           scores, records)
     write_selection(selection, games_per_pairing=s.games_per_pairing, seed=s.seed)
     return selection
-
-
-def _settings(settings: SelectionSettings | None, legacy: dict[str, Any]) -> SelectionSettings:
-    if not legacy:
-        return settings or SelectionSettings()
-    if settings is not None:
-        raise SelectionError(f"select_models: pass either a SelectionSettings or {sorted(legacy)}, not both")
-    warnings.warn(f"select_models({', '.join(f'{k}=' for k in sorted(legacy))}...) is deprecated: pass "
-                  f"SelectionSettings(...)", DeprecationWarning, stacklevel=3)
-    named = {("agents" if k == "settings" else k): v for k, v in legacy.items() if v is not None}
-    unknown = sorted(set(named) - {f.name for f in dataclasses.fields(SelectionSettings)})
-    if unknown:
-        raise SelectionError(f"select_models: unknown settings {unknown}")
-    return SelectionSettings(**named)
 
 
 def _jobs(spec: games.GameSpec, candidates: Sequence[Candidate], todo: Sequence[tuple[str, Any, Any, Any]],

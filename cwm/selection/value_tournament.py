@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -35,7 +34,7 @@ from cwm.sandbox.host import DEFAULT_HOST_CPU_S
 from cwm.selection.play import GameJob, GameRecord
 from cwm.selection.rejection import load_records, play_games
 from cwm.synthesis.store import sha
-from cwm.types import JSON, CwmError
+from cwm.types import JSON, CwmError, from_former_keywords
 from planners.config import SearchConfig
 
 ROLLOUTS = "rollouts"
@@ -181,7 +180,8 @@ def run_tournament(game: str | games.GameSpec, world_model: str, candidates: Seq
       TournamentError: no candidates, a count below 1, a game not for two players, a game with hidden
         information without ``inference``, or an ``out`` holding a tournament with other settings or candidates.
     """
-    settings = _settings(settings, legacy)
+    found = from_former_keywords(TournamentSettings, settings, legacy, who="run_tournament", error=TournamentError)
+    settings = (found or TournamentSettings()).check()
     spec = games.resolve(game)
     _check(spec, candidates, inference)
     out = Path(out)
@@ -205,19 +205,6 @@ def run_tournament(game: str | games.GameSpec, world_model: str, candidates: Seq
     atomic_write(out / TABLE_JSON, json.dumps(result.to_json(), indent=2) + "\n")
     atomic_write(out / TABLE_MD, result.to_markdown())
     return result
-
-
-def _settings(settings: TournamentSettings | None, legacy: dict[str, Any]) -> TournamentSettings:
-    if legacy:
-        if settings is not None:
-            raise TournamentError(f"run_tournament: pass either settings= or {sorted(legacy)}, not both")
-        warnings.warn(f"run_tournament({', '.join(f'{k}=' for k in sorted(legacy))}...) is deprecated: pass "
-                      f"settings=TournamentSettings(...)", DeprecationWarning, stacklevel=3)
-        unknown = sorted(set(legacy) - {f.name for f in dataclasses.fields(TournamentSettings)})
-        if unknown:
-            raise TournamentError(f"run_tournament: unknown settings {unknown}")
-        settings = TournamentSettings(**{k: v for k, v in legacy.items() if v is not None})
-    return (settings or TournamentSettings()).check()
 
 
 def _config(spec: games.GameSpec, world_model: str, inference: str | None, candidates: Sequence[str],
