@@ -8,7 +8,13 @@ import json
 import pytest
 
 from cwm.selection.play import GameRecord
-from cwm.selection.value_tournament import ROLLOUTS, TournamentError, run_tournament, score
+from cwm.selection.value_tournament import (
+    ROLLOUTS,
+    TournamentError,
+    TournamentSettings,
+    run_tournament,
+    score,
+)
 from planners.config import SearchConfig
 
 from .conftest import DATA, FAST, FLIPPED, GOOD, TTT
@@ -19,8 +25,7 @@ PER_PAIRING = 3
 @pytest.fixture(scope="module")
 def played(tmp_path_factory):
     out = tmp_path_factory.mktemp("tournament")
-    return out, run_tournament("tic_tac_toe", TTT, [GOOD, FLIPPED], out, games_per_pairing=PER_PAIRING, search=FAST,
-                               executor="local:2", progress=False)
+    return out, run_tournament("tic_tac_toe", TTT, [GOOD, FLIPPED], out, TournamentSettings(games_per_pairing=PER_PAIRING, search=FAST, executor="local:2", progress=False))
 
 
 def test_the_flipped_value_is_rejected_by_play(played) -> None:
@@ -47,11 +52,10 @@ def test_the_table_and_every_game_are_saved(played) -> None:
 def test_a_rerun_plays_nothing_again_and_other_candidates_are_refused(played) -> None:
     out, result = played
     before = (out / "games.jsonl").read_bytes()
-    again = run_tournament("tic_tac_toe", TTT, [GOOD, FLIPPED], out, games_per_pairing=PER_PAIRING, search=FAST,
-                           executor="inline", progress=False)
+    again = run_tournament("tic_tac_toe", TTT, [GOOD, FLIPPED], out, TournamentSettings(games_per_pairing=PER_PAIRING, search=FAST, executor="inline", progress=False))
     assert (out / "games.jsonl").read_bytes() == before and again == result
     with pytest.raises(TournamentError, match="candidates"):
-        run_tournament("tic_tac_toe", TTT, [GOOD], out, games_per_pairing=PER_PAIRING, search=FAST, progress=False)
+        run_tournament("tic_tac_toe", TTT, [GOOD], out, TournamentSettings(games_per_pairing=PER_PAIRING, search=FAST, progress=False))
 
 
 def test_no_candidate_code_runs_in_this_process(tmp_path, monkeypatch) -> None:
@@ -63,8 +67,7 @@ def test_no_candidate_code_runs_in_this_process(tmp_path, monkeypatch) -> None:
     # every in-process load of model source (cwm.sandbox.load_source, wherever it was imported) runs the module
     # body through this module's exec
     monkeypatch.setattr(cwm.sandbox.load, "exec", refuse, raising=False)
-    result = run_tournament("tic_tac_toe", TTT, [FLIPPED], tmp_path, games_per_pairing=1, search=FAST,
-                            executor="inline", progress=False)
+    result = run_tournament("tic_tac_toe", TTT, [FLIPPED], tmp_path, TournamentSettings(games_per_pairing=1, search=FAST, executor="inline", progress=False))
     assert sum(s.games for s in result.standings) == 4 and all(s.failures == 0 for s in result.standings)
 
 
@@ -89,11 +92,11 @@ def test_rollouts_keep_their_place_on_a_tie_and_a_failing_seat_is_counted() -> N
 
 def test_bad_settings_are_refused_before_anything_is_played(tmp_path) -> None:
     with pytest.raises(TournamentError, match="at least one candidate"):
-        run_tournament("tic_tac_toe", TTT, [], tmp_path, progress=False)
+        run_tournament("tic_tac_toe", TTT, [], tmp_path, TournamentSettings(progress=False))
     with pytest.raises(TournamentError, match="games per pairing"):
-        run_tournament("tic_tac_toe", TTT, [GOOD], tmp_path, games_per_pairing=0, progress=False)
+        run_tournament("tic_tac_toe", TTT, [GOOD], tmp_path, TournamentSettings(games_per_pairing=0, progress=False))
     with pytest.raises(TournamentError, match="3 players"):
-        run_tournament("kuhn_poker(players=3)", TTT, [GOOD], tmp_path, progress=False)
+        run_tournament("kuhn_poker(players=3)", TTT, [GOOD], tmp_path, TournamentSettings(progress=False))
     assert not any(tmp_path.iterdir())
 
 
@@ -102,9 +105,8 @@ def test_a_hidden_information_game_plays_through_the_models_inference(tmp_path) 
     inference = (DATA / "selection" / "leduc_inference.py").read_text()
     zero = "def get_value(state, player_id):\n    return 0.0\n"
     with pytest.raises(TournamentError, match="hidden information"):
-        run_tournament("leduc_poker", leduc, [zero], tmp_path, progress=False)
-    result = run_tournament("leduc_poker", leduc, [zero], tmp_path, inference=inference, games_per_pairing=1,
-                            search=SearchConfig(num_simulations=20, rollouts=1), executor="inline", progress=False)
+        run_tournament("leduc_poker", leduc, [zero], tmp_path, TournamentSettings(progress=False))
+    result = run_tournament("leduc_poker", leduc, [zero], tmp_path, TournamentSettings(games_per_pairing=1, search=SearchConfig(num_simulations=20, rollouts=1), executor="inline", progress=False), inference=inference)
     assert all(s.games == 2 and s.failures == 0 for s in result.standings)
     records = [json.loads(line) for line in (tmp_path / "games.jsonl").read_text().splitlines()]
     assert [r["failed"] for r in records] == ["", ""]
