@@ -24,7 +24,7 @@ WATCHED_MODULES = (
     "posixpath", "os",
     "cwm.checks.world_model", "cwm.checks.step", "cwm.checks.report", "cwm.checks.random_play", "cwm.model", "cwm.model_state",
     "cwm.contract", "cwm.codec", "cwm.types", "cwm.games.views", "cwm.value_rules", "cwm.json_values", "cwm.infokey",
-    "cwm.arena.types", "cwm.sandbox.jobs.check", "cwm.sandbox.child", "cwm.sandbox.layers", "cwm.sandbox.gate",
+    "cwm.sandbox.jobs.check", "cwm.sandbox.child", "cwm.sandbox.layers", "cwm.sandbox.gate",
     "cwm.sandbox.gate_walk", "cwm.sandbox.names", "cwm.sandbox.imports", "cwm.sandbox.tamper",
 )
 # Modules whose classes are not compared: nothing in them shapes a verdict's content (the OS wrappers,

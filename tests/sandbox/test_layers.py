@@ -230,3 +230,13 @@ def test_missing_libseccomp_is_warned_about_once(monkeypatch: pytest.MonkeyPatch
     assert [r.getMessage() for r in caplog.records if "libseccomp" in r.getMessage()] == [
         "libseccomp is unavailable (pyseccomp could not load it): sandboxed code runs without the seccomp "
         "deny-list; install Debian's 'libseccomp2'"]
+
+
+def test_every_watched_module_is_loaded_in_the_zygote() -> None:
+    # A watched name the zygote never imports is silently skipped by the snapshot: the module it meant to
+    # guard (renamed or moved) would go unwatched. A fresh interpreter shows what the zygote itself loads.
+    probe = ("import sys, cwm.sandbox.zygote\n"
+             "from cwm.sandbox.tamper import WATCHED_MODULES\n"
+             "print(','.join(name for name in WATCHED_MODULES if name not in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
