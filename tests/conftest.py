@@ -1,7 +1,9 @@
 """Fixtures that tests of several packages use; a package's own fixtures live in its folder's conftest.py.
 
 - ``ttt_games``, ``leduc_games`` and ``leduc_source``: recorded games and the reference Leduc model (the
-  checks and synthesis tests of the value and inference targets).
+  checks and synthesis tests of the value and inference targets);
+- ``data_dir``, ``fixture_model`` and ``mean_ci``: the planner fixtures and score intervals (the planners
+  and agents tests).
 
 They are fixtures (not importable helpers) because CI runs pytest with --import-mode=importlib, where test
 folders are not on sys.path, and no test imports another folder's conftest.
@@ -9,14 +11,31 @@ folders are not on sys.path, and no test imports another folder's conftest.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from cwm import games, model
 from cwm.games import trajectories
+from cwm.sandbox import load_source
 
 DATA = Path(__file__).resolve().parent / "data"
 REFERENCE = DATA / "reference"
+PLANNERS = DATA / "planners"
+
+
+def _load(name: str, game: str = "tic_tac_toe") -> model.WorldModel:
+    source = (PLANNERS / name).read_text(encoding="utf-8")
+    module = load_source(source, name=Path(name).stem)
+    return model.WorldModel(module, codec=model.ActionCodec.from_game(games.load_game(game)), name=Path(name).stem)
+
+
+def _mean_ci(values: list[float]) -> tuple[float, float, float]:
+    arr = np.asarray(values, dtype=float)
+    half = 1.96 * arr.std(ddof=1) / np.sqrt(len(arr)) if len(arr) > 1 else 0.0
+    return float(arr.mean()), float(arr.mean() - half), float(arr.mean() + half)
 
 
 @pytest.fixture(scope="session")
@@ -32,3 +51,21 @@ def leduc_games():
 @pytest.fixture(scope="session")
 def leduc_source():
     return (REFERENCE / "leduc_poker_model.py").read_text()
+
+
+@pytest.fixture
+def data_dir() -> Path:
+    """tests/data/planners."""
+    return PLANNERS
+
+
+@pytest.fixture
+def fixture_model() -> Callable[..., model.WorldModel]:
+    """Loads a model file from tests/data/planners as a WorldModel with the game's action ids."""
+    return _load
+
+
+@pytest.fixture
+def mean_ci() -> Callable[[list[float]], tuple[float, float, float]]:
+    """Mean and 95% normal interval of a list of scores."""
+    return _mean_ci
