@@ -1,5 +1,7 @@
 """Fixtures that tests of several packages use; a package's own fixtures live in its folder's conftest.py.
 
+- ``source`` and ``encode``: the hand-written reference files and encoders (the PPO, checks, agents and
+  bundle tests);
 - ``ttt_games``, ``leduc_games`` and ``leduc_source``: recorded games and the reference Leduc model (the
   checks and synthesis tests of the value and inference targets);
 - ``data_dir``, ``fixture_model`` and ``mean_ci``: the planner fixtures and score intervals (the planners
@@ -13,17 +15,27 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
 from cwm import games, model
+from cwm.contract import ENCODER_API
 from cwm.games import trajectories
 from cwm.sandbox import load_source
 
 DATA = Path(__file__).resolve().parent / "data"
 REFERENCE = DATA / "reference"
 PLANNERS = DATA / "planners"
+
+
+def _reference_source(name: str) -> str:
+    return (REFERENCE / name).read_text(encoding="utf-8")
+
+
+def _encoder(game: str) -> Callable[[Any, int], Any]:
+    return load_source(_reference_source(f"{game}_encoder.py"), name=f"{game}_encoder", api=ENCODER_API).encode
 
 
 def _load(name: str, game: str = "tic_tac_toe") -> model.WorldModel:
@@ -36,6 +48,18 @@ def _mean_ci(values: list[float]) -> tuple[float, float, float]:
     arr = np.asarray(values, dtype=float)
     half = 1.96 * arr.std(ddof=1) / np.sqrt(len(arr)) if len(arr) > 1 else 0.0
     return float(arr.mean()), float(arr.mean() - half), float(arr.mean() + half)
+
+
+@pytest.fixture
+def source() -> Callable[[str], str]:
+    """The text of a file in tests/data/reference."""
+    return _reference_source
+
+
+@pytest.fixture
+def encode() -> Callable[[str], Callable[[Any, int], Any]]:
+    """The hand-written encoder of a game, loaded (gated) in this process."""
+    return _encoder
 
 
 @pytest.fixture(scope="session")

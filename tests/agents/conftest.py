@@ -1,6 +1,7 @@
 """Fixtures of the agents tests: the reference Leduc model and its hand-written inference function, as a
 contained agent's files. The planner fixtures and score intervals the agents tests share with the planners
-tests (``data_dir``, ``fixture_model``, ``mean_ci``) are in tests/conftest.py."""
+tests (``data_dir``, ``fixture_model``, ``mean_ci``) and the reference encoders (``source``, ``encode``) are in
+tests/conftest.py."""
 
 from __future__ import annotations
 
