@@ -11,7 +11,7 @@ from cwm import arena, games
 from cwm.agents.base import RandomAgent
 from cwm.arena.types import MatchResult
 from cwm.pipeline.on_policy import ReplayError, agent_games, on_policy_accuracy, replay
-from tests.inference.test_inference_checks import SEARCH_INFERENCE_SOURCE
+from tests.checks.test_inference_checks import SEARCH_INFERENCE_SOURCE
 
 REFERENCE = Path(__file__).resolve().parents[1] / "data" / "reference"
 TTT = (REFERENCE / "tic_tac_toe_model.py").read_text()

@@ -1,5 +1,6 @@
 """Fixtures for the sample-rejection tests: bundles exported from the reference models (tic-tac-toe, and Leduc
-with a hand-written inference function) and deliberately weakened or broken variants of them."""
+with a hand-written inference function) and deliberately weakened or broken variants of them; for the value
+tournament, hand-written value functions of tic-tac-toe (a sound one and its sign-flipped twin)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ TTT = (DATA / "reference" / "tic_tac_toe_model.py").read_text()
 LEDUC = (DATA / "reference" / "leduc_poker_model.py").read_text()
 LEDUC_INFERENCE = (DATA / "selection" / "leduc_inference.py").read_text()
 MISLEADING_VALUE = (DATA / "selection" / "tic_tac_toe_misleading_value.py").read_text()
+GOOD = (DATA / "values" / "tic_tac_toe_value.py").read_text()
+FLIPPED = (DATA / "values" / "tic_tac_toe_value_flipped.py").read_text()
 
 # The reference tic-tac-toe with one bug: applying the third move raises when x opened in a corner or the
 # centre. Random play at load (first moves on edges) and the stored games never get there; MCTS agents,

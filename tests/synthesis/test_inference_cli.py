@@ -13,8 +13,7 @@ from cwm.cli import main
 from cwm.llm import ScriptedClient
 from cwm.synthesis import SynthesisSettings, synthesize_world_model
 from cwm.synthesis.inference import synthesize_inference
-
-from .test_inference_checks import SEARCH_INFERENCE_SOURCE
+from tests.checks.test_inference_checks import SEARCH_INFERENCE_SOURCE
 
 
 def _reply(code: str) -> str:

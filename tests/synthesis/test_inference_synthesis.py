@@ -12,8 +12,7 @@ from cwm.llm import ScriptedClient
 from cwm.synthesis import SynthesisSettings
 from cwm.synthesis.inference import synthesize_inference
 from cwm.types import UsageError
-
-from .test_inference_checks import SEARCH_INFERENCE_SOURCE
+from tests.checks.test_inference_checks import SEARCH_INFERENCE_SOURCE
 
 
 def _reply(code: str) -> str:

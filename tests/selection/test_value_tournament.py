@@ -17,8 +17,11 @@ from cwm.selection.value_tournament import (
 )
 from planners.config import SearchConfig
 
-from .conftest import DATA, FAST, FLIPPED, GOOD, TTT
+from .conftest import DATA, FLIPPED, GOOD, TTT
 
+# Weak enough that a value at the leaves matters, cheap enough for a fast suite (the selection tests' FAST
+# is agent settings of their own).
+FAST = SearchConfig(num_simulations=50, rollouts=2)
 PER_PAIRING = 3
 
 

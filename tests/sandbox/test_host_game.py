@@ -11,7 +11,7 @@ from cwm import games
 from cwm.sandbox import Sandbox
 from cwm.sandbox.host import MAX_VIEW_CHARS, HostFailure, HostGame, game_codec, read_view
 
-from .conftest import TTT
+from .conftest import REFERENCE_TTT as TTT
 
 TIC_TAC_TOE = games.resolve("tic_tac_toe")
 CODEC = game_codec("tic_tac_toe")

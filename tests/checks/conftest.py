@@ -1,5 +1,10 @@
-"""Shared fixtures for the contract tests: recorded trajectories, the known-good models in tests/data, and the
-contract mutants (small patches of them, each breaking or bending one value rule of the contract).
+"""Fixtures of the checks tests. For the contract tests: recorded trajectories, the known-good models in
+tests/data, and the contract mutants (small patches of them, each breaking or bending one value rule of the
+contract). For the inference checks: the reference Leduc model loaded, and an inference function that searches
+the model itself for a consistent history (a hand-written test fixture, exact but slow); the recorded Leduc
+games and the model's source are shared with the synthesis tests (tests/conftest.py). For the value checks:
+the reference tic-tac-toe model and hand-written value functions for it (a sound one, its sign-flipped twin,
+one that says nothing).
 
 They are fixtures (not importable helpers) because CI runs pytest with --import-mode=importlib, where test
 folders are not on sys.path.
@@ -9,18 +14,25 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import random
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from cwm import games, model
+from cwm import games, model, values
 from cwm.games import trajectories
 from cwm.sandbox import load_source
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 NUM_TRAJECTORIES = 20
+
+VALUES = DATA / "values"
+TTT = (DATA / "reference" / "tic_tac_toe_model.py").read_text()
+GOOD = (VALUES / "tic_tac_toe_value.py").read_text()
+FLIPPED = (VALUES / "tic_tac_toe_value_flipped.py").read_text()
+NEUTRAL = (VALUES / "neutral_value.py").read_text()
 
 # game -> its known-good model in tests/data (the source the contract mutants patch)
 KNOWN_GOOD = {
@@ -189,3 +201,41 @@ def patched_model() -> Callable[..., model.WorldModel]:
         return world_model(game, patched(game, old, new) + extra, f"{game}_patched", gate=gate, guard=guard)
 
     return make
+
+
+def model_search_inference(module):  # noqa: ANN001, ANN201
+    """A ``resample_history`` for ``module`` that walks the model's own game tree, depth first in a seeded
+    random order, pruning every branch where the player's observation or own action differs."""
+
+    def resample_history(events, player_id, seed):  # noqa: ANN001, ANN202
+        rng = random.Random(seed)
+        wanted = [values.canonical(e["observation"]) for e in events]
+
+        def walk(state, depth):  # noqa: ANN001, ANN202
+            if not values.same(values.canonical(module.get_observations(state)[player_id]), wanted[depth]):
+                return None
+            if depth == len(events) - 1:
+                return []
+            own = events[depth]["action"]
+            mover = module.get_current_player(state)
+            if (mover == player_id) != (own is not None):
+                return None
+            options = [own] if own is not None else list(module.get_legal_actions(state))
+            rng.shuffle(options)
+            for action in options:
+                rest = walk(module.apply_action(state, action), depth + 1)
+                if rest is not None:
+                    return [action, *rest]
+            return None
+
+        found = walk(module.get_initial_state(), 0)
+        if found is None:
+            raise ValueError("no history of the model matches these events")
+        return found
+
+    return resample_history
+
+
+@pytest.fixture(scope="session")
+def leduc_module(leduc_source):
+    return load_source(leduc_source, name="leduc_reference")
