@@ -43,7 +43,8 @@ def test_a_recurrent_policy_is_refused(encode):
 
 
 def test_the_agent_plays_the_real_game_on_a_model(encode, source):
-    from cwm.model import ActionCodec, WorldModel, load_source
+    from cwm.model import ActionCodec, WorldModel
+    from cwm.sandbox import load_source
 
     real = games.load_game("tic_tac_toe")
     model = WorldModel(load_source(source("tic_tac_toe_model.py"), name="ttt"), codec=ActionCodec.from_game(real))

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from cwm import games, model, values
+from cwm import games, model, value_rules
 from cwm.games import trajectories
 from cwm.sandbox import load_source
 
@@ -209,10 +209,10 @@ def model_search_inference(module):  # noqa: ANN001, ANN201
 
     def resample_history(events, player_id, seed):  # noqa: ANN001, ANN202
         rng = random.Random(seed)
-        wanted = [values.canonical(e["observation"]) for e in events]
+        wanted = [value_rules.canonical(e["observation"]) for e in events]
 
         def walk(state, depth):  # noqa: ANN001, ANN202
-            if not values.same(values.canonical(module.get_observations(state)[player_id]), wanted[depth]):
+            if not value_rules.same(value_rules.canonical(module.get_observations(state)[player_id]), wanted[depth]):
                 return None
             if depth == len(events) - 1:
                 return []

@@ -19,6 +19,7 @@ import pytest
 from cwm import games, model
 from cwm.agents import HistoryTracker, PlayerView, inference_sampler
 from cwm.contract import INFERENCE_API
+from cwm.sandbox import load_source
 from planners import ISMCTS, MCTS
 from planners.config import SearchConfig
 
@@ -161,10 +162,10 @@ MCTS_TREES = {
 def _leduc_view():
     """A Leduc decision (round 2, player 0 to act) as the CWM agent sees it: the player's own events over the
     hand-written reference model, with its inference sampler."""
-    wm = model.WorldModel(model.load_source((REFERENCE / "leduc_poker_model.py").read_text(), name="leduc_model"),
+    wm = model.WorldModel(load_source((REFERENCE / "leduc_poker_model.py").read_text(), name="leduc_model"),
                           codec=model.ActionCodec.from_game(games.load_game("leduc_poker")), name="leduc_model")
-    resample = model.load_source((REFERENCE / "leduc_poker_inference.py").read_text(), name="leduc_inference",
-                                 api=INFERENCE_API).resample_history
+    resample = load_source((REFERENCE / "leduc_poker_inference.py").read_text(), name="leduc_inference",
+                           api=INFERENCE_API).resample_history
     real = _leduc("0 3 Raise Call 4")
     tracker = HistoryTracker(games.resolve("leduc_poker"), real.current_player())
     tracker.sync(real)
