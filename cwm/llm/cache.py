@@ -41,6 +41,22 @@ def is_sampled(request: Request) -> bool:
     return request.temperature > 0 or request.n > 1
 
 
+def _write_ahead_log(db: sqlite3.Connection, busy_timeout_s: float) -> None:
+    """Switches ``db`` to write-ahead logging. While another process is opening the same new file, SQLite
+    answers the switch with "database is locked" at once, without waiting out the busy timeout: the switch is
+    tried again until it takes or the timeout (a backstop: the other process holds the lock for microseconds)
+    has passed."""
+    deadline = time.monotonic() + busy_timeout_s
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as e:
+            if "locked" not in str(e) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.005)
+
+
 class ReplyStore:
     """The SQLite file: ``get`` and ``put`` of replies by key. One connection per store, behind a lock.
 
@@ -60,7 +76,7 @@ class ReplyStore:
             self._db = sqlite3.connect(self.path, timeout=busy_timeout_s, check_same_thread=False,
                                        isolation_level=None)
             self._db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
-            self._db.execute("PRAGMA journal_mode = WAL")
+            _write_ahead_log(self._db, busy_timeout_s)
             self._db.execute("PRAGMA synchronous = NORMAL")
             self._db.execute(_SCHEMA)
         except (OSError, sqlite3.Error) as e:
