@@ -26,9 +26,8 @@ from types import ModuleType
 import pytest
 
 from cwm import bundle
-from cwm.agents.ppo import PolicyConfig, init_params
 from cwm.bundle import update
-from cwm.bundle.policy import save_policy
+from cwm.bundle.policy import PolicyConfig, init_params, save_policy
 from cwm.bundle.update import save_encoder
 from cwm.bundle.value import save_value
 

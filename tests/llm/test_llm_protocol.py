@@ -118,12 +118,13 @@ def test_replay_and_batch_clients_count_what_they_answered(tmp_path):
 @pytest.mark.parametrize("wrapping", ["managed", "recording"])
 def test_the_synthesis_engine_reads_the_ledger_of_a_wrapped_client(wrapping, tmp_path):
     from cwm.pipeline import recording_for
-    from cwm.synthesis import synthesize_world_model
+    from cwm.synthesis import SynthesisSettings, synthesize_world_model
 
     replay = ReplayClient(recording_for("tic_tac_toe"))
     llm = wrap_client(replay) if wrapping == "managed" else RecordingClient(replay, tmp_path / "again.jsonl")
     run = tmp_path / "run"
-    synthesize_world_model("tic_tac_toe", llm=llm, run_dir=run, num_test=0, isolate=False)
+    synthesize_world_model("tic_tac_toe", llm, SynthesisSettings.of("world_model", num_test=0, isolate=False),
+                           run_dir=run)
     sessions = sorted((run / "sessions").glob("*.json"))
     assert len(sessions) == 1
     assert json.loads(sessions[0].read_text()) == llm.ledger.snapshot()

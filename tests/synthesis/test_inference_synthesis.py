@@ -64,7 +64,16 @@ def test_a_never_ending_model_fails_random_play(tmp_path, leduc_source):
                                             ({"deck": "closed", "budget": 0}, "budget must be")])
 def test_bad_settings_are_refused_before_anything_is_written(tmp_path, kwargs, message):
     with pytest.raises(UsageError, match=message):
-        synthesize_inference("leduc_poker", llm=ScriptedClient([]), run_dir=tmp_path / "run", **kwargs)
+        synthesize_inference("leduc_poker", ScriptedClient([]), SynthesisSettings.of("inference", **kwargs),
+                             run_dir=tmp_path / "run")
+    assert not (tmp_path / "run").exists()
+
+
+def test_the_former_keywords_still_work_with_a_deprecation_warning(tmp_path):
+    with pytest.warns(DeprecationWarning, match=r"synthesize_inference\(budget=, deck=...\) is deprecated"), \
+            pytest.raises(UsageError, match="budget must be"):
+        synthesize_inference("leduc_poker", llm=ScriptedClient([]), run_dir=tmp_path / "run", deck="closed",
+                             budget=0)
     assert not (tmp_path / "run").exists()
 
 
