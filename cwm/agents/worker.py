@@ -83,9 +83,7 @@ class WorkerAgent(AgentBase):
         self.name = name
         self.rng = np.random.default_rng(seed)
         self.move_cpu_s = move_cpu_s
-        self._own_box = sandbox is None
-        self._box = sandbox
-        self._session: Session | None = None
+        self._worker = pool.Lease(sandbox)
         self._tracker: Tracker | None = None
         self._sent_moves = self._sent_events = 0
         self._stats: dict[str, Any] = {}
@@ -123,18 +121,13 @@ class WorkerAgent(AgentBase):
 
     def close(self) -> None:
         """Ends this match's worker (if any) and returns its sandbox to the pool."""
-        session, self._session = self._session, None
-        if session is not None:
-            session.close()
-        if self._box is not None and self._own_box:
-            pool.release(self._box)
-            self._box = None
+        self._worker.close()
         self._sent_moves = self._sent_events = 0
 
     # -- the worker ---------------------------------------------------------------------------------
     def _ask(self, player: int, legal: list[str]) -> dict[str, Any]:
         assert self._tracker is not None
-        session = self._session or self._open()
+        session = self._worker.session or self._open()
         moves, events = self._tracker.moves, self._tracker.events
         # the last event sent goes again: the seat's own action there is filled in once it has moved
         resend = max(0, self._sent_events - 1)
@@ -145,10 +138,8 @@ class WorkerAgent(AgentBase):
             result = session.ask(message)
         except BaseException:  # an interrupt (the arena's timer) left the exchange half done
             session.abandon()
-            self._session = None
             raise
-        if not result.ok:
-            self._session = None
+        if not result.ok:  # the worker is gone: the next move starts another
             raise _failure(self.name, result.kind, result.error)
         self._sent_moves, self._sent_events = len(moves), len(events)
         answer = result.value if isinstance(result.value, dict) else {}
@@ -165,17 +156,14 @@ class WorkerAgent(AgentBase):
         return answer
 
     def _open(self) -> Session:
-        if self._box is None:
-            self._box = pool.acquire()
         payload = {"name": self.name, "codec": codec_payload(self.spec),
                    "facts": game_facts(self.spec).to_json(), "config": self.config.to_json(),
                    "seed": int(self.rng.integers(2**62)), "inference": self.sources.get("inference.py"),
                    "value": self.sources.get("value.py")}
-        session = self._box.open_session(PLAN_JOB, self.sources["model.py"], payload, move_cpu_s=self.move_cpu_s)
+        session = self._worker.open(PLAN_JOB, self.sources["model.py"], payload, move_cpu_s=self.move_cpu_s)
         if not session.alive:
             opened = session.opened
             raise _failure(self.name, opened.kind, opened.error, starting=True)
-        self._session = session
         return session
 
 

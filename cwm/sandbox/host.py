@@ -22,7 +22,6 @@ from cwm import games, value_rules
 from cwm.codec import ActionCodec
 from cwm.sandbox import pool
 from cwm.sandbox.box import HOST_JOB, Sandbox
-from cwm.sandbox.session import Session
 from cwm.text import clean
 from cwm.types import CHANCE, JSON, TERMINAL, CwmError
 
@@ -202,21 +201,16 @@ class HostGame:
         self.utility = (float(gt.min_utility()), float(gt.max_utility()))
         self.num_players = int(gt.num_players())
         self.codec = game_codec(self.spec)
-        self._own_box = sandbox is None
-        self._box: Sandbox | None = sandbox
-        self._session: Session | None = None
+        self._worker = pool.Lease(sandbox)
 
     def start(self) -> HostedState:
         """A new game: the host's initial state."""
         self.close()
-        if self._box is None:
-            self._box = pool.acquire()
-        session = self._box.open_session(HOST_JOB, self.source, {"name": self.name}, move_cpu_s=self.cpu_s,
-                                         gate=self.gate)
+        session = self._worker.open(HOST_JOB, self.source, {"name": self.name}, move_cpu_s=self.cpu_s,
+                                    gate=self.gate)
         if not session.alive:
             raise HostFailure(session.opened.kind, f"host {self.name} could not start ({session.opened.kind}): "
                                                    f"{session.opened.error}")
-        self._session = session
         return HostedState((self._ask({"op": "init"}),))
 
     def apply(self, state: HostedState, action: str) -> HostedState:
@@ -224,8 +218,8 @@ class HostGame:
         return state.then(action, self._ask({"op": "apply", "action": action}))
 
     def _ask(self, message: JSON) -> HostView:
-        session = self._session
-        if session is None or not session.alive:
+        session = self._worker.session
+        if session is None:
             raise HostFailure("error", f"host {self.name} is not running")
         try:
             result = session.ask(message)
@@ -238,12 +232,7 @@ class HostGame:
 
     def close(self) -> None:
         """Ends the host's worker (if any) and returns its sandbox to the pool."""
-        session, self._session = self._session, None
-        if session is not None:
-            session.close()
-        if self._box is not None and self._own_box:
-            pool.release(self._box)
-            self._box = None
+        self._worker.close()
 
     def __enter__(self) -> HostGame:
         return self

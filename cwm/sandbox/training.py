@@ -44,12 +44,11 @@ class ContainedEnvs:
 
     def __init__(self, model_source: str, encoder_source: str, game: str, *, step_cpu_s: float = 60.0,
                  sandbox: Any = None):
-        self._own = sandbox is None
-        self._box = sandbox or pool.acquire()
+        self._worker = pool.Lease(sandbox)
         codec = games.action_codec(games.resolve(game)).to_json()
         self.num_actions = int(codec["num_distinct_actions"])  # type: ignore[call-overload]
         payload = {"name": f"model[{game}]", "codec": codec, "encoder": encoder_source}
-        self._session = self._box.open_session(ENV_JOB, model_source, payload, move_cpu_s=step_cpu_s)
+        self._session = self._worker.open(ENV_JOB, model_source, payload, move_cpu_s=step_cpu_s)
         if not self._session.alive:
             opened = self._session.opened
             self.close()
@@ -77,10 +76,7 @@ class ContainedEnvs:
         return _ContainedEnv(self, name, num_envs)
 
     def close(self) -> None:
-        self._session.close()
-        if self._own and self._box is not None:
-            pool.release(self._box)
-            self._box = None
+        self._worker.close()
 
     def __enter__(self) -> ContainedEnvs:
         return self
@@ -133,8 +129,7 @@ class ContainedEncoder:
 
     def __init__(self, source: str, *, call_cpu_s: float = 5.0):
         self.source, self.call_cpu_s = source, call_cpu_s
-        self._box: Any = None
-        self._session: Any = None
+        self._worker = pool.Lease()
 
     def __call__(self, observation: JSON, player: int) -> list[float]:
         """The encoder's vector.
@@ -142,16 +137,15 @@ class ContainedEncoder:
         Raises:
           TrainingRefused: the encoder did not load, raised, returned something else or ran past its limit.
         """
-        if self._session is None:
-            self._box = pool.acquire()
-            self._session = self._box.open_session(ENCODE_JOB, self.source, {}, move_cpu_s=self.call_cpu_s)
-            if not self._session.alive:
-                opened = self._session.opened
+        session = self._worker.session
+        if session is None:
+            session = self._worker.open(ENCODE_JOB, self.source, {}, move_cpu_s=self.call_cpu_s)
+            if not session.alive:
                 self.close()
-                raise TrainingRefused(f"the encoder worker did not start ({opened.kind}): {opened.error}")
-        result = self._session.ask({"op": "encode", "observation": observation, "player": player})
+                raise TrainingRefused(f"the encoder worker did not start ({session.opened.kind}): "
+                                      f"{session.opened.error}")
+        result = session.ask({"op": "encode", "observation": observation, "player": player})
         if not result.ok:
-            self._session = None
             self.close()
             raise TrainingRefused(f"the encoder worker failed ({result.kind}): {result.error}")
         if "refused" in result.value:
@@ -160,9 +154,4 @@ class ContainedEncoder:
 
     def close(self) -> None:
         """Ends the worker (the next call starts another)."""
-        session, self._session = self._session, None
-        if session is not None:
-            session.close()
-        if self._box is not None:
-            pool.release(self._box)
-            self._box = None
+        self._worker.close()
