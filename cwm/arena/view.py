@@ -14,13 +14,16 @@ from __future__ import annotations
 
 import html
 import json
+import math
 from collections.abc import Sequence
 from pathlib import Path
 
+from cwm import games
 from cwm.arena import ratings as arena_ratings
 from cwm.arena import replay as arena_replay
 from cwm.arena import report as arena_report
-from cwm.text import clean_json
+from cwm.files import atomic_write
+from cwm.text import clean, clean_json
 from cwm.types import JSON
 
 REPLY_LIMIT = 4000  # characters of each LLM reply put in the page (the transcript keeps it whole)
@@ -53,7 +56,7 @@ function show(m, s) {
   ((step && t.notes[s - 1]) || []).forEach(n => {
     const h = document.createElement('div');
     h.textContent = n.attempt !== undefined ? 'LLM attempt ' + n.attempt + ': ' + n.outcome + ' ' +
-      JSON.stringify(n.parsed) + (n.usage ? ' (tokens ' + n.usage.join('/') + ')' : '') :
+      JSON.stringify(n.parsed) + (Array.isArray(n.usage) ? ' (tokens ' + n.usage.join('/') + ')' : '') :
       Object.entries(n).map(([k, v]) => k + '=' + v).join(', ');
     notes.appendChild(h);
     if (n.reply) { const p = document.createElement('pre'); p.textContent = n.reply; notes.appendChild(p); }
@@ -81,17 +84,27 @@ if (want.has('m') && matches[linked]) {  // a link to one match: it alone is sho
 """
 
 
-def page(out_dir: Path) -> str:
-    """The HTML page of the tournament in ``out_dir`` (its ``matches.jsonl``, transcripts and config)."""
+def page(out_dir: Path, game: str | games.GameSpec | None = None) -> str:
+    """The HTML page of the tournament in ``out_dir`` (its ``matches.jsonl``, transcripts and config), read
+    as data: nothing in the folder is written or imported (``cwm.arena.replay``).
+
+    Args:
+      game: the game as the user names it (``--game``), to rebuild the transcripts of matches that have
+        none; default the recorded game when it is a registered or OpenSpiel game
+        (``cwm.arena.replay.folder_game``).
+
+    Raises:
+      ReplayError: no ``matches.jsonl``, or a match without a transcript and no usable game.
+      TranscriptError, ArenaError: a damaged transcript or match row (names the file and the field or line).
+    """
     results = arena_replay.results_of(out_dir)
-    transcripts = [_for_page(arena_replay.load(out_dir, r)) for r in results]
-    config = out_dir / "config.json"
-    game = json.loads(config.read_text(encoding="utf-8")).get("game", "?") if config.is_file() else "?"
+    transcripts = [_for_page(arena_replay.load(out_dir, r, game)) for r in results]
+    game_name = arena_replay.recorded_game(out_dir) or "?"
     board = arena_ratings.leaderboard(results)
     rows = arena_report.pairings(arena_report.summarize(results))
     sections = "\n".join(_match_html(i, t) for i, t in enumerate(transcripts))
-    data = json.dumps(transcripts).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-    title = html.escape(f"{game}: arena, {len(results)} matches")
+    data = embedded_json(transcripts)
+    title = html.escape(f"{clean(game_name)}: arena, {len(results)} matches")
     return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{title}</title>"
             f"<style>{_STYLE}</style></head><body>\n<h1>{title}</h1>\n<h2>Leaderboard</h2>\n{_leaderboard(board)}"
             f"\n<h2>Results</h2>\n{_results(rows)}\n<h2>Matches</h2>\n"
@@ -101,11 +114,31 @@ def page(out_dir: Path) -> str:
             f"\n</body></html>\n")
 
 
-def write(out_dir: Path, path: Path | None = None) -> Path:
-    """Writes ``page(out_dir)`` to ``path`` (default ``out_dir/view.html``) and returns where."""
+def write(out_dir: Path, path: Path | None = None, game: str | games.GameSpec | None = None) -> Path:
+    """Writes ``page(out_dir, game)`` to ``path`` (default ``out_dir/view.html``) and returns where."""
     target = path or out_dir / VIEW_FILE
-    target.write_text(page(out_dir), encoding="utf-8")
+    atomic_write(target, page(out_dir, game))
     return target
+
+
+def embedded_json(value: JSON) -> str:
+    """``value`` as JSON that is safe inside a ``<script type="application/json">`` block: ASCII only (every
+    other character, the line separators U+2028/U+2029 too, as a JSON escape), ``<``, ``>`` and ``&`` escaped
+    as well (no text can close the block), and every NaN or infinity written as ``null`` (``JSON.parse``
+    refuses them, and one would break the whole page)."""
+    text = json.dumps(_finite(value), allow_nan=False, ensure_ascii=True)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def _finite(value: JSON) -> JSON:
+    """``value`` with every float that is not finite, at any depth, made ``None``."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
 
 
 def _for_page(transcript: dict[str, JSON]) -> dict[str, JSON]:
