@@ -156,9 +156,15 @@ def _for_page(transcript: dict[str, JSON]) -> dict[str, JSON]:
 
 
 def _table(head: Sequence[str], body: Sequence[Sequence[object]]) -> str:
-    cells = "".join(f"<th>{html.escape(h)}</th>" for h in head)
-    lines = ["<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in row) + "</tr>" for row in body]
+    cells = "".join(f"<th>{_text(h)}</th>" for h in head)
+    lines = ["<tr>" + "".join(f"<td>{_text(c)}</td>" for c in row) + "</tr>" for row in body]
     return f"<table><tr>{cells}</tr>{''.join(lines)}</table>"
+
+
+def _text(value: object) -> str:
+    """A value as HTML text: cleaned (``cwm.text.clean``: no control character, line separator or bidi
+    override), then escaped."""
+    return html.escape(clean(str(value)))
 
 
 def _leaderboard(rows: Sequence[dict[str, JSON]]) -> str:
@@ -179,8 +185,8 @@ def _match_html(i: int, t: dict[str, JSON]) -> str:
     forfeit = t.get("forfeit")
     ending = f"returns {returns}" + (f"; forfeit ({forfeit.get('kind')}): {forfeit.get('reason')}"
                                      if isinstance(forfeit, dict) else "")
-    return (f"<div class=\"match\" id=\"match-{i}\"><h3>{html.escape(str(t['key']))}: {html.escape(seats)}</h3>"
-            f"<p>{html.escape(ending)}</p><button class=\"prev\">&larr; prev</button> "
+    return (f"<div class=\"match\" id=\"match-{i}\"><h3>{_text(t['key'])}: {_text(seats)}</h3>"
+            f"<p>{_text(ending)}</p><button class=\"prev\">&larr; prev</button> "
             f"<input type=\"range\" min=\"0\" value=\"0\"> <button class=\"next\">next &rarr;</button> "
             f"<span class=\"where\"></span><div class=\"cols\"><div class=\"board\"></div><div>"
             f"<pre class=\"obs\"></pre><div class=\"notes\"></div></div></div><p class=\"moves\"></p></div>")
