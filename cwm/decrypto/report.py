@@ -17,6 +17,7 @@ from typing import Any
 
 from cwm.decrypto.engine import format_code
 from cwm.decrypto.types import END_CONDITIONS, ROLES, Episode, Turn
+from cwm.text import clean
 
 COLOURS = {"intercepted": "#c0392b", "miscommunicated": "#e67e22", "both": "#8e44ad", "survived": "#27ae60"}
 
@@ -164,7 +165,9 @@ section.episode { background: white; border-radius: 8px; padding: 1rem 1.5rem; m
 
 
 def _e(text: object) -> str:
-    return html.escape(str(text), quote=True)
+    """A value as HTML text: cleaned (``cwm.text.clean``: control characters, line separators and bidi
+    overrides made visible), then escaped, quotes too (it may be an attribute's value)."""
+    return html.escape(clean(str(text), limit=None), quote=True)
 
 
 def _code(code: object) -> str:
