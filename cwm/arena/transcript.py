@@ -193,7 +193,7 @@ def _problem(data: dict[str, JSON]) -> str:
             "'forfeit' must be an object or null"
     for i, seat in enumerate(seats if not found and isinstance(seats, list) else []):
         found = found or _mismatch(seat, _SEAT, f"seats[{i}].")
-    for i, step in enumerate(data["steps"] if not found else []):  # type: ignore[union-attr]
+    for i, step in enumerate(data["steps"] if not found else []):
         found = found or (_mismatch(step, _STEP, f"steps[{i}].") if isinstance(step, dict) else
                           f"'steps[{i}]' must be an object")
     return found

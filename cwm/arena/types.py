@@ -124,7 +124,7 @@ class MatchResult:
             raise ValueError("field 'seats' of a match result must be a list of strings")
         if not all(_is_number(r) and math.isfinite(r) for r in values["returns"]):
             raise ValueError("field 'returns' of a match result must be a list of finite numbers")
-        values["seats"] = tuple(str.__str__(s) for s in values["seats"])  # type: ignore[union-attr]
+        values["seats"] = tuple(str.__str__(s) for s in values["seats"])
         values["returns"] = tuple(float(r) for r in values["returns"])
         values["logs"] = tuple(values.get("logs", ()))
         values["stats"] = tuple(values.get("stats", ())) if isinstance(values.get("stats", ()), (list, tuple)) else ()
@@ -153,14 +153,14 @@ def _check_numbers(values: dict[str, JSON]) -> None:
     for name in ("seed", "moves", "index"):
         if not _is_integer(values.get(name, 0)):
             raise ValueError(f"field {name!r} of a match result must be an integer")
-        values[name] = int(values.get(name, 0))  # type: ignore[arg-type]
+        values[name] = int(values.get(name, 0))
     seat = values.get("forfeit_seat")
     if seat is not None and not _is_integer(seat):
         raise ValueError("field 'forfeit_seat' of a match result must be an integer or null")
-    values["forfeit_seat"] = None if seat is None else int(seat)  # type: ignore[arg-type]
+    values["forfeit_seat"] = None if seat is None else int(seat)
     if not _is_number(values.get("duration_s", 0.0)):
         raise ValueError("field 'duration_s' of a match result must be a number")
-    values["duration_s"] = float(values.get("duration_s", 0.0))  # type: ignore[arg-type]
+    values["duration_s"] = float(values.get("duration_s", 0.0))
 
 
 @dataclasses.dataclass(frozen=True)

@@ -172,7 +172,7 @@ def _e(text: object) -> str:
 
 def _code(code: object) -> str:
     """A code as the page shows it (``3-1-4``), escaped: an episode built in memory is not checked by type."""
-    return _e(format_code(code) if isinstance(code, (tuple, list)) else code)  # type: ignore[arg-type]
+    return _e(format_code(tuple(code)) if isinstance(code, (tuple, list)) else code)
 
 
 def _turn(turn: Turn) -> str:

@@ -199,7 +199,7 @@ class Episode:
         _need(isinstance(data.get("attempts", []), list), "attempts", "a list")
         probes = data.get("probes", [])
         _need(isinstance(probes, list) and all(isinstance(p, dict) for p in probes), "probes", "a list of objects")
-        return cls(data["episode_id"], data["game_seed"], data["agent_seed"], dict(players),
+        return cls(data["episode_id"], data["game_seed"], data["agent_seed"], dict(data["players"]),
                    tuple(data["keywords"]), tuple(Turn.from_json(t, where=f"turns[{i}].")
                                                   for i, t in enumerate(data["turns"])), data["end"],
                    tuple(Attempt.from_json(a, where=f"attempts[{i}].") for i, a in enumerate(data.get("attempts", []))),
