@@ -174,3 +174,14 @@ def test_a_transcript_of_another_type_is_refused_naming_the_file_and_field(ttt, 
     code, _, err = _run(["replay", f"{folder}/1"], capsys)
     assert code == 2 and err.count("\n") == 1 and f"{path}: field {message}" in err
     assert _run(["view", str(folder), "--out", str(tmp_path / "p.html")], capsys)[0] == 2
+
+
+def test_a_planted_view_html_link_is_replaced_not_written_through(ttt, tmp_path, capsys):
+    folder = tmp_path / "t"
+    shutil.copytree(ttt, folder)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    (folder / "view.html").symlink_to(victim)  # a shared folder may carry a link to a file of the reader's
+    assert _run(["view", str(folder)], capsys)[0] == 0
+    assert victim.read_text() == "keep me"
+    assert not (folder / "view.html").is_symlink() and "<!DOCTYPE html>" in (folder / "view.html").read_text()
