@@ -10,7 +10,8 @@ reply, parsed move, parse failure, tokens, latency and cost; a CWM agent's sampl
 resumed tournament finds a transcript for every match it skips. ``load`` reads one back; a match played
 before transcripts were kept gets one rebuilt from the actions its row holds (without times or agents'
 records). Agents' texts are untrusted: every string is cleaned (``cwm.text.clean_json``) when a
-transcript is built and again when it is read.
+transcript is built and again when it is read, and a file read back is checked field by field by type
+(a transcript may come from anyone's shared folder).
 """
 
 from __future__ import annotations

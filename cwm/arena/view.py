@@ -3,11 +3,13 @@ match as a step-through view of the board (or each seat's observation) with the 
 (an LLM's reply and how it was read) beside each move.
 
 The page is self-contained: no script, style or font is loaded from anywhere, so it opens offline and
-from a file. Everything an agent or a game wrote is untrusted: the tables are HTML-escaped here, and the
-matches travel as JSON inside a ``<script type="application/json">`` block (with ``<``, ``>`` and ``&``
-written as JSON escapes, so no text can close the block) that the page's own script puts on screen
-through ``textContent`` only, never as markup. ``page.html#m=3&s=5`` shows match 3 alone, at step 5
-(matches are numbered from 1 in the order played, as ``cwm replay DIR`` lists them).
+from a file. Everything an agent or a game wrote, and every file of the folder, is untrusted: the tables
+are cleaned and HTML-escaped here, and the matches travel as JSON inside a ``<script
+type="application/json">`` block (``embedded_json``: ASCII, ``<``, ``>`` and ``&`` written as JSON escapes
+so no text can close the block, NaN and infinities as ``null`` so the page's script can parse it) that the
+page's own script puts on screen through ``textContent`` only, never as markup. The folder is read as data
+(``cwm.arena.replay``): nothing in it is imported or changed. ``page.html#m=3&s=5`` shows match 3 alone,
+at step 5 (matches are numbered from 1 in the order played, as ``cwm replay DIR`` lists them).
 """
 
 from __future__ import annotations
