@@ -19,7 +19,7 @@ from typing import Any
 from cwm.agents.specs import AgentSpec, AgentSpecError, Settings, check_labels, parse_agent_spec
 from cwm.arena import identity
 from cwm.arena.types import MatchJob, MatchResult
-from cwm.files import LineError, read_appended
+from cwm.files import LineError, parse_jsonl, read_appended
 from cwm.types import JSON, CwmError, from_former_keywords
 
 log = logging.getLogger("cwm.arena")
@@ -196,4 +196,27 @@ def load_results(path: Path) -> dict[str, MatchResult]:
                                 log=log)
     except LineError as e:
         raise ArenaError(f"{e}; fix or delete that line (its match is then played again)") from e
+    return {r.key: r for r in results}
+
+
+def read_results(path: Path) -> dict[str, MatchResult]:
+    """The finished matches in a JSONL file, read without writing to it (``cwm replay``, ``cwm view``: a
+    reader never changes what it reads; only the tournament that writes the file repairs it).
+
+    A torn last line (a run killed, or still running, while writing it) is skipped with a one-line warning
+    naming the file and line; the file is left as it is. No file reads as no matches.
+
+    Raises:
+      ArenaError: a line other than the last that is not UTF-8, not JSON or not shaped as a match result
+        (names the file and line).
+    """
+    if not path.exists():
+        return {}
+    try:
+        results, torn = parse_jsonl(path, path.read_bytes(), MatchResult.from_json, what="a match result")
+    except LineError as e:
+        raise ArenaError(str(e)) from e
+    if torn is not None:
+        log.warning("%s:%d: the last line is cut short (a run killed or still writing); skipped here, the file "
+                    "is left as it is", path, torn)
     return {r.key: r for r in results}

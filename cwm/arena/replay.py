@@ -2,23 +2,29 @@
 
 A match is named by its key (a content hash, ``cwm.arena.identity``), by its seats' labels and index
 (``random|gt-mcts#0``), by its transcript's file name, or by its number in the listing of ``cwm replay
-DIR``. Seats show the labels the folder's ``labels.json`` gives their agents now. Each step shows who moved, the move, the time it took, the game's own
-rendering of the state after it (OpenSpiel's ``str(state)``) and, in a game with hidden information, what
-each seat observed; an LLM seat's move shows how its answer was read (and each rethink), a CWM seat's its
-sampling record. Every text shown is cleaned (``cwm.text.clean``): agents' words are untrusted.
+DIR``. Seats show the labels the folder's ``labels.json`` gives their agents now. Each step shows who moved,
+the move, the time it took, the game's own rendering of the state after it (OpenSpiel's ``str(state)``) and,
+in a game with hidden information, what each seat observed; an LLM seat's move shows how its answer was read
+(and each rethink), a CWM seat's its sampling record. Every text shown is cleaned (``cwm.text.clean``):
+agents' words are untrusted.
+
+A tournament folder is data, whoever wrote it: reading one writes nothing in it and imports nothing it names.
+A match without a transcript is rebuilt on the game its ``config.json`` records only when that is a
+registered or OpenSpiel game; a game module must be passed by the user (``--game``, ``folder_game``).
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from cwm import games
 from cwm.arena import identity
 from cwm.arena import transcript as arena_transcript
-from cwm.arena.plan import load_results
+from cwm.arena.plan import read_results
 from cwm.arena.types import MatchResult
 from cwm.text import clean
-from cwm.types import CHANCE, JSON, CwmError
+from cwm.types import CHANCE, JSON, CwmError, UnknownGameError
 
 REPLY_LINES = 6  # lines of an LLM's reply shown per attempt in the terminal
 
@@ -29,7 +35,8 @@ class ReplayError(CwmError, ValueError):
 
 def results_of(out_dir: Path) -> list[MatchResult]:
     """The finished matches of the tournament in ``out_dir``, in the order played, each seat under its
-    agent's label now (``cwm.arena.identity.shown``).
+    agent's label now (``cwm.arena.identity.shown``). Nothing in the folder is written (a torn last line is
+    skipped with a warning: ``cwm.arena.plan.read_results``).
 
     Raises:
       ReplayError: ``out_dir`` holds no ``matches.jsonl``.
@@ -37,7 +44,7 @@ def results_of(out_dir: Path) -> list[MatchResult]:
     path = out_dir / "matches.jsonl"
     if not path.is_file():
         raise ReplayError(f"{out_dir}: not a tournament folder (no matches.jsonl)")
-    return identity.shown(load_results(path).values(), identity.read_labels(out_dir))
+    return identity.shown(read_results(path).values(), identity.read_labels(out_dir))
 
 
 def find(out_dir: Path, name: str) -> MatchResult:
@@ -68,20 +75,87 @@ def listing(out_dir: Path) -> str:
     return "\n".join(lines) + "\n" if lines else "no finished matches\n"
 
 
-def load(out_dir: Path, result: MatchResult) -> dict[str, JSON]:
-    """The transcript of ``result`` (rebuilt from its actions on the tournament's game if none was saved),
-    its seats under ``result``'s labels."""
-    config = out_dir / "config.json"
-    game = None
-    if config.is_file():
-        import json
+def load(out_dir: Path, result: MatchResult, game: str | games.GameSpec | None = None) -> dict[str, JSON]:
+    """The transcript of ``result``, its seats under ``result``'s labels; a match without one has it rebuilt
+    from its actions on the tournament's game (``folder_game``: nothing a file names is imported).
 
-        game = games.load_game(str(json.loads(config.read_text(encoding="utf-8"))["game"]))
-    transcript = arena_transcript.load(out_dir, result, game)
+    Args:
+      game: the game as the user names it (``--game``: their own module is imported as their code), to
+        rebuild transcripts with; default the game the folder's ``config.json`` records, when that is a
+        registered or OpenSpiel game.
+
+    Raises:
+      ReplayError: a transcript is missing and the folder's game cannot be used (``folder_game``).
+      TranscriptError: the transcript file is damaged (names the file and the field).
+    """
+    rebuild = None
+    if not arena_transcript.path_of(out_dir, result.key).is_file():
+        spec = folder_game(out_dir, game)
+        rebuild = games.load_game(spec) if spec is not None else None
+    transcript = arena_transcript.load(out_dir, result, rebuild)
     for seat, label in zip(transcript.get("seats") or [], result.seats):
         if isinstance(seat, dict):
             seat["label"] = label
     return transcript
+
+
+def recorded_game(out_dir: Path) -> str | None:
+    """The game the folder's ``config.json`` records, as text (``None`` without that file); read as data.
+
+    Raises:
+      ReplayError: the file is not a JSON object with a string field ``game`` (names the file and field).
+    """
+    path = out_dir / "config.json"
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ReplayError(f"{path}: not a JSON file ({e})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("game"), str):
+        raise ReplayError(f"{path}: field 'game' is missing or not a string")
+    return str.__str__(data["game"])
+
+
+def folder_game(out_dir: Path, game: str | games.GameSpec | None = None) -> games.GameSpec | None:
+    """The game of the tournament in ``out_dir``, found without importing anything the folder names.
+
+    A results folder is data: its ``config.json`` may name a game module (``folder/game.py:short``), and
+    importing it would run whoever's code it is with the reader's privileges. So the recorded game is used
+    only when it is a registered or OpenSpiel name; a module game needs ``game``, the user's own copy.
+
+    Args:
+      game: the game as the user names it (``--game``), checked to be the game the folder records.
+
+    Returns:
+      the game, or ``None`` when neither ``game`` nor a ``config.json`` names one.
+
+    Raises:
+      ReplayError: ``game`` is another game than the recorded one; or the recorded game is a module (and
+        ``game`` is not given), unknown here, or the file is damaged. One line, naming ``--game``.
+    """
+    recorded = recorded_game(out_dir)
+    if game is not None:
+        spec = games.resolve(game)
+        if recorded is not None and _identity(spec.name) != _identity(recorded):
+            raise ReplayError(f"{out_dir}: its matches are of {clean(recorded)!r}, not {spec.name!r} (--game)")
+        return spec
+    if recorded is None:
+        return None
+    if ".py:" in recorded or "/" in recorded or "\\" in recorded:
+        raise ReplayError(f"{out_dir / 'config.json'}: field 'game' names a game module ({clean(recorded)!r}); a "
+                          f"results folder is data and cwm never imports a module it names: pass your own copy "
+                          f"with --game path/to/module.py:{clean(_identity(recorded))}")
+    try:
+        return games.resolve(recorded)
+    except UnknownGameError as e:
+        raise ReplayError(f"{out_dir / 'config.json'}: field 'game': {e}; pass the game with --game") from None
+
+
+def _identity(game: str) -> str:
+    """What two names of a folder's game are compared by: a module game's OpenSpiel short name (its path
+    differs between machines), else ``cwm.games.canonical_id``. Imports nothing."""
+    return game.rsplit(":", 1)[1] if ".py:" in game else games.canonical_id(game)
 
 
 def agent_notes(transcript: dict[str, JSON]) -> dict[int, list[JSON]]:
@@ -127,7 +201,7 @@ def _step_line(i: int, step: dict[str, JSON], seats: list[str]) -> str:
         p = step.get("chance_p")
         return f"{i + 1}. chance: {step['text']}" + (f" (p={p:.3g})" if isinstance(p, float) else "")
     seat = int(step["player"])
-    who = seats[seat] if seat < len(seats) else "?"
+    who = seats[seat] if 0 <= seat < len(seats) else "?"
     took = f" [{step['seconds']:.2f} s]" if isinstance(step.get("seconds"), float) else ""
     return f"{i + 1}. seat {seat} ({who}): {step['text']}{took}"
 
@@ -149,7 +223,7 @@ def _ending(transcript: dict[str, JSON], seats: list[str]) -> str:
     returns = " ".join(f"{x:+g}" for x in transcript["returns"])
     forfeit = transcript.get("forfeit")
     if isinstance(forfeit, dict) and forfeit.get("seat") is not None:
-        who = seats[forfeit["seat"]] if forfeit["seat"] < len(seats) else "?"
+        who = seats[forfeit["seat"]] if 0 <= forfeit["seat"] < len(seats) else "?"
         return f"returns {returns}; seat {forfeit['seat']} ({who}) forfeited ({forfeit['kind']}): {forfeit['reason']}"
     if isinstance(forfeit, dict):
         return f"returns {returns}; void ({forfeit['kind']}): {forfeit['reason']}"

@@ -10,7 +10,8 @@ reply, parsed move, parse failure, tokens, latency and cost; a CWM agent's sampl
 resumed tournament finds a transcript for every match it skips. ``load`` reads one back; a match played
 before transcripts were kept gets one rebuilt from the actions its row holds (without times or agents'
 records). Agents' texts are untrusted: every string is cleaned (``cwm.text.clean_json``) when a
-transcript is built and again when it is read.
+transcript is built and again when it is read, and a file read back is checked field by field by type
+(a transcript may come from anyone's shared folder).
 """
 
 from __future__ import annotations
@@ -27,14 +28,14 @@ import pyspiel
 from cwm.arena.types import MatchResult
 from cwm.files import atomic_write
 from cwm.text import clean_json
-from cwm.types import CHANCE, JSON
+from cwm.types import CHANCE, JSON, CwmError
 
 SCHEMA = "cwm.arena.transcript/1"
 TRANSCRIPTS_DIR = "transcripts"
 TEXT_LIMIT = 200_000  # characters kept of one string (a prompt with the rules and example games)
 
 
-class TranscriptError(ValueError):
+class TranscriptError(CwmError, ValueError):
     """A transcript that cannot be found or read (names the file or the match)."""
 
 
@@ -123,10 +124,10 @@ def load(out_dir: Path, result: MatchResult, game: pyspiel.Game | None = None) -
       game: the ground-truth game, to rebuild a transcript from the row's actions where none was saved.
 
     Raises:
-      TranscriptError: the file is not a transcript (not JSON, another schema), or there is none and no
-        ``game`` to rebuild it with.
+      TranscriptError: the file is not a transcript (not JSON, another schema, a field of another type:
+        the message names the file and the field), or there is none and no ``game`` to rebuild it with.
     """
-    path = out_dir / TRANSCRIPTS_DIR / file_name(result.key)
+    path = path_of(out_dir, result.key)
     if not path.is_file():
         if game is None:
             raise TranscriptError(f"{path}: no transcript of match {result.key!r}")
@@ -137,4 +138,63 @@ def load(out_dir: Path, result: MatchResult, game: pyspiel.Game | None = None) -
         raise TranscriptError(f"{path}: not a transcript ({e})") from e
     if not isinstance(data, dict) or data.get("schema") != SCHEMA or not isinstance(data.get("steps"), list):
         raise TranscriptError(f"{path}: not a transcript (schema {SCHEMA} expected)")
+    problem = _problem(data)
+    if problem:
+        raise TranscriptError(f"{path}: field {problem}")
     return clean_json(data, limit=TEXT_LIMIT)
+
+
+def path_of(out_dir: Path, key: str) -> Path:
+    """Where the transcript of match ``key`` of the tournament in ``out_dir`` is (or would be)."""
+    return out_dir / TRANSCRIPTS_DIR / file_name(key)
+
+
+# What a transcript's readers use, by type: a file that breaks these is refused whole (``_problem``).
+_TOP = {"game": "str", "key": "str", "seed": "int", "initial": "str", "moves": "int?", "duration_s": "number?"}
+_STEP = {"player": "int", "action": "int", "text": "str", "state": "str", "seconds": "number?",
+         "chance_p": "number?", "observations": "strs?"}
+_FORFEIT = {"seat": "int?", "kind": "str", "reason": "str"}
+_SEAT = {"label": "str?", "spec": "str?", "log": "list?", "stats": "dict?"}
+
+
+def _fits(value: object, kind: str) -> bool:
+    if kind.endswith("?") and value is None:
+        return True
+    kind = kind.rstrip("?")
+    if kind == "strs":
+        return isinstance(value, list) and all(isinstance(v, str) for v in value)
+    if kind in ("int", "number"):
+        numeric = type(value) is int or (kind == "number" and type(value) is float)
+        return numeric
+    return isinstance(value, {"str": str, "list": list, "dict": dict}[kind])
+
+
+def _mismatch(record: dict[str, JSON], fields: dict[str, str], where: str) -> str:
+    """The first field of ``record`` that does not have its type, as ``'where.name' must be ...`` ("" if none)."""
+    for name, kind in fields.items():
+        if not _fits(record.get(name), kind):
+            what = {"str": "a string", "int": "an integer", "number": "a number", "strs": "a list of strings",
+                    "list": "a list", "dict": "an object"}[kind.rstrip("?")]
+            return f"'{where}{name}' must be {what}" + (" or null" if kind.endswith("?") else "")
+    return ""
+
+
+def _problem(data: dict[str, JSON]) -> str:
+    """Why ``data`` is not a transcript by type ("" when it is one), naming the field."""
+    found = _mismatch(data, _TOP, "")
+    returns = data.get("returns")
+    if not found and not (isinstance(returns, list) and all(type(r) in (int, float) for r in returns)):
+        found = "'returns' must be a list of numbers"
+    seats = data.get("seats")
+    if not found and not (isinstance(seats, list) and all(isinstance(s, dict) for s in seats)):
+        found = "'seats' must be a list of objects"
+    forfeit = data.get("forfeit")
+    if not found and forfeit is not None:
+        found = _mismatch(forfeit, _FORFEIT, "forfeit.") if isinstance(forfeit, dict) else \
+            "'forfeit' must be an object or null"
+    for i, seat in enumerate(seats if not found and isinstance(seats, list) else []):
+        found = found or _mismatch(seat, _SEAT, f"seats[{i}].")
+    for i, step in enumerate(data["steps"] if not found else []):
+        found = found or (_mismatch(step, _STEP, f"steps[{i}].") if isinstance(step, dict) else
+                          f"'steps[{i}]' must be an object")
+    return found

@@ -8,6 +8,8 @@ All are importable from ``cwm.arena``; they live here so that the report and oth
 from __future__ import annotations
 
 import dataclasses
+import math
+import numbers
 from typing import NamedTuple
 
 from cwm.agents.specs import Settings
@@ -118,10 +120,15 @@ class MatchResult:
             if name in values and not isinstance(values[name], kind):
                 raise ValueError(f"field {name!r} of a match result must be a {what}, "
                                  f"not {type(values[name]).__name__}")
-        values["seats"] = tuple(str(s) for s in values["seats"])
+        if not all(isinstance(s, str) for s in values["seats"]):
+            raise ValueError("field 'seats' of a match result must be a list of strings")
+        if not all(_is_number(r) and math.isfinite(r) for r in values["returns"]):
+            raise ValueError("field 'returns' of a match result must be a list of finite numbers")
+        values["seats"] = tuple(str.__str__(s) for s in values["seats"])
         values["returns"] = tuple(float(r) for r in values["returns"])
         values["logs"] = tuple(values.get("logs", ()))
         values["stats"] = tuple(values.get("stats", ())) if isinstance(values.get("stats", ()), (list, tuple)) else ()
+        _check_numbers(values)
         actions = values.get("actions", ())
         if not (isinstance(actions, (list, tuple)) and all(type(a) is int for a in actions)):
             raise ValueError("field 'actions' of a match result must be a list of integers")
@@ -130,9 +137,30 @@ class MatchResult:
         if not (isinstance(fingerprints, (list, tuple)) and all(isinstance(f, str) for f in fingerprints)):
             raise ValueError("field 'fingerprints' of a match result must be a list of strings")
         values["fingerprints"] = tuple(fingerprints)
-        if type(values.get("index", 0)) is not int:
-            raise ValueError("field 'index' of a match result must be an integer")
         return cls(**values)
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)  # numpy's too; a bool or str is not
+
+
+def _is_integer(value: object) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def _check_numbers(values: dict[str, JSON]) -> None:
+    """The integer and number fields of a match result have their types (``ValueError`` naming the field)."""
+    for name in ("seed", "moves", "index"):
+        if not _is_integer(values.get(name, 0)):
+            raise ValueError(f"field {name!r} of a match result must be an integer")
+        values[name] = int(values.get(name, 0))
+    seat = values.get("forfeit_seat")
+    if seat is not None and not _is_integer(seat):
+        raise ValueError("field 'forfeit_seat' of a match result must be an integer or null")
+    values["forfeit_seat"] = None if seat is None else int(seat)
+    if not _is_number(values.get("duration_s", 0.0)):
+        raise ValueError("field 'duration_s' of a match result must be a number")
+    values["duration_s"] = float(values.get("duration_s", 0.0))
 
 
 @dataclasses.dataclass(frozen=True)

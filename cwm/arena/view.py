@@ -3,24 +3,29 @@ match as a step-through view of the board (or each seat's observation) with the 
 (an LLM's reply and how it was read) beside each move.
 
 The page is self-contained: no script, style or font is loaded from anywhere, so it opens offline and
-from a file. Everything an agent or a game wrote is untrusted: the tables are HTML-escaped here, and the
-matches travel as JSON inside a ``<script type="application/json">`` block (with ``<``, ``>`` and ``&``
-written as JSON escapes, so no text can close the block) that the page's own script puts on screen
-through ``textContent`` only, never as markup. ``page.html#m=3&s=5`` shows match 3 alone, at step 5
-(matches are numbered from 1 in the order played, as ``cwm replay DIR`` lists them).
+from a file. Everything an agent or a game wrote, and every file of the folder, is untrusted: the tables
+are cleaned and HTML-escaped here, and the matches travel as JSON inside a ``<script
+type="application/json">`` block (``embedded_json``: ASCII, ``<``, ``>`` and ``&`` written as JSON escapes
+so no text can close the block, NaN and infinities as ``null`` so the page's script can parse it) that the
+page's own script puts on screen through ``textContent`` only, never as markup. The folder is read as data
+(``cwm.arena.replay``): nothing in it is imported or changed. ``page.html#m=3&s=5`` shows match 3 alone,
+at step 5 (matches are numbered from 1 in the order played, as ``cwm replay DIR`` lists them).
 """
 
 from __future__ import annotations
 
 import html
 import json
+import math
 from collections.abc import Sequence
 from pathlib import Path
 
+from cwm import games
 from cwm.arena import ratings as arena_ratings
 from cwm.arena import replay as arena_replay
 from cwm.arena import report as arena_report
-from cwm.text import clean_json
+from cwm.files import atomic_write
+from cwm.text import clean, clean_json
 from cwm.types import JSON
 
 REPLY_LIMIT = 4000  # characters of each LLM reply put in the page (the transcript keeps it whole)
@@ -53,7 +58,7 @@ function show(m, s) {
   ((step && t.notes[s - 1]) || []).forEach(n => {
     const h = document.createElement('div');
     h.textContent = n.attempt !== undefined ? 'LLM attempt ' + n.attempt + ': ' + n.outcome + ' ' +
-      JSON.stringify(n.parsed) + (n.usage ? ' (tokens ' + n.usage.join('/') + ')' : '') :
+      JSON.stringify(n.parsed) + (Array.isArray(n.usage) ? ' (tokens ' + n.usage.join('/') + ')' : '') :
       Object.entries(n).map(([k, v]) => k + '=' + v).join(', ');
     notes.appendChild(h);
     if (n.reply) { const p = document.createElement('pre'); p.textContent = n.reply; notes.appendChild(p); }
@@ -81,17 +86,27 @@ if (want.has('m') && matches[linked]) {  // a link to one match: it alone is sho
 """
 
 
-def page(out_dir: Path) -> str:
-    """The HTML page of the tournament in ``out_dir`` (its ``matches.jsonl``, transcripts and config)."""
+def page(out_dir: Path, game: str | games.GameSpec | None = None) -> str:
+    """The HTML page of the tournament in ``out_dir`` (its ``matches.jsonl``, transcripts and config), read
+    as data: nothing in the folder is written or imported (``cwm.arena.replay``).
+
+    Args:
+      game: the game as the user names it (``--game``), to rebuild the transcripts of matches that have
+        none; default the recorded game when it is a registered or OpenSpiel game
+        (``cwm.arena.replay.folder_game``).
+
+    Raises:
+      ReplayError: no ``matches.jsonl``, or a match without a transcript and no usable game.
+      TranscriptError, ArenaError: a damaged transcript or match row (names the file and the field or line).
+    """
     results = arena_replay.results_of(out_dir)
-    transcripts = [_for_page(arena_replay.load(out_dir, r)) for r in results]
-    config = out_dir / "config.json"
-    game = json.loads(config.read_text(encoding="utf-8")).get("game", "?") if config.is_file() else "?"
+    transcripts = [_for_page(arena_replay.load(out_dir, r, game)) for r in results]
+    game_name = arena_replay.recorded_game(out_dir) or "?"
     board = arena_ratings.leaderboard(results)
     rows = arena_report.pairings(arena_report.summarize(results))
     sections = "\n".join(_match_html(i, t) for i, t in enumerate(transcripts))
-    data = json.dumps(transcripts).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-    title = html.escape(f"{game}: arena, {len(results)} matches")
+    data = embedded_json(transcripts)
+    title = html.escape(f"{clean(game_name)}: arena, {len(results)} matches")
     return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{title}</title>"
             f"<style>{_STYLE}</style></head><body>\n<h1>{title}</h1>\n<h2>Leaderboard</h2>\n{_leaderboard(board)}"
             f"\n<h2>Results</h2>\n{_results(rows)}\n<h2>Matches</h2>\n"
@@ -101,11 +116,31 @@ def page(out_dir: Path) -> str:
             f"\n</body></html>\n")
 
 
-def write(out_dir: Path, path: Path | None = None) -> Path:
-    """Writes ``page(out_dir)`` to ``path`` (default ``out_dir/view.html``) and returns where."""
+def write(out_dir: Path, path: Path | None = None, game: str | games.GameSpec | None = None) -> Path:
+    """Writes ``page(out_dir, game)`` to ``path`` (default ``out_dir/view.html``) and returns where."""
     target = path or out_dir / VIEW_FILE
-    target.write_text(page(out_dir), encoding="utf-8")
+    atomic_write(target, page(out_dir, game))
     return target
+
+
+def embedded_json(value: JSON) -> str:
+    """``value`` as JSON that is safe inside a ``<script type="application/json">`` block: ASCII only (every
+    other character, the line separators U+2028/U+2029 too, as a JSON escape), ``<``, ``>`` and ``&`` escaped
+    as well (no text can close the block), and every NaN or infinity written as ``null`` (``JSON.parse``
+    refuses them, and one would break the whole page)."""
+    text = json.dumps(_finite(value), allow_nan=False, ensure_ascii=True)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def _finite(value: JSON) -> JSON:
+    """``value`` with every float that is not finite, at any depth, made ``None``."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
 
 
 def _for_page(transcript: dict[str, JSON]) -> dict[str, JSON]:
@@ -123,9 +158,15 @@ def _for_page(transcript: dict[str, JSON]) -> dict[str, JSON]:
 
 
 def _table(head: Sequence[str], body: Sequence[Sequence[object]]) -> str:
-    cells = "".join(f"<th>{html.escape(h)}</th>" for h in head)
-    lines = ["<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in row) + "</tr>" for row in body]
+    cells = "".join(f"<th>{_text(h)}</th>" for h in head)
+    lines = ["<tr>" + "".join(f"<td>{_text(c)}</td>" for c in row) + "</tr>" for row in body]
     return f"<table><tr>{cells}</tr>{''.join(lines)}</table>"
+
+
+def _text(value: object) -> str:
+    """A value as HTML text: cleaned (``cwm.text.clean``: no control character, line separator or bidi
+    override), then escaped."""
+    return html.escape(clean(str(value)))
 
 
 def _leaderboard(rows: Sequence[dict[str, JSON]]) -> str:
@@ -146,8 +187,8 @@ def _match_html(i: int, t: dict[str, JSON]) -> str:
     forfeit = t.get("forfeit")
     ending = f"returns {returns}" + (f"; forfeit ({forfeit.get('kind')}): {forfeit.get('reason')}"
                                      if isinstance(forfeit, dict) else "")
-    return (f"<div class=\"match\" id=\"match-{i}\"><h3>{html.escape(str(t['key']))}: {html.escape(seats)}</h3>"
-            f"<p>{html.escape(ending)}</p><button class=\"prev\">&larr; prev</button> "
+    return (f"<div class=\"match\" id=\"match-{i}\"><h3>{_text(t['key'])}: {_text(seats)}</h3>"
+            f"<p>{_text(ending)}</p><button class=\"prev\">&larr; prev</button> "
             f"<input type=\"range\" min=\"0\" value=\"0\"> <button class=\"next\">next &rarr;</button> "
             f"<span class=\"where\"></span><div class=\"cols\"><div class=\"board\"></div><div>"
             f"<pre class=\"obs\"></pre><div class=\"notes\"></div></div></div><p class=\"moves\"></p></div>")

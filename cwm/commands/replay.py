@@ -17,6 +17,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "matches; DIR/MATCH names one by key (quote it: 'random|gt-mcts#0'), "
                                    "transcript file name, or number in that list.")
     p.add_argument("match", help="DIR (list the matches) or DIR/MATCH")
+    _game_option(p)
     p.set_defaults(func=cmd_replay)
     v = sub.add_parser("view", help="write a tournament's HTML page (leaderboard, results, step-through matches)",
                        description="Writes one self-contained HTML page for a tournament folder: the "
@@ -24,7 +25,16 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "with the LLM's reasoning beside each move (no network needed to open it).")
     v.add_argument("dir", help="a tournament folder (cwm arena --out DIR)")
     v.add_argument("--out", default=None, help="the page to write (default DIR/view.html)")
+    _game_option(v)
     v.set_defaults(func=cmd_view)
+
+
+def _game_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--game", default=None,
+                   help="the folder's game, to rebuild a match that has no transcript: a registry name, an "
+                        "OpenSpiel game string, or your own path/to/module.py:short_name (a folder is data: cwm "
+                        "never imports a module its config.json names; default the recorded game when it is "
+                        "a registered or OpenSpiel game)")
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
@@ -34,7 +44,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         return 0
     out_dir, name = _split(args.match)
     result = arena_replay.find(out_dir, name)
-    print(arena_replay.render(arena_replay.load(out_dir, result)), end="")
+    print(arena_replay.render(arena_replay.load(out_dir, result, args.game)), end="")
     return 0
 
 
@@ -50,6 +60,6 @@ def _split(text: str) -> tuple[Path, str]:
 
 
 def cmd_view(args: argparse.Namespace) -> int:
-    written = arena_view.write(Path(args.dir), Path(args.out) if args.out else None)
+    written = arena_view.write(Path(args.dir), Path(args.out) if args.out else None, args.game)
     print(f"wrote {written}")
     return 0

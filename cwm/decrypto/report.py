@@ -1,8 +1,10 @@
 """Result files of a Decrypto run: results.json, results.csv, results.md (with the cross-play matrix), plots
 (win rate and turns per pairing, end-condition stacks, the k sweep), and the static HTML transcript viewer.
 
-The viewer is one self-contained page, chat-like: per turn the hints, both guesses and the reveal. Every text
-from a transcript is escaped, so a hostile hint shows as text."""
+The viewer is one self-contained page, chat-like: per turn the hints, both guesses and the reveal. It has no
+script. Every text from an episode (names, role keys, keywords, hints, codes and guesses, the episode id) is
+HTML-escaped, so a hostile hint shows as text; episode files are checked by type when read
+(``cwm.decrypto.types.Episode.from_json``)."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from typing import Any
 
 from cwm.decrypto.engine import format_code
 from cwm.decrypto.types import END_CONDITIONS, ROLES, Episode, Turn
+from cwm.text import clean
 
 COLOURS = {"intercepted": "#c0392b", "miscommunicated": "#e67e22", "both": "#8e44ad", "survived": "#27ae60"}
 
@@ -162,22 +165,29 @@ section.episode { background: white; border-radius: 8px; padding: 1rem 1.5rem; m
 
 
 def _e(text: object) -> str:
-    return html.escape(str(text), quote=True)
+    """A value as HTML text: cleaned (``cwm.text.clean``: control characters, line separators and bidi
+    overrides made visible), then escaped, quotes too (it may be an attribute's value)."""
+    return html.escape(clean(str(text), limit=None), quote=True)
+
+
+def _code(code: object) -> str:
+    """A code as the page shows it (``3-1-4``), escaped: an episode built in memory is not checked by type."""
+    return _e(format_code(tuple(code)) if isinstance(code, (tuple, list)) else code)
 
 
 def _turn(turn: Turn) -> str:
     marks = [m for m, on in (("interception", turn.intercepted), ("miscommunication", turn.miscommunicated)) if on]
     hints = ", ".join(f"<q>{_e(h)}</q>" for h in turn.hints)
-    return (f'<div class="turn" data-turn="{turn.number}"><div class="label">Turn {turn.number}</div>'
+    return (f'<div class="turn" data-turn="{_e(turn.number)}"><div class="label">Turn {_e(turn.number)}</div>'
             f'<div class="row alice"><span class="bubble hints">Alice: {hints}</span></div>'
-            f'<div class="row bob"><span class="bubble guess">Bob guesses {format_code(turn.bob_guess)}</span></div>'
-            f'<div class="row eve"><span class="bubble guess">Eve guesses {format_code(turn.eve_guess)}</span></div>'
-            f'<div class="reveal">The code was <b class="code">{format_code(turn.code)}</b>'
+            f'<div class="row bob"><span class="bubble guess">Bob guesses {_code(turn.bob_guess)}</span></div>'
+            f'<div class="row eve"><span class="bubble guess">Eve guesses {_code(turn.eve_guess)}</span></div>'
+            f'<div class="reveal">The code was <b class="code">{_code(turn.code)}</b>'
             f'{": " + " and ".join(marks) if marks else ""}</div></div>')
 
 
 def _episode(episode: Episode) -> str:
-    players = ", ".join(f"{role}: {_e(name)}" for role, name in episode.players.items())
+    players = ", ".join(f"{_e(role)}: {_e(name)}" for role, name in episode.players.items())
     keywords = " ".join(f"<b>{i}. {_e(w)}</b>" for i, w in enumerate(episode.keywords, start=1))
     turns = "".join(_turn(t) for t in episode.turns)
     failures = ", ".join(f"{r} {n}" for r, n in episode.format_failures().items() if n) or "none"
@@ -185,7 +195,7 @@ def _episode(episode: Episode) -> str:
             f"<h2>{_e(episode.episode_id)}</h2><p>{players}</p>"
             f'<p class="keywords">Keywords: {keywords}</p>{turns}'
             f'<p class="end">End: {_e(episode.end)} after {len(episode.turns)} turns '
-            f"(default moves: {failures})</p></section>")
+            f"(default moves: {_e(failures)})</p></section>")
 
 
 def render_html(episodes: Sequence[Episode], *, title: str = "Decrypto transcripts") -> str:

@@ -87,7 +87,8 @@ def read_episodes(path: Path) -> list[Episode]:
         except (ValueError, KeyError, TypeError) as e:
             if number == len(lines) and not line.rstrip().endswith("}"):
                 break  # an interrupted append
-            raise DecryptoError(f"{path}:{number}: not a Decrypto episode ({type(e).__name__}: {e})") from None
+            why = str(e) if isinstance(e, DecryptoError) else f"{type(e).__name__}: {e}"
+            raise DecryptoError(f"{path}:{number}: not a Decrypto episode ({why})") from None
     return episodes
 
 

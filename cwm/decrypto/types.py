@@ -22,6 +22,20 @@ class DecryptoError(CwmError, ValueError):
     """A Decrypto rule was broken, or an input (agent spec, episode file, answer) is malformed."""
 
 
+def _is_int(value: object) -> bool:
+    return type(value) is int  # a bool or a float is not
+
+
+def _is_strs(value: object) -> bool:
+    return isinstance(value, list) and all(type(v) is str for v in value)
+
+
+def _need(ok: bool, field: str, what: str) -> None:
+    """Raises ``DecryptoError`` naming ``field`` unless ``ok``: it must be ``what``."""
+    if not ok:
+        raise DecryptoError(f"field {field!r} must be {what}")
+
+
 @dataclasses.dataclass(frozen=True)
 class Turn:
     """One played turn: the code Alice drew, her hints, both guesses; public once the code is revealed."""
@@ -47,8 +61,21 @@ class Turn:
                 "bob_guess": list(self.bob_guess), "eve_guess": list(self.eve_guess)}
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Turn:
-        return cls(int(data["number"]), tuple(data["code"]), tuple(data["hints"]), tuple(data["bob_guess"]),
+    def from_json(cls, data: dict[str, Any], *, where: str = "") -> Turn:
+        """The inverse of :meth:`to_json`, every field checked by type.
+
+        Raises:
+          DecryptoError: a field is missing or of another type (names it, after ``where``).
+        """
+        _need(isinstance(data, dict), where.rstrip(".") or "turn", "an object")
+        _need(_is_int(data.get("number")), f"{where}number", "an integer")
+        for name in ("code", "bob_guess", "eve_guess"):
+            value = data.get(name)
+            _need(isinstance(value, list) and len(value) == CODE_LENGTH and all(_is_int(d) and d in DIGITS
+                                                                               for d in value),
+                  f"{where}{name}", f"a list of {CODE_LENGTH} digits from {DIGITS[0]} to {DIGITS[-1]}")
+        _need(_is_strs(data.get("hints")), f"{where}hints", "a list of strings")
+        return cls(data["number"], tuple(data["code"]), tuple(data["hints"]), tuple(data["bob_guess"]),
                    tuple(data["eve_guess"]))
 
 
@@ -81,7 +108,16 @@ class Attempt:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Attempt:
+    def from_json(cls, data: dict[str, Any], *, where: str = "") -> Attempt:
+        """The inverse of :meth:`to_json`, every field checked by type (``DecryptoError`` naming it)."""
+        _need(isinstance(data, dict), where.rstrip(".") or "attempt", "an object")
+        fields = {f.name: f for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - set(fields))
+        _need(not unknown, f"{where}{unknown[0] if unknown else ''}", "absent (not a field of an attempt)")
+        for name in ("role", "task", "reply", "outcome", "error"):
+            _need(isinstance(data.get(name, ""), str), f"{where}{name}", "a string")
+        for name in ("turn", "attempt"):
+            _need(_is_int(data.get(name)), f"{where}{name}", "an integer")
         return cls(**data)
 
 
@@ -143,10 +179,31 @@ class Episode:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Episode:
-        return cls(str(data["episode_id"]), int(data["game_seed"]), int(data["agent_seed"]), dict(data["players"]),
-                   tuple(data["keywords"]), tuple(Turn.from_json(t) for t in data["turns"]), str(data["end"]),
-                   tuple(Attempt.from_json(a) for a in data.get("attempts", [])),
-                   tuple(data.get("probes", [])))
+        """The inverse of :meth:`to_json`, every field checked by type: an episode file is data from
+        anywhere, and its texts end up in pages and reports.
+
+        Raises:
+          DecryptoError: a field is missing or of another type (the message names it: ``turns[2].code``).
+        """
+        _need(isinstance(data, dict), "episode", "a JSON object")
+        _need(isinstance(data.get("episode_id"), str), "episode_id", "a string")
+        for name in ("game_seed", "agent_seed"):
+            _need(_is_int(data.get(name)), name, "an integer")
+        players = data.get("players")
+        _need(isinstance(players, dict) and set(players) == set(ROLES) and _is_strs(list(players.values())),
+              "players", f"an object mapping {', '.join(ROLES)} to agent specs (strings)")
+        _need(_is_strs(data.get("keywords")) and len(data["keywords"]) == len(DIGITS), "keywords",
+              f"a list of {len(DIGITS)} strings")
+        _need(isinstance(data.get("turns"), list), "turns", "a list")
+        _need(data.get("end") in END_CONDITIONS, "end", f"one of {', '.join(END_CONDITIONS)}")
+        _need(isinstance(data.get("attempts", []), list), "attempts", "a list")
+        probes = data.get("probes", [])
+        _need(isinstance(probes, list) and all(isinstance(p, dict) for p in probes), "probes", "a list of objects")
+        return cls(data["episode_id"], data["game_seed"], data["agent_seed"], dict(data["players"]),
+                   tuple(data["keywords"]), tuple(Turn.from_json(t, where=f"turns[{i}].")
+                                                  for i, t in enumerate(data["turns"])), data["end"],
+                   tuple(Attempt.from_json(a, where=f"attempts[{i}].") for i, a in enumerate(data.get("attempts", []))),
+                   tuple(probes))
 
 
 @dataclasses.dataclass(frozen=True)
