@@ -39,6 +39,8 @@ from cwm import arena, bundle, games
 from cwm.agents.specs import Settings
 from cwm.arena import cost
 from cwm.arena import report as arena_report
+from cwm.arena.lock import refuse_if_locked, writer_lock
+from cwm.arena.plan import MAX_MATCHES
 from cwm.bundle.files import CODE_FILES
 from cwm.files import differing_keys, read_text
 from cwm.llm import make_client
@@ -108,6 +110,10 @@ class RunConfig:
         bad = [f"{k} must be at least 1 (got {v})" for k, v in positive.items() if v < 1]
         if self.num_test is not None and self.num_test < 0:
             bad.append(f"num_test must be 0 or more (got {self.num_test})")
+        planned = 2 * self.matches * len(self.opponents or ())
+        if planned > MAX_MATCHES:
+            bad.append(f"{self.matches:,} matches per seat against {len(self.opponents or ())} opponents is "
+                       f"{planned:,} arena matches, over the {MAX_MATCHES:,} a tournament may play")
         if self.strategy not in ("tree", "conversation"):
             bad.append(f"strategy must be 'tree' or 'conversation' (got {self.strategy!r})")
         if not (type(self.move_time_limit) in (int, float) and self.move_time_limit > 0):
@@ -157,15 +163,23 @@ def run(config: RunConfig, out: str | Path, *, progress: bool = True,
     games.rules_text(spec)
     llm_spec = resolve_llm(config.llm, config.game)
     make_client(llm_spec)  # a missing key or recording fails here too, not after config.json is written
-    out.mkdir(parents=True, exist_ok=True)
-    _check_config(out, dataclasses.asdict(config) | {"llm_resolved": _portable(llm_spec)})
-    client = functools.partial(make_client, llm_spec, max_prompt_tokens=max_prompt_tokens)
+    refuse_if_locked(out)
+    with writer_lock(out):  # one writer per run directory: a second would repeat calls and matches
+        _check_config(out, dataclasses.asdict(config) | {"llm_resolved": _portable(llm_spec)})
+        client = functools.partial(make_client, llm_spec, max_prompt_tokens=max_prompt_tokens)
+        return _stages(config, spec, llm_spec, client, out, (progress, yes))
+
+
+def _stages(config: RunConfig, spec: games.GameSpec, llm_spec: str, client: Callable[..., Any], out: Path,
+            asked: tuple[bool, bool]) -> dict[str, JSON]:
+    """Every stage of ``run`` in turn, each skipped when its output is there; the report, written."""
+    progress = asked[0]
     synthesis = _synthesize(config, spec, client, out / "synthesis", progress)
     inference = None
     if not spec.perfect_information:
         inference = _infer(config, spec, client, out / "inference", str(synthesis["best_source"]), progress)
     bundle_dir = _export(out / "synthesis", out / "bundle", out / "inference" if inference else None)
-    arena_rows, results, arena_cost = _arena(config, spec, bundle_dir, out / "arena", (progress, yes))
+    arena_rows, results, arena_cost = _arena(config, spec, bundle_dir, out / "arena", asked)
     on_policy = _on_policy(spec, bundle_dir, results, out / "on_policy.json")
     stages = pipeline_report.Stages(synthesis, inference, Path(os.path.relpath(bundle_dir, out)), arena_rows,
                                     on_policy, arena_search(config).to_json(), CWM_LABEL)
