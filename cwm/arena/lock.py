@@ -2,7 +2,7 @@
 
 The writer holds ``fcntl.flock`` on ``DIR/.cwm-lock`` (the file keeps the holder's pid, for the message a
 second writer gets); the kernel drops the lock when the holder ends, however it ends (a crash, a SIGKILL),
-so a stale file never blocks anyone. Readers (``cwm replay``, ``cwm view``, the reports) take no lock.
+so a stale file never blocks anyone. Processes the holder forks (its pool workers) do not keep it. Readers (``cwm replay``, ``cwm view``, the reports) take no lock.
 """
 
 from __future__ import annotations
@@ -18,6 +18,18 @@ from cwm.types import CwmError
 
 LOCK_NAME = ".cwm-lock"
 _HELD: dict[Path, tuple[int, int, int]] = {}  # folder -> (fd, depth, pid): a process may nest its own lock
+
+
+def _forget_in_child() -> None:
+    """A forked child (a pool worker) closes its copies of the parent's lock files, so a lock is its holder's
+    alone and ends the moment the holder does (closing a copy leaves the holder's lock in place)."""
+    for fd, _, _ in _HELD.values():
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    _HELD.clear()
+
+
+os.register_at_fork(after_in_child=_forget_in_child)
 
 
 class DirectoryInUse(CwmError, RuntimeError):

@@ -34,6 +34,7 @@ from cwm.arena.lock import refuse_if_locked, writer_lock
 from cwm.arena.plan import (  # noqa: F401  (DEFAULT_MOVE_TIME_S and TournamentPlan re-exported)
     DEFAULT_MOVE_TIME_S,
     ArenaError,
+    MatchJobs,
     TournamentPlan,
     plan_from,
     plan_jobs,
@@ -250,13 +251,7 @@ def tournament(game: str | games.GameSpec, agents: Sequence[str], plan: Tourname
     resumable(out / "matches.jsonl")  # a file that cannot be resumed is refused before anything is written
     ex = make_executor(executor) if isinstance(executor, str) else executor  # an unreachable cluster: nothing written
     try:
-        with writer_lock(out):  # one writer: a second process on this folder would play the same matches
-            done = resumable(out / "matches.jsonl")  # again: what another writer added before the lock counts
-            if not (out / "config.json").exists():
-                atomic_write(out / "config.json", json.dumps(config, indent=2) + "\n")
-            identity.save_labels(out, {fp: label for s in jobs.seatings for fp, label in zip(s.fingerprints, s.labels)})
-            todo = (j for j in jobs if j.key not in done)  # made as the executor asks: none held up front
-            _run(ex, todo, out / "matches.jsonl", done, (len(jobs), jobs.count_done(done)), progress)
+        done = _play(ex, jobs, out, config, progress)
     finally:
         if isinstance(executor, str):
             ex.close()
@@ -264,6 +259,18 @@ def tournament(game: str | games.GameSpec, agents: Sequence[str], plan: Tourname
     labels = list(dict.fromkeys([*(parse_agent_spec(a).label for a in agents), *builds]))
     arena_report.write_reports(out, results, config=config | {"agents": labels, "matches": plan.matches})
     return results
+
+
+def _play(ex: Executor, jobs: MatchJobs, out: Path, config: dict[str, JSON], progress: bool) -> dict[str, MatchResult]:
+    """Plays the jobs not yet in ``out/matches.jsonl`` holding ``out``'s writer lock; every finished match."""
+    with writer_lock(out):  # one writer: a second process on this folder would play the same matches
+        done = resumable(out / "matches.jsonl")  # again: what another writer added before the lock counts
+        if not (out / "config.json").exists():
+            atomic_write(out / "config.json", json.dumps(config, indent=2) + "\n")
+        identity.save_labels(out, {fp: label for s in jobs.seatings for fp, label in zip(s.fingerprints, s.labels)})
+        todo = (j for j in jobs if j.key not in done)  # made as the executor asks: none held up front
+        _run(ex, todo, out / "matches.jsonl", done, (len(jobs), jobs.count_done(done)), progress)
+    return done
 
 
 def _run(ex: Executor, todo: Iterator[MatchJob], path: Path, done: dict[str, MatchResult], counts: tuple[int, int],

@@ -92,3 +92,25 @@ def test_a_plans_jobs_are_made_only_when_asked_for():
     assert [j.index for j in jobs[:3]] == [0, 1, 2] and jobs[-1].index == MAX_MATCHES // 2 - 1
     assert jobs[-1].seats == ("gt-mcts", "random") and jobs[MAX_MATCHES // 2].seats == ("gt-mcts", "random")
     assert jobs[7] == list(jobs[:8])[7]  # the same job however it is reached
+
+
+def test_a_process_the_holder_forked_does_not_keep_the_lock_once_the_holder_is_gone(tmp_path):
+    folder = str(tmp_path / "d")
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import os, sys, time\nfrom cwm.arena.lock import writer_lock\n"
+                               f"with writer_lock({folder!r}):\n    child = os.fork()\n"
+                               "    if child == 0:\n        time.sleep(600)\n        os._exit(0)\n"
+                               "    print(child, flush=True)\n    sys.stdin.read()"],
+        env=_env(), text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert holder.stdout is not None
+    child = int(holder.stdout.readline())
+    try:
+        with pytest.raises(DirectoryInUse, match=f"pid {holder.pid}"), writer_lock(folder):
+            pass
+        holder.kill()  # a crash: no unlock, no exit handler; the forked child (a pool worker, say) lives on
+        holder.wait()
+        assert Path(f"/proc/{child}").exists()
+        with writer_lock(folder):
+            pass
+    finally:
+        os.kill(child, 9)
