@@ -279,7 +279,7 @@ def _run(ex: Executor, todo: Iterator[MatchJob], path: Path, done: dict[str, Mat
     from tqdm import tqdm
 
     bar = tqdm(total=counts[0], initial=counts[1], disable=not progress, desc="matches", unit="match")
-    with path.open("a", encoding="utf-8") as f:
+    with bar, path.open("a", encoding="utf-8") as f:  # the bar ends its line also on an interrupt
         for record in ex.imap_unordered(run_match, todo):
             if isinstance(record, JobCrashed):  # saved like any match, so a resume does not crash again
                 record = _void(record.item, str(record))
@@ -289,7 +289,6 @@ def _run(ex: Executor, todo: Iterator[MatchJob], path: Path, done: dict[str, Mat
             result = MatchResult.from_json(record)
             done[result.key] = result
             bar.update(1)
-    bar.close()
 
 
 def _void(job: MatchJob, why: str) -> dict[str, JSON]:
