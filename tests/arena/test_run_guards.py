@@ -114,3 +114,12 @@ def test_a_process_the_holder_forked_does_not_keep_the_lock_once_the_holder_is_g
             pass
     finally:
         os.kill(child, 9)
+
+
+def test_a_billion_simulations_are_refused_from_a_script_without_yes(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(sys, "stdin", type("Pipe", (), {"isatty": lambda self: False})())  # not a terminal
+    code = main([*ARENA, "--matches", "2", "--sims", "1000000000", "--out", str(tmp_path / "arena")])
+    err = capsys.readouterr().err
+    assert code == 2 and "rerun with --yes to start it, or lower --matches or --sims" in err
+    assert err.splitlines()[-1].startswith("cwm arena: error: this run is projected to take")
+    assert not (tmp_path / "arena" / "matches.jsonl").exists()
