@@ -159,7 +159,7 @@ class ProcessExecutor:
             process.join()
 
 
-IN_FLIGHT = 2  # jobs submitted per worker at a time (one running, one queued)
+IN_FLIGHT = 4  # jobs submitted per worker at a time (one running, the rest queued so that no worker waits)
 _END = object()
 
 

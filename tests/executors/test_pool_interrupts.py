@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 from cwm.executors import JobCrashed, ProcessExecutor
+from cwm.executors.pools import IN_FLIGHT
 
 BACKSTOP_S = 120.0  # a guard against a hang only (the machine may be busy)
 
@@ -37,7 +38,7 @@ def test_a_lazy_source_is_taken_a_few_jobs_per_worker_at_a_time():
         results = ex.imap_unordered(_job, source)
         first = [next(results) for _ in range(5)]
         assert len(first) == 5
-        assert next(taken) <= 5 + 2 * 2 + 1  # what was handed out, plus one window of in-flight jobs
+        assert next(taken) <= 5 + 2 * IN_FLIGHT + 1  # what was handed out, plus one window of in-flight jobs
         results.close()
     finally:
         ex.close()
