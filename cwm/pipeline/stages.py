@@ -7,6 +7,7 @@ themselves: no LLM call is repeated and no finished match is replayed).
 
 Run directory::
 
+    .cwm-lock            held by the process running in the directory (a second one is refused: cwm.arena.lock)
     config.json          the run's settings (once a run has started, other settings are refused)
     synthesis/           the synthesis run (prompts, replies, programs, check reports, result.json, plot)
     inference/           hidden information only: the open-deck inference synthesis for the best world model
@@ -144,14 +145,15 @@ def run(config: RunConfig, out: str | Path, *, progress: bool = True,
       max_prompt_tokens: the synthesis client's prompt cap (``cwm.llm.make_client``; default the model's
         context window). A limit on spending, not a setting of the run: a resume may change it.
       yes: start the arena stage even when its cost estimate (``cwm.arena.cost``, printed once the bundle exists)
-        is over the threshold and the run was started from a terminal.
+        is over the threshold.
 
     Raises:
       PipelineError: ``out`` holds a run with other settings, ``max_prompt_tokens`` is below 1, or
         synthesis found no usable program.
       PromptTooLongError: a synthesis prompt is over the cap (nothing was sent).
-      UsageError: the arena stage is projected over the threshold, run from a terminal, without ``yes``
-        (the synthesis and bundle stay; rerunning with ``yes`` resumes at the arena).
+      UsageError: the arena stage is projected over the threshold without ``yes`` (from a terminal or a
+        script; the synthesis and bundle stay, and rerunning with ``yes`` resumes at the arena).
+      DirectoryInUse: another process is running in ``out`` (``cwm.arena.lock``; its pid in the message).
     """
 
     out = Path(out)
