@@ -55,7 +55,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     batch directory (``PendingBatch``) are not an error: a plain line saying so, exit status 3
     (``EXIT_WAITING``); the same command resumes once they are answered.
     """
-    parser = build_parser()
+    try:  # the commands' modules import for a second or more: a Ctrl-C then is one line too
+        parser = build_parser()
+    except KeyboardInterrupt:
+        print("cwm: interrupted", file=sys.stderr)
+        return 130
     args, extra = parser.parse_known_args(argv)
     if extra:  # argparse would name them under the top-level usage, not the subcommand's
         chosen(parser, sys.argv[1:] if argv is None else list(argv)).error(
@@ -63,7 +67,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    return _run(args)
 
+
+def _run(args: argparse.Namespace) -> int:
+    """Runs the chosen command: its exit code, or a one-line error (``main``)."""
     try:
         with logging_redirect_tqdm():  # a warning while a progress bar is drawn prints above it, not inside
             code = int(args.func(args) or 0)

@@ -244,7 +244,7 @@ def parser() -> argparse.ArgumentParser:
                    "games: DIR/<game>.jsonl (open deck), DIR/closed/<game>.jsonl (default: cwm's, a real model's session under real/ in preference to a scripted demo)")
     p.add_argument("--yes", action="store_true",
                    help="play a game's tournament even when its projected wall time is over the threshold "
-                        "(asked only from a terminal; the estimate is always printed)")
+                        "(refused without it, from a terminal or a script; the estimate is always printed)")
     return p
 
 

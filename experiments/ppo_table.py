@@ -177,7 +177,7 @@ def parser() -> argparse.ArgumentParser:
                    "(world model, then inference; default) or closed (both together)")
     p.add_argument("--recordings", default=None, metavar="DIR", help="recorded sessions (default: cwm's)")
     p.add_argument("--yes", action="store_true", help="train and play even when a projected wall time is over the "
-                   "threshold (asked only from a terminal; the estimates are always printed)")
+                   "threshold (refused without it, from a terminal or a script; the estimates are always printed)")
     return p
 
 

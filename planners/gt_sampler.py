@@ -1,5 +1,7 @@
 """GT-ISMCTS's sampler: the engine's own ``resample_from_infostate`` where it has one, else the generic
-ground-truth resampler (``planners.gt_resample.HistoryResampler``), and the games where neither can work.
+ground-truth resampler (``planners.gt_resample.HistoryResampler``), and the games where neither can work:
+those ``resampler_problem`` names from the game's type, and those where the generic resampler's self-test
+(``resampler_self_test``: a few draws at reachable states) finds no consistent world.
 
 Whether an engine resamples is found out once per game, by asking it once with file descriptor 2 silenced:
 OpenSpiel's C++ prints every exception it raises, so asking on every draw would fill stderr.
@@ -13,7 +15,7 @@ import numpy as np
 import pyspiel
 
 from cwm.files import quiet_stderr
-from planners.gt_resample import HistoryResampler
+from planners.gt_resample import HistoryResampler, ResampleFailure
 
 
 def resample_from_infostate(state: pyspiel.State, player: int, rng: np.random.Generator) -> pyspiel.State:
@@ -163,3 +165,67 @@ def _engine_resamples(game: pyspiel.Game) -> bool:
     except pyspiel.SpielError as e:
         return not _not_implemented(e)
     return True
+
+
+SELF_TEST_STATES = 4  # decision states of one seeded random game where the self-test draws
+SELF_TEST_DRAWS = 2  # draws at each of them
+
+
+def resampler_self_test(game: pyspiel.Game) -> str:
+    """Why the generic resampler cannot serve ISMCTS in ``game``, found by drawing (``""`` when it can).
+
+    A game whose engine resamples passes untested. Otherwise ``GroundTruthSampler`` draws ``SELF_TEST_DRAWS``
+    worlds at each of ``SELF_TEST_STATES`` decision states spread over a seeded random game, for the player to
+    act there; when most draws find no world with that player's information state, an ISMCTS would play its
+    random fallback on most moves, so the game is refused with the fix. Asked once per game per process.
+
+    Randomness: seeded (the same game, the same verdict).
+    """
+    name = str(game)
+    if name not in _SELF_TESTS:
+        _SELF_TESTS[name] = "" if engine_resamples(game) else _self_test(game)
+    return _SELF_TESTS[name]
+
+
+_SELF_TESTS: dict[str, str] = {}
+
+
+def _self_test(game: pyspiel.Game) -> str:
+    rng = np.random.default_rng(0)
+    states = _spread_decisions(game, rng)
+    sampler = GroundTruthSampler()
+    failed = total = 0
+    for state in states:
+        player = state.current_player()
+        for _ in range(SELF_TEST_DRAWS):
+            total += 1
+            try:
+                with quiet_stderr():
+                    world = sampler(state, player, rng)
+                    ok = world.information_state_string(player) == state.information_state_string(player)
+            except (ResampleFailure, pyspiel.SpielError):
+                ok = False
+            failed += not ok
+    if 2 * failed <= total:
+        return ""
+    return (f"the generic ground-truth resampler found no world consistent with the player's information in "
+            f"{failed} of {total} draws at reachable states of {game.get_type().short_name}, so ISMCTS would "
+            f"play its random fallback on most moves; give the game's engine a resample_from_infostate "
+            f"(pyspiel.State.resample_from_infostate), which gt-ismcts then uses")
+
+
+def _spread_decisions(game: pyspiel.Game, rng: np.random.Generator) -> list[pyspiel.State]:
+    """Up to ``SELF_TEST_STATES`` decision states spread over one random game (chance by its probabilities)."""
+    state, found = game.new_initial_state(), []
+    with quiet_stderr():
+        while not state.is_terminal():
+            if state.is_chance_node():
+                outcomes = state.chance_outcomes()
+                state.apply_action(outcomes[rng.choice(len(outcomes), p=[p for _, p in outcomes])][0])
+                continue
+            found.append(state.clone())
+            legal = state.legal_actions()
+            state.apply_action(legal[rng.integers(len(legal))])
+    if len(found) <= SELF_TEST_STATES:
+        return found
+    return [found[int(i)] for i in np.linspace(0, len(found) - 1, SELF_TEST_STATES)]

@@ -66,7 +66,7 @@ from cwm.sandbox import load_source
 from cwm.sandbox.budget import call_budget
 from cwm.sandbox.training import ContainedEncoder
 from planners.config import DEFAULT_SEARCH, SearchConfig
-from planners.gt_sampler import resampler_problem
+from planners.gt_sampler import resampler_problem, resampler_self_test
 from planners.ismcts import Sampler
 from planners.mcts import ValueFn
 
@@ -114,7 +114,8 @@ def make_agent(spec: AgentSpec | str, game: str | games.GameSpec, *, settings: S
 
     Raises:
       AgentSpecError: the spec does not fit the game (``gt-mcts`` on imperfect information, ``gt-ismcts`` on a
-        game no ground-truth resampler can serve, a ``cwm:`` model without inference on hidden information)
+        game no ground-truth resampler can serve, or one where the generic resampler fails its self-test
+        (``planners.gt_sampler.resampler_self_test``), a ``cwm:`` model without inference on hidden information)
         or its target cannot be loaded.
 
     A ``cwm:`` agent is contained: its model runs in a hardened planning worker (``WorkerAgent``), unless
@@ -157,7 +158,7 @@ def _ground_truth_agent(kind: str, gspec: games.GameSpec, config: SearchConfig,
             raise AgentSpecError(f"{kind} needs perfect information; {gspec.name} has hidden information "
                                  f"(use gt-ismcts)")
         return NativeMCTSAgent(game, config, seed=seed) if kind == "gt-mcts" else MCTSAgent(config, seed=seed)
-    problem = resampler_problem(game)
+    problem = resampler_problem(game) or resampler_self_test(game)  # a name it cannot live up to is refused
     if problem:
         raise AgentSpecError(f"{kind} cannot play {gspec.name}: {problem}")
     return NativeISMCTSAgent(game, config, seed=seed) if kind == "gt-ismcts" else ISMCTSAgent(config, seed=seed)

@@ -2,10 +2,10 @@
 
 Modules: ``run`` (playing a match and a tournament), ``plan`` (the jobs of a tournament and the finished
 matches read back), ``identity`` (what a match is: its key from the game, the settings and each agent's
-fingerprint), ``types`` (the records), ``clock`` (the per-move limit), ``transcript`` (each match's full
-record), ``report`` and ``ratings`` (the results tables, the plot and the leaderboard), ``replay`` and
-``view`` (a match in the terminal, a tournament as an HTML page) and ``human`` (a person's seat,
-``cwm play``).
+fingerprint), ``types`` (the records), ``clock`` (the per-move limit), ``lock`` (one writer per run
+directory), ``transcript`` (each match's full record), ``report`` and ``ratings`` (the results tables, the
+plot and the leaderboard), ``replay`` and ``view`` (a match in the terminal, a tournament as an HTML page)
+and ``human`` (a person's seat, ``cwm play``).
 
 The names below are importable from ``cwm.arena`` itself; they load ``cwm.arena.run`` (and OpenSpiel) on
 first use, so that the light modules (``cwm.arena.types`` for readers of ``matches.jsonl``) import alone.

@@ -36,7 +36,7 @@ from cwm.types import JSON, UsageError
 PROBE_SIMULATIONS = 100  # simulations per timed move; the real count scales the time linearly
 PROBE_MOVES = 3  # timed moves per agent
 PROBE_GAMES = 5  # random games whose mean length stands for a match's
-CONFIRM_WALL_S = 3600.0  # a run projected longer than this asks for --yes when run from a terminal
+CONFIRM_WALL_S = 3600.0  # a run projected longer than this needs --yes
 SEARCH_KINDS = ("gt-mcts", "gt-ismcts", "gt-mcts-py", "gt-ismcts-py", "cwm", "cwm-selected")
 RAY_CORES = (16, 64)  # the cluster sizes a projection also shows
 
@@ -200,34 +200,31 @@ def time_moves(build: str, game: str, job: MatchJob, states: Sequence[pyspiel.St
         agent.close()
 
 
-def confirm(cost: CostEstimate, *, yes: bool, threshold_s: float = CONFIRM_WALL_S,
-            interactive: bool | None = None) -> None:
+def confirm(cost: CostEstimate, *, yes: bool, threshold_s: float = CONFIRM_WALL_S) -> None:
     """Prints the estimate (nothing when no match is left to play); refuses a run projected over
-    ``threshold_s`` of wall time that was started from a terminal without ``yes`` (``confirm_lines``).
+    ``threshold_s`` of wall time without ``yes`` (``confirm_lines``).
 
     Raises:
-      UsageError: over the threshold, interactive and not ``yes``; the message says how to go on.
+      UsageError: over the threshold and not ``yes``; the message says how to go on.
     """
     if cost.matches:
-        confirm_lines(cost.lines(), cost.wall_s, yes=yes, threshold_s=threshold_s, interactive=interactive,
-                      smaller="lower --matches or --sims")
+        confirm_lines(cost.lines(), cost.wall_s, yes=yes, threshold_s=threshold_s, smaller="lower --matches or --sims")
 
 
 def confirm_lines(lines: Sequence[str], wall_s: float, *, yes: bool, threshold_s: float = CONFIRM_WALL_S,
-                  interactive: bool | None = None, smaller: str) -> None:
+                  smaller: str) -> None:
     """Prints an estimate's ``lines`` to stderr; refuses a run projected over ``threshold_s`` of wall time
-    that was started from a terminal without ``yes`` (a script, with no terminal, is only told).
+    without ``yes``, from a terminal or not (a script that starts a week-long run by mistake is stopped too).
 
     Args:
       smaller: how to make the run smaller, for the message (``"lower --steps"``).
 
     Raises:
-      UsageError: over the threshold, interactive and not ``yes``; the message says how to go on.
+      UsageError: over the threshold and not ``yes``; the message says how to go on.
     """
     for line in lines:
         print(line, file=sys.stderr)
-    interactive = sys.stdin.isatty() if interactive is None else interactive
-    if wall_s > threshold_s and interactive and not yes:
+    if wall_s > threshold_s and not yes:
         raise UsageError(f"this run is projected to take {duration(wall_s)} of wall time (over "
                          f"{duration(threshold_s)}); rerun with --yes to start it, or {smaller}")
 

@@ -12,9 +12,9 @@ import dataclasses
 import hashlib
 import itertools
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from cwm.agents.specs import AgentSpec, AgentSpecError, Settings, check_labels, parse_agent_spec
 from cwm.arena import identity
@@ -79,8 +79,69 @@ def match_seed(seed: int, key: str) -> int:
     return int.from_bytes(hashlib.sha256(f"{seed}|{key}".encode()).digest()[:8], "big") >> 1
 
 
-def plan_jobs(game: str, agents: Sequence[str], plan: TournamentPlan, *, log_dir: str | None = None) -> list[MatchJob]:
-    """The jobs of a tournament: each pairing in every seat order, ``plan.matches`` games per order.
+MAX_MATCHES = 100_000  # matches one tournament may plan (a typo like --matches 1000000000 is refused at once)
+
+
+@dataclasses.dataclass(frozen=True)
+class Seating:
+    """One seat order of a tournament: each seat's label, the spec a worker builds, and its fingerprint."""
+
+    labels: tuple[str, ...]
+    builds: tuple[str, ...]
+    fingerprints: tuple[str, ...]
+
+
+class MatchJobs(Sequence[MatchJob]):
+    """A tournament's jobs in order (every seating, ``matches`` games each), each made when it is asked for:
+    a plan's size costs no memory until its matches are played.
+
+    Attributes:
+      seatings: the seat orders, in order.
+    """
+
+    def __init__(self, game: str, seatings: list[Seating], plan: TournamentPlan, log_dir: str | None):
+        self.game, self.seatings, self.plan, self.log_dir = game, seatings, plan, log_dir
+        self._hashed = identity.settings_hash(plan.recorded())
+
+    def __len__(self) -> int:
+        return len(self.seatings) * self.plan.matches
+
+    @overload
+    def __getitem__(self, i: int) -> MatchJob: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[MatchJob]: ...
+
+    def __getitem__(self, i: int | slice) -> MatchJob | list[MatchJob]:
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        n = len(self)
+        if not -n <= i < n:
+            raise IndexError(f"match job {i} of {n}")
+        seating, index = divmod(i % n, self.plan.matches)
+        return self._job(self.seatings[seating], index)
+
+    def __iter__(self) -> Iterator[MatchJob]:
+        for seating in self.seatings:
+            for index in range(self.plan.matches):
+                yield self._job(seating, index)
+
+    def count_done(self, done: Mapping[str, MatchResult]) -> int:
+        """How many of these jobs ``done`` holds (found from each result's fingerprints and index, so the
+        count costs the results', not the plan's, size)."""
+        prints = {s.fingerprints for s in self.seatings}
+        return sum(1 for key, r in done.items() if r.fingerprints in prints and 0 <= r.index < self.plan.matches
+                   and identity.match_key(self.game, self._hashed, r.fingerprints, r.index) == key)
+
+    def _job(self, seating: Seating, index: int) -> MatchJob:
+        key = identity.match_key(self.game, self._hashed, seating.fingerprints, index)
+        return MatchJob(self.game, key, seating.labels, match_seed(self.plan.seed, key), self.plan.settings,
+                        self.plan.move_time_limit, self.log_dir, seating.builds, seating.fingerprints, index)
+
+
+def plan_jobs(game: str, agents: Sequence[str], plan: TournamentPlan, *, log_dir: str | None = None) -> MatchJobs:
+    """The jobs of a tournament: each pairing in every seat order, ``plan.matches`` games per order, made
+    lazily (``MatchJobs``).
 
     Each job's key, and so its seed, is its content (``cwm.arena.identity.match_key``): the game, these
     settings, each seat's agent fingerprint and the index, so neither depends on an agent's label or on
@@ -96,7 +157,8 @@ def plan_jobs(game: str, agents: Sequence[str], plan: TournamentPlan, *, log_dir
       AgentSpecError: a spec that does not parse, two seated specs with one label (in ``agents`` or
         ``pairings``), or a pairing entry that is an agent's spec under another label (``random`` for
         ``x=random``: pair it as ``x``).
-      ArenaError: fewer than two agents and no pairings, or two labels for one agent (one fingerprint).
+      ArenaError: fewer than two agents and no pairings, two labels for one agent (one fingerprint), or more
+        than ``MAX_MATCHES`` matches in all.
     """
     specs = {s.label: s for s in _parse_all(agents)}
     pairings = plan.pairings
@@ -105,18 +167,15 @@ def plan_jobs(game: str, agents: Sequence[str], plan: TournamentPlan, *, log_dir
             raise ArenaError("a tournament needs at least two agents (or explicit pairings)")
         pairings = list(itertools.combinations(specs, 2))
     seated = [tuple(_seat(entry, specs) for entry in pair) for pair in pairings]
-    prints = _fingerprints(list(dict.fromkeys([*specs.values(), *(s for pair in seated for s in pair)])))
     orders = [o for pair in seated for o in dict.fromkeys(itertools.permutations(pair))]  # once for self-play
-    hashed = identity.settings_hash(plan.recorded())
-    jobs = []
-    for order in orders:
-        fingerprints = tuple(prints[s.label] for s in order)
-        for i in range(plan.matches):
-            key = identity.match_key(game, hashed, fingerprints, i)
-            jobs.append(MatchJob(game, key, tuple(s.label for s in order), match_seed(plan.seed, key),
-                                 plan.settings, plan.move_time_limit, log_dir, tuple(_absolute(s) for s in order),
-                                 fingerprints, i))
-    return jobs
+    if len(orders) * plan.matches > MAX_MATCHES:
+        raise ArenaError(f"{plan.matches:,} matches per seat order over {len(orders)} seat orders is "
+                         f"{len(orders) * plan.matches:,} matches, over the {MAX_MATCHES:,} one tournament may "
+                         f"play; lower --matches")
+    prints = _fingerprints(list(dict.fromkeys([*specs.values(), *(s for pair in seated for s in pair)])))
+    seatings = [Seating(tuple(s.label for s in order), tuple(_absolute(s) for s in order),
+                        tuple(prints[s.label] for s in order)) for order in orders]
+    return MatchJobs(game, seatings, plan, log_dir)
 
 
 def tournament_settings(seed: int, settings: Settings, move_time_limit: float | None) -> dict[str, JSON]:

@@ -170,13 +170,15 @@ def leaderboard(results: Sequence[MatchResult], *, bootstrap: int = DEFAULT_BOOT
 
 def cells(rows: Sequence[dict[str, JSON]]) -> tuple[list[str], list[list[str]]]:
     """The leaderboard as a table's head and rows of text; LLM columns (tokens in/out, cost, cost per win)
-    when some agent reports them."""
+    when some agent reports them. An agent whose row has a ``fallback_rate`` over one half (``MOSTLY``, set
+    by ``cwm.arena.report``) is named with ``(fell back N%)``."""
     llm = any("llm_calls" in r for r in rows)
     head = ["#", "agent", "rating [95% CI]", "n", "W/D/L", "forfeits (ill/exc/time/crash)"]
     head += ["tokens in/out", "cost (USD)", "cost per win"] if llm else []
     body = []
     for i, r in enumerate(rows, 1):
-        line = [str(i), str(r["agent"]), f"{r['rating']:.0f} [{r['rating_lo']:.0f}, {r['rating_hi']:.0f}]",
+        line = [str(i), str(r["agent"]) + fallback_mark(r.get("fallback_rate")),
+                f"{r['rating']:.0f} [{r['rating_lo']:.0f}, {r['rating_hi']:.0f}]",
                 str(r["matches"]), f"{r['wins']}/{r['draws']}/{r['losses']}",
                 "/".join(str(r.get(f"forfeits_{k}", 0)) for k in FORFEIT_KINDS)]
         if llm:
@@ -184,6 +186,15 @@ def cells(rows: Sequence[dict[str, JSON]]) -> tuple[list[str], list[list[str]]]:
                       usd(r.get("cost_per_win"))] if "llm_calls" in r else ["-", "-", "-"])
         body.append(line)
     return head, body
+
+
+MOSTLY = 0.5  # an agent that fell back on more than this share of its moves is not what its name says
+
+
+def fallback_mark(rate: JSON) -> str:
+    """What a table adds to the name of an agent that fell back to random moves on most of its moves
+    (``""`` otherwise)."""
+    return f" (fell back {100 * rate:.0f}%)" if isinstance(rate, float) and rate > MOSTLY else ""
 
 
 def markdown(rows: Sequence[dict[str, JSON]]) -> str:

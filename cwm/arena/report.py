@@ -12,6 +12,7 @@ from typing import Any
 
 from cwm import games
 from cwm.arena import ratings as arena_ratings
+from cwm.arena.ratings import MOSTLY, fallback_mark
 from cwm.arena.types import FORFEIT_KINDS, MatchResult
 from cwm.stats import mean_interval, wilson  # re-exported: reports and tests use them from here
 from cwm.types import JSON
@@ -100,6 +101,24 @@ def sampling(items: Sequence[tuple[MatchResult, int]]) -> dict[str, JSON]:
         "fallback_rate": totals["fallback_moves"] / totals["moves"] if totals["moves"] else None}
 
 
+def fallback_rates(results: Sequence[MatchResult]) -> dict[str, float]:
+    """Per agent label, the share of its searched moves that fell back to a random legal action, over all its
+    matches (void ones left out); only agents that keep a sampling record (``sampling``)."""
+    items: dict[str, list[tuple[MatchResult, int]]] = {}
+    for r in results:
+        if not r.void:
+            for seat, agent in enumerate(r.seats):
+                items.setdefault(agent, []).append((r, seat))
+    rates = {agent: sampling(mine).get("fallback_rate") for agent, mine in items.items()}
+    return {agent: rate for agent, rate in rates.items() if isinstance(rate, float)}
+
+
+def mostly_fallback(results: Sequence[MatchResult]) -> dict[str, float]:
+    """The agents that fell back on most of their moves (over ``MOSTLY``), with the share: their results
+    measure a random player under their name (a ground-truth ISMCTS whose resampler never found a world)."""
+    return {agent: rate for agent, rate in fallback_rates(results).items() if rate > MOSTLY}
+
+
 def sampling_line(r: dict[str, JSON]) -> str:
     """A row's sampling record for the markdown table, ``rejected% / fell back%`` (``-``: none kept)."""
     def pct(x: JSON) -> str:
@@ -122,14 +141,14 @@ def _table(rows: Sequence[dict[str, JSON]], *, outcome: str) -> str:
     if outcome == "payoff":
         head = ("| agent | opponent | seat | n | mean payoff [95% CI] | forfeits (ill/exc/time/crash) |\n"
                 "|---|---|---|---|---|---|")
-        body = [f"| {r['agent']} | {r['opponent']} | {r['seat']} | {r['matches']} | "
-                f"{r['mean_payoff']:+.3f} [{r['payoff_lo']:+.3f}, {r['payoff_hi']:+.3f}] | {forfeit_counts(r)} |"
+        body = [f"| {r['agent']}{fallback_mark(r.get('fallback_rate'))} | {r['opponent']} | {r['seat']} | "
+                f"{r['matches']} | {r['mean_payoff']:+.3f} [{r['payoff_lo']:+.3f}, {r['payoff_hi']:+.3f}] | {forfeit_counts(r)} |"
                 for r in rows]
     else:
         head = ("| agent | opponent | seat | n | win [95% CI] | draw | loss | forfeits (ill/exc/time/crash) |\n"
                 "|---|---|---|---|---|---|---|---|")
-        body = [f"| {r['agent']} | {r['opponent']} | {r['seat']} | {r['matches']} | "
-                f"{r['win_rate']:.2f} [{r['win_lo']:.2f}, {r['win_hi']:.2f}] | {r['draw_rate']:.2f} | "
+        body = [f"| {r['agent']}{fallback_mark(r.get('fallback_rate'))} | {r['opponent']} | {r['seat']} | "
+                f"{r['matches']} | {r['win_rate']:.2f} [{r['win_lo']:.2f}, {r['win_hi']:.2f}] | {r['draw_rate']:.2f} | "
                 f"{r['loss_rate']:.2f} | {forfeit_counts(r)} |" for r in rows]
     return "\n".join([head, *body]) + "\n"
 
@@ -207,17 +226,22 @@ def _short(label: JSON) -> str:
 
 
 def write_reports(out: Path, results: Sequence[MatchResult], *, config: dict[str, JSON]) -> list[dict[str, JSON]]:
-    """Writes ``results.json`` (the rows and the leaderboard), ``results.csv``, ``results.md``,
-    ``leaderboard.md`` (``cwm.arena.ratings``) and ``results.png`` under ``out``."""
+    """Writes ``results.json`` (the rows, the leaderboard, and ``mostly_fallback``: the agents that fell back
+    on most of their moves), ``results.csv``, ``results.md``, ``leaderboard.md`` (``cwm.arena.ratings``) and
+    ``results.png`` under ``out``; such an agent's name carries ``(fell back N%)`` in both tables."""
 
     outcome = games.resolve(str(config["game"])).outcome
     outcome = "payoff" if outcome == "payoff" else "win/draw/loss"
     rows = summarize(results)
     clean = [{k: _finite(v) for k, v in r.items()} for r in rows]
     void = void_matches(results)
-    board = [{k: _finite(v) for k, v in r.items()} for r in arena_ratings.leaderboard(results)]
+    rates = fallback_rates(results)
+    board = [{k: _finite(v) for k, v in r.items()} | ({"fallback_rate": rates[str(r["agent"])]}
+                                                      if str(r["agent"]) in rates else {})
+             for r in arena_ratings.leaderboard(results)]
     (out / "results.json").write_text(json.dumps({"config": config, "outcome": outcome, "rows": clean,
-                                                  "leaderboard": board, "void_matches": void}, indent=2) + "\n",
+                                                  "leaderboard": board, "void_matches": void,
+                                                  "mostly_fallback": mostly_fallback(results)}, indent=2) + "\n",
                                       encoding="utf-8")
     (out / "leaderboard.md").write_text(arena_ratings.markdown(board), encoding="utf-8")
     with (out / "results.csv").open("w", newline="", encoding="utf-8") as f:

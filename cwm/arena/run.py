@@ -16,7 +16,7 @@ import contextlib
 import json
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,9 +30,11 @@ from cwm.arena import identity
 from cwm.arena import report as arena_report
 from cwm.arena import transcript as arena_transcript
 from cwm.arena.clock import agent_move
+from cwm.arena.lock import refuse_if_locked, writer_lock
 from cwm.arena.plan import (  # noqa: F401  (DEFAULT_MOVE_TIME_S and TournamentPlan re-exported)
     DEFAULT_MOVE_TIME_S,
     ArenaError,
+    MatchJobs,
     TournamentPlan,
     plan_from,
     plan_jobs,
@@ -228,7 +230,10 @@ def tournament(game: str | games.GameSpec, agents: Sequence[str], plan: Tourname
         agent that cannot be built (an unknown or misfitting spec, an LLM client without its key, a missing
         model file), fewer than two agents, two labels of one agent, an ``out_dir`` holding a tournament
         with another game, seed or settings, or one written before matches were keyed by content
-        (``cwm.arena.plan.resumable``). Nothing is written then.
+        (``cwm.arena.plan.resumable``), or more than ``cwm.arena.plan.MAX_MATCHES`` matches. Nothing is
+        written then.
+      DirectoryInUse: another process is writing ``out_dir`` (``cwm.arena.lock``: the writer holds a lock on
+        ``out_dir/.cwm-lock`` while it plays, released when it ends however it ends).
       AgentSpecError: a spec that does not parse, two seated specs with one label, or a pairing entry that
         is an agent's spec under another label.
       ExecutorError: an unknown executor spec, Ray missing, or a Ray address that is malformed or where
@@ -238,17 +243,15 @@ def tournament(game: str | games.GameSpec, agents: Sequence[str], plan: Tourname
     out, name = Path(out_dir), games.resolve(game).name
     _check_numbers(plan.matches, plan.settings, plan.move_time_limit)
     jobs = plan_jobs(name, agents, plan, log_dir=str(out / "llm"))
-    builds = dict(pair for job in jobs for pair in zip(job.seats, job.builds))
+    builds = dict(pair for seating in jobs.seatings for pair in zip(seating.labels, seating.builds))
     _check_agents(name, builds, plan.settings)
     config = {"game": name} | plan.recorded()
     _check_config(out / "config.json", config)  # the checks, before an executor (a Ray cluster) starts
-    done = resumable(out / "matches.jsonl")
+    refuse_if_locked(out)
+    resumable(out / "matches.jsonl")  # a file that cannot be resumed is refused before anything is written
     ex = make_executor(executor) if isinstance(executor, str) else executor  # an unreachable cluster: nothing written
     try:
-        if not (out / "config.json").exists():
-            atomic_write(out / "config.json", json.dumps(config, indent=2) + "\n")
-        identity.save_labels(out, {fp: label for j in jobs for fp, label in zip(j.fingerprints, j.seats)})
-        _run(ex, [j for j in jobs if j.key not in done], out / "matches.jsonl", done, len(jobs), progress)
+        done = _play(ex, jobs, out, config, progress)
     finally:
         if isinstance(executor, str):
             ex.close()
@@ -258,12 +261,25 @@ def tournament(game: str | games.GameSpec, agents: Sequence[str], plan: Tourname
     return results
 
 
-def _run(ex: Executor, todo: list[MatchJob], path: Path, done: dict[str, MatchResult], total: int,
+def _play(ex: Executor, jobs: MatchJobs, out: Path, config: dict[str, JSON], progress: bool) -> dict[str, MatchResult]:
+    """Plays the jobs not yet in ``out/matches.jsonl`` holding ``out``'s writer lock; every finished match."""
+    with writer_lock(out):  # one writer: a second process on this folder would play the same matches
+        done = resumable(out / "matches.jsonl")  # again: what another writer added before the lock counts
+        if not (out / "config.json").exists():
+            atomic_write(out / "config.json", json.dumps(config, indent=2) + "\n")
+        identity.save_labels(out, {fp: label for s in jobs.seatings for fp, label in zip(s.fingerprints, s.labels)})
+        todo = (j for j in jobs if j.key not in done)  # made as the executor asks: none held up front
+        _run(ex, todo, out / "matches.jsonl", done, (len(jobs), jobs.count_done(done)), progress)
+    return done
+
+
+def _run(ex: Executor, todo: Iterator[MatchJob], path: Path, done: dict[str, MatchResult], counts: tuple[int, int],
          progress: bool) -> None:
+    """Plays ``todo`` on ``ex``, appending each match to ``path`` as it ends; ``counts``: (all, already done)."""
     from tqdm import tqdm
 
-    bar = tqdm(total=total, initial=total - len(todo), disable=not progress, desc="matches", unit="match")
-    with path.open("a", encoding="utf-8") as f:
+    bar = tqdm(total=counts[0], initial=counts[1], disable=not progress, desc="matches", unit="match")
+    with bar, path.open("a", encoding="utf-8") as f:  # the bar ends its line also on an interrupt
         for record in ex.imap_unordered(run_match, todo):
             if isinstance(record, JobCrashed):  # saved like any match, so a resume does not crash again
                 record = _void(record.item, str(record))
@@ -273,7 +289,6 @@ def _run(ex: Executor, todo: list[MatchJob], path: Path, done: dict[str, MatchRe
             result = MatchResult.from_json(record)
             done[result.key] = result
             bar.update(1)
-    bar.close()
 
 
 def _void(job: MatchJob, why: str) -> dict[str, JSON]:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
 
 from cwm import arena, games
 from cwm.agents.specs import Settings, parse_agent_specs
-from cwm.arena import cost
+from cwm.arena import cost, lock, report
 from planners.config import SearchConfig
 
 
@@ -51,6 +52,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="plan on cwm: models in this process (faster, no containment) instead of in hardened "
                         "workers: only for models you have read")
     p.add_argument("--self-play", action="store_true", help="also play each agent against itself")
+    add_fallback_flag(p)
     p.add_argument("--executor", default="local",
                    help="local (process pool, default), local:N, inline, ray or ray:ADDRESS")
     p.add_argument("--out", required=True, help="output folder (matches.jsonl, results.*)")
@@ -63,7 +65,25 @@ def add_cost_flag(p: argparse.ArgumentParser) -> None:
     """``--yes``: start a run whose cost estimate is over the threshold (``cwm.arena.cost.confirm``)."""
     p.add_argument("--yes", action="store_true",
                    help=f"start even when the projected wall time is over {cost.duration(cost.CONFIRM_WALL_S)} "
-                        f"(asked only from a terminal; the estimate is always printed)")
+                        f"(without it such a run is refused, from a terminal or a script; the estimate is always "
+                        f"printed)")
+
+
+def add_fallback_flag(p: argparse.ArgumentParser) -> None:
+    """``--allow-fallback``: exit 0 even when an agent fell back to random moves on most of its moves."""
+    p.add_argument("--allow-fallback", action="store_true",
+                   help="exit 0 even when an agent fell back to random moves on most of its moves (its results "
+                        "are then a random player's under its name; the tables mark it either way)")
+
+
+def fallback_verdict(command: str, rates: dict[str, float], allowed: bool) -> int:
+    """Says (on stderr, a line per agent) which agents fell back on most of their moves; the exit status: 1
+    when any did and ``allowed`` is false, else 0."""
+    for label, rate in rates.items():
+        print(f"cwm {command}: {'warning' if allowed else 'error'}: {label} fell back to a random move on "
+              f"{100 * rate:.0f}% of its moves, so its results are not what its name says"
+              f"{'' if allowed else ' (kept; --allow-fallback accepts them)'}", file=sys.stderr)
+    return 1 if rates and not allowed else 0
 
 
 def cmd_arena(args: argparse.Namespace) -> int:
@@ -79,6 +99,7 @@ def cmd_arena(args: argparse.Namespace) -> int:
     plan = arena.TournamentPlan(matches=args.matches, settings=settings, seed=args.seed, pairings=pairings,
                                 move_time_limit=args.move_time_limit)
     agents = [str(s) for s in specs]
+    lock.refuse_if_locked(args.out)  # before the estimate's probe moves: a second writer learns at once
     estimate = cost.estimate_tournament(args.game, agents, plan, executor=args.executor, out_dir=args.out)
     cost.confirm(estimate, yes=args.yes)
     start = time.perf_counter()
@@ -94,4 +115,4 @@ def cmd_arena(args: argparse.Namespace) -> int:
         print(f"forfeit: {r.seats[seat]} ({r.forfeit_kind}) in {r.key}: {r.reason[:300]}")
     print(f"{len(results)} matches of {games.resolve(args.game).name}; results in {out}/results.{{json,csv,md,png}}, "
           f"leaderboard.md; transcripts in {out}/transcripts (cwm replay, cwm view)")
-    return 0
+    return fallback_verdict("arena", report.mostly_fallback(results), args.allow_fallback)

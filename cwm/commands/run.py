@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 
 from cwm import pipeline
-from cwm.commands.arena import add_cost_flag
+from cwm.arena.ratings import MOSTLY
+from cwm.commands.arena import add_cost_flag, add_fallback_flag, fallback_verdict
 from cwm.text import counted
 
 
@@ -37,6 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "workers: only for a model you have read")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     add_cost_flag(p)
+    add_fallback_flag(p)
     p.set_defaults(func=cmd_run)
 
 
@@ -69,4 +71,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     print(f"  on-policy, on its {on_policy['matches']} finished arena games: {rates}" if rates
           else "  on-policy: no finished arena game to check")
     print(f"report: {out}/report.md")
-    return 0
+    pooled = [row for row in report["arena"] if row["seat"] == "all"]
+    moves, fell = (sum(int(row.get(k) or 0) for row in pooled) for k in ("searched_moves", "fallback_moves"))
+    rate = fell / moves if moves else 0.0
+    return fallback_verdict("run", {pipeline.CWM_LABEL: rate} if rate > MOSTLY else {}, args.allow_fallback)

@@ -49,7 +49,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                                         "default), local or local:N (a process each), ray[:ADDRESS]")
     q.add_argument("--out", help="the run directory (default: BUNDLE-ppo beside the bundle)")
     q.add_argument("--yes", action="store_true", help=f"start even when the projected wall time is over "
-                                                      f"{cost.duration(cost.CONFIRM_WALL_S)} (asked from a terminal)")
+                                                      f"{cost.duration(cost.CONFIRM_WALL_S)} (refused without it)")
     q.add_argument("--no-progress", action="store_true", help="hide the progress bars")
     q.set_defaults(func=cmd_train_ppo)
     p.set_defaults(func=lambda args: p.error("choose what to train: cwm train ppo BUNDLE"))

@@ -8,11 +8,14 @@ top-level function and the items picklable (specs, not live objects).
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
+import itertools
 import os
+import signal
 import socket
 import sys
 import urllib.parse
-from collections.abc import Callable, Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any, Protocol
@@ -31,7 +34,7 @@ class Executor(Protocol):
 
     name: str
 
-    def imap_unordered(self, fn: Callable[[Any], Any], items: Sequence[Any]) -> Iterator[Any]: ...
+    def imap_unordered(self, fn: Callable[[Any], Any], items: Iterable[Any]) -> Iterator[Any]: ...
 
     def close(self) -> None: ...
 
@@ -41,7 +44,7 @@ class InlineExecutor:
 
     name = "inline"
 
-    def imap_unordered(self, fn: Callable[[Any], Any], items: Sequence[Any]) -> Iterator[Any]:
+    def imap_unordered(self, fn: Callable[[Any], Any], items: Iterable[Any]) -> Iterator[Any]:
         for item in items:
             yield fn(item)
 
@@ -73,33 +76,47 @@ class ProcessExecutor:
     def __init__(self, workers: int | None = None):
         self.workers = workers or os.cpu_count() or 1
         self._pool: cf.ProcessPoolExecutor | None = None
+        self._futures: dict[cf.Future[Any], Any] = {}
 
-    def imap_unordered(self, fn: Callable[[Any], Any], items: Sequence[Any]) -> Iterator[Any]:
-        broken = yield from self._run(fn, list(items), self.workers)
-        for item in broken:  # alone, in a fresh pool: a job that breaks it again is the one that kills
-            again = yield from self._run(fn, [item], 1)
-            if again:
-                yield JobCrashed(item, "the job's worker process died (a signal or the memory limit) twice, "
-                                       "the second time running alone")
+    def imap_unordered(self, fn: Callable[[Any], Any], items: Iterable[Any]) -> Iterator[Any]:
+        source = iter(items)
+        while True:
+            broken = yield from self._run(fn, source, self.workers)
+            if not broken:  # the source is used up
+                return
+            for item in broken:  # alone, in a fresh pool: a job that breaks it again is the one that kills
+                again = yield from self._run(fn, iter([item]), 1)
+                if again:
+                    yield JobCrashed(item, "the job's worker process died (a signal or the memory limit) twice, "
+                                           "the second time running alone")
 
-    def _run(self, fn: Callable[[Any], Any], items: list[Any], workers: int) -> Generator[Any, None, list[Any]]:
-        """Yields results as they come; returns the items whose future failed because the pool broke."""
+    def _run(self, fn: Callable[[Any], Any], source: Iterator[Any], workers: int) -> Generator[Any, None, list[Any]]:
+        """Yields results as they come, with at most ``IN_FLIGHT`` jobs per worker submitted at a time (so a
+        long lazy ``source`` is never held whole); stops at the end of ``source`` or when the pool breaks, and
+        returns the items whose future failed because the pool broke."""
         if self._pool is None or workers != self.workers:
             self._close_pool()
 
             warn_if_without_bwrap()  # once here, not once per worker inside the caller's progress bar
             # workers die with this process: a SIGKILLed run leaves no worker (and no sandbox zygote) behind
-            self._pool = cf.ProcessPoolExecutor(max_workers=workers, initializer=die_with_parent)
-        futures = {self._pool.submit(fn, item): item for item in items}
+            self._pool = cf.ProcessPoolExecutor(max_workers=workers, initializer=_worker_start)
+        futures: dict[cf.Future[Any], Any] = {}
+        self._futures = futures
         broken: list[Any] = []
         try:
-            for future in cf.as_completed(futures):
-                try:
-                    result = future.result()
-                except BrokenProcessPool:
-                    broken.append(futures[future])
-                    continue
-                yield result
+            broken += self._fill(fn, source, futures, workers * IN_FLIGHT)
+            while futures:
+                done, _ = cf.wait(futures, return_when=cf.FIRST_COMPLETED)
+                for future in done:
+                    item = futures.pop(future)
+                    try:
+                        result = future.result()
+                    except BrokenProcessPool:
+                        broken.append(item)
+                        continue
+                    yield result
+                if not broken:
+                    broken += self._fill(fn, source, futures, workers * IN_FLIGHT)
         finally:
             for future in futures:
                 future.cancel()
@@ -107,15 +124,50 @@ class ProcessExecutor:
             self._close_pool()
         return broken
 
+    def _fill(self, fn: Callable[[Any], Any], source: Iterator[Any], futures: dict[cf.Future[Any], Any],
+              size: int) -> list[Any]:
+        """Submits items of ``source`` until ``size`` are in flight; returns ``[item]`` if the pool broke."""
+        assert self._pool is not None
+        while len(futures) < size:
+            item = next(source, _END)
+            if item is _END:
+                break
+            try:
+                futures[self._pool.submit(fn, item)] = item
+            except BrokenProcessPool:
+                return [item]
+        return []
+
     def _close_pool(self) -> None:
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
             self._pool = None
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(cancel_futures=True)
-            self._pool = None
+        """Ends the pool. Jobs still running (an interrupt or an error left the caller) are ended at once, not
+        waited for: their results could no longer be saved, and a search in C++ would not see a Ctrl-C."""
+        pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        busy = any(not f.done() for f in self._futures)
+        workers = list((getattr(pool, "_processes", None) or {}).values()) if busy else []
+        pool.shutdown(wait=not busy, cancel_futures=True)
+        for process in workers:
+            with contextlib.suppress(OSError, ValueError):
+                process.kill()
+        for process in workers:
+            process.join()
+
+
+IN_FLIGHT = 4  # jobs submitted per worker at a time (one running, the rest queued so that no worker waits)
+_END = object()
+
+
+def _worker_start() -> None:
+    """A pool worker: dies with this process, and leaves Ctrl-C to it (the parent ends its workers, so an
+    interrupt reaches no job half done, and no worker prints a traceback of its own)."""
+    die_with_parent()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 class RayExecutor:
@@ -167,14 +219,18 @@ class RayExecutor:
                 where = f"the Ray cluster at {address}" if address else "a local Ray cluster"
                 raise ExecutorError(f"could not start or reach {where}: {e}") from e
 
-    def imap_unordered(self, fn: Callable[[Any], Any], items: Sequence[Any]) -> Iterator[Any]:
+    def imap_unordered(self, fn: Callable[[Any], Any], items: Iterable[Any]) -> Iterator[Any]:
         ray = self._ray
         remote = ray.remote(fn).options(scheduling_strategy="SPREAD",
                                         runtime_env={"env_vars": {"PYTHONPATH": _import_path(fn)}})
-        pending = [remote.remote(item) for item in items]
+        # tasks submitted at a time: enough to keep every core of the cluster busy, never a lazy source whole
+        window = IN_FLIGHT * max(1, int(ray.cluster_resources().get("CPU", 1)))
+        source = iter(items)
+        pending = [remote.remote(item) for item in itertools.islice(source, window)]
         try:
             while pending:
                 done, pending = ray.wait(pending, num_returns=1)
+                pending += [remote.remote(item) for item in itertools.islice(source, 1)]
                 yield ray.get(done[0])
         finally:
             for ref in pending:

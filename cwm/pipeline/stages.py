@@ -7,6 +7,7 @@ themselves: no LLM call is repeated and no finished match is replayed).
 
 Run directory::
 
+    .cwm-lock            held by the process running in the directory (a second one is refused: cwm.arena.lock)
     config.json          the run's settings (once a run has started, other settings are refused)
     synthesis/           the synthesis run (prompts, replies, programs, check reports, result.json, plot)
     inference/           hidden information only: the open-deck inference synthesis for the best world model
@@ -39,6 +40,8 @@ from cwm import arena, bundle, games
 from cwm.agents.specs import Settings
 from cwm.arena import cost
 from cwm.arena import report as arena_report
+from cwm.arena.lock import refuse_if_locked, writer_lock
+from cwm.arena.plan import MAX_MATCHES
 from cwm.bundle.files import CODE_FILES
 from cwm.files import differing_keys, read_text
 from cwm.llm import make_client
@@ -108,6 +111,10 @@ class RunConfig:
         bad = [f"{k} must be at least 1 (got {v})" for k, v in positive.items() if v < 1]
         if self.num_test is not None and self.num_test < 0:
             bad.append(f"num_test must be 0 or more (got {self.num_test})")
+        planned = 2 * self.matches * len(self.opponents or ())
+        if planned > MAX_MATCHES:
+            bad.append(f"{self.matches:,} matches per seat against {len(self.opponents or ())} opponents is "
+                       f"{planned:,} arena matches, over the {MAX_MATCHES:,} a tournament may play")
         if self.strategy not in ("tree", "conversation"):
             bad.append(f"strategy must be 'tree' or 'conversation' (got {self.strategy!r})")
         if not (type(self.move_time_limit) in (int, float) and self.move_time_limit > 0):
@@ -138,14 +145,15 @@ def run(config: RunConfig, out: str | Path, *, progress: bool = True,
       max_prompt_tokens: the synthesis client's prompt cap (``cwm.llm.make_client``; default the model's
         context window). A limit on spending, not a setting of the run: a resume may change it.
       yes: start the arena stage even when its cost estimate (``cwm.arena.cost``, printed once the bundle exists)
-        is over the threshold and the run was started from a terminal.
+        is over the threshold.
 
     Raises:
       PipelineError: ``out`` holds a run with other settings, ``max_prompt_tokens`` is below 1, or
         synthesis found no usable program.
       PromptTooLongError: a synthesis prompt is over the cap (nothing was sent).
-      UsageError: the arena stage is projected over the threshold, run from a terminal, without ``yes``
-        (the synthesis and bundle stay; rerunning with ``yes`` resumes at the arena).
+      UsageError: the arena stage is projected over the threshold without ``yes`` (from a terminal or a
+        script; the synthesis and bundle stay, and rerunning with ``yes`` resumes at the arena).
+      DirectoryInUse: another process is running in ``out`` (``cwm.arena.lock``; its pid in the message).
     """
 
     out = Path(out)
@@ -157,15 +165,23 @@ def run(config: RunConfig, out: str | Path, *, progress: bool = True,
     games.rules_text(spec)
     llm_spec = resolve_llm(config.llm, config.game)
     make_client(llm_spec)  # a missing key or recording fails here too, not after config.json is written
-    out.mkdir(parents=True, exist_ok=True)
-    _check_config(out, dataclasses.asdict(config) | {"llm_resolved": _portable(llm_spec)})
-    client = functools.partial(make_client, llm_spec, max_prompt_tokens=max_prompt_tokens)
+    refuse_if_locked(out)
+    with writer_lock(out):  # one writer per run directory: a second would repeat calls and matches
+        _check_config(out, dataclasses.asdict(config) | {"llm_resolved": _portable(llm_spec)})
+        client = functools.partial(make_client, llm_spec, max_prompt_tokens=max_prompt_tokens)
+        return _stages(config, spec, llm_spec, client, out, (progress, yes))
+
+
+def _stages(config: RunConfig, spec: games.GameSpec, llm_spec: str, client: Callable[..., Any], out: Path,
+            asked: tuple[bool, bool]) -> dict[str, JSON]:
+    """Every stage of ``run`` in turn, each skipped when its output is there; the report, written."""
+    progress = asked[0]
     synthesis = _synthesize(config, spec, client, out / "synthesis", progress)
     inference = None
     if not spec.perfect_information:
         inference = _infer(config, spec, client, out / "inference", str(synthesis["best_source"]), progress)
     bundle_dir = _export(out / "synthesis", out / "bundle", out / "inference" if inference else None)
-    arena_rows, results, arena_cost = _arena(config, spec, bundle_dir, out / "arena", (progress, yes))
+    arena_rows, results, arena_cost = _arena(config, spec, bundle_dir, out / "arena", asked)
     on_policy = _on_policy(spec, bundle_dir, results, out / "on_policy.json")
     stages = pipeline_report.Stages(synthesis, inference, Path(os.path.relpath(bundle_dir, out)), arena_rows,
                                     on_policy, arena_search(config).to_json(), CWM_LABEL)

@@ -187,7 +187,8 @@ class Sandbox:
         try:
             opened = self._run(job, source, payload, limits or SESSION_LIMITS, gate,
                                extra={"session": True, "move_cpu_s": float(move_cpu_s)})
-        except BaseException:
+        except BaseException:  # an interrupt may leave the zygote serving a session nobody holds
+            self.restart()
             self._lock.release()
             raise
         return Session(self, opened, float(move_cpu_s))

@@ -97,7 +97,11 @@ class Zygote:
                                          cwd=workdir, start_new_session=True)
             self.sent: set[str] = set()
             self.started = time.monotonic()
-            ready = self.receive(time.monotonic() + _STARTUP_S)
+            try:
+                ready = self.receive(time.monotonic() + _STARTUP_S)
+            except BaseException:  # an interrupt while it starts: it must not outlive this (and print a traceback)
+                self.kill()
+                raise
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
         if not ready or not ready.get("ready"):

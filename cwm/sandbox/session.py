@@ -83,9 +83,13 @@ class Session:
         if zygote is None:
             return None
         nonce = secrets.token_hex(8)
-        if not zygote.send(pickle.dumps(dict(body, nonce=nonce), protocol=pickle.HIGHEST_PROTOCOL)):
-            return None
-        reply = zygote.receive(time.monotonic() + wait_s)
+        try:
+            if not zygote.send(pickle.dumps(dict(body, nonce=nonce), protocol=pickle.HIGHEST_PROTOCOL)):
+                return None
+            reply = zygote.receive(time.monotonic() + wait_s)
+        except BaseException:  # an interrupt mid-exchange: the zygote's next frame would answer this one
+            self._end(restart=True)
+            raise
         if reply is None or reply.pop("nonce", None) != nonce:
             return None
         return reply

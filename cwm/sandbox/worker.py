@@ -307,6 +307,10 @@ def relay(request: dict[str, Any], payload: Any, fd_in: int, fd_out: int, nonce:
             if host.get("close"):
                 frame_out(fd_out, {"kind": "ok", "value": {"closed": True}, "error": ""}, nonce)
                 return
+            if "message" not in host:  # a job for the zygote: its host lost the session (an interrupt); it ends
+                frame_out(fd_out, {"kind": "error", "value": None, "out_of_turn": True,
+                                   "error": "the sandbox was still serving a planning worker"}, nonce)
+                return
             try:
                 write_frame(messages, json.dumps(host["message"]).encode())
             except OSError:  # the child is gone

@@ -322,8 +322,11 @@ def main() -> None:
     # never writes to, and copies) these objects' pages, which made a planning worker's first search slow.
     gc.collect()
     gc.freeze()
-    write_frame(fd_out, json.dumps({"ready": True, "pid": os.getpid()}).encode())
-    serve(0, fd_out)
+    try:
+        write_frame(fd_out, json.dumps({"ready": True, "pid": os.getpid()}).encode())
+        serve(0, fd_out)
+    except BrokenPipeError:  # the host is gone (it ended, or was killed mid-answer): nobody to answer or tell
+        os._exit(0)
 
 
 if __name__ == "__main__":

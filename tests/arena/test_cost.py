@@ -1,9 +1,10 @@
 """The cost estimate of a tournament: timed moves scaled to the run's settings, projected over the matches
-still to play, refused over the threshold from a terminal without --yes, and recorded beside the real time."""
+still to play, refused over the threshold without --yes (from a terminal or a script), and recorded beside the real time."""
 
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 
@@ -79,11 +80,12 @@ def _big() -> cost.CostEstimate:
     return cost.CostEstimate({"gt-mcts": 30.0}, 200, 100, 600_000.0, 2)
 
 
-def test_a_long_run_from_a_terminal_needs_yes(capsys):
-    with pytest.raises(UsageError, match="rerun with --yes"):
-        cost.confirm(_big(), yes=False, interactive=True)
-    cost.confirm(_big(), yes=True, interactive=True)
-    cost.confirm(_big(), yes=False, interactive=False)  # a script is told, not stopped
+def test_a_long_run_needs_yes_from_a_terminal_or_a_script(capsys, monkeypatch):
+    for terminal in (True, False):
+        monkeypatch.setattr(sys, "stdin", type("Stdin", (), {"isatty": lambda self, t=terminal: t})())
+        with pytest.raises(UsageError, match="rerun with --yes"):
+            cost.confirm(_big(), yes=False)
+    cost.confirm(_big(), yes=True)
     assert "3.5 days" in capsys.readouterr().err
 
 

@@ -90,15 +90,16 @@ def test_a_long_run_from_a_terminal_is_refused_before_training_without_yes(ttt_b
     assert not (run / "seed-0").exists() and not (ttt_bundle / "policy.npz").exists()
 
 
-def test_the_estimate_refuses_only_over_the_threshold_from_a_terminal():
+def test_the_estimate_refuses_only_over_the_threshold_without_yes():
     from cwm.arena import cost
 
     long = TrainingEstimate(update_s=2.0, updates_left=10_000, seeds_left=5, workers=5)
     assert long.wall_s == pytest.approx(4000.0)  # five seeds side by side on five workers
-    with pytest.raises(UsageError, match="66.7 min of wall time"):
-        cost.confirm_lines(long.lines(), long.wall_s, yes=False, interactive=True, smaller="lower --steps")
-    cost.confirm_lines(long.lines(), long.wall_s, yes=True, interactive=True, smaller="lower --steps")
-    cost.confirm_lines(long.lines(), long.wall_s, yes=False, interactive=False, smaller="lower --steps")
+    with pytest.raises(UsageError, match="66.7 min of wall time"):  # from a terminal or a script alike
+        cost.confirm_lines(long.lines(), long.wall_s, yes=False, smaller="lower --steps")
+    cost.confirm_lines(long.lines(), long.wall_s, yes=True, smaller="lower --steps")
+    small = TrainingEstimate(update_s=2.0, updates_left=100, seeds_left=5, workers=5)
+    cost.confirm_lines(small.lines(), small.wall_s, yes=False, smaller="lower --steps")
     short = TrainingEstimate(update_s=2.0, updates_left=10_000, seeds_left=5, workers=1)
     assert short.wall_s == pytest.approx(20_000.0)
 
