@@ -11,6 +11,10 @@ resumed tournament finds a transcript for every match it skips. ``load`` reads o
 before transcripts were kept gets one rebuilt from the actions its row holds (without times or agents'
 records). Agents' texts are untrusted: every string is cleaned (``cwm.text.clean_json``) when a
 transcript is built and again when it is read.
+
+A match's record is bounded: ``RecordMeter`` measures each seat's record as it grows, move by move, and a
+seat whose record passes ``RECORD_CAP_BYTES`` forfeits the match (``RecordCapError``); a transcript file is
+read only when it is at most ``FILE_CAP_BYTES``.
 """
 
 from __future__ import annotations
@@ -25,17 +29,60 @@ from typing import Any
 import pyspiel
 
 from cwm.arena.types import MatchResult
-from cwm.files import atomic_write
+from cwm.files import InputLimitError, atomic_write, loads_bounded, read_bounded
 from cwm.text import clean_json
-from cwm.types import CHANCE, JSON
+from cwm.types import CHANCE, JSON, AgentError
 
 SCHEMA = "cwm.arena.transcript/1"
 TRANSCRIPTS_DIR = "transcripts"
 TEXT_LIMIT = 200_000  # characters kept of one string (a prompt with the rules and example games)
+# One seat's record of one match (an LLM policy's prompts and replies, a CWM agent's per-move stats): an
+# LLM's 100 KB prompts over a 300-move game stay far below it.
+RECORD_CAP_BYTES = 64 << 20
+FILE_CAP_BYTES = 4 * RECORD_CAP_BYTES  # a transcript file read back: the seats' records and the game's steps
 
 
 class TranscriptError(ValueError):
     """A transcript that cannot be found or read (names the file or the match)."""
+
+
+class RecordCapError(AgentError):
+    """A seat's record of the match grew past ``RECORD_CAP_BYTES``: the seat forfeits (as an exception)."""
+
+
+class RecordMeter:
+    """The size of each seat's record (the agent's ``log``) in one match, measured entry by entry as it grows
+    (each entry once, as JSON), so that a seat whose record passes the cap is stopped at the move that
+    passed it, before the transcript is written.
+
+    Args:
+      seats: the number of seats.
+      cap: the most bytes one seat's record may hold.
+    """
+
+    def __init__(self, seats: int, cap: int = RECORD_CAP_BYTES):
+        self.cap = cap
+        self.seen = [0] * seats
+        self.size = [0] * seats
+
+    def check(self, seat: int, agent: Any) -> None:
+        """Adds what ``agent``'s log gained since the last check to ``seat``'s size.
+
+        Raises:
+          RecordCapError: the seat's record is now over the cap.
+        """
+        log = getattr(agent, "log", None)
+        if type(log) is not list:
+            return
+        new, self.seen[seat] = log[self.seen[seat]:], len(log)
+        for entry in new:
+            try:
+                self.size[seat] += len(json.dumps(entry, default=repr))
+            except (TypeError, ValueError, RecursionError):  # not JSON: the transcript keeps its cleaned text
+                self.size[seat] += len(repr(type(entry)))
+        if self.size[seat] > self.cap:
+            raise RecordCapError(f"seat {seat}'s record of this match grew to {self.size[seat]:,} bytes, past the "
+                                 f"transcript cap of {self.cap:,} bytes")
 
 
 def file_name(key: str) -> str:
@@ -123,8 +170,8 @@ def load(out_dir: Path, result: MatchResult, game: pyspiel.Game | None = None) -
       game: the ground-truth game, to rebuild a transcript from the row's actions where none was saved.
 
     Raises:
-      TranscriptError: the file is not a transcript (not JSON, another schema), or there is none and no
-        ``game`` to rebuild it with.
+      TranscriptError: the file is not a transcript (not JSON, over a bound, another schema), or there is
+        none and no ``game`` to rebuild it with.
     """
     path = out_dir / TRANSCRIPTS_DIR / file_name(result.key)
     if not path.is_file():
@@ -132,8 +179,8 @@ def load(out_dir: Path, result: MatchResult, game: pyspiel.Game | None = None) -
             raise TranscriptError(f"{path}: no transcript of match {result.key!r}")
         return build(game, result.to_json(), game_name=game.get_type().short_name, specs=result.seats)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        data = loads_bounded(read_bounded(path, FILE_CAP_BYTES, what="transcript"), where=str(path), allow_nan=True)
+    except (UnicodeDecodeError, json.JSONDecodeError, InputLimitError, RecursionError) as e:
         raise TranscriptError(f"{path}: not a transcript ({e})") from e
     if not isinstance(data, dict) or data.get("schema") != SCHEMA or not isinstance(data.get("steps"), list):
         raise TranscriptError(f"{path}: not a transcript (schema {SCHEMA} expected)")
