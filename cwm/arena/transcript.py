@@ -57,11 +57,11 @@ class RecordMeter:
 
     Args:
       seats: the number of seats.
-      cap: the most bytes one seat's record may hold.
+      cap: the most bytes one seat's record may hold (default: ``RECORD_CAP_BYTES``).
     """
 
-    def __init__(self, seats: int, cap: int = RECORD_CAP_BYTES):
-        self.cap = cap
+    def __init__(self, seats: int, cap: int | None = None):
+        self.cap = RECORD_CAP_BYTES if cap is None else cap
         self.seen = [0] * seats
         self.size = [0] * seats
 

@@ -36,7 +36,7 @@ from cwm import games
 from cwm.bundle.files import FILE_LIMITS, POLICY_WEIGHTS, BundleError, read_manifest, verified_files
 from cwm.bundle.game import game_identity, same_game
 from cwm.bundle.update import ENCODER_FILE, update_bundle
-from cwm.files import InputLimitError, read_bounded
+from cwm.files import InputLimitError, loads_bounded, read_bounded
 from cwm.types import JSON, CwmError
 
 POLICY_FILE = POLICY_WEIGHTS  # with ENCODER_FILE, also the names of a policy directory's files
@@ -233,14 +233,14 @@ def read_policy(data: bytes, *, where: str) -> tuple[dict[str, np.ndarray], Poli
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
         raise PolicyError(f"{where}: not a readable policy file ({e})") from None
     try:
-        meta = json.loads(str(arrays.pop("config")))
+        meta = loads_bounded(str(arrays.pop("config")), where="the config")
         for key, value in meta["config"].items():  # exact types: a policy file is the bundle author's data
             if type(value) is not _CONFIG_TYPES.get(key):
                 raise TypeError(f"config field {key!r} is {type(value).__name__}, not one of the PolicyConfig's")
         config = PolicyConfig(**meta["config"])
         shapes = config.shapes()
         extra = dict(meta.get("extra") or {})
-    except (KeyError, TypeError, ValueError, AttributeError) as e:
+    except (KeyError, TypeError, ValueError, AttributeError, RecursionError) as e:
         raise PolicyError(f"{where}: the config is missing or malformed ({type(e).__name__}: {e})") from None
     if set(arrays) != set(shapes):
         raise PolicyError(f"{where}: arrays {sorted(arrays)} do not match the config's {sorted(shapes)}")
