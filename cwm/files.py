@@ -72,8 +72,9 @@ class _Bound(Exception):
 
 
 def _parse_int(text: str) -> int:
-    if len(text) - text.startswith("-") > MAX_INT_DIGITS:
-        raise _Bound(f"an integer of {len(text):,} digits (at most {MAX_INT_DIGITS:,})")
+    digits = len(text) - text.startswith("-")
+    if digits > MAX_INT_DIGITS:
+        raise _Bound(f"an integer of {digits:,} digits (at most {MAX_INT_DIGITS:,})")
     return int(text)
 
 
