@@ -108,8 +108,10 @@ def loads_bounded(data: bytes | str, *, where: str, allow_nan: bool = False) -> 
 
 def _loads(data: bytes | str, allow_nan: bool) -> Any:
     text = data.decode("utf-8") if isinstance(data, bytes) else data
-    value = json.loads(text, parse_int=_parse_int, parse_float=float if allow_nan else _finite_float,
-                       **({} if allow_nan else {"parse_constant": _no_constant}))
+    if allow_nan:
+        value = json.loads(text, parse_int=_parse_int)
+    else:
+        value = json.loads(text, parse_int=_parse_int, parse_float=_finite_float, parse_constant=_no_constant)
     _check_shape(value)
     return value
 

@@ -218,17 +218,17 @@ def decode(path: Path, name: str, data: bytes) -> str:
         raise BundleError(f"{path}: {name} is not UTF-8 text ({e.reason} at byte {e.start})") from e
 
 
-def stored_report(path: Path, data: bytes | None = None) -> CheckReport:
+def stored_report(path: Path, raw: bytes | None = None) -> CheckReport:
     """The export-time ``check_report.json``, of the shape ``CheckReport.to_json`` writes.
 
     Args:
-      data: the file's bytes as ``verified_files`` read them (default: read here, within its limit).
+      raw: the file's bytes as ``verified_files`` read them (default: read here, within its limit).
 
     Raises:
       BundleError: too large, not JSON, or a field missing or of the wrong type (named).
     """
     file = path / "check_report.json"
-    data = read_json_object(file) if data is None else _json_object(file, data)
+    data = read_json_object(file) if raw is None else _json_object(file, raw)
     by_type = data.get("by_type")
     if type(by_type) is not dict or not all(
             type(v) is dict and set(v) == {"passed", "total"} and all(type(n) is int and n >= 0 for n in v.values())
