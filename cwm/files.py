@@ -15,6 +15,7 @@ import os
 import stat
 import sys
 import threading
+import zipfile
 from collections.abc import Callable, Collection, Iterator, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
@@ -65,6 +66,24 @@ def read_bounded(path: Path, limit: int, *, what: str) -> bytes:
     if size > limit or len(data) > limit:
         raise InputLimitError(f"{what} {path}: {max(size, len(data)):,} bytes, over its limit of {limit:,} bytes")
     return data
+
+
+def check_archive(path: Path, limit: int, *, what: str) -> None:
+    """Checks, from its zip directory alone, that the archive at ``path`` (an ``.npz``) inflates to at most
+    ``limit`` bytes, before any of it is loaded (a small file can inflate to gigabytes).
+
+    Raises:
+      InputLimitError: the file or what it inflates to is larger than ``limit``, or it is not a zip archive.
+    """
+    size = os.stat(path).st_size
+    try:
+        with zipfile.ZipFile(path) as archive:
+            inflated = sum(m.file_size for m in archive.infolist())
+    except (zipfile.BadZipFile, OSError, ValueError) as e:
+        raise InputLimitError(f"{what} {path}: not a readable archive ({e})") from None
+    if max(size, inflated) > limit:
+        raise InputLimitError(f"{what} {path}: inflates to {inflated:,} bytes ({size:,} stored), over its limit of "
+                              f"{limit:,} bytes")
 
 
 class _Bound(Exception):
@@ -161,18 +180,20 @@ def atomic_write(path: Path, text: str, *, sync: bool = False) -> None:
             os.close(folder)
 
 
-def read_text(path: Path, *, what: str = "file") -> str:
+def read_text(path: Path, *, what: str = "file", limit: int = RUN_FILE_BYTES) -> str:
     """The text of a UTF-8 file, line ends made ``\\n`` (as ``Path.read_text`` makes them).
 
     Args:
       what: what the file is, for the error ("rules file").
+      limit: the most bytes the file may hold (checked before it is read, ``read_bounded``).
 
     Raises:
       TextFileError: the file is not UTF-8 text (names the file, the line and the column of the first
         byte that is not).
+      InputLimitError: the file is larger than ``limit``, or not a regular file.
       OSError: the file cannot be read.
     """
-    data = Path(path).read_bytes()
+    data = read_bounded(Path(path), limit, what=what)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:

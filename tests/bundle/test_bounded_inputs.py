@@ -34,11 +34,15 @@ from cwm.files import (
     MAX_INT_DIGITS,
     MAX_JSON_DEPTH,
     MAX_STRING_CHARS,
+    RUN_FILE_BYTES,
     InputLimitError,
     loads_bounded,
     read_bounded,
+    read_text,
 )
 from cwm.games import trajectories
+from cwm.ppo.bundle import updates_done
+from cwm.ppo.train import CHECKPOINT, CHECKPOINT_BYTES
 from cwm.types import TrajectoryFormatError
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -277,3 +281,29 @@ def test_a_policy_within_its_bounds_still_loads(with_policy):
     assert loaded.policy is not None and loaded.policy.config == TTT
     for name, value in init_params(TTT, seed=3).items():
         np.testing.assert_array_equal(loaded.policy.params[name], value)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# A run directory's other files
+
+
+def test_a_training_checkpoint_that_would_inflate_past_its_limit_is_refused_from_its_directory(tmp_path):
+    folder = tmp_path / "seed-0"
+    folder.mkdir()
+    out = io.BytesIO()
+    np.savez(out, meta=np.array(json.dumps({"update": 3})), w=np.zeros(4, np.float32))
+    (folder / CHECKPOINT).write_bytes(out.getvalue())
+    assert updates_done(tmp_path, 0) == 3
+    forged = _forged_size(_forged_size(out.getvalue(), "w.npy", 0xFFFF_FFFF), "meta.npy", 0xFFFF_FFFF)
+    (folder / CHECKPOINT).write_bytes(forged)
+    assert CHECKPOINT_BYTES < 2 * 0xFFFF_FFFF
+    with pytest.raises(InputLimitError, match=r"checkpoint .*checkpoint.npz: inflates to 8,589,934,590 bytes"):
+        updates_done(tmp_path, 0)
+
+
+def test_a_run_file_read_as_text_is_bounded(tmp_path):
+    file = tmp_path / "result.json"
+    with open(file, "wb") as f:
+        f.truncate(RUN_FILE_BYTES + 1)
+    with pytest.raises(InputLimitError, match=f"run file {file}: {RUN_FILE_BYTES + 1:,} bytes, over its limit"):
+        read_text(file, what="run file")
