@@ -307,3 +307,14 @@ def test_a_run_file_read_as_text_is_bounded(tmp_path):
         f.truncate(RUN_FILE_BYTES + 1)
     with pytest.raises(InputLimitError, match=f"run file {file}: {RUN_FILE_BYTES + 1:,} bytes, over its limit"):
         read_text(file, what="run file")
+
+
+def test_an_arena_refuses_a_bundle_with_a_huge_manifest_in_one_line_before_reading_it(tmp_path, copy_of, capsys):
+    path = copy_of(tmp_path / "b")
+    with open(path / "manifest.json", "r+b") as f:
+        f.truncate(3 << 30)
+    code = main(["arena", "tic_tac_toe", "--agents", f"random,cwm:{path}", "--matches", "1",
+                 "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+    assert f"manifest.json: {3 << 30:,} bytes, over its limit of {FILE_LIMITS['manifest.json']:,}" in err
