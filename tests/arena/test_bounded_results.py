@@ -13,6 +13,7 @@ import pytest
 from cwm.agents import Settings
 from cwm.arena import ArenaError, load_results, tournament
 from cwm.arena import transcript as arena_transcript
+from cwm.arena.cost import recorded_keys
 from cwm.arena.identity import read_labels
 from cwm.arena.plan import TournamentPlan
 from cwm.files import RECORDS_BYTES, RUN_FILE_BYTES, InputLimitError
@@ -94,3 +95,15 @@ def test_an_oversized_labels_file_shows_the_recorded_labels(played, tmp_path):
     assert read_labels(tmp_path) == {}
     _sparse(tmp_path / "labels.json", RUN_FILE_BYTES + 1)
     assert read_labels(tmp_path) == {}
+
+
+def test_the_cost_estimate_reads_the_finished_keys_within_bounds(played, tmp_path):
+    rows = (played / "matches.jsonl").read_text(encoding="utf-8").splitlines()
+    keys = {json.loads(row)["key"] for row in rows}
+    assert recorded_keys(played / "matches.jsonl") == keys
+    file = tmp_path / "matches.jsonl"
+    file.write_text("\n".join(["[" * 100_000, '{"key": ' + "9" * 5000 + "}", *rows]) + "\n", encoding="utf-8")
+    assert recorded_keys(file) == keys  # the lines that do not read are left to the tournament to report
+    _sparse(file, RECORDS_BYTES + 1)
+    with pytest.raises(InputLimitError, match="over its limit"):
+        recorded_keys(file)
