@@ -1,7 +1,7 @@
 """Crash-safe file writes (a reader, or a resumed run, never sees a half-written file), text and JSON Lines
 files read with one-line errors naming the file and line, untrusted files read within bounds
-(``read_bounded``: the size checked before a byte is read; ``loads_bounded``: JSON whose numbers, strings
-and nesting are bounded), a resumable run's append-only record file read back after a crash, the one check
+(``read_bounded``: the size checked before a byte is read; ``check_inflated_size``: an archive's size
+from its directory; ``loads_bounded``: JSON whose numbers, strings and nesting are bounded), a resumable run's append-only record file read back after a crash, the one check
 every resumable run directory makes of its ``config.json``, and ``quiet_stderr`` (file descriptor 2 silenced
 while OpenSpiel's C++ prints exceptions we catch)."""
 
@@ -68,7 +68,7 @@ def read_bounded(path: Path, limit: int, *, what: str) -> bytes:
     return data
 
 
-def check_archive(path: Path, limit: int, *, what: str) -> None:
+def check_inflated_size(path: Path, limit: int, *, what: str) -> None:
     """Checks, from its zip directory alone, that the archive at ``path`` (an ``.npz``) inflates to at most
     ``limit`` bytes, before any of it is loaded (a small file can inflate to gigabytes).
 

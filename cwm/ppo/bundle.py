@@ -23,7 +23,7 @@ from cwm.arena.cost import RAY_CORES, duration
 from cwm.bundle import Bundle, BundleError
 from cwm.bundle.policy import ENCODER_FILE, load_policy, save_policy
 from cwm.executors import InlineExecutor, JobCrashed
-from cwm.files import check_archive, loads_bounded
+from cwm.files import check_inflated_size, loads_bounded
 from cwm.games import trajectories
 from cwm.ppo.seeds import EnvSource, train_seeds
 from cwm.ppo.train import CHECKPOINT, CHECKPOINT_BYTES, TrainConfig, TrainResult, time_update
@@ -96,7 +96,7 @@ def updates_done(out_dir: str | Path, seed: int) -> int:
     file = Path(out_dir) / f"seed-{seed}" / CHECKPOINT
     if not file.is_file():
         return 0
-    check_archive(file, CHECKPOINT_BYTES, what="checkpoint")
+    check_inflated_size(file, CHECKPOINT_BYTES, what="checkpoint")
     with np.load(file, allow_pickle=False) as data:
         return int(loads_bounded(str(data["meta"]), where=f"{file}: meta", allow_nan=True)["update"])
 

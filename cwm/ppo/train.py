@@ -23,7 +23,7 @@ import numpy as np
 
 from cwm import games
 from cwm.bundle.policy import PolicyConfig, forward, init_params, masked_logits
-from cwm.files import check_archive, loads_bounded
+from cwm.files import check_inflated_size, loads_bounded
 from cwm.ppo.learner import LossConfig, act, optimiser, update
 from planners.env import EnvStep, LocalEnvs
 
@@ -334,7 +334,7 @@ def _load(file: Path, policy: PolicyConfig, opt: Any) -> RunState | None:
     """The run saved in ``file`` (``None`` when there is none); it must be of this network's shape."""
     if not file.exists():
         return None
-    check_archive(file, CHECKPOINT_BYTES, what="checkpoint")
+    check_inflated_size(file, CHECKPOINT_BYTES, what="checkpoint")
     with np.load(file, allow_pickle=False) as data:
         meta = loads_bounded(str(data["meta"]), where=f"{file}: meta", allow_nan=True)
         if PolicyConfig(**meta["policy"]) != policy:
