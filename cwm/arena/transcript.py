@@ -11,10 +11,6 @@ resumed tournament finds a transcript for every match it skips. ``load`` reads o
 before transcripts were kept gets one rebuilt from the actions its row holds (without times or agents'
 records). Agents' texts are untrusted: every string is cleaned (``cwm.text.clean_json``) when a
 transcript is built and again when it is read.
-
-A match's record is bounded: ``RecordMeter`` measures each seat's record as it grows, move by move, and a
-seat whose record passes ``RECORD_CAP_BYTES`` forfeits the match (``RecordCapError``); a transcript file is
-read only when it is at most ``FILE_CAP_BYTES``.
 """
 
 from __future__ import annotations
@@ -28,10 +24,11 @@ from typing import Any
 
 import pyspiel
 
+from cwm.agents.base import AgentError
 from cwm.arena.types import MatchResult
 from cwm.files import InputLimitError, atomic_write, loads_bounded, read_bounded
 from cwm.text import clean_json
-from cwm.types import CHANCE, JSON, AgentError
+from cwm.types import CHANCE, JSON
 
 SCHEMA = "cwm.arena.transcript/1"
 TRANSCRIPTS_DIR = "transcripts"
@@ -39,7 +36,9 @@ TEXT_LIMIT = 200_000  # characters kept of one string (a prompt with the rules a
 # One seat's record of one match (an LLM policy's prompts and replies, a CWM agent's per-move stats): an
 # LLM's 100 KB prompts over a 300-move game stay far below it.
 RECORD_CAP_BYTES = 64 << 20
-FILE_CAP_BYTES = 4 * RECORD_CAP_BYTES  # a transcript file read back: the seats' records and the game's steps
+# A transcript file read back (``load``: its size checked first, its JSON within cwm.files.loads_bounded's
+# bounds): the seats' records and the game's steps.
+FILE_CAP_BYTES = 4 * RECORD_CAP_BYTES
 
 
 class TranscriptError(ValueError):
@@ -170,8 +169,8 @@ def load(out_dir: Path, result: MatchResult, game: pyspiel.Game | None = None) -
       game: the ground-truth game, to rebuild a transcript from the row's actions where none was saved.
 
     Raises:
-      TranscriptError: the file is not a transcript (not JSON, over a bound, another schema), or there is
-        none and no ``game`` to rebuild it with.
+      TranscriptError: the file is not a transcript (not JSON, another schema), or there is none and no
+        ``game`` to rebuild it with.
     """
     path = out_dir / TRANSCRIPTS_DIR / file_name(result.key)
     if not path.is_file():
