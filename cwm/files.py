@@ -1,16 +1,21 @@
 """Crash-safe file writes (a reader, or a resumed run, never sees a half-written file), text and JSON Lines
-files read with one-line errors naming the file and line, a resumable run's append-only record file read
-back after a crash, the one check every resumable run directory makes of its ``config.json``, and
-``quiet_stderr`` (file descriptor 2 silenced while OpenSpiel's C++ prints exceptions we catch)."""
+files read with one-line errors naming the file and line, untrusted files read within bounds
+(``read_bounded``: the size checked before a byte is read; ``check_inflated_size``: an archive's size
+from its directory; ``loads_bounded``: JSON whose numbers, strings and nesting are bounded), a resumable run's append-only record file read back after a crash, the one check
+every resumable run directory makes of its ``config.json``, and ``quiet_stderr`` (file descriptor 2 silenced
+while OpenSpiel's C++ prints exceptions we catch)."""
 
 from __future__ import annotations
 
 import contextlib
 import json
 import logging
+import math
 import os
+import stat
 import sys
 import threading
+import zipfile
 from collections.abc import Callable, Collection, Iterator, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
@@ -22,6 +27,134 @@ T = TypeVar("T")
 
 class TextFileError(CwmError, ValueError):
     """A text file that is not UTF-8; the message names the file, the line and the column."""
+
+
+class InputLimitError(CwmError, ValueError):
+    """An untrusted file, or a value in it, over one of its bounds; the message names the file and the bound."""
+
+
+# Bounds of untrusted JSON (a bundle's, a run directory's, a results folder's), each far above what cwm writes:
+MAX_JSON_DEPTH = 100  # a state may nest 64 levels (cwm.json_values.MAX_DEPTH), a record a few around it
+MAX_INT_DIGITS = 4_300  # Python's own bound on str -> int; every int cwm writes has fewer (MAX_INT_BITS)
+MAX_STRING_CHARS = 1 << 20  # one string: sources, prompts and renderings are far shorter
+# A run directory's JSON files (config, result, labels): a result holds a program and its history.
+RUN_FILE_BYTES = 64 << 20
+RECORDS_BYTES = 1 << 30  # an append-only record file (matches.jsonl: a million rows of 1 KB)
+
+
+def read_bounded(path: Path, limit: int, *, what: str) -> bytes:
+    """The bytes of the regular file at ``path``, which must hold at most ``limit`` bytes.
+
+    The size is taken from the file system before anything is read (a sparse file of gigabytes is refused
+    without reading, hashing or allocating it), and no more than ``limit`` bytes are ever read (a file that
+    grows meanwhile is refused too).
+
+    Args:
+      limit: the most bytes the file may hold.
+      what: what the file is, for the error ("policy file").
+
+    Raises:
+      InputLimitError: larger than ``limit``, or not a regular file (a FIFO would block the read).
+      OSError: the file cannot be read.
+    """
+    found = os.stat(path)
+    if not stat.S_ISREG(found.st_mode):
+        raise InputLimitError(f"{what} {path}: not a regular file")
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        data = f.read(limit + 1) if size <= limit else b""
+    if size > limit or len(data) > limit:
+        raise InputLimitError(f"{what} {path}: {max(size, len(data)):,} bytes, over its limit of {limit:,} bytes")
+    return data
+
+
+def check_inflated_size(path: Path, limit: int, *, what: str) -> None:
+    """Checks, from its zip directory alone, that the archive at ``path`` (an ``.npz``) inflates to at most
+    ``limit`` bytes, before any of it is loaded (a small file can inflate to gigabytes).
+
+    Raises:
+      InputLimitError: the file or what it inflates to is larger than ``limit``, or it is not a zip archive.
+    """
+    size = os.stat(path).st_size
+    try:
+        with zipfile.ZipFile(path) as archive:
+            inflated = sum(m.file_size for m in archive.infolist())
+    except (zipfile.BadZipFile, OSError, ValueError) as e:
+        raise InputLimitError(f"{what} {path}: not a readable archive ({e})") from None
+    if max(size, inflated) > limit:
+        raise InputLimitError(f"{what} {path}: inflates to {inflated:,} bytes ({size:,} stored), over its limit of "
+                              f"{limit:,} bytes")
+
+
+class _Bound(Exception):
+    """A bound broken inside the JSON parser's hooks (turned into an ``InputLimitError`` naming the file)."""
+
+
+def _parse_int(text: str) -> int:
+    digits = len(text) - text.startswith("-")
+    if digits > MAX_INT_DIGITS:
+        raise _Bound(f"an integer of {digits:,} digits (at most {MAX_INT_DIGITS:,})")
+    return int(text)
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _Bound(f"the number {text[:40]} is not finite")
+    return value
+
+
+def _no_constant(text: str) -> float:
+    raise _Bound(f"{text} is not a JSON number")
+
+
+def loads_bounded(data: bytes | str, *, where: str, allow_nan: bool = False) -> Any:
+    """The JSON value in ``data`` (read from ``where``), within the bounds above: integers of at most
+    ``MAX_INT_DIGITS`` digits, strings and keys of at most ``MAX_STRING_CHARS`` characters, at most
+    ``MAX_JSON_DEPTH`` levels of nesting; ``NaN``, ``Infinity`` and numbers too large for a float only with
+    ``allow_nan``.
+
+    Raises:
+      InputLimitError: a bound broken (names ``where`` and the bound).
+      json.JSONDecodeError: not JSON; UnicodeDecodeError: ``bytes`` that are not UTF-8.
+      RecursionError: nested too deeply for the parser itself.
+    """
+    try:
+        return _loads(data, allow_nan)
+    except _Bound as e:
+        raise InputLimitError(f"{where}: {e}") from None
+
+
+def _loads(data: bytes | str, allow_nan: bool) -> Any:
+    text = data.decode("utf-8") if isinstance(data, bytes) else data
+    if allow_nan:
+        value = json.loads(text, parse_int=_parse_int)
+    else:
+        value = json.loads(text, parse_int=_parse_int, parse_float=_finite_float, parse_constant=_no_constant)
+    _check_shape(value)
+    return value
+
+
+def _check_shape(value: Any) -> None:
+    """Walks a parsed JSON value (without recursion) for its depth and the length of its strings and keys."""
+    if type(value) is str and len(value) > MAX_STRING_CHARS:
+        raise _Bound(f"a string of {len(value):,} characters (at most {MAX_STRING_CHARS:,})")
+    stack = [(value, 1)] if type(value) in (list, dict) else []
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_JSON_DEPTH:
+            raise _Bound(f"nested more than {MAX_JSON_DEPTH} levels deep")
+        if type(item) is dict:
+            if any(len(k) > MAX_STRING_CHARS for k in item):
+                raise _Bound(f"a key of more than {MAX_STRING_CHARS:,} characters")
+            item = item.values()
+        for child in item:
+            kind = type(child)
+            if kind is str:
+                if len(child) > MAX_STRING_CHARS:
+                    raise _Bound(f"a string of {len(child):,} characters (at most {MAX_STRING_CHARS:,})")
+            elif kind is list or kind is dict:
+                stack.append((child, depth + 1))
 
 
 def atomic_write(path: Path, text: str, *, sync: bool = False) -> None:
@@ -47,18 +180,20 @@ def atomic_write(path: Path, text: str, *, sync: bool = False) -> None:
             os.close(folder)
 
 
-def read_text(path: Path, *, what: str = "file") -> str:
+def read_text(path: Path, *, what: str = "file", limit: int = RUN_FILE_BYTES) -> str:
     """The text of a UTF-8 file, line ends made ``\\n`` (as ``Path.read_text`` makes them).
 
     Args:
       what: what the file is, for the error ("rules file").
+      limit: the most bytes the file may hold (checked before it is read, ``read_bounded``).
 
     Raises:
       TextFileError: the file is not UTF-8 text (names the file, the line and the column of the first
         byte that is not).
+      InputLimitError: the file is larger than ``limit``, or not a regular file.
       OSError: the file cannot be read.
     """
-    data = Path(path).read_bytes()
+    data = read_bounded(Path(path), limit, what=what)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -115,10 +250,11 @@ def read_appended(path: Path, parse: Callable[[Any], T], *, what: str, redo: str
 
     Raises:
       LineError: a line other than the last is not a record (names the file, the line and why).
+      InputLimitError: the file is larger than ``RECORDS_BYTES``.
     """
     if not path.exists():
         return []
-    data = path.read_bytes()
+    data = read_bounded(path, RECORDS_BYTES, what="record file")
     records, torn = parse_jsonl(path, data, parse, what=what)
     if torn is not None:
         log.warning("%s:%d: the last line is cut short (a run was killed while writing it); it is dropped and %s",
@@ -132,7 +268,11 @@ def read_appended(path: Path, parse: Callable[[Any], T], *, what: str, redo: str
 
 def _parse_line(path: Path, number: int, line: bytes, parse: Callable[[Any], T], what: str) -> T:
     try:
-        return parse(json.loads(line.decode("utf-8")))
+        return parse(_loads(line, allow_nan=True))
+    except _Bound as e:
+        why = str(e)
+    except RecursionError:
+        why = "nested too deeply"
     except UnicodeDecodeError as e:
         why = f"not UTF-8 text: byte {line[e.start]:#04x} at column {e.start + 1}"
     except json.JSONDecodeError as e:
@@ -144,10 +284,15 @@ def _parse_line(path: Path, number: int, line: bytes, parse: Callable[[Any], T],
 
 def changed_settings(path: Path, config: Mapping[str, Any], *, ignore: Collection[str] = ()) -> list[str]:
     """The settings that differ between a run directory's stored ``config.json`` (at ``path``) and
-    ``config``: ``differing_keys`` of the two, none when there is no such file."""
+    ``config``: ``differing_keys`` of the two, none when there is no such file.
+
+    Raises:
+      InputLimitError: the stored file is over ``RUN_FILE_BYTES`` or its JSON over a bound of ``loads_bounded``.
+    """
     if not path.is_file():
         return []
-    return differing_keys(json.loads(path.read_text(encoding="utf-8")), config, ignore=ignore)
+    stored = loads_bounded(read_bounded(path, RUN_FILE_BYTES, what="run settings"), where=str(path))
+    return differing_keys(stored, config, ignore=ignore)
 
 
 def differing_keys(old: Mapping[str, Any], new: Mapping[str, Any], *, ignore: Collection[str] = ()) -> list[str]:

@@ -22,7 +22,8 @@ from cwm import games
 from cwm.agents.base import AgentBase, AgentError, IllegalMoveError
 from cwm.bundle import load_bundle
 from cwm.bundle import policy as network
-from cwm.bundle.files import MANIFEST, BundleError
+from cwm.bundle.files import FILE_LIMITS, MANIFEST, BundleError
+from cwm.files import read_bounded
 from cwm.types import CwmError
 from planners import PUCT, PriorValueEvaluator, PUCTSettings
 
@@ -181,12 +182,14 @@ def policy_at(target: str, game: games.GameSpec) -> tuple[dict[str, np.ndarray],
       BundleError: a bundle that fails its verification or holds no policy.
       PolicyError: a policy directory whose ``policy.npz`` does not read.
       OSError, UnicodeDecodeError: a policy directory's ``encoder.py`` cannot be read.
+      InputLimitError: a policy directory's ``encoder.py`` is larger than a bundle's code file may be.
     """
     if (Path(target) / MANIFEST).is_file():
         found = _bundle_policy(str(Path(target).resolve()), game.name)
         return found.params, found.config, found.encoder_source
     params, config, _ = network.load_policy(target)
-    return params, config, (Path(target) / network.ENCODER_FILE).read_text(encoding="utf-8")
+    encoder = read_bounded(Path(target) / network.ENCODER_FILE, FILE_LIMITS[network.ENCODER_FILE], what="encoder")
+    return params, config, encoder.decode("utf-8")
 
 
 @functools.lru_cache(maxsize=16)

@@ -10,7 +10,6 @@ or fails its verification, forfeits the match with the reason).
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from cwm import games
 from cwm.agents.base import Agent, AgentBase, AgentError
 from cwm.agents.fingerprint import agent_fingerprint
 from cwm.agents.grammar import AgentSpec
+from cwm.files import RUN_FILE_BYTES, loads_bounded, read_bounded
 from cwm.types import CwmError
 
 SELECTION_FILE = "selection.json"  # a selection's result, written by cwm.selection and read here
@@ -54,8 +54,8 @@ def read_survivors(folder: str | Path, game: str | None = None) -> list[Candidat
     """
     path = Path(folder) / SELECTION_FILE
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as e:
+        data = loads_bounded(read_bounded(path, RUN_FILE_BYTES, what="selection file"), where=str(path))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as e:
         raise SelectionError(f"{path}: not a readable selection file ({type(e).__name__}: {e})") from None
     agents = data.get("agents") if isinstance(data, dict) else None
     if not isinstance(agents, list) or not all(isinstance(a, dict) for a in agents):

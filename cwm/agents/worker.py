@@ -5,7 +5,11 @@ needs the ground truth; the mapping of the chosen string to the real game's id) 
 in a sandbox session (``cwm.sandbox.jobs.plan``): each move crosses as JSON, the answer comes back as JSON
 and is checked here. The worker has no API keys, no network, no file writes, and each move has a CPU-time
 budget timed from outside; a worker that overruns, crashes or breaks the contract forfeits the match with
-the reason (``timeout``, ``crash``, ``exception``), and the next match gets a fresh worker.
+the reason (``timeout``, ``crash``, ``exception``), and the next match gets a fresh worker. An answer is
+bounded like any untrusted input: of its per-move stats only the known keys (``STATS_KEYS``) with finite
+numbers are kept, and an answer with more stats entries than ``MAX_STATS_ENTRIES``, a key longer than
+``MAX_STATS_KEY_CHARS`` or an action string longer than ``MAX_ACTION_CHARS`` (no real planning server writes
+one) forfeits the match.
 
 Cost: one fork per match, a few milliseconds to load the model there, and a pipe round trip per move
 (tens of microseconds); the search itself runs at full speed (``benchmarks/bench_worker.py``).
@@ -13,6 +17,7 @@ Cost: one fork per match, a few milliseconds to load the model there, and a pipe
 
 from __future__ import annotations
 
+import math
 from typing import Any, Protocol
 
 import numpy as np
@@ -29,6 +34,13 @@ from cwm.types import JSON
 from planners.config import DEFAULT_SEARCH, SearchConfig
 
 DEFAULT_MOVE_CPU_S = 60.0  # CPU seconds per move in a worker unless the arena sets a move limit
+# The stats a planning server reports (``planners.cwm.CWMPlanner.stats`` and the move's times): only these are
+# kept, as finite numbers, so an answer cannot grow the match's record.
+STATS_KEYS = frozenset({"searches", "simulations", "moves", "draws", "rejected_draws", "fallback_moves",
+                        "move_wall_s", "move_cpu_s"})
+MAX_STATS_ENTRIES = 32  # a real answer has at most 8; more is a forged one
+MAX_STATS_KEY_CHARS = 64
+MAX_ACTION_CHARS = 10_000  # the longest action string of any game here is under 100 characters
 
 
 class Tracker(Protocol):
@@ -143,11 +155,13 @@ class WorkerAgent(AgentBase):
             raise _failure(self.name, result.kind, result.error)
         self._sent_moves, self._sent_events = len(moves), len(events)
         answer = result.value if isinstance(result.value, dict) else {}
+        if type(answer.get("action")) is str and len(answer["action"]) > MAX_ACTION_CHARS:
+            raise IllegalMoveError(f"world model {self.name}'s worker answered an action of {len(answer['action']):,} "
+                                   f"characters (at most {MAX_ACTION_CHARS:,})")
         if isinstance(answer.get("stats"), dict):
-            before, self._stats = self._stats.get("simulations"), answer["stats"]
-            # the worker's per-move record for the transcript: its numbers only (it is untrusted), with the
-            # simulations this move's search ran
-            record = {str(k): v for k, v in self._stats.items() if type(v) in (int, float, bool)}
+            before, self._stats = self._stats.get("simulations"), known_stats(answer["stats"], self.name)
+            # the worker's per-move record for the transcript, with the simulations this move's search ran
+            record = dict(self._stats)
             if type(record.get("simulations")) is int:
                 record["move_simulations"] = record["simulations"] - (before if type(before) is int else 0)
             self.log.append({"player": player, **record})
@@ -165,6 +179,21 @@ class WorkerAgent(AgentBase):
             opened = session.opened
             raise _failure(self.name, opened.kind, opened.error, starting=True)
         return session
+
+
+def known_stats(found: dict[Any, Any], name: str) -> dict[str, int | float]:
+    """The entries of a worker's stats that ``STATS_KEYS`` names and whose values are finite numbers (ints of
+    at most 64 bits); the rest are dropped.
+
+    Raises:
+      AgentError: more entries than ``MAX_STATS_ENTRIES``, or a key that is not a string of at most
+        ``MAX_STATS_KEY_CHARS`` characters (the answer was forged: the match is forfeited).
+    """
+    if len(found) > MAX_STATS_ENTRIES or not all(type(k) is str and len(k) <= MAX_STATS_KEY_CHARS for k in found):
+        raise AgentError(f"world model {name}'s worker answered stats over their bounds ({len(found):,} entries; at "
+                         f"most {MAX_STATS_ENTRIES}, keys of at most {MAX_STATS_KEY_CHARS} characters): a forged answer")
+    return {k: v for k, v in found.items() if k in STATS_KEYS and (
+        (type(v) is int and -(2**63) <= v < 2**63) or (type(v) is float and math.isfinite(v)))}
 
 
 def _failure(name: str, kind: str, error: str, *, starting: bool = False) -> AgentError:

@@ -31,6 +31,7 @@ from cwm import games
 from cwm.agents.specs import make_agent, parse_agent_spec
 from cwm.arena.plan import TournamentPlan, plan_from, plan_jobs
 from cwm.arena.types import MatchJob
+from cwm.files import RECORDS_BYTES, loads_bounded, read_bounded
 from cwm.types import JSON, UsageError
 
 PROBE_SIMULATIONS = 100  # simulations per timed move; the real count scales the time linearly
@@ -124,9 +125,9 @@ def recorded_keys(path: Path) -> set[str]:
     if not path.is_file():
         return set()
     keys = set()
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-        with contextlib.suppress(ValueError):
-            found = json.loads(line)
+    for line in read_bounded(path, RECORDS_BYTES, what="record file").decode("utf-8", "replace").splitlines():
+        with contextlib.suppress(ValueError, RecursionError):
+            found = loads_bounded(line, where=str(path), allow_nan=True)
             if isinstance(found, dict) and isinstance(found.get("key"), str):
                 keys.add(found["key"])
     return keys

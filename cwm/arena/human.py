@@ -21,7 +21,7 @@ from cwm.arena import report as arena_report
 from cwm.arena import transcript as arena_transcript
 from cwm.arena.plan import ArenaError, load_results, match_seed, tournament_settings
 from cwm.arena.types import MatchJob, MatchResult
-from cwm.files import atomic_write
+from cwm.files import RUN_FILE_BYTES, atomic_write, loads_bounded, read_bounded
 
 HUMAN = "human"
 
@@ -75,7 +75,8 @@ def play(game: str, against: str, *, seat: int = 0, out_dir: str | Path | None =
 def _check_folder(out: Path, game: str) -> None:
     config = out / "config.json"
     if config.is_file():
-        recorded = json.loads(config.read_text(encoding="utf-8")).get("game")
+        found = loads_bounded(read_bounded(config, RUN_FILE_BYTES, what="run settings"), where=str(config))
+        recorded = found.get("game") if isinstance(found, dict) else None
         if recorded != game:
             raise ArenaError(f"{out} holds matches of {recorded}, not {game}; use another --out")
 

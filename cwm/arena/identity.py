@@ -24,7 +24,7 @@ from pathlib import Path
 
 from cwm.agents.fingerprint import agent_fingerprint  # noqa: F401  (re-exported)
 from cwm.arena.types import MatchResult
-from cwm.files import atomic_write
+from cwm.files import RUN_FILE_BYTES, InputLimitError, atomic_write, loads_bounded, read_bounded
 from cwm.types import JSON
 
 LABELS_FILE = "labels.json"  # fingerprint -> the label it was last shown under
@@ -53,9 +53,10 @@ def read_labels(out_dir: Path) -> dict[str, str]:
     """Fingerprint -> label of the agents of the tournament in ``out_dir`` (empty where none was saved)."""
     path = out_dir / LABELS_FILE
     try:
-        data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        return {}  # only display names: a damaged file shows the labels the rows were recorded under
+        data = loads_bounded(read_bounded(path, RUN_FILE_BYTES, what="labels"), where=str(path)) \
+            if path.is_file() else {}
+    except (UnicodeDecodeError, json.JSONDecodeError, InputLimitError, RecursionError):
+        return {}  # only display names: a damaged (or oversized) file shows the labels the rows were recorded under
     return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
 
 

@@ -63,7 +63,9 @@ def play_match(game: pyspiel.Game, agents: Sequence[Agent], *, seed: int,
     Args:
       game: the ground-truth game.
       agents: one agent per seat; ``reset()`` is called first and ``inform(action)`` after every move. An
-        agent whose ``reset``, ``inform`` or ``step`` raises forfeits, like one that plays an illegal move.
+        agent whose ``reset``, ``inform`` or ``step`` raises forfeits, like one that plays an illegal move,
+        and so does one whose record of the match (its ``log``) passes the transcript cap
+        (``cwm.arena.transcript.RecordCapError``).
       seed: seeds chance sampling.
       move_time_limit: CPU seconds per move; a move over it forfeits as ``timeout``, and so does one
         still running at the hard wall-clock limit (``cwm.sandbox.worker.hard_wall``: three limits and
@@ -84,7 +86,7 @@ def play_match(game: pyspiel.Game, agents: Sequence[Agent], *, seed: int,
             agent.reset()
         except Exception as e:  # the arena is a boundary: any agent failure is scored as a forfeit
             return _forfeit_outcome(game, seat, e, 0)
-    moves = 0
+    moves, meter = 0, arena_transcript.RecordMeter(len(agents))
     while not state.is_terminal():
         player = state.current_player()
         started = time.perf_counter()
@@ -94,6 +96,7 @@ def play_match(game: pyspiel.Game, agents: Sequence[Agent], *, seed: int,
         else:
             try:
                 action = agent_move(agents[player], state, move_time_limit)
+                meter.check(player, agents[player])  # a record past the transcript cap forfeits here
             except Exception as e:
                 return _forfeit_outcome(game, player, e, moves)
         state.apply_action(action)
@@ -195,7 +198,14 @@ def _stats(agent: Agent) -> dict[str, JSON]:
         found = agent.stats()
     except Exception:  # a record is a courtesy; a failing one is left out
         return {}
-    return {str(k): v for k, v in found.items() if type(v) in (int, float, str, bool)} if isinstance(found, dict) else {}
+    if not isinstance(found, dict):
+        return {}
+    kept = [(k, v) for k, v in found.items() if type(k) is str and len(k) <= _STAT_KEY_CHARS
+            and type(v) in (int, float, str, bool)]
+    return {k: v[:_STAT_TEXT_CHARS] if type(v) is str else v for k, v in kept[:_STAT_ENTRIES]}
+
+
+_STAT_ENTRIES, _STAT_KEY_CHARS, _STAT_TEXT_CHARS = 64, 100, 1_000  # an agent's stats: a few short entries
 
 
 # ---------------------------------------------------------------------------------------------------

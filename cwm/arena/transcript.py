@@ -25,18 +25,64 @@ from typing import Any
 
 import pyspiel
 
+from cwm.agents.base import AgentError
 from cwm.arena.types import MatchResult
-from cwm.files import atomic_write
+from cwm.files import InputLimitError, atomic_write, loads_bounded, read_bounded
 from cwm.text import clean_json
 from cwm.types import CHANCE, JSON, CwmError
 
 SCHEMA = "cwm.arena.transcript/1"
 TRANSCRIPTS_DIR = "transcripts"
 TEXT_LIMIT = 200_000  # characters kept of one string (a prompt with the rules and example games)
+# One seat's record of one match (an LLM policy's prompts and replies, a CWM agent's per-move stats): an
+# LLM's 100 KB prompts over a 300-move game stay far below it.
+RECORD_CAP_BYTES = 64 << 20
+# A transcript file read back (``load``: its size checked first, its JSON within cwm.files.loads_bounded's
+# bounds): the seats' records and the game's steps.
+FILE_CAP_BYTES = 4 * RECORD_CAP_BYTES
 
 
 class TranscriptError(CwmError, ValueError):
     """A transcript that cannot be found or read (names the file or the match)."""
+
+
+class RecordCapError(AgentError):
+    """A seat's record of the match grew past ``RECORD_CAP_BYTES``: the seat forfeits (as an exception)."""
+
+
+class RecordMeter:
+    """The size of each seat's record (the agent's ``log``) in one match, measured entry by entry as it grows
+    (each entry once, as JSON), so that a seat whose record passes the cap is stopped at the move that
+    passed it, before the transcript is written.
+
+    Args:
+      seats: the number of seats.
+      cap: the most bytes one seat's record may hold (default: ``RECORD_CAP_BYTES``).
+    """
+
+    def __init__(self, seats: int, cap: int | None = None):
+        self.cap = RECORD_CAP_BYTES if cap is None else cap
+        self.seen = [0] * seats
+        self.size = [0] * seats
+
+    def check(self, seat: int, agent: Any) -> None:
+        """Adds what ``agent``'s log gained since the last check to ``seat``'s size.
+
+        Raises:
+          RecordCapError: the seat's record is now over the cap.
+        """
+        log = getattr(agent, "log", None)
+        if type(log) is not list:
+            return
+        new, self.seen[seat] = log[self.seen[seat]:], len(log)
+        for entry in new:
+            try:
+                self.size[seat] += len(json.dumps(entry, default=repr))
+            except (TypeError, ValueError, RecursionError):  # not JSON: the transcript keeps its cleaned text
+                self.size[seat] += len(repr(type(entry)))
+        if self.size[seat] > self.cap:
+            raise RecordCapError(f"seat {seat}'s record of this match grew to {self.size[seat]:,} bytes, past the "
+                                 f"transcript cap of {self.cap:,} bytes")
 
 
 def file_name(key: str) -> str:
@@ -133,8 +179,8 @@ def load(out_dir: Path, result: MatchResult, game: pyspiel.Game | None = None) -
             raise TranscriptError(f"{path}: no transcript of match {result.key!r}")
         return build(game, result.to_json(), game_name=game.get_type().short_name, specs=result.seats)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        data = loads_bounded(read_bounded(path, FILE_CAP_BYTES, what="transcript"), where=str(path), allow_nan=True)
+    except (UnicodeDecodeError, json.JSONDecodeError, InputLimitError, RecursionError) as e:
         raise TranscriptError(f"{path}: not a transcript ({e})") from e
     if not isinstance(data, dict) or data.get("schema") != SCHEMA or not isinstance(data.get("steps"), list):
         raise TranscriptError(f"{path}: not a transcript (schema {SCHEMA} expected)")

@@ -2,8 +2,10 @@
 
 Anything in a bundle may come from an attacker, the manifest and its hashes included (they can be rewritten
 together), so every value is checked for its exact builtin type and shape before it is used, nothing is
-read that the manifest does not list, and every problem is a one-line ``BundleError`` naming the file. The
-manifest's game is interpreted in ``cwm.bundle.game``.
+read that the manifest does not list, every file's size is checked against its limit (``FILE_LIMITS``) before
+a byte of it is read or hashed, every JSON value is parsed within bounds (``cwm.files.loads_bounded``), and
+every problem is a one-line ``BundleError`` naming the file. The manifest's game is interpreted in
+``cwm.bundle.game``.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from cwm.contract import CONTRACT_VERSION
+from cwm.files import RUN_FILE_BYTES, InputLimitError, loads_bounded, read_bounded
 from cwm.games import trajectories
 from cwm.types import JSON, CheckReport, CwmError, Trajectory, TrajectoryFormatError
 
@@ -29,6 +32,18 @@ REQUIRED_FILES = ("model.py", "check_report.json", "trajectories.jsonl")
 VALUE_TABLE = "value_tournament.json"  # the tournament that chose value.py (or kept none)
 POLICY_WEIGHTS = "policy.npz"  # a trained PPO policy (plain arrays, read by cwm.bundle.policy), with encoder.py
 ALLOWED_FILES = frozenset({*REQUIRED_FILES, *CODE_FILES, GAME_FILE, VALUE_TABLE, POLICY_WEIGHTS})
+_MIB = 1 << 20
+# The most bytes each file of a bundle may hold, checked before it is read: each far above what an export
+# writes, low enough that reading and hashing a hostile bundle cannot exhaust memory.
+FILE_LIMITS: dict[str, int] = {
+    MANIFEST: 1 * _MIB,  # fields, hashes and provenance: a few KB
+    "check_report.json": 16 * _MIB,  # counts and the failures' texts
+    "trajectories.jsonl": 256 * _MIB,  # the training games with every state (tens of KB to a few MB a game)
+    VALUE_TABLE: 16 * _MIB,  # a tournament's table
+    POLICY_WEIGHTS: 64 * _MIB,  # float32 weights: 256-unit layers, inputs of a few thousand
+    GAME_FILE: 4 * _MIB,  # a user's game engine
+    **dict.fromkeys(CODE_FILES, 4 * _MIB),  # LLM-written code: tens of KB
+}
 # The manifest's fields and their exact types (``game_module``, added later, is optional).
 _FIELDS: dict[str, type] = {
     "bundle_format": int, "game": str, "ground_truth": str, "contract_version": str, "cwm_version": str,
@@ -45,17 +60,32 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def read_json_object(file: Path) -> dict[str, Any]:
-    """The JSON object in ``file``.
+def read_json_object(file: Path, limit: int | None = None) -> dict[str, Any]:
+    """The JSON object in ``file``, read within bounds (``cwm.files.read_bounded``, ``loads_bounded``).
+
+    Args:
+      limit: the most bytes the file may hold (default: its ``FILE_LIMITS`` entry, or ``RUN_FILE_BYTES``).
 
     Raises:
-      BundleError: the file cannot be read, is not UTF-8, not JSON (or nested too deeply), or not an object.
+      BundleError: the file cannot be read, is too large, is not UTF-8, not JSON (or nested too deeply, or a
+        value over a bound), or not an object.
     """
+    try:
+        data = read_bounded(file, limit or FILE_LIMITS.get(file.name, RUN_FILE_BYTES), what="file")
+    except InputLimitError as e:
+        raise BundleError(str(e)) from None
+    except OSError as e:
+        raise BundleError(f"{file.parent}: {file.name} cannot be read ({e.strerror or e})") from e
+    return _json_object(file, data)
+
+
+def _json_object(file: Path, raw: bytes) -> dict[str, Any]:
+    """The JSON object in ``raw``, the bytes of ``file``, parsed within bounds."""
     where = f"{file.parent}: {file.name}"
     try:
-        data = json.loads(file.read_bytes().decode("utf-8"))
-    except OSError as e:
-        raise BundleError(f"{where} cannot be read ({e.strerror or e})") from e
+        data = loads_bounded(raw, where=where)
+    except InputLimitError as e:
+        raise BundleError(str(e)) from None
     except UnicodeDecodeError as e:
         raise BundleError(f"{where} is not UTF-8 text ({e.reason} at byte {e.start})") from e
     except json.JSONDecodeError as e:
@@ -151,8 +181,9 @@ def verified_files(path: Path, manifest: dict[str, Any]) -> dict[str, bytes]:
     """The bytes of every file the manifest lists, each matching its hash; nothing unlisted is present.
 
     Raises:
-      BundleError: an entry the manifest does not list (a file or a directory), a listed file that is missing
-        or a link, or a file whose SHA-256 differs from the manifest (edited or corrupted).
+      BundleError: an entry the manifest does not list (a file or a directory), a listed file that is missing,
+        a link or larger than its ``FILE_LIMITS`` entry, or a file whose SHA-256 differs from the manifest
+        (edited or corrupted).
     """
     listed: dict[str, str] = manifest["files"]
     unlisted = sorted(p.name for p in path.iterdir() if p.name not in listed and p.name != MANIFEST)
@@ -166,7 +197,10 @@ def verified_files(path: Path, manifest: dict[str, Any]) -> dict[str, bytes]:
             raise BundleError(f"{path}: {name} is a symbolic link; a bundle holds plain files")
         if not file.is_file():
             raise BundleError(f"{path}: {name} is missing")
-        data[name] = file.read_bytes()
+        try:  # the size first: a huge (or sparse) file is refused before it is read or hashed
+            data[name] = read_bounded(file, FILE_LIMITS[name], what="bundle file")
+        except InputLimitError as e:
+            raise BundleError(str(e)) from None
         if sha256(data[name]) != digest:
             raise BundleError(f"{path}: {name} does not match its hash in {MANIFEST} (edited or corrupted)")
     return data
@@ -184,14 +218,17 @@ def decode(path: Path, name: str, data: bytes) -> str:
         raise BundleError(f"{path}: {name} is not UTF-8 text ({e.reason} at byte {e.start})") from e
 
 
-def stored_report(path: Path) -> CheckReport:
+def stored_report(path: Path, raw: bytes | None = None) -> CheckReport:
     """The export-time ``check_report.json``, of the shape ``CheckReport.to_json`` writes.
 
+    Args:
+      raw: the file's bytes as ``verified_files`` read them (default: read here, within its limit).
+
     Raises:
-      BundleError: not JSON, or a field missing or of the wrong type (named).
+      BundleError: too large, not JSON, or a field missing or of the wrong type (named).
     """
     file = path / "check_report.json"
-    data = read_json_object(file)
+    data = read_json_object(file) if raw is None else _json_object(file, raw)
     by_type = data.get("by_type")
     if type(by_type) is not dict or not all(
             type(v) is dict and set(v) == {"passed", "total"} and all(type(n) is int and n >= 0 for n in v.values())
@@ -206,15 +243,18 @@ def stored_report(path: Path) -> CheckReport:
     return CheckReport.from_json({**data, "failures": []})
 
 
-def read_trajectories(path: Path, game: str) -> list[Trajectory]:
+def read_trajectories(path: Path, game: str, data: bytes | None = None) -> list[Trajectory]:
     """The stored training trajectories, all of the bundle's ``game``.
 
+    Args:
+      data: the file's bytes as ``verified_files`` read them (default: read here, within its limit).
+
     Raises:
-      BundleError: the file does not parse (names the line), or holds another game.
+      BundleError: the file is too large or does not parse (names the line), or holds another game.
     """
     file = path / "trajectories.jsonl"
     try:
-        train = trajectories.load_open(file)
+        train = trajectories.load_open(file, limit=FILE_LIMITS[file.name], data=data)
     except TrajectoryFormatError as e:  # it names the file and line
         raise BundleError(str(e)) from e
     except RecursionError:

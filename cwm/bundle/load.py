@@ -174,8 +174,8 @@ def load_bundle(path: str | Path, *, game: str | games.GameSpec | None = None, t
     data = verified_files(path, manifest)
     sources = {name: decode(path, name, data[name]) for name in data if name in CODE_FILES}
     spec = bundle_game(path, manifest, game=game, trust_game_module=trust_game_module)
-    train = read_trajectories(path, str(manifest["game"]))
-    stored = stored_report(path)
+    train = read_trajectories(path, str(manifest["game"]), data["trajectories.jsonl"])  # the bytes hashed
+    stored = stored_report(path, data["check_report.json"])
     policy = policy_of(path, spec, data, sources)
     with Sandbox() if isolate else contextlib.nullcontext() as box:  # one sandbox for every check of the bundle
         report = checked(sources, spec, train, where=str(path), isolate=isolate, random_games=random_games, box=box)

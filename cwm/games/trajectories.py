@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pyspiel
 
+from cwm.files import InputLimitError, loads_bounded, read_bounded
 from cwm.games import registry as games
 from cwm.types import (
     CHANCE,
@@ -22,6 +23,8 @@ from cwm.types import (
     TrajectoryFormatError,
     UsageError,
 )
+
+MAX_FILE_BYTES = 256 << 20  # a trajectory file, checked before it is read: thousands of games with every state
 
 # A policy picks an action id for the current (non-chance) player of a ground-truth state.
 Policy = Callable[[pyspiel.State, np.random.Generator], int]
@@ -300,37 +303,32 @@ def save(path: str | Path, items: Iterable[Trajectory | ClosedTrajectory]) -> Pa
     return path
 
 
-def load(path: str | Path, *, game: str | None = None) -> list[Trajectory | ClosedTrajectory]:
-    """Reads a JSONL trajectory file.
+def load(path: str | Path, *, game: str | None = None, limit: int = MAX_FILE_BYTES,
+         data: bytes | None = None) -> list[Trajectory | ClosedTrajectory]:
+    """Reads a JSONL trajectory file, within bounds: its size is checked before it is read, and every line is
+    parsed by ``cwm.files.loads_bounded`` (its integers, strings and nesting bounded).
 
     Args:
       path: the file.
       game: when given, every trajectory must be of this game (registry name or game string).
+      limit: the most bytes the file may hold.
+      data: the file's bytes, already read (and verified) by the caller; ``path`` then only names it.
 
     Raises:
-      TrajectoryFormatError: missing or empty file, bad JSON (names the line), truncated last line,
-        or a trajectory of another game.
+      TrajectoryFormatError: missing, empty or too large file, bad JSON or a value over a bound (names the
+        line), truncated last line, or a trajectory of another game.
     """
     path = Path(path)
-    if not path.is_file():
-        raise TrajectoryFormatError(f"trajectory file {str(path)!r} does not exist")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as e:
-        raise TrajectoryFormatError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from e
-    if text and not text.endswith("\n"):
-        raise TrajectoryFormatError(f"{path}: the last line has no newline; the file looks truncated")
-    items = []
-    for i, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
+    if data is None:
+        if not path.is_file():
+            raise TrajectoryFormatError(f"trajectory file {str(path)!r} does not exist")
         try:
-            data = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise TrajectoryFormatError(f"{path}:{i}: not valid JSON ({e.msg} at column {e.colno})") from e
-        items.append(from_json(data, where=f"{path}:{i}"))
-    if not items:
-        raise TrajectoryFormatError(f"{path}: no trajectories in the file")
+            data = read_bounded(path, limit, what="trajectory file")
+        except InputLimitError as e:
+            raise TrajectoryFormatError(str(e)) from None
+    elif len(data) > limit:
+        raise TrajectoryFormatError(f"trajectory file {path}: {len(data):,} bytes, over its limit of {limit:,} bytes")
+    items = _parse(path, data)
     if game is not None:  # compared by canonical id: module paths resolved, ground-truth strings named
         expected = games.resolve(game).name
         wanted = games.canonical_id(expected)
@@ -340,9 +338,33 @@ def load(path: str | Path, *, game: str | None = None) -> list[Trajectory | Clos
     return items
 
 
-def load_open(path: str | Path, *, game: str | None = None) -> list[Trajectory]:
+def _parse(path: Path, data: bytes) -> list[Trajectory | ClosedTrajectory]:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise TrajectoryFormatError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from e
+    if text and not text.endswith("\n"):
+        raise TrajectoryFormatError(f"{path}: the last line has no newline; the file looks truncated")
+    items = []
+    for i, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = loads_bounded(line, where=f"{path}:{i}")
+        except json.JSONDecodeError as e:
+            raise TrajectoryFormatError(f"{path}:{i}: not valid JSON ({e.msg} at column {e.colno})") from e
+        except InputLimitError as e:
+            raise TrajectoryFormatError(str(e)) from None
+        items.append(from_json(record, where=f"{path}:{i}"))
+    if not items:
+        raise TrajectoryFormatError(f"{path}: no trajectories in the file")
+    return items
+
+
+def load_open(path: str | Path, *, game: str | None = None, limit: int = MAX_FILE_BYTES,
+              data: bytes | None = None) -> list[Trajectory]:
     """Like ``load`` but requires open-deck trajectories."""
-    items = load(path, game=game)
+    items = load(path, game=game, limit=limit, data=data)
     closed = [i for i, t in enumerate(items) if not isinstance(t, Trajectory)]
     if closed:
         raise TrajectoryFormatError(f"{path}: records {closed[:5]} are closed-deck; open-deck trajectories needed")

@@ -212,7 +212,7 @@ EXTENDABLE = frozenset({"matches"})
 def _check_config(out: Path, config: dict[str, Any]) -> None:
     path = out / "config.json"
     if path.is_file() and (out / "synthesis").exists():  # a run that did work: only the same settings resume
-        old = json.loads(path.read_text(encoding="utf-8"))
+        old = json.loads(read_text(path, what="run settings"))  # its size checked first
         old["llm_resolved"] = _portable(str(old.get("llm_resolved", "")))  # older runs: a recording's full path
         changed = differing_keys(old, config, ignore=EXTENDABLE)
         if changed:
@@ -276,8 +276,8 @@ def _export(run_dir: Path, bundle_dir: Path, inference_dir: Path | None) -> Path
 def _same_code(file: Path, run_dir: Path | None) -> bool:
     if run_dir is None:
         return not file.exists()
-    result = json.loads((run_dir / "result.json").read_text(encoding="utf-8"))
-    return file.is_file() and file.read_text(encoding="utf-8") == result["best_source"]
+    result = json.loads(read_text(run_dir / "result.json", what="run result"))  # sizes checked first
+    return file.is_file() and read_text(file, what="model file") == result["best_source"]
 
 
 CWM_LABEL = "cwm"  # the CWM agent's name in the arena and the report: the same wherever the run directory is

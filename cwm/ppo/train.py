@@ -23,10 +23,12 @@ import numpy as np
 
 from cwm import games
 from cwm.bundle.policy import PolicyConfig, forward, init_params, masked_logits
+from cwm.files import check_inflated_size, loads_bounded
 from cwm.ppo.learner import LossConfig, act, optimiser, update
 from planners.env import EnvStep, LocalEnvs
 
 CHECKPOINT = "checkpoint.npz"
+CHECKPOINT_BYTES = 4 << 30  # a checkpoint inflated: the weights, the best ones and Adam's two moments of each
 
 
 class Env(Protocol):
@@ -332,8 +334,9 @@ def _load(file: Path, policy: PolicyConfig, opt: Any) -> RunState | None:
     """The run saved in ``file`` (``None`` when there is none); it must be of this network's shape."""
     if not file.exists():
         return None
+    check_inflated_size(file, CHECKPOINT_BYTES, what="checkpoint")
     with np.load(file, allow_pickle=False) as data:
-        meta = json.loads(str(data["meta"]))
+        meta = loads_bounded(str(data["meta"]), where=f"{file}: meta", allow_nan=True)
         if PolicyConfig(**meta["policy"]) != policy:
             raise ValueError(f"{file}: the checkpoint is of another network ({meta['policy']}, not "
                              f"{dataclasses.asdict(policy)})")

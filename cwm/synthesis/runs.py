@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from cwm.files import RUN_FILE_BYTES, loads_bounded, read_bounded
 from cwm.games import trajectories
 from cwm.sandbox import Sandbox
 from cwm.sandbox.checkers import Checker
@@ -62,8 +63,8 @@ def test_report(engine: Engine, store: RunStore, check: Checker) -> CheckReport 
     path = store.root / "test_report.json"
     key = sha(best.source)
     if path.is_file():
-        data = json.loads(path.read_text(encoding="utf-8"))
-        if data.get("source_sha") == key:
+        data = loads_bounded(read_bounded(path, RUN_FILE_BYTES, what="run file"), where=str(path))
+        if isinstance(data, dict) and data.get("source_sha") == key:
             return CheckReport.from_json(data["report"])
     report = check(best.source)
     store.write_json("test_report.json", {"source_sha": key, "node": best.id, "report": report.to_json()})
