@@ -118,7 +118,10 @@ class WorkerAgent(AgentBase):
         answer = self._ask(player, legal)
         action = answer.get("action")
         if type(action) is not str:
-            raise IllegalMoveError(f"world model {self.name}'s worker answered {answer!r:.200} instead of an action")
+            # The answer may be megabytes: the message names its keys only.
+            keys = ", ".join(sorted(clean(str(k)[:40]) for k in answer)[:8])
+            raise IllegalMoveError(f"world model {self.name}'s worker answered an object without a text action "
+                                   f"(action: {type(action).__name__}; keys: {keys})")
         return real_action(state, player, action, self.name)
 
     def _new_tracker(self, player: int) -> Tracker:

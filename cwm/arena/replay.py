@@ -23,6 +23,7 @@ from cwm.arena import identity
 from cwm.arena import transcript as arena_transcript
 from cwm.arena.plan import read_results
 from cwm.arena.types import MatchResult
+from cwm.files import RUN_FILE_BYTES, loads_bounded, read_bounded
 from cwm.text import clean
 from cwm.types import CHANCE, JSON, CwmError, UnknownGameError
 
@@ -104,14 +105,15 @@ def recorded_game(out_dir: Path) -> str | None:
 
     Raises:
       ReplayError: the file is not a JSON object with a string field ``game`` (names the file and field).
+      InputLimitError: the file, or a value in it, is over its bound.
     """
     path = out_dir / "config.json"
     if not path.is_file():
         return None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise ReplayError(f"{path}: not a JSON file ({e})") from None
+        data = loads_bounded(read_bounded(path, RUN_FILE_BYTES, what="tournament settings"), where=str(path))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
+        raise ReplayError(f"{path}: not a JSON file ({type(e).__name__})") from None
     if not isinstance(data, dict) or not isinstance(data.get("game"), str):
         raise ReplayError(f"{path}: field 'game' is missing or not a string")
     return str.__str__(data["game"])

@@ -20,6 +20,7 @@ from tqdm import tqdm
 
 from cwm.decrypto.play import EpisodeSettings, play_episode
 from cwm.decrypto.types import DecryptoError, Episode
+from cwm.files import RECORDS_BYTES, loads_bounded, read_bounded
 
 AGENT_SEED_STRIDE = 1000003
 
@@ -73,18 +74,22 @@ def read_episodes(path: Path) -> list[Episode]:
     A last line cut short (a run killed mid-write) is dropped; any other bad line raises.
 
     Raises:
-      DecryptoError: a line that is not an episode (names the file and line).
+      DecryptoError: a line that is not an episode, or over a bound (names the file and line).
+      InputLimitError: the file is over its bound.
     """
     if not path.exists():
         return []
-    lines = path.read_text(encoding="utf-8").splitlines()
+    try:
+        lines = read_bounded(path, RECORDS_BYTES, what="Decrypto episodes").decode("utf-8").splitlines()
+    except UnicodeDecodeError as e:
+        raise DecryptoError(f"{path}: not UTF-8 text (byte {e.start})") from None
     episodes = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
-            episodes.append(Episode.from_json(json.loads(line)))
-        except (ValueError, KeyError, TypeError) as e:
+            episodes.append(Episode.from_json(loads_bounded(line, where=f"{path}:{number}")))
+        except (ValueError, KeyError, TypeError, RecursionError) as e:
             if number == len(lines) and not line.rstrip().endswith("}"):
                 break  # an interrupted append
             why = str(e) if isinstance(e, DecryptoError) else f"{type(e).__name__}: {e}"
