@@ -7,9 +7,12 @@ time is its simulations times the cost of one, the rollouts); a match's length i
 decisions of ``PROBE_GAMES`` random games. Planned play is often longer or shorter than random play, so
 the projection says which way to expect it wrong: it is a size, not a promise.
 
-Agents are single-threaded, so one move's wall time is its CPU time; the run's wall time is its CPU time
-over the executor's workers (the process pool's size, or a Ray cluster's cores). LLM agents are not timed
-(each move is a paid call whose latency is the provider's).
+A move is timed in CPU seconds, of this process and every process under it (``cwm.sandbox.watch.tree_cpu``:
+a CWM agent's planning worker runs in a sandbox child), so the estimate does not depend on how busy the
+machine is. Agents are single-threaded, so the run's wall time is its CPU time over the executor's workers
+(the process pool's size, or a Ray cluster's cores) on an otherwise idle machine. LLM agents are not timed
+(each move is a paid call whose latency is the provider's). An agent that cannot be built or whose probe
+move fails has no cost to project: the estimate then names it and why, and gives no total.
 """
 
 from __future__ import annotations
@@ -31,10 +34,13 @@ from cwm import games
 from cwm.agents.specs import make_agent, parse_agent_spec
 from cwm.arena.plan import TournamentPlan, plan_from, plan_jobs
 from cwm.arena.types import MatchJob
+from cwm.sandbox.watch import tree_cpu
 from cwm.types import JSON, UsageError
 
 PROBE_SIMULATIONS = 100  # simulations per timed move; the real count scales the time linearly
-PROBE_MOVES = 3  # timed moves per agent
+PROBE_MOVES = 3  # timed moves per agent (at least)
+PROBE_CPU_S = 0.3  # the probe moves go on, cycling over the states, until they used this much CPU time...
+PROBE_MOST = 30  # ...or made this many moves (a cheap agent is timed over more moves than clock ticks allow)
 PROBE_GAMES = 5  # random games whose mean length stands for a match's
 CONFIRM_WALL_S = 3600.0  # a run projected longer than this asks for --yes when run from a terminal
 SEARCH_KINDS = ("gt-mcts", "gt-ismcts", "gt-mcts-py", "gt-ismcts-py", "cwm", "cwm-selected")
@@ -46,12 +52,14 @@ class CostEstimate:
     """A tournament's projected cost on this machine.
 
     Attributes:
-      per_move_s: agent label -> seconds per move at the run's settings (``None``: not timed: an LLM, or an
-        agent that could not be built or failed its probe moves, which the match itself will report).
+      per_move_s: agent label -> CPU seconds per move at the run's settings (``None``: not timed: an LLM
+        agent, or one in ``untimed``).
       moves_per_match: mean decisions of a random game.
       matches: matches still to play.
-      cpu_s: projected CPU seconds of those matches (untimed agents count 0).
+      cpu_s: projected CPU seconds of those matches (LLM agents count 0; with ``untimed`` agents, only a
+        lower bound, which ``lines`` does not print as a total).
       workers: the executor's parallel workers (a Ray cluster: this machine's CPU count, as a stand-in).
+      untimed: agent label -> why it could not be timed (it could not be built, or a probe move failed).
     """
 
     per_move_s: dict[str, float | None]
@@ -59,6 +67,7 @@ class CostEstimate:
     matches: int
     cpu_s: float
     workers: int
+    untimed: dict[str, str] = dataclasses.field(default_factory=dict)
 
     @property
     def wall_s(self) -> float:
@@ -74,7 +83,11 @@ class CostEstimate:
         moves = ", ".join(f"{label} {'not timed' if t is None else duration(t)}"
                           for label, t in self.per_move_s.items())
         ray = ", ".join(f"{n} cores {duration(self.wall_on(n))}" for n in RAY_CORES)
-        return [f"cost estimate: per move {moves}; ~{self.moves_per_match:.0f} moves a match",
+        head = f"cost estimate: per move {moves}; ~{self.moves_per_match:.0f} moves a match"
+        if self.untimed:
+            why = "; ".join(f"{label}: {reason}" for label, reason in self.untimed.items())
+            return [head, f"  {self.matches} matches: no total, as an agent could not be timed ({why})"]
+        return [head,
                 f"  {self.matches} matches: CPU {duration(self.cpu_s)}, wall {duration(self.wall_s)} on "
                 f"{self.workers} workers here (on a Ray cluster: {ray})"]
 
@@ -142,9 +155,19 @@ def estimate(jobs: Sequence[MatchJob], *, workers: int, seed: int = 0) -> CostEs
     game = jobs[0].game
     states, length = probe_states(game, seed=seed)
     builds = dict(pair for job in jobs for pair in zip(job.seats, job.builds or job.seats))
-    per_move = {label: time_moves(build, game, jobs[0], states, seed=seed) for label, build in builds.items()}
+    per_move: dict[str, float | None] = {}
+    untimed: dict[str, str] = {}
+    for label, build in builds.items():
+        try:
+            per_move[label] = time_moves(build, game, jobs[0], states, seed=seed)
+        except Untimed as e:
+            per_move[label], untimed[label] = None, str(e)
     cpu = sum(length / len(job.seats) * sum(per_move[s] or 0.0 for s in job.seats) for job in jobs)
-    return CostEstimate(per_move, length, len(jobs), cpu, workers)
+    return CostEstimate(per_move, length, len(jobs), cpu, workers, untimed)
+
+
+class Untimed(Exception):
+    """An agent's probe moves could not be timed; the message says why (one line)."""
 
 
 def probe_states(game: str, *, seed: int = 0) -> tuple[list[pyspiel.State], float]:
@@ -172,8 +195,13 @@ def decision_states(game: pyspiel.Game, rng: np.random.Generator) -> list[pyspie
 
 
 def time_moves(build: str, game: str, job: MatchJob, states: Sequence[pyspiel.State], *, seed: int = 0) -> float | None:
-    """Seconds per move of the agent ``build`` names at ``job``'s settings (``None`` for an LLM agent): one
-    warm-up move, then the rest of ``states`` timed, scaled from ``PROBE_SIMULATIONS`` to the real count."""
+    """CPU seconds per move of the agent ``build`` names at ``job``'s settings (``None`` for an LLM agent):
+    one warm-up move, then the rest of ``states`` timed in CPU time of this process and its descendants
+    (``tree_cpu``), scaled from ``PROBE_SIMULATIONS`` to the real count.
+
+    Raises:
+      Untimed: the agent could not be built, or a probe move failed (the match itself will report it).
+    """
 
     kind = parse_agent_spec(build).kind
     if kind.startswith("llm") or not states:
@@ -185,19 +213,40 @@ def time_moves(build: str, game: str, job: MatchJob, states: Sequence[pyspiel.St
         settings, scale = dataclasses.replace(settings, search=search), sims / PROBE_SIMULATIONS
     try:
         agent = make_agent(build, game, settings=settings, seed=seed, move_time_s=job.move_time_limit)
-    except Exception:  # an agent that cannot be built is the tournament's to report, with its reason
-        return None
+    except Exception as e:  # an agent that cannot be built is the tournament's to report, with its reason
+        raise Untimed(f"it could not be built ({_first_line(e)})") from None
     try:
         agent.step(states[0].clone())
-        start = time.perf_counter()
-        for state in states[1:]:
-            agent.step(state.clone())
-    except Exception:  # LLM-written model code may fail; the match will score it, the estimate leaves it out
-        return None
+        timed, meter = states[1:] or states, _Meter()
+        while meter.moves < PROBE_MOVES or (meter.used() < PROBE_CPU_S and meter.moves < PROBE_MOST):
+            agent.step(timed[meter.moves % len(timed)].clone())
+            meter.moves += 1
+    except Exception as e:  # LLM-written model code may fail; the match will score it
+        raise Untimed(f"a probe move failed ({_first_line(e)})") from None
     else:
-        return (time.perf_counter() - start) / max(1, len(states) - 1) * scale
+        return meter.used() / meter.moves * scale
     finally:
         agent.close()
+
+
+class _Meter:
+    """CPU seconds of this process and its descendants since it was made, less what reading them cost."""
+
+    def __init__(self) -> None:
+        self.moves, self.reading = 0, 0.0
+        self.start = tree_cpu()
+
+    def used(self) -> float:
+        before = time.process_time()
+        now = tree_cpu()
+        spent = self.reading
+        self.reading += time.process_time() - before
+        return now - self.start - spent
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {text[0][:200]}" if text else type(e).__name__
 
 
 def confirm(cost: CostEstimate, *, yes: bool, threshold_s: float = CONFIRM_WALL_S,

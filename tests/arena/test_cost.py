@@ -4,6 +4,7 @@ still to play, refused over the threshold from a terminal without --yes, and rec
 from __future__ import annotations
 
 import json
+import types
 
 import pytest
 
@@ -29,12 +30,12 @@ def test_the_projection_is_the_timed_moves_times_the_moves_of_every_match():
 
 
 class _Clock:
-    """A clock that only the fake agents move: the timing is exact whatever the machine's load."""
+    """A CPU clock that only the fake agents move: the timing is exact whatever the machine's load."""
 
     def __init__(self):
         self.now = 0.0
 
-    def perf_counter(self):
+    def __call__(self):
         return self.now
 
 
@@ -51,7 +52,8 @@ class _CostsPerSimulation(AgentBase):
 
 def test_search_agents_are_timed_at_the_probe_size_and_scaled_to_the_real_count(monkeypatch):
     clock, built = _Clock(), []
-    monkeypatch.setattr(cost, "time", clock)
+    monkeypatch.setattr(cost, "tree_cpu", clock)
+    monkeypatch.setattr(cost, "time", types.SimpleNamespace(process_time=clock))  # reading it costs nothing
     monkeypatch.setattr(cost, "make_agent", lambda spec, game, *, settings, **_: (
         built.append(settings) or _CostsPerSimulation(settings, clock)))
     many = Settings(search=SearchConfig(num_simulations=1000, rollouts=1))
@@ -69,10 +71,48 @@ def test_matches_already_recorded_are_not_counted(tmp_path):
     assert est.matches == 3
 
 
-def test_an_agent_that_cannot_be_built_is_left_untimed():
+def test_an_agent_that_cannot_be_built_is_untimed_and_no_total_is_printed():
     est = cost.estimate_tournament("tic_tac_toe", ["random", "cwm:/no/such/model.py"], TournamentPlan(matches=1, settings=FAST))
     assert est.per_move_s["cwm:/no/such/model.py"] is None
-    assert "not timed" in est.lines()[0]
+    assert est.untimed["cwm:/no/such/model.py"].startswith("it could not be built (")
+    head, total = est.lines()
+    assert "cwm:/no/such/model.py not timed" in head
+    assert total.startswith("  2 matches: no total, as an agent could not be timed (cwm:/no/such/model.py: it could "
+                            "not be built (")
+    assert "CPU" not in total and "\n" not in total
+
+
+class _FailsItsSecondMove(AgentBase):
+    def __init__(self):
+        self.moves = 0
+
+    def step(self, state):
+        self.moves += 1
+        if self.moves == 2:
+            raise ValueError("the model's legal_actions broke\nsecond line")
+        return state.legal_actions()[0]
+
+
+def test_an_agent_whose_probe_move_fails_is_not_counted_as_free(monkeypatch):
+    real = cost.make_agent
+    monkeypatch.setattr(cost, "make_agent", lambda spec, game, **kw: (
+        _FailsItsSecondMove() if spec == "gt-mcts" else real(spec, game, **kw)))
+    est = cost.estimate_tournament("tic_tac_toe", ["random", "gt-mcts"], TournamentPlan(matches=1, settings=FAST))
+    assert est.untimed == {"gt-mcts": "a probe move failed (ValueError: the model's legal_actions broke)"}
+    assert est.per_move_s["random"] is not None and est.per_move_s["gt-mcts"] is None
+    assert "no total, as an agent could not be timed (gt-mcts: a probe move failed" in est.lines()[1]
+
+
+def test_a_probe_counts_cpu_time_of_a_sandboxed_worker(tmp_path):
+    # The CWM agent plans in a sandbox child: its moves cost this process almost nothing, the worker the
+    # search. The estimate counts both (CPU of this process and its descendants).
+    from pathlib import Path
+
+    model = Path(__file__).parents[1] / "data" / "reference" / "tic_tac_toe_model.py"
+    est = cost.estimate_tournament("tic_tac_toe", ["random", f"cwm:{model}"],
+                                   TournamentPlan(matches=1, settings=FAST))
+    assert not est.untimed, est.untimed
+    assert est.per_move_s[f"cwm:{model}"] > 20 * est.per_move_s["random"]
 
 
 def _big() -> cost.CostEstimate:

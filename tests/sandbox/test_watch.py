@@ -73,3 +73,39 @@ def test_a_gone_child_reads_as_no_cpu_and_no_state() -> None:
     child.wait()
     assert cpu_and_state(child.pid) == (0.0, "")
     assert cpu_and_state(os.getpid())[1] == "R"  # this process, reading its own stat, is running
+
+
+def test_tree_cpu_counts_live_and_reaped_descendants() -> None:
+    from cwm.sandbox.watch import tree_cpu
+
+    spin = "import time\nend = time.process_time() + 0.4\nwhile time.process_time() < end:\n    pass\n"
+    start = tree_cpu()
+    # a grandchild that spins 0.4 s of CPU and then waits: alive, not yet reaped, when it is read
+    child = _spawn(f"import subprocess, sys\np = subprocess.Popen([sys.executable, '-c', {spin + 'time.sleep(60)'!r}])\n"
+                   "p.wait()\n")
+    try:
+        deadline = time.monotonic() + 120
+        while tree_cpu() - start < 0.4 and time.monotonic() < deadline:
+            time.sleep(POLL_S)
+        assert tree_cpu() - start >= 0.4
+    finally:
+        for pid in _descendants(child.pid):
+            os.kill(pid, signal.SIGKILL)
+        child.kill()
+        child.wait()
+    before = tree_cpu()
+    _spawn(spin).wait()  # a child that ended and was reaped: in this process's children's times
+    assert tree_cpu() - before >= 0.4
+
+
+def _descendants(pid: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as f:
+                    if int(f.read().rsplit(b")", 1)[1].split()[1]) == pid:
+                        found.append(int(entry))
+            except OSError:
+                continue
+    return found
