@@ -234,11 +234,11 @@ class _Meter:
 
     def __init__(self) -> None:
         self.moves, self.reading = 0, 0.0
-        self.start = tree_cpu()
+        self.start = tree_cpu(reaped=False)
 
     def used(self) -> float:
         before = time.process_time()
-        now = tree_cpu()
+        now = tree_cpu(reaped=False)
         spent = self.reading
         self.reading += time.process_time() - before
         return now - self.start - spent

@@ -89,11 +89,17 @@ class Watch:
         return None
 
 
-def tree_cpu(root: int | None = None) -> float:
+def tree_cpu(root: int | None = None, *, reaped: bool = True) -> float:
     """CPU seconds (user + system) used by process ``root`` (default: this one) and all its descendants: the
     live ones (read in ``/proc``: sandbox zygotes, their job children and planning workers, pool workers) and
     the ended ones their parents have reaped. The difference of two readings is what a stretch of work cost,
-    wherever it ran (a process that ended unreaped in between, or was adopted elsewhere, is missed)."""
+    wherever it ran (a process that ended unreaped in between, or was adopted elsewhere, is missed).
+
+    Args:
+      root: the process (default: this one).
+      reaped: count the children of this process that it has reaped (``False``: only live descendants and
+        what they reaped, so that a child of some earlier work reaped in between does not count).
+    """
     root = os.getpid() if root is None else root
     total, todo = 0.0, _children(root)
     while todo:
@@ -102,7 +108,7 @@ def tree_cpu(root: int | None = None) -> float:
         todo.extend(_children(pid))
     if root == os.getpid():  # this process to the nanosecond, not in clock ticks
         t = os.times()
-        return total + time.process_time() + t.children_user + t.children_system
+        return total + time.process_time() + (t.children_user + t.children_system if reaped else 0.0)
     return total + _own_and_reaped(root)
 
 

@@ -52,7 +52,7 @@ class _CostsPerSimulation(AgentBase):
 
 def test_search_agents_are_timed_at_the_probe_size_and_scaled_to_the_real_count(monkeypatch):
     clock, built = _Clock(), []
-    monkeypatch.setattr(cost, "tree_cpu", clock)
+    monkeypatch.setattr(cost, "tree_cpu", lambda **_: clock())
     monkeypatch.setattr(cost, "time", types.SimpleNamespace(process_time=clock))  # reading it costs nothing
     monkeypatch.setattr(cost, "make_agent", lambda spec, game, *, settings, **_: (
         built.append(settings) or _CostsPerSimulation(settings, clock)))
