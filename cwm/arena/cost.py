@@ -281,12 +281,23 @@ def confirm_lines(lines: Sequence[str], wall_s: float, *, yes: bool, threshold_s
                          f"{duration(threshold_s)}); rerun with --yes to start it, or {smaller}")
 
 
-def write_record(path: Path, cost: CostEstimate, elapsed_s: float) -> None:
-    """Writes ``{"estimate": ..., "elapsed_wall_s": ...}`` to ``path`` (a run's ``cost.json``)."""
+def write_record(path: Path, cost: CostEstimate, elapsed_s: float, cpu_s: float | None = None) -> None:
+    """Writes ``{"estimate": ..., "elapsed_wall_s": ..., "elapsed_cpu_s": ...}`` to ``path`` (a run's
+    ``cost.json``)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(record(cost, elapsed_s), indent=2) + "\n", encoding="utf-8")
+    path.write_text(json.dumps(record(cost, elapsed_s, cpu_s), indent=2) + "\n", encoding="utf-8")
 
 
-def record(cost: CostEstimate, elapsed_s: float) -> dict[str, JSON]:
-    """The estimate beside the real wall time, as a run record holds them."""
-    return {"estimate": cost.to_json(), "elapsed_wall_s": elapsed_s}
+def record(cost: CostEstimate, elapsed_s: float, cpu_s: float | None = None) -> dict[str, JSON]:
+    """The estimate beside the real wall time and, when measured (``run_cpu``), the real CPU time, as a run
+    record holds them."""
+    out: dict[str, JSON] = {"estimate": cost.to_json(), "elapsed_wall_s": elapsed_s}
+    if cpu_s is not None:
+        out["elapsed_cpu_s"] = cpu_s
+    return out
+
+
+def run_cpu() -> float:
+    """CPU seconds of this process and all its descendants, reaped ones included: two readings around a run
+    give the CPU it used, which the estimate's ``cpu_s`` projects."""
+    return tree_cpu()

@@ -134,3 +134,4 @@ def test_cwm_arena_prints_the_estimate_and_records_it_with_the_real_time(tmp_pat
     assert "cost estimate: per move random" in capsys.readouterr().err
     record = json.loads((out / "cost.json").read_text())
     assert record["estimate"]["matches"] == 4 and record["elapsed_wall_s"] > 0
+    assert record["elapsed_cpu_s"] > 0  # the run's CPU, beside the estimate's cpu_s
