@@ -1,7 +1,9 @@
 """ISMCTS speed on a synthesized-style Leduc model with its inference function, against OpenSpiel's Python
 ISMCTSBot on the C++ game, at equal settings (simulations, rollouts per leaf, UCT constant 2).
 
-Simulations per second of one move's search, best of --repeats, at two Leduc decisions (right after the
+Simulations per CPU second (of this process and every process under it, ``cwm.sandbox.watch.tree_cpu``: the
+contained bundle's worker included; wall time would measure the machine's load and the worker's scheduling)
+of one move's search, best of --repeats, at two Leduc decisions (right after the
 deal, and in round 2 after some betting), for
   * OpenSpiel's Python ISMCTSBot on the C++ leduc_poker, resampling with ``resample_from_infostate`` (the
     baseline of every ratio);
@@ -25,7 +27,6 @@ import cProfile
 import math
 import pstats
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -42,6 +43,7 @@ from cwm.contract import INFERENCE_API
 from cwm.games import trajectories
 from cwm.sandbox import load_source
 from cwm.sandbox.budget import call_budget
+from cwm.sandbox.watch import tree_cpu
 from planners import ISMCTS
 from planners.config import SearchConfig
 
@@ -50,13 +52,14 @@ STATES = {"after the deal": [0, 3], "round 2, after betting": [0, 3, 2, 1, 4, 2]
 
 
 def best_rates(searches: dict[str, Callable[[], object]], sims: int, repeats: int) -> dict[str, float]:
-    """Simulations per second of each search, best of ``repeats``, the searches taking turns in each repeat."""
+    """Simulations per CPU second (this process and its descendants) of each search, best of ``repeats``, the
+    searches taking turns in each repeat."""
     best = dict.fromkeys(searches, math.inf)
     for _ in range(repeats):
         for name, search in searches.items():
-            start = time.perf_counter()
+            start = tree_cpu()
             search()
-            best[name] = min(best[name], time.perf_counter() - start)
+            best[name] = min(best[name], tree_cpu() - start)
     return {name: sims / t for name, t in best.items()}
 
 
