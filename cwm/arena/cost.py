@@ -1,7 +1,8 @@
 """The cost of a tournament before it runs: a few timed moves of each agent, projected onto every match.
 
 Each agent is built once (as a worker would build it) and timed on decision states spread over a random
-game, after one untimed warm-up move (a CWM agent's planning worker starts on its first move). Search
+game, after one warm-up move (a CWM agent's planning worker starts on its first move): what the warm-up
+cost beyond a move is the agent's start, counted once per match it plays. Search
 agents are timed at ``PROBE_SIMULATIONS`` simulations and scaled linearly to the real count (a search's
 time is its simulations times the cost of one, the rollouts); a match's length is the mean number of
 decisions of ``PROBE_GAMES`` random games. Planned play is often longer or shorter than random play, so
@@ -60,6 +61,7 @@ class CostEstimate:
         lower bound, which ``lines`` does not print as a total).
       workers: the executor's parallel workers (a Ray cluster: this machine's CPU count, as a stand-in).
       untimed: agent label -> why it could not be timed (it could not be built, or a probe move failed).
+      start_s: agent label -> CPU seconds its start costs, once per match (a CWM agent's worker).
     """
 
     per_move_s: dict[str, float | None]
@@ -68,6 +70,7 @@ class CostEstimate:
     cpu_s: float
     workers: int
     untimed: dict[str, str] = dataclasses.field(default_factory=dict)
+    start_s: dict[str, float] = dataclasses.field(default_factory=dict)
 
     @property
     def wall_s(self) -> float:
@@ -157,13 +160,18 @@ def estimate(jobs: Sequence[MatchJob], *, workers: int, seed: int = 0) -> CostEs
     builds = dict(pair for job in jobs for pair in zip(job.seats, job.builds or job.seats))
     per_move: dict[str, float | None] = {}
     untimed: dict[str, str] = {}
+    start: dict[str, float] = {}
     for label, build in builds.items():
         try:
-            per_move[label] = time_moves(build, game, jobs[0], states, seed=seed)
+            timing = time_moves(build, game, jobs[0], states, seed=seed)
         except Untimed as e:
             per_move[label], untimed[label] = None, str(e)
-    cpu = sum(length / len(job.seats) * sum(per_move[s] or 0.0 for s in job.seats) for job in jobs)
-    return CostEstimate(per_move, length, len(jobs), cpu, workers, untimed)
+        else:
+            per_move[label] = None if timing is None else timing[0]
+            start[label] = 0.0 if timing is None else timing[1]
+    cpu = sum(length / len(job.seats) * sum(per_move[s] or 0.0 for s in job.seats)
+              + sum(start.get(s, 0.0) for s in job.seats) for job in jobs)
+    return CostEstimate(per_move, length, len(jobs), cpu, workers, untimed, start)
 
 
 class Untimed(Exception):
@@ -194,10 +202,12 @@ def decision_states(game: pyspiel.Game, rng: np.random.Generator) -> list[pyspie
     return found
 
 
-def time_moves(build: str, game: str, job: MatchJob, states: Sequence[pyspiel.State], *, seed: int = 0) -> float | None:
-    """CPU seconds per move of the agent ``build`` names at ``job``'s settings (``None`` for an LLM agent):
-    one warm-up move, then the rest of ``states`` timed in CPU time of this process and its descendants
-    (``tree_cpu``), scaled from ``PROBE_SIMULATIONS`` to the real count.
+def time_moves(build: str, game: str, job: MatchJob, states: Sequence[pyspiel.State], *,
+               seed: int = 0) -> tuple[float, float] | None:
+    """CPU seconds per move of the agent ``build`` names at ``job``'s settings, and of its start (``None`` for
+    an LLM agent): one warm-up move, then the rest of ``states`` timed in CPU time of this process and its
+    descendants (``tree_cpu``), scaled from ``PROBE_SIMULATIONS`` to the real count; the start is what the
+    warm-up move cost beyond a move at the probe's size.
 
     Raises:
       Untimed: the agent could not be built, or a probe move failed (the match itself will report it).
@@ -216,7 +226,9 @@ def time_moves(build: str, game: str, job: MatchJob, states: Sequence[pyspiel.St
     except Exception as e:  # an agent that cannot be built is the tournament's to report, with its reason
         raise Untimed(f"it could not be built ({_first_line(e)})") from None
     try:
+        warm_up = _Meter()
         agent.step(states[0].clone())
+        warm_up_s = warm_up.used()
         timed, meter = states[1:] or states, _Meter()
         while meter.moves < PROBE_MOVES or (meter.used() < PROBE_CPU_S and meter.moves < PROBE_MOST):
             agent.step(timed[meter.moves % len(timed)].clone())
@@ -224,7 +236,8 @@ def time_moves(build: str, game: str, job: MatchJob, states: Sequence[pyspiel.St
     except Exception as e:  # LLM-written model code may fail; the match will score it
         raise Untimed(f"a probe move failed ({_first_line(e)})") from None
     else:
-        return meter.used() / meter.moves * scale
+        probe_move = meter.used() / meter.moves
+        return probe_move * scale, max(0.0, warm_up_s - probe_move)
     finally:
         agent.close()
 
