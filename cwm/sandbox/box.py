@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any, Literal
 from cwm.sandbox.gate import ALLOWED_IMPORTS, FORBIDDEN_NAMES, static_gate
 from cwm.sandbox.launch import SandboxError, Zygote, bwrap_available, scrubbed_env
 from cwm.sandbox.layers import warn_once_without_seccomp
-from cwm.sandbox.watch import wall_ceiling
 from cwm.sandbox.session import SESSION_LIMITS, Session
 from cwm.sandbox.verdicts import (  # noqa: F401  (the job names and verdicts are the box's public API too)
     CALL_JOB,
@@ -42,6 +41,7 @@ from cwm.sandbox.verdicts import (  # noqa: F401  (the job names and verdicts ar
     JobResult,
     Limits,
 )
+from cwm.sandbox.watch import wall_ceiling
 from cwm.text import clean
 from cwm.types import JSON, TEXT_LIMIT, CheckReport, ClosedTrajectory, Trajectory, UsageError, error_report
 

@@ -213,8 +213,8 @@ def _verdict(why: str, status: int, request: dict[str, Any]) -> dict[str, JSON]:
         return _msg("timeout", f"the job stopped working (asleep for "
                                f"{min(limits['wall_s'], SLEEP_ALLOWANCE_S):g} s) and was killed")
     if why == "wall":
-        return _msg("timeout", f"the job got almost no CPU time (under 2% of a core) for longer than its "
-                               f"wall-clock backstop and was killed")
+        return _msg("timeout", "the job got almost no CPU time (under 2% of a core) for longer than its "
+                               "wall-clock backstop and was killed")
     if why == "size":
         return _msg("error", f"the job's result was larger than {RESULT_CAP_BYTES >> 20} MB")
     if why == "malformed":
