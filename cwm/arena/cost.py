@@ -1,8 +1,9 @@
 """The cost of a tournament before it runs: a few timed moves of each agent, projected onto every match.
 
 Each agent is built once (as a worker would build it) and timed on decision states spread over a random
-game, after one warm-up move (a CWM agent's planning worker starts on its first move): what the warm-up
-cost beyond a move is the agent's start, counted once per match it plays. Search
+game, after two warm-up moves: the first starts what an agent starts once per executor worker (a CWM
+agent's sandbox), the second, after a ``reset``, what it starts once per match (its planning worker); what
+each cost beyond a move is counted that often. Search
 agents are timed at ``PROBE_SIMULATIONS`` simulations and scaled linearly to the real count (a search's
 time is its simulations times the cost of one, the rollouts); a match's length is the mean number of
 decisions of ``PROBE_GAMES`` random games. Planned play is often longer or shorter than random play, so
@@ -61,7 +62,8 @@ class CostEstimate:
         lower bound, which ``lines`` does not print as a total).
       workers: the executor's parallel workers (a Ray cluster: this machine's CPU count, as a stand-in).
       untimed: agent label -> why it could not be timed (it could not be built, or a probe move failed).
-      start_s: agent label -> CPU seconds its start costs, once per match (a CWM agent's worker).
+      start_s: agent label -> CPU seconds its start costs, once per match (a CWM agent's planning worker).
+      once_s: agent label -> CPU seconds it costs once per executor worker it plays on (a CWM agent's sandbox).
     """
 
     per_move_s: dict[str, float | None]
@@ -71,6 +73,7 @@ class CostEstimate:
     workers: int
     untimed: dict[str, str] = dataclasses.field(default_factory=dict)
     start_s: dict[str, float] = dataclasses.field(default_factory=dict)
+    once_s: dict[str, float] = dataclasses.field(default_factory=dict)
 
     @property
     def wall_s(self) -> float:
@@ -160,18 +163,31 @@ def estimate(jobs: Sequence[MatchJob], *, workers: int, seed: int = 0) -> CostEs
     builds = dict(pair for job in jobs for pair in zip(job.seats, job.builds or job.seats))
     per_move: dict[str, float | None] = {}
     untimed: dict[str, str] = {}
-    start: dict[str, float] = {}
+    timings: dict[str, Timing] = {}
     for label, build in builds.items():
         try:
             timing = time_moves(build, game, jobs[0], states, seed=seed)
         except Untimed as e:
             per_move[label], untimed[label] = None, str(e)
         else:
-            per_move[label] = None if timing is None else timing[0]
-            start[label] = 0.0 if timing is None else timing[1]
+            per_move[label] = None if timing is None else timing.per_move_s
+            timings[label] = timing or Timing(0.0, 0.0, 0.0)
     cpu = sum(length / len(job.seats) * sum(per_move[s] or 0.0 for s in job.seats)
-              + sum(start.get(s, 0.0) for s in job.seats) for job in jobs)
-    return CostEstimate(per_move, length, len(jobs), cpu, workers, untimed, start)
+              + sum(timings[s].start_s for s in job.seats if s in timings) for job in jobs)
+    for label, timing in timings.items():  # each executor worker that plays the agent starts it once
+        cpu += timing.once_s * min(workers, sum(label in job.seats for job in jobs))
+    return CostEstimate(per_move, length, len(jobs), cpu, workers, untimed,
+                        {label: t.start_s for label, t in timings.items()},
+                        {label: t.once_s for label, t in timings.items()})
+
+
+@dataclasses.dataclass(frozen=True)
+class Timing:
+    """An agent's probe: CPU seconds per move, per match (its start), and per executor worker (once)."""
+
+    per_move_s: float
+    start_s: float
+    once_s: float
 
 
 class Untimed(Exception):
@@ -203,11 +219,11 @@ def decision_states(game: pyspiel.Game, rng: np.random.Generator) -> list[pyspie
 
 
 def time_moves(build: str, game: str, job: MatchJob, states: Sequence[pyspiel.State], *,
-               seed: int = 0) -> tuple[float, float] | None:
-    """CPU seconds per move of the agent ``build`` names at ``job``'s settings, and of its start (``None`` for
-    an LLM agent): one warm-up move, then the rest of ``states`` timed in CPU time of this process and its
-    descendants (``tree_cpu``), scaled from ``PROBE_SIMULATIONS`` to the real count; the start is what the
-    warm-up move cost beyond a move at the probe's size.
+               seed: int = 0) -> Timing | None:
+    """The CPU cost of the agent ``build`` names at ``job``'s settings (``None`` for an LLM agent), in CPU
+    time of this process and its descendants (``tree_cpu``): per move, timed on the rest of ``states`` and
+    scaled from ``PROBE_SIMULATIONS`` to the real count; per match and once, what the two warm-up moves
+    cost beyond a move at the probe's size (module docstring).
 
     Raises:
       Untimed: the agent could not be built, or a probe move failed (the match itself will report it).
@@ -226,20 +242,29 @@ def time_moves(build: str, game: str, job: MatchJob, states: Sequence[pyspiel.St
     except Exception as e:  # an agent that cannot be built is the tournament's to report, with its reason
         raise Untimed(f"it could not be built ({_first_line(e)})") from None
     try:
-        warm_up = _Meter()
-        agent.step(states[0].clone())
-        warm_up_s = warm_up.used()
-        timed, meter = states[1:] or states, _Meter()
-        while meter.moves < PROBE_MOVES or (meter.used() < PROBE_CPU_S and meter.moves < PROBE_MOST):
-            agent.step(timed[meter.moves % len(timed)].clone())
-            meter.moves += 1
+        first, again, probe_move = _probe(agent, states)
     except Exception as e:  # LLM-written model code may fail; the match will score it
         raise Untimed(f"a probe move failed ({_first_line(e)})") from None
-    else:
-        probe_move = meter.used() / meter.moves
-        return probe_move * scale, max(0.0, warm_up_s - probe_move)
     finally:
         agent.close()
+    return Timing(probe_move * scale, max(0.0, again - probe_move), max(0.0, first - again))
+
+
+def _probe(agent: Any, states: Sequence[pyspiel.State]) -> tuple[float, float, float]:
+    """CPU seconds of the agent's first move, of its first move after a ``reset`` (a new match), and per
+    move after that (at least ``PROBE_MOVES``, more until ``PROBE_CPU_S`` is used, at most ``PROBE_MOST``)."""
+    costs = []
+    for _ in range(2):
+        meter = _Meter()
+        agent.step(states[0].clone())
+        costs.append(meter.used())
+        agent.reset()
+    agent.step(states[0].clone())  # the match has started: what follows is moves only
+    timed, meter = states[1:] or states, _Meter()
+    while meter.moves < PROBE_MOVES or (meter.used() < PROBE_CPU_S and meter.moves < PROBE_MOST):
+        agent.step(timed[meter.moves % len(timed)].clone())
+        meter.moves += 1
+    return costs[0], costs[1], meter.used() / meter.moves
 
 
 class _Meter:

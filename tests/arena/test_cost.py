@@ -25,7 +25,9 @@ def test_the_projection_is_the_timed_moves_times_the_moves_of_every_match():
     assert set(est.per_move_s) == {"random", "gt-mcts"}
     assert est.per_move_s["gt-mcts"] > 10 * est.per_move_s["random"]  # a search costs more than a random draw
     per_match = est.moves_per_match / 2 * (est.per_move_s["random"] + est.per_move_s["gt-mcts"])
-    assert est.cpu_s == pytest.approx(6 * (per_match + est.start_s["random"] + est.start_s["gt-mcts"]))
+    starts = est.start_s["random"] + est.start_s["gt-mcts"]
+    once = 2 * (est.once_s["random"] + est.once_s["gt-mcts"])  # each of the 2 workers starts each agent once
+    assert est.cpu_s == pytest.approx(6 * (per_match + starts) + once)
     assert est.wall_s == pytest.approx(est.cpu_s / 2) and est.wall_on(64) == pytest.approx(est.cpu_s / 6)
 
 
@@ -61,32 +63,40 @@ def test_search_agents_are_timed_at_the_probe_size_and_scaled_to_the_real_count(
     assert {s.search.num_simulations for s in built} == {cost.PROBE_SIMULATIONS, 1000}  # random is not scaled
     assert est.per_move_s["gt-mcts"] == pytest.approx(0.1)  # 10 ms at 100 simulations, times 10
     assert est.per_move_s["random"] == pytest.approx(0.1)  # built at the real count, timed as it is
-    assert est.start_s == {"random": 0.0, "gt-mcts": 0.0}  # the warm-up move cost what a move costs
+    assert est.start_s == pytest.approx({"random": 0.0, "gt-mcts": 0.0})  # the warm-up moves cost what a move costs
+    assert est.once_s == pytest.approx({"random": 0.0, "gt-mcts": 0.0})
 
 
 class _StartsSlowly(_CostsPerSimulation):
-    """Its first move costs 0.5 s more (a worker starting), on the fake clock."""
+    """On the fake clock: its first move in a match costs 0.5 s more (a worker starting), and its very first
+    move 0.25 s more again (a sandbox starting, once per process)."""
 
     def __init__(self, settings, clock):
         super().__init__(settings, clock)
+        self.started, self.matches = False, 0
+
+    def reset(self):
         self.started = False
 
     def step(self, state):
         if not self.started:
-            self.started, self.clock.now = True, self.clock.now + 0.5
+            self.started, self.clock.now = True, self.clock.now + 0.5 + (0.25 if self.matches == 0 else 0.0)
+            self.matches += 1
         return super().step(state)
 
 
-def test_an_agents_start_is_counted_once_per_match(monkeypatch):
+def test_an_agents_start_is_counted_once_per_match_and_its_setup_once_per_worker(monkeypatch):
     clock = _Clock()
     monkeypatch.setattr(cost, "tree_cpu", lambda **_: clock())
     monkeypatch.setattr(cost, "time", types.SimpleNamespace(process_time=clock))
     monkeypatch.setattr(cost, "make_agent", lambda spec, game, *, settings, **_: (
         _StartsSlowly if spec == "gt-mcts" else _CostsPerSimulation)(settings, clock))
-    est = cost.estimate_tournament("connect_four", ["random", "gt-mcts"], TournamentPlan(matches=2, settings=FAST))
+    est = cost.estimate_tournament("connect_four", ["random", "gt-mcts"], TournamentPlan(matches=2, settings=FAST),
+                                   executor="local:3")
     assert est.start_s == pytest.approx({"random": 0.0, "gt-mcts": 0.5})
+    assert est.once_s == pytest.approx({"random": 0.0, "gt-mcts": 0.25})
     moves = est.moves_per_match / 2 * (est.per_move_s["random"] + est.per_move_s["gt-mcts"])
-    assert est.cpu_s == pytest.approx(4 * (moves + 0.5))  # 4 matches, the slow starter in each
+    assert est.cpu_s == pytest.approx(4 * (moves + 0.5) + 3 * 0.25)  # 4 matches; 3 workers start it once each
 
 
 def test_matches_already_recorded_are_not_counted(tmp_path):
