@@ -36,7 +36,7 @@ from cwm import games
 from cwm.agents.specs import make_agent, parse_agent_spec
 from cwm.arena.plan import TournamentPlan, plan_from, plan_jobs
 from cwm.arena.types import MatchJob
-from cwm.sandbox.watch import tree_cpu
+from cwm.sandbox.watch import TreeSampler, tree_cpu
 from cwm.types import JSON, UsageError
 
 PROBE_SIMULATIONS = 100  # simulations per timed move; the real count scales the time linearly
@@ -327,7 +327,7 @@ def write_record(path: Path, cost: CostEstimate, elapsed_s: float, cpu_s: float 
 
 
 def record(cost: CostEstimate, elapsed_s: float, cpu_s: float | None = None) -> dict[str, JSON]:
-    """The estimate beside the real wall time and, when measured (``run_cpu``), the real CPU time, as a run
+    """The estimate beside the real wall time and, when measured (``cpu_meter``), the real CPU time, as a run
     record holds them."""
     out: dict[str, JSON] = {"estimate": cost.to_json(), "elapsed_wall_s": elapsed_s}
     if cpu_s is not None:
@@ -335,7 +335,8 @@ def record(cost: CostEstimate, elapsed_s: float, cpu_s: float | None = None) -> 
     return out
 
 
-def run_cpu() -> float:
-    """CPU seconds of this process and all its descendants, reaped ones included: two readings around a run
-    give the CPU it used, which the estimate's ``cpu_s`` projects."""
-    return tree_cpu()
+def cpu_meter() -> TreeSampler:
+    """Measures the CPU time a run uses, which the estimate's ``cpu_s`` projects: this process and every
+    process under it (pool workers, their sandboxes and planning workers, which end unreaped inside their
+    namespaces), sampled every 0.1 s (``cwm.sandbox.watch.TreeSampler``)."""
+    return TreeSampler()

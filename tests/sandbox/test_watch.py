@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from cwm.sandbox.watch import MIN_SHARE, POLL_S, Watch, cpu_and_state, wall_backstop, wall_ceiling
+from cwm.sandbox.watch import MIN_SHARE, POLL_S, Watch, cpu_and_state, tree_cpu, wall_backstop, wall_ceiling
 
 
 @pytest.mark.parametrize(("cpu_used", "elapsed", "expected"), [
@@ -109,3 +109,20 @@ def _descendants(pid: int) -> list[int]:
             except OSError:
                 continue
     return found
+
+
+def test_the_tree_sampler_counts_a_grandchild_that_no_one_here_reaps() -> None:
+    from cwm.sandbox.watch import TreeSampler
+
+    # the grandchild spins 0.4 s of CPU; its parent waits for it, then ends it unreaped (as a sandbox's
+    # namespace does): no reading of this process's reaped children could see that CPU
+    grandchild = ("import time\nend = time.process_time() + 0.4\nwhile time.process_time() < end:\n    pass\n"
+                  "print('spun', flush=True)\ntime.sleep(600)\n")
+    parent = ("import os, signal, subprocess, sys, time\n"
+              f"q = subprocess.Popen([sys.executable, '-c', {grandchild!r}], stdout=subprocess.PIPE)\n"
+              "q.stdout.readline()\ntime.sleep(0.3)\nos.kill(q.pid, signal.SIGKILL)\nos._exit(0)\n")
+    before = tree_cpu()
+    with TreeSampler(interval=0.05) as sampler:
+        _spawn(parent).wait()
+    assert sampler.cpu_s() >= 0.4
+    assert tree_cpu() - before < 0.4  # what reaped children's times hold: the grandchild is not there
