@@ -72,6 +72,16 @@ class Watch:
         self.start = time.monotonic()
         self.cpu0 = cpu_and_state(pid)[0]
         self.asleep = 0.0
+        self._next = self.start + POLL_S
+
+    def due(self) -> str | None:
+        """``over()`` when ``POLL_S`` has passed since the last look, else ``None``: a reader calls it after
+        every wait or chunk, so a child that keeps writing is watched as closely as one that is silent."""
+        now = time.monotonic()
+        if now < self._next:
+            return None
+        self._next = now + POLL_S
+        return self.over()
 
     def over(self) -> str | None:
         """``"cpu"``, ``"asleep"`` or ``"wall"`` when the child must be killed now, else ``None``; called about

@@ -186,16 +186,14 @@ def wait_answer(fd: int, secret: bytes, watch: Watch) -> tuple[bytes, str]:
                 return _killed(pid, "size")
             if len(buf) >= head + size:
                 return bytes(buf[head:head + size]), "done"
-        ready = select.select([fd], [], [], POLL_S)[0]
-        if ready:
+        over = watch.due()
+        if over is not None:
+            return _killed(pid, over)
+        if select.select([fd], [], [], POLL_S)[0]:
             chunk = os.read(fd, 1 << 20)
             if not chunk:
                 return b"", "eof"
             buf += chunk
-            continue
-        over = watch.over()
-        if over is not None:
-            return _killed(pid, over)
 
 
 def opening_watch(pid: int, limits: dict[str, Any]) -> Watch:

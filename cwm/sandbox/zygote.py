@@ -176,11 +176,11 @@ def _collect(fd: int, watch: Watch, secret: bytes) -> tuple[bytes, str]:
                 return b"", "size"
             if len(buf) >= head + size:
                 return bytes(buf[head:head + size]), "done"
+        over = watch.due()
+        if over is not None:
+            _kill(watch.pid)
+            return b"", over
         if not select.select([fd], [], [], POLL_S)[0]:
-            over = watch.over()
-            if over is not None:
-                _kill(watch.pid)
-                return b"", over
             continue
         chunk = os.read(fd, 1 << 20)
         if not chunk:
