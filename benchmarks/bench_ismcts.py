@@ -1,7 +1,9 @@
 """ISMCTS speed on a synthesized-style Leduc model with its inference function, against OpenSpiel's Python
 ISMCTSBot on the C++ game, at equal settings (simulations, rollouts per leaf, UCT constant 2).
 
-Simulations per second of one move's search, best of --repeats, at two Leduc decisions (right after the
+Simulations per CPU second (of this process and every process under it, ``cwm.sandbox.watch.tree_cpu``: the
+contained bundle's worker included; wall time would measure the machine's load and the worker's scheduling)
+of one move's search, best of --repeats, at two Leduc decisions (right after the
 deal, and in round 2 after some betting), for
   * OpenSpiel's Python ISMCTSBot on the C++ leduc_poker, resampling with ``resample_from_infostate`` (the
     baseline of every ratio);
@@ -25,7 +27,6 @@ import cProfile
 import math
 import pstats
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -42,6 +43,7 @@ from cwm.contract import INFERENCE_API
 from cwm.games import trajectories
 from cwm.sandbox import load_source
 from cwm.sandbox.budget import call_budget
+from cwm.sandbox.watch import tree_cpu
 from planners import ISMCTS
 from planners.config import SearchConfig
 
@@ -50,14 +52,23 @@ STATES = {"after the deal": [0, 3], "round 2, after betting": [0, 3, 2, 1, 4, 2]
 
 
 def best_rates(searches: dict[str, Callable[[], object]], sims: int, repeats: int) -> dict[str, float]:
-    """Simulations per second of each search, best of ``repeats``, the searches taking turns in each repeat."""
+    """Simulations per CPU second (this process and its descendants) of each search, best of ``repeats``, the
+    searches taking turns in each repeat."""
     best = dict.fromkeys(searches, math.inf)
     for _ in range(repeats):
         for name, search in searches.items():
-            start = time.perf_counter()
-            search()
-            best[name] = min(best[name], time.perf_counter() - start)
+            best[name] = min(best[name], _cpu_per_call(search))
     return {name: sims / t for name, t in best.items()}
+
+
+def _cpu_per_call(search: Callable[[], object], at_least_s: float = 0.2) -> float:
+    """CPU seconds per call of ``search``, called until the calls used ``at_least_s``: a sandboxed worker's CPU
+    is read in clock ticks (10 ms), too coarse for one small search."""
+    calls, start = 0, tree_cpu()
+    while calls == 0 or tree_cpu() - start < at_least_s:
+        search()
+        calls += 1
+    return (tree_cpu() - start) / calls
 
 
 def openspiel_bot(game: pyspiel.Game, sims: int, rollouts: int) -> os_ismcts.ISMCTSBot:

@@ -1,6 +1,8 @@
 """MCTS speed (and, with --strength, playing strength) against OpenSpiel's Python and C++ MCTS, in one run.
 
-Speed: simulations per second from the initial state at 1,000 simulations, best of --repeats (solvers off
+Speed: simulations per CPU second (of this process and every process under it, ``cwm.sandbox.watch.tree_cpu``:
+wall time would measure the machine's load too) from the initial state at 1,000 simulations, best of
+--repeats (solvers off
 on both sides, so that all run exactly the same algorithm and none stops early), for
   * ours (planners.MCTS) on the C++ ground truth,
   * OpenSpiel's Python MCTSBot on the same game,
@@ -38,6 +40,7 @@ from cwm.agents import MCTSAgent, RandomAgent
 from cwm.arena import play_match
 from cwm.sandbox import load_source
 from cwm.sandbox.budget import call_budget
+from cwm.sandbox.watch import tree_cpu
 from planners import ISMCTS, MCTS
 from planners.config import SearchConfig
 
@@ -45,15 +48,23 @@ MODEL = Path(__file__).resolve().parent.parent / "tests" / "data" / "planners" /
 
 
 def best_rates(searches: dict[str, Callable[[], object]], sims: int, repeats: int) -> dict[str, float]:
-    """Simulations per second of each search, best of ``repeats``; the engines take turns in every repeat so
-    that load from other processes on a shared machine hits them alike."""
+    """Simulations per CPU second (this process and its descendants) of each search, best of ``repeats``; the
+    engines take turns in every repeat."""
     best = dict.fromkeys(searches, math.inf)
     for _ in range(repeats):
         for name, search in searches.items():
-            start = time.perf_counter()
-            search()
-            best[name] = min(best[name], time.perf_counter() - start)
+            best[name] = min(best[name], _cpu_per_call(search))
     return {name: sims / t for name, t in best.items()}
+
+
+def _cpu_per_call(search: Callable[[], object], at_least_s: float = 0.2) -> float:
+    """CPU seconds per call of ``search``, called until the calls used ``at_least_s``: a sandboxed worker's CPU
+    is read in clock ticks (10 ms), too coarse for one small search."""
+    calls, start = 0, tree_cpu()
+    while calls == 0 or tree_cpu() - start < at_least_s:
+        search()
+        calls += 1
+    return (tree_cpu() - start) / calls
 
 
 def python_bot(game: pyspiel.Game, sims: int, rollouts: int, *, solve: bool, seed: int = 0) -> os_mcts.MCTSBot:
@@ -123,20 +134,20 @@ def speed(args: argparse.Namespace) -> None:
 
 
 def model_seconds_per_simulation(module: object, codec: model.ActionCodec, args: argparse.Namespace) -> float:
-    """Seconds the model's own functions run per simulation of our search (best of ``--repeats``), timed
-    call by call through a guard, less the clock's own cost per call:
+    """CPU seconds the model's own functions run per simulation of our search (best of ``--repeats``), timed
+    call by call (``time.process_time``) through a guard, less the clock's own cost per call:
     the floor under any search that plans on this model."""
     spent, calls = [0.0], [0]
 
     def timing(fn: Callable[..., object], *fn_args: object) -> object:
         calls[0] += 1
-        start = time.perf_counter()
+        start = time.process_time()
         try:
             return fn(*fn_args)
         finally:
-            spent[0] += time.perf_counter() - start
+            spent[0] += time.process_time() - start
 
-    clock = time.perf_counter
+    clock = time.process_time
     empty = 0.0
     for _ in range(100_000):  # what timing adds to each call: the clock reads around nothing
         start = clock()

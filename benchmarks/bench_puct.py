@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import tempfile
-import time
 from pathlib import Path
 
 from cwm import arena, games
@@ -23,6 +22,7 @@ from cwm.agents.ppo import PUCTAgent, ppo_puct
 from cwm.bundle.policy import load_policy
 from cwm.contract import ENCODER_API
 from cwm.model import ActionCodec, WorldModel, load_source
+from cwm.sandbox.watch import tree_cpu
 from planners.config import SearchConfig
 
 REFERENCE = Path(__file__).resolve().parent.parent / "tests" / "data" / "reference"
@@ -30,15 +30,15 @@ GAME = "tic_tac_toe"
 
 
 class _Timed:
-    """An agent wrapper that adds up its think time."""
+    """An agent wrapper that adds up its think time, in CPU seconds of this process and its descendants."""
 
     def __init__(self, agent: object):
         self.agent, self.seconds, self.moves = agent, 0.0, 0
 
     def step(self, state: object) -> int:
-        start = time.perf_counter()
+        start = tree_cpu()
         action = self.agent.step(state)  # type: ignore[attr-defined]
-        self.seconds += time.perf_counter() - start
+        self.seconds += tree_cpu() - start
         self.moves += 1
         return int(action)
 

@@ -6,6 +6,9 @@ loopback addresses (``cwm.executors.ray_local``). It prints matches per second o
 how many nodes the Ray matches ran on, and whether both runs played the same matches. The cluster's
 start-up is timed apart and left out of its throughput (a real cluster is started once for many runs).
 The pool plays first unless ``--ray-first``: on a shared machine the load drifts between the two.
+Throughput is measured in wall time, unlike the other benchmarks (CPU time): it compares two executors at
+equal cores, and the Ray nodes' processes run outside this process's tree, where its CPU could not be
+counted; run it on an otherwise idle machine.
 
     python benchmarks/bench_ray.py [--game connect_four] [--agents gt-mcts,gt-mcts-py] [--sims 100]
                                    [--matches 8] [--cores 2] [--ray-first]

@@ -7,8 +7,9 @@ Plays the same positions (the first moves of a few seeded random tic-tac-toe gam
   * in-process, bare: the same without the per-call budget (the floor: the search alone),
   * worker: ``WorkerAgent``, the model in a sandbox session (no per-call guard: the move's CPU budget is
     timed from outside),
-at 1,000 simulations per move, taking turns position by position, best of --repeats, wall clock (the
-worker's search runs in another process). Prints seconds per move and the ratios, and what starting a
+at 1,000 simulations per move, taking turns position by position, best of --repeats, in CPU seconds of this
+process and every process under it (``cwm.sandbox.watch.tree_cpu``: the worker's search runs in another
+process, and wall time would measure the machine's load). Prints seconds per move and the ratios, and what starting a
 worker costs once per match (fork, loading the model, the first message).
 
     python benchmarks/bench_worker.py [--sims 1000] [--rollouts 1 10] [--repeats 5]
@@ -18,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import time
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +29,7 @@ from cwm.agents import CWMAgent
 from cwm.agents.worker import WorkerAgent
 from cwm.sandbox import load_source
 from cwm.sandbox.budget import call_budget
+from cwm.sandbox.watch import tree_cpu
 from planners import SearchConfig
 
 MODEL = Path(__file__).resolve().parent.parent / "tests" / "data" / "planners" / "ttt_model.py"
@@ -72,14 +73,14 @@ def main() -> None:
                 for name, agent in (("guarded", guarded), ("bare", bare), ("worker", worker)):
                     if name == "worker":  # a fresh worker per position, started before the clock runs
                         worker.reset()
-                        t0 = time.perf_counter()
+                        t0 = tree_cpu()
                         worker._open()
-                        start_costs.append(time.perf_counter() - t0)
+                        start_costs.append(tree_cpu() - t0)
                     else:
                         agent.reset()
-                    t0 = time.perf_counter()
+                    t0 = tree_cpu()
                     agent.step(state.clone())
-                    best[name][i] = min(best[name][i], time.perf_counter() - t0)
+                    best[name][i] = min(best[name][i], tree_cpu() - t0)
         worker.close()
         per_move = {k: sum(v) / len(v) for k, v in best.items()}
         print(f"{args.sims} simulations, {rollouts} rollout(s) per leaf, {len(states)} positions, best of "

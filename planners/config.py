@@ -54,7 +54,7 @@ class SearchConfig:
       availability_counts: ISMCTS: an action's exploration term counts the simulations in which it was
         legal, not all visits of the node (Cowling et al. 2012); off by default, as in OpenSpiel.
       seed: the search's seed when the caller passes none (agents in a tournament get one per match).
-      call_time_s: wall-clock seconds one model call may take when a model runs in-process (``--trust``);
+      call_time_s: CPU seconds (of its thread) one model call may take when a model runs in-process (``--trust``);
         hardened planning workers use the arena's per-move budget instead. Not a search setting: the
         searches never read it.
     """

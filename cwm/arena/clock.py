@@ -1,5 +1,6 @@
-"""How long a move may take in a match: a CPU-time limit per move (``ITIMER_PROF``) and a hard wall clock
-(``cwm.sandbox.worker.hard_wall``), and the typed timeout a move over either forfeits with."""
+"""How long a move may take in a match: a CPU-time limit per move (``ITIMER_PROF``) that decides, a wall-clock
+backstop that grows with the machine's load (``cwm.sandbox.watch.wall_backstop``, never before
+``cwm.sandbox.worker.hard_wall``), and the typed timeout a move over either forfeits with."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import numpy as np
 import pyspiel
 
 from cwm.agents.base import Agent, AgentError, IllegalMoveError
+from cwm.sandbox.watch import wall_backstop, wall_ceiling
 from cwm.sandbox.worker import hard_wall
 
 
@@ -50,22 +52,34 @@ def agent_move(agent: Agent, state: pyspiel.State, limit: float | None) -> int:
 
 def _overrun(limit: float | None, fired: list[str]) -> str:
     if fired and fired[0] == "wall":
-        return f"the move did not finish within the hard wall-clock limit of {hard_wall(limit or 0):g} s"
+        return (f"the move got almost no CPU time for longer than its wall-clock backstop "
+                f"({hard_wall(limit or 0):g} s to {wall_ceiling(limit or 0, floor=hard_wall(limit or 0)):g} s)")
     return f"the move used more than its limit of {limit:g} s of CPU time"
 
 
 @contextlib.contextmanager
 def _time_limit(limit: float | None, fired: list[str]) -> Iterator[None]:
     """Interrupts a move that overruns, where signals allow it (the main thread of a process): after
-    ``limit`` seconds of this process's CPU time (``ITIMER_PROF``), or at the hard wall-clock limit
-    (``hard_wall(limit)``: machine load slows a move, it does not forfeit it). Appends ``"cpu"`` or
-    ``"wall"`` to ``fired`` when a timer went off. (A CWM agent's worker runs in its own process, under its
+    ``limit`` seconds of this process's CPU time (``ITIMER_PROF``), or past the wall-clock backstop: at
+    ``hard_wall(limit)`` the wall timer looks at the CPU share the move got and, while that share says the
+    machine is busy rather than the move stuck, sets itself again for the backstop at that share
+    (``wall_backstop``): machine load slows a move, it does not forfeit it. Appends ``"cpu"`` or ``"wall"``
+    to ``fired`` when a timer went off. (A CWM agent's worker runs in its own process, under its
     own CPU budget; this timer then bounds only the wait for its answer.)"""
     if limit is None or threading.current_thread() is not threading.main_thread():
         yield
         return
 
+    wall0, cpu0 = time.monotonic(), time.process_time()
+
     def expire(signum: int, frame: Any) -> None:
+        if signum == signal.SIGALRM:
+            elapsed = time.monotonic() - wall0
+            left = wall_backstop(limit, floor=hard_wall(limit), cpu_used=time.process_time() - cpu0,
+                                 elapsed=elapsed) - elapsed
+            if left > 0:  # a busy machine, not a stuck move: wait for the backstop at the share it got
+                signal.setitimer(signal.ITIMER_REAL, left)
+                return
         fired.append("wall" if signum == signal.SIGALRM else "cpu")
         raise _MoveExpired()
 

@@ -1,15 +1,20 @@
 """The cost of a tournament before it runs: a few timed moves of each agent, projected onto every match.
 
 Each agent is built once (as a worker would build it) and timed on decision states spread over a random
-game, after one untimed warm-up move (a CWM agent's planning worker starts on its first move). Search
+game, after two warm-up moves: the first starts what an agent starts once per executor worker (a CWM
+agent's sandbox), the second, after a ``reset``, what it starts once per match (its planning worker); what
+each cost beyond a move is counted that often. Search
 agents are timed at ``PROBE_SIMULATIONS`` simulations and scaled linearly to the real count (a search's
 time is its simulations times the cost of one, the rollouts); a match's length is the mean number of
 decisions of ``PROBE_GAMES`` random games. Planned play is often longer or shorter than random play, so
 the projection says which way to expect it wrong: it is a size, not a promise.
 
-Agents are single-threaded, so one move's wall time is its CPU time; the run's wall time is its CPU time
-over the executor's workers (the process pool's size, or a Ray cluster's cores). LLM agents are not timed
-(each move is a paid call whose latency is the provider's).
+A move is timed in CPU seconds, of this process and every process under it (``cwm.sandbox.watch.tree_cpu``:
+a CWM agent's planning worker runs in a sandbox child), so the estimate does not depend on how busy the
+machine is. Agents are single-threaded, so the run's wall time is its CPU time over the executor's workers
+(the process pool's size, or a Ray cluster's cores) on an otherwise idle machine. LLM agents are not timed
+(each move is a paid call whose latency is the provider's). An agent that cannot be built or whose probe
+move fails has no cost to project: the estimate then names it and why, and gives no total.
 """
 
 from __future__ import annotations
@@ -32,10 +37,13 @@ from cwm.agents.specs import make_agent, parse_agent_spec
 from cwm.arena.plan import TournamentPlan, plan_from, plan_jobs
 from cwm.arena.types import MatchJob
 from cwm.files import RECORDS_BYTES, loads_bounded, read_bounded
+from cwm.sandbox.watch import TreeSampler, tree_cpu
 from cwm.types import JSON, UsageError
 
 PROBE_SIMULATIONS = 100  # simulations per timed move; the real count scales the time linearly
-PROBE_MOVES = 3  # timed moves per agent
+PROBE_MOVES = 3  # timed moves per agent (at least)
+PROBE_CPU_S = 0.3  # the probe moves go on, cycling over the states, until they used this much CPU time...
+PROBE_MOST = 30  # ...or made this many moves (a cheap agent is timed over more moves than clock ticks allow)
 PROBE_GAMES = 5  # random games whose mean length stands for a match's
 CONFIRM_WALL_S = 3600.0  # a run projected longer than this needs --yes
 SEARCH_KINDS = ("gt-mcts", "gt-ismcts", "gt-mcts-py", "gt-ismcts-py", "cwm", "cwm-selected")
@@ -47,12 +55,16 @@ class CostEstimate:
     """A tournament's projected cost on this machine.
 
     Attributes:
-      per_move_s: agent label -> seconds per move at the run's settings (``None``: not timed: an LLM, or an
-        agent that could not be built or failed its probe moves, which the match itself will report).
+      per_move_s: agent label -> CPU seconds per move at the run's settings (``None``: not timed: an LLM
+        agent, or one in ``untimed``).
       moves_per_match: mean decisions of a random game.
       matches: matches still to play.
-      cpu_s: projected CPU seconds of those matches (untimed agents count 0).
+      cpu_s: projected CPU seconds of those matches (LLM agents count 0; with ``untimed`` agents, only a
+        lower bound, which ``lines`` does not print as a total).
       workers: the executor's parallel workers (a Ray cluster: this machine's CPU count, as a stand-in).
+      untimed: agent label -> why it could not be timed (it could not be built, or a probe move failed).
+      start_s: agent label -> CPU seconds its start costs, once per match (a CWM agent's planning worker).
+      once_s: agent label -> CPU seconds it costs once per executor worker it plays on (a CWM agent's sandbox).
     """
 
     per_move_s: dict[str, float | None]
@@ -60,6 +72,9 @@ class CostEstimate:
     matches: int
     cpu_s: float
     workers: int
+    untimed: dict[str, str] = dataclasses.field(default_factory=dict)
+    start_s: dict[str, float] = dataclasses.field(default_factory=dict)
+    once_s: dict[str, float] = dataclasses.field(default_factory=dict)
 
     @property
     def wall_s(self) -> float:
@@ -75,7 +90,11 @@ class CostEstimate:
         moves = ", ".join(f"{label} {'not timed' if t is None else duration(t)}"
                           for label, t in self.per_move_s.items())
         ray = ", ".join(f"{n} cores {duration(self.wall_on(n))}" for n in RAY_CORES)
-        return [f"cost estimate: per move {moves}; ~{self.moves_per_match:.0f} moves a match",
+        head = f"cost estimate: per move {moves}; ~{self.moves_per_match:.0f} moves a match"
+        if self.untimed:
+            why = "; ".join(f"{label}: {reason}" for label, reason in self.untimed.items())
+            return [head, f"  {self.matches} matches: no total, as an agent could not be timed ({why})"]
+        return [head,
                 f"  {self.matches} matches: CPU {duration(self.cpu_s)}, wall {duration(self.wall_s)} on "
                 f"{self.workers} workers here (on a Ray cluster: {ray})"]
 
@@ -143,9 +162,37 @@ def estimate(jobs: Sequence[MatchJob], *, workers: int, seed: int = 0) -> CostEs
     game = jobs[0].game
     states, length = probe_states(game, seed=seed)
     builds = dict(pair for job in jobs for pair in zip(job.seats, job.builds or job.seats))
-    per_move = {label: time_moves(build, game, jobs[0], states, seed=seed) for label, build in builds.items()}
-    cpu = sum(length / len(job.seats) * sum(per_move[s] or 0.0 for s in job.seats) for job in jobs)
-    return CostEstimate(per_move, length, len(jobs), cpu, workers)
+    per_move: dict[str, float | None] = {}
+    untimed: dict[str, str] = {}
+    timings: dict[str, Timing] = {}
+    for label, build in builds.items():
+        try:
+            timing = time_moves(build, game, jobs[0], states, seed=seed)
+        except Untimed as e:
+            per_move[label], untimed[label] = None, str(e)
+        else:
+            per_move[label] = None if timing is None else timing.per_move_s
+            timings[label] = timing or Timing(0.0, 0.0, 0.0)
+    cpu = sum(length / len(job.seats) * sum(per_move[s] or 0.0 for s in job.seats)
+              + sum(timings[s].start_s for s in job.seats if s in timings) for job in jobs)
+    for label, timing in timings.items():  # each executor worker that plays the agent starts it once
+        cpu += timing.once_s * min(workers, sum(label in job.seats for job in jobs))
+    return CostEstimate(per_move, length, len(jobs), cpu, workers, untimed,
+                        {label: t.start_s for label, t in timings.items()},
+                        {label: t.once_s for label, t in timings.items()})
+
+
+@dataclasses.dataclass(frozen=True)
+class Timing:
+    """An agent's probe: CPU seconds per move, per match (its start), and per executor worker (once)."""
+
+    per_move_s: float
+    start_s: float
+    once_s: float
+
+
+class Untimed(Exception):
+    """An agent's probe moves could not be timed; the message says why (one line)."""
 
 
 def probe_states(game: str, *, seed: int = 0) -> tuple[list[pyspiel.State], float]:
@@ -172,9 +219,16 @@ def decision_states(game: pyspiel.Game, rng: np.random.Generator) -> list[pyspie
     return found
 
 
-def time_moves(build: str, game: str, job: MatchJob, states: Sequence[pyspiel.State], *, seed: int = 0) -> float | None:
-    """Seconds per move of the agent ``build`` names at ``job``'s settings (``None`` for an LLM agent): one
-    warm-up move, then the rest of ``states`` timed, scaled from ``PROBE_SIMULATIONS`` to the real count."""
+def time_moves(build: str, game: str, job: MatchJob, states: Sequence[pyspiel.State], *,
+               seed: int = 0) -> Timing | None:
+    """The CPU cost of the agent ``build`` names at ``job``'s settings (``None`` for an LLM agent), in CPU
+    time of this process and its descendants (``tree_cpu``): per move, timed on the rest of ``states`` and
+    scaled from ``PROBE_SIMULATIONS`` to the real count; per match and once, what the two warm-up moves
+    cost beyond a move at the probe's size (module docstring).
+
+    Raises:
+      Untimed: the agent could not be built, or a probe move failed (the match itself will report it).
+    """
 
     kind = parse_agent_spec(build).kind
     if kind.startswith("llm") or not states:
@@ -186,19 +240,52 @@ def time_moves(build: str, game: str, job: MatchJob, states: Sequence[pyspiel.St
         settings, scale = dataclasses.replace(settings, search=search), sims / PROBE_SIMULATIONS
     try:
         agent = make_agent(build, game, settings=settings, seed=seed, move_time_s=job.move_time_limit)
-    except Exception:  # an agent that cannot be built is the tournament's to report, with its reason
-        return None
+    except Exception as e:  # an agent that cannot be built is the tournament's to report, with its reason
+        raise Untimed(f"it could not be built ({_first_line(e)})") from None
     try:
-        agent.step(states[0].clone())
-        start = time.perf_counter()
-        for state in states[1:]:
-            agent.step(state.clone())
-    except Exception:  # LLM-written model code may fail; the match will score it, the estimate leaves it out
-        return None
-    else:
-        return (time.perf_counter() - start) / max(1, len(states) - 1) * scale
+        first, again, probe_move = _probe(agent, states)
+    except Exception as e:  # LLM-written model code may fail; the match will score it
+        raise Untimed(f"a probe move failed ({_first_line(e)})") from None
     finally:
         agent.close()
+    return Timing(probe_move * scale, max(0.0, again - probe_move), max(0.0, first - again))
+
+
+def _probe(agent: Any, states: Sequence[pyspiel.State]) -> tuple[float, float, float]:
+    """CPU seconds of the agent's first move, of its first move after a ``reset`` (a new match), and per
+    move after that (at least ``PROBE_MOVES``, more until ``PROBE_CPU_S`` is used, at most ``PROBE_MOST``)."""
+    costs = []
+    for _ in range(2):
+        meter = _Meter()
+        agent.step(states[0].clone())
+        costs.append(meter.used())
+        agent.reset()
+    agent.step(states[0].clone())  # the match has started: what follows is moves only
+    timed, meter = states[1:] or states, _Meter()
+    while meter.moves < PROBE_MOVES or (meter.used() < PROBE_CPU_S and meter.moves < PROBE_MOST):
+        agent.step(timed[meter.moves % len(timed)].clone())
+        meter.moves += 1
+    return costs[0], costs[1], meter.used() / meter.moves
+
+
+class _Meter:
+    """CPU seconds of this process and its descendants since it was made, less what reading them cost."""
+
+    def __init__(self) -> None:
+        self.moves, self.reading = 0, 0.0
+        self.start = tree_cpu(reaped=False)
+
+    def used(self) -> float:
+        before = time.process_time()
+        now = tree_cpu(reaped=False)
+        spent = self.reading
+        self.reading += time.process_time() - before
+        return now - self.start - spent
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {text[0][:200]}" if text else type(e).__name__
 
 
 def confirm(cost: CostEstimate, *, yes: bool, threshold_s: float = CONFIRM_WALL_S) -> None:
@@ -230,12 +317,24 @@ def confirm_lines(lines: Sequence[str], wall_s: float, *, yes: bool, threshold_s
                          f"{duration(threshold_s)}); rerun with --yes to start it, or {smaller}")
 
 
-def write_record(path: Path, cost: CostEstimate, elapsed_s: float) -> None:
-    """Writes ``{"estimate": ..., "elapsed_wall_s": ...}`` to ``path`` (a run's ``cost.json``)."""
+def write_record(path: Path, cost: CostEstimate, elapsed_s: float, cpu_s: float | None = None) -> None:
+    """Writes ``{"estimate": ..., "elapsed_wall_s": ..., "elapsed_cpu_s": ...}`` to ``path`` (a run's
+    ``cost.json``)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(record(cost, elapsed_s), indent=2) + "\n", encoding="utf-8")
+    path.write_text(json.dumps(record(cost, elapsed_s, cpu_s), indent=2) + "\n", encoding="utf-8")
 
 
-def record(cost: CostEstimate, elapsed_s: float) -> dict[str, JSON]:
-    """The estimate beside the real wall time, as a run record holds them."""
-    return {"estimate": cost.to_json(), "elapsed_wall_s": elapsed_s}
+def record(cost: CostEstimate, elapsed_s: float, cpu_s: float | None = None) -> dict[str, JSON]:
+    """The estimate beside the real wall time and, when measured (``cpu_meter``), the real CPU time, as a run
+    record holds them."""
+    out: dict[str, JSON] = {"estimate": cost.to_json(), "elapsed_wall_s": elapsed_s}
+    if cpu_s is not None:
+        out["elapsed_cpu_s"] = cpu_s
+    return out
+
+
+def cpu_meter() -> TreeSampler:
+    """Measures the CPU time a run uses, which the estimate's ``cpu_s`` projects: this process and every
+    process under it (pool workers, their sandboxes and planning workers, which end unreaped inside their
+    namespaces), sampled every 0.1 s (``cwm.sandbox.watch.TreeSampler``)."""
+    return TreeSampler()

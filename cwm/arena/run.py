@@ -45,8 +45,8 @@ from cwm.executors import Executor, JobCrashed, make_executor, worker_place
 from cwm.files import atomic_write, changed_settings
 from cwm.types import CHANCE, JSON
 
-# The default move limit of tournaments, `cwm arena` and `cwm run`: CPU seconds per move (and the hard wall
-# clock three limits and 30 s later), long enough for the paper's 1,000 simulations on the games here.
+# The default move limit of tournaments, `cwm arena` and `cwm run`: CPU seconds per move (with a wall-clock
+# backstop of at least three limits and 30 s, growing with the machine's load), long enough for the paper's 1,000 simulations on the games here.
 
 __all__ = ["DEFAULT_MOVE_TIME_S", "play_match", "run_match", "tournament"]
 
@@ -68,8 +68,9 @@ def play_match(game: pyspiel.Game, agents: Sequence[Agent], *, seed: int,
         (``cwm.arena.transcript.RecordCapError``).
       seed: seeds chance sampling.
       move_time_limit: CPU seconds per move; a move over it forfeits as ``timeout``, and so does one
-        still running at the hard wall-clock limit (``cwm.sandbox.worker.hard_wall``: three limits and
-        30 s), so machine load slows a move without forfeiting it (``None``: no limit).
+        still running past the wall-clock backstop (``cwm.arena.clock``: at least three limits and 30 s,
+        more while the move gets little CPU), so machine load slows a move without forfeiting it
+        (``None``: no limit).
       actions: a list that every action applied (chance outcomes included) is appended to, in order.
       times: a list that the wall-clock seconds each applied action took to choose are appended to, in
         step with ``actions`` (0.0 for a chance outcome).
@@ -224,7 +225,7 @@ def tournament(game: str | games.GameSpec, agents: Sequence[str], plan: Tourname
         (``cwm.arena.identity``), so a renamed agent or a moved bundle replays nothing, and an agent that
         changed (a bundle's files, another spec) plays its matches anew.
       plan: the matches per pairing and seat order, every agent's settings, the seed, the pairings and the
-        CPU seconds per move (``TournamentPlan``), with the hard wall clock of ``play_match``.
+        CPU seconds per move (``TournamentPlan``), with the wall-clock backstop of ``play_match``.
       out_dir: where ``config.json``, ``labels.json`` (each agent fingerprint's label), ``matches.jsonl``,
         ``transcripts/`` and the summaries go.
       executor: ``local`` (process pool, default), ``local:N``, ``inline``, ``ray[:ADDRESS]`` or an executor.

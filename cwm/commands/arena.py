@@ -103,10 +103,11 @@ def cmd_arena(args: argparse.Namespace) -> int:
     estimate = cost.estimate_tournament(args.game, agents, plan, executor=args.executor, out_dir=args.out)
     cost.confirm(estimate, yes=args.yes)
     start = time.perf_counter()
-    results = arena.tournament(args.game, agents, plan, out_dir=args.out, executor=args.executor,
-                               progress=not args.no_progress)
+    with cost.cpu_meter() as used:
+        results = arena.tournament(args.game, agents, plan, out_dir=args.out, executor=args.executor,
+                                   progress=not args.no_progress)
     out = Path(args.out)
-    cost.write_record(out / "cost.json", estimate, time.perf_counter() - start)
+    cost.write_record(out / "cost.json", estimate, time.perf_counter() - start, used.cpu_s())
     print((out / "results.md").read_text(encoding="utf-8"), end="")
     print("\nleaderboard (Bradley-Terry rating, bootstrap 95% interval):")
     print((out / "leaderboard.md").read_text(encoding="utf-8"), end="")

@@ -31,7 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--n", type=int, default=5, help="games to record when no file is given (default 5)")
     q.add_argument("--seed", type=int, default=0, help="seed of recorded game i is SEED+i (default 0)")
     q.add_argument("--isolation", choices=["auto", "bwrap", "process"], default="auto")
-    q.add_argument("--wall-s", type=float, default=Limits.wall_s, help="wall-clock limit (default 60)")
+    q.add_argument("--wall-s", type=float, default=Limits.wall_s, help="CPU seconds the job may use, also the floor of its wall-clock backstop (default 60)")
     q.add_argument("--per-call-s", type=float, default=Limits.per_call_s, help="per-call budget (default 2)")
     q.add_argument("--memory-mb", type=int, default=Limits.memory_mb, help="memory limit (default 2048)")
     q.add_argument("--json", action="store_true", help="print the report as JSON")

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-import difflib
 import json
 import os
 import threading
@@ -127,17 +126,38 @@ class ReplayClient:
 
 
 def nearest_request(request: Request, recorded: list[Request]) -> tuple[float, Request] | None:
-    """The recorded request whose last user message is most similar (difflib ratio), with the ratio."""
+    """The recorded request whose last user message is most similar, with the similarity: the share of the
+    longer message that the two have in common at their start and their end (``common_ends``). Linear in
+    the total length of the messages (a prompt differs from its recording in one region: a changed rule, a
+    new failing test), so a miss among hundreds of 100 KB prompts is reported at once."""
     target = request.last_user_text
     best: tuple[float, Request] | None = None
     for other in recorded:
-        matcher = difflib.SequenceMatcher(None, target, other.last_user_text, autojunk=False)
-        if best is not None and matcher.real_quick_ratio() <= best[0]:
-            continue
-        ratio = matcher.ratio()
+        text = other.last_user_text
+        ratio = sum(common_ends(target, text)) / max(len(target), len(text), 1)
         if best is None or ratio > best[0]:
             best = (ratio, other)
     return best
+
+
+def common_ends(a: str, b: str) -> tuple[int, int]:
+    """The lengths of the common prefix of ``a`` and ``b`` and of their common suffix after it, in linear time
+    (each halving step compares one slice, so the slices compared add up to twice the strings' length)."""
+    prefix = _common(a, b, min(len(a), len(b)), lambda s, i, j: s[i:j])
+    room = min(len(a), len(b)) - prefix
+    return prefix, _common(a, b, room, lambda s, i, j: s[len(s) - j:len(s) - i])
+
+
+def _common(a: str, b: str, most: int, part: Any) -> int:
+    """The largest ``n <= most`` with ``part(a, 0, n) == part(b, 0, n)``, by halving."""
+    lo, hi = 0, most  # part(a, 0, lo) == part(b, 0, lo) holds
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if part(a, lo, mid) == part(b, lo, mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
 
 
 def describe_difference(request: Request, other: Request) -> str:
@@ -149,8 +169,10 @@ def describe_difference(request: Request, other: Request) -> str:
     if a == b:
         same = "same last user message" if mine["messages"] == theirs["messages"] else "same last user message, earlier turns differ"
         return f"{same}; settings differ: {', '.join(settings) or 'none'}"
-    at = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
-    text = f"{_clip(b)!r}; first difference at character {at}: asked {_clip(a[at:at + 60])!r}, recorded {_clip(b[at:at + 60])!r}"
+    at, tail = common_ends(a, b)
+    text = (f"{_clip(b)!r}; first difference at character {at}: asked {_clip(a[at:at + 60])!r}, recorded "
+            f"{_clip(b[at:at + 60])!r}; the differing region is {len(a) - at - tail} characters long (recorded "
+            f"{len(b) - at - tail})")
     return text + (f"; settings differ: {', '.join(settings)}" if settings else "")
 
 

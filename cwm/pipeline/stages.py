@@ -300,9 +300,10 @@ def _arena(config: RunConfig, spec: games.GameSpec, bundle_dir: Path, out: Path,
     estimate = cost.estimate_tournament(spec, agents, plan, executor=config.executor, out_dir=out)
     cost.confirm(estimate, yes=yes)
     start = time.perf_counter()
-    results = arena.tournament(spec, agents, plan, out_dir=out, executor=config.executor, progress=progress)
+    with cost.cpu_meter() as used:
+        results = arena.tournament(spec, agents, plan, out_dir=out, executor=config.executor, progress=progress)
     rows = [row for row in arena_report.summarize(results) if row["agent"] == CWM_LABEL]
-    return rows, results, cost.record(estimate, time.perf_counter() - start)
+    return rows, results, cost.record(estimate, time.perf_counter() - start, used.cpu_s())
 
 
 def _on_policy(spec: games.GameSpec, bundle_dir: Path, results: list[Any], out: Path) -> dict[str, JSON]:

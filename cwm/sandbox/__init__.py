@@ -3,8 +3,9 @@
 Modules: ``gate`` (the static gate and its rule table), ``names`` (the names the gate and the runtime layers
 allow or refuse), ``layers`` (each hardening layer on its own), ``imports`` (the guarded ``__import__`` and
 its module views), ``tamper`` (the check after a job), ``launch`` (the zygote's environment and bubblewrap
-command line), ``zygote`` (the pre-loaded process that forks one child per job), ``child`` (the hardened
-child), ``jobs`` (the trusted functions a child runs) and ``box`` (``Sandbox``, the host side).
+command line), ``zygote`` (the pre-loaded process that forks one child per job), ``watch`` (when a child
+has run too long: the CPU time it used decides, wall time is a backstop), ``child`` (the hardened child),
+``jobs`` (the trusted functions a child runs) and ``box`` (``Sandbox``, the host side).
 docs/security.md says what runs where and what is promised.
 """
 

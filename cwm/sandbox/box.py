@@ -41,6 +41,7 @@ from cwm.sandbox.verdicts import (  # noqa: F401  (the job names and verdicts ar
     JobResult,
     Limits,
 )
+from cwm.sandbox.watch import wall_ceiling
 from cwm.text import clean
 from cwm.types import JSON, TEXT_LIMIT, CheckReport, ClosedTrajectory, Trajectory, UsageError, error_report
 
@@ -209,8 +210,8 @@ class Sandbox:
             self.restart()
             if died:
                 return JobResult(False, None, "the sandbox process died during the job; it was restarted", "crash")
-            return JobResult(False, None, f"the sandbox did not answer within the wall-clock limit of "
-                                          f"{limits.wall_s} s; it was restarted", "timeout")
+            return JobResult(False, None, f"the sandbox did not answer within {_reply_wait(request):g} s of wall "
+                                          f"time (its longest backstop); it was restarted", "timeout")
         kind = clean(str(reply["kind"]), limit=100)
         # the error text is the candidate's (its exception message, its traceback): cleaned before anyone sees it
         return JobResult(kind == "ok", reply.get("value"), clean(str(reply.get("error", "")), limit=TEXT_LIMIT,
@@ -240,7 +241,7 @@ class Sandbox:
         if not zygote.send(pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)):
             return None
         zygote.sent.add(key)
-        reply = zygote.receive(time.monotonic() + limits.wall_s + _REPLY_MARGIN_S)
+        reply = zygote.receive(time.monotonic() + _reply_wait(message))
         if reply is None or reply.pop("nonce", None) == request["nonce"]:
             return reply
         # Not the answer to this request: a frame some candidate smuggled into the zygote's stream, which
@@ -297,6 +298,15 @@ class Sandbox:
 
 __all__ = ["ALLOWED_IMPORTS", "FORBIDDEN_NAMES", "CALL_JOB", "CHECK_JOB", "INFERENCE_JOB", "RANDOM_PLAY_JOB", "JobResult", "Limits", "Sandbox",
            "SandboxError", "bwrap_available", "scrubbed_env", "static_gate"]
+
+
+def _reply_wait(request: dict[str, Any]) -> float:
+    """How long the host waits for the zygote's answer to ``request``: the longest wall-clock backstop the
+    zygote may give the child (``cwm.sandbox.watch``), and a margin. A session's start is sized on ``wall_s``
+    (its ``cpu_s`` is the whole session's), a job's on its ``cpu_s``."""
+    limits = request["limits"]
+    cpu_s = limits["wall_s"] if request.get("session") else limits["cpu_s"]
+    return wall_ceiling(float(cpu_s), floor=float(limits["wall_s"])) + _REPLY_MARGIN_S
 
 
 NO_BWRAP_WARNED = "CWM_NO_BWRAP_WARNED"  # set once warned, so the processes started afterwards stay quiet

@@ -1,8 +1,10 @@
 """Per-call time budgets for accepted models running in-process (the planning hot path).
 
-One watchdog thread polls every ``POLL_S`` seconds; a guarded call that is past its deadline gets an
-exception raised into its thread (``PyThreadState_SetAsyncExc``), again at every poll if the model
-swallows it. The caller sees a ``ModelContractError`` naming the call and the budget instead of a hung
+A budget is CPU time: the CPU clock of the thread that makes the call (``pthread_getcpuclockid``), so a
+busy machine slows a call without failing it. One watchdog thread polls every ``POLL_S`` seconds, reads the
+CPU clock of each thread inside a guarded call, and raises an exception into a thread whose call has used its
+budget (``PyThreadState_SetAsyncExc``), again at every poll if the model swallows it. A call that stops
+using CPU (blocked) is ended at a wall-clock backstop of ``WALL_FACTOR`` budgets. The caller sees a ``ModelContractError`` naming the call and the budget instead of a hung
 search. The guard costs about half a microsecond per call, a tenth of that inside a stretch (``stretch``:
 one clock read per call), uses no signals (so it composes with SIGALRM users such as pytest-timeout) and
 works in any thread. Like any in-process interrupt it cannot stop a call
@@ -22,6 +24,7 @@ from cwm.model import Beat, Guard, no_beat
 from cwm.types import ModelContractError
 
 POLL_S = 0.02
+WALL_FACTOR = 150.0  # a call's wall-clock backstop, in budgets (a fiftieth of a core for three budgets)
 _IDLE_AFTER_S = 1.0  # the watchdog parks after this long without a guarded call
 
 
@@ -32,16 +35,33 @@ class _BudgetExceeded(BaseException):
 class _Slot:
     """One thread's current guarded call. Written by that thread, read and fired by the watchdog."""
 
-    __slots__ = ("lock", "tid", "active", "deadline", "token", "fired", "what")
+    __slots__ = ("lock", "tid", "clock", "active", "deadline", "budget", "token", "fired", "what", "seen", "cpu0")
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.tid = threading.get_ident()
+        # taken here, in the slot's own thread: the id of a thread's CPU clock (a thread that has ended reads
+        # as an error, never as another thread's clock)
+        self.clock = time.pthread_getcpuclockid(self.tid)
         self.active = False
-        self.deadline = 0.0
+        self.deadline = 0.0  # the wall-clock backstop; a new value also marks a new call (a stretch's beat)
+        self.budget = 0.0  # CPU seconds
         self.token = 0
         self.fired = -1
         self.what: str | None = None  # inside a stretch: the model call its last beat announced
+        self.seen: tuple[int, float] = (-1, 0.0)  # the call (token, deadline) the watchdog last saw
+        self.cpu0 = 0.0  # the thread's CPU clock when the watchdog first saw that call
+
+    def used(self) -> float:
+        """CPU seconds the current call has used since the watchdog first saw it (0 when it is new)."""
+        try:
+            cpu = time.clock_gettime(self.clock)
+        except OSError:  # the thread has ended
+            return 0.0
+        call = (self.token, self.deadline)
+        if call != self.seen:
+            self.seen, self.cpu0 = call, cpu
+        return cpu - self.cpu0
 
 
 class _Watchdog:
@@ -90,17 +110,17 @@ class _Watchdog:
             time.sleep(POLL_S)
             now = time.monotonic()
             for slot in self.slots:
-                if slot.active and slot.deadline <= now:
-                    self.fire(slot)
+                if slot.active and (slot.used() >= slot.budget or slot.deadline <= now):
+                    self.fire(slot, slot.seen)
 
     def idle(self) -> bool:
         # a call that has run longer than _IDLE_AFTER_S is still running: parking then would never stop it
         return time.monotonic() - self.last_use > _IDLE_AFTER_S and not any(s.active for s in self.slots)
 
     @staticmethod
-    def fire(slot: _Slot) -> None:
-        with slot.lock:
-            if slot.active and slot.deadline <= time.monotonic():
+    def fire(slot: _Slot, call: tuple[int, float]) -> None:
+        with slot.lock:  # still the call that overran (not one that started since)
+            if slot.active and (slot.token, slot.deadline) == call:
                 slot.fired = slot.token
                 ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(slot.tid),
                                                            ctypes.py_object(_BudgetExceeded))
@@ -118,14 +138,15 @@ def _exceeded(fn: Callable[..., Any], seconds: float, slot: _Slot) -> ModelContr
 
 
 def call_budget(seconds: float) -> Guard:
-    """A ``cwm.model.Guard`` that limits every model call to ``seconds`` of wall-clock time.
+    """A ``cwm.model.Guard`` that limits every model call to ``seconds`` of CPU time (of its thread).
 
-    The deadline is checked every ``POLL_S`` (20 ms), so a call is stopped between ``seconds`` and
-    ``seconds + POLL_S`` after it started. A guarded call made inside another one runs under the outer
-    budget.
+    The watchdog reads the thread's CPU clock every ``POLL_S`` (20 ms) from the first time it sees the call,
+    so a call is stopped after ``seconds`` to ``seconds`` + about ``POLL_S`` of CPU time, however busy the
+    machine; a call that blocks is stopped at ``WALL_FACTOR * seconds`` of wall time. A guarded call made
+    inside another one runs under the outer budget.
 
     Args:
-      seconds: the budget per call (> 0).
+      seconds: the budget per call in CPU seconds (> 0).
 
     Returns:
       ``guard(fn, *args)``: ``fn(*args)``, or ``ModelContractError`` when the call ran over budget.
@@ -135,7 +156,7 @@ def call_budget(seconds: float) -> Guard:
     """
     if not seconds > 0:
         raise ValueError(f"call_budget: seconds must be > 0, got {seconds!r}")
-    dog, monotonic = _WATCHDOG, time.monotonic
+    dog, monotonic, backstop = _WATCHDOG, time.monotonic, WALL_FACTOR * seconds
 
     # One frame per call, attribute reads only: the planners call this tens of times per simulation.
     def guard(fn: Callable[..., Any], *args: Any) -> Any:
@@ -150,7 +171,8 @@ def call_budget(seconds: float) -> Guard:
         if dog.parked:
             dog.unpark()
         slot.token = token = slot.token + 1
-        slot.deadline = now + seconds
+        slot.deadline = now + backstop
+        slot.budget = seconds
         slot.active = True
         try:
             try:
@@ -180,7 +202,7 @@ def _stretch(guard: Guard, seconds: float) -> Callable[[Callable[[Beat], Any]], 
     ``beat(name)`` right before each model call: every call then gets ``seconds`` from its beat, exactly as if
     guarded one by one, for the price of a clock read instead of a guard per call (rollouts make dozens of
     calls). A budget overrun raises ``ModelContractError`` naming the call of the last beat."""
-    dog, monotonic = _WATCHDOG, time.monotonic
+    dog, monotonic, backstop = _WATCHDOG, time.monotonic, WALL_FACTOR * seconds
 
     def stretch(body: Callable[[Beat], Any]) -> Any:
         slot = dog.slot()
@@ -189,7 +211,7 @@ def _stretch(guard: Guard, seconds: float) -> Callable[[Callable[[Beat], Any]], 
 
         def beat(what: str) -> None:
             slot.what = what
-            slot.deadline = monotonic() + seconds
+            slot.deadline = monotonic() + backstop
 
         slot.what = "a model call"
         try:

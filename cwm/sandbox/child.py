@@ -101,7 +101,11 @@ class Abort(BaseException):
 
 
 class _Child:
-    """Per-job state of a child: the per-call timer (it holds nothing that can write a verdict)."""
+    """Per-job state of a child: the per-call timer (it holds nothing that can write a verdict).
+
+    The per-call budget counts the CPU time the child spends running Python and C code (``ITIMER_VIRTUAL``,
+    user time), not wall time: a busy machine slows a call, it does not fail it. (A session's move budget
+    owns ``ITIMER_PROF``; system time and a call that blocks are bounded by the zygote's watch instead.)"""
 
     def __init__(self, limits: dict[str, float]):
         self.limits = limits
@@ -117,7 +121,7 @@ class _Child:
         self.fired += 1
         budget = self.limits["per_call_s"]
         if self.fired == 1:
-            signal.setitimer(signal.ITIMER_REAL, 0.05)  # re-armed: a model that swallows the interrupt is ended
+            signal.setitimer(signal.ITIMER_VIRTUAL, 0.05)  # re-armed: a model that swallows the interrupt is ended
             raise self.abort("timeout", f"{self.call} ran longer than the per-call budget of {budget} s")
         os._exit(KEPT_RUNNING_EXIT)  # the zygote words the verdict; only child_main can write one
 
@@ -125,14 +129,14 @@ class _Child:
         """Runs one model call under the per-call budget; ``MemoryError`` becomes a memory verdict."""
         self.call = label or f"{getattr(fn, '__name__', 'call')}(...)"
         self.fired = 0
-        signal.setitimer(signal.ITIMER_REAL, self.limits["per_call_s"])
+        signal.setitimer(signal.ITIMER_VIRTUAL, self.limits["per_call_s"])
         try:
             result = fn(*args)
         except MemoryError:
             raise self.abort("memory", f"{self.call} exceeded the memory limit of "
                                   f"{int(self.limits['memory_mb'])} MB") from None
         finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.setitimer(signal.ITIMER_VIRTUAL, 0)
         if self.fired:  # the model caught the interrupt and returned anyway
             raise self.abort("timeout", f"{self.call} ran longer than the per-call budget of "
                                         f"{self.limits['per_call_s']} s")
@@ -184,7 +188,7 @@ def child_main(fd: int, request: dict[str, Any], payload: Any) -> None:
     del fd
     layers.set_rlimits(request["limits"])
     layers.drop_capabilities()
-    signal.signal(signal.SIGALRM, child.on_alarm)
+    signal.signal(signal.SIGVTALRM, child.on_alarm)
     try:
         kind, value, error = _run_job(child, request, payload)
     except Abort as a:
@@ -198,7 +202,7 @@ def child_main(fd: int, request: dict[str, Any], payload: Any) -> None:
         kind, value, error = "memory", None, f"the job exceeded the memory limit of {request['limits']['memory_mb']} MB"
     except BaseException as e:  # the sandbox boundary: whatever escaped becomes a verdict
         kind, value, error = "error", None, _describe(e)
-    signal.setitimer(signal.ITIMER_REAL, 0)
+    signal.setitimer(signal.ITIMER_VIRTUAL, 0)
     emit(kind, value, error, gated and kind != "static")
     os._exit(0)
 

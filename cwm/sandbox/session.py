@@ -14,7 +14,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from cwm.sandbox.verdicts import JobResult, Limits
-from cwm.sandbox.worker import hard_wall
+from cwm.sandbox.worker import move_wall_ceiling
 from cwm.types import JSON
 
 if TYPE_CHECKING:
@@ -49,14 +49,15 @@ class Session:
         return self._open
 
     def ask(self, message: JSON) -> JobResult:
-        """Sends one message and waits for its answer (at most the worker's hard limit and a margin).
+        """Sends one message and waits for its answer: as long as the zygote lets the worker run (its CPU budget
+        decides; the wall-clock backstop grows with the machine's load: ``cwm.sandbox.watch``), and a margin.
 
         Raises:
           RuntimeError: the session is closed.
         """
         if not self._open:
             raise RuntimeError("the session is closed")
-        reply = self._exchange({"message": message}, hard_wall(self.move_cpu_s) + _REPLY_MARGIN_S)
+        reply = self._exchange({"message": message}, move_wall_ceiling(self.move_cpu_s) + _REPLY_MARGIN_S)
         if reply is None:
             self._end(restart=True)
             return JobResult(False, None, "the sandbox stopped answering during the move; it was restarted", "timeout")

@@ -26,11 +26,17 @@ ENCODER_GAMES_JOB = "cwm.sandbox.jobs.check:check_encoder_games"  # a CheckRepor
 class Limits:
     """Limits for one sandboxed job.
 
+    CPU time decides; wall time is only a backstop (``cwm.sandbox.watch``), so a verdict does not depend on
+    how busy the machine is.
+
     Attributes:
-      wall_s: wall-clock seconds before the child is killed.
-      cpu_s: CPU seconds (``RLIMIT_CPU``, whole seconds, rounded up).
+      wall_s: the wall-clock backstop's floor: a child is never killed by the wall clock before this, and after
+        it only when it got under 2% of a core (the backstop grows as its observed CPU share falls). A child
+        asleep (not running, not waiting for a core) for ``min(wall_s, 10)`` seconds in all is killed too.
+      cpu_s: CPU seconds, watched by the zygote from outside and enforced by ``RLIMIT_CPU`` (whole seconds,
+        rounded up).
       memory_mb: address space the job may add on top of the pre-loaded zygote (``RLIMIT_AS``).
-      per_call_s: seconds one call into the candidate may run before it is interrupted.
+      per_call_s: CPU seconds (user time) one call into the candidate may use before it is interrupted.
     """
 
     wall_s: float = 60.0

@@ -5,10 +5,11 @@ A session child is forked by the zygote like a job's child and applies every lay
 before it loads the candidate; then the trusted job function builds a *server* (``server(message) ->
 JSON``) and the child answers the zygote's messages one at a time, each under a CPU-time budget
 (``ITIMER_PROF``). The zygote relays each message, watches the child's CPU time and state in ``/proc``
-while it waits, and kills it when the answer is over budget (CPU time, with a margin), when it has slept
-for ``SLEEP_ALLOWANCE_S`` (a CPU-bound search never sleeps; a child that blocks is stuck), or at a hard
-wall-clock limit. Machine load slows the answer but never ends it: only CPU time the child itself used
-counts, and a runnable child waiting for a core is not asleep.
+while it waits (``cwm.sandbox.watch``), and kills it when the answer is over budget (CPU time, with a
+margin), when it has slept for ``SLEEP_ALLOWANCE_S`` (a CPU-bound search never sleeps; a child that blocks
+is stuck), or past the wall-clock backstop, which grows with the machine's load. Machine load slows the
+answer but never ends it: only CPU time the child itself used counts, and a runnable child waiting for a
+core is not asleep.
 
 Messages zygote -> child: frames of JSON. Answers child -> zygote: the session's secret, an 8-byte
 length, then JSON (``{"kind", "value", "error"}``), as a job's verdict.
@@ -21,7 +22,6 @@ import json
 import os
 import select
 import signal
-import time
 from typing import Any
 
 from cwm.sandbox import layers
@@ -41,21 +41,19 @@ from cwm.sandbox.child import (
     read_frame,
     write_frame,
 )
+from cwm.sandbox.watch import POLL_S, SLEEP_ALLOWANCE_S, Watch, wall_ceiling
 from cwm.types import JSON, ModelLoadError
-
-SLEEP_ALLOWANCE_S = 10.0  # seconds an answer may spend asleep (not running, not waiting for a core)
-POLL_S = 0.05  # how often the zygote looks at a working session child
-_TICK = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_margin(budget: float) -> float:
-    """CPU seconds past a move's budget before the zygote kills a child that did not stop itself."""
-    return max(0.5, 0.05 * budget)
 
 
 def hard_wall(budget: float) -> float:
-    """Wall-clock seconds after which an answer is over whatever it did: three budgets and half a minute."""
+    """The wall-clock floor of a move's backstop: three budgets and half a minute. A move is never ended by
+    the wall clock before this; past it, only when it got almost no CPU time (``cwm.sandbox.watch``)."""
     return 3 * budget + 30.0
+
+
+def move_wall_ceiling(budget: float) -> float:
+    """The longest a move's answer can take before the zygote ends it whatever it did (the host waits this)."""
+    return wall_ceiling(budget, floor=hard_wall(budget))
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -76,7 +74,7 @@ def session_main(fd_out: int, fd_in: int, request: dict[str, Any], payload: Any)
     layers.detach(keep=(fd_out, fd_in))
     layers.set_rlimits(limits)
     layers.drop_capabilities()
-    signal.signal(signal.SIGALRM, child.on_alarm)
+    signal.signal(signal.SIGVTALRM, child.on_alarm)
     budget = float(request["move_cpu_s"])
     move = _MoveBudget(child, budget)
     signal.signal(signal.SIGPROF, move.on_prof)
@@ -173,12 +171,10 @@ def _run_session(req_w: int, res_r: int, res_w: int, req_r: int, request: dict[s
     session_main(res_w, req_r, request, payload)
 
 
-def wait_answer(fd: int, pid: int, secret: bytes, *, cpu_budget: float | None, wall_s: float) -> tuple[bytes, str]:
-    """Reads one answer: ``(body, "done")``, or what stopped it: ``cpu``, ``asleep``, ``wall``, ``size``,
-    ``eof`` or ``malformed`` (the child is killed then, except at ``eof``)."""
-    start = time.monotonic()
-    cpu0 = _cpu_and_state(pid)[0]
-    asleep = 0.0
+def wait_answer(fd: int, secret: bytes, watch: Watch) -> tuple[bytes, str]:
+    """Reads one answer: ``(body, "done")``, or what stopped it: ``cpu``, ``asleep``, ``wall`` (the watch's
+    verdicts), ``size``, ``eof`` or ``malformed`` (the child is killed then, except at ``eof``)."""
+    pid = watch.pid
     buf = bytearray()
     head = len(secret) + 8
     while True:
@@ -190,33 +186,27 @@ def wait_answer(fd: int, pid: int, secret: bytes, *, cpu_budget: float | None, w
                 return _killed(pid, "size")
             if len(buf) >= head + size:
                 return bytes(buf[head:head + size]), "done"
-        ready = select.select([fd], [], [], POLL_S)[0]
-        if ready:
+        over = watch.due()
+        if over is not None:
+            return _killed(pid, over)
+        if select.select([fd], [], [], POLL_S)[0]:
             chunk = os.read(fd, 1 << 20)
             if not chunk:
                 return b"", "eof"
             buf += chunk
-            continue
-        elapsed = time.monotonic() - start
-        cpu, state = _cpu_and_state(pid)
-        if cpu_budget is not None and cpu - cpu0 > cpu_budget + cpu_margin(cpu_budget):
-            return _killed(pid, "cpu")
-        if state not in ("R", ""):
-            asleep += POLL_S
-            if asleep > SLEEP_ALLOWANCE_S:
-                return _killed(pid, "asleep")
-        if elapsed > wall_s:
-            return _killed(pid, "wall")
 
 
-def _cpu_and_state(pid: int) -> tuple[float, str]:
-    """CPU seconds used so far (user + system) and the scheduler state letter of ``pid`` (``""``: gone)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            fields = f.read().rsplit(b")", 1)[1].split()
-    except OSError:
-        return 0.0, ""
-    return (int(fields[11]) + int(fields[12])) / _TICK, fields[0].decode()
+def opening_watch(pid: int, limits: dict[str, Any]) -> Watch:
+    """How a session's start is watched: its CPU stays under ``RLIMIT_CPU``; the backstop assumes the start
+    needs at most ``wall_s`` seconds of CPU."""
+    wall_s = float(limits["wall_s"])
+    return Watch(pid, cpu_limit=wall_s, kill_on_cpu=False, floor=wall_s, sleep_allowance=SLEEP_ALLOWANCE_S)
+
+
+def move_watch(pid: int, budget: float) -> Watch:
+    """How one answer is watched: killed past its CPU budget (and ``cpu_margin``), after sleeping
+    ``SLEEP_ALLOWANCE_S``, or past the backstop (never before ``hard_wall(budget)``)."""
+    return Watch(pid, cpu_limit=budget, kill_on_cpu=True, floor=hard_wall(budget), sleep_allowance=SLEEP_ALLOWANCE_S)
 
 
 def _killed(pid: int, why: str) -> tuple[bytes, str]:
@@ -241,7 +231,8 @@ def answer_verdict(why: str, body: bytes, status: int | None, *, budget: float |
     words = {
         "cpu": ("timeout", f"the move used more than its budget of {budget:g} s of CPU time and was killed"),
         "asleep": ("timeout", f"the worker stopped working (asleep for {SLEEP_ALLOWANCE_S:g} s) and was killed"),
-        "wall": ("timeout", "the worker did not answer within the hard wall-clock limit and was killed"),
+        "wall": ("timeout", "the worker got almost no CPU time for longer than its wall-clock backstop and was "
+                            "killed"),
         "size": ("error", f"the worker's answer was larger than {RESULT_CAP_BYTES >> 20} MB"),
         "malformed": ("crash", "the worker wrote a malformed answer (not its own verdict)"),
     }
@@ -295,7 +286,7 @@ def relay(request: dict[str, Any], payload: Any, fd_in: int, fd_out: int, nonce:
         return int(reap(pid))
 
     try:
-        body, why = wait_answer(answers, pid, secret, cpu_budget=None, wall_s=float(limits["wall_s"]))
+        body, why = wait_answer(answers, secret, opening_watch(pid, limits))
         reply = answer_verdict(why, body, gone(why), budget=None, limits=limits)
         frame_out(fd_out, reply, nonce)
         while reply["kind"] == "ok":
@@ -316,7 +307,7 @@ def relay(request: dict[str, Any], payload: Any, fd_in: int, fd_out: int, nonce:
             except OSError:  # the child is gone
                 body, why = b"", "eof"
             else:
-                body, why = wait_answer(answers, pid, secret, cpu_budget=budget, wall_s=hard_wall(budget))
+                body, why = wait_answer(answers, secret, move_watch(pid, budget))
             reply = answer_verdict(why, body, gone(why), budget=budget, limits=limits)
             frame_out(fd_out, reply, nonce)
     finally:

@@ -2,8 +2,9 @@
 forks one hardened child (``cwm.sandbox.child``) per job.
 
 Run as ``python -m cwm.sandbox.zygote`` by ``cwm.sandbox.Sandbox`` (inside bubblewrap when available). It
-reads jobs from stdin, enforces each child's wall-clock deadline, kills the child's process group, turns
-how the child ended into a verdict, and answers on stdout.
+reads jobs from stdin, watches each child's CPU time from outside (``cwm.sandbox.watch``: CPU time decides,
+wall time is only a backstop that grows with machine load), kills the child's process group, turns how the
+child ended into a verdict, and answers on stdout.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from cwm.sandbox.child import (
     write_frame,
 )
 from cwm.sandbox.gate import static_gate
+from cwm.sandbox.watch import POLL_S, SLEEP_ALLOWANCE_S, Watch
 from cwm.types import JSON
 
 _PAYLOAD_CACHE_SIZE = 4
@@ -125,13 +127,13 @@ def _run_child(r: int, w: int, request: dict[str, Any], payload: Any) -> None:
 
 
 def finish(pid: int, fd: int, request: dict[str, Any]) -> tuple[dict[str, JSON], int | None]:
-    """Waits at most ``wall_s`` for the child's verdict.
+    """Waits for the child's verdict while it keeps within its limits (``job_watch``).
 
     Returns:
       The verdict as a JSON-able dict, and the pid still to reap (``None`` when already reaped): a child
       that delivered a whole result is reaped after the parent has its answer.
     """
-    data, why = _collect(fd, pid, request["limits"]["wall_s"], request["secret"].encode())
+    data, why = _collect(fd, job_watch(pid, request["limits"]), request["secret"].encode())
     os.close(fd)
     if why == "done":
         try:
@@ -150,27 +152,36 @@ def run_one(request: dict[str, Any], payload: Any) -> tuple[dict[str, JSON], int
     return finish(pid, fd, request)
 
 
-def _collect(fd: int, pid: int, wall_s: float, secret: bytes) -> tuple[bytes, str]:
-    """Reads the child's message: ``(body, "done")``, or what stopped it (``wall``, ``size``, ``eof``,
-    ``malformed``: bytes that do not start with the job's secret, written by the candidate)."""
-    deadline = time.monotonic() + wall_s
+def job_watch(pid: int, limits: dict[str, Any]) -> Watch:
+    """How a job's child is watched: killed past its CPU-time limit, after sleeping ``min(wall_s, 10)`` seconds
+    in all, or past the wall backstop (at least ``wall_s``, growing while the machine is busy)."""
+    return Watch(pid, cpu_limit=float(limits["cpu_s"]), kill_on_cpu=True, floor=float(limits["wall_s"]),
+                 sleep_allowance=min(float(limits["wall_s"]), SLEEP_ALLOWANCE_S))
+
+
+def _collect(fd: int, watch: Watch, secret: bytes) -> tuple[bytes, str]:
+    """Reads the child's message: ``(body, "done")``, or what stopped it (``cpu``, ``asleep``, ``wall``: the
+    watch's verdicts; ``size``, ``eof``, ``malformed``: bytes that do not start with the job's secret,
+    written by the candidate)."""
     buf = bytearray()
     head = len(secret) + 8
     while True:
         if not secret.startswith(bytes(buf[:len(secret)])):
-            _kill(pid)
+            _kill(watch.pid)
             return b"", "malformed"
         if len(buf) >= head:
             size = int.from_bytes(buf[len(secret):head], "big")
             if size > RESULT_CAP_BYTES:
-                _kill(pid)
+                _kill(watch.pid)
                 return b"", "size"
             if len(buf) >= head + size:
                 return bytes(buf[head:head + size]), "done"
-        left = deadline - time.monotonic()
-        if left <= 0 or not select.select([fd], [], [], left)[0]:
-            _kill(pid)
-            return b"", "wall"
+        over = watch.due()
+        if over is not None:
+            _kill(watch.pid)
+            return b"", over
+        if not select.select([fd], [], [], POLL_S)[0]:
+            continue
         chunk = os.read(fd, 1 << 20)
         if not chunk:
             return b"", "eof"
@@ -196,8 +207,14 @@ def reap(pid: int) -> int:
 
 def _verdict(why: str, status: int, request: dict[str, Any]) -> dict[str, JSON]:
     limits = request["limits"]
+    if why == "cpu":
+        return _msg("timeout", f"the job used more than the CPU-time limit of {limits['cpu_s']} s and was killed")
+    if why == "asleep":
+        return _msg("timeout", f"the job stopped working (asleep for "
+                               f"{min(limits['wall_s'], SLEEP_ALLOWANCE_S):g} s) and was killed")
     if why == "wall":
-        return _msg("timeout", f"the job ran past the wall-clock limit of {limits['wall_s']} s and was killed")
+        return _msg("timeout", "the job got almost no CPU time (under 2% of a core) for longer than its "
+                               "wall-clock backstop and was killed")
     if why == "size":
         return _msg("error", f"the job's result was larger than {RESULT_CAP_BYTES >> 20} MB")
     if why == "malformed":

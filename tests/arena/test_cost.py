@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+import types
 
 import pytest
 
@@ -25,17 +26,19 @@ def test_the_projection_is_the_timed_moves_times_the_moves_of_every_match():
     assert set(est.per_move_s) == {"random", "gt-mcts"}
     assert est.per_move_s["gt-mcts"] > 10 * est.per_move_s["random"]  # a search costs more than a random draw
     per_match = est.moves_per_match / 2 * (est.per_move_s["random"] + est.per_move_s["gt-mcts"])
-    assert est.cpu_s == pytest.approx(6 * per_match)
+    starts = est.start_s["random"] + est.start_s["gt-mcts"]
+    once = 2 * (est.once_s["random"] + est.once_s["gt-mcts"])  # each of the 2 workers starts each agent once
+    assert est.cpu_s == pytest.approx(6 * (per_match + starts) + once)
     assert est.wall_s == pytest.approx(est.cpu_s / 2) and est.wall_on(64) == pytest.approx(est.cpu_s / 6)
 
 
 class _Clock:
-    """A clock that only the fake agents move: the timing is exact whatever the machine's load."""
+    """A CPU clock that only the fake agents move: the timing is exact whatever the machine's load."""
 
     def __init__(self):
         self.now = 0.0
 
-    def perf_counter(self):
+    def __call__(self):
         return self.now
 
 
@@ -52,7 +55,8 @@ class _CostsPerSimulation(AgentBase):
 
 def test_search_agents_are_timed_at_the_probe_size_and_scaled_to_the_real_count(monkeypatch):
     clock, built = _Clock(), []
-    monkeypatch.setattr(cost, "time", clock)
+    monkeypatch.setattr(cost, "tree_cpu", lambda **_: clock())
+    monkeypatch.setattr(cost, "time", types.SimpleNamespace(process_time=clock))  # reading it costs nothing
     monkeypatch.setattr(cost, "make_agent", lambda spec, game, *, settings, **_: (
         built.append(settings) or _CostsPerSimulation(settings, clock)))
     many = Settings(search=SearchConfig(num_simulations=1000, rollouts=1))
@@ -60,6 +64,40 @@ def test_search_agents_are_timed_at_the_probe_size_and_scaled_to_the_real_count(
     assert {s.search.num_simulations for s in built} == {cost.PROBE_SIMULATIONS, 1000}  # random is not scaled
     assert est.per_move_s["gt-mcts"] == pytest.approx(0.1)  # 10 ms at 100 simulations, times 10
     assert est.per_move_s["random"] == pytest.approx(0.1)  # built at the real count, timed as it is
+    assert est.start_s == pytest.approx({"random": 0.0, "gt-mcts": 0.0})  # the warm-up moves cost what a move costs
+    assert est.once_s == pytest.approx({"random": 0.0, "gt-mcts": 0.0})
+
+
+class _StartsSlowly(_CostsPerSimulation):
+    """On the fake clock: its first move in a match costs 0.5 s more (a worker starting), and its very first
+    move 0.25 s more again (a sandbox starting, once per process)."""
+
+    def __init__(self, settings, clock):
+        super().__init__(settings, clock)
+        self.started, self.matches = False, 0
+
+    def reset(self):
+        self.started = False
+
+    def step(self, state):
+        if not self.started:
+            self.started, self.clock.now = True, self.clock.now + 0.5 + (0.25 if self.matches == 0 else 0.0)
+            self.matches += 1
+        return super().step(state)
+
+
+def test_an_agents_start_is_counted_once_per_match_and_its_setup_once_per_worker(monkeypatch):
+    clock = _Clock()
+    monkeypatch.setattr(cost, "tree_cpu", lambda **_: clock())
+    monkeypatch.setattr(cost, "time", types.SimpleNamespace(process_time=clock))
+    monkeypatch.setattr(cost, "make_agent", lambda spec, game, *, settings, **_: (
+        _StartsSlowly if spec == "gt-mcts" else _CostsPerSimulation)(settings, clock))
+    est = cost.estimate_tournament("connect_four", ["random", "gt-mcts"], TournamentPlan(matches=2, settings=FAST),
+                                   executor="local:3")
+    assert est.start_s == pytest.approx({"random": 0.0, "gt-mcts": 0.5})
+    assert est.once_s == pytest.approx({"random": 0.0, "gt-mcts": 0.25})
+    moves = est.moves_per_match / 2 * (est.per_move_s["random"] + est.per_move_s["gt-mcts"])
+    assert est.cpu_s == pytest.approx(4 * (moves + 0.5) + 3 * 0.25)  # 4 matches; 3 workers start it once each
 
 
 def test_matches_already_recorded_are_not_counted(tmp_path):
@@ -70,10 +108,48 @@ def test_matches_already_recorded_are_not_counted(tmp_path):
     assert est.matches == 3
 
 
-def test_an_agent_that_cannot_be_built_is_left_untimed():
+def test_an_agent_that_cannot_be_built_is_untimed_and_no_total_is_printed():
     est = cost.estimate_tournament("tic_tac_toe", ["random", "cwm:/no/such/model.py"], TournamentPlan(matches=1, settings=FAST))
     assert est.per_move_s["cwm:/no/such/model.py"] is None
-    assert "not timed" in est.lines()[0]
+    assert est.untimed["cwm:/no/such/model.py"].startswith("it could not be built (")
+    head, total = est.lines()
+    assert "cwm:/no/such/model.py not timed" in head
+    assert total.startswith("  2 matches: no total, as an agent could not be timed (cwm:/no/such/model.py: it could "
+                            "not be built (")
+    assert "CPU" not in total and "\n" not in total
+
+
+class _FailsItsSecondMove(AgentBase):
+    def __init__(self):
+        self.moves = 0
+
+    def step(self, state):
+        self.moves += 1
+        if self.moves == 2:
+            raise ValueError("the model's legal_actions broke\nsecond line")
+        return state.legal_actions()[0]
+
+
+def test_an_agent_whose_probe_move_fails_is_not_counted_as_free(monkeypatch):
+    real = cost.make_agent
+    monkeypatch.setattr(cost, "make_agent", lambda spec, game, **kw: (
+        _FailsItsSecondMove() if spec == "gt-mcts" else real(spec, game, **kw)))
+    est = cost.estimate_tournament("tic_tac_toe", ["random", "gt-mcts"], TournamentPlan(matches=1, settings=FAST))
+    assert est.untimed == {"gt-mcts": "a probe move failed (ValueError: the model's legal_actions broke)"}
+    assert est.per_move_s["random"] is not None and est.per_move_s["gt-mcts"] is None
+    assert "no total, as an agent could not be timed (gt-mcts: a probe move failed" in est.lines()[1]
+
+
+def test_a_probe_counts_cpu_time_of_a_sandboxed_worker(tmp_path):
+    # The CWM agent plans in a sandbox child: its moves cost this process almost nothing, the worker the
+    # search. The estimate counts both (CPU of this process and its descendants).
+    from pathlib import Path
+
+    model = Path(__file__).parents[1] / "data" / "reference" / "tic_tac_toe_model.py"
+    est = cost.estimate_tournament("tic_tac_toe", ["random", f"cwm:{model}"],
+                                   TournamentPlan(matches=1, settings=FAST))
+    assert not est.untimed, est.untimed
+    assert est.per_move_s[f"cwm:{model}"] > 20 * est.per_move_s["random"]
 
 
 def _big() -> cost.CostEstimate:
@@ -96,3 +172,4 @@ def test_cwm_arena_prints_the_estimate_and_records_it_with_the_real_time(tmp_pat
     assert "cost estimate: per move random" in capsys.readouterr().err
     record = json.loads((out / "cost.json").read_text())
     assert record["estimate"]["matches"] == 4 and record["elapsed_wall_s"] > 0
+    assert record["elapsed_cpu_s"] > 0  # the run's CPU, beside the estimate's cpu_s

@@ -124,3 +124,38 @@ def test_a_replay_file_without_entries_says_so(tmp_path, content):
         ReplayClient(path)
     with pytest.raises(ReplayFormatError, match="holds no entries"):
         ReplayClient(path, model="m1")
+
+
+@pytest.mark.parametrize(("a", "b", "ends"), [
+    ("abcXdef", "abcYdef", (3, 3)),
+    ("abc", "abc", (3, 0)),  # the suffix never overlaps the prefix
+    ("abc", "abcdef", (3, 0)),
+    ("xbc", "ybc", (0, 2)),
+    ("aaaa", "aa", (2, 0)),
+    ("", "abc", (0, 0)),
+], ids=["middle", "equal", "extended", "first-char", "repeats", "empty"])
+def test_common_ends_finds_the_shared_start_and_end(a, b, ends):
+    from cwm.llm.replay import common_ends
+
+    assert common_ends(a, b) == ends
+
+
+def test_a_miss_among_long_prompts_is_reported_in_linear_time(tmp_path):
+    import random
+    import time
+
+    rng = random.Random(0)
+    base = "".join(rng.choice("abcdefgh \n") for _ in range(100_000))  # a 100 KB prompt
+    recorded = [Request.user(base[:50_000] + f"rule {i} " + base[50_000:]) for i in range(60)]
+    client = RecordingClient(ScriptedClient([f"reply {i}" for i in range(60)]), tmp_path / "long.jsonl")
+    for r in recorded:
+        client.complete(r)
+    asked = Request.user(base[:50_000] + "rule 41!" + base[50_000:])
+    start = time.process_time()
+    with pytest.raises(ReplayMissError) as info:
+        ReplayClient(tmp_path / "long.jsonl").complete(asked)
+    # difflib over these prompts takes minutes; the linear comparison a fraction of a second of CPU
+    assert time.process_time() - start < 5.0
+    assert "first difference at character 50007: asked '!" in str(info.value)
+    assert "the differing region is 1 characters long (recorded 1)" in str(info.value)
+    assert len(str(info.value)) < 2000

@@ -127,11 +127,24 @@ def test_a_hanging_candidate_fails_its_report_naming_the_limit(sandbox: Sandbox,
     assert report.error == "timeout: get_rewards(...) ran longer than the per-call budget of 0.3 s"
 
 
-def test_wall_clock_limit_kills_a_job_the_per_call_budget_allows(sandbox: Sandbox) -> None:
+def test_the_cpu_limit_kills_a_spinning_job_the_per_call_budget_allows_not_the_wall_clock(sandbox: Sandbox) -> None:
+    # wall_s (0.5) is far shorter than the CPU the job may use (1 s): the wall clock is only a backstop, and
+    # the job ends for its CPU time, however long that takes on this machine.
     source = "def f():\n    while True:\n        pass\n"
-    limits = Limits(wall_s=0.5, cpu_s=30, memory_mb=256, per_call_s=30)
+    limits = Limits(wall_s=0.5, cpu_s=1.0, memory_mb=256, per_call_s=30)
     result = sandbox.run(CALL_JOB, source, {"function": "f"}, limits=limits)
-    assert (result.kind, result.error) == ("timeout", "the job ran past the wall-clock limit of 0.5 s and was killed")
+    assert result.kind == "timeout"
+    assert result.error.startswith("the job used more than the CPU-time limit of 1.0 s"), result.error
+
+
+def test_a_job_that_blocks_is_killed_when_asleep_for_its_allowance(sandbox: Sandbox) -> None:
+    # Ungated (the gate refuses the way to ``os``): a child blocked reading a pipe nobody writes uses no CPU,
+    # so neither the CPU limit nor the per-call budget (CPU time) would ever end it; the watch's asleep rule does.
+    source = ("import random\n_os = random.Random.seed.__globals__['_os']\n\n"
+              "def f():\n    r, w = _os.pipe()\n    _os.read(r, 1)\n")
+    limits = Limits(wall_s=0.5, cpu_s=30, memory_mb=256, per_call_s=30)
+    result = sandbox.run(CALL_JOB, source, {"function": "f"}, limits=limits, gate=False)
+    assert (result.kind, result.error) == ("timeout", "the job stopped working (asleep for 0.5 s) and was killed")
 
 
 def test_secrets_never_reach_candidate_code(monkeypatch: pytest.MonkeyPatch) -> None:
