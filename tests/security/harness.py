@@ -13,12 +13,12 @@ import dataclasses
 import glob
 import json
 import os
+import resource
 import secrets
 import socket
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -36,12 +36,12 @@ SEARCH_ARGS = ["--sims", "50", "--rollouts", "1", "--move-time-limit", str(MOVE_
 
 
 def match_bound(moves: int) -> float:
-    """Seconds a match of ``moves`` moves may take: its start, and the limit and slack per move of the sleeper."""
+    """CPU seconds a match of ``moves`` moves may use: its start, and the limit and slack per move of the sleeper."""
     return MATCH_START_S + (moves // 2 + 1) * (MOVE_LIMIT + MOVE_SLACK_S)
 
 
 def command_bound(matches: int, max_moves: int = 9) -> float:
-    """Seconds a command that plays ``matches`` matches may take (they may run one after another)."""
+    """CPU seconds a command that plays ``matches`` matches may use (they may run one after another)."""
     return CLI_START_S + matches * match_bound(max_moves)
 
 
@@ -122,13 +122,20 @@ def leaked_files(folder: Path) -> list[str]:
 
 @dataclasses.dataclass(frozen=True)
 class Ran:
-    """One command's exit status, output and wall time."""
+    """One command's exit status, output and CPU time (``seconds``: of the command's process and every
+    process it waited for, so the same on an idle and a loaded machine)."""
 
     args: tuple[str, ...]
     rc: int
     out: str
     err: str
     seconds: float
+
+
+def cpu_seconds() -> float:
+    """CPU seconds (user and system) of this process and of every child process it has waited for."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 class Cli:
@@ -146,19 +153,20 @@ class Cli:
         self.capfd = capfd
 
     def __call__(self, args: list[str], *, cwd: Path, timeout_s: float) -> Ran:
-        start = time.monotonic()
+        """Runs one command; ``timeout_s`` is only a wall-clock backstop (the bound is on CPU time)."""
+        start = cpu_seconds()
         if self.subprocess_:
             env = dict(os.environ, **SENTINELS)
             done = subprocess.run([sys.executable, "-m", "cwm.cli", *args], cwd=cwd, env=env, capture_output=True,
                                   text=True, errors="replace", timeout=timeout_s)
-            return Ran(tuple(args), done.returncode, done.stdout, done.stderr, time.monotonic() - start)
+            return Ran(tuple(args), done.returncode, done.stdout, done.stderr, cpu_seconds() - start)
         from cwm.cli import main
 
         self.capfd.readouterr()  # type: ignore[attr-defined]
         with _chdir(cwd):
             rc = main(args)
         captured = self.capfd.readouterr()  # type: ignore[attr-defined]
-        return Ran(tuple(args), rc, captured.out, captured.err, time.monotonic() - start)
+        return Ran(tuple(args), rc, captured.out, captured.err, cpu_seconds() - start)
 
 
 @contextlib.contextmanager
