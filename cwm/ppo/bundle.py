@@ -37,7 +37,7 @@ class TrainingEstimate:
     """A training run's projected cost on this machine: one update timed, projected onto every update left.
 
     Attributes:
-      update_s: wall seconds of one update (a rollout of ``num_envs`` x ``rollout`` steps and its gradient steps).
+      update_s: CPU seconds of one update (a rollout of ``num_envs`` x ``rollout`` steps and its gradient steps).
       updates_left: updates still to run, over every seed (checkpointed ones are done).
       seeds_left: seeds with updates left (they run side by side on ``workers``).
       workers: the executor's parallel workers.
@@ -54,7 +54,7 @@ class TrainingEstimate:
 
     @property
     def wall_s(self) -> float:
-        """Projected wall seconds: the seeds run side by side, one per worker."""
+        """Projected wall seconds on otherwise idle cores: the seeds run side by side, one per worker."""
         return self.cpu_s / max(1, min(self.workers, self.seeds_left))
 
     def lines(self) -> list[str]:

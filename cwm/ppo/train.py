@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import time
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -25,6 +24,7 @@ from cwm import games
 from cwm.bundle.policy import PolicyConfig, forward, init_params, masked_logits
 from cwm.files import check_inflated_size, loads_bounded
 from cwm.ppo.learner import LossConfig, act, optimiser, update
+from cwm.sandbox.watch import tree_cpu
 from planners.env import EnvStep, LocalEnvs
 
 CHECKPOINT = "checkpoint.npz"
@@ -179,9 +179,11 @@ def train(envs: Envs, config: TrainConfig, *, out_dir: str | Path, game: str = "
 
 
 def time_update(envs: Envs, config: TrainConfig, *, repeats: int = 1) -> float:
-    """Wall seconds of one update of ``train`` at ``config`` (its rollout of every game, then every
+    """CPU seconds of one update of ``train`` at ``config`` (its rollout of every game, then every
     minibatch's gradient step), timed over ``repeats`` updates after an untimed one that compiles the
-    network; evaluations are not counted. Nothing is saved. Randomness: as ``train`` with ``config.seed``."""
+    network; evaluations are not counted. CPU time of this process's threads and of the processes under it
+    (a contained model's worker steps the games there), so the estimate is the same on an idle and a busy
+    machine. Nothing is saved. Randomness: as ``train`` with ``config.seed``."""
     config.check()
     policy = PolicyConfig(envs.make(1, config.seed).reset().obs.shape[1], envs.num_actions, config.hidden,
                           config.recurrent)
@@ -192,12 +194,12 @@ def time_update(envs: Envs, config: TrainConfig, *, repeats: int = 1) -> float:
     carry = _Carry(env.reset(), config.num_envs, config.hidden)
     start = 0.0
     for i in range(repeats + 1):
-        start = time.perf_counter() if i == 1 else start
+        start = tree_cpu(reaped=False) if i == 1 else start
         batch = _rollout(run.params, env, carry, config, jax.random.fold_in(jax.random.key(config.seed), i))
         for mb in _minibatches(batch, config, i):
             run.params, run.opt_state, _ = update(run.params, run.opt_state, mb, opt=opt, cfg=cfg)
     jax.block_until_ready(run.params)
-    return (time.perf_counter() - start) / repeats
+    return (tree_cpu(reaped=False) - start) / repeats
 
 
 class _Carry:
