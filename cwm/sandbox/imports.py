@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from cwm.json_values import ReadOnlyList, StateMutationError
+from cwm.sandbox.builders import checked_metaclass
 from cwm.sandbox.names import ALLOWED_IMPORTS, ALLOWED_SUBMODULES, attribute_problem
 
 Importer = Callable[..., types.ModuleType]
@@ -44,7 +45,8 @@ def make_importer() -> Importer:
         """The attributes a view of ``real`` holds: readable under the gate's rules, and not modules."""
         names = cache.get(real.__name__)
         if names is None:
-            names = {k: v for k, v in vars(real).items() if not problem(k) and not isinstance(v, module_type)}
+            names = {k: checked_metaclass(v) if isinstance(v, type) and issubclass(v, type) else v
+                     for k, v in vars(real).items() if not problem(k) and not isinstance(v, module_type)}
             names.update({k: _refusing_read_only(v) for k, v in names.items() if k in IN_PLACE.get(real.__name__, ())})
             cache[real.__name__] = names
         return names

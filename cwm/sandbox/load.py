@@ -10,6 +10,7 @@ import types
 from collections.abc import Sequence
 
 from cwm.contract import CANDIDATE_MODULE, WORLD_MODEL_API, ContractFunction, missing_functions
+from cwm.sandbox.builders import install_codegen_guard
 from cwm.sandbox.gate import static_gate
 from cwm.sandbox.layers import restricted_builtins
 from cwm.types import ModelLoadError
@@ -42,12 +43,13 @@ def load_source(
         except ModelLoadError as e:  # name the model, as the loader's own errors do
             raise ModelLoadError(f"{name}: {e}", verdict=f"static: {e}") from e
     try:
-        code = compile(source, f"<{name}>", "exec")
+        code = compile(source, f"<{name}>", "exec", dont_inherit=True)  # not this module's __future__ flags
     except SyntaxError as e:
         raise ModelLoadError(f"{name}: syntax error at line {e.lineno}: {e.msg}") from e
     module = types.ModuleType(name)
     module.__dict__["__source__"] = source
-    if gate:  # the same restricted builtins and guarded __import__ as in a sandbox child
+    if gate:  # the same restricted builtins, guarded __import__ and code-generation check as in a sandbox child
+        install_codegen_guard()
         module.__dict__["__builtins__"] = restricted_builtins()
     # Class decorators such as @dataclass look the module up in sys.modules while the class is built;
     # it is listed there only while the module body runs, and never over a module of that name.

@@ -1,0 +1,147 @@
+"""The runtime barrier behind the gate's class-building rules: names pasted into generated code, namespaces
+handed to a metaclass.
+
+The static gate refuses every spelling of these attacks it can see (``__annotations__`` as a name, a
+functional ``namedtuple``/``Enum`` with computed names, ``type(C)(name, bases, ns)``), but a namespace or a
+field name can be built at run time where no rule sees it: a dict key joined from pieces, a dataclass
+``Field`` renamed by a method called with the field as ``self``, an alias of a metaclass. Two checks close
+the family where it matters, at the moment a string becomes code or a namespace becomes a class:
+
+- ``install_codegen_guard`` adds an audit hook (once per process; hooks cannot be removed) that, when the
+  standard library's code generators compile source (``dataclasses`` building ``__init__``/``__eq__``/
+  ``__hash__``..., ``collections.namedtuple`` building ``__new__``), checks the names they are about to
+  paste, read from the generator's own frame: each must be an exact ``str``, an identifier, not a keyword,
+  not a dunder name (``cwm.sandbox.names.plain_name``). Anything else is refused before it compiles. No
+  legitimate class has such a field, so the hook applies to every caller in the process, model or not.
+- ``checked_type`` is the ``type`` of the restricted builtins, and module views hold ``checked_metaclass``
+  wrappers instead of metaclasses (``enum.EnumType``, ``typing.NamedTupleMeta``): calling one to build a
+  class checks the namespace first (plain names, the ordinary protocol methods and what a ``class``
+  statement itself adds; ``__annotations__`` with plain keys only).
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from cwm.sandbox.names import ALLOWED_DUNDER_DEFINITIONS, plain_name
+
+__all__ = ["checked_metaclass", "checked_type", "install_codegen_guard", "namespace_problem"]
+
+# What a ``class`` statement (``__build_class__``) puts in a namespace besides the body's own names.
+CLASS_MACHINERY = frozenset({
+    "__module__", "__qualname__", "__doc__", "__classcell__", "__annotations__", "__orig_bases__",
+    "__firstlineno__", "__static_attributes__", "__type_params__",
+})
+_FRAMES_UP = 8  # a generator's compile happens a few calls below the function that holds its names
+_INSTALLED: list[bool] = []  # mutated, never rebound
+
+
+def install_codegen_guard() -> None:
+    """Adds the audit hook that checks the names the standard library's code generators paste (once per
+    process; later calls do nothing)."""
+    if not _INSTALLED:
+        sys.addaudithook(_make_hook())
+        _INSTALLED.append(True)
+
+
+def _make_hook() -> Callable[[str, tuple[Any, ...]], None]:
+    """The hook, with everything it consults bound in its closure (it reads no module global when called)."""
+    process_class = dataclasses._process_class.__code__  # type: ignore[attr-defined]
+    make_namedtuple = collections.namedtuple.__code__
+    field_type, field_name = dataclasses.Field, dataclasses.Field.name.__get__  # type: ignore[attr-defined]
+    getframe, plain, dict_items, refused = sys._getframe, plain_name, dict.items, ValueError
+    type_, dict_, tuple_, list_ = type, dict, tuple, list
+
+    def bad_fields(fields: Any) -> object:
+        if type_(fields) is not dict_:
+            return fields
+        for name, field in dict_items(fields):
+            if not plain(name) or type_(field) is not field_type or not plain(field_name(field)):
+                return name if not plain(name) else field
+        return None
+
+    def bad_names(names: Any) -> object:
+        if type_(names) not in (tuple_, list_):
+            return names
+        for name in names:
+            if not plain(name):
+                return name
+        return None
+
+    def hook(event: str, args: tuple[Any, ...]) -> None:
+        if event != "compile":
+            return
+        frame = getframe(1)
+        for _ in range(_FRAMES_UP):
+            if frame is None:
+                return
+            code, found = frame.f_code, None
+            if code is process_class:
+                found = bad_fields(frame.f_locals.get("fields"))
+            elif code is make_namedtuple:
+                found = bad_names(frame.f_locals.get("field_names"))
+            if found is not None:
+                raise refused(f"sandbox: a class field named {found!r} would be pasted into generated code; "
+                              f"field names must be plain identifiers")
+            if code is process_class or code is make_namedtuple:
+                return
+            frame = frame.f_back
+
+    return hook
+
+
+def namespace_problem(namespace: Any) -> str:
+    """Why ``namespace`` may not become a class built from run-time data (``""`` when it may).
+
+    A name is allowed when it is plain (``plain_name``), an ordinary protocol method the gate lets a model
+    define, or what a ``class`` statement adds itself; ``__annotations__`` must be a dict of plain names.
+    """
+    if not isinstance(namespace, dict):
+        return f"the namespace is a {type(namespace).__name__}, not a dict"
+    for key in list(dict.keys(namespace)):
+        if not (plain_name(key) or (type(key) is str and key in ALLOWED_DUNDER_DEFINITIONS | CLASS_MACHINERY)):
+            return f"the name {key!r} may not be defined from run-time data"
+    annotations = dict.get(namespace, "__annotations__")
+    if annotations is not None:
+        if type(annotations) is not dict:
+            return "__annotations__ is not a dict"
+        for key in list(dict.keys(annotations)):
+            if not plain_name(key):
+                return f"the annotation {key!r} is not a plain identifier"
+    return ""
+
+
+def checked_metaclass(meta: type) -> Callable[..., Any]:
+    """``meta`` as candidate code may call it: with one argument, ``checked_type``; with a name, bases and a
+    namespace, the class, once ``namespace_problem`` finds nothing wrong with the namespace.
+
+    Raises (when called):
+      TypeError: the namespace defines names a model may not give a class from data.
+    """
+    problem, type_of = namespace_problem, checked_type
+
+    def build(*args: Any, **kwargs: Any) -> Any:
+        if len(args) == 1 and not kwargs:
+            return type_of(args[0])
+        if len(args) == 3:
+            why = problem(args[2])
+            if why:
+                raise TypeError(f"sandbox: a class built by calling {meta.__name__}: {why}")
+            return meta(*args, **kwargs)
+        raise TypeError(f"sandbox: {meta.__name__} takes one argument, or a name, bases and a namespace")
+
+    build.__name__ = build.__qualname__ = meta.__name__
+    return build
+
+
+def checked_type(*args: Any) -> Any:
+    """The builtin ``type`` as candidate code gets it: ``type(x)`` only, and a metaclass it returns (the type
+    of a class) comes back as ``checked_metaclass``, so ``type(C)(name, bases, ns)`` is checked too."""
+    if len(args) != 1:
+        raise TypeError("sandbox: type() takes one argument here; build classes with a class statement")
+    found = type(args[0])
+    return checked_metaclass(found) if issubclass(found, type) else found
