@@ -1,10 +1,15 @@
 """Loading model source into a module in this process: the static gate first, then the module executed with
 the sandbox's restricted builtins and guarded ``__import__``, then the contract's functions required. For
 code you trust (hand-written fixtures, a model you have read: ``--trust``); untrusted code runs in a
-sandbox child (``cwm.sandbox.Sandbox``), which loads it the same way after the OS layers are up."""
+sandbox child (``cwm.sandbox.Sandbox``), which loads it the same way after the OS layers are up.
+
+Every in-process route for model code ends here (``--trust``, ``--no-sandbox``, ``load_bundle(trusted=True)``,
+a trusted PPO encoder), so this is where the process says once, on stderr, that such code runs with its
+privileges (``TRUST_NOTICE``)."""
 
 from __future__ import annotations
 
+import logging
 import sys
 import types
 from collections.abc import Sequence
@@ -14,6 +19,19 @@ from cwm.sandbox.builders import install_codegen_guard
 from cwm.sandbox.gate import static_gate
 from cwm.sandbox.layers import restricted_builtins
 from cwm.types import ModelLoadError
+
+log = logging.getLogger("cwm.trust")
+TRUST_NOTICE = ("cwm: notice: model code runs in this process with your privileges (files, environment, "
+                "network), as --trust, --no-sandbox and trusted=True ask; the static gate alone is not a sandbox")
+_NOTICED: list[bool] = []  # mutated, never rebound: the notice is given once per process
+
+
+def trust_notice() -> None:
+    """Logs ``TRUST_NOTICE`` (a warning of the ``cwm.trust`` logger, one line on stderr when logging is not
+    configured) the first time this process loads model code in-process; later calls do nothing."""
+    if not _NOTICED:
+        _NOTICED.append(True)
+        log.warning(TRUST_NOTICE)
 
 
 def load_source(
@@ -37,6 +55,7 @@ def load_source(
     Raises:
       ModelLoadError: syntax error, forbidden code, an exception at import, or a missing function.
     """
+    trust_notice()
     if gate:
         try:
             static_gate(source)

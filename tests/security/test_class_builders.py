@@ -26,7 +26,7 @@ from cwm.sandbox import CALL_JOB, Sandbox, load_source, static_gate
 from cwm.types import CwmError, ModelLoadError
 
 from .builders import RUNTIME_ONLY, VARIANTS, Variant
-from .harness import SENTINELS, leaked_files, leaked_into, markers
+from .harness import SENTINELS, leaked_files, leaked_into, markers, read_matches
 from .stages import GAME, TRAIN, forge_bundle
 
 IDS = [v.name for v in VARIANTS]
@@ -174,3 +174,25 @@ def test_each_dataclass_variant_is_a_real_attack_without_the_barriers(variant: V
         Path(variant.marker).unlink(missing_ok=True)
     assert ran.returncode == 0, ran.stderr[-2000:]
     assert written == SENTINELS["GEMINI_API_KEY"], (written, ran.stderr[-2000:])
+
+
+@pytest.mark.parametrize("variant", RUNTIME_ONLY, ids=[v.name for v in RUNTIME_ONLY])
+def test_cwm_arena_trust(variant: Variant, tmp_path: Path) -> None:
+    """`cwm arena --trust` with the variant as a ``cwm:`` model file (loaded in the arena's process): the
+    agent is refused (before the first match, or each of its matches is forfeited as an exception) with the
+    runtime barrier's reason, and nothing it read reaches an output or a file."""
+    model, out = tmp_path / "model.py", tmp_path / "arena"
+    model.write_text(variant.source, encoding="utf-8")
+    rc, stdout, err = run_cli(["arena", GAME, "--agents", f"m=cwm:{model},random", "--trust", "--matches", "1",
+                               "--sims", "10", "--rollouts", "1", "--executor", "inline", "--out", str(out),
+                               "--no-progress"])
+    assert "Traceback" not in err and not leaked_into(stdout + err), err[-3000:]
+    if rc == 2:  # refused before any match
+        refused_as(variant, err)
+        return
+    assert rc == 0, (rc, err[-3000:])
+    rows = read_matches(out / "matches.jsonl")
+    assert len(rows) == 2, rows
+    for row in rows:
+        assert (row["forfeit_seat"], row["forfeit_kind"]) == (row["seats"].index("m"), "exception"), row
+        refused_as(variant, row["reason"])
