@@ -5,7 +5,9 @@ candidate code read (no ``_private`` or dunder name, none of ``FORBIDDEN_ATTRIBU
 the allowed submodules, which are views too. So ``random._os``, ``collections._sys`` and ``typing.sys`` are
 simply not there, whatever trick (a method called with a module as ``self``, a format template built at run
 time) the code uses to ask for them. The values are the real objects (``random.Random``, ``numpy.ndarray``),
-so ``isinstance`` and subclassing behave as usual.
+so ``isinstance`` and subclassing behave as usual, except for metaclasses (``enum.EnumType``,
+``typing.ABCMeta``): a view holds a ``cwm.sandbox.builders.checked_metaclass`` function in their place, which
+checks the namespace of a class built by calling it.
 
 Each importer (one per loaded candidate, see ``make_importer``) builds its own views: a candidate that writes
 to its ``math`` changes only its own copy. A view is an exact ``ModuleType`` rather than a read-only proxy
