@@ -25,6 +25,7 @@ import collections
 import dataclasses
 import sys
 from collections.abc import Callable
+from types import FrameType
 from typing import Any
 
 from cwm.sandbox.names import ALLOWED_DUNDER_DEFINITIONS, plain_name
@@ -52,7 +53,8 @@ def _make_hook() -> Callable[[str, tuple[Any, ...]], None]:
     """The hook, with everything it consults bound in its closure (it reads no module global when called)."""
     process_class = dataclasses._process_class.__code__  # type: ignore[attr-defined]
     make_namedtuple = collections.namedtuple.__code__
-    field_type, field_name = dataclasses.Field, dataclasses.Field.name.__get__  # type: ignore[attr-defined]
+    field_type = dataclasses.Field
+    field_name = vars(dataclasses.Field)["name"].__get__  # the slot itself: a subclass's property never runs
     getframe, plain, dict_items, refused = sys._getframe, plain_name, dict.items, ValueError
     type_, dict_, tuple_, list_ = type, dict, tuple, list
 
@@ -75,7 +77,7 @@ def _make_hook() -> Callable[[str, tuple[Any, ...]], None]:
     def hook(event: str, args: tuple[Any, ...]) -> None:
         if event != "compile":
             return
-        frame = getframe(1)
+        frame: FrameType | None = getframe(1)
         for _ in range(_FRAMES_UP):
             if frame is None:
                 return
