@@ -196,3 +196,13 @@ def test_cwm_arena_trust(variant: Variant, tmp_path: Path) -> None:
     for row in rows:
         assert (row["forfeit_seat"], row["forfeit_kind"]) == (row["seats"].index("m"), "exception"), row
         refused_as(variant, row["reason"])
+
+
+@pytest.mark.parametrize("variant", RUNTIME_ONLY, ids=[v.name for v in RUNTIME_ONLY])
+def test_export_bundle(variant: Variant, tmp_path: Path) -> None:
+    """Exporting the variant as a bundle's model: its checks (in the sandbox) refuse it, and no bundle is left."""
+    with pytest.raises(CwmError) as e:
+        bundle.export_bundle(tmp_path / "bundle", game=GAME, model_source=variant.source, train=TRAIN,
+                             provenance={"llm": "hand-written-test-fixture"})
+    refused_as(variant, str(e.value))
+    assert not (tmp_path / "bundle" / "manifest.json").exists()
