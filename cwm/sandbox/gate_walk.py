@@ -157,6 +157,8 @@ class Walk(ast.NodeVisitor):
 
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         self._bind(node, node.name)
+        if node.returns:
+            self._allow_in_annotation(node.returns)
         for part in [*node.decorator_list, *([node.returns] if node.returns else [])]:
             self.visit(part)  # evaluated in the enclosing scope
         first = [*node.args.posonlyargs, *node.args.args][:1]
@@ -177,6 +179,7 @@ class Walk(ast.NodeVisitor):
             if arg is None:
                 continue
             if arg.annotation is not None:
+                self._allow_in_annotation(arg.annotation)
                 self.visit(arg.annotation)
             if not (own is not None and arg.arg == own):
                 self._bind(arg, arg.arg)
@@ -279,6 +282,17 @@ class Walk(ast.NodeVisitor):
             _fail(node, "format-template", problem=problem)
         if _DUNDER_STRING.match(node.value) and node.value not in ALLOWED_DUNDER_STRINGS:
             _fail(node, "dunder-string", text=node.value)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        self._allow_in_annotation(node.annotation)
+        self.generic_visit(node)
+
+    def _allow_in_annotation(self, annotation: ast.expr) -> None:
+        """A class factory named in an annotation (``def f(c: Enum)``) is only stored where no model code
+        reads it back (``__annotations__`` is refused), so it is allowed there."""
+        parts = list(ast.walk(annotation))
+        if not any(isinstance(n, (ast.NamedExpr, ast.Lambda, ast.Call)) for n in parts):  # nothing binds it
+            self._allow_factories([n for n in parts if isinstance(n, (ast.Name, ast.Attribute))])
 
     def _allow_factories(self, nodes: list[ast.expr]) -> None:
         """Marks the class factories among ``nodes`` (bases, isinstance classes) as used where allowed."""

@@ -102,6 +102,8 @@ ALLOWED = {
     "format-private-argument-name": "x = '{_hidden}'.format(_hidden=1)\n",
     "type-of": "def same(a, b):\n    return type(a) == type(b)\n",
     "main-guard": "if __name__ == '__main__':\n    pass\n",
+    "factory-in-annotations": "import enum\nfrom typing import NamedTuple\nx: enum.Enum = None\n"
+                              "def f(a: NamedTuple, b: 'list[enum.Flag]') -> enum.Enum:\n    return a\n",
 }
 
 # Classes built the ordinary ways, which the class-building rules and the runtime barrier must leave alone:
@@ -168,6 +170,7 @@ REJECTED = {
     "enum-computed": ("import enum\nE = enum.Enum('E', [n for n in 'ab'])\n", "not written out in the source"),
     "enum-dunder-literal": ("import enum\nE = enum.Flag('E', ['a', 'if'])\n", "'if' is not a plain identifier"),
     "factory-argument": ("import typing\ndef f(g):\n    return g\nf(typing.NamedTuple)\n", "'NamedTuple' may only"),
+    "factory-bound-in-annotation": ("from enum import Enum\ndef f(a: (g := Enum)):\n    pass\n", "'Enum' may only"),
     "metaclass-star": ("class C:\n    pass\nargs = ('P', (), {})\nP = type(C)(*args)\n", "type(...)(name, bases"),
     "cython-globals": ("import numpy as np\ng = np.random.default_rng.func_globals\n", "attribute 'func_globals'"),
     "update-wrapper": ("import functools\nf = functools.update_wrapper\n", "attribute 'update_wrapper'"),
