@@ -60,12 +60,18 @@ class Variant:
 
     @property
     def source(self) -> str:
-        prelude = _PRELUDE.replace("MARK", self.name)
-        return f"{REFERENCE}\n{prelude}\n{self.body}"
+        """The program, whose payload writes ``marker`` (a file the suite watches for)."""
+        return self.writing(self.marker)
 
     @property
     def marker(self) -> str:
         return f"/tmp/cwm-sleeper-builders-{self.name}"
+
+    def writing(self, marker: str) -> str:
+        """The program with its payload writing ``marker`` instead (a file no other test watches, for the
+        test that lets the payload run)."""
+        prelude = _PRELUDE.replace("'/tmp/cwm-sleeper-builders-MARK'", repr(marker))
+        return f"{REFERENCE}\n{prelude}\n{self.body}"
 
 
 def _dataclass_variants() -> list[Variant]:

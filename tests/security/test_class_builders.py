@@ -163,17 +163,14 @@ def test_each_dataclass_variant_is_a_real_attack_without_the_barriers(variant: V
     """Loaded with neither the gate nor the runtime barrier (a fresh interpreter, ``gate=False``), each
     dataclass variant does run its payload: the marker holds the sentinel key it read. So the refusals
     above stop real attacks, not programs that would have failed anyway."""
-    model = tmp_path / "model.py"
-    model.write_text(variant.source, encoding="utf-8")
+    model, marker = tmp_path / "model.py", tmp_path / "payload-ran"  # not a file the suite watches
+    model.write_text(variant.writing(str(marker)), encoding="utf-8")
     code = ("import sys\nfrom cwm.sandbox import load_source\n"
             "load_source(open(sys.argv[1]).read(), gate=False)\n")
-    try:
-        ran = subprocess.run([sys.executable, "-c", code, str(model)], capture_output=True, text=True, timeout=300)
-        written = Path(variant.marker).read_text(encoding="utf-8") if Path(variant.marker).exists() else ""
-    finally:
-        Path(variant.marker).unlink(missing_ok=True)
+    ran = subprocess.run([sys.executable, "-c", code, str(model)], capture_output=True, text=True, timeout=300)
     assert ran.returncode == 0, ran.stderr[-2000:]
-    assert written == SENTINELS["GEMINI_API_KEY"], (written, ran.stderr[-2000:])
+    assert marker.read_text(encoding="utf-8") == SENTINELS["GEMINI_API_KEY"], ran.stderr[-2000:]
+    marker.unlink()
 
 
 @pytest.mark.parametrize("variant", RUNTIME_ONLY, ids=[v.name for v in RUNTIME_ONLY])
