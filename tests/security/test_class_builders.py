@@ -23,10 +23,12 @@ from cwm.bundle.policy import PolicyConfig, init_params, save_policy_dir
 from cwm.contract import ENCODER_API
 from cwm.games import trajectories
 from cwm.sandbox import CALL_JOB, Sandbox, load_source, static_gate
+from cwm.sandbox.training import ContainedEnvs, TrainingRefused
 from cwm.types import CwmError, ModelLoadError
 
 from .builders import RUNTIME_ONLY, VARIANTS, Variant
 from .harness import SENTINELS, leaked_files, leaked_into, markers, read_matches
+from .programs import DATA, REFERENCE
 from .stages import GAME, TRAIN, forge_bundle
 
 IDS = [v.name for v in VARIANTS]
@@ -203,3 +205,17 @@ def test_export_bundle(variant: Variant, tmp_path: Path) -> None:
                              provenance={"llm": "hand-written-test-fixture"})
     refused_as(variant, str(e.value))
     assert not (tmp_path / "bundle" / "manifest.json").exists()
+
+
+ENCODER = (DATA / "reference" / "tic_tac_toe_encoder.py").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("variant", RUNTIME_ONLY, ids=[v.name for v in RUNTIME_ONLY])
+@pytest.mark.parametrize("role", ["model", "encoder"])
+def test_ppo_training_worker(variant: Variant, role: str) -> None:
+    """PPO training inside the variant (as the world model, or as the observation encoder beside the
+    reference model): the training worker refuses to start or to make games, with the barrier's reason."""
+    model, encoder = (variant.source, ENCODER) if role == "model" else (REFERENCE, variant.source)
+    with pytest.raises(TrainingRefused) as e, ContainedEnvs(model, encoder, GAME) as envs:
+        envs.make(2, seed=0).reset()
+    refused_as(variant, str(e.value))
