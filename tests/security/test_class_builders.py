@@ -23,6 +23,7 @@ from cwm.bundle.policy import PolicyConfig, init_params, save_policy_dir
 from cwm.contract import ENCODER_API
 from cwm.games import trajectories
 from cwm.sandbox import CALL_JOB, Sandbox, load_source, static_gate
+from cwm.sandbox.checkers import encoder_checker, value_checker
 from cwm.sandbox.training import ContainedEnvs, TrainingRefused
 from cwm.types import CwmError, ModelLoadError
 
@@ -219,3 +220,17 @@ def test_ppo_training_worker(variant: Variant, role: str) -> None:
     with pytest.raises(TrainingRefused) as e, ContainedEnvs(model, encoder, GAME) as envs:
         envs.make(2, seed=0).reset()
     refused_as(variant, str(e.value))
+
+
+@pytest.mark.parametrize("variant", RUNTIME_ONLY, ids=[v.name for v in RUNTIME_ONLY])
+@pytest.mark.parametrize("where", ["sandbox", "in-process"])
+def test_value_and_encoder_synthesis_checkers(variant: Variant, where: str, sandbox: Sandbox) -> None:
+    """The checkers of the value and encoder synthesis targets (what a value tournament's candidates and a
+    PPO encoder pass first), in the sandbox and in this process (`--no-sandbox`): the candidate gets an
+    error report with the barrier's reason and no executed check."""
+    box = sandbox if where == "sandbox" else None
+    for checker in (value_checker(REFERENCE, TRAIN, utility=(-1.0, 1.0), sandbox=box),
+                    encoder_checker(TRAIN, sandbox=box)):
+        report = checker(variant.source)
+        assert report.executed == 0 and report.error, report
+        refused_as(variant, report.error)
