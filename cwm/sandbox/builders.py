@@ -117,33 +117,43 @@ def namespace_problem(namespace: Any) -> str:
     return ""
 
 
-def checked_metaclass(meta: type) -> Callable[..., Any]:
-    """``meta`` as candidate code may call it: with one argument, ``checked_type``; with a name, bases and a
-    namespace, the class, once ``namespace_problem`` finds nothing wrong with the namespace.
+def _make_checks() -> tuple[Callable[..., Any], Callable[[type], Callable[..., Any]]]:
+    """``checked_type`` and ``checked_metaclass``, with everything they consult bound in their closures (they
+    read no module global when called, so code that reached this module's dict could not switch them off)."""
+    problem, real_type, is_subclass, length = namespace_problem, type, issubclass, len
+    refused = TypeError
 
-    Raises (when called):
-      TypeError: the namespace defines names a model may not give a class from data.
-    """
-    problem, type_of = namespace_problem, checked_type
+    def checked_metaclass(meta: type) -> Callable[..., Any]:
+        """``meta`` as candidate code may call it: with one argument, ``checked_type``; with a name, bases and
+        a namespace, the class, once ``namespace_problem`` finds nothing wrong with the namespace.
 
-    def build(*args: Any, **kwargs: Any) -> Any:
-        if len(args) == 1 and not kwargs:
-            return type_of(args[0])
-        if len(args) == 3:
-            why = problem(args[2])
-            if why:
-                raise TypeError(f"sandbox: a class built by calling {meta.__name__}: {why}")
-            return meta(*args, **kwargs)
-        raise TypeError(f"sandbox: {meta.__name__} takes one argument, or a name, bases and a namespace")
+        Raises (when called):
+          TypeError: the namespace defines names a model may not give a class from data.
+        """
+        name = real_type.__dict__["__name__"].__get__(meta)  # a metaclass's own __name__ could be anything
 
-    build.__name__ = build.__qualname__ = meta.__name__
-    return build
+        def build(*args: Any, **kwargs: Any) -> Any:
+            if length(args) == 1 and not kwargs:
+                return checked_type(args[0])
+            if length(args) == 3:
+                why = problem(args[2])
+                if why:
+                    raise refused(f"sandbox: a class built by calling {name}: {why}")
+                return meta(*args, **kwargs)
+            raise refused(f"sandbox: {name} takes one argument, or a name, bases and a namespace")
+
+        build.__name__ = build.__qualname__ = name
+        return build
+
+    def checked_type(*args: Any) -> Any:
+        """The builtin ``type`` as candidate code gets it: ``type(x)`` only, and a metaclass it returns (the
+        type of a class) comes back as ``checked_metaclass``, so ``type(C)(name, bases, ns)`` is checked too."""
+        if length(args) != 1:
+            raise refused("sandbox: type() takes one argument here; build classes with a class statement")
+        found = real_type(args[0])
+        return checked_metaclass(found) if is_subclass(found, real_type) else found
+
+    return checked_type, checked_metaclass
 
 
-def checked_type(*args: Any) -> Any:
-    """The builtin ``type`` as candidate code gets it: ``type(x)`` only, and a metaclass it returns (the type
-    of a class) comes back as ``checked_metaclass``, so ``type(C)(name, bases, ns)`` is checked too."""
-    if len(args) != 1:
-        raise TypeError("sandbox: type() takes one argument here; build classes with a class statement")
-    found = type(args[0])
-    return checked_metaclass(found) if issubclass(found, type) else found
+checked_type, checked_metaclass = _make_checks()
