@@ -17,12 +17,16 @@ the family where it matters, at the moment a string becomes code or a namespace 
   wrappers instead of metaclasses (``enum.EnumType``, ``typing.NamedTupleMeta``): calling one to build a
   class checks the namespace first (plain names, the ordinary protocol methods and what a ``class``
   statement itself adds; ``__annotations__`` with plain keys only).
+- The ``enum`` view's ``Enum``, ``IntEnum``, ``Flag``... are subclasses whose metaclass checks the names of
+  the functional API (``Base('E', names)`` on any enum a model defines, which no static rule can tell from
+  a value lookup) and hands the standard library a plain copy of them (``view_value``).
 """
 
 from __future__ import annotations
 
 import collections
 import dataclasses
+import enum
 import sys
 from collections.abc import Callable
 from types import FrameType
@@ -30,7 +34,8 @@ from typing import Any
 
 from cwm.sandbox.names import ALLOWED_DUNDER_DEFINITIONS, plain_name
 
-__all__ = ["checked_metaclass", "checked_type", "install_codegen_guard", "namespace_problem"]
+__all__ = ["ABSENT", "checked_metaclass", "checked_type", "install_codegen_guard", "namespace_problem",
+           "view_value"]
 
 # What a ``class`` statement (``__build_class__``) puts in a namespace besides the body's own names.
 CLASS_MACHINERY = frozenset({
@@ -157,3 +162,66 @@ def _make_checks() -> tuple[Callable[..., Any], Callable[[type], Callable[..., A
 
 
 checked_type, checked_metaclass = _make_checks()
+
+
+def enum_names(names: Any) -> Any:
+    """A plain copy of the names argument of the functional ``Enum`` API, checked: an exact ``str`` of names,
+    or an exact list, tuple or dict of names (or of ``(name, value)`` pairs), every name plain.
+
+    Raises:
+      TypeError: another type, or a name that is not plain (the copy is what the standard library gets, so
+        what was checked is what it reads).
+    """
+    if type(names) is str:
+        copy: Any = names
+        listed = str.split(str.replace(names, ",", " "))
+    elif type(names) is dict:
+        copy = dict(names)
+        listed = list(copy)
+    elif type(names) in (list, tuple):
+        copy = tuple(names)
+        listed = [item[0] if type(item) in (list, tuple) and len(item) == 2 else item for item in copy]
+        copy = tuple(tuple(item) if type(item) in (list, tuple) else item for item in copy)
+    else:
+        raise TypeError(f"sandbox: enum names must be a str, list, tuple or dict, not {type(names).__name__}")
+    for name in listed:
+        if not plain_name(name):
+            raise TypeError(f"sandbox: the enum member name {name!r} is not a plain identifier")
+    return copy
+
+
+class CheckedEnumType(enum.EnumMeta):
+    """The metaclass of the enums candidate code defines: the functional API checks its names first."""
+
+    def _create_(cls, class_name: Any, names: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        return super()._create_(class_name, enum_names(names), **kwargs)  # type: ignore[misc]
+
+
+def _checked_enum_bases() -> dict[str, type]:
+    """The enum module's base classes as candidate code gets them: the same classes with ``CheckedEnumType``."""
+    made: dict[str, type] = {}
+    for name in ("Enum", "IntEnum", "StrEnum", "Flag", "IntFlag"):
+        real = getattr(enum, name, None)
+        if real is not None:
+            namespace = CheckedEnumType.__prepare__(name, (real,))
+            namespace.update({"__module__": "enum", "__qualname__": name})
+            made[name] = CheckedEnumType(name, (real,), namespace)
+    return made
+
+
+_ENUM_BASES = _checked_enum_bases()
+# ``enum.ReprEnum`` cannot be given another metaclass without a data type mixed in; models have no use for it.
+ABSENT = object()  # what ``view_value`` answers for a name a view leaves out
+
+
+def view_value(module: str, name: str, value: Any) -> Any:
+    """What a module view holds for attribute ``name`` of ``module`` (``cwm.sandbox.imports``): a checked
+    metaclass for a metaclass, a checked enum base for ``enum``'s, ``ABSENT`` for ``enum.ReprEnum``, else
+    the value itself."""
+    if module == "enum" and name in _ENUM_BASES:
+        return _ENUM_BASES[name]
+    if module == "enum" and name == "ReprEnum":
+        return ABSENT
+    if isinstance(value, type) and issubclass(value, type):
+        return checked_metaclass(value)
+    return value

@@ -136,6 +136,11 @@ def _factory_variants() -> list[Variant]:
     found.append(Variant("EnumType-dunder-method", "class Base(enum.Enum):\n    pass\n\n"
                          "ns = {U + 'del' + U: print}\nP = enum.EnumType('P', (Base,), ns)\n",
                          runtime="a class built by calling EnumType"))
+    found.append(Variant("Enum-subclass-functional", "class Base(enum.Enum):\n    pass\n\n"
+                         "P = Base('P', {U + 'del' + U: print})\n", runtime="enum member name '__del__'"))
+    found.append(Variant("Enum-subclass-create-as-self", "class Base(enum.Enum):\n    pass\n\nclass Maker:\n"
+                         "    def make(self, names):\n        return self._create_('P', names)\n\n"
+                         "P = Maker.make(Base, {U + 'del' + U: print})\n", runtime="enum member name '__del__'"))
     return found
 
 
