@@ -21,14 +21,16 @@ from cwm.sandbox.layers import restricted_builtins
 from cwm.types import ModelLoadError
 
 log = logging.getLogger("cwm.trust")
-TRUST_NOTICE = ("cwm: notice: model code runs in this process with your privileges (files, environment, "
-                "network), as --trust, --no-sandbox and trusted=True ask; the static gate alone is not a sandbox")
+TRUST_NOTICE = ("cwm: notice: model or bundle code runs in this process with your privileges (files, environment, "
+                "network), as --trust, --no-sandbox, --trust-game-module and trusted=True ask; the static gate "
+                "alone is not a sandbox")
 _NOTICED: list[bool] = []  # mutated, never rebound: the notice is given once per process
 
 
 def trust_notice() -> None:
     """Logs ``TRUST_NOTICE`` (a warning of the ``cwm.trust`` logger, one line on stderr when logging is not
-    configured) the first time this process loads model code in-process; later calls do nothing."""
+    configured) the first time this process loads model code, or imports a bundle's game engine, in-process;
+    later calls do nothing."""
     if not _NOTICED:
         _NOTICED.append(True)
         log.warning(TRUST_NOTICE)

@@ -1,6 +1,7 @@
 """In-process means trusted: each way of running model code in the caller's process (`--trust`,
 `--no-sandbox`, ``load_bundle(trusted=True)``) says so in one line on stderr, exactly once per command (also
-when pool workers load the model again), and the sandboxed commands never say it."""
+when pool workers load the model again), and the sandboxed commands never say it. (`--trust-game-module`
+says it too: tests/bundle/test_bundle_game.py.)"""
 
 from __future__ import annotations
 
@@ -42,7 +43,7 @@ def folder(tmp_path: Path) -> Path:
 
 def test_the_notice_says_what_it_must() -> None:
     assert "\n" not in TRUST_NOTICE and "privileges" in TRUST_NOTICE and "not a sandbox" in TRUST_NOTICE
-    assert all(flag in TRUST_NOTICE for flag in ("--trust", "--no-sandbox", "trusted=True"))
+    assert all(flag in TRUST_NOTICE for flag in ("--trust", "--no-sandbox", "--trust-game-module", "trusted=True"))
 
 
 @pytest.mark.parametrize(("args", "expected"), [
