@@ -19,6 +19,7 @@ import pyspiel
 
 from cwm import games
 from cwm.bundle.files import GAME_FILE, BundleError
+from cwm.sandbox import trust_notice
 from cwm.types import UnknownGameError
 
 
@@ -78,6 +79,7 @@ def _carried_engine(path: Path, short_name: str) -> games.GameSpec:
     """The game the bundle's ``game.py`` registers (imported here), or this process's game of that name."""
     if short_name in pyspiel.registered_names():  # already here (the user imported it): nothing to import
         return games.resolve(short_name)
+    trust_notice()  # ordinary Python, imported here with this process's privileges
     with _no_bytecode():  # a __pycache__ left in the bundle would be refused as unlisted at the next load
         return games.resolve(f"{(path / GAME_FILE).resolve()}:{short_name}")
 

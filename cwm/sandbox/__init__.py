@@ -21,7 +21,8 @@ from cwm.sandbox.box import (
     scrubbed_env,
 )
 from cwm.sandbox.gate import ALLOWED_IMPORTS, FORBIDDEN_NAMES, static_gate
-from cwm.sandbox.load import load_source
+from cwm.sandbox.load import load_source, trust_notice
 
 __all__ = ["ALLOWED_IMPORTS", "FORBIDDEN_NAMES", "CALL_JOB", "CHECK_JOB", "RANDOM_PLAY_JOB", "JobResult", "Limits",
-           "Sandbox", "SandboxError", "bwrap_available", "load_source", "scrubbed_env", "static_gate"]
+           "Sandbox", "SandboxError", "bwrap_available", "load_source", "scrubbed_env", "static_gate",
+           "trust_notice"]

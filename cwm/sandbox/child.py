@@ -282,7 +282,7 @@ def _gate(source: str) -> None:
 
 def _compile(source: str, name: str) -> Any:
     try:
-        code = compile(source, f"<{name}>", "exec")
+        code = compile(source, f"<{name}>", "exec", dont_inherit=True)  # not this module's __future__ flags
     except (SyntaxError, ValueError, RecursionError, MemoryError) as e:
         raise Refused("load", f"{name}: source does not compile: {type(e).__name__}: {e}") from None
     layers.remember_source(f"<{name}>", source)

@@ -66,6 +66,23 @@ RULES: dict[str, Rule] = {
     "class-pattern": Rule("positional sub-patterns in a class pattern (`case C(x)`), except on builtin classes",
                           "positional sub-patterns in a class pattern ('case C(x)') are allowed only for "
                           "{allowed}; use keyword patterns ('case C(field=x)')"),
+    "dunder-name": Rule("reading a dunder name other than `__name__` (`__annotations__` in a class body), or "
+                        "passing one as a keyword argument (`dict(__annotations__=...)`)",
+                        "the dunder name {name!r} is not allowed (it is a namespace the interpreter or a library "
+                        "builds classes and modules from)"),
+    "class-from-names": Rule("the functional forms of `namedtuple`, `NamedTuple`, `TypedDict`, `Enum` and its "
+                             "kin (`Enum('E', names)`) unless every name is a literal plain identifier",
+                             "{factory}() builds a class from names given as data ({why}); give the names as "
+                             "literal plain identifiers, or use a class statement"),
+    "class-factory-value": Rule("`namedtuple`, `NamedTuple`, `TypedDict`, `Enum` and its kin used other than "
+                                "called, as a base class or in `isinstance`/`issubclass` (an alias hides what "
+                                "it builds)",
+                                "{name!r} may only be called with literal names, subclassed or passed to "
+                                "isinstance()/issubclass()"),
+    "metaclass-call": Rule("calling what `type(x)` returns with a name, bases and a namespace "
+                           "(`type(C)(name, bases, ns)` builds a class from a run-time namespace)",
+                           "type(...)(name, bases, namespace) builds a class at run time; use a class "
+                           "statement"),
     "type-call": Rule("`type` other than as a one-argument call `type(x)` (a class built at run time)",
                       "type() with more than one argument, or type used as a value, builds a class at run time; "
                       "use a class statement"),

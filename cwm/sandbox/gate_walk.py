@@ -11,9 +11,12 @@ import re
 
 from cwm.sandbox.names import (
     ALLOWED_DUNDER_DEFINITIONS,
+    ALLOWED_DUNDER_NAMES,
     ALLOWED_DUNDER_STRINGS,
     ALLOWED_IMPORTS,
     ALLOWED_SUBMODULES,
+    CLASS_FACTORIES,
+    FACTORY_NAME_KEYWORDS,
     FORBIDDEN_NAMES,
     FORMAT_METHODS,
     GLOBAL_RANDOM_FUNCTIONS,
@@ -23,6 +26,7 @@ from cwm.sandbox.names import (
     SELF_NAMES,
     UNCATCHABLE_NAMES,
     attribute_problem,
+    plain_name,
     template_problem,
 )
 
@@ -59,7 +63,8 @@ class Walk(ast.NodeVisitor):
         self.np_random_aliases: set[str] = set()
         self.methods: set[int] = set()  # ids of the defs written directly in a class body
         self.scopes: list[str | None] = []  # per enclosing function: its self/cls parameter, if a method
-        self.allowed_calls: set[int] = set()  # ids of ``type`` / ``str.format`` nodes called as allowed
+        # ids of the ``type`` / ``str.format`` / class-factory nodes used where they are allowed
+        self.allowed_calls: set[int] = set()
 
     # -- imports -----------------------------------------------------------------------------------
 
@@ -101,6 +106,10 @@ class Walk(ast.NodeVisitor):
             _fail(node, "uncatchable-name", name=node.id)
         if node.id == "type" and isinstance(node.ctx, ast.Load) and id(node) not in self.allowed_calls:
             _fail(node, "type-call")
+        if isinstance(node.ctx, ast.Load) and _is_dunder(node.id) and node.id not in ALLOWED_DUNDER_NAMES:
+            _fail(node, "dunder-name", name=node.id)
+        if node.id in CLASS_FACTORIES and isinstance(node.ctx, ast.Load) and id(node) not in self.allowed_calls:
+            _fail(node, "class-factory-value", name=node.id)
         if isinstance(node.ctx, (ast.Store, ast.Del)):
             self._bind(node, node.id)
 
@@ -132,8 +141,14 @@ class Walk(ast.NodeVisitor):
 
     # -- scopes: only a method's first parameter may be self/cls, and only there is it exempt ----------
 
+    def visit_keyword(self, node: ast.keyword) -> None:
+        if node.arg is not None and _is_dunder(node.arg):  # ``dict(__annotations__=...)`` names one unseen
+            _fail(node, "dunder-name", name=node.arg)
+        self.generic_visit(node)
+
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         self._bind(node, node.name)
+        self._allow_factories(node.bases)  # ``class P(NamedTuple)``: the names are the body's own
         for stmt in node.body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and not any(
                     isinstance(d, ast.Name) and d.id == "staticmethod" for d in stmt.decorator_list):
@@ -142,6 +157,8 @@ class Walk(ast.NodeVisitor):
 
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         self._bind(node, node.name)
+        if node.returns:
+            self._allow_in_annotation(node.returns)
         for part in [*node.decorator_list, *([node.returns] if node.returns else [])]:
             self.visit(part)  # evaluated in the enclosing scope
         first = [*node.args.posonlyargs, *node.args.args][:1]
@@ -162,6 +179,7 @@ class Walk(ast.NodeVisitor):
             if arg is None:
                 continue
             if arg.annotation is not None:
+                self._allow_in_annotation(arg.annotation)
                 self.visit(arg.annotation)
             if not (own is not None and arg.arg == own):
                 self._bind(arg, arg.arg)
@@ -194,6 +212,8 @@ class Walk(ast.NodeVisitor):
             _fail(node, "builtin-mutator", name=node.value.id, attr=node.attr)
         if isinstance(node.ctx, (ast.Store, ast.Del)) and not exempt:
             _fail(node, "attribute-assignment", attr=node.attr)
+        if node.attr in CLASS_FACTORIES and isinstance(node.ctx, ast.Load) and id(node) not in self.allowed_calls:
+            _fail(node, "class-factory-value", name=node.attr)
         if node.attr in FORMAT_METHODS and id(node) not in self.allowed_calls and not (
                 isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
             _fail(node, "format-receiver", attr=node.attr)
@@ -238,6 +258,16 @@ class Walk(ast.NodeVisitor):
             name = func.id if isinstance(func, ast.Name) else ""
         if isinstance(func, ast.Name) and name == "type" and len(node.args) == 1 and not node.keywords:
             self.allowed_calls.add(id(func))
+        if _is_type_call(func) and (len(node.args) >= 3 or _unpacks(node)):
+            _fail(node, "metaclass-call")
+        if name in CLASS_FACTORIES:
+            why = _factory_problem(node)
+            if why:
+                _fail(node, "class-from-names", factory=name, why=why)
+            self.allowed_calls.add(id(func))
+        if name in ("isinstance", "issubclass") and len(node.args) == 2:
+            second = node.args[1]
+            self._allow_factories(second.elts if isinstance(second, ast.Tuple) else [second])
         if name == "SystemRandom":
             _fail(node, "system-random")
         if name in SEEDED_CONSTRUCTORS and not node.args and not node.keywords:
@@ -252,6 +282,24 @@ class Walk(ast.NodeVisitor):
             _fail(node, "format-template", problem=problem)
         if _DUNDER_STRING.match(node.value) and node.value not in ALLOWED_DUNDER_STRINGS:
             _fail(node, "dunder-string", text=node.value)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        self._allow_in_annotation(node.annotation)
+        self.generic_visit(node)
+
+    def _allow_in_annotation(self, annotation: ast.expr) -> None:
+        """A class factory named in an annotation (``def f(c: Enum)``) is only stored where no model code
+        reads it back (``__annotations__`` is refused), so it is allowed there."""
+        parts = list(ast.walk(annotation))
+        if not any(isinstance(n, (ast.NamedExpr, ast.Lambda, ast.Call)) for n in parts):  # nothing binds it
+            self._allow_factories([n for n in parts if isinstance(n, (ast.Name, ast.Attribute))])
+
+    def _allow_factories(self, nodes: list[ast.expr]) -> None:
+        """Marks the class factories among ``nodes`` (bases, isinstance classes) as used where allowed."""
+        for node in nodes:
+            if (isinstance(node, ast.Name) and node.id in CLASS_FACTORIES) or (
+                    isinstance(node, ast.Attribute) and node.attr in CLASS_FACTORIES):
+                self.allowed_calls.add(id(node))
 
     def _is_random_module(self, node: ast.expr) -> bool:
         return isinstance(node, ast.Name) and node.id in self.random_aliases
@@ -284,3 +332,52 @@ def _check_attribute(node: ast.AST, attr: str, *, exempt: bool) -> None:
     problem = attribute_problem(attr, exempt=exempt)
     if problem:
         _fail(node, problem, attr=attr)
+
+
+def _is_dunder(name: str) -> bool:
+    return len(name) > 4 and name.startswith("__") and name.endswith("__")
+
+
+def _is_type_call(node: ast.expr) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "type"
+
+
+def _unpacks(node: ast.Call) -> bool:
+    return any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords)
+
+
+def _factory_problem(node: ast.Call) -> str:
+    """Why a call of a class factory builds a class from names the gate cannot read (``""`` if it does not):
+    its names argument (the second positional one, or ``field_names=``/``names=``/``fields=``) must be a
+    literal string, list, tuple or dict of plain identifiers."""
+    if _unpacks(node):
+        return "arguments unpacked with * or **"
+    given = [k.value for k in node.keywords if k.arg in FACTORY_NAME_KEYWORDS] + node.args[1:2]
+    for value in given:
+        names = _literal_names(value)
+        if names is None:
+            return "the names are not written out in the source"
+        bad = [n for n in names if not plain_name(n)]
+        if bad:
+            return f"{bad[0]!r} is not a plain identifier"
+    return ""
+
+
+def _literal_names(node: ast.expr) -> list[str] | None:
+    """The names a literal names argument gives (``"a b"``, ``["a", "b"]``, ``[("a", 1)]``, ``{"a": 1}``),
+    or ``None`` when any of them is computed."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value.replace(",", " ").split()
+    if isinstance(node, ast.Dict):
+        keys = [k.value for k in node.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+        return keys if len(keys) == len(node.keys) else None
+    if not isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        return None
+    names: list[str] = []
+    for item in node.elts:
+        if isinstance(item, (ast.List, ast.Tuple)) and item.elts:
+            item = item.elts[0]
+        if not (isinstance(item, ast.Constant) and isinstance(item.value, str)):
+            return None
+        names.append(item.value)
+    return names

@@ -5,7 +5,9 @@ candidate code read (no ``_private`` or dunder name, none of ``FORBIDDEN_ATTRIBU
 the allowed submodules, which are views too. So ``random._os``, ``collections._sys`` and ``typing.sys`` are
 simply not there, whatever trick (a method called with a module as ``self``, a format template built at run
 time) the code uses to ask for them. The values are the real objects (``random.Random``, ``numpy.ndarray``),
-so ``isinstance`` and subclassing behave as usual.
+so ``isinstance`` and subclassing behave as usual, except for metaclasses (``enum.EnumType``,
+``typing.ABCMeta``): a view holds a ``cwm.sandbox.builders.checked_metaclass`` function in their place, which
+checks the namespace of a class built by calling it.
 
 Each importer (one per loaded candidate, see ``make_importer``) builds its own views: a candidate that writes
 to its ``math`` changes only its own copy. A view is an exact ``ModuleType`` rather than a read-only proxy
@@ -22,6 +24,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from cwm.json_values import ReadOnlyList, StateMutationError
+from cwm.sandbox.builders import ABSENT
+from cwm.sandbox.builders import view_value as _view_value
 from cwm.sandbox.names import ALLOWED_IMPORTS, ALLOWED_SUBMODULES, attribute_problem
 
 Importer = Callable[..., types.ModuleType]
@@ -36,7 +40,7 @@ _PUBLIC: dict[str, dict[str, Any]] = {}  # per real module name: the names its v
 def make_importer() -> Importer:
     """A fresh ``__import__`` for one candidate: allow-listed modules only, answered with that candidate's
     own views. Everything it needs is bound in its closure (it reads no module global when called)."""
-    real_import, modules, module_type = builtins.__import__, sys.modules, types.ModuleType
+    real_import, modules, module_type, view_value = builtins.__import__, sys.modules, types.ModuleType, _view_value
     allowed, submodules, problem, cache = ALLOWED_IMPORTS, tuple(sorted(ALLOWED_SUBMODULES)), attribute_problem, _PUBLIC
     views: dict[str, types.ModuleType] = {}
 
@@ -44,7 +48,9 @@ def make_importer() -> Importer:
         """The attributes a view of ``real`` holds: readable under the gate's rules, and not modules."""
         names = cache.get(real.__name__)
         if names is None:
-            names = {k: v for k, v in vars(real).items() if not problem(k) and not isinstance(v, module_type)}
+            names = {k: view_value(real.__name__, k, v)
+                     for k, v in vars(real).items() if not problem(k) and not isinstance(v, module_type)}
+            names = {k: v for k, v in names.items() if v is not ABSENT}
             names.update({k: _refusing_read_only(v) for k, v in names.items() if k in IN_PLACE.get(real.__name__, ())})
             cache[real.__name__] = names
         return names

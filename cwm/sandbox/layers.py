@@ -26,6 +26,7 @@ import types
 from typing import Any
 
 from cwm.contract import source_lines
+from cwm.sandbox.builders import checked_type, install_codegen_guard
 from cwm.sandbox.imports import make_importer
 from cwm.sandbox.names import ALLOWED_IMPORTS, ALLOWED_SUBMODULES, FORBIDDEN_NAMES
 from cwm.sandbox.tamper import baseline, remember_baseline, snapshot, tampering
@@ -85,6 +86,7 @@ def prepare_zygote() -> None:
     roots |= {p for p in sys.path if p and ("site-packages" in p or "dist-packages" in p)}
     _READ_PREFIXES = tuple(sorted(os.path.join(os.path.abspath(r), "") for r in roots if r))
     _RESTRICTED_BUILTINS = restricted_builtins()
+    install_codegen_guard()  # every child inherits the hook
     for name in sorted(ALLOWED_IMPORTS | ALLOWED_SUBMODULES):  # every child inherits the views built
         _RESTRICTED_BUILTINS["__import__"](name)
     _FILTER = build_seccomp_filter()
@@ -94,10 +96,13 @@ def prepare_zygote() -> None:
 def restricted_builtins() -> dict[str, Any]:
     """A fresh builtins dict for candidate code: none of the gate's ``FORBIDDEN_NAMES``, and an
     ``__import__`` (``cwm.sandbox.imports.make_importer``) that imports only allow-listed modules and hands
-    out public-only views of them. Used by sandbox children and by ``cwm.contract.load_source``."""
+    out public-only views of them, and a ``type`` that checks the namespace of a class built by calling a
+    metaclass (``cwm.sandbox.builders.checked_type``). Used by sandbox children and by
+    ``cwm.sandbox.load_source``."""
     # ``class`` statements call __build_class__: the gate forbids naming it, the builtins must keep it.
     allowed = {k: v for k, v in vars(builtins).items() if k not in FORBIDDEN_NAMES or k == "__build_class__"}
     allowed["__import__"] = make_importer()
+    allowed["type"] = checked_type
     return allowed
 
 

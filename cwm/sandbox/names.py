@@ -8,6 +8,7 @@ still meets them.
 from __future__ import annotations
 
 import _string  # the parser str.format itself uses
+import keyword
 from collections.abc import Iterator
 
 ALLOWED_IMPORTS = frozenset({
@@ -85,6 +86,19 @@ ALLOWED_DUNDER_DEFINITIONS = frozenset({
     "__ge__", "__hash__", "__len__", "__iter__", "__next__", "__getitem__", "__setitem__", "__contains__",
     "__bool__", "__call__", "__add__", "__sub__", "__mul__", "__neg__", "__slots__", "__all__",
 })
+# Dunder names a model may read as plain names (``if __name__ == "__main__":``). Any other (``__annotations__``
+# in a class body, ``__builtins__``, ``__dict__``) hands the code the namespace the interpreter or a library
+# builds a class or module from.
+ALLOWED_DUNDER_NAMES = frozenset({"__name__"})
+# Functional forms that build a class from names given as data: ``collections.namedtuple`` and
+# ``typing.NamedTuple`` paste the names into source they compile; ``Enum`` makes them class attributes.
+# A model may call them only with literal plain names, subclass them, or name them in isinstance().
+CLASS_FACTORIES = frozenset({
+    "namedtuple", "NamedTuple", "TypedDict", "Enum", "IntEnum", "StrEnum", "Flag", "IntFlag", "ReprEnum",
+    "make_dataclass",
+})
+# The keyword a factory takes its names by (``namedtuple("P", field_names=...)``, ``Enum("E", names=...)``).
+FACTORY_NAME_KEYWORDS = frozenset({"field_names", "names", "fields"})
 # The str methods that read a template at run time; only literal templates are allowed (see the gate).
 FORMAT_METHODS = frozenset({"format", "format_map"})
 
@@ -103,6 +117,16 @@ def attribute_problem(attr: str, *, exempt: bool = False) -> str:
     if attr in FORBIDDEN_ATTRIBUTES:
         return "forbidden-attribute"
     return ""
+
+
+def plain_name(name: object) -> bool:
+    """Whether ``name`` may become a field, member or attribute name of a class built from data: an exact
+    ``str`` (a subclass can lie about ``isidentifier``), an identifier, not a keyword, not a dunder name.
+    Every method called here is the real ``str``'s, so a subclass's overrides never run."""
+    if type(name) is not str:
+        return False
+    return (str.isidentifier(name) and not keyword.iskeyword(name)
+            and not (str.startswith(name, "__") and str.endswith(name, "__")))
 
 
 def template_problem(text: str) -> str:

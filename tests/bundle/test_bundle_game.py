@@ -15,6 +15,7 @@ from cwm import bundle
 from cwm.agents.specs import Settings, make_agent
 from cwm.cli import main
 from cwm.games import trajectories
+from cwm.sandbox.load import TRUST_NOTICE
 from planners.config import SearchConfig
 
 
@@ -133,6 +134,7 @@ def test_a_trusted_engine_is_imported_from_the_bundle_and_leaves_nothing_behind(
                          cwd=nim_bundle.parent)
     assert "plain 2" in out.stdout and "would run unsandboxed" in out.stderr, out.stderr
     assert "trusted 0" in out.stdout and "imported True" in out.stdout, out.stderr
+    assert out.stderr.splitlines().count(TRUST_NOTICE) == 1, out.stderr  # said once, when it was imported
     assert "again 0" in out.stdout, out.stderr  # no __pycache__ was left in the bundle to be refused
     assert sorted(p.name for p in nim_bundle.iterdir()) == sorted(
         [*json.loads((nim_bundle / "manifest.json").read_text())["files"], "manifest.json"])

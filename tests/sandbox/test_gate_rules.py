@@ -4,12 +4,13 @@ rules on self/cls and on format templates mean what they say."""
 from __future__ import annotations
 
 import ast
+import json
 import re
 from pathlib import Path
 
 import pytest
 
-from cwm.sandbox import static_gate
+from cwm.sandbox import load_source, static_gate
 from cwm.sandbox.gate import RULES
 from cwm.types import ModelLoadError
 
@@ -33,6 +34,10 @@ RULE_EXAMPLES = {
     "dunder-definition": "def __del__():\n    pass\n",
     "builtin-rebinding": "int = float\n",
     "class-pattern": "class P:\n    pass\nmatch 1:\n    case P(x):\n        pass\n",
+    "dunder-name": "class A:\n    x: int\n    __annotations__['y'] = int\n",
+    "class-from-names": "from collections import namedtuple\nnames = ['a']\nP = namedtuple('P', names)\n",
+    "class-factory-value": "from enum import Enum\nE = Enum\n",
+    "metaclass-call": "class C:\n    pass\nP = type(C)('P', (), {})\n",
     "type-call": "t = type\n",
     "dunder-string": "x = '__class__'\n",
     "bare-except": "try:\n    pass\nexcept:\n    pass\n",
@@ -96,7 +101,43 @@ ALLOWED = {
     "format-map-literal": "x = '{a}'.format_map({'a': 1})\n",
     "format-private-argument-name": "x = '{_hidden}'.format(_hidden=1)\n",
     "type-of": "def same(a, b):\n    return type(a) == type(b)\n",
+    "main-guard": "if __name__ == '__main__':\n    pass\n",
+    "factory-in-annotations": "import enum\nfrom typing import NamedTuple\nx: enum.Enum = None\n"
+                              "def f(a: NamedTuple, b: 'list[enum.Flag]') -> enum.Enum:\n    return a\n",
 }
+
+# Classes built the ordinary ways, which the class-building rules and the runtime barrier must leave alone:
+# each loads through load_source (the gate, the restricted builtins and views, the code-generation hook) and
+# ``probe()`` answers what the class it built holds.
+CLASS_BUILDERS = {
+    "dataclass": ("from dataclasses import dataclass, field\n@dataclass(frozen=True)\nclass P:\n    x: int\n"
+                  "    ys: tuple = field(default_factory=tuple)\ndef probe():\n    return [hash(P(1)) == hash(P(1)), P(2)]",
+                  "[True, P(x=2, ys=())]"),
+    "dataclass-subclass": ("from dataclasses import dataclass\n@dataclass\nclass A:\n    x: int = 0\n@dataclass\n"
+                           "class B(A):\n    y: int = 1\ndef probe():\n    return B(3, 4)", "B(x=3, y=4)"),
+    "namedtuple-literal": ("from collections import namedtuple\nP = namedtuple('P', 'x y')\n"
+                           "Q = namedtuple('Q', ['a', 'b'], defaults=[0])\ndef probe():\n    return (P(1, 2), Q(5))",
+                           "(P(x=1, y=2), Q(a=5, b=0))"),
+    "NamedTuple-class": ("from typing import NamedTuple\nclass P(NamedTuple):\n    x: int\n    y: int = 0\n"
+                         "def probe():\n    return P(1)", "P(x=1, y=0)"),
+    "NamedTuple-functional": ("import typing\nP = typing.NamedTuple('P', [('x', int)])\ndef probe():\n"
+                              "    return P(7)", "P(x=7)"),
+    "Enum-class": ("import enum\nclass Color(enum.Enum):\n    RED = 1\n    BLUE = 2\ndef probe():\n"
+                   "    return [c.name for c in Color if isinstance(c, enum.Enum)]", "['RED', 'BLUE']"),
+    "Enum-functional": ("from enum import Enum, IntFlag\nColor = Enum('Color', 'RED GREEN')\n"
+                        "Perm = IntFlag('Perm', {'R': 4, 'W': 2})\ndef probe():\n    return [Color.GREEN.value, int(Perm.R | Perm.W)]",
+                        "[2, 6]"),
+    "TypedDict-functional": ("from typing import TypedDict\nT = TypedDict('T', {'a': int})\ndef probe():\n"
+                             "    return T(a=1)", "{'a': 1}"),
+    "type-self-instance": ("class P:\n    def __init__(self, n):\n        self.n = n\n    def again(self):\n"
+                           "        return type(self)(self.n + 1)\ndef probe():\n    return P(1).again().n", "2"),
+}
+
+
+@pytest.mark.parametrize("source,shown", list(CLASS_BUILDERS.values()), ids=list(CLASS_BUILDERS))
+def test_ordinary_class_building_passes_every_barrier(source: str, shown: str) -> None:
+    module = load_source(source, api=())
+    assert repr(module.probe()) == shown
 
 REJECTED = {
     "lambda-self": ("import random\nx = (lambda self: self._os)(random)\n", "line 2: access to private attribute '_os'"),
@@ -122,6 +163,15 @@ REJECTED = {
     "nested-spec-walk": ("x = '{0:{1.f_globals}}'.format(1, 2)\n", "reaches the forbidden attribute 'f_globals'"),
     "private-index": ("x = '{0[_secret]}'.format({})\n", "reaches the private name '_secret'"),
     "type-three-arguments": ("P = type('P', (), {})\n", "type() with more than one argument"),
+    "annotations-read": ("class A:\n    x: int\n    y = __annotations__\n", "dunder name '__annotations__'"),
+    "dunder-keyword": ("ns = dict(__slots__=())\n", "dunder name '__slots__'"),
+    "dict-name": ("x = __dict__\n", "dunder name '__dict__'"),
+    "namedtuple-star": ("from collections import namedtuple\nP = namedtuple('P', *['x'])\n", "unpacked with *"),
+    "enum-computed": ("import enum\nE = enum.Enum('E', [n for n in 'ab'])\n", "not written out in the source"),
+    "enum-dunder-literal": ("import enum\nE = enum.Flag('E', ['a', 'if'])\n", "'if' is not a plain identifier"),
+    "factory-argument": ("import typing\ndef f(g):\n    return g\nf(typing.NamedTuple)\n", "'NamedTuple' may only"),
+    "factory-bound-in-annotation": ("from enum import Enum\ndef f(a: (g := Enum)):\n    pass\n", "'Enum' may only"),
+    "metaclass-star": ("class C:\n    pass\nargs = ('P', (), {})\nP = type(C)(*args)\n", "type(...)(name, bases"),
     "cython-globals": ("import numpy as np\ng = np.random.default_rng.func_globals\n", "attribute 'func_globals'"),
     "update-wrapper": ("import functools\nf = functools.update_wrapper\n", "attribute 'update_wrapper'"),
     "attrgetter-from-import": ("from operator import attrgetter\n", "import of 'operator' is not allowed"),
@@ -137,3 +187,38 @@ def test_the_gate_allows(source: str) -> None:
 def test_the_gate_rejects(source: str, reason: str) -> None:
     with pytest.raises(ModelLoadError, match=re.escape(reason)):
         static_gate(source)
+
+
+RECORDINGS = Path(__file__).resolve().parents[2] / "cwm" / "data" / "recordings"
+CLASS_RULES = {"dunder-name", "class-from-names", "class-factory-value", "metaclass-call"}
+
+
+def recorded_code() -> list[str]:
+    """Every fenced Python block of every reply in the sessions shipped with cwm that defines a function."""
+    fence = re.compile(r"```(?:python)?\n(.*?)```", re.S)
+    blocks = []
+    for path in sorted(RECORDINGS.rglob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            texts = json.loads(line).get("response", {}).get("texts", [])
+            blocks += [b for text in texts for b in fence.findall(text) if "def " in b]
+    return blocks
+
+
+def test_recorded_replies_meet_no_class_building_refusal() -> None:
+    """The models the shipped sessions hold are refused by no class-building rule, and every one the gate
+    accepts runs its module body past the runtime barrier (so recorded sessions replay as before)."""
+    blocks = recorded_code()
+    assert len(blocks) >= 40, len(blocks)
+    accepted = 0
+    for block in blocks:
+        try:
+            static_gate(block)
+        except ModelLoadError as e:
+            assert not any(f"[gate: {rule}]" in str(e) for rule in CLASS_RULES), str(e)
+            continue
+        try:
+            load_source(block, api=())
+        except ModelLoadError as e:
+            assert "sandbox:" not in str(e), str(e)
+        accepted += 1
+    assert accepted >= 40, accepted

@@ -1,0 +1,227 @@
+"""The runtime barrier behind the gate's class-building rules: names pasted into generated code, namespaces
+handed to a metaclass.
+
+The static gate refuses every spelling of these attacks it can see (``__annotations__`` as a name, a
+functional ``namedtuple``/``Enum`` with computed names, ``type(C)(name, bases, ns)``), but a namespace or a
+field name can be built at run time where no rule sees it: a dict key joined from pieces, a dataclass
+``Field`` renamed by a method called with the field as ``self``, an alias of a metaclass. Two checks close
+the family where it matters, at the moment a string becomes code or a namespace becomes a class:
+
+- ``install_codegen_guard`` adds an audit hook (once per process; hooks cannot be removed) that, when the
+  standard library's code generators compile source (``dataclasses`` building ``__init__``/``__eq__``/
+  ``__hash__``..., ``collections.namedtuple`` building ``__new__``), checks the names they are about to
+  paste, read from the generator's own frame: each must be an exact ``str``, an identifier, not a keyword,
+  not a dunder name (``cwm.sandbox.names.plain_name``). Anything else is refused before it compiles. No
+  legitimate class has such a field, so the hook applies to every caller in the process, model or not.
+- ``checked_type`` is the ``type`` of the restricted builtins, and module views hold ``checked_metaclass``
+  wrappers instead of metaclasses (``enum.EnumType``, ``typing.NamedTupleMeta``): calling one to build a
+  class checks the namespace first (plain names, the ordinary protocol methods and what a ``class``
+  statement itself adds; ``__annotations__`` with plain keys only).
+- The ``enum`` view's ``Enum``, ``IntEnum``, ``Flag``... are subclasses whose metaclass checks the names of
+  the functional API (``Base('E', names)`` on any enum a model defines, which no static rule can tell from
+  a value lookup) and hands the standard library a plain copy of them (``view_value``).
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import enum
+import sys
+from collections.abc import Callable
+from types import FrameType
+from typing import Any
+
+from cwm.sandbox.names import ALLOWED_DUNDER_DEFINITIONS, plain_name
+
+__all__ = ["ABSENT", "checked_metaclass", "checked_type", "install_codegen_guard", "namespace_problem",
+           "view_value"]
+
+# What a ``class`` statement (``__build_class__``) puts in a namespace besides the body's own names.
+CLASS_MACHINERY = frozenset({
+    "__module__", "__qualname__", "__doc__", "__classcell__", "__annotations__", "__orig_bases__",
+    "__firstlineno__", "__static_attributes__", "__type_params__",
+})
+_FRAMES_UP = 8  # a generator's compile happens a few calls below the function that holds its names
+_INSTALLED: list[bool] = []  # mutated, never rebound
+
+
+def install_codegen_guard() -> None:
+    """Adds the audit hook that checks the names the standard library's code generators paste (once per
+    process; later calls do nothing)."""
+    if not _INSTALLED:
+        sys.addaudithook(_make_hook())
+        _INSTALLED.append(True)
+
+
+def _make_hook() -> Callable[[str, tuple[Any, ...]], None]:
+    """The hook, with everything it consults bound in its closure (it reads no module global when called)."""
+    process_class = dataclasses._process_class.__code__  # type: ignore[attr-defined]
+    make_namedtuple = collections.namedtuple.__code__
+    field_type = dataclasses.Field
+    field_name = vars(dataclasses.Field)["name"].__get__  # the slot itself: a subclass's property never runs
+    getframe, plain, dict_items, refused = sys._getframe, plain_name, dict.items, ValueError
+    type_, dict_, tuple_, list_ = type, dict, tuple, list
+
+    def bad_fields(fields: Any) -> object:
+        if type_(fields) is not dict_:
+            return fields
+        for name, field in dict_items(fields):
+            if not plain(name) or type_(field) is not field_type or not plain(field_name(field)):
+                return name if not plain(name) else field
+        return None
+
+    def bad_names(names: Any) -> object:
+        if type_(names) not in (tuple_, list_):
+            return names
+        for name in names:
+            if not plain(name):
+                return name
+        return None
+
+    def hook(event: str, args: tuple[Any, ...]) -> None:
+        if event != "compile":
+            return
+        frame: FrameType | None = getframe(1)
+        for _ in range(_FRAMES_UP):
+            if frame is None:
+                return
+            code, found = frame.f_code, None
+            if code is process_class:
+                found = bad_fields(frame.f_locals.get("fields"))
+            elif code is make_namedtuple:
+                found = bad_names(frame.f_locals.get("field_names"))
+            if found is not None:
+                raise refused(f"sandbox: a class field named {found!r} would be pasted into generated code; "
+                              f"field names must be plain identifiers")
+            if code is process_class or code is make_namedtuple:
+                return
+            frame = frame.f_back
+
+    return hook
+
+
+def namespace_problem(namespace: Any) -> str:
+    """Why ``namespace`` may not become a class built from run-time data (``""`` when it may).
+
+    A name is allowed when it is plain (``plain_name``), an ordinary protocol method the gate lets a model
+    define, or what a ``class`` statement adds itself; ``__annotations__`` must be a dict of plain names.
+    """
+    if not isinstance(namespace, dict):
+        return f"the namespace is a {type(namespace).__name__}, not a dict"
+    for key in list(dict.keys(namespace)):
+        if not (plain_name(key) or (type(key) is str and key in ALLOWED_DUNDER_DEFINITIONS | CLASS_MACHINERY)):
+            return f"the name {key!r} may not be defined from run-time data"
+    annotations = dict.get(namespace, "__annotations__")
+    if annotations is not None:
+        if type(annotations) is not dict:
+            return "__annotations__ is not a dict"
+        for key in list(dict.keys(annotations)):
+            if not plain_name(key):
+                return f"the annotation {key!r} is not a plain identifier"
+    return ""
+
+
+def _make_checks() -> tuple[Callable[..., Any], Callable[[type], Callable[..., Any]]]:
+    """``checked_type`` and ``checked_metaclass``, with everything they consult bound in their closures (they
+    read no module global when called, so code that reached this module's dict could not switch them off)."""
+    problem, real_type, is_subclass, length = namespace_problem, type, issubclass, len
+    refused = TypeError
+
+    def checked_metaclass(meta: type) -> Callable[..., Any]:
+        """``meta`` as candidate code may call it: with one argument, ``checked_type``; with a name, bases and
+        a namespace, the class, once ``namespace_problem`` finds nothing wrong with the namespace.
+
+        Raises (when called):
+          TypeError: the namespace defines names a model may not give a class from data.
+        """
+        name = real_type.__dict__["__name__"].__get__(meta)  # a metaclass's own __name__ could be anything
+
+        def build(*args: Any, **kwargs: Any) -> Any:
+            if length(args) == 1 and not kwargs:
+                return checked_type(args[0])
+            if length(args) == 3:
+                why = problem(args[2])
+                if why:
+                    raise refused(f"sandbox: a class built by calling {name}: {why}")
+                return meta(*args, **kwargs)
+            raise refused(f"sandbox: {name} takes one argument, or a name, bases and a namespace")
+
+        build.__name__ = build.__qualname__ = name
+        return build
+
+    def checked_type(*args: Any) -> Any:
+        """The builtin ``type`` as candidate code gets it: ``type(x)`` only, and a metaclass it returns (the
+        type of a class) comes back as ``checked_metaclass``, so ``type(C)(name, bases, ns)`` is checked too."""
+        if length(args) != 1:
+            raise refused("sandbox: type() takes one argument here; build classes with a class statement")
+        found = real_type(args[0])
+        return checked_metaclass(found) if is_subclass(found, real_type) else found
+
+    return checked_type, checked_metaclass
+
+
+checked_type, checked_metaclass = _make_checks()
+
+
+def enum_names(names: Any) -> Any:
+    """A plain copy of the names argument of the functional ``Enum`` API, checked: an exact ``str`` of names,
+    or an exact list, tuple or dict of names (or of ``(name, value)`` pairs), every name plain.
+
+    Raises:
+      TypeError: another type, or a name that is not plain (the copy is what the standard library gets, so
+        what was checked is what it reads).
+    """
+    if type(names) is str:
+        copy: Any = names
+        listed = str.split(str.replace(names, ",", " "))
+    elif type(names) is dict:
+        copy = dict(names)
+        listed = list(copy)
+    elif type(names) in (list, tuple):
+        copy = tuple(names)
+        listed = [item[0] if type(item) in (list, tuple) and len(item) == 2 else item for item in copy]
+        copy = tuple(tuple(item) if type(item) in (list, tuple) else item for item in copy)
+    else:
+        raise TypeError(f"sandbox: enum names must be a str, list, tuple or dict, not {type(names).__name__}")
+    for name in listed:
+        if not plain_name(name):
+            raise TypeError(f"sandbox: the enum member name {name!r} is not a plain identifier")
+    return copy
+
+
+class CheckedEnumType(enum.EnumMeta):
+    """The metaclass of the enums candidate code defines: the functional API checks its names first."""
+
+    def _create_(cls, class_name: Any, names: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        return super()._create_(class_name, enum_names(names), **kwargs)  # type: ignore[misc]
+
+
+def _checked_enum_bases() -> dict[str, type]:
+    """The enum module's base classes as candidate code gets them: the same classes with ``CheckedEnumType``."""
+    made: dict[str, type] = {}
+    for name in ("Enum", "IntEnum", "StrEnum", "Flag", "IntFlag"):
+        real = getattr(enum, name, None)
+        if real is not None:
+            namespace = CheckedEnumType.__prepare__(name, (real,))
+            namespace.update({"__module__": "enum", "__qualname__": name})
+            made[name] = CheckedEnumType(name, (real,), namespace)
+    return made
+
+
+_ENUM_BASES = _checked_enum_bases()
+# ``enum.ReprEnum`` cannot be given another metaclass without a data type mixed in; models have no use for it.
+ABSENT = object()  # what ``view_value`` answers for a name a view leaves out
+
+
+def view_value(module: str, name: str, value: Any) -> Any:
+    """What a module view holds for attribute ``name`` of ``module`` (``cwm.sandbox.imports``): a checked
+    metaclass for a metaclass, a checked enum base for ``enum``'s, ``ABSENT`` for ``enum.ReprEnum``, else
+    the value itself."""
+    if module == "enum" and name in _ENUM_BASES:
+        return _ENUM_BASES[name]
+    if module == "enum" and name == "ReprEnum":
+        return ABSENT
+    if isinstance(value, type) and issubclass(value, type):
+        return checked_metaclass(value)
+    return value

@@ -1,0 +1,236 @@
+"""The class-building family of gate bypasses (tests/security/builders.py), each generated variant through
+every path that loads model code: the static gate and `cwm sandbox gate`, a sandbox child, and the paths
+where the gate and the runtime barrier are all there is (`load_source`, `cwm check --no-sandbox`,
+``load_bundle(trusted=True)``, a PPO policy's encoder under ``trusted``, a bundle's value.py). No path may
+let the payload run: no marker file, no sentinel secret in any output or file, and each refusal names the
+gate's rule or the runtime barrier's reason.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from cwm import bundle, cli, games
+from cwm.agents.specs import ppo_agent
+from cwm.bundle.policy import PolicyConfig, init_params, save_policy_dir
+from cwm.contract import ENCODER_API
+from cwm.games import trajectories
+from cwm.sandbox import CALL_JOB, Sandbox, load_source, static_gate
+from cwm.sandbox.checkers import encoder_checker, value_checker
+from cwm.sandbox.training import ContainedEnvs, TrainingRefused
+from cwm.types import CwmError, ModelLoadError
+
+from .builders import RUNTIME_ONLY, VARIANTS, Variant
+from .harness import SENTINELS, leaked_files, leaked_into, markers, read_matches
+from .programs import DATA, REFERENCE
+from .stages import GAME, TRAIN, forge_bundle
+
+IDS = [v.name for v in VARIANTS]
+
+
+@pytest.fixture(autouse=True)
+def no_marker(tmp_path: Path) -> Iterator[None]:
+    """Around every test: no marker file appears, and no file under its folder holds a secret."""
+    before = markers()
+    yield
+    assert markers() - before == set(), "a payload ran: it wrote its marker file"
+    assert not leaked_files(tmp_path), leaked_files(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def sandbox() -> Iterator[Sandbox]:
+    with Sandbox(isolation="process") as sb:
+        yield sb
+
+
+def refused_as(variant: Variant, message: str) -> None:
+    """``message`` is the refusal the variant must get, and holds no secret."""
+    expected = f"[gate: {variant.rule}]" if variant.rule else variant.runtime
+    assert expected in message, message
+    assert not leaked_into(message), message
+
+
+def run_cli(args: list[str]) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = cli.main(args)
+    return rc, out.getvalue(), err.getvalue()
+
+
+def test_the_family_is_generated_over_constructors_and_spellings() -> None:
+    assert len(VARIANTS) >= 35 and len(set(IDS)) == len(IDS)
+    assert {v.name.split("-")[0] for v in VARIANTS} >= {"dataclass", "namedtuple", "NamedTuple", "TypedDict",
+                                                        "Enum", "IntEnum", "Flag", "NamedTupleMeta", "EnumType"}
+    assert len(RUNTIME_ONLY) >= 5  # the spellings no static rule can see
+
+
+@pytest.mark.parametrize("variant", VARIANTS, ids=IDS)
+def test_the_gate_refuses_what_it_can_see(variant: Variant, tmp_path: Path) -> None:
+    """The static gate names the rule of every variant written where it can see it, and accepts the
+    run-time spellings (which the runtime barrier refuses below); `cwm sandbox gate` says the same."""
+    path = tmp_path / "model.py"
+    path.write_text(variant.source, encoding="utf-8")
+    rc, out, err = run_cli(["sandbox", "gate", str(path)])
+    if variant.rule:
+        with pytest.raises(ModelLoadError) as e:
+            static_gate(variant.source)
+        refused_as(variant, str(e.value))
+        assert rc == 1 and f"[gate: {variant.rule}]" in out, (rc, out, err)
+    else:
+        static_gate(variant.source)
+        assert rc == 0 and out.strip().endswith(": ok"), (rc, out, err)
+
+
+@pytest.mark.parametrize("variant", VARIANTS, ids=IDS)
+def test_load_source_in_process(variant: Variant) -> None:
+    with pytest.raises(ModelLoadError) as e:
+        load_source(variant.source)
+    refused_as(variant, str(e.value))
+
+
+@pytest.mark.parametrize("variant", VARIANTS, ids=IDS)
+def test_a_sandbox_child(variant: Variant, sandbox: Sandbox) -> None:
+    result = sandbox.run(CALL_JOB, variant.source, {"function": "get_initial_state"})
+    assert (result.ok, result.kind) == (False, "static" if variant.rule else "load"), result
+    refused_as(variant, result.error)
+
+
+@pytest.mark.parametrize("variant", VARIANTS, ids=IDS)
+def test_cwm_check_no_sandbox(variant: Variant, tmp_path: Path) -> None:
+    model, train = tmp_path / "model.py", tmp_path / "train.jsonl"
+    model.write_text(variant.source, encoding="utf-8")
+    trajectories.save(train, TRAIN)
+    rc, out, err = run_cli(["check", str(model), "--game", GAME, "--trajectories", str(train), "--no-sandbox"])
+    errors = [line for line in err.splitlines() if line.startswith("cwm check: error:")]
+    assert rc == 2 and len(errors) == 1, (rc, out, err)
+    refused_as(variant, errors[0])
+    assert "Traceback" not in err and not leaked_into(out + err)
+
+
+@pytest.mark.parametrize("variant", RUNTIME_ONLY, ids=[v.name for v in RUNTIME_ONLY])
+@pytest.mark.parametrize("isolate", [True, False], ids=["checked-in-sandbox", "checked-in-process"])
+def test_load_bundle_trusted(variant: Variant, isolate: bool, tmp_path: Path) -> None:
+    """A bundle forged around a variant the gate accepts, loaded with ``trusted=True``: refused by its
+    checks in the sandbox, or (checked in-process) by the runtime barrier, before anything runs here."""
+    path = forge_bundle(tmp_path / "bundle", {"model.py": variant.source})
+    with pytest.raises(CwmError) as e:
+        bundle.load_bundle(path, trusted=True, isolate=isolate)
+    assert not leaked_into(str(e.value)), str(e.value)
+    if not isolate:
+        refused_as(variant, str(e.value))
+
+
+@pytest.mark.parametrize("variant", RUNTIME_ONLY, ids=[v.name for v in RUNTIME_ONLY])
+def test_a_bundles_value_file(variant: Variant, tmp_path: Path) -> None:
+    """The same attack as a bundle's value.py beside a correct model: the bundle is refused at load."""
+    path = forge_bundle(tmp_path / "bundle", {"value.py": variant.source})
+    with pytest.raises(CwmError) as e:
+        bundle.load_bundle(path, trusted=True, isolate=False)
+    refused_as(variant, str(e.value))
+
+
+@pytest.mark.parametrize("variant", RUNTIME_ONLY, ids=[v.name for v in RUNTIME_ONLY])
+def test_a_trusted_ppo_encoder(variant: Variant, tmp_path: Path) -> None:
+    """A PPO policy directory whose encoder.py is the attack, as a ``ppo:`` agent under ``--trust``."""
+    config = PolicyConfig(obs_size=4, num_actions=9, hidden=8, game=GAME)
+    save_policy_dir(tmp_path / "policy", init_params(config, seed=0), config, encoder_source=variant.source)
+    with pytest.raises(ModelLoadError) as e:
+        ppo_agent(str(tmp_path / "policy"), games.resolve(GAME), trusted=True, seed=0)
+    refused_as(variant, str(e.value))
+    with pytest.raises(ModelLoadError):  # what the agent does, and the same through the loader directly
+        load_source(variant.source, name="ppo_encoder", api=ENCODER_API)
+
+
+def test_model_code_compiles_without_the_loaders_future_flags(sandbox: Sandbox) -> None:
+    """The loader's own ``from __future__ import annotations`` does not reach model code: annotations are
+    evaluated, in-process and in a sandbox child alike."""
+    source = "class A:\n    x: int\n\ndef get_initial_state():\n    return {'kind': str(A.__dict__)}\n"
+    module = load_source("class A:\n    x: int\n", api=())
+    assert module.A.__annotations__ == {"x": int}
+    result = sandbox.run(CALL_JOB, source, {"function": "get_initial_state"}, gate=False)
+    assert result.ok and "'x': <class 'int'>" in result.value["kind"], result
+
+
+ATTACKS = [v for v in VARIANTS if v.name.startswith("dataclass-") and v.name != "dataclass-make-dataclass"]
+
+
+@pytest.mark.parametrize("variant", ATTACKS, ids=[v.name for v in ATTACKS])
+def test_each_dataclass_variant_is_a_real_attack_without_the_barriers(variant: Variant, tmp_path: Path) -> None:
+    """Loaded with neither the gate nor the runtime barrier (a fresh interpreter, ``gate=False``), each
+    dataclass variant does run its payload: the marker holds the sentinel key it read. So the refusals
+    above stop real attacks, not programs that would have failed anyway."""
+    model, marker = tmp_path / "model.py", tmp_path / "payload-ran"  # not a file the suite watches
+    model.write_text(variant.writing(str(marker)), encoding="utf-8")
+    code = ("import sys\nfrom cwm.sandbox import load_source\n"
+            "load_source(open(sys.argv[1]).read(), gate=False)\n")
+    ran = subprocess.run([sys.executable, "-c", code, str(model)], capture_output=True, text=True, timeout=300)
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    assert marker.read_text(encoding="utf-8") == SENTINELS["GEMINI_API_KEY"], ran.stderr[-2000:]
+    marker.unlink()
+
+
+@pytest.mark.parametrize("variant", RUNTIME_ONLY, ids=[v.name for v in RUNTIME_ONLY])
+def test_cwm_arena_trust(variant: Variant, tmp_path: Path) -> None:
+    """`cwm arena --trust` with the variant as a ``cwm:`` model file (loaded in the arena's process): the
+    agent is refused (before the first match, or each of its matches is forfeited as an exception) with the
+    runtime barrier's reason, and nothing it read reaches an output or a file."""
+    model, out = tmp_path / "model.py", tmp_path / "arena"
+    model.write_text(variant.source, encoding="utf-8")
+    rc, stdout, err = run_cli(["arena", GAME, "--agents", f"m=cwm:{model},random", "--trust", "--matches", "1",
+                               "--sims", "10", "--rollouts", "1", "--executor", "inline", "--out", str(out),
+                               "--no-progress"])
+    assert "Traceback" not in err and not leaked_into(stdout + err), err[-3000:]
+    if rc == 2:  # refused before any match
+        refused_as(variant, err)
+        return
+    assert rc == 0, (rc, err[-3000:])
+    rows = read_matches(out / "matches.jsonl")
+    assert len(rows) == 2, rows
+    for row in rows:
+        assert (row["forfeit_seat"], row["forfeit_kind"]) == (row["seats"].index("m"), "exception"), row
+        refused_as(variant, row["reason"])
+
+
+@pytest.mark.parametrize("variant", RUNTIME_ONLY, ids=[v.name for v in RUNTIME_ONLY])
+def test_export_bundle(variant: Variant, tmp_path: Path) -> None:
+    """Exporting the variant as a bundle's model: its checks (in the sandbox) refuse it, and no bundle is left."""
+    with pytest.raises(CwmError) as e:
+        bundle.export_bundle(tmp_path / "bundle", game=GAME, model_source=variant.source, train=TRAIN,
+                             provenance={"llm": "hand-written-test-fixture"})
+    refused_as(variant, str(e.value))
+    assert not (tmp_path / "bundle" / "manifest.json").exists()
+
+
+ENCODER = (DATA / "reference" / "tic_tac_toe_encoder.py").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("variant", RUNTIME_ONLY, ids=[v.name for v in RUNTIME_ONLY])
+@pytest.mark.parametrize("role", ["model", "encoder"])
+def test_ppo_training_worker(variant: Variant, role: str) -> None:
+    """PPO training inside the variant (as the world model, or as the observation encoder beside the
+    reference model): the training worker refuses to start or to make games, with the barrier's reason."""
+    model, encoder = (variant.source, ENCODER) if role == "model" else (REFERENCE, variant.source)
+    with pytest.raises(TrainingRefused) as e, ContainedEnvs(model, encoder, GAME) as envs:
+        envs.make(2, seed=0).reset()
+    refused_as(variant, str(e.value))
+
+
+@pytest.mark.parametrize("variant", RUNTIME_ONLY, ids=[v.name for v in RUNTIME_ONLY])
+@pytest.mark.parametrize("where", ["sandbox", "in-process"])
+def test_value_and_encoder_synthesis_checkers(variant: Variant, where: str, sandbox: Sandbox) -> None:
+    """The checkers of the value and encoder synthesis targets (what a value tournament's candidates and a
+    PPO encoder pass first), in the sandbox and in this process (`--no-sandbox`): the candidate gets an
+    error report with the barrier's reason and no executed check."""
+    box = sandbox if where == "sandbox" else None
+    for checker in (value_checker(REFERENCE, TRAIN, utility=(-1.0, 1.0), sandbox=box),
+                    encoder_checker(TRAIN, sandbox=box)):
+        report = checker(variant.source)
+        assert report.executed == 0 and report.error, report
+        refused_as(variant, report.error)
