@@ -21,7 +21,10 @@ FAST = Settings(search=SearchConfig(num_simulations=20, rollouts=1))
 
 
 def test_the_projection_is_the_timed_moves_times_the_moves_of_every_match():
-    est = cost.estimate_tournament("connect_four", ["random", "gt-mcts"], TournamentPlan(matches=3, settings=FAST), executor="local:2")
+    # Probed at 100 simulations and scaled to 400: a search's move then costs far more than a random draw's,
+    # whatever noise the CPU clock's readings add to a draw of a few microseconds.
+    plan = TournamentPlan(matches=3, settings=Settings(search=SearchConfig(num_simulations=400, rollouts=1)))
+    est = cost.estimate_tournament("connect_four", ["random", "gt-mcts"], plan, executor="local:2")
     assert est.matches == 6 and est.workers == 2
     assert set(est.per_move_s) == {"random", "gt-mcts"}
     assert est.per_move_s["gt-mcts"] > 10 * est.per_move_s["random"]  # a search costs more than a random draw
