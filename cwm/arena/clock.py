@@ -1,6 +1,12 @@
 """How long a move may take in a match: a CPU-time limit per move (``ITIMER_PROF``) that decides, a wall-clock
 backstop that grows with the machine's load (``cwm.sandbox.watch.wall_backstop``, never before
-``cwm.sandbox.worker.hard_wall``), and the typed timeout a move over either forfeits with."""
+``cwm.sandbox.worker.hard_wall``), and the typed timeout a move over either forfeits with.
+
+The CPU time is the whole process's (``ITIMER_PROF`` and ``time.process_time`` count every thread): work
+that other threads of the match's process do during a move (a native library's thread pool, a progress
+bar, the call-budget watchdog) counts against the move. Under the process-pool executors a worker process
+plays one match at a time, so little else runs there; where threads of one process play matches side by
+side, a move may be charged for work it did not do."""
 
 from __future__ import annotations
 

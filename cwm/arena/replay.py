@@ -8,7 +8,8 @@ in a game with hidden information, what each seat observed; an LLM seat's move s
 (and each rethink), a CWM seat's its sampling record. Every text shown is cleaned (``cwm.text.clean``):
 agents' words are untrusted.
 
-A tournament folder is data, whoever wrote it: reading one writes nothing in it and imports nothing it names.
+A tournament folder is data, whoever wrote it: reading one imports nothing it names and never changes a
+file it reads (``cwm replay`` writes nothing at all; ``cwm view DIR`` writes only its page, ``view.html``).
 A match without a transcript is rebuilt on the game its ``config.json`` records only when that is a
 registered or OpenSpiel game; a game module must be passed by the user (``--game``, ``folder_game``).
 """

@@ -8,8 +8,10 @@ are cleaned and HTML-escaped here, and the matches travel as JSON inside a ``<sc
 type="application/json">`` block (``embedded_json``: ASCII, ``<``, ``>`` and ``&`` written as JSON escapes
 so no text can close the block, NaN and infinities as ``null`` so the page's script can parse it) that the
 page's own script puts on screen through ``textContent`` only, never as markup. The folder is read as data
-(``cwm.arena.replay``): nothing in it is imported or changed. ``page.html#m=3&s=5`` shows match 3 alone,
-at step 5 (matches are numbered from 1 in the order played, as ``cwm replay DIR`` lists them).
+(``cwm.arena.replay``): nothing in it is imported, and no file it reads is changed; the page itself is the
+one file ``cwm view DIR`` writes (``DIR/view.html`` unless ``--out`` names another path).
+``page.html#m=3&s=5`` shows match 3 alone, at step 5 (matches are numbered from 1 in the order played, as
+``cwm replay DIR`` lists them).
 """
 
 from __future__ import annotations

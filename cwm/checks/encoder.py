@@ -21,7 +21,7 @@ from typing import Any
 from cwm.types import JSON, CheckFailure, CheckReport, Trajectory, TypeStats
 
 Encode = Callable[[Any, int], Any]
-DEFAULT_CALL_S = 0.005  # the mean time a call may take: 10M training steps at 5 ms each are 14 hours
+DEFAULT_CALL_S = 0.005  # the mean CPU time a call may use: 10M training steps at 5 ms each are 14 hours
 _SHOWN = 10  # problems kept per check
 _CALL_LIMIT = 1000  # characters of an observation a failure shows (a problem line shows 120)
 # What each check asks of a call, as a refinement prompt states it beside what the call did.
@@ -110,8 +110,9 @@ def _key(observation: JSON, player: int) -> str:
 def check_encoder(encode: Encode, observations: Sequence[tuple[JSON, int]], *,
                   call_s: float = DEFAULT_CALL_S) -> EncoderReport:
     """Runs the encoder checks on ``observations`` (``observations_of``): fixed length, finite floats,
-    deterministic, distinct observations of one player give distinct vectors, calls of ``call_s`` or less
-    on average.
+    deterministic, distinct observations of one player give distinct vectors, calls of ``call_s`` CPU seconds
+    or less on average (the CPU time of the calling thread: on a busy machine a call takes longer but uses
+    the same CPU, so the verdict does not depend on the load).
 
     An encoder that raises is reported with the observation it raised on, and checking goes on.
     """
@@ -123,9 +124,9 @@ def check_encoder(encode: Encode, observations: Sequence[tuple[JSON, int]], *,
         where = _where(obs, player)
         fail = functools.partial(tally.fail, index=index, where=where)
         try:
-            start = time.perf_counter()
+            start = time.thread_time()  # CPU time of this thread: a busy machine slows a call, not its verdict
             first = encode(obs, player)
-            spent += time.perf_counter() - start
+            spent += time.thread_time() - start
             second = encode(obs, player)
         except Exception as e:  # the encoder's bug, reported with its input
             fail("raises", f"{type(e).__name__}: {str(e)[:200]}")

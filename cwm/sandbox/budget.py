@@ -4,8 +4,10 @@ A budget is CPU time: the CPU clock of the thread that makes the call (``pthread
 busy machine slows a call without failing it. One watchdog thread polls every ``POLL_S`` seconds, reads the
 CPU clock of each thread inside a guarded call, and raises an exception into a thread whose call has used its
 budget (``PyThreadState_SetAsyncExc``), again at every poll if the model swallows it. A call that stops
-using CPU (blocked) is ended at a wall-clock backstop of ``WALL_FACTOR`` budgets. The caller sees a ``ModelContractError`` naming the call and the budget instead of a hung
-search. The guard costs about half a microsecond per call, a tenth of that inside a stretch (``stretch``:
+using CPU (blocked) is ended at a wall-clock backstop: never before ``BACKSTOP_FLOOR_S`` or the budget, and
+past that at ``cwm.sandbox.watch.wall_backstop`` for the CPU share the call's thread was observed to get,
+so a thread slowed by a busy machine or waiting for the GIL is not cut short. The caller sees a
+``ModelContractError`` naming the call and the budget instead of a hung search. The guard costs about half a microsecond per call, a tenth of that inside a stretch (``stretch``:
 one clock read per call), uses no signals (so it composes with SIGALRM users such as pytest-timeout) and
 works in any thread. Like any in-process interrupt it cannot stop a call
 stuck inside one long C operation (``10 ** 10 ** 8``): only the process sandbox can.
@@ -21,10 +23,11 @@ from collections.abc import Callable
 from typing import Any
 
 from cwm.model import Beat, Guard, no_beat
+from cwm.sandbox.watch import wall_backstop
 from cwm.types import ModelContractError
 
 POLL_S = 0.02
-WALL_FACTOR = 150.0  # a call's wall-clock backstop, in budgets (a fiftieth of a core for three budgets)
+BACKSTOP_FLOOR_S = 30.0  # a guarded call is never ended by the wall clock before this (a move's floor too)
 _IDLE_AFTER_S = 1.0  # the watchdog parks after this long without a guarded call
 
 
@@ -35,7 +38,7 @@ class _BudgetExceeded(BaseException):
 class _Slot:
     """One thread's current guarded call. Written by that thread, read and fired by the watchdog."""
 
-    __slots__ = ("lock", "tid", "clock", "active", "deadline", "budget", "token", "fired", "what", "seen", "cpu0")
+    __slots__ = ("lock", "tid", "clock", "active", "started", "budget", "token", "fired", "what", "seen", "cpu0")
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
@@ -44,12 +47,12 @@ class _Slot:
         # as an error, never as another thread's clock)
         self.clock = time.pthread_getcpuclockid(self.tid)
         self.active = False
-        self.deadline = 0.0  # the wall-clock backstop; a new value also marks a new call (a stretch's beat)
+        self.started = 0.0  # when the call began (wall clock); a new value also marks a new call (a stretch's beat)
         self.budget = 0.0  # CPU seconds
         self.token = 0
         self.fired = -1
         self.what: str | None = None  # inside a stretch: the model call its last beat announced
-        self.seen: tuple[int, float] = (-1, 0.0)  # the call (token, deadline) the watchdog last saw
+        self.seen: tuple[int, float] = (-1, 0.0)  # the call (token, started) the watchdog last saw
         self.cpu0 = 0.0  # the thread's CPU clock when the watchdog first saw that call
 
     def used(self) -> float:
@@ -58,10 +61,18 @@ class _Slot:
             cpu = time.clock_gettime(self.clock)
         except OSError:  # the thread has ended
             return 0.0
-        call = (self.token, self.deadline)
+        call = (self.token, self.started)
         if call != self.seen:
             self.seen, self.cpu0 = call, cpu
         return cpu - self.cpu0
+
+    def overran(self, now: float) -> bool:
+        """Whether the current call has used its CPU budget, or passed its wall-clock backstop at the CPU
+        share it got (``wall_backstop``, never before ``BACKSTOP_FLOOR_S``)."""
+        used, elapsed = self.used(), now - self.started
+        if used >= self.budget:
+            return True
+        return elapsed > wall_backstop(self.budget, floor=BACKSTOP_FLOOR_S, cpu_used=used, elapsed=elapsed)
 
 
 class _Watchdog:
@@ -110,7 +121,7 @@ class _Watchdog:
             time.sleep(POLL_S)
             now = time.monotonic()
             for slot in self.slots:
-                if slot.active and (slot.used() >= slot.budget or slot.deadline <= now):
+                if slot.active and slot.overran(now):
                     self.fire(slot, slot.seen)
 
     def idle(self) -> bool:
@@ -120,7 +131,7 @@ class _Watchdog:
     @staticmethod
     def fire(slot: _Slot, call: tuple[int, float]) -> None:
         with slot.lock:  # still the call that overran (not one that started since)
-            if slot.active and (slot.token, slot.deadline) == call:
+            if slot.active and (slot.token, slot.started) == call:
                 slot.fired = slot.token
                 ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(slot.tid),
                                                            ctypes.py_object(_BudgetExceeded))
@@ -142,8 +153,9 @@ def call_budget(seconds: float) -> Guard:
 
     The watchdog reads the thread's CPU clock every ``POLL_S`` (20 ms) from the first time it sees the call,
     so a call is stopped after ``seconds`` to ``seconds`` + about ``POLL_S`` of CPU time, however busy the
-    machine; a call that blocks is stopped at ``WALL_FACTOR * seconds`` of wall time. A guarded call made
-    inside another one runs under the outer budget.
+    machine; a call that blocks is stopped by the wall-clock backstop (never before ``BACKSTOP_FLOOR_S``,
+    longer while its thread gets little CPU). A guarded call made inside another one runs under the outer
+    budget.
 
     Args:
       seconds: the budget per call in CPU seconds (> 0).
@@ -156,7 +168,7 @@ def call_budget(seconds: float) -> Guard:
     """
     if not seconds > 0:
         raise ValueError(f"call_budget: seconds must be > 0, got {seconds!r}")
-    dog, monotonic, backstop = _WATCHDOG, time.monotonic, WALL_FACTOR * seconds
+    dog, monotonic = _WATCHDOG, time.monotonic
 
     # One frame per call, attribute reads only: the planners call this tens of times per simulation.
     def guard(fn: Callable[..., Any], *args: Any) -> Any:
@@ -171,7 +183,7 @@ def call_budget(seconds: float) -> Guard:
         if dog.parked:
             dog.unpark()
         slot.token = token = slot.token + 1
-        slot.deadline = now + backstop
+        slot.started = now
         slot.budget = seconds
         slot.active = True
         try:
@@ -193,16 +205,16 @@ def call_budget(seconds: float) -> Guard:
             raise _exceeded(fn, seconds, slot)
         return result
 
-    guard.stretch = _stretch(guard, seconds)  # type: ignore[attr-defined]
+    guard.stretch = _stretch(guard)  # type: ignore[attr-defined]
     return guard
 
 
-def _stretch(guard: Guard, seconds: float) -> Callable[[Callable[[Beat], Any]], Any]:
+def _stretch(guard: Guard) -> Callable[[Callable[[Beat], Any]], Any]:
     """``guard.stretch(body)``: runs ``body(beat)`` as one guarded stretch in which ``body`` calls
-    ``beat(name)`` right before each model call: every call then gets ``seconds`` from its beat, exactly as if
-    guarded one by one, for the price of a clock read instead of a guard per call (rollouts make dozens of
-    calls). A budget overrun raises ``ModelContractError`` naming the call of the last beat."""
-    dog, monotonic, backstop = _WATCHDOG, time.monotonic, WALL_FACTOR * seconds
+    ``beat(name)`` right before each model call: every call then gets the guard's budget from its beat,
+    exactly as if guarded one by one, for the price of a clock read instead of a guard per call (rollouts
+    make dozens of calls). A budget overrun raises ``ModelContractError`` naming the call of the last beat."""
+    dog, monotonic = _WATCHDOG, time.monotonic
 
     def stretch(body: Callable[[Beat], Any]) -> Any:
         slot = dog.slot()
@@ -211,7 +223,7 @@ def _stretch(guard: Guard, seconds: float) -> Callable[[Callable[[Beat], Any]], 
 
         def beat(what: str) -> None:
             slot.what = what
-            slot.deadline = monotonic() + backstop
+            slot.started = monotonic()
 
         slot.what = "a model call"
         try:

@@ -32,7 +32,8 @@ class Limits:
     Attributes:
       wall_s: the wall-clock backstop's floor: a child is never killed by the wall clock before this, and after
         it only when it got under 2% of a core (the backstop grows as its observed CPU share falls). A child
-        asleep (not running, not waiting for a core) for ``min(wall_s, 10)`` seconds in all is killed too.
+        asleep (blocked in an interruptible sleep, not on the disk or on its own unread answer) for 10 seconds
+        in all is killed too, whatever ``wall_s`` is.
       cpu_s: CPU seconds, watched by the zygote from outside and enforced by ``RLIMIT_CPU`` (whole seconds,
         rounded up).
       memory_mb: address space the job may add on top of the pre-loaded zygote (``RLIMIT_AS``).

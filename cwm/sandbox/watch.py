@@ -4,8 +4,10 @@ A child (a check job, a planning worker's answer) is watched from outside, in ``
 zygote that forked it. It is killed when
 
 - ``cpu``: it used more CPU time than its budget (and a margin): the verdict that counts;
-- ``asleep``: it spent ``sleep_allowance`` seconds in all neither running nor waiting for a core (a CPU-bound
-  job never sleeps; a child that blocks is stuck);
+- ``asleep``: it spent ``sleep_allowance`` seconds in all in an interruptible sleep (state ``S``: a CPU-bound
+  job never sleeps; a child that blocks is stuck). Neither a child waiting for the disk (``D``: page-ins
+  on a machine short of memory) nor one blocked writing its answer into a pipe that holds a backlog its
+  reader has not read yet (the reader is the slow one) is asleep;
 - ``wall``: its wall time passed the backstop ``wall_backstop``: at least the configured floor and the CPU
   budget, and ``BACKSTOP_FACTOR`` times what the CPU budget needs at the CPU share the child was observed to
   get so far. On a busy machine the child gets less of a core and the backstop grows with it, so load slows
@@ -15,12 +17,15 @@ zygote that forked it. It is killed when
 
 from __future__ import annotations
 
+import fcntl
 import os
+import struct
+import termios
 import threading
 import time
 
 POLL_S = 0.05  # how often the zygote looks at a working child
-SLEEP_ALLOWANCE_S = 10.0  # seconds a planning worker's answer may spend asleep
+SLEEP_ALLOWANCE_S = 10.0  # seconds a child may spend asleep while its answer is awaited
 BACKSTOP_FACTOR = 3.0  # wall backstop = this many times the wall time the CPU budget needs at the observed share
 MIN_SHARE = 0.02  # the smallest CPU share the backstop adapts to (a fiftieth of a core)
 _TICK = os.sysconf("SC_CLK_TCK")
@@ -54,6 +59,16 @@ def cpu_and_state(pid: int) -> tuple[float, str]:
     return (int(fields[11]) + int(fields[12])) / _TICK, fields[0].decode()
 
 
+def backlog(fd: int) -> bool:
+    """Whether the pipe read through ``fd`` holds at least half its capacity unread: a writer blocked on it
+    waits for its reader, not for anything of its own (``False`` when ``fd`` is no pipe)."""
+    try:
+        unread = struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0]
+        return 2 * unread >= fcntl.fcntl(fd, fcntl.F_GETPIPE_SZ)
+    except OSError:
+        return False
+
+
 class Watch:
     """Watches one child from outside while its answer is awaited; ``over()`` says what ended it, if anything.
 
@@ -74,23 +89,24 @@ class Watch:
         self.asleep = 0.0
         self._next = self.start + POLL_S
 
-    def due(self) -> str | None:
-        """``over()`` when ``POLL_S`` has passed since the last look, else ``None``: a reader calls it after
+    def due(self, fd: int | None = None) -> str | None:
+        """``over(fd)`` when ``POLL_S`` has passed since the last look, else ``None``: a reader calls it after
         every wait or chunk, so a child that keeps writing is watched as closely as one that is silent."""
         now = time.monotonic()
         if now < self._next:
             return None
         self._next = now + POLL_S
-        return self.over()
+        return self.over(fd)
 
-    def over(self) -> str | None:
+    def over(self, fd: int | None = None) -> str | None:
         """``"cpu"``, ``"asleep"`` or ``"wall"`` when the child must be killed now, else ``None``; called about
-        every ``POLL_S`` seconds (each call that finds the child asleep counts ``POLL_S`` asleep)."""
+        every ``POLL_S`` seconds (each call that finds the child asleep counts ``POLL_S`` asleep). ``fd``: the
+        pipe the child answers through; a child blocked while it holds a ``backlog`` is not asleep."""
         cpu, state = cpu_and_state(self.pid)
         used = max(0.0, cpu - self.cpu0)
         if self.kill_on_cpu and used > self.cpu_limit + cpu_margin(self.cpu_limit):
             return "cpu"
-        if state not in ("R", ""):
+        if state == "S" and (fd is None or not backlog(fd)):
             self.asleep += POLL_S
             if self.asleep > self.sleep_allowance:
                 return "asleep"

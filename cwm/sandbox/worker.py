@@ -8,8 +8,8 @@ JSON``) and the child answers the zygote's messages one at a time, each under a 
 while it waits (``cwm.sandbox.watch``), and kills it when the answer is over budget (CPU time, with a
 margin), when it has slept for ``SLEEP_ALLOWANCE_S`` (a CPU-bound search never sleeps; a child that blocks
 is stuck), or past the wall-clock backstop, which grows with the machine's load. Machine load slows the
-answer but never ends it: only CPU time the child itself used counts, and a runnable child waiting for a
-core is not asleep.
+answer but never ends it: only CPU time the child itself used counts, and neither a runnable child
+waiting for a core, nor one waiting for the disk or for the zygote to read its answer, is asleep.
 
 Messages zygote -> child: frames of JSON. Answers child -> zygote: the session's secret, an 8-byte
 length, then JSON (``{"kind", "value", "error"}``), as a job's verdict.
@@ -186,7 +186,7 @@ def wait_answer(fd: int, secret: bytes, watch: Watch) -> tuple[bytes, str]:
                 return _killed(pid, "size")
             if len(buf) >= head + size:
                 return bytes(buf[head:head + size]), "done"
-        over = watch.due()
+        over = watch.due(fd)
         if over is not None:
             return _killed(pid, over)
         if select.select([fd], [], [], POLL_S)[0]:

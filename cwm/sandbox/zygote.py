@@ -153,10 +153,11 @@ def run_one(request: dict[str, Any], payload: Any) -> tuple[dict[str, JSON], int
 
 
 def job_watch(pid: int, limits: dict[str, Any]) -> Watch:
-    """How a job's child is watched: killed past its CPU-time limit, after sleeping ``min(wall_s, 10)`` seconds
-    in all, or past the wall backstop (at least ``wall_s``, growing while the machine is busy)."""
+    """How a job's child is watched: killed past its CPU-time limit, after sleeping ``SLEEP_ALLOWANCE_S`` in
+    all (whatever ``wall_s`` says: a small ``wall_s`` must not make a verdict depend on the load), or past
+    the wall backstop (at least ``wall_s``, growing while the machine is busy)."""
     return Watch(pid, cpu_limit=float(limits["cpu_s"]), kill_on_cpu=True, floor=float(limits["wall_s"]),
-                 sleep_allowance=min(float(limits["wall_s"]), SLEEP_ALLOWANCE_S))
+                 sleep_allowance=SLEEP_ALLOWANCE_S)
 
 
 def _collect(fd: int, watch: Watch, secret: bytes) -> tuple[bytes, str]:
@@ -176,7 +177,7 @@ def _collect(fd: int, watch: Watch, secret: bytes) -> tuple[bytes, str]:
                 return b"", "size"
             if len(buf) >= head + size:
                 return bytes(buf[head:head + size]), "done"
-        over = watch.due()
+        over = watch.due(fd)
         if over is not None:
             _kill(watch.pid)
             return b"", over
@@ -210,8 +211,7 @@ def _verdict(why: str, status: int, request: dict[str, Any]) -> dict[str, JSON]:
     if why == "cpu":
         return _msg("timeout", f"the job used more than the CPU-time limit of {limits['cpu_s']} s and was killed")
     if why == "asleep":
-        return _msg("timeout", f"the job stopped working (asleep for "
-                               f"{min(limits['wall_s'], SLEEP_ALLOWANCE_S):g} s) and was killed")
+        return _msg("timeout", f"the job stopped working (asleep for {SLEEP_ALLOWANCE_S:g} s) and was killed")
     if why == "wall":
         return _msg("timeout", "the job got almost no CPU time (under 2% of a core) for longer than its "
                                "wall-clock backstop and was killed")

@@ -64,6 +64,19 @@ def test_non_deterministic_and_slow_encoders_fail(recorded):
     assert any(p.startswith("cheap:") for p in check_encoder(slow, pairs, call_s=1e-4).problems)
 
 
+def test_cheapness_is_cpu_time_not_waiting(recorded):
+    # A call that waits (as one descheduled on a busy machine does) uses no CPU: it is cheap. Timed by the
+    # wall clock it would be over any budget the sleep exceeds.
+    import time
+
+    def waiting(obs, player):
+        time.sleep(0.002)
+        return [float(c == "x") for c in obs["board"]] + [float(c == "o") for c in obs["board"]]
+
+    report = check_encoder(waiting, observations_of(recorded["tic_tac_toe"])[:20], call_s=1e-3)
+    assert report.ok, report.problems
+
+
 def test_no_observations_is_not_a_pass(encode):
     assert not check_encoder(encode("tic_tac_toe"), []).ok
 

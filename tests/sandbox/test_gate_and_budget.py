@@ -162,6 +162,28 @@ def test_call_budget_counts_cpu_time_not_wall_time() -> None:
     assert guard(lambda: threading.Event().wait(0.3) or "waited") == "waited"
 
 
+def _waits(seconds: float) -> str:
+    """Uses no CPU for ``seconds`` (short waits, so that an interrupt can land between them)."""
+    for _ in range(round(seconds / 0.05)):
+        threading.Event().wait(0.05)
+    return "waited"
+
+
+def test_a_call_that_gets_no_cpu_is_not_cut_before_the_backstop_floor() -> None:
+    # A call that gets no CPU for 0.6 s (as a thread descheduled on a busy machine, or waiting for the GIL,
+    # does) under a 2 ms budget: 300 budgets of wall time, far under the 30 s floor. It is not over budget.
+    assert call_budget(0.002)(_waits, 0.6) == "waited"
+
+
+def test_a_call_that_blocks_is_ended_by_the_backstop_at_its_cpu_share(monkeypatch: pytest.MonkeyPatch) -> None:
+    from cwm.sandbox import budget, watch
+
+    monkeypatch.setattr(budget, "BACKSTOP_FLOOR_S", 0.1)  # instead of 30 s, so that the test is short
+    monkeypatch.setattr(watch, "MIN_SHARE", 1.0)  # the backstop then never grows past three budgets (0.15 s)
+    with pytest.raises(ModelContractError, match=r"_waits\(\.\.\.\) ran longer than its time budget of 0.05 s"):
+        call_budget(0.05)(_waits, 60.0)
+
+
 def test_call_budget_in_a_worker_thread() -> None:
     guard = call_budget(0.1)
     out: dict[str, object] = {}

@@ -12,7 +12,19 @@ import time
 
 import pytest
 
-from cwm.sandbox.watch import MIN_SHARE, POLL_S, Watch, cpu_and_state, tree_cpu, wall_backstop, wall_ceiling
+from cwm.sandbox import watch as watch_module
+from cwm.sandbox.watch import (
+    MIN_SHARE,
+    POLL_S,
+    SLEEP_ALLOWANCE_S,
+    Watch,
+    backlog,
+    cpu_and_state,
+    tree_cpu,
+    wall_backstop,
+    wall_ceiling,
+)
+from cwm.sandbox.zygote import job_watch
 
 
 @pytest.mark.parametrize(("cpu_used", "elapsed", "expected"), [
@@ -66,6 +78,53 @@ def test_a_sleeping_child_is_ended_by_its_sleep_allowance() -> None:
     finally:
         child.send_signal(signal.SIGKILL)
         child.wait()
+
+
+def _looks_until_over(watch: Watch, looks: int, fd: int | None = None) -> str | None:
+    """Looks ``looks`` times in a row, as a reader does every POLL_S (each look that finds the child asleep
+    counts POLL_S): what the verdict is does not depend on how long the looks take."""
+    for _ in range(looks):
+        over = watch.over(fd)
+        if over is not None:
+            return over
+    return None
+
+
+def test_a_child_waiting_for_the_disk_is_not_asleep(monkeypatch: pytest.MonkeyPatch) -> None:
+    # state D: page-ins on a machine short of memory, not a child that stopped working
+    monkeypatch.setattr(watch_module, "cpu_and_state", lambda pid: (0.0, "D"))
+    watch = Watch(os.getpid(), cpu_limit=60.0, kill_on_cpu=True, floor=60.0, sleep_allowance=0.5)
+    assert _looks_until_over(watch, 100) is None and watch.asleep == 0.0
+    monkeypatch.setattr(watch_module, "cpu_and_state", lambda pid: (0.0, "S"))
+    assert _looks_until_over(watch, 100) == "asleep"
+
+
+def test_a_jobs_sleep_allowance_does_not_shrink_with_its_wall_s(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(watch_module, "cpu_and_state", lambda pid: (0.0, "S"))
+    watch = job_watch(os.getpid(), {"wall_s": 0.5, "cpu_s": 30.0})
+    looks = round(SLEEP_ALLOWANCE_S / POLL_S)
+    assert _looks_until_over(watch, looks - 1) is None  # 0.5 s asleep and far more: not yet
+    assert _looks_until_over(watch, 2) == "asleep"
+
+
+def test_a_child_blocked_on_its_unread_answer_is_not_asleep() -> None:
+    # the child writes 4 MB into its pipe and blocks once the pipe is full: it waits for the reader, which is
+    # slow (on a busy machine, the zygote), not for anything of its own
+    child = subprocess.Popen([sys.executable, "-c", "import os\nos.write(1, b'x' * (4 << 20))\n"],
+                             stdout=subprocess.PIPE)
+    fd = child.stdout.fileno()
+    try:
+        deadline = time.monotonic() + 120  # only a backstop for the child's start
+        while not (backlog(fd) and cpu_and_state(child.pid)[1] == "S") and time.monotonic() < deadline:
+            time.sleep(POLL_S)
+        assert backlog(fd) and cpu_and_state(child.pid)[1] == "S"
+        watch = Watch(child.pid, cpu_limit=60.0, kill_on_cpu=True, floor=60.0, sleep_allowance=0.5)
+        assert _looks_until_over(watch, 100, fd) is None and watch.asleep == 0.0
+        assert _looks_until_over(watch, 100) == "asleep"  # the same state, with no pipe to look at
+    finally:
+        child.kill()
+        child.wait()
+        child.stdout.close()
 
 
 def test_a_gone_child_reads_as_no_cpu_and_no_state() -> None:
