@@ -59,8 +59,8 @@ _INSTALLED: list[bool] = []  # mutated, never rebound
 
 
 def install_codegen_guard() -> None:
-    """Adds the audit hook that checks the names the standard library's code generators paste (once per
-    process; later calls do nothing)."""
+    """Adds the audit hook that checks the names the standard library's code generators paste and the source
+    they compile (once per process; later calls do nothing)."""
     if not _INSTALLED:
         sys.addaudithook(_make_hook())
         _INSTALLED.append(True)
@@ -73,8 +73,8 @@ def _make_hook() -> Callable[[str, tuple[Any, ...]], None]:
     field_type = dataclasses.Field
     field_name = vars(dataclasses.Field)["name"].__get__  # the slot itself: a subclass's property never runs
     getframe, plain, dict_items, refused = sys._getframe, plain_name, dict.items, ValueError
-    type_, dict_, tuple_, list_, str_, bytes_ = type, dict, tuple, list, str, bytes
-    check, busy = make_generated_code_check(), list[bytes | None]()  # busy: the text being checked (mutated, never rebound)
+    type_, dict_, tuple_, list_ = type, dict, tuple, list
+    own_parse, generated = _make_source_refusal()
 
     def bad_fields(fields: Any) -> object:
         if type_(fields) is not dict_:
@@ -92,14 +92,8 @@ def _make_hook() -> Callable[[str, tuple[Any, ...]], None]:
                 return name
         return None
 
-    def text(source: Any) -> bytes | None:
-        """Source as bytes, as the compile event of a parse has it (``None`` for anything else)."""
-        if type_(source) is str_:
-            return str_.encode(source, "utf-8", "surrogatepass")
-        return source if type_(source) is bytes_ else None
-
     def hook(event: str, args: tuple[Any, ...]) -> None:
-        if event != "compile" or (busy and text(args[0]) == busy[-1]):  # the check's own parse of the text
+        if event != "compile" or own_parse(args[0]):
             return
         frame: FrameType | None = getframe(1)
         for _ in range(_FRAMES_UP):
@@ -117,6 +111,24 @@ def _make_hook() -> Callable[[str, tuple[Any, ...]], None]:
                 return generated(args[0], "dataclasses" if code is process_class else "namedtuple")
             frame = frame.f_back
 
+    return hook
+
+
+def _make_source_refusal() -> tuple[Callable[[Any], bool], Callable[[Any, str], None]]:
+    """For the hook: whether a compile event is the source check's own parse, and the check of the source a
+    generator is about to compile (``cwm.sandbox.generated``), refusing it with a ``ValueError``."""
+    check, busy = make_generated_code_check(), list[bytes | None]()  # busy: the text being checked (mutated)
+    type_, str_, bytes_, refused = type, str, bytes, ValueError
+
+    def text(source: Any) -> bytes | None:
+        """Source as bytes, as the compile event of a parse has it (``None`` for anything else)."""
+        if type_(source) is str_:
+            return str_.encode(source, "utf-8", "surrogatepass")
+        return source if type_(source) is bytes_ else None
+
+    def own_parse(source: Any) -> bool:
+        return bool(busy) and text(source) == busy[-1]
+
     def generated(source: Any, who: str) -> None:
         """Refuses source a generator is about to compile that holds anything it never writes itself."""
         if type_(source) not in (str_, bytes_):
@@ -131,7 +143,7 @@ def _make_hook() -> Callable[[str, tuple[Any, ...]], None]:
                           f"itself (a field name that was not a plain identifier when pasted); field names must be "
                           f"plain identifiers")
 
-    return hook
+    return own_parse, generated
 
 
 def namespace_problem(namespace: Any) -> str:
@@ -260,7 +272,7 @@ def view_value(module: str, name: str, value: Any) -> Any:
         return checked_metaclass(value)
     if (module in REFLECTING_MODULES and isinstance(value, (types.FunctionType, types.BuiltinFunctionType))
             and not hasattr(value, "__mro_entries__")):  # ``typing.NamedTuple`` is a base as well as a function
-        return _returning_checked(value)
+        return _returning_checked(value, module)
     return value
 
 
@@ -293,16 +305,19 @@ def _make_returned_value() -> Callable[[Any], Any]:
 returned_value = _make_returned_value()
 
 
-def _returning_checked(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``fn``, whose results go through ``returned_value``."""
+def _returning_checked(fn: Callable[..., Any], module: str) -> Callable[..., Any]:
+    """``fn``, whose results go through ``returned_value``: a function of module ``module``'s globals, as
+    ``fn`` is (what ``__globals__`` shows is the module's, not this one's)."""
     check = returned_value
 
     def checked_result(*args: Any, **kwargs: Any) -> Any:
         return check(fn(*args, **kwargs))
 
-    checked_result.__name__ = checked_result.__qualname__ = getattr(fn, "__name__", "function")
-    checked_result.__doc__ = fn.__doc__
-    return checked_result
+    name = getattr(fn, "__name__", "function")
+    made = types.FunctionType(checked_result.__code__, vars(sys.modules[module]), name, None,
+                              checked_result.__closure__)
+    made.__qualname__, made.__doc__ = name, fn.__doc__
+    return made
 
 
 def _make_build_class() -> Callable[..., Any]:

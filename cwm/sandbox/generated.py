@@ -7,8 +7,9 @@ by a method called with the field as ``self``), so the source about to be compil
 (``generated_code_problem``). It may hold only:
 
 - the node kinds the generators write (functions, assignments to attributes, returns, ``if``/``raise``,
-  comparisons, ``and``/``or``, ``+``, conditional expressions, f-strings, tuples, constants and one
-  ``lambda`` for ``namedtuple``): no comprehension, subscript, dict, walrus or starred argument;
+  comparisons, ``and``/``or``/``not``, ``+``, conditional expressions, f-strings, tuple, list and set
+  displays, constants and one ``lambda`` for ``namedtuple``): no comprehension, subscript, dict, walrus or
+  starred argument;
 - names that are a parameter or a function defined in the source, or one of the few globals the
   generators call (``hash``, ``type``, ``super``, ``_tuple_new``, ``NotImplemented``);
 - calls in the generators' own shapes: ``hash(x)``, ``type(x)``, ``super()``/``super(C, self)``,
@@ -29,6 +30,7 @@ _NODES = frozenset({
     ast.Module, ast.Expr, ast.FunctionDef, ast.arguments, ast.arg, ast.Return, ast.Assign, ast.If, ast.Raise,
     ast.Pass, ast.Attribute, ast.Name, ast.Call, ast.Tuple, ast.Compare, ast.BoolOp, ast.BinOp, ast.IfExp,
     ast.Constant, ast.JoinedStr, ast.FormattedValue, ast.Lambda, ast.Load, ast.Store, ast.Add, ast.And, ast.Or,
+    ast.Set, ast.List, ast.UnaryOp, ast.Not,  # displays and ``not`` other Python versions' generators may write
     ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Is, ast.IsNot, ast.In, ast.NotIn,
 })
 _GLOBALS = frozenset({"hash", "type", "super", "_tuple_new", "NotImplemented"})
@@ -39,16 +41,11 @@ _DUNDERS = frozenset({
 })
 
 
-def make_generated_code_check() -> Callable[[str | bytes], str]:
-    """The check, with everything it consults bound in its closure (it reads no module global when called,
-    so code that reached this module's dict could not switch it off).
-
-    Returns:
-      A function of the source a generator is about to compile answering what in it the generators never
-      write (``""`` when nothing).
-    """
-    parse, walk, nodes, dunders, globals_, arity = ast.parse, ast.walk, _NODES, _DUNDERS, _GLOBALS, _ARITY
-    name_t, attr_t, call_t, const_t, arg_t, def_t = ast.Name, ast.Attribute, ast.Call, ast.Constant, ast.arg, ast.FunctionDef
+def _shape_checks() -> tuple[Callable[[object], bool], Callable[[object], bool],
+                              Callable[[ast.Call, set[str]], str], Callable[[ast.Attribute], str]]:
+    """The checks of names, calls and attributes ``make_generated_code_check`` uses, bound in closures."""
+    dunders, arity = _DUNDERS, _ARITY
+    name_t, attr_t, call_t = ast.Name, ast.Attribute, ast.Call
     type_, str_ = type, str
 
     def dunder_shaped(text: object) -> bool:
@@ -82,6 +79,22 @@ def make_generated_code_check() -> Callable[[str | bytes], str]:
                 attr == "__qualname__" and not (isinstance(base, attr_t) and base.attr == "__class__")):
             return f"the attribute {attr!r}"
         return ""
+
+    return dunder_shaped, dunder, call_problem, attribute_problem
+
+
+def make_generated_code_check() -> Callable[[str | bytes], str]:
+    """The check, with everything it consults bound in its closure (it reads no module global when called,
+    so code that reached this module's dict could not switch it off).
+
+    Returns:
+      A function of the source a generator is about to compile answering what in it the generators never
+      write (``""`` when nothing).
+    """
+    parse, walk, nodes, globals_ = ast.parse, ast.walk, _NODES, _GLOBALS
+    name_t, call_t, const_t, arg_t, def_t, attr_t = ast.Name, ast.Call, ast.Constant, ast.arg, ast.FunctionDef, ast.Attribute
+    type_ = type
+    dunder_shaped, dunder, call_problem, attribute_problem = _shape_checks()
 
     def node_problem(node: ast.AST, local: set[str]) -> str:
         if type_(node) not in nodes:

@@ -27,8 +27,8 @@ from cwm.contract import ENCODER_API
 from cwm.games import trajectories
 from cwm.sandbox import CALL_JOB, Sandbox, load_source, static_gate
 from cwm.sandbox.builders import install_codegen_guard
-from cwm.sandbox.generated import make_generated_code_check
 from cwm.sandbox.checkers import encoder_checker, value_checker
+from cwm.sandbox.generated import make_generated_code_check
 from cwm.sandbox.training import ContainedEnvs, TrainingRefused
 from cwm.types import CwmError, ModelLoadError
 
@@ -313,7 +313,7 @@ def test_reflecting_views_hand_out_the_checked_type_and_keep_their_answers() -> 
         "Plain = T('Plain', (), {'a': 1})\n"
         "@dataclasses.dataclass\nclass D:\n    x: int = 0\n"
         "NAMES = [f.name for f in dataclasses.fields(D)]\n", api=())
-    assert module.ORIGINS == (list, (str, int)) and module.NAMES == ["x"]
+    assert (list, (str, int)) == module.ORIGINS and module.NAMES == ["x"]
     assert module.T is not type and module.T(3) is int and module.Plain.a == 1
     assert module.ARGS[0] == [module.T]
     with pytest.raises(TypeError, match="may not be defined from run-time data"):
