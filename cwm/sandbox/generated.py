@@ -12,7 +12,8 @@ by a method called with the field as ``self``), so the source about to be compil
   starred argument;
 - names that are a parameter or a function defined in the source, or one of the few globals the
   generators call (``hash``, ``type``, ``super``, ``_tuple_new``, ``NotImplemented``);
-- calls in the generators' own shapes: ``hash(x)``, ``type(x)``, ``super()``/``super(C, self)``,
+- ``+`` only as a repr's ``self.__class__.__qualname__ + f"..."`` (no string joined from pieces);
+- calls in the generators' own shapes: ``hash(x)``, ``type(self)``, ``super()``/``super(cls, self)``,
   ``_tuple_new(cls, (...))``, a parameter (a default factory, ``FrozenInstanceError``), and
   ``__setattr__``/``__delattr__`` on ``object`` or ``super()``, ``__post_init__`` on ``self``;
 - dunder names only among those the generators write, ``__class__`` only on a name, ``__qualname__`` only
@@ -62,7 +63,10 @@ def _shape_checks() -> tuple[Callable[[object], bool], Callable[[object], bool],
             return "a call with keywords"
         if isinstance(func, name_t):
             if func.id in arity and func.id not in local:
-                return "" if count in arity[func.id] else f"{func.id}() with {count} arguments"
+                if count not in arity[func.id]:
+                    return f"{func.id}() with {count} arguments"
+                plain_args = all(isinstance(arg, name_t) for arg in node.args)
+                return "" if plain_args or func.id not in ("type", "super") else f"{func.id}() of an expression"
             return "" if func.id in local else f"a call of {func.id}"
         if isinstance(func, attr_t) and func.attr in ("__setattr__", "__delattr__"):
             base = func.value
@@ -93,7 +97,7 @@ def make_generated_code_check() -> Callable[[str | bytes], str]:
     """
     parse, walk, nodes, globals_ = ast.parse, ast.walk, _NODES, _GLOBALS
     name_t, call_t, const_t, arg_t, def_t, attr_t = ast.Name, ast.Call, ast.Constant, ast.arg, ast.FunctionDef, ast.Attribute
-    type_ = type
+    binop_t, joined_t, type_ = ast.BinOp, ast.JoinedStr, type
     dunder_shaped, dunder, call_problem, attribute_problem = _shape_checks()
 
     def node_problem(node: ast.AST, local: set[str]) -> str:
@@ -107,6 +111,9 @@ def make_generated_code_check() -> Callable[[str | bytes], str]:
             return f"the string {node.value!r}"
         if isinstance(node, attr_t):
             return attribute_problem(node)
+        if isinstance(node, binop_t) and not (  # only ``self.__class__.__qualname__ + f"(...)"`` (a repr)
+                isinstance(node.right, joined_t) and isinstance(node.left, attr_t) and node.left.attr == "__qualname__"):
+            return "a + outside a repr"
         defined = node.arg if isinstance(node, arg_t) else node.name if isinstance(node, def_t) else (
             node.id if isinstance(node, name_t) else "")
         return f"the name {defined!r}" if dunder(defined) else ""

@@ -293,6 +293,12 @@ INJECTED = {
                        "  __dataclass_builtins_object__.__setattr__(self,'__class__',x)\n return __init__",
     "a call with keywords": "def __create_fn__():\n def __hash__(self):\n  return hash(x=1)\n return __hash__",
     "a lambda's call": "lambda _cls, x: _tuple_new(_cls, (x, print(x)))",
+    "a dunder joined from pieces": "def __create_fn__(__dataclass_builtins_object__):\n def __init__(self,x):\n"
+                                   "  __dataclass_builtins_object__.__setattr__(self,'_'+'_class_'+'_',x)\n"
+                                   " return __init__",
+    "a metaclass's super": "def __create_fn__():\n def __hash__(self):\n"
+                           "  return hash(super(type(self.__class__),self.__class__).__setattr__('x',1))\n"
+                           " return __hash__",
 }
 
 
