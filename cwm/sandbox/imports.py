@@ -7,7 +7,9 @@ simply not there, whatever trick (a method called with a module as ``self``, a f
 time) the code uses to ask for them. The values are the real objects (``random.Random``, ``numpy.ndarray``),
 so ``isinstance`` and subclassing behave as usual, except for metaclasses (``enum.EnumType``,
 ``typing.ABCMeta``): a view holds a ``cwm.sandbox.builders.checked_metaclass`` function in their place, which
-checks the namespace of a class built by calling it.
+checks the namespace of a class built by calling it; and the functions of ``typing``, ``dataclasses`` and
+``enum``, which read what classes and aliases are made of, answer through the same mapping, so a class a view
+hands out, held or returned, is never a bare metaclass (``cwm.sandbox.builders.view_value``).
 
 Each importer (one per loaded candidate, see ``make_importer``) builds its own views: a candidate that writes
 to its ``math`` changes only its own copy. A view is an exact ``ModuleType`` rather than a read-only proxy

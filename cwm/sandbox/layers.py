@@ -26,7 +26,7 @@ import types
 from typing import Any
 
 from cwm.contract import source_lines
-from cwm.sandbox.builders import checked_type, install_codegen_guard
+from cwm.sandbox.builders import checked_build_class, checked_type, install_codegen_guard
 from cwm.sandbox.imports import make_importer
 from cwm.sandbox.names import ALLOWED_IMPORTS, ALLOWED_SUBMODULES, FORBIDDEN_NAMES
 from cwm.sandbox.tamper import baseline, remember_baseline, snapshot, tampering
@@ -96,13 +96,15 @@ def prepare_zygote() -> None:
 def restricted_builtins() -> dict[str, Any]:
     """A fresh builtins dict for candidate code: none of the gate's ``FORBIDDEN_NAMES``, and an
     ``__import__`` (``cwm.sandbox.imports.make_importer``) that imports only allow-listed modules and hands
-    out public-only views of them, and a ``type`` that checks the namespace of a class built by calling a
-    metaclass (``cwm.sandbox.builders.checked_type``). Used by sandbox children and by
+    out public-only views of them, a ``type`` that checks the namespace of a class built by calling a
+    metaclass (``cwm.sandbox.builders.checked_type``) and a ``__build_class__`` that refuses a class
+    statement making a metaclass (``checked_build_class``). Used by sandbox children and by
     ``cwm.sandbox.load_source``."""
     # ``class`` statements call __build_class__: the gate forbids naming it, the builtins must keep it.
     allowed = {k: v for k, v in vars(builtins).items() if k not in FORBIDDEN_NAMES or k == "__build_class__"}
     allowed["__import__"] = make_importer()
     allowed["type"] = checked_type
+    allowed["__build_class__"] = checked_build_class
     return allowed
 
 

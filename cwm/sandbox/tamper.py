@@ -26,7 +26,7 @@ WATCHED_MODULES = (
     "cwm.contract", "cwm.codec", "cwm.types", "cwm.games.views", "cwm.value_rules", "cwm.json_values", "cwm.infokey",
     "cwm.sandbox.jobs.check", "cwm.sandbox.child", "cwm.sandbox.layers", "cwm.sandbox.gate",
     "cwm.sandbox.gate_walk", "cwm.sandbox.names", "cwm.sandbox.imports", "cwm.sandbox.tamper",
-    "cwm.sandbox.builders",
+    "cwm.sandbox.builders", "cwm.sandbox.generated",
 )
 # Modules whose classes are not compared: nothing in them shapes a verdict's content (the OS wrappers,
 # functools' decorators, the sandbox's own layers), and each compared attribute costs about 1 us
@@ -34,6 +34,7 @@ WATCHED_MODULES = (
 _MODULE_ATTRIBUTES_ONLY = frozenset({
     "builtins", "os", "posixpath", "functools", "math", "cwm.sandbox.gate", "cwm.sandbox.gate_walk",
     "cwm.sandbox.layers", "cwm.sandbox.names", "cwm.sandbox.imports", "cwm.sandbox.tamper", "cwm.sandbox.builders",
+    "cwm.sandbox.generated",
 })
 _IMMUTABLE_TYPE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE: builtin and C types refuse attribute assignment anyway
 _IGNORED = frozenset({"__warningregistry__"})  # the warnings module writes it into any module

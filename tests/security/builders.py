@@ -99,6 +99,64 @@ def _dataclass_variants() -> list[Variant]:
                 runtime="would be pasted into generated code"),
         Variant("dataclass-make-dataclass", "from dataclasses import make_dataclass\n"
                 "P = make_dataclass('P', [NAME])\n", rule="forbidden-attribute"),
+    ] + _flipping_name_variants() + _origin_variants()
+
+
+# How the flipping name is put on an inherited field while the subclass's fields are being collected (after
+# the field is stored under its plain name): a property chained through classmethod as a field's default
+# runs when dataclasses reads the default, with the class as its argument.
+_TRIGGERS = {
+    "function": ("def trigger(cls):\n    Renamer.rename(F, Evil('x'))\n    return 0\n", "trigger"),
+    "lambda": ("trigger = lambda cls: Renamer.rename(F, Evil('x'))\n", "trigger"),
+    "method": ("class Hook:\n    def trigger(cls):\n        Renamer.rename(F, Evil('x'))\n        return 0\n",
+               "Hook.trigger"),
+}
+# How the program holds the inherited field it renames.
+_FIELD_REACH = {
+    "fields": "F = fields(Base)[0]\n",
+    "module-fields": "import dataclasses\nF = dataclasses.fields(Base)[0]\n",
+    "filtered": "F = [f for f in fields(Base) if f.name == 'x'][0]\n",
+}
+
+
+def _flipping_name_variants() -> list[Variant]:
+    """A field name that is a ``str`` subclass whose ``__str__`` renames the field back to a plain name and
+    returns the payload's name: whatever reads the field's name before the generated source is compiled
+    sees a plain identifier, and the source holds the payload."""
+    found = []
+    for trigger, (define, call) in _TRIGGERS.items():
+        for reach, held in _FIELD_REACH.items():
+            body = ("@dataclass\nclass Base:\n    x: int = 0\n\nclass Renamer:\n    def rename(self, name):\n"
+                    f"        self.name = name\n\n{held}\nclass Evil(str):\n    def __str__(self):\n"
+                    f"        Renamer.rename(F, 'x')\n        return NAME\n\n{define}\n"
+                    f"@{_HASHED}\nclass P(Base):\n    y: int = classmethod(property({call}))\n{_TRIGGER}")
+            found.append(Variant(f"dataclass-flipping-name-{trigger}-{reach}", body, runtime="generated code"))
+    return found
+
+
+# Spellings that reach the real ``type`` through ``typing``: an alias's origin, or a base whose
+# ``__mro_entries__`` is ``type`` (the class statement then makes a metaclass).
+_ORIGINS = {
+    "get-origin": ("T = typing.get_origin(typing.Type[int])\n", "a class built by calling type"),
+    "get-origin-bare": ("T = typing.get_origin(typing.Type)\n", "a class built by calling type"),
+    "get-origin-alias": ("from typing import get_origin, Type\norigin = get_origin\nT = origin(Type[int])\n",
+                         "a class built by calling type"),
+    "get-args-nested": ("T = typing.get_origin(typing.get_args(typing.List[typing.Type[int]])[0])\n",
+                        "a class built by calling type"),
+    "get-args-list": ("T = typing.get_args(typing.Callable[[typing.get_origin(typing.Type[int])], int])[0][0]\n",
+                      "a class built by calling type"),
+    "subclass-alias": ("class T(typing.Type[int]):\n    pass\n", "derives from type"),
+    "subclass-bare": ("class T(typing.Type):\n    pass\n", "derives from type"),
+}
+
+
+def _origin_variants() -> list[Variant]:
+    """The real ``type`` reached through ``typing``, then called with the payload's namespace."""
+    return [Variant(f"dataclass-origin-{name}", f"{reach}{_NAMESPACE}P = {_HASHED}(T('P', (), ns))\n{_TRIGGER}",
+                    runtime=why) for name, (reach, why) in _ORIGINS.items()] + [
+        Variant("origin-dunder-namespace", "T = typing.get_origin(typing.Type[int])\n"
+                "K = T('K', (), {U + 'getattr' + U: print, U + 'del' + U: print})\n",
+                runtime="a class built by calling type"),
     ]
 
 

@@ -8,10 +8,13 @@ gate's rule or the runtime barrier's reason.
 
 from __future__ import annotations
 
+import collections
 import contextlib
+import dataclasses
 import io
 import subprocess
 import sys
+import typing
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,7 +26,9 @@ from cwm.bundle.policy import PolicyConfig, init_params, save_policy_dir
 from cwm.contract import ENCODER_API
 from cwm.games import trajectories
 from cwm.sandbox import CALL_JOB, Sandbox, load_source, static_gate
+from cwm.sandbox.builders import install_codegen_guard
 from cwm.sandbox.checkers import encoder_checker, value_checker
+from cwm.sandbox.generated import make_generated_code_check
 from cwm.sandbox.training import ContainedEnvs, TrainingRefused
 from cwm.types import CwmError, ModelLoadError
 
@@ -234,3 +239,88 @@ def test_value_and_encoder_synthesis_checkers(variant: Variant, where: str, sand
         report = checker(variant.source)
         assert report.executed == 0 and report.error, report
         refused_as(variant, report.error)
+
+
+def test_legitimate_generated_classes_pass_the_generated_code_check() -> None:
+    """With the code-generation guard installed in this process, dataclasses over every option the
+    generators branch on, and named tuples, are built and behave as usual: the check refuses only what the
+    generators never write."""
+    install_codegen_guard()
+    made = []
+    for options in ({}, {"frozen": True}, {"order": True}, {"unsafe_hash": True}, {"eq": False}, {"slots": True},
+                    {"frozen": True, "slots": True}, {"kw_only": True}, {"repr": False, "order": True, "frozen": True}):
+
+        @dataclasses.dataclass(**options)  # type: ignore[call-overload, misc]
+        class Point:
+            a: int
+            tags: list[int] = dataclasses.field(default_factory=list)
+            scale: dataclasses.InitVar[int] = 1
+            b: int = dataclasses.field(default=4, kw_only=True)
+
+            def __post_init__(self, scale: int) -> None:
+                object.__setattr__(self, "b", self.b * scale)
+
+        first, second = Point(a=1, scale=2), Point(a=1, scale=2)  # type: ignore[call-arg]
+        assert (first.a, first.tags, first.b) == (1, [], 8)
+        assert (first == second) == options.get("eq", True)
+        made.append(repr(first))
+    assert made[0].endswith("Point(a=1, tags=[], b=8)") and " object at " in made[-1], made
+    pair = collections.namedtuple("pair", ["x", "def"], rename=True, defaults=[2])
+    assert pair(1)._asdict() == {"x": 1, "_1": 2}
+
+    class Named(typing.NamedTuple):
+        x: int
+        y: int = 3
+
+    assert Named(1) == (1, 3)
+
+
+# Sources in the generators' own shape with one thing they never write (as a pasted name would put there).
+INJECTED = {
+    "a call of a builtin": "def __create_fn__():\n def __hash__(self):\n  return hash((self.x,(open('f'))))\n"
+                           " return __hash__",
+    "a comprehension": "def __create_fn__():\n def __hash__(self):\n  return hash((self.x,[c for c in self.y]))\n"
+                       " return __hash__",
+    "a dunder attribute": "def __create_fn__():\n def __hash__(self):\n  return hash((self.x,self.__base__))\n"
+                          " return __hash__",
+    "a class of a class": "def __create_fn__():\n def __eq__(self,other):\n  return self.__class__.__class__\n"
+                          " return __eq__",
+    "a subscript": "def __create_fn__():\n def __hash__(self):\n  return hash((self.x,self.y[0]))\n return __hash__",
+    "a global name": "def __create_fn__():\n def __init__(self,x):\n  self.x=x\n  self.y=environ\n return __init__",
+    "type with a namespace": "def __create_fn__(ns):\n def __hash__(self):\n  return hash(type('K',(),ns))\n"
+                             " return __hash__",
+    "a dunder string": "def __create_fn__(__dataclass_builtins_object__):\n def __init__(self,x):\n"
+                       "  __dataclass_builtins_object__.__setattr__(self,'__class__',x)\n return __init__",
+    "a call with keywords": "def __create_fn__():\n def __hash__(self):\n  return hash(x=1)\n return __hash__",
+    "a lambda's call": "lambda _cls, x: _tuple_new(_cls, (x, print(x)))",
+    "a dunder joined from pieces": "def __create_fn__(__dataclass_builtins_object__):\n def __init__(self,x):\n"
+                                   "  __dataclass_builtins_object__.__setattr__(self,'_'+'_class_'+'_',x)\n"
+                                   " return __init__",
+    "a metaclass's super": "def __create_fn__():\n def __hash__(self):\n"
+                           "  return hash(super(type(self.__class__),self.__class__).__setattr__('x',1))\n"
+                           " return __hash__",
+}
+
+
+@pytest.mark.parametrize("what", sorted(INJECTED))
+def test_the_generated_code_check_refuses_what_no_generator_writes(what: str) -> None:
+    check = make_generated_code_check()
+    assert check(INJECTED[what]) != ""
+    assert check(INJECTED[what].encode()) == check(INJECTED[what])
+
+
+def test_reflecting_views_hand_out_the_checked_type_and_keep_their_answers() -> None:
+    """``typing``'s functions that read an alias's parts answer as usual, except that a metaclass among the
+    answers is the checked one (it builds a class from a plain namespace, and refuses a dunder one)."""
+    module = load_source(
+        "import typing\nimport dataclasses\n"
+        "ORIGINS = (typing.get_origin(typing.List[int]), typing.get_args(typing.Dict[str, int]))\n"
+        "T = typing.get_origin(typing.Type[int])\nARGS = typing.get_args(typing.Callable[[T], int])\n"
+        "Plain = T('Plain', (), {'a': 1})\n"
+        "@dataclasses.dataclass\nclass D:\n    x: int = 0\n"
+        "NAMES = [f.name for f in dataclasses.fields(D)]\n", api=())
+    assert (list, (str, int)) == module.ORIGINS and module.NAMES == ["x"]
+    assert module.T is not type and module.T(3) is int and module.Plain.a == 1
+    assert module.ARGS[0] == [module.T]
+    with pytest.raises(TypeError, match="may not be defined from run-time data"):
+        module.T("K", (), {"__del__": print})
