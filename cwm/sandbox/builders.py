@@ -14,7 +14,8 @@ renames the field back while the generator formats it, an alias of a metaclass, 
   frame (each an exact ``str``, an identifier, not a keyword, not a dunder name:
   ``cwm.sandbox.names.plain_name``) and then the source itself, which is what gets compiled whatever the
   names did meanwhile: it may hold only the shapes the generators write (``cwm.sandbox.generated``). No
-  legitimate class fails either, so the hook applies to every caller in the process, model or not.
+  legitimate class fails either, so the hook applies to every caller in the process, model or not (the
+  source check, on a Python other than ``VERIFIED_PYTHON``, only while model code is on the stack).
 - ``checked_type`` is the ``type`` of the restricted builtins, and module views hold ``checked_metaclass``
   wrappers instead of metaclasses (``enum.EnumType``, ``typing.NamedTupleMeta``): calling one to build a
   class checks the namespace first (plain names, the ordinary protocol methods and what a ``class``
@@ -55,6 +56,10 @@ CLASS_MACHINERY = frozenset({
     "__firstlineno__", "__static_attributes__", "__type_params__",
 })
 _FRAMES_UP = 8  # a generator's compile happens a few calls below the function that holds its names
+# The Python whose generators wrote the shapes ``cwm.sandbox.generated`` admits. On another version their
+# output may differ, so the source check applies there only while model code (a module the loaders mark with
+# ``__source__``) is on the stack: a shape it does not know then refuses a model's class, never the caller's.
+VERIFIED_PYTHON = (3, 11)
 _INSTALLED: list[bool] = []  # mutated, never rebound
 
 
@@ -75,6 +80,14 @@ def _make_hook() -> Callable[[str, tuple[Any, ...]], None]:
     getframe, plain, dict_items, refused = sys._getframe, plain_name, dict.items, ValueError
     type_, dict_, tuple_, list_ = type, dict, tuple, list
     own_parse, generated = _make_source_refusal()
+    everywhere = sys.version_info[:2] == VERIFIED_PYTHON
+
+    def from_model(frame: FrameType | None) -> bool:
+        while frame is not None:
+            if "__source__" in frame.f_globals:
+                return True
+            frame = frame.f_back
+        return False
 
     def bad_fields(fields: Any) -> object:
         if type_(fields) is not dict_:
@@ -108,7 +121,9 @@ def _make_hook() -> Callable[[str, tuple[Any, ...]], None]:
                 raise refused(f"sandbox: a class field named {found!r} would be pasted into generated code; "
                               f"field names must be plain identifiers")
             if code is process_class or code is make_namedtuple:
-                return generated(args[0], "dataclasses" if code is process_class else "namedtuple")
+                if everywhere or from_model(frame):
+                    generated(args[0], "dataclasses" if code is process_class else "namedtuple")
+                return
             frame = frame.f_back
 
     return hook

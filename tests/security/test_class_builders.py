@@ -324,3 +324,35 @@ def test_reflecting_views_hand_out_the_checked_type_and_keep_their_answers() -> 
     assert module.ARGS[0] == [module.T]
     with pytest.raises(TypeError, match="may not be defined from run-time data"):
         module.T("K", (), {"__del__": print})
+
+
+SCOPED = '''
+import dataclasses, sys
+import cwm.sandbox.builders as builders
+import cwm.sandbox.generated as generated
+builders.VERIFIED_PYTHON = (0, 0)  # as on a Python whose generators the source check was not checked against
+builders.make_generated_code_check = lambda: (lambda source: "a shape this test refuses everywhere")
+builders.install_codegen_guard()
+
+@dataclasses.dataclass
+class Callers:  # the caller's own class: no model code on the stack
+    x: int
+
+print("caller", Callers(1).x)
+from cwm.sandbox import load_source
+from cwm.types import ModelLoadError
+try:
+    load_source("import dataclasses\\n@dataclasses.dataclass\\nclass P:\\n    x: int\\n", api=())
+except ModelLoadError as e:
+    print("model refused", "would compile holds" in str(e))
+else:
+    print("model accepted")
+'''
+
+
+def test_on_an_unverified_python_the_source_check_refuses_only_model_classes() -> None:
+    # With a source check that refuses every shape, as on a Python whose generators write shapes it does not
+    # know: the caller's dataclass is built, a model's is refused (its frame is on the stack).
+    done = subprocess.run([sys.executable, "-c", SCOPED], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split("\n")[:2] == ["caller 1", "model refused True"], done.stdout
