@@ -123,3 +123,20 @@ def test_a_billion_simulations_are_refused_from_a_script_without_yes(tmp_path, c
     assert code == 2 and "rerun with --yes to start it, or lower --matches or --sims" in err
     assert err.splitlines()[-1].startswith("cwm arena: error: this run is projected to take")
     assert not (tmp_path / "arena" / "matches.jsonl").exists()
+
+
+@pytest.mark.parametrize("plant", ["fifo", "link", "folder"])
+def test_a_lock_file_that_is_not_a_regular_file_is_refused_in_one_line(tmp_path, capsys, plant):
+    """A FIFO, a link or a folder planted as DIR/.cwm-lock (a shared folder) can neither lock nor hold a pid."""
+    out = tmp_path / "arena"
+    out.mkdir()
+    lock = out / ".cwm-lock"
+    {"fifo": lambda: os.mkfifo(lock), "link": lambda: lock.symlink_to(tmp_path / "elsewhere"),
+     "folder": lambda: lock.mkdir()}[plant]()
+    code = main([*ARENA, "--matches", "1", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+    assert f"{lock} is " in err and "cannot be locked" in err, err
+    assert not (out / "matches.jsonl").exists() and not (tmp_path / "elsewhere").exists()
+    with pytest.raises(DirectoryInUse, match="cannot be locked"), writer_lock(out):
+        pass
