@@ -4,6 +4,7 @@ jobs never made (a plan's jobs are made only as they are played)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -107,6 +108,7 @@ def test_a_process_the_holder_forked_does_not_keep_the_lock_once_the_holder_is_g
     try:
         with pytest.raises(DirectoryInUse, match=f"pid {holder.pid}"), writer_lock(folder):
             pass
+        _wait_until_closed(child, Path(folder) / ".cwm-lock")  # the child's at-fork hook runs when it is scheduled
         holder.kill()  # a crash: no unlock, no exit handler; the forked child (a pool worker, say) lives on
         holder.wait()
         assert Path(f"/proc/{child}").exists()
@@ -114,6 +116,21 @@ def test_a_process_the_holder_forked_does_not_keep_the_lock_once_the_holder_is_g
             pass
     finally:
         os.kill(child, 9)
+
+
+def _wait_until_closed(pid: int, file: Path) -> None:
+    """Waits until process ``pid`` holds no descriptor of ``file`` (a generous wall-clock backstop: it is a
+    matter of the process being scheduled once)."""
+    deadline = time.monotonic() + BACKSTOP_S
+    while True:
+        held = []
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            with contextlib.suppress(OSError):
+                held.append(os.readlink(f"/proc/{pid}/fd/{fd}"))
+        if str(file.resolve()) not in held:
+            return
+        assert time.monotonic() < deadline, f"process {pid} never closed its copy of {file}"
+        time.sleep(0.01)
 
 
 def test_a_billion_simulations_are_refused_from_a_script_without_yes(tmp_path, capsys, monkeypatch):
