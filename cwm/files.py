@@ -1,13 +1,15 @@
 """Crash-safe file writes (a reader, or a resumed run, never sees a half-written file), text and JSON Lines
 files read with one-line errors naming the file and line, untrusted files read within bounds
-(``read_bounded``: the size checked before a byte is read; ``check_inflated_size``: an archive's size
-from its directory; ``loads_bounded``: JSON whose numbers, strings and nesting are bounded), a resumable run's append-only record file read back after a crash, the one check
+(``read_bounded``: the size checked before a byte is read; ``check_npz``: an archive's members, sizes
+and array headers from its directory; ``loads_bounded``: JSON whose numbers, strings and nesting are bounded), a resumable run's append-only record file read back after a crash, the one check
 every resumable run directory makes of its ``config.json``, and ``quiet_stderr`` (file descriptor 2 silenced
 while OpenSpiel's C++ prints exceptions we catch)."""
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import errno
 import json
 import logging
 import math
@@ -18,7 +20,9 @@ import threading
 import zipfile
 from collections.abc import Callable, Collection, Iterator, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, BinaryIO, TypeVar
+
+import numpy as np
 
 from cwm.types import CwmError
 
@@ -42,48 +46,130 @@ RUN_FILE_BYTES = 64 << 20
 RECORDS_BYTES = 1 << 30  # an append-only record file (matches.jsonl: a million rows of 1 KB)
 
 
-def read_bounded(path: Path, limit: int, *, what: str) -> bytes:
+def read_bounded(path: Path, limit: int, *, what: str, follow: bool = True) -> bytes:
     """The bytes of the regular file at ``path``, which must hold at most ``limit`` bytes.
 
-    The size is taken from the file system before anything is read (a sparse file of gigabytes is refused
+    The size is taken from the open file before anything is read (a sparse file of gigabytes is refused
     without reading, hashing or allocating it), and no more than ``limit`` bytes are ever read (a file that
     grows meanwhile is refused too).
 
     Args:
       limit: the most bytes the file may hold.
       what: what the file is, for the error ("policy file").
+      follow: follow a symbolic link at ``path`` (``False``: a link is refused, as in a bundle's folder).
 
     Raises:
-      InputLimitError: larger than ``limit``, or not a regular file (a FIFO would block the read).
+      InputLimitError: larger than ``limit``, not a regular file (a FIFO would block the read), or a link
+        when ``follow`` is false.
       OSError: the file cannot be read.
     """
-    found = os.stat(path)
-    if not stat.S_ISREG(found.st_mode):
-        raise InputLimitError(f"{what} {path}: not a regular file")
-    with open(path, "rb") as f:
-        size = os.fstat(f.fileno()).st_size
-        data = f.read(limit + 1) if size <= limit else b""
-    if size > limit or len(data) > limit:
-        raise InputLimitError(f"{what} {path}: {max(size, len(data)):,} bytes, over its limit of {limit:,} bytes")
+    with open_bounded(path, limit, what=what, follow=follow) as f:
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise InputLimitError(f"{what} {path}: {len(data):,} bytes, over its limit of {limit:,} bytes")
     return data
 
 
-def check_inflated_size(path: Path, limit: int, *, what: str) -> None:
-    """Checks, from its zip directory alone, that the archive at ``path`` (an ``.npz``) inflates to at most
-    ``limit`` bytes, before any of it is loaded (a small file can inflate to gigabytes).
+@contextlib.contextmanager
+def open_bounded(path: Path, limit: int, *, what: str, follow: bool = True) -> Iterator[BinaryIO]:
+    """The regular file at ``path`` open for reading, checked on the open file itself to hold at most
+    ``limit`` bytes (what is checked is what is read: a FIFO swapped in after a check of the path neither
+    blocks nor passes).
 
     Raises:
-      InputLimitError: the file or what it inflates to is larger than ``limit``, or it is not a zip archive.
+      InputLimitError: larger than ``limit``, not a regular file, or a link when ``follow`` is false.
+      OSError: the file cannot be opened.
     """
-    size = os.stat(path).st_size
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow else os.O_NOFOLLOW)
     try:
-        with zipfile.ZipFile(path) as archive:
-            inflated = sum(m.file_size for m in archive.infolist())
-    except (zipfile.BadZipFile, OSError, ValueError) as e:
-        raise InputLimitError(f"{what} {path}: not a readable archive ({e})") from None
-    if max(size, inflated) > limit:
-        raise InputLimitError(f"{what} {path}: inflates to {inflated:,} bytes ({size:,} stored), over its limit of "
-                              f"{limit:,} bytes")
+        fd = os.open(path, flags)
+    except OSError as e:
+        if e.errno == errno.ELOOP and not follow:
+            raise InputLimitError(f"{what} {path}: a symbolic link, not a plain file") from None
+        raise
+    found = os.fstat(fd)
+    if not stat.S_ISREG(found.st_mode) or found.st_size > limit:
+        os.close(fd)
+        why = "not a regular file" if not stat.S_ISREG(found.st_mode) else \
+            f"{found.st_size:,} bytes, over its limit of {limit:,} bytes"
+        raise InputLimitError(f"{what} {path}: {why}")
+    with os.fdopen(fd, "rb") as f:
+        yield f
+
+
+@dataclasses.dataclass(frozen=True)
+class ArchiveBounds:
+    """What the directory of an untrusted ``.npz`` archive may list (``check_npz``).
+
+    Attributes:
+      kind: what the archive is, for the errors ("policy file").
+      allowed: whether a member's name (its ``.npy`` suffix removed) is one the archive may hold.
+      holds: the names ``allowed`` admits, in words ("a policy holds only config, w1, ...").
+      max_members: the most members.
+      member_bytes: the most bytes one member inflates to.
+      total_bytes: the most bytes all members inflate to.
+    """
+
+    kind: str
+    allowed: Callable[[str], bool]
+    holds: str
+    max_members: int
+    member_bytes: int
+    total_bytes: int
+
+
+def check_npz(file: BinaryIO, bounds: ArchiveBounds, *, where: str) -> None:
+    """Checks an ``.npz`` archive from its zip directory and its arrays' headers, inflating no array: at most
+    ``bounds.max_members`` members, each named once with a name ``bounds.allowed`` admits, each and all within
+    their inflated sizes, and each array's header declaring no more data than its member holds (``np.load``
+    would otherwise allocate what a forged header declares).
+
+    Args:
+      file: the archive, open for reading (left at an unknown position).
+      where: the archive's name in every error.
+
+    Raises:
+      InputLimitError: not a zip archive, or a member over a bound, of another name, or whose header lies.
+    """
+    try:
+        with zipfile.ZipFile(file) as archive:
+            members = archive.infolist()
+            _check_members(members, bounds, where)
+            for member in members:
+                _check_header(archive, member, where)
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile, NotImplementedError) as e:
+        if isinstance(e, InputLimitError):
+            raise
+        raise InputLimitError(f"{where}: not a readable {bounds.kind} ({e})") from None
+
+
+def _check_members(members: list[zipfile.ZipInfo], bounds: ArchiveBounds, where: str) -> None:
+    names = [m.filename for m in members]
+    if len(names) > bounds.max_members:
+        raise InputLimitError(f"{where}: the archive lists {len(names):,} members, more than a {bounds.kind} "
+                              f"holds ({bounds.max_members:,})")
+    if len(set(names)) != len(names) or not all(n.endswith(".npy") and bounds.allowed(n[:-4]) for n in names):
+        raise InputLimitError(f"{where}: the archive lists {sorted(names)[:20]!r:.300}; {bounds.holds} (as .npy)")
+    total = sum(m.file_size for m in members)
+    largest = max(members, key=lambda m: m.file_size, default=None)
+    if largest is not None and (largest.file_size > bounds.member_bytes or total > bounds.total_bytes):
+        raise InputLimitError(f"{where}: member {largest.filename!r} inflates to {largest.file_size:,} bytes "
+                              f"({total:,} in all); a {bounds.kind}'s arrays hold at most "
+                              f"{bounds.member_bytes:,} bytes each, {bounds.total_bytes:,} in all")
+
+
+def _check_header(archive: zipfile.ZipFile, member: zipfile.ZipInfo, where: str) -> None:
+    """An array's ``.npy`` header (read from the member's first bytes) declares no more data than it holds."""
+    with archive.open(member) as f:
+        version = np.lib.format.read_magic(f)
+        read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+        shape, _, dtype = read_header(f, max_header_size=10_000)
+    count = 1
+    for n in shape:
+        count *= n
+    if count * dtype.itemsize > member.file_size:
+        raise InputLimitError(f"{where}: member {member.filename!r} declares an array of shape {shape!r:.80} "
+                              f"({count * dtype.itemsize:,} bytes) but holds {member.file_size:,} bytes")
 
 
 class _Bound(Exception):

@@ -41,6 +41,7 @@ STATS_KEYS = frozenset({"searches", "simulations", "moves", "draws", "rejected_d
 MAX_STATS_ENTRIES = 32  # a real answer has at most 8; more is a forged one
 MAX_STATS_KEY_CHARS = 64
 MAX_ACTION_CHARS = 10_000  # the longest action string of any game here is under 100 characters
+MAX_REFUSED_CHARS = 2_000  # of a worker's refusal, what is cleaned and shown (it may send megabytes)
 
 
 class Tracker(Protocol):
@@ -169,7 +170,7 @@ class WorkerAgent(AgentBase):
                 record["move_simulations"] = record["simulations"] - (before if type(before) is int else 0)
             self.log.append({"player": player, **record})
         if "refused" in answer:  # the worker's words for the model's breach: they quote the model, cleaned here
-            raise AgentError(f"world model {self.name} failed: {clean(str(answer['refused']))}")
+            raise refusal(self.name, answer["refused"])
         return answer
 
     def _open(self) -> Session:
@@ -197,6 +198,13 @@ def known_stats(found: dict[Any, Any], name: str) -> dict[str, int | float]:
                          f"most {MAX_STATS_ENTRIES}, keys of at most {MAX_STATS_KEY_CHARS} characters): a forged answer")
     return {k: v for k, v in found.items() if k in STATS_KEYS and (
         (type(v) is int and -(2**63) <= v < 2**63) or (type(v) is float and math.isfinite(v)))}
+
+
+def refusal(name: str, refused: Any) -> AgentError:
+    """The error for a worker's ``refused`` answer: its first ``MAX_REFUSED_CHARS`` characters, cleaned (the
+    rest is never cleaned or copied: a hostile model's refusal may be megabytes long)."""
+    text = refused[:MAX_REFUSED_CHARS] if type(refused) is str else f"a {type(refused).__name__}, not a message"
+    return AgentError(f"world model {name} failed: {clean(text)}")
 
 
 def _failure(name: str, kind: str, error: str, *, starting: bool = False) -> AgentError:

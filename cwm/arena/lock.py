@@ -11,6 +11,7 @@ import contextlib
 import errno
 import fcntl
 import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -76,11 +77,12 @@ def writer_lock(directory: str | Path) -> Iterator[None]:
 
 
 def refuse_if_locked(directory: str | Path) -> None:
-    """Raises ``DirectoryInUse`` when another process holds ``directory``'s lock; creates nothing (a command
-    asks before its slow preparations, such as a cost estimate; the writer then takes the lock itself)."""
+    """Raises ``DirectoryInUse`` when another process holds ``directory``'s lock, or its lock file is not a
+    regular file; creates nothing (a command asks before its slow preparations, such as a cost estimate; the
+    writer then takes the lock itself)."""
     path = Path(directory).resolve()
     held = _HELD.get(path)
-    if (held is not None and held[2] == os.getpid()) or not (path / LOCK_NAME).is_file():
+    if (held is not None and held[2] == os.getpid()) or not os.path.lexists(path / LOCK_NAME):
         return
     fd = _open(path, write=False)
     try:
@@ -92,9 +94,25 @@ def refuse_if_locked(directory: str | Path) -> None:
 
 
 def _open(path: Path, *, write: bool = True) -> int:
+    """The lock file open; a link or anything but a regular file there (a FIFO, a device) is refused in one
+    line, since it can neither hold a pid nor be trusted to lock."""
     # no link followed (a lock file in a shared folder could point anywhere), and a FIFO there does not block
     mode = os.O_RDWR | os.O_CREAT if write else os.O_RDONLY
-    return os.open(path / LOCK_NAME, mode | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644)
+    try:
+        fd = os.open(path / LOCK_NAME, mode | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644)
+    except OSError as e:
+        if e.errno not in (errno.ELOOP, errno.EISDIR):
+            raise
+        raise _not_a_lock(path, "a symbolic link" if e.errno == errno.ELOOP else "a folder") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise _not_a_lock(path, "not a regular file")
+    return fd
+
+
+def _not_a_lock(path: Path, what: str) -> DirectoryInUse:
+    return DirectoryInUse(f"{path / LOCK_NAME} is {what}, so the folder cannot be locked for writing; remove it, "
+                          f"or write to another --out")
 
 
 def _holder(fd: int) -> str:

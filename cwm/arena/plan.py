@@ -19,7 +19,7 @@ from typing import Any, overload
 from cwm.agents.specs import AgentSpec, AgentSpecError, Settings, check_labels, parse_agent_spec
 from cwm.arena import identity
 from cwm.arena.types import MatchJob, MatchResult
-from cwm.files import LineError, parse_jsonl, read_appended
+from cwm.files import RECORDS_BYTES, InputLimitError, LineError, parse_jsonl, read_appended, read_bounded
 from cwm.types import JSON, CwmError, from_former_keywords
 
 log = logging.getLogger("cwm.arena")
@@ -267,13 +267,15 @@ def read_results(path: Path) -> dict[str, MatchResult]:
 
     Raises:
       ArenaError: a line other than the last that is not UTF-8, not JSON or not shaped as a match result
-        (names the file and line).
+        (names the file and line), or a file over ``RECORDS_BYTES`` or not a regular file (checked before
+        it is read).
     """
     if not path.exists():
         return {}
     try:
-        results, torn = parse_jsonl(path, path.read_bytes(), MatchResult.from_json, what="a match result")
-    except LineError as e:
+        data = read_bounded(path, RECORDS_BYTES, what="record file")
+        results, torn = parse_jsonl(path, data, MatchResult.from_json, what="a match result")
+    except (LineError, InputLimitError) as e:
         raise ArenaError(str(e)) from e
     if torn is not None:
         log.warning("%s:%d: the last line is cut short (a run killed or still writing); skipped here, the file "

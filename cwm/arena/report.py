@@ -233,11 +233,11 @@ def write_reports(out: Path, results: Sequence[MatchResult], *, config: dict[str
     outcome = games.resolve(str(config["game"])).outcome
     outcome = "payoff" if outcome == "payoff" else "win/draw/loss"
     rows = summarize(results)
-    clean = [{k: _finite(v) for k, v in r.items()} for r in rows]
+    clean = [{k: finite_json(v) for k, v in r.items()} for r in rows]
     void = void_matches(results)
     rates = fallback_rates(results)
-    board = [{k: _finite(v) for k, v in r.items()} | ({"fallback_rate": rates[str(r["agent"])]}
-                                                      if str(r["agent"]) in rates else {})
+    board = [{k: finite_json(v) for k, v in r.items()} | ({"fallback_rate": rates[str(r["agent"])]}
+                                                          if str(r["agent"]) in rates else {})
              for r in arena_ratings.leaderboard(results)]
     (out / "results.json").write_text(json.dumps({"config": config, "outcome": outcome, "rows": clean,
                                                   "leaderboard": board, "void_matches": void,
@@ -258,5 +258,13 @@ def write_reports(out: Path, results: Sequence[MatchResult], *, config: dict[str
     return clean
 
 
-def _finite(value: JSON) -> JSON:
-    return None if isinstance(value, float) and not math.isfinite(value) else value
+def finite_json(value: JSON) -> JSON:
+    """``value`` with every float that is not finite, at any depth, made ``None`` (JSON has no NaN or
+    infinity: a page's ``JSON.parse`` and strict readers refuse them)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite_json(v) for v in value]
+    return value

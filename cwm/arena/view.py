@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import html
 import json
-import math
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -130,19 +129,8 @@ def embedded_json(value: JSON) -> str:
     other character, the line separators U+2028/U+2029 too, as a JSON escape), ``<``, ``>`` and ``&`` escaped
     as well (no text can close the block), and every NaN or infinity written as ``null`` (``JSON.parse``
     refuses them, and one would break the whole page)."""
-    text = json.dumps(_finite(value), allow_nan=False, ensure_ascii=True)
+    text = json.dumps(arena_report.finite_json(value), allow_nan=False, ensure_ascii=True)
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-
-
-def _finite(value: JSON) -> JSON:
-    """``value`` with every float that is not finite, at any depth, made ``None``."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
-    return value
 
 
 def _for_page(transcript: dict[str, JSON]) -> dict[str, JSON]:

@@ -198,7 +198,7 @@ def verified_files(path: Path, manifest: dict[str, Any]) -> dict[str, bytes]:
         if not file.is_file():
             raise BundleError(f"{path}: {name} is missing")
         try:  # the size first: a huge (or sparse) file is refused before it is read or hashed
-            data[name] = read_bounded(file, FILE_LIMITS[name], what="bundle file")
+            data[name] = read_bounded(file, FILE_LIMITS[name], what="bundle file", follow=False)
         except InputLimitError as e:
             raise BundleError(str(e)) from None
         if sha256(data[name]) != digest:

@@ -36,7 +36,7 @@ from cwm import games
 from cwm.bundle.files import FILE_LIMITS, POLICY_WEIGHTS, BundleError, read_manifest, verified_files
 from cwm.bundle.game import game_identity, same_game
 from cwm.bundle.update import ENCODER_FILE, update_bundle
-from cwm.files import InputLimitError, loads_bounded, read_bounded
+from cwm.files import ArchiveBounds, InputLimitError, check_npz, loads_bounded, read_bounded
 from cwm.types import JSON, CwmError
 
 POLICY_FILE = POLICY_WEIGHTS  # with ENCODER_FILE, also the names of a policy directory's files
@@ -47,8 +47,11 @@ _CONFIG_TYPES = {"obs_size": int, "num_actions": int, "hidden": int, "recurrent"
 # MAX_ARCHIVE_BYTES uncompressed (256-unit layers over inputs of a few thousand: a few MB to tens of MB).
 MAX_ARRAY_BYTES = 256 << 20
 MAX_ARCHIVE_BYTES = 512 << 20
-_MEMBERS = frozenset({"config", "w1", "b1", "w2", "b2", "w_pi", "b_pi", "w_v", "b_v", "gru_x", "gru_h", "gru_bx",
-                      "gru_bh"})
+ARRAY_NAMES = frozenset({"w1", "b1", "w2", "b2", "w_pi", "b_pi", "w_v", "b_v", "gru_x", "gru_h", "gru_bx", "gru_bh"})
+_MEMBERS = ARRAY_NAMES | {"config"}
+POLICY_BOUNDS = ArchiveBounds(kind="policy file", allowed=_MEMBERS.__contains__,
+                              holds=f"a policy holds only {', '.join(sorted(_MEMBERS))}", max_members=len(_MEMBERS),
+                              member_bytes=MAX_ARRAY_BYTES, total_bytes=MAX_ARCHIVE_BYTES)
 
 
 class PolicyError(CwmError, ValueError):
@@ -170,48 +173,18 @@ def load_policy(directory: str | Path) -> tuple[dict[str, np.ndarray], PolicyCon
 
 
 def check_archive(data: bytes, *, where: str) -> None:
-    """Checks the bytes of a ``policy.npz`` from its zip directory and its arrays' headers, inflating no array:
-    at most one member per name a policy has (``config.npy``, ``w1.npy``, ...), each of at most
-    ``MAX_ARRAY_BYTES`` and all of at most ``MAX_ARCHIVE_BYTES`` uncompressed, and each array's header
-    declaring no more data than its member holds.
+    """Checks the bytes of a ``policy.npz`` from its zip directory and its arrays' headers, inflating no array
+    (``cwm.files.check_npz``): at most one member per name a policy has (``config.npy``, ``w1.npy``, ...), each
+    of at most ``MAX_ARRAY_BYTES`` and all of at most ``MAX_ARCHIVE_BYTES`` uncompressed, and each array's
+    header declaring no more data than its member holds.
 
     Raises:
       PolicyError: not a zip archive, or a member over a bound, of another name, or whose header lies.
     """
     try:
-        with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            members = archive.infolist()
-            names = [m.filename for m in members]
-            if len(set(names)) != len(names) or not {n.removesuffix(".npy") for n in names} <= _MEMBERS \
-                    or not all(n.endswith(".npy") for n in names):
-                raise PolicyError(f"{where}: the archive lists {sorted(names)[:20]!r:.300}; a policy holds only "
-                                  f"{', '.join(sorted(_MEMBERS))} (as .npy)")
-            total = sum(m.file_size for m in members)
-            largest = max(members, key=lambda m: m.file_size, default=None)
-            if largest is not None and (largest.file_size > MAX_ARRAY_BYTES or total > MAX_ARCHIVE_BYTES):
-                raise PolicyError(f"{where}: member {largest.filename!r} inflates to {largest.file_size:,} bytes "
-                                  f"({total:,} in all); a policy's arrays hold at most {MAX_ARRAY_BYTES:,} bytes "
-                                  f"each, {MAX_ARCHIVE_BYTES:,} in all")
-            for member in members:
-                _check_header(archive, member, where)
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile, NotImplementedError) as e:
-        if isinstance(e, PolicyError):
-            raise
-        raise PolicyError(f"{where}: not a readable policy file ({e})") from None
-
-
-def _check_header(archive: zipfile.ZipFile, member: zipfile.ZipInfo, where: str) -> None:
-    """An array's ``.npy`` header (read from the member's first bytes) declares no more data than it holds."""
-    with archive.open(member) as f:
-        version = np.lib.format.read_magic(f)
-        read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
-        shape, _, dtype = read_header(f, max_header_size=10_000)
-    count = 1
-    for n in shape:
-        count *= n
-    if count * dtype.itemsize > member.file_size:
-        raise PolicyError(f"{where}: member {member.filename!r} declares an array of shape {shape!r:.80} "
-                          f"({count * dtype.itemsize:,} bytes) but holds {member.file_size:,} bytes")
+        check_npz(io.BytesIO(data), POLICY_BOUNDS, where=where)
+    except InputLimitError as e:
+        raise PolicyError(str(e)) from None
 
 
 def read_policy(data: bytes, *, where: str) -> tuple[dict[str, np.ndarray], PolicyConfig, dict[str, Any]]:

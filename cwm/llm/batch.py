@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from cwm.files import LineError, parse_jsonl
+from cwm.files import RECORDS_BYTES, InputLimitError, LineError, parse_jsonl, read_bounded
 from cwm.llm.base import Client
 from cwm.llm.cache import AskCounter
 from cwm.llm.ledger import Ledger
@@ -35,11 +35,16 @@ DEFAULT_MODEL = "batch"  # the model of pending entries written without one: any
 
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:
     """The objects of a batch file; its last line may still be being written by another process (then it
-    is left out), any other line that is not a JSON object is an ``LLMError`` naming the file and line."""
+    is left out), any other line that is not a JSON object is an ``LLMError`` naming the file and line, and
+    so is a file over ``RECORDS_BYTES`` (refused before it is read)."""
     if not path.is_file():
         return []
     try:
-        return parse_jsonl(path, path.read_bytes(), _json_object, what="a JSON object")[0]
+        data = read_bounded(path, RECORDS_BYTES, what="batch file")
+    except InputLimitError as e:
+        raise LLMError(str(e)) from None
+    try:
+        return parse_jsonl(path, data, _json_object, what="a JSON object")[0]
     except LineError as e:
         raise LLMError(f"{e}; fix or delete that line") from e
 

@@ -14,8 +14,11 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from cwm.files import InputLimitError, read_bounded
 from cwm.llm.batch import REPLIES_FILE, pending_entries
 from cwm.llm.types import LLMError, Request
+
+ANSWER_BYTES = 4 << 20  # one answer file: a reply is a program of a few thousand lines at most
 
 
 @dataclass(frozen=True)
@@ -102,10 +105,13 @@ def import_answers(directory: Path | str, answers: Path | str, *, model: str) ->
 
 
 def _answer(path: Path) -> str:
-    try:
-        text = path.read_text(encoding="utf-8")
+    try:  # the size first (a relay's folder is anyone's to write): a huge or sparse file is refused unread
+        text = read_bounded(path, ANSWER_BYTES, what="answer file").decode("utf-8")
+    except InputLimitError as e:
+        raise LLMError(str(e)) from None
     except UnicodeDecodeError as e:
         raise LLMError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+    text = text.replace("\r\n", "\n").replace("\r", "\n")  # line ends as a text-mode read makes them
     if not text.strip():
         raise LLMError(f"{path}: the answer is empty")
     return text

@@ -16,7 +16,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from cwm.files import LineError, parse_jsonl
+from cwm.files import RECORDS_BYTES, InputLimitError, LineError, parse_jsonl, read_bounded
 from cwm.llm.base import Client
 from cwm.llm.cache import is_sampled
 from cwm.llm.ledger import Ledger
@@ -38,14 +38,16 @@ def read_replay(path: Path | str) -> list[dict[str, Any]]:
 
     Raises:
       ReplayFormatError: the file is missing, or a line other than the last is not a valid entry (not UTF-8,
-        not JSON, or not shaped as an entry; names the file and line).
+        not JSON, or not shaped as an entry; names the file and line), or the file is over ``RECORDS_BYTES``
+        or not a regular file (checked before it is read).
     """
     path = Path(path)
     if not path.is_file():
         raise ReplayFormatError(f"replay file {path} does not exist")
     try:
-        entries, _ = parse_jsonl(path, path.read_bytes(), _entry, what="a replay entry")
-    except LineError as e:
+        data = read_bounded(path, RECORDS_BYTES, what="replay file")
+        entries, _ = parse_jsonl(path, data, _entry, what="a replay entry")
+    except (LineError, InputLimitError) as e:
         raise ReplayFormatError(str(e)) from e
     return entries
 

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from cwm.files import atomic_write
+from cwm.files import RUN_FILE_BYTES, InputLimitError, atomic_write, loads_bounded, read_bounded
 from cwm.llm.base import Client
 from cwm.llm.ledger import Ledger
 from cwm.llm.prices import CONTEXT_WINDOWS, context_window, listed_as
@@ -228,10 +228,13 @@ class ManagedClient:
         self._wrote_ledger = True
         earlier = self.run_dir / LEDGER_FILE
         if earlier.is_file():
-            text = earlier.read_text(encoding="utf-8")
+            try:  # its size checked before it is read: a run directory may come from anywhere
+                text = read_bounded(earlier, RUN_FILE_BYTES, what="LLM ledger").decode("utf-8", "replace")
+            except InputLimitError as e:  # noted rather than failing the call
+                text = str(e)
             try:
-                line = json.dumps(json.loads(text))
-            except ValueError:  # kept as text rather than failing the call
+                line = json.dumps(loads_bounded(text, where=str(earlier), allow_nan=True))
+            except (ValueError, RecursionError):  # kept as text rather than failing the call
                 line = json.dumps({"unreadable": text})
             with open(self.run_dir / LEDGER_HISTORY_FILE, "a", encoding="utf-8") as f:
                 f.write(line + "\n")

@@ -10,6 +10,7 @@ from typing import Any
 
 from cwm import games
 from cwm.arena import report as arena_report
+from cwm.files import RUN_FILE_BYTES, loads_bounded, read_bounded
 from cwm.pipeline.recordings import recording_provenance
 from cwm.synthesis.report import git_commit
 from cwm.text import counted
@@ -73,7 +74,9 @@ def _provenance(llm_spec: str) -> JSON:
 def write(out: Path, report: dict[str, Any], game: games.GameSpec) -> None:
     """Writes ``report.json``, ``record.json`` (what reproduces the run) and ``report.md`` under ``out``."""
     (out / "report.json").write_text(json.dumps(report, indent=2, default=str) + "\n", encoding="utf-8")
-    synthesis_config = json.loads((out / "synthesis" / "config.json").read_text(encoding="utf-8"))
+    settings = out / "synthesis" / "config.json"
+    synthesis_config = loads_bounded(read_bounded(settings, RUN_FILE_BYTES, what="synthesis settings"),
+                                     where=str(settings), allow_nan=True)
     results = {"synthesis": report["synthesis"], "inference": report["inference"], "arena": report["arena"],
                "on_policy": report["on_policy"]}
     record = {"config": report["config"], "search": report["search"], "llm": report["llm"],

@@ -42,7 +42,7 @@ from cwm.arena import cost
 from cwm.arena import report as arena_report
 from cwm.arena.lock import refuse_if_locked, writer_lock
 from cwm.arena.plan import MAX_MATCHES
-from cwm.bundle.files import CODE_FILES
+from cwm.bundle.files import CODE_FILES, FILE_LIMITS
 from cwm.files import differing_keys, read_text
 from cwm.llm import make_client
 from cwm.pipeline import report as pipeline_report
@@ -308,7 +308,7 @@ def _arena(config: RunConfig, spec: games.GameSpec, bundle_dir: Path, out: Path,
 
 def _on_policy(spec: games.GameSpec, bundle_dir: Path, results: list[Any], out: Path) -> dict[str, JSON]:
     """The bundle checked (in the sandbox) on the arena games its agent finished; saved to ``out``."""
-    sources = {name: (bundle_dir / name).read_text(encoding="utf-8") for name in CODE_FILES
+    sources = {name: read_text(bundle_dir / name, what="bundle file", limit=FILE_LIMITS[name]) for name in CODE_FILES
                if (bundle_dir / name).is_file()}
     record = on_policy_accuracy(sources, spec, results, CWM_LABEL)
     out.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")

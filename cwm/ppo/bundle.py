@@ -17,16 +17,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from cwm.arena.cost import RAY_CORES, duration
 from cwm.bundle import Bundle, BundleError
 from cwm.bundle.policy import ENCODER_FILE, load_policy, save_policy
 from cwm.executors import InlineExecutor, JobCrashed
-from cwm.files import check_inflated_size, loads_bounded
 from cwm.games import trajectories
 from cwm.ppo.seeds import EnvSource, train_seeds
-from cwm.ppo.train import CHECKPOINT, CHECKPOINT_BYTES, TrainConfig, TrainResult, time_update
+from cwm.ppo.train import CHECKPOINT, TrainConfig, TrainResult, read_checkpoint, time_update
 from cwm.sandbox.checkers import sandbox_check_encoder
 from cwm.text import counted
 from cwm.types import JSON
@@ -96,9 +93,8 @@ def updates_done(out_dir: str | Path, seed: int) -> int:
     file = Path(out_dir) / f"seed-{seed}" / CHECKPOINT
     if not file.is_file():
         return 0
-    check_inflated_size(file, CHECKPOINT_BYTES, what="checkpoint")
-    with np.load(file, allow_pickle=False) as data:
-        return int(loads_bounded(str(data["meta"]), where=f"{file}: meta", allow_nan=True)["update"])
+    meta, _ = read_checkpoint(file, arrays=False)
+    return int(meta["update"])
 
 
 def estimate_training(source: EnvSource, config: TrainConfig, seeds: Sequence[int], *, out_dir: str | Path,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import zipfile
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -21,14 +22,27 @@ import jax.numpy as jnp
 import numpy as np
 
 from cwm import games
-from cwm.bundle.policy import PolicyConfig, forward, init_params, masked_logits
-from cwm.files import check_inflated_size, loads_bounded
+from cwm.bundle.policy import ARRAY_NAMES, MAX_ARRAY_BYTES, PolicyConfig, forward, init_params, masked_logits
+from cwm.files import ArchiveBounds, InputLimitError, check_npz, loads_bounded, open_bounded
 from cwm.ppo.learner import LossConfig, act, optimiser, update
 from cwm.sandbox.watch import tree_cpu
+from cwm.types import CwmError
 from planners.env import EnvStep, LocalEnvs
 
 CHECKPOINT = "checkpoint.npz"
 CHECKPOINT_BYTES = 4 << 30  # a checkpoint inflated: the weights, the best ones and Adam's two moments of each
+# What a checkpoint's zip directory may list (``_save``): its meta, the weights (p/) and the best weights (b/)
+# by a policy's array names, and the optimiser state's leaves (o/0, o/1, ...: a few per weight array).
+CHECKPOINT_MEMBERS = 512
+CHECKPOINT_BOUNDS = ArchiveBounds(
+    kind="checkpoint", holds="a checkpoint holds only meta, p/<array>, b/<array> and o/<number>",
+    allowed=lambda name: name == "meta" or (name[:2] in ("p/", "b/") and name[2:] in ARRAY_NAMES)
+    or (name[:2] == "o/" and name[2:].isdigit() and name[2:].isascii() and len(name) <= 6),
+    max_members=CHECKPOINT_MEMBERS, member_bytes=MAX_ARRAY_BYTES, total_bytes=CHECKPOINT_BYTES)
+
+
+class CheckpointError(CwmError, ValueError):
+    """A training checkpoint that cannot be read, or is of another network; the message names the file."""
 
 
 class Env(Protocol):
@@ -336,18 +350,45 @@ def _load(file: Path, policy: PolicyConfig, opt: Any) -> RunState | None:
     """The run saved in ``file`` (``None`` when there is none); it must be of this network's shape."""
     if not file.exists():
         return None
-    check_inflated_size(file, CHECKPOINT_BYTES, what="checkpoint")
-    with np.load(file, allow_pickle=False) as data:
-        meta = loads_bounded(str(data["meta"]), where=f"{file}: meta", allow_nan=True)
-        if PolicyConfig(**meta["policy"]) != policy:
-            raise ValueError(f"{file}: the checkpoint is of another network ({meta['policy']}, not "
-                             f"{dataclasses.asdict(policy)})")
-        params = {k[2:]: jnp.asarray(data[k]) for k in data.files if k.startswith("p/")}
-        best = {k[2:]: data[k] for k in data.files if k.startswith("b/")}
-        treedef = jax.tree_util.tree_structure(opt.init(params))
-        leaves = [jnp.asarray(data[f"o/{i}"]) for i in range(treedef.num_leaves)]  # type: ignore[attr-defined]
+    meta, data = read_checkpoint(file)
+    if PolicyConfig(**meta["policy"]) != policy:
+        raise CheckpointError(f"{file}: the checkpoint is of another network ({meta['policy']}, not "
+                              f"{dataclasses.asdict(policy)})")
+    params = {k[2:]: jnp.asarray(v) for k, v in data.items() if k.startswith("p/")}
+    best = {k[2:]: v for k, v in data.items() if k.startswith("b/")}
+    treedef = jax.tree_util.tree_structure(opt.init(params))
+    leaves = [jnp.asarray(data[f"o/{i}"]) for i in range(treedef.num_leaves)]  # type: ignore[attr-defined]
     return RunState(params, jax.tree_util.tree_unflatten(treedef, leaves), best, float(meta["best_score"]),
                     int(meta["update"]), list(meta["curve"]))
+
+
+def read_checkpoint(file: Path, *, arrays: bool = True) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """The meta and arrays of a training checkpoint (``_save``), read as untrusted input: the file's size and
+    its archive's members, sizes and array headers are checked (``CHECKPOINT_BOUNDS``) before any array is
+    inflated, on the one open file that is then loaded.
+
+    Args:
+      arrays: also load the arrays (``False``: the meta alone, the arrays ``{}``).
+
+    Raises:
+      InputLimitError: the file or its archive over a bound (names the file).
+      CheckpointError: a checkpoint that does not load, or whose meta is not an object with an update count.
+    """
+    with open_bounded(file, CHECKPOINT_BYTES, what="checkpoint") as f:
+        check_npz(f, CHECKPOINT_BOUNDS, where=f"checkpoint {file}")
+        f.seek(0)
+        try:
+            with np.load(f, allow_pickle=False) as data:
+                meta = loads_bounded(str(data["meta"]), where=f"{file}: meta", allow_nan=True)
+                found = {k: data[k] for k in data.files if k != "meta"} if arrays else {}
+            if not isinstance(meta, dict) or type(meta.get("update")) is not int:
+                raise TypeError("its meta is not an object with an integer update count")
+        except (OSError, ValueError, EOFError, KeyError, TypeError, zipfile.BadZipFile) as e:
+            if isinstance(e, InputLimitError):
+                raise
+            raise CheckpointError(f"checkpoint {file}: not a readable checkpoint ({type(e).__name__}: "
+                                  f"{str(e)[:200]})") from None
+    return meta, found
 
 
 def _bar(total: int, done: int, enabled: bool) -> Any:

@@ -6,6 +6,8 @@ nothing already played is lost."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -15,7 +17,8 @@ from cwm.arena import ArenaError, load_results, tournament
 from cwm.arena import transcript as arena_transcript
 from cwm.arena.cost import recorded_keys
 from cwm.arena.identity import read_labels
-from cwm.arena.plan import TournamentPlan
+from cwm.arena.plan import TournamentPlan, read_results
+from cwm.cli import main
 from cwm.files import RECORDS_BYTES, RUN_FILE_BYTES, InputLimitError
 from planners.config import SearchConfig
 
@@ -107,3 +110,26 @@ def test_the_cost_estimate_reads_the_finished_keys_within_bounds(played, tmp_pat
     _sparse(file, RECORDS_BYTES + 1)
     with pytest.raises(InputLimitError, match="over its limit"):
         recorded_keys(file)
+
+
+@pytest.mark.parametrize("argv", [["replay", "{dir}"], ["replay", "{dir}/1"], ["view", "{dir}"]])
+def test_a_reader_refuses_a_sparse_matches_file_in_one_line_before_reading_it(played, tmp_path, capsys, argv):
+    """`cwm replay` and `cwm view` read matches.jsonl within the bound a resumed tournament reads it in."""
+    folder = tmp_path / "shared"
+    shutil.copytree(played, folder)
+    file = folder / "matches.jsonl"
+    _sparse(file, RECORDS_BYTES + 1)
+    assert main([a.format(dir=folder) for a in argv]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    assert f"record file {file}: {RECORDS_BYTES + 1:,} bytes, over its limit of {RECORDS_BYTES:,}" in err, err
+    assert file.stat().st_size == RECORDS_BYTES + 1
+
+
+def test_a_reader_refuses_a_fifo_for_matches_file_without_blocking(played, tmp_path):
+    folder = tmp_path / "shared"
+    shutil.copytree(played, folder)
+    (folder / "matches.jsonl").unlink()
+    os.mkfifo(folder / "matches.jsonl")
+    with pytest.raises(ArenaError, match="matches.jsonl: not a regular file"):
+        read_results(folder / "matches.jsonl")

@@ -11,7 +11,8 @@ import pytest
 from cwm import arena
 from cwm.arena import MatchResult
 from cwm.arena import types as arena_types
-from cwm.arena.report import mean_interval, summarize, wilson, write_reports
+from cwm.arena.report import finite_json, mean_interval, summarize, wilson, write_reports
+from cwm.arena.view import embedded_json
 
 
 @pytest.mark.parametrize("k,n,lo,hi", [
@@ -105,3 +106,11 @@ def test_a_match_record_with_damaged_actions_is_refused(actions):
     assert MatchResult.from_json(data).actions == (1, 2)
     with pytest.raises(ValueError, match="'actions' of a match result must be a list of integers"):
         MatchResult.from_json(data | {"actions": actions})
+
+
+def test_pages_and_reports_make_every_non_finite_number_null_at_any_depth(tmp_path):
+    """One rule for both: results.json and a page's embedded JSON hold no NaN or infinity, however deep."""
+    value = {"a": math.nan, "b": [1.5, (math.inf, {"c": -math.inf})], "d": "NaN", "e": 2}
+    expected = {"a": None, "b": [1.5, [None, {"c": None}]], "d": "NaN", "e": 2}
+    assert finite_json(value) == expected
+    assert json.loads(embedded_json(value)) == expected

@@ -4,6 +4,7 @@ jobs never made (a plan's jobs are made only as they are played)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -107,6 +108,7 @@ def test_a_process_the_holder_forked_does_not_keep_the_lock_once_the_holder_is_g
     try:
         with pytest.raises(DirectoryInUse, match=f"pid {holder.pid}"), writer_lock(folder):
             pass
+        _wait_until_closed(child, Path(folder) / ".cwm-lock")  # the child's at-fork hook runs when it is scheduled
         holder.kill()  # a crash: no unlock, no exit handler; the forked child (a pool worker, say) lives on
         holder.wait()
         assert Path(f"/proc/{child}").exists()
@@ -116,6 +118,21 @@ def test_a_process_the_holder_forked_does_not_keep_the_lock_once_the_holder_is_g
         os.kill(child, 9)
 
 
+def _wait_until_closed(pid: int, file: Path) -> None:
+    """Waits until process ``pid`` holds no descriptor of ``file`` (a generous wall-clock backstop: it is a
+    matter of the process being scheduled once)."""
+    deadline = time.monotonic() + BACKSTOP_S
+    while True:
+        held = []
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            with contextlib.suppress(OSError):
+                held.append(os.readlink(f"/proc/{pid}/fd/{fd}"))
+        if str(file.resolve()) not in held:
+            return
+        assert time.monotonic() < deadline, f"process {pid} never closed its copy of {file}"
+        time.sleep(0.01)
+
+
 def test_a_billion_simulations_are_refused_from_a_script_without_yes(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(sys, "stdin", type("Pipe", (), {"isatty": lambda self: False})())  # not a terminal
     code = main([*ARENA, "--matches", "2", "--sims", "1000000000", "--out", str(tmp_path / "arena")])
@@ -123,3 +140,20 @@ def test_a_billion_simulations_are_refused_from_a_script_without_yes(tmp_path, c
     assert code == 2 and "rerun with --yes to start it, or lower --matches or --sims" in err
     assert err.splitlines()[-1].startswith("cwm arena: error: this run is projected to take")
     assert not (tmp_path / "arena" / "matches.jsonl").exists()
+
+
+@pytest.mark.parametrize("plant", ["fifo", "link", "folder"])
+def test_a_lock_file_that_is_not_a_regular_file_is_refused_in_one_line(tmp_path, capsys, plant):
+    """A FIFO, a link or a folder planted as DIR/.cwm-lock (a shared folder) can neither lock nor hold a pid."""
+    out = tmp_path / "arena"
+    out.mkdir()
+    lock = out / ".cwm-lock"
+    {"fifo": lambda: os.mkfifo(lock), "link": lambda: lock.symlink_to(tmp_path / "elsewhere"),
+     "folder": lambda: lock.mkdir()}[plant]()
+    code = main([*ARENA, "--matches", "1", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+    assert f"{lock} is " in err and "cannot be locked" in err, err
+    assert not (out / "matches.jsonl").exists() and not (tmp_path / "elsewhere").exists()
+    with pytest.raises(DirectoryInUse, match="cannot be locked"), writer_lock(out):
+        pass

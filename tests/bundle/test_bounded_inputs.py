@@ -11,6 +11,7 @@ import os
 import struct
 import subprocess
 import sys
+import threading
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -42,7 +43,7 @@ from cwm.files import (
 )
 from cwm.games import trajectories
 from cwm.ppo.bundle import updates_done
-from cwm.ppo.train import CHECKPOINT, CHECKPOINT_BYTES
+from cwm.ppo.train import CHECKPOINT, CHECKPOINT_BYTES, CHECKPOINT_MEMBERS, CheckpointError, read_checkpoint
 from cwm.types import TrajectoryFormatError
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -287,18 +288,131 @@ def test_a_policy_within_its_bounds_still_loads(with_policy):
 # A run directory's other files
 
 
-def test_a_training_checkpoint_that_would_inflate_past_its_limit_is_refused_from_its_directory(tmp_path):
+def _checkpoint(tmp_path: Path, data: bytes) -> Path:
     folder = tmp_path / "seed-0"
-    folder.mkdir()
+    folder.mkdir(exist_ok=True)
+    (folder / CHECKPOINT).write_bytes(data)
+    return folder / CHECKPOINT
+
+
+def _npz(**arrays: np.ndarray) -> bytes:
     out = io.BytesIO()
-    np.savez(out, meta=np.array(json.dumps({"update": 3})), w=np.zeros(4, np.float32))
-    (folder / CHECKPOINT).write_bytes(out.getvalue())
+    np.savez(out, **arrays)
+    return out.getvalue()
+
+
+META = np.array(json.dumps({"update": 3}))
+
+
+def test_a_training_checkpoint_that_would_inflate_past_its_limit_is_refused_from_its_directory(tmp_path):
+    good = _npz(meta=META, **{"p/w1": np.zeros(4, np.float32)})
+    _checkpoint(tmp_path, good)
     assert updates_done(tmp_path, 0) == 3
-    forged = _forged_size(_forged_size(out.getvalue(), "w.npy", 0xFFFF_FFFF), "meta.npy", 0xFFFF_FFFF)
-    (folder / CHECKPOINT).write_bytes(forged)
+    forged = _forged_size(_forged_size(good, "p/w1.npy", 0xFFFF_FFFF), "meta.npy", 0xFFFF_FFFF)
+    _checkpoint(tmp_path, forged)
     assert CHECKPOINT_BYTES < 2 * 0xFFFF_FFFF
-    with pytest.raises(InputLimitError, match=r"checkpoint .*checkpoint.npz: inflates to 8,589,934,590 bytes"):
+    with pytest.raises(InputLimitError, match=r"checkpoint .*checkpoint.npz: member '.*' inflates to 4,294,967,295 "
+                                              r"bytes \(8,589,934,590 in all\)"):
         updates_done(tmp_path, 0)
+
+
+@pytest.mark.parametrize("forge, message", [
+    (lambda: _with_member(_npz(meta=META), "p/w1.npy", _header((1 << 28,)) + bytes(100)),
+     "member 'p/w1.npy' declares an array of shape (268435456,)"),
+    (lambda: _npz(meta=META, evil=np.zeros(1)), "the archive lists ['evil.npy', 'meta.npy']; a checkpoint holds only"),
+    (lambda: _npz(meta=META, **{"p/../../x": np.zeros(1)}), "a checkpoint holds only meta, p/<array>"),
+    (lambda: _npz(meta=META, **{f"o/{i}": np.zeros(1) for i in range(CHECKPOINT_MEMBERS)}),
+     f"lists {CHECKPOINT_MEMBERS + 1:,} members, more than a checkpoint holds ({CHECKPOINT_MEMBERS:,})"),
+    (lambda: _forged_size(_npz(meta=META, **{"o/0": np.zeros(1)}), "o/0.npy", MAX_ARRAY_BYTES + 1),
+     f"member 'o/0.npy' inflates to {MAX_ARRAY_BYTES + 1:,} bytes"),
+    (lambda: b"not a zip archive", "not a readable checkpoint"),
+], ids=["lying-header", "unknown-member", "path-member", "too-many-members", "member-too-big", "not-a-zip"])
+def test_a_forged_checkpoint_is_refused_in_one_line_naming_it_before_any_array_is_loaded(tmp_path, forge, message):
+    file = _checkpoint(tmp_path, forge())
+    with pytest.raises(InputLimitError) as caught:
+        updates_done(tmp_path, 0)
+    assert str(caught.value).startswith(f"checkpoint {file}: ") and "\n" not in str(caught.value), caught.value
+    assert message in str(caught.value), caught.value
+
+
+@pytest.mark.parametrize("meta", ["[1, 2]", '{"update": "3"}', "{}"], ids=["a-list", "a-string-count", "no-count"])
+def test_a_checkpoint_whose_meta_is_malformed_is_one_error_naming_it(tmp_path, meta):
+    file = _checkpoint(tmp_path, _npz(meta=np.array(meta)))
+    with pytest.raises(CheckpointError, match=f"checkpoint {file}: not a readable checkpoint"):
+        updates_done(tmp_path, 0)
+
+
+def test_a_fifo_in_place_of_a_checkpoint_is_refused_without_blocking(tmp_path):
+    os.mkfifo(tmp_path / CHECKPOINT)
+    with pytest.raises(InputLimitError, match=f"checkpoint {tmp_path / CHECKPOINT}: not a regular file"):
+        read_checkpoint(tmp_path / CHECKPOINT)
+
+
+def test_a_checkpoint_within_its_bounds_reads_back_its_arrays(tmp_path):
+    arrays = {"p/w1": np.arange(6, dtype=np.float32).reshape(2, 3), "b/w1": np.ones(3, np.float32),
+              **{f"o/{i}": np.full(2, i, np.float32) for i in range(40)}}
+    file = _checkpoint(tmp_path, _npz(meta=np.array(json.dumps({"update": 7, "curve": [0.5]})), **arrays))
+    meta, found = read_checkpoint(file)
+    assert meta == {"update": 7, "curve": [0.5]} and sorted(found) == sorted(arrays)
+    for name, value in arrays.items():
+        np.testing.assert_array_equal(found[name], value)
+    assert read_checkpoint(file, arrays=False) == (meta, {})
+
+
+def test_read_bounded_checks_the_file_it_opened_not_the_path_it_checked_before(tmp_path, monkeypatch):
+    """A FIFO swapped in for a regular file after a check of the path would block a reader that opened the path
+    afterwards: the check is made on the open file, so the read neither blocks nor passes."""
+    file = tmp_path / "result.json"
+    file.write_text("{}")
+    real_stat, real_open = os.stat, os.open
+
+    swapped: list[bool] = []
+
+    def swap() -> None:  # the attacker's move, once: a FIFO where the regular file was
+        if not swapped:
+            swapped.append(True)
+            file.unlink()
+            os.mkfifo(file)
+
+    def stat_then_swap(path, *args, **kwargs):  # a check of the path sees the regular file, then it is swapped
+        found = real_stat(path, *args, **kwargs)
+        if Path(path) == file:
+            swap()
+        return found
+
+    def swap_then_open(path, *args, **kwargs):  # or it is swapped just before the open
+        if Path(path) == file:
+            swap()
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "stat", stat_then_swap)
+    monkeypatch.setattr(os, "open", swap_then_open)
+    outcome: list[BaseException | bytes] = []
+    reader = threading.Thread(target=lambda: outcome.append(_caught(lambda: read_bounded(file, 100, what="run file"))),
+                              daemon=True)
+    reader.start()
+    reader.join(60)  # a generous backstop: the read either returns at once or blocks for ever
+    if reader.is_alive():  # unblock the reader (a writer end opened and closed), then fail
+        os.close(real_open(file, os.O_WRONLY | os.O_NONBLOCK))
+        reader.join(10)
+        pytest.fail("read_bounded blocked on a FIFO put in place of the file")
+    assert swapped and isinstance(outcome[0], InputLimitError) and "not a regular file" in str(outcome[0]), outcome
+
+
+def _caught(call: Callable[[], bytes]) -> BaseException | bytes:
+    try:
+        return call()
+    except BaseException as e:  # handed to the test's thread
+        return e
+
+
+def test_a_bundle_file_that_is_a_link_is_refused_on_the_open_file(tmp_path):
+    target = tmp_path / "secret"
+    target.write_text("key")
+    (tmp_path / "model.py").symlink_to(target)
+    with pytest.raises(InputLimitError, match="model.py: a symbolic link"):
+        read_bounded(tmp_path / "model.py", 100, what="bundle file", follow=False)
+    assert read_bounded(tmp_path / "model.py", 100, what="rules file") == b"key"
 
 
 def test_a_run_file_read_as_text_is_bounded(tmp_path):
