@@ -43,7 +43,7 @@ from cwm.contract import INFERENCE_API
 from cwm.games import trajectories
 from cwm.sandbox import load_source
 from cwm.sandbox.budget import call_budget
-from cwm.sandbox.watch import tree_cpu
+from cwm.sandbox.watch import cpu_per_call
 from planners import ISMCTS
 from planners.config import SearchConfig
 
@@ -57,18 +57,8 @@ def best_rates(searches: dict[str, Callable[[], object]], sims: int, repeats: in
     best = dict.fromkeys(searches, math.inf)
     for _ in range(repeats):
         for name, search in searches.items():
-            best[name] = min(best[name], _cpu_per_call(search))
+            best[name] = min(best[name], cpu_per_call(search))
     return {name: sims / t for name, t in best.items()}
-
-
-def _cpu_per_call(search: Callable[[], object], at_least_s: float = 0.2) -> float:
-    """CPU seconds per call of ``search``, called until the calls used ``at_least_s``: a sandboxed worker's CPU
-    is read in clock ticks (10 ms), too coarse for one small search."""
-    calls, start = 0, tree_cpu()
-    while calls == 0 or tree_cpu() - start < at_least_s:
-        search()
-        calls += 1
-    return (tree_cpu() - start) / calls
 
 
 def openspiel_bot(game: pyspiel.Game, sims: int, rollouts: int) -> os_ismcts.ISMCTSBot:

@@ -214,18 +214,24 @@ def _self_test(game: pyspiel.Game) -> str:
             f"(pyspiel.State.resample_from_infostate), which gt-ismcts then uses")
 
 
+def decision_states(game: pyspiel.Game, rng: np.random.Generator) -> list[pyspiel.State]:
+    """The decision states of one uniformly random game (chance by its probabilities)."""
+    state, found = game.new_initial_state(), []
+    while not state.is_terminal():
+        if state.is_chance_node():
+            outcomes = state.chance_outcomes()
+            state.apply_action(outcomes[rng.choice(len(outcomes), p=[p for _, p in outcomes])][0])
+            continue
+        found.append(state.clone())
+        legal = state.legal_actions()
+        state.apply_action(legal[rng.integers(len(legal))])
+    return found
+
+
 def _spread_decisions(game: pyspiel.Game, rng: np.random.Generator) -> list[pyspiel.State]:
     """Up to ``SELF_TEST_STATES`` decision states spread over one random game (chance by its probabilities)."""
-    state, found = game.new_initial_state(), []
     with quiet_stderr():
-        while not state.is_terminal():
-            if state.is_chance_node():
-                outcomes = state.chance_outcomes()
-                state.apply_action(outcomes[rng.choice(len(outcomes), p=[p for _, p in outcomes])][0])
-                continue
-            found.append(state.clone())
-            legal = state.legal_actions()
-            state.apply_action(legal[rng.integers(len(legal))])
+        found = decision_states(game, rng)
     if len(found) <= SELF_TEST_STATES:
         return found
     return [found[int(i)] for i in np.linspace(0, len(found) - 1, SELF_TEST_STATES)]

@@ -33,12 +33,14 @@ import numpy as np
 import pyspiel
 
 from cwm import games
+from cwm.agents.grammar import AgentSpecError
 from cwm.agents.specs import make_agent, parse_agent_spec
 from cwm.arena.plan import TournamentPlan, plan_from, plan_jobs
 from cwm.arena.types import MatchJob
 from cwm.files import RECORDS_BYTES, loads_bounded, read_bounded
 from cwm.sandbox.watch import TreeSampler, tree_cpu
 from cwm.types import JSON, UsageError
+from planners.gt_sampler import decision_states
 
 PROBE_SIMULATIONS = 100  # simulations per timed move; the real count scales the time linearly
 PROBE_MOVES = 3  # timed moves per agent (at least)
@@ -205,20 +207,6 @@ def probe_states(game: str, *, seed: int = 0) -> tuple[list[pyspiel.State], floa
     return [first[i] for i in picks], float(np.mean([len(p) for p in plays]))
 
 
-def decision_states(game: pyspiel.Game, rng: np.random.Generator) -> list[pyspiel.State]:
-    """The decision states of one uniformly random game (chance by its probabilities)."""
-    state, found = game.new_initial_state(), []
-    while not state.is_terminal():
-        if state.is_chance_node():
-            outcomes = state.chance_outcomes()
-            state.apply_action(outcomes[rng.choice(len(outcomes), p=[p for _, p in outcomes])][0])
-            continue
-        found.append(state.clone())
-        legal = state.legal_actions()
-        state.apply_action(legal[rng.integers(len(legal))])
-    return found
-
-
 def time_moves(build: str, game: str, job: MatchJob, states: Sequence[pyspiel.State], *,
                seed: int = 0) -> Timing | None:
     """The CPU cost of the agent ``build`` names at ``job``'s settings (``None`` for an LLM agent), in CPU
@@ -228,6 +216,8 @@ def time_moves(build: str, game: str, job: MatchJob, states: Sequence[pyspiel.St
 
     Raises:
       Untimed: the agent could not be built, or a probe move failed (the match itself will report it).
+      AgentSpecError: the spec cannot be built for the game (``gt-ismcts`` whose resampler self-test fails):
+        the run is refused before any match, with the reason.
     """
 
     kind = parse_agent_spec(build).kind
@@ -240,6 +230,8 @@ def time_moves(build: str, game: str, job: MatchJob, states: Sequence[pyspiel.St
         settings, scale = dataclasses.replace(settings, search=search), sims / PROBE_SIMULATIONS
     try:
         agent = make_agent(build, game, settings=settings, seed=seed, move_time_s=job.move_time_limit)
+    except AgentSpecError:  # cannot do what its name says (gt-ismcts with no resampler): refused, with the fix
+        raise
     except Exception as e:  # an agent that cannot be built is the tournament's to report, with its reason
         raise Untimed(f"it could not be built ({_first_line(e)})") from None
     try:

@@ -23,6 +23,7 @@ import struct
 import termios
 import threading
 import time
+from collections.abc import Callable
 
 POLL_S = 0.05  # how often the zygote looks at a working child
 SLEEP_ALLOWANCE_S = 10.0  # seconds a child may spend asleep while its answer is awaited
@@ -212,3 +213,14 @@ class TreeSampler:
                 self._first[key] = own  # what it had used before the work began
             self._last[key] = max(own, self._last.get(key, 0.0))
             todo.extend(_children(pid))
+
+
+def cpu_per_call(fn: Callable[[], object], at_least_s: float = 0.2) -> float:
+    """CPU seconds (``tree_cpu``: this process and its descendants) per call of ``fn``, called until the calls
+    used ``at_least_s``: a sandboxed worker's CPU is read in clock ticks (10 ms), too coarse for one small
+    search. For benchmarks."""
+    calls, start = 0, tree_cpu()
+    while calls == 0 or tree_cpu() - start < at_least_s:
+        fn()
+        calls += 1
+    return (tree_cpu() - start) / calls

@@ -10,6 +10,7 @@ import types
 import pytest
 
 from cwm.agents.base import AgentBase
+from cwm.agents.grammar import AgentSpecError
 from cwm.agents.specs import Settings
 from cwm.arena import cost
 from cwm.arena.plan import TournamentPlan, plan_jobs
@@ -111,15 +112,27 @@ def test_matches_already_recorded_are_not_counted(tmp_path):
     assert est.matches == 3
 
 
-def test_an_agent_that_cannot_be_built_is_untimed_and_no_total_is_printed():
-    est = cost.estimate_tournament("tic_tac_toe", ["random", "cwm:/no/such/model.py"], TournamentPlan(matches=1, settings=FAST))
-    assert est.per_move_s["cwm:/no/such/model.py"] is None
-    assert est.untimed["cwm:/no/such/model.py"].startswith("it could not be built (")
+def test_an_agent_that_cannot_be_built_is_untimed_and_no_total_is_printed(monkeypatch):
+    real = cost.make_agent
+
+    def make(spec, game, **kw):
+        if spec == "gt-mcts":
+            raise OSError("the worker could not start\nsecond line")
+        return real(spec, game, **kw)
+
+    monkeypatch.setattr(cost, "make_agent", make)
+    est = cost.estimate_tournament("tic_tac_toe", ["random", "gt-mcts"], TournamentPlan(matches=1, settings=FAST))
+    assert est.per_move_s["gt-mcts"] is None
+    assert est.untimed["gt-mcts"] == "it could not be built (OSError: the worker could not start)"
     head, total = est.lines()
-    assert "cwm:/no/such/model.py not timed" in head
-    assert total.startswith("  2 matches: no total, as an agent could not be timed (cwm:/no/such/model.py: it could "
-                            "not be built (")
+    assert "gt-mcts not timed" in head
+    assert total.startswith("  2 matches: no total, as an agent could not be timed (gt-mcts: it could not be built (")
     assert "CPU" not in total and "\n" not in total
+
+
+def test_a_spec_that_cannot_be_built_for_the_game_is_refused_before_any_probe():
+    with pytest.raises(AgentSpecError, match="no/such/model.py"):
+        cost.estimate_tournament("tic_tac_toe", ["random", "cwm:/no/such/model.py"], TournamentPlan(matches=1, settings=FAST))
 
 
 class _FailsItsSecondMove(AgentBase):
