@@ -15,6 +15,7 @@ import pytest
 
 from cwm import games
 from planners.gt_resample import HistoryResampler, ResampleFailure
+from planners.gt_sampler import decision_states
 
 TINY_POKER = str(Path(__file__).resolve().parent.parent / "data" / "foundation" / "tiny_poker.py") + ":tiny_poker"
 
@@ -25,15 +26,7 @@ def _random_decisions(game, n_games, seed):
     rng = np.random.default_rng(seed)
     out = []
     for _ in range(n_games):
-        state = gt.new_initial_state()
-        while not state.is_terminal():
-            if state.is_chance_node():
-                outcomes = state.chance_outcomes()
-                state.apply_action(outcomes[rng.choice(len(outcomes), p=[p for _, p in outcomes])][0])
-                continue
-            out.append(state.clone())
-            legal = state.legal_actions()
-            state.apply_action(legal[rng.integers(len(legal))])
+        out.extend(decision_states(gt, rng))
     return out
 
 
