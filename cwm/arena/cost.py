@@ -282,20 +282,13 @@ def _first_line(e: BaseException) -> str:
 
 def confirm(cost: CostEstimate, *, yes: bool, threshold_s: float = CONFIRM_WALL_S) -> None:
     """Prints the estimate (nothing when no match is left to play); refuses a run projected over
-    ``threshold_s`` of wall time without ``yes`` (``confirm_lines``), and a run whose cost is unknown (an
-    agent could not be timed, so ``cost.cpu_s`` is only a lower bound) without ``yes``.
+    ``threshold_s`` of wall time without ``yes`` (``confirm_lines``).
 
     Raises:
-      UsageError: over the threshold, or an agent untimed, and not ``yes``; the message says how to go on.
+      UsageError: over the threshold and not ``yes``; the message says how to go on.
     """
-    if not cost.matches:
-        return
-    if cost.untimed and not yes:
-        for line in cost.lines():
-            print(line, file=sys.stderr)
-        raise UsageError(f"this run's cost is unknown, as {', '.join(cost.untimed)} could not be timed; rerun "
-                         "with --yes to start it anyway, or fix the agent")
-    confirm_lines(cost.lines(), cost.wall_s, yes=yes, threshold_s=threshold_s, smaller="lower --matches or --sims")
+    if cost.matches:
+        confirm_lines(cost.lines(), cost.wall_s, yes=yes, threshold_s=threshold_s, smaller="lower --matches or --sims")
 
 
 def confirm_lines(lines: Sequence[str], wall_s: float, *, yes: bool, threshold_s: float = CONFIRM_WALL_S,

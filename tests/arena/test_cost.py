@@ -181,18 +181,6 @@ def test_a_long_run_needs_yes_from_a_terminal_or_a_script(capsys, monkeypatch):
     assert "3.5 days" in capsys.readouterr().err
 
 
-def test_a_run_with_an_untimed_agent_needs_yes_however_small_its_timed_part(capsys):
-    # the timed agent's share is far under the threshold; the untimed one may cost anything
-    unknown = cost.CostEstimate({"random": 1e-5, "gt-mcts": None}, 9, 10**6, 90.0, 2,
-                                untimed={"gt-mcts": "a probe move failed (ValueError: broke)"})
-    with pytest.raises(UsageError) as refused:
-        cost.confirm(unknown, yes=False)
-    assert str(refused.value) == ("this run's cost is unknown, as gt-mcts could not be timed; rerun with --yes to "
-                                  "start it anyway, or fix the agent")
-    assert "no total, as an agent could not be timed (gt-mcts: a probe move failed" in capsys.readouterr().err
-    cost.confirm(unknown, yes=True)
-
-
 def test_cwm_arena_prints_the_estimate_and_records_it_with_the_real_time(tmp_path, capsys):
     out = tmp_path / "t"
     assert main(["arena", "tic_tac_toe", "--agents", "random,gt-mcts", "--matches", "2", "--sims", "10",
