@@ -14,6 +14,7 @@ import os
 import signal
 import socket
 import sys
+import threading
 import urllib.parse
 from collections.abc import Callable, Generator, Iterable, Iterator
 from concurrent.futures.process import BrokenProcessPool
@@ -139,9 +140,11 @@ class ProcessExecutor:
         return []
 
     def _close_pool(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            self._pool = None
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            manager = getattr(pool, "_executor_manager_thread", None)
+            pool.shutdown(wait=False, cancel_futures=True)
+            _join_manager(manager)
 
     def close(self) -> None:
         """Ends the pool. Jobs still running (an interrupt or an error left the caller) are ended at once, not
@@ -151,16 +154,27 @@ class ProcessExecutor:
             return
         busy = any(not f.done() for f in self._futures)
         workers = list((getattr(pool, "_processes", None) or {}).values()) if busy else []
+        manager = getattr(pool, "_executor_manager_thread", None)
         pool.shutdown(wait=not busy, cancel_futures=True)
         for process in workers:
             with contextlib.suppress(OSError, ValueError):
                 process.kill()
         for process in workers:
             process.join()
+        _join_manager(manager)
 
 
 IN_FLIGHT = 4  # jobs submitted per worker at a time (one running, the rest queued so that no worker waits)
 _END = object()
+_MANAGER_BACKSTOP_S = 60.0  # a guard against a hang only: the thread ends once its workers have
+
+
+def _join_manager(manager: threading.Thread | None) -> None:
+    """Waits for a closed pool's manager thread (it ends once the pool's workers have). Left running, it closes
+    its wake-up pipe while the interpreter's exit handler for process pools writes to it: on Python 3.11 that
+    race prints an ``OSError: [Errno 9] Bad file descriptor`` traceback after a Ctrl-C's one line."""
+    if manager is not None and manager is not threading.current_thread():
+        manager.join(_MANAGER_BACKSTOP_S)
 
 
 def _worker_start() -> None:

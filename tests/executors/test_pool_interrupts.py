@@ -1,10 +1,11 @@
 """The local process pool under a lazy source and an interrupt: a few jobs per worker are taken from the source
 at a time (a billion-job generator holds no memory), a job that kills its worker is still found alone, and
-closing the pool while jobs run ends their workers instead of waiting (a C++ search never sees a Ctrl-C);
-its workers leave SIGINT to the parent."""
+closing the pool while jobs run ends their workers instead of waiting (a C++ search never sees a Ctrl-C) and
+leaves no thread of the pool running; its workers leave SIGINT to the parent."""
 
 from __future__ import annotations
 
+import concurrent.futures.process as cfp
 import itertools
 import os
 import signal
@@ -68,3 +69,6 @@ def test_workers_ignore_sigint_and_closing_during_a_job_ends_its_worker():
     closing.join(BACKSTOP_S)
     assert not closing.is_alive()
     assert not Path(f"/proc/{pid}").exists()  # killed and reaped
+    # and the pool's manager thread has ended too: left running, it races the interpreter's exit handler for its
+    # wake-up pipe, and a Ctrl-C's one line is followed by a "Bad file descriptor" traceback
+    assert not [t for t in threading.enumerate() if isinstance(t, cfp._ExecutorManagerThread)]
