@@ -54,11 +54,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     e.set_defaults(func=cmd_eval)
 
     a = nsub.add_parser("audit", help="recompute every ideal from its formal game and list disagreements")
-    a.add_argument("tasks", help="evals JSONL; records carry an 'nfg' formal game, or (with --transcribe) not")
+    a.add_argument("tasks", help="evals JSONL; records carry an 'nfg' formal game, or (with --transcribe --llm) not")
     a.add_argument("--json", action="store_true", help="print findings as JSON lines")
     a.add_argument("--transcribe", action="store_true",
-                   help="have the LLM transcribe each record without a formal game (its code runs in the sandbox)")
-    a.add_argument("--llm", help="with --transcribe: LLM spec (gemini, gemini:MODEL, openai:MODEL, replay:FILE)")
+                   help="also write each record's game from its text and flag a stored game that differs; with "
+                        "--llm, the LLM transcribes records without a formal game (its code runs in the sandbox)")
+    a.add_argument("--llm", help="with --transcribe: LLM spec (gemini, gemini:MODEL, openai:MODEL, replay:FILE) for "
+                                 "plain records and texts not in cwm's task format")
     a.add_argument("--in-process", action="store_true",
                    help="with --transcribe: run the LLM's code in-process behind the static gate, not in the sandbox")
     a.add_argument("--workers", type=int, default=4, help="with --transcribe: concurrent LLM calls (default 4)")
@@ -204,8 +206,8 @@ def _ledger(client: Any) -> Any:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    if args.transcribe != (args.llm is not None):
-        raise UsageError("--transcribe needs --llm SPEC" if args.transcribe else "--llm is only used with --transcribe")
+    if args.llm is not None and not args.transcribe:
+        raise UsageError("--llm is only used with --transcribe")
     if args.transcribe:
         findings = _transcribed_audit(args)
     else:
@@ -222,6 +224,8 @@ def _transcribed_audit(args: argparse.Namespace) -> list[nfg_audit.AuditFinding]
 
     if not Path(args.tasks).is_file():  # fail before any LLM is set up
         raise FileNotFoundError(2, "No such file or directory", args.tasks)
+    if args.llm is None:  # the texts in cwm's task format are read without an LLM; no code runs
+        return transcribe.audit_file(args.tasks, None)
     options: dict[str, Any] = {"record": args.record} if args.record else {}
     client = make_client(args.llm, cache=Path(args.cache) if args.cache else None, **options)
     with _sandbox(enabled=not args.in_process) as box:

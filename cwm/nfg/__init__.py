@@ -2,7 +2,8 @@
 
 Each question family lives in a module of its own under ``families`` (a ``Family`` record: question text
 fields, answer key, item generator, CWM-route data); the other modules dispatch through ``families.REGISTRY``.
-The audit re-solves formal records, or transcribes plain ones (``transcribe``); ``registry`` exports task
+The audit re-solves formal records and checks their stored game against their text (``crosscheck``), or
+transcribes plain ones (``transcribe``); ``registry`` exports task
 sets to the OpenAI evals registry and inspect_ai.
 
 Names are imported lazily (on first use) so that the sandbox child, which loads ``cwm.nfg.job`` with
@@ -24,7 +25,7 @@ _WHERE = {
     "parse_reply": "parse",
     "ItemResult": "score", "save_results": "score", "summarise": "score", "wilson": "score",
     "FAMILIES": "tasks", "Task": "tasks", "load": "tasks", "save": "tasks", "solve": "tasks",
-    "families": None, "render": None, "registry": None, "transcribe": None,
+    "crosscheck": None, "families": None, "render": None, "registry": None, "transcribe": None,
 }
 
 __all__ = sorted(_WHERE)

@@ -24,13 +24,15 @@ class AuditFinding:
       family: the task family ("" when unknown).
       status: ``ok``, ``disagree`` (an ideal or the stored answers differ from the solver), ``invalid``
         (the formal game or question cannot be read or solved), ``skipped`` (no formal game), and, when
-        plain records are transcribed (``cwm.nfg.transcribe``), ``untranscribed`` (the transcription failed)
-        or ``ambiguous`` (the transcription says the text can be read more than one way).
+        records are checked against their text (``cwm.nfg.transcribe``), ``untranscribed`` (the text could
+        not be written as a game), ``ambiguous`` (the transcription says the text can be read more than one
+        way) or ``mismatch`` (the stored formal game differs from the game the text states).
       reasons: what disagrees, one sentence each.
       ideal: the record's ideal as written.
       solver: the ideal the solver computes (None unless the record could be solved).
       transcription: for a transcribed record: the LLM's code and the formal record it gave
-        (``{"code", "family", "game", "me", "question"}``), so the user can check it.
+        (``{"code", "family", "game", "me", "question"}``), so the user can check it; for a ``mismatch`` read
+        without the LLM, the game the text states (``{"game", "me"}``, ``me`` None when the text does not say).
     """
 
     line: int
@@ -47,7 +49,7 @@ class AuditFinding:
 
 
 STATUSES = ("ok", "disagree", "invalid", "skipped")
-TRANSCRIPTION_STATUSES = ("untranscribed", "ambiguous")
+TRANSCRIPTION_STATUSES = ("untranscribed", "ambiguous", "mismatch")
 FAILING = ("disagree", "invalid", *TRANSCRIPTION_STATUSES)  # statuses that make `cwm nfg audit` exit 1
 
 
@@ -153,7 +155,8 @@ def numbered_records(path: str | Path) -> list[tuple[int, JSON | AuditFinding]]:
 
 
 def report(findings: Sequence[AuditFinding], *, transcribed: bool = False) -> str:
-    """A plain-text report: counts, then one block per record that did not pass (with its transcription, if any).
+    """A plain-text report: counts, then one block per record that did not pass (with its transcription, if any);
+    a ``mismatch`` is one line naming the record and what differs.
 
     Args:
       findings: the audit's findings.
@@ -163,7 +166,9 @@ def report(findings: Sequence[AuditFinding], *, transcribed: bool = False) -> st
     counts = {s: sum(f.status == s for f in findings) for s in statuses}
     lines = [f"{len(findings)} records: " + ", ".join(f"{n} {s}" for s, n in counts.items())]
     for f in findings:
-        if f.status in FAILING:
+        if f.status == "mismatch":
+            lines.append(f"line {f.line} {f.id or '(no id)'} [{f.family or '?'}] mismatch: {'; '.join(f.reasons)}")
+        elif f.status in FAILING:
             lines.append(f"line {f.line} {f.id or '(no id)'} [{f.family or '?'}] {f.status}:")
             lines.extend(f"  - {r}" for r in f.reasons)
             if isinstance(f.transcription, Mapping):

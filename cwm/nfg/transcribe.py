@@ -7,10 +7,16 @@ when the text can be read more than one way). The code is untrusted: it runs in 
 unless the caller asks for in-process execution. A transcription that fails, names players or actions the
 item never mentions, asks no known question, or does not solve is ``untranscribed``; one the LLM marks as
 unclear is ``ambiguous``; neither is ever counted as agreeing.
+
+A record that carries a formal game is re-solved (``cwm.nfg.audit``) and its stored game is checked against
+the game its own text states (``cross_check``): read without the LLM when the text is in cwm's task format
+(``cwm.nfg.crosscheck``), else transcribed as above. A stored game and ideal changed together, text untouched,
+is a ``mismatch``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -20,9 +26,9 @@ from typing import Any
 
 import prompts
 from cwm.llm import Client, LLMError, Message, Request
-from cwm.nfg import audit, families, route
+from cwm.nfg import audit, crosscheck, families, route
 from cwm.nfg.answers import AnswerKey
-from cwm.nfg.game import NfgFormatError, fraction_json
+from cwm.nfg.game import MatrixGame, NfgFormatError, fraction_json
 from cwm.nfg.solver import STRATEGIES
 from cwm.nfg.tasks import FAMILIES, solve
 from cwm.synthesis.extract import CodeExtractionError, extract_code
@@ -135,16 +141,31 @@ def _mentioned(name: str, text: str) -> bool:
     return re.search(rf"(?<![\w]){words}(?![\w])", text, re.I) is not None
 
 
-def audit_plain(record: JSON, client: Client, *, line: int = 0, sandbox: Any = None,
+def audit_plain(record: JSON, client: Client | None, *, line: int = 0, sandbox: Any = None,
                 budget_s: float = route.IN_PROCESS_BUDGET_S) -> audit.AuditFinding:
-    """Audits one record: a record with a formal game as ``audit.audit_record`` does, a plain one by transcription."""
-    if not isinstance(record, Mapping) or isinstance(record.get("nfg"), Mapping):
+    """Audits one record: a record with a formal game as ``audit.audit_record`` does and then against its own
+    text (``cross_check``), a plain one by transcription.
+
+    Args:
+      record: the evals record.
+      client: the LLM that transcribes plain records (and texts not in cwm's task format); None: no LLM, so
+        such records are ``untranscribed``.
+      line: the record's line in its file.
+      sandbox: where the LLM's code runs (see ``transcribe``).
+      budget_s: in-process only: the code's wall-clock budget.
+    """
+    if not isinstance(record, Mapping):
         return audit.audit_record(record, line=line)
+    if isinstance(record.get("nfg"), Mapping):
+        return cross_check(audit.audit_record(record, line=line), record, client, sandbox=sandbox, budget_s=budget_s)
     ideal = record.get("ideal")
     try:
         item_text(record)
     except TranscriptionError as e:
         return audit.AuditFinding(line, "", "", "invalid", (str(e),), ideal)
+    if client is None:
+        return audit.AuditFinding(line, "", "", "untranscribed", ("no formal game, and no LLM to transcribe the text",),
+                                  ideal)
     try:
         transcription, key = transcribe(record, client, sandbox=sandbox, budget_s=budget_s)
     except Ambiguous as e:
@@ -156,13 +177,68 @@ def audit_plain(record: JSON, client: Client, *, line: int = 0, sandbox: Any = N
                               tuple(reasons), ideal, key.ideal(), transcription)
 
 
-def audit_file(path: str | Path, client: Client, *, sandbox: Any = None, workers: int = 1,
+def cross_check(finding: audit.AuditFinding, record: Mapping[str, JSON], client: Client | None, *,
+                sandbox: Any = None, budget_s: float = route.IN_PROCESS_BUDGET_S) -> audit.AuditFinding:
+    """Checks a record's stored formal game against the game written from its text alone.
+
+    The text is read by ``crosscheck.read_text`` (cwm's task format, no LLM); a text in another form is
+    transcribed by ``client`` when there is one. The finding becomes ``mismatch`` (the first reason names what
+    differs), ``untranscribed`` or ``ambiguous`` (the text could not be written as one game), or ``invalid``
+    (its ``input`` is malformed); its earlier reasons follow. A record whose stored game cannot be solved stays
+    ``invalid`` as it was.
+    """
+    if finding.status not in ("ok", "disagree"):
+        return finding
+    nfg = record["nfg"]
+    assert isinstance(nfg, Mapping)  # audit_record solved it
+    try:
+        text = item_text(record)
+    except TranscriptionError as e:
+        return dataclasses.replace(finding, status="invalid", reasons=(str(e), *finding.reasons))
+    try:
+        written, transcription = _written(text, record, client, sandbox=sandbox, budget_s=budget_s)
+    except Ambiguous as e:
+        return dataclasses.replace(finding, status="ambiguous", reasons=(f"the text: {e}", *finding.reasons))
+    except TranscriptionError as e:
+        return dataclasses.replace(finding, status="untranscribed",
+                                   reasons=(f"the text cannot be written as a game: {e}", *finding.reasons))
+    found = crosscheck.differences(MatrixGame.from_json(nfg["game"]), int(nfg["me"]), written)  # type: ignore[arg-type]
+    if transcription is not None and transcription["family"] != nfg.get("family"):
+        found.append(f"question: stored {nfg.get('family')}, text {transcription['family']}")
+    if not found:
+        return finding
+    return dataclasses.replace(finding, status="mismatch", reasons=(crosscheck.summary(found), *finding.reasons),
+                               transcription=transcription or {"game": written.game.to_json(), "me": written.me})
+
+
+def _written(text: str, record: Mapping[str, JSON], client: Client | None, *, sandbox: Any,
+             budget_s: float) -> tuple[crosscheck.Written, JSON]:
+    """The game the text states and, when the LLM wrote it, its transcription; read without the LLM when
+    the text is in cwm's task format.
+
+    Raises:
+      TranscriptionError: neither reading worked (``Ambiguous`` when the LLM says the text is unclear).
+    """
+    try:
+        return crosscheck.read_text(text), None
+    except crosscheck.Unreadable as e:
+        if client is None:
+            raise TranscriptionError(f"{e} (and no LLM to transcribe it)") from e
+    transcription, _ = transcribe(record, client, sandbox=sandbox, budget_s=budget_s)
+    assert isinstance(transcription, Mapping)
+    game = MatrixGame.from_json(transcription["game"])
+    return crosscheck.Written(game, int(transcription["me"])), transcription  # type: ignore[arg-type]
+
+
+def audit_file(path: str | Path, client: Client | None, *, sandbox: Any = None, workers: int = 1,
                budget_s: float = route.IN_PROCESS_BUDGET_S) -> list[audit.AuditFinding]:
-    """``audit.audit_file``, transcribing the records that carry no formal game (one LLM call each).
+    """``audit.audit_file`` with every record checked against its text: a record with a formal game is also
+    cross-checked (``cross_check``), one without is transcribed (one LLM call each).
 
     Args:
       path: the evals JSONL file.
-      client: the LLM.
+      client: the LLM; None audits without one (plain records, and texts not in cwm's task format, are then
+        ``untranscribed``).
       sandbox: where the code runs (see ``transcribe``); jobs in one sandbox run one at a time.
       workers: concurrent LLM calls (default 1).
       budget_s: in-process only: the code's wall-clock budget.

@@ -33,7 +33,7 @@ PLAIN_EXPECTED = [
     (7, "ok", "estimate_mixed", ""),  # the ideal "(0, 0.5, 0.5)" over actions 1, 2, 3
     (8, "untranscribed", "", "import of 'os' is not allowed"),
     (9, "ambiguous", "", "payoff when Alice picks green and Bob picks blue is not stated"),
-    (10, "ok", "dominant_strategy", ""),  # carries a formal game: audited without the LLM
+    (10, "ok", "dominant_strategy", ""),  # a formal game: re-solved and checked against its text, no LLM
     (11, "invalid", "", "input must be a string or a list"),
     (12, "untranscribed", "", "names ['grey'], which the item text never mentions"),
 ]
@@ -69,7 +69,7 @@ def test_exactly_the_wrong_ideals_disagree(findings) -> None:  # type: ignore[no
 
 def test_the_report_shows_the_transcription(findings) -> None:  # type: ignore[no-untyped-def]
     text = report(findings, transcribed=True)
-    assert text.splitlines()[0] == "12 records: 5 ok, 3 disagree, 1 invalid, 0 skipped, 2 untranscribed, 1 ambiguous"
+    assert text.splitlines()[0] == "12 records: 5 ok, 3 disagree, 1 invalid, 0 skipped, 2 untranscribed, 1 ambiguous, 0 mismatch"
     block = text.split("line 2 ")[1].split("line 4 ")[0]
     assert "transcribed as best_response_pure for Ben (player 1)" in block
     assert "white     | 2, 1 | 2, 0   | 2, 2" in block
@@ -97,14 +97,17 @@ def test_cli_in_process_is_an_explicit_choice(capsys: pytest.CaptureFixture[str]
     assert capsys.readouterr().out.startswith("12 records: 5 ok, 3 disagree")
 
 
-@pytest.mark.parametrize(("argv", "message"), [
-    (["--transcribe"], "--transcribe needs --llm SPEC"),
-    (["--llm", "replay:x.jsonl"], "--llm is only used with --transcribe"),
-], ids=["no-llm", "llm-without-transcribe"])
-def test_cli_flag_errors_are_one_line(capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
-    assert main(["nfg", "audit", str(PLAIN), *argv]) == 2
+def test_cli_llm_without_transcribe_is_a_one_line_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["nfg", "audit", str(PLAIN), "--llm", "replay:x.jsonl"]) == 2
     err = capsys.readouterr().err
-    assert message in err and len(err.strip().splitlines()) == 1
+    assert "--llm is only used with --transcribe" in err and len(err.strip().splitlines()) == 1
+
+
+def test_without_an_llm_plain_records_are_untranscribed_not_passed(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["nfg", "audit", str(PLAIN), "--transcribe"]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("12 records: 1 ok, 0 disagree, 1 invalid, 0 skipped, 10 untranscribed, 0 ambiguous, 0 mismatch")
+    assert out.count("no formal game, and no LLM to transcribe the text") == 10
 
 
 def test_a_request_the_recording_lacks_is_untranscribed_not_passed(tmp_path: Path) -> None:
