@@ -18,7 +18,7 @@ import numpy as np
 
 from cwm import games
 from cwm.agents.base import Agent, AgentBase, AgentError
-from cwm.agents.fingerprint import agent_fingerprint
+from cwm.agents.fingerprint import agent_fingerprint, former_fingerprint
 from cwm.agents.grammar import AgentSpec
 from cwm.files import RUN_FILE_BYTES, loads_bounded, read_bounded
 from cwm.types import CwmError
@@ -35,7 +35,7 @@ class SelectionError(CwmError, ValueError):
 @dataclasses.dataclass(frozen=True)
 class Candidate:
     """One synthesized bundle taking part: its label in keys and reports, its folder and its fingerprint
-    (the sha256 of its ``manifest.json``, which holds every file's hash)."""
+    (``cwm.agents.fingerprint.agent_fingerprint``: the hash of its files' hashes)."""
 
     label: str
     path: str
@@ -101,7 +101,8 @@ class SelectedAgent(AgentBase):
     def _built(self) -> Agent:
         if self._agent is None:
             spec = AgentSpec("cwm", self.pick.path)
-            if agent_fingerprint(spec) != self.pick.fingerprint:
+            # a selection written before fingerprints were content only recorded the manifest's hash
+            if self.pick.fingerprint not in (agent_fingerprint(spec), former_fingerprint(spec)):
                 raise AgentError(f"selected bundle {self.pick.label} ({self.pick.path}) is not the bundle that was "
                                  f"selected: its manifest changed or is gone")
             try:

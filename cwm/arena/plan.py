@@ -16,6 +16,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, overload
 
+from cwm.agents.fingerprint import former_fingerprint
 from cwm.agents.specs import AgentSpec, AgentSpecError, Settings, check_labels, parse_agent_spec
 from cwm.arena import identity
 from cwm.arena.types import MatchJob, MatchResult
@@ -225,18 +226,37 @@ def _absolute(spec: AgentSpec) -> str:
     return spec.bare
 
 
-def resumable(path: Path) -> dict[str, MatchResult]:
-    """The finished matches in ``path`` (``load_results``), refusing a file from before content keys.
+def resumable(path: Path, jobs: MatchJobs | None = None) -> dict[str, MatchResult]:
+    """The finished matches in ``path`` (``load_results``), refusing a file from before content keys, and one
+    where an agent of ``jobs`` was recorded under its former fingerprint.
 
     Raises:
-      ArenaError: a row without fingerprints (written by an older cwm; it stays readable for ``cwm replay``,
+      ArenaError: a row without fingerprints, or a row naming a bundle agent of ``jobs`` by the hash of its
+        whole manifest (both written by an older cwm; the folder stays readable for ``cwm replay``,
         ``cwm view`` and the reports), or a damaged line (``load_results``).
     """
     done = load_results(path)
     if any(not r.fingerprints for r in done.values()):
         raise ArenaError(f"{path}: its matches are keyed by agent label (written by an older cwm) and cannot be "
                          f"resumed; play into a new --out (cwm replay and cwm view still read this folder)")
+    former = _former_fingerprints(jobs) if jobs is not None else {}
+    label = next((former[fp] for r in done.values() for fp in r.fingerprints if fp in former), None)
+    if label is not None:
+        raise ArenaError(f"{path}: agent {label!r} is recorded under its bundle's manifest hash (written by an older "
+                         f"cwm, whose keys changed with every export) and cannot be resumed; play into a new --out "
+                         f"(cwm run: move its arena/ aside); cwm replay and cwm view still read this folder")
     return done
+
+
+def _former_fingerprints(jobs: MatchJobs) -> dict[str, str]:
+    """Former fingerprint -> label of each bundle agent of ``jobs`` (``agents.fingerprint.former_fingerprint``)."""
+    found: dict[str, str] = {}
+    for seating in jobs.seatings:
+        for label, build in zip(seating.labels, seating.builds):
+            former = former_fingerprint(parse_agent_spec(build))
+            if former is not None:
+                found[former] = label
+    return found
 
 
 def load_results(path: Path) -> dict[str, MatchResult]:

@@ -70,8 +70,10 @@ def ratings(results: Sequence[MatchResult], *, bootstrap: int = DEFAULT_BOOTSTRA
       seed: seeds the resampling (the same seed gives the same intervals).
       alpha: choix's regularisation.
     """
-    labels = list(dict.fromkeys(s for r in results for s in r.seats))
-    played = [r for r in results if not r.void]
+    # fitted and resampled in an order of content, not of the file (with several workers, rows are appended
+    # as matches end), so the same matches give the same ratings and intervals bit for bit
+    labels = sorted({s for r in results for s in r.seats})
+    played = sorted((r for r in results if not r.void), key=lambda r: r.key)
     point = fit(len(labels), comparisons(played, labels), alpha=alpha)
     rng = np.random.default_rng(seed)
     draws = [fit(len(labels), comparisons([played[i] for i in rng.integers(len(played), size=len(played))], labels),

@@ -259,7 +259,7 @@ def tournament(game: str | games.GameSpec, agents: Sequence[str], plan: Tourname
     config = {"game": name} | plan.recorded()
     _check_config(out / "config.json", config)  # the checks, before an executor (a Ray cluster) starts
     refuse_if_locked(out)
-    resumable(out / "matches.jsonl")  # a file that cannot be resumed is refused before anything is written
+    resumable(out / "matches.jsonl", jobs)  # a file that cannot be resumed is refused before anything is written
     ex = make_executor(executor) if isinstance(executor, str) else executor  # an unreachable cluster: nothing written
     try:
         done = _play(ex, jobs, out, config, progress)
@@ -275,7 +275,7 @@ def tournament(game: str | games.GameSpec, agents: Sequence[str], plan: Tourname
 def _play(ex: Executor, jobs: MatchJobs, out: Path, config: dict[str, JSON], progress: bool) -> dict[str, MatchResult]:
     """Plays the jobs not yet in ``out/matches.jsonl`` holding ``out``'s writer lock; every finished match."""
     with writer_lock(out):  # one writer: a second process on this folder would play the same matches
-        done = resumable(out / "matches.jsonl")  # again: what another writer added before the lock counts
+        done = resumable(out / "matches.jsonl", jobs)  # again: what another writer added before the lock counts
         if not (out / "config.json").exists():
             atomic_write(out / "config.json", json.dumps(config, indent=2) + "\n")
         identity.save_labels(out, {fp: label for s in jobs.seatings for fp, label in zip(s.fingerprints, s.labels)})

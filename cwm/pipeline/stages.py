@@ -17,8 +17,8 @@ Run directory::
     report.md, report.json, record.json (config, LLM and its settings, prompt hashes, seed, git commit, results)
 
 Nothing a resume compares or keys matches by holds a machine path: the CWM agent plays as ``cwm``
-(``cwm=cwm:ABSOLUTE/bundle`` for the workers; a match's key holds the bundle's manifest hash, not its
-place), and ``config.json`` names a recording shipped with cwm by its place in the package. So a run
+(``cwm=cwm:ABSOLUTE/bundle`` for the workers; a match's key holds the hash of the bundle's files' hashes,
+not its place nor its export time), and ``config.json`` names a recording shipped with cwm by its place in the package. So a run
 directory moved or copied elsewhere (another machine too) resumes under the same command with the new
 ``--out``, replaying no match and repeating no call. Records that are not compared do hold paths:
 ``llm`` in ``report.json``/``record.json`` (a recording's full path), ``run_dir`` in

@@ -100,14 +100,16 @@ def test_a_pairing_may_seat_a_new_agent_or_an_agent_by_its_own_spec():
     assert [j.seats for j in jobs] == [("x", "y"), ("y", "x"), ("x", "gt-mcts"), ("gt-mcts", "x")]
 
 
-def test_a_bundle_is_fingerprinted_by_its_manifest_wherever_it_is(tmp_path):
+def test_a_bundle_is_fingerprinted_by_its_files_wherever_and_whenever_it_was_made(tmp_path):
     bundle = tmp_path / "A" / "bundle"
     bundle.mkdir(parents=True)
-    manifest = b'{"files": {"model.py": "abc"}}'
-    (bundle / "manifest.json").write_bytes(manifest)
+    (bundle / "manifest.json").write_text('{"files": {"model.py": "abc"}, "created_at": "2025-01-01"}')
     (bundle / "model.py").write_text("...")
     print_a = identity.agent_fingerprint(parse_agent_spec(f"cwm=cwm:{bundle}"))
-    assert print_a == f"cwm sha256:{hashlib.sha256(manifest).hexdigest()}"
+    content = b'{"files":{"model.py":"abc"}}'  # the file list as canonical JSON, nothing else of the manifest
+    assert print_a == f"cwm bundle-sha256:{hashlib.sha256(content).hexdigest()}"
+    (bundle / "manifest.json").write_text('{"created_at": "2026-01-01", "files": {"model.py": "abc"}}')
+    assert identity.agent_fingerprint(parse_agent_spec(f"cwm:{bundle}")) == print_a
     shutil.move(tmp_path / "A", tmp_path / "B")
     assert identity.agent_fingerprint(parse_agent_spec(f"cwm:{tmp_path / 'B' / 'bundle'}")) == print_a
     assert identity.agent_fingerprint(parse_agent_spec("llm=llm:openai:gpt-x")) == "llm:openai:gpt-x"

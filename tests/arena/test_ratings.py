@@ -48,6 +48,15 @@ def test_draws_count_half_each_way_and_the_bootstrap_is_seeded():
     assert ratings(mixed, bootstrap=30, seed=7) != ratings(mixed, bootstrap=30, seed=8)
 
 
+def test_the_same_matches_in_another_order_give_the_same_ratings_bit_for_bit():
+    """Rows of matches.jsonl are appended as matches end, in another order with each run on several workers."""
+    mixed = _simulated({"a": 0.5, "b": 0.0, "c": -0.3}, 30, seed=4)
+    shuffled = [mixed[i] for i in np.random.default_rng(9).permutation(len(mixed))]
+    assert shuffled != mixed
+    assert ratings(shuffled, bootstrap=40, seed=1) == ratings(mixed, bootstrap=40, seed=1)
+    assert leaderboard(shuffled, bootstrap=40) == leaderboard(mixed, bootstrap=40)
+
+
 def test_an_unbeaten_agent_gets_a_finite_rating():
     rated = ratings([_match(i, "a", "b", "a") for i in range(5)], bootstrap=10)
     assert all(math.isfinite(v) for triple in rated.values() for v in triple) and rated["a"][0] > rated["b"][0]

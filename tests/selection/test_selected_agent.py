@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from cwm.agents.base import AgentError
+from cwm.agents.fingerprint import agent_fingerprint, former_fingerprint
 from cwm.agents.selected import SelectedAgent
 from cwm.agents.specs import AgentSpecError, Settings, check_agent, make_agent, parse_agent_spec
 from cwm.arena import tournament
@@ -57,6 +58,33 @@ def test_a_bundle_changed_since_the_selection_forfeits(ttt_selection, tmp_path: 
     with pytest.raises(AgentError, match="not the bundle that was selected"):
         agent.reset()
     assert agent.stats()["selected_bundle"] in selection.survivors
+
+
+def test_a_selection_recorded_under_former_manifest_hashes_still_plays(ttt_selection, tmp_path: Path) -> None:
+    """A selection written before fingerprints were content only names each bundle by its manifest's hash."""
+    selection, _ = ttt_selection
+    data = json.loads((selection.out / "selection.json").read_text())
+    for agent in data["agents"]:
+        agent["fingerprint"] = former_fingerprint(parse_agent_spec(f"cwm:{agent['path']}"))
+        assert agent["fingerprint"].startswith("cwm sha256:")
+    (tmp_path / "selection.json").write_text(json.dumps(data))
+    agent = _selected(tmp_path, 0)
+    agent.reset()  # built: the bundle is the one that was selected
+    assert agent.stats()["selected_bundle"] in selection.survivors
+    agent.close()
+
+
+def test_a_selection_is_its_survivors_not_its_scores_or_paths(ttt_selection, tmp_path: Path) -> None:
+    selection, _ = ttt_selection
+    data = json.loads((selection.out / "selection.json").read_text())
+    before = agent_fingerprint(parse_agent_spec(selection.spec))
+    for agent in data["agents"]:
+        agent["path"], agent["mean"] = "/elsewhere/" + agent["label"], -1.0
+    (tmp_path / "selection.json").write_text(json.dumps(data, indent=4))
+    assert agent_fingerprint(parse_agent_spec(f"cwm-selected:{tmp_path}")) == before
+    data["agents"] = [dict(a, survived=a["label"] != data["survivors"][0]) for a in data["agents"]]
+    (tmp_path / "selection.json").write_text(json.dumps(data))
+    assert agent_fingerprint(parse_agent_spec(f"cwm-selected:{tmp_path}")) != before
 
 
 def test_a_folder_without_a_usable_selection_is_refused_before_any_match(ttt_selection, tmp_path: Path) -> None:
