@@ -3,7 +3,9 @@
 The reconstruction checks of inference ask only that a sampled history reproduce the player's observations
 and own actions, so a sampler that always returns the same consistent history passes them while its belief
 is wrong. This check compares the sampler's distribution of the hidden information (``cwm.games.hidden``) with
-the true posterior (under uniformly random play) at information states of seeded random games:
+the true posterior (under uniformly random opponents, ``OPPONENT_MODEL``) at information states of seeded
+random games (off-policy), or at states the caller gives (``at=``: on-policy, e.g. those an agent met in the
+arena, ``cwm.pipeline.beliefs``):
 
 * at each sampled information state, ``draws`` histories from ``resample_history``; each is replayed in the
   ground truth (``cwm.games.hidden.replay``); one that does not reproduce the player's events is *invalid*;
@@ -17,6 +19,10 @@ the true posterior (under uniformly random play) at information states of seeded
   ``delta = alpha / S`` (Bonferroni), so all the per-state intervals hold together with probability
   ``1 - alpha``, and so does the interval of their mean. Where the truth is itself estimated from draws
   (no exact enumeration), its own bound is added, with ``K`` taken from the values seen: approximate there.
+  ``ln(2^K - 2)`` is computed in log space, so a posterior of any size gives a finite margin;
+* the *minimum detectable distance* of a state is twice its margin: a sampler at least that far from the
+  posterior gets a lower bound above 0 whenever the intervals hold (probability ``1 - alpha``). With
+  ``PosteriorSettings.detect`` set, each state gets the draws that bring it down to that distance.
 
 Inference accuracy (the fraction of valid draws) is reported beside the distance.
 """
