@@ -173,8 +173,9 @@ def posterior_lines(record: dict[str, Any]) -> list[str]:
 
 
 def _posterior_figure(part: dict[str, Any]) -> str:
-    states = part.get("states") if isinstance(part.get("states"), list) else []
-    draws = sum(int(s.get("draws") or 0) for s in states if isinstance(s, dict))
+    found = part.get("states")
+    states: list[Any] = found if isinstance(found, list) else []
+    draws = sum(int(s.get("draws") or 0) if isinstance(s, dict) else 0 for s in states)
     return (f"TV {_num(part.get('tv'))} [{_num(part.get('lo'))}, {_num(part.get('hi'))}] over "
             f"{len(states)} states ({draws:,} draws); detectable {_num(part.get('detectable'))}; inference "
             f"accuracy {_num(part.get('accuracy'))}{_verdict(part)}")
