@@ -174,7 +174,7 @@ def posterior_lines(record: dict[str, Any]) -> list[str]:
 
 def _posterior_figure(part: dict[str, Any]) -> str:
     found = part.get("states")
-    states: list[Any] = found if isinstance(found, list) else []
+    states: list[Any] = list(found) if isinstance(found, (list, tuple)) else []  # a tuple before JSON
     draws = sum(int(s.get("draws") or 0) if isinstance(s, dict) else 0 for s in states)
     return (f"TV {_num(part.get('tv'))} [{_num(part.get('lo'))}, {_num(part.get('hi'))}] over "
             f"{len(states)} states ({draws:,} draws); detectable {_num(part.get('detectable'))}; inference "
@@ -187,8 +187,10 @@ def _verdict(part: dict[str, Any]) -> str:
         return ""
     if lo > 0:
         return ": the belief is shown wrong"
+    confidence = part.get("confidence")
+    level = f"{confidence:.0%}" if isinstance(confidence, float) else "the stated"
     return (f": no wrong belief shown (one off by {_num(part.get('detectable'))} or more at every state would "
-            f"have been, at {_num(part.get('confidence'))} confidence)")
+            f"have been, at {level} confidence)")
 
 
 def _num(x: Any) -> str:

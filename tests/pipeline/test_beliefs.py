@@ -5,6 +5,7 @@ The inference functions are the hand-written Leduc reference fixture and its poi
 from __future__ import annotations
 
 import importlib.util
+import json
 from pathlib import Path
 
 import pytest
@@ -72,7 +73,10 @@ def test_the_reference_belief_passes_on_and_off_policy_and_each_opponent_is_apar
     assert sum(r["states"] for r in rows.values()) == 4 and set(rows) <= {"random", "gt-ismcts"}
     assert all(r["model_is_its_policy"] == (name == "random") for name, r in rows.items())
     lines = posterior_lines(record)
-    assert any(line.startswith("- on-policy") and "detectable" in line and "no wrong belief shown" in line for line in lines)
+    on_line = next(line for line in lines if line.startswith("- on-policy"))
+    assert f"over 4 states ({4 * 150:,} draws); detectable {on['detectable']:.3f}" in on_line
+    assert "no wrong belief shown" in on_line and "at 95% confidence" in on_line
+    assert json.loads(json.dumps(record)) and posterior_lines(json.loads(json.dumps(record))) == lines
 
 
 def test_a_point_mass_belief_is_shown_wrong_where_the_agent_plays(matches):
