@@ -15,7 +15,7 @@ from cwm.files import RUN_FILE_BYTES, loads_bounded, read_bounded
 from cwm.pipeline.recordings import recording_provenance
 from cwm.stats import perfect_score_note
 from cwm.synthesis.report import git_commit
-from cwm.text import counted
+from cwm.text import clean, counted
 from cwm.types import JSON
 
 SYNTHESIS_KEYS = ("solved", "llm_calls", "train_accuracy", "test_accuracy", "train_by_type", "test_by_type",
@@ -156,18 +156,19 @@ def posterior_lines(record: dict[str, Any]) -> list[str]:
     """The beliefs section: the inference's posterior distance off- and on-policy, each with its interval,
     its draws and the smallest distance they could detect."""
     lines = ["Total-variation distance between the inference function's draws of the hidden information and "
-             f"its true posterior, assuming opponents {record.get('opponent_model', OPPONENT_MODEL)}; the "
+             f"its true posterior, assuming opponents {clean(str(record.get('opponent_model', OPPONENT_MODEL)), limit=120)}; the "
              "interval holds for all states together (Bretagnolle-Huber-Carol, Bonferroni); *detectable* is the "
              "smallest distance these draws would show (a lower bound above 0) at the same confidence.", ""]
     for where, what in (("off_policy", "off-policy (states of uniformly random games)"),
                         ("on_policy", "on-policy (states the CWM agent met in the arena)")):
         part = record.get(where)
         lines.append(f"- {what}: " + (_posterior_figure(part) if isinstance(part, dict) else "no finished match"))
-    for name, row in sorted((record.get("by_opponent") or {}).items()):
-        if isinstance(row, dict):
-            policy = "its real policy" if row.get("model_is_its_policy") else "an assumption for this opponent"
-            lines.append(f"  - against `{name}`: TV {_num(row.get('tv'))} [{_num(row.get('lo'))}, "
-                         f"{_num(row.get('hi'))}] over {row.get('states')} states; detectable "
+    rows = record.get("by_opponent")
+    for name, row in sorted(rows.items() if isinstance(rows, dict) else []):
+        if isinstance(row, dict) and type(row.get("states")) is int:  # a results folder is not trusted
+            policy = "its real policy" if row.get("model_is_its_policy") is True else "an assumption for this opponent"
+            lines.append(f"  - against `{clean(str(name), limit=80)}`: TV {_num(row.get('tv'))} [{_num(row.get('lo'))}, "
+                         f"{_num(row.get('hi'))}] over {row['states']} states; detectable "
                          f"{_num(row.get('detectable'))}; the opponent model is {policy}")
     return lines
 
