@@ -31,3 +31,22 @@ def mean_interval(values: Sequence[float], *, z: float = Z95) -> tuple[float, fl
     sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
     half = z * sd / math.sqrt(n)
     return mean, mean - half, mean + half
+
+
+def zero_failure_bound(n: int, *, confidence: float = 0.95) -> float:
+    """What a perfect score over ``n`` independent checks bounds: with none of ``n`` failing, the rate of
+    errors the checks would catch is below ``ln(1/delta)/n`` at confidence ``1 - delta`` (``delta = 1 -
+    confidence``; the "rule of three" at 95%). It is the exact one-sided binomial bound ``1 - delta^(1/n)``
+    rounded up to its first-order form, so it holds as stated; ``1.0`` when ``n`` is 0 (nothing was shown).
+    """
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be in (0, 1) (got {confidence!r})")
+    return 1.0 if n <= 0 else min(1.0, math.log(1.0 / (1.0 - confidence)) / n)
+
+
+def perfect_score_note(passed: int, total: int, *, confidence: float = 0.95) -> str:
+    """The text printed beside an accuracy of 1.0: ``" (0 of N wrong: error rate < B at 95%)"``; empty for
+    any other score (its interval says more than a bound) or for no checks."""
+    if total <= 0 or passed != total:
+        return ""
+    return f" (0 of {total:,} wrong: error rate < {zero_failure_bound(total, confidence=confidence):.2g} at {confidence:.0%})"

@@ -3,7 +3,9 @@
 The reconstruction checks of inference ask only that a sampled history reproduce the player's observations
 and own actions, so a sampler that always returns the same consistent history passes them while its belief
 is wrong. This check compares the sampler's distribution of the hidden information (``cwm.games.hidden``) with
-the true posterior (under uniformly random play) at information states of seeded random games:
+the true posterior (under uniformly random opponents, ``OPPONENT_MODEL``) at information states of seeded
+random games (off-policy), or at states the caller gives (``at=``: on-policy, e.g. those an agent met in the
+arena, ``cwm.pipeline.beliefs``):
 
 * at each sampled information state, ``draws`` histories from ``resample_history``; each is replayed in the
   ground truth (``cwm.games.hidden.replay``); one that does not reproduce the player's events is *invalid*;
@@ -17,6 +19,10 @@ the true posterior (under uniformly random play) at information states of seeded
   ``delta = alpha / S`` (Bonferroni), so all the per-state intervals hold together with probability
   ``1 - alpha``, and so does the interval of their mean. Where the truth is itself estimated from draws
   (no exact enumeration), its own bound is added, with ``K`` taken from the values seen: approximate there.
+  ``ln(2^K - 2)`` is computed in log space, so a posterior of any size gives a finite margin;
+* the *minimum detectable distance* of a state is twice its margin: a sampler at least that far from the
+  posterior gets a lower bound above 0 whenever the intervals hold (probability ``1 - alpha``). With
+  ``PosteriorSettings.detect`` set, each state gets the draws that bring it down to that distance.
 
 Inference accuracy (the fraction of valid draws) is reported beside the distance.
 """
@@ -28,7 +34,7 @@ import dataclasses
 import hashlib
 import math
 from collections import Counter
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 import numpy as np
@@ -48,6 +54,7 @@ INVALID = "<invalid>"  # the value of a draw whose replay does not reproduce the
 # would otherwise store thousands of long strings per state. The distances use every value all the same.
 SHOWN_VALUES = 20
 SHOWN_CHARS = 200
+OPPONENT_MODEL = "uniformly random over legal actions (chance by its probabilities)"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -62,6 +69,9 @@ class StateCheck:
         ``SHOWN_CHARS`` characters clipped and marked with its length and a hash.
       invalid: draws whose replay did not reproduce the player's events; ``error``: the first one's reason.
       tv, lo, hi: the measured distance and its interval.
+      draws: the inference draws made at this state.
+      detectable: the minimum detectable distance here: a sampler at least this far from the posterior
+        gets a lower bound above 0 (twice the interval's half-width; 1.0 when nothing smaller can be shown).
     """
 
     game: int
@@ -75,6 +85,8 @@ class StateCheck:
     tv: float
     lo: float
     hi: float
+    draws: int = 0
+    detectable: float = 1.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -84,11 +96,17 @@ class PosteriorReport:
     Attributes:
       game, hidden: the game and what its hidden information is (``cwm.games.hidden.HiddenInfo.description``).
       states: the check at each sampled information state (``StateCheck``).
-      draws, confidence: draws per state, and the confidence of the intervals (all states together).
+      draws, confidence: the most draws at any state, and the confidence of the intervals (all states
+        together).
       tv, lo, hi: the mean total-variation distance over the states and its interval.
       max_tv: the largest distance at any one state.
       accuracy: the fraction of all draws whose replay reproduced the player's events.
       skipped: sampled information states where no true posterior could be found.
+      detectable: the minimum detectable distance of the mean (the mean of the states' own): a sampler
+        that far from the posterior at every state gets a lower bound above 0, with the stated confidence.
+      where: which information states, ``"off-policy"`` (seeded uniformly random games) or ``"on-policy"``
+        (states an agent met, given by the caller).
+      opponent_model: the other players' policy the true posterior assumes.
     """
 
     game: str
@@ -102,23 +120,49 @@ class PosteriorReport:
     max_tv: float
     accuracy: float
     skipped: int
+    detectable: float = 1.0
+    where: str = "off-policy"
+    opponent_model: str = OPPONENT_MODEL
 
     def to_json(self) -> dict[str, JSON]:
         return dataclasses.asdict(self) | {"method": "Bretagnolle-Huber-Carol bound, Bonferroni over states"}
 
     def summary(self) -> str:
-        return (f"{self.game}: posterior TV {self.tv:.3f} [{self.lo:.3f}, {self.hi:.3f}] ({self.confidence:.0%}, "
-                f"{len(self.states)} states x {self.draws} draws; max {self.max_tv:.3f}); inference accuracy "
-                f"{self.accuracy:.3f}; hidden: {self.hidden}")
+        return (f"{self.game} ({self.where}): posterior TV {self.tv:.3f} [{self.lo:.3f}, {self.hi:.3f}] "
+                f"({self.confidence:.0%}, {len(self.states)} states x {self._draws()} draws; max {self.max_tv:.3f}); "
+                f"detectable {self.detectable:.3f}; inference accuracy {self.accuracy:.3f}; hidden: {self.hidden}")
+
+    def _draws(self) -> str:
+        low = min((s.draws for s in self.states), default=self.draws)
+        return f"{self.draws:,}" if low == self.draws else f"{low:,}-{self.draws:,}"
+
+
+def log_subsets(values: int) -> float:
+    """``ln(2^values - 2)``, the log of the number of nontrivial subsets of ``values`` values (0 below 2
+    values), computed as ``values*ln 2 + log1p(-2^(1-values))`` so that it stays finite for any size."""
+    if values < 2:
+        return 0.0
+    return values * math.log(2.0) + math.log1p(-math.exp((1 - values) * math.log(2.0)))
 
 
 def tv_margin(values: int, draws: int, delta: float) -> float:
     """Half the L1 radius ``e`` of the Bretagnolle-Huber-Carol bound: with probability ``1 - delta``, the TV
-    distance of the frequencies of ``draws`` draws over ``values`` values from their distribution is below it."""
+    distance of the frequencies of ``draws`` draws over ``values`` values from their distribution is below it.
+    Stable for any number of values (a posterior with millions of values gives a margin of 1, not an error)."""
     if draws <= 0:
         return 1.0
-    log_sets = math.log(max(2.0 ** values - 2.0, 1.0))
-    return min(1.0, math.sqrt(2.0 * (log_sets + math.log(1.0 / delta)) / draws) / 2.0)
+    return min(1.0, math.sqrt(2.0 * (log_subsets(values) + math.log(1.0 / delta)) / draws) / 2.0)
+
+
+def draws_for_margin(values: int, margin: float, delta: float) -> int:
+    """The fewest draws whose ``tv_margin(values, draws, delta)`` is at most ``margin`` (> 0)."""
+    if margin <= 0:
+        raise ValueError(f"the margin must be above 0 (got {margin!r})")
+    need = (log_subsets(values) + math.log(1.0 / delta)) / (2.0 * margin * margin)
+    draws = max(1, math.ceil(need))
+    while tv_margin(values, draws, delta) > margin:  # rounding at the boundary
+        draws += 1
+    return draws
 
 
 def total_variation(p: dict[Hashable, float], q: dict[Hashable, float]) -> float:
@@ -158,6 +202,10 @@ class PosteriorSettings:
       confidence: of the intervals, for all states together.
       seed: seeds the games, the state choice, the inference seeds and the ground truth's draws.
       max_nodes: the exact enumeration's budget per information state.
+      detect: a distance to detect, or ``None``: when set, each state gets the draws (at least ``draws``, at
+        most ``max_draws``) that bring its minimum detectable distance down to ``detect``, so a sampler that
+        far from the posterior fails (lower bound above 0) with probability ``confidence`` (``draws_for``).
+      max_draws: the most draws ``detect`` may ask for at one state.
     """
 
     games_played: int = 10
@@ -167,6 +215,14 @@ class PosteriorSettings:
     confidence: float = 0.95
     seed: int = 0
     max_nodes: int = 200_000
+    detect: float | None = None
+    max_draws: int = 50_000
+
+    def __post_init__(self) -> None:
+        if self.detect is not None and not 0.0 < self.detect <= 1.0:
+            raise ValueError(f"PosteriorSettings.detect must be a distance in (0, 1] (got {self.detect!r})")
+        if not 0.0 < self.confidence < 1.0:
+            raise ValueError(f"PosteriorSettings.confidence must be in (0, 1) (got {self.confidence!r})")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -176,31 +232,41 @@ class _Plan:
     spec: games.GameSpec
     hidden: HiddenInfo
     resample_history: ResampleHistory
-    draws: int
+    settings: PosteriorSettings
     delta: float
 
 
 def posterior_check(game: str | games.GameSpec, resample_history: ResampleHistory,
                     settings: PosteriorSettings | None = None, *, hidden: HiddenInfo | None = None,
-                    **legacy: Any) -> PosteriorReport:
+                    at: Sequence[tuple[int, pyspiel.State]] | None = None, **legacy: Any) -> PosteriorReport:
     """Compares ``resample_history``'s distribution of the hidden information with the true posterior.
 
     Args:
       game: the real game.
       resample_history: the inference function (``cwm.contract.INFERENCE_API``); it gets a deep copy of the
         player's events each time and one seed per draw. Run untrusted code through a guard or a worker.
-      settings: the check's size (``PosteriorSettings``: games, states, draws, confidence, seed, ...).
+      settings: the check's size (``PosteriorSettings``: games, states, draws, detect, confidence, seed, ...).
       hidden: what to measure (default ``cwm.games.hidden.hidden_info(game)``).
+      at: the on-policy mode: ``(index, state)`` pairs of ground-truth states an agent met (the player is
+        the one to move at each; the index names where it came from, e.g. a match); at most
+        ``settings.states`` of them are checked, drawn without replacement by ``settings.seed``. Default:
+        states of ``settings.games_played`` seeded uniformly random games (off-policy).
       legacy: the former keyword arguments (``games_played=``, ``draws=``, ...), deprecated.
+
+    Randomness: ``settings.seed`` seeds the random games, the choice of states, the inference seeds and the
+    ground truth's draws.
     """
     s = from_former_keywords(PosteriorSettings, settings, legacy, who="posterior_check",
                              error=TypeError) or PosteriorSettings()
     spec = games.resolve(game)
     hidden = hidden or hidden_info(spec)
-    picked = information_states(spec, games_played=s.games_played, states=s.states, seed=s.seed)
+    if at is None:
+        picked = information_states(spec, games_played=s.games_played, states=s.states, seed=s.seed)
+    else:
+        picked = _choose(list(at), s.states, s.seed)
     rng = np.random.default_rng([s.seed, 1])
     resampler = HistoryResampler(state_key=hidden.state_key, max_nodes=s.max_nodes)
-    plan = _Plan(spec, hidden, resample_history, s.draws, (1.0 - s.confidence) / max(len(picked), 1))
+    plan = _Plan(spec, hidden, resample_history, s, (1.0 - s.confidence) / max(len(picked), 1))
     checks, skipped, valid = [], 0, 0
     for g, state in picked:
         player = state.current_player()
@@ -210,8 +276,28 @@ def posterior_check(game: str | games.GameSpec, resample_history: ResampleHistor
             continue
         check = _check_state(plan, state, truth, rng, g)
         checks.append(check)
-        valid += s.draws - check.invalid
-    return _report(spec, hidden, checks, s.draws, s.confidence, valid, skipped)
+        valid += check.draws - check.invalid
+    return _report(plan, checks, valid, skipped, "off-policy" if at is None else "on-policy")
+
+
+def _choose(found: list[tuple[int, pyspiel.State]], states: int, seed: int) -> list[tuple[int, pyspiel.State]]:
+    """At most ``states`` of ``found``, drawn without replacement by ``seed``, in their given order."""
+    if len(found) <= states:
+        return found
+    rng = np.random.default_rng([seed, 2])
+    return [found[i] for i in sorted(rng.choice(len(found), size=states, replace=False))]
+
+
+def draws_for(settings: PosteriorSettings, values: int, truth_margin: float, delta: float) -> int:
+    """The draws at one state: ``settings.draws``, or with ``settings.detect`` set, enough that the state's
+    minimum detectable distance (twice the sampler's margin plus the truth's) is at most ``detect`` (within
+    ``[draws, max_draws]``; ``max_draws`` where the truth's own margin already leaves no room)."""
+    if settings.detect is None:
+        return settings.draws
+    room = settings.detect / 2.0 - truth_margin
+    if room <= 0:
+        return max(settings.draws, settings.max_draws)
+    return min(settings.max_draws, max(settings.draws, draws_for_margin(values, room, delta)))
 
 
 def _check_state(plan: _Plan, state: pyspiel.State, truth: Truth, rng: np.random.Generator,
@@ -219,9 +305,12 @@ def _check_state(plan: _Plan, state: pyspiel.State, truth: Truth, rng: np.random
     player = state.current_player()
     tracker = HistoryTracker(plan.spec, player)
     tracker.sync(state)
+    values = len(truth.probabilities) + 1
+    # the truth's margin, known before the draws from its own support (recomputed below with q's values)
+    planned = tv_margin(values, truth.draws, plan.delta) if truth.draws else 0.0
+    draws = draws_for(plan.settings, values, planned, plan.delta)
     counts: Counter[Hashable] = Counter()
     error = ""
-    draws = plan.draws
     for _ in range(draws):
         value, why = _draw(plan.spec, tracker.events, player, plan.hidden, plan.resample_history,
                            int(rng.integers(2**31)))
@@ -229,12 +318,12 @@ def _check_state(plan: _Plan, state: pyspiel.State, truth: Truth, rng: np.random
         error = error or why
     q = {v: n / draws for v, n in counts.items()}
     tv = total_variation(truth.probabilities, q)
-    margin = tv_margin(len(truth.probabilities) + 1, draws, plan.delta)
+    margin = tv_margin(values, draws, plan.delta)
     if truth.draws:
         margin += tv_margin(len(set(truth.probabilities) | set(q)) + 1, truth.draws, plan.delta)
     return StateCheck(game_index, len(state.history()), player, truth.method,
                       shown(truth.probabilities), shown(q), counts[INVALID], error, tv, max(0.0, tv - margin),
-                      min(1.0, tv + margin))
+                      min(1.0, tv + margin), draws, min(1.0, 2.0 * margin))
 
 
 def shown(distribution: dict[Hashable, float]) -> dict[str, float]:
@@ -274,11 +363,12 @@ def _draw(spec: games.GameSpec, events: list[JSON], player: int, hidden: HiddenI
     return hidden.feature(spec, world, player), ""
 
 
-def _report(spec: games.GameSpec, hidden: HiddenInfo, checks: list[StateCheck], draws: int, confidence: float,
-            valid: int, skipped: int) -> PosteriorReport:
+def _report(plan: _Plan, checks: list[StateCheck], valid: int, skipped: int, where: str) -> PosteriorReport:
     n = len(checks)
     mean = (lambda xs: sum(xs) / n) if n else (lambda xs: math.nan)
-    return PosteriorReport(spec.name, hidden.description, tuple(checks), draws, confidence,
+    total = sum(c.draws for c in checks)
+    return PosteriorReport(plan.spec.name, plan.hidden.description, tuple(checks),
+                           max((c.draws for c in checks), default=plan.settings.draws), plan.settings.confidence,
                            mean([c.tv for c in checks]), mean([c.lo for c in checks]), mean([c.hi for c in checks]),
-                           max((c.tv for c in checks), default=math.nan), valid / (n * draws) if n else math.nan,
-                           skipped)
+                           max((c.tv for c in checks), default=math.nan), valid / total if total else math.nan,
+                           skipped, mean([c.detectable for c in checks]) if n else 1.0, where)

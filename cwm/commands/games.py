@@ -11,6 +11,7 @@ from cwm import checks, games
 from cwm.games import trajectories
 from cwm.games.oracle import oracle_model
 from cwm.sandbox import Limits, Sandbox, load_source, static_gate
+from cwm.stats import perfect_score_note
 from cwm.types import CheckReport, ModelLoadError, Trajectory, TrajectoryFormatError, UsageError
 
 
@@ -112,6 +113,9 @@ def _print_report(report: CheckReport, args: argparse.Namespace) -> int:
         print(json.dumps(report.to_json(), indent=2))
     else:
         print(report.summary())
+        bound = perfect_score_note(report.transitions_passed, report.transitions_total)
+        if bound:
+            print(f"  transition accuracy 1.000{bound}")
         for failures in report.failed_by_type().values():
             for f in failures[: args.max_failures]:
                 print()

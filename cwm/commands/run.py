@@ -70,6 +70,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                       if isinstance(on_policy.get(k), float))
     print(f"  on-policy, on its {on_policy['matches']} finished arena games: {rates}" if rates
           else "  on-policy: no finished arena game to check")
+    for line in pipeline.posterior_lines(report["posterior"])[2:] if report.get("posterior") else []:
+        print(f"  posterior {line.removeprefix('- ')}")
     print(f"report: {out}/report.md")
     pooled = [row for row in report["arena"] if row["seat"] == "all"]
     moves, fell = (sum(int(row.get(k) or 0) for row in pooled) for k in ("searched_moves", "fallback_moves"))

@@ -10,6 +10,7 @@ from cwm import games
 from cwm.games import trajectories
 from cwm.sandbox import Limits, Sandbox, bwrap_available, static_gate
 from cwm.sandbox.layers import layers_available
+from cwm.stats import perfect_score_note
 from cwm.types import ModelLoadError
 
 
@@ -74,6 +75,9 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(json.dumps(report.to_json(), indent=2))
     else:
         print(f"[sandbox: {mode}] {report.summary()}")
+        bound = perfect_score_note(report.transitions_passed, report.transitions_total)
+        if bound:
+            print(f"  transition accuracy 1.000{bound}")
         for failure in report.failures[:5]:
             print(failure.render())
     return 0 if report.all_passed else 1

@@ -18,6 +18,7 @@ from collections.abc import Callable, Hashable
 import numpy as np
 import pyspiel
 
+from cwm.files import quiet_stderr
 from cwm.games import registry as games
 from cwm.types import CHANCE, JSON
 from planners.gt_resample import HistoryResampler, ResampleFailure, StateKey
@@ -28,16 +29,52 @@ Feature = Callable[[games.GameSpec, pyspiel.State, int], Hashable]
 
 
 def others_information(spec: games.GameSpec, state: pyspiel.State, player: int) -> Hashable:
-    """The generic hidden information: every other player's information-state string."""
-    return tuple(state.information_state_string(p) for p in range(state.num_players()) if p != player)
+    """The generic hidden information, from the game's own information: every other player's
+    information-state string where the game has them (some games have them without declaring so); else
+    each one's observation string; else each one's observation as ``spec``'s view shows it (a text view is
+    one string). Any game has one of the three."""
+    others = [p for p in range(state.num_players()) if p != player]
+    if _has_information_states(state):
+        return tuple(state.information_state_string(p) for p in others)
+    if state.get_game().get_type().provides_observation_string:
+        return tuple(state.observation_string(p) for p in others)
+    return tuple(_hashable(games.observe(spec, state, p)) for p in others)
+
+
+_INFORMATION_STATES: dict[str, bool] = {}  # game string -> whether its states have information-state strings
+
+
+def _has_information_states(state: pyspiel.State) -> bool:
+    key = str(state.get_game())
+    if key not in _INFORMATION_STATES:
+        try:
+            with quiet_stderr():  # OpenSpiel prints the error before raising it
+                state.information_state_string(0)
+            _INFORMATION_STATES[key] = True
+        except (RuntimeError, NotImplementedError):  # pyspiel.SpielError: the game has none
+            _INFORMATION_STATES[key] = False
+    return _INFORMATION_STATES[key]
+
+
+class FeatureError(ValueError):
+    """A hidden feature cannot be read from the view it was given (a field the observation does not have)."""
 
 
 def opponent_field(*fields: str) -> Feature:
-    """The hidden feature ``fields`` of the (one) opponent's own observation, e.g. its private card."""
+    """The hidden feature ``fields`` of the (one) opponent's own observation, e.g. its private card.
+
+    The feature raises ``FeatureError`` naming the field and the keys the observation has, when the game's
+    view has no such field (a text view is a single ``observation`` string): a missing field read as
+    ``None`` would make every draw look right. Use the generic feature (``GENERIC``) for such games.
+    """
 
     def feature(spec: games.GameSpec, state: pyspiel.State, player: int) -> Hashable:
         seen = games.observe(spec, state, 1 - player)
-        return tuple(_hashable(seen.get(f)) for f in fields) if len(fields) > 1 else _hashable(seen.get(fields[0]))
+        missing = [f for f in fields if f not in seen]
+        if missing:
+            raise FeatureError(f"{spec.name}: the opponent's observation ({spec.view} view) has no field "
+                               f"{missing[0]!r} (its fields: {sorted(seen)}); use the generic hidden feature")
+        return tuple(_hashable(seen[f]) for f in fields) if len(fields) > 1 else _hashable(seen[fields[0]])
 
     return feature
 

@@ -82,7 +82,8 @@ def on_policy_accuracy(sources: Mapping[str, str], game: str | games.GameSpec, r
       box: the sandbox the untrusted code runs in (default: one of its own).
 
     Returns:
-      ``matches`` used and ``skipped``, ``transition_accuracy``, ``pass_rate`` and ``checks`` of the model;
+      ``matches`` used and ``skipped``, ``transition_accuracy``, ``pass_rate``, ``checks`` and ``transitions``
+      (``"passed/checked"``) of the model;
       ``inference_accuracy`` and ``inference_checks`` when the bundle has inference; ``None`` rates when no
       match could be used.
     """
@@ -106,7 +107,8 @@ def _rates(report: CheckReport, prefix: str) -> dict[str, JSON]:
     if prefix:
         rates[f"{prefix}accuracy"] = report.pass_rate if report.executed else None
     else:
-        rates |= {"transition_accuracy": report.transition_accuracy, "pass_rate": report.pass_rate}
+        rates |= {"transition_accuracy": report.transition_accuracy, "pass_rate": report.pass_rate,
+                  "transitions": f"{report.transitions_passed}/{report.transitions_total}"}
     if report.error:
         rates[f"{prefix}error"] = report.error.splitlines()[0][:300]
     return rates

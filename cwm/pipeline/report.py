@@ -10,10 +10,12 @@ from typing import Any
 
 from cwm import games
 from cwm.arena import report as arena_report
+from cwm.checks.posterior import OPPONENT_MODEL
 from cwm.files import RUN_FILE_BYTES, loads_bounded, read_bounded
 from cwm.pipeline.recordings import recording_provenance
+from cwm.stats import perfect_score_note
 from cwm.synthesis.report import git_commit
-from cwm.text import counted
+from cwm.text import clean, counted
 from cwm.types import JSON
 
 SYNTHESIS_KEYS = ("solved", "llm_calls", "train_accuracy", "test_accuracy", "train_by_type", "test_by_type",
@@ -31,6 +33,8 @@ class Stages:
         (``cwm.pipeline.on_policy``).
       search: the ``SearchConfig`` the arena's agents got, in full, as JSON.
       label: the CWM agent's name in the arena.
+      posterior: hidden information only: the inference's posterior check, off- and on-policy
+        (``cwm.pipeline.beliefs.posterior_record``).
     """
 
     synthesis: dict[str, JSON]
@@ -40,6 +44,7 @@ class Stages:
     on_policy: dict[str, JSON]
     search: JSON
     label: str
+    posterior: dict[str, JSON] | None = None
 
 
 def build(config: Any, game: games.GameSpec, llm_spec: str, stages: Stages) -> dict[str, JSON]:
@@ -58,6 +63,7 @@ def build(config: Any, game: games.GameSpec, llm_spec: str, stages: Stages) -> d
         "label": stages.label,
         "arena": stages.arena_rows,
         "on_policy": stages.on_policy,
+        "posterior": stages.posterior,
         "git_commit": git_commit(),
         "finished_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }
@@ -78,7 +84,7 @@ def write(out: Path, report: dict[str, Any], game: games.GameSpec) -> None:
     synthesis_config = loads_bounded(read_bounded(settings, RUN_FILE_BYTES, what="synthesis settings"),
                                      where=str(settings), allow_nan=True)
     results = {"synthesis": report["synthesis"], "inference": report["inference"], "arena": report["arena"],
-               "on_policy": report["on_policy"]}
+               "on_policy": report["on_policy"], "posterior": report.get("posterior")}
     record = {"config": report["config"], "search": report["search"], "llm": report["llm"],
               "llm_model": report["synthesis"]["model"], "request": synthesis_config.get("request"),
               "prompt_hashes": synthesis_config.get("prompt_hashes"), "seed": report["config"]["seed"],
@@ -109,6 +115,8 @@ def markdown(report: dict[str, Any], game: games.GameSpec) -> list[str]:
               f"Rows are the CWM agent ({_planner(game)} planning on the synthesized model, acting in the real "
               "game) against each opponent, per seat. Plot: arena/results.png; every match: arena/matches.jsonl.",
               "", "## On-policy accuracy", "", *on_policy_lines(report["on_policy"])]
+    if report.get("posterior") is not None:
+        lines += ["", "## Beliefs (posterior check)", "", *posterior_lines(report["posterior"])]
     return lines
 
 
@@ -129,12 +137,65 @@ def on_policy_lines(record: dict[str, Any]) -> list[str]:
         return [f"No finished arena game of the CWM agent to check ({record.get('skipped', 0)} forfeited or void)."]
     lines = [f"The bundle checked on the {record['matches']} arena games its agent finished, replayed in the "
              f"ground truth ({record['skipped']} forfeited or void games left out):", "",
-             f"- transition accuracy {_rate(record.get('transition_accuracy'))}; checks passed {record['checks']}"]
+             f"- transition accuracy {_rate(record.get('transition_accuracy'))}{_bound(record.get('transitions'))}; "
+             f"checks passed {record['checks']}"]
     if "inference_checks" in record:
         lines.append(f"- inference accuracy on its own seat {_rate(record.get('inference_accuracy'))}; checks "
                      f"passed {record['inference_checks']}")
     lines += [f"- stopped: {record[k]}" for k in ("error", "inference_error") if record.get(k)]
     return lines
+
+
+def _bound(counts: Any) -> str:
+    """What a perfect score bounds, from ``"passed/checked"`` (``cwm.stats.perfect_score_note``)."""
+    passed, _, total = str(counts).partition("/")
+    return perfect_score_note(int(passed), int(total)) if passed.isdigit() and total.isdigit() else ""
+
+
+def posterior_lines(record: dict[str, Any]) -> list[str]:
+    """The beliefs section: the inference's posterior distance off- and on-policy, each with its interval,
+    its draws and the smallest distance they could detect."""
+    lines = ["Total-variation distance between the inference function's draws of the hidden information and "
+             f"its true posterior, assuming opponents {clean(str(record.get('opponent_model', OPPONENT_MODEL)), limit=120)}; the "
+             "interval holds for all states together (Bretagnolle-Huber-Carol, Bonferroni); *detectable* is the "
+             "smallest distance these draws would show (a lower bound above 0) at the same confidence.", ""]
+    for where, what in (("off_policy", "off-policy (states of uniformly random games)"),
+                        ("on_policy", "on-policy (states the CWM agent met in the arena)")):
+        part = record.get(where)
+        lines.append(f"- {what}: " + (_posterior_figure(part) if isinstance(part, dict) else "no finished match"))
+    rows = record.get("by_opponent")
+    for name, row in sorted(rows.items() if isinstance(rows, dict) else []):
+        if isinstance(row, dict) and type(row.get("states")) is int:  # a results folder is not trusted
+            policy = "its real policy" if row.get("model_is_its_policy") is True else "an assumption for this opponent"
+            lines.append(f"  - against `{clean(str(name), limit=80)}`: TV {_num(row.get('tv'))} [{_num(row.get('lo'))}, "
+                         f"{_num(row.get('hi'))}] over {row['states']} states; detectable "
+                         f"{_num(row.get('detectable'))}; the opponent model is {policy}")
+    return lines
+
+
+def _posterior_figure(part: dict[str, Any]) -> str:
+    found = part.get("states")
+    states: list[Any] = list(found) if isinstance(found, (list, tuple)) else []  # a tuple before JSON
+    draws = sum(int(s.get("draws") or 0) if isinstance(s, dict) else 0 for s in states)
+    return (f"TV {_num(part.get('tv'))} [{_num(part.get('lo'))}, {_num(part.get('hi'))}] over "
+            f"{len(states)} states ({draws:,} draws); detectable {_num(part.get('detectable'))}; inference "
+            f"accuracy {_num(part.get('accuracy'))}{_verdict(part)}")
+
+
+def _verdict(part: dict[str, Any]) -> str:
+    lo = part.get("lo")
+    if not isinstance(lo, (int, float)):
+        return ""
+    if lo > 0:
+        return ": the belief is shown wrong"
+    confidence = part.get("confidence")
+    level = f"{confidence:.0%}" if isinstance(confidence, float) else "the stated"
+    return (f": no wrong belief shown (one off by {_num(part.get('detectable'))} or more at every state would "
+            f"have been, at {level} confidence)")
+
+
+def _num(x: Any) -> str:
+    return f"{x:.3f}" if isinstance(x, (int, float)) and not isinstance(x, bool) else "n/a"
 
 
 def _rate(x: Any) -> str:

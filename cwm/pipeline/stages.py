@@ -1,5 +1,6 @@
 """The main job: collect trajectories -> synthesize a world model (and, for a hidden-information game, its
-inference function) -> export a bundle -> arena -> on-policy accuracy -> report.
+inference function) -> export a bundle -> arena -> on-policy accuracy (and, for a hidden-information game,
+the posterior check off- and on-policy) -> report.
 
 Every stage writes into one run directory and is skipped when its output is already there, so an
 interrupted ``cwm run`` resumes where it stopped (the synthesis and arena stages also resume inside
@@ -14,6 +15,8 @@ Run directory::
     bundle/              the exported bundle of the best program (and its inference function)
     arena/               matches.jsonl, labels.json and the arena summaries (JSON, CSV, markdown, plot)
     on_policy.json       the bundle checked on the games its agent played in the arena
+    posterior.json       hidden information only: the inference's posterior check, off-policy and on the arena
+                         states its agent met (cwm.pipeline.beliefs)
     report.md, report.json, record.json (config, LLM and its settings, prompt hashes, seed, git commit, results)
 
 Nothing a resume compares or keys matches by holds a machine path: the CWM agent plays as ``cwm``
@@ -43,8 +46,9 @@ from cwm.arena import report as arena_report
 from cwm.arena.lock import refuse_if_locked, writer_lock
 from cwm.arena.plan import MAX_MATCHES
 from cwm.bundle.files import CODE_FILES, FILE_LIMITS
-from cwm.files import differing_keys, read_text
+from cwm.files import RUN_FILE_BYTES, differing_keys, loads_bounded, read_bounded, read_text
 from cwm.llm import make_client
+from cwm.pipeline import beliefs
 from cwm.pipeline import report as pipeline_report
 from cwm.pipeline.on_policy import on_policy_accuracy
 from cwm.pipeline.recordings import (  # noqa: F401  (re-exported)
@@ -183,8 +187,11 @@ def _stages(config: RunConfig, spec: games.GameSpec, llm_spec: str, client: Call
     bundle_dir = _export(out / "synthesis", out / "bundle", out / "inference" if inference else None)
     arena_rows, results, arena_cost = _arena(config, spec, bundle_dir, out / "arena", asked)
     on_policy = _on_policy(spec, bundle_dir, results, out / "on_policy.json")
+    posterior = None
+    if (bundle_dir / "inference.py").is_file():
+        posterior = _posterior(spec, bundle_dir, results, out / "posterior.json", config.seed)
     stages = pipeline_report.Stages(synthesis, inference, Path(os.path.relpath(bundle_dir, out)), arena_rows,
-                                    on_policy, arena_search(config).to_json(), CWM_LABEL)
+                                    on_policy, arena_search(config).to_json(), CWM_LABEL, posterior)
     report = pipeline_report.build(config, spec, llm_spec, stages)
     report["arena_cost"] = arena_cost
     pipeline_report.write(out, report, spec)
@@ -311,6 +318,23 @@ def _on_policy(spec: games.GameSpec, bundle_dir: Path, results: list[Any], out: 
     sources = {name: read_text(bundle_dir / name, what="bundle file", limit=FILE_LIMITS[name]) for name in CODE_FILES
                if (bundle_dir / name).is_file()}
     record = on_policy_accuracy(sources, spec, results, CWM_LABEL)
+    out.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    return record
+
+
+def _posterior(spec: games.GameSpec, bundle_dir: Path, results: list[Any], out: Path, seed: int) -> dict[str, JSON]:
+    """The posterior check of the bundle's inference, off-policy and on the arena states its agent met (each
+    draw in a hardened worker); saved to ``out``, and taken from there when it checked as many matches at the
+    same size (a resumed run whose arena did not grow)."""
+    settings = beliefs.run_settings(seed)
+    if out.is_file():
+        old = loads_bounded(read_bounded(out, RUN_FILE_BYTES, what="posterior check"), where=str(out), allow_nan=True)
+        finished = len(beliefs.agent_states(spec, results, CWM_LABEL)[1])
+        if isinstance(old, dict) and old.get("settings") == json.loads(json.dumps(dataclasses.asdict(settings))) \
+                and old.get("matches") == finished:
+            return old
+    inference = read_text(bundle_dir / "inference.py", what="bundle file", limit=FILE_LIMITS["inference.py"])
+    record = beliefs.posterior_record(inference, spec, results, CWM_LABEL, settings)
     out.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     return record
 

@@ -180,4 +180,4 @@ def test_the_python_example_in_the_beliefs_docs_runs(monkeypatch, capsys):
     monkeypatch.chdir(root)
     scope: dict = {}
     exec(compile(blocks[0], "docs/beliefs.md", "exec"), scope)
-    assert scope["report"].lo == 0.0 and "leduc_poker: posterior TV" in capsys.readouterr().out
+    assert scope["report"].lo == 0.0 and "leduc_poker (off-policy): posterior TV" in capsys.readouterr().out

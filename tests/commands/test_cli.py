@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -46,10 +47,14 @@ def test_check_reference_model_passes(tmp_path: Path, capsys: pytest.CaptureFixt
     assert main(["collect", "tic_tac_toe", "--n", "5", "--out", str(data)]) == 0
     capsys.readouterr()
     assert main(["check", str(TTT_MODEL), "--game", "tic_tac_toe", "--trajectories", str(data)]) == 0
-    assert "checks passed (100.0%); transition accuracy 1.000" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "checks passed (100.0%); transition accuracy 1.000" in printed
     assert main(["check", str(TTT_MODEL), "--game", "tic_tac_toe", "--trajectories", str(data), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["failures"] == [] and report["transitions_passed"] == report["transitions_total"] > 0
+    # beside the perfect score, what it bounds: ln(20)/N at 95% with N the transitions checked
+    n = report["transitions_total"]
+    assert f"transition accuracy 1.000 (0 of {n:,} wrong: error rate < {math.log(20) / n:.2g} at 95%)" in printed
 
 
 def test_check_broken_model_prints_the_failure_and_exits_1(tmp_path: Path,

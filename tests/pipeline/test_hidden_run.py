@@ -65,4 +65,21 @@ def test_the_bundle_plays_random_and_gt_ismcts_with_no_forfeit(hidden_run):
     assert on_policy["inference_accuracy"] == 1.0
     md = (out / "report.md").read_text()
     game = hidden_run[0]
+    assert f"(0 of {on_policy['transitions'].split('/')[1]} wrong: error rate <" in md
     assert f"inference function (open deck): solved after {counted(_calls(game)['inference'], 'LLM call')}" in md and "| cwm | gt-ismcts | all | 4 |" in md
+
+
+def test_the_report_gives_the_posterior_distance_off_and_on_policy_with_its_detectable_distance(hidden_run):
+    _, out, report = hidden_run
+    posterior = report["posterior"]
+    assert posterior == json.loads((out / "posterior.json").read_text()) and posterior["matches"] == 8
+    for where in ("off_policy", "on_policy"):
+        part = posterior[where]
+        assert len(part["states"]) == 8 and part["accuracy"] == 1.0 and part["lo"] == 0.0, where
+        assert part["detectable"] <= 0.2 + 1e-9 and all(s["draws"] >= 200 for s in part["states"]), where
+    assert posterior["on_policy"]["where"] == "on-policy" and posterior["off_policy"]["where"] == "off-policy"
+    assert set(posterior["by_opponent"]) <= {"random", "gt-ismcts"}
+    assert sum(r["states"] for r in posterior["by_opponent"].values()) == 8
+    md = (out / "report.md").read_text()
+    assert "## Beliefs (posterior check)" in md and "- on-policy (states the CWM agent met in the arena): TV " in md
+    assert "over 8 states" in md and "detectable 0.200" in md

@@ -2,7 +2,7 @@
 
 Each mutant is a small textual patch of the reference inference, so it differs from a known-good function by
 exactly the bug it is named after. Three break reconstruction (a sampled history whose replay does not give
-the player's observations and own actions); one passes every reconstruction check but samples from the
+the player's observations and own actions); two pass every reconstruction check but sample from the
 wrong posterior, which only the posterior check (cwm.checks.posterior) can see.
 """
 
@@ -28,6 +28,11 @@ MUTANTS = {
     # always the lowest consistent card: every history valid, the belief a point mass
     "always_same_deal": (
         "card = rng.choice(cards)", "card = cards[0]",
+        "posterior", ""),
+    # the lowest consistent card one time in ten, else a uniform one: every history valid, the belief off by
+    # a total variation of 0.1 * (1 - 1/cards) (0.075-0.08): a wrong belief too close for the default draws
+    "lowest_card_one_time_in_ten": (
+        "card = rng.choice(cards)", "card = cards[0] if rng.random() < 0.1 else rng.choice(cards)",
         "posterior", ""),
 }
 
