@@ -92,7 +92,7 @@ def _value(text: str, key: str, value: str) -> Any:
     return number
 
 
-def build_agent(spec: AgentSpec, role: str, *, embedding: Callable[[int], Any],
+def build_agent(spec: AgentSpec, role: str, *, embedding: Callable[[int, str], Any],
                 llm_client: Callable[[str], Any] | None = None, human: Callable[[str], Any] | None = None,
                 llm_options: dict[str, Any] | None = None) -> Any:
     """The agent a spec names.
