@@ -103,9 +103,9 @@ def _factory(args: argparse.Namespace, out: Path | None, human: Callable[[str], 
                                         cache=Path(cache) if cache else None)
         return clients[spec]
 
-    def embedding(vocab: int) -> Any:
+    def embedding(vocab: int, vectors: str) -> Any:
         kwargs = {"vocab_size": vocab} if vocab else {}
-        return decrypto.load_glove(extra_words=decrypto.keyword_list(), **kwargs)
+        return decrypto.load_embedding(vectors, extra_words=decrypto.keyword_list(), **kwargs)
 
     options = {"temperature": getattr(args, "temperature", 0.6), "max_retries": getattr(args, "max_retries", 2)}
 

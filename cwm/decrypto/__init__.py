@@ -8,7 +8,7 @@ docs/decrypto.md.
 """
 
 from cwm.decrypto.baselines import EmbedAlice, EmbedBob, EmbedEve, assign
-from cwm.decrypto.embeddings import Embedding, load_glove
+from cwm.decrypto.embeddings import Embedding, load_embedding, load_glove, load_text_vectors
 from cwm.decrypto.engine import (
     ALL_CODES,
     Game,
@@ -23,7 +23,7 @@ from cwm.decrypto.metrics import keyword_scores, perspective_scores, summarize, 
 from cwm.decrypto.play import EpisodeSettings, play_episode
 from cwm.decrypto.report import render_html, write_html
 from cwm.decrypto.runner import Pairing, cross_play, read_episodes, run_pairing
-from cwm.decrypto.specs import AgentSpec, build_agent, parse_spec
+from cwm.decrypto.specs import AgentSpec, build_agent, configuration, parse_spec
 from cwm.decrypto.types import (
     Attempt,
     Code,
@@ -59,6 +59,7 @@ __all__ = [
     "View",
     "assign",
     "build_agent",
+    "configuration",
     "cross_play",
     "default_hints",
     "end_condition",
@@ -66,7 +67,9 @@ __all__ = [
     "keyword_combinations",
     "keyword_list",
     "keyword_scores",
+    "load_embedding",
     "load_glove",
+    "load_text_vectors",
     "parse_spec",
     "perspective_scores",
     "play_episode",

@@ -6,11 +6,13 @@ Human entries are read by the same functions (without the marker).
 
 from __future__ import annotations
 
+import functools
 import re
+import unicodedata
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from cwm.decrypto.engine import code_problem, hint_problem
+from cwm.decrypto.engine import code_problem, hint_problem, keyword_list
 from cwm.decrypto.types import CODE_LENGTH, DIGITS, Code
 
 MARKER = "ANSWER:"
@@ -82,8 +84,66 @@ def read_reply(reply: str, reader: Reader) -> tuple[Any, str, str]:
     return (value, "ok", "") if value is not None else (None, "invalid", why)
 
 
+# Plurals that no suffix rule undoes (and the -f/-fe nouns whose plural ends in -ves).
+IRREGULAR_PLURALS = {
+    "mice": "mouse", "geese": "goose", "feet": "foot", "teeth": "tooth", "children": "child", "men": "man",
+    "women": "woman", "people": "person", "oxen": "ox", "dice": "die", "lice": "louse", "knives": "knife",
+    "wives": "wife", "lives": "life", "wolves": "wolf", "leaves": "leaf", "loaves": "loaf", "halves": "half",
+    "shelves": "shelf", "calves": "calf", "thieves": "thief", "scarves": "scarf", "hooves": "hoof",
+    "elves": "elf", "selves": "self",
+}
+_ARTICLES = ("the", "a", "an")
+_EDGE = " \t\"'`.,;:!?()[]{}"
+
+
+def _singulars(word: str) -> list[str]:
+    """The singulars a regular English plural may come from, most likely first (none for a non-plural)."""
+    if len(word) <= 3 or word.endswith(("ss", "us", "is")) or not word.endswith("s"):
+        return []
+    if word.endswith("ies"):
+        return [word[:-3] + "y", word[:-1]]
+    if word.endswith(("ches", "shes", "xes", "zes", "sses")):
+        return [word[:-2], word[:-1]]
+    if word.endswith(("oes", "ses", "ves")):
+        return [word[:-1], word[:-2]]
+    return [word[:-1]]
+
+
+def lemma(word: str, known: frozenset[str] | None = None) -> str:
+    """A lowercase English noun reduced to its singular: the irregular table, else the first regular
+    singular that is a known word (the keyword list by default), else the first regular singular.
+
+    A known word is kept as it is (``glass``, ``scissors``), so only plurals are reduced.
+    """
+    words = _known_words() if known is None else known
+    if word in IRREGULAR_PLURALS:
+        return IRREGULAR_PLURALS[word]
+    if word in words:
+        return word
+    candidates = _singulars(word)
+    return next((c for c in candidates if c in words), candidates[0] if candidates else word)
+
+
+def normalise_keyword(text: str) -> str:
+    """A keyword answer as it is compared: Unicode NFKC, lowercase, surrounding quotes and punctuation
+    dropped, runs of whitespace made one space, a leading article dropped, and the last word (the head noun
+    of a phrase) reduced by :func:`lemma` (``"The Cats."`` and ``cat`` both give ``cat``)."""
+    words = unicodedata.normalize("NFKC", text).lower().strip(_EDGE).split()
+    if len(words) > 1 and words[0] in _ARTICLES:
+        words = words[1:]
+    if not words:
+        return ""
+    return " ".join([*words[:-1], lemma(words[-1].strip(_EDGE))])
+
+
+@functools.lru_cache(maxsize=1)
+def _known_words() -> frozenset[str]:
+    return frozenset(keyword_list())
+
+
 def same_keywords(a: Sequence[str] | None, b: Sequence[str] | None) -> bool:
-    """Whether two keyword lists name the same words in the same order (case and spaces ignored)."""
+    """Whether two keyword lists name the same words in the same order, each word compared after
+    :func:`normalise_keyword` (case, whitespace, articles and plurals ignored: ``Cats`` matches ``cat``)."""
     if a is None or b is None or len(a) != len(b):
         return False
-    return all(x.strip().lower() == y.strip().lower() for x, y in zip(a, b))
+    return all(normalise_keyword(x) == normalise_keyword(y) for x, y in zip(a, b))

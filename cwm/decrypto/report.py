@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from cwm.decrypto.engine import format_code
-from cwm.decrypto.types import END_CONDITIONS, ROLES, Episode, Turn
+from cwm.decrypto.specs import configuration
+from cwm.decrypto.types import END_CONDITIONS, ROLES, DecryptoError, Episode, Turn
 from cwm.text import clean
 
 COLOURS = {"intercepted": "#c0392b", "miscommunicated": "#e67e22", "both": "#8e44ad", "survived": "#27ae60"}
@@ -29,7 +30,11 @@ def _pct(r: dict[str, Any]) -> str:
 
 
 def _mean(m: dict[str, Any]) -> str:
-    return "-" if m.get("mean") is None else f"{m['mean']:.2f} [{m['low']:.2f}, {m['high']:.2f}]"
+    if m.get("mean") is None:
+        return "-"
+    if m.get("low") is None:  # one keyword set: no interval
+        return f"{m['mean']:.2f} [no interval: 1 keyword set]"
+    return f"{m['mean']:.2f} [{m['low']:.2f}, {m['high']:.2f}]"
 
 
 def csv_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -37,7 +42,8 @@ def csv_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     flat = []
     for row in rows:
         s = row["summary"]
-        out: dict[str, Any] = {r: row["pairing"][r] for r in ROLES} | {"episodes": s["episodes"]}
+        out: dict[str, Any] = {r: row["pairing"][r] for r in ROLES} | {"episodes": s["episodes"],
+                                                                     "keyword_sets": s["alice_bob_win"].get("clusters")}
         for c in END_CONDITIONS:
             out |= {c: s["end"][c]["rate"], f"{c}_low": s["end"][c]["low"], f"{c}_high": s["end"][c]["high"]}
         out |= {"turns": s["turns"]["mean"], "turns_low": s["turns"]["low"], "turns_high": s["turns"]["high"]}
@@ -47,24 +53,57 @@ def csv_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def markdown(rows: Sequence[dict[str, Any]], record: dict[str, Any]) -> str:
-    """The results table, and the cross-play matrix of Alice/Bob survival (team rows, Eve columns)."""
+    """The results table, the configurations played, the cross-play matrix of Alice/Bob survival (team rows,
+    Eve columns) and, per Eve with several Alices and Bobs, the Alice x Bob matrix (self-play on the
+    diagonal when both lists name the same agents, cross-play off it)."""
     lines = [f"# Decrypto: {record.get('episodes')} episodes x {record.get('seeds')} seeds per pairing", "",
-             "| Alice | Bob | Eve | survived | intercepted | miscommunicated | both | turns |",
-             "|---|---|---|---|---|---|---|---|"]
+             "95% intervals clustered by keyword set: every seed replays the same keyword sets, so the sample size "
+             "is the number of keyword sets (`sets`), not of episodes.", "",
+             "| Alice | Bob | Eve | sets | survived | intercepted | miscommunicated | both | turns |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for row in rows:
         p, s = row["pairing"], row["summary"]
         ends = " | ".join(_pct(s["end"][c]) for c in ("survived", "intercepted", "miscommunicated", "both"))
-        lines.append(f"| {p['alice']} | {p['bob']} | {p['eve']} | {ends} | {_mean(s['turns'])} |")
+        sets = s["alice_bob_win"].get("clusters", "-")
+        lines.append(f"| {p['alice']} | {p['bob']} | {p['eve']} | {sets} | {ends} | {_mean(s['turns'])} |")
+    lines += _configurations(rows)
+    cell = {(r["pairing"]["alice"], r["pairing"]["bob"], r["pairing"]["eve"]): r["summary"] for r in rows}
     eves = list(dict.fromkeys(r["pairing"]["eve"] for r in rows))
     teams = list(dict.fromkeys((r["pairing"]["alice"], r["pairing"]["bob"]) for r in rows))
     if len(eves) > 1 or len(teams) > 1:
-        cell = {(r["pairing"]["alice"], r["pairing"]["bob"], r["pairing"]["eve"]): r["summary"] for r in rows}
         lines += ["", "## Cross-play: Alice/Bob survival (rows: Alice + Bob; columns: Eve)", "",
                   "| Alice + Bob | " + " | ".join(eves) + " |", "|---|" + "---|" * len(eves)]
         for a, b in teams:
             vals = [_pct(cell[(a, b, e)]["alice_bob_win"]) if (a, b, e) in cell else "-" for e in eves]
             lines.append(f"| {a} + {b} | " + " | ".join(vals) + " |")
+    for eve in eves:
+        lines += _team_matrix(cell, eve)
     return "\n".join(lines) + "\n"
+
+
+def _configurations(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """One line per agent spec: whose configuration it is (the paper's, or cwm's own variant)."""
+    lines = ["", "## Configurations", ""]
+    for role in ROLES:
+        for spec in dict.fromkeys(r["pairing"][role] for r in rows):
+            try:
+                lines.append(f"- {role} `{spec}`: {configuration(spec, role)}")
+            except DecryptoError:
+                lines.append(f"- {role} `{spec}`: (not a spec this version reads)")
+    return lines
+
+
+def _team_matrix(cell: dict[tuple[str, str, str], dict[str, Any]], eve: str) -> list[str]:
+    alices = list(dict.fromkeys(a for a, _, e in cell if e == eve))
+    bobs = list(dict.fromkeys(b for _, b, e in cell if e == eve))
+    if len(alices) < 2 or len(bobs) < 2:
+        return []
+    lines = ["", f"## Alice x Bob survival against Eve {eve} (rows: Alice; columns: Bob)", "",
+             "| Alice \\ Bob | " + " | ".join(bobs) + " |", "|---|" + "---|" * len(bobs)]
+    for a in alices:
+        vals = [_pct(cell[(a, b, eve)]["alice_bob_win"]) if (a, b, eve) in cell else "-" for b in bobs]
+        lines.append(f"| {a} | " + " | ".join(vals) + " |")
+    return lines
 
 
 def write_results(out: Path, rows: Sequence[dict[str, Any]], record: dict[str, Any]) -> dict[str, Path]:
@@ -92,9 +131,11 @@ def _pyplot() -> Any:
 
 
 def _errors(values: Sequence[dict[str, Any]], key: str) -> tuple[list[float], list[list[float]]]:
+    """Centres and error-bar lengths; a value with no interval gets no bar."""
     centre = [float(v[key] or 0) for v in values]
-    return centre, [[c - float(v["low"] or 0) for c, v in zip(centre, values)],
-                    [float(v["high"] or 0) - c for c, v in zip(centre, values)]]
+    low = [c if v["low"] is None else float(v["low"]) for c, v in zip(centre, values)]
+    high = [c if v["high"] is None else float(v["high"]) for c, v in zip(centre, values)]
+    return centre, [[c - lo for c, lo in zip(centre, low)], [hi - c for c, hi in zip(centre, high)]]
 
 
 def plot_pairings(out: Path, rows: Sequence[dict[str, Any]]) -> list[Path]:

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 import cwm.commands.decrypto
@@ -99,3 +100,26 @@ def test_bad_specs_are_one_line_errors(tmp_path, capsys, change, message):
 def test_view_of_a_missing_file_is_a_one_line_error(tmp_path, capsys):
     assert cli.main(["decrypto", "view", str(tmp_path / "none.jsonl"), "--out", str(tmp_path / "v.html")]) == 2
     assert "no such episode file" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_self_play_and_cross_play_matrix_with_a_second_vector_set(tmp_path):
+    # A second vector set with no meaning at all: every word a random vector. Alice and Bob who share it still
+    # coordinate (hints near the keyword in their shared space); across the two sets they cannot.
+    from cwm.decrypto import keyword_list, load_glove
+
+    words = list(dict.fromkeys([*load_glove(extra_words=keyword_list()).hint_words[:3000], *keyword_list()]))
+    rng = np.random.default_rng(0)
+    vectors = tmp_path / "random.txt"
+    vectors.write_text("".join(f"{w} {' '.join(f'{x:.4f}' for x in rng.normal(size=50))}\n" for w in words))
+    other = f"embed:vectors={vectors}"
+    out = tmp_path / "run"
+    done = cwm_cmd("decrypto", "run", "--alice", "embed", other, "--bob", "embed", other, "--eve", "embed",
+                   "--episodes", "8", "--seeds", "1", "--out", str(out), "--no-progress")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "## Alice x Bob survival against Eve embed" in done.stdout
+    win = {(r["pairing"]["alice"], r["pairing"]["bob"]): r["summary"]["alice_bob_win"]["rate"]
+           for r in json.loads((out / "results.json").read_text())["pairings"]}
+    assert min(win[("embed", "embed")], win[(other, other)]) >= 0.75  # self-play
+    assert max(win[("embed", other)], win[(other, "embed")]) <= 0.25  # cross-play
+    assert "cwm's wary variant, not the paper's" in done.stdout

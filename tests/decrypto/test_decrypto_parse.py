@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from cwm.decrypto.parse import after_marker, hints_reader, read_code, read_keywords, read_reply, same_keywords
+from cwm.decrypto.parse import (
+    after_marker,
+    hints_reader,
+    lemma,
+    normalise_keyword,
+    read_code,
+    read_keywords,
+    read_reply,
+    same_keywords,
+)
 
 KEYWORDS = ("lion", "piano", "hammer", "apple")
 
@@ -73,3 +82,32 @@ def test_same_keywords_ignores_case_not_order():
     assert same_keywords(["Cat", " drum"], ["cat", "drum"])
     assert not same_keywords(["drum", "cat"], ["cat", "drum"])
     assert not same_keywords(None, ["cat"])
+
+
+KEYWORD_MATCHES = [  # answer, truth: the same keyword after normalisation
+    ("cats", "cat"), ("Cats", "cat"), ("  the  CAT. ", "cat"), ("'cat'", "cat"), ("boxes", "box"),
+    ("berries", "berry"), ("potatoes", "potato"), ("knives", "knife"), ("mice", "mouse"), ("buses", "bus"),
+    ("glasses", "glass"), ("ice  creams", "ice cream"), ("a tie", "tie"), ("ｃａｔ", "cat"),
+]
+KEYWORD_MISMATCHES = [  # answer, truth: different keywords
+    ("cat", "dog"), ("cats", "cast"), ("glass", "grass"), ("scissor", "scissors"), ("ice", "ice cream"),
+    ("catalogue", "cat"), ("mouse", "moose"), ("", "cat"),
+]
+
+
+@pytest.mark.parametrize("answer,truth", KEYWORD_MATCHES, ids=[a.strip() or "blank" for a, _ in KEYWORD_MATCHES])
+def test_keyword_answers_match_after_normalisation(answer, truth):
+    assert normalise_keyword(answer) == normalise_keyword(truth)
+    assert same_keywords([answer, "drum"], [truth, "Drums"])
+
+
+@pytest.mark.parametrize("answer,truth", KEYWORD_MISMATCHES, ids=[f"{a or 'blank'}-{t}" for a, t in KEYWORD_MISMATCHES])
+def test_different_keywords_stay_different(answer, truth):
+    assert normalise_keyword(answer) != normalise_keyword(truth)
+    assert not same_keywords([answer, "drum"], [truth, "drum"])
+
+
+def test_a_known_word_ending_in_s_is_kept_and_an_unknown_plural_still_reduces():
+    assert lemma("scissors") == "scissors" and lemma("glass") == "glass"  # in the keyword list
+    assert lemma("wugs", known=frozenset()) == "wug" and lemma("wug", known=frozenset()) == "wug"
+    assert lemma("shoes", known=frozenset({"shoe"})) == "shoe"

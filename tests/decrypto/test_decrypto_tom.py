@@ -74,3 +74,13 @@ def test_probes_in_a_played_game_are_scored_per_model():
     # the rule LLM keeps its wrong belief about its past self but names the truth for the other interceptor
     assert kw["representational_change"]["strong"]["rate"] == 1.0 and kw["false_belief"]["weak"]["rate"] == 0.0
     assert kw["probes"] == len(game.turns) - 1
+
+
+def test_keyword_answers_are_scored_after_normalisation():
+    plural_truth = ["Lions", " pianos", "the Hammer", "apples."]
+    plural_belief = ["cats", "Drums", "saws", "pears"]
+    scores = keyword_scores([episode(keywords_probe(plural_truth, TRUE, TRUE),
+                                     keywords_probe(BELIEF, plural_belief, ["Cat", "drum", "saw", "pear"]))])
+    assert scores["knew_keywords"] == 1  # the plural, capitalised answer names the true keywords
+    assert scores["representational_change"]["strong"]["successes"] == 1
+    assert scores["false_belief"]["strong"]["successes"] == 1 and scores["self_consistency"]["successes"] == 1
