@@ -56,7 +56,7 @@ if not (bundle_dir / "manifest.json").is_file():
 # %%
 b = bundle.load_bundle(bundle_dir)
 provenance = b.manifest["provenance"]
-print(f"bundle for {b.game}, written by {provenance['llm']} in {counted(provenance['llm_calls'], 'call')}")
+print(f"bundle for {b.game}, written by {provenance.get('answered_by', provenance['llm'])} in {counted(provenance['llm_calls'], 'call')}")
 print(f"accuracy at synthesis: train {provenance['train_accuracy']:.3f}, test {provenance['test_accuracy']:.3f}")
 print(f"load check: {b.check_report.summary().splitlines()[0]}")
 code = b.sources["model.py"].splitlines()

@@ -314,7 +314,7 @@ def _write(out: Path, figure: ArenaFigureConfig, argv: list[str], rows: list[dic
         "spec": figure.direct_llm, "llm_retries": Settings().llm_retries, "llm_examples": Settings().llm_examples}
     from cwm.synthesis import RequestSettings, TreeSettings
 
-    llm = {"synthesis": {g: b.get("llm") for g, b in bundles.items()}, "synthesis_spec": figure.llm,
+    llm = {"synthesis": {g: b.get("answered_by") or b.get("llm") for g, b in bundles.items()}, "synthesis_spec": figure.llm,
            "synthesis_request": dataclasses.asdict(RequestSettings()),
            "synthesis_tree": dataclasses.asdict(TreeSettings()), "direct_policy": direct}
     hashes: dict[str, Any] = {f"synthesis:{g}": b.get("prompt_hashes") for g, b in bundles.items()}

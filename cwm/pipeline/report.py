@@ -11,7 +11,6 @@ from typing import Any
 from cwm import games
 from cwm.arena import report as arena_report
 from cwm.files import RUN_FILE_BYTES, loads_bounded, read_bounded
-from cwm.pipeline.recordings import recording_provenance
 from cwm.synthesis.report import git_commit
 from cwm.text import counted
 from cwm.types import JSON
@@ -31,6 +30,8 @@ class Stages:
         (``cwm.pipeline.on_policy``).
       search: the ``SearchConfig`` the arena's agents got, in full, as JSON.
       label: the CWM agent's name in the arena.
+      provenance: who answered the world-model synthesis and how the texts travelled
+        (``cwm.llm.Provenance`` as JSON; ``None``: not recorded).
     """
 
     synthesis: dict[str, JSON]
@@ -40,6 +41,7 @@ class Stages:
     on_policy: dict[str, JSON]
     search: JSON
     label: str
+    provenance: dict[str, JSON] | None = None
 
 
 def build(config: Any, game: games.GameSpec, llm_spec: str, stages: Stages) -> dict[str, JSON]:
@@ -49,7 +51,7 @@ def build(config: Any, game: games.GameSpec, llm_spec: str, stages: Stages) -> d
         "game": game.name,
         "llm": llm_spec,
         "offline_recording": llm_spec.startswith("replay:"),
-        "recording_provenance": _provenance(llm_spec),
+        "provenance": stages.provenance,
         "config": dataclasses.asdict(config),
         "search": stages.search,  # the SearchConfig the arena's agents got, in full
         "synthesis": {k: stages.synthesis.get(k) for k in keep},
@@ -63,14 +65,6 @@ def build(config: Any, game: games.GameSpec, llm_spec: str, stages: Stages) -> d
     }
 
 
-def _provenance(llm_spec: str) -> JSON:
-    """The provenance of the real-model recording a ``replay:`` spec names, if it has one."""
-    if not llm_spec.startswith("replay:"):
-        return None
-    found = recording_provenance(Path(llm_spec.removeprefix("replay:")))
-    return None if found is None else {k: found.get(k) for k in ("answered_by", "how", "relay", "date", "llm_calls")}
-
-
 def write(out: Path, report: dict[str, Any], game: games.GameSpec) -> None:
     """Writes ``report.json``, ``record.json`` (what reproduces the run) and ``report.md`` under ``out``."""
     (out / "report.json").write_text(json.dumps(report, indent=2, default=str) + "\n", encoding="utf-8")
@@ -80,7 +74,7 @@ def write(out: Path, report: dict[str, Any], game: games.GameSpec) -> None:
     results = {"synthesis": report["synthesis"], "inference": report["inference"], "arena": report["arena"],
                "on_policy": report["on_policy"]}
     record = {"config": report["config"], "search": report["search"], "llm": report["llm"],
-              "llm_model": report["synthesis"]["model"], "request": synthesis_config.get("request"),
+              "llm_model": report["synthesis"]["model"], "provenance": report.get("provenance"), "request": synthesis_config.get("request"),
               "prompt_hashes": synthesis_config.get("prompt_hashes"), "seed": report["config"]["seed"],
               "git_commit": report["git_commit"], "finished_at": report["finished_at"], "results": results,
               "arena_cost": report.get("arena_cost")}
@@ -91,14 +85,8 @@ def write(out: Path, report: dict[str, Any], game: games.GameSpec) -> None:
 def markdown(report: dict[str, Any], game: games.GameSpec) -> list[str]:
     """The lines of ``report.md``."""
     s = report["synthesis"]
-    real = report.get("recording_provenance")
-    relay = f"; the texts {real['relay']}" if real and real.get("relay") else ""
-    source = (f"a real model's recorded session shipped with cwm, answered by {real.get('answered_by')} "
-              f"({real.get('how')}{relay}) on {real.get('date')}" if real
-              else "a recorded session shipped with cwm (scripted replies, not a live LLM)"
-              if report["offline_recording"] else f"`{report['llm']}`")
     lines = [f"# cwm run: {report['game']}", "", "## Synthesis", "",
-             f"- LLM: {source}; model id `{s['model']}`; strategy {s['strategy']}, seed {s['seed']}",
+             f"- LLM: {_source(report)}; strategy {s['strategy']}, seed {s['seed']}",
              *_stage("world model", "transition accuracy", s)]
     if report["inference"] is not None:
         lines += _stage("inference function (open deck)", "inference accuracy", report["inference"])
@@ -110,6 +98,19 @@ def markdown(report: dict[str, Any], game: games.GameSpec) -> list[str]:
               "game) against each opponent, per seat. Plot: arena/results.png; every match: arena/matches.jsonl.",
               "", "## On-policy accuracy", "", *on_policy_lines(report["on_policy"])]
     return lines
+
+
+def _source(report: dict[str, Any]) -> str:
+    """Where the replies came from, in the provenance's short fields (``cwm.llm.provenance``)."""
+    prov = report.get("provenance") or {}
+    relay = prov.get("relay")
+    if report["offline_recording"] and relay in (None, "unknown", "scripted"):
+        return "a recorded session shipped with cwm (scripted replies, not a live LLM)"
+    where = "a real model's recorded session shipped with cwm" if report["offline_recording"] else f"`{report['llm']}`"
+    if not prov:
+        return where
+    unchecked = " (not machine-checked byte for byte)" if str(relay).endswith("unchecked") else ""
+    return f"{where}, answered by {prov.get('answered_by')}; relay `{relay}`{unchecked}; date {prov.get('date')}"
 
 
 def _stage(what: str, accuracy: str, s: dict[str, Any]) -> list[str]:
