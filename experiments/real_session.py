@@ -38,7 +38,15 @@ from pathlib import Path
 
 from cwm import games
 from cwm.cli import EXIT_WAITING
-from cwm.llm import RELAYS, BatchFileClient, Client, PendingBatch, ProvenanceError, RecordingClient, make_client
+from cwm.llm import (
+    RELAYS,
+    BatchFileClient,
+    Client,
+    PendingBatch,
+    ProvenanceError,
+    RecordingClient,
+    make_client,
+)
 from cwm.llm.batch_texts import export_pending, import_answers
 from cwm.llm.provenance import checked_name
 from cwm.synthesis import SynthesisResult, SynthesisSettings, synthesize_world_model
