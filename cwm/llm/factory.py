@@ -207,7 +207,7 @@ def client_provenance(client: Client, *, answered_by: str | None = None) -> Prov
             break
         inner = inner.inner
     direct = isinstance(inner, OpenAIClient) or type(inner).__module__ == "cwm.llm.gemini"
-    return Provenance(short_name(answered_by or getattr(inner, "model", "unknown")),
+    return Provenance(short_name(answered_by or str(getattr(inner, "model", "unknown"))),
                       "direct-api" if direct else "unknown", today())
 
 
