@@ -21,7 +21,7 @@ from cwm.agents import bundle_move
 from cwm.agents.specs import Settings
 from cwm.arena import report as arena_report
 from cwm.arena.plan import TournamentPlan
-from cwm.llm import make_client
+from cwm.llm import PROVENANCE_FILE, client_provenance, make_client, write_provenance
 from cwm.synthesis import SynthesisSettings, synthesize_world_model
 from cwm.text import counted
 from planners import MCTS, SearchConfig
@@ -36,11 +36,14 @@ print(f"game: {GAME}; LLM: {LLM}; writing under {WORK}")
 #
 # `synthesize_world_model` records 5 random games, asks the LLM for a model of the rules, checks it
 # against those games and refines it until every check passes. Re-running resumes from the run
-# directory (no LLM call is repeated). `export_run` writes the best program as a bundle.
+# directory (no LLM call is repeated). `provenance.json` says who answered and how the texts travelled;
+# `export_run` writes the best program as a bundle, with that provenance in its manifest.
 
 # %%
 run_dir = WORK / "synthesis"
-result = synthesize_world_model(GAME, make_client(LLM, run_dir=run_dir), SynthesisSettings.of("world_model", num_test=4), run_dir=run_dir)
+llm = make_client(LLM, run_dir=run_dir)
+result = synthesize_world_model(GAME, llm, SynthesisSettings.of("world_model", num_test=4), run_dir=run_dir)
+write_provenance(run_dir / PROVENANCE_FILE, client_provenance(llm))  # who answered, for the bundle's manifest
 print(f"solved: {result.solved} after {counted(result.llm_calls, 'LLM call')}; "
       f"train accuracy {result.train_accuracy:.3f}, test accuracy {result.test_accuracy:.3f}")
 bundle_dir = WORK / "bundle"
@@ -56,7 +59,7 @@ if not (bundle_dir / "manifest.json").is_file():
 # %%
 b = bundle.load_bundle(bundle_dir)
 provenance = b.manifest["provenance"]
-print(f"bundle for {b.game}, written by {provenance['llm']} in {counted(provenance['llm_calls'], 'call')}")
+print(f"bundle for {b.game}, written by {provenance.get('answered_by', provenance['llm'])} in {counted(provenance['llm_calls'], 'call')}")
 print(f"accuracy at synthesis: train {provenance['train_accuracy']:.3f}, test {provenance['test_accuracy']:.3f}")
 print(f"load check: {b.check_report.summary().splitlines()[0]}")
 code = b.sources["model.py"].splitlines()

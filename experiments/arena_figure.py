@@ -180,11 +180,12 @@ def _synthesize(config: common.GameConfig, figure: ArenaFigureConfig, run_dir: P
 
 
 def _world_model(config: common.GameConfig, figure: ArenaFigureConfig, run_dir: Path, llm: str) -> str:
-    from cwm.llm import make_client
+    from cwm.llm import PROVENANCE_FILE, client_provenance, make_client, write_provenance
     from cwm.synthesis import synthesize_world_model
 
     client = make_client(llm, run_dir=run_dir, cache=Path(figure.cache) if figure.cache else None)
     result = synthesize_world_model(config.game, client, SynthesisSettings.of("world_model", budget=config.budget, seed=figure.seed, strategy=config.strategy, num_train=config.num_train, num_test=config.num_test, test_transitions=config.test_transitions, test_mcts_simulations=config.test_mcts_simulations), run_dir=run_dir)
+    write_provenance(run_dir / PROVENANCE_FILE, client_provenance(client))  # who answered: into the manifest
     if not result.best_source:
         raise common.ExperimentError(
             f"{config.game}: synthesis produced no usable program (see {run_dir}/summary.md)")
@@ -314,7 +315,7 @@ def _write(out: Path, figure: ArenaFigureConfig, argv: list[str], rows: list[dic
         "spec": figure.direct_llm, "llm_retries": Settings().llm_retries, "llm_examples": Settings().llm_examples}
     from cwm.synthesis import RequestSettings, TreeSettings
 
-    llm = {"synthesis": {g: b.get("llm") for g, b in bundles.items()}, "synthesis_spec": figure.llm,
+    llm = {"synthesis": {g: b.get("answered_by") or b.get("llm") for g, b in bundles.items()}, "synthesis_spec": figure.llm,
            "synthesis_request": dataclasses.asdict(RequestSettings()),
            "synthesis_tree": dataclasses.asdict(TreeSettings()), "direct_policy": direct}
     hashes: dict[str, Any] = {f"synthesis:{g}": b.get("prompt_hashes") for g, b in bundles.items()}

@@ -48,7 +48,7 @@ def provenance(bundle_dir: Path) -> dict[str, Any]:
     """Where a game's bundle came from (its manifest's creation, export check and synthesis provenance)."""
     manifest = json.loads((bundle_dir / "manifest.json").read_text(encoding="utf-8"))
     prov = manifest.get("provenance", {})
-    keys = ("llm", "strategy", "seed", "solved", "train_accuracy", "test_accuracy", "llm_calls", "prompt_hashes")
+    keys = ("llm", "answered_by", "relay", "strategy", "seed", "solved", "train_accuracy", "test_accuracy", "llm_calls", "prompt_hashes")
     return {"path": str(bundle_dir.resolve()), "created_at": manifest.get("created_at"),
             "export_check": manifest.get("export_check")} | {k: prov.get(k) for k in keys}
 

@@ -19,8 +19,11 @@ call of this script advances one session by as far as the answers written so far
 ``--deck closed`` runs the closed-deck session of a hidden-information game instead: one joint synthesis of
 a world model and its inference function from what each player saw (``cwm synthesize GAME --target joint``).
 
-The replies carry ``--answered-by`` as their model, and ``DIR/provenance.json`` says who answered, when,
-how, the calls per stage and the prompt hashes. ``--ship`` copies both into ``cwm/data/recordings/real/``
+The replies carry ``--answered-by`` as their model, and ``DIR/provenance.json`` says who answered
+(``answered_by``), how the texts travelled (``relay``, one of ``cwm.llm.RELAYS``), when (``date``), how many
+replies carried a prompt hash that matched their request (``replies``, ``prompts_hashed``: a relay that
+writes ``DIR/answers/<key>.sha256``, the SHA-256 of the text it gave the answering model, proves each
+copy), the calls per stage and the prompt hashes. ``--ship`` copies both into ``cwm/data/recordings/real/``
 (``real/closed/`` for the closed deck), where ``cwm run GAME`` finds an open-deck session and the experiment
 scripts both (a real session is replayed in preference to a scripted demo).
 """
@@ -28,7 +31,6 @@ scripts both (a real session is replayed in preference to a scripted demo).
 from __future__ import annotations
 
 import argparse
-import datetime as _dt
 import json
 import shutil
 import sys
@@ -36,20 +38,32 @@ from pathlib import Path
 
 from cwm import games
 from cwm.cli import EXIT_WAITING
-from cwm.llm import BatchFileClient, Client, PendingBatch, RecordingClient, make_client
+from cwm.llm import (
+    RELAYS,
+    BatchFileClient,
+    Client,
+    PendingBatch,
+    ProvenanceError,
+    RecordingClient,
+    make_client,
+)
 from cwm.llm.batch_texts import export_pending, import_answers
+from cwm.llm.provenance import checked_name
 from cwm.synthesis import SynthesisResult, SynthesisSettings, synthesize_world_model
 from cwm.synthesis.inference import synthesize_inference
 from cwm.synthesis.store import ResumeError
 from cwm.text import counted
 
-HOW = ("answered through cwm's batch client: each reply written by the named model from the request's text "
-       "alone (no files, no tools, no feedback but cwm's next prompt), briefed by experiments/answering_brief.md")
-RELAY = "copied by hand from each prompt file into the answering model's brief, and its reply into the answer file"
+RELAY_BY = ("agent", "person")  # who carries the texts between the prompt files and the answering model
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    try:
+        checked_name(args.answered_by, where="--answered-by", field="NAME")
+    except ProvenanceError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     game, work = games.resolve(args.game).name, Path(args.work)
     if args.deck == "closed" and games.resolve(game).perfect_information:
         print(f"error: {game} has no hidden information: a closed-deck session needs one", file=sys.stderr)
@@ -72,8 +86,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--answered-by", required=True, help="the answering model, as precisely as known")
     parser.add_argument("--deck", choices=("open", "closed"), default="open",
                         help="open (default: what cwm run asks) or closed (the joint synthesis of a hidden-information game)")
-    parser.add_argument("--relay", default=RELAY,
-                        help="how requests reached the answering model and replies came back (kept in the provenance)")
+    parser.add_argument("--relay-by", choices=RELAY_BY, default="agent",
+                        help="who carries each prompt to the answering model and its reply back: agent (a language-"
+                             "model agent, the default) or person; the provenance's relay says it, and whether every "
+                             "reply's prompt hash was checked")
     parser.add_argument("--budget", type=int, default=20, help="most LLM calls per stage (default 20)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the games and the search (default 0)")
     parser.add_argument("--ship", action="store_true",
@@ -140,8 +156,10 @@ def _record_and_verify(game: str, work: Path, args: argparse.Namespace) -> int:
             print(f"error: the recording does not reproduce the session's {stage}", file=sys.stderr)
             return 1
     calls = sum(r.llm_calls for r in first.values())
-    provenance = {"game": game, "deck": args.deck, "answered_by": args.answered_by, "how": HOW, "relay": args.relay,
-                  "date": _dt.datetime.now(_dt.timezone.utc).date().isoformat(), "llm_calls": calls,
+    replies = answering.provenance(answered_by=args.answered_by)
+    provenance = {"game": game, "deck": args.deck, "answered_by": args.answered_by, "relay": _relay(args, replies.relay),
+                  "date": replies.date, "replies": replies.replies, "prompts_hashed": replies.prompts_hashed,
+                  "llm_calls": calls,
                   "stages": {stage: {"llm_calls": r.llm_calls, "solved": r.solved} for stage, r in first.items()},
                   "solved": all(r.solved for r in first.values()), "seed": args.seed,
                   "prompt_hashes": {k: v for r in first.values() for k, v in r.prompt_hashes.items()}}
@@ -149,6 +167,15 @@ def _record_and_verify(game: str, work: Path, args: argparse.Namespace) -> int:
     print(f"recorded and verified: {recording} ({counted(calls, 'call')}, replays to the same best program); "
           f"provenance: {work / 'provenance.json'}")
     return 0
+
+
+def _relay(args: argparse.Namespace, checked: str) -> str:
+    """The provenance's relay: who carried the texts, and whether every reply's prompt hash matched
+    (``checked``: the batch client's ``relay-hashed`` or ``relay-unchecked``)."""
+    hashed = "hashed" if checked == "relay-hashed" else "unchecked"
+    relay = f"agent-relay-{hashed}" if args.relay_by == "agent" else f"relay-{hashed}"
+    assert relay in RELAYS
+    return relay
 
 
 def _ship(game: str, work: Path, deck: str) -> None:

@@ -12,10 +12,19 @@ from pathlib import Path
 from typing import Any
 
 from cwm import checks, games
-from cwm.bundle.files import BUNDLE_FORMAT, CODE_FILES, GAME_FILE, BundleError, read_json_object, sha256
+from cwm.bundle.files import (
+    BUNDLE_FORMAT,
+    CODE_FILES,
+    GAME_FILE,
+    BundleError,
+    provenance_hash,
+    read_json_object,
+    sha256,
+)
 from cwm.bundle.game import same_game
 from cwm.games import trajectories
 from cwm.games.trajectories import views_of
+from cwm.llm.provenance import ProvenanceError, checked_fields
 from cwm.model import CONTRACT_VERSION, WorldModel
 from cwm.sandbox import RANDOM_PLAY_JOB, Sandbox, load_source
 from cwm.sandbox.checkers import inference_checker
@@ -97,6 +106,15 @@ def trajectory_hash(items: Sequence[Trajectory]) -> str:
 
 def manifest_for(spec: games.GameSpec, report: CheckReport, train: Sequence[Trajectory],
               provenance: dict[str, JSON], files: dict[str, str]) -> dict[str, JSON]:
+    """The manifest of a new bundle; ``provenance_sha256`` covers the provenance as ``files`` covers the files.
+
+    Raises:
+      BundleError: a provenance field malformed (``cwm.llm.provenance.checked_fields``).
+    """
+    try:
+        checked_fields(provenance, where="provenance")
+    except ProvenanceError as e:
+        raise BundleError(str(e)) from None
     return {
         "bundle_format": BUNDLE_FORMAT,
         "game": spec.name,
@@ -108,6 +126,7 @@ def manifest_for(spec: games.GameSpec, report: CheckReport, train: Sequence[Traj
         "export_check": {"transition_accuracy": report.transition_accuracy, "pass_rate": report.pass_rate,
                          "by_type": {k: v.rate for k, v in report.by_type.items()}},
         "provenance": provenance,
+        "provenance_sha256": provenance_hash(provenance),
         "game_module": {"file": GAME_FILE, "short_name": spec.openspiel} if spec.module.endswith(".py") else None,
         "files": files,
     }

@@ -15,6 +15,7 @@ from cwm.bundle.checks import checked, inference_of, manifest_for, read_config
 from cwm.bundle.files import CODE_FILES, GAME_FILE, BundleError, read_json_object, read_manifest, sha256
 from cwm.bundle.game import same_game
 from cwm.games import trajectories
+from cwm.llm.provenance import PROVENANCE_FILE, ProvenanceError, read_provenance
 from cwm.types import JSON, Trajectory
 
 _EXTRA_FILES = frozenset(CODE_FILES) - {"model.py"}
@@ -86,14 +87,32 @@ def export_run(run_dir: str | Path, out: str | Path, *, game: str | None = None,
         if key in config:
             provenance[key] = config[key]
     provenance["run_dir"] = str(run_dir.resolve())
+    provenance |= run_provenance(run_dir)
     source = str(result["best_source"])
     named = dataclasses.replace(spec, name=recorded)  # named as recorded: the stored trajectories carry that name
     extra = {"inference.py": source} if result.get("target") == "joint" else {}
     if inference_run is not None:
-        extra["inference.py"], provenance["inference"] = inference_of(Path(inference_run), named, source)
+        extra["inference.py"], record = inference_of(Path(inference_run), named, source)
+        provenance["inference"] = record | run_provenance(Path(inference_run))
     return export_bundle(out, game=named, model_source=source,
                          train=train, extra_sources=extra, provenance=provenance, overwrite=overwrite)
 
+
+
+def run_provenance(run_dir: Path) -> dict[str, JSON]:
+    """Who answered a synthesis run's requests and how (its ``provenance.json``: ``answered_by``, ``relay``,
+    ``date``, ``replies``, ``prompts_hashed``), every field checked; ``{}`` for a run written without one.
+
+    Raises:
+      BundleError: the file is there but does not read or holds a malformed field (one line naming it).
+    """
+    file = run_dir / PROVENANCE_FILE
+    if not file.exists():
+        return {}
+    try:
+        return read_provenance(file).to_json()
+    except ProvenanceError as e:
+        raise BundleError(str(e)) from None
 
 
 def export_bundle(
@@ -150,4 +169,4 @@ def export_bundle(
     return out
 
 
-__all__ = ["check_target", "export_bundle", "export_run", "run_game"]
+__all__ = ["check_target", "export_bundle", "export_run", "run_game", "run_provenance"]

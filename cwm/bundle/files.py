@@ -20,6 +20,7 @@ from typing import Any
 from cwm.contract import CONTRACT_VERSION
 from cwm.files import RUN_FILE_BYTES, InputLimitError, loads_bounded, read_bounded
 from cwm.games import trajectories
+from cwm.llm.provenance import ProvenanceError, checked_fields
 from cwm.types import JSON, CheckReport, CwmError, Trajectory, TrajectoryFormatError
 
 BUNDLE_FORMAT = 1
@@ -44,7 +45,8 @@ FILE_LIMITS: dict[str, int] = {
     GAME_FILE: 4 * _MIB,  # a user's game engine
     **dict.fromkeys(CODE_FILES, 4 * _MIB),  # LLM-written code: tens of KB
 }
-# The manifest's fields and their exact types (``game_module``, added later, is optional).
+# The manifest's fields and their exact types (``game_module`` and ``provenance_sha256``, added later, are
+# optional).
 _FIELDS: dict[str, type] = {
     "bundle_format": int, "game": str, "ground_truth": str, "contract_version": str, "cwm_version": str,
     "created_at": str, "trajectory_hash": str, "export_check": dict, "provenance": dict, "files": dict,
@@ -58,6 +60,13 @@ class BundleError(CwmError, ValueError):
 
 def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+def provenance_hash(provenance: dict[str, Any]) -> str:
+    """The manifest's ``provenance_sha256``: the SHA-256 of the provenance as canonical JSON (keys sorted, no
+    spaces, ASCII), so an edit of any of its fields is seen while key order and layout are not."""
+    text = json.dumps(provenance, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return sha256(text.encode("ascii"))
 
 
 def read_json_object(file: Path, limit: int | None = None) -> dict[str, Any]:
@@ -140,7 +149,30 @@ def read_manifest(path: Path) -> dict[str, JSON]:
                           f"this cwm implements version {CONTRACT_VERSION!r}")
     _check_file_list(file, manifest["files"])
     _check_game_fields(file, manifest)
+    _check_provenance(file, manifest)
     return manifest
+
+
+def _check_provenance(file: Path, manifest: dict[str, Any]) -> None:
+    """The provenance matches its hash (``provenance_sha256``; a manifest written before provenance was hashed
+    has none: ``provenance_checked`` says so) and its short fields are well formed (``cwm.llm.provenance``)."""
+    if "provenance_sha256" in manifest:
+        digest = manifest["provenance_sha256"]
+        if type(digest) is not str or not _SHA256.fullmatch(digest):
+            raise BundleError(f"{file}: field 'provenance_sha256' is not a SHA-256 hex digest")
+        if provenance_hash(manifest["provenance"]) != digest:
+            raise BundleError(f"{file}: field 'provenance' does not match its hash 'provenance_sha256' (edited or "
+                              f"corrupted)")
+    try:
+        checked_fields(manifest["provenance"], where=f"{file}: provenance")
+    except ProvenanceError as e:
+        raise BundleError(str(e)) from None
+
+
+def provenance_checked(manifest: dict[str, Any]) -> bool:
+    """Whether a (read) manifest's provenance is covered by its hash: ``False`` for one written before
+    provenance was hashed, whose provenance nothing vouches for."""
+    return "provenance_sha256" in manifest
 
 
 def _check_file_list(file: Path, files: dict[str, Any]) -> None:

@@ -33,6 +33,7 @@ from cwm.bundle.files import (
     MANIFEST,
     BundleError,
     displaced,
+    provenance_hash,
     read_manifest,
     sha256,
     verified_files,
@@ -105,8 +106,9 @@ def _updated(manifest: dict[str, JSON], files: Mapping[str, bytes], writes: Mapp
     """Every file of the new bundle, its manifest last (a file both written and removed is written)."""
     gone = set(remove) - set(writes)
     contents = {name: data for name, data in files.items() if name not in gone} | dict(writes)
-    new = {**manifest, "files": {name: sha256(data) for name, data in contents.items()},
-           "provenance": {**manifest["provenance"], provenance_key: provenance}}  # type: ignore[dict-item]
+    record = {**manifest["provenance"], provenance_key: provenance}  # type: ignore[dict-item]
+    new = {**manifest, "files": {name: sha256(data) for name, data in contents.items()}, "provenance": record,
+           "provenance_sha256": provenance_hash(record)}
     return contents | {MANIFEST: json.dumps(new, indent=2, sort_keys=True).encode("utf-8")}
 
 

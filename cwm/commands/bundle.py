@@ -7,6 +7,7 @@ from typing import Any
 
 from cwm import bundle
 from cwm.bundle import Bundle
+from cwm.bundle.files import provenance_checked
 from cwm.text import clean
 
 _GAME_HELP = ("the bundle's game as you name it: a registry name, an OpenSpiel game string, or your own "
@@ -67,9 +68,12 @@ def describe(bundle: Bundle) -> str:
         f"  files: {', '.join(sorted(m['files']))}",  # type: ignore[arg-type]
         f"  load check: {bundle.check_report.summary().splitlines()[0]}",
     ]
-    for key in ("llm", "strategy", "seed", "solved", "train_accuracy", "test_accuracy", "llm_calls", "cost_usd"):
+    for key in ("llm", "answered_by", "relay", "date", "strategy", "seed", "solved", "train_accuracy",
+                "test_accuracy", "llm_calls", "cost_usd"):
         if key in prov:
             lines.append(f"  {key}: {prov[key]}")
+    if not provenance_checked(m):
+        lines.append("  provenance: not covered by a hash (no provenance_sha256: written by an older cwm)")
     inference: Any = prov.get("inference")
     if isinstance(inference, dict):
         lines.append(f"  inference (at synthesis): train {inference.get('train_accuracy')}, test "

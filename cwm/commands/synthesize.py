@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from cwm import games
-from cwm.llm import make_client
+from cwm.llm import PROVENANCE_FILE, Client, ProvenanceError, client_provenance, make_client, write_provenance
+from cwm.llm.provenance import checked_name
 from cwm.selection import TournamentSettings, synthesize_value
 from cwm.synthesis import (
     STRATEGIES,
@@ -70,6 +71,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _run_arguments(p: argparse.ArgumentParser) -> None:
     """The flags of the run every target shares: the LLM, the loop, the games, the prompt, the sandbox."""
     p.add_argument("--llm", default="gemini", help="gemini[:MODEL] | openai:MODEL | replay:FILE | batch:DIR (default gemini)")
+    p.add_argument("--answered-by", metavar="NAME",
+                   help="who answers the requests, as precisely as known (at most 120 characters): kept in the run's "
+                        "provenance.json and the bundle's manifest where the client cannot say it itself (batch "
+                        "replies that name no model, a replay without a provenance file)")
     p.add_argument("--strategy", choices=STRATEGIES, default="tree", help="refinement strategy (default tree)")
     p.add_argument("--budget", type=int, default=500, help="most LLM calls (default 500)")
     p.add_argument("--seed", type=int, default=0, help="seeds the games and the search (default 0)")
@@ -128,6 +133,17 @@ def check_args(args: argparse.Namespace) -> None:
         value = vars(args)[name]
         if value is not None and not value >= low:
             raise UsageError(f"{flag} must be >= {low:g}, got {value}")
+    if getattr(args, "answered_by", None) is not None:
+        try:
+            checked_name(args.answered_by, where="--answered-by", field="NAME")
+        except ProvenanceError as e:
+            raise UsageError(str(e)) from None
+
+
+def record_provenance(args: argparse.Namespace, llm: Client, out: Path) -> None:
+    """Writes who answered the run's requests and how (``cwm.llm.client_provenance``) to ``out/provenance.json``,
+    where ``cwm export`` and ``cwm run``'s report find it."""
+    write_provenance(out / PROVENANCE_FILE, client_provenance(llm, answered_by=args.answered_by))
 
 
 TARGETS = ("world-model", "inference", "joint", "value", "encoder")
@@ -233,6 +249,7 @@ def cmd_synthesize(args: argparse.Namespace) -> int:
         return _inference(args, spec, llm, out, bar, deck, world_model)
     result = _with_bar(bar, lambda progress: synthesize_world_model(
             spec, llm, synthesis_settings(args), run_dir=out, progress=progress))
+    record_provenance(args, llm, out)
     test = "n/a" if result.test_accuracy is None else f"{result.test_accuracy:.4f}"
     print(f"{result.game}: {'solved' if result.solved else 'not solved'} after {counted(result.llm_calls, 'LLM call')}; "
           f"transition accuracy train {result.train_accuracy:.4f}, test {test}; cost ${result.cost_usd:.4f}"
@@ -245,6 +262,7 @@ def _inference(args: argparse.Namespace, spec: games.GameSpec, llm: Any, out: Pa
                deck: str, world_model: str | None) -> int:
     result = _with_bar(bar, lambda progress: synthesize_inference(
             spec, llm, synthesis_settings(args, deck), run_dir=out, world_model=world_model, progress=progress))
+    record_provenance(args, llm, out)
     test = "n/a" if result.test_accuracy is None else f"{result.test_accuracy:.4f}"
     print(f"{result.game} ({result.target}, {deck} deck): {'solved' if result.solved else 'not solved'} after "
           f"{counted(result.llm_calls, 'LLM call')}; inference accuracy train {result.train_accuracy:.4f}, test {test}; "

@@ -4,7 +4,7 @@
 when their client is built (``cwm.llm.gemini``, ``cwm.llm.openai_compat``).
 
 The modules, each importing only those above it: ``types`` (requests, replies, errors), ``prices``,
-``ledger``, ``base`` (the :class:`Client` protocol, :class:`ScriptedClient`), ``cache``, ``replay``,
+``ledger``, ``provenance`` (who answered and how the texts travelled), ``base`` (the :class:`Client` protocol, :class:`ScriptedClient`), ``cache``, ``replay``,
 ``batch``, ``batch_texts``, ``openai_compat``, ``gemini``, ``shared`` (retries, limit, run log),
 ``factory`` (:func:`make_client`), ``fakes`` and ``testing`` (fake servers for tests).
 """
@@ -12,8 +12,16 @@ The modules, each importing only those above it: ``types`` (requests, replies, e
 from cwm.llm.base import Client, ScriptedClient
 from cwm.llm.batch import BatchFileClient, answer_pending, pending_entries, pending_requests
 from cwm.llm.cache import CachedClient
-from cwm.llm.factory import ClientSettings, make_client, provider_client, wrap_client
+from cwm.llm.factory import ClientSettings, client_provenance, make_client, provider_client, wrap_client
 from cwm.llm.ledger import Ledger
+from cwm.llm.provenance import (
+    PROVENANCE_FILE,
+    RELAYS,
+    Provenance,
+    ProvenanceError,
+    read_provenance,
+    write_provenance,
+)
 from cwm.llm.replay import RecordingClient, ReplayClient, ReplayFormatError, ReplayMissError
 from cwm.llm.shared import ManagedClient
 from cwm.llm.types import (
@@ -45,8 +53,12 @@ __all__ = [
     "Ledger",
     "ManagedClient",
     "Message",
+    "PROVENANCE_FILE",
     "PendingBatch",
     "PromptTooLongError",
+    "Provenance",
+    "ProvenanceError",
+    "RELAYS",
     "RateLimitedError",
     "RecordingClient",
     "ReplayClient",
@@ -58,9 +70,12 @@ __all__ = [
     "ServerError",
     "Usage",
     "answer_pending",
+    "client_provenance",
     "make_client",
     "pending_entries",
     "pending_requests",
     "provider_client",
+    "read_provenance",
     "wrap_client",
+    "write_provenance",
 ]

@@ -8,9 +8,13 @@ once ``replies.jsonl`` holds the answers: every request already answered returns
 Files (JSON Lines, in the batch directory):
   pending.jsonl: ``{"key", "model", "request"}`` per request waiting (duplicates are ignored).
   replies.jsonl: ``{"key", "texts": [...]}`` (or ``"text"``), optionally ``"finish_reasons"``,
-    ``"usage": {"input_tokens", "output_tokens", "thinking_tokens"}``, ``"model"`` and ``"batch"``:
-    whether the answer was billed at a provider's batch rate (half price). :func:`answer_pending` writes
-    ``"batch": false`` (it answers with ordinary calls); a line without the field counts as batch-priced.
+    ``"usage": {"input_tokens", "output_tokens", "thinking_tokens"}``, ``"model"`` (who answered),
+    ``"batch"``: whether the answer was billed at a provider's batch rate (half price; :func:`answer_pending`
+    writes ``"batch": false``, as it answers with ordinary calls; a line without the field counts as
+    batch-priced), and ``"prompt_sha256"``: the SHA-256 of the exact prompt text the answering side saw
+    (:func:`request_text` of the request, as UTF-8). A reply whose ``prompt_sha256`` differs from its request's
+    is refused when read (one line naming the file and key); a reply without one is read, and counted as
+    unchecked in :meth:`BatchFileClient.provenance`.
 """
 
 from __future__ import annotations
@@ -26,6 +30,15 @@ from cwm.files import RECORDS_BYTES, InputLimitError, LineError, parse_jsonl, re
 from cwm.llm.base import Client
 from cwm.llm.cache import AskCounter
 from cwm.llm.ledger import Ledger
+from cwm.llm.provenance import (
+    Provenance,
+    ProvenanceError,
+    checked_name,
+    checked_sha256,
+    prompt_sha256,
+    short_name,
+    today,
+)
 from cwm.llm.types import LLMConfigError, LLMError, PendingBatch, Request, Response, Usage
 
 PENDING_FILE = "pending.jsonl"
@@ -81,6 +94,42 @@ def pending_requests(directory: Path | str) -> dict[str, Request]:
     return {key: request for key, (_, request) in pending_entries(directory).items()}
 
 
+def request_text(request: Request) -> str:
+    """The request as one text, the exact text an answering side reads (and whose hash a reply carries): a
+    single user message as it is; otherwise each part under a heading naming its role (``## system``,
+    ``## user``, ``## assistant``), oldest first."""
+    if not request.system and len(request.messages) == 1:
+        return request.messages[0].text
+    parts = [f"## system\n\n{request.system}"] if request.system else []
+    parts += [f"## {m.role}\n\n{m.text}" for m in request.messages]
+    return "\n\n".join(parts)
+
+
+def prompt_matches(entry: dict[str, Any], request: Request, *, where: str) -> bool:
+    """Whether a reply line carries a ``prompt_sha256`` (``False``: none, an unchecked reply).
+
+    Raises:
+      LLMError: it carries one that is malformed or is not the hash of ``request``'s text (names ``where``).
+    """
+    if "prompt_sha256" not in entry:
+        return False
+    recorded = checked_sha256(entry["prompt_sha256"], where=where)
+    if recorded != prompt_sha256(request_text(request)):
+        raise LLMError(f"{where}: its prompt_sha256 is not the hash of the request's text: the answering side saw "
+                       f"another prompt; fix or delete that line")
+    return True
+
+
+def _asked(request: Any, entry: dict[str, Any], where: str) -> bool:
+    """Whether a reply's prompt hash was checked against the request it answers (``False``: no hash, or the
+    request is no longer in ``pending.jsonl`` or does not parse: nothing to check it against)."""
+    try:
+        parsed = Request.from_json(request)
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return False
+    return prompt_matches(entry, parsed, where=where)
+
+
 def _reply(entry: dict[str, Any], model: str) -> Response:
     texts = entry["texts"] if "texts" in entry else [entry["text"]]
     if not isinstance(texts, list) or not texts or not all(isinstance(t, str) for t in texts):
@@ -133,6 +182,7 @@ class BatchFileClient:
         while True:
             entry = self._find_reply(key)
             if entry is not None:
+                prompt_matches(entry, request, where=f"{self.directory / REPLIES_FILE}: reply for key {key}")
                 try:
                     return _reply(entry, self.model)
                 except (KeyError, TypeError) as e:
@@ -145,6 +195,33 @@ class BatchFileClient:
                     f"`cwm llm answer-batch {self.directory}`, or from text files: `cwm llm pending "
                     f"{self.directory} --export DIR`) and run again", directory=self.directory, pending=count)
             self._sleep(self.poll_s)
+
+    def provenance(self, *, answered_by: str | None = None) -> Provenance:
+        """Who answered this directory's replies and whether each was checked: ``answered_by`` the replies'
+        ``"model"`` (the one name, or the names joined; ``cwm.llm.provenance.short_name``), else ``answered_by``, else
+        ``"unknown"``; relay ``relay-hashed`` when every reply carried a prompt hash matching its request,
+        else ``relay-unchecked``. Read from the whole directory, so a resumed run counts the replies of every
+        earlier call too.
+
+        Raises:
+          LLMError: a batch file that does not read, or a reply whose prompt hash does not match its request.
+        """
+        replies = _read_jsonl(self.directory / REPLIES_FILE)
+        requests = {e.get("key"): e.get("request") for e in _read_jsonl(self.directory / PENDING_FILE)}
+        hashed, names = 0, []
+        for entry in replies:
+            where = f"{self.directory / REPLIES_FILE}: reply for key {entry.get('key')}"
+            if _asked(requests.get(entry.get("key")), entry, where):
+                hashed += 1
+            name = entry.get("model")
+            if type(name) is str and name != DEFAULT_MODEL and name not in names:
+                names.append(checked_name(name, where=where, field="model", limit=1 << 20))
+        who = ", ".join(names) or answered_by or "unknown"
+        relay = "relay-hashed" if replies and hashed == len(replies) else "relay-unchecked"
+        try:
+            return Provenance(short_name(who), relay, today(), len(replies), hashed)
+        except ProvenanceError as e:
+            raise LLMError(f"{self.directory / REPLIES_FILE}: {e}") from None
 
     def _find_reply(self, key: str) -> dict[str, Any] | None:
         return next((r for r in _read_jsonl(self.directory / REPLIES_FILE) if r.get("key") == key), None)
@@ -180,7 +257,8 @@ def answer_pending(directory: Path | str, client: Client, *, limit: int | None =
     for key, request in waiting:
         response = client.complete(request)
         entry = {"key": key, "texts": list(response.texts), "finish_reasons": list(response.finish_reasons),
-                 "usage": response.to_json()["usage"], "model": response.model, "batch": batch}
+                 "usage": response.to_json()["usage"], "model": response.model, "batch": batch,
+                 "prompt_sha256": prompt_sha256(request_text(request))}  # the client was given the request itself
         with open(directory / REPLIES_FILE, "a", encoding="utf-8") as f:
             f.write(json.dumps(entry, ensure_ascii=False) + "\n")
     return len(waiting)

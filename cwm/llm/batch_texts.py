@@ -6,6 +6,11 @@ given nothing but the request (no files, no tools). :func:`export_pending` write
 ``ANSWERS/<key>.md`` (``<key>.<i>.md`` for the i-th of a request's ``n`` candidates), and
 :func:`import_answers` appends them to ``replies.jsonl``. A request whose answer files are missing stays
 pending; nothing else changes.
+
+The relay proves what the answering side read by writing ``ANSWERS/<key>.sha256``: the SHA-256 (hex, as
+``sha256sum`` prints it) of the exact text it gave the answering model, computed from that text (by the
+program that sent it), not copied from the prompt file. :func:`import_answers` checks it against the request
+and stores it with the reply as ``prompt_sha256``; a reply without one is imported unchecked.
 """
 
 from __future__ import annotations
@@ -15,7 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cwm.files import InputLimitError, read_bounded
-from cwm.llm.batch import REPLIES_FILE, pending_entries
+from cwm.llm.batch import REPLIES_FILE, pending_entries, request_text
+from cwm.llm.provenance import ProvenanceError, checked_sha256, prompt_sha256
 from cwm.llm.types import LLMError, Request
 
 ANSWER_BYTES = 4 << 20  # one answer file: a reply is a program of a few thousand lines at most
@@ -46,16 +52,6 @@ def waiting(directory: Path | str) -> list[Waiting]:
     return [Waiting(key, model, request) for key, (model, request) in pending_entries(directory).items()]
 
 
-def request_text(request: Request) -> str:
-    """The request as one text: a single user message as it is; otherwise each part under a heading
-    naming its role (``## system``, ``## user``, ``## assistant``), oldest first."""
-    if not request.system and len(request.messages) == 1:
-        return request.messages[0].text
-    parts = [f"## system\n\n{request.system}"] if request.system else []
-    parts += [f"## {m.role}\n\n{m.text}" for m in request.messages]
-    return "\n\n".join(parts)
-
-
 def answer_names(item: Waiting) -> list[str]:
     """The answer file names a request needs: ``<key>.md``, or ``<key>.<i>.md`` for each of ``n > 1``."""
     n = item.request.n
@@ -69,7 +65,7 @@ def export_pending(directory: Path | str, out: Path | str) -> list[Path]:
     written = []
     for item in waiting(directory):
         path = out / f"{item.key}.md"
-        path.write_text(request_text(item.request), encoding="utf-8")
+        path.write_bytes(request_text(item.request).encode("utf-8"))  # the bytes a relay's hash is of
         written.append(path)
     return written
 
@@ -86,7 +82,9 @@ def import_answers(directory: Path | str, answers: Path | str, *, model: str) ->
       ``(answered, still_waiting)``.
 
     Raises:
-      LLMError: ``answers`` is not a folder, or an answer file is empty or not UTF-8 (names the file).
+      LLMError: ``answers`` is not a folder, an answer file is empty or not UTF-8, or a ``<key>.sha256`` file
+        is malformed or is not the hash of the request's text (names the file); nothing of that request is
+        imported.
     """
     answers = Path(answers)
     if not answers.is_dir():
@@ -98,10 +96,32 @@ def import_answers(directory: Path | str, answers: Path | str, *, model: str) ->
             left += 1
             continue
         entry = {"key": item.key, "texts": [_answer(p) for p in paths], "model": model, "batch": False}
+        digest = _prompt_hash(answers / f"{item.key}.sha256", item.request)
+        if digest is not None:
+            entry["prompt_sha256"] = digest
         with open(Path(directory) / REPLIES_FILE, "a", encoding="utf-8") as f:
             f.write(json.dumps(entry, ensure_ascii=False) + "\n")
         answered += 1
     return answered, left
+
+
+def _prompt_hash(path: Path, request: Request) -> str | None:
+    """The hash in a relay's ``<key>.sha256`` file, checked against ``request`` (``None``: no such file)."""
+    if not path.exists():
+        return None
+    try:
+        words = read_bounded(path, 4096, what="prompt hash file").decode("ascii").split()
+        digest = checked_sha256(words[0] if words else "", where=str(path))
+    except InputLimitError as e:
+        raise LLMError(str(e)) from None
+    except OSError as e:
+        raise LLMError(f"{path}: cannot be read ({e.strerror or e})") from None
+    except (UnicodeDecodeError, ProvenanceError):
+        raise LLMError(f"{path}: not a SHA-256 hex digest (64 lowercase hex digits, as sha256sum prints it)") from None
+    if digest != prompt_sha256(request_text(request)):
+        raise LLMError(f"{path}: not the hash of the request's text: the answering model saw another prompt; "
+                       f"relay the prompt file's exact text and hash what was sent")
+    return digest
 
 
 def _answer(path: Path) -> str:

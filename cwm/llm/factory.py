@@ -9,11 +9,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from cwm.llm.base import Client
+from cwm.llm.base import Client, ScriptedClient
 from cwm.llm.batch import BatchFileClient
 from cwm.llm.cache import CachedClient
 from cwm.llm.ledger import Ledger
 from cwm.llm.openai_compat import OpenAIClient
+from cwm.llm.provenance import Provenance, read_provenance, short_name, today
 from cwm.llm.replay import RecordingClient, ReplayClient
 from cwm.llm.shared import LimitedClient, ManagedClient, RetryingClient, check_prompt_cap
 from cwm.llm.types import LLMConfigError
@@ -171,6 +172,43 @@ def wrap_client(client: Client, settings: ClientSettings | None = None, **option
     if s.record is not None:
         chain = RecordingClient(chain, s.record)
     return ManagedClient(chain, ledger=ledger, run_dir=s.run_dir, batch=s.batch, max_prompt_tokens=s.max_prompt_tokens)
+
+
+def client_provenance(client: Client, *, answered_by: str | None = None) -> Provenance:
+    """Who answered ``client``'s requests and how the texts travelled (``cwm.llm.provenance``).
+
+    The chain of wrappers is followed to the provider: a batch directory says it from its replies
+    (:meth:`BatchFileClient.provenance`), a replay from its recording's ``<stem>.provenance.json`` when one
+    lies beside it, Gemini and OpenAI-compatible providers are ``direct-api`` calls of their model, a
+    :class:`ScriptedClient` is ``scripted``; anything else is ``unknown``.
+
+    Args:
+      client: the client a run used (wrapped or not).
+      answered_by: who answered, as the user states it (``cwm synthesize --answered-by``): used where the
+        client cannot say (batch replies without a ``"model"``, a replay without a provenance file, a client
+        of your own).
+
+    Raises:
+      LLMError: a batch file or a recording's provenance file that does not read or holds a malformed field
+        (one line naming the file).
+    """
+    inner: Any = client
+    for _ in range(32):  # a chain of wrappers is a few deep
+        if isinstance(inner, BatchFileClient):
+            return inner.provenance(answered_by=answered_by)
+        if isinstance(inner, ReplayClient):
+            beside = inner.path.with_name(inner.path.stem + ".provenance.json")
+            if beside.is_file():
+                return read_provenance(beside)
+            return Provenance(short_name(answered_by or inner.model), "unknown", None)
+        if isinstance(inner, ScriptedClient):
+            return Provenance(short_name(answered_by or "scripted replies"), "scripted", today())
+        if getattr(inner, "inner", None) is None:
+            break
+        inner = inner.inner
+    direct = isinstance(inner, OpenAIClient) or type(inner).__module__ == "cwm.llm.gemini"
+    return Provenance(short_name(answered_by or str(getattr(inner, "model", "unknown"))),
+                      "direct-api" if direct else "unknown", today())
 
 
 def make_client(spec: str, settings: ClientSettings | None = None, **options: Any) -> ManagedClient:

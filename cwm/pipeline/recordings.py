@@ -4,12 +4,13 @@ means (Gemini with a key, else the shipped session)."""
 
 from __future__ import annotations
 
-import json
 import os
 from importlib import resources
 from pathlib import Path
 
 from cwm import games
+from cwm.files import RUN_FILE_BYTES, InputLimitError, loads_bounded, read_bounded
+from cwm.llm import LLMError, Provenance
 from cwm.types import JSON, CwmError
 
 API_KEY_VARS = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
@@ -33,12 +34,23 @@ def recording_for(game: str, deck: str = "open") -> Path | None:
 
 
 def recording_provenance(recording: Path) -> dict[str, JSON] | None:
-    """Who answered a shipped real session (its ``GAME.provenance.json``), or ``None`` for a scripted one."""
+    """Who answered a shipped real session (its ``GAME.provenance.json``: ``answered_by``, ``relay``, ``date``,
+    the calls per stage, the prompt hashes), or ``None`` for a scripted one.
+
+    Raises:
+      PipelineError: the file does not read, or a provenance field is malformed (one line naming the file).
+    """
     path = recording.with_name(recording.stem + ".provenance.json")
     if not path.is_file():
         return None
-    data = json.loads(path.read_text(encoding="utf-8"))
-    return data if isinstance(data, dict) else None
+    try:
+        data = loads_bounded(read_bounded(path, RUN_FILE_BYTES, what="provenance file"), where=str(path))
+        Provenance.from_json(data, where=str(path))  # an object whose short fields are well formed
+    except (LLMError, InputLimitError) as e:
+        raise PipelineError(str(e)) from None
+    except (OSError, ValueError) as e:
+        raise PipelineError(f"{path}: not a readable JSON provenance file ({type(e).__name__})") from None
+    return data
 
 
 def resolve_llm(spec: str, game: str) -> str:

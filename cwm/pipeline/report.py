@@ -12,7 +12,6 @@ from cwm import games
 from cwm.arena import report as arena_report
 from cwm.checks.posterior import OPPONENT_MODEL
 from cwm.files import RUN_FILE_BYTES, loads_bounded, read_bounded
-from cwm.pipeline.recordings import recording_provenance
 from cwm.stats import perfect_score_note
 from cwm.synthesis.report import git_commit
 from cwm.text import clean, counted
@@ -35,6 +34,8 @@ class Stages:
       label: the CWM agent's name in the arena.
       posterior: hidden information only: the inference's posterior check, off- and on-policy
         (``cwm.pipeline.beliefs.posterior_record``).
+      provenance: who answered the world-model synthesis and how the texts travelled
+        (``cwm.llm.Provenance`` as JSON; ``None``: not recorded).
     """
 
     synthesis: dict[str, JSON]
@@ -45,6 +46,7 @@ class Stages:
     search: JSON
     label: str
     posterior: dict[str, JSON] | None = None
+    provenance: dict[str, JSON] | None = None
 
 
 def build(config: Any, game: games.GameSpec, llm_spec: str, stages: Stages) -> dict[str, JSON]:
@@ -54,7 +56,7 @@ def build(config: Any, game: games.GameSpec, llm_spec: str, stages: Stages) -> d
         "game": game.name,
         "llm": llm_spec,
         "offline_recording": llm_spec.startswith("replay:"),
-        "recording_provenance": _provenance(llm_spec),
+        "provenance": stages.provenance,
         "config": dataclasses.asdict(config),
         "search": stages.search,  # the SearchConfig the arena's agents got, in full
         "synthesis": {k: stages.synthesis.get(k) for k in keep},
@@ -69,14 +71,6 @@ def build(config: Any, game: games.GameSpec, llm_spec: str, stages: Stages) -> d
     }
 
 
-def _provenance(llm_spec: str) -> JSON:
-    """The provenance of the real-model recording a ``replay:`` spec names, if it has one."""
-    if not llm_spec.startswith("replay:"):
-        return None
-    found = recording_provenance(Path(llm_spec.removeprefix("replay:")))
-    return None if found is None else {k: found.get(k) for k in ("answered_by", "how", "relay", "date", "llm_calls")}
-
-
 def write(out: Path, report: dict[str, Any], game: games.GameSpec) -> None:
     """Writes ``report.json``, ``record.json`` (what reproduces the run) and ``report.md`` under ``out``."""
     (out / "report.json").write_text(json.dumps(report, indent=2, default=str) + "\n", encoding="utf-8")
@@ -86,7 +80,8 @@ def write(out: Path, report: dict[str, Any], game: games.GameSpec) -> None:
     results = {"synthesis": report["synthesis"], "inference": report["inference"], "arena": report["arena"],
                "on_policy": report["on_policy"], "posterior": report.get("posterior")}
     record = {"config": report["config"], "search": report["search"], "llm": report["llm"],
-              "llm_model": report["synthesis"]["model"], "request": synthesis_config.get("request"),
+              "llm_model": report["synthesis"]["model"], "provenance": report.get("provenance"),
+              "request": synthesis_config.get("request"),
               "prompt_hashes": synthesis_config.get("prompt_hashes"), "seed": report["config"]["seed"],
               "git_commit": report["git_commit"], "finished_at": report["finished_at"], "results": results,
               "arena_cost": report.get("arena_cost")}
@@ -97,14 +92,8 @@ def write(out: Path, report: dict[str, Any], game: games.GameSpec) -> None:
 def markdown(report: dict[str, Any], game: games.GameSpec) -> list[str]:
     """The lines of ``report.md``."""
     s = report["synthesis"]
-    real = report.get("recording_provenance")
-    relay = f"; the texts {real['relay']}" if real and real.get("relay") else ""
-    source = (f"a real model's recorded session shipped with cwm, answered by {real.get('answered_by')} "
-              f"({real.get('how')}{relay}) on {real.get('date')}" if real
-              else "a recorded session shipped with cwm (scripted replies, not a live LLM)"
-              if report["offline_recording"] else f"`{report['llm']}`")
     lines = [f"# cwm run: {report['game']}", "", "## Synthesis", "",
-             f"- LLM: {source}; model id `{s['model']}`; strategy {s['strategy']}, seed {s['seed']}",
+             f"- LLM: {_source(report)}; strategy {s['strategy']}, seed {s['seed']}",
              *_stage("world model", "transition accuracy", s)]
     if report["inference"] is not None:
         lines += _stage("inference function (open deck)", "inference accuracy", report["inference"])
@@ -118,6 +107,19 @@ def markdown(report: dict[str, Any], game: games.GameSpec) -> list[str]:
     if report.get("posterior") is not None:
         lines += ["", "## Beliefs (posterior check)", "", *posterior_lines(report["posterior"])]
     return lines
+
+
+def _source(report: dict[str, Any]) -> str:
+    """Where the replies came from, in the provenance's short fields (``cwm.llm.provenance``)."""
+    prov = report.get("provenance") or {}
+    relay = prov.get("relay")
+    if report["offline_recording"] and relay in (None, "unknown", "scripted"):
+        return "a recorded session shipped with cwm (scripted replies, not a live LLM)"
+    where = "a real model's recorded session shipped with cwm" if report["offline_recording"] else f"`{report['llm']}`"
+    if not prov:
+        return where
+    unchecked = " (not machine-checked byte for byte)" if str(relay).endswith("unchecked") else ""
+    return f"{where}, answered by {prov.get('answered_by')}; relay `{relay}`{unchecked}; date {prov.get('date')}"
 
 
 def _stage(what: str, accuracy: str, s: dict[str, Any]) -> list[str]:

@@ -10,7 +10,8 @@ Run directory::
 
     .cwm-lock            held by the process running in the directory (a second one is refused: cwm.arena.lock)
     config.json          the run's settings (once a run has started, other settings are refused)
-    synthesis/           the synthesis run (prompts, replies, programs, check reports, result.json, plot)
+    synthesis/           the synthesis run (prompts, replies, programs, check reports, result.json, plot, and
+                         provenance.json: who answered and how the texts travelled, cwm.llm.provenance)
     inference/           hidden information only: the open-deck inference synthesis for the best world model
     bundle/              the exported bundle of the best program (and its inference function)
     arena/               matches.jsonl, labels.json and the arena summaries (JSON, CSV, markdown, plot)
@@ -47,7 +48,7 @@ from cwm.arena.lock import refuse_if_locked, writer_lock
 from cwm.arena.plan import MAX_MATCHES
 from cwm.bundle.files import CODE_FILES, FILE_LIMITS
 from cwm.files import RUN_FILE_BYTES, differing_keys, loads_bounded, read_bounded, read_text
-from cwm.llm import make_client
+from cwm.llm import PROVENANCE_FILE, client_provenance, make_client, read_provenance, write_provenance
 from cwm.pipeline import beliefs
 from cwm.pipeline import report as pipeline_report
 from cwm.pipeline.on_policy import on_policy_accuracy
@@ -191,7 +192,8 @@ def _stages(config: RunConfig, spec: games.GameSpec, llm_spec: str, client: Call
     if (bundle_dir / "inference.py").is_file():
         posterior = _posterior(spec, bundle_dir, results, out / "posterior.json", config.seed)
     stages = pipeline_report.Stages(synthesis, inference, Path(os.path.relpath(bundle_dir, out)), arena_rows,
-                                    on_policy, arena_search(config).to_json(), CWM_LABEL, posterior)
+                                    on_policy, arena_search(config).to_json(), CWM_LABEL, posterior,
+                                    read_provenance(out / "synthesis" / PROVENANCE_FILE).to_json())
     report = pipeline_report.build(config, spec, llm_spec, stages)
     report["arena_cost"] = arena_cost
     pipeline_report.write(out, report, spec)
@@ -240,9 +242,10 @@ def _synthesize(config: RunConfig, spec: games.GameSpec, client: Callable[..., A
                 progress: bool) -> dict[str, JSON]:
     """The world-model synthesis stage (``client(run_dir=...)`` makes its LLM client)."""
     rules = read_text(Path(config.rules), what="rules file") if config.rules else None
+    llm = client(run_dir=run_dir)
     result = _with_bar(config.budget, progress, lambda update: synthesize_world_model(
-        spec, client(run_dir=run_dir), stage_settings(config, "world_model"), run_dir=run_dir, rules=rules,
-        progress=update))
+        spec, llm, stage_settings(config, "world_model"), run_dir=run_dir, rules=rules, progress=update))
+    write_provenance(run_dir / PROVENANCE_FILE, client_provenance(llm))  # who answered: into the bundle and report
     if not result.best_source:
         raise PipelineError(f"synthesis produced no usable program (see {run_dir}/summary.md)")
     return result.to_json()
@@ -252,9 +255,11 @@ def _infer(config: RunConfig, spec: games.GameSpec, client: Callable[..., Any], 
            progress: bool) -> dict[str, JSON]:
     """The open-deck inference synthesis for the best world model (same LLM, budget, seed and test games)."""
     rules = read_text(Path(config.rules), what="rules file") if config.rules else None
+    llm = client(run_dir=run_dir)
     result = _with_bar(config.budget, progress, lambda update: synthesize_inference(
-        spec, client(run_dir=run_dir), stage_settings(config, "inference"), run_dir=run_dir,
-        world_model=world_model, rules=rules, progress=update))
+        spec, llm, stage_settings(config, "inference"), run_dir=run_dir, world_model=world_model, rules=rules,
+        progress=update))
+    write_provenance(run_dir / PROVENANCE_FILE, client_provenance(llm))
     if not result.best_source:
         raise PipelineError(f"inference synthesis produced no usable program (see {run_dir}/summary.md)")
     return result.to_json()

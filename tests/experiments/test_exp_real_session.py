@@ -41,7 +41,8 @@ def test_a_session_waits_for_each_answer_then_records_a_replay_that_reproduces_i
     assert "recorded and verified" in capsys.readouterr().out
     provenance = json.loads((work / "provenance.json").read_text())
     assert provenance["answered_by"] == "hand-written test replies" and provenance["solved"]
-    assert provenance["relay"] == real_session.RELAY  # how the texts travelled, the default unless told
+    # carried by an agent (the default) with no prompt hash beside the answers: the copies were not checked
+    assert provenance["relay"] == "agent-relay-unchecked" and (provenance["replies"], provenance["prompts_hashed"]) == (2, 0)
     assert provenance["llm_calls"] == 2 and provenance["prompt_hashes"]
     lines = [json.loads(line) for line in (work / "recording.jsonl").read_text().splitlines()]
     assert [line["response"]["model"] for line in lines] == ["hand-written test replies"] * 2
