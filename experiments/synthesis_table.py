@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from cwm.stats import perfect_score_note
 from cwm.synthesis import SynthesisSettings
 
 if __package__ in (None, ""):  # run as a file: make the repository root importable for `experiments`
@@ -79,7 +80,7 @@ def synthesize(job: SynthesisJob) -> dict[str, Any]:
     return {
         "game": result.game, "seed": job.seed, "llm": job.llm, "model": result.model, "solved": result.solved,
         "train_accuracy": result.train_accuracy, "test_accuracy": result.test_accuracy,
-        "calls_to_best": calls_to_best(result), "llm_calls": result.llm_calls, "budget": result.budget,
+        "test_checked": result.test_checked, "calls_to_best": calls_to_best(result), "llm_calls": result.llm_calls, "budget": result.budget,
         "cost_usd": result.cost_usd, "wall_time_s": round(result.wall_time_s, 3),
         "train_by_type": result.train_by_type, "test_by_type": result.test_by_type,
         "prompt_hashes": result.prompt_hashes, "run_dir": job.run_dir, "replies": replies_of(job.llm, result.model),
@@ -113,6 +114,8 @@ def table_rows(runs: Sequence[dict[str, Any]], configs: Sequence[common.GameConf
                                                   "cost_usd"))
     for row, c in zip(rows, configs):
         row["replies"] = sorted({r["replies"] for r in runs if r["config_game"] == c.game and r.get("replies")})
+        row["test_checked"] = sum(int(r.get("test_checked") or 0) for r in runs
+                                  if r["config_game"] == c.game and not r.get("status"))
     return rows
 
 
@@ -138,6 +141,10 @@ def markdown(rows: Sequence[dict[str, Any]], *, llm: str) -> str:
             f"| {paper} |")
         replies[r["game"]] = "; ".join(r.get("replies", ()))
     lines += ["", "Replies per game:", *(f"- {game}: {how}" for game, how in replies.items() if how)]
+    bounds = [f"- {r['game']}: held-out{perfect_score_note(r['test_checked'], r['test_checked'])}" for r in rows
+              if r.get("test_accuracy") == 1.0 and r.get("test_checked")]
+    if bounds:
+        lines += ["", "What a held-out accuracy of 1.0 bounds (transitions checked over all seeds):", *bounds]
     lines += ["", "Means over seeds (± sample standard deviation). Accuracy: fraction of recorded transitions "
               "on which every check passes, for the best program; test: held-out games, half random and half "
               "MCTS play. LLM calls to reach: calls made until the best program appeared."]

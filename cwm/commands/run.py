@@ -7,6 +7,7 @@ import argparse
 from cwm import pipeline
 from cwm.arena.ratings import MOSTLY
 from cwm.commands.arena import add_cost_flag, add_fallback_flag, fallback_verdict
+from cwm.synthesis.report import accuracy_text
 from cwm.text import counted
 
 
@@ -53,14 +54,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     report = pipeline.run(config, out, progress=not args.quiet, max_prompt_tokens=args.max_prompt_tokens,
                           yes=args.yes)
     s = report["synthesis"]
-    test = "n/a" if s["test_accuracy"] is None else f"{s['test_accuracy']:.4f}"
+    test = accuracy_text(s["test_accuracy"], s.get("test_checked"))
     print(f"{report['game']}: synthesis {'solved' if s['solved'] else 'not solved'} in {counted(s['llm_calls'], 'call')} "
-          f"(train {s['train_accuracy']:.4f}, test {test}); LLM: {report['llm']}")
+          f"(train {accuracy_text(s['train_accuracy'], s.get('train_checked'))}, test {test}); LLM: {report['llm']}")
     inference = report["inference"]
     if inference is not None:
-        test = "n/a" if inference["test_accuracy"] is None else f"{inference['test_accuracy']:.4f}"
+        test = accuracy_text(inference["test_accuracy"], inference.get("test_checked"))
         print(f"  inference {'solved' if inference['solved'] else 'not solved'} in {counted(inference['llm_calls'], 'call')} "
-              f"(train {inference['train_accuracy']:.4f}, test {test})")
+              f"(train {accuracy_text(inference['train_accuracy'], inference.get('train_checked'))}, test {test})")
     for row in report["arena"]:
         if row["seat"] == "all":
             print(f"  vs {row['opponent']}: " + ", ".join(

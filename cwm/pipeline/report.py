@@ -13,12 +13,12 @@ from cwm.arena import report as arena_report
 from cwm.checks.posterior import OPPONENT_MODEL
 from cwm.files import RUN_FILE_BYTES, loads_bounded, read_bounded
 from cwm.stats import perfect_score_note
-from cwm.synthesis.report import git_commit
+from cwm.synthesis.report import accuracy_text, git_commit
 from cwm.text import clean, counted
 from cwm.types import JSON
 
 SYNTHESIS_KEYS = ("solved", "llm_calls", "train_accuracy", "test_accuracy", "train_by_type", "test_by_type",
-                  "cost_usd", "possibly_paid_calls", "model", "strategy", "seed")
+                  "cost_usd", "possibly_paid_calls", "model", "strategy", "seed", "train_checked", "test_checked")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -123,10 +123,10 @@ def _source(report: dict[str, Any]) -> str:
 
 
 def _stage(what: str, accuracy: str, s: dict[str, Any]) -> list[str]:
-    test = "n/a" if s["test_accuracy"] is None else f"{s['test_accuracy']:.4f}"
+    train = accuracy_text(s["train_accuracy"], s.get("train_checked"))
+    test = accuracy_text(s["test_accuracy"], s.get("test_checked"))
     return [f"- {what}: {'solved' if s['solved'] else 'not solved'} after {counted(s['llm_calls'], 'LLM call')} "
-            f"(cost ${s['cost_usd'] or 0:.4f}{_possibly_paid(s)}); {accuracy}: train {s['train_accuracy']:.4f}, "
-            f"held-out test {test}"]
+            f"(cost ${s['cost_usd'] or 0:.4f}{_possibly_paid(s)}); {accuracy}: train {train}, held-out test {test}"]
 
 
 def _planner(game: games.GameSpec) -> str:

@@ -90,6 +90,8 @@ def result_of(engine: Engine, store: RunStore, config: dict[str, Any], test_repo
         cost_usd=store.total_cost(), wall_time_s=wall, nodes=tuple(engine.nodes), curve=tuple(engine.curve),
         prompt_hashes=dict(config["prompt_hashes"]), run_dir=str(store.root),
         possibly_paid_calls=int(store.total("possibly_paid_calls")), possibly_paid_usd=store.total("possibly_paid_usd"),
+        train_checked=train_report.transitions_total if train_report else 0,
+        test_checked=None if test_report is None else test_report.transitions_total,
     )
 
 

@@ -92,6 +92,9 @@ class SynthesisResult:
       possibly_paid_calls: requests sent by a session that stopped (a kill, a crash) before their replies
         were recorded, so perhaps billed; they were sent again (and are counted again in ``llm_calls``).
       possibly_paid_usd: their cost at a high estimate (part of ``cost_usd``).
+      train_checked, test_checked: how many transitions the two accuracies were measured on (``test_checked``
+        ``None`` without a test set; 0 in results from before they were recorded). A perfect accuracy bounds
+        the error rate only through this count (``cwm.stats.zero_failure_bound``).
     """
 
     target: str
@@ -120,6 +123,8 @@ class SynthesisResult:
     run_dir: str
     possibly_paid_calls: int = 0
     possibly_paid_usd: float = 0.0
+    train_checked: int = 0
+    test_checked: int | None = None
 
     def to_json(self) -> dict[str, JSON]:
         data = dataclasses.asdict(self)
@@ -130,6 +135,8 @@ class SynthesisResult:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> SynthesisResult:
         body = dict(data)
+        if body.get("test_accuracy") is not None and body.get("test_checked") is None:
+            body["test_checked"] = 0  # a result from before the counts were recorded: a test set, count unknown
         body["nodes"] = tuple(Node.from_json(n) for n in data["nodes"])
         body["curve"] = tuple(CurvePoint(**p) for p in data["curve"])
         return cls(**body)

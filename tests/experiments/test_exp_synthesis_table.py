@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import importlib
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -74,6 +75,18 @@ def test_tables_in_markdown_json_and_csv(table_run):
     assert [(r["game"], r["seed"], r["model"]) for r in runs] == [("tic_tac_toe", "0", "scripted-tic-tac-toe")]
     assert json.loads((table_run / "table.json").read_text())["rows"][0]["test_accuracy"] == 1.0
     assert "- tic_tac_toe: scripted demo (hand-written replies)" in md
+
+
+def test_a_perfect_held_out_accuracy_is_printed_with_the_error_rate_its_checks_bound(table_run):
+    (run,) = json.loads((table_run / "record.json").read_text())["results"]["runs"]
+    checked = json.loads((Path(run["run_dir"]) / "test_report.json").read_text())["report"]["transitions_total"]
+    assert run["test_accuracy"] == 1.0 and run["test_checked"] == checked > 0
+    md = (table_run / "table.md").read_text()
+    bound = next(line for line in md.splitlines() if line.startswith("- tic_tac_toe: held-out (0 of "))
+    assert bound.startswith(f"- tic_tac_toe: held-out (0 of {checked:,} wrong: error rate < ") and "at 95%" in bound
+    assert float(bound.split("< ")[1].split(" ")[0]) == pytest.approx(math.log(20) / checked, rel=0.02)
+    summary = (Path(run["run_dir"]) / "summary.md").read_text()
+    assert f"test 1.0000 (0 of {checked:,} wrong" in summary
 
 
 def test_a_real_model_session_says_who_answered_it(tmp_path):
@@ -181,6 +194,7 @@ def test_rows_are_means_over_seeds_with_deviation():
     md = mod.markdown([row], llm="gemini")
     assert "| connect_four | 3 | 2/3 | 0.9667 ± 0.0577 | 0.9800 ± 0.0141 | 5.0 ± 3.6 |" in md
     assert "| — / — / 2 |" in md
+    assert "held-out (0 of" not in md  # an accuracy below 1.0 shows its spread, not a bound
 
 
 def test_runs_size_their_held_out_set_by_the_configs_transitions(tmp_path, monkeypatch):
