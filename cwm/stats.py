@@ -103,6 +103,7 @@ def paired(values: Sequence[float], *, margin: float | None = None, alpha: float
         raise ValueError("paired: every pair value must be a finite number")
     if margin is not None and not margin > 0:
         raise ValueError(f"paired: the equivalence margin must be positive, not {margin}")
+    values = [float(v) for v in values]
     mean = sum(values) / n if n else 0.0
     sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1)) if n > 1 else 0.0
     if n < 2 or sd == 0.0:
@@ -116,7 +117,7 @@ def paired(values: Sequence[float], *, margin: float | None = None, alpha: float
     equivalent = None
     if margin is not None:
         tost = _t_quantile(n - 1, 1 - alpha) * se
-        equivalent = -margin < mean - tost and mean + tost < margin
+        equivalent = bool(-margin < mean - tost and mean + tost < margin)
     return PairedComparison(n, mean, mean - half, mean + half, sd, p, p < alpha, mde, needed, margin, equivalent)
 
 
