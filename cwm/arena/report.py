@@ -6,7 +6,7 @@ from __future__ import annotations
 import csv
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -226,12 +226,13 @@ def _short(label: JSON) -> str:
     return f"{kind}:{Path(target).stem or target}" if "/" in target else str(label)
 
 
-def write_reports(out: Path, results: Sequence[MatchResult], *, config: dict[str, JSON]) -> list[dict[str, JSON]]:
+def write_reports(out: Path, results: Sequence[MatchResult], *, config: dict[str, JSON],
+                  specs: Mapping[str, str] | None = None) -> list[dict[str, JSON]]:
     """Writes ``results.json`` (the rows, the paired comparisons, what each agent was, the leaderboard, and
     ``mostly_fallback``: the agents that fell back on most of their moves), ``results.csv``, ``results.md``,
     ``leaderboard.md`` (``cwm.arena.ratings``) and ``results.png`` under ``out``; such an agent's name carries
-    ``(fell back N%)`` in both tables. ``config``'s ``specs`` (label -> spec) and ``settings`` say what each
-    agent was (``cwm.arena.compare.describe_agents``)."""
+    ``(fell back N%)`` in both tables. ``specs`` (label -> spec) and ``config``'s ``settings`` say what each
+    agent was (``cwm.arena.compare.describe_agents``: no path is written)."""
 
     spec = games.resolve(str(config["game"]))
     outcome = "payoff" if spec.outcome == "payoff" else "win/draw/loss"
@@ -242,10 +243,9 @@ def write_reports(out: Path, results: Sequence[MatchResult], *, config: dict[str
     board = [{k: finite_json(v) for k, v in r.items()} | ({"fallback_rate": rates[str(r["agent"])]}
                                                           if str(r["agent"]) in rates else {})
              for r in arena_ratings.leaderboard(results)]
-    compared = [finite_json(r) for r in compare.comparisons(results, outcome=outcome,
-                                                            margin=compare.margin_for(outcome, utility_range(spec)))]
-    specs, settings = config.get("specs"), config.get("settings")
-    described = compare.describe_agents(specs if isinstance(specs, dict) else {},
+    compared = paired_comparisons(spec, results)
+    settings = config.get("settings")
+    described = compare.describe_agents(specs or {},
                                         settings if isinstance(settings, dict) else {},
                                         perfect=spec.perfect_information)
     (out / "results.json").write_text(json.dumps({"config": config, "outcome": outcome, "rows": clean,
@@ -264,6 +264,15 @@ def write_reports(out: Path, results: Sequence[MatchResult], *, config: dict[str
     if rows:
         plot(rows, out / "results.png", outcome=outcome, title=f"{config['game']}: arena")
     return clean
+
+
+def paired_comparisons(spec: games.GameSpec, results: Sequence[MatchResult]) -> list[dict[str, JSON]]:
+    """The paired comparisons of ``results`` on ``spec`` (``cwm.arena.compare.comparisons``), with the
+    game's equivalence margin, JSON-clean."""
+    outcome = "payoff" if spec.outcome == "payoff" else "win/draw/loss"
+    margin = compare.margin_for(outcome, utility_range(spec))
+    return [{k: finite_json(v) for k, v in r.items()} for r in compare.comparisons(results, outcome=outcome,
+                                                                                   margin=margin)]
 
 
 def utility_range(spec: games.GameSpec) -> float | None:

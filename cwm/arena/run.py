@@ -268,8 +268,8 @@ def tournament(game: str | games.GameSpec, agents: Sequence[str], plan: Tourname
             ex.close()
     results = [done[j.key].shown_as(j.seats) for j in jobs]
     labels = list(dict.fromkeys([*(parse_agent_spec(a).label for a in agents), *builds]))
-    arena_report.write_reports(out, results, config=config | {"agents": labels, "matches": plan.matches,
-                                                              "specs": {label: builds[label] for label in labels if label in builds}})
+    arena_report.write_reports(out, results, config=config | {"agents": labels, "matches": plan.matches},
+                               specs=builds)
     return results
 
 

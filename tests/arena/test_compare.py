@@ -61,13 +61,14 @@ def test_every_pair_the_same_claims_nothing_beyond_the_sign_test():
 def test_the_report_states_each_agents_settings_and_the_comparison(tmp_path):
     results = [m for i in range(5) for m in _pair(i, 1.0, -1.0)]
     settings = {"search": {"num_simulations": 25, "rollouts": 1}, "llm_retries": 3, "llm_examples": 2}
-    write_reports(tmp_path, results, config={"game": "leduc_poker", "matches": 5, "settings": settings,
-                                             "specs": {"a": "cwm:/x/bundle", "b": "random"}})
+    write_reports(tmp_path, results, config={"game": "leduc_poker", "matches": 5, "settings": settings},
+                  specs={"a": "cwm:/x/bundle", "b": "random"})
     data = json.loads((tmp_path / "results.json").read_text())
     assert data["agent_settings"]["a"].startswith("ISMCTS on the synthesized model, 25 simulations, 1 rollout")
     assert "inference: the bundle's synthesized inference function" in data["agent_settings"]["a"]
     (row,) = data["comparisons"]
     assert (row["agent"], row["opponent"], row["matches"], row["pairs"]) == ("a", "b", 10, 5)
+    assert "/x/bundle" not in (tmp_path / "results.json").read_text()  # a report names no path
     md = (tmp_path / "results.md").read_text()
     assert "| a | b | 10 (5) | +0.000 [+0.000, +0.000] | - |" in md and "(5 matches per seat order" in md
     assert "- `a`: ISMCTS on the synthesized model, 25 simulations" in md
