@@ -79,3 +79,19 @@ def test_an_llm_agent_is_described_by_its_model():
                             "rollouts": 10}, "llm_retries": 2, "llm_examples": 0}, perfect=True)
     assert found["l"] == "LLM policy, model `gemini-2.5-flash`, 2 retries, 0 example trajectories"
     assert found["g"] == "MCTS on the true game, 1000 simulations, 10 rollouts per leaf"
+
+
+def test_the_html_page_shows_the_comparisons_and_what_was_run(tmp_path):
+    from cwm.agents import Settings
+    from cwm.arena import tournament
+    from cwm.arena.plan import TournamentPlan
+    from cwm.arena.view import page
+    from planners.config import SearchConfig
+
+    plan = TournamentPlan(matches=3, settings=Settings(search=SearchConfig(num_simulations=7, rollouts=2)))
+    tournament("tic_tac_toe", ["random", "gt-mcts"], plan, out_dir=tmp_path, executor="inline", progress=False)
+    html = page(tmp_path)
+    (row,) = json.loads((tmp_path / "results.json").read_text())["comparisons"]
+    assert "<h2>Paired comparisons</h2>" in html and f"<td>{row['matches']} ({row['pairs']})</td>" in html
+    assert row["pairs"] == 3 and row["verdict"].replace("'", "&#x27;") in html
+    assert "<td>gt-mcts</td><td>MCTS on the true game, 7 simulations, 2 rollouts per leaf</td>" in html
