@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from cwm.arena import compare
 from cwm.arena import ratings as arena_ratings
 from cwm.arena import report as arena_report
 from cwm.arena.types import MatchResult
@@ -133,7 +134,27 @@ def markdown(rows: Sequence[dict[str, Any]], board: Sequence[dict[str, Any]] = (
               "move, exception, timeout, worker crash) is a loss for the forfeiting side and is also counted apart. "
               "Draws rejected / moves fell back (ISMCTS, imperfect information): the CWM agent's inference draws "
               "its model rejected, and its moves played at random because search failed (`-`: MCTS)."]
-    return "\n".join(lines + leaderboard_markdown(board)) + "\n"
+    return "\n".join(lines + _paired_lines(rows) + leaderboard_markdown(board)) + "\n"
+
+
+def _paired_lines(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """Each game and opponent's paired comparison (``cwm.arena.compare``) with the CWM agent's settings."""
+    found = [r for r in rows if isinstance(r.get("paired"), dict)]
+    if not found:
+        return []
+    lines = ["", "## Paired comparisons", "",
+             "Seat-swapped pairs on one deal; score = (wins + draws/2) / matches (0.50 even) in win/draw/loss games, "
+             "edge = half the mean payoff difference in payoff games; 95% t interval over pairs; MDE: the smallest "
+             "difference detectable at 80% power.", "",
+             "| game | CWM agent's settings | opponent | matches (pairs) | score or edge [95% CI] | MDE | verdict |",
+             "|---|---|---|---|---|---|---|"]
+    for r in found:
+        c = r["paired"]
+        mde = "-" if c["mde"] is None else "±" + compare.shown(c, c["mde"], sign=False)
+        lines.append(f"| {r['game']} | {r.get('settings', '-')} | {r['opponent']} | {c['matches']} ({c['pairs']}) | "
+                     f"{compare.shown(c, c['mean'])} [{compare.shown(c, c['lo'])}, {compare.shown(c, c['hi'])}] | "
+                     f"{mde} | {c['verdict']} |")
+    return lines
 
 
 def plot(rows: Sequence[dict[str, Any]], path: Path) -> None:

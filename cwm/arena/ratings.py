@@ -141,7 +141,8 @@ def head_to_head(results_by_game: Mapping[str, Sequence[MatchResult]], *, bootst
                                 "difference_lo": None, "difference_hi": None}
         if shared:
             diff = _difference(point, shared, a, b)
-            samples = [_difference(d, shared, a, b) for d in draws]
+            assert diff is not None  # every agent of a game is rated in its full fit
+            samples = [x for x in (_difference(d, shared, a, b) for d in draws) if x is not None]
             lo, hi = np.percentile(samples, [2.5, 97.5]) if samples else (diff, diff)
             row |= {"difference": diff, "difference_lo": float(lo), "difference_hi": float(hi)}
         rows.append(row)
@@ -160,8 +161,11 @@ def _agents_by_game(results_by_game: Mapping[str, Sequence[MatchResult]]) -> dic
 
 
 def _difference(rated: Mapping[str, Mapping[str, tuple[float, float, float]]], games: Sequence[str], a: str,
-                b: str) -> float:
-    return float(np.mean([rated[g][a][0] - rated[g][b][0] for g in games]))
+                b: str) -> float | None:
+    """The mean over ``games`` of ``a``'s rating minus ``b``'s, over the games where both are rated (a
+    resample may draw none of an agent's matches in a game); ``None`` where there is none."""
+    found = [rated[g][a][0] - rated[g][b][0] for g in games if a in rated[g] and b in rated[g]]
+    return float(np.mean(found)) if found else None
 
 
 def _mean_over_games(rated: Sequence[dict[str, tuple[float, float, float]]]) -> dict[str, float]:
