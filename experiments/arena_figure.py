@@ -222,7 +222,10 @@ def play(config: common.GameConfig, figure: ArenaFigureConfig, bundle_dir: Path,
     rows = [r for r in arena_report.summarize(results) if r["agent"] == CWM_LABEL and r["seat"] == "all"]
     order = {o: i for i, o in enumerate(opps)}
     rows.sort(key=lambda r: order[r["opponent"]])
-    return [{"game": spec.name, "outcome": spec.outcome} | _clean(r) for r in rows], results
+    paired = {c["opponent"]: c for c in arena_report.paired_comparisons(spec, results) if c["agent"] == CWM_LABEL}
+    settings = f"{config.sims} simulations, {config.rollouts} rollouts per leaf"
+    return [{"game": spec.name, "outcome": spec.outcome, "settings": settings} | _clean(r)
+            | {"paired": paired.get(str(r["opponent"]))} for r in rows], results
 
 
 def _clean(row: dict[str, Any]) -> dict[str, Any]:

@@ -1,6 +1,7 @@
 """The outputs of ``experiments/arena_figure.py``: the CWM agent's results per game and opponent as a markdown
 table and a figure (a panel per game, a stacked win/draw/loss bar per opponent), the Bradley-Terry
-leaderboard across games (each game weighted equally), and what each game's bundle and arena cost."""
+leaderboard across games (head to head over the games each pair shares, each game weighted equally), and what
+each game's bundle and arena cost."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from cwm.arena import compare
 from cwm.arena import ratings as arena_ratings
 from cwm.arena import report as arena_report
 from cwm.arena.types import MatchResult
@@ -23,25 +25,74 @@ def category(opponent: str) -> str:
 
 def leaderboard(results_by_game: Mapping[str, Sequence[MatchResult]], *,
                 bootstrap: int = arena_ratings.DEFAULT_BOOTSTRAP, seed: int = 0) -> list[dict[str, Any]]:
-    """One row per agent over every game played, best first: its Bradley-Terry ``rating`` with each game
-    weighted equally (``cwm.arena.ratings.ratings_across``), ``rating_lo``/``rating_hi`` (bootstrap 95%),
-    and the ``games`` it played."""
-    rated = arena_ratings.ratings_across(results_by_game, bootstrap=bootstrap, seed=seed)
-    rows = [{"agent": label, "rating": rating, "rating_lo": lo, "rating_hi": hi,
-             "games": [g for g, results in results_by_game.items() if any(label in r.seats for r in results)]}
-            for label, (rating, lo, hi) in rated.items()]
-    return sorted(rows, key=lambda row: -row["rating"])
+    """One row per agent, ranked by head-to-head over shared games (``cwm.arena.ratings.head_to_head``: each
+    pair's mean rating difference over the games both played, each game weighted equally): rows are ordered
+    by ``copeland`` (the agents it is rated above minus those it is rated below, by the point difference;
+    Copeland's rule), then by the mean of its differences; ``ahead`` and ``behind`` count the agents whose
+    difference's 95% interval lies above or below zero, ``unranked`` the agents it shares no game with. ``rating``/``rating_lo``/``rating_hi``: its Bradley-Terry rating over the games every agent
+    played (``ratings_across``; ``None`` when there is none), and the ``games`` it played."""
+    pairs = arena_ratings.head_to_head(results_by_game, bootstrap=bootstrap, seed=seed)
+    common = arena_ratings.common_games(results_by_game)
+    rated = arena_ratings.ratings_across({g: results_by_game[g] for g in common}, bootstrap=bootstrap, seed=seed)
+    labels = list(dict.fromkeys(s for results in results_by_game.values() for r in results for s in r.seats))
+    rows = [_standing(label, pairs) | {
+        "rating": rated[label][0] if label in rated else None,
+        "rating_lo": rated[label][1] if label in rated else None,
+        "rating_hi": rated[label][2] if label in rated else None, "rated_on": common,
+        "games": [g for g, results in results_by_game.items() if any(label in r.seats for r in results)]}
+        for label in labels]
+    return sorted(rows, key=lambda row: (-row["copeland"], -row["mean_difference"]))
+
+
+def _standing(label: str, pairs: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """An agent's head-to-head record: the agents it is shown ahead of and behind, those it shares no game
+    with, and the mean of its rating differences over the pairs that share a game."""
+    ahead, behind, unranked, diffs, mine, copeland = [], [], [], [], [], 0
+    for p in pairs:
+        if label not in (p["agent"], p["opponent"]):
+            continue
+        sign, other = (1, p["opponent"]) if p["agent"] == label else (-1, p["agent"])
+        seen = {"opponent": other, "games": p["games"]}
+        mine.append(seen)
+        if p["difference"] is None:
+            unranked.append(other)
+            continue
+        diffs.append(sign * p["difference"])
+        copeland += (diffs[-1] > 0) - (diffs[-1] < 0)
+        lo, hi = sorted((sign * p["difference_lo"], sign * p["difference_hi"]))
+        seen |= {"difference": sign * p["difference"], "difference_lo": lo, "difference_hi": hi}
+        (ahead if lo > 0 else behind if hi < 0 else []).append(other)
+    return {"agent": label, "copeland": copeland, "ahead": len(ahead), "behind": len(behind), "unranked": unranked,
+            "mean_difference": sum(diffs) / len(diffs) if diffs else 0.0, "head_to_head": mine}
 
 
 def leaderboard_markdown(rows: Sequence[dict[str, Any]]) -> list[str]:
-    """The leaderboard across games as markdown lines (nothing when no game was played)."""
+    """The leaderboard across games as markdown lines (nothing when no game was played), then each pair's
+    head-to-head over its shared games, from the side of the agent ranked higher."""
     if not rows:
         return []
+    common = rows[0].get("rated_on") or []
     lines = ["", "## Leaderboard across games", "",
-             "Bradley-Terry rating (Elo scale) with a bootstrap 95% interval; each game weighted equally.", "",
-             "| # | agent | rating [95% CI] | games |", "|---|---|---|---|"]
-    return lines + [f"| {i} | {r['agent']} | {r['rating']:.0f} [{r['rating_lo']:.0f}, {r['rating_hi']:.0f}] | "
-                    f"{', '.join(r['games'])} |" for i, r in enumerate(rows, 1)]
+             "Ratings are fitted per game (Bradley-Terry, Elo scale). Each pair of agents is compared over the games "
+             "both played, each such game weighted equally (its mean rating difference); agents are ranked by "
+             "Copeland's rule on those differences (opponents rated below minus above), agents with no shared game "
+             "are not compared. Ahead/behind count the differences whose bootstrap 95% interval lies above/below "
+             "zero. The rating column is over the games every agent played"
+             + (f" ({', '.join(common)})." if common else " (none here, so no single rating is given)."), "",
+             "| # | agent | ahead / behind | not compared with | rating [95% CI] | games |", "|---|---|---|---|---|---|"]
+    lines += [f"| {i} | {r['agent']} | {r['ahead']} / {r['behind']} | {', '.join(r['unranked']) or '-'} | "
+              f"{_rating(r)} | {', '.join(r['games'])} |" for i, r in enumerate(rows, 1)]
+    lines += ["", "| agent | opponent | shared games | rating difference [95% CI] |", "|---|---|---|---|"]
+    for i, r in enumerate(rows):
+        below = {str(x["agent"]) for x in rows[i + 1:]}
+        lines += [f"| {r['agent']} | {p['opponent']} | {', '.join(p['games']) or 'none: not ranked'} | "
+                  + (f"{p['difference']:+.0f} [{p['difference_lo']:+.0f}, {p['difference_hi']:+.0f}]"
+                     if "difference" in p else "-") + " |" for p in r["head_to_head"] if p["opponent"] in below]
+    return lines
+
+
+def _rating(r: dict[str, Any]) -> str:
+    return "-" if r["rating"] is None else f"{r['rating']:.0f} [{r['rating_lo']:.0f}, {r['rating_hi']:.0f}]"
 
 
 def provenance(bundle_dir: Path) -> dict[str, Any]:
@@ -83,7 +134,27 @@ def markdown(rows: Sequence[dict[str, Any]], board: Sequence[dict[str, Any]] = (
               "move, exception, timeout, worker crash) is a loss for the forfeiting side and is also counted apart. "
               "Draws rejected / moves fell back (ISMCTS, imperfect information): the CWM agent's inference draws "
               "its model rejected, and its moves played at random because search failed (`-`: MCTS)."]
-    return "\n".join(lines + leaderboard_markdown(board)) + "\n"
+    return "\n".join(lines + _paired_lines(rows) + leaderboard_markdown(board)) + "\n"
+
+
+def _paired_lines(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """Each game and opponent's paired comparison (``cwm.arena.compare``) with the CWM agent's settings."""
+    found = [r for r in rows if isinstance(r.get("paired"), dict)]
+    if not found:
+        return []
+    lines = ["", "## Paired comparisons", "",
+             "Seat-swapped pairs on one deal; score = (wins + draws/2) / matches (0.50 even) in win/draw/loss games, "
+             "edge = half the mean payoff difference in payoff games; 95% t interval over pairs; MDE: the smallest "
+             "difference detectable at 80% power.", "",
+             "| game | CWM agent's settings | opponent | matches (pairs) | score or edge [95% CI] | MDE | verdict |",
+             "|---|---|---|---|---|---|---|"]
+    for r in found:
+        c = r["paired"]
+        mde = "-" if c["mde"] is None else "±" + compare.shown(c, c["mde"], sign=False)
+        lines.append(f"| {r['game']} | {r.get('settings', '-')} | {r['opponent']} | {c['matches']} ({c['pairs']}) | "
+                     f"{compare.shown(c, c['mean'])} [{compare.shown(c, c['lo'])}, {compare.shown(c, c['hi'])}] | "
+                     f"{mde} | {c['verdict']} |")
+    return lines
 
 
 def plot(rows: Sequence[dict[str, Any]], path: Path) -> None:

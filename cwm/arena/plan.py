@@ -93,15 +93,23 @@ class Seating:
 
 
 class MatchJobs(Sequence[MatchJob]):
-    """A tournament's jobs in order (every seating, ``matches`` games each), each made when it is asked for:
-    a plan's size costs no memory until its matches are played.
+    """A tournament's jobs in order, each made when it is asked for: a plan's size costs no memory until its
+    matches are played.
+
+    The seat orders of one pairing play each index in turn, so in a two-player pairing jobs ``2k`` and
+    ``2k + 1`` are one deal with the seats swapped: match ``i`` of every seat order of a pairing shares its
+    chance seed (``deal_seed``), the standard variance reduction of a two-player arena (duplicate play).
+    The agents' own seeds differ (they derive from each match's seed).
 
     Attributes:
-      seatings: the seat orders, in order.
+      seatings: the seat orders, in order (those of one pairing next to each other).
+      groups: per pairing, the indices in ``seatings`` of its seat orders.
     """
 
-    def __init__(self, game: str, seatings: list[Seating], plan: TournamentPlan, log_dir: str | None):
+    def __init__(self, game: str, seatings: list[Seating], plan: TournamentPlan, log_dir: str | None,
+                 groups: Sequence[Sequence[int]] | None = None):
         self.game, self.seatings, self.plan, self.log_dir = game, seatings, plan, log_dir
+        self.groups = [list(g) for g in groups] if groups is not None else [[i] for i in range(len(seatings))]
         self._hashed = identity.settings_hash(plan.recorded())
 
     def __len__(self) -> int:
@@ -119,13 +127,20 @@ class MatchJobs(Sequence[MatchJob]):
         n = len(self)
         if not -n <= i < n:
             raise IndexError(f"match job {i} of {n}")
-        seating, index = divmod(i % n, self.plan.matches)
-        return self._job(self.seatings[seating], index)
+        i %= n
+        for group in self.groups:
+            size = len(group) * self.plan.matches
+            if i < size:
+                index, order = divmod(i, len(group))
+                return self._job(self.seatings[group[order]], index)
+            i -= size
+        raise AssertionError("the groups cover every seating")
 
     def __iter__(self) -> Iterator[MatchJob]:
-        for seating in self.seatings:
+        for group in self.groups:
             for index in range(self.plan.matches):
-                yield self._job(seating, index)
+                for order in group:
+                    yield self._job(self.seatings[order], index)
 
     def count_done(self, done: Mapping[str, MatchResult]) -> int:
         """How many of these jobs ``done`` holds (found from each result's fingerprints and index, so the
@@ -137,12 +152,24 @@ class MatchJobs(Sequence[MatchJob]):
     def _job(self, seating: Seating, index: int) -> MatchJob:
         key = identity.match_key(self.game, self._hashed, seating.fingerprints, index)
         return MatchJob(self.game, key, seating.labels, match_seed(self.plan.seed, key), self.plan.settings,
-                        self.plan.move_time_limit, self.log_dir, seating.builds, seating.fingerprints, index)
+                        self.plan.move_time_limit, self.log_dir, seating.builds, seating.fingerprints, index,
+                        deal_seed(self.plan.seed, self.game, self._hashed, seating.fingerprints, index))
+
+
+def deal_seed(seed: int, game: str, settings: str, fingerprints: Sequence[str], index: int) -> int:
+    """The chance seed of match ``index`` of every seat order of one set of agents: a hash of the tournament
+    seed and the match key of the agents in sorted order, so seat-swapped matches share their deal.
+
+    Args:
+      settings: the tournament's settings hash (``cwm.arena.identity.settings_hash``).
+    """
+    return match_seed(seed, "deal|" + identity.match_key(game, settings, sorted(fingerprints), index))
 
 
 def plan_jobs(game: str, agents: Sequence[str], plan: TournamentPlan, *, log_dir: str | None = None) -> MatchJobs:
     """The jobs of a tournament: each pairing in every seat order, ``plan.matches`` games per order, made
-    lazily (``MatchJobs``).
+    lazily (``MatchJobs``); match ``i`` of each seat order of a pairing is one deal (``deal_seed``), played
+    next to each other.
 
     Each job's key, and so its seed, is its content (``cwm.arena.identity.match_key``): the game, these
     settings, each seat's agent fingerprint and the index, so neither depends on an agent's label or on
@@ -168,7 +195,8 @@ def plan_jobs(game: str, agents: Sequence[str], plan: TournamentPlan, *, log_dir
             raise ArenaError("a tournament needs at least two agents (or explicit pairings)")
         pairings = list(itertools.combinations(specs, 2))
     seated = [tuple(_seat(entry, specs) for entry in pair) for pair in pairings]
-    orders = [o for pair in seated for o in dict.fromkeys(itertools.permutations(pair))]  # once for self-play
+    grouped = [list(dict.fromkeys(itertools.permutations(pair))) for pair in seated]  # once for self-play
+    orders = [o for group in grouped for o in group]
     if len(orders) * plan.matches > MAX_MATCHES:
         raise ArenaError(f"{plan.matches:,} matches per seat order over {len(orders)} seat orders is "
                          f"{len(orders) * plan.matches:,} matches, over the {MAX_MATCHES:,} one tournament may "
@@ -176,7 +204,8 @@ def plan_jobs(game: str, agents: Sequence[str], plan: TournamentPlan, *, log_dir
     prints = _fingerprints(list(dict.fromkeys([*specs.values(), *(s for pair in seated for s in pair)])))
     seatings = [Seating(tuple(s.label for s in order), tuple(_absolute(s) for s in order),
                         tuple(prints[s.label] for s in order)) for order in orders]
-    return MatchJobs(game, seatings, plan, log_dir)
+    starts = list(itertools.accumulate((len(g) for g in grouped), initial=0))
+    return MatchJobs(game, seatings, plan, log_dir, [list(range(a, b)) for a, b in itertools.pairwise(starts)])
 
 
 def tournament_settings(seed: int, settings: Settings, move_time_limit: float | None) -> dict[str, JSON]:

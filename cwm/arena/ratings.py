@@ -6,14 +6,19 @@ pairwise outcomes of every match: each pair of seats gives one comparison, the s
 winning; a draw counts as half a win each way (one comparison in each direction). A small regularisation
 keeps the rating of an agent that never lost (or never won) finite. Ratings are shown on the Elo scale
 (400 / ln 10 per logit unit, mean 1000). The interval re-fits the ratings on matches resampled with
-replacement (``bootstrap`` times, seeded) and takes the 2.5th and 97.5th percentiles. Over several games
-(``ratings_across``) each game weighs the same: an agent's rating is the mean of its per-game ratings.
+replacement (``bootstrap`` times, seeded) and takes the 2.5th and 97.5th percentiles.
+
+Ratings are fitted per game. Across games, agents are compared only over games they share, each game
+weighing the same: ``head_to_head`` gives each pair's mean rating difference over the games both played (a
+pair with none is not ranked), and ``ratings_across`` rates every agent over the games all of them played
+(refusing when there is none).
 """
 
 from __future__ import annotations
 
 import collections
 import dataclasses
+import itertools
 import math
 from collections.abc import Mapping, Sequence
 
@@ -84,14 +89,24 @@ def ratings(results: Sequence[MatchResult], *, bootstrap: int = DEFAULT_BOOTSTRA
 
 def ratings_across(results_by_game: Mapping[str, Sequence[MatchResult]], *, bootstrap: int = DEFAULT_BOOTSTRAP,
                    seed: int = 0, alpha: float = DEFAULT_ALPHA) -> dict[str, tuple[float, float, float]]:
-    """Each agent's rating over several games, each game weighted equally: the mean of its per-game ratings
-    (over the games it played), with a 95% interval from resampling every game's matches together.
+    """Each agent's rating over the games **every** agent played (``common_games``), each of those games
+    weighted equally: the mean of its per-game ratings, with a 95% interval from resampling every game's
+    matches together. Ratings fitted on different sets of games are not comparable (an agent's rating
+    depends on whom it met in which game), so the games some agent did not play are left out.
 
     Args:
       results_by_game: game -> its matches (one tournament each).
       bootstrap, seed, alpha: as for ``ratings``.
+
+    Raises:
+      ValueError: no game that every agent played (compare pairs over their shared games instead:
+        ``head_to_head``).
     """
-    per_game = [list(results) for results in results_by_game.values() if results]
+    common = common_games(results_by_game)
+    if not common and any(results_by_game.values()):
+        raise ValueError(f"no game that every agent played (agents by game: {_agents_by_game(results_by_game)}); "
+                         f"rank pairs over their shared games (head_to_head)")
+    per_game = [list(results_by_game[g]) for g in common]
     point = _mean_over_games([ratings(r, bootstrap=0, alpha=alpha) for r in per_game])
     rng = np.random.default_rng(seed)
     draws = []
@@ -104,6 +119,55 @@ def ratings_across(results_by_game: Mapping[str, Sequence[MatchResult]], *, boot
         lo, hi = np.percentile(samples, [2.5, 97.5]) if samples else (rating, rating)
         found[label] = (rating, float(lo), float(hi))
     return found
+
+
+def head_to_head(results_by_game: Mapping[str, Sequence[MatchResult]], *, bootstrap: int = DEFAULT_BOOTSTRAP,
+                 seed: int = 0, alpha: float = DEFAULT_ALPHA) -> list[dict[str, JSON]]:
+    """Every pair of agents compared over the games **both** played, each of those games weighted equally:
+    ``difference`` is the mean over those games of the first agent's rating minus the second's (each game's
+    ratings fitted on all its matches), with a bootstrap 95% interval (every game's matches resampled
+    together, ``bootstrap`` times, seeded). A pair with no shared game gets ``games == []`` and no
+    difference: it is not ranked.
+    """
+    played = _agents_by_game(results_by_game)
+    labels = list(dict.fromkeys(a for agents in played.values() for a in agents))
+    games = [g for g in played if played[g]]
+    point = {g: ratings(list(results_by_game[g]), bootstrap=0, alpha=alpha) for g in games}
+    rng = np.random.default_rng(seed)
+    draws = [{g: ratings([r[i] for i in rng.integers(len(r), size=len(r))], bootstrap=0, alpha=alpha)
+              for g, r in ((g, list(results_by_game[g])) for g in games)} for _ in range(bootstrap if games else 0)]
+    rows: list[dict[str, JSON]] = []
+    for a, b in itertools.combinations(labels, 2):
+        shared = [g for g in games if a in played[g] and b in played[g]]
+        row: dict[str, JSON] = {"agent": a, "opponent": b, "games": list(shared), "difference": None,
+                                "difference_lo": None, "difference_hi": None}
+        if shared:
+            diff = _difference(point, shared, a, b)
+            assert diff is not None  # every agent of a game is rated in its full fit
+            samples = [x for x in (_difference(d, shared, a, b) for d in draws) if x is not None]
+            lo, hi = np.percentile(samples, [2.5, 97.5]) if samples else (diff, diff)
+            row |= {"difference": diff, "difference_lo": float(lo), "difference_hi": float(hi)}
+        rows.append(row)
+    return rows
+
+
+def common_games(results_by_game: Mapping[str, Sequence[MatchResult]]) -> list[str]:
+    """The games, in order, that every agent of any game played."""
+    played = _agents_by_game(results_by_game)
+    everyone = {a for agents in played.values() for a in agents}
+    return [g for g, agents in played.items() if agents and set(agents) == everyone]
+
+
+def _agents_by_game(results_by_game: Mapping[str, Sequence[MatchResult]]) -> dict[str, list[str]]:
+    return {g: list(dict.fromkeys(s for r in results for s in r.seats)) for g, results in results_by_game.items()}
+
+
+def _difference(rated: Mapping[str, Mapping[str, tuple[float, float, float]]], games: Sequence[str], a: str,
+                b: str) -> float | None:
+    """The mean over ``games`` of ``a``'s rating minus ``b``'s, over the games where both are rated (a
+    resample may draw none of an agent's matches in a game); ``None`` where there is none."""
+    found = [rated[g][a][0] - rated[g][b][0] for g in games if a in rated[g] and b in rated[g]]
+    return float(np.mean(found)) if found else None
 
 
 def _mean_over_games(rated: Sequence[dict[str, tuple[float, float, float]]]) -> dict[str, float]:

@@ -6,11 +6,12 @@ from __future__ import annotations
 import csv
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from cwm import games
+from cwm.arena import compare
 from cwm.arena import ratings as arena_ratings
 from cwm.arena.ratings import MOSTLY, fallback_mark
 from cwm.arena.types import FORFEIT_KINDS, MatchResult
@@ -225,13 +226,16 @@ def _short(label: JSON) -> str:
     return f"{kind}:{Path(target).stem or target}" if "/" in target else str(label)
 
 
-def write_reports(out: Path, results: Sequence[MatchResult], *, config: dict[str, JSON]) -> list[dict[str, JSON]]:
-    """Writes ``results.json`` (the rows, the leaderboard, and ``mostly_fallback``: the agents that fell back
-    on most of their moves), ``results.csv``, ``results.md``, ``leaderboard.md`` (``cwm.arena.ratings``) and
-    ``results.png`` under ``out``; such an agent's name carries ``(fell back N%)`` in both tables."""
+def write_reports(out: Path, results: Sequence[MatchResult], *, config: dict[str, JSON],
+                  specs: Mapping[str, str] | None = None) -> list[dict[str, JSON]]:
+    """Writes ``results.json`` (the rows, the paired comparisons, what each agent was, the leaderboard, and
+    ``mostly_fallback``: the agents that fell back on most of their moves), ``results.csv``, ``results.md``,
+    ``leaderboard.md`` (``cwm.arena.ratings``) and ``results.png`` under ``out``; such an agent's name carries
+    ``(fell back N%)`` in both tables. ``specs`` (label -> spec) and ``config``'s ``settings`` say what each
+    agent was (``cwm.arena.compare.describe_agents``: no path is written)."""
 
-    outcome = games.resolve(str(config["game"])).outcome
-    outcome = "payoff" if outcome == "payoff" else "win/draw/loss"
+    spec = games.resolve(str(config["game"]))
+    outcome = "payoff" if spec.outcome == "payoff" else "win/draw/loss"
     rows = summarize(results)
     clean = [{k: finite_json(v) for k, v in r.items()} for r in rows]
     void = void_matches(results)
@@ -239,23 +243,52 @@ def write_reports(out: Path, results: Sequence[MatchResult], *, config: dict[str
     board = [{k: finite_json(v) for k, v in r.items()} | ({"fallback_rate": rates[str(r["agent"])]}
                                                           if str(r["agent"]) in rates else {})
              for r in arena_ratings.leaderboard(results)]
+    compared = paired_comparisons(spec, results)
+    settings = config.get("settings")
+    described = compare.describe_agents(specs or {},
+                                        settings if isinstance(settings, dict) else {},
+                                        perfect=spec.perfect_information)
     (out / "results.json").write_text(json.dumps({"config": config, "outcome": outcome, "rows": clean,
+                                                  "comparisons": compared, "agent_settings": described,
                                                   "leaderboard": board, "void_matches": void,
                                                   "mostly_fallback": mostly_fallback(results)}, indent=2) + "\n",
                                       encoding="utf-8")
     (out / "leaderboard.md").write_text(arena_ratings.markdown(board), encoding="utf-8")
-    with (out / "results.csv").open("w", newline="", encoding="utf-8") as f:
+    _write_csv(out / "results.csv", clean)
+    note = (f"\n{len(void)} void match(es): the match's own process died, no outcome counted "
+            f"(results.json lists them)\n" if void else "")
+    extra = [compare.markdown(compared), compare.settings_markdown(described, config.get("matches")) if described
+             else ""]
+    (out / "results.md").write_text("\n".join([markdown(rows, outcome=outcome) + note, *filter(None, extra)]),
+                                    encoding="utf-8")
+    if rows:
+        plot(rows, out / "results.png", outcome=outcome, title=f"{config['game']}: arena")
+    return clean
+
+
+def paired_comparisons(spec: games.GameSpec, results: Sequence[MatchResult]) -> list[dict[str, JSON]]:
+    """The paired comparisons of ``results`` on ``spec`` (``cwm.arena.compare.comparisons``), with the
+    game's equivalence margin, JSON-clean."""
+    outcome = "payoff" if spec.outcome == "payoff" else "win/draw/loss"
+    margin = compare.margin_for(outcome, utility_range(spec))
+    return [{k: finite_json(v) for k, v in r.items()} for r in compare.comparisons(results, outcome=outcome,
+                                                                                   margin=margin)]
+
+
+def utility_range(spec: games.GameSpec) -> float | None:
+    """``max - min`` utility of the game (``None`` when it states no finite bounds)."""
+    game = games.load_game(spec)
+    span = float(game.max_utility() - game.min_utility())
+    return span if math.isfinite(span) and span > 0 else None
+
+
+def _write_csv(path: Path, clean: Sequence[dict[str, JSON]]) -> None:
+    with path.open("w", newline="", encoding="utf-8") as f:
         fields = list(dict.fromkeys(k for r in clean for k in r)) or ["agent"]  # sampling columns: some rows only
         writer = csv.DictWriter(f, fieldnames=fields)
         writer.writeheader()
         for r in clean:
             writer.writerow({k: "; ".join(v) if isinstance(v, list) else v for k, v in r.items()})
-    note = (f"\n{len(void)} void match(es): the match's own process died, no outcome counted "
-            f"(results.json lists them)\n" if void else "")
-    (out / "results.md").write_text(markdown(rows, outcome=outcome) + note, encoding="utf-8")
-    if rows:
-        plot(rows, out / "results.png", outcome=outcome, title=f"{config['game']}: arena")
-    return clean
 
 
 def finite_json(value: JSON) -> JSON:

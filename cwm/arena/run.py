@@ -167,7 +167,7 @@ def run_match(job: MatchJob, *, given: Mapping[int, Agent] | None = None) -> dic
                     f"agent could not be built: {type(e).__name__}: {e}", 0, time.perf_counter() - start,
                     fingerprints=job.fingerprints, index=job.index).to_json())
         game = games.load_game(job.game)
-        chance_seed = int(np.random.default_rng(seeds[-1]).integers(2**63))
+        chance_seed = job.deal if job.deal is not None else int(np.random.default_rng(seeds[-1]).integers(2**63))
         played: list[int] = []
         times: list[float] = []
         returns, loser, kind, reason, moves = play_match(game, agents, seed=chance_seed,
@@ -268,7 +268,8 @@ def tournament(game: str | games.GameSpec, agents: Sequence[str], plan: Tourname
             ex.close()
     results = [done[j.key].shown_as(j.seats) for j in jobs]
     labels = list(dict.fromkeys([*(parse_agent_spec(a).label for a in agents), *builds]))
-    arena_report.write_reports(out, results, config=config | {"agents": labels, "matches": plan.matches})
+    arena_report.write_reports(out, results, config=config | {"agents": labels, "matches": plan.matches},
+                               specs=builds)
     return results
 
 

@@ -177,3 +177,4 @@ class MatchJob:
     builds: tuple[str, ...] = ()  # the specs to build, with paths made absolute (default: the labels)
     fingerprints: tuple[str, ...] = ()  # what each seat's agent is (cwm.arena.identity.agent_fingerprint)
     index: int = 0  # the match's number among those of its seating
+    deal: int | None = None  # the chance seed, shared by the seat orders of a pairing (default: from ``seed``)

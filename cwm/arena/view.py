@@ -22,10 +22,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from cwm import games
+from cwm.arena import compare
 from cwm.arena import ratings as arena_ratings
 from cwm.arena import replay as arena_replay
 from cwm.arena import report as arena_report
-from cwm.files import atomic_write
+from cwm.arena.types import MatchResult
+from cwm.files import RUN_FILE_BYTES, InputLimitError, atomic_write, loads_bounded, read_bounded
 from cwm.text import clean, clean_json
 from cwm.types import JSON
 
@@ -105,12 +107,14 @@ def page(out_dir: Path, game: str | games.GameSpec | None = None) -> str:
     game_name = arena_replay.recorded_game(out_dir) or "?"
     board = arena_ratings.leaderboard(results)
     rows = arena_report.pairings(arena_report.summarize(results))
+    compared = _compared(out_dir, game, results)
     sections = "\n".join(_match_html(i, t) for i, t in enumerate(transcripts))
     data = embedded_json(transcripts)
     title = html.escape(f"{clean(game_name)}: arena, {len(results)} matches")
     return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{title}</title>"
             f"<style>{_STYLE}</style></head><body>\n<h1>{title}</h1>\n<h2>Leaderboard</h2>\n{_leaderboard(board)}"
-            f"\n<h2>Results</h2>\n{_results(rows)}\n<h2>Matches</h2>\n"
+            f"\n<h2>Results</h2>\n{_results(rows)}\n<h2>Paired comparisons</h2>\n{_comparisons(compared)}"
+            f"\n<h2>What was run</h2>\n{_agents(_described(out_dir))}\n<h2>Matches</h2>\n"
             f"<p id=\"all\" hidden><a href=\"#\" onclick=\"location.hash='';location.reload()\">show every match</a></p>"
             f"\n{sections}\n"
             f"<script type=\"application/json\" id=\"matches\">{data}</script>\n<script>{_SCRIPT}</script>"
@@ -169,6 +173,48 @@ def _results(rows: Sequence[dict[str, JSON]]) -> str:
     body = [[r["agent"], r["opponent"], r["matches"], f"{r['win_rate']:.2f} [{r['win_lo']:.2f}, {r['win_hi']:.2f}]",
              f"{r['draw_rate']:.2f}", f"{r['loss_rate']:.2f}", f"{r['mean_payoff']:+.3f}"] for r in rows]
     return _table(head, body)
+
+
+def _compared(out_dir: Path, game: str | games.GameSpec | None, results: Sequence[MatchResult]) -> list[dict[str, JSON]]:
+    """The paired comparisons, when the game is known here (a module game the folder names needs ``--game``:
+    without it the page shows the matches, which carry their transcripts, and no comparison)."""
+    try:
+        spec = arena_replay.folder_game(out_dir, game)
+    except arena_replay.ReplayError:
+        return []
+    return arena_report.paired_comparisons(spec, results) if spec is not None else []
+
+
+def _comparisons(rows: Sequence[dict[str, JSON]]) -> str:
+    """Each pairing's paired comparison (``cwm.arena.compare``): n, interval, MDE and the verdict."""
+    if not rows:
+        return "<p>none: no seat-swapped pairs, or the game is not known here (pass --game)</p>"
+    head = ["agent", "opponent", "matches (pairs)", "score" if rows[0]["outcome"] != "payoff" else "edge",
+            "95% CI", "MDE (80% power)", "verdict"]
+    body = [[r["agent"], r["opponent"], f"{r['matches']} ({r['pairs']})", compare.shown(r, float(r["mean"])),
+             f"[{compare.shown(r, float(r['lo']))}, {compare.shown(r, float(r['hi']))}]",
+             "-" if r["mde"] is None else "±" + compare.shown(r, float(r["mde"]), sign=False), r["verdict"]]
+            for r in rows]
+    return _table(head, body)
+
+
+def _described(out_dir: Path) -> dict[str, str]:
+    """What each agent was, as the tournament's ``results.json`` recorded it (read as data; a missing or
+    damaged file, or a field of another shape, shows nothing)."""
+    path = out_dir / "results.json"
+    try:
+        data = loads_bounded(read_bounded(path, RUN_FILE_BYTES, what="results"), where=str(path)) \
+            if path.is_file() else {}
+    except (UnicodeDecodeError, json.JSONDecodeError, InputLimitError, RecursionError):
+        return {}
+    found = data.get("agent_settings") if isinstance(data, dict) else None
+    return {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else {}
+
+
+def _agents(described: dict[str, str]) -> str:
+    if not described:
+        return "<p>not recorded (a tournament from before agent settings were written)</p>"
+    return _table(["agent", "settings"], [[label, text] for label, text in described.items()])
 
 
 def _match_html(i: int, t: dict[str, JSON]) -> str:

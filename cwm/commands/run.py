@@ -66,6 +66,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         if row["seat"] == "all":
             print(f"  vs {row['opponent']}: " + ", ".join(
                 f"{k} {row[k]:.2f}" for k in ("win_rate", "draw_rate", "loss_rate", "mean_payoff") if k in row))
+    for c in report.get("arena_comparisons") or ():
+        print(f"  paired, {c['agent']} vs {c['opponent']} over {c['matches']} matches ({c['pairs']} pairs): {c['verdict']}")
     on_policy = report["on_policy"]
     rates = ", ".join(f"{k.replace('_', ' ')} {on_policy[k]:.4f}" for k in ("transition_accuracy", "inference_accuracy")
                       if isinstance(on_policy.get(k), float))

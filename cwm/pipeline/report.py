@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from cwm import games
+from cwm.arena import compare
 from cwm.arena import report as arena_report
 from cwm.checks.posterior import OPPONENT_MODEL
 from cwm.files import RUN_FILE_BYTES, loads_bounded, read_bounded
@@ -36,6 +37,8 @@ class Stages:
         (``cwm.pipeline.beliefs.posterior_record``).
       provenance: who answered the world-model synthesis and how the texts travelled
         (``cwm.llm.Provenance`` as JSON; ``None``: not recorded).
+      comparisons: the CWM agent's paired comparisons (``cwm.arena.compare``); agents: what each arena agent
+        was (planner, simulations, rollouts, inference, model).
     """
 
     synthesis: dict[str, JSON]
@@ -47,6 +50,8 @@ class Stages:
     label: str
     posterior: dict[str, JSON] | None = None
     provenance: dict[str, JSON] | None = None
+    comparisons: list[dict[str, JSON]] = dataclasses.field(default_factory=list)
+    agents: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 def build(config: Any, game: games.GameSpec, llm_spec: str, stages: Stages) -> dict[str, JSON]:
@@ -64,6 +69,8 @@ def build(config: Any, game: games.GameSpec, llm_spec: str, stages: Stages) -> d
         "bundle": stages.bundle_dir.as_posix(),  # relative to the run directory, which may move
         "label": stages.label,
         "arena": stages.arena_rows,
+        "arena_comparisons": stages.comparisons,
+        "arena_agents": stages.agents,
         "on_policy": stages.on_policy,
         "posterior": stages.posterior,
         "git_commit": git_commit(),
@@ -101,6 +108,7 @@ def markdown(report: dict[str, Any], game: games.GameSpec) -> list[str]:
               + (", [inference/summary.md](inference/summary.md)" if report["inference"] is not None else ""),
               "", f"## Arena (agent `{report['label']}`: the bundle in `{report['bundle']}/`)", "",
               arena_report.markdown(report["arena"], outcome=game.outcome), "",
+              *_arena_findings(report),
               f"Rows are the CWM agent ({_planner(game)} planning on the synthesized model, acting in the real "
               "game) against each opponent, per seat. Plot: arena/results.png; every match: arena/matches.jsonl.",
               "", "## On-policy accuracy", "", *on_policy_lines(report["on_policy"])]
@@ -120,6 +128,14 @@ def _source(report: dict[str, Any]) -> str:
         return where
     unchecked = " (not machine-checked byte for byte)" if str(relay).endswith("unchecked") else ""
     return f"{where}, answered by {prov.get('answered_by')}; relay `{relay}`{unchecked}; date {prov.get('date')}"
+
+
+def _arena_findings(report: dict[str, Any]) -> list[str]:
+    """The CWM agent's paired comparisons and what each agent was (a report from before them: nothing)."""
+    compared, agents = report.get("arena_comparisons"), report.get("arena_agents")
+    matches = report["config"].get("matches")
+    return [text for text in (compare.markdown(compared or []), compare.settings_markdown(agents, matches)
+                              if agents else "") if text]
 
 
 def _stage(what: str, accuracy: str, s: dict[str, Any]) -> list[str]:

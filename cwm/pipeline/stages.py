@@ -41,8 +41,8 @@ from pathlib import Path
 from typing import Any
 
 from cwm import arena, bundle, games
-from cwm.agents.specs import Settings
-from cwm.arena import cost
+from cwm.agents.specs import Settings, parse_agent_spec
+from cwm.arena import compare, cost
 from cwm.arena import report as arena_report
 from cwm.arena.lock import refuse_if_locked, writer_lock
 from cwm.arena.plan import MAX_MATCHES
@@ -193,7 +193,8 @@ def _stages(config: RunConfig, spec: games.GameSpec, llm_spec: str, client: Call
         posterior = _posterior(spec, bundle_dir, results, out / "posterior.json", config.seed)
     stages = pipeline_report.Stages(synthesis, inference, Path(os.path.relpath(bundle_dir, out)), arena_rows,
                                     on_policy, arena_search(config).to_json(), CWM_LABEL, posterior,
-                                    read_provenance(out / "synthesis" / PROVENANCE_FILE).to_json())
+                                    read_provenance(out / "synthesis" / PROVENANCE_FILE).to_json(),
+                                    *_arena_findings(config, spec, results))
     report = pipeline_report.build(config, spec, llm_spec, stages)
     report["arena_cost"] = arena_cost
     pipeline_report.write(out, report, spec)
@@ -316,6 +317,15 @@ def _arena(config: RunConfig, spec: games.GameSpec, bundle_dir: Path, out: Path,
         results = arena.tournament(spec, agents, plan, out_dir=out, executor=config.executor, progress=progress)
     rows = [row for row in arena_report.summarize(results) if row["agent"] == CWM_LABEL]
     return rows, results, cost.record(estimate, time.perf_counter() - start, used.cpu_s())
+
+
+def _arena_findings(config: RunConfig, spec: games.GameSpec,
+                    results: list[Any]) -> tuple[list[dict[str, JSON]], dict[str, str]]:
+    """The CWM agent's paired comparisons with each opponent, and what each agent of the arena was."""
+    compared = [r for r in arena_report.paired_comparisons(spec, results) if CWM_LABEL in (r["agent"], r["opponent"])]
+    specs = {CWM_LABEL: "cwm:bundle"} | {parse_agent_spec(o).label: o for o in config.opponents or ()}
+    settings = dataclasses.asdict(Settings(search=arena_search(config), trust_models=config.trust))
+    return compared, compare.describe_agents(specs, settings, perfect=spec.perfect_information)
 
 
 def _on_policy(spec: games.GameSpec, bundle_dir: Path, results: list[Any], out: Path) -> dict[str, JSON]:

@@ -117,3 +117,25 @@ def test_across_games_each_game_weighs_the_same():
     pooled = ratings(short + long, bootstrap=0)
     assert pooled["a"][0] > pooled["b"][0] + 100  # pooled matches: the long game dominates
     assert all(lo <= r <= hi for r, lo, hi in across.values())
+
+
+def test_agents_with_no_shared_game_are_not_ranked_against_each_other():
+    from cwm.arena.ratings import head_to_head, ratings_across
+
+    by_game = {"g1": [_match(i, "a", "b", "a") for i in range(10)], "g2": [_match(i, "c", "d", "c") for i in range(10)]}
+    pairs = {(p["agent"], p["opponent"]): p for p in head_to_head(by_game, bootstrap=20)}
+    assert pairs[("a", "c")]["games"] == [] and pairs[("a", "c")]["difference"] is None
+    assert pairs[("a", "b")]["games"] == ["g1"] and pairs[("a", "b")]["difference"] > 0
+    with pytest.raises(ValueError, match="no game that every agent played"):
+        ratings_across(by_game, bootstrap=0)
+
+
+def test_head_to_head_survives_a_resample_that_draws_none_of_an_agents_matches():
+    from cwm.arena.ratings import head_to_head
+
+    # c plays one match in g1: most resamples of g1 leave it out, and the pair is then judged on g2 alone
+    by_game = {"g1": [_match(i, "a", "b", "a") for i in range(12)] + [_match(12, "a", "c", "c")],
+               "g2": [_match(i, "a", "c", "a" if i % 3 else "c") for i in range(12)]}
+    pairs = {(p["agent"], p["opponent"]): p for p in head_to_head(by_game, bootstrap=60, seed=3)}
+    ac = pairs[("a", "c")]
+    assert ac["games"] == ["g1", "g2"] and ac["difference_lo"] <= ac["difference"] <= ac["difference_hi"]

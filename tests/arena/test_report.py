@@ -63,7 +63,7 @@ def test_write_reports_files(tmp_path, game):
     with (tmp_path / "results.csv").open() as f:
         assert len(list(csv.DictReader(f))) == len(rows) == 6
     table = (tmp_path / "results.md").read_text()
-    assert table.count("\n") == 2 + len(rows)
+    assert table.split("\n\n")[0].count("\n") == 1 + len(rows)  # the table, then the paired comparisons
     assert ("mean payoff" in table) == (game == "leduc_poker")
     assert (tmp_path / "results.png").read_bytes()[:4] == b"\x89PNG"
 

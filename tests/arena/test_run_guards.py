@@ -90,8 +90,8 @@ def test_a_plans_jobs_are_made_only_when_asked_for():
     finally:
         tracemalloc.stop()
     assert held < 2_000_000  # bytes: two seatings, not 100,000 jobs (which take about 30 MB)
-    assert [j.index for j in jobs[:3]] == [0, 1, 2] and jobs[-1].index == MAX_MATCHES // 2 - 1
-    assert jobs[-1].seats == ("gt-mcts", "random") and jobs[MAX_MATCHES // 2].seats == ("gt-mcts", "random")
+    assert [j.index for j in jobs[:3]] == [0, 0, 1] and jobs[-1].index == MAX_MATCHES // 2 - 1  # in pairs
+    assert jobs[-1].seats == ("gt-mcts", "random") and jobs[MAX_MATCHES // 2].seats == ("random", "gt-mcts")
     assert jobs[7] == list(jobs[:8])[7]  # the same job however it is reached
 
 

@@ -67,6 +67,9 @@ def test_combined_table_csv_and_plot(synthesized_run):
     assert [r["opponent"] for r in csv.DictReader((out / "arena.csv").open())] == ["random", "gt-mcts"]
     assert (out / "arena.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert (out / "tic_tac_toe" / "arena" / "results.md").is_file()
+    rows = json.loads((out / "arena.json").read_text())["rows"]
+    assert all(r["paired"]["matches"] == r["matches"] and r["paired"]["pairs"] * 2 == r["matches"] for r in rows)
+    assert "## Paired comparisons" in md and all(r["paired"]["verdict"] in md for r in rows)
 
 
 def test_the_report_ranks_every_agent_across_games_with_intervals(synthesized_run):
@@ -80,8 +83,8 @@ def test_the_report_ranks_every_agent_across_games_with_intervals(synthesized_ru
     md = (out / "arena.md").read_text()
     assert "## Leaderboard across games" in md
     for i, r in enumerate(board, 1):
-        assert (f"| {i} | {r['agent']} | {r['rating']:.0f} [{r['rating_lo']:.0f}, {r['rating_hi']:.0f}] | "
-                f"tic_tac_toe |") in md
+        assert (f"| {i} | {r['agent']} | {r['ahead']} / {r['behind']} | - | {r['rating']:.0f} [{r['rating_lo']:.0f}, "
+                f"{r['rating_hi']:.0f}] | tic_tac_toe |") in md
 
 
 def test_the_leaderboard_weighs_each_game_equally_and_lists_the_games_played():
@@ -94,9 +97,11 @@ def test_the_leaderboard_weighs_each_game_equally_and_lists_the_games_played():
     by_game = {"big": matches("x", "y", 200, 190), "small": matches("y", "x", 10, 10) + matches("z", "y", 4, 2)}
     board = {r["agent"]: r for r in report.leaderboard(by_game, bootstrap=20)}
     assert board["z"]["games"] == ["small"] and board["x"]["games"] == ["big", "small"]
-    # pooled, x would be far ahead of y (190 + 0 wins of 210); weighted by game, 10 clean wins of y in the
-    # small game outweigh its losses in the big one
-    assert board["y"]["rating"] > board["x"]["rating"]
+    # x and y are compared over both games they played, each weighing the same; z only over the small one
+    h2h = {p["opponent"]: p for p in board["x"]["head_to_head"]}
+    assert h2h["y"]["games"] == ["big", "small"] and h2h["z"]["games"] == ["small"]
+    assert board["x"]["rated_on"] == ["small"]  # the one game every agent played
+    assert board["y"]["rating"] > board["x"]["rating"]  # y won all ten of it
     assert all(r["rating_lo"] <= r["rating"] <= r["rating_hi"] for r in board.values())
 
 

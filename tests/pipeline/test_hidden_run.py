@@ -67,6 +67,10 @@ def test_the_bundle_plays_random_and_gt_ismcts_with_no_forfeit(hidden_run):
     game = hidden_run[0]
     assert f"(0 of {on_policy['transitions'].split('/')[1]} wrong: error rate <" in md
     assert f"inference function (open deck): solved after {counted(_calls(game)['inference'], 'LLM call')}" in md and "| cwm | gt-ismcts | all | 4 |" in md
+    assert ("- `cwm`: ISMCTS on the synthesized model, 30 simulations, 1 rollout per leaf; inference: the bundle's "
+            "synthesized inference function") in md  # what was run
+    assert {c["opponent"]: (c["matches"], c["pairs"]) for c in report["arena_comparisons"]} == {
+        "random": (4, 2), "gt-ismcts": (4, 2)}
 
 
 def test_the_report_gives_the_posterior_distance_off_and_on_policy_with_its_detectable_distance(hidden_run):

@@ -38,6 +38,13 @@ def test_offline_run_synthesizes_exports_and_beats_random(finished_run, monkeypa
         assert (out / name).is_file(), name
     md = (out / "report.md").read_text()
     assert "recorded session shipped with cwm" in md and "| random | all |" in md
+    compared = {r["opponent"]: r for r in report["arena_comparisons"]}
+    assert compared["random"]["agent"] == "cwm" and compared["random"]["matches"] == 12
+    assert compared["random"]["pairs"] == 6 and compared["random"]["mean"] > 0  # the CWM agent's edge
+    assert f"| cwm | random | 12 (6) | {0.5 + compared['random']['mean']:.2f} [" in md
+    search = report["search"]
+    assert (f"- `cwm`: MCTS on the synthesized model, {search['num_simulations']} simulations" in md
+            and "- `random`: uniformly random legal moves" in md)  # what was run, with its settings
 
 
 def test_rerun_resumes_without_new_calls_or_matches(finished_run):

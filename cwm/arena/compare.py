@@ -1,0 +1,177 @@
+"""Paired comparisons of two agents, and what each agent was: the part of a report that says whether a
+difference was shown, how large a difference the matches could have shown, and under which settings.
+
+The unit is the **pair**: match ``i`` of each seat order of a two-player pairing is one deal with the seats
+swapped (``cwm.arena.plan.MatchJobs``). A pair's value is the first agent's **edge**: half the difference of
+the two agents' outcomes, averaged over the pair's two matches, where the outcome is the score (1 win, 1/2
+draw, 0 loss) in a win/draw/loss game and the return in a payoff game. So in a win/draw/loss game the edge
+is the score rate minus 1/2 (shown as the score, 0.50 even), and in a zero-sum payoff game it is the first
+agent's mean payoff. A pair with a void match, or one whose twin is missing, is left out (and counted).
+
+Each comparison (``cwm.stats.paired``: the paired t analysis) gives the interval, the matches and pairs,
+the minimum detectable difference at 80% power from the observed spread, the p-value, and, where nothing
+was detected, how many matches would detect a difference of the observed size. Parity is claimed only by
+an equivalence test (TOST at 5% on each side) within ``EQUIVALENCE_SHARE`` of the range of one match's
+outcome: 0.05 of score in a win/draw/loss game, 5% of ``max - min`` utility in a payoff game.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from cwm.agents.specs import AgentSpecError, parse_agent_spec
+from cwm.arena.types import MatchResult
+from cwm.stats import ALPHA, POWER, paired
+from cwm.text import counted
+from cwm.types import JSON
+
+EQUIVALENCE_SHARE = 0.05  # the equivalence margin, as a share of the range of one match's outcome
+
+
+def margin_for(outcome: str, utility_range: float | None) -> float | None:
+    """The equivalence margin of a game's edge: ``EQUIVALENCE_SHARE`` of a score (win/draw/loss) or of the
+    utility range (payoff; ``None`` when the range is unknown: no parity can be claimed)."""
+    if outcome != "payoff":
+        return EQUIVALENCE_SHARE
+    return EQUIVALENCE_SHARE * utility_range if utility_range and utility_range > 0 else None
+
+
+def edge_pairs(results: Sequence[MatchResult], first: str, second: str, *,
+               outcome: str) -> tuple[list[float], int]:
+    """The pair values (``first``'s edge) of the two agents' seat-swapped pairs, and how many of their
+    matches are in no complete pair (a void match, a missing twin)."""
+    by_index: dict[int, list[MatchResult]] = {}
+    mine = [r for r in results if len(r.seats) == 2 and set(r.seats) == {first, second} and first != second]
+    for r in mine:
+        by_index.setdefault(r.index, []).append(r)
+    values = []
+    for twins in by_index.values():
+        seats = sorted(r.seats for r in twins)
+        if len(twins) != 2 or seats[0] == seats[1] or any(r.void for r in twins):
+            continue
+        values.append(sum(_edge(r, first, outcome) for r in twins) / 2)
+    return values, len(mine) - 2 * len(values)
+
+
+def _edge(r: MatchResult, first: str, outcome: str) -> float:
+    a, b = (r.returns[0], r.returns[1]) if r.seats[0] == first else (r.returns[1], r.returns[0])
+    if outcome == "payoff":
+        return (a - b) / 2
+    return (1.0 if a > b else 0.0 if a < b else 0.5) - 0.5
+
+
+def comparisons(results: Sequence[MatchResult], *, outcome: str,
+                margin: float | None) -> list[dict[str, JSON]]:
+    """One row per two-player pairing of distinct agents (in order of first appearance): the pair analysis
+    of the first-seated agent's edge (``cwm.stats.PairedComparison`` fields), ``matches`` (in complete
+    pairs), ``unpaired``, ``needed_matches`` (twice ``needed_pairs``), and the ``verdict`` in words."""
+    seen: dict[frozenset[str], tuple[str, str]] = {}
+    for r in results:
+        if len(r.seats) == 2 and r.seats[0] != r.seats[1]:
+            seen.setdefault(frozenset(r.seats), (r.seats[0], r.seats[1]))
+    rows = []
+    for first, second in seen.values():
+        values, unpaired = edge_pairs(results, first, second, outcome=outcome)
+        c = paired(values, margin=margin)
+        row: dict[str, JSON] = {"agent": first, "opponent": second, "outcome": outcome, "matches": 2 * c.pairs,
+                                "unpaired": unpaired, **c.to_json()}
+        row["needed_matches"] = None if c.needed_pairs is None else 2 * c.needed_pairs
+        row["verdict"] = verdict(row)
+        rows.append(row)
+    return rows
+
+
+def _num(row: Mapping[str, JSON], key: str) -> float:
+    value = row[key]
+    assert isinstance(value, (int, float))
+    return float(value)
+
+
+def shown(row: Mapping[str, JSON], value: float, *, sign: bool = True) -> str:
+    """An edge as the table shows it: the score (``0.5 + edge``) in a win/draw/loss game, else the edge."""
+    if row["outcome"] == "payoff":
+        return f"{value:+.3f}" if sign else f"{value:.3f}"
+    return f"{0.5 + value:.2f}" if sign else f"{value:.2f}"
+
+
+def verdict(row: Mapping[str, JSON]) -> str:
+    """What a comparison shows, in words: who is ahead (significant at ``ALPHA``), parity within the margin
+    (TOST), or that nothing was detected, with the minimum detectable difference and how many matches
+    would resolve a difference of the observed size."""
+    first, second, pairs, mean = row["agent"], row["opponent"], int(_num(row, "pairs")), _num(row, "mean")
+    if pairs == 0:
+        return "no complete seat-swapped pair: nothing to compare"
+    if row["significant"]:
+        return f"{first if mean > 0 else second} ahead (p = {_num(row, 'p_value'):.2g})"
+    if row["equivalent"]:
+        return f"level within ±{shown(row, _num(row, 'margin'), sign=False)} (equivalence test, TOST at {ALPHA:g})"
+    if row["mde"] is None:
+        why = "one pair" if pairs == 1 else f"all {pairs} pairs gave the same result"
+        return f"no difference detected; {why}, so no spread to judge by: play more matches"
+    mde = shown(row, _num(row, "mde"), sign=False)
+    found = f"no difference detected (could detect ±{mde} at {POWER:.0%} power)"
+    if row["needed_matches"] is None:
+        return found + "; the observed difference is 0"
+    return found + f"; about {row['needed_matches']} matches would resolve a difference of the observed size"
+
+
+def markdown(rows: Sequence[Mapping[str, JSON]]) -> str:
+    """The comparisons as a markdown table, with a line on how they are made (empty when there are none)."""
+    if not rows:
+        return ""
+    what = ("score = (wins + draws/2) / matches of the first agent, 0.50 even" if rows[0]["outcome"] != "payoff"
+            else "edge = half the mean payoff difference (a zero-sum game: the first agent's mean payoff)")
+    lines = [f"Paired comparisons (seat-swapped pairs on one deal; {what}; 95% t interval over pairs; MDE: the "
+             f"smallest difference detectable at {POWER:.0%} power):", "",
+             "| agent | opponent | matches (pairs) | " + ("score" if rows[0]["outcome"] != "payoff" else "edge")
+             + " [95% CI] | MDE | verdict |", "|---|---|---|---|---|---|"]
+    for r in rows:
+        mde = "-" if r["mde"] is None else "±" + shown(r, _num(r, "mde"), sign=False)
+        lines.append(f"| {r['agent']} | {r['opponent']} | {r['matches']} ({r['pairs']}) | "
+                     f"{shown(r, _num(r, 'mean'))} [{shown(r, _num(r, 'lo'))}, {shown(r, _num(r, 'hi'))}] | {mde} | "
+                     f"{r['verdict']} |")
+    unpaired = sum(int(_num(r, "unpaired")) for r in rows)
+    note = ["", f"{unpaired} match(es) in no complete pair (void, or a twin not played) are left out."] if unpaired else []
+    return "\n".join(lines + note) + "\n"
+
+
+def describe_agents(specs: Mapping[str, str], settings: Mapping[str, JSON], *, perfect: bool) -> dict[str, str]:
+    """What each agent of a tournament is, in one line: its planner with its simulations and rollouts, how
+    it infers hidden state, or its LLM model (``specs``: label -> spec; ``settings``: the recorded
+    ``Settings`` as JSON)."""
+    search = settings.get("search") if isinstance(settings.get("search"), dict) else {}
+    assert isinstance(search, dict)
+    sims, rollouts = search.get("num_simulations"), search.get("rollouts")
+    budget = (f"{counted(sims, 'simulation')}, {counted(rollouts, 'rollout')} per leaf"
+              if type(sims) is int and type(rollouts) is int else "search settings not recorded")
+    found = {}
+    for label, text in specs.items():
+        try:
+            spec = parse_agent_spec(text)
+        except AgentSpecError:
+            found[label] = f"`{text}`"
+            continue
+        found[label] = _describe(spec.kind, spec.target, budget, settings, perfect=perfect)
+    return found
+
+
+def _describe(kind: str, target: str, budget: str, settings: Mapping[str, JSON], *, perfect: bool) -> str:
+    planner = "MCTS" if perfect else "ISMCTS"
+    if kind == "random":
+        return "uniformly random legal moves"
+    if kind.startswith("gt-"):
+        infer = "" if perfect else "; inference: exact (worlds drawn from the true game)"
+        return f"{planner} on the true game, {budget}{infer}"
+    if kind in ("cwm", "cwm-selected"):
+        infer = "" if perfect else "; inference: the bundle's synthesized inference function"
+        return f"{planner} on the synthesized model, {budget}{infer}"
+    if kind == "ppo":
+        return "a PPO policy network (no search)"
+    return (f"LLM policy, model `{target}`, {settings.get('llm_retries')} retries, "
+            f"{settings.get('llm_examples')} example trajectories")
+
+
+def settings_markdown(described: Mapping[str, str], matches: JSON) -> str:
+    """What was run: one line per agent, and the matches per seat order."""
+    lines = [f"What was run ({matches} matches per seat order of each pairing):", ""]
+    return "\n".join(lines + [f"- `{label}`: {text}" for label, text in described.items()]) + "\n"
