@@ -1,4 +1,4 @@
-"""Agents: spec parsing, the CWM agent with a correct model (level with GT-MCTS) and with broken ones
+"""Agents: spec parsing, the CWM agent with a correct model (no gap to GT-MCTS detected) and with broken ones
 (forfeits whose reason names the problem), and the random agent."""
 
 from __future__ import annotations
@@ -138,7 +138,7 @@ def test_random_agent_plays_legal_moves():
 
 
 @pytest.mark.parametrize("which", ["oracle", "hand-written"])
-def test_cwm_agent_with_a_correct_model_is_level_with_gt_mcts(which, fixture_model, mean_ci):
+def test_cwm_agent_with_a_correct_model_shows_no_detected_gap_to_gt_mcts(which, fixture_model, mean_ci):
     model = oracle_model("tic_tac_toe") if which == "oracle" else fixture_model("ttt_model.py")
     scores = []
     for i in range(16):

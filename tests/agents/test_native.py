@@ -79,7 +79,7 @@ def _mean_return(game: str, cpp, py, n: int = 200) -> list[float]:
 
 
 @pytest.mark.slow
-def test_cpp_mcts_is_level_with_python_mcts_at_connect_four(mean_ci):
+def test_cpp_mcts_shows_no_detected_gap_to_python_mcts_at_connect_four(mean_ci):
     scores = _mean_return("connect_four", lambda g, i: NativeMCTSAgent(g, FAST, seed=i),
                           lambda i: MCTSAgent(FAST, seed=i))
     mean, lo, hi = mean_ci(scores)
@@ -87,7 +87,7 @@ def test_cpp_mcts_is_level_with_python_mcts_at_connect_four(mean_ci):
 
 
 @pytest.mark.slow
-def test_cpp_ismcts_is_level_with_python_ismcts_at_leduc(mean_ci):
+def test_cpp_ismcts_shows_no_detected_gap_to_python_ismcts_at_leduc(mean_ci):
     config = SearchConfig(num_simulations=40, rollouts=2)
     scores = _mean_return("leduc_poker", lambda g, i: NativeISMCTSAgent(g, config, seed=i),
                           lambda i: ISMCTSAgent(config, seed=i))

@@ -52,7 +52,7 @@ def test_gin_rummy_measures_the_lowest_card_of_the_opponents_hand():
 
 
 @pytest.mark.slow
-def test_the_real_gin_rummy_inference_is_level_with_the_posterior_and_a_sorted_deal_is_not():
+def test_no_gap_is_detected_between_the_real_gin_rummy_inference_and_the_posterior_and_a_sorted_deal_is_caught():
     source = _real_inference()
     assert source.count(SHUFFLE) == 1
     real = _check(source)
