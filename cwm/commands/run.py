@@ -56,12 +56,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     s = report["synthesis"]
     test = accuracy_text(s["test_accuracy"], s.get("test_checked"))
     print(f"{report['game']}: synthesis {'solved' if s['solved'] else 'not solved'} in {counted(s['llm_calls'], 'call')} "
-          f"(train {accuracy_text(s['train_accuracy'], s.get('train_checked'))}, test {test}); LLM: {report['llm']}")
+          f"(train {s['train_accuracy']:.4f}, test {test}); LLM: {report['llm']}")
     inference = report["inference"]
     if inference is not None:
         test = accuracy_text(inference["test_accuracy"], inference.get("test_checked"))
         print(f"  inference {'solved' if inference['solved'] else 'not solved'} in {counted(inference['llm_calls'], 'call')} "
-              f"(train {accuracy_text(inference['train_accuracy'], inference.get('train_checked'))}, test {test})")
+              f"(train {inference['train_accuracy']:.4f}, test {test})")
     for row in report["arena"]:
         if row["seat"] == "all":
             print(f"  vs {row['opponent']}: " + ", ".join(

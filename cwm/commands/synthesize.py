@@ -252,7 +252,7 @@ def cmd_synthesize(args: argparse.Namespace) -> int:
     record_provenance(args, llm, out)
     test = accuracy_text(result.test_accuracy, result.test_checked)
     print(f"{result.game}: {'solved' if result.solved else 'not solved'} after {counted(result.llm_calls, 'LLM call')}; "
-          f"transition accuracy train {accuracy_text(result.train_accuracy, result.train_checked)}, test {test}; cost ${result.cost_usd:.4f}"
+          f"transition accuracy train {result.train_accuracy:.4f}, test {test}; cost ${result.cost_usd:.4f}"
           f"{possibly_paid(result)}")
     print(f"best program: {out / 'best_program.py'}; summary: {out / 'summary.md'}; plot: {out / 'accuracy.png'}")
     return 0
@@ -265,7 +265,7 @@ def _inference(args: argparse.Namespace, spec: games.GameSpec, llm: Any, out: Pa
     record_provenance(args, llm, out)
     test = accuracy_text(result.test_accuracy, result.test_checked)
     print(f"{result.game} ({result.target}, {deck} deck): {'solved' if result.solved else 'not solved'} after "
-          f"{counted(result.llm_calls, 'LLM call')}; inference accuracy train {accuracy_text(result.train_accuracy, result.train_checked)}, test {test}; "
+          f"{counted(result.llm_calls, 'LLM call')}; inference accuracy train {result.train_accuracy:.4f}, test {test}; "
           f"cost ${result.cost_usd:.4f}{possibly_paid(result)}")
     print(f"best program: {out / 'best_program.py'}; summary: {out / 'summary.md'}")
     return 0

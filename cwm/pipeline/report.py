@@ -139,10 +139,10 @@ def _arena_findings(report: dict[str, Any]) -> list[str]:
 
 
 def _stage(what: str, accuracy: str, s: dict[str, Any]) -> list[str]:
-    train = accuracy_text(s["train_accuracy"], s.get("train_checked"))
-    test = accuracy_text(s["test_accuracy"], s.get("test_checked"))
+    test = accuracy_text(s["test_accuracy"], s.get("test_checked"))  # train: selected for, so it bounds nothing
     return [f"- {what}: {'solved' if s['solved'] else 'not solved'} after {counted(s['llm_calls'], 'LLM call')} "
-            f"(cost ${s['cost_usd'] or 0:.4f}{_possibly_paid(s)}); {accuracy}: train {train}, held-out test {test}"]
+            f"(cost ${s['cost_usd'] or 0:.4f}{_possibly_paid(s)}); {accuracy}: train {s['train_accuracy']:.4f}, "
+            f"held-out test {test}"]
 
 
 def _planner(game: games.GameSpec) -> str:

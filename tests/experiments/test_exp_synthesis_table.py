@@ -82,11 +82,11 @@ def test_a_perfect_held_out_accuracy_is_printed_with_the_error_rate_its_checks_b
     checked = json.loads((Path(run["run_dir"]) / "test_report.json").read_text())["report"]["transitions_total"]
     assert run["test_accuracy"] == 1.0 and run["test_checked"] == checked > 0
     md = (table_run / "table.md").read_text()
-    bound = next(line for line in md.splitlines() if line.startswith("- tic_tac_toe: held-out (0 of "))
-    assert bound.startswith(f"- tic_tac_toe: held-out (0 of {checked:,} wrong: error rate < ") and "at 95%" in bound
+    bound = next(line for line in md.splitlines() if line.startswith("- tic_tac_toe, seed 0: held-out (0 of "))
+    assert bound.startswith(f"- tic_tac_toe, seed 0: held-out (0 of {checked:,} wrong: error rate < ") and "at 95%" in bound
     assert float(bound.split("< ")[1].split(" ")[0]) == pytest.approx(math.log(20) / checked, rel=0.02)
     summary = (Path(run["run_dir"]) / "summary.md").read_text()
-    assert f"test 1.0000 (0 of {checked:,} wrong" in summary
+    assert f"train 1.0000, test 1.0000 (0 of {checked:,} wrong" in summary  # training was selected for: no bound
 
 
 def test_a_real_model_session_says_who_answered_it(tmp_path):
@@ -194,7 +194,18 @@ def test_rows_are_means_over_seeds_with_deviation():
     md = mod.markdown([row], llm="gemini")
     assert "| connect_four | 3 | 2/3 | 0.9667 ± 0.0577 | 0.9800 ± 0.0141 | 5.0 ± 3.6 |" in md
     assert "| — / — / 2 |" in md
-    assert "held-out (0 of" not in md  # an accuracy below 1.0 shows its spread, not a bound
+    assert "held-out (0 of" not in md  # no program with a perfect held-out accuracy
+
+
+def test_the_held_out_bound_is_per_program_and_only_for_a_perfect_one():
+    mod, common = script("synthesis_table"), script("common")
+    runs = [{"config_game": "connect_four", "game": "connect_four", "seed": seed, "solved": True, "train_accuracy": 1.0,
+             "test_accuracy": test, "test_checked": checked, "calls_to_best": 1, "llm_calls": 1, "cost_usd": 0.0}
+            for seed, test, checked in [(0, 1.0, 300), (1, 0.99, 300), (2, 1.0, 600)]]
+    md = mod.markdown(mod.table_rows(runs, [common.GameConfig("connect_four")]), llm="gemini")
+    bounds = [line for line in md.splitlines() if "held-out (0 of" in line]
+    assert bounds == ["- connect_four, seed 0: held-out (0 of 300 wrong: error rate < 0.01 at 95%)",
+                      "- connect_four, seed 2: held-out (0 of 600 wrong: error rate < 0.005 at 95%)"]
 
 
 def test_runs_size_their_held_out_set_by_the_configs_transitions(tmp_path, monkeypatch):
