@@ -35,10 +35,18 @@ def _env() -> dict[str, str]:
     return env
 
 
+def _interruptible() -> None:
+    """In the child before it runs cwm: Ctrl-C's default action, as a terminal gives it. A test run started in
+    the background by a non-interactive shell (``pytest &``, some CI runners) ignores SIGINT, every child
+    inherits that, and Python then installs no KeyboardInterrupt handler."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _start(args: list[str], out: Path) -> subprocess.Popen[str]:
     return subprocess.Popen([sys.executable, "-m", "cwm.cli", *args, "--out", str(out)], env=_env(), text=True,
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            start_new_session=True)  # its own group: the SIGINT below reaches it and its workers
+                            start_new_session=True,  # its own group: the SIGINT below reaches it and its workers
+                            preexec_fn=_interruptible)
 
 
 def _rows(path: Path) -> list[str]:

@@ -135,7 +135,6 @@ def test_a_gone_child_reads_as_no_cpu_and_no_state() -> None:
 
 
 def test_tree_cpu_counts_live_and_reaped_descendants() -> None:
-    from cwm.sandbox.watch import tree_cpu
 
     spin = "import time\nend = time.process_time() + 0.4\nwhile time.process_time() < end:\n    pass\n"
     start = tree_cpu()
@@ -180,8 +179,11 @@ def test_the_tree_sampler_counts_a_grandchild_that_no_one_here_reaps() -> None:
     parent = ("import os, signal, subprocess, sys, time\n"
               f"q = subprocess.Popen([sys.executable, '-c', {grandchild!r}], stdout=subprocess.PIPE)\n"
               "q.stdout.readline()\ntime.sleep(0.3)\nos.kill(q.pid, signal.SIGKILL)\nos._exit(0)\n")
-    before = tree_cpu()
     with TreeSampler(interval=0.05) as sampler:
-        _spawn(parent).wait()
+        proc = _spawn(parent)
+        _, _, usage = os.wait4(proc.pid, 0)  # the parent's own rusage: it and the children it reaped
+        proc.returncode = 0
     assert sampler.cpu_s() >= 0.4
-    assert tree_cpu() - before < 0.4  # what reaped children's times hold: the grandchild is not there
+    # what reaped children's times hold: the grandchild is not there (read from the parent's rusage, not this
+    # process's, into which any other child of this test process reaped meanwhile would add its time)
+    assert usage.ru_utime + usage.ru_stime < 0.4

@@ -13,7 +13,6 @@ import dataclasses
 import glob
 import json
 import os
-import resource
 import secrets
 import socket
 import subprocess
@@ -21,6 +20,8 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+
+from cwm.sandbox.watch import tree_cpu
 
 from .programs import LISTEN_PORT, MARKER_GLOB
 
@@ -133,9 +134,13 @@ class Ran:
 
 
 def cpu_seconds() -> float:
-    """CPU seconds (user and system) of this process and of every child process it has waited for."""
-    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+    """CPU seconds (user and system) of this process and its descendants: the live ones and the ended ones
+    reaped (``cwm.sandbox.watch.tree_cpu``). Unlike this process's rusage alone, the difference of two
+    readings is unmoved by a child of earlier work that is reaped in between (an idle sandbox's zygote
+    holding the CPU of every job it ran, reaped when its pool closes or when the next ``subprocess.Popen``
+    collects abandoned children, at a moment that depends on the machine's load): it was counted while it
+    lived, and is counted the same once reaped."""
+    return tree_cpu()
 
 
 class Cli:
