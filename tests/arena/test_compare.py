@@ -8,7 +8,7 @@ import json
 
 import numpy as np
 
-from cwm.arena.compare import comparisons, describe_agents, edge_pairs, margin_for
+from cwm.arena.compare import bound_for, comparisons, describe_agents, edge_pairs, margin_for
 from cwm.arena.report import write_reports
 from cwm.arena.types import MatchResult
 
@@ -32,7 +32,8 @@ def test_a_pair_is_one_index_in_both_seat_orders_and_its_value_is_the_edge():
 def test_a_tiny_payoff_run_says_it_resolves_nothing_and_how_many_matches_would():
     rng = np.random.default_rng(0)
     results = [m for i in range(10) for m in _pair(i, *rng.choice([-3.0, -1.0, 1.0, 5.0], size=2))]
-    (row,) = comparisons(results, outcome="payoff", margin=margin_for("payoff", 26.0))
+    (row,) = comparisons(results, outcome="payoff", margin=margin_for("payoff", 26.0),
+                         bound=bound_for("payoff", 26.0))
     assert row["matches"] == 20 and row["pairs"] == 10 and not row["significant"]
     assert row["lo"] < 0 < row["hi"] and row["mde"] > abs(row["mean"])
     assert row["needed_matches"] > 20 and row["equivalent"] is False
@@ -43,19 +44,33 @@ def test_a_tiny_payoff_run_says_it_resolves_nothing_and_how_many_matches_would()
 def test_a_clear_winner_is_named_and_parity_needs_the_equivalence_test():
     rng = np.random.default_rng(1)
     wins = [m for i in range(60) for m in _pair(i, 1.0, float(rng.choice([1.0, -1.0], p=[0.7, 0.3])))]
-    (row,) = comparisons(wins, outcome="win/draw/loss", margin=margin_for("win/draw/loss", None))
+    (row,) = comparisons(wins, outcome="win/draw/loss", margin=margin_for("win/draw/loss", None),
+                         bound=0.5)
     assert row["significant"] and row["verdict"].startswith("a ahead")
     even = [m for i in range(600) for m in _pair(i, *rng.choice([1.0, -1.0], size=2))]
-    (level,) = comparisons(even, outcome="win/draw/loss", margin=0.05)
-    (few,) = comparisons(even[:40], outcome="win/draw/loss", margin=0.05)
+    (level,) = comparisons(even, outcome="win/draw/loss", margin=0.05, bound=0.5)
+    (few,) = comparisons(even[:40], outcome="win/draw/loss", margin=0.05, bound=0.5)
     assert level["equivalent"] and level["verdict"].startswith("level within ±0.05")
     assert not few["equivalent"] and "no difference detected" in few["verdict"]
 
 
-def test_every_pair_the_same_claims_nothing_beyond_the_sign_test():
+def test_thirty_drawn_pairs_are_not_parity_and_five_won_pairs_are_no_difference():
     draws = [m for i in range(30) for m in _pair(i, 0.0, 0.0)]
-    (row,) = comparisons(draws, outcome="win/draw/loss", margin=0.05)
-    assert not row["significant"] and row["equivalent"] is None and "all 30 pairs gave the same result" in row["verdict"]
+    (row,) = comparisons(draws, outcome="win/draw/loss", margin=0.05, bound=0.5)
+    assert not row["significant"] and row["equivalent"] is False and row["lo"] < -0.05 and row["hi"] > 0.05
+    assert row["verdict"].startswith("no difference detected (could detect ±")
+    wins = [m for i in range(5) for m in _pair(i, 1.0, 1.0)]
+    (won,) = comparisons(wins, outcome="win/draw/loss", margin=0.05, bound=0.5)
+    assert not won["significant"] and "5 pair(s) cannot show one" in won["verdict"]
+    (more,) = comparisons(wins + [m for i in range(5, 8) for m in _pair(i, 1.0, 1.0)], outcome="win/draw/loss",
+                          margin=0.05, bound=0.5)
+    assert more["verdict"].startswith("a ahead")
+
+
+def test_a_payoff_game_without_a_utility_range_is_not_tested():
+    results = [m for i in range(30) for m in _pair(i, 1.0, 1.0)]
+    (row,) = comparisons(results, outcome="payoff", margin=None, bound=bound_for("payoff", None))
+    assert row["mean"] == 1.0 and not row["significant"] and row["verdict"].startswith("not tested")
 
 
 def test_the_report_states_each_agents_settings_and_the_comparison(tmp_path):
@@ -70,7 +85,7 @@ def test_the_report_states_each_agents_settings_and_the_comparison(tmp_path):
     assert (row["agent"], row["opponent"], row["matches"], row["pairs"]) == ("a", "b", 10, 5)
     assert "/x/bundle" not in (tmp_path / "results.json").read_text()  # a report names no path
     md = (tmp_path / "results.md").read_text()
-    assert "| a | b | 10 (5) | +0.000 [+0.000, +0.000] | - |" in md and "(5 matches per seat order" in md
+    assert "| a | b | 10 (5) | +0.000 [-10.546, +10.546] | - |" in md  # 5 pairs in a range of ±13 and "(5 matches per seat order" in md
     assert "- `a`: ISMCTS on the synthesized model, 25 simulations" in md
 
 
