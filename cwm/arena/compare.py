@@ -48,7 +48,8 @@ def margin_for(outcome: str, utility_range: float | None) -> float | None:
 def edge_pairs(results: Sequence[MatchResult], first: str, second: str, *,
                outcome: str) -> tuple[list[float], int]:
     """The pair values (``first``'s edge) of the two agents' seat-swapped pairs, and how many of their
-    matches are in no complete pair (a void match, a missing twin)."""
+    matches are in no complete pair (a void match, a missing twin, or no shared deal: twins must record
+    the same ``deal``, so rows written before deals were shared are never paired)."""
     by_index: dict[int, list[MatchResult]] = {}
     mine = [r for r in results if len(r.seats) == 2 and set(r.seats) == {first, second} and first != second]
     for r in mine:
@@ -56,10 +57,15 @@ def edge_pairs(results: Sequence[MatchResult], first: str, second: str, *,
     values = []
     for twins in by_index.values():
         seats = sorted(r.seats for r in twins)
-        if len(twins) != 2 or seats[0] == seats[1] or any(r.void for r in twins):
+        if len(twins) != 2 or seats[0] == seats[1] or any(r.void for r in twins) or not one_deal(twins):
             continue
         values.append(sum(_edge(r, first, outcome) for r in twins) / 2)
     return values, len(mine) - 2 * len(values)
+
+
+def one_deal(twins: Sequence[MatchResult]) -> bool:
+    """Whether matches were played on one recorded deal (``MatchResult.deal``)."""
+    return twins[0].deal is not None and all(r.deal == twins[0].deal for r in twins)
 
 
 def _edge(r: MatchResult, first: str, outcome: str) -> float:
@@ -149,7 +155,7 @@ def markdown(rows: Sequence[Mapping[str, JSON]]) -> str:
                      f"{shown(r, _num(r, 'mean'))} [{shown(r, _num(r, 'lo'))}, {shown(r, _num(r, 'hi'))}] | {mde} | "
                      f"{r['verdict']} |")
     unpaired = sum(int(_num(r, "unpaired")) for r in rows)
-    note = ["", f"{unpaired} match(es) in no complete pair (void, or a twin not played) are left out."] if unpaired else []
+    note = ["", f"{unpaired} match(es) in no complete pair (void, a twin not played, or no shared deal recorded) are left out."] if unpaired else []
     return "\n".join(lines + note) + "\n"
 
 

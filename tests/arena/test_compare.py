@@ -16,17 +16,30 @@ from cwm.arena.types import MatchResult
 def _pair(i: int, a_first: float, a_second: float, *, void: bool = False) -> list[MatchResult]:
     """Match i of seat orders (a, b) and (b, a), agent a scoring ``a_first`` then ``a_second`` (zero-sum)."""
     second = MatchResult(f"b|a#{i}", ("b", "a"), i, (-a_second, a_second), index=i,
-                         forfeit_kind="crash" if void else "")
-    return [MatchResult(f"a|b#{i}", ("a", "b"), i, (a_first, -a_first), index=i), second]
+                         forfeit_kind="crash" if void else "", deal=1000 + i)
+    return [MatchResult(f"a|b#{i}", ("a", "b"), i, (a_first, -a_first), index=i, deal=1000 + i), second]
 
 
 def test_a_pair_is_one_index_in_both_seat_orders_and_its_value_is_the_edge():
     results = [*_pair(0, 1.0, -1.0), *_pair(1, 1.0, 1.0), *_pair(2, 3.0, 1.0, void=True)]
-    results.append(MatchResult("a|b#3", ("a", "b"), 3, (2.0, -2.0), index=3))  # its twin was never played
+    results.append(MatchResult("a|b#3", ("a", "b"), 3, (2.0, -2.0), index=3, deal=3))  # its twin was never played
     payoff, unpaired = edge_pairs(results, "a", "b", outcome="payoff")
     assert sorted(payoff) == [0.0, 1.0] and unpaired == 3
     wdl, _ = edge_pairs(results, "b", "a", outcome="win/draw/loss")
     assert sorted(wdl) == [-0.5, 0.0]  # b lost both of pair 1: score 0, edge -1/2; pair 0 one each
+
+
+def test_matches_on_different_or_unrecorded_deals_are_not_paired():
+    # rows from before deals were shared (no deal) or of two chance schemes mixed by a resume
+    old = [MatchResult("a|b#0", ("a", "b"), 0, (1.0, -1.0), index=0), MatchResult("b|a#0", ("b", "a"), 1,
+                                                                                  (1.0, -1.0), index=0)]
+    mixed = [MatchResult("a|b#1", ("a", "b"), 2, (1.0, -1.0), index=1, deal=5),
+             MatchResult("b|a#1", ("b", "a"), 3, (1.0, -1.0), index=1)]
+    same = _pair(2, 1.0, -1.0)
+    values, unpaired = edge_pairs(old + mixed + same, "a", "b", outcome="payoff")
+    assert values == [0.0] and unpaired == 4
+    (row,) = comparisons(old, outcome="payoff", margin=1.0, bound=1.0)
+    assert row["pairs"] == 0 and row["unpaired"] == 2 and row["verdict"].startswith("no complete seat-swapped pair")
 
 
 def test_a_tiny_payoff_run_says_it_resolves_nothing_and_how_many_matches_would():
