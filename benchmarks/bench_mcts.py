@@ -16,9 +16,14 @@ own functions take (timed call by call), and so the best ratio any search on tha
 
 Strength (--strength): the issue's full-size runs: ours vs random (100 games, must not lose), ours vs
 itself (draws), ours vs OpenSpiel's Python MCTSBot at equal simulations and rollouts (200 games each
-on tic-tac-toe and connect four; mean score with a 95% interval).
+on tic-tac-toe and connect four, or the --strength-games given). Games 2k and 2k + 1 are one pair with the
+seats swapped, and each line prints the arena's paired analysis (``cwm.stats.paired`` through
+``cwm.arena.compare.verdict``): W/D/L, the score with its 95% interval, the matches and pairs, the minimum
+detectable difference at 80% power, the p-value, and the verdict, with parity only by TOST within ±0.05 of
+score.
 
     python benchmarks/bench_mcts.py [--rollouts 1] [--repeats 3] [--strength --games 200]
+    python benchmarks/bench_mcts.py --strength-only --strength-games tic_tac_toe
 """
 
 from __future__ import annotations
@@ -37,10 +42,11 @@ from open_spiel.python.algorithms import mcts as os_mcts
 from cwm import games, model
 from cwm.adapter import as_openspiel_game
 from cwm.agents import MCTSAgent, RandomAgent
-from cwm.arena import play_match
+from cwm.arena import compare, play_match
 from cwm.sandbox import load_source
 from cwm.sandbox.budget import call_budget
 from cwm.sandbox.watch import cpu_per_call
+from cwm.stats import paired
 from planners import ISMCTS, MCTS
 from planners.config import SearchConfig
 
@@ -84,7 +90,7 @@ def speed(args: argparse.Namespace) -> None:
     print(f"simulations/s at {args.sims} simulations, {args.rollouts} rollout(s) per leaf, best of {args.repeats}")
     print(f"{'game / state':34} {'ours':>10} {'OS py':>10} {'OS C++':>11}   {'ours/py':>7}  {'C++/ours':>8}")
     rows = {}
-    for name in ("tic_tac_toe", "connect_four"):
+    for name in args.strength_games.split(","):
         game = pyspiel.load_game(name)
         rows[name] = speed_row(f"{name} (C++ ground truth)", game, game.new_initial_state(), args)
     gt = games.load_game("tic_tac_toe")
@@ -184,10 +190,16 @@ def _scores(game: pyspiel.Game, ours: Callable[[int], object], theirs: Callable[
 
 
 def _report(label: str, scores: list[float]) -> None:
+    """The paired analysis of ``scores`` (our return in each game; games 2k and 2k + 1 swap the seats)."""
     arr = np.asarray(scores)
-    half = 1.96 * arr.std(ddof=1) / math.sqrt(len(arr))
-    print(f"{label:58} n={len(arr):4d}  W/D/L {np.sum(arr > 0)}/{np.sum(arr == 0)}/{np.sum(arr < 0)}  "
-          f"mean {arr.mean():+.3f} [{arr.mean() - half:+.3f}, {arr.mean() + half:+.3f}]")
+    edges = arr[: len(arr) // 2 * 2] / 2  # a return of 1, 0, -1 is an edge of 1/2, 0, -1/2 over an even score
+    c = paired([float(v) for v in edges.reshape(-1, 2).mean(axis=1)], bound=0.5, margin=compare.EQUIVALENCE_SHARE)
+    row = {"agent": "ours", "opponent": "theirs", "outcome": "win/draw/loss", **c.to_json(),
+           "needed_matches": None if c.needed_pairs is None else 2 * c.needed_pairs}
+    mde = "-" if c.mde is None else f"±{c.mde:.3f}"
+    print(f"{label:58} {2 * c.pairs} games ({c.pairs} pairs)  W/D/L {np.sum(arr > 0)}/{np.sum(arr == 0)}/"
+          f"{np.sum(arr < 0)}  score {0.5 + c.mean:.3f} [{0.5 + c.lo:.3f}, {0.5 + c.hi:.3f}]  MDE {mde}  "
+          f"p = {c.p_value:.2g}  {compare.verdict(row)}")
 
 
 def strength(args: argparse.Namespace) -> None:
@@ -199,7 +211,7 @@ def strength(args: argparse.Namespace) -> None:
     _report("tic_tac_toe: ours vs ours", _scores(
         ttt, lambda i: MCTSAgent(SearchConfig(num_simulations=sims, rollouts=r), seed=i),
         lambda i: MCTSAgent(SearchConfig(num_simulations=sims, rollouts=r), seed=10_000 + i), n // 10))
-    for name in ("tic_tac_toe", "connect_four"):
+    for name in args.strength_games.split(","):
         game = pyspiel.load_game(name)
         def opponent(i: int, g: pyspiel.Game = game) -> PythonBotAgent:
             return PythonBotAgent(g, sims, r, seed=i)
@@ -216,9 +228,13 @@ def main() -> None:
     parser.add_argument("--strength", action="store_true", help="also play the full-size strength matches")
     parser.add_argument("--strength-rollouts", type=int, default=10)
     parser.add_argument("--games", type=int, default=200)
+    parser.add_argument("--strength-games", default="tic_tac_toe,connect_four",
+                        help="the games of the match against OpenSpiel's MCTSBot (comma-separated)")
+    parser.add_argument("--strength-only", action="store_true", help="play the strength matches, no speed runs")
     args = parser.parse_args()
-    speed(args)
-    if args.strength:
+    if not args.strength_only:
+        speed(args)
+    if args.strength or args.strength_only:
         strength(args)
 
 

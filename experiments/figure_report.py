@@ -144,7 +144,7 @@ def _paired_lines(rows: Sequence[dict[str, Any]]) -> list[str]:
         return []
     lines = ["", "## Paired comparisons", "",
              "Seat-swapped pairs on one deal; score = (wins + draws/2) / matches (0.50 even) in win/draw/loss games, "
-             "edge = half the mean payoff difference in payoff games; 95% t interval over pairs; MDE: the smallest "
+             "edge = half the mean payoff difference in payoff games; 95% bounded-mean Clopper-Pearson interval over pairs; MDE: the smallest "
              "difference detectable at 80% power.", "",
              "| game | CWM agent's settings | opponent | matches (pairs) | score or edge [95% CI] | MDE | verdict |",
              "|---|---|---|---|---|---|---|"]

@@ -8,7 +8,8 @@ draw, 0 loss) in a win/draw/loss game and the return in a payoff game. So in a w
 is the score rate minus 1/2 (shown as the score, 0.50 even), and in a zero-sum payoff game it is the first
 agent's mean payoff. A pair with a void match, or one whose twin is missing, is left out (and counted).
 
-Each comparison (``cwm.stats.paired``: the paired t analysis) gives the interval, the matches and pairs,
+Each comparison (``cwm.stats.paired``: the Clopper-Pearson method for a bounded mean, over pairs whose
+value lies within half the range of one match's outcome) gives the interval, the matches and pairs,
 the minimum detectable difference at 80% power from the observed spread, the p-value, and, where nothing
 was detected, how many matches would detect a difference of the observed size. Parity is claimed only by
 an equivalence test (TOST at 5% on each side) within ``EQUIVALENCE_SHARE`` of the range of one match's
@@ -21,11 +22,19 @@ from collections.abc import Mapping, Sequence
 
 from cwm.agents.specs import AgentSpecError, parse_agent_spec
 from cwm.arena.types import MatchResult
-from cwm.stats import ALPHA, POWER, paired
+from cwm.stats import ALPHA, POWER, PairedComparison, paired
 from cwm.text import counted
 from cwm.types import JSON
 
 EQUIVALENCE_SHARE = 0.05  # the equivalence margin, as a share of the range of one match's outcome
+
+
+def bound_for(outcome: str, utility_range: float | None) -> float | None:
+    """The bound of a pair's value (an edge lies in ``[-bound, bound]``): 1/2 of a score (win/draw/loss), or
+    half the utility range (payoff; ``None`` when the range is unknown: no bounded test can be made)."""
+    if outcome != "payoff":
+        return 0.5
+    return utility_range / 2 if utility_range and utility_range > 0 else None
 
 
 def margin_for(outcome: str, utility_range: float | None) -> float | None:
@@ -39,7 +48,8 @@ def margin_for(outcome: str, utility_range: float | None) -> float | None:
 def edge_pairs(results: Sequence[MatchResult], first: str, second: str, *,
                outcome: str) -> tuple[list[float], int]:
     """The pair values (``first``'s edge) of the two agents' seat-swapped pairs, and how many of their
-    matches are in no complete pair (a void match, a missing twin)."""
+    matches are in no complete pair (a void match, a missing twin, or no shared deal: twins must record
+    the same ``deal``, so rows written before deals were shared are never paired)."""
     by_index: dict[int, list[MatchResult]] = {}
     mine = [r for r in results if len(r.seats) == 2 and set(r.seats) == {first, second} and first != second]
     for r in mine:
@@ -47,10 +57,15 @@ def edge_pairs(results: Sequence[MatchResult], first: str, second: str, *,
     values = []
     for twins in by_index.values():
         seats = sorted(r.seats for r in twins)
-        if len(twins) != 2 or seats[0] == seats[1] or any(r.void for r in twins):
+        if len(twins) != 2 or seats[0] == seats[1] or any(r.void for r in twins) or not one_deal(twins):
             continue
         values.append(sum(_edge(r, first, outcome) for r in twins) / 2)
     return values, len(mine) - 2 * len(values)
+
+
+def one_deal(twins: Sequence[MatchResult]) -> bool:
+    """Whether matches were played on one recorded deal (``MatchResult.deal``)."""
+    return twins[0].deal is not None and all(r.deal == twins[0].deal for r in twins)
 
 
 def _edge(r: MatchResult, first: str, outcome: str) -> float:
@@ -60,11 +75,13 @@ def _edge(r: MatchResult, first: str, outcome: str) -> float:
     return (1.0 if a > b else 0.0 if a < b else 0.5) - 0.5
 
 
-def comparisons(results: Sequence[MatchResult], *, outcome: str,
-                margin: float | None) -> list[dict[str, JSON]]:
+def comparisons(results: Sequence[MatchResult], *, outcome: str, margin: float | None,
+                bound: float | None) -> list[dict[str, JSON]]:
     """One row per two-player pairing of distinct agents (in order of first appearance): the pair analysis
-    of the first-seated agent's edge (``cwm.stats.PairedComparison`` fields), ``matches`` (in complete
-    pairs), ``unpaired``, ``needed_matches`` (twice ``needed_pairs``), and the ``verdict`` in words."""
+    of the first-seated agent's edge (``cwm.stats.PairedComparison`` fields; pair values within ``bound``,
+    ``bound_for``), ``matches`` (in complete pairs), ``unpaired``, ``needed_matches`` (twice
+    ``needed_pairs``), and the ``verdict`` in words. Without a ``bound`` (a payoff game that states no
+    utility range) the mean is shown and nothing is tested."""
     seen: dict[frozenset[str], tuple[str, str]] = {}
     for r in results:
         if len(r.seats) == 2 and r.seats[0] != r.seats[1]:
@@ -72,13 +89,18 @@ def comparisons(results: Sequence[MatchResult], *, outcome: str,
     rows = []
     for first, second in seen.values():
         values, unpaired = edge_pairs(results, first, second, outcome=outcome)
-        c = paired(values, margin=margin)
+        c = paired(values, bound=bound, margin=margin) if bound is not None else _untested(values)
         row: dict[str, JSON] = {"agent": first, "opponent": second, "outcome": outcome, "matches": 2 * c.pairs,
                                 "unpaired": unpaired, **c.to_json()}
         row["needed_matches"] = None if c.needed_pairs is None else 2 * c.needed_pairs
         row["verdict"] = verdict(row)
         rows.append(row)
     return rows
+
+
+def _untested(values: Sequence[float]) -> PairedComparison:
+    mean = sum(values) / len(values) if values else 0.0
+    return PairedComparison(len(values), mean, mean, mean, 0.0, 1.0, False, None, None, None, None, 0.0)
 
 
 def _num(row: Mapping[str, JSON], key: str) -> float:
@@ -101,17 +123,19 @@ def verdict(row: Mapping[str, JSON]) -> str:
     first, second, pairs, mean = row["agent"], row["opponent"], int(_num(row, "pairs")), _num(row, "mean")
     if pairs == 0:
         return "no complete seat-swapped pair: nothing to compare"
+    if row.get("bound") == 0.0:
+        return "not tested: the game states no utility range to bound a pair's value"
     if row["significant"]:
         return f"{first if mean > 0 else second} ahead (p = {_num(row, 'p_value'):.2g})"
     if row["equivalent"]:
         return f"level within ±{shown(row, _num(row, 'margin'), sign=False)} (equivalence test, TOST at {ALPHA:g})"
     if row["mde"] is None:
-        why = "one pair" if pairs == 1 else f"all {pairs} pairs gave the same result"
-        return f"no difference detected; {why}, so no spread to judge by: play more matches"
+        return f"no difference detected; {pairs} pair(s) cannot show one at {ALPHA:g}: play more matches"
     mde = shown(row, _num(row, "mde"), sign=False)
     found = f"no difference detected (could detect ±{mde} at {POWER:.0%} power)"
     if row["needed_matches"] is None:
-        return found + "; the observed difference is 0"
+        return found + ("; the observed difference is 0" if mean == 0 else
+                        "; a difference of the observed size would need over 20 million matches")
     return found + f"; about {row['needed_matches']} matches would resolve a difference of the observed size"
 
 
@@ -121,7 +145,7 @@ def markdown(rows: Sequence[Mapping[str, JSON]]) -> str:
         return ""
     what = ("score = (wins + draws/2) / matches of the first agent, 0.50 even" if rows[0]["outcome"] != "payoff"
             else "edge = half the mean payoff difference (a zero-sum game: the first agent's mean payoff)")
-    lines = [f"Paired comparisons (seat-swapped pairs on one deal; {what}; 95% t interval over pairs; MDE: the "
+    lines = [f"Paired comparisons (seat-swapped pairs on one deal; {what}; 95% bounded-mean Clopper-Pearson interval over pairs; MDE: the "
              f"smallest difference detectable at {POWER:.0%} power):", "",
              "| agent | opponent | matches (pairs) | " + ("score" if rows[0]["outcome"] != "payoff" else "edge")
              + " [95% CI] | MDE | verdict |", "|---|---|---|---|---|---|"]
@@ -131,7 +155,7 @@ def markdown(rows: Sequence[Mapping[str, JSON]]) -> str:
                      f"{shown(r, _num(r, 'mean'))} [{shown(r, _num(r, 'lo'))}, {shown(r, _num(r, 'hi'))}] | {mde} | "
                      f"{r['verdict']} |")
     unpaired = sum(int(_num(r, "unpaired")) for r in rows)
-    note = ["", f"{unpaired} match(es) in no complete pair (void, or a twin not played) are left out."] if unpaired else []
+    note = ["", f"{unpaired} match(es) in no complete pair (void, a twin not played, or no shared deal recorded) are left out."] if unpaired else []
     return "\n".join(lines + note) + "\n"
 
 

@@ -5,8 +5,10 @@ Ratings are fitted with ``choix`` (a maintained implementation of Luce/Bradley-T
 pairwise outcomes of every match: each pair of seats gives one comparison, the seat with the higher return
 winning; a draw counts as half a win each way (one comparison in each direction). A small regularisation
 keeps the rating of an agent that never lost (or never won) finite. Ratings are shown on the Elo scale
-(400 / ln 10 per logit unit, mean 1000). The interval re-fits the ratings on matches resampled with
-replacement (``bootstrap`` times, seeded) and takes the 2.5th and 97.5th percentiles.
+(400 / ln 10 per logit unit, mean 1000). The interval re-fits the ratings on resamples with
+replacement (``bootstrap`` times, seeded) and takes the 2.5th and 97.5th percentiles; the unit resampled is
+a seat-swapped pair on one deal (``resampling_units``: its two matches share their chance), or a match
+that is in no such pair, in an order of match keys.
 
 Ratings are fitted per game. Across games, agents are compared only over games they share, each game
 weighing the same: ``head_to_head`` gives each pair's mean rating difference over the games both played (a
@@ -81,8 +83,9 @@ def ratings(results: Sequence[MatchResult], *, bootstrap: int = DEFAULT_BOOTSTRA
     played = sorted((r for r in results if not r.void), key=lambda r: r.key)
     point = fit(len(labels), comparisons(played, labels), alpha=alpha)
     rng = np.random.default_rng(seed)
-    draws = [fit(len(labels), comparisons([played[i] for i in rng.integers(len(played), size=len(played))], labels),
-                 alpha=alpha) for _ in range(bootstrap if played else 0)]
+    units = resampling_units(played)
+    draws = [fit(len(labels), comparisons(resample(units, rng), labels), alpha=alpha)
+             for _ in range(bootstrap if played else 0)]
     lo, hi = (np.percentile(draws, [2.5, 97.5], axis=0) if draws else (point, point))
     return {label: (float(point[i]), float(lo[i]), float(hi[i])) for i, label in enumerate(labels)}
 
@@ -109,9 +112,10 @@ def ratings_across(results_by_game: Mapping[str, Sequence[MatchResult]], *, boot
     per_game = [list(results_by_game[g]) for g in common]
     point = _mean_over_games([ratings(r, bootstrap=0, alpha=alpha) for r in per_game])
     rng = np.random.default_rng(seed)
+    units = [resampling_units(r) for r in per_game]
     draws = []
     for _ in range(bootstrap if per_game else 0):
-        resampled = [[r[i] for i in rng.integers(len(r), size=len(r))] for r in per_game]
+        resampled = [resample(u, rng) for u in units]
         draws.append(_mean_over_games([ratings(r, bootstrap=0, alpha=alpha) for r in resampled]))
     found = {}
     for label, rating in point.items():
@@ -134,8 +138,9 @@ def head_to_head(results_by_game: Mapping[str, Sequence[MatchResult]], *, bootst
     games = [g for g in played if played[g]]
     point = {g: ratings(list(results_by_game[g]), bootstrap=0, alpha=alpha) for g in games}
     rng = np.random.default_rng(seed)
-    draws = [{g: ratings([r[i] for i in rng.integers(len(r), size=len(r))], bootstrap=0, alpha=alpha)
-              for g, r in ((g, list(results_by_game[g])) for g in games)} for _ in range(bootstrap if games else 0)]
+    units = {g: resampling_units(results_by_game[g]) for g in games}
+    draws = [{g: ratings(resample(units[g], rng), bootstrap=0, alpha=alpha) for g in games}
+             for _ in range(bootstrap if games else 0)]
     rows: list[dict[str, JSON]] = []
     for a, b in itertools.combinations(labels, 2):
         shared = [g for g in games if a in played[g] and b in played[g]]
@@ -149,6 +154,27 @@ def head_to_head(results_by_game: Mapping[str, Sequence[MatchResult]], *, bootst
             row |= {"difference": diff, "difference_lo": float(lo), "difference_hi": float(hi)}
         rows.append(row)
     return rows
+
+
+def resampling_units(results: Sequence[MatchResult]) -> list[tuple[MatchResult, ...]]:
+    """A bootstrap's units, in an order of content: each seat-swapped pair (one index, the same two agents
+    in both seat orders, one recorded deal) is one unit, since its two matches share their chance; any
+    other match is a unit of its own. Sorted by match key, so the same matches resample alike in any
+    order."""
+    groups: dict[tuple[int, frozenset[str], int | None], list[MatchResult]] = {}
+    for r in sorted(results, key=lambda r: r.key):
+        groups.setdefault((r.index, frozenset(r.seats), r.deal), []).append(r)
+    units: list[tuple[MatchResult, ...]] = []
+    for (_, _, deal), group in groups.items():
+        twins = (len(group) == 2 and deal is not None and len(group[0].seats) == 2
+                 and group[0].seats != group[1].seats)
+        units.extend([tuple(group)] if twins else [(r,) for r in group])
+    return sorted(units, key=lambda u: u[0].key)
+
+
+def resample(units: Sequence[tuple[MatchResult, ...]], rng: np.random.Generator) -> list[MatchResult]:
+    """One bootstrap resample: ``len(units)`` units drawn with replacement, their matches in one list."""
+    return [r for i in rng.integers(len(units), size=len(units)) for r in units[i]] if units else []
 
 
 def common_games(results_by_game: Mapping[str, Sequence[MatchResult]]) -> list[str]:

@@ -270,9 +270,10 @@ def paired_comparisons(spec: games.GameSpec, results: Sequence[MatchResult]) -> 
     """The paired comparisons of ``results`` on ``spec`` (``cwm.arena.compare.comparisons``), with the
     game's equivalence margin, JSON-clean."""
     outcome = "payoff" if spec.outcome == "payoff" else "win/draw/loss"
-    margin = compare.margin_for(outcome, utility_range(spec))
-    return [{k: finite_json(v) for k, v in r.items()} for r in compare.comparisons(results, outcome=outcome,
-                                                                                   margin=margin)]
+    span = utility_range(spec)
+    rows = compare.comparisons(results, outcome=outcome, margin=compare.margin_for(outcome, span),
+                               bound=compare.bound_for(outcome, span))
+    return [{k: finite_json(v) for k, v in r.items()} for r in rows]
 
 
 def utility_range(spec: games.GameSpec) -> float | None:

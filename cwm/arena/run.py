@@ -165,7 +165,7 @@ def run_match(job: MatchJob, *, given: Mapping[int, Agent] | None = None) -> dic
                 return _with_transcript(game, job, MatchResult(
                     job.key, job.seats, job.seed, tuple(_forfeit(game, seat)), seat, kind,
                     f"agent could not be built: {type(e).__name__}: {e}", 0, time.perf_counter() - start,
-                    fingerprints=job.fingerprints, index=job.index).to_json())
+                    fingerprints=job.fingerprints, index=job.index, deal=job.deal).to_json())
         game = games.load_game(job.game)
         chance_seed = job.deal if job.deal is not None else int(np.random.default_rng(seeds[-1]).integers(2**63))
         played: list[int] = []
@@ -181,7 +181,8 @@ def run_match(job: MatchJob, *, given: Mapping[int, Agent] | None = None) -> dic
     stats = tuple(_stats(a) for a in agents)
     record = MatchResult(job.key, job.seats, job.seed, tuple(float(r) for r in returns), loser, kind, reason,
                          moves, time.perf_counter() - start, logs if any(logs) else (),
-                         stats if any(stats) else (), tuple(played), job.fingerprints, job.index).to_json()
+                         stats if any(stats) else (), tuple(played), job.fingerprints, job.index,
+                         job.deal).to_json()
     return _with_transcript(game, job, record, times, [{"log": log, "stats": s} for log, s in zip(logs, stats)])
 
 
@@ -308,7 +309,7 @@ def _void(job: MatchJob, why: str) -> dict[str, JSON]:
     it as void, and it is never replayed."""
     n = len(job.seats)
     return MatchResult(job.key, job.seats, job.seed, (0.0,) * n, None, "crash", why, 0, 0.0,
-                       fingerprints=job.fingerprints, index=job.index).to_json()
+                       fingerprints=job.fingerprints, index=job.index, deal=job.deal).to_json()
 
 
 def _check_numbers(matches: int, settings: Settings, move_time_limit: float | None) -> None:

@@ -60,6 +60,9 @@ class MatchResult:
       fingerprints: what the agent in each seat is (``cwm.arena.identity.agent_fingerprint``); empty in rows
         written before matches were keyed by content.
       index: the match's number among those of its seating (0 for the first).
+      deal: the chance seed the match was played on, shared by the seat-swapped matches of a pair
+        (``cwm.arena.plan.deal_seed``); ``None`` in rows written before deals were shared, whose chance
+        seed came from the match's own seed: such rows are never paired (``cwm.arena.compare.edge_pairs``).
 
     The texts an agent wrote (``reason``, ``forfeit_kind``, ``logs``) are cleaned whenever a result is made,
     built by a match or read back from ``matches.jsonl``, so no surrogate, control character or ANSI escape
@@ -80,6 +83,7 @@ class MatchResult:
     actions: tuple[int, ...] = ()
     fingerprints: tuple[str, ...] = ()
     index: int = 0
+    deal: int | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "reason", clean(self.reason, limit=REASON_LIMIT))
@@ -158,6 +162,10 @@ def _check_numbers(values: dict[str, JSON]) -> None:
     if seat is not None and not _is_integer(seat):
         raise ValueError("field 'forfeit_seat' of a match result must be an integer or null")
     values["forfeit_seat"] = None if seat is None else int(seat)
+    deal = values.get("deal")
+    if deal is not None and not _is_integer(deal):
+        raise ValueError("field 'deal' of a match result must be an integer or null")
+    values["deal"] = None if deal is None else int(deal)
     if not _is_number(values.get("duration_s", 0.0)):
         raise ValueError("field 'duration_s' of a match result must be a number")
     values["duration_s"] = float(values.get("duration_s", 0.0))

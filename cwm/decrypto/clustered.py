@@ -13,17 +13,17 @@ unit of an interval is the keyword set, and ``clusters`` says how many there wer
   When the rate is 0 or 1 the correlation cannot be estimated, and the worst case is taken (``deff`` is the
   mean cluster size, so the effective sample size is the number of clusters).
 - :func:`cluster_mean`: a mean with the cluster-robust (CR1) standard error of the ratio estimator and a
-  Student t quantile on ``clusters - 1`` degrees of freedom (Cameron & Miller 2015, "A practitioner's guide
+  Student t quantile on ``clusters - 1`` degrees of freedom (``cwm.stats.t_quantile``; Cameron & Miller 2015, "A practitioner's guide
   to cluster-robust inference"); no interval from a single cluster.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable
 from typing import Any
 
-from cwm.stats import Z95
+from cwm.stats import t_quantile, wilson
 
 
 def _groups(pairs: Iterable[tuple[Hashable, float]]) -> list[list[float]]:
@@ -31,14 +31,6 @@ def _groups(pairs: Iterable[tuple[Hashable, float]]) -> list[list[float]]:
     for key, value in pairs:
         groups.setdefault(key, []).append(float(value))
     return list(groups.values())
-
-
-def _wilson(p: float, n: float, z: float = Z95) -> tuple[float, float]:
-    """The Wilson score interval of a proportion ``p`` observed on an effective sample of ``n`` (> 0)."""
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, min(p, centre - half)), min(1.0, max(p, centre + half))
 
 
 def _robust_variance(groups: list[list[float]], estimate: float) -> float:
@@ -65,7 +57,7 @@ def cluster_rate(outcomes: Iterable[tuple[Hashable, bool]]) -> dict[str, Any]:
         deff = largest
     else:
         deff = min(largest, max(1.0, _robust_variance(groups, p) / (p * (1 - p) / n)))
-    low, high = _wilson(p, n / deff)
+    low, high = wilson(p * (n / deff), n / deff)  # the Wilson interval at the effective sample size
     return {"successes": successes, "n": n, "clusters": c, "rate": p, "low": low, "high": high,
             "n_effective": n / deff}
 
@@ -84,28 +76,5 @@ def cluster_mean(values: Iterable[tuple[Hashable, float]]) -> dict[str, Any]:
     mean = sum(sum(g) for g in groups) / n
     if c < 2:
         return {"mean": mean, "low": None, "high": None, "n": n, "clusters": c}
-    half = t_quantile(c - 1) * math.sqrt(_robust_variance(groups, mean))
+    half = t_quantile(c - 1, 0.975) * math.sqrt(_robust_variance(groups, mean))
     return {"mean": mean, "low": mean - half, "high": mean + half, "n": n, "clusters": c}
-
-
-def t_quantile(df: int) -> float:
-    """The two-sided 95% quantile of Student's t with ``df`` degrees of freedom (0.975 one-sided).
-
-    Exact for 1 and 2 degrees of freedom; from 3 on, the Cornish-Fisher expansion of t about the normal
-    quantile to order 1/df^4 (Abramowitz & Stegun 26.7.5), within 0.005 of the exact value at df = 3 and
-    closer as df grows.
-    """
-    if df < 1:
-        raise ValueError(f"degrees of freedom must be >= 1, got {df}")
-    if df == 1:
-        return math.tan(math.pi * 0.475)
-    if df == 2:
-        return math.sqrt(2 / (4 * 0.975 * 0.025) - 2)
-    z, v = Z95, float(df)
-    terms: Sequence[float] = (
-        (z**3 + z) / 4,
-        (5 * z**5 + 16 * z**3 + 3 * z) / 96,
-        (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / 384,
-        (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z) / 92160,
-    )
-    return z + sum(term / v ** (i + 1) for i, term in enumerate(terms))

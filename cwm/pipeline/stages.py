@@ -191,10 +191,12 @@ def _stages(config: RunConfig, spec: games.GameSpec, llm_spec: str, client: Call
     posterior = None
     if (bundle_dir / "inference.py").is_file():
         posterior = _posterior(spec, bundle_dir, results, out / "posterior.json", config.seed)
-    stages = pipeline_report.Stages(synthesis, inference, Path(os.path.relpath(bundle_dir, out)), arena_rows,
-                                    on_policy, arena_search(config).to_json(), CWM_LABEL, posterior,
-                                    read_provenance(out / "synthesis" / PROVENANCE_FILE).to_json(),
-                                    *_arena_findings(config, spec, results))
+    compared, agents = _arena_findings(config, spec, results)
+    stages = pipeline_report.Stages(
+        synthesis=synthesis, inference=inference, bundle_dir=Path(os.path.relpath(bundle_dir, out)),
+        arena_rows=arena_rows, on_policy=on_policy, search=arena_search(config).to_json(), label=CWM_LABEL,
+        posterior=posterior, provenance=read_provenance(out / "synthesis" / PROVENANCE_FILE).to_json(),
+        comparisons=compared, agents=agents)
     report = pipeline_report.build(config, spec, llm_spec, stages)
     report["arena_cost"] = arena_cost
     pipeline_report.write(out, report, spec)

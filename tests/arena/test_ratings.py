@@ -139,3 +139,28 @@ def test_head_to_head_survives_a_resample_that_draws_none_of_an_agents_matches()
     pairs = {(p["agent"], p["opponent"]): p for p in head_to_head(by_game, bootstrap=60, seed=3)}
     ac = pairs[("a", "c")]
     assert ac["games"] == ["g1", "g2"] and ac["difference_lo"] <= ac["difference"] <= ac["difference_hi"]
+
+
+def _swapped(i, a, b, first, second, deal):
+    """Match i of seat orders (a, b) and (b, a) on one deal; ``first``/``second``: who won each."""
+    return [_match(i, a, b, first, index=i, deal=deal), _match(i, b, a, second, index=i, deal=deal)]
+
+
+def test_a_bootstrap_resamples_seat_swapped_pairs_whole_and_in_an_order_of_content():
+    from cwm.arena.ratings import head_to_head, ratings_across, resample, resampling_units
+
+    rng = np.random.default_rng(5)
+    paired = [m for i in range(20) for m in _swapped(i, "a", "b", *rng.choice(["a", "b"], size=2), deal=100 + i)]
+    units = resampling_units(paired + [_match(99, "a", "b", "a", index=99)])  # one match without a deal: its own unit
+    assert len(units) == 21 and sorted(len(u) for u in units) == [1] + [2] * 20
+    assert all({r.seats for r in u} == {("a", "b"), ("b", "a")} for u in units if len(u) == 2)
+    drawn = resample(units, np.random.default_rng(0))
+    by_index = {}
+    for r in drawn:
+        by_index.setdefault(r.index, []).append(r.seats)
+    assert all(seats.count(("a", "b")) == seats.count(("b", "a")) for i, seats in by_index.items() if i != 99)
+    shuffled = [paired[i] for i in np.random.default_rng(9).permutation(len(paired))]
+    other = _simulated({"a": 0.3, "b": 0.0}, 20, seed=6)
+    assert head_to_head({"g": shuffled, "h": other}, bootstrap=30) == head_to_head({"g": paired, "h": other}, bootstrap=30)
+    assert ratings_across({"g": shuffled, "h": other}, bootstrap=30) == ratings_across({"g": paired, "h": other},
+                                                                                       bootstrap=30)

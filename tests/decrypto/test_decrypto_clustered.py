@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from scipy import stats as scipy_stats
 
 from cwm.decrypto import Episode, summarize
-from cwm.decrypto.clustered import cluster_mean, cluster_rate, t_quantile
+from cwm.decrypto.clustered import cluster_mean, cluster_rate
 from cwm.decrypto.types import Turn
 from cwm.stats import mean_interval, wilson
 
@@ -69,11 +68,6 @@ def test_one_keyword_set_is_one_observation():
     one = cluster_mean(("set", v) for v in (3.0, 4.0, 5.0))
     assert one["mean"] == 4.0 and one["low"] is None and one["high"] is None and one["clusters"] == 1
     assert cluster_rate([])["rate"] is None and cluster_mean([])["mean"] is None
-
-
-@pytest.mark.parametrize("df", [1, 2, 3, 4, 7, 31, 95, 1000])
-def test_t_quantile_matches_scipy(df):
-    assert t_quantile(df) == pytest.approx(scipy_stats.t.ppf(0.975, df), abs=5e-3)
 
 
 def test_summaries_count_keyword_sets_not_episodes():
