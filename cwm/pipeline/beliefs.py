@@ -31,7 +31,9 @@ UNIFORM_AGENTS = frozenset({"random"})  # arena agents whose policy is the oppon
 
 def run_settings(seed: int) -> PosteriorSettings:
     """The size of a ``cwm run``'s posterior checks: 8 states, each with the draws that detect a distance of
-    0.2 at 95% (at least 200), the truth from 500 draws where it cannot be enumerated."""
+    0.2 at 95% (at least 200, at most 5,000); where the truth cannot be enumerated, it is drawn too (500 draws,
+    more to leave the sampler room for 0.2, at most 5,000). A state whose posterior has too many values for
+    0.2 within 5,000 draws keeps 200 and reports the larger distance it can detect."""
     return PosteriorSettings(games_played=10, states=8, draws=200, truth_draws=500, seed=seed, detect=0.2,
                              max_draws=5000)
 
