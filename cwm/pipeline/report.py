@@ -156,7 +156,8 @@ def on_policy_lines(record: dict[str, Any]) -> list[str]:
         return [f"No finished arena game of the CWM agent to check ({record.get('skipped', 0)} forfeited or void)."]
     lines = [f"The bundle checked on the {record['matches']} arena games its agent finished, replayed in the "
              f"ground truth ({record['skipped']} forfeited or void games left out):", "",
-             f"- transition accuracy {_rate(record.get('transition_accuracy'))}{_bound(record.get('transitions'))}; "
+             f"- transition accuracy {_rate(record.get('transition_accuracy'))}"
+             f"{_bound(record.get('transitions'), record.get('matches'))}; "
              f"checks passed {record['checks']}"]
     if "inference_checks" in record:
         lines.append(f"- inference accuracy on its own seat {_rate(record.get('inference_accuracy'))}; checks "
@@ -165,10 +166,13 @@ def on_policy_lines(record: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _bound(counts: Any) -> str:
-    """What a perfect score bounds, from ``"passed/checked"`` (``cwm.stats.perfect_score_note``)."""
+def _bound(counts: Any, games: Any) -> str:
+    """What a perfect score bounds, from ``"passed/checked"`` over ``games`` games, per check and per game
+    (``cwm.stats.perfect_score_note``)."""
     passed, _, total = str(counts).partition("/")
-    return perfect_score_note(int(passed), int(total)) if passed.isdigit() and total.isdigit() else ""
+    if not (passed.isdecimal() and total.isdecimal() and len(passed) < 20 and len(total) < 20):
+        return ""
+    return perfect_score_note(int(passed), int(total), games=games if type(games) is int else None)
 
 
 def posterior_lines(record: dict[str, Any]) -> list[str]:
