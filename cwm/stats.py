@@ -43,18 +43,31 @@ def zero_failure_bound(n: int, *, confidence: float = 0.95) -> float:
     errors the checks would catch is below ``ln(1/delta)/n`` at confidence ``1 - delta`` (``delta = 1 -
     confidence``; the "rule of three" at 95%). It is the exact one-sided binomial bound ``1 - delta^(1/n)``
     rounded up to its first-order form, so it holds as stated; ``1.0`` when ``n`` is 0 (nothing was shown).
+
+    The unit is the check, and the bound assumes the checks fail independently. Transitions of one game do
+    not: a model's error tends to recur through the game that reaches it, or not to show at all. Over ``n``
+    transitions it is a per-transition rate under that assumption; over ``n`` games (none with a wrong
+    transition) it is a per-game rate, which needs only the games to be independent (``perfect_score_note``
+    prints both where the games are counted).
     """
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be in (0, 1) (got {confidence!r})")
     return 1.0 if n <= 0 else min(1.0, math.log(1.0 / (1.0 - confidence)) / n)
 
 
-def perfect_score_note(passed: int, total: int, *, confidence: float = 0.95) -> str:
-    """The text printed beside an accuracy of 1.0: ``" (0 of N wrong: error rate < B at 95%)"``; empty for
-    any other score (its interval says more than a bound) or for no checks."""
+def perfect_score_note(passed: int, total: int, *, games: int | None = None, confidence: float = 0.95) -> str:
+    """The text printed beside an accuracy of 1.0: ``" (0 of N wrong: error rate < B at 95%)"``; with the
+    count of ``games`` the checks came from, the per-game bound too, and the per-check one named as resting
+    on independent checks: ``" (0 of N wrong: error rate < B per check if checks fail independently; 0 of G
+    games wrong: < C per game; at 95%)"``. Empty for any other score (its interval says more than a bound)
+    or for no checks."""
     if total <= 0 or passed != total:
         return ""
-    return f" (0 of {total:,} wrong: error rate < {zero_failure_bound(total, confidence=confidence):.2g} at {confidence:.0%})"
+    bound = f"0 of {total:,} wrong: error rate < {zero_failure_bound(total, confidence=confidence):.2g}"
+    if games is None or games <= 0:
+        return f" ({bound} at {confidence:.0%})"
+    return (f" ({bound} per check if checks fail independently; 0 of {games:,} games wrong: < "
+            f"{zero_failure_bound(games, confidence=confidence):.2g} per game; at {confidence:.0%})")
 
 
 # ---------------------------------------------------------------------------------------------------

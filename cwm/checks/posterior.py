@@ -22,7 +22,9 @@ arena, ``cwm.pipeline.beliefs``):
   ``ln(2^K - 2)`` is computed in log space, so a posterior of any size gives a finite margin;
 * the *minimum detectable distance* of a state is twice its margin: a sampler at least that far from the
   posterior gets a lower bound above 0 whenever the intervals hold (probability ``1 - alpha``). With
-  ``PosteriorSettings.detect`` set, each state gets the draws that bring it down to that distance.
+  ``PosteriorSettings.detect`` set, each state gets the draws that bring it down to that distance, an
+  estimated truth half of the room; where ``max_draws`` cannot, the state keeps its base draws and reports
+  the larger distance they detect.
 
 Inference accuracy (the fraction of valid draws) is reported beside the distance.
 """
@@ -55,6 +57,7 @@ INVALID = "<invalid>"  # the value of a draw whose replay does not reproduce the
 SHOWN_VALUES = 20
 SHOWN_CHARS = 200
 OPPONENT_MODEL = "uniformly random over legal actions (chance by its probabilities)"
+MAX_DRAWS = 10**15  # more draws than any check could make: a margin needing more is refused
 
 
 @dataclasses.dataclass(frozen=True)
@@ -154,15 +157,34 @@ def tv_margin(values: int, draws: int, delta: float) -> float:
     return min(1.0, math.sqrt(2.0 * (log_subsets(values) + math.log(1.0 / delta)) / draws) / 2.0)
 
 
-def draws_for_margin(values: int, margin: float, delta: float) -> int:
-    """The fewest draws whose ``tv_margin(values, draws, delta)`` is at most ``margin`` (> 0)."""
-    if margin <= 0:
-        raise ValueError(f"the margin must be above 0 (got {margin!r})")
-    need = (log_subsets(values) + math.log(1.0 / delta)) / (2.0 * margin * margin)
+def draws_for_margin(values: int, margin: float, delta: float, *, most: int | None = None) -> int | None:
+    """The fewest draws whose ``tv_margin(values, draws, delta)`` is at most ``margin``.
+
+    Args:
+      margin: a distance in ``(0, 1]``.
+      delta: the bound's failure probability, in ``(0, 1)``.
+      most: the most draws worth counting: ``None`` is returned when more would be needed (compared before
+        rounding, so a vanishing margin gives ``None``, not an overflow). Without it, a margin needing more
+        than ``MAX_DRAWS`` draws is refused.
+
+    Raises:
+      ValueError: ``margin`` or ``delta`` out of range, or (without ``most``) more than ``MAX_DRAWS`` needed.
+    """
+    if not 0.0 < margin <= 1.0:
+        raise ValueError(f"the margin must be a distance in (0, 1] (got {margin!r})")
+    if not 0.0 < delta < 1.0:
+        raise ValueError(f"delta must be in (0, 1) (got {delta!r})")
+    # divided step by step: margin * margin underflows to 0 below about 1e-162
+    need = (log_subsets(values) + math.log(1.0 / delta)) / 2.0 / margin / margin
+    cap = MAX_DRAWS if most is None else most
+    if not need <= cap:  # inf included
+        if most is None:
+            raise ValueError(f"a margin of {margin!r} needs more than {MAX_DRAWS:.0e} draws")
+        return None
     draws = max(1, math.ceil(need))
     while tv_margin(values, draws, delta) > margin:  # rounding at the boundary
         draws += 1
-    return draws
+    return draws if draws <= cap or most is None else None
 
 
 def total_variation(p: dict[Hashable, float], q: dict[Hashable, float]) -> float:
@@ -198,14 +220,17 @@ class PosteriorSettings:
       games_played, states: information states are drawn from the decision states of this many seeded
         random games.
       draws: inference draws per information state.
-      truth_draws: draws per state for a true posterior that cannot be enumerated.
+      truth_draws: draws per state for a true posterior that cannot be enumerated (with ``detect`` set, more
+        where they leave the sampler too little room: ``truth_draws_for``).
       confidence: of the intervals, for all states together.
       seed: seeds the games, the state choice, the inference seeds and the ground truth's draws.
       max_nodes: the exact enumeration's budget per information state.
       detect: a distance to detect, or ``None``: when set, each state gets the draws (at least ``draws``, at
         most ``max_draws``) that bring its minimum detectable distance down to ``detect``, so a sampler that
-        far from the posterior fails (lower bound above 0) with probability ``confidence`` (``draws_for``).
-      max_draws: the most draws ``detect`` may ask for at one state.
+        far from the posterior fails (lower bound above 0) with probability ``confidence`` (``draws_for``);
+        an estimated truth gets half of that room (``truth_draws_for``). A state where ``max_draws`` cannot
+        reach ``detect`` falls back to ``draws`` and reports the larger distance it can detect.
+      max_draws: the most draws ``detect`` may ask for at one state, for the sampler and for the truth each.
     """
 
     games_played: int = 10
@@ -223,6 +248,10 @@ class PosteriorSettings:
             raise ValueError(f"PosteriorSettings.detect must be a distance in (0, 1] (got {self.detect!r})")
         if not 0.0 < self.confidence < 1.0:
             raise ValueError(f"PosteriorSettings.confidence must be in (0, 1) (got {self.confidence!r})")
+        for name in ("games_played", "states", "draws", "truth_draws", "max_draws"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+                raise ValueError(f"PosteriorSettings.{name} must be a whole number of at least 1 (got {value!r})")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -269,8 +298,7 @@ def posterior_check(game: str | games.GameSpec, resample_history: ResampleHistor
     plan = _Plan(spec, hidden, resample_history, s, (1.0 - s.confidence) / max(len(picked), 1))
     checks, skipped, valid = [], 0, 0
     for g, state in picked:
-        player = state.current_player()
-        truth = true_posterior(spec, state, player, hidden, resampler=resampler, draws=s.truth_draws, rng=rng)
+        truth = _truth(plan, state, resampler, rng)
         if truth is None:
             skipped += 1
             continue
@@ -289,15 +317,49 @@ def _choose(found: list[tuple[int, pyspiel.State]], states: int, seed: int) -> l
 
 
 def draws_for(settings: PosteriorSettings, values: int, truth_margin: float, delta: float) -> int:
-    """The draws at one state: ``settings.draws``, or with ``settings.detect`` set, enough that the state's
-    minimum detectable distance (twice the sampler's margin plus the truth's) is at most ``detect`` (within
-    ``[draws, max_draws]``; ``max_draws`` where the truth's own margin already leaves no room)."""
+    """The inference draws at one state: ``settings.draws``, or with ``settings.detect`` set, enough that the
+    state's minimum detectable distance (twice the sampler's margin plus the truth's) is at most ``detect``
+    (at least ``draws``). Where that needs more than ``max_draws`` (or the truth's own margin leaves no room),
+    no draw could reach ``detect``: the state falls back to ``draws``, and its detectable distance, above
+    ``detect``, is reported."""
     if settings.detect is None:
         return settings.draws
     room = settings.detect / 2.0 - truth_margin
-    if room <= 0:
-        return max(settings.draws, settings.max_draws)
-    return min(settings.max_draws, max(settings.draws, draws_for_margin(values, room, delta)))
+    need = draws_for_margin(values, room, delta, most=settings.max_draws) if room > 0 else None
+    return settings.draws if need is None else max(settings.draws, need)
+
+
+def truth_draws_for(settings: PosteriorSettings, values: int, delta: float) -> int:
+    """The draws for a true posterior estimated from draws: ``settings.truth_draws``, or with
+    ``settings.detect`` set, enough for half of the room (a margin of ``detect / 4``, leaving the sampler the
+    other half) where at most ``max_draws`` do it; ``values`` is the support seen so far, plus one."""
+    if settings.detect is None:
+        return settings.truth_draws
+    share = settings.detect / 4.0
+    need = draws_for_margin(values, share, delta, most=settings.max_draws) if share > 0 else None
+    return settings.truth_draws if need is None else max(settings.truth_draws, need)
+
+
+def _truth(plan: _Plan, state: pyspiel.State, resampler: HistoryResampler, rng: np.random.Generator) -> Truth | None:
+    """The true posterior at ``state``: exact where it can be enumerated, else from ``truth_draws`` draws, then
+    (with ``detect`` set) from more, pooled with the first, as many as ``truth_draws_for`` asks given the values
+    the first draws showed."""
+    s, player = plan.settings, state.current_player()
+    truth = true_posterior(plan.spec, state, player, plan.hidden, resampler=resampler, draws=s.truth_draws, rng=rng)
+    if truth is None or not truth.draws:
+        return truth
+    want = truth_draws_for(s, len(truth.probabilities) + 1, plan.delta)
+    if want <= truth.draws:
+        return truth
+    more = true_posterior(plan.spec, state, player, plan.hidden, resampler=resampler, draws=want - truth.draws,
+                          rng=rng)
+    if more is None or not more.draws:
+        return truth
+    pooled = {v: p * truth.draws for v, p in truth.probabilities.items()}
+    for v, p in more.probabilities.items():
+        pooled[v] = pooled.get(v, 0.0) + p * more.draws
+    total = truth.draws + more.draws
+    return dataclasses.replace(truth, probabilities={v: n / total for v, n in pooled.items()}, draws=total)
 
 
 def _check_state(plan: _Plan, state: pyspiel.State, truth: Truth, rng: np.random.Generator,

@@ -15,6 +15,7 @@ known in closed form). The report gives each opponent's states apart and says wh
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Sequence
 
 import pyspiel
@@ -31,7 +32,9 @@ UNIFORM_AGENTS = frozenset({"random"})  # arena agents whose policy is the oppon
 
 def run_settings(seed: int) -> PosteriorSettings:
     """The size of a ``cwm run``'s posterior checks: 8 states, each with the draws that detect a distance of
-    0.2 at 95% (at least 200), the truth from 500 draws where it cannot be enumerated."""
+    0.2 at 95% (at least 200, at most 5,000); where the truth cannot be enumerated, it is drawn too (500 draws,
+    more to leave the sampler room for 0.2, at most 5,000). A state whose posterior has too many values for
+    0.2 within 5,000 draws keeps 200 and reports the larger distance it can detect."""
     return PosteriorSettings(games_played=10, states=8, draws=200, truth_draws=500, seed=seed, detect=0.2,
                              max_draws=5000)
 
@@ -91,3 +94,37 @@ def by_opponent(report: PosteriorReport, opponents: Sequence[str]) -> dict[str, 
         out[name] = {"states": len(mine), "model_is_its_policy": name in UNIFORM_AGENTS,
                      **{k: sum(getattr(c, k) for c in mine) / len(mine) for k in ("tv", "lo", "hi", "detectable")}}
     return out
+
+
+def well_formed(record: object) -> bool:
+    """Whether ``record``, read back from a run's ``posterior.json``, has the shape ``posterior_record``
+    writes: the figures a report prints are numbers (a float, or an int small enough for one), each state's
+    draws a count. A damaged or edited file fails and is checked again rather than crash the report."""
+    if not isinstance(record, dict) or not _part(record.get("off_policy")):
+        return False
+    on, rows = record.get("on_policy"), record.get("by_opponent", {})
+    if on is not None and not _part(on):
+        return False
+    return isinstance(rows, dict) and all(
+        isinstance(r, dict) and _count(r.get("states")) and all(_number(r.get(k)) for k in _FIGURES)
+        for r in rows.values())
+
+
+_FIGURES = ("tv", "lo", "hi", "detectable")
+
+
+def _part(part: object) -> bool:
+    if not isinstance(part, dict) or not isinstance(part.get("states"), (list, tuple)):  # a tuple before JSON
+        return False
+    return all(_number(part.get(k)) for k in (*_FIGURES, "accuracy", "confidence")) and all(
+        isinstance(s, dict) and _count(s.get("draws")) for s in part["states"])
+
+
+def _number(x: object) -> bool:
+    """A float (NaN too: the mean over no states) or an int small enough for one; never an infinity."""
+    return (type(x) is float and not math.isinf(x)) or (type(x) is int and abs(x) < 2**1023)
+
+
+def _count(x: object) -> bool:
+    return type(x) is int and 0 <= x < 2**63
+

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as _dt
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -155,7 +156,8 @@ def on_policy_lines(record: dict[str, Any]) -> list[str]:
         return [f"No finished arena game of the CWM agent to check ({record.get('skipped', 0)} forfeited or void)."]
     lines = [f"The bundle checked on the {record['matches']} arena games its agent finished, replayed in the "
              f"ground truth ({record['skipped']} forfeited or void games left out):", "",
-             f"- transition accuracy {_rate(record.get('transition_accuracy'))}{_bound(record.get('transitions'))}; "
+             f"- transition accuracy {_rate(record.get('transition_accuracy'))}"
+             f"{_bound(record.get('transitions'), record.get('matches'))}; "
              f"checks passed {record['checks']}"]
     if "inference_checks" in record:
         lines.append(f"- inference accuracy on its own seat {_rate(record.get('inference_accuracy'))}; checks "
@@ -164,10 +166,13 @@ def on_policy_lines(record: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _bound(counts: Any) -> str:
-    """What a perfect score bounds, from ``"passed/checked"`` (``cwm.stats.perfect_score_note``)."""
+def _bound(counts: Any, games: Any) -> str:
+    """What a perfect score bounds, from ``"passed/checked"`` over ``games`` games, per check and per game
+    (``cwm.stats.perfect_score_note``)."""
     passed, _, total = str(counts).partition("/")
-    return perfect_score_note(int(passed), int(total)) if passed.isdigit() and total.isdigit() else ""
+    if not (passed.isdecimal() and total.isdecimal() and len(passed) < 20 and len(total) < 20):
+        return ""
+    return perfect_score_note(int(passed), int(total), games=games if type(games) is int else None)
 
 
 def posterior_lines(record: dict[str, Any]) -> list[str]:
@@ -194,26 +199,39 @@ def posterior_lines(record: dict[str, Any]) -> list[str]:
 def _posterior_figure(part: dict[str, Any]) -> str:
     found = part.get("states")
     states: list[Any] = list(found) if isinstance(found, (list, tuple)) else []  # a tuple before JSON
-    draws = sum(int(s.get("draws") or 0) if isinstance(s, dict) else 0 for s in states)
+    draws = sum(int(_finite(s.get("draws")) or 0) if isinstance(s, dict) else 0 for s in states)
     return (f"TV {_num(part.get('tv'))} [{_num(part.get('lo'))}, {_num(part.get('hi'))}] over "
             f"{len(states)} states ({draws:,} draws); detectable {_num(part.get('detectable'))}; inference "
             f"accuracy {_num(part.get('accuracy'))}{_verdict(part)}")
 
 
 def _verdict(part: dict[str, Any]) -> str:
-    lo = part.get("lo")
-    if not isinstance(lo, (int, float)):
+    lo = _finite(part.get("lo"))
+    if lo is None:
         return ""
     if lo > 0:
         return ": the belief is shown wrong"
-    confidence = part.get("confidence")
-    level = f"{confidence:.0%}" if isinstance(confidence, float) else "the stated"
+    confidence = _finite(part.get("confidence"))
+    level = f"{confidence:.0%}" if confidence is not None else "the stated"
     return (f": no wrong belief shown (one off by {_num(part.get('detectable'))} or more at every state would "
             f"have been, at {level} confidence)")
 
 
 def _num(x: Any) -> str:
-    return f"{x:.3f}" if isinstance(x, (int, float)) and not isinstance(x, bool) else "n/a"
+    value = _finite(x)
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+def _finite(x: Any) -> float | None:
+    """``x`` as a float where it is a finite number (a float, or an int small enough for one); ``None`` for
+    anything else a damaged or hostile results file may hold (text, a list, NaN, a 400-digit integer)."""
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return None
+    try:
+        value = float(x)
+    except OverflowError:
+        return None
+    return value if math.isfinite(value) else None
 
 
 def _rate(x: Any) -> str:

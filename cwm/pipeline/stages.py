@@ -47,7 +47,7 @@ from cwm.arena import report as arena_report
 from cwm.arena.lock import refuse_if_locked, writer_lock
 from cwm.arena.plan import MAX_MATCHES
 from cwm.bundle.files import CODE_FILES, FILE_LIMITS
-from cwm.files import RUN_FILE_BYTES, differing_keys, loads_bounded, read_bounded, read_text
+from cwm.files import RUN_FILE_BYTES, atomic_write, differing_keys, loads_bounded, read_bounded, read_text
 from cwm.llm import PROVENANCE_FILE, client_provenance, make_client, read_provenance, write_provenance
 from cwm.pipeline import beliefs
 from cwm.pipeline import report as pipeline_report
@@ -345,14 +345,18 @@ def _posterior(spec: games.GameSpec, bundle_dir: Path, results: list[Any], out: 
     same size (a resumed run whose arena did not grow)."""
     settings = beliefs.run_settings(seed)
     if out.is_file():
-        old = loads_bounded(read_bounded(out, RUN_FILE_BYTES, what="posterior check"), where=str(out), allow_nan=True)
+        try:  # a truncated or damaged file is checked again, not a dead end for every resume
+            old = loads_bounded(read_bounded(out, RUN_FILE_BYTES, what="posterior check"), where=str(out),
+                                allow_nan=True)
+        except (ValueError, RecursionError):  # JSONDecodeError, UnicodeDecodeError, InputLimitError
+            old = None
         finished = len(beliefs.agent_states(spec, results, CWM_LABEL)[1])
-        if isinstance(old, dict) and old.get("settings") == json.loads(json.dumps(dataclasses.asdict(settings))) \
+        if beliefs.well_formed(old) and old.get("settings") == json.loads(json.dumps(dataclasses.asdict(settings))) \
                 and old.get("matches") == finished:
             return old
     inference = read_text(bundle_dir / "inference.py", what="bundle file", limit=FILE_LIMITS["inference.py"])
     record = beliefs.posterior_record(inference, spec, results, CWM_LABEL, settings)
-    out.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    atomic_write(out, json.dumps(record, indent=2) + "\n")
     return record
 
 

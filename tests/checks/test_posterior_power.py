@@ -1,4 +1,5 @@
-"""The posterior check's interval for posteriors of any size, its draws sized for a stated distance, and its
+"""The posterior check's interval for posteriors of any size (its coverage on simulated samples), its draws sized for a
+stated distance (for the sampler and an estimated truth), and its
 generic hidden feature on a game outside ``cwm.games.hidden.HIDDEN`` (a text view).
 
 The power tests use simulated multinomial samples with a known distance, and the hand-written Leduc inference
@@ -6,6 +7,7 @@ mutant that draws the lowest consistent card one time in ten (a belief off by 0.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import math
 import random
@@ -16,9 +18,11 @@ import pytest
 
 from cwm.checks.posterior import (
     PosteriorSettings,
+    draws_for,
     draws_for_margin,
     log_subsets,
     posterior_check,
+    truth_draws_for,
     tv_margin,
 )
 from cwm.contract import INFERENCE_API
@@ -33,23 +37,31 @@ def test_log_subsets_equals_the_exact_integer_logarithm(values):
     assert log_subsets(values) == pytest.approx(math.log(2 ** values - 2), rel=1e-12)
 
 
-def test_the_margin_is_finite_for_posteriors_of_any_size():
-    # the reviewer's case: the old float 2.0 ** 1025 overflowed
-    assert tv_margin(1025, 400, 0.0025) == pytest.approx(math.sqrt(2 * (1025 * math.log(2) + math.log(400)) / 400) / 2)
+def _coverage(q: np.ndarray, draws: int, delta: float, trials: int, seed: int) -> float:
+    """The fraction of ``trials`` samples of ``draws`` draws from ``q`` whose frequencies lie within the
+    margin of ``q`` in total variation (``values`` counted as the support plus one, as the check does)."""
+    rng = np.random.default_rng(seed)
+    margin = tv_margin(len(q) + 1, draws, delta)
+    counts = rng.multinomial(draws, q, size=trials)
+    return float((0.5 * np.abs(counts / draws - q).sum(axis=1) <= margin).mean())
+
+
+@pytest.mark.parametrize("q", [np.full(3, 1 / 3), np.array([0.7, 0.2, 0.1]), np.full(40, 1 / 40),
+                               np.random.default_rng(0).dirichlet(np.ones(1025))],
+                         ids=["uniform-3", "skewed-3", "uniform-40", "random-1025"])
+@pytest.mark.parametrize("delta", [0.05, 0.05 / 20])
+def test_the_margin_covers_the_sampling_error_at_its_stated_confidence(q, delta):
+    # simulated samples with a known distribution: the margin must hold in at least 1 - delta of them, for a
+    # posterior of 1,025 values too (where the old float 2.0 ** 1025 overflowed)
+    draws = 400 if len(q) < 100 else 200_000
+    assert tv_margin(len(q) + 1, draws, delta) < 1.0  # a margin that says something
+    assert _coverage(q, draws, delta, trials=2000, seed=len(q)) >= 1 - delta
+
+
+def test_a_margin_over_any_number_of_values_is_finite_and_shrinks_with_draws():
+    margins = [tv_margin(10 ** 6, n, 0.0025) for n in (400, 10 ** 8, 10 ** 9)]
+    assert margins[0] == 1.0 and 1.0 > margins[1] > margins[2] > 0  # 400 draws cannot bound a million values
     assert tv_margin(1025, 400, 0.0025) > tv_margin(10, 400, 0.0025)
-    assert tv_margin(10 ** 6, 400, 0.0025) == 1.0  # capped: 400 draws cannot bound a million values
-    assert tv_margin(10 ** 6, 10 ** 9, 0.0025) == pytest.approx(math.sqrt(2 * (10 ** 6 * math.log(2) + math.log(400)) / 10 ** 9) / 2)
-    assert tv_margin(10 ** 6, 10 ** 9, 0.0025) < tv_margin(10 ** 6, 10 ** 8, 0.0025) < 1.0
-    # a small posterior keeps the value the closed form gives
-    for values, draws in [(2, 100), (5, 400), (30, 2000)]:
-        assert tv_margin(values, draws, 0.01) == pytest.approx(
-            math.sqrt(2 * (math.log(2.0 ** values - 2) + math.log(100)) / draws) / 2, rel=1e-12)
-
-
-@pytest.mark.parametrize("values,margin", [(3, 0.1), (6, 0.0375), (1025, 0.5), (40, 0.02)])
-def test_draws_for_margin_are_the_fewest_that_reach_it(values, margin):
-    draws = draws_for_margin(values, margin, 0.05 / 20)
-    assert tv_margin(values, draws, 0.05 / 20) <= margin < tv_margin(values, draws - 1, 0.05 / 20)
 
 
 def _detections(p: np.ndarray, q: np.ndarray, draws: int, delta: float, trials: int, seed: int) -> float:
@@ -105,10 +117,57 @@ def test_the_reference_leduc_sampler_passes_at_the_same_draws():
     assert right.accuracy == 1.0 and right.lo == 0.0 and all(s.lo == 0.0 for s in right.states), right.summary()
 
 
-@pytest.mark.parametrize("bad", [0.0, -0.1, 1.5])
+@pytest.mark.parametrize("bad", [0.0, -0.1, 1.5, math.nan])
 def test_a_detect_distance_outside_0_1_is_refused(bad):
     with pytest.raises(ValueError, match="detect must be a distance"):
         PosteriorSettings(detect=bad)
+
+
+@pytest.mark.parametrize("field,bad", [("draws", 0), ("max_draws", -5), ("truth_draws", 2.5), ("states", True)])
+def test_sizes_that_are_not_positive_whole_numbers_are_refused(field, bad):
+    with pytest.raises(ValueError, match=f"PosteriorSettings.{field} must be a whole number"):
+        PosteriorSettings(**{field: bad})
+
+
+@pytest.mark.parametrize("detect", [2e-160, 2e-200, 1e-300, 5e-324])
+def test_a_vanishing_distance_falls_back_to_the_base_draws_instead_of_overflowing(detect):
+    # 2e-160 overflowed math.ceil and 2e-200 divided by zero (its square underflows)
+    settings = PosteriorSettings(draws=300, detect=detect, max_draws=5000)
+    assert draws_for(settings, 6, 0.0, 0.05) == 300
+    assert truth_draws_for(settings, 6, 0.05) == settings.truth_draws
+    assert draws_for_margin(6, detect, 0.05, most=10 ** 12) is None
+    with pytest.raises(ValueError, match="needs more than"):
+        draws_for_margin(6, detect, 0.05)
+
+
+@pytest.mark.parametrize("margin", [0.0, -1.0, math.nan, math.inf])
+def test_a_margin_that_is_not_a_distance_is_refused(margin):
+    with pytest.raises(ValueError, match="the margin must be a distance"):
+        draws_for_margin(6, margin, 0.05)
+
+
+def test_a_distance_within_reach_gets_the_draws_for_it_and_one_beyond_reach_keeps_the_base():
+    reach = PosteriorSettings(draws=200, detect=0.2, max_draws=5000)
+    assert 200 < draws_for(reach, 6, 0.05, 0.05 / 8) <= 5000
+    short = dataclasses.replace(reach, max_draws=300)  # 0.2 needs some 1,500 draws over 6 values
+    assert draws_for(short, 6, 0.05, 0.05 / 8) == 200
+    assert draws_for(reach, 6, 0.1, 0.05 / 8) == 200  # the truth alone uses all the room
+
+
+LEDUC_ESTIMATED = HiddenInfo("the opponent's private card", opponent_field("private"), exact=False)
+
+
+def test_an_estimated_truth_gets_draws_so_that_the_stated_distance_is_reached():
+    # the setting of cwm run: 500 truth draws left a margin of ~0.1, so every state spent max_draws and still
+    # could not detect 0.2; now the truth is drawn for half of the room and the sampler needs far fewer
+    settings = PosteriorSettings(games_played=3, states=3, draws=200, truth_draws=500, seed=0, detect=0.2,
+                                 max_draws=5000)
+    right = posterior_check("leduc_poker", _leduc(None), settings, hidden=LEDUC_ESTIMATED)
+    assert all(s.truth != "exact" for s in right.states) and len(right.states) == 3
+    assert all(s.detectable <= 0.2 + 1e-9 and 200 <= s.draws < 5000 for s in right.states), right.summary()
+    assert right.lo == 0.0, right.summary()
+    wrong = posterior_check("leduc_poker", _leduc("always_same_deal"), settings, hidden=LEDUC_ESTIMATED)
+    assert wrong.lo > 0, wrong.summary()
 
 
 def _rps(events, player_id, seed):

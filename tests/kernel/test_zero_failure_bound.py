@@ -30,3 +30,22 @@ def test_more_checks_bound_more_tightly_and_none_bound_nothing():
 def test_the_note_appears_beside_a_perfect_score_only():
     assert perfect_score_note(4213, 4213) == " (0 of 4,213 wrong: error rate < 0.00071 at 95%)"
     assert perfect_score_note(4212, 4213) == "" and perfect_score_note(0, 0) == ""
+
+
+def test_over_clustered_checks_only_the_per_game_bound_holds():
+    # 65 games of 150 transitions each; a model wrong in some games at every transition of them (the error
+    # recurs through the game that reaches it). Its transition error rate is the rate of such games.
+    games, per_game, rng = 65, 150, np.random.default_rng(7)
+    rate = zero_failure_bound(games) / 2  # within the per-game bound, far above the per-transition one
+    assert rate > 10 * zero_failure_bound(games * per_game)
+    perfect = (rng.binomial(games, rate, size=20_000) == 0).mean()
+    assert perfect > 0.15  # the per-transition bound, claimed at 95%, is wrong in many of these runs
+    at_bound = (rng.binomial(games, zero_failure_bound(games), size=20_000) == 0).mean()
+    assert at_bound <= 0.05 + 0.005  # the per-game bound keeps its confidence
+
+
+def test_the_note_gives_the_per_game_bound_where_the_games_are_counted():
+    note = perfect_score_note(10_143, 10_143, games=65)
+    assert note == (" (0 of 10,143 wrong: error rate < 0.0003 per check if checks fail independently; "
+                    "0 of 65 games wrong: < 0.046 per game; at 95%)")
+    assert perfect_score_note(10_143, 10_143, games=0) == perfect_score_note(10_143, 10_143)

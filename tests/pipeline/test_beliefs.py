@@ -4,16 +4,19 @@ The inference functions are the hand-written Leduc reference fixture and its poi
 
 from __future__ import annotations
 
+import copy
 import importlib.util
 import json
+import math
 from pathlib import Path
 
 import pytest
 
+from cwm import games
 from cwm.arena.types import MatchResult
 from cwm.checks.posterior import PosteriorSettings
-from cwm.pipeline import posterior_lines
-from cwm.pipeline.beliefs import agent_states, posterior_record
+from cwm.pipeline import beliefs, posterior_lines, stages
+from cwm.pipeline.beliefs import agent_states, posterior_record, well_formed
 from cwm.pipeline.on_policy import ReplayError
 from tests.pipeline.test_on_policy import _matches
 
@@ -89,3 +92,54 @@ def test_no_finished_match_gives_no_on_policy_figure():
     record = posterior_record((REFERENCE / "leduc_poker_inference.py").read_text(), "leduc_poker", [], "cwm", SMALL)
     assert record["on_policy"] is None and record["matches"] == 0 and "by_opponent" not in record
     assert "- on-policy (states the CWM agent met in the arena): no finished match" in posterior_lines(record)
+
+
+@pytest.fixture(scope="module")
+def reference_record(matches):  # as posterior.json holds it
+    return _as_json(posterior_record((REFERENCE / "leduc_poker_inference.py").read_text(), "leduc_poker", matches, "cwm", SMALL))
+
+
+def _as_json(record):
+    return json.loads(json.dumps(record))
+
+
+@pytest.mark.parametrize("where,key,bad", [
+    ("state", "draws", math.nan), ("state", "draws", "x"), ("state", "draws", [1]), ("state", "draws", 10 ** 400),
+    ("on_policy", "tv", 10 ** 400), ("on_policy", "lo", "0.5"), ("on_policy", "confidence", math.inf),
+    ("row", "tv", 10 ** 400), ("row", "detectable", {"a": 1})])
+def test_a_damaged_posterior_record_prints_na_where_it_is_damaged_and_is_not_well_formed(reference_record, where,
+                                                                                        key, bad):
+    record = copy.deepcopy(reference_record)
+    target = {"state": record["on_policy"]["states"][0], "on_policy": record["on_policy"],
+              "row": next(iter(record["by_opponent"].values()))}[where]
+    target[key] = bad
+    assert well_formed(reference_record) and not well_formed(record)
+    lines = posterior_lines(record)  # and no crash
+    good = posterior_lines(reference_record)
+    changed = [line for line, before in zip(lines, good, strict=True) if line != before]
+    shown = {"draws": "draws)", "confidence": "at the stated confidence"}.get(key, "n/a")  # what replaces it
+    assert len(changed) == 1 and shown in changed[0], changed
+
+
+def _run_posterior(tmp_path, matches, monkeypatch):
+    monkeypatch.setattr(beliefs, "run_settings", lambda seed: SMALL)
+    bundle = tmp_path / "bundle"
+    bundle.mkdir(exist_ok=True)
+    (bundle / "inference.py").write_text((REFERENCE / "leduc_poker_inference.py").read_text(), encoding="utf-8")
+    return stages._posterior(games.resolve("leduc_poker"), bundle, matches, tmp_path / "posterior.json", 0)
+
+
+@pytest.mark.parametrize("damage", ["truncated", "not utf-8", "wrong shape", "huge tv"])
+def test_a_damaged_posterior_file_is_checked_again_and_rewritten_whole(tmp_path, matches, reference_record,
+                                                                         monkeypatch, damage):
+    out = tmp_path / "posterior.json"
+    text = json.dumps(reference_record, indent=2)
+    out.write_bytes({"truncated": text[:len(text) // 2].encode(), "not utf-8": b"\xff\xfe{",
+                     "wrong shape": json.dumps({**reference_record, "off_policy": [1]}).encode(),
+                     "huge tv": json.dumps({**reference_record, "off_policy": {**reference_record["off_policy"],
+                                                                               "tv": 10 ** 400}}).encode()}[damage])
+    record = _run_posterior(tmp_path, matches, monkeypatch)
+    assert _as_json(record) == reference_record and json.loads(out.read_text()) == reference_record
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bundle", "posterior.json"]  # no temporary file left
+    monkeypatch.setattr(beliefs, "posterior_record", lambda *a: pytest.fail("a sound file is checked again"))
+    assert _run_posterior(tmp_path, matches, monkeypatch) == reference_record  # resumed from the file
