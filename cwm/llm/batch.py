@@ -49,7 +49,9 @@ DEFAULT_MODEL = "batch"  # the model of pending entries written without one: any
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:
     """The objects of a batch file; its last line may still be being written by another process (then it
     is left out), any other line that is not a JSON object is an ``LLMError`` naming the file and line, and
-    so is a file over ``RECORDS_BYTES`` (refused before it is read)."""
+    so is a file over ``RECORDS_BYTES`` (refused before it is read) and any object, the last included, whose
+    ``"key"`` is not a string (keys are looked up and compared, so a list or an object there would break every
+    later read of the directory)."""
     if not path.is_file():
         return []
     try:
@@ -57,9 +59,15 @@ def _read_jsonl(path: Path) -> list[dict[str, Any]]:
     except InputLimitError as e:
         raise LLMError(str(e)) from None
     try:
-        return parse_jsonl(path, data, _json_object, what="a JSON object")[0]
+        records = parse_jsonl(path, data, _json_object, what="a JSON object")[0]
     except LineError as e:
         raise LLMError(f"{e}; fix or delete that line") from e
+    numbers = [n for n, line in enumerate(data.split(b"\n"), 1) if line.strip()]  # parse_jsonl's record lines
+    for number, record in zip(numbers, records):
+        if "key" in record and type(record["key"]) is not str:
+            raise LLMError(f"{path}:{number}: its \"key\" is a {type(record['key']).__name__}, not a string; fix or "
+                           f"delete that line")
+    return records
 
 
 def _json_object(value: Any) -> dict[str, Any]:
