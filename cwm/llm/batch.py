@@ -11,10 +11,10 @@ Files (JSON Lines, in the batch directory):
     ``"usage": {"input_tokens", "output_tokens", "thinking_tokens"}``, ``"model"`` (who answered),
     ``"batch"``: whether the answer was billed at a provider's batch rate (half price; :func:`answer_pending`
     writes ``"batch": false``, as it answers with ordinary calls; a line without the field counts as
-    batch-priced), and ``"prompt_sha256"``: the SHA-256 of the exact prompt text the answering side saw
-    (:func:`request_text` of the request, as UTF-8). A reply whose ``prompt_sha256`` differs from its request's
-    is refused when read (one line naming the file and key); a reply without one is read, and counted as
-    unchecked in :meth:`BatchFileClient.provenance`.
+    batch-priced), and ``"prompt_sha256"``: the SHA-256 of the prompt text the answering side was given
+    (:func:`request_text` of the request, as UTF-8), as the relay attests it. A reply whose ``prompt_sha256``
+    differs from its request's is refused when read (one line naming the file and key); a reply without one is
+    read, and counted as unchecked in :meth:`BatchFileClient.provenance`.
 """
 
 from __future__ import annotations
