@@ -309,7 +309,8 @@ def _write(out: Path, figure: ArenaFigureConfig, argv: list[str], rows: list[dic
            bundles: dict[str, dict[str, Any]], board: list[dict[str, Any]], started: _dt.datetime) -> None:
     from cwm.agents.specs import Settings
 
-    (out / "arena.md").write_text(figure_report.markdown(rows, board), encoding="utf-8")
+    (out / "arena.md").write_text(figure_report.markdown(rows, board) + figure_report.provenance_notes(bundles),
+                                  encoding="utf-8")
     common.write_json(out / "arena.json", {"rows": rows, "bundles": bundles, "leaderboard": board})
     common.write_csv(out / "arena.csv", rows)
     if any(not r.get("status") for r in rows):

@@ -14,6 +14,7 @@ from cwm.arena import compare
 from cwm.arena import ratings as arena_ratings
 from cwm.arena import report as arena_report
 from cwm.arena.types import MatchResult
+from cwm.bundle.files import MANIFEST, SEAL_MATCHES, provenance_seal, read_json_object
 
 
 def category(opponent: str) -> str:
@@ -96,12 +97,32 @@ def _rating(r: dict[str, Any]) -> str:
 
 
 def provenance(bundle_dir: Path) -> dict[str, Any]:
-    """Where a game's bundle came from (its manifest's creation, export check and synthesis provenance)."""
-    manifest = json.loads((bundle_dir / "manifest.json").read_text(encoding="utf-8"))
-    prov = manifest.get("provenance", {})
+    """Where a game's bundle came from (its manifest's creation, export check and synthesis provenance, the
+    manifest read within its bounds), and ``provenance_hash``: what its ``provenance_sha256`` says of it
+    (``cwm.bundle.files.provenance_seal``: it catches accidental or naive edits, not forgery).
+
+    Raises:
+      BundleError: the manifest is over its size limit or not a JSON object (one line naming it).
+    """
+    manifest = read_json_object(bundle_dir / MANIFEST)
+    prov = manifest.get("provenance")
+    prov = prov if type(prov) is dict else {}
     keys = ("llm", "answered_by", "relay", "strategy", "seed", "solved", "train_accuracy", "test_accuracy", "llm_calls", "prompt_hashes")
     return {"path": str(bundle_dir.resolve()), "created_at": manifest.get("created_at"),
-            "export_check": manifest.get("export_check")} | {k: prov.get(k) for k in keys}
+            "export_check": manifest.get("export_check"), "provenance_hash": provenance_seal(manifest)} | {
+        k: prov.get(k) for k in keys}
+
+
+def provenance_notes(bundles: Mapping[str, Mapping[str, Any]]) -> str:
+    """A markdown paragraph naming each game whose bundle's provenance is not covered by a matching hash
+    (``provenance``'s ``provenance_hash``), so a reader does not take its who-answered fields on trust; empty
+    when every bundle's matches."""
+    flagged = [f"{game} ({b.get('provenance_hash')})" for game, b in sorted(bundles.items())
+               if b.get("provenance_hash") != SEAL_MATCHES]
+    if not flagged:
+        return ""
+    return (f"\nBundle provenance not vouched for by its hash: {', '.join(flagged)}; who answered and how the "
+            f"texts travelled are the bundle author's word (`arena.json`, `bundles`).\n")
 
 
 def costs(out: Path, games: Sequence[str]) -> dict[str, Any]:

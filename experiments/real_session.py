@@ -22,8 +22,9 @@ a world model and its inference function from what each player saw (``cwm synthe
 The replies carry ``--answered-by`` as their model, and ``DIR/provenance.json`` says who answered
 (``answered_by``), how the texts travelled (``relay``, one of ``cwm.llm.RELAYS``), when (``date``), how many
 replies carried a prompt hash that matched their request (``replies``, ``prompts_hashed``: a relay that
-writes ``DIR/answers/<key>.sha256``, the SHA-256 of the text it gave the answering model, proves each
-copy), the calls per stage and the prompt hashes. ``--ship`` copies both into ``cwm/data/recordings/real/``
+writes ``DIR/answers/<key>.sha256``, the SHA-256 of the text it gave the answering model, attests each
+copy; a match says the relay's copy matched the request, on the relay's word), the calls per stage and
+the prompt hashes. ``--ship`` copies both into ``cwm/data/recordings/real/``
 (``real/closed/`` for the closed deck), where ``cwm run GAME`` finds an open-deck session and the experiment
 scripts both (a real session is replayed in preference to a scripted demo).
 """

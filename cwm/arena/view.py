@@ -213,7 +213,7 @@ def _described(out_dir: Path) -> dict[str, str]:
 
 def _agents(described: dict[str, str]) -> str:
     if not described:
-        return "<p>not recorded (a tournament from before agent settings were written)</p>"
+        return "<p>not recorded (this tournament's results.json holds no agent settings)</p>"
     return _table(["agent", "settings"], [[label, text] for label, text in described.items()])
 
 

@@ -64,7 +64,8 @@ def sha256(data: bytes) -> str:
 
 def provenance_hash(provenance: dict[str, Any]) -> str:
     """The manifest's ``provenance_sha256``: the SHA-256 of the provenance as canonical JSON (keys sorted, no
-    spaces, ASCII), so an edit of any of its fields is seen while key order and layout are not."""
+    spaces, ASCII), so an edit of any of its fields that leaves the hash alone is seen while key order and
+    layout are not (an editor who recomputes the hash is not: ``provenance_seal``)."""
     text = json.dumps(provenance, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     return sha256(text.encode("ascii"))
 
@@ -170,9 +171,34 @@ def _check_provenance(file: Path, manifest: dict[str, Any]) -> None:
 
 
 def provenance_checked(manifest: dict[str, Any]) -> bool:
-    """Whether a (read) manifest's provenance is covered by its hash: ``False`` for one written before
-    provenance was hashed, whose provenance nothing vouches for."""
+    """Whether a (read) manifest's provenance is covered by its hash: ``False`` for one without
+    ``provenance_sha256`` (written before provenance was hashed, or the field deleted), whose provenance nothing
+    vouches for."""
     return "provenance_sha256" in manifest
+
+
+# What ``provenance_seal`` says of a manifest's provenance (each a short phrase a report can print as is).
+SEAL_MATCHES = "matches its hash"
+SEAL_MISSING = "not covered by a hash"
+SEAL_MISMATCH = "does not match its hash"
+
+
+def provenance_seal(manifest: dict[str, Any]) -> str:
+    """What a manifest's ``provenance_sha256`` says of its provenance, for a report that shows it: one of
+    ``SEAL_MATCHES`` (it is the hash of the provenance as stored), ``SEAL_MISSING`` (no such field: written by an
+    older cwm, or deleted) or ``SEAL_MISMATCH`` (a malformed hash, one of another provenance, or no provenance
+    object). Never raises: it reads a manifest whose other fields may be unchecked.
+
+    The hash sits in the same manifest, so it detects accidental or naive edits (a corrupted copy, a hand edit
+    that left the hash alone), not forgery: whoever edits the provenance can recompute the hash or delete it.
+    A provenance is only as trustworthy as where the bundle came from.
+    """
+    if "provenance_sha256" not in manifest:
+        return SEAL_MISSING
+    provenance, digest = manifest.get("provenance"), manifest["provenance_sha256"]
+    if type(provenance) is not dict or type(digest) is not str or provenance_hash(provenance) != digest:
+        return SEAL_MISMATCH
+    return SEAL_MATCHES
 
 
 def _check_file_list(file: Path, files: dict[str, Any]) -> None:

@@ -73,7 +73,8 @@ def describe(bundle: Bundle) -> str:
         if key in prov:
             lines.append(f"  {key}: {prov[key]}")
     if not provenance_checked(m):
-        lines.append("  provenance: not covered by a hash (no provenance_sha256: written by an older cwm)")
+        lines.append("  provenance: not covered by a hash (no provenance_sha256: written by an older cwm, or "
+                     "deleted); nothing vouches for the fields above")
     inference: Any = prov.get("inference")
     if isinstance(inference, dict):
         lines.append(f"  inference (at synthesis): train {inference.get('train_accuracy')}, test "

@@ -121,7 +121,8 @@ def build_agent(spec: AgentSpec, role: str, *, embedding: Callable[[int, str], A
 
 
 def configuration(text: str, role: str) -> str:
-    """Whose configuration a spec plays, for reports: the published benchmark's baseline or cwm's variant.
+    """Whose configuration a spec plays, for reports: the published benchmark's baseline or cwm's variant, and
+    on which vectors (the packaged GloVe 6B 50d is not the paper's: it used GloVe 840B-300d and word2vec).
 
     The published embedding encoder draws among the 16 nearest hint words, keeping those nearer their own
     keyword (``embed:paper``); ``wary`` (Alice redrawing while the embedding Eve she faces would intercept)
@@ -132,15 +133,17 @@ def configuration(text: str, role: str) -> str:
         return {"llm": f"LLM ({spec.llm})", "human": "a person"}[spec.kind]
     options = spec.options
     vectors = options.get("vectors", GLOVE_NAME)
-    on = "GloVe 6B 50d" if vectors == GLOVE_NAME else f"vectors {vectors}"
+    # the configuration can be the paper's, the vectors never are
+    on = ("GloVe 6B 50d, not the paper's GloVe 840B-300d or word2vec vectors" if vectors == GLOVE_NAME
+          else f"vectors {vectors}")
     if role != "alice":
         how = options.get("assignment", "global")
-        whose = "the paper's" if how == "global" else "cwm's greedy variant of the paper's"
+        whose = "the paper's configuration of the" if how == "global" else "cwm's greedy variant of the paper's"
         return f"{whose} embedding {role} ({how} assignment), on {on}"
     settings = ALICE_DEFAULTS | {k: options[k] for k in ALICE_DEFAULTS if k in options}
     smart = ", smart" if settings["smart"] else ", not smart"
     if settings["wary"]:
         return f"cwm's wary variant, not the paper's (k={settings['k']}{smart}, wary), on {on}"
     if settings == PAPER_ALICE:
-        return f"the paper's embedding encoder (k=16, smart, not wary), on {on}"
+        return f"the paper's configuration of the embedding encoder (k=16, smart, not wary), on {on}"
     return f"the paper's encoder changed to k={settings['k']}{smart}, not wary, on {on}"

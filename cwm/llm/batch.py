@@ -11,10 +11,10 @@ Files (JSON Lines, in the batch directory):
     ``"usage": {"input_tokens", "output_tokens", "thinking_tokens"}``, ``"model"`` (who answered),
     ``"batch"``: whether the answer was billed at a provider's batch rate (half price; :func:`answer_pending`
     writes ``"batch": false``, as it answers with ordinary calls; a line without the field counts as
-    batch-priced), and ``"prompt_sha256"``: the SHA-256 of the exact prompt text the answering side saw
-    (:func:`request_text` of the request, as UTF-8). A reply whose ``prompt_sha256`` differs from its request's
-    is refused when read (one line naming the file and key); a reply without one is read, and counted as
-    unchecked in :meth:`BatchFileClient.provenance`.
+    batch-priced), and ``"prompt_sha256"``: the SHA-256 of the prompt text the answering side was given
+    (:func:`request_text` of the request, as UTF-8), as the relay attests it. A reply whose ``prompt_sha256``
+    differs from its request's is refused when read (one line naming the file and key); a reply without one is
+    read, and counted as unchecked in :meth:`BatchFileClient.provenance`.
 """
 
 from __future__ import annotations
@@ -49,7 +49,9 @@ DEFAULT_MODEL = "batch"  # the model of pending entries written without one: any
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:
     """The objects of a batch file; its last line may still be being written by another process (then it
     is left out), any other line that is not a JSON object is an ``LLMError`` naming the file and line, and
-    so is a file over ``RECORDS_BYTES`` (refused before it is read)."""
+    so is a file over ``RECORDS_BYTES`` (refused before it is read) and any object, the last included, whose
+    ``"key"`` is not a string (keys are looked up and compared, so a list or an object there would break every
+    later read of the directory)."""
     if not path.is_file():
         return []
     try:
@@ -57,9 +59,15 @@ def _read_jsonl(path: Path) -> list[dict[str, Any]]:
     except InputLimitError as e:
         raise LLMError(str(e)) from None
     try:
-        return parse_jsonl(path, data, _json_object, what="a JSON object")[0]
+        records = parse_jsonl(path, data, _json_object, what="a JSON object")[0]
     except LineError as e:
         raise LLMError(f"{e}; fix or delete that line") from e
+    numbers = [n for n, line in enumerate(data.split(b"\n"), 1) if line.strip()]  # parse_jsonl's record lines
+    for number, record in zip(numbers, records):
+        if "key" in record and type(record["key"]) is not str:
+            raise LLMError(f"{path}:{number}: its \"key\" is a {type(record['key']).__name__}, not a string; fix or "
+                           f"delete that line")
+    return records
 
 
 def _json_object(value: Any) -> dict[str, Any]:

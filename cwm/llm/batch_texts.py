@@ -7,10 +7,12 @@ given nothing but the request (no files, no tools). :func:`export_pending` write
 :func:`import_answers` appends them to ``replies.jsonl``. A request whose answer files are missing stays
 pending; nothing else changes.
 
-The relay proves what the answering side read by writing ``ANSWERS/<key>.sha256``: the SHA-256 (hex, as
+The relay attests what it gave the answering side by writing ``ANSWERS/<key>.sha256``: the SHA-256 (hex, as
 ``sha256sum`` prints it) of the exact text it gave the answering model, computed from that text (by the
 program that sent it), not copied from the prompt file. :func:`import_answers` checks it against the request
-and stores it with the reply as ``prompt_sha256``; a reply without one is imported unchecked.
+and stores it with the reply as ``prompt_sha256``; a reply without one is imported unchecked. The hash file is
+the relay's own statement: a match shows that the relay's copy matched the request byte for byte, not that
+the answering model read it (cwm cannot see that side), and a relay that lies can write any hash it likes.
 """
 
 from __future__ import annotations

@@ -6,7 +6,8 @@ A run's provenance is four short fields, never prose repeated into every report 
   ``claude (Anthropic), version not exposed``); at most :data:`MAX_NAME_CHARS` printable characters.
 - ``relay``: how requests reached it and replies came back, one of :data:`RELAYS`.
 - ``date``: the UTC date the provenance was written, ``YYYY-MM-DD``.
-- ``prompt_sha256``: per reply, the SHA-256 of the exact prompt text the answering side saw, stored next to
+- ``prompt_sha256``: per reply, the SHA-256 of the prompt text the relay attests it gave the answering side
+  (written by whoever answered or relayed: a match shows the relay's copy matched, on its word), stored next to
   the reply in the batch directory's ``replies.jsonl`` and checked when the reply is read back
   (``cwm.llm.batch``); a run's provenance counts the replies (``replies``) and how many carried a hash that
   matched their request (``prompts_hashed``).
@@ -34,11 +35,13 @@ MAX_NAME_CHARS = 120
 # How the texts travelled; the meaning of each value is written in docs/llm.md.
 RELAYS: dict[str, str] = {
     "direct-api": "cwm sent each request to the provider's API and read the reply itself",
-    "relay-hashed": "through files (a batch directory), every reply stored with the hash of the prompt its "
-                    "answering side saw, each matching its request",
+    "relay-hashed": "through files (a batch directory), every reply stored with the hash the relay attests of "
+                    "the prompt it gave the answering side, each matching its request: the relay's copy "
+                    "matched, on the relay's word",
     "relay-unchecked": "through files (a batch directory); not every reply carries a prompt hash, so the copies "
                        "were not machine-checked byte for byte",
-    "agent-relay-hashed": "through files, carried by a language-model agent; every reply's prompt hash matched",
+    "agent-relay-hashed": "through files, carried by a language-model agent; every reply's prompt hash (the "
+                          "agent's own attestation of the text it gave) matched its request",
     "agent-relay-unchecked": "through files, carried by a language-model agent; the copies were not "
                              "machine-checked byte for byte",
     "scripted": "replies written in advance (a test's or a demo's), not a live model",

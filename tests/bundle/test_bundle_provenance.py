@@ -1,5 +1,6 @@
 """A bundle's provenance: who answered flows into its manifest from the synthesis run, and the manifest's
-``provenance_sha256`` covers it, so an edited provenance fails the bundle's check."""
+``provenance_sha256`` covers it, so an edit that leaves the hash alone fails the bundle's check; one that
+recomputes or deletes the hash does not, and is shown as such."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from cwm import bundle
-from cwm.bundle.files import provenance_hash
+from cwm.bundle.files import SEAL_MATCHES, SEAL_MISMATCH, SEAL_MISSING, provenance_hash, provenance_seal
 from cwm.bundle.update import update_bundle
 from cwm.cli import EXIT_WAITING, main
 from cwm.commands.bundle import describe
@@ -68,6 +69,29 @@ def test_a_bundle_written_before_provenance_was_hashed_loads_and_says_so(exporte
     (exported / "manifest.json").write_text(json.dumps(manifest))
     loaded = bundle.load_bundle(exported)
     assert "provenance: not covered by a hash" in describe(loaded)
+    assert provenance_seal(loaded.manifest) == SEAL_MISSING
+
+
+def test_the_hash_catches_naive_edits_not_a_forger_who_recomputes_it(exported, set_manifest):
+    """What the seal can say: an exported bundle's provenance matches; an edit that leaves the hash alone is a
+    mismatch; an edit with the hash recomputed loads and matches (the hash sits in the same manifest), which is
+    why docs/bundles.md says it detects edits, not forgery."""
+    provenance = _manifest(exported)["provenance"]
+    assert provenance_seal(bundle.load_bundle(exported).manifest) == SEAL_MATCHES
+    claimed = {**provenance, "llm": "gemini-2.5-pro"}
+    set_manifest(exported, provenance=claimed)
+    assert provenance_seal(_manifest(exported)) == SEAL_MISMATCH
+    set_manifest(exported, provenance_sha256=provenance_hash(claimed))
+    assert bundle.load_bundle(exported).manifest["provenance"]["llm"] == "gemini-2.5-pro"
+    assert provenance_seal(_manifest(exported)) == SEAL_MATCHES
+
+
+@pytest.mark.parametrize("changes", [{"provenance_sha256": "0" * 63}, {"provenance_sha256": ["a list"]},
+                                     {"provenance": ["not", "an", "object"]}],
+                         ids=["short-digest", "digest-not-a-string", "provenance-not-an-object"])
+def test_the_seal_of_a_malformed_manifest_is_a_mismatch_never_an_error(exported, set_manifest, changes):
+    set_manifest(exported, **changes)
+    assert provenance_seal(_manifest(exported)) == SEAL_MISMATCH
 
 
 @pytest.mark.parametrize("field, value, why", [

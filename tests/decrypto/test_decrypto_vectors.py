@@ -83,13 +83,15 @@ def test_vectors_reach_the_embedding_factory(toy):
         parse_spec("embed:vectors=", "alice")
 
 
+GLOVE = "GloVe 6B 50d, not the paper's GloVe 840B-300d or word2vec vectors"
 CONFIGURATIONS = [  # spec, role, what the report calls it
-    ("embed", "alice", "cwm's wary variant, not the paper's (k=256, smart, wary), on GloVe 6B 50d"),
-    ("embed:paper", "alice", "the paper's embedding encoder (k=16, smart, not wary), on GloVe 6B 50d"),
-    ("embed:k=16,wary=0", "alice", "the paper's embedding encoder (k=16, smart, not wary), on GloVe 6B 50d"),
-    ("embed:paper,wary=1", "alice", "cwm's wary variant, not the paper's (k=16, smart, wary), on GloVe 6B 50d"),
-    ("embed:k=64,smart=0,wary=0", "alice", "the paper's encoder changed to k=64, not smart, not wary, on GloVe 6B 50d"),
-    ("embed", "eve", "the paper's embedding eve (global assignment), on GloVe 6B 50d"),
+    ("embed", "alice", f"cwm's wary variant, not the paper's (k=256, smart, wary), on {GLOVE}"),
+    ("embed:paper", "alice", f"the paper's configuration of the embedding encoder (k=16, smart, not wary), on {GLOVE}"),
+    ("embed:k=16,wary=0", "alice",
+     f"the paper's configuration of the embedding encoder (k=16, smart, not wary), on {GLOVE}"),
+    ("embed:paper,wary=1", "alice", f"cwm's wary variant, not the paper's (k=16, smart, wary), on {GLOVE}"),
+    ("embed:k=64,smart=0,wary=0", "alice", f"the paper's encoder changed to k=64, not smart, not wary, on {GLOVE}"),
+    ("embed", "eve", f"the paper's configuration of the embedding eve (global assignment), on {GLOVE}"),
     ("embed:assignment=greedy,vectors=w.txt", "bob",
      "cwm's greedy variant of the paper's embedding bob (greedy assignment), on vectors w.txt"),
     ("llm:gemini", "bob", "LLM (gemini)"),

@@ -50,6 +50,7 @@ def test_synthesized_bundle_plays_random_and_ground_truth(synthesized_run):
     assert record["git_commit"] == "unknown" or len(record["git_commit"]) == 40
     bundle = record["results"]["bundles"]["tic_tac_toe"]
     assert bundle["path"] == str((out / "tic_tac_toe" / "bundle").resolve()) and bundle["train_accuracy"] == 1.0
+    assert bundle["provenance_hash"] == "matches its hash" and "not vouched for" not in (out / "arena.md").read_text()
     rows = record["results"]["rows"]
     assert [(r["game"], r["opponent"], r["matches"]) for r in rows] == [
         ("tic_tac_toe", "random", 6), ("tic_tac_toe", "gt-mcts", 6)]

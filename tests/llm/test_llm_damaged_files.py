@@ -78,3 +78,34 @@ def test_a_damaged_cache_row_names_the_file_and_key(tmp_path):
     key = request.key("scripted")
     with pytest.raises(LLMConfigError, match=f"LLM cache {path}: the reply stored for key {key} is damaged"):
         CachedClient(ScriptedClient([]), path).complete(request)
+
+
+@pytest.mark.parametrize("key", [[1, 2], {"k": "v"}, 7, None], ids=["list", "object", "number", "null"])
+@pytest.mark.parametrize("name", [REPLIES_FILE, PENDING_FILE])
+@pytest.mark.parametrize("last", [False, True], ids=["middle-line", "last-line"])
+def test_a_batch_line_whose_key_is_not_a_string_is_named_in_one_line(tmp_path, key, name, last):
+    """A key is hashed and compared on every read: a list or an object there is refused naming the line, never
+    a TypeError; a whole last line is no torn write, so it is refused too."""
+    request = Request.user("q", temperature=0.0)
+    good = {"key": request.key("batch"), "model": "batch", "request": request.to_json(), "text": "fine"}
+    bad = {**good, "key": key}
+    lines = [good, bad] if last else [good, bad, good]
+    (tmp_path / name).write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    client = BatchFileClient(tmp_path)
+    for read in (client.provenance, lambda: client.complete(request), lambda: pending_requests(tmp_path)):
+        with pytest.raises(LLMError, match=rf"{name}:2: its \"key\" is a {type(key).__name__}, not a string") as caught:
+            read()
+        assert "\n" not in str(caught.value)
+
+
+def test_a_resumed_synthesis_over_a_batch_key_that_is_not_a_string_fails_in_one_line(tmp_path, capsys):
+    from cwm.cli import main
+
+    batch = tmp_path / "batch"
+    batch.mkdir()
+    (batch / REPLIES_FILE).write_text(json.dumps({"key": ["a", "list"], "text": "x"}) + "\n", encoding="utf-8")
+    code = main(["synthesize", "tic_tac_toe", "--llm", f"batch:{batch}", "--num-test", "0", "--budget", "2",
+                 "--out", str(tmp_path / "run"), "--quiet"])
+    err = capsys.readouterr().err.strip()
+    assert code not in (0, 3) and "Traceback" not in err and len(err.splitlines()) == 1
+    assert f"{REPLIES_FILE}:1: its \"key\" is a list" in err
