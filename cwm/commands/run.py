@@ -71,6 +71,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     on_policy = report["on_policy"]
     rates = ", ".join(f"{k.replace('_', ' ')} {on_policy[k]:.4f}" for k in ("transition_accuracy", "inference_accuracy")
                       if isinstance(on_policy.get(k), float))
+    if rates and on_policy.get("transition_accuracy") == 1.0:  # what a perfect score bounds (report.md says it too)
+        rates += pipeline.perfect_bound_note(on_policy.get("transitions"), on_policy.get("matches"))
     print(f"  on-policy, on its {on_policy['matches']} finished arena games: {rates}" if rates
           else "  on-policy: no finished arena game to check")
     for line in pipeline.posterior_lines(report["posterior"])[2:] if report.get("posterior") else []:

@@ -157,7 +157,7 @@ def on_policy_lines(record: dict[str, Any]) -> list[str]:
     lines = [f"The bundle checked on the {record['matches']} arena games its agent finished, replayed in the "
              f"ground truth ({record['skipped']} forfeited or void games left out):", "",
              f"- transition accuracy {_rate(record.get('transition_accuracy'))}"
-             f"{_bound(record.get('transitions'), record.get('matches'))}; "
+             f"{perfect_bound_note(record.get('transitions'), record.get('matches'))}; "
              f"checks passed {record['checks']}"]
     if "inference_checks" in record:
         lines.append(f"- inference accuracy on its own seat {_rate(record.get('inference_accuracy'))}; checks "
@@ -166,7 +166,7 @@ def on_policy_lines(record: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _bound(counts: Any, games: Any) -> str:
+def perfect_bound_note(counts: Any, games: Any) -> str:
     """What a perfect score bounds, from ``"passed/checked"`` over ``games`` games, per check and per game
     (``cwm.stats.perfect_score_note``)."""
     passed, _, total = str(counts).partition("/")

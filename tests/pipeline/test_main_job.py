@@ -177,6 +177,20 @@ def test_a_moved_run_resumes_without_replaying_and_names_no_path(tiny_run, tmp_p
     assert "| cwm | random | all | 4 |" in (b / "report.md").read_text()
 
 
+def test_the_command_prints_what_a_perfect_on_policy_accuracy_bounds(tiny_run, tmp_path, monkeypatch, capsys):
+    out = _copy_to(tiny_run, tmp_path / "again")
+    for var in pipeline.API_KEY_VARS:
+        monkeypatch.delenv(var, raising=False)
+    capsys.readouterr()
+    assert main(["run", "tic_tac_toe", "--out", str(out), *TINY]) == 0
+    on_policy = json.loads((out / "report.json").read_text())["on_policy"]
+    passed, checked = map(int, on_policy["transitions"].split("/"))
+    assert on_policy["transition_accuracy"] == 1.0 and passed == checked > 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("  on-policy, on its"))
+    assert f"transition accuracy 1.0000 (0 of {checked:,} wrong: error rate < " in line
+    assert f"0 of {on_policy['matches']} games wrong" in line
+
+
 def test_a_run_played_under_another_label_resumes_where_it_is_and_after_a_move(tiny_run, tmp_path, monkeypatch):
     a = _copy_to(tiny_run, tmp_path / "A")
     old_label = f"cwm:{(a / 'bundle').resolve()}"  # how cwm labelled the agent before it had a name
