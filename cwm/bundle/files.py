@@ -156,7 +156,7 @@ def read_manifest(path: Path) -> dict[str, JSON]:
 
 def _check_provenance(file: Path, manifest: dict[str, Any]) -> None:
     """The provenance matches its hash (``provenance_sha256``; a manifest written before provenance was hashed
-    has none: ``provenance_checked`` says so) and its short fields are well formed (``cwm.llm.provenance``)."""
+    has none: ``provenance_seal`` says so) and its short fields are well formed (``cwm.llm.provenance``)."""
     if "provenance_sha256" in manifest:
         digest = manifest["provenance_sha256"]
         if type(digest) is not str or not _SHA256.fullmatch(digest):
@@ -168,13 +168,6 @@ def _check_provenance(file: Path, manifest: dict[str, Any]) -> None:
         checked_fields(manifest["provenance"], where=f"{file}: provenance")
     except ProvenanceError as e:
         raise BundleError(str(e)) from None
-
-
-def provenance_checked(manifest: dict[str, Any]) -> bool:
-    """Whether a (read) manifest's provenance is covered by its hash: ``False`` for one without
-    ``provenance_sha256`` (written before provenance was hashed, or the field deleted), whose provenance nothing
-    vouches for."""
-    return "provenance_sha256" in manifest
 
 
 # What ``provenance_seal`` says of a manifest's provenance (each a short phrase a report can print as is).

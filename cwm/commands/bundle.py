@@ -7,7 +7,7 @@ from typing import Any
 
 from cwm import bundle
 from cwm.bundle import Bundle
-from cwm.bundle.files import provenance_checked
+from cwm.bundle.files import SEAL_MISSING, provenance_seal
 from cwm.text import clean
 
 _GAME_HELP = ("the bundle's game as you name it: a registry name, an OpenSpiel game string, or your own "
@@ -72,7 +72,7 @@ def describe(bundle: Bundle) -> str:
                 "test_accuracy", "llm_calls", "cost_usd"):
         if key in prov:
             lines.append(f"  {key}: {prov[key]}")
-    if not provenance_checked(m):
+    if provenance_seal(m) == SEAL_MISSING:
         lines.append("  provenance: not covered by a hash (no provenance_sha256: written by an older cwm, or "
                      "deleted); nothing vouches for the fields above")
     inference: Any = prov.get("inference")
