@@ -69,10 +69,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     for c in report.get("arena_comparisons") or ():
         print(f"  paired, {c['agent']} vs {c['opponent']} over {c['matches']} matches ({c['pairs']} pairs): {c['verdict']}")
     on_policy = report["on_policy"]
-    rates = ", ".join(f"{k.replace('_', ' ')} {on_policy[k]:.4f}" for k in ("transition_accuracy", "inference_accuracy")
-                      if isinstance(on_policy.get(k), float))
-    if rates and on_policy.get("transition_accuracy") == 1.0:  # what a perfect score bounds (report.md says it too)
-        rates += pipeline.perfect_bound_note(on_policy.get("transitions"), on_policy.get("matches"))
+    # a perfect transition accuracy with what it bounds, beside it (report.md says it too; empty otherwise)
+    bound = pipeline.perfect_bound_note(on_policy.get("transitions"), on_policy.get("matches"))
+    rates = ", ".join(f"{k.replace('_', ' ')} {on_policy[k]:.4f}{bound if k == 'transition_accuracy' else ''}"
+                      for k in ("transition_accuracy", "inference_accuracy") if isinstance(on_policy.get(k), float))
     print(f"  on-policy, on its {on_policy['matches']} finished arena games: {rates}" if rates
           else "  on-policy: no finished arena game to check")
     for line in pipeline.posterior_lines(report["posterior"])[2:] if report.get("posterior") else []:
