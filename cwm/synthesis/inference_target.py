@@ -32,12 +32,14 @@ from cwm.types import ClosedTrajectory, Trajectory
 INFERENCE_PROMPTS = PromptSet(initial="inference/initial.md", refine="inference/refine.md")
 STATE_PROMPTS = PromptSet(initial="inference/state_initial.md", refine="inference/state_refine.md")
 JOINT_PROMPTS = PromptSet(initial="inference/joint_initial.md", refine="inference/joint_refine.md")
-FRAGMENTS = ("sections/contract_api.md", "sections/inference_api.md", "sections/world_model_code.md",
+FRAGMENTS = ("sections/api_functions.md", "sections/inference_api.md", "sections/world_model_code.md",
              "sections/player_views.md", "sections/inference_tests.md", "sections/views_not_shown.md",
-             "sections/view_not_shown.md")
-STATE_FRAGMENTS = ("sections/contract_api.md", "sections/inference_state_api.md", "sections/world_model_states.md",
+             "sections/view_not_shown.md", "sections/answer_first.md")
+JOINT_FRAGMENTS = (*FRAGMENTS, "sections/contract_api.md", "sections/value_rules.md", "sections/joint_spelling.md",
+                   "sections/joint_tests.md")
+STATE_FRAGMENTS = ("sections/api_functions.md", "sections/inference_state_api.md", "sections/world_model_states.md",
                    "sections/player_views.md", "sections/inference_state_tests.md",
-                   "sections/views_not_shown.md", "sections/view_not_shown.md")
+                   "sections/views_not_shown.md", "sections/view_not_shown.md", "sections/answer_first.md")
 
 
 # The players' views of an inference prompt are listed whole, in order, while they stay within this many
@@ -138,6 +140,7 @@ def _context(rules: str, closed: Sequence[ClosedTrajectory], *, api: tuple[Any, 
     context = {
         "rules": nest_headings(rules.strip()), "api": cwm_model.api_block(api).rstrip(),
         "value_rules": value_rules.rules_text(), "allowed_imports": ", ".join(sorted(ALLOWED_IMPORTS)),
+        "random_games": str(RANDOM_GAMES), "random_steps": f"{random_play_steps(closed):,}",
         "views": render_views(closed, truth=truth, max_chars=max_chars), "views_note": note,
         "tests": _example_tests(closed[:listed], terminal=terminal, hidden=hidden),
     }
@@ -161,12 +164,14 @@ def inference_target(rules: str, train: Sequence[Trajectory], world_model: str, 
     views = views_of(train)
     state = hidden == "state"
     api = STATE_INFERENCE_API if state else INFERENCE_API
-    context = _context(rules, views, api=api, terminal=False, truth=train, world_model=world_model, hidden=hidden,
-                       max_chars=max_example_chars)
+    # a history inference is checked at the end of each game too (as the joint one is); a state inference is not
+    context = _context(rules, views, api=api, terminal=not state, truth=train, world_model=world_model,
+                       hidden=hidden, max_chars=max_example_chars)
     prompt_set = prompt_set or (STATE_PROMPTS if state else INFERENCE_PROMPTS)
-    return Target("inference", prompt_set, api, context,
-                  check or inference_checker(views, world_model=world_model, kind="state" if state else None),
-                  fragments=STATE_FRAGMENTS if state else FRAGMENTS)
+    check = check or inference_checker(views, world_model=world_model, kind="state" if state else None,
+                                       terminal=not state)
+    return Target("inference", prompt_set, api, context, check, fragments=STATE_FRAGMENTS if state else FRAGMENTS,
+                  tag="inference")
 
 
 def joint_target(rules: str, closed: Sequence[ClosedTrajectory], *, check: Checker | None = None,
@@ -183,7 +188,7 @@ def joint_target(rules: str, closed: Sequence[ClosedTrajectory], *, check: Check
     api = (*WORLD_MODEL_API, *INFERENCE_API)
     context = _context(rules, closed, api=api, terminal=True, max_chars=max_example_chars)
     return Target("joint", prompt_set, api, context, check or inference_checker(closed, world_model=None),
-                  fragments=FRAGMENTS)
+                  fragments=JOINT_FRAGMENTS, tag="joint")
 
 
 __all__ = ["INFERENCE_PROMPTS", "JOINT_PROMPTS", "VIEW_CHARS", "inference_checker", "inference_target",

@@ -60,6 +60,8 @@ class Target:
       fragments: further templates the context was rendered with (hashed into the run record too).
       wanted: distinct programs passing every check the run looks for before it stops (a value target asks
         for several candidates and keeps refining until it has them); a passing program is never refined.
+      tag: what the run's requests are tagged with, before the prompt's kind (``inference/initial``,
+        ``joint/refine``): the target as the ledger and the journal name it.
     """
 
     name: str
@@ -71,6 +73,7 @@ class Target:
     score: Callable[[CheckReport], float] = dataclasses.field(default=lambda r: r.pass_rate)
     fragments: tuple[str, ...] = ()
     wanted: int = 1
+    tag: str = "synthesis"
 
     @property
     def required(self) -> tuple[str, ...]:
@@ -134,7 +137,7 @@ def world_model_target(
         "tests": tests,
     }
     return Target("world_model", prompt_set, cwm_model.WORLD_MODEL_API, context,
-                  check or world_model_checker(train), fragments=render.TEMPLATES)
+                  check or world_model_checker(train), fragments=(*render.TEMPLATES, "sections/answer_first.md"))
 
 
 __all__ = ["Checker", "PromptSet", "Target", "nest_headings", "world_model_checker", "world_model_target"]

@@ -109,11 +109,11 @@ def tree_search(
 def _submit(engine: Engine, parent: Node | None) -> None:
     target = engine.target
     if parent is None:
-        text, tag = target.render("initial"), "synthesis/initial"
+        text, tag = target.render("initial"), f"{target.tag}/initial"
     else:
         report = engine.reports[parent.id]
         failures = render_failures(report, target.pick_failures(report))
-        text, tag = target.render("refine", code=parent.source.rstrip(), failures=failures), "synthesis/refine"
+        text, tag = target.render("refine", code=parent.source.rstrip(), failures=failures), f"{target.tag}/refine"
     engine.submit((Message("user", text),), tag=tag, meta=parent)
 
 
