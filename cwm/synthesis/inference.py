@@ -78,7 +78,7 @@ def synthesize_inference(game: str | games.GameSpec, llm: Client, settings: Synt
         raise UsageError("synthesize_inference: an open-deck inference function is written for a world model: "
                          "pass world_model (the source of a synthesized one, e.g. a run's best_program.py)")
     spec = games.resolve(game)
-    train = trajectories.collect(spec, settings.num_train, seed=settings.seed)
+    train = trajectories.collect_covering(spec, settings.num_train, seed=settings.seed, pool=settings.train_pool)
     root = Path(run_dir)
     with sandbox_or_none(settings.isolate) as box:
         target, views = _target(spec, rules, train, world_model, settings, box)
