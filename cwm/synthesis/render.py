@@ -19,7 +19,7 @@ import numpy as np
 
 import prompts
 from cwm import event_kinds
-from cwm.types import TERMINAL, CheckFailure, CheckReport, Trajectory
+from cwm.types import FAILURE_FIELDS, TERMINAL, CheckFailure, CheckReport, Trajectory
 
 # Order in which example tests are shown (the test types the open-deck checks run).
 EXAMPLE_TYPES: tuple[str, ...] = (
@@ -344,7 +344,7 @@ TEMPLATES: tuple[str, ...] = (
                                                   "clipped")),
     "sections/same_list.md", "sections/fewer_outcomes.md", "sections/outcome_table.md",
     "sections/games_not_shown.md",
-    "sections/check_error.md",
+    "sections/check_error.md", "sections/failures_not_shown.md",
 )
 
 
@@ -456,17 +456,59 @@ def first_failure_per_type(report: CheckReport) -> list[CheckFailure]:
     return [by_type[t][0] for t in order]
 
 
-def render_failures(report: CheckReport, failures: Sequence[CheckFailure]) -> str:
-    """The failing-tests section: the report's score line, a load/limit error if any, each failure."""
+# The failing-tests section of a refinement prompt stays within this many characters: each failure is written
+# with its values whole (every player's expected and actual observation), a failure too long for what is left
+# loses its longest fields whole, and one that does not fit even so is left out, named in a closing line.
+FAILURE_CHARS = 40_000
+
+
+def render_failures(report: CheckReport, failures: Sequence[CheckFailure], *,
+                    max_chars: int = FAILURE_CHARS) -> str:
+    """The failing-tests section: the report's score line, a load/limit error if any, each failure in full.
+
+    Failures are written in order while the section stays within ``max_chars`` characters. A failure that
+    does not fit whole is written without its longest fields (``CheckFailure.render(leave_out=...)``: each
+    says how long it was), never with a value cut; one that does not fit even with every field left out is
+    left out, and a closing line counts those left out and names their types. The first failure is always
+    written (its fields left out as needed).
+    """
     parts = [report.summary()]
     if report.error and not failures:
         parts.append(_fragment("sections/check_error.md", error=report.error))
-    parts.extend(f.render() for f in failures)
+    room = max_chars - sum(len(p) + 2 for p in parts)
+    dropped: list[CheckFailure] = []
+    for i, failure in enumerate(failures):
+        text = _failure_within(failure, room if i else max(room, 0), must=i == 0)
+        if text is None:
+            dropped.append(failure)
+            continue
+        parts.append(text)
+        room -= len(text) + 2
+    if dropped:
+        types = list(dict.fromkeys(f.test_type for f in dropped))
+        parts.append(_fragment("sections/failures_not_shown.md",
+                               failures=f"{len(dropped)} more failure{'' if len(dropped) == 1 else 's'}",
+                               types=", ".join(types)))
     return "\n\n".join(parts)
+
+
+def _failure_within(failure: CheckFailure, room: int, *, must: bool) -> str | None:
+    """``failure`` written whole, or without its longest fields until it fits in ``room`` characters;
+    ``None`` when it does not fit with every field left out (unless it ``must`` be written)."""
+    text = failure.render(full=True)
+    left: set[str] = set()
+    lengths = {f: len(failure.render(full=True, leave_out=left | {f})) for f in FAILURE_FIELDS}
+    for field in sorted(FAILURE_FIELDS, key=lambda f: (lengths[f], FAILURE_FIELDS.index(f))):
+        if len(text) <= room:
+            return text
+        left.add(field)
+        text = failure.render(full=True, leave_out=left)
+    return text if len(text) <= room or must else None
 
 
 __all__ = [
     "EXAMPLE_CHARS",
+    "FAILURE_CHARS",
     "EXAMPLE_TYPES",
     "TEMPLATES",
     "FailurePicker",
