@@ -26,7 +26,7 @@ from cwm.games.trajectories import views_of  # noqa: F401  (re-exported)
 from cwm.sandbox import ALLOWED_IMPORTS
 from cwm.sandbox.checkers import RANDOM_GAMES, Checker, inference_checker, random_play_steps  # noqa: F401
 from cwm.synthesis.render import compact
-from cwm.synthesis.target import PromptSet, Target, nest_headings
+from cwm.synthesis.target import PromptSet, Target, prompt_rules
 from cwm.types import ClosedTrajectory, Trajectory
 
 INFERENCE_PROMPTS = PromptSet(initial="inference/initial.md", refine="inference/refine.md")
@@ -138,7 +138,7 @@ def _context(rules: str, closed: Sequence[ClosedTrajectory], *, api: tuple[Any, 
     note = " Below each game is the real history, hidden from the player." if truth else ""
     listed = views_shown(closed, truth=truth, max_chars=max_chars)  # the example checks name listed views
     context = {
-        "rules": nest_headings(rules.strip()), "api": cwm_model.api_block(api).rstrip(),
+        "rules": prompt_rules(rules), "api": cwm_model.api_block(api).rstrip(),
         "value_rules": value_rules.rules_text(), "allowed_imports": ", ".join(sorted(ALLOWED_IMPORTS)),
         "random_games": str(RANDOM_GAMES), "random_steps": f"{random_play_steps(closed):,}",
         "views": render_views(closed, truth=truth, max_chars=max_chars), "views_note": note,

@@ -93,6 +93,28 @@ class Target:
         return {name: prompts.prompt_hash(name) for name in names}
 
 
+# Sections of a rules file written for the project's maintainers, not for a player: how the game's outcomes
+# were measured (the file paths, planners and engine functions of this repository). A prompt leaves them out.
+MAINTAINER_SECTIONS: tuple[str, ...] = ("Outcome statistics",)
+
+
+def prompt_rules(markdown: str) -> str:
+    """A rules text as a prompt shows it: without its ``MAINTAINER_SECTIONS`` (each heading of that name and
+    everything under it, up to the next heading of its level or above), headings nested under the prompt's
+    (``nest_headings``), outer white space stripped."""
+    kept: list[str] = []
+    skip_level = 0  # the level of the section being left out (0: none)
+    for line in markdown.splitlines(keepends=True):
+        heading = re.match(r"^(#{1,6})\s+(.*?)\s*#*\s*$", line)
+        if heading and skip_level and len(heading.group(1)) <= skip_level:
+            skip_level = 0
+        if heading and not skip_level and heading.group(2) in MAINTAINER_SECTIONS:
+            skip_level = len(heading.group(1))
+        if not skip_level:
+            kept.append(line)
+    return nest_headings("".join(kept).strip())
+
+
 def nest_headings(markdown: str, *, levels: int = 2) -> str:
     """Markdown with every heading pushed down ``levels`` levels, so a rules file's own headings sit
     under the prompt's section headings instead of competing with them."""
@@ -129,7 +151,7 @@ def world_model_target(
     shown = {"max_steps": max_steps_shown, "max_chars": max_example_chars}
     tests, _ = render.example_tests(train, per_type=examples_per_type, **shown)
     context = {
-        "rules": nest_headings(rules.strip()),
+        "rules": prompt_rules(rules),
         "api": cwm_model.api_block(cwm_model.WORLD_MODEL_API).rstrip(),
         "value_rules": value_rules.rules_text(),
         "allowed_imports": ", ".join(sorted(ALLOWED_IMPORTS)),
@@ -140,4 +162,4 @@ def world_model_target(
                   check or world_model_checker(train), fragments=(*render.TEMPLATES, "sections/answer_first.md"))
 
 
-__all__ = ["Checker", "PromptSet", "Target", "nest_headings", "world_model_checker", "world_model_target"]
+__all__ = ["MAINTAINER_SECTIONS", "Checker", "PromptSet", "Target", "nest_headings", "prompt_rules", "world_model_checker", "world_model_target"]
