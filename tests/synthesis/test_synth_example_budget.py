@@ -11,7 +11,15 @@ import pytest
 
 from cwm import event_kinds, games
 from cwm.games import trajectories
-from cwm.synthesis.inference_target import VIEW_CHARS, inference_target, render_views, views_of, views_shown
+from cwm.synthesis.inference_target import (
+    VIEW_CHARS,
+    _view_kinds,
+    inference_target,
+    render_views,
+    views_listed,
+    views_of,
+    views_shown,
+)
 from cwm.synthesis.render import EXAMPLE_CHARS, example_tests, listing, render_trajectories
 
 
@@ -134,26 +142,39 @@ def test_games_that_fit_are_listed_whole_as_without_a_budget():
         assert example_tests(train) == example_tests(train, max_chars=None)
 
 
-def test_player_views_are_listed_whole_while_they_fit(hand_of_war):
+def test_player_views_listed_show_every_kind_of_event_the_views_hold(hand_of_war):
     views = views_of(hand_of_war)
     full = render_views(views, truth=hand_of_war, max_chars=None)
     assert len(full) > VIEW_CHARS
-    kept = views_shown(views, truth=hand_of_war)
-    assert 1 <= kept < len(views)
+    listed = views_listed(views, truth=hand_of_war)
+    assert 1 <= len(listed) < len(views) and views_shown(views, truth=hand_of_war) == len(listed)
+    kinds = [_view_kinds(v) for v in views]
+    assert set().union(*(kinds[i] for i in listed)) == set().union(*kinds)  # both seats, every action, both signs
     text = render_views(views, truth=hand_of_war)
-    assert text.startswith("\n\n".join(full.split("\n\n")[:kept]))
-    states = sum(len(v.events) for v in views[kept:])
-    assert text.endswith(f"Not listed, to keep this prompt short: the other {len(views) - kept} views ({states} states "
+    blocks = full.split("\n\n")
+    assert text.startswith("\n\n".join(blocks[i] for i in listed))  # whole views, in order
+    left = [i for i in range(len(views)) if i not in listed]
+    states = sum(len(views[i].events) for i in left)
+    assert text.endswith(f"Not listed, to keep this prompt short: the other {len(left)} views ({states} states "
                          "in all). The checks run on every view, these included.")
     assert views_shown(views, truth=hand_of_war, max_chars=1) == 1  # at least one view
     prompt = inference_target(games.rules_text(games.resolve("hand_of_war")), hand_of_war, "# world model").render("initial")
     named = {int(g) for g in re.findall(r"^- In game (\d+) \(seed", prompt, re.MULTILINE)}
-    assert named and max(named) <= kept  # the example checks name listed views only
+    assert named and named <= {i + 1 for i in listed}  # the example checks name listed views only
+
+
+def test_a_view_holding_a_kind_no_other_holds_is_listed_before_earlier_views():
+    """A synthetic set: player 1's view appears only in the last game, and the budget holds two views."""
+    closed = [trajectories.closed_view(t, 0 if i < 4 else 1) for i, t in enumerate(trajectories.collect("hand_of_war", 5, seed=0))]
+    two = len(render_views(closed[:2], max_chars=None))
+    listed = views_listed(closed, max_chars=two + 10)
+    assert 4 in listed and len(listed) < 5
 
 
 def test_one_view_left_out_is_named_as_one():
     closed = [trajectories.closed_view(t, i % 2) for i, t in enumerate(trajectories.collect("hand_of_war", 2, seed=0))]
     first = len(render_views(closed[:1], max_chars=None))
     text = render_views(closed, max_chars=first)
-    assert text.endswith(f"Not listed, to keep this prompt short: the last view ({len(closed[1].events)} states). "
-                         "The checks run on every view, this one included.")
+    (left,) = [i for i in range(2) if i not in views_listed(closed, max_chars=first)]
+    assert text.endswith(f"Not listed, to keep this prompt short: the view of game {left + 1} "
+                         f"({len(closed[left].events)} states). The checks run on every view, this one included.")
