@@ -67,7 +67,7 @@ def encoder_target(rules: str, games: Sequence[Trajectory], *, call_s: float = D
         "total": str(len(sites)),
     }
     return Target("encoder", prompt_set, ENCODER_API, context, check or encoder_checker(games, call_s=call_s),
-                  fragments=FRAGMENTS)
+                  fragments=FRAGMENTS, tag="encoder")
 
 
 __all__ = ["ENCODER_PROMPTS", "encoder_checker", "encoder_target", "render_observations"]

@@ -64,7 +64,7 @@ def value_target(rules: str, world_model: str, games: Sequence[Trajectory], *, u
         "games": render_games(games), "candidates": str(candidates),
     }
     checker = check or value_checker(world_model, games, utility=utility, call_s=call_s)
-    return Target("value", prompt_set, VALUE_API, context, checker, fragments=FRAGMENTS, wanted=candidates)
+    return Target("value", prompt_set, VALUE_API, context, checker, fragments=FRAGMENTS, wanted=candidates, tag="value")
 
 
 __all__ = ["DEFAULT_CANDIDATES", "VALUE_PROMPTS", "render_games", "value_checker", "value_target"]
