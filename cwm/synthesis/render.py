@@ -188,8 +188,8 @@ def _best_part(games: Sequence[Trajectory], limits: Sequence[int], out: Sequence
     for i, traj in enumerate(games):
         if out[i] != (0, 0):
             continue
-        at = event_kinds.kinds_at(traj)[:limits[i]] + ([event_kinds.kinds_at(traj)[-1]]
-                                                        if limits[i] == len(traj.steps) else [])
+        every = event_kinds.kinds_at(traj)
+        at = every[:limits[i]] + (every[-1:] if limits[i] == len(traj.steps) else [])  # the end, when shown
         for kind in sorted(set().union(*at) - covered):
             where = next(k for k, ks in enumerate(at) if kind in ks)
             stop = min(where + 1, limits[i])  # an end kind: the last step, and the final state with it
