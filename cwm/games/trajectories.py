@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pyspiel
 
-from cwm import event_kinds
 from cwm.files import InputLimitError, loads_bounded, read_bounded
+from cwm.games import event_kinds
 from cwm.games import registry as games
 from cwm.types import (
     CHANCE,
@@ -135,7 +135,7 @@ def collect(
 
 def collect_covering(game: str | games.GameSpec, n: int, *, seed: int = 0, pool: int = 1) -> list[Trajectory]:
     """``n`` games of random play chosen from ``pool * n`` recorded with seeds ``seed`` to ``seed + pool * n - 1``
-    to show every kind of event the pool holds (``cwm.event_kinds.covering_games``: greedy coverage, then the
+    to show every kind of event the pool holds (``cwm.games.event_kinds.covering_games``: greedy coverage, then the
     earliest seeds), in seed order. ``pool=1`` is ``collect(game, n, seed=seed)``. Deterministic.
 
     Raises:

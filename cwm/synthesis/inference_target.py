@@ -15,13 +15,14 @@ from collections.abc import Sequence
 from typing import Any
 
 import prompts
-from cwm import event_kinds, value_rules
 from cwm import model as cwm_model
+from cwm import value_rules
 from cwm.contract import (
     INFERENCE_API,
     STATE_INFERENCE_API,
     WORLD_MODEL_API,
 )
+from cwm.games import event_kinds
 from cwm.games.trajectories import views_of  # noqa: F401  (re-exported)
 from cwm.sandbox import ALLOWED_IMPORTS
 from cwm.sandbox.checkers import RANDOM_GAMES, Checker, inference_checker, random_play_steps  # noqa: F401
@@ -71,7 +72,7 @@ def views_listed(closed: Sequence[ClosedTrajectory], *, truth: Sequence[Trajecto
                  max_chars: int | None = VIEW_CHARS) -> tuple[int, ...]:
     """The indices of the views ``render_views`` lists: every view when they fit in ``max_chars`` characters
     (``None``: no limit); else views chosen to show every kind of event the views hold (each player's seat,
-    each kind of action the player took, each sign of its return: ``cwm.event_kinds``) by
+    each kind of action the player took, each sign of its return: ``cwm.games.event_kinds``) by
     ``event_kinds.greedy_cover`` with a view's length as its cost, then the others that still fit, in
     order. At least one view is listed (where none fits, the one showing the most kinds). Deterministic."""
     if max_chars is None:

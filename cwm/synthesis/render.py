@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 import prompts
-from cwm import event_kinds
+from cwm.games import event_kinds
 from cwm.types import FAILURE_FIELDS, TERMINAL, CheckFailure, CheckReport, Trajectory
 
 # Order in which example tests are shown (the test types the open-deck checks run).
@@ -54,7 +54,7 @@ DATA_VALUE = 10_000
 # included (it costs prompt tokens like any text). The checks run on every step of every game all the same.
 # The five training games of most registered games fit whole (connect four's: 65k characters; bargaining's
 # 60k, 19k of them its 1,000 instances as a table); backgammon's are 680k, gin rummy's 1.4M and hand of
-# war's 116k: there the games listed are chosen to show every kind of event (``cwm.event_kinds``).
+# war's 116k: there the games listed are chosen to show every kind of event (``cwm.games.event_kinds``).
 EXAMPLE_CHARS = 70_000
 
 Window = tuple[int, int]  # the steps [start, stop) of a game a listing shows; (0, 0): none
@@ -75,7 +75,7 @@ def listing(trajectories: Sequence[Trajectory], *, max_steps: int | None = None,
     Each game is cut after ``max_steps`` steps (``None``: none cut). Within ``max_chars`` characters
     (``None``: no limit) the games listed are chosen to show every kind of event the games hold (each kind
     of action and of chance outcome, each way a game ends and each sign pattern of its returns:
-    ``cwm.event_kinds``): whole games first, by ``event_kinds.greedy_cover`` with a game's length as its
+    ``cwm.games.event_kinds``): whole games first, by ``event_kinds.greedy_cover`` with a game's length as its
     cost; then, for a kind no whole game that fits shows, the part of a game that leads up to it (its end
     included for a kind of ending; each game holding such kinds may take an equal share of the room
     left); then the other whole games that still fit, in order. At least one step

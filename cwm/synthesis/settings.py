@@ -105,7 +105,7 @@ class SynthesisSettings:
       isolate: check candidates in the sandbox (forked, limited processes); off only for trusted replies.
       num_train: training games of uniformly random play (paper: 5).
       train_pool: the training games are chosen from ``train_pool * num_train`` games of random play (seeds
-        ``seed`` on) to show every kind of event the pool holds (``cwm.event_kinds.covering_games``); 1: the
+        ``seed`` on) to show every kind of event the pool holds (``cwm.games.event_kinds.covering_games``); 1: the
         first ``num_train`` games.
       num_test: held-out games. World model: ``None`` (default) a set of ``test_transitions`` transitions
         shared through the cache, ``0`` none, ``N`` exactly N games; inference: N games of random play

@@ -9,8 +9,8 @@ import re
 
 import pytest
 
-from cwm import event_kinds, games
-from cwm.games import trajectories
+from cwm import games
+from cwm.games import event_kinds, trajectories
 from cwm.synthesis.inference_target import (
     VIEW_CHARS,
     _view_kinds,

@@ -6,8 +6,7 @@ import dataclasses
 
 import pytest
 
-from cwm import event_kinds
-from cwm.games import trajectories
+from cwm.games import event_kinds, trajectories
 from cwm.synthesis import SynthesisSettings
 from cwm.types import UsageError
 
