@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from cwm import games
 from cwm.checks.posterior import (
     OPPONENT_MODEL,
     OpponentModel,
@@ -216,3 +217,15 @@ def test_a_sampler_right_for_random_opponents_is_shown_wrong_under_a_stated_oppo
     assert [(s.game, s.step) for s in stated.states] == [(s.game, s.step) for s in uniform.states]  # same states
     assert stated.lo > 0 and stated.tv > uniform.tv + 0.1, stated.summary()  # the betting tells the king now
     assert any(s.p != u.p for s, u in zip(stated.states, uniform.states))  # the model moved the truth
+
+
+def test_a_state_the_opponent_model_could_not_reach_is_skipped_not_measured():
+    never = OpponentModel("never raises", lambda state, player: [
+        (a, 1.0 / len([b for b in state.legal_actions() if b != 2])) for a in state.legal_actions() if a != 2])
+    state = games.load_game("leduc_poker").new_initial_state()
+    for action in (0, 4, 1, 2):  # the cards dealt, player 0 checks, player 1 raises
+        state.apply_action(action)
+    small = PosteriorSettings(states=1, draws=50, seed=0)
+    assert len(posterior_check("leduc_poker", _leduc(None), small, at=[(0, state)]).states) == 1
+    report = posterior_check("leduc_poker", _leduc(None), small, at=[(0, state)], opponent=never)
+    assert report.skipped == 1 and report.states == () and report.opponent_model == "never raises"
