@@ -80,7 +80,7 @@ def synthesize(job: SynthesisJob) -> dict[str, Any]:
     return {
         "game": result.game, "seed": job.seed, "llm": job.llm, "model": result.model, "solved": result.solved,
         "train_accuracy": result.train_accuracy, "test_accuracy": result.test_accuracy,
-        "test_checked": result.test_checked, "calls_to_best": calls_to_best(result), "llm_calls": result.llm_calls, "budget": result.budget,
+        "test_checked": result.test_checked, "test_games": result.test_games, "calls_to_best": calls_to_best(result), "llm_calls": result.llm_calls, "budget": result.budget,
         "cost_usd": result.cost_usd, "wall_time_s": round(result.wall_time_s, 3),
         "train_by_type": result.train_by_type, "test_by_type": result.test_by_type,
         "prompt_hashes": result.prompt_hashes, "run_dir": job.run_dir, "replies": replies_of(job.llm, result.model),
@@ -114,7 +114,8 @@ def table_rows(runs: Sequence[dict[str, Any]], configs: Sequence[common.GameConf
                                                   "cost_usd"))
     for row, c in zip(rows, configs):
         row["replies"] = sorted({r["replies"] for r in runs if r["config_game"] == c.game and r.get("replies")})
-        row["test_bounds"] = [(r["seed"], int(r["test_checked"])) for r in runs if r["config_game"] == c.game
+        row["test_bounds"] = [(r["seed"], int(r["test_checked"]), r.get("test_games")) for r in runs
+                              if r["config_game"] == c.game
                               and not r.get("status") and r.get("test_accuracy") == 1.0 and r.get("test_checked")]
     return rows
 
@@ -141,11 +142,12 @@ def markdown(rows: Sequence[dict[str, Any]], *, llm: str) -> str:
             f"| {paper} |")
         replies[r["game"]] = "; ".join(r.get("replies", ()))
     lines += ["", "Replies per game:", *(f"- {game}: {how}" for game, how in replies.items() if how)]
-    bounds = [f"- {r['game']}, seed {seed}: held-out{perfect_score_note(checked, checked)}" for r in rows
-              for seed, checked in r.get("test_bounds", ())]
+    bounds = [f"- {r['game']}, seed {seed}: held-out{perfect_score_note(checked, checked, games=n)}" for r in rows
+              for seed, checked, n in r.get("test_bounds", ())]
     if bounds:
         lines += ["", "What a held-out accuracy of 1.0 bounds, per program (one per seed; transitions of the same "
-                  "held-out games are not independent, so this is a rate per transition under that assumption):",
+                  "held-out games are not independent, so the rate per transition holds under that assumption, "
+                  "the rate per game, where the games are counted, without it):",
                   *bounds]
     lines += ["", "Means over seeds (± sample standard deviation). Accuracy: fraction of recorded transitions "
               "on which every check passes, for the best program; test: held-out games, half random and half "

@@ -3,9 +3,12 @@
 The reconstruction checks of inference ask only that a sampled history reproduce the player's observations
 and own actions, so a sampler that always returns the same consistent history passes them while its belief
 is wrong. This check compares the sampler's distribution of the hidden information (``cwm.games.hidden``) with
-the true posterior (under uniformly random opponents, ``OPPONENT_MODEL``) at information states of seeded
-random games (off-policy), or at states the caller gives (``at=``: on-policy, e.g. those an agent met in the
-arena, ``cwm.pipeline.beliefs``):
+the true posterior at information states of seeded random games (off-policy), or at states the caller gives
+(``at=``: on-policy, e.g. those an agent met in the arena, ``cwm.pipeline.beliefs``). The true posterior
+assumes an opponent model: uniformly random opponents by default (``OPPONENT_MODEL``), or a policy the caller
+states (``opponent=OpponentModel(name, policy)``), which weights every consistent history by the opponents'
+action probabilities in the ground truth's exact enumeration and rejection draws alike; every report names
+the model it assumed (``PosteriorReport.opponent_model``):
 
 * at each sampled information state, ``draws`` histories from ``resample_history``; each is replayed in the
   ground truth (``cwm.games.hidden.replay``); one that does not reproduce the player's events is *invalid*;
@@ -47,7 +50,7 @@ from cwm.games.hidden import HiddenInfo, Truth, hidden_info, replay, true_poster
 from cwm.games.tracker import HistoryTracker
 from cwm.text import counted
 from cwm.types import JSON, from_former_keywords
-from planners.gt_resample import HistoryResampler
+from planners.gt_resample import HistoryResampler, OpponentPolicy
 
 ResampleHistory = Callable[[list[JSON], int, int], list[str]]
 INVALID = "<invalid>"  # the value of a draw whose replay does not reproduce the player's events
@@ -58,6 +61,21 @@ SHOWN_VALUES = 20
 SHOWN_CHARS = 200
 OPPONENT_MODEL = "uniformly random over legal actions (chance by its probabilities)"
 MAX_DRAWS = 10**15  # more draws than any check could make: a margin needing more is refused
+
+
+@dataclasses.dataclass(frozen=True)
+class OpponentModel:
+    """The other players' policy a true posterior assumes, stated by the caller.
+
+    Attributes:
+      name: what reports print as the assumption (e.g. ``"always raises (fixed policy)"``).
+      policy: ``(state, acting player) -> (action, probability)`` pairs over the legal actions
+        (``planners.gt_resample.OpponentPolicy``): a fixed policy, or one recorded for the opponent an agent
+        met. A state whose real history it gives probability 0 has no posterior under it and is skipped.
+    """
+
+    name: str
+    policy: OpponentPolicy
 
 
 @dataclasses.dataclass(frozen=True)
@@ -263,11 +281,13 @@ class _Plan:
     resample_history: ResampleHistory
     settings: PosteriorSettings
     delta: float
+    opponent_model: str = OPPONENT_MODEL
 
 
 def posterior_check(game: str | games.GameSpec, resample_history: ResampleHistory,
                     settings: PosteriorSettings | None = None, *, hidden: HiddenInfo | None = None,
-                    at: Sequence[tuple[int, pyspiel.State]] | None = None, **legacy: Any) -> PosteriorReport:
+                    at: Sequence[tuple[int, pyspiel.State]] | None = None, opponent: OpponentModel | None = None,
+                    **legacy: Any) -> PosteriorReport:
     """Compares ``resample_history``'s distribution of the hidden information with the true posterior.
 
     Args:
@@ -280,6 +300,9 @@ def posterior_check(game: str | games.GameSpec, resample_history: ResampleHistor
         the one to move at each; the index names where it came from, e.g. a match); at most
         ``settings.states`` of them are checked, drawn without replacement by ``settings.seed``. Default:
         states of ``settings.games_played`` seeded uniformly random games (off-policy).
+      opponent: the opponent model of the true posterior (default: uniformly random opponents). With one,
+        states are not merged by ``hidden.state_key`` (the policy may tell merged states apart), so the
+        exact enumeration's budget (``max_nodes``) goes less far.
       legacy: the former keyword arguments (``games_played=``, ``draws=``, ...), deprecated.
 
     Randomness: ``settings.seed`` seeds the random games, the choice of states, the inference seeds and the
@@ -294,8 +317,10 @@ def posterior_check(game: str | games.GameSpec, resample_history: ResampleHistor
     else:
         picked = _choose(list(at), s.states, s.seed)
     rng = np.random.default_rng([s.seed, 1])
-    resampler = HistoryResampler(state_key=hidden.state_key, max_nodes=s.max_nodes)
-    plan = _Plan(spec, hidden, resample_history, s, (1.0 - s.confidence) / max(len(picked), 1))
+    resampler = HistoryResampler(state_key=hidden.state_key if opponent is None else None, max_nodes=s.max_nodes,
+                                 opponent_policy=None if opponent is None else opponent.policy)
+    plan = _Plan(spec, hidden, resample_history, s, (1.0 - s.confidence) / max(len(picked), 1),
+                 OPPONENT_MODEL if opponent is None else opponent.name)
     checks, skipped, valid = [], 0, 0
     for g, state in picked:
         truth = _truth(plan, state, resampler, rng)
@@ -433,4 +458,5 @@ def _report(plan: _Plan, checks: list[StateCheck], valid: int, skipped: int, whe
                            max((c.draws for c in checks), default=plan.settings.draws), plan.settings.confidence,
                            mean([c.tv for c in checks]), mean([c.lo for c in checks]), mean([c.hi for c in checks]),
                            max((c.tv for c in checks), default=math.nan), valid / total if total else math.nan,
-                           skipped, mean([c.detectable for c in checks]) if n else 1.0, where)
+                           skipped, mean([c.detectable for c in checks]) if n else 1.0, where,
+                           plan.opponent_model)

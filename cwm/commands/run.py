@@ -54,12 +54,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     report = pipeline.run(config, out, progress=not args.quiet, max_prompt_tokens=args.max_prompt_tokens,
                           yes=args.yes)
     s = report["synthesis"]
-    test = accuracy_text(s["test_accuracy"], s.get("test_checked"))
+    test = accuracy_text(s["test_accuracy"], s.get("test_checked"), s.get("test_games"))
     print(f"{report['game']}: synthesis {'solved' if s['solved'] else 'not solved'} in {counted(s['llm_calls'], 'call')} "
           f"(train {s['train_accuracy']:.4f}, test {test}); LLM: {report['llm']}")
     inference = report["inference"]
     if inference is not None:
-        test = accuracy_text(inference["test_accuracy"], inference.get("test_checked"))
+        test = accuracy_text(inference["test_accuracy"], inference.get("test_checked"),
+                             inference.get("test_games"))
         print(f"  inference {'solved' if inference['solved'] else 'not solved'} in {counted(inference['llm_calls'], 'call')} "
               f"(train {inference['train_accuracy']:.4f}, test {test})")
     for row in report["arena"]:

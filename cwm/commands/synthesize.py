@@ -250,7 +250,7 @@ def cmd_synthesize(args: argparse.Namespace) -> int:
     result = _with_bar(bar, lambda progress: synthesize_world_model(
             spec, llm, synthesis_settings(args), run_dir=out, progress=progress))
     record_provenance(args, llm, out)
-    test = accuracy_text(result.test_accuracy, result.test_checked)
+    test = accuracy_text(result.test_accuracy, result.test_checked, result.test_games)
     print(f"{result.game}: {'solved' if result.solved else 'not solved'} after {counted(result.llm_calls, 'LLM call')}; "
           f"transition accuracy train {result.train_accuracy:.4f}, test {test}; cost ${result.cost_usd:.4f}"
           f"{possibly_paid(result)}")
@@ -263,7 +263,7 @@ def _inference(args: argparse.Namespace, spec: games.GameSpec, llm: Any, out: Pa
     result = _with_bar(bar, lambda progress: synthesize_inference(
             spec, llm, synthesis_settings(args, deck), run_dir=out, world_model=world_model, progress=progress))
     record_provenance(args, llm, out)
-    test = accuracy_text(result.test_accuracy, result.test_checked)
+    test = accuracy_text(result.test_accuracy, result.test_checked, result.test_games)
     print(f"{result.game} ({result.target}, {deck} deck): {'solved' if result.solved else 'not solved'} after "
           f"{counted(result.llm_calls, 'LLM call')}; inference accuracy train {result.train_accuracy:.4f}, test {test}; "
           f"cost ${result.cost_usd:.4f}{possibly_paid(result)}")

@@ -20,7 +20,8 @@ from cwm.text import clean, counted
 from cwm.types import JSON
 
 SYNTHESIS_KEYS = ("solved", "llm_calls", "train_accuracy", "test_accuracy", "train_by_type", "test_by_type",
-                  "cost_usd", "possibly_paid_calls", "model", "strategy", "seed", "train_checked", "test_checked")
+                  "cost_usd", "possibly_paid_calls", "model", "strategy", "seed", "train_checked", "test_checked",
+                  "test_games")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -140,7 +141,8 @@ def _arena_findings(report: dict[str, Any]) -> list[str]:
 
 
 def _stage(what: str, accuracy: str, s: dict[str, Any]) -> list[str]:
-    test = accuracy_text(s["test_accuracy"], s.get("test_checked"))  # train: selected for, so it bounds nothing
+    test = accuracy_text(s["test_accuracy"], s.get("test_checked"),  # train: selected for, so it bounds nothing
+                         s.get("test_games"))
     return [f"- {what}: {'solved' if s['solved'] else 'not solved'} after {counted(s['llm_calls'], 'LLM call')} "
             f"(cost ${s['cost_usd'] or 0:.4f}{_possibly_paid(s)}); {accuracy}: train {s['train_accuracy']:.4f}, "
             f"held-out test {test}"]

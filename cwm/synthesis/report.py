@@ -35,7 +35,7 @@ def write_outputs(store: RunStore, result: SynthesisResult) -> None:
 
 def summary_markdown(result: SynthesisResult) -> str:
     """A short human-readable account of the run."""
-    test = accuracy_text(result.test_accuracy, result.test_checked)
+    test = accuracy_text(result.test_accuracy, result.test_checked, result.test_games)
     lines = [
         f"# Synthesis of a {result.target.replace('_', ' ')} for {result.game}",
         "",
@@ -107,14 +107,18 @@ def plot_curve(result: SynthesisResult, path: Path) -> None:
     tmp.replace(path)
 
 
-def accuracy_text(accuracy: float | None, checked: int | None) -> str:
-    """A held-out accuracy as reports print it, ``0.9876``; a perfect one with what it bounds, ``1.0000 (0 of 412
-    wrong: error rate < 0.0073 at 95%)`` (``cwm.stats.perfect_score_note``), where the number of checked
-    transitions is known; ``n/a`` for none. Only for checks the program was not refined on: synthesis stops once
-    the training checks pass, so a perfect training accuracy was selected for and bounds nothing."""
+def accuracy_text(accuracy: float | None, checked: int | None, games: int | None = None) -> str:
+    """A held-out accuracy as reports print it, ``0.9876``; a perfect one with what it bounds, where the number
+    of checked transitions is known: per check, ``1.0000 (0 of 412 wrong: error rate < 0.0073 at 95%)``, and
+    with the number of held-out ``games`` they came from per game as well (the bound that needs only the games
+    to be independent; ``cwm.stats.perfect_score_note``); ``n/a`` for none. Only for checks the program was not
+    refined on: synthesis stops once the training checks pass, so a perfect training accuracy was selected for
+    and bounds nothing."""
     if accuracy is None:
         return "n/a"
-    return f"{accuracy:.4f}" + (perfect_score_note(checked, checked) if accuracy == 1.0 and checked else "")
+    games = games if type(games) is int else None  # read back from a run's files, which may be edited
+    return f"{accuracy:.4f}" + (perfect_score_note(checked, checked, games=games) if accuracy == 1.0 and checked
+                                else "")
 
 
 __all__ = ["accuracy_text", "git_commit", "plot_curve", "possibly_paid", "summary_markdown", "write_outputs"]

@@ -95,6 +95,9 @@ class SynthesisResult:
       train_checked, test_checked: how many transitions the two accuracies were measured on (``test_checked``
         ``None`` without a test set; 0 in results from before they were recorded). A perfect accuracy bounds
         the error rate only through this count (``cwm.stats.zero_failure_bound``).
+      test_games: how many held-out games ``test_checked`` came from (``None`` without a test set, and in
+        results from before it was recorded). A perfect held-out score bounds the per-game failure rate
+        through it, which rests only on the games being independent (``cwm.stats.perfect_score_note``).
     """
 
     target: str
@@ -125,6 +128,7 @@ class SynthesisResult:
     possibly_paid_usd: float = 0.0
     train_checked: int = 0
     test_checked: int | None = None
+    test_games: int | None = None
 
     def to_json(self) -> dict[str, JSON]:
         data = dataclasses.asdict(self)
