@@ -3,7 +3,7 @@ paired comparisons of a list of matches or of a results folder, for a notebook (
 terminal (``markdown``).
 
 A results folder is untrusted (``docs/security.md``): it is read as data, without writing to it
-(``cwm.arena.replay``), and every label and reason it holds is shown through ``cwm.display``, as text.
+(``cwm.arena.replay``), and every label and reason it holds is shown through ``cwm.text.html_text``, as text.
 """
 
 from __future__ import annotations
@@ -12,12 +12,13 @@ import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 
-from cwm import display, games
+from cwm import games
 from cwm.arena import compare
 from cwm.arena import ratings as arena_ratings
 from cwm.arena import replay as arena_replay
 from cwm.arena import report as arena_report
 from cwm.arena.types import MatchResult
+from cwm.text import html_block, html_heading, html_paragraph, html_table
 from cwm.types import JSON
 
 
@@ -93,14 +94,14 @@ class Standings:
         the forfeits' reasons, every label and reason escaped."""
         head, body = arena_ratings.cells(self.leaderboard)
         rows = arena_report.pairings(self.rows)
-        parts = [display.heading(f"{self.game}: arena, {len(self.results)} matches"),
-                 display.heading("leaderboard", level=5), display.table(head, body),
-                 display.heading("results", level=5), display.table(*_results(rows, self.outcome)),
-                 display.heading("paired comparisons", level=5), _comparisons(self.comparisons)]
+        parts = [html_heading(f"{self.game}: arena, {len(self.results)} matches"),
+                 html_heading("leaderboard", level=5), html_table(head, body),
+                 html_heading("results", level=5), html_table(*_results(rows, self.outcome)),
+                 html_heading("paired comparisons", level=5), _comparisons(self.comparisons)]
         reasons = [(r["agent"], reason) for r in rows for reason in _strings(r.get("forfeit_reasons"))]
         if reasons:
-            parts += [display.heading("forfeits", level=5), display.table(["agent", "reason"], reasons)]
-        return display.block(*parts)
+            parts += [html_heading("forfeits", level=5), html_table(["agent", "reason"], reasons)]
+        return html_block(*parts)
 
 
 def _results(rows: Sequence[dict[str, JSON]], outcome: str) -> tuple[list[str], list[list[object]]]:
@@ -116,14 +117,14 @@ def _results(rows: Sequence[dict[str, JSON]], outcome: str) -> tuple[list[str], 
 
 def _comparisons(rows: Sequence[dict[str, JSON]]) -> str:
     if not rows:
-        return display.paragraph("none: no seat-swapped pairs, or the game is not known here")
+        return html_paragraph("none: no seat-swapped pairs, or the game is not known here")
     head = ["agent", "opponent", "matches (pairs)", "score" if rows[0]["outcome"] != "payoff" else "edge",
             "95% CI", "MDE (80% power)", "verdict"]
     body = [[r["agent"], r["opponent"], f"{r['matches']} ({r['pairs']})", compare.shown(r, float(r["mean"])),  # type: ignore[arg-type]
              f"[{compare.shown(r, float(r['lo']))}, {compare.shown(r, float(r['hi']))}]",  # type: ignore[arg-type]
              "-" if r["mde"] is None else "±" + compare.shown(r, float(r["mde"]), sign=False), r["verdict"]]  # type: ignore[arg-type]
             for r in rows]
-    return display.table(head, body)
+    return html_table(head, body)
 
 
 def _strings(value: JSON) -> list[str]:

@@ -2,15 +2,23 @@
 its provenance, its load checks and its code in collapsed blocks.
 
 Every field of a manifest is the bundle author's text (nothing checks most of them), so every value goes
-through ``cwm.display``: shown as text, never as markup.
+through ``cwm.text.html_text``: shown as text, never as markup.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from cwm import display
 from cwm.bundle.files import provenance_seal
+from cwm.text import (
+    html_block,
+    html_collapsed,
+    html_fields,
+    html_heading,
+    html_number,
+    html_paragraph,
+    html_table,
+)
 
 if TYPE_CHECKING:
     from cwm.bundle.load import Bundle
@@ -34,26 +42,26 @@ def html(bundle: Bundle) -> str:
     (and whether a hash covers it) and each code file, collapsed."""
     m = bundle.manifest
     prov: Any = m.get("provenance") if isinstance(m.get("provenance"), dict) else {}
-    accuracy = [[quantity(bundle), "at synthesis", display.number(prov.get("train_accuracy")),
-                 display.number(prov.get("test_accuracy"))]]
+    accuracy = [[quantity(bundle), "at synthesis", html_number(prov.get("train_accuracy")),
+                 html_number(prov.get("test_accuracy"))]]
     inference: Any = prov.get("inference")
     if isinstance(inference, dict):
         accuracy.append(["inference accuracy (inference)", "at synthesis",
-                         display.number(inference.get("train_accuracy")),
-                         display.number(inference.get("test_accuracy"))])
+                         html_number(inference.get("train_accuracy")),
+                         html_number(inference.get("test_accuracy"))])
     loads = [("world model", bundle.check_report), ("inference", bundle.inference_report),
              ("value", bundle.value_report)]
     parts = [
-        display.heading(f"bundle for {bundle.game} (ground truth {m.get('ground_truth')})"),
-        display.paragraph(f"{bundle.path}; format {m.get('bundle_format')}, cwm {m.get('cwm_version')}, "
+        html_heading(f"bundle for {bundle.game} (ground truth {m.get('ground_truth')})"),
+        html_paragraph(f"{bundle.path}; format {m.get('bundle_format')}, cwm {m.get('cwm_version')}, "
                           f"created {m.get('created_at')}"),
-        display.table(["quantity", "when", "train", "held-out test"], accuracy),
-        display.table(["load check", "result"], [[name, report.summary().splitlines()[0]]
+        html_table(["quantity", "when", "train", "held-out test"], accuracy),
+        html_table(["load check", "result"], [[name, report.summary().splitlines()[0]]
                                                  for name, report in loads if report is not None]),
-        display.heading("provenance", level=5),
-        display.fields([(key, prov[key]) for key in PROVENANCE_SHOWN if key in prov]
+        html_heading("provenance", level=5),
+        html_fields([(key, prov[key]) for key in PROVENANCE_SHOWN if key in prov]
                        + [("provenance hash", provenance_seal(m))]),
     ]
-    parts += [display.collapsed(f"{name} ({len(source.splitlines())} lines)", source)
+    parts += [html_collapsed(f"{name} ({len(source.splitlines())} lines)", source)
               for name, source in sorted(bundle.sources.items())]
-    return display.block(*parts)
+    return html_block(*parts)

@@ -42,10 +42,10 @@ from typing import Any
 import numpy as np
 import pyspiel
 
-from cwm import display, games
+from cwm import games
 from cwm.games.hidden import HiddenInfo, Truth, hidden_info, replay, true_posterior
 from cwm.games.tracker import HistoryTracker
-from cwm.text import counted
+from cwm.text import counted, html_block, html_paragraph, html_table
 from cwm.types import JSON, from_former_keywords
 from planners.gt_resample import HistoryResampler
 
@@ -138,15 +138,15 @@ class PosteriorReport:
     def _repr_html_(self) -> str:
         """The check as a notebook shows it: ``summary``, then each state's distance with its interval, the
         draws, the invalid draws and the first one's reason, and the true and sampled distributions
-        (values are the game's text: escaped by ``cwm.display``)."""
+        (values are the game's text: escaped by ``cwm.text.html_text``)."""
         head = ["game", "step", "player", "truth", "TV [interval]", "detectable", "draws", "invalid", "p (true)",
                 "q (sampled)"]
         body = [[s.game, s.step, s.player, s.truth, f"{s.tv:.3f} [{s.lo:.3f}, {s.hi:.3f}]", f"{s.detectable:.3f}",
                  s.draws, f"{s.invalid}{': ' + s.error if s.error else ''}", _shares(s.p), _shares(s.q)]
                 for s in self.states]
-        return display.block(display.paragraph(self.summary()),
-                             display.paragraph(f"opponent model: {self.opponent_model}; {self.skipped} state(s) "
-                                               f"skipped (no true posterior found)"), display.table(head, body))
+        return html_block(html_paragraph(self.summary()),
+                             html_paragraph(f"opponent model: {self.opponent_model}; {self.skipped} state(s) "
+                                               f"skipped (no true posterior found)"), html_table(head, body))
 
     def _draws(self) -> str:
         low = min((s.draws for s in self.states), default=self.draws)

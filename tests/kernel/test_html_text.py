@@ -1,4 +1,4 @@
-"""cwm.display and CheckReport's rich display: every value a notebook shows is text, never markup, whatever
+"""cwm.text.html_* and CheckReport's rich display: every value a notebook shows is text, never markup, whatever
 class it comes in; a check report shows its counts and the failures a broken model produced."""
 
 from __future__ import annotations
@@ -7,10 +7,10 @@ import re
 from html.parser import HTMLParser
 from pathlib import Path
 
-from cwm import display
 from cwm.checks.world_model import run_checks
 from cwm.games import trajectories
 from cwm.sandbox import load_source
+from cwm.text import html_collapsed, html_number, html_table, html_text
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 HOSTILE = "<script>alert('x')</script><img src=x onerror=alert(1)>"
@@ -55,27 +55,27 @@ class Loud(float):
 
 
 def test_markup_renders_as_the_characters_it_holds():
-    shown = display.table(["field"], [[HOSTILE]])
+    shown = html_table(["field"], [[HOSTILE]])
     assert "script" not in Tags(shown).tags and "img" not in Tags(shown).tags
     assert HOSTILE in "".join(Tags(shown).text)
 
 
 def test_a_str_subclass_is_read_as_the_string_it_holds_not_through_its_hooks():
-    assert display.text(Lying("plain words")) == "plain words"
-    assert display.number(Loud(0.25)) == "0.250"
-    assert display.number(Lying("0.5")) == "0.5"  # not a number: shown as the text it holds
+    assert html_text(Lying("plain words")) == "plain words"
+    assert html_number(Loud(0.25)) == "0.250"
+    assert html_number(Lying("0.5")) == "0.5"  # not a number: shown as the text it holds
 
 
 def test_control_characters_and_odd_values_are_shown_safely():
-    assert display.text("a\x1b[31mred\u202etxt") == "a\\x1b[31mred\\u202etxt"
-    assert display.number(10 ** 400).startswith("1000")  # too large for a float: its digits, cut to a limit
-    assert display.text(object()) == "&lt;object&gt;"
-    assert display.text({"k": [1, None]}) == display.text('{"k": [1, null]}')
+    assert html_text("a\x1b[31mred\u202etxt") == "a\\x1b[31mred\\u202etxt"
+    assert html_number(10 ** 400).startswith("1000")  # too large for a float: its digits, cut to a limit
+    assert html_text(object()) == "&lt;object&gt;"
+    assert html_text({"k": [1, None]}) == html_text('{"k": [1, null]}')
 
 
 def test_collapsed_code_keeps_its_lines_and_cannot_close_its_block():
     code = "def f():\n    return '</pre></details><script>x()</script>'\n"
-    shown = display.collapsed("model.py (2 lines)", code)
+    shown = html_collapsed("model.py (2 lines)", code)
     tags = Tags(shown)
     assert tags.tags == ["details", "summary", "pre"]
     assert "".join(tags.text).endswith(code)
