@@ -7,11 +7,22 @@ UTF-8, so writing it crashes (and a resumed run that reads it back crashes again
 ANSI escape sequences rewrite a terminal or forge lines of output; a megabyte message floods every report.
 ``clean`` neutralises all of them and is idempotent, so cleaning at every boundary costs nothing twice.
 ``counted`` writes a count with its noun ("1 LLM call", "2 LLM calls") for reports.
+
+The ``html_*`` functions build the rich displays a notebook shows (``_repr_html_`` of a bundle, a check
+report, a tournament's standings): what they show comes from files cwm does not trust (a shared bundle's
+manifest, a results folder's rows, a model's failure messages), so every value goes through ``html_text``:
+a ``str`` subclass is read as the plain string it holds (its own ``__str__``, ``__format__`` or ``replace``
+is never called), a number as Python writes a plain number, any other value as JSON or its type's name;
+the result is cleaned and HTML-escaped, so a field that holds markup or script renders as the characters
+it holds, never as a tag.
 """
 
 from __future__ import annotations
 
+import html
+import json
 import re
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 DEFAULT_LIMIT = 2000
@@ -108,4 +119,85 @@ def counted(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
-__all__ = ["DEFAULT_LIMIT", "REPLACEMENT", "clean", "clean_json", "counted", "without_surrogates"]
+HTML_CODE_LIMIT = 200_000
+"""The characters of one code file a display shows (the rest is marked as cut by ``cwm.text.clean``)."""
+
+
+def html_text(value: object, *, limit: int | None = 500) -> str:
+    """``value`` as escaped HTML text, at most ``limit`` characters of it (``None``: all)."""
+    return html.escape(clean(_as_text(value), limit=limit), quote=True)
+
+
+def _as_text(value: object) -> str:
+    """The plain text of a value without calling anything the value's own class defines."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, bool):
+        return "True" if value else "False"
+    if isinstance(value, int):
+        return int.__repr__(value)
+    if isinstance(value, float):
+        return float.__repr__(value)
+    if type(value) in (list, tuple, dict):
+        try:
+            return json.dumps(value, ensure_ascii=False, default=lambda o: f"<{type(o).__name__}>")
+        except (TypeError, ValueError, RecursionError):
+            pass
+    return f"<{type(value).__name__}>"
+
+
+def html_number(value: object, spec: str = ".3f") -> str:
+    """A number formatted by ``spec`` (a ``float`` subclass is read as the plain float it holds), as plain
+    text for ``html_table`` or ``html_fields`` to escape; any other value as its plain text (a manifest may hold
+    anything where a number belongs)."""
+    try:
+        if isinstance(value, float):
+            return format(float.__float__(value), spec)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return format(float(int.__int__(value)), spec)
+    except OverflowError:  # an integer too large for a float
+        pass
+    return clean(_as_text(value), limit=500)
+
+
+def html_table(head: Sequence[object], body: Iterable[Sequence[object]]) -> str:
+    """An HTML table; each heading and cell through ``html_text``."""
+    rows = "".join("<tr>" + "".join(f"<td>{html_text(c)}</td>" for c in row) + "</tr>" for row in body)
+    heads = "".join(f"<th>{html_text(h)}</th>" for h in head)
+    return f'<table class="cwm"><thead><tr>{heads}</tr></thead><tbody>{rows}</tbody></table>'
+
+
+def html_fields(pairs: Iterable[tuple[str, object]]) -> str:
+    """Two columns, a name and its value, as a table (names are ours, values through ``html_text``)."""
+    rows = "".join(f'<tr><th style="text-align:left">{html.escape(name)}</th><td>{html_text(value)}</td></tr>'
+                   for name, value in pairs)
+    return f'<table class="cwm">{rows}</table>'
+
+
+def html_collapsed(summary: str, body: str) -> str:
+    """A block shown closed (``<details>``): ``summary`` is text, ``body`` is code kept whole up to
+    ``HTML_CODE_LIMIT`` characters, line breaks included."""
+    code = html.escape(clean(_as_text(body), limit=HTML_CODE_LIMIT, multiline=True), quote=True)
+    return f"<details><summary>{html_text(summary)}</summary><pre>{code}</pre></details>"
+
+
+def html_heading(title: object, *, level: int = 4) -> str:
+    """A heading whose text is ``title``."""
+    return f"<h{level}>{html_text(title)}</h{level}>"
+
+
+def html_paragraph(words: object) -> str:
+    """A paragraph whose text is ``words``."""
+    return f"<p>{html_text(words, limit=None)}</p>"
+
+
+def html_block(*parts: str) -> str:
+    """The parts of one display, in order, in one ``<div>``."""
+    return '<div class="cwm-display">' + "".join(parts) + "</div>"
+
+
+__all__ = ["DEFAULT_LIMIT", "HTML_CODE_LIMIT", "REPLACEMENT", "clean", "clean_json", "counted", "html_block",
+           "html_collapsed", "html_fields", "html_heading", "html_number", "html_paragraph", "html_table",
+           "html_text", "without_surrogates"]

@@ -48,7 +48,7 @@ import pyspiel
 from cwm import games
 from cwm.games.hidden import HiddenInfo, Truth, hidden_info, replay, true_posterior
 from cwm.games.tracker import HistoryTracker
-from cwm.text import counted
+from cwm.text import counted, html_block, html_paragraph, html_table
 from cwm.types import JSON, from_former_keywords
 from planners.gt_resample import HistoryResampler, OpponentPolicy
 
@@ -153,6 +153,19 @@ class PosteriorReport:
                 f"({self.confidence:.0%}, {len(self.states)} states x {self._draws()} draws; max {self.max_tv:.3f}); "
                 f"detectable {self.detectable:.3f}; inference accuracy {self.accuracy:.3f}; hidden: {self.hidden}")
 
+    def _repr_html_(self) -> str:
+        """The check as a notebook shows it: ``summary``, then each state's distance with its interval, the
+        draws, the invalid draws and the first one's reason, and the true and sampled distributions
+        (values are the game's text: escaped by ``cwm.text.html_text``)."""
+        head = ["game", "step", "player", "truth", "TV [interval]", "detectable", "draws", "invalid", "p (true)",
+                "q (sampled)"]
+        body = [[s.game, s.step, s.player, s.truth, f"{s.tv:.3f} [{s.lo:.3f}, {s.hi:.3f}]", f"{s.detectable:.3f}",
+                 s.draws, f"{s.invalid}{': ' + s.error if s.error else ''}", _shares(s.p), _shares(s.q)]
+                for s in self.states]
+        return html_block(html_paragraph(self.summary()),
+                             html_paragraph(f"opponent model: {self.opponent_model}; {self.skipped} state(s) "
+                                               f"skipped (no true posterior found)"), html_table(head, body))
+
     def _draws(self) -> str:
         low = min((s.draws for s in self.states), default=self.draws)
         return f"{self.draws:,}" if low == self.draws else f"{low:,}-{self.draws:,}"
@@ -203,6 +216,13 @@ def draws_for_margin(values: int, margin: float, delta: float, *, most: int | No
     while tv_margin(values, draws, delta) > margin:  # rounding at the boundary
         draws += 1
     return draws if draws <= cap or most is None else None
+
+
+def _shares(distribution: dict[str, float], most: int = 6) -> str:
+    """The most likely values of a distribution with their probabilities, as one line for a table."""
+    top = sorted(distribution.items(), key=lambda kv: -kv[1])
+    shown = "; ".join(f"{value}: {share:.2f}" for value, share in top[:most])
+    return shown + (f"; ... {len(top) - most} more" if len(top) > most else "")
 
 
 def total_variation(p: dict[Hashable, float], q: dict[Hashable, float]) -> float:
