@@ -20,7 +20,7 @@ from cwm import games
 from cwm.agents.base import AgentBase, AgentError, IllegalMoveError
 from cwm.agents.cwm import HistoryTracker
 from cwm.games import trajectories
-from cwm.llm import Client, LLMError, Message, Request, Response, Usage
+from cwm.llm import Client, LLMError, Message, PendingBatch, Request, Response, Usage
 from cwm.llm.prices import cost_usd
 from cwm.types import JSON, UnknownGameError
 
@@ -107,6 +107,8 @@ class LLMPolicyAgent(AgentBase):
                           tag="policy/step")
         try:
             response = self.client.complete(request)
+        except PendingBatch:  # not an answer and not a failure: the match waits for the reply (cwm.arena.run)
+            raise
         except LLMError as e:
             self.log.append({"move": self._moves, "attempt": attempt, "reply": None, "parsed": None,
                              "outcome": "llm_error", "error": str(e)})
