@@ -312,8 +312,14 @@ def script_main(parser: argparse.ArgumentParser, run: Callable[[argparse.Namespa
 
 def run_main(body: Callable[[], int], experiment: str) -> int:
     """Runs a script's body: errors cwm raises on purpose print one line and exit 2, as ``cwm`` does."""
+    from cwm.cli import EXIT_WAITING
+    from cwm.llm import PendingBatch
+
     try:
         return body()
+    except PendingBatch as e:  # not an error: replies are awaited (an LLM agent or synthesis on a batch directory)
+        print(f"{experiment}: waiting: {e}", file=sys.stderr)
+        return EXIT_WAITING
     except (CwmError, FileNotFoundError) as e:
         print(f"{experiment}: error: {e}", file=sys.stderr)
         return 2

@@ -32,9 +32,11 @@ def agent_fingerprint(spec: AgentSpec) -> str:
     so moving, renaming or re-exporting the same files keeps it and changing any file (``model.py``,
     ``inference.py``, ``value.py``, ``policy.npz``, the stored games, ...) does not. For ``cwm-selected:``
     ``cwm-selected sha256:`` and the hash of its game and its survivors' fingerprints in order
-    (``selection_content``). For other kinds the bare spec, its kind and
-    target (``gt-mcts``, ``llm:openai:gpt-x``), whose settings the key holds. A missing target gives the bare
-    spec (the agent cannot be built, and forfeits).
+    (``selection_content``). For an LLM answering through a batch directory (``llm:batch:DIR``),
+    ``llm:batch:`` and the directory's name, not its location: a session recorded in one folder replays
+    from a copy in another to the same matches (two such agents in one tournament need folders of different
+    names). For other kinds the bare spec, its kind and target (``gt-mcts``, ``llm:openai:gpt-x``), whose
+    settings the key holds. A missing target gives the bare spec (the agent cannot be built, and forfeits).
 
     Raises:
       InputLimitError: the file is larger than a file of its kind may be (its size is checked before it is
@@ -46,6 +48,8 @@ def agent_fingerprint(spec: AgentSpec) -> str:
             return spec.bare
         data = read_bounded(file, RUN_FILE_BYTES, what="agent file")
         return f"{SELECTED_PREFIX}{_sha256(selection_content(data) or data)}"  # an unreadable one is refused later
+    if spec.kind == "llm" and spec.target.startswith("batch:"):
+        return f"llm:batch:{Path(spec.target[len('batch:'):]).name}"
     if spec.kind != "cwm":
         return spec.bare
     path = Path(spec.target)

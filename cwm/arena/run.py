@@ -43,6 +43,9 @@ from cwm.arena.plan import (  # noqa: F401  (DEFAULT_MOVE_TIME_S and TournamentP
 from cwm.arena.types import MatchJob, MatchOutcome, MatchResult
 from cwm.executors import Executor, JobCrashed, make_executor, worker_place
 from cwm.files import atomic_write, changed_settings
+from cwm.llm import PendingBatch
+from cwm.llm.batch import PENDING_FILE, pending_requests
+from cwm.text import counted
 from cwm.types import CHANCE, JSON
 
 # The default move limit of tournaments, `cwm arena` and `cwm run`: CPU seconds per move (with a wall-clock
@@ -85,6 +88,8 @@ def play_match(game: pyspiel.Game, agents: Sequence[Agent], *, seed: int,
     for seat, agent in enumerate(agents):
         try:
             agent.reset()
+        except PendingBatch:  # an LLM agent's batch reply is not written yet: no outcome
+            raise
         except Exception as e:  # the arena is a boundary: any agent failure is scored as a forfeit
             return _forfeit_outcome(game, seat, e, 0)
     moves, meter = 0, arena_transcript.RecordMeter(len(agents))
@@ -98,6 +103,8 @@ def play_match(game: pyspiel.Game, agents: Sequence[Agent], *, seed: int,
             try:
                 action = agent_move(agents[player], state, move_time_limit)
                 meter.check(player, agents[player])  # a record past the transcript cap forfeits here
+            except PendingBatch:  # an LLM agent's batch reply is not written yet: no outcome
+                raise
             except Exception as e:
                 return _forfeit_outcome(game, player, e, moves)
         state.apply_action(action)
@@ -109,6 +116,8 @@ def play_match(game: pyspiel.Game, agents: Sequence[Agent], *, seed: int,
         for seat, agent in enumerate(agents):
             try:
                 agent.inform(action)
+            except PendingBatch:  # an LLM agent's batch reply is not written yet: no outcome
+                raise
             except Exception as e:
                 return _forfeit_outcome(game, seat, e, moves)
     return MatchOutcome(list(state.returns()), None, "", "", moves)
@@ -170,9 +179,12 @@ def run_match(job: MatchJob, *, given: Mapping[int, Agent] | None = None) -> dic
         chance_seed = job.deal if job.deal is not None else int(np.random.default_rng(seeds[-1]).integers(2**63))
         played: list[int] = []
         times: list[float] = []
-        returns, loser, kind, reason, moves = play_match(game, agents, seed=chance_seed,
-                                                         move_time_limit=job.move_time_limit, actions=played,
-                                                         times=times)
+        try:
+            returns, loser, kind, reason, moves = play_match(game, agents, seed=chance_seed,
+                                                             move_time_limit=job.move_time_limit, actions=played,
+                                                             times=times)
+        except PendingBatch as e:  # played again from its start once the reply is there (same seeds, same moves)
+            return {"pending": job.key, "directory": str(e.directory)}
     finally:
         for agent in agents:
             with contextlib.suppress(Exception):  # closing is tidying up; the result stands
@@ -282,26 +294,41 @@ def _play(ex: Executor, jobs: MatchJobs, out: Path, config: dict[str, JSON], pro
             atomic_write(out / "config.json", json.dumps(config, indent=2) + "\n")
         identity.save_labels(out, {fp: label for s in jobs.seatings for fp, label in zip(s.fingerprints, s.labels)})
         todo = (j for j in jobs if j.key not in done)  # made as the executor asks: none held up front
-        _run(ex, todo, out / "matches.jsonl", done, (len(jobs), jobs.count_done(done)), progress)
+        waiting = _run(ex, todo, out / "matches.jsonl", done, (len(jobs), jobs.count_done(done)), progress)
+    if waiting:
+        directory = Path(sorted(waiting)[0])
+        matches = sum(waiting.values())
+        raise PendingBatch(f"{matches} match{'es' if matches != 1 else ''} wait for LLM replies in {directory} "
+                           f"({counted(len(pending_requests(directory)), 'request')} in {directory / PENDING_FILE}); "
+                           f"answer them and run the same command again: finished matches are kept, waiting ones "
+                           f"are replayed from their start", directory=directory,
+                           pending=len(pending_requests(directory)))
     return done
 
 
 def _run(ex: Executor, todo: Iterator[MatchJob], path: Path, done: dict[str, MatchResult], counts: tuple[int, int],
-         progress: bool) -> None:
-    """Plays ``todo`` on ``ex``, appending each match to ``path`` as it ends; ``counts``: (all, already done)."""
+         progress: bool) -> dict[str, int]:
+    """Plays ``todo`` on ``ex``, appending each match to ``path`` as it ends; ``counts``: (all, already done).
+    Returns the matches left waiting for an LLM agent's batch reply, counted by batch directory (not saved)."""
     from tqdm import tqdm
 
+    waiting: dict[str, int] = {}
     bar = tqdm(total=counts[0], initial=counts[1], disable=not progress, desc="matches", unit="match")
     with bar, path.open("a", encoding="utf-8") as f:  # the bar ends its line also on an interrupt
         for record in ex.imap_unordered(run_match, todo):
             if isinstance(record, JobCrashed):  # saved like any match, so a resume does not crash again
                 record = _void(record.item, str(record))
+            if "pending" in record:
+                waiting[str(record["directory"])] = waiting.get(str(record["directory"]), 0) + 1
+                bar.set_postfix(waiting=sum(waiting.values()))
+                continue
             record = arena_transcript.save(path.parent, record)  # before its row: a skipped match has one
             f.write(json.dumps(record) + "\n")
             f.flush()
             result = MatchResult.from_json(record)
             done[result.key] = result
             bar.update(1)
+    return waiting
 
 
 def _void(job: MatchJob, why: str) -> dict[str, JSON]:
