@@ -13,7 +13,14 @@ from cwm.games.oracle import oracle_model
 from cwm.sandbox import Limits, Sandbox, load_source, static_gate
 from cwm.sandbox.checkers import inference_checker
 from cwm.stats import perfect_score_note
-from cwm.types import CheckReport, ClosedTrajectory, ModelLoadError, Trajectory, TrajectoryFormatError, UsageError
+from cwm.types import (
+    CheckReport,
+    ClosedTrajectory,
+    ModelLoadError,
+    Trajectory,
+    TrajectoryFormatError,
+    UsageError,
+)
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -50,4 +50,4 @@ def test_the_plot_title_fits_inside_the_figure_with_a_long_model_id() -> None:
         width, height = fig.canvas.get_width_height()
     finally:
         plt.close(fig)
-    assert 0 <= box.x0 and box.x1 <= width and box.y1 <= height, (box, width, height)
+    assert box.x0 >= 0 and box.x1 <= width and box.y1 <= height, (box, width, height)
