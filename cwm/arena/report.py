@@ -13,7 +13,7 @@ from typing import Any
 from cwm import games
 from cwm.arena import compare
 from cwm.arena import ratings as arena_ratings
-from cwm.arena.ratings import MOSTLY, fallback_mark
+from cwm.arena.ratings import MOSTLY, fallback_mark, forfeit_counts  # noqa: F401  (re-exported)
 from cwm.arena.types import FORFEIT_KINDS, MatchResult
 from cwm.stats import mean_interval, wilson  # re-exported: reports and tests use them from here
 from cwm.types import JSON
@@ -152,11 +152,6 @@ def _table(rows: Sequence[dict[str, JSON]], *, outcome: str) -> str:
                 f"{r['matches']} | {r['win_rate']:.2f} [{r['win_lo']:.2f}, {r['win_hi']:.2f}] | {r['draw_rate']:.2f} | "
                 f"{r['loss_rate']:.2f} | {forfeit_counts(r)} |" for r in rows]
     return "\n".join([head, *body]) + "\n"
-
-
-def forfeit_counts(r: dict[str, JSON]) -> str:
-    """A row's forfeits by kind, ``illegal/exception/timeout/crash``."""
-    return "/".join(str(r.get(f"forfeits_{k}", 0)) for k in FORFEIT_KINDS)
 
 
 def pairings(rows: Sequence[dict[str, JSON]]) -> list[dict[str, JSON]]:
