@@ -367,11 +367,13 @@ class CheckReport:
             breaches=int(data.get("breaches", 0)),
         )
 
-    def summary(self) -> str:
+    def summary(self, *, quantity: str = "transition accuracy") -> str:
+        """The score line (checks passed, and ``quantity``: what the report's transition counts measure, e.g.
+        ``"inference accuracy (joint)"`` for inference checks), then the counts per test type and any error."""
         parts = [f"{k} {v.passed}/{v.total}" for k, v in self.by_type.items()]
         head = (
             f"{self.passed}/{self.executed} checks passed ({self.pass_rate:.1%}); "
-            f"transition accuracy {self.transition_accuracy:.3f} "
+            f"{quantity} {self.transition_accuracy:.3f} "
             f"({self.transitions_passed}/{self.transitions_total})"
         )
         text = head + ("\n  " + ", ".join(parts) if parts else "")

@@ -55,14 +55,16 @@ def cmd_run(args: argparse.Namespace) -> int:
                           yes=args.yes)
     s = report["synthesis"]
     test = accuracy_text(s["test_accuracy"], s.get("test_checked"), s.get("test_games"))
-    print(f"{report['game']}: synthesis {'solved' if s['solved'] else 'not solved'} in {counted(s['llm_calls'], 'call')} "
-          f"(train {s['train_accuracy']:.4f}, test {test}); LLM: {report['llm']}")
+    print(f"{report['game']}: world-model synthesis {'solved' if s['solved'] else 'not solved'} in "
+          f"{counted(s['llm_calls'], 'call')} (transition accuracy train {s['train_accuracy']:.4f}, test {test}); "
+          f"LLM: {report['llm']}")
     inference = report["inference"]
     if inference is not None:
         test = accuracy_text(inference["test_accuracy"], inference.get("test_checked"),
                              inference.get("test_games"))
-        print(f"  inference {'solved' if inference['solved'] else 'not solved'} in {counted(inference['llm_calls'], 'call')} "
-              f"(train {inference['train_accuracy']:.4f}, test {test})")
+        print(f"  inference synthesis {'solved' if inference['solved'] else 'not solved'} in "
+              f"{counted(inference['llm_calls'], 'call')} (inference accuracy train {inference['train_accuracy']:.4f}, "
+              f"test {test})")
     for row in report["arena"]:
         if row["seat"] == "all":
             print(f"  vs {row['opponent']}: " + ", ".join(

@@ -23,7 +23,7 @@ from cwm.synthesis import (
 from cwm.synthesis.inference_target import VIEW_CHARS
 from cwm.synthesis.progress import HELD_OUT_NEXT, ProgressBar, progress_bar  # noqa: F401  (re-exported)
 from cwm.synthesis.render import EXAMPLE_CHARS
-from cwm.synthesis.report import accuracy_text, possibly_paid
+from cwm.synthesis.report import accuracy_text, possibly_paid, target_words
 from cwm.text import counted
 from cwm.types import UsageError
 from planners.config import SearchConfig
@@ -252,7 +252,7 @@ def cmd_synthesize(args: argparse.Namespace) -> int:
     record_provenance(args, llm, out)
     test = accuracy_text(result.test_accuracy, result.test_checked, result.test_games)
     print(f"{result.game}: {'solved' if result.solved else 'not solved'} after {counted(result.llm_calls, 'LLM call')}; "
-          f"transition accuracy train {result.train_accuracy:.4f}, test {test}; cost ${result.cost_usd:.4f}"
+          f"{target_words(result.target)[1]} train {result.train_accuracy:.4f}, test {test}; cost ${result.cost_usd:.4f}"
           f"{possibly_paid(result)}")
     print(f"best program: {out / 'best_program.py'}; summary: {out / 'summary.md'}; plot: {out / 'accuracy.png'}")
     return 0
@@ -265,7 +265,7 @@ def _inference(args: argparse.Namespace, spec: games.GameSpec, llm: Any, out: Pa
     record_provenance(args, llm, out)
     test = accuracy_text(result.test_accuracy, result.test_checked, result.test_games)
     print(f"{result.game} ({result.target}, {deck} deck): {'solved' if result.solved else 'not solved'} after "
-          f"{counted(result.llm_calls, 'LLM call')}; inference accuracy train {result.train_accuracy:.4f}, test {test}; "
+          f"{counted(result.llm_calls, 'LLM call')}; {target_words(result.target)[1]} train {result.train_accuracy:.4f}, test {test}; "
           f"cost ${result.cost_usd:.4f}{possibly_paid(result)}")
     print(f"best program: {out / 'best_program.py'}; summary: {out / 'summary.md'}")
     return 0

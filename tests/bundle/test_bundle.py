@@ -89,7 +89,7 @@ def test_not_a_bundle(tmp_path):
 def test_cli_inspect(exported, capsys):
     assert main(["inspect", str(exported)]) == 0
     out = capsys.readouterr().out
-    assert "game: tic_tac_toe" in out and "transition accuracy 1.000" in out
+    assert "game: tic_tac_toe" in out and "transition accuracy (world model) 1.000" in out
 
 
 def test_cli_inspect_prints_a_bundles_text_cleaned(tmp_path, train, ttt_source, set_manifest, capsys):

@@ -174,8 +174,11 @@ def test_the_command_prints_what_a_perfect_on_policy_accuracy_bounds(tiny_run, t
     on_policy = json.loads((out / "report.json").read_text())["on_policy"]
     passed, checked = map(int, on_policy["transitions"].split("/"))
     assert on_policy["transition_accuracy"] == 1.0 and passed == checked > 0
-    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("  on-policy, on its"))
+    printed = capsys.readouterr().out
+    line = next(x for x in printed.splitlines() if x.startswith("  on-policy, on its"))
     assert f"transition accuracy 1.0000 (0 of {checked:,} wrong: error rate < " in line
+    # the synthesis line names its stage and quantity too
+    assert "tic_tac_toe: world-model synthesis solved in 1 call (transition accuracy train 1.0000" in printed
     assert f"0 of {on_policy['matches']} games wrong" in line
 
 
