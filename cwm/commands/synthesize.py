@@ -8,7 +8,15 @@ from pathlib import Path
 from typing import Any
 
 from cwm import games
-from cwm.llm import PROVENANCE_FILE, Client, ProvenanceError, client_provenance, make_client, write_provenance
+from cwm.llm import (
+    PROVENANCE_FILE,
+    SPEC_FORMS,
+    Client,
+    ProvenanceError,
+    client_provenance,
+    make_client,
+    write_provenance,
+)
 from cwm.llm.provenance import checked_name
 from cwm.selection import TournamentSettings, synthesize_value
 from cwm.synthesis import (
@@ -70,7 +78,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _run_arguments(p: argparse.ArgumentParser) -> None:
     """The flags of the run every target shares: the LLM, the loop, the games, the prompt, the sandbox."""
-    p.add_argument("--llm", default="gemini", help="gemini[:MODEL] | openai:MODEL | replay:FILE | batch:DIR (default gemini)")
+    p.add_argument("--llm", default="gemini", help=f"{SPEC_FORMS} (default gemini)")
     p.add_argument("--answered-by", metavar="NAME",
                    help="who answers the requests, as precisely as known (at most 120 characters): kept in the run's "
                         "provenance.json and the bundle's manifest where the client cannot say it itself (batch "
