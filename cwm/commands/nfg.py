@@ -93,6 +93,8 @@ def _families(text: str) -> list[str]:
 def cmd_generate(args: argparse.Namespace) -> int:
     if not (args.out or args.evals_out or args.registry):
         raise UsageError("nothing to write: give --out FILE, --evals-out FILE or --registry DIR")
+    if args.n < 1:  # zero items would write empty files and say it succeeded
+        raise UsageError(f"--n {args.n}: give at least 1 item per family")
     tasks = nfg.generate(_families(args.families), args.n, seed=args.seed)
     where = f"{len(tasks)} tasks ({args.n} per family, seed {args.seed})"
     if args.out:

@@ -45,6 +45,7 @@ from cwm.llm.types import (
     Response,
     ServerError,
     Usage,
+    refuse_long_text,
 )
 
 __all__ = [
@@ -64,6 +65,7 @@ __all__ = [
     "PROVENANCE_FILE",
     "PendingBatch",
     "PromptTooLongError",
+    "refuse_long_text",
     "Provenance",
     "ProvenanceError",
     "RELAYS",
