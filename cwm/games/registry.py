@@ -99,10 +99,15 @@ def resolve(game: str | GameSpec, *, rules: str | Path | None = None) -> GameSpe
     Args:
       game: a registry name, an OpenSpiel game string (``"mnk(m=5,n=5,k=4)"``), a module path with
         the OpenSpiel short name it registers, or a ``GameSpec``.
-      rules: a rules file for games outside the registry (overrides the registry's rules otherwise).
+      rules: a rules file for games outside the registry (overrides the registry's rules otherwise); a
+        module game's default is the ``.md`` file beside the module, when there is one.
+
+    A module game's observation view is the one ``choose_view`` chose, else the one detected from its
+    observations (``cwm.games.views.module_view``).
 
     Raises:
-      UnknownGameError: the name is not registered and does not load as an OpenSpiel game.
+      UnknownGameError: the name is not registered and does not load as an OpenSpiel game, or the rules
+        file is missing, a directory or blank (``check_rules_file``).
     """
     if isinstance(game, GameSpec):
         spec = game
@@ -141,6 +146,15 @@ _BLANK_CHECKED = 64 * 1024  # a rules file this small is read to see whether it 
 
 
 def _module_spec(game: str) -> GameSpec:
+    """The spec of a user's module game: its rules the ``.md`` file beside it, its view chosen or detected."""
+    spec = _module_base(game)
+    beside = Path(spec.module).with_suffix(".md")  # GAME.md beside GAME.py: the rules, unless --rules says otherwise
+    view = views.module_view(spec.name, _load(spec.openspiel, spec.turn_based, spec.module))
+    return dataclasses.replace(spec, rules=str(beside) if beside.is_file() else "", view=view)
+
+
+def _module_base(game: str) -> GameSpec:
+    """The spec of a user's module game as OpenSpiel describes it (the module imported and checked)."""
     path_text, short_name = game.rsplit(":", 1)
     path = Path(path_text)
     if why := not_a_file(path, "game module"):
@@ -151,10 +165,7 @@ def _module_spec(game: str) -> GameSpec:
         raise UnknownGameError(f"game module {path_text!r} registers {found}, not {short_name!r}; write "
                                f"{path_text}:NAME with a name it registers")
     # Named by the absolute path, so trajectories recorded here are recognised from any directory.
-    spec = _openspiel_spec(short_name, module=str(path.resolve()), name=canonical_id(game))
-    beside = path.resolve().with_suffix(".md")  # GAME.md beside GAME.py: the rules, unless --rules says otherwise
-    view = views.module_view(spec.name, _load(spec.openspiel, spec.turn_based, spec.module))
-    return dataclasses.replace(spec, rules=str(beside) if beside.is_file() else "", view=view)
+    return _openspiel_spec(short_name, module=str(path.resolve()), name=canonical_id(game))
 
 
 def choose_view(game: str, view: str) -> None:
@@ -167,8 +178,8 @@ def choose_view(game: str, view: str) -> None:
     """
     if ".py:" not in game:
         raise UsageError(f"--view is for your own game module (path/to/module.py:short_name), not {game!r}")
-    spec = resolve(game)  # imports the module (and checks it) before the view is chosen
-    views.choose_view(spec.name, load_game(spec), view)
+    spec = _module_base(game)  # imports the module (and checks it); nothing detected, the view is chosen
+    views.choose_view(spec.name, _load(spec.openspiel, spec.turn_based, spec.module), view)
 
 
 def canonical_id(game: str | GameSpec) -> str:

@@ -39,12 +39,13 @@ def _answer_waiting(work: Path, reply: str) -> None:
     prompt.unlink()
 
 
-def test_a_new_game_goes_through_every_command_from_the_command_line(tmp_path, capsys, monkeypatch):
+def test_a_new_game_goes_through_every_command_from_the_command_line(tmp_path, capsys, caplog, monkeypatch):
     monkeypatch.delenv(CHOSEN_VIEWS_ENV, raising=False)  # no view chosen or detected before this test
     folder, game = _user_folder(tmp_path)
     traj = tmp_path / "games.jsonl"
     assert main(["collect", game, "--n", "3", "--out", str(traj)]) == 0
-    assert "observations are read as JSON" in capsys.readouterr().err  # detected, and said once
+    said = [r for r in caplog.records if "observations are read as JSON" in r.getMessage()]
+    assert len(said) == 1  # detected, and said once
     first = trajectories.load_open(traj, game=game)[0]
     seen = first.steps[2].observations[0]  # player 0 to call: a dict, not {"observation": "<JSON text>"}
     assert seen["calls"] == [] and seen["my_card"] in (1, 2, 3, 4)
