@@ -70,9 +70,9 @@ def test_a_new_game_goes_through_every_command_from_the_command_line(tmp_path, c
                  "--out", str(inference), "--num-test", "0", "--quiet"]) == 0
     assert "solved" in capsys.readouterr().out
     assert main(["export", str(synth), "--out", str(bundle), "--inference", str(inference), "--game", game]) == 0
-    arena_out = tmp_path / "arena"
+    arena_out = tmp_path / "arena"  # played in a worker process: it imports the module, and inherits the view
     assert main(["arena", game, "--agents", f"cwm:{bundle},random", "--matches", "2", "--sims", "30",
-                 "--executor", "inline", "--out", str(arena_out), "--yes", "--no-progress"]) == 0
+                 "--executor", "local:1", "--out", str(arena_out), "--yes", "--no-progress"]) == 0
     results = [json.loads(line) for line in (arena_out / "matches.jsonl").read_text().splitlines()]
     assert len(results) == 4 and all(r["forfeit_seat"] is None for r in results)
 
