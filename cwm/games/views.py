@@ -1,7 +1,9 @@
 """JSON views of ground-truth states: what one player observes, and the full state for open-deck records.
 
 OpenSpiel games expose observations as structs (some C++ games), strings or tensors; cwm records them
-as JSON-able dicts, exactly what the player may see. A game's view name says how.
+as JSON-able dicts, exactly what the player may see. A game's view name says how. A user's module game
+has the view chosen on the command line (``--view``, ``choose_view``) or else detected from its
+observations (``module_view``).
 """
 
 from __future__ import annotations
