@@ -44,8 +44,8 @@ def _add_view_flags(parser: argparse.ArgumentParser) -> None:
         if isinstance(action, argparse._SubParsersAction):
             for child in dict.fromkeys(action.choices.values()):
                 _add_view_flags(child)
-        elif action.dest == "game" and not any(a.dest == "view" for a in parser._actions):
-            parser.add_argument("--view", choices=games.VIEWS_OF_MODULES, default=None,
+        elif action.dest == "game" and not any("--view" in a.option_strings for a in parser._actions):
+            parser.add_argument("--view", dest="game_view", choices=games.VIEWS_OF_MODULES, default=None,
                                 help="how the observations of your own game module (path/to/module.py:NAME) are "
                                      "read: json (each observation string is a JSON object) or text (one string); "
                                      "default: json when every observation of a few sampled games is a JSON "
@@ -90,10 +90,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(args: argparse.Namespace) -> int:
     """Runs the chosen command: its exit code, or a one-line error (``main``)."""
     try:
-        if getattr(args, "view", None) is not None:  # chosen before the command resolves the game
+        if getattr(args, "game_view", None) is not None:  # chosen before the command resolves the game
             if not getattr(args, "game", None):
                 raise UsageError("--view needs the game it is the view of (--game path/to/module.py:NAME)")
-            games.choose_view(args.game, args.view)
+            games.choose_view(args.game, args.game_view)
         with logging_redirect_tqdm():  # a warning while a progress bar is drawn prints above it, not inside
             code = int(args.func(args) or 0)
         sys.stdout.flush()  # a reader that went away (| head) is found here, not at exit

@@ -138,6 +138,21 @@ def test_view_json_is_refused_for_observations_that_are_not_json(tmp_path, monke
     assert games.resolve(game).view == "text"  # not JSON: detection keeps the text view
     assert cli.main(["collect", "tic_tac_toe", "--view", "json", "--out", str(tmp_path / "t.jsonl")]) == 2
     assert "--view is for your own game module" in _error(capsys)
+    assert cli.main(["inspect", str(tmp_path), "--view", "json"]) == 2  # --game is optional there
+    assert "--view needs the game" in _error(capsys)
+
+
+def test_every_command_that_takes_a_game_takes_its_view():
+    def parsers(parser: argparse.ArgumentParser, name: str):
+        yield name, parser
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for sub, child in action.choices.items():
+                    yield from parsers(child, f"{name} {sub}")
+    taking = {name: p for name, p in parsers(cli.build_parser(), "cwm") if any(a.dest == "game" for a in p._actions)}
+    assert {"cwm run", "cwm synthesize", "cwm collect", "cwm arena", "cwm check", "cwm play", "cwm export"} <= set(taking)
+    for name, parser in taking.items():
+        assert any("--view" in a.option_strings for a in parser._actions), name
 
 
 def test_the_rules_beside_a_module_are_its_default_and_its_import_leaves_no_bytecode(tmp_path, monkeypatch):
