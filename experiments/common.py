@@ -108,7 +108,7 @@ def add_common_args(parser: argparse.ArgumentParser, *, default_executor: str) -
     parser.add_argument("--config", action="append", default=[], metavar="FILE",
                         help="a game config JSON (experiments/configs/<game>.json); may be repeated")
     parser.add_argument("--llm", default="auto", help="LLM spec for synthesis: gemini[:MODEL] | openai:MODEL | "
-                        "replay:FILE | auto (Gemini when GEMINI_API_KEY is set, else the recorded session)")
+                        "replay:FILE | batch:DIR | auto (Gemini when GEMINI_API_KEY is set, else the recorded session)")
     parser.add_argument("--cache", default=None, help="SQLite LLM cache shared by runs (default: none)")
     parser.add_argument("--seeds", type=int, default=None, help="synthesis seeds per game (config: 5)")
     parser.add_argument("--first-seed", type=int, default=0, help="seeds are FIRST..FIRST+N-1 (default 0)")

@@ -268,7 +268,7 @@ def tournament(game: str | games.GameSpec, agents: Sequence[str], plan: Tourname
     _check_numbers(plan.matches, plan.settings, plan.move_time_limit)
     jobs = plan_jobs(name, agents, plan, log_dir=str(out / "llm"))
     builds = dict(pair for seating in jobs.seatings for pair in zip(seating.labels, seating.builds))
-    _check_agents(name, builds, plan.settings)
+    check_agents(name, builds, plan.settings)
     config = {"game": name} | plan.recorded()
     _check_config(out / "config.json", config)  # the checks, before an executor (a Ray cluster) starts
     refuse_if_locked(out)
@@ -347,9 +347,14 @@ def _check_numbers(matches: int, settings: Settings, move_time_limit: float | No
         raise ArenaError("; ".join(problems))
 
 
-def _check_agents(game: str, builds: Mapping[str, str], settings: Settings) -> None:
+def check_agents(game: str, builds: Mapping[str, str], settings: Settings) -> None:
     """Builds each agent's spec (label -> spec) once here, so that a configuration error stops the run
-    instead of being recorded as a forfeit in every match (and never replayed once fixed)."""
+    instead of being recorded as a forfeit in every match (and never replayed once fixed); the commands call
+    it before a cost estimate or a synthesis, so that a wrong spec or ``cwm:`` path is the first thing said.
+
+    Raises:
+      ArenaError: one line naming the agent and why it cannot play ``game``.
+    """
     for label, spec in builds.items():
         try:
             check_agent(spec, game, settings=settings)

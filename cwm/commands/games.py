@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 from cwm import checks, games
+from cwm.files import not_a_file
 from cwm.games import trajectories
 from cwm.games.oracle import oracle_model
 from cwm.sandbox import Limits, Sandbox, load_source, static_gate
@@ -100,8 +101,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     spec = games.resolve(args.game)
     path = Path(args.model)
     oracle = args.model == "oracle" and not path.exists()
-    if not (oracle or path.is_file()):
-        raise UsageError(f"model file {args.model!r} does not exist")
+    if not oracle and (why := not_a_file(path, "model file")):
+        raise UsageError(why)
     if not args.per_call_s > 0:
         raise UsageError(f"--per-call-s must be > 0, got {args.per_call_s}")
     trajs = trajectories.load(args.trajectories, game=spec.name)

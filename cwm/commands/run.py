@@ -7,6 +7,7 @@ import argparse
 from cwm import pipeline
 from cwm.arena.ratings import MOSTLY
 from cwm.commands.arena import add_cost_flag, add_fallback_flag, fallback_verdict
+from cwm.llm import SPEC_FORMS
 from cwm.synthesis.report import accuracy_text
 from cwm.text import counted
 
@@ -16,7 +17,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("run", help="the main job: synthesize a world model, export it, play it in the arena")
     p.add_argument("game", help="registry name, OpenSpiel game string, or path/to/module.py:short_name")
     p.add_argument("--out", default=None, help="run directory (default runs/<game>-seed<S>)")
-    p.add_argument("--llm", default=d.llm, help="gemini[:MODEL] | openai:MODEL | replay:FILE | auto (default: "
+    p.add_argument("--llm", default=d.llm, help=f"{SPEC_FORMS} | auto (default: "
                    "Gemini when GEMINI_API_KEY/GOOGLE_API_KEY is set, else the recorded offline session)")
     p.add_argument("--strategy", choices=["tree", "conversation"], default=d.strategy)
     p.add_argument("--budget", type=int, default=d.budget, help=f"LLM-call budget (default {d.budget})")

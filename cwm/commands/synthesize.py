@@ -8,7 +8,17 @@ from pathlib import Path
 from typing import Any
 
 from cwm import games
-from cwm.llm import PROVENANCE_FILE, Client, ProvenanceError, client_provenance, make_client, write_provenance
+from cwm.llm import (
+    PROVENANCE_FILE,
+    SPEC_FORMS,
+    Client,
+    PromptTooLongError,
+    ProvenanceError,
+    client_provenance,
+    make_client,
+    refuse_long_text,
+    write_provenance,
+)
 from cwm.llm.provenance import checked_name
 from cwm.selection import TournamentSettings, synthesize_value
 from cwm.synthesis import (
@@ -70,7 +80,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _run_arguments(p: argparse.ArgumentParser) -> None:
     """The flags of the run every target shares: the LLM, the loop, the games, the prompt, the sandbox."""
-    p.add_argument("--llm", default="gemini", help="gemini[:MODEL] | openai:MODEL | replay:FILE | batch:DIR (default gemini)")
+    p.add_argument("--llm", default="gemini", help=f"{SPEC_FORMS} (default gemini)")
     p.add_argument("--answered-by", metavar="NAME",
                    help="who answers the requests, as precisely as known (at most 120 characters): kept in the run's "
                         "provenance.json and the bundle's manifest where the client cannot say it itself (batch "
@@ -223,9 +233,13 @@ def synthesis_settings(args: argparse.Namespace, deck: str = "open") -> Synthesi
 
 def _with_bar(bar: ProgressBar | None, run: Callable[[Any], Any]) -> Any:
     """``run(progress)`` with the bar's update as its progress callback; the bar is closed when it returns or
-    raises, before anything else is printed."""
+    raises, before anything else is printed. A prompt too long to send is told this command's flag that
+    shortens example games."""
     try:
         return run(None if bar is None else bar.update_from)
+    except PromptTooLongError as e:
+        raise PromptTooLongError(f"{e}; example games are cut with --max-steps-shown N or --max-example-chars N",
+                                 estimate=e.estimate, limit=e.limit) from None
     finally:
         if bar is not None:
             bar.close()
@@ -236,10 +250,11 @@ def cmd_synthesize(args: argparse.Namespace) -> int:
     deck, world_model = target_settings(args)
     out = Path(args.out)
     spec = games.resolve(args.game, rules=args.rules)
-    games.rules_text(spec)  # a game without rules fails here, before an LLM is configured or a bar drawn
+    rules = games.rules_text(spec)  # a game without rules fails here, before an LLM is configured or a bar drawn
     # the client's own limit must not cap --concurrency below what was asked
     llm = make_client(args.llm, run_dir=out, cache=Path(args.cache) if args.cache else None,
                       max_concurrency=max(8, args.concurrency), max_prompt_tokens=args.max_prompt_tokens)
+    refuse_long_text(rules, llm.max_prompt_tokens, what=f"the rules of {spec.name} ({spec.rules})")
     bar = None if args.quiet else progress_bar(args.budget)
     if args.target == "value":
         return _value(args, spec, llm, out, bar)

@@ -6,6 +6,8 @@ from cwm.games.registry import (  # noqa: F401
     UnknownGameError,
     action_codec,
     canonical_id,
+    check_rules_file,
+    choose_view,
     full_state,
     load_game,
     observe,
@@ -15,5 +17,6 @@ from cwm.games.registry import (  # noqa: F401
     rules_text,
     utility_range,
 )
+from cwm.games.views import USER_VIEWS as VIEWS_OF_MODULES
 
-__all__ = ['GameSpec', 'UnknownGameError', 'action_codec', 'canonical_id', 'full_state', 'load_game', 'observe', 'register', 'registered', 'resolve', 'rules_text', 'utility_range']
+__all__ = ['VIEWS_OF_MODULES', 'GameSpec', 'UnknownGameError', 'action_codec', 'canonical_id', 'check_rules_file', 'choose_view', 'full_state', 'load_game', 'observe', 'register', 'registered', 'resolve', 'rules_text', 'utility_range']
