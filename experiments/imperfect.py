@@ -88,7 +88,7 @@ def synthesize_inference(config: common.GameConfig, *, seed: int, llm: str, run_
     settings = SynthesisSettings.of("inference", deck=deck, strategy=config.strategy, budget=config.budget, seed=seed,
                                     num_train=config.num_train,
                                     **({} if config.num_test is None else {"num_test": config.num_test}))
-    return synthesize_inference(config.game, client, settings, run_dir=run_dir, world_model=world_model)
+    return synthesize_inference(config.spec(), client, settings, run_dir=run_dir, world_model=world_model)
 
 
 @dataclasses.dataclass(frozen=True)

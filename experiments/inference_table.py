@@ -121,7 +121,7 @@ def _inference_numbers(result: Any, earlier_calls: int, earlier_cost: float) -> 
             "inference_test": result.test_accuracy, "inference_calls_to_best": synthesis_table.calls_to_best(result),
             "inference_calls": result.llm_calls, "llm_calls": earlier_calls + result.llm_calls,
             "inference_by_type": result.test_by_type or result.train_by_type, "cost_usd": earlier_cost + result.cost_usd,
-            "prompt_hashes": result.prompt_hashes}
+            "prompt_hashes": result.prompt_hashes, "rules": result.rules}
 
 
 def _posterior_numbers(report: dict[str, Any]) -> dict[str, Any]:

@@ -99,10 +99,12 @@ def resolve(game: str | GameSpec, *, rules: str | Path | None = None) -> GameSpe
     Args:
       game: a registry name, an OpenSpiel game string (``"mnk(m=5,n=5,k=4)"``), a module path with
         the OpenSpiel short name it registers, or a ``GameSpec``.
-      rules: a rules file for games outside the registry (overrides the registry's rules otherwise).
+      rules: which rules (``with_rules``): ``"spec"``, ``"prose"`` or a rules file (a file is needed for games
+        outside the registry).
 
     Raises:
-      UnknownGameError: the name is not registered and does not load as an OpenSpiel game.
+      UnknownGameError: the name is not registered and does not load as an OpenSpiel game, or the rules asked
+        for do not exist.
     """
     if isinstance(game, GameSpec):
         spec = game
@@ -116,12 +118,60 @@ def resolve(game: str | GameSpec, *, rules: str | Path | None = None) -> GameSpe
             spec = _module_spec(game)
         else:
             spec = _openspiel_spec(game)
-    if rules is not None:
-        path = Path(rules)
-        if not path.is_file():
-            raise UnknownGameError(f"rules file {str(path)!r} does not exist")
-        spec = dataclasses.replace(spec, rules=str(path.resolve()))
-    return spec
+    return spec if rules is None else with_rules(spec, rules)
+
+
+# The two tiers of rules text shipped with cwm, selected by name wherever rules are read (``--rules``):
+# ``spec`` (game_rules/<game>.md, written from the engines: observation formats, checked facts) and
+# ``prose`` (game_rules/prose/<game>.md, a rulebook in plain words). Anything else is a path to a rules file.
+RULES_TIERS = ("spec", "prose")
+
+
+def with_rules(spec: GameSpec, rules: str | Path) -> GameSpec:
+    """``spec`` reading the rules ``rules`` names: ``"spec"`` (its registered rules, unchanged), ``"prose"``
+    (its rulebook tier, ``game_rules/prose/<name>.md``) or the path of a rules file.
+
+    Raises:
+      UnknownGameError: the game has no rulebook tier, or the rules file does not exist (one line naming it).
+    """
+    if str(rules) == "spec":
+        return spec
+    if str(rules) == "prose":
+        name = f"prose/{spec.name}.md"
+        if not importlib.resources.files("game_rules").joinpath(name).is_file():
+            raise UnknownGameError(f"game {spec.name!r} has no rulebook-tier rules: game_rules/{name} does not exist")
+        return dataclasses.replace(spec, rules=name)
+    path = Path(rules)
+    if not path.is_file():
+        raise UnknownGameError(f"rules file {str(path)!r} does not exist")
+    return dataclasses.replace(spec, rules=str(path.resolve()))
+
+
+def rules_tiers(spec: GameSpec) -> tuple[str, ...]:
+    """The tiers of rules shipped for a registered game (``()`` for a game outside the registry)."""
+    if spec.name not in _REGISTRY or not spec.rules:
+        return ()
+    found = importlib.resources.files("game_rules").joinpath(f"prose/{spec.name}.md").is_file()
+    return ("spec", "prose") if found else ("spec",)
+
+
+def rules_label(spec: GameSpec | None, text: str) -> str:
+    """Which rules a text is, for records and tables: ``"spec"`` or ``"prose"`` when it is that shipped tier
+    of the game's rules, else ``"sha256:<hex>"`` of the text (a user's rules file, or rules passed as text)."""
+    registered = _REGISTRY.get(spec.name) if spec is not None else None
+    if registered is not None:
+        for tier in rules_tiers(registered):
+            if rules_text(with_rules(registered, tier)) == text:
+                return tier
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+_RULES_LABEL = re.compile(r"spec|prose|sha256:[0-9a-f]{64}")
+
+
+def is_rules_label(value: object) -> bool:
+    """Whether ``value`` (read back from a record that may have been edited) is a ``rules_label``."""
+    return type(value) is str and _RULES_LABEL.fullmatch(value) is not None
 
 
 def _module_spec(game: str) -> GameSpec:

@@ -87,7 +87,8 @@ class RunConfig:
       opponents: agent specs the CWM agent plays against (default: random play and the ground-truth planner,
         ``gt-mcts`` for perfect information, ``gt-ismcts`` for hidden information).
       executor: where arena matches run (``local``, ``local:N``, ``inline``, ``ray[:ADDRESS]``).
-      rules: a rules file for games outside the registry.
+      rules: the rules in the prompts: ``"spec"`` (default), ``"prose"`` (the rulebook tier) or a rules file
+        (needed for games outside the registry); ``cwm.games.with_rules``.
       move_time_limit: CPU seconds per arena move (``cwm.arena.DEFAULT_MOVE_TIME_S``).
       trust: plan on the synthesized model in the arena's own processes instead of in hardened workers
         (only for a model you have read).
@@ -124,7 +125,7 @@ class RunConfig:
             bad.append(f"strategy must be 'tree' or 'conversation' (got {self.strategy!r})")
         if not (type(self.move_time_limit) in (int, float) and self.move_time_limit > 0):
             bad.append(f"the move time limit must be > 0 seconds (got {self.move_time_limit!r})")
-        if self.rules is not None and not Path(self.rules).is_file():
+        if self.rules is not None and self.rules not in games.RULES_TIERS and not Path(self.rules).is_file():
             bad.append(f"rules file {self.rules!r} does not exist")
         if bad:
             raise PipelineError("; ".join(bad))
@@ -244,7 +245,7 @@ def stage_settings(config: RunConfig, target: str) -> SynthesisSettings:
 def _synthesize(config: RunConfig, spec: games.GameSpec, client: Callable[..., Any], run_dir: Path,
                 progress: bool) -> dict[str, JSON]:
     """The world-model synthesis stage (``client(run_dir=...)`` makes its LLM client)."""
-    rules = read_text(Path(config.rules), what="rules file") if config.rules else None
+    rules = games.rules_text(spec) if config.rules else None  # spec carries the rules --rules named
     llm = client(run_dir=run_dir)
     result = _with_bar(config.budget, progress, lambda update: synthesize_world_model(
         spec, llm, stage_settings(config, "world_model"), run_dir=run_dir, rules=rules, progress=update))
@@ -257,7 +258,7 @@ def _synthesize(config: RunConfig, spec: games.GameSpec, client: Callable[..., A
 def _infer(config: RunConfig, spec: games.GameSpec, client: Callable[..., Any], run_dir: Path, world_model: str,
            progress: bool) -> dict[str, JSON]:
     """The open-deck inference synthesis for the best world model (same LLM, budget, seed and test games)."""
-    rules = read_text(Path(config.rules), what="rules file") if config.rules else None
+    rules = games.rules_text(spec) if config.rules else None  # spec carries the rules --rules named
     llm = client(run_dir=run_dir)
     result = _with_bar(config.budget, progress, lambda update: synthesize_inference(
         spec, llm, stage_settings(config, "inference"), run_dir=run_dir, world_model=world_model, rules=rules,

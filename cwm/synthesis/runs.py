@@ -72,7 +72,8 @@ def test_report(engine: Engine, store: RunStore, check: Checker) -> CheckReport 
 
 
 def result_of(engine: Engine, store: RunStore, config: dict[str, Any], test_report: CheckReport | None,
-            wall: float) -> SynthesisResult:
+              wall: float, *, rules: str = "") -> SynthesisResult:
+    """The run's result; ``rules`` says which rules its prompts held (``cwm.games.rules_label``)."""
     best = engine.best
     train_report = engine.reports[best.id] if best else None
     return SynthesisResult(
@@ -91,7 +92,7 @@ def result_of(engine: Engine, store: RunStore, config: dict[str, Any], test_repo
         prompt_hashes=dict(config["prompt_hashes"]), run_dir=str(store.root),
         possibly_paid_calls=int(store.total("possibly_paid_calls")), possibly_paid_usd=store.total("possibly_paid_usd"),
         train_checked=train_report.transitions_total if train_report else 0,
-        test_checked=None if test_report is None else test_report.transitions_total,
+        test_checked=None if test_report is None else test_report.transitions_total, rules=rules,
     )
 
 

@@ -95,6 +95,8 @@ class SynthesisResult:
       train_checked, test_checked: how many transitions the two accuracies were measured on (``test_checked``
         ``None`` without a test set; 0 in results from before they were recorded). A perfect accuracy bounds
         the error rate only through this count (``cwm.stats.zero_failure_bound``).
+      rules: which rules the prompts held: ``"spec"`` or ``"prose"`` (the game's shipped tiers) or
+        ``"sha256:<hex>"`` of another rules text; ``""`` in results from before it was recorded.
     """
 
     target: str
@@ -125,6 +127,7 @@ class SynthesisResult:
     possibly_paid_usd: float = 0.0
     train_checked: int = 0
     test_checked: int | None = None
+    rules: str = ""
 
     def to_json(self) -> dict[str, JSON]:
         data = dataclasses.asdict(self)
