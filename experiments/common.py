@@ -196,11 +196,12 @@ def seeds_of(config: GameConfig, first_seed: int) -> tuple[int, ...]:
     return tuple(range(first_seed, first_seed + config.seeds))
 
 
-def resolve_llm(spec: str, game: str) -> str:
-    """``auto`` -> Gemini when an API key is set, else the recording shipped for the game (else an error)."""
+def resolve_llm(spec: str, game: str, rules: str | None = None) -> str:
+    """``auto`` -> Gemini when an API key is set, else the recording shipped for the game and rules tier (else
+    an error)."""
     from cwm import pipeline
 
-    return pipeline.resolve_llm(spec, game)
+    return pipeline.resolve_llm(spec, game, rules)
 
 
 def check_llm(spec: str, flag: str) -> None:

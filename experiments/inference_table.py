@@ -160,7 +160,7 @@ def _run(args: argparse.Namespace, argv: list[str]) -> int:
     out = common.run_directory(args.out, EXPERIMENT)
     config = InferenceTableConfig(configs, args.deck, args.llm, args.recordings, args.first_seed,
                                   _posterior_settings(args), args.cache, args.executor, str(out))
-    llms = {c.game: imperfect.game_llm(args.llm, c.game, args.deck, args.recordings) for c in configs}
+    llms = {c.game: imperfect.game_llm(args.llm, c.game, args.deck, args.recordings, c.rules) for c in configs}
     jobs = [InferenceJob(c, seed, args.deck, llms[c.game], str(out / args.deck / f"{c.game}-seed{seed}"),
                          config.posterior, args.cache)
             for c in configs for seed in common.seeds_of(c, args.first_seed)]

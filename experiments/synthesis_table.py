@@ -207,7 +207,7 @@ def check_inputs(config: SynthesisTableConfig) -> dict[str, str]:
     """
     if config.concurrency < 1:
         raise common.ExperimentError(f"--concurrency must be at least 1, got {config.concurrency}")
-    llms = {c.game: common.resolve_llm(config.llm, c.game) for c in config.games}
+    llms = {c.game: common.resolve_llm(config.llm, c.game, c.rules) for c in config.games}
     for game, spec in llms.items():
         common.check_llm(spec, f"--llm for {game}")
     return llms

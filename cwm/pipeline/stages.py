@@ -169,7 +169,7 @@ def run(config: RunConfig, out: str | Path, *, progress: bool = True,
     # the game is resolved once, here, and passed down
     spec = games.resolve(config.game, rules=config.rules)
     games.rules_text(spec)
-    llm_spec = resolve_llm(config.llm, config.game)
+    llm_spec = resolve_llm(config.llm, config.game, config.rules)
     make_client(llm_spec)  # a missing key or recording fails here too, not after config.json is written
     refuse_if_locked(out)
     with writer_lock(out):  # one writer per run directory: a second would repeat calls and matches
