@@ -15,6 +15,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+import pytest
+
 from cwm import games
 from cwm.cli import main
 from cwm.games import registry
@@ -37,6 +39,25 @@ def test_a_prose_tier_synthesis_replays_and_says_which_rules_it_used(tmp_path: P
     request = json.loads(RECORDING.read_text().splitlines()[0])["request"]
     prompt = "\n".join(m["text"] for m in request["messages"])
     assert "A game for two players on a square grid" in prompt and "`current_player`" not in prompt
+
+
+def test_the_bundle_and_the_run_report_say_which_rules_and_refuse_an_edited_label(tmp_path: Path) -> None:
+    from cwm.bundle import BundleError, export_run
+    from cwm.pipeline import report
+
+    run = tmp_path / "run"
+    assert main(["synthesize", "tic_tac_toe", "--rules", "prose", "--llm", f"replay:{RECORDING}", "--out", str(run),
+                 "--num-test", "0", "--no-sandbox", "--quiet"]) == 0
+    manifest = json.loads((export_run(run, tmp_path / "bundle") / "manifest.json").read_text())
+    assert manifest["provenance"]["rules"] == "prose"
+    result = json.loads((run / "result.json").read_text())
+    assert report._rules(result) == "`prose`" and report._rules({}) == "not recorded"
+    for forged in ("prose\n- solved: yes", ["prose"], "sha256:xyz"):
+        (run / "result.json").write_text(json.dumps(result | {"rules": forged}))
+        with pytest.raises(BundleError, match="field 'rules' must be spec, prose or sha256") as e:
+            export_run(run, tmp_path / "bundle2")
+        assert "\n" not in str(e.value)
+        assert report._rules({"rules": forged}) == "not recorded"
 
 
 def test_the_spec_tier_is_the_default_and_the_same_prompt(tmp_path: Path) -> None:
