@@ -70,7 +70,7 @@ def resolve_llm(spec: str, game: str, rules: str | None = None) -> str:
         return spec
     if any(os.environ.get(v) for v in API_KEY_VARS):
         return "gemini"
-    recording = recording_for(game, rules=rules)
+    recording = recording_for(game) if rules in (None, "spec") else recording_for(game, rules=rules)
     if recording is None and rules not in (None, "spec"):
         raise PipelineError(f"no LLM for {game!r} with --rules {rules}: no recorded session answered those "
                             f"prompts; set GEMINI_API_KEY (or GOOGLE_API_KEY) or pass --llm")
