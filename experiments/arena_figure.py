@@ -118,6 +118,7 @@ def check_inputs(figure: ArenaFigureConfig, out: Path) -> dict[str, str | imperf
     from cwm import games
 
     names = {games.resolve(c.game).name: c.game for c in figure.games}
+    rules = {c.game: c.rules for c in figure.games}
     given = [g for g, _ in figure.bundles]
     for game in given:
         if game not in names:
@@ -128,13 +129,14 @@ def check_inputs(figure: ArenaFigureConfig, out: Path) -> dict[str, str | imperf
         raise common.ExperimentError(f"--move-time-limit must be above 0 seconds, got {figure.move_time_limit}")
     for game, path in figure.bundles:
         common.check_bundle(game, Path(path))
-    llms = {names[n]: _synthesis_llm(names[n], figure, out) for n in names if n not in given}
+    llms = {names[n]: _synthesis_llm(names[n], figure, out, rules[names[n]]) for n in names if n not in given}
     if figure.direct_llm:
         common.check_llm(figure.direct_llm, "--direct-llm")
     return llms
 
 
-def _synthesis_llm(game: str, figure: ArenaFigureConfig, out: Path) -> str | imperfect.NoRecording | None:
+def _synthesis_llm(game: str, figure: ArenaFigureConfig, out: Path,
+                   rules: str = "spec") -> str | imperfect.NoRecording | None:
     """The checked LLM spec that synthesizes ``game``'s bundle (``None``: exported by an earlier run; for an
     imperfect-information game, ``NoRecording`` when its recorded session on the deck does not exist)."""
     from cwm import games
@@ -143,8 +145,8 @@ def _synthesis_llm(game: str, figure: ArenaFigureConfig, out: Path) -> str | imp
     if (out / game / "bundle" / "manifest.json").is_file():
         return None
     if not spec.perfect_information:
-        return imperfect.game_llm(figure.llm, game, figure.deck, figure.recordings)
-    llm = common.resolve_llm(figure.llm, game)
+        return imperfect.game_llm(figure.llm, game, figure.deck, figure.recordings, rules)
+    llm = common.resolve_llm(figure.llm, game, rules)
     common.check_llm(llm, f"--llm for {spec.name}")
     return llm
 
@@ -191,7 +193,7 @@ def _world_model(config: common.GameConfig, figure: ArenaFigureConfig, run_dir: 
     from cwm.synthesis import synthesize_world_model
 
     client = make_client(llm, run_dir=run_dir, cache=Path(figure.cache) if figure.cache else None)
-    result = synthesize_world_model(config.game, client, SynthesisSettings.of("world_model", budget=config.budget, seed=figure.seed, strategy=config.strategy, num_train=config.num_train, num_test=config.num_test, test_transitions=config.test_transitions, test_mcts_simulations=config.test_mcts_simulations), run_dir=run_dir)
+    result = synthesize_world_model(config.spec(), client, SynthesisSettings.of("world_model", budget=config.budget, seed=figure.seed, strategy=config.strategy, num_train=config.num_train, num_test=config.num_test, test_transitions=config.test_transitions, test_mcts_simulations=config.test_mcts_simulations), run_dir=run_dir)
     write_provenance(run_dir / PROVENANCE_FILE, client_provenance(client))  # who answered: into the manifest
     if not result.best_source:
         raise common.ExperimentError(

@@ -29,7 +29,7 @@ replies carried a prompt hash that matched their request (``replies``, ``prompts
 writes ``DIR/answers/<key>.sha256``, the SHA-256 of the text it gave the answering model, attests each
 copy; a match says the relay's copy matched the request, on the relay's word), the calls per stage and
 the prompt hashes. ``--ship`` copies both into ``cwm/data/recordings/real/``
-(``real/closed/`` for the closed deck), where ``cwm run GAME`` finds an open-deck session and the experiment
+(``real/closed/`` for the closed deck; under ``real/prose/`` for a session with ``--rules prose``), where ``cwm run GAME`` finds an open-deck session and the experiment
 scripts both (a real session is replayed in preference to a scripted demo).
 """
 
@@ -73,20 +73,24 @@ def main(argv: list[str] | None = None) -> int:
     except CwmError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    if args.deck == "closed" and game.perfect_information:
-        print(f"error: {game.name} has no hidden information: a closed-deck session needs one", file=sys.stderr)
+    spec = game
+    if args.ship and args.rules not in (None, *games.RULES_TIERS):
+        print("error: --ship takes a session of a shipped tier (spec or prose), not of a rules file", file=sys.stderr)
         return 2
-    if args.ship and game.module.endswith(".py"):
-        print(f"error: --ship is for registered games; the recording of {game.name} stays in {work}", file=sys.stderr)
+    if args.deck == "closed" and spec.perfect_information:
+        print(f"error: {spec.name} has no hidden information: a closed-deck session needs one", file=sys.stderr)
         return 2
-    results = _advance(game, work, args)
+    if args.ship and spec.module.endswith(".py"):
+        print(f"error: --ship is for registered games; the recording of {spec.name} stays in {work}", file=sys.stderr)
+        return 2
+    results = _advance(spec, work, args)
     if isinstance(results, int):
         return results
     for stage, result in results.items():
         print(f"{stage} finished: {'solved' if result.solved else 'not solved'} after {result.llm_calls} call(s)")
-    status = _record_and_verify(game, work, args)
+    status = _record_and_verify(spec, work, args)
     if status == 0 and args.ship:
-        _ship(game.name, work, args.deck)
+        _ship(spec.name, work, args.deck, args.rules or "spec")
     return status
 
 
@@ -106,6 +110,8 @@ def _parser() -> argparse.ArgumentParser:
                         help="who carries each prompt to the answering model and its reply back: agent (a language-"
                              "model agent, the default) or person; the provenance's relay says it, and whether every "
                              "reply's prompt hash was checked")
+    parser.add_argument("--rules", default=None, metavar="spec|prose|FILE",
+                        help="the rules in the prompts: spec (default), prose (the rulebook tier) or a rules file")
     parser.add_argument("--budget", type=int, default=20, help="most LLM calls per stage (default 20)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the games and the search (default 0)")
     parser.add_argument("--ship", action="store_true",
@@ -156,14 +162,14 @@ def _session(game: games.GameSpec, llm: Client, run_dir: Path, args: argparse.Na
     return results
 
 
-def _record_and_verify(game: games.GameSpec, work: Path, args: argparse.Namespace) -> int:
+def _record_and_verify(spec: games.GameSpec, work: Path, args: argparse.Namespace) -> int:
     recording = work / "recording.jsonl"
     recording.unlink(missing_ok=True)
     for folder in ("recorded", "replayed"):
         _clear(work / folder)
     answering = BatchFileClient(work / "batch", model=args.answered_by)
-    first = _session(game, RecordingClient(answering, recording), work / "recorded", args)
-    again = _session(game, make_client(f"replay:{recording}"), work / "replayed", args)
+    first = _session(spec, RecordingClient(answering, recording), work / "recorded", args)
+    again = _session(spec, make_client(f"replay:{recording}"), work / "replayed", args)
     for stage in ("synthesis", "inference", "joint"):
         if not (work / "recorded" / stage).exists():
             continue
@@ -173,7 +179,7 @@ def _record_and_verify(game: games.GameSpec, work: Path, args: argparse.Namespac
             return 1
     calls = sum(r.llm_calls for r in first.values())
     replies = answering.provenance(answered_by=args.answered_by)
-    provenance = {"game": game.name, "deck": args.deck, "answered_by": args.answered_by, "relay": _relay(args, replies.relay),
+    provenance = {"game": spec.name, "deck": args.deck, "rules": next(iter(first.values())).rules, "answered_by": args.answered_by, "relay": _relay(args, replies.relay),
                   "date": replies.date, "replies": replies.replies, "prompts_hashed": replies.prompts_hashed,
                   "llm_calls": calls,
                   "stages": {stage: {"llm_calls": r.llm_calls, "solved": r.solved} for stage, r in first.items()},
@@ -194,8 +200,10 @@ def _relay(args: argparse.Namespace, checked: str) -> str:
     return relay
 
 
-def _ship(game: str, work: Path, deck: str) -> None:
+def _ship(game: str, work: Path, deck: str, rules: str) -> None:
     shipped = Path(__file__).resolve().parent.parent / "cwm" / "data" / "recordings" / "real"
+    if rules == "prose":  # a rulebook-tier session answers other prompts: kept apart from the spec tier's
+        shipped = shipped / "prose"
     if deck == "closed":
         shipped = shipped / "closed"
     shipped.mkdir(parents=True, exist_ok=True)

@@ -30,7 +30,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--opponents", default=None, help="comma-separated agent specs (default: random and the "
                    "ground-truth planner, gt-mcts, or gt-ismcts for a hidden-information game)")
     p.add_argument("--executor", default=d.executor, help="local | local:N | inline | ray[:ADDRESS]")
-    p.add_argument("--rules", default=None, help="rules file (for games outside the registry)")
+    p.add_argument("--rules", default=None, metavar="spec|prose|FILE",
+                   help="the rules in the prompts: spec (default), prose (the rulebook tier) or a rules file "
+                        "(needed for games outside the registry)")
     p.add_argument("--max-prompt-tokens", type=int, default=None, help="refuse, unsent, a synthesis prompt "
                    "estimated above N tokens (default: the model's context window)")
     p.add_argument("--move-time-limit", type=float, default=d.move_time_limit,

@@ -89,7 +89,9 @@ def _run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--budget", type=int, default=500, help="most LLM calls (default 500)")
     p.add_argument("--seed", type=int, default=0, help="seeds the games and the search (default 0)")
     p.add_argument("--out", required=True, help="run directory (resumed if it holds this run)")
-    p.add_argument("--rules", help="rules file (default: the game's registered rules)")
+    p.add_argument("--rules", default=None, metavar="spec|prose|FILE",
+                   help="the rules in the prompts: spec (default: the specification tier), prose (the rulebook "
+                        "tier, `cwm games` lists which games have it) or a rules file")
     p.add_argument("--num-train", type=int, default=5, help="training games of random play (default 5)")
     p.add_argument("--num-test", type=int, default=None,
                    help="held-out games, half random, half MCTS (default: sized by --test-transitions; 0: none)")

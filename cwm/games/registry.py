@@ -99,15 +99,16 @@ def resolve(game: str | GameSpec, *, rules: str | Path | None = None) -> GameSpe
     Args:
       game: a registry name, an OpenSpiel game string (``"mnk(m=5,n=5,k=4)"``), a module path with
         the OpenSpiel short name it registers, or a ``GameSpec``.
-      rules: a rules file for games outside the registry (overrides the registry's rules otherwise); a
-        module game's default is the ``.md`` file beside the module, when there is one.
+      rules: which rules (``with_rules``): ``"spec"``, ``"prose"`` or a rules file (a file is needed for games
+        outside the registry); a module game's default is the ``.md`` file beside the module, when there is one.
 
     A module game's observation view is the one ``choose_view`` chose, else the one detected from its
     observations (``cwm.games.views.module_view``).
 
     Raises:
-      UnknownGameError: the name is not registered and does not load as an OpenSpiel game, or the rules
-        file is missing, a directory or blank (``check_rules_file``).
+      UnknownGameError: the name is not registered and does not load as an OpenSpiel game, the game has no
+        rulebook tier when ``"prose"`` is asked for, or the rules file is missing, a directory or blank
+        (``check_rules_file``).
     """
     if isinstance(game, GameSpec):
         spec = game
@@ -121,11 +122,60 @@ def resolve(game: str | GameSpec, *, rules: str | Path | None = None) -> GameSpe
             spec = _module_spec(game)
         else:
             spec = _openspiel_spec(game)
-    if rules is not None:
-        path = Path(rules)
-        check_rules_file(path)
-        spec = dataclasses.replace(spec, rules=str(path.resolve()))
-    return spec
+    return spec if rules is None else with_rules(spec, rules)
+
+
+# The two tiers of rules text shipped with cwm, selected by name wherever rules are read (``--rules``):
+# ``spec`` (game_rules/<game>.md, written from the engines: observation formats, checked facts) and
+# ``prose`` (game_rules/prose/<game>.md, a rulebook in plain words). Anything else is a path to a rules file.
+RULES_TIERS = ("spec", "prose")
+
+
+def with_rules(spec: GameSpec, rules: str | Path) -> GameSpec:
+    """``spec`` reading the rules ``rules`` names: ``"spec"`` (its registered rules, unchanged), ``"prose"``
+    (its rulebook tier, ``game_rules/prose/<name>.md``) or the path of a rules file.
+
+    Raises:
+      UnknownGameError: the game has no rulebook tier, or the rules file is missing, a directory or blank (one
+        line naming it, ``check_rules_file``).
+    """
+    if str(rules) == "spec":
+        return spec
+    if str(rules) == "prose":
+        name = f"prose/{spec.name}.md"
+        if not importlib.resources.files("game_rules").joinpath(name).is_file():
+            raise UnknownGameError(f"game {spec.name!r} has no rulebook-tier rules: game_rules/{name} does not exist")
+        return dataclasses.replace(spec, rules=name)
+    path = Path(rules)
+    check_rules_file(path)
+    return dataclasses.replace(spec, rules=str(path.resolve()))
+
+
+def rules_tiers(spec: GameSpec) -> tuple[str, ...]:
+    """The tiers of rules shipped for a registered game (``()`` for a game outside the registry)."""
+    if spec.name not in _REGISTRY or not spec.rules:
+        return ()
+    found = importlib.resources.files("game_rules").joinpath(f"prose/{spec.name}.md").is_file()
+    return ("spec", "prose") if found else ("spec",)
+
+
+def rules_label(spec: GameSpec | None, text: str) -> str:
+    """Which rules a text is, for records and tables: ``"spec"`` or ``"prose"`` when it is that shipped tier
+    of the game's rules, else ``"sha256:<hex>"`` of the text (a user's rules file, or rules passed as text)."""
+    registered = _REGISTRY.get(spec.name) if spec is not None else None
+    if registered is not None:
+        for tier in rules_tiers(registered):
+            if rules_text(with_rules(registered, tier)) == text:
+                return tier
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+_RULES_LABEL = re.compile(r"spec|prose|sha256:[0-9a-f]{64}")
+
+
+def is_rules_label(value: object) -> bool:
+    """Whether ``value`` (read back from a record that may have been edited) is a ``rules_label``."""
+    return type(value) is str and _RULES_LABEL.fullmatch(value) is not None
 
 
 def check_rules_file(path: Path) -> None:

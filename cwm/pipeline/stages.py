@@ -95,7 +95,8 @@ class RunConfig:
       opponents: agent specs the CWM agent plays against (default: random play and the ground-truth planner,
         ``gt-mcts`` for perfect information, ``gt-ismcts`` for hidden information).
       executor: where arena matches run (``local``, ``local:N``, ``inline``, ``ray[:ADDRESS]``).
-      rules: a rules file for games outside the registry.
+      rules: the rules in the prompts: ``"spec"`` (default), ``"prose"`` (the rulebook tier) or a rules file
+        (needed for games outside the registry); ``cwm.games.with_rules``.
       move_time_limit: CPU seconds per arena move (``cwm.arena.DEFAULT_MOVE_TIME_S``).
       trust: plan on the synthesized model in the arena's own processes instead of in hardened workers
         (only for a model you have read).
@@ -132,7 +133,7 @@ class RunConfig:
             bad.append(f"strategy must be 'tree' or 'conversation' (got {self.strategy!r})")
         if not (type(self.move_time_limit) in (int, float) and self.move_time_limit > 0):
             bad.append(f"the move time limit must be > 0 seconds (got {self.move_time_limit!r})")
-        if self.rules is not None:
+        if self.rules is not None and self.rules not in games.RULES_TIERS:
             try:
                 games.check_rules_file(Path(self.rules))
             except games.UnknownGameError as e:
@@ -182,7 +183,7 @@ def run(config: RunConfig, out: str | Path, *, progress: bool = True,
     # so are opponents that cannot play it (a typo in a spec, a wrong cwm: path), not after the synthesis
     check_agents(spec.name, {parse_agent_spec(o).label: o for o in config.opponents or ()},
                  Settings(search=arena_search(config), trust_models=config.trust))
-    llm_spec = resolve_llm(config.llm, config.game)
+    llm_spec = resolve_llm(config.llm, config.game, config.rules)
     # a missing key or recording fails here too, not after config.json is written; so do rules too long to send
     limit = make_client(llm_spec, max_prompt_tokens=max_prompt_tokens).max_prompt_tokens
     refuse_long_text(games.rules_text(spec), limit, what=f"the rules of {spec.name} ({spec.rules})")
@@ -260,7 +261,7 @@ def stage_settings(config: RunConfig, target: str) -> SynthesisSettings:
 def _synthesize(config: RunConfig, spec: games.GameSpec, client: Callable[..., Any], run_dir: Path,
                 progress: bool) -> dict[str, JSON]:
     """The world-model synthesis stage (``client(run_dir=...)`` makes its LLM client)."""
-    rules = read_text(Path(config.rules), what="rules file") if config.rules else None
+    rules = games.rules_text(spec) if config.rules else None  # spec carries the rules --rules named
     llm = client(run_dir=run_dir)
     result = _with_bar(config.budget, progress, lambda update: synthesize_world_model(
         spec, llm, stage_settings(config, "world_model"), run_dir=run_dir, rules=rules, progress=update))
@@ -273,7 +274,7 @@ def _synthesize(config: RunConfig, spec: games.GameSpec, client: Callable[..., A
 def _infer(config: RunConfig, spec: games.GameSpec, client: Callable[..., Any], run_dir: Path, world_model: str,
            progress: bool) -> dict[str, JSON]:
     """The open-deck inference synthesis for the best world model (same LLM, budget, seed and test games)."""
-    rules = read_text(Path(config.rules), what="rules file") if config.rules else None
+    rules = games.rules_text(spec) if config.rules else None  # spec carries the rules --rules named
     llm = client(run_dir=run_dir)
     result = _with_bar(config.budget, progress, lambda update: synthesize_inference(
         spec, llm, stage_settings(config, "inference"), run_dir=run_dir, world_model=world_model, rules=rules,

@@ -87,7 +87,8 @@ def synthesize_inference(game: str | games.GameSpec, llm: Client, settings: Synt
         load_or_save(root / "train.jsonl", lambda: train)
         engine = run_search(target, llm, store, settings, progress=progress)
         held_out, test_games = _held_out(engine, store, spec, world_model, settings, box)
-    result = result_of(engine, store, config, held_out, time.monotonic() - start, test_games=test_games)
+    result = result_of(engine, store, config, held_out, time.monotonic() - start, test_games=test_games,
+                       rules=games.rules_label(spec, rules or games.rules_text(spec)))
     run_report.write_outputs(store, result)
     return result
 

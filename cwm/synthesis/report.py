@@ -41,7 +41,8 @@ def summary_markdown(result: SynthesisResult) -> str:
     lines = [
         f"# Synthesis of {what} for {result.game}",
         "",
-        f"- strategy: {result.strategy}, model: `{result.model}`, seed {result.seed}, budget {result.budget} calls",
+        f"- strategy: {result.strategy}, model: `{result.model}`, seed {result.seed}, budget {result.budget} calls"
+        f"{f', rules: {result.rules}' if result.rules else ''}",
         f"- outcome: {'solved (every training check passes)' if result.solved else 'not solved'}; "
         f"best program: node {result.best_node}",
         f"- {quantity}: train {result.train_accuracy:.4f}, test {test}",

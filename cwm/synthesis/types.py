@@ -98,6 +98,8 @@ class SynthesisResult:
       test_games: how many held-out games ``test_checked`` came from (``None`` without a test set, and in
         results from before it was recorded). A perfect held-out score bounds the per-game failure rate
         through it, which rests only on the games being independent (``cwm.stats.perfect_score_note``).
+      rules: which rules the prompts held: ``"spec"`` or ``"prose"`` (the game's shipped tiers) or
+        ``"sha256:<hex>"`` of another rules text; ``""`` in results from before it was recorded.
     """
 
     target: str
@@ -129,6 +131,7 @@ class SynthesisResult:
     train_checked: int = 0
     test_checked: int | None = None
     test_games: int | None = None
+    rules: str = ""
 
     def to_json(self) -> dict[str, JSON]:
         data = dataclasses.asdict(self)
