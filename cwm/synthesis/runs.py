@@ -15,6 +15,7 @@ from cwm.games import trajectories
 from cwm.sandbox import Sandbox
 from cwm.sandbox.checkers import Checker
 from cwm.synthesis.engine import Engine
+from cwm.synthesis.report import failures_by_branch
 from cwm.synthesis.settings import SynthesisSettings
 from cwm.synthesis.store import RunStore, sha
 from cwm.synthesis.types import SynthesisResult
@@ -92,6 +93,7 @@ def result_of(engine: Engine, store: RunStore, config: dict[str, Any], test_repo
         possibly_paid_calls=int(store.total("possibly_paid_calls")), possibly_paid_usd=store.total("possibly_paid_usd"),
         train_checked=train_report.transitions_total if train_report else 0,
         test_checked=None if test_report is None else test_report.transitions_total,
+        test_failures_by_branch=failures_by_branch(test_report) if test_report else {},
     )
 
 

@@ -99,6 +99,9 @@ class SynthesisResult:
       train_checked, test_checked: how many transitions the two accuracies were measured on (``test_checked``
         ``None`` without a test set; 0 in results from before they were recorded). A perfect accuracy bounds
         the error rate only through this count (``cwm.stats.zero_failure_bound``).
+      test_failures_by_branch: the held-out failures kept in the test report (at most 20 per test type),
+        counted by rule branch: ``"<test type> after <kind of the last action>"`` (``cwm.synthesis.report.
+        rule_branch``), most frequent first; empty when the held-out set passed or was not used.
     """
 
     target: str
@@ -129,6 +132,7 @@ class SynthesisResult:
     possibly_paid_usd: float = 0.0
     train_checked: int = 0
     test_checked: int | None = None
+    test_failures_by_branch: dict[str, int] = dataclasses.field(default_factory=dict)
 
     def to_json(self) -> dict[str, JSON]:
         data = dataclasses.asdict(self)

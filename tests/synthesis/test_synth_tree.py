@@ -119,3 +119,29 @@ def test_rules_and_trajectories_without_a_ground_truth(tmp_path: Path, train: li
     result = synthesize_world_model((RULES, train), llm, SynthesisSettings.of("world_model", isolate=False), run_dir=tmp_path, test_trajectories=small_test)
     assert result.solved and result.game == "tic_tac_toe" and result.test_accuracy == 1.0
     assert RULES.strip() in llm.calls[0].messages[0].text
+
+
+def test_held_out_failures_are_listed_by_rule_branch(tmp_path: Path) -> None:
+    from cwm.games import trajectories
+    from cwm.synthesis.report import rule_branch
+    from cwm.types import CheckFailure
+
+    # a program that mishandles the end of the game: its held-out failures follow the game's last moves
+    result = synthesize(tmp_path, ScriptedClient([reply("02_refine_partial")]), budget=1,
+                        test_trajectories=trajectories.collect("tic_tac_toe", 20, seed=0))
+    kept = json.loads((tmp_path / "test_report.json").read_text())["report"]["failures"]
+    branches = result.test_failures_by_branch
+    assert result.test_accuracy is not None and result.test_accuracy < 1.0
+    assert sum(branches.values()) == len(kept) > 0
+    assert set(branches) <= {f"{t} after {k}" for t in result.test_by_type for k in ("x(#,#)", "o(#,#)")}
+    assert list(branches.values()) == sorted(branches.values(), reverse=True)
+    summary = (tmp_path / "summary.md").read_text()
+    assert "## Held-out failures by rule branch" in summary and f"| {next(iter(branches))} |" in summary
+    assert json.loads((tmp_path / "result.json").read_text())["test_failures_by_branch"] == branches
+
+    def failure(*history: str) -> CheckFailure:
+        return CheckFailure("legal_actions", 0, len(history), "get_legal_actions(state)", [], [], "", history=history)
+
+    assert rule_branch(failure("Draw upcard", "Layoff 5s")) == rule_branch(failure("Layoff 9h")) == \
+        "legal_actions after Layoff"
+    assert rule_branch(failure()) == "legal_actions after the start"
