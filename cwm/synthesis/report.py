@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import collections
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -9,6 +11,7 @@ from typing import Any
 from cwm.stats import perfect_score_note
 from cwm.synthesis.store import RunStore
 from cwm.synthesis.types import SynthesisResult
+from cwm.types import CheckFailure, CheckReport
 
 
 def git_commit() -> str:
@@ -59,6 +62,7 @@ def summary_markdown(result: SynthesisResult) -> str:
         train = result.train_by_type.get(kind)
         test_rate = result.test_by_type.get(kind)
         lines.append(f"| {kind} | {_rate(train)} | {_rate(test_rate)} |")
+    lines += _branch_lines(result)
     lines += ["", "## Programs", "", f"| node | parent | call | pass rate | {quantity.split(' (')[0]} | note |",
               "|---|---|---|---|---|---|"]
     for n in result.nodes:
@@ -83,6 +87,35 @@ def target_words(target: str) -> tuple[str, str]:
     """What a synthesis ``target`` makes, as a title says it (``"an inference function"``), and the name of its
     accuracy with its stage (``"inference accuracy (inference)"``); a target cwm does not know gets plain words."""
     return TARGET_WORDS.get(target, (f"a {target.replace('_', ' ')}", f"accuracy ({target.replace('_', ' ')})"))
+
+
+def _branch_lines(result: SynthesisResult) -> list[str]:
+    """The held-out failures by rule branch, as a section of the summary (none when there are none)."""
+    if not result.test_failures_by_branch:
+        return []
+    kept = sum(result.test_failures_by_branch.values())
+    lines = ["", "## Held-out failures by rule branch", "",
+             f"Of the {kept} held-out failures kept in `test_report.json` (at most 20 per test type; the table "
+             "above counts them all), by the kind of the last action before the failing check:", "",
+             "| test type, after | failures |", "|---|---|"]
+    lines += [f"| {branch} | {count} |" for branch, count in result.test_failures_by_branch.items()]
+    return lines
+
+
+def rule_branch(failure: CheckFailure) -> str:
+    """The rule branch a failed check belongs to: its test type and the kind of the action that led to the
+    checked state (``"legal_actions after Knock"``; ``"... after the start"`` at the initial state). An
+    action's kind is its first word with every run of digits written ``#``, so ``x(1,2)`` and ``x(0,0)``, or
+    ``Layoff 5s`` and ``Layoff 9h``, are one kind."""
+    last = failure.history[-1].split() if failure.history else []
+    kind = re.sub(r"\d+", "#", last[0]) if last else "the start"
+    return f"{failure.test_type} after {kind}"
+
+
+def failures_by_branch(report: CheckReport) -> dict[str, int]:
+    """The report's kept failures counted by ``rule_branch``, most frequent first (ties by name)."""
+    counts = collections.Counter(rule_branch(f) for f in report.failures)
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
 def possibly_paid(result: SynthesisResult) -> str:
@@ -156,5 +189,5 @@ def accuracy_text(accuracy: float | None, checked: int | None, games: int | None
                                 else "")
 
 
-__all__ = ["TARGET_WORDS", "accuracy_text", "git_commit", "plot_curve", "possibly_paid", "summary_markdown",
-           "target_words", "write_outputs"]
+__all__ = ["TARGET_WORDS", "accuracy_text", "failures_by_branch", "git_commit", "plot_curve", "possibly_paid",
+           "rule_branch", "summary_markdown", "target_words", "write_outputs"]

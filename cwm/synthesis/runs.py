@@ -15,6 +15,7 @@ from cwm.games import trajectories
 from cwm.sandbox import Sandbox
 from cwm.sandbox.checkers import Checker
 from cwm.synthesis.engine import Engine
+from cwm.synthesis.report import failures_by_branch
 from cwm.synthesis.settings import SynthesisSettings
 from cwm.synthesis.store import RunStore, sha
 from cwm.synthesis.types import SynthesisResult
@@ -95,6 +96,7 @@ def result_of(engine: Engine, store: RunStore, config: dict[str, Any], test_repo
         train_checked=train_report.transitions_total if train_report else 0,
         test_checked=None if test_report is None else test_report.transitions_total,
         test_games=None if test_report is None else test_games, rules=rules,
+        test_failures_by_branch=failures_by_branch(test_report) if test_report else {},
     )
 
 

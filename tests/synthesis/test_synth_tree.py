@@ -77,8 +77,37 @@ def test_refinements_that_do_not_improve_are_not_refined(tmp_path: Path) -> None
                           reply("01_initial_buggy")])
     result = synthesize(tmp_path, llm, budget=4)
     assert result.nodes[0].expandable
-    # every later child is a refinement of node 0 that is no better than it
-    assert all(n.parent == 0 and not n.expandable for n in result.nodes[1:])
+    # node 0's refinements are no better than it, so none is refined; its program comes back once, unchanged
+    children = [n for n in result.nodes if n.parent == 0]
+    assert len(children) == 2 and not any(n.expandable for n in children)
+    assert children[1].duplicate_of == 0 and children[1].pass_rate == result.nodes[0].pass_rate
+    # node 0 has two failing checks of one type: two refinement prompts, each sent once; then the root
+    assert [c.tag for c in llm.calls] == ["synthesis/initial", "synthesis/refine", "synthesis/refine",
+                                          "synthesis/initial"]
+    assert result.nodes[3].parent is None
+
+
+def test_no_refinement_prompt_is_sent_twice(tmp_path: Path) -> None:
+    # a model that always returns the same buggy program: each refinement of it shows other failing checks
+    # until none is left, then the search writes from scratch instead of resending a prompt it already sent
+    llm = ScriptedClient([reply("01_initial_buggy")] * 12)
+    result = synthesize(tmp_path, llm, budget=12)
+    refines = [c.messages[-1].text for c in llm.calls if c.tag == "synthesis/refine"]
+    assert len(refines) >= 2 and len(set(refines)) == len(refines)
+    assert any(c.tag == "synthesis/initial" for c in llm.calls[1:])  # the node ran out of new prompts
+    first = [n for n in result.nodes if n.parent is None][0]
+    assert all(n.duplicate_of == first.id for n in result.nodes[1:])
+
+
+def test_any_improvement_keeps_a_refinement_open_unless_the_paper_gain_is_asked() -> None:
+    from cwm.synthesis.tree import expandable_rule
+    from cwm.synthesis.types import Node
+
+    parent = Node(id=0, parent=None, call=0, candidate=0, source="p", pass_rate=0.9974, transition_accuracy=0.9974,
+                  by_type={}, error="", expandable=True, solved=False)
+    assert expandable_rule()(0.9991, parent)  # a near-solved program keeps being refined
+    assert not expandable_rule()(0.9974, parent) and not expandable_rule()(0.99, parent)
+    assert not expandable_rule(min_gain=0.01)(0.9991, parent)  # the paper's one point would freeze it
 
 
 def test_rules_and_trajectories_without_a_ground_truth(tmp_path: Path, train: list, small_test: list) -> None:
@@ -90,3 +119,29 @@ def test_rules_and_trajectories_without_a_ground_truth(tmp_path: Path, train: li
     result = synthesize_world_model((RULES, train), llm, SynthesisSettings.of("world_model", isolate=False), run_dir=tmp_path, test_trajectories=small_test)
     assert result.solved and result.game == "tic_tac_toe" and result.test_accuracy == 1.0
     assert RULES.strip() in llm.calls[0].messages[0].text
+
+
+def test_held_out_failures_are_listed_by_rule_branch(tmp_path: Path) -> None:
+    from cwm.games import trajectories
+    from cwm.synthesis.report import rule_branch
+    from cwm.types import CheckFailure
+
+    # a program that mishandles the end of the game: its held-out failures follow the game's last moves
+    result = synthesize(tmp_path, ScriptedClient([reply("02_refine_partial")]), budget=1,
+                        test_trajectories=trajectories.collect("tic_tac_toe", 20, seed=0))
+    kept = json.loads((tmp_path / "test_report.json").read_text())["report"]["failures"]
+    branches = result.test_failures_by_branch
+    assert result.test_accuracy is not None and result.test_accuracy < 1.0
+    assert sum(branches.values()) == len(kept) > 0
+    assert set(branches) <= {f"{t} after {k}" for t in result.test_by_type for k in ("x(#,#)", "o(#,#)")}
+    assert list(branches.values()) == sorted(branches.values(), reverse=True)
+    summary = (tmp_path / "summary.md").read_text()
+    assert "## Held-out failures by rule branch" in summary and f"| {next(iter(branches))} |" in summary
+    assert json.loads((tmp_path / "result.json").read_text())["test_failures_by_branch"] == branches
+
+    def failure(*history: str) -> CheckFailure:
+        return CheckFailure("legal_actions", 0, len(history), "get_legal_actions(state)", [], [], "", history=history)
+
+    assert rule_branch(failure("Draw upcard", "Layoff 5s")) == rule_branch(failure("Layoff 9h")) == \
+        "legal_actions after Layoff"
+    assert rule_branch(failure()) == "legal_actions after the start"
