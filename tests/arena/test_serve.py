@@ -275,3 +275,40 @@ def test_serve_names_what_it_cannot_serve(tmp_path, capsys):
     assert "nowhere: not a directory" in capsys.readouterr().err
     assert cli.main(["serve"]) == 2
     assert "needs a results folder or bundle" in capsys.readouterr().err
+
+
+def test_a_slow_agents_move_shows_progress_and_resigning_ends_the_game(browser, tmp_path):
+    """The page answers while the agent thinks (the server polls the game's thread, never waits on it) and says
+    who is thinking; `resign` ends the game as a forfeit of the person's seat, saved like any match."""
+    out = tmp_path / "g"
+    for url in _serve(arena_serve.ServeSettings(game="connect_four", agent="gt-mcts", sims=12000, port=0,
+                                                play_out=out)):
+        page, errors = _page(browser, url)
+        page.click("#pstart")
+        page.wait_for_function("() => document.getElementById('pstatus').textContent.startsWith('your move')")
+        page.locator("#legal button").first.click()
+        seen = page.wait_for_function("() => { const s = document.getElementById('pstatus').textContent;"
+                                      " return / is thinking \\(\\d+(\\.\\d)? s\\)$/.test(s) &&"
+                                      " [s, document.querySelectorAll('#legal button').length]; }").json_value()
+        assert seen[0].startswith("gt-mcts is thinking (") and seen[1] == 0  # no move offered while it moves
+        page.wait_for_function("() => document.getElementById('pstatus').textContent.startsWith('your move')")
+        page.click("#pquit")
+        page.wait_for_function("() => document.getElementById('pstatus').textContent.startsWith('game over')")
+        assert page.inner_text("#pstatus").startswith("game over: you lost (")
+        (result,) = arena_replay.results_of(out)
+        assert result.forfeit_seat == 0 and "resigned" in result.reason and errors == []
+        page.close()
+
+
+def test_a_bundle_is_served_as_data_with_its_agent_in_the_play_form(tmp_path):
+    bundle = tmp_path / "bundle"
+    bundle.mkdir()
+    (bundle / "manifest.json").write_text(json.dumps({"game": "tic_tac_toe", "note": HOSTILE + CLOSE}))
+    site = arena_serve.Site(arena_serve.ServeSettings(path=bundle, port=0))
+    summary = site.summary()
+    assert summary["kind"] == "bundle" and summary["manifest"]["note"] == HOSTILE + CLOSE  # data, escaped by JSON
+    assert summary["play"] == {"game": "tic_tac_toe", "agent": f"cwm:{bundle}", "seat": 0}
+    assert summary["matches"] == [] and not (bundle / "matches.jsonl").exists()
+    (bundle / "manifest.json").write_text("[1, 2")
+    with pytest.raises(arena_serve.ServeError, match="manifest.json: not a readable manifest"):
+        arena_serve.Site(arena_serve.ServeSettings(path=bundle, port=0))
