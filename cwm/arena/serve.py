@@ -24,6 +24,7 @@ Routes: ``GET /`` (the page), ``GET /api/summary``, ``GET /api/match?n=N`` (numb
 
 from __future__ import annotations
 
+import gzip
 import html
 import ipaddress
 import json
@@ -395,6 +396,9 @@ class Handler(BaseHTTPRequestHandler):
 
     def _send(self, code: int, body: bytes, kind: str, nonce: str | None) -> None:
         self.send_response(code)
+        if len(body) > 1024 and "gzip" in self.headers.get("Accept-Encoding", ""):
+            body = gzip.compress(body, compresslevel=6)  # a match's states repeat: a tenth of the bytes travel
+            self.send_header("Content-Encoding", "gzip")
         self.send_header("Content-Type", kind)
         self.send_header("Content-Length", str(len(body)))
         self.send_header("Cache-Control", "no-store")
