@@ -6,7 +6,8 @@ both): a script that turns a game's rendering of a state (or a seat's observatio
 war), or ``null`` when the game has no drawing or the text is not in the shape its drawing reads; the page
 then shows the text itself. The text is untrusted (a results folder may come from anyone): the drawing is
 built with DOM calls only, every string from the text set through ``textContent``, so nothing in it can
-become markup or script. ``STYLE`` holds the drawing's CSS. Cards are drawn as cards (rank and suit), with
+become markup or script. ``STYLE`` holds the drawing's CSS (the element right after a ``.drawn`` holder that
+holds a drawing, the text, is hidden). Cards are drawn as cards (rank and suit), with
 a card that is not known to the viewer (Leduc's ``-10000``) face down.
 """
 
@@ -16,7 +17,7 @@ DRAWN = ("tic_tac_toe", "connect_four", "gen_tic_tac_toe", "quadranto", "backgam
          "hand_of_war")
 
 STYLE = """
-.drawn svg{max-width:100%;height:auto;display:block}.drawn{max-width:100%}
+.drawn svg{max-width:100%;height:auto;display:block}.drawn{max-width:100%}.drawn:not(:empty)+*{display:none}
 """
 
 SCRIPT = r"""
@@ -185,13 +186,13 @@ function cwmBoard(game, text) {
   if (!draw || typeof text !== 'string') return null;
   try { return draw(text); } catch (e) { return null; }
 }
-// Puts `text` in `pre` and its drawing (if any) in `holder`; the text stays in the page, hidden when drawn.
+// Puts `text` in `pre` and its drawing (if any) in `holder`; the text stays in the page, and STYLE hides it
+// while a drawing is shown (`pre` is the element right after `holder`).
 function cwmShow(holder, pre, game, text) {
   pre.textContent = text == null ? '' : String(text);
   holder.textContent = '';
   const drawn = cwmBoard(game, text);
   if (drawn) holder.appendChild(drawn);
-  pre.hidden = !!drawn;
   return drawn;
 }
 """

@@ -29,6 +29,7 @@ import html
 import ipaddress
 import json
 import queue
+import re
 import secrets
 import socket
 import threading
@@ -78,8 +79,7 @@ class ServeSettings:
       game, agent, seat: the game, the agent spec and the person's seat the play form starts with.
       sims: the agent's MCTS/ISMCTS simulations per move.
       seed: seeds chance and the agent, with each match's key (as ``cwm play --seed``).
-      play_out: where games played in the browser are saved (default ``runs/play/<game>``, or ``path`` when
-        it is a results folder of the game or no path is given).
+      play_out: where games played in the browser are saved (default ``runs/play/<game>``, as ``cwm play``).
     """
 
     path: Path | None = None
@@ -205,11 +205,12 @@ class Site:
             raise ServeError(f"{file}: the manifest is not a JSON object")
         return clean_json(data, limit=2000)
 
-    def folder(self) -> Path | None:
-        """The results folder the page lists: the served folder, or the browser's games' folder."""
-        if self.kind == "results":
+    def folder(self) -> Path:
+        """The results folder the page lists: the served one (a tournament may not have written its first
+        match yet), or, for a bundle or no path, the folder the browser's games are saved in."""
+        if self.settings.path is not None and self.kind != "bundle":
             return self.settings.path
-        return self.play_out(self.default_game()) if self.kind == "empty" else None
+        return self.play_out(self.default_game())
 
     def default_game(self) -> str:
         found = self.settings.game or (self.manifest.get("game") if self.kind == "bundle" else None)
@@ -223,13 +224,16 @@ class Site:
         return self.settings.agent
 
     def play_out(self, game: str) -> Path:
+        """Where a game played in the browser is saved: ``--out``, else ``runs/play/<game>`` as ``cwm play``
+        does (never the served folder: a tournament's folder keeps its own matches and reports)."""
         if self.settings.play_out is not None:
             return self.settings.play_out
-        if self.settings.path is not None and self.kind in ("results", "empty"):
-            recorded = arena_replay.recorded_game(self.settings.path)
-            if recorded in (None, game):
-                return self.settings.path
-        return Path("runs") / "play" / games.resolve(game).name
+        if ".py" in game and game != self.settings.game:  # a bundle's recorded module: named, never imported
+            return Path("runs") / "play" / re.sub(r"[^A-Za-z0-9_.-]+", "_", game.rsplit(":", 1)[-1])[:80]
+        try:
+            return Path("runs") / "play" / games.resolve(game).name
+        except games.UnknownGameError as e:
+            raise LookupError(str(e)) from None
 
     def summary(self) -> dict[str, JSON]:
         """The folder now: its game, matches (one line each), leaderboard, results, and whether a tournament is
@@ -238,7 +242,7 @@ class Site:
                                  "agent": self.default_agent(), "seat": self.settings.seat},
                                  "games": [g.name for g in games.registered()], "manifest": self.manifest}
         out = self.folder()
-        if out is None or not (out / "matches.jsonl").is_file():
+        if not (out / "matches.jsonl").is_file():
             return clean_json(base | {"game": self.default_game(), "matches": [], "leaderboard": None,
                                       "results": [], "running": False}, limit=4000)
         results = arena_replay.results_of(out)
@@ -254,7 +258,7 @@ class Site:
     def match(self, n: int) -> dict[str, JSON]:
         """Match ``n`` (from 1) of the folder, as the ``cwm view`` page holds it, with the game's name."""
         out = self.folder()
-        if out is None:
+        if not (out / "matches.jsonl").is_file():
             raise LookupError("this folder has no matches")
         results = arena_replay.results_of(out)
         if not 1 <= n <= len(results):
@@ -264,7 +268,16 @@ class Site:
         return shown | {"game": clean(arena_replay.recorded_game(out) or "?")}
 
     def start(self, game: str, agent: str, seat: int) -> str:
-        """Starts a game in the browser and returns its id (waits up to 3 s for its first turn or its error)."""
+        """Starts a game in the browser and returns its id (waits up to 3 s for its first turn or its error).
+
+        Raises:
+          ValueError: a game module (``path/to/game.py:NAME``) other than the one ``--play`` named: importing
+            a module runs its code here, so only the command line may choose one (a folder's recorded game
+            and the page's form are not trusted to).
+        """
+        if ".py" in game and game != self.settings.game:
+            raise ValueError("a game module is played only when the command line names it (cwm serve --play "
+                             "path/to/game.py:NAME)")
         playing = PlayGame(clean(game, limit=200), clean(agent, limit=2000), seat)
         gid = secrets.token_hex(8)
         with self.lock:

@@ -24,8 +24,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seat", type=int, choices=(0, 1), default=0, help="your seat in the play form (default 0)")
     p.add_argument("--sims", type=int, default=200, help="the agent's MCTS/ISMCTS simulations per move (default 200)")
     p.add_argument("--seed", type=int, default=0, help="seeds chance and the agent, with the match key (default 0)")
-    p.add_argument("--out", default=None, help="where games played in the browser are saved (default PATH when it "
-                   "is a results folder of that game, else runs/play/GAME)")
+    p.add_argument("--out", default=None, help="where games played in the browser are saved (default runs/play/GAME, "
+                   "as cwm play)")
     p.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8000, help="the port (default 8000; 0 picks a free one)")
     p.add_argument("--allow-remote", action="store_true",

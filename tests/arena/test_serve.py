@@ -29,7 +29,7 @@ from planners.config import SearchConfig
 FAST = Settings(search=SearchConfig(num_simulations=5, rollouts=1))
 HOSTILE = "<img src=x onerror=\"document.title='owned';document.body.dataset.owned='1'\">"
 CLOSE = "</script><script>document.title='owned'</script>"
-WAIT_MS = 120_000  # a generous backstop for a shared, loaded machine: no verdict depends on it
+WAIT_MS = 300_000  # a generous backstop for a shared, loaded machine: no verdict depends on it
 
 
 def _chromium() -> str:
@@ -258,6 +258,15 @@ def test_the_server_serves_its_routes_only(ttt_folder):
         assert _get(url, "/", {"Host": "evil.example:80"})[0] == 421  # DNS rebinding: another name
         status, body = _get(url, "/api/play/start", method="POST")  # no X-CWM header: a form on another site
         assert status == 403 and b"X-CWM" in body
+        evil = ttt_folder.parent / "evil.py"
+        evil.write_text("open(__file__ + '.ran', 'w').close()\n")
+        request = json.dumps({"game": f"{evil}:evil", "agent": "random", "seat": 0}).encode()
+        host, port = url.split("//")[1].rstrip("/").split(":")
+        conn = http.client.HTTPConnection(host, int(port), timeout=60)
+        conn.request("POST", "/api/play/start", body=request, headers={"X-CWM": "1"})
+        response = conn.getresponse()
+        assert response.status == 400 and b"only when the command line names it" in response.read()
+        assert not (ttt_folder.parent / "evil.py.ran").exists()  # the page cannot make the server import a module
 
 
 def test_a_non_loopback_address_is_refused_without_the_flag(capsys):
@@ -304,11 +313,19 @@ def test_a_bundle_is_served_as_data_with_its_agent_in_the_play_form(tmp_path):
     bundle = tmp_path / "bundle"
     bundle.mkdir()
     (bundle / "manifest.json").write_text(json.dumps({"game": "tic_tac_toe", "note": HOSTILE + CLOSE}))
-    site = arena_serve.Site(arena_serve.ServeSettings(path=bundle, port=0))
+    site = arena_serve.Site(arena_serve.ServeSettings(path=bundle, port=0, play_out=tmp_path / "games"))
     summary = site.summary()
     assert summary["kind"] == "bundle" and summary["manifest"]["note"] == HOSTILE + CLOSE  # data, escaped by JSON
     assert summary["play"] == {"game": "tic_tac_toe", "agent": f"cwm:{bundle}", "seat": 0}
     assert summary["matches"] == [] and not (bundle / "matches.jsonl").exists()
+    # a bundle's recorded game module is shown, and named in the play form, but never imported by the server
+    (bundle / "manifest.json").write_text(json.dumps({"game": f"{tmp_path}/evil.py:evil"}))
+    (tmp_path / "evil.py").write_text("open(__file__ + '.ran', 'w').close()\n")
+    site = arena_serve.Site(arena_serve.ServeSettings(path=bundle, port=0))
+    assert site.summary()["play"]["game"] == f"{tmp_path}/evil.py:evil" and site.folder() == Path("runs/play/evil")
+    with pytest.raises(ValueError, match="only when the command line names it"):
+        site.start(f"{tmp_path}/evil.py:evil", "random", 0)
+    assert not (tmp_path / "evil.py.ran").exists()
     (bundle / "manifest.json").write_text("[1, 2")
     with pytest.raises(arena_serve.ServeError, match="manifest.json: not a readable manifest"):
         arena_serve.Site(arena_serve.ServeSettings(path=bundle, port=0))
