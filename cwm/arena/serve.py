@@ -582,9 +582,12 @@ function showPlay(g) {
     '; saved as ' + g.result.key + ' in ' + g.result.saved : g.status === 'error' ? 'cannot play: ' +
     g.messages[g.messages.length - 1] : 'starting';
   $('pstatus').dataset.prompts = g.prompts;
-  const legal = $('legal'); legal.textContent = '';
-  if (g.status === 'your-move') g.legal.forEach(m => { const b = legal.appendChild(el('button', m));
-    b.onclick = () => send(m); });
+  const legal = $('legal'), offer = JSON.stringify([playId, g.status, g.prompts, g.legal]);
+  if (legal.dataset.offer !== offer) {  // rebuilt only when the offer changes: a click is never lost to a poll
+    legal.dataset.offer = offer; legal.textContent = '';
+    if (g.status === 'your-move') g.legal.forEach(m => { const b = legal.appendChild(el('button', m));
+      b.onclick = () => send(m); });
+  }
   if (g.messages.length > seenMessages) $('preply').textContent = g.messages.slice(seenMessages).join('\\n');
   if (over || g.status === 'error') { clearInterval(polling); polling = null; refresh(); }
 }

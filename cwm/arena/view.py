@@ -1,6 +1,9 @@
 """One static HTML page per tournament (``cwm view DIR``): the leaderboard, the results table, and every
 match as a step-through view of the board (or each seat's observation) with the acting agent's record
-(an LLM's reply and how it was read) beside each move.
+(an LLM's reply and how it was read) beside each move. Boards are drawn as SVG by ``cwm.arena.boards``
+(the renderer ``cwm serve`` uses; the game's text where it has no drawing); the arrow keys step the match
+last clicked, a filter box shows the matches whose heading holds the text typed, and tables scroll in
+their own box at phone width.
 
 The page is self-contained: no script, style or font is loaded from anywhere, so it opens offline and
 from a file. Everything an agent or a game wrote, and every file of the folder, is untrusted: the tables

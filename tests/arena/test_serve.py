@@ -9,6 +9,8 @@ from __future__ import annotations
 import http.client
 import json
 import shutil
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -286,26 +288,44 @@ def test_serve_names_what_it_cannot_serve(tmp_path, capsys):
     assert "needs a results folder or bundle" in capsys.readouterr().err
 
 
-def test_a_slow_agents_move_shows_progress_and_resigning_ends_the_game(browser, tmp_path):
+def test_a_slow_agents_move_shows_progress_and_resigning_ends_the_game(browser, tmp_path, monkeypatch):
     """The page answers while the agent thinks (the server polls the game's thread, never waits on it) and says
-    who is thinking; `resign` ends the game as a forfeit of the person's seat, saved like any match."""
+    who is thinking; `resign` ends the game as a forfeit of the person's seat, saved like any match. The
+    agent here is random, held at its move until the page has shown that it is thinking (so the test does
+    not depend on how long a real search takes)."""
+    from cwm.arena import run as arena_run
+
+    release, built = threading.Event(), arena_run.make_agent
+
+    class Held:
+        def __init__(self, agent):
+            self.agent = agent
+
+        def step(self, state):
+            assert release.wait(WAIT_MS / 1000), "the test never released the agent"
+            return self.agent.step(state)
+
+        def __getattr__(self, name):
+            return getattr(self.agent, name)
+
+    monkeypatch.setattr(arena_run, "make_agent", lambda *a, **k: Held(built(*a, **k)))
     out = tmp_path / "g"
-    for url in _serve(arena_serve.ServeSettings(game="connect_four", agent="gt-mcts", sims=12000, port=0,
-                                                play_out=out)):
+    for url in _serve(arena_serve.ServeSettings(game="connect_four", agent="random", port=0, play_out=out)):
         page, errors = _page(browser, url)
         page.click("#pstart")
         page.wait_for_function("() => document.getElementById('pstatus').textContent.startsWith('your move')")
         page.locator("#legal button").first.click()
-        seen = page.wait_for_function("() => { const s = document.getElementById('pstatus').textContent;"
-                                      " return / is thinking \\(\\d+(\\.\\d)? s\\)$/.test(s) &&"
-                                      " [s, document.querySelectorAll('#legal button').length]; }").json_value()
-        assert seen[0].startswith("gt-mcts is thinking (") and seen[1] == 0  # no move offered while it moves
+        page.wait_for_function("() => / is thinking \\(\\d+(\\.\\d)? s\\)$/.test("
+                               "document.getElementById('pstatus').textContent)")
+        assert page.inner_text("#pstatus").startswith("random is thinking (")
+        assert page.locator("#legal button").count() == 0  # no move is offered while the agent moves
+        release.set()
         page.wait_for_function("() => document.getElementById('pstatus').textContent.startsWith('your move')")
         page.click("#pquit")
         page.wait_for_function("() => document.getElementById('pstatus').textContent.startsWith('game over')")
         assert page.inner_text("#pstatus").startswith("game over: you lost (")
         (result,) = arena_replay.results_of(out)
-        assert result.forfeit_seat == 0 and "resigned" in result.reason and errors == []
+        assert result.forfeit_seat == 0 and "resigned" in result.reason and result.moves == 2 and errors == []
         page.close()
 
 
@@ -329,3 +349,32 @@ def test_a_bundle_is_served_as_data_with_its_agent_in_the_play_form(tmp_path):
     (bundle / "manifest.json").write_text("[1, 2")
     with pytest.raises(arena_serve.ServeError, match="manifest.json: not a readable manifest"):
         arena_serve.Site(arena_serve.ServeSettings(path=bundle, port=0))
+
+
+def test_the_page_follows_a_tournament_that_is_still_playing(browser, ttt_folder, tmp_path):
+    """Matches appended to a folder while the page is open appear without a reload, and while another
+    process holds the folder's writer lock (a tournament playing) the page says so."""
+    folder = tmp_path / "live"
+    shutil.copytree(ttt_folder, folder)
+    rows = (folder / "matches.jsonl").read_text().splitlines(keepends=True)
+    (folder / "matches.jsonl").write_text("".join(rows[:1]))
+    holder = subprocess.Popen([sys.executable, "-c", "import sys\nfrom cwm.arena.lock import writer_lock\n"
+                               f"with writer_lock({str(folder)!r}):\n    print('locked', flush=True)\n"
+                               "    sys.stdin.readline()\n"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        for url in _serve(arena_serve.ServeSettings(path=folder, port=0)):
+            page, errors = _page(browser, url)
+            assert page.locator("#matchlist tr[data-row]").count() == 1
+            page.wait_for_function("() => document.getElementById('progress').textContent.includes('playing into')")
+            with (folder / "matches.jsonl").open("a") as f:
+                f.write("".join(rows[1:]))
+            page.wait_for_function("() => document.querySelectorAll('#matchlist tr[data-row]').length === 4")
+            assert page.inner_text("#title").endswith(": 4 matches")
+            holder.communicate("\n", timeout=60)
+            page.wait_for_function("() => document.getElementById('progress').textContent === ''")
+            assert errors == []
+            page.close()
+    finally:
+        if holder.poll() is None:
+            holder.kill()
