@@ -492,7 +492,7 @@ _BODY = """
 <button id="prev">&larr; prev</button> <input id="range" type="range" min="0" value="0">
 <button id="next">next &rarr;</button> <span id="where"></span>
 <div class="cols"><div><div class="drawn" id="vdrawn"></div><pre id="vboard"></pre></div>
-<div><pre id="vobs"></pre><div class="notes" id="vnotes"></div></div></div></section>
+<div><div id="vobs" class="cols"></div><div class="notes" id="vnotes"></div></div></div></section>
 """
 
 _SCRIPT = """
@@ -557,7 +557,10 @@ function showStep(s) {
   cwmShow($('vdrawn'), $('vboard'), t.game, st ? st.state : t.initial);
   $('where').textContent = 'step ' + s + ' of ' + t.steps.length + (st ? ': ' + (st.player < 0 ? 'chance' :
     'seat ' + st.player + ' (' + t.seats[st.player] + ')') + ' plays ' + st.text : ': start');
-  $('vobs').textContent = (st && st.observations || []).map((o, i) => 'seat ' + i + ' sees: ' + o).join('\\n');
+  const obs = $('vobs'); obs.textContent = '';  // each seat's observation, drawn where the game has a drawing
+  (st && st.observations || []).forEach((o, i) => { const box = obs.appendChild(el('div'));
+    box.appendChild(el('div', 'seat ' + i + ' sees:')); const d = box.appendChild(el('div')); d.className = 'drawn';
+    cwmShow(d, box.appendChild(el('pre')), t.game, o); });
   const notes = $('vnotes'); notes.textContent = '';
   ((st && t.notes[s - 1]) || []).forEach(n => {
     notes.appendChild(el('div', n.attempt !== undefined ? 'LLM attempt ' + n.attempt + ': ' + n.outcome + ' ' +

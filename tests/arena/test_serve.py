@@ -127,6 +127,9 @@ def test_a_whole_game_played_in_the_browser_is_saved_like_cwm_plays(browser, tmp
             page.keyboard.press("ArrowRight")
         assert page.inner_text("#where").startswith(f"step {len(transcript['steps'])} of {len(transcript['steps'])}")
         assert page.eval_on_selector_all("#vdrawn svg .card, #vdrawn svg [class^=piece]", "e => e.length") > 0
+        if game == "leduc_poker":  # each seat's observation drawn too: its own card face up
+            assert page.eval_on_selector_all("#vobs svg", "e => e.length") == 2
+            assert "[Private:" in page.eval_on_selector("#vobs", "e => e.textContent")  # the text kept beside
         assert errors == []
         page.close()
 
