@@ -193,6 +193,7 @@ class Site:
         self.manifest = self._manifest() if self.kind == "bundle" else {}
         self.games: dict[str, PlayGame] = {}
         self.lock = threading.Lock()
+        self._cached: tuple[Any, dict[str, JSON]] | None = None  # (folder and its files' stamps, tables)
 
     def _manifest(self) -> dict[str, JSON]:
         assert self.settings.path is not None
@@ -245,15 +246,28 @@ class Site:
         if not (out / "matches.jsonl").is_file():
             return clean_json(base | {"game": self.default_game(), "matches": [], "leaderboard": None,
                                       "results": [], "running": False}, limit=4000)
+        return clean_json(base | self._tables(out) | {"running": _running(out)}, limit=4000)
+
+    def _tables(self, out: Path) -> dict[str, JSON]:
+        """The folder's matches, leaderboard and results, computed again only when one of the files they are
+        read from changed (a page polls every 3 s; the leaderboard's intervals resample 200 times)."""
+        stamp = tuple((f.stat().st_mtime_ns, f.stat().st_size) if f.is_file() else None
+                      for f in (out / "matches.jsonl", out / "labels.json", out / "config.json"))
+        with self.lock:
+            if self._cached is not None and self._cached[0] == (out, stamp):
+                return self._cached[1]
         results = arena_replay.results_of(out)
         head, body = arena_ratings.cells(arena_ratings.leaderboard(results)) if results else ([], [])
         rows = arena_report.pairings(arena_report.summarize(results)) if results else []
         listed = [{"n": i, "key": r.key, "seats": list(r.seats), "returns": list(r.returns),
                    "forfeit": r.reason if r.forfeit_seat is not None else None}
                   for i, r in enumerate(results, 1)]
-        return clean_json(base | {"game": arena_replay.recorded_game(out) or "?", "matches": listed,
-                                  "leaderboard": {"head": list(head), "body": [list(map(str, b)) for b in body]},
-                                  "results": rows, "running": _running(out)}, limit=4000)
+        tables: dict[str, JSON] = {"game": arena_replay.recorded_game(out) or "?", "matches": listed,
+                                   "leaderboard": {"head": list(head), "body": [list(map(str, b)) for b in body]},
+                                   "results": rows}
+        with self.lock:
+            self._cached = ((out, stamp), tables)
+        return tables
 
     def match(self, n: int) -> dict[str, JSON]:
         """Match ``n`` (from 1) of the folder, as the ``cwm view`` page holds it, with the game's name."""
