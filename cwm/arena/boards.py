@@ -161,20 +161,26 @@ function drawWar(text) {
   drawLines(s, 10, 30 + rows.length * 56, info);
   return s;
 }
-// Quadranto: the 4x4 board with each square the JSON says is known (`squares`, [row, col] per player).
+// Quadranto: the 4x4 board with each square the JSON says is known: the state's `squares` ([row, col] per
+// player), or a seat's observation (`my_square`, and the quadrant its opponent is in, shaded).
 function drawQuadranto(text) {
   const st = parseJson(text);
-  if (!st || !Array.isArray(st.squares)) return null;
-  const c = 50, s = svgRoot(4 * c + 10, 4 * c + 60);
-  for (let i = 0; i < 4; i++) for (let j = 0; j < 4; j++)
+  if (!st || (!Array.isArray(st.squares) && !Array.isArray(st.my_square))) return null;
+  const c = 50, s = svgRoot(4 * c + 10, 4 * c + 80), quads = ['top-left', 'top-right', 'bottom-left', 'bottom-right'];
+  const shaded = quads.indexOf(st.opponent_quadrant);
+  for (let i = 0; i < 4; i++) for (let j = 0; j < 4; j++) {
+    const q = (i < 2 ? 0 : 2) + (j < 2 ? 0 : 1);
     s.appendChild(svgEl('rect', {x: 5 + j * c, y: 5 + i * c, width: c, height: c, stroke: '#555',
-      fill: (i < 2) === (j < 2) ? '#fff' : '#e4e8f0'}));
-  st.squares.forEach((sq, p) => { if (!Array.isArray(sq) || sq.length !== 2) return;
+      fill: q === shaded ? '#f3d9a0' : (i < 2) === (j < 2) ? '#fff' : '#e4e8f0'}));
+  }
+  const pieces = Array.isArray(st.squares) ? st.squares.map((sq, p) => [sq, p, String(p)]) : [[st.my_square, 0, 'you']];
+  pieces.forEach(([sq, p, label]) => { if (!Array.isArray(sq) || sq.length !== 2) return;
     const [r, q] = sq.map(Number); if (!(r >= 0 && r < 4 && q >= 0 && q < 4)) return;
     s.appendChild(svgEl('circle', {cx: 5 + q * c + c / 2, cy: 5 + r * c + c / 2, r: 18, class: 'piece-' + p,
       fill: p ? '#fc3' : '#d33'}));
-    svgText(s, 5 + q * c + c / 2, 5 + r * c + c / 2 + 5, p, {'text-anchor': 'middle'}); });
-  drawLines(s, 5, 4 * c + 25, Object.entries(st).filter(([k]) => k !== 'squares').map(([k, v]) => k + ': ' + JSON.stringify(v)));
+    svgText(s, 5 + q * c + c / 2, 5 + r * c + c / 2 + 5, label, {'text-anchor': 'middle', 'font-size': 12}); });
+  drawLines(s, 5, 4 * c + 25, Object.entries(st).filter(([k]) => k !== 'squares' && k !== 'my_square')
+    .map(([k, v]) => k + ': ' + JSON.stringify(v)));
   return s;
 }
 const BOARDS = {tic_tac_toe: t => drawGrid(t, false), gen_tic_tac_toe: t => drawGrid(t, false),

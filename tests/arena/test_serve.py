@@ -381,3 +381,70 @@ def test_the_page_follows_a_tournament_that_is_still_playing(browser, ttt_folder
     finally:
         if holder.poll() is None:
             holder.kill()
+
+
+def _positions() -> list[tuple[str, str]]:
+    """Texts the renderer must draw: states (and seats' observations) of every drawn game, from seeded random
+    play, several per game (start, middle, end)."""
+    import numpy as np
+
+    from cwm import games
+    from cwm.arena import boards
+
+    rng, found = np.random.default_rng(7), []
+    for name in boards.DRAWN:
+        game = games.load_game(name)
+        state, seen = game.new_initial_state(), []
+        while not state.is_terminal() and len(seen) < 400:
+            seen.append(str(state))
+            if game.get_type().provides_observation_string and not state.is_chance_node():
+                seen.append(state.observation_string(state.current_player()))
+            if state.is_chance_node():
+                actions, probs = zip(*state.chance_outcomes())
+                state.apply_action(int(rng.choice(actions, p=probs)))
+            else:
+                state.apply_action(int(rng.choice(state.legal_actions())))
+        seen.append(str(state))
+        found += [(name, text) for text in seen[:: max(1, len(seen) // 12)] + [seen[-1]]]
+    return found
+
+
+def _expected(name: str, text: str) -> int:
+    """How many pieces or cards the drawing of ``text`` must hold, counted from the text here."""
+    import re
+
+    if name in ("tic_tac_toe", "gen_tic_tac_toe", "connect_four"):
+        return text.count("x") + text.count("o")
+    if name == "backgammon":
+        lines = text.split("\n")
+        top = lines.index("+------|------+")
+        return sum(row.count("x") + row.count("o") for row in lines[top + 1:top + 12])
+    if name == "leduc_poker":
+        return 3 if text.startswith("Round") else 2
+    if name == "gin_rummy":
+        boxes = re.findall(r"Player\d:.*\n\+-+\+\n((?:\|.*\|\n){4})", text)
+        pile = re.search(r"Discard pile: (.*)", text)
+        return sum(len(re.findall(r"[A2-9TJQK][scdh]", b)) for b in boxes) + \
+            (len(re.findall(r"[A2-9TJQK][scdh]", pile.group(1))) if pile else 0)
+    data = json.loads(text)
+    if name == "quadranto":  # a state's squares, or a seat's own square
+        return sum(1 for sq in data["squares"] if isinstance(sq, list)) if "squares" in data else 1
+    return sum(len(v) if not v or not isinstance(v[0], list) else sum(map(len, v))
+               for v in data.values() if isinstance(v, list) and all(isinstance(c, (str, list)) for c in v))
+
+
+def test_every_drawn_game_is_drawn_with_every_piece_and_card_its_text_holds(browser):
+    from cwm.arena import boards
+
+    positions = _positions() + [("tic_tac_toe", "x.o\n.x"), ("chess", "rnbqkbnr"), ("leduc_poker", "no cards")]
+    page = browser.new_page()
+    page.set_content(f"<body><script>{boards.SCRIPT}</script></body>")
+    drawn = page.evaluate("""(positions) => positions.map(([game, text]) => { const d = cwmBoard(game, text);
+        if (!d) return null; document.body.appendChild(d);
+        return d.querySelectorAll('.piece-x, .piece-o, .piece-0, .piece-1, .card').length; })""",
+                          [list(p) for p in positions])
+    assert drawn[-3:] == [None, None, None]  # not the shape the drawing reads, or no drawing: shown as text
+    for (name, text), count in zip(positions[:-3], drawn[:-3]):
+        assert count == _expected(name, text), (name, text)
+    assert {name for name, _ in positions[:-3]} == set(boards.DRAWN)
+    page.close()
