@@ -46,6 +46,14 @@ def play(game: str, against: str, *, seat: int = 0, out_dir: str | Path | None =
       ArenaError: a game that is not for two players, a seat other than 0 or 1, an agent that cannot be built,
         or a folder that holds another game's matches. Nothing is written then.
     """
+    return play_as(HumanAgent(read=read, write=write), game, against, seat=seat, out_dir=out_dir,
+                   settings=settings, seed=seed)
+
+
+def play_as(person: HumanAgent, game: str, against: str, *, seat: int = 0, out_dir: str | Path | None = None,
+            settings: Settings | None = None, seed: int = 0) -> MatchResult:
+    """``play`` with ``person`` in ``seat``: a ``HumanAgent`` that takes its moves from elsewhere than a
+    terminal (``cwm serve``'s page), validated the same way. Arguments, result and errors as ``play``'s."""
     settings = settings or Settings()
     name = games.resolve(game).name
     if games.load_game(name).num_players() != 2 or seat not in (0, 1):
@@ -67,7 +75,7 @@ def play(game: str, against: str, *, seat: int = 0, out_dir: str | Path | None =
     builds = (HUMAN, spec.bare) if seat == 0 else (spec.bare, HUMAN)
     job = MatchJob(name, key, seats, match_seed(seed, key), settings, None, str(out / "llm"), builds, fingerprints,
                    index)
-    record = arena.run_match(job, given={seat: HumanAgent(read=read, write=write)})
+    record = arena.run_match(job, given={seat: person})
     _save(out, record, name)
     return MatchResult.from_json(record)
 
