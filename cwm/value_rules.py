@@ -173,6 +173,7 @@ def _action(value: Any, what: str) -> str:
 _CHECKED_CHANCE: dict[tuple[tuple[str, float], ...], list[tuple[str, float]]] = {}
 CHECKED_CHANCE_LIMIT = 1024  # distinct outcome lists remembered (the memo is cleared when full)
 _CHANCE_MEMO_MAX = 256  # longer lists are checked in full each time (bounds the memo at 256K pairs)
+_CHANCE_MEMO_CHARS = 16_384  # ... and so are lists whose outcome strings hold more characters (16M at most in all)
 
 
 def chance_outcomes(value: Any) -> list[tuple[str, float]]:
@@ -203,10 +204,13 @@ def chance_outcomes(value: Any) -> list[tuple[str, float]]:
 
 def _chance_key(value: Any) -> tuple[tuple[str, float], ...] | None:
     """The memo key of an outcome list whose every pair is an exact ``tuple``/``list`` of an exact ``str`` and
-    an exact ``float`` (so hashing and comparing it runs no code of the model's), else ``None``."""
+    an exact ``float`` (so hashing and comparing it runs no code of the model's), and whose outcomes hold at
+    most ``_CHANCE_MEMO_CHARS`` characters in all (a model cannot fill the trusted side's memory through the
+    memo), else ``None``."""
     if type(value) is not list or len(value) > _CHANCE_MEMO_MAX:
         return None
     key = []
+    chars = 0
     for item in value:
         t = type(item)
         if (t is not tuple and t is not list) or len(item) != 2:
@@ -214,8 +218,9 @@ def _chance_key(value: Any) -> tuple[tuple[str, float], ...] | None:
         outcome, p = item
         if type(outcome) is not str or type(p) is not float:
             return None
+        chars += len(outcome)
         key.append((outcome, p))
-    return tuple(key)
+    return tuple(key) if chars <= _CHANCE_MEMO_CHARS else None
 
 
 def _check_chance(value: Any) -> list[tuple[str, float]]:

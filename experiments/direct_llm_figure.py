@@ -130,6 +130,9 @@ def _play_game(config: common.GameConfig, batch: Path, game_dir: Path, args: arg
     llm = arena_figure.check_inputs(figure, game_dir.parent)[config.game]
     bundle = arena_figure.obtain_bundle(config, figure, game_dir, llm)  # type: ignore[arg-type]
     agents = [f"{arena_figure.CWM_LABEL}=cwm:{bundle.resolve()}", f"{LLM_LABEL}=llm:batch:{batch.resolve()}"]
+    fingerprint = identity.agent_fingerprint(parse_agent_spec(agents[0]))
+    if not args.work:
+        _check_recorded_against(Path(args.sessions) / spec.name / "provenance.json", fingerprint)
     plan = arena.TournamentPlan(matches=config.matches, seed=args.first_seed,
                                 settings=Settings(search=SearchConfig(num_simulations=config.sims,
                                                                       rollouts=config.rollouts)))
@@ -145,11 +148,28 @@ def _play_game(config: common.GameConfig, batch: Path, game_dir: Path, args: arg
         raise
     finally:
         executor.close()
-    fingerprint = identity.agent_fingerprint(parse_agent_spec(agents[0]))
     return row(spec, results, bundle) | {"bundle_fingerprint": fingerprint, "matches_per_seat": config.matches,
                                          "settings": f"{config.sims} simulations, {config.rollouts} rollouts",
                                          "paired": next((c for c in arena_report.paired_comparisons(spec, results)
                                                          if c["agent"] == arena_figure.CWM_LABEL), None)}
+
+
+def _check_recorded_against(provenance: Path, fingerprint: str) -> None:
+    """Refuses to replay a session recorded against another bundle: the CWM agent would play other moves, so the
+    direct LLM would be asked prompts no one answered (the run would only wait for replies)."""
+    from cwm.files import RUN_FILE_BYTES, loads_bounded, read_bounded
+
+    try:
+        recorded = loads_bounded(read_bounded(provenance, RUN_FILE_BYTES, what="session provenance"),
+                                 where=str(provenance))
+    except (OSError, ValueError) as e:
+        raise common.ExperimentError(f"{provenance}: cannot be read ({e})") from None
+    found = recorded.get("bundle_fingerprint") if isinstance(recorded, dict) else None
+    if found != fingerprint:
+        raise common.ExperimentError(
+            f"{provenance}: the session was recorded against the bundle {str(found)[:80]!r}, and this run's bundle "
+            f"is {fingerprint!r}: its matches would ask the direct LLM new prompts; record the session again "
+            f"(--work) against this bundle")
 
 
 def row(spec: Any, results: Sequence[Any], bundle: Path) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+import shutil
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -157,6 +158,7 @@ def run_match(job: MatchJob, *, given: Mapping[int, Agent] | None = None) -> dic
     start = time.perf_counter()
     seeds = np.random.SeedSequence(job.seed).spawn(len(job.seats) + 1)
     agents: list[Agent] = []
+    waiting: dict[str, JSON] | None = None
     try:
         for seat, label in enumerate(job.builds or job.seats):
             if given and seat in given:
@@ -184,11 +186,15 @@ def run_match(job: MatchJob, *, given: Mapping[int, Agent] | None = None) -> dic
                                                              move_time_limit=job.move_time_limit, actions=played,
                                                              times=times)
         except PendingBatch as e:  # played again from its start once the reply is there (same seeds, same moves)
-            return {"pending": job.key, "directory": str(e.directory)}
+            waiting = {"pending": job.key, "directory": str(e.directory)}
     finally:
         for agent in agents:
             with contextlib.suppress(Exception):  # closing is tidying up; the result stands
                 agent.close()
+    if waiting is not None:
+        if job.log_dir:  # the next pass logs the match afresh: its replayed calls are not counted twice
+            shutil.rmtree(Path(job.log_dir) / _safe(job.key), ignore_errors=True)
+        return waiting
     logs = tuple(list(a.log) for a in agents)
     stats = tuple(_stats(a) for a in agents)
     record = MatchResult(job.key, job.seats, job.seed, tuple(float(r) for r in returns), loser, kind, reason,
@@ -262,6 +268,9 @@ def tournament(game: str | games.GameSpec, agents: Sequence[str], plan: Tourname
         is an agent's spec under another label.
       ExecutorError: an unknown executor spec, Ray missing, or a Ray address that is malformed or where
         nothing listens (raised after the checks above; nothing is written then either).
+      PendingBatch: an LLM agent on a batch directory (``llm:batch:DIR``) asked requests without replies:
+        every other match was played and saved; the waiting ones are played again from their start when the
+        same call is made after the replies are written.
     """
     plan = plan_from(plan, legacy, "tournament")
     out, name = Path(out_dir), games.resolve(game).name
@@ -296,13 +305,13 @@ def _play(ex: Executor, jobs: MatchJobs, out: Path, config: dict[str, JSON], pro
         todo = (j for j in jobs if j.key not in done)  # made as the executor asks: none held up front
         waiting = _run(ex, todo, out / "matches.jsonl", done, (len(jobs), jobs.count_done(done)), progress)
     if waiting:
-        directory = Path(sorted(waiting)[0])
+        folders = [Path(d) for d in sorted(waiting)]
+        requests = {d: len(pending_requests(d)) for d in folders}
         matches = sum(waiting.values())
-        raise PendingBatch(f"{matches} match{'es' if matches != 1 else ''} wait for LLM replies in {directory} "
-                           f"({counted(len(pending_requests(directory)), 'request')} in {directory / PENDING_FILE}); "
-                           f"answer them and run the same command again: finished matches are kept, waiting ones "
-                           f"are replayed from their start", directory=directory,
-                           pending=len(pending_requests(directory)))
+        where = "; ".join(f"{counted(n, 'request')} in {d / PENDING_FILE}" for d, n in requests.items())
+        raise PendingBatch(f"{matches} match{'es' if matches != 1 else ''} wait for LLM replies ({where}); answer "
+                           f"them and run the same command again: finished matches are kept, waiting ones are "
+                           f"replayed from their start", directory=folders[0], pending=sum(requests.values()))
     return done
 
 

@@ -108,6 +108,10 @@ def _run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--paper-beta", action="store_true",
                    help="the paper's Beta(1+C*h, 1+C*(1-h)) without REx's refinement count in beta "
                         "(default: beta counts the node's refinements, so a stuck node is chosen less often)")
+    p.add_argument("--min-gain", type=float, default=0.0,
+                   help="how much a refinement must improve on its parent to be refined itself, as a fraction of "
+                        "checks (default 0: any improvement; the paper's 0.01, also what runs before this default "
+                        "were made with, so they resume with it)")
     p.add_argument("--temperature", type=float, default=1.0, help="sampling temperature (default 1.0)")
     p.add_argument("--max-output-tokens", type=int, default=16384, help="cap per reply (default 16384)")
     p.add_argument("--max-steps-shown", type=int, help="cut each example game in the prompt (default: whole games)")
@@ -214,7 +218,7 @@ def synthesis_settings(args: argparse.Namespace, deck: str = "open") -> Synthesi
     """The settings of ``--target`` from the flags (the target's own defaults where a flag is unset)."""
     common: dict[str, Any] = {
         "budget": args.budget, "seed": args.seed, "concurrency": args.concurrency, "isolate": not args.no_sandbox,
-        "tree": TreeSettings(c=args.c, count_refinements=not args.paper_beta),
+        "tree": TreeSettings(c=args.c, count_refinements=not args.paper_beta, min_gain=args.min_gain),
         "request": RequestSettings(temperature=args.temperature, max_output_tokens=args.max_output_tokens)}
     if args.target == "world-model":
         return SynthesisSettings.of(

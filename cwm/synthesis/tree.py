@@ -11,13 +11,15 @@ Which nodes may be refined ("expandable"), precisely:
     of checks, which freezes a program that went from 99.74% to 99.91% and never shows its last failure).
     Children that do not improve stay in the tree (and on disk) but are not refined further; their parent
     stays a choice;
-  * a program identical to an earlier node's is not expandable (``Node.duplicate_of``): the earlier copy
-    already stands for it, and its checks are not run again.
+  * a program identical to an earlier node's (``Node.duplicate_of``; its checks are not run again) is
+    expandable only when no earlier copy is: one copy stands for it in the choice.
 
 No refinement prompt is sent twice. The k-th refinement of a node shows, for each test type, its k-th
 failure (cycling through that type's failures), so repeated refinements of one program show the model
 other failing checks; when every variant of a node's prompt has been sent, the node is closed
-(``NodeChooser.close``) and the choice falls on another node or the root.
+(``NodeChooser.close``) and the choice falls on another node or the root. A program with a single failing
+check therefore gets a single refinement prompt: a second, byte-identical one would show the model nothing
+new.
 Each step draws from Beta(1 + C·h, 1 + C·(1 − h) + r) for every expandable node, r being the refinements
 already asked of it (REx's form, the default; ``count_refinements=False`` drops r, the paper's form), and
 refines the node with the largest draw. Counting r is what lets the search learn from refinements that
@@ -53,8 +55,7 @@ def expandable_rule(*, min_rate: float = MIN_RATE, min_gain: float = MIN_GAIN) -
             return False
         if parent is None:
             return True
-        gain = h - parent.pass_rate
-        return gain > 0 and gain >= min_gain
+        return h > parent.pass_rate and h >= parent.pass_rate + min_gain
 
     return rule
 

@@ -24,8 +24,8 @@ class Node:
       error: why it could not be checked (no code, load error, sandbox limit), else "".
       expandable: whether the tree search may refine it (see ``cwm.synthesis.tree``).
       solved: every check passed.
-      duplicate_of: the earlier node whose program is identical to this one (its report reused, no checks
-        run again; a duplicate is never expandable), else ``None``.
+      duplicate_of: the first earlier node whose program is identical to this one (its report reused, no
+        checks run again; a duplicate is expandable only when no earlier copy is), else ``None``.
     """
 
     id: int
@@ -45,8 +45,8 @@ class Node:
     def scored(cls, *, id: int, parent: int | None, call: int, candidate: int, source: str,
                report: CheckReport, h: float, expandable: bool, duplicate_of: int | None = None) -> Node:
         return cls(id, parent, call, candidate, source, h, report.transition_accuracy,
-                   {k: v.rate for k, v in report.by_type.items()}, report.error,
-                   expandable and duplicate_of is None, report.all_passed, duplicate_of)
+                   {k: v.rate for k, v in report.by_type.items()}, report.error, expandable, report.all_passed,
+                   duplicate_of)
 
     def to_json(self) -> dict[str, JSON]:
         return dataclasses.asdict(self)

@@ -126,3 +126,22 @@ def test_a_resignation_is_saved_and_reported_as_a_resignation(tmp_path, capsys):
     assert "seat 0 resigned" in arena_replay.listing(out) and "exception" not in arena_replay.listing(out)
     assert main(["replay", str(out)]) == 0
     assert "seat 0 resigned" in capsys.readouterr().out
+
+
+def test_playing_an_llm_on_a_batch_directory_waits_without_saving_and_replays_the_same_moves(tmp_path):
+    from cwm.llm import PendingBatch, ScriptedClient
+    from cwm.llm.batch import answer_pending, pending_requests
+
+    out, batch = tmp_path / "play", tmp_path / "batch"
+    moves = iter(["4"] * 20)  # the person always asks for the centre's id first; it is taken on the second turn
+    with pytest.raises(PendingBatch, match="not saved"):
+        arena_human.play("tic_tac_toe", f"llm:batch:{batch}", seat=0, out_dir=out,
+                         read=lambda prompt: next(moves, "quit"), write=lambda text: None)
+    assert not (out / "matches.jsonl").exists()  # nothing half-played is saved as a match
+    assert len(pending_requests(batch)) == 1
+    answer_pending(batch, ScriptedClient(["ACTION: o(0,0)"]))
+    replies = iter(["4", "0", "1", "2", "3", "5", "6", "7", "8"])
+    with pytest.raises(PendingBatch):  # the agent's second move waits in turn: its first answer was read back
+        arena_human.play("tic_tac_toe", f"llm:batch:{batch}", seat=0, out_dir=out, read=lambda p: next(replies, "quit"),
+                         write=lambda text: None)
+    assert len(pending_requests(batch)) == 1 and not (out / "matches.jsonl").exists()

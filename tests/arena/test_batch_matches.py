@@ -59,6 +59,13 @@ def test_matches_wait_for_batch_replies_and_finish_after_they_are_written(tmp_pa
     rows = [json.loads(line) for line in (out / "matches.jsonl").read_text().splitlines()]
     assert len(rows) == 4 and len({r["key"] for r in rows}) == 4  # each match saved once
     assert not pending_requests(batch)  # nothing left unanswered
+    # each match's LLM log holds its own calls once, not once per pass that replayed the match from its start
+    from cwm.arena.run import _safe
+
+    for row in rows:
+        seat = row["seats"].index(agents[1])
+        log = out / "llm" / _safe(row["key"]) / "llm_log.jsonl"
+        assert len(log.read_text().splitlines()) == row["stats"][seat]["llm_calls"] >= 1
 
 
 def test_a_batch_agent_that_waits_is_not_scored_in_a_single_match(tmp_path: Path) -> None:
@@ -71,3 +78,33 @@ def test_a_batch_agent_that_waits_is_not_scored_in_a_single_match(tmp_path: Path
     with pytest.raises(PendingBatch):
         play_match(load_game("tic_tac_toe"), [agent, agent], seed=0)
     assert agent.log == []  # no answer, no failure: nothing to log until the reply is there
+
+
+def test_an_llm_on_a_batch_directory_is_the_same_agent_wherever_its_folder_is(tmp_path: Path) -> None:
+    from cwm.agents.fingerprint import agent_fingerprint, former_fingerprint
+    from cwm.agents.grammar import parse_agent_spec
+    from cwm.arena.plan import ArenaError
+
+    here, there = parse_agent_spec(f"llm:batch:{tmp_path / 'a' / 'gemini'}"), parse_agent_spec(
+        f"llm:batch:{tmp_path / 'b' / 'gemini'}")
+    assert agent_fingerprint(here) == agent_fingerprint(there) == "llm:batch:gemini"
+    assert agent_fingerprint(parse_agent_spec(f"llm:batch:{tmp_path / 'gpt'}")) != agent_fingerprint(here)
+    # a folder an older cwm wrote names the agent by the folder's whole path: refused for resuming, in one line
+    batch, out = tmp_path / "batch", tmp_path / "arena"
+    agents = ["random", f"llm:batch:{batch}"]
+    plan = TournamentPlan(matches=1)
+    for _ in range(10):
+        try:
+            tournament("tic_tac_toe", agents, plan, out_dir=out, executor="inline", progress=False)
+            break
+        except PendingBatch:
+            answer_pending(batch, FirstFreeCell())
+    old = former_fingerprint(parse_agent_spec(agents[1]))
+    assert old == agents[1]
+    rows = [json.loads(line) for line in (out / "matches.jsonl").read_text().splitlines()]
+    for row in rows:
+        row["fingerprints"] = [old if fp == agent_fingerprint(parse_agent_spec(agents[1])) else fp
+                               for fp in row["fingerprints"]]
+    (out / "matches.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(ArenaError, match="older cwm"):
+        tournament("tic_tac_toe", agents, plan, out_dir=out, executor="inline", progress=False)

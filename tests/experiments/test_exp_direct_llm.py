@@ -80,6 +80,10 @@ def test_a_direct_llm_session_records_ships_and_replays_offline(tmp_path: Path) 
             "llm_calls_per_game", "bundle_fingerprint")
     assert {k: replayed[k] for k in same} == {k: recorded[k] for k in same}
     assert "| tic_tac_toe | 2 |" in (out / "direct_llm.md").read_text()
+    # a session recorded against another bundle is refused before anything is played, not left waiting
+    provenance["bundle_fingerprint"] = "cwm bundle-sha256:" + "0" * 64
+    (sessions / "tic_tac_toe" / "provenance.json").write_text(json.dumps(provenance))
+    assert figure.main([*TINY, "--sessions", str(sessions), "--out", str(tmp_path / "other")]) == 2
 
 
 def test_a_game_without_a_shipped_session_is_a_row_saying_so(tmp_path: Path) -> None:

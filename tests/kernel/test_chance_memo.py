@@ -73,3 +73,19 @@ def test_a_planner_still_refuses_a_wrong_list_after_right_ones_were_remembered()
     MCTS(config, seed=0).search(right.new_initial_state().child(0).child(1))
     with pytest.raises(Exception, match="sum to 1"):
         MCTS(config, seed=0).search(wrong.new_initial_state().child(0).child(1))
+
+
+def test_an_equal_list_is_checked_once_and_a_changed_or_huge_one_every_time(monkeypatch) -> None:
+    checked = []
+    full = value_rules._check_chance
+    monkeypatch.setattr(value_rules, "_check_chance", lambda value: checked.append(1) or full(value))
+    monkeypatch.setattr(value_rules, "_CHECKED_CHANCE", {})
+    value_rules.chance_outcomes(list(ROLLS))
+    value_rules.chance_outcomes([list(p) for p in ROLLS])  # the same pairs as lists: the same key
+    assert len(checked) == 1
+    value_rules.chance_outcomes([(a, p) for a, p in reversed(ROLLS)])  # another order is another list
+    assert len(checked) == 2
+    huge = [("x" * 9_000 + str(i), 0.5) for i in range(2)]  # passes the rules, too long to remember
+    value_rules.chance_outcomes(huge)
+    value_rules.chance_outcomes(huge)
+    assert len(checked) == 4 and len(value_rules._CHECKED_CHANCE) == 2

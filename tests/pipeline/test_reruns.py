@@ -110,6 +110,6 @@ def test_an_arena_recorded_under_the_former_manifest_hash_is_refused_in_one_line
     capsys.readouterr()
     assert main(["run", "tic_tac_toe", "--out", str(run), *TINY]) != 0
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "recorded under its bundle's manifest hash" in err[0] and "arena/ aside" in err[0]
+    assert len(err) == 1 and "recorded under the fingerprint an older cwm gave it" in err[0] and "arena/ aside" in err[0]
     assert matches.read_text() == rows  # nothing played or rewritten
     assert main(["replay", str(run / "arena")]) == 0  # still readable

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from synth_helpers import BUGGY_THEN_FIXED, IndexedClient, program, reply, synthesize
 
 from cwm.llm import ScriptedClient
@@ -145,3 +146,40 @@ def test_held_out_failures_are_listed_by_rule_branch(tmp_path: Path) -> None:
     assert rule_branch(failure("Draw upcard", "Layoff 5s")) == rule_branch(failure("Layoff 9h")) == \
         "legal_actions after Layoff"
     assert rule_branch(failure()) == "legal_actions after the start"
+
+
+@pytest.mark.parametrize("cut", [2, 3, 5])
+def test_a_resumed_search_sends_the_prompts_an_uninterrupted_one_sends(tmp_path: Path, cut: int) -> None:
+    # which refinement prompts were already sent is rebuilt on a resume from the journal, so the rotation of
+    # failures and the closing of exhausted nodes go on exactly as they would have
+    from synth_helpers import KillAfter, Killed
+
+    from cwm.llm import Request
+
+    def sent(root: Path) -> list:
+        return [Request.from_json(json.loads(p.read_text())["request"]).messages
+                for p in sorted((root / "calls").glob("*.json"))]
+
+    replies = [reply("01_initial_buggy"), reply("02_refine_partial")] * 6
+    whole = synthesize(tmp_path / "whole", ScriptedClient(list(replies)), seed=0, budget=10)
+    first = ScriptedClient(list(replies))
+    with pytest.raises(Killed):
+        synthesize(tmp_path / "cut", KillAfter(first, cut), seed=0, budget=10)
+    second = ScriptedClient(list(replies[cut:]))
+    resumed = synthesize(tmp_path / "cut", second, seed=0, budget=10)
+    assert [c.messages for c in first.calls[:cut] + second.calls] == sent(Path(whole.run_dir))
+    a, b = whole.outcome(), resumed.outcome()
+    a.pop("run_dir"), b.pop("run_dir")
+    assert a == b
+
+
+def test_a_program_first_seen_as_a_frozen_child_is_refined_when_it_comes_back_from_scratch(tmp_path: Path) -> None:
+    # the buggy program first comes as a refinement worse than its parent (frozen, twice), then written from
+    # scratch: that copy may be refined, since no earlier copy can be
+    buggy, partial = reply("01_initial_buggy"), reply("02_refine_partial")
+    llm = ScriptedClient([partial, buggy, buggy, buggy, buggy])
+    result = synthesize(tmp_path, llm, budget=5)
+    first, again, scratch = result.nodes[1], result.nodes[2], result.nodes[3]
+    assert not first.expandable and again.duplicate_of == first.id and not again.expandable
+    assert scratch.parent is None and scratch.duplicate_of == first.id and scratch.expandable
+    assert llm.calls[4].tag == "synthesis/refine" and result.nodes[4].parent == scratch.id
