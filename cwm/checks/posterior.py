@@ -230,7 +230,8 @@ def _shares(distribution: object, most: int = 6) -> str:
     """The most likely values of a distribution with their probabilities, as one line for a table: each value
     and probability read as plain text (``cwm.text.plain_text``, ``html_number``), so the line is built
     without calling anything the values' classes define."""
-    pairs = list(dict.items(distribution)) if issubclass(type(distribution), dict) else []  # type: ignore[arg-type]
+    pairs: list[tuple[object, object]] = (list(dict.items(distribution))  # type: ignore[arg-type]
+                                          if issubclass(type(distribution), dict) else [])
     top = sorted(pairs, key=lambda kv: -_plain_share(kv[1]))
     shown = "; ".join(f"{plain_text(value)}: {html_number(share, '.2f')}" for value, share in top[:most])
     return shown + (f"; ... {len(top) - most} more" if len(top) > most else "")
