@@ -98,9 +98,11 @@ class Standings:
                  html_heading("leaderboard", level=5), html_table(head, body),
                  html_heading("results", level=5), html_table(*_results(rows, self.outcome)),
                  html_heading("paired comparisons", level=5), _comparisons(self.comparisons)]
-        reasons = [(r["agent"], reason) for r in rows for reason in _strings(r.get("forfeit_reasons"))]
+        # every agent's own pooled rows: a pairing's row shows one side, and the other side forfeits too
+        reasons = [(r["agent"], r["opponent"], reason) for r in self.rows if r["seat"] == "all"
+                   for reason in _strings(r.get("forfeit_reasons"))]
         if reasons:
-            parts += [html_heading("forfeits", level=5), html_table(["agent", "reason"], reasons)]
+            parts += [html_heading("forfeits", level=5), html_table(["agent", "opponent", "reason"], reasons)]
         return html_block(*parts)
 
 

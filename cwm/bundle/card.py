@@ -27,13 +27,33 @@ if TYPE_CHECKING:
 PROVENANCE_SHOWN = ("llm", "answered_by", "relay", "date", "strategy", "seed", "solved", "llm_calls", "cost_usd")
 
 
-def quantity(bundle: Bundle) -> str:
-    """What the synthesis accuracies of ``bundle`` measured: a joint synthesis (closed deck: the model and
-    its inference written together, ``inference.py`` kept and no separate inference run) is scored by the
-    inference checks; any other by the world model's transition checks."""
+JOINT, WORLD_MODEL = "joint", "world_model"
+"""The synthesis targets whose program a bundle's ``model.py`` can be (``exported_target``)."""
+
+
+def exported_target(bundle: Bundle) -> str:
+    """The synthesis target whose best program ``bundle`` holds: ``JOINT`` (a closed-deck run: one module
+    written as both ``model.py`` and ``inference.py``, its accuracies the inference checks' rates) or
+    ``WORLD_MODEL`` (its accuracies the transition checks'). ``cwm inspect``, ``cwm export`` and the display
+    all ask this.
+
+    Read from ``provenance.target``, which ``cwm export`` records from the run; a bundle without it (exported
+    by an older cwm) is joint when its ``inference.py`` is the very text of its ``model.py`` (what an export
+    of a joint run writes), so an ``inference.py`` added by hand, or exported from an open-deck inference
+    run, does not make it one.
+    """
     prov: Any = bundle.manifest.get("provenance")
-    joint = "inference.py" in bundle.sources and not (isinstance(prov, dict) and "inference" in prov)
-    return ("inference accuracy (joint: world model and inference, closed deck)" if joint
+    recorded = prov.get("target") if type(prov) is dict else None
+    if type(recorded) is str:
+        return JOINT if recorded == JOINT else WORLD_MODEL
+    return JOINT if bundle.sources.get("inference.py") == bundle.sources["model.py"] else WORLD_MODEL
+
+
+def quantity(bundle: Bundle) -> str:
+    """What the synthesis accuracies of ``bundle`` measured (``exported_target``): a joint synthesis (closed
+    deck: the model and its inference written together) is scored by the inference checks; any other by the
+    world model's transition checks."""
+    return ("inference accuracy (joint: world model and inference, closed deck)" if exported_target(bundle) == JOINT
             else "transition accuracy (world model)")
 
 

@@ -91,6 +91,10 @@ def export_run(run_dir: str | Path, out: str | Path, *, game: str | None = None,
             raise BundleError(f"{run_dir / 'result.json'}: field 'rules' must be spec, prose or sha256:<hex>")
         provenance["rules"] = result["rules"]
     provenance["run_dir"] = str(run_dir.resolve())
+    # what the program was written as: the display and `cwm inspect` name its accuracies by it
+    target = result.get("target", config.get("target", "world_model"))
+    if type(target) is str:
+        provenance["target"] = target
     provenance |= run_provenance(run_dir)
     source = str(result["best_source"])
     named = dataclasses.replace(spec, name=recorded)  # named as recorded: the stored trajectories carry that name

@@ -48,7 +48,7 @@ import pyspiel
 from cwm import games
 from cwm.games.hidden import HiddenInfo, Truth, hidden_info, replay, true_posterior
 from cwm.games.tracker import HistoryTracker
-from cwm.text import counted, html_block, html_paragraph, html_table
+from cwm.text import counted, html_block, html_number, html_paragraph, html_table, plain_text
 from cwm.types import JSON, from_former_keywords
 from planners.gt_resample import HistoryResampler, OpponentPolicy
 
@@ -159,12 +159,14 @@ class PosteriorReport:
         (values are the game's text: escaped by ``cwm.text.html_text``)."""
         head = ["game", "step", "player", "truth", "TV [interval]", "detectable", "draws", "invalid", "p (true)",
                 "q (sampled)"]
-        body = [[s.game, s.step, s.player, s.truth, f"{s.tv:.3f} [{s.lo:.3f}, {s.hi:.3f}]", f"{s.detectable:.3f}",
-                 s.draws, f"{s.invalid}{': ' + s.error if s.error else ''}", _shares(s.p), _shares(s.q)]
-                for s in self.states]
+        # raw values or text built by cwm.text.plain_text/html_number: no hook of a value's class runs here
+        body = [[s.game, s.step, s.player, s.truth,
+                 f"{html_number(s.tv)} [{html_number(s.lo)}, {html_number(s.hi)}]", html_number(s.detectable),
+                 s.draws, _invalid(s), _shares(s.p), _shares(s.q)] for s in self.states]
         return html_block(html_paragraph(self.summary()),
-                             html_paragraph(f"opponent model: {self.opponent_model}; {self.skipped} state(s) "
-                                               f"skipped (no true posterior found)"), html_table(head, body))
+                          html_paragraph(f"opponent model: {plain_text(self.opponent_model)}; "
+                                         f"{plain_text(self.skipped)} state(s) skipped (no true posterior found)"),
+                          html_table(head, body))
 
     def _draws(self) -> str:
         low = min((s.draws for s in self.states), default=self.draws)
@@ -218,11 +220,30 @@ def draws_for_margin(values: int, margin: float, delta: float, *, most: int | No
     return draws if draws <= cap or most is None else None
 
 
-def _shares(distribution: dict[str, float], most: int = 6) -> str:
-    """The most likely values of a distribution with their probabilities, as one line for a table."""
-    top = sorted(distribution.items(), key=lambda kv: -kv[1])
-    shown = "; ".join(f"{value}: {share:.2f}" for value, share in top[:most])
+def _invalid(state: StateCheck) -> str:
+    """The invalid draws of a state and the first one's reason, as plain text (``cwm.text.plain_text``)."""
+    error = plain_text(state.error)
+    return plain_text(state.invalid) + (": " + error if error else "")
+
+
+def _shares(distribution: object, most: int = 6) -> str:
+    """The most likely values of a distribution with their probabilities, as one line for a table: each value
+    and probability read as plain text (``cwm.text.plain_text``, ``html_number``), so the line is built
+    without calling anything the values' classes define."""
+    pairs: list[tuple[object, object]] = (list(dict.items(distribution))  # type: ignore[arg-type]
+                                          if issubclass(type(distribution), dict) else [])
+    top = sorted(pairs, key=lambda kv: -_plain_share(kv[1]))
+    shown = "; ".join(f"{plain_text(value)}: {html_number(share, '.2f')}" for value, share in top[:most])
     return shown + (f"; ... {len(top) - most} more" if len(top) > most else "")
+
+
+def _plain_share(value: object) -> float:
+    """A probability read through the builtin types' own methods (0 for anything that is not a number)."""
+    if issubclass(type(value), float):
+        return float.__float__(value)  # type: ignore[arg-type]
+    if issubclass(type(value), int) and int.bit_length(value) < 1000:  # type: ignore[arg-type]
+        return float(int.__int__(value))  # type: ignore[arg-type]
+    return 0.0
 
 
 def total_variation(p: dict[Hashable, float], q: dict[Hashable, float]) -> float:

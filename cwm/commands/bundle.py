@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from cwm import bundle
-from cwm.bundle import Bundle
+from cwm.bundle import Bundle, exported_target
 from cwm.bundle.files import SEAL_MISSING, provenance_seal
 from cwm.synthesis.report import target_words
 from cwm.text import clean
@@ -73,9 +73,9 @@ def describe(bundle: Bundle) -> str:
         f"  files: {', '.join(sorted(m['files']))}",  # type: ignore[arg-type]
         f"  load check: {bundle.check_report.summary(quantity=WORLD_MODEL).splitlines()[0]}",
     ]
-    # one module written as both model.py and inference.py: a closed-deck (joint) synthesis, whose rates are
-    # inference accuracies of that module
-    joint = bundle.sources.get("inference.py") == bundle.sources["model.py"]
+    # a closed-deck (joint) synthesis, one module as model.py and inference.py: its rates are inference
+    # accuracies of that module (the display asks the same function)
+    joint = exported_target(bundle) == "joint"
     for key in ("llm", "answered_by", "relay", "date", "strategy", "seed", "solved", "train_accuracy",
                 "test_accuracy", "llm_calls", "cost_usd"):
         if key in prov:

@@ -83,3 +83,17 @@ def test_a_hostile_results_folder_renders_as_text(played, tmp_path):
     assert not {"img", "script"} & set(tags.tags)
     text = "".join(tags.text)
     assert HOSTILE in text and "<script>document.title='owned'</script>" in text  # the forfeit's reason, as text
+
+
+def test_a_forfeit_by_the_agent_listed_second_is_shown(played, tmp_path):
+    out, _ = played
+    folder = shutil.copytree(out, tmp_path / "copy")
+    rows = [json.loads(line) for line in (folder / "matches.jsonl").read_text().splitlines()]
+    rows[0] |= {"forfeit_seat": rows[0]["seats"].index("random"), "forfeit_kind": "illegal",
+                "reason": "random tried square 9"}
+    (folder / "matches.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    standings = Standings.read(folder)
+    first = [r["agent"] for r in standings.rows if r["seat"] == "all"][0]
+    assert first == "mcts"  # the pairing is listed from mcts's side: random is the second agent
+    page = standings._repr_html_()
+    assert "<tr><td>random</td><td>mcts</td><td>random tried square 9</td></tr>" in page

@@ -9,6 +9,7 @@ from html.parser import HTMLParser
 
 from cwm import bundle
 from cwm.bundle.files import provenance_hash
+from cwm.commands.bundle import describe
 
 HOSTILE = "<script>document.title='owned'</script>"
 
@@ -58,3 +59,35 @@ def test_forged_manifest_fields_render_as_text(copy_of, tmp_path):
     assert "script" not in tags.tags
     text = "".join(tags.text)
     assert text.count(HOSTILE) == 5  # llm, strategy, the accuracy's cell, created_at, cwm_version
+
+
+# an inference function for any game (it checks nothing): what a user might drop into a bundle by hand
+INFERENCE = "def resample_history(events, player_id, seed):\n    return []\n"
+
+
+def test_an_inference_file_added_by_hand_does_not_make_a_joint_bundle(copy_of, tmp_path):
+    path = copy_of(tmp_path / "b", extra_sources={"inference.py": INFERENCE},
+                   provenance={"llm": "x", "train_accuracy": 0.5, "test_accuracy": 0.5})
+    b = bundle.load_bundle(path)
+    assert "<td>transition accuracy (world model)</td>" in b._repr_html_()
+    assert "train_accuracy: 0.5 (transition accuracy of the world model)" in describe(b)  # cwm inspect agrees
+    assert bundle.exported_target(b) == "world_model"
+
+
+def test_the_recorded_target_decides_what_the_accuracies_measured(copy_of, tmp_path):
+    path = copy_of(tmp_path / "b", extra_sources={"inference.py": INFERENCE},
+                   provenance={"llm": "x", "target": "joint", "train_accuracy": 0.5, "test_accuracy": 0.5})
+    b = bundle.load_bundle(path)
+    assert "<td>inference accuracy (joint: world model and inference, closed deck)</td>" in b._repr_html_()
+    assert "train_accuracy: 0.5 (inference accuracy of the joint module)" in describe(b)
+    assert bundle.exported_target(b) == "joint"
+
+
+def test_a_manifest_field_of_a_megabyte_is_shown_cut(copy_of, tmp_path):
+    path = copy_of(tmp_path / "b", provenance={"llm": "x"})
+    manifest = json.loads((path / "manifest.json").read_text())
+    manifest["created_at"] = "x" * 900_000
+    (path / "manifest.json").write_text(json.dumps(manifest))
+    page = bundle.load_bundle(path)._repr_html_()
+    paragraph = re.search(r"<p>([^<]*)</p>", page)
+    assert paragraph and len(paragraph.group(1)) <= 2000 and "more characters cut]" in paragraph.group(1)

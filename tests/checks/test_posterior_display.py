@@ -35,3 +35,48 @@ def test_a_value_the_game_wrote_renders_as_text():
     page = dataclasses.replace(report, states=(state,))._repr_html_()
     assert "<script>" not in page and "<img" not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;: 1.00" in page and "0: &lt;img src=x" in page
+
+
+class Ran(Exception):
+    """Raised by a hook of a value's class: the display ran the value's own code."""
+
+
+class HookedText(str):
+    """A str whose every formatting hook raises (what an f-string or a concatenation would call)."""
+
+    def __format__(self, spec: str) -> str:
+        raise Ran("__format__")
+
+    def __str__(self) -> str:
+        raise Ran("__str__")
+
+    def __add__(self, other: object) -> str:
+        raise Ran("__add__")
+
+    def __radd__(self, other: object) -> str:
+        raise Ran("__radd__")
+
+    def __len__(self) -> int:
+        raise Ran("__len__")
+
+
+class HookedNumber(float):
+    def __format__(self, spec: str) -> str:
+        raise Ran("__format__")
+
+    def __neg__(self) -> float:
+        raise Ran("__neg__")
+
+    def __repr__(self) -> str:
+        raise Ran("__repr__")
+
+
+def test_no_hook_of_a_value_runs_while_the_display_is_built():
+    own = load_source(REFERENCE, name="reference", api=INFERENCE_API).resample_history
+    report = posterior_check("leduc_poker", own, PosteriorSettings(games_played=1, states=1, draws=20, seed=0))
+    state = dataclasses.replace(report.states[0], p={HookedText("card 3"): HookedNumber(0.75)},
+                                q={HookedText("card 1"): 0.5, "card 2": HookedNumber(0.25)},
+                                error=HookedText("no such card"), invalid=2, tv=HookedNumber(0.125))
+    page = dataclasses.replace(report, states=(state,), opponent_model=HookedText("fixed"))._repr_html_()
+    assert "card 3: 0.75" in page and "card 1: 0.50; card 2: 0.25" in page
+    assert "2: no such card" in page and "0.125 [" in page and "opponent model: fixed;" in page

@@ -31,6 +31,21 @@ SHOWN = {
 }
 
 
+def runner(nb: nbformat.NotebookNode, folder: Path) -> NotebookClient:
+    """The client that runs ``nb`` in ``folder``, every wait of it the wall backstop: nbclient's own 4 s wait
+    for a cell's last outputs (after the kernel replied) would drop late ones on a loaded machine, silently,
+    and its 60 s kernel start would fail a slow one; so only a hang fails."""
+    return NotebookClient(nb, timeout=CELL_BACKSTOP_S, iopub_timeout=CELL_BACKSTOP_S, raise_on_iopub_timeout=True,
+                          startup_timeout=CELL_BACKSTOP_S, kernel_name="python3",
+                          resources={"metadata": {"path": str(folder)}})
+
+
+def test_the_runner_waits_as_long_as_the_backstop_for_every_step(tmp_path):
+    client = runner(nbformat.v4.new_notebook(), tmp_path)
+    assert client.timeout == client.iopub_timeout == client.startup_timeout == CELL_BACKSTOP_S
+    assert client.raise_on_iopub_timeout  # a cell's output not come by then fails, never passes without it
+
+
 def test_every_notebook_is_listed_and_stored_without_outputs():
     assert {nb.stem for nb in NOTEBOOKS} == set(SHOWN)
     for path in NOTEBOOKS:
@@ -61,8 +76,7 @@ def test_the_notebook_runs_offline_and_shows_its_results(path, tmp_path, monkeyp
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("CWM_NOTEBOOK_DIR", str(tmp_path / "runs"))
     nb = nbformat.read(path, as_version=4)
-    NotebookClient(nb, timeout=CELL_BACKSTOP_S, kernel_name="python3",
-                   resources={"metadata": {"path": str(tmp_path)}}).execute()
+    runner(nb, tmp_path).execute()
     shown = _shown(nb)
     for pattern in SHOWN[path.stem]:
         assert re.search(pattern, shown), f"{path.name} does not show {pattern!r}"

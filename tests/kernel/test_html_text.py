@@ -10,7 +10,7 @@ from pathlib import Path
 from cwm.checks.world_model import run_checks
 from cwm.games import trajectories
 from cwm.sandbox import load_source
-from cwm.text import html_collapsed, html_number, html_table, html_text
+from cwm.text import html_collapsed, html_number, html_paragraph, html_table, html_text, plain_text
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 HOSTILE = "<script>alert('x')</script><img src=x onerror=alert(1)>"
@@ -71,6 +71,61 @@ def test_control_characters_and_odd_values_are_shown_safely():
     assert html_number(10 ** 400).startswith("1000")  # too large for a float: its digits, cut to a limit
     assert html_text(object()) == "&lt;object&gt;"
     assert html_text({"k": [1, None]}) == html_text('{"k": [1, null]}')
+
+
+class Ran(Exception):
+    """Raised by a hook of a hostile value: a display that lets it escape ran the value's own code."""
+
+
+class Masked:
+    """An object that claims to be a str through ``__class__`` (what ``isinstance`` asks)."""
+
+    @property  # type: ignore[misc]
+    def __class__(self):  # noqa: ANN204
+        raise Ran("__class__ was read")
+
+
+class CountingDict(dict):
+    """A dict whose own methods record that they ran (and change what they would show)."""
+
+    def items(self):  # type: ignore[override]
+        raise Ran("items() ran")
+
+    def keys(self):  # type: ignore[override]
+        raise Ran("keys() ran")
+
+    def __iter__(self):
+        raise Ran("__iter__ ran")
+
+
+class LyingList(list):
+    def __iter__(self):
+        raise Ran("__iter__ ran")
+
+
+def test_no_hook_of_the_value_runs_whatever_it_claims_to_be():
+    assert html_text(Masked()) == "&lt;Masked&gt;"
+    assert html_number(Masked()) == "<Masked>"
+    shown = html_text({"outer": CountingDict(k=Lying("held")), "list": LyingList([1, 2])})
+    assert shown == html_text('{"outer": {"k": "held"}, "list": [1, 2]}')
+    assert html_text((1, 2.5, None, True)) == "[1, 2.5, null, true]"
+
+
+def test_an_int_too_long_to_write_is_shown_by_its_size():
+    huge = 10 ** 5000  # more than the 4,300 digits Python writes in decimal
+    assert html_text(huge) == f"&lt;an int of {huge.bit_length()} bits&gt;"
+    assert html_number(huge) == f"<an int of {huge.bit_length()} bits>"
+    assert html_text([huge]) == html_text(f'["<an int of {huge.bit_length()} bits>"]')
+
+
+def test_a_deep_or_long_container_is_cut_not_walked_whole():
+    deep: list[object] = []
+    deep.append(deep)  # a list that holds itself: json.dumps refuses it, the walk stops at its depth bound
+    assert plain_text(deep).count("[") == plain_text(deep).count("]") <= 16
+    long = list(range(1_000_000))
+    assert len(plain_text(long, limit=100)) < 200
+    assert len(html_text(long, limit=100)) <= 100
+    assert len(html_paragraph("x" * (1 << 20))) < 2100  # a manifest field of a megabyte is not shown whole
 
 
 def test_collapsed_code_keeps_its_lines_and_cannot_close_its_block():

@@ -4,6 +4,7 @@ hand-written test fixtures (the reference Leduc model and a search-based inferen
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -105,6 +106,7 @@ def test_a_closed_deck_run_exports_one_module_as_model_and_inference(tmp_path: P
     bundle_dir = tmp_path / "bundle"
     assert main(["export", str(run), "--out", str(bundle_dir)]) == 0
     assert (bundle_dir / "model.py").read_text() == (bundle_dir / "inference.py").read_text()
+    assert json.loads((bundle_dir / "manifest.json").read_text())["provenance"]["target"] == "joint"
     exported = capsys.readouterr().out
     assert "inference load check:" in exported
     # its rates are the joint module's inference accuracies, said so, with the line an open bundle has
