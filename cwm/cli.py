@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from tqdm.contrib.logging import logging_redirect_tqdm
 
 import cwm.commands
+from cwm import games
 from cwm.llm.batch import PendingBatch
 from cwm.text import clean
 from cwm.types import CwmError, UsageError
@@ -32,7 +33,23 @@ def build_parser() -> argparse.ArgumentParser:
     for info in sorted(pkgutil.iter_modules(cwm.commands.__path__), key=lambda m: m.name):
         module = importlib.import_module(f"cwm.commands.{info.name}")
         module.register(sub)
+    _add_view_flags(parser)
     return parser
+
+
+def _add_view_flags(parser: argparse.ArgumentParser) -> None:
+    """Gives ``--view`` to every (sub)command that takes a game (``game`` or ``--game``): the observation view
+    of the user's own module game, applied by ``_run`` before the command starts."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in dict.fromkeys(action.choices.values()):
+                _add_view_flags(child)
+        elif action.dest == "game" and not any("--view" in a.option_strings for a in parser._actions):
+            parser.add_argument("--view", dest="game_view", choices=games.VIEWS_OF_MODULES, default=None,
+                                help="how the observations of your own game module (path/to/module.py:NAME) are "
+                                     "read: json (each observation string is a JSON object) or text (one string); "
+                                     "default: json when every observation of a few sampled games is a JSON "
+                                     "object, else text")
 
 
 def chosen(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.ArgumentParser:
@@ -73,6 +90,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(args: argparse.Namespace) -> int:
     """Runs the chosen command: its exit code, or a one-line error (``main``)."""
     try:
+        if getattr(args, "game_view", None) is not None:  # chosen before the command resolves the game
+            if not getattr(args, "game", None):
+                raise UsageError("--view needs the game it is the view of (--game path/to/module.py:NAME)")
+            games.choose_view(args.game, args.game_view)
         with logging_redirect_tqdm():  # a warning while a progress bar is drawn prints above it, not inside
             code = int(args.func(args) or 0)
         sys.stdout.flush()  # a reader that went away (| head) is found here, not at exit

@@ -266,6 +266,21 @@ def atomic_write(path: Path, text: str, *, sync: bool = False) -> None:
             os.close(folder)
 
 
+def not_a_file(path: Path | str, what: str) -> str:
+    """Why ``path`` cannot be read as ``what`` (a one-line reason naming it), or ``""`` when it is a file.
+
+    A directory is called a directory and a missing path missing, so a user who typed a folder where a file
+    belongs is told so instead of being told that it does not exist."""
+    path = Path(path)
+    if path.is_file():
+        return ""
+    if path.is_dir():
+        return f"{what} {str(path)!r} is a directory, not a file"
+    if path.exists():
+        return f"{what} {str(path)!r} is not a regular file"
+    return f"{what} {str(path)!r} does not exist"
+
+
 def read_text(path: Path, *, what: str = "file", limit: int = RUN_FILE_BYTES) -> str:
     """The text of a UTF-8 file, line ends made ``\\n`` (as ``Path.read_text`` makes them).
 

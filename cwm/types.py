@@ -9,7 +9,7 @@ import warnings
 from collections.abc import Collection, Mapping
 from typing import Any, Literal, TypeVar
 
-from cwm.text import clean, clean_json
+from cwm.text import clean, clean_json, html_block, html_heading, html_paragraph, html_table
 
 # OpenSpiel's player-id constants; the CWM contract uses the same numbers.
 CHANCE: int = -1
@@ -387,11 +387,13 @@ class CheckReport:
             breaches=int(data.get("breaches", 0)),
         )
 
-    def summary(self) -> str:
+    def summary(self, *, quantity: str = "transition accuracy") -> str:
+        """The score line (checks passed, and ``quantity``: what the report's transition counts measure, e.g.
+        ``"inference accuracy (joint)"`` for inference checks), then the counts per test type and any error."""
         parts = [f"{k} {v.passed}/{v.total}" for k, v in self.by_type.items()]
         head = (
             f"{self.passed}/{self.executed} checks passed ({self.pass_rate:.1%}); "
-            f"transition accuracy {self.transition_accuracy:.3f} "
+            f"{quantity} {self.transition_accuracy:.3f} "
             f"({self.transitions_passed}/{self.transitions_total})"
         )
         text = head + ("\n  " + ", ".join(parts) if parts else "")
@@ -399,11 +401,35 @@ class CheckReport:
             text += f"\n  error: {self.error}"
         return text
 
+    def _repr_html_(self) -> str:
+        """The report as a notebook shows it: ``summary``'s first line, passed/total per check type, what
+        stopped the checks, and each failure kept (its game counted from 1 as prompts do, its step, the call, the
+        difference and the exception it raised), every text escaped (``cwm.text.html_text``: a model wrote the failures' texts)."""
+        parts = [html_paragraph(self.summary().splitlines()[0])]
+        if self.by_type:
+            parts.append(html_table(["check type", "passed", "total", "rate"],
+                                       [[k, v.passed, v.total, f"{v.rate:.1%}"] for k, v in self.by_type.items()]))
+        if self.error:
+            parts.append(html_paragraph(f"error: {self.error}"))
+        if self.failures:
+            kept = "" if len(self.failures) == self.executed - self.passed else " (the first few of each type)"
+            parts += [html_heading(f"{len(self.failures)} failure(s) kept{kept}", level=5), html_table(
+                ["check type", "game", "step", "call", "difference", "contract breach"],
+                [[f.test_type, f.trajectory + 1, f.step, f.call, f.diff + _raised(f.traceback),
+                  "yes" if f.breach else ""] for f in self.failures])]
+        return html_block(*parts)
+
     def failed_by_type(self) -> dict[str, list[CheckFailure]]:
         out: dict[str, list[CheckFailure]] = {}
         for f in self.failures:
             out.setdefault(f.test_type, []).append(f)
         return out
+
+
+def _raised(traceback: str) -> str:
+    """A traceback's last line (the exception and its message), for a display; empty without one."""
+    lines = traceback.strip().splitlines()
+    return f" ({lines[-1]})" if lines else ""
 
 
 def error_report(message: str) -> CheckReport:

@@ -170,14 +170,60 @@ def _action(value: Any, what: str) -> str:
     raise ValueBreach(f"{what} must return str actions, got {_shown(value)}")
 
 
+_CHECKED_CHANCE: dict[tuple[tuple[str, float], ...], list[tuple[str, float]]] = {}
+CHECKED_CHANCE_LIMIT = 1024  # distinct outcome lists remembered (the memo is cleared when full)
+_CHANCE_MEMO_MAX = 256  # longer lists are checked in full each time (bounds the memo at 256K pairs)
+_CHANCE_MEMO_CHARS = 16_384  # ... and so are lists whose outcome strings hold more characters (16M at most in all)
+
+
 def chance_outcomes(value: Any) -> list[tuple[str, float]]:
     """A ``get_chance_outcomes`` answer as (str, float) pairs: distinct outcomes, finite probabilities > 0
     summing to 1 within ``PROBABILITY_TOLERANCE`` (an empty list passes: the caller knows whether the state
     is a chance node).
 
+    A game's chance nodes return the same few lists again and again (backgammon's 21 rolls at every roll), so
+    a list made only of exact ``str``/``float`` pairs is checked once and remembered by its contents: a later
+    equal list is answered from the memo, and a list that differs in any outcome or probability is a new key,
+    checked in full. Only lists that passed enter the memo.
+
     Raises:
       ValueBreach: naming the first rule broken.
     """
+    key = _chance_key(value)
+    if key is not None:
+        found = _CHECKED_CHANCE.get(key)
+        if found is not None:
+            return list(found)
+    pairs = _check_chance(value)
+    if key is not None and pairs:
+        if len(_CHECKED_CHANCE) >= CHECKED_CHANCE_LIMIT:
+            _CHECKED_CHANCE.clear()
+        _CHECKED_CHANCE[key] = list(pairs)
+    return pairs
+
+
+def _chance_key(value: Any) -> tuple[tuple[str, float], ...] | None:
+    """The memo key of an outcome list whose every pair is an exact ``tuple``/``list`` of an exact ``str`` and
+    an exact ``float`` (so hashing and comparing it runs no code of the model's), and whose outcomes hold at
+    most ``_CHANCE_MEMO_CHARS`` characters in all (a model cannot fill the trusted side's memory through the
+    memo), else ``None``."""
+    if type(value) is not list or len(value) > _CHANCE_MEMO_MAX:
+        return None
+    key = []
+    chars = 0
+    for item in value:
+        t = type(item)
+        if (t is not tuple and t is not list) or len(item) != 2:
+            return None
+        outcome, p = item
+        if type(outcome) is not str or type(p) is not float:
+            return None
+        chars += len(outcome)
+        key.append((outcome, p))
+    return tuple(key) if chars <= _CHANCE_MEMO_CHARS else None
+
+
+def _check_chance(value: Any) -> list[tuple[str, float]]:
     if not issubclass(type(value), (list, tuple)):
         raise ValueBreach(f"get_chance_outcomes must return a list of (outcome, probability) pairs, got "
                           f"{_kind(value)}")

@@ -61,7 +61,7 @@ b = bundle.load_bundle(bundle_dir)
 provenance = b.manifest["provenance"]
 print(f"bundle for {b.game}, written by {provenance.get('answered_by', provenance['llm'])} in {counted(provenance['llm_calls'], 'call')}")
 print(f"accuracy at synthesis: train {provenance['train_accuracy']:.3f}, test {provenance['test_accuracy']:.3f}")
-print(f"load check: {b.check_report.summary().splitlines()[0]}")
+print(f"load check: {b.check_report.summary(quantity='transition accuracy (world model)').splitlines()[0]}")
 code = b.sources["model.py"].splitlines()
 print(f"model.py: {len(code)} lines; the first 15:")
 print("\n".join("    " + line for line in code[:15]))

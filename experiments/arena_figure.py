@@ -34,6 +34,7 @@ from cwm.synthesis import SynthesisSettings
 from experiments import common, figure_report, imperfect
 
 EXPERIMENT = "arena_figure"
+PROTOCOLS = ("single", "paper")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -53,6 +54,10 @@ class ArenaFigureConfig:
       cache: SQLite LLM cache file for synthesis, or ``None``.
       executor: where the matches run.
       out: the run directory.
+      protocol: ``single`` (one synthesis per game, at ``seed``) or ``paper`` (the game config's ``seeds``
+        syntheses at ``seed``, ``seed + 1``, ...; sample rejection among them, ``cwm.selection``; the CWM agent
+        draws a surviving model per match, ``cwm-selected:``; the figure shows each synthesis's share).
+      select_games: with ``paper``, games per host and ordered pairing of the selection (paper: 50).
     """
 
     games: tuple[common.GameConfig, ...]
@@ -66,6 +71,8 @@ class ArenaFigureConfig:
     cache: str | None
     executor: str
     out: str
+    protocol: str = "single"
+    select_games: int = 50
 
 
 def parse_bundles(items: Sequence[str]) -> tuple[tuple[str, str], ...]:
@@ -111,6 +118,7 @@ def check_inputs(figure: ArenaFigureConfig, out: Path) -> dict[str, str | imperf
     from cwm import games
 
     names = {games.resolve(c.game).name: c.game for c in figure.games}
+    rules = {c.game: c.rules for c in figure.games}
     given = [g for g, _ in figure.bundles]
     for game in given:
         if game not in names:
@@ -121,13 +129,14 @@ def check_inputs(figure: ArenaFigureConfig, out: Path) -> dict[str, str | imperf
         raise common.ExperimentError(f"--move-time-limit must be above 0 seconds, got {figure.move_time_limit}")
     for game, path in figure.bundles:
         common.check_bundle(game, Path(path))
-    llms = {names[n]: _synthesis_llm(names[n], figure, out) for n in names if n not in given}
+    llms = {names[n]: _synthesis_llm(names[n], figure, out, rules[names[n]]) for n in names if n not in given}
     if figure.direct_llm:
         common.check_llm(figure.direct_llm, "--direct-llm")
     return llms
 
 
-def _synthesis_llm(game: str, figure: ArenaFigureConfig, out: Path) -> str | imperfect.NoRecording | None:
+def _synthesis_llm(game: str, figure: ArenaFigureConfig, out: Path,
+                   rules: str = "spec") -> str | imperfect.NoRecording | None:
     """The checked LLM spec that synthesizes ``game``'s bundle (``None``: exported by an earlier run; for an
     imperfect-information game, ``NoRecording`` when its recorded session on the deck does not exist)."""
     from cwm import games
@@ -136,8 +145,8 @@ def _synthesis_llm(game: str, figure: ArenaFigureConfig, out: Path) -> str | imp
     if (out / game / "bundle" / "manifest.json").is_file():
         return None
     if not spec.perfect_information:
-        return imperfect.game_llm(figure.llm, game, figure.deck, figure.recordings)
-    llm = common.resolve_llm(figure.llm, game)
+        return imperfect.game_llm(figure.llm, game, figure.deck, figure.recordings, rules)
+    llm = common.resolve_llm(figure.llm, game, rules)
     common.check_llm(llm, f"--llm for {spec.name}")
     return llm
 
@@ -184,7 +193,7 @@ def _world_model(config: common.GameConfig, figure: ArenaFigureConfig, run_dir: 
     from cwm.synthesis import synthesize_world_model
 
     client = make_client(llm, run_dir=run_dir, cache=Path(figure.cache) if figure.cache else None)
-    result = synthesize_world_model(config.game, client, SynthesisSettings.of("world_model", budget=config.budget, seed=figure.seed, strategy=config.strategy, num_train=config.num_train, num_test=config.num_test, test_transitions=config.test_transitions, test_mcts_simulations=config.test_mcts_simulations), run_dir=run_dir)
+    result = synthesize_world_model(config.spec(), client, SynthesisSettings.of("world_model", budget=config.budget, seed=figure.seed, strategy=config.strategy, num_train=config.num_train, num_test=config.num_test, test_transitions=config.test_transitions, test_mcts_simulations=config.test_mcts_simulations), run_dir=run_dir)
     write_provenance(run_dir / PROVENANCE_FILE, client_provenance(client))  # who answered: into the manifest
     if not result.best_source:
         raise common.ExperimentError(
@@ -193,10 +202,12 @@ def _world_model(config: common.GameConfig, figure: ArenaFigureConfig, run_dir: 
 
 
 CWM_LABEL = "cwm"  # the CWM agent's name in every table: the same wherever the run directory or bundle is
+SELECTED_LABEL = "cwm-selected"  # its name under --protocol paper, where it draws a surviving synthesis per match
 
 
 def play(config: common.GameConfig, figure: ArenaFigureConfig, bundle_dir: Path, out: Path,
-         executor: Executor, progress: bool, yes: bool = False) -> tuple[list[dict[str, Any]], list[Any]]:
+         executor: Executor, progress: bool, yes: bool = False, agent: str | None = None
+         ) -> tuple[list[dict[str, Any]], list[Any]]:
     """The CWM agent (on a checked bundle, labelled ``cwm``) against each opponent, both seats; its
     pooled-seat summary rows, and the matches (for the leaderboard across games). Finished matches are found by content (``cwm.arena.identity``), wherever the
     bundle is. The cost estimate (``cwm.arena.cost``) is
@@ -209,20 +220,21 @@ def play(config: common.GameConfig, figure: ArenaFigureConfig, bundle_dir: Path,
 
     spec = games.resolve(config.game)
     opps = opponents(spec.name, figure.direct_llm)
-    agents = [f"{CWM_LABEL}=cwm:{bundle_dir.resolve()}", *opps]
+    label = SELECTED_LABEL if agent else CWM_LABEL
+    agents = [f"{label}={agent or f'cwm:{bundle_dir.resolve()}'}", *opps]
     plan = arena.TournamentPlan(
         matches=config.matches, seed=figure.seed, move_time_limit=figure.move_time_limit,
         settings=Settings(search=SearchConfig(num_simulations=config.sims, rollouts=config.rollouts)),
-        pairings=[(CWM_LABEL, o) for o in opps])
+        pairings=[(label, o) for o in opps])
     estimate = cost.estimate_tournament(spec.name, agents, plan, executor=figure.executor, out_dir=out)
     cost.confirm(estimate, yes=yes)
     start = time.perf_counter()
     results = arena.tournament(spec.name, agents, plan, out_dir=out, executor=executor, progress=progress)
     cost.write_record(out / "cost.json", estimate, time.perf_counter() - start)
-    rows = [r for r in arena_report.summarize(results) if r["agent"] == CWM_LABEL and r["seat"] == "all"]
+    rows = [r for r in arena_report.summarize(results) if r["agent"] == label and r["seat"] == "all"]
     order = {o: i for i, o in enumerate(opps)}
     rows.sort(key=lambda r: order[r["opponent"]])
-    paired = {c["opponent"]: c for c in arena_report.paired_comparisons(spec, results) if c["agent"] == CWM_LABEL}
+    paired = {c["opponent"]: c for c in arena_report.paired_comparisons(spec, results) if c["agent"] == label}
     settings = f"{config.sims} simulations, {config.rollouts} rollouts per leaf"
     return [{"game": spec.name, "outcome": spec.outcome, "settings": settings} | _clean(r)
             | {"paired": paired.get(str(r["opponent"]))} for r in rows], results
@@ -246,6 +258,11 @@ def parser() -> argparse.ArgumentParser:
                         "(both together, from one player's view)")
     p.add_argument("--recordings", default=None, metavar="DIR", help="recorded sessions of imperfect-information "
                    "games: DIR/<game>.jsonl (open deck), DIR/closed/<game>.jsonl (default: cwm's, a real model's session under real/ in preference to a scripted demo)")
+    p.add_argument("--protocol", choices=PROTOCOLS, default="single",
+                   help="single: one synthesis per game (default); paper: --seeds syntheses per game (config: 5), "
+                        "sample rejection among them (cwm select), a surviving model drawn per match")
+    p.add_argument("--select-games", type=int, default=50, metavar="N",
+                   help="--protocol paper: games per host and ordered pairing of the selection (paper: 50)")
     p.add_argument("--yes", action="store_true",
                    help="play a game's tournament even when its projected wall time is over the threshold "
                         "(refused without it, from a terminal or a script; the estimate is always printed)")
@@ -258,14 +275,19 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace, argv: list[str]) -> int:
     started = _dt.datetime.now(_dt.timezone.utc)
-    if args.seeds is not None and args.seeds != 1:
+    if args.protocol == "single" and args.seeds is not None and args.seeds != 1:
         raise common.ExperimentError("arena_figure plays one bundle per game; choose its seed with --first-seed "
-                                     "(--seeds N is for synthesis_table)")
+                                     "(--seeds N is for synthesis_table, or for --protocol paper)")
+    if args.protocol == "paper" and args.bundles:
+        raise common.ExperimentError("--protocol paper synthesizes its own bundles (one per seed): --bundles is "
+                                     "for --protocol single")
+    if args.select_games < 1:
+        raise common.ExperimentError(f"--select-games must be >= 1, got {args.select_games}")
     configs = common.game_configs(args, common.PERFECT_INFORMATION_GAMES)
     out = common.run_directory(args.out, EXPERIMENT)
     figure = ArenaFigureConfig(configs, args.llm, parse_bundles(args.bundles), args.direct_llm, args.deck,
                                args.recordings, args.first_seed, args.move_time_limit, args.cache, args.executor,
-                               str(out))
+                               str(out), args.protocol, args.select_games)
     llms = check_inputs(figure, out)
     executor = make_executor(args.executor)  # a bad spec or an unreachable cluster fails before config.json
     try:
@@ -293,10 +315,15 @@ def _play_all(figure: ArenaFigureConfig, llms: dict[str, str | imperfect.NoRecor
                 print(f"{llm.game}: no recording ({llm.path}); not played", flush=True)
             continue
         game_dir = out / config.game
-        bundle_dir = obtain_bundle(config, figure, game_dir, llm)
-        game_rows, found = play(config, figure, bundle_dir, game_dir / "arena", executor, progress=not quiet, yes=yes)
+        if figure.protocol == "paper":
+            game_rows, found, bundles[config.game] = _play_paper(config, figure, game_dir, llm, executor,
+                                                                 quiet=quiet, yes=yes)
+        else:
+            bundle_dir = obtain_bundle(config, figure, game_dir, llm)
+            game_rows, found = play(config, figure, bundle_dir, game_dir / "arena", executor, progress=not quiet,
+                                    yes=yes)
+            bundles[game_rows[0]["game"]] = figure_report.provenance(bundle_dir)
         rows += game_rows
-        bundles[game_rows[0]["game"]] = figure_report.provenance(bundle_dir)
         matches[game_rows[0]["game"]] = found
         if not quiet:
             for r in game_rows:
@@ -305,12 +332,74 @@ def _play_all(figure: ArenaFigureConfig, llms: dict[str, str | imperfect.NoRecor
     return rows, bundles, matches
 
 
+def _play_paper(config: common.GameConfig, figure: ArenaFigureConfig, game_dir: Path, llm: str | None,
+                executor: Executor, *, quiet: bool, yes: bool) -> tuple[list[dict[str, Any]], list[Any], dict[str, Any]]:
+    """The paper's protocol on one game: a synthesis per seed (each exported to ``syntheses/seed<S>/bundle``),
+    sample rejection among them (``selection/``), then the CWM agent drawing a surviving model per match
+    against each opponent. The rows carry ``syntheses``: each synthesis's seed, provenance, selection score,
+    whether it survived, and the matches it was drawn for with their outcome against each opponent."""
+    from cwm import games
+    from cwm.agents.specs import Settings
+    from cwm.selection import SelectionSettings, select_models
+    from planners.config import SearchConfig
+
+    name = games.resolve(config.game).name
+    seeds = common.seeds_of(config, figure.seed)
+    if len(seeds) < 2:
+        raise common.ExperimentError(f"{name}: --protocol paper needs at least two syntheses (--seeds N, N >= 2)")
+    paths = [obtain_bundle(config, dataclasses.replace(figure, seed=seed), game_dir / "syntheses" / f"seed{seed}", llm)
+             for seed in seeds]
+    search = SearchConfig(num_simulations=config.sims, rollouts=config.rollouts)
+    selection = select_models(name, paths, game_dir / "selection",
+                              SelectionSettings(hosts=min(2, len(paths)), games_per_pairing=figure.select_games,
+                                                agents=Settings(search=search), seed=figure.seed,
+                                                executor=executor, progress=not quiet))
+    rows, found = play(config, figure, paths[0], game_dir / "arena", executor, progress=not quiet, yes=yes,
+                       agent=selection.spec)
+    syntheses = synthesis_rows(seeds, paths, selection, found)
+    return [r | {"syntheses": syntheses} for r in rows], found, {"syntheses": [
+        {"seed": seed} | figure_report.provenance(path) for seed, path in zip(seeds, paths)]}
+
+
+def synthesis_rows(seeds: Sequence[int], paths: Sequence[Path], selection: Any, results: Sequence[Any]
+                   ) -> list[dict[str, Any]]:
+    """Per synthesis: its seed, its selection score and whether it survived, and against each opponent the
+    matches the CWM agent drew it for, with its wins, draws and losses there (the spread across syntheses)."""
+    by_path = {str(Path(p).resolve()): seed for seed, p in zip(seeds, paths)}
+    scores = {str(Path(sc.candidate.path).resolve()): sc for sc in selection.scores}
+    tally: dict[tuple[int, str], list[int]] = {}
+    for r in results:
+        if r.void or SELECTED_LABEL not in r.seats:
+            continue
+        seat = r.seats.index(SELECTED_LABEL)
+        picked = (r.stats[seat] if r.stats else {}).get("selected_path")
+        seed = by_path.get(str(Path(picked).resolve())) if isinstance(picked, str) else None
+        if seed is None:
+            continue
+        opponent = "+".join(a for i, a in enumerate(r.seats) if i != seat)
+        mine, best_other = r.returns[seat], max(v for i, v in enumerate(r.returns) if i != seat)
+        counts = tally.setdefault((seed, opponent), [0, 0, 0])
+        counts[0 if mine > best_other else 2 if mine < best_other else 1] += 1
+    rows = []
+    for seed, path in zip(seeds, paths):
+        score = scores.get(str(Path(path).resolve()))
+        rows.append({"seed": seed, "bundle": str(path), "survived": bool(score and score.survived),
+                     "selection_mean": None if score is None else _finite(score.mean),
+                     "matches": {opp: {"wins": w, "draws": d, "losses": lo}
+                                 for (s, opp), (w, d, lo) in sorted(tally.items()) if s == seed}})
+    return rows
+
+
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
 def _write(out: Path, figure: ArenaFigureConfig, argv: list[str], rows: list[dict[str, Any]],
            bundles: dict[str, dict[str, Any]], board: list[dict[str, Any]], started: _dt.datetime) -> None:
     from cwm.agents.specs import Settings
 
-    (out / "arena.md").write_text(figure_report.markdown(rows, board) + figure_report.provenance_notes(bundles),
-                                  encoding="utf-8")
+    (out / "arena.md").write_text(figure_report.markdown(rows, board) + figure_report.provenance_notes(bundles)
+                                  + figure_report.syntheses_markdown(rows), encoding="utf-8")
     common.write_json(out / "arena.json", {"rows": rows, "bundles": bundles, "leaderboard": board})
     common.write_csv(out / "arena.csv", rows)
     if any(not r.get("status") for r in rows):

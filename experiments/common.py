@@ -53,6 +53,8 @@ class GameConfig:
       sims: (IS)MCTS simulations per move in the arena (paper: 1000).
       rollouts: random rollouts per MCTS leaf (paper: 10).
       paper: the paper's reported numbers for this game (for the comparison column), may be empty.
+      rules: the rules in the synthesis prompts: ``spec`` (the specification tier), ``prose`` (the rulebook
+        tier) or a rules file (``cwm.games.with_rules``).
     """
 
     game: str
@@ -67,6 +69,11 @@ class GameConfig:
     sims: int = 1000
     rollouts: int = 10
     paper: dict[str, float | None] = dataclasses.field(default_factory=dict)
+    rules: str = "spec"
+
+    def spec(self) -> games.GameSpec:
+        """The game, reading the rules ``rules`` names."""
+        return games.resolve(self.game, rules=self.rules)
 
 
 def load_game_config(path: str | Path) -> GameConfig:
@@ -108,7 +115,7 @@ def add_common_args(parser: argparse.ArgumentParser, *, default_executor: str) -
     parser.add_argument("--config", action="append", default=[], metavar="FILE",
                         help="a game config JSON (experiments/configs/<game>.json); may be repeated")
     parser.add_argument("--llm", default="auto", help="LLM spec for synthesis: gemini[:MODEL] | openai:MODEL | "
-                        "replay:FILE | auto (Gemini when GEMINI_API_KEY is set, else the recorded session)")
+                        "replay:FILE | batch:DIR | auto (Gemini when GEMINI_API_KEY is set, else the recorded session)")
     parser.add_argument("--cache", default=None, help="SQLite LLM cache shared by runs (default: none)")
     parser.add_argument("--seeds", type=int, default=None, help="synthesis seeds per game (config: 5)")
     parser.add_argument("--first-seed", type=int, default=0, help="seeds are FIRST..FIRST+N-1 (default 0)")
@@ -119,6 +126,8 @@ def add_common_args(parser: argparse.ArgumentParser, *, default_executor: str) -
                         help="held-out test set size in transitions (config: 10000)")
     parser.add_argument("--num-test", type=int, default=None,
                         help="held-out test games instead of --test-transitions (0: none)")
+    parser.add_argument("--rules", default=None, metavar="spec|prose|FILE",
+                        help="rules in the synthesis prompts: spec (default), prose (rulebook tier) or a file")
     parser.add_argument("--matches", type=int, default=None, help="arena games per seat order (config: 50)")
     parser.add_argument("--sims", type=int, default=None, help="MCTS simulations per move (config: 1000)")
     parser.add_argument("--rollouts", type=int, default=None, help="rollouts per MCTS leaf (config: 10)")
@@ -129,7 +138,7 @@ def add_common_args(parser: argparse.ArgumentParser, *, default_executor: str) -
 
 
 _OVERRIDES = ("seeds", "budget", "strategy", "num_train", "test_transitions", "num_test", "matches", "sims",
-              "rollouts")
+              "rollouts", "rules")
 
 
 def game_configs(args: argparse.Namespace, default_games: Sequence[str]) -> tuple[GameConfig, ...]:
@@ -166,7 +175,7 @@ def check_config(config: GameConfig) -> None:
 
     Raises:
       ExperimentError: a count that is not a whole number or is below its least value (``--matches 0``),
-        or a strategy other than ``tree`` and ``conversation``.
+        a strategy other than ``tree`` and ``conversation``, or rules that do not exist.
     """
     for key, least in _MINIMUM.items():
         value = getattr(config, key)
@@ -177,17 +186,22 @@ def check_config(config: GameConfig) -> None:
             raise ExperimentError(f"{config.game}: {name} must be a whole number of at least {least}, got {value!r}")
     if config.strategy not in ("tree", "conversation"):
         raise ExperimentError(f"{config.game}: strategy {config.strategy!r} is not 'tree' or 'conversation'")
+    try:
+        config.spec()
+    except CwmError as e:
+        raise ExperimentError(f"{config.game}: --rules: {e}") from None
 
 
 def seeds_of(config: GameConfig, first_seed: int) -> tuple[int, ...]:
     return tuple(range(first_seed, first_seed + config.seeds))
 
 
-def resolve_llm(spec: str, game: str) -> str:
-    """``auto`` -> Gemini when an API key is set, else the recording shipped for the game (else an error)."""
+def resolve_llm(spec: str, game: str, rules: str | None = None) -> str:
+    """``auto`` -> Gemini when an API key is set, else the recording shipped for the game and rules tier (else
+    an error)."""
     from cwm import pipeline
 
-    return pipeline.resolve_llm(spec, game)
+    return pipeline.resolve_llm(spec, game, rules)
 
 
 def check_llm(spec: str, flag: str) -> None:
@@ -312,8 +326,14 @@ def script_main(parser: argparse.ArgumentParser, run: Callable[[argparse.Namespa
 
 def run_main(body: Callable[[], int], experiment: str) -> int:
     """Runs a script's body: errors cwm raises on purpose print one line and exit 2, as ``cwm`` does."""
+    from cwm.cli import EXIT_WAITING
+    from cwm.llm import PendingBatch
+
     try:
         return body()
+    except PendingBatch as e:  # not an error: replies are awaited (an LLM agent or synthesis on a batch directory)
+        print(f"{experiment}: waiting: {e}", file=sys.stderr)
+        return EXIT_WAITING
     except (CwmError, FileNotFoundError) as e:
         print(f"{experiment}: error: {e}", file=sys.stderr)
         return 2

@@ -113,6 +113,36 @@ def provenance(bundle_dir: Path) -> dict[str, Any]:
         k: prov.get(k) for k in keys}
 
 
+def syntheses_markdown(rows: Sequence[Mapping[str, Any]]) -> str:
+    """With ``--protocol paper``, a section per game: each synthesis's seed, its selection score, whether it
+    survived, and how the CWM agent did in the matches it was drawn for, per opponent (the spread across
+    syntheses); empty for the single protocol."""
+    seen: dict[str, list[Mapping[str, Any]]] = {}
+    for r in rows:
+        if r.get("syntheses") and r["game"] not in seen:
+            seen[r["game"]] = r["syntheses"]
+    if not seen:
+        return ""
+    lines = ["", "## Syntheses (the paper's protocol)", "",
+             "Each game's CWM agent draws one surviving synthesis per match (sample rejection, `cwm select`); "
+             "per synthesis, its mean in the selection and its record (wins-draws-losses) in the matches it was "
+             "drawn for.", ""]
+    for game, syntheses in seen.items():
+        opponents = sorted({o for s in syntheses for o in s["matches"]})
+        lines += [f"### {game}", "", "| seed | selection mean | survived | " + " | ".join(opponents) + " |",
+                  "|---|---|---|" + "---|" * len(opponents)]
+        for s in syntheses:
+            mean = "n/a" if s["selection_mean"] is None else f"{s['selection_mean']:+.3f}"
+            cells = [_record(s["matches"].get(o)) for o in opponents]
+            lines.append(f"| {s['seed']} | {mean} | {'yes' if s['survived'] else 'no'} | " + " | ".join(cells) + " |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _record(counts: Mapping[str, int] | None) -> str:
+    return "not drawn" if not counts else f"{counts['wins']}-{counts['draws']}-{counts['losses']}"
+
+
 def provenance_notes(bundles: Mapping[str, Mapping[str, Any]]) -> str:
     """A markdown paragraph naming each game whose bundle's provenance is not covered by a matching hash
     (``provenance``'s ``provenance_hash``), so a reader does not take its who-answered fields on trust; empty

@@ -37,21 +37,21 @@ def recordings_folder(folder: str | None) -> Path:
     return Path(folder) if folder else Path(str(resources.files("cwm").joinpath("data", "recordings")))
 
 
-def recording_path(game: str, deck: str, folder: str | None = None) -> Path:
+def recording_path(game: str, deck: str, folder: str | None = None, rules: str = "spec") -> Path:
     """Where the recorded session of ``game`` on ``deck`` lives (whether or not it exists): in ``folder``, or
     in the package's, where a real model's session (``real/``) is taken in preference to a scripted demo,
-    as ``cwm run`` does."""
+    as ``cwm run`` does; a rulebook-tier session (``rules="prose"``) under ``real/prose/`` of either."""
     from cwm import games, pipeline
 
     name = games.resolve(game).name
-    shipped = pipeline.recording_for(name, deck) if folder is None else None
+    shipped = pipeline.recording_for(name, deck, rules) if folder is None else None
     if shipped is not None:
         return shipped
-    base = recordings_folder(folder)
+    base = recordings_folder(folder) / ("real/prose" if rules == "prose" else "")
     return base / f"{name}.jsonl" if deck == "open" else base / "closed" / f"{name}.jsonl"
 
 
-def game_llm(spec: str, game: str, deck: str, folder: str | None) -> str | NoRecording:
+def game_llm(spec: str, game: str, deck: str, folder: str | None, rules: str = "spec") -> str | NoRecording:
     """The checked LLM spec of one game: ``recorded`` (and ``auto`` with no API key set) replays the game's
     recorded session on ``deck``, or gives ``NoRecording``; ``auto`` with a key is Gemini; others pass.
 
@@ -61,7 +61,7 @@ def game_llm(spec: str, game: str, deck: str, folder: str | None) -> str | NoRec
     from cwm import pipeline
 
     if spec == RECORDED or (spec == "auto" and not any(os.environ.get(v) for v in pipeline.API_KEY_VARS)):
-        path = recording_path(game, deck, folder)
+        path = recording_path(game, deck, folder, rules)
         if not path.is_file():
             return NoRecording(game, str(path))
         spec = f"replay:{path}"
@@ -88,7 +88,7 @@ def synthesize_inference(config: common.GameConfig, *, seed: int, llm: str, run_
     settings = SynthesisSettings.of("inference", deck=deck, strategy=config.strategy, budget=config.budget, seed=seed,
                                     num_train=config.num_train,
                                     **({} if config.num_test is None else {"num_test": config.num_test}))
-    return synthesize_inference(config.game, client, settings, run_dir=run_dir, world_model=world_model)
+    return synthesize_inference(config.spec(), client, settings, run_dir=run_dir, world_model=world_model)
 
 
 @dataclasses.dataclass(frozen=True)

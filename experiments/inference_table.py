@@ -121,7 +121,7 @@ def _inference_numbers(result: Any, earlier_calls: int, earlier_cost: float) -> 
             "inference_test": result.test_accuracy, "inference_calls_to_best": synthesis_table.calls_to_best(result),
             "inference_calls": result.llm_calls, "llm_calls": earlier_calls + result.llm_calls,
             "inference_by_type": result.test_by_type or result.train_by_type, "cost_usd": earlier_cost + result.cost_usd,
-            "prompt_hashes": result.prompt_hashes}
+            "prompt_hashes": result.prompt_hashes, "rules": result.rules}
 
 
 def _posterior_numbers(report: dict[str, Any]) -> dict[str, Any]:
@@ -160,7 +160,7 @@ def _run(args: argparse.Namespace, argv: list[str]) -> int:
     out = common.run_directory(args.out, EXPERIMENT)
     config = InferenceTableConfig(configs, args.deck, args.llm, args.recordings, args.first_seed,
                                   _posterior_settings(args), args.cache, args.executor, str(out))
-    llms = {c.game: imperfect.game_llm(args.llm, c.game, args.deck, args.recordings) for c in configs}
+    llms = {c.game: imperfect.game_llm(args.llm, c.game, args.deck, args.recordings, c.rules) for c in configs}
     jobs = [InferenceJob(c, seed, args.deck, llms[c.game], str(out / args.deck / f"{c.game}-seed{seed}"),
                          config.posterior, args.cache)
             for c in configs for seed in common.seeds_of(c, args.first_seed)]

@@ -5,6 +5,10 @@ call of this script advances one session by as far as the answers written so far
 
     python experiments/real_session.py GAME --work DIR --answered-by NAME
 
+GAME is named as every ``cwm`` command names it: a registry name, or your own module
+``path/to/game.py:short_name`` with ``--rules FILE`` (default ``path/to/game.md``) and ``--view json|text``
+(default: detected from its observations).
+
 1. answers in ``DIR/answers/<key>.md`` are read into the batch directory (``cwm llm answer-batch --from``);
 2. what ``cwm run GAME`` asks of an LLM runs (resuming ``DIR/run``) with the batch client until a request
    has no reply: world-model synthesis, then for a hidden-information game the open-deck inference
@@ -25,7 +29,7 @@ replies carried a prompt hash that matched their request (``replies``, ``prompts
 writes ``DIR/answers/<key>.sha256``, the SHA-256 of the text it gave the answering model, attests each
 copy; a match says the relay's copy matched the request, on the relay's word), the calls per stage and
 the prompt hashes. ``--ship`` copies both into ``cwm/data/recordings/real/``
-(``real/closed/`` for the closed deck), where ``cwm run GAME`` finds an open-deck session and the experiment
+(``real/closed/`` for the closed deck; under ``real/prose/`` for a session with ``--rules prose``), where ``cwm run GAME`` finds an open-deck session and the experiment
 scripts both (a real session is replayed in preference to a scripted demo).
 """
 
@@ -44,7 +48,6 @@ from cwm.llm import (
     BatchFileClient,
     Client,
     PendingBatch,
-    ProvenanceError,
     RecordingClient,
     make_client,
 )
@@ -54,35 +57,51 @@ from cwm.synthesis import SynthesisResult, SynthesisSettings, synthesize_world_m
 from cwm.synthesis.inference import synthesize_inference
 from cwm.synthesis.store import ResumeError
 from cwm.text import counted
+from cwm.types import CwmError
 
 RELAY_BY = ("agent", "person")  # who carries the texts between the prompt files and the answering model
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    try:
+    try:  # the game, its rules and its view as every cwm command takes them: a bad one is one line
         checked_name(args.answered_by, where="--answered-by", field="NAME")
-    except ProvenanceError as e:
+        if args.view is not None:
+            games.choose_view(args.game, args.view)
+        game, work = games.resolve(args.game, rules=args.rules), Path(args.work)
+        games.rules_text(game)
+    except CwmError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    game, work = games.resolve(args.game).name, Path(args.work)
-    if args.deck == "closed" and games.resolve(game).perfect_information:
-        print(f"error: {game} has no hidden information: a closed-deck session needs one", file=sys.stderr)
+    spec = game
+    if args.ship and args.rules not in (None, *games.RULES_TIERS):
+        print("error: --ship takes a session of a shipped tier (spec or prose), not of a rules file", file=sys.stderr)
         return 2
-    results = _advance(game, work, args)
+    if args.deck == "closed" and spec.perfect_information:
+        print(f"error: {spec.name} has no hidden information: a closed-deck session needs one", file=sys.stderr)
+        return 2
+    if args.ship and spec.module.endswith(".py"):
+        print(f"error: --ship is for registered games; the recording of {spec.name} stays in {work}", file=sys.stderr)
+        return 2
+    results = _advance(spec, work, args)
     if isinstance(results, int):
         return results
     for stage, result in results.items():
         print(f"{stage} finished: {'solved' if result.solved else 'not solved'} after {result.llm_calls} call(s)")
-    status = _record_and_verify(game, work, args)
+    status = _record_and_verify(spec, work, args)
     if status == 0 and args.ship:
-        _ship(game, work, args.deck)
+        _ship(spec.name, work, args.deck, args.rules or "spec")
     return status
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("game", help="registry name")
+    parser.add_argument("game", help="registry name, OpenSpiel game string, or path/to/module.py:short_name")
+    parser.add_argument("--rules", help="rules file (default: the registered rules; for a module game, the .md "
+                                        "file beside it)")
+    parser.add_argument("--view", choices=games.VIEWS_OF_MODULES, default=None,
+                        help="how the observations of your own game module are read (default: json when every "
+                             "sampled observation is a JSON object, else text)")
     parser.add_argument("--work", required=True, help="the session's folder (resumed)")
     parser.add_argument("--answered-by", required=True, help="the answering model, as precisely as known")
     parser.add_argument("--deck", choices=("open", "closed"), default="open",
@@ -91,6 +110,8 @@ def _parser() -> argparse.ArgumentParser:
                         help="who carries each prompt to the answering model and its reply back: agent (a language-"
                              "model agent, the default) or person; the provenance's relay says it, and whether every "
                              "reply's prompt hash was checked")
+    parser.add_argument("--rules", default=None, metavar="spec|prose|FILE",
+                        help="the rules in the prompts: spec (default), prose (the rulebook tier) or a rules file")
     parser.add_argument("--budget", type=int, default=20, help="most LLM calls per stage (default 20)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the games and the search (default 0)")
     parser.add_argument("--ship", action="store_true",
@@ -98,7 +119,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _advance(game: str, work: Path, args: argparse.Namespace) -> dict[str, SynthesisResult] | int:
+def _advance(game: games.GameSpec, work: Path, args: argparse.Namespace) -> dict[str, SynthesisResult] | int:
     """Reads the answers written so far and runs the session until a request has no reply (then writes the
     waiting prompts and gives EXIT_WAITING, unless an answer to a request first made on this call is already
     there: then it is read and the session goes on) or every stage has finished (its results)."""
@@ -127,7 +148,7 @@ def _answered_already(prompts: list[Path], answers: Path) -> bool:
     return any((answers / p.name).is_file() for p in prompts)
 
 
-def _session(game: str, llm: Client, run_dir: Path, args: argparse.Namespace) -> dict[str, SynthesisResult]:
+def _session(game: games.GameSpec, llm: Client, run_dir: Path, args: argparse.Namespace) -> dict[str, SynthesisResult]:
     """What ``cwm run GAME`` asks of an LLM: the world model, then for hidden information the open-deck
     inference function for the world model found (cwm's defaults, no held-out games: the requests do not
     depend on them, so the recording replays in ``cwm synthesize`` and ``cwm run`` with any test set); for the
@@ -136,19 +157,19 @@ def _session(game: str, llm: Client, run_dir: Path, args: argparse.Namespace) ->
         return {"joint": synthesize_inference(game, llm, SynthesisSettings.of("inference", deck="closed", budget=args.budget, seed=args.seed, num_test=0), run_dir=run_dir / "joint", world_model=None)}
     world_model = synthesize_world_model(game, llm, SynthesisSettings.of("world_model", budget=args.budget, seed=args.seed, num_test=0), run_dir=run_dir / "synthesis")
     results = {"world model": world_model}
-    if not games.resolve(game).perfect_information and world_model.best_source:
+    if not game.perfect_information and world_model.best_source:
         results["inference"] = synthesize_inference(game, llm, SynthesisSettings.of("inference", budget=args.budget, seed=args.seed, num_test=0), run_dir=run_dir / "inference", world_model=world_model.best_source)
     return results
 
 
-def _record_and_verify(game: str, work: Path, args: argparse.Namespace) -> int:
+def _record_and_verify(spec: games.GameSpec, work: Path, args: argparse.Namespace) -> int:
     recording = work / "recording.jsonl"
     recording.unlink(missing_ok=True)
     for folder in ("recorded", "replayed"):
         _clear(work / folder)
     answering = BatchFileClient(work / "batch", model=args.answered_by)
-    first = _session(game, RecordingClient(answering, recording), work / "recorded", args)
-    again = _session(game, make_client(f"replay:{recording}"), work / "replayed", args)
+    first = _session(spec, RecordingClient(answering, recording), work / "recorded", args)
+    again = _session(spec, make_client(f"replay:{recording}"), work / "replayed", args)
     for stage in ("synthesis", "inference", "joint"):
         if not (work / "recorded" / stage).exists():
             continue
@@ -158,7 +179,7 @@ def _record_and_verify(game: str, work: Path, args: argparse.Namespace) -> int:
             return 1
     calls = sum(r.llm_calls for r in first.values())
     replies = answering.provenance(answered_by=args.answered_by)
-    provenance = {"game": game, "deck": args.deck, "answered_by": args.answered_by, "relay": _relay(args, replies.relay),
+    provenance = {"game": spec.name, "deck": args.deck, "rules": next(iter(first.values())).rules, "answered_by": args.answered_by, "relay": _relay(args, replies.relay),
                   "date": replies.date, "replies": replies.replies, "prompts_hashed": replies.prompts_hashed,
                   "llm_calls": calls,
                   "stages": {stage: {"llm_calls": r.llm_calls, "solved": r.solved} for stage, r in first.items()},
@@ -179,8 +200,10 @@ def _relay(args: argparse.Namespace, checked: str) -> str:
     return relay
 
 
-def _ship(game: str, work: Path, deck: str) -> None:
+def _ship(game: str, work: Path, deck: str, rules: str) -> None:
     shipped = Path(__file__).resolve().parent.parent / "cwm" / "data" / "recordings" / "real"
+    if rules == "prose":  # a rulebook-tier session answers other prompts: kept apart from the spec tier's
+        shipped = shipped / "prose"
     if deck == "closed":
         shipped = shipped / "closed"
     shipped.mkdir(parents=True, exist_ok=True)

@@ -76,14 +76,14 @@ def synthesize(job: SynthesisJob) -> dict[str, Any]:
 
     c = job.config
     client = make_client(job.llm, run_dir=Path(job.run_dir), cache=Path(job.cache) if job.cache else None)
-    result = synthesize_world_model(c.game, client, SynthesisSettings.of("world_model", budget=c.budget, seed=job.seed, strategy=c.strategy, num_train=c.num_train, num_test=c.num_test, test_transitions=c.test_transitions, test_mcts_simulations=c.test_mcts_simulations, test_executor=job.test_executor, concurrency=job.concurrency), run_dir=job.run_dir)
+    result = synthesize_world_model(c.spec(), client, SynthesisSettings.of("world_model", budget=c.budget, seed=job.seed, strategy=c.strategy, num_train=c.num_train, num_test=c.num_test, test_transitions=c.test_transitions, test_mcts_simulations=c.test_mcts_simulations, test_executor=job.test_executor, concurrency=job.concurrency), run_dir=job.run_dir)
     return {
         "game": result.game, "seed": job.seed, "llm": job.llm, "model": result.model, "solved": result.solved,
         "train_accuracy": result.train_accuracy, "test_accuracy": result.test_accuracy,
-        "test_checked": result.test_checked, "calls_to_best": calls_to_best(result), "llm_calls": result.llm_calls, "budget": result.budget,
+        "test_checked": result.test_checked, "test_games": result.test_games, "calls_to_best": calls_to_best(result), "llm_calls": result.llm_calls, "budget": result.budget,
         "cost_usd": result.cost_usd, "wall_time_s": round(result.wall_time_s, 3),
         "train_by_type": result.train_by_type, "test_by_type": result.test_by_type,
-        "prompt_hashes": result.prompt_hashes, "run_dir": job.run_dir, "replies": replies_of(job.llm, result.model),
+        "prompt_hashes": result.prompt_hashes, "rules": result.rules, "run_dir": job.run_dir, "replies": replies_of(job.llm, result.model),
         "worker": worker_place(),
     }
 
@@ -114,7 +114,9 @@ def table_rows(runs: Sequence[dict[str, Any]], configs: Sequence[common.GameConf
                                                   "cost_usd"))
     for row, c in zip(rows, configs):
         row["replies"] = sorted({r["replies"] for r in runs if r["config_game"] == c.game and r.get("replies")})
-        row["test_bounds"] = [(r["seed"], int(r["test_checked"])) for r in runs if r["config_game"] == c.game
+        row["rules"] = sorted({r["rules"] for r in runs if r["config_game"] == c.game and r.get("rules")})
+        row["test_bounds"] = [(r["seed"], int(r["test_checked"]), r.get("test_games")) for r in runs
+                              if r["config_game"] == c.game
                               and not r.get("status") and r.get("test_accuracy") == 1.0 and r.get("test_checked")]
     return rows
 
@@ -141,11 +143,14 @@ def markdown(rows: Sequence[dict[str, Any]], *, llm: str) -> str:
             f"| {paper} |")
         replies[r["game"]] = "; ".join(r.get("replies", ()))
     lines += ["", "Replies per game:", *(f"- {game}: {how}" for game, how in replies.items() if how)]
-    bounds = [f"- {r['game']}, seed {seed}: held-out{perfect_score_note(checked, checked)}" for r in rows
-              for seed, checked in r.get("test_bounds", ())]
+    lines += ["", "Rules in the prompts (spec: specification tier; prose: rulebook tier; sha256: a rules file):",
+              *(f"- {r['game']}: {', '.join(r['rules'])}" for r in rows if r.get("rules"))]
+    bounds = [f"- {r['game']}, seed {seed}: held-out{perfect_score_note(checked, checked, games=n)}" for r in rows
+              for seed, checked, n in r.get("test_bounds", ())]
     if bounds:
         lines += ["", "What a held-out accuracy of 1.0 bounds, per program (one per seed; transitions of the same "
-                  "held-out games are not independent, so this is a rate per transition under that assumption):",
+                  "held-out games are not independent, so the rate per transition holds under that assumption, "
+                  "the rate per game, where the games are counted, without it):",
                   *bounds]
     lines += ["", "Means over seeds (± sample standard deviation). Accuracy: fraction of recorded transitions "
               "on which every check passes, for the best program; test: held-out games, half random and half "
@@ -204,7 +209,7 @@ def check_inputs(config: SynthesisTableConfig) -> dict[str, str]:
     """
     if config.concurrency < 1:
         raise common.ExperimentError(f"--concurrency must be at least 1, got {config.concurrency}")
-    llms = {c.game: common.resolve_llm(config.llm, c.game) for c in config.games}
+    llms = {c.game: common.resolve_llm(config.llm, c.game, c.rules) for c in config.games}
     for game, spec in llms.items():
         common.check_llm(spec, f"--llm for {game}")
     return llms

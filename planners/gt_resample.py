@@ -3,9 +3,10 @@
 A player's information at a state is its *trace*: at every state so far, whether it is to act there (or the
 game is over) and what it observes (``observation_string``, else ``information_state_string``), and its own
 action wherever it acted. A history is consistent when replaying it in the ground truth gives the same
-trace. Consistent histories are weighted by their chance probabilities times a uniform policy for the other
-players (the player's own policy is the same factor for all of them), which is the posterior of a player
-who assumes uniformly random opponents.
+trace. Consistent histories are weighted by their chance probabilities times the other players' policy
+(the player's own policy is the same factor for all of them): by default a uniform one, the posterior of a
+player who assumes uniformly random opponents; with ``opponent_policy``, the action probabilities that
+policy gives at each state (an opponent model stated by the caller).
 
 Two methods, tried in order for each information state:
 
@@ -26,7 +27,7 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import itertools
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 import numpy as np
@@ -35,6 +36,10 @@ import pyspiel
 from cwm.types import CHANCE, CwmError
 
 StateKey = Callable[[pyspiel.State], Hashable]
+# The other players' policy: (state, acting player) -> (action, probability) pairs over legal actions, the
+# actions it never plays left out or given 0. It sees the whole state, so it may be any player's policy of
+# its own information.
+OpponentPolicy = Callable[[pyspiel.State, int], Sequence[tuple[int, float]]]
 _ACTS, _WAITS, _OVER = 0, 1, 2  # the player's role at a state: to act, waiting (chance or another player), game over
 
 
@@ -137,6 +142,9 @@ class HistoryResampler:
       state_key: merges states with equal keys during enumeration; the key must determine everything the
         state does from then on (``None``: no merging, each history its own node).
       cache_size: information states whose enumeration is kept.
+      opponent_policy: the other players' action probabilities (``OpponentPolicy``) that weight consistent
+        histories, in the exact enumeration and in the rejection draws alike; ``None``: uniform. With a
+        policy, give a ``state_key`` only if equal keys also get equal action probabilities from it.
 
     Attributes:
       exact_draws, rejection_draws, failed_draws: draws made by each method, and draws that failed.
@@ -145,7 +153,8 @@ class HistoryResampler:
     """
 
     def __init__(self, *, max_nodes: int = 20_000, max_steps: int = 5_000, state_key: StateKey | None = None,
-                 cache_size: int = 64):
+                 cache_size: int = 64, opponent_policy: OpponentPolicy | None = None):
+        self.opponent_policy = opponent_policy
         self.max_nodes = max_nodes
         self.max_steps = max_steps
         self.state_key = state_key
@@ -180,7 +189,7 @@ class HistoryResampler:
             raise ResampleFailure(f"no history consistent with player {player}'s information: rejection sampling "
                                   f"already failed at an earlier state of this information ({self.max_steps} moves)")
         try:
-            world = _reject(game, trace, player, rng, self.max_steps)
+            world = _reject(game, trace, player, rng, self.max_steps, self.opponent_policy)
         except ResampleFailure:
             if (player, trace) not in self._accepted:
                 self._hopeless[player] = trace
@@ -221,7 +230,7 @@ class HistoryResampler:
         for k in range(done, len(trace.own)):
             layer: dict[Hashable, _Node] = {}
             for node in frontier:
-                for action, weight in _moves(node.state, player, trace.own[k]):
+                for action, weight in _moves(node.state, player, trace.own[k], self.opponent_policy):
                     child = node.state.child(action)
                     expanded += 1
                     if _token(child, player) == trace.tokens[k + 1]:
@@ -234,13 +243,14 @@ class HistoryResampler:
         self._last[player] = posterior
         return posterior
 
-def _reject(game: pyspiel.Game, trace: Trace, player: int, rng: np.random.Generator, max_steps: int) -> pyspiel.State:
+def _reject(game: pyspiel.Game, trace: Trace, player: int, rng: np.random.Generator, max_steps: int,
+            policy: OpponentPolicy | None = None) -> pyspiel.State:
     """Draws histories forward from the prior, each dropped at its first state that differs from the trace."""
     steps = 0
     while steps < max_steps:
         state = game.new_initial_state()
         for k, own in enumerate(trace.own):
-            moves = _moves(state, player, own)
+            moves = _moves(state, player, own, policy)
             if not moves:
                 break
             state.apply_action(_pick(moves, rng) if len(moves) > 1 else moves[0][0])
@@ -279,9 +289,10 @@ def _token(state: pyspiel.State, player: int) -> tuple[int, str]:
     return role, state.information_state_string(player)
 
 
-def _moves(state: pyspiel.State, player: int, own: int | None) -> list[tuple[int, float]]:
+def _moves(state: pyspiel.State, player: int, own: int | None,
+           policy: OpponentPolicy | None = None) -> list[tuple[int, float]]:
     """The moves a consistent history may make at ``state`` with their prior weights: the player's own action
-    where it acted, chance by its probabilities, another player uniformly."""
+    where it acted, chance by its probabilities, another player by ``policy`` (default uniformly)."""
     if state.is_terminal():
         return []
     current = state.current_player()
@@ -292,7 +303,28 @@ def _moves(state: pyspiel.State, player: int, own: int | None) -> list[tuple[int
     if current == CHANCE:
         return [(int(a), float(p)) for a, p in state.chance_outcomes() if p > 0]
     legal = state.legal_actions()
+    if policy is not None:
+        return _policy_moves(policy, state, current, legal)
     return [(int(a), 1.0 / len(legal)) for a in legal]
+
+
+def _policy_moves(policy: OpponentPolicy, state: pyspiel.State, current: int,
+                  legal: Sequence[int]) -> list[tuple[int, float]]:
+    """The actions ``policy`` plays at ``state`` with their probabilities (those above 0).
+
+    Raises:
+      ValueError: an action that is not legal, or a probability that is not a finite number in [0, 1].
+    """
+    moves = []
+    for action, p in policy(state, current):
+        if int(action) not in legal:
+            raise ValueError(f"the opponent policy gives probability to action {action}, not legal where player "
+                             f"{current} acts")
+        if not 0.0 <= float(p) <= 1.0:
+            raise ValueError(f"the opponent policy gives action {action} the probability {p!r}, not one in [0, 1]")
+        if p > 0:
+            moves.append((int(action), float(p)))
+    return moves
 
 
 def _final_ok(state: pyspiel.State, player: int, trace: Trace) -> bool:

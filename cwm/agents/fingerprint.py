@@ -32,9 +32,11 @@ def agent_fingerprint(spec: AgentSpec) -> str:
     so moving, renaming or re-exporting the same files keeps it and changing any file (``model.py``,
     ``inference.py``, ``value.py``, ``policy.npz``, the stored games, ...) does not. For ``cwm-selected:``
     ``cwm-selected sha256:`` and the hash of its game and its survivors' fingerprints in order
-    (``selection_content``). For other kinds the bare spec, its kind and
-    target (``gt-mcts``, ``llm:openai:gpt-x``), whose settings the key holds. A missing target gives the bare
-    spec (the agent cannot be built, and forfeits).
+    (``selection_content``). For an LLM answering through a batch directory (``llm:batch:DIR``),
+    ``llm:batch:`` and the directory's name, not its location: a session recorded in one folder replays
+    from a copy in another to the same matches (two such agents in one tournament need folders of different
+    names). For other kinds the bare spec, its kind and target (``gt-mcts``, ``llm:openai:gpt-x``), whose
+    settings the key holds. A missing target gives the bare spec (the agent cannot be built, and forfeits).
 
     Raises:
       InputLimitError: the file is larger than a file of its kind may be (its size is checked before it is
@@ -46,6 +48,9 @@ def agent_fingerprint(spec: AgentSpec) -> str:
             return spec.bare
         data = read_bounded(file, RUN_FILE_BYTES, what="agent file")
         return f"{SELECTED_PREFIX}{_sha256(selection_content(data) or data)}"  # an unreadable one is refused later
+    if spec.kind == "llm" and spec.target.startswith("batch:"):
+        folder = spec.target[len("batch:"):]
+        return f"llm:batch:{Path(folder).resolve().name or folder}"  # "." is the folder it names, "/" itself
     if spec.kind != "cwm":
         return spec.bare
     path = Path(spec.target)
@@ -94,9 +99,12 @@ def selection_content(selection: bytes) -> bytes | None:
 def former_fingerprint(spec: AgentSpec) -> str | None:
     """A bundle agent's fingerprint as cwm recorded it before fingerprints were content only (the sha256 of
     the whole ``manifest.json``, which changed with every export), to recognise the rows and selections it
-    names; for a selection, the sha256 of its whole ``selection.json`` (which holds paths and scores);
-    ``None`` for an agent whose fingerprint did not change (a model file, any other kind)."""
+    names; for a selection, the sha256 of its whole ``selection.json`` (which holds paths and scores); for an
+    LLM on a batch directory, its bare spec (with the folder's whole path); ``None`` for an agent whose
+    fingerprint did not change (a model file, any other kind)."""
     path = Path(spec.target)
+    if spec.kind == "llm" and spec.target.startswith("batch:"):  # named by its whole path before
+        return spec.bare if spec.bare != agent_fingerprint(spec) else None
     if spec.kind == "cwm-selected" and (path / SELECTION).is_file():
         former = f"{SELECTED_PREFIX}{_sha256(read_bounded(path / SELECTION, RUN_FILE_BYTES, what='agent file'))}"
     elif spec.kind == "cwm" and path.is_dir() and (path / MANIFEST).is_file():

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import re
 from collections.abc import Sequence
 
@@ -61,8 +62,10 @@ def parse_agent_spec(text: str) -> AgentSpec:
         raise AgentSpecError(f"agent spec {typed!r}: a person plays with `cwm play GAME --against SPEC` (a "
                              f"terminal game, saved like an arena match), not as an agent of a tournament")
     if kind not in KINDS:
-        raise AgentSpecError(f"agent spec {typed!r}: unknown kind {kind!r}; expected one of {', '.join(KINDS)}"
-                             f"{colon_hint(typed)}")
+        near = difflib.get_close_matches(kind, KINDS, n=1)
+        meant = f" (did you mean {near[0]}?)" if near else ""
+        raise AgentSpecError(f"agent spec {typed!r}: unknown kind {kind!r}{meant}; expected one of "
+                             f"{', '.join(KINDS)}{colon_hint(typed)}")
     needs_target = kind in ("cwm", "cwm-selected", "llm", "llm+legal", "ppo")
     if needs_target and not target:
         raise AgentSpecError(f"agent spec {typed!r}: {kind} needs an argument ({kind}:PATH or {kind}:CLIENT)")

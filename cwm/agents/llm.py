@@ -20,7 +20,7 @@ from cwm import games
 from cwm.agents.base import AgentBase, AgentError, IllegalMoveError
 from cwm.agents.cwm import HistoryTracker
 from cwm.games import trajectories
-from cwm.llm import Client, LLMError, Message, Request, Response, Usage
+from cwm.llm import Client, LLMError, Message, PendingBatch, Request, Response, Usage
 from cwm.llm.prices import cost_usd
 from cwm.types import JSON, UnknownGameError
 
@@ -107,6 +107,8 @@ class LLMPolicyAgent(AgentBase):
                           tag="policy/step")
         try:
             response = self.client.complete(request)
+        except PendingBatch:  # not an answer and not a failure: the match waits for the reply (cwm.arena.run)
+            raise
         except LLMError as e:
             self.log.append({"move": self._moves, "attempt": attempt, "reply": None, "parsed": None,
                              "outcome": "llm_error", "error": str(e)})
@@ -136,13 +138,15 @@ class LLMPolicyAgent(AgentBase):
 
     def stats(self) -> dict[str, JSON]:
         """The telemetry of this agent's calls: calls (and how many the cache answered), tokens, latency,
-        cost in USD (absent when a call's model has no listed price), and the answers that were unreadable,
-        illegal or an LLM error."""
+        cost in USD (absent when a call's model has no listed price), the answers that were unreadable,
+        illegal or an LLM error, and ``moves_asked``: the moves it was asked for (each is one first prompt,
+        retries aside)."""
         outcomes = [e.get("outcome") for e in self.log]
         found: dict[str, JSON] = {k: self._telemetry[k] for k in ("llm_calls", "cached_calls", "input_tokens",
                                                                   "output_tokens", "thinking_tokens")}
         found |= {"latency_s": self._latency_s} | ({} if self._cost_usd is None else {"cost_usd": self._cost_usd})
-        return found | {kind: outcomes.count(kind) for kind in ("unreadable", "illegal", "llm_error")}
+        return found | {kind: outcomes.count(kind) for kind in ("unreadable", "illegal", "llm_error")} | {
+            "moves_asked": self._moves}
 
     # -- prompt -------------------------------------------------------------------------------------
     def _prompt(self, player: int, legal: list[str]) -> str:

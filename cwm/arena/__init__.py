@@ -4,8 +4,8 @@ Modules: ``run`` (playing a match and a tournament), ``plan`` (the jobs of a tou
 matches read back), ``identity`` (what a match is: its key from the game, the settings and each agent's
 fingerprint), ``types`` (the records), ``clock`` (the per-move limit), ``lock`` (one writer per run
 directory), ``transcript`` (each match's full record), ``report`` and ``ratings`` (the results tables, the
-plot and the leaderboard), ``replay`` and ``view`` (a match in the terminal, a tournament as an HTML page)
-and ``human`` (a person's seat, ``cwm play``).
+plot and the leaderboard), ``standings`` (all of them as one object, for a notebook), ``replay`` and
+``view`` (a match in the terminal, a tournament as an HTML page) and ``human`` (a person's seat, ``cwm play``).
 
 The names below are importable from ``cwm.arena`` itself; they load ``cwm.arena.run`` (and OpenSpiel) on
 first use, so that the light modules (``cwm.arena.types`` for readers of ``matches.jsonl``) import alone.
@@ -27,15 +27,16 @@ if TYPE_CHECKING:
         plan_jobs,
     )
     from cwm.arena.run import play_match, run_match, tournament
+    from cwm.arena.standings import Standings
     from cwm.arena.types import FORFEIT_KINDS, MatchJob, MatchOutcome, MatchResult
 
 _HOMES = {"MoveTimeout": "clock", "ArenaError": "plan", "load_results": "plan", "match_seed": "plan",
           "plan_jobs": "plan", "TournamentPlan": "plan", "DEFAULT_MOVE_TIME_S": "plan", "play_match": "run", "run_match": "run",
-          "tournament": "run", "FORFEIT_KINDS": "types", "MatchJob": "types", "MatchOutcome": "types",
+          "tournament": "run", "Standings": "standings", "FORFEIT_KINDS": "types", "MatchJob": "types", "MatchOutcome": "types",
           "MatchResult": "types"}
 
 __all__ = ["DEFAULT_MOVE_TIME_S", "FORFEIT_KINDS", "ArenaError", "TournamentPlan", "MatchJob", "MatchOutcome", "MatchResult",
-           "MoveTimeout", "load_results", "match_seed", "plan_jobs", "play_match", "run_match", "tournament"]
+           "MoveTimeout", "Standings", "load_results", "match_seed", "plan_jobs", "play_match", "run_match", "tournament"]
 
 
 def __getattr__(name: str) -> Any:

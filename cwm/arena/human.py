@@ -22,6 +22,8 @@ from cwm.arena import transcript as arena_transcript
 from cwm.arena.plan import ArenaError, load_results, match_seed, tournament_settings
 from cwm.arena.types import MatchJob, MatchResult
 from cwm.files import RUN_FILE_BYTES, atomic_write, loads_bounded, read_bounded
+from cwm.llm import PendingBatch
+from cwm.llm.batch import PENDING_FILE, pending_requests
 
 HUMAN = "human"
 
@@ -45,7 +47,17 @@ def play(game: str, against: str, *, seat: int = 0, out_dir: str | Path | None =
     Raises:
       ArenaError: a game that is not for two players, a seat other than 0 or 1, an agent that cannot be built,
         or a folder that holds another game's matches. Nothing is written then.
+      PendingBatch: an LLM agent on a batch directory (``llm:batch:DIR``) asked a request without a reply; the
+        game is not saved (``cwm play`` exits with status 3).
     """
+    return play_as(HumanAgent(read=read, write=write), game, against, seat=seat, out_dir=out_dir,
+                   settings=settings, seed=seed)
+
+
+def play_as(person: HumanAgent, game: str, against: str, *, seat: int = 0, out_dir: str | Path | None = None,
+            settings: Settings | None = None, seed: int = 0) -> MatchResult:
+    """``play`` with ``person`` in ``seat``: a ``HumanAgent`` that takes its moves from elsewhere than a
+    terminal (``cwm serve``'s page), validated the same way. Arguments, result and errors as ``play``'s."""
     settings = settings or Settings()
     name = games.resolve(game).name
     if games.load_game(name).num_players() != 2 or seat not in (0, 1):
@@ -67,7 +79,12 @@ def play(game: str, against: str, *, seat: int = 0, out_dir: str | Path | None =
     builds = (HUMAN, spec.bare) if seat == 0 else (spec.bare, HUMAN)
     job = MatchJob(name, key, seats, match_seed(seed, key), settings, None, str(out / "llm"), builds, fingerprints,
                    index)
-    record = arena.run_match(job, given={seat: HumanAgent(read=read, write=write)})
+    record = arena.run_match(job, given={seat: person})
+    if "pending" in record:  # an LLM agent on a batch directory asked a request that has no reply yet
+        directory = Path(str(record["directory"]))
+        raise PendingBatch(f"the agent's request waits for a reply in {directory / PENDING_FILE}; the game is not "
+                           f"saved: once the reply is written, play again (the same moves get the same answers)",
+                           directory=directory, pending=len(pending_requests(directory)))
     _save(out, record, name)
     return MatchResult.from_json(record)
 

@@ -260,8 +260,9 @@ def resumable(path: Path, jobs: MatchJobs | None = None) -> dict[str, MatchResul
     where an agent of ``jobs`` was recorded under its former fingerprint.
 
     Raises:
-      ArenaError: a row without fingerprints, or a row naming a bundle agent of ``jobs`` by the hash of its
-        whole manifest (both written by an older cwm; the folder stays readable for ``cwm replay``,
+      ArenaError: a row without fingerprints, or a row naming an agent of ``jobs`` by its former fingerprint
+        (``former_fingerprint``: a bundle by the hash of its whole manifest, an LLM on a batch directory by
+        the folder's path; both written by an older cwm; the folder stays readable for ``cwm replay``,
         ``cwm view`` and the reports), or a damaged line (``load_results``).
     """
     done = load_results(path)
@@ -271,14 +272,15 @@ def resumable(path: Path, jobs: MatchJobs | None = None) -> dict[str, MatchResul
     former = _former_fingerprints(jobs) if jobs is not None else {}
     label = next((former[fp] for r in done.values() for fp in r.fingerprints if fp in former), None)
     if label is not None:
-        raise ArenaError(f"{path}: agent {label!r} is recorded under its bundle's manifest hash (written by an older "
-                         f"cwm, whose keys changed with every export) and cannot be resumed; play into a new --out "
-                         f"(cwm run: move its arena/ aside); cwm replay and cwm view still read this folder")
+        raise ArenaError(f"{path}: agent {label!r} is recorded under the fingerprint an older cwm gave it (a "
+                         f"bundle's manifest hash, which changed with every export; an LLM on a batch directory by "
+                         f"the folder's whole path) and cannot be resumed; play into a new --out (cwm run: move its "
+                         f"arena/ aside); cwm replay and cwm view still read this folder")
     return done
 
 
 def _former_fingerprints(jobs: MatchJobs) -> dict[str, str]:
-    """Former fingerprint -> label of each bundle agent of ``jobs`` (``agents.fingerprint.former_fingerprint``)."""
+    """Former fingerprint -> label of each agent of ``jobs`` that had another (``agents.fingerprint.former_fingerprint``)."""
     found: dict[str, str] = {}
     for seating in jobs.seatings:
         for label, build in zip(seating.labels, seating.builds):

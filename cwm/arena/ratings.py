@@ -26,6 +26,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from cwm.agents.human import RESIGNED
 from cwm.arena.types import FORFEIT_KINDS, MatchResult
 from cwm.types import JSON
 
@@ -201,6 +202,14 @@ def _mean_over_games(rated: Sequence[dict[str, tuple[float, float, float]]]) -> 
     return {label: float(np.mean([game[label][0] for game in rated if label in game])) for label in labels}
 
 
+def forfeit_counts(r: dict[str, JSON]) -> str:
+    """A row's forfeits by kind, ``illegal/exception/timeout/crash``, and ``, N resigned`` where a person resigned
+    (``cwm play``: a resignation is a forfeit of its own kind, not an agent's failure)."""
+    counts = "/".join(str(r.get(f"forfeits_{k}", 0)) for k in FORFEIT_KINDS)
+    resigned = r.get(f"forfeits_{RESIGNED}")
+    return counts + (f", {resigned} resigned" if resigned else "")
+
+
 @dataclasses.dataclass
 class _Tally:
     """One agent's counts over the matches, built up match by match."""
@@ -272,7 +281,7 @@ def cells(rows: Sequence[dict[str, JSON]]) -> tuple[list[str], list[list[str]]]:
         line = [str(i), str(r["agent"]) + fallback_mark(r.get("fallback_rate")),
                 f"{r['rating']:.0f} [{r['rating_lo']:.0f}, {r['rating_hi']:.0f}]",
                 str(r["matches"]), f"{r['wins']}/{r['draws']}/{r['losses']}",
-                "/".join(str(r.get(f"forfeits_{k}", 0)) for k in FORFEIT_KINDS)]
+                forfeit_counts(r)]
         if llm:
             line += ([f"{r.get('input_tokens')}/{r.get('output_tokens')}", usd(r.get("cost_usd")),
                       usd(r.get("cost_per_win"))] if "llm_calls" in r else ["-", "-", "-"])

@@ -20,6 +20,7 @@ import json
 from pathlib import Path
 
 from cwm import games
+from cwm.agents.human import RESIGNED
 from cwm.arena import identity
 from cwm.arena import transcript as arena_transcript
 from cwm.arena.plan import read_results
@@ -71,6 +72,8 @@ def listing(out_dir: Path) -> str:
     lines = []
     for i, r in enumerate(results_of(out_dir), 1):
         forfeit = f"  forfeit by seat {r.forfeit_seat} ({r.forfeit_kind})" if r.forfeit_kind else ""
+        if r.forfeit_kind == RESIGNED:  # a person's choice (cwm play), not an agent's failure
+            forfeit = f"  seat {r.forfeit_seat} resigned"
         returns = " ".join(f"{x:+g}" for x in r.returns)
         lines.append(f"{i:4d}  {clean(identity.display_name(r))}  {clean(r.key)}  returns {returns}  {r.moves} moves"
                      f"{forfeit}")

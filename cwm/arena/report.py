@@ -13,7 +13,7 @@ from typing import Any
 from cwm import games
 from cwm.arena import compare
 from cwm.arena import ratings as arena_ratings
-from cwm.arena.ratings import MOSTLY, fallback_mark
+from cwm.arena.ratings import MOSTLY, fallback_mark, forfeit_counts  # noqa: F401  (re-exported)
 from cwm.arena.types import FORFEIT_KINDS, MatchResult
 from cwm.stats import mean_interval, wilson  # re-exported: reports and tests use them from here
 from cwm.types import JSON
@@ -154,11 +154,6 @@ def _table(rows: Sequence[dict[str, JSON]], *, outcome: str) -> str:
     return "\n".join([head, *body]) + "\n"
 
 
-def forfeit_counts(r: dict[str, JSON]) -> str:
-    """A row's forfeits by kind, ``illegal/exception/timeout/crash``."""
-    return "/".join(str(r.get(f"forfeits_{k}", 0)) for k in FORFEIT_KINDS)
-
-
 def pairings(rows: Sequence[dict[str, JSON]]) -> list[dict[str, JSON]]:
     """The pooled (seat ``all``) row of each pairing once: ``a`` vs ``b`` from the side of the agent listed
     first, so that ``b`` vs ``a`` (the same matches seen from the other seat) is left out."""
@@ -173,9 +168,19 @@ def pairings(rows: Sequence[dict[str, JSON]]) -> list[dict[str, JSON]]:
 
 
 def plot(rows: Sequence[dict[str, JSON]], path: Path, *, outcome: str, title: str) -> None:
+    """``figure`` saved as a PNG at ``path``."""
+    import matplotlib.pyplot as plt
+
+    fig = figure(rows, outcome=outcome, title=title)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def figure(rows: Sequence[dict[str, JSON]], *, outcome: str, title: str) -> Any:
     """One bar per pairing (``pairings``), both seats pooled: the first agent's wins, draws and losses
-    stacked, the 95% Wilson interval of its win rate at the top of its wins and that of its opponent's win
-    rate at the bottom of the opponent's wins (or the first agent's mean payoff with its 95% interval)."""
+    stacked, with one error bar, the 95% Wilson interval of its win rate at the top of its wins (the
+    opponent's interval is in the table: drawn too, the two overlapped where few games were drawn); or the
+    first agent's mean payoff with its 95% interval."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -198,12 +203,11 @@ def plot(rows: Sequence[dict[str, JSON]], path: Path, *, outcome: str, title: st
     ax.set_xticklabels(labels, fontsize=7)
     ax.set_title(title)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    return fig
 
 
 def _stacked(ax: Any, x: list[int], shown: Sequence[dict[str, JSON]]) -> None:
-    """Stacked win/draw/loss bars, each win rate's interval drawn on the segment it belongs to."""
+    """Stacked win/draw/loss bars, the first agent's win-rate interval drawn at the top of its wins."""
     win, draw, loss = ([float(r[f"{k}_rate"]) for r in shown] for k in ("win", "draw", "loss"))
     ax.bar(x, win, color="tab:green", label="first agent wins")
     ax.bar(x, draw, bottom=win, color="tab:gray", label="draw")
@@ -211,12 +215,8 @@ def _stacked(ax: Any, x: list[int], shown: Sequence[dict[str, JSON]]) -> None:
     ax.errorbar(x, win, yerr=[[w - float(r["win_lo"]) for w, r in zip(win, shown)],
                               [float(r["win_hi"]) - w for w, r in zip(win, shown)]],
                 fmt="none", ecolor="black", capsize=4)
-    top = [1 - lo for lo in loss]  # where the opponent's wins begin
-    ax.errorbar(x, top, yerr=[[float(r["loss_hi"]) - lo for lo, r in zip(loss, shown)],
-                              [lo - float(r["loss_lo"]) for lo, r in zip(loss, shown)]],
-                fmt="none", ecolor="black", capsize=4)
     ax.set_ylim(0, 1)
-    ax.set_ylabel("rate (95% Wilson CI on each win rate)")
+    ax.set_ylabel("rate (95% Wilson CI: first agent's wins)")
     ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8)
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+import shutil
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -43,6 +44,9 @@ from cwm.arena.plan import (  # noqa: F401  (DEFAULT_MOVE_TIME_S and TournamentP
 from cwm.arena.types import MatchJob, MatchOutcome, MatchResult
 from cwm.executors import Executor, JobCrashed, make_executor, worker_place
 from cwm.files import atomic_write, changed_settings
+from cwm.llm import PendingBatch
+from cwm.llm.batch import PENDING_FILE, pending_requests
+from cwm.text import counted
 from cwm.types import CHANCE, JSON
 
 # The default move limit of tournaments, `cwm arena` and `cwm run`: CPU seconds per move (with a wall-clock
@@ -85,6 +89,8 @@ def play_match(game: pyspiel.Game, agents: Sequence[Agent], *, seed: int,
     for seat, agent in enumerate(agents):
         try:
             agent.reset()
+        except PendingBatch:  # an LLM agent's batch reply is not written yet: no outcome
+            raise
         except Exception as e:  # the arena is a boundary: any agent failure is scored as a forfeit
             return _forfeit_outcome(game, seat, e, 0)
     moves, meter = 0, arena_transcript.RecordMeter(len(agents))
@@ -98,6 +104,8 @@ def play_match(game: pyspiel.Game, agents: Sequence[Agent], *, seed: int,
             try:
                 action = agent_move(agents[player], state, move_time_limit)
                 meter.check(player, agents[player])  # a record past the transcript cap forfeits here
+            except PendingBatch:  # an LLM agent's batch reply is not written yet: no outcome
+                raise
             except Exception as e:
                 return _forfeit_outcome(game, player, e, moves)
         state.apply_action(action)
@@ -109,6 +117,8 @@ def play_match(game: pyspiel.Game, agents: Sequence[Agent], *, seed: int,
         for seat, agent in enumerate(agents):
             try:
                 agent.inform(action)
+            except PendingBatch:  # an LLM agent's batch reply is not written yet: no outcome
+                raise
             except Exception as e:
                 return _forfeit_outcome(game, seat, e, moves)
     return MatchOutcome(list(state.returns()), None, "", "", moves)
@@ -148,6 +158,7 @@ def run_match(job: MatchJob, *, given: Mapping[int, Agent] | None = None) -> dic
     start = time.perf_counter()
     seeds = np.random.SeedSequence(job.seed).spawn(len(job.seats) + 1)
     agents: list[Agent] = []
+    waiting: dict[str, JSON] | None = None
     try:
         for seat, label in enumerate(job.builds or job.seats):
             if given and seat in given:
@@ -170,13 +181,20 @@ def run_match(job: MatchJob, *, given: Mapping[int, Agent] | None = None) -> dic
         chance_seed = job.deal if job.deal is not None else int(np.random.default_rng(seeds[-1]).integers(2**63))
         played: list[int] = []
         times: list[float] = []
-        returns, loser, kind, reason, moves = play_match(game, agents, seed=chance_seed,
-                                                         move_time_limit=job.move_time_limit, actions=played,
-                                                         times=times)
+        try:
+            returns, loser, kind, reason, moves = play_match(game, agents, seed=chance_seed,
+                                                             move_time_limit=job.move_time_limit, actions=played,
+                                                             times=times)
+        except PendingBatch as e:  # played again from its start once the reply is there (same seeds, same moves)
+            waiting = {"pending": job.key, "directory": str(e.directory)}
     finally:
         for agent in agents:
             with contextlib.suppress(Exception):  # closing is tidying up; the result stands
                 agent.close()
+    if waiting is not None:
+        if job.log_dir:  # the next pass logs the match afresh: its replayed calls are not counted twice
+            shutil.rmtree(Path(job.log_dir) / _safe(job.key), ignore_errors=True)
+        return waiting
     logs = tuple(list(a.log) for a in agents)
     stats = tuple(_stats(a) for a in agents)
     record = MatchResult(job.key, job.seats, job.seed, tuple(float(r) for r in returns), loser, kind, reason,
@@ -250,13 +268,16 @@ def tournament(game: str | games.GameSpec, agents: Sequence[str], plan: Tourname
         is an agent's spec under another label.
       ExecutorError: an unknown executor spec, Ray missing, or a Ray address that is malformed or where
         nothing listens (raised after the checks above; nothing is written then either).
+      PendingBatch: an LLM agent on a batch directory (``llm:batch:DIR``) asked requests without replies:
+        every other match was played and saved; the waiting ones are played again from their start when the
+        same call is made after the replies are written.
     """
     plan = plan_from(plan, legacy, "tournament")
     out, name = Path(out_dir), games.resolve(game).name
     _check_numbers(plan.matches, plan.settings, plan.move_time_limit)
     jobs = plan_jobs(name, agents, plan, log_dir=str(out / "llm"))
     builds = dict(pair for seating in jobs.seatings for pair in zip(seating.labels, seating.builds))
-    _check_agents(name, builds, plan.settings)
+    check_agents(name, builds, plan.settings)
     config = {"game": name} | plan.recorded()
     _check_config(out / "config.json", config)  # the checks, before an executor (a Ray cluster) starts
     refuse_if_locked(out)
@@ -282,26 +303,41 @@ def _play(ex: Executor, jobs: MatchJobs, out: Path, config: dict[str, JSON], pro
             atomic_write(out / "config.json", json.dumps(config, indent=2) + "\n")
         identity.save_labels(out, {fp: label for s in jobs.seatings for fp, label in zip(s.fingerprints, s.labels)})
         todo = (j for j in jobs if j.key not in done)  # made as the executor asks: none held up front
-        _run(ex, todo, out / "matches.jsonl", done, (len(jobs), jobs.count_done(done)), progress)
+        waiting = _run(ex, todo, out / "matches.jsonl", done, (len(jobs), jobs.count_done(done)), progress)
+    if waiting:
+        folders = [Path(d) for d in sorted(waiting)]
+        requests = {d: len(pending_requests(d)) for d in folders}
+        matches = sum(waiting.values())
+        where = "; ".join(f"{counted(n, 'request')} in {d / PENDING_FILE}" for d, n in requests.items())
+        raise PendingBatch(f"{matches} match{'es' if matches != 1 else ''} wait for LLM replies ({where}); answer "
+                           f"them and run the same command again: finished matches are kept, waiting ones are "
+                           f"replayed from their start", directory=folders[0], pending=sum(requests.values()))
     return done
 
 
 def _run(ex: Executor, todo: Iterator[MatchJob], path: Path, done: dict[str, MatchResult], counts: tuple[int, int],
-         progress: bool) -> None:
-    """Plays ``todo`` on ``ex``, appending each match to ``path`` as it ends; ``counts``: (all, already done)."""
+         progress: bool) -> dict[str, int]:
+    """Plays ``todo`` on ``ex``, appending each match to ``path`` as it ends; ``counts``: (all, already done).
+    Returns the matches left waiting for an LLM agent's batch reply, counted by batch directory (not saved)."""
     from tqdm import tqdm
 
+    waiting: dict[str, int] = {}
     bar = tqdm(total=counts[0], initial=counts[1], disable=not progress, desc="matches", unit="match")
     with bar, path.open("a", encoding="utf-8") as f:  # the bar ends its line also on an interrupt
         for record in ex.imap_unordered(run_match, todo):
             if isinstance(record, JobCrashed):  # saved like any match, so a resume does not crash again
                 record = _void(record.item, str(record))
+            if "pending" in record:
+                waiting[str(record["directory"])] = waiting.get(str(record["directory"]), 0) + 1
+                bar.set_postfix(waiting=sum(waiting.values()))
+                continue
             record = arena_transcript.save(path.parent, record)  # before its row: a skipped match has one
             f.write(json.dumps(record) + "\n")
             f.flush()
             result = MatchResult.from_json(record)
             done[result.key] = result
             bar.update(1)
+    return waiting
 
 
 def _void(job: MatchJob, why: str) -> dict[str, JSON]:
@@ -320,9 +356,14 @@ def _check_numbers(matches: int, settings: Settings, move_time_limit: float | No
         raise ArenaError("; ".join(problems))
 
 
-def _check_agents(game: str, builds: Mapping[str, str], settings: Settings) -> None:
+def check_agents(game: str, builds: Mapping[str, str], settings: Settings) -> None:
     """Builds each agent's spec (label -> spec) once here, so that a configuration error stops the run
-    instead of being recorded as a forfeit in every match (and never replayed once fixed)."""
+    instead of being recorded as a forfeit in every match (and never replayed once fixed); the commands call
+    it before a cost estimate or a synthesis, so that a wrong spec or ``cwm:`` path is the first thing said.
+
+    Raises:
+      ArenaError: one line naming the agent and why it cannot play ``game``.
+    """
     for label, spec in builds.items():
         try:
             check_agent(spec, game, settings=settings)

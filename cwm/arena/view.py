@@ -1,6 +1,9 @@
 """One static HTML page per tournament (``cwm view DIR``): the leaderboard, the results table, and every
 match as a step-through view of the board (or each seat's observation) with the acting agent's record
-(an LLM's reply and how it was read) beside each move.
+(an LLM's reply and how it was read) beside each move. Boards are drawn as SVG by ``cwm.arena.boards``
+(the renderer ``cwm serve`` uses; the game's text where it has no drawing); the arrow keys step the match
+last clicked, a filter box shows the matches whose heading holds the text typed, and tables scroll in
+their own box at phone width.
 
 The page is self-contained: no script, style or font is loaded from anywhere, so it opens offline and
 from a file. Everything an agent or a game wrote, and every file of the folder, is untrusted: the tables
@@ -22,7 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from cwm import games
-from cwm.arena import compare
+from cwm.arena import boards, compare
 from cwm.arena import ratings as arena_ratings
 from cwm.arena import replay as arena_replay
 from cwm.arena import report as arena_report
@@ -42,16 +45,19 @@ th{background:#eee}.match{border:1px solid #999;padding:.5em 1em;margin:1em 0}
 background:#f6f6f0;padding:.6em 1em;min-width:8em;white-space:pre}.notes{max-width:48em}
 .notes pre{white-space:pre-wrap;background:#f4f4fb;padding:.4em;max-height:22em;overflow:auto}
 .moves{font-family:monospace;font-size:.9em;max-width:60em}.moves span{cursor:pointer;padding:0 3px}
-.moves span.now{background:#fd6;font-weight:bold}
+.moves span.now{background:#fd6;font-weight:bold}.scroll{overflow-x:auto;max-width:100%}
+@media (max-width:600px){body{margin:.5em}.cols{flex-direction:column}.board{font-size:1em;min-width:0}
+td,th{padding:1px 4px;font-size:.85em}}
 """
 
 _SCRIPT = """
 const matches = JSON.parse(document.getElementById('matches').textContent);
+let current = 0;  // the match the arrow keys step
 function show(m, s) {
   const t = matches[m], box = document.getElementById('match-' + m);
   s = Math.max(0, Math.min(s, t.steps.length)); box.dataset.step = s;
   const step = s > 0 ? t.steps[s - 1] : null;
-  box.querySelector('.board').textContent = step ? step.state : t.initial;
+  cwmShow(box.querySelector('.drawn'), box.querySelector('.board'), t.game, step ? step.state : t.initial);
   box.querySelector('.where').textContent = 'step ' + s + ' of ' + t.steps.length +
     (step ? ': ' + (step.player < 0 ? 'chance' : 'seat ' + step.player + ' (' + t.seats[step.player] + ')') +
      ' plays ' + step.text + (step.seconds != null ? ' in ' + step.seconds.toFixed(2) + ' s' : '') : ': start');
@@ -67,18 +73,32 @@ function show(m, s) {
     if (n.reply) { const p = document.createElement('pre'); p.textContent = n.reply; notes.appendChild(p); }
   });
   box.querySelectorAll('.moves span').forEach((e, i) => e.className = i + 1 === s ? 'now' : '');
-  box.querySelector('input').value = s;
+  box.querySelector('input[type=range]').value = s;
+  current = m;
 }
 matches.forEach((t, m) => {
   const box = document.getElementById('match-' + m), moves = box.querySelector('.moves');
   t.steps.forEach((st, i) => { const e = document.createElement('span'); e.textContent = (i + 1) + '.' + st.text;
     e.onclick = () => show(m, i + 1); moves.appendChild(e); });
-  const range = box.querySelector('input'); range.max = t.steps.length;
+  box.onclick = () => { current = m; };
+  const range = box.querySelector('input[type=range]'); range.max = t.steps.length;
   range.oninput = () => show(m, +range.value);
   box.querySelector('.prev').onclick = () => show(m, +box.dataset.step - 1);
   box.querySelector('.next').onclick = () => show(m, +box.dataset.step + 1);
   show(m, 0);
 });
+document.addEventListener('keydown', e => {  // arrows step the match last used, as prev/next do
+  if (e.target.tagName === 'INPUT' && e.target.type !== 'range') return;
+  const box = document.getElementById('match-' + current);
+  if (e.key === 'ArrowRight' || e.key === 'ArrowLeft') {
+    e.preventDefault(); show(current, +box.dataset.step + (e.key === 'ArrowRight' ? 1 : -1)); }
+});
+document.getElementById('filter').oninput = e => {  // shows the matches whose heading or ending holds the text typed
+  const words = e.target.value.toLowerCase().trim();
+  document.querySelectorAll('.match').forEach(b => {
+    const text = b.querySelector('h3').textContent.toLowerCase() + ' ' + b.querySelector('p').textContent.toLowerCase();
+    b.hidden = !text.includes(words); });
+};
 const want = new URLSearchParams(location.hash.slice(1));
 const linked = +want.get('m') - 1;  // numbered from 1, as `cwm replay DIR` lists them
 if (want.has('m') && matches[linked]) {  // a link to one match: it alone is shown, at that step
@@ -103,8 +123,8 @@ def page(out_dir: Path, game: str | games.GameSpec | None = None) -> str:
       TranscriptError, ArenaError: a damaged transcript or match row (names the file and the field or line).
     """
     results = arena_replay.results_of(out_dir)
-    transcripts = [_for_page(arena_replay.load(out_dir, r, game)) for r in results]
     game_name = arena_replay.recorded_game(out_dir) or "?"
+    transcripts = [for_page(arena_replay.load(out_dir, r, game)) | {"game": clean(game_name)} for r in results]
     board = arena_ratings.leaderboard(results)
     rows = arena_report.pairings(arena_report.summarize(results))
     compared = _compared(out_dir, game, results)
@@ -112,12 +132,17 @@ def page(out_dir: Path, game: str | games.GameSpec | None = None) -> str:
     data = embedded_json(transcripts)
     title = html.escape(f"{clean(game_name)}: arena, {len(results)} matches")
     return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{title}</title>"
-            f"<style>{_STYLE}</style></head><body>\n<h1>{title}</h1>\n<h2>Leaderboard</h2>\n{_leaderboard(board)}"
+            f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+            f"<style>{_STYLE}{boards.STYLE}</style></head><body>\n<h1>{title}</h1>\n<h2>Leaderboard</h2>\n"
+            f"{_leaderboard(board)}"
             f"\n<h2>Results</h2>\n{_results(rows)}\n<h2>Paired comparisons</h2>\n{_comparisons(compared)}"
             f"\n<h2>What was run</h2>\n{_agents(_described(out_dir))}\n<h2>Matches</h2>\n"
+            f"<p><label>filter <input id=\"filter\" type=\"search\" placeholder=\"agent, key, forfeit\"></label>"
+            f" (&larr; and &rarr; step the match last clicked)</p>"
             f"<p id=\"all\" hidden><a href=\"#\" onclick=\"location.hash='';location.reload()\">show every match</a></p>"
             f"\n{sections}\n"
-            f"<script type=\"application/json\" id=\"matches\">{data}</script>\n<script>{_SCRIPT}</script>"
+            f"<script type=\"application/json\" id=\"matches\">{data}</script>\n"
+            f"<script>{boards.SCRIPT}{_SCRIPT}</script>"
             f"\n</body></html>\n")
 
 
@@ -137,7 +162,7 @@ def embedded_json(value: JSON) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def _for_page(transcript: dict[str, JSON]) -> dict[str, JSON]:
+def for_page(transcript: dict[str, JSON]) -> dict[str, JSON]:
     """What the page's script needs of a transcript: seat labels, states, steps, each step's notes (LLM
     replies cut to ``REPLY_LIMIT``, prompts left out: the transcript file has them)."""
     notes = arena_replay.agent_notes(transcript)
@@ -154,7 +179,7 @@ def _for_page(transcript: dict[str, JSON]) -> dict[str, JSON]:
 def _table(head: Sequence[str], body: Sequence[Sequence[object]]) -> str:
     cells = "".join(f"<th>{_text(h)}</th>" for h in head)
     lines = ["<tr>" + "".join(f"<td>{_text(c)}</td>" for c in row) + "</tr>" for row in body]
-    return f"<table><tr>{cells}</tr>{''.join(lines)}</table>"
+    return f"<div class=\"scroll\"><table><tr>{cells}</tr>{''.join(lines)}</table></div>"
 
 
 def _text(value: object) -> str:
@@ -226,5 +251,5 @@ def _match_html(i: int, t: dict[str, JSON]) -> str:
     return (f"<div class=\"match\" id=\"match-{i}\"><h3>{_text(t['key'])}: {_text(seats)}</h3>"
             f"<p>{_text(ending)}</p><button class=\"prev\">&larr; prev</button> "
             f"<input type=\"range\" min=\"0\" value=\"0\"> <button class=\"next\">next &rarr;</button> "
-            f"<span class=\"where\"></span><div class=\"cols\"><div class=\"board\"></div><div>"
+            f"<span class=\"where\"></span><div class=\"cols\"><div class=\"drawn\"></div><div class=\"board\"></div><div>"
             f"<pre class=\"obs\"></pre><div class=\"notes\"></div></div></div><p class=\"moves\"></p></div>")

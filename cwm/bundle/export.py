@@ -86,7 +86,15 @@ def export_run(run_dir: str | Path, out: str | Path, *, game: str | None = None,
     for key in ("request", "tree", "num_train", "examples_per_type", "concurrency", "rules_sha"):
         if key in config:
             provenance[key] = config[key]
+    if "rules" in result:  # which rules the prompts held (absent in results from before it was recorded)
+        if not games.is_rules_label(result["rules"]):
+            raise BundleError(f"{run_dir / 'result.json'}: field 'rules' must be spec, prose or sha256:<hex>")
+        provenance["rules"] = result["rules"]
     provenance["run_dir"] = str(run_dir.resolve())
+    # what the program was written as: the display and `cwm inspect` name its accuracies by it
+    target = result.get("target", config.get("target", "world_model"))
+    if type(target) is str:
+        provenance["target"] = target
     provenance |= run_provenance(run_dir)
     source = str(result["best_source"])
     named = dataclasses.replace(spec, name=recorded)  # named as recorded: the stored trajectories carry that name

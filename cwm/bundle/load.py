@@ -32,6 +32,7 @@ import pyspiel
 
 from cwm import games
 from cwm.adapter import as_openspiel_game
+from cwm.bundle import card
 from cwm.bundle.checks import checked, inference_report, trajectory_hash  # noqa: F401  (trajectory_hash re-exported)
 from cwm.bundle.files import (
     BUNDLE_FORMAT,
@@ -94,6 +95,11 @@ class Bundle:
     @property
     def game(self) -> str:
         return str(self.manifest["game"])
+
+    def _repr_html_(self) -> str:
+        """The bundle as a notebook shows it (``cwm.bundle.card``): accuracy with its quantity, load checks,
+        provenance and code, every manifest field escaped."""
+        return card.html(self)
 
     @property
     def model(self) -> WorldModel:

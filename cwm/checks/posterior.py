@@ -3,9 +3,12 @@
 The reconstruction checks of inference ask only that a sampled history reproduce the player's observations
 and own actions, so a sampler that always returns the same consistent history passes them while its belief
 is wrong. This check compares the sampler's distribution of the hidden information (``cwm.games.hidden``) with
-the true posterior (under uniformly random opponents, ``OPPONENT_MODEL``) at information states of seeded
-random games (off-policy), or at states the caller gives (``at=``: on-policy, e.g. those an agent met in the
-arena, ``cwm.pipeline.beliefs``):
+the true posterior at information states of seeded random games (off-policy), or at states the caller gives
+(``at=``: on-policy, e.g. those an agent met in the arena, ``cwm.pipeline.beliefs``). The true posterior
+assumes an opponent model: uniformly random opponents by default (``OPPONENT_MODEL``), or a policy the caller
+states (``opponent=OpponentModel(name, policy)``), which weights every consistent history by the opponents'
+action probabilities in the ground truth's exact enumeration and rejection draws alike; every report names
+the model it assumed (``PosteriorReport.opponent_model``):
 
 * at each sampled information state, ``draws`` histories from ``resample_history``; each is replayed in the
   ground truth (``cwm.games.hidden.replay``); one that does not reproduce the player's events is *invalid*;
@@ -45,9 +48,9 @@ import pyspiel
 from cwm import games
 from cwm.games.hidden import HiddenInfo, Truth, hidden_info, replay, true_posterior
 from cwm.games.tracker import HistoryTracker
-from cwm.text import counted
+from cwm.text import counted, html_block, html_number, html_paragraph, html_table, plain_text
 from cwm.types import JSON, from_former_keywords
-from planners.gt_resample import HistoryResampler
+from planners.gt_resample import HistoryResampler, OpponentPolicy
 
 ResampleHistory = Callable[[list[JSON], int, int], list[str]]
 INVALID = "<invalid>"  # the value of a draw whose replay does not reproduce the player's events
@@ -58,6 +61,21 @@ SHOWN_VALUES = 20
 SHOWN_CHARS = 200
 OPPONENT_MODEL = "uniformly random over legal actions (chance by its probabilities)"
 MAX_DRAWS = 10**15  # more draws than any check could make: a margin needing more is refused
+
+
+@dataclasses.dataclass(frozen=True)
+class OpponentModel:
+    """The other players' policy a true posterior assumes, stated by the caller.
+
+    Attributes:
+      name: what reports print as the assumption (e.g. ``"always raises (fixed policy)"``).
+      policy: ``(state, acting player) -> (action, probability)`` pairs over the legal actions
+        (``planners.gt_resample.OpponentPolicy``): a fixed policy, or one recorded for the opponent an agent
+        met. A state whose real history it gives probability 0 has no posterior under it and is skipped.
+    """
+
+    name: str
+    policy: OpponentPolicy
 
 
 @dataclasses.dataclass(frozen=True)
@@ -135,6 +153,21 @@ class PosteriorReport:
                 f"({self.confidence:.0%}, {len(self.states)} states x {self._draws()} draws; max {self.max_tv:.3f}); "
                 f"detectable {self.detectable:.3f}; inference accuracy {self.accuracy:.3f}; hidden: {self.hidden}")
 
+    def _repr_html_(self) -> str:
+        """The check as a notebook shows it: ``summary``, then each state's distance with its interval, the
+        draws, the invalid draws and the first one's reason, and the true and sampled distributions
+        (values are the game's text: escaped by ``cwm.text.html_text``)."""
+        head = ["game", "step", "player", "truth", "TV [interval]", "detectable", "draws", "invalid", "p (true)",
+                "q (sampled)"]
+        # raw values or text built by cwm.text.plain_text/html_number: no hook of a value's class runs here
+        body = [[s.game, s.step, s.player, s.truth,
+                 f"{html_number(s.tv)} [{html_number(s.lo)}, {html_number(s.hi)}]", html_number(s.detectable),
+                 s.draws, _invalid(s), _shares(s.p), _shares(s.q)] for s in self.states]
+        return html_block(html_paragraph(self.summary()),
+                          html_paragraph(f"opponent model: {plain_text(self.opponent_model)}; "
+                                         f"{plain_text(self.skipped)} state(s) skipped (no true posterior found)"),
+                          html_table(head, body))
+
     def _draws(self) -> str:
         low = min((s.draws for s in self.states), default=self.draws)
         return f"{self.draws:,}" if low == self.draws else f"{low:,}-{self.draws:,}"
@@ -185,6 +218,32 @@ def draws_for_margin(values: int, margin: float, delta: float, *, most: int | No
     while tv_margin(values, draws, delta) > margin:  # rounding at the boundary
         draws += 1
     return draws if draws <= cap or most is None else None
+
+
+def _invalid(state: StateCheck) -> str:
+    """The invalid draws of a state and the first one's reason, as plain text (``cwm.text.plain_text``)."""
+    error = plain_text(state.error)
+    return plain_text(state.invalid) + (": " + error if error else "")
+
+
+def _shares(distribution: object, most: int = 6) -> str:
+    """The most likely values of a distribution with their probabilities, as one line for a table: each value
+    and probability read as plain text (``cwm.text.plain_text``, ``html_number``), so the line is built
+    without calling anything the values' classes define."""
+    pairs: list[tuple[object, object]] = (list(dict.items(distribution))  # type: ignore[arg-type]
+                                          if issubclass(type(distribution), dict) else [])
+    top = sorted(pairs, key=lambda kv: -_plain_share(kv[1]))
+    shown = "; ".join(f"{plain_text(value)}: {html_number(share, '.2f')}" for value, share in top[:most])
+    return shown + (f"; ... {len(top) - most} more" if len(top) > most else "")
+
+
+def _plain_share(value: object) -> float:
+    """A probability read through the builtin types' own methods (0 for anything that is not a number)."""
+    if issubclass(type(value), float):
+        return float.__float__(value)  # type: ignore[arg-type]
+    if issubclass(type(value), int) and int.bit_length(value) < 1000:  # type: ignore[arg-type]
+        return float(int.__int__(value))  # type: ignore[arg-type]
+    return 0.0
 
 
 def total_variation(p: dict[Hashable, float], q: dict[Hashable, float]) -> float:
@@ -263,11 +322,13 @@ class _Plan:
     resample_history: ResampleHistory
     settings: PosteriorSettings
     delta: float
+    opponent_model: str = OPPONENT_MODEL
 
 
 def posterior_check(game: str | games.GameSpec, resample_history: ResampleHistory,
                     settings: PosteriorSettings | None = None, *, hidden: HiddenInfo | None = None,
-                    at: Sequence[tuple[int, pyspiel.State]] | None = None, **legacy: Any) -> PosteriorReport:
+                    at: Sequence[tuple[int, pyspiel.State]] | None = None, opponent: OpponentModel | None = None,
+                    **legacy: Any) -> PosteriorReport:
     """Compares ``resample_history``'s distribution of the hidden information with the true posterior.
 
     Args:
@@ -280,6 +341,9 @@ def posterior_check(game: str | games.GameSpec, resample_history: ResampleHistor
         the one to move at each; the index names where it came from, e.g. a match); at most
         ``settings.states`` of them are checked, drawn without replacement by ``settings.seed``. Default:
         states of ``settings.games_played`` seeded uniformly random games (off-policy).
+      opponent: the opponent model of the true posterior (default: uniformly random opponents). With one,
+        states are not merged by ``hidden.state_key`` (the policy may tell merged states apart), so the
+        exact enumeration's budget (``max_nodes``) goes less far.
       legacy: the former keyword arguments (``games_played=``, ``draws=``, ...), deprecated.
 
     Randomness: ``settings.seed`` seeds the random games, the choice of states, the inference seeds and the
@@ -294,8 +358,10 @@ def posterior_check(game: str | games.GameSpec, resample_history: ResampleHistor
     else:
         picked = _choose(list(at), s.states, s.seed)
     rng = np.random.default_rng([s.seed, 1])
-    resampler = HistoryResampler(state_key=hidden.state_key, max_nodes=s.max_nodes)
-    plan = _Plan(spec, hidden, resample_history, s, (1.0 - s.confidence) / max(len(picked), 1))
+    resampler = HistoryResampler(state_key=hidden.state_key if opponent is None else None, max_nodes=s.max_nodes,
+                                 opponent_policy=None if opponent is None else opponent.policy)
+    plan = _Plan(spec, hidden, resample_history, s, (1.0 - s.confidence) / max(len(picked), 1),
+                 OPPONENT_MODEL if opponent is None else opponent.name)
     checks, skipped, valid = [], 0, 0
     for g, state in picked:
         truth = _truth(plan, state, resampler, rng)
@@ -433,4 +499,5 @@ def _report(plan: _Plan, checks: list[StateCheck], valid: int, skipped: int, whe
                            max((c.draws for c in checks), default=plan.settings.draws), plan.settings.confidence,
                            mean([c.tv for c in checks]), mean([c.lo for c in checks]), mean([c.hi for c in checks]),
                            max((c.tv for c in checks), default=math.nan), valid / total if total else math.nan,
-                           skipped, mean([c.detectable for c in checks]) if n else 1.0, where)
+                           skipped, mean([c.detectable for c in checks]) if n else 1.0, where,
+                           plan.opponent_model)

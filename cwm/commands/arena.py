@@ -10,6 +10,7 @@ from pathlib import Path
 from cwm import arena, games
 from cwm.agents.specs import Settings, parse_agent_specs
 from cwm.arena import cost, lock, report
+from cwm.arena.run import check_agents
 from planners.config import SearchConfig
 
 
@@ -99,6 +100,7 @@ def cmd_arena(args: argparse.Namespace) -> int:
     plan = arena.TournamentPlan(matches=args.matches, settings=settings, seed=args.seed, pairings=pairings,
                                 move_time_limit=args.move_time_limit)
     agents = [str(s) for s in specs]
+    check_agents(games.resolve(args.game).name, {s.label: str(s) for s in specs}, settings)  # before the estimate
     lock.refuse_if_locked(args.out)  # before the estimate's probe moves: a second writer learns at once
     estimate = cost.estimate_tournament(args.game, agents, plan, executor=args.executor, out_dir=args.out)
     cost.confirm(estimate, yes=args.yes)

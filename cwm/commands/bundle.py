@@ -6,8 +6,9 @@ import argparse
 from typing import Any
 
 from cwm import bundle
-from cwm.bundle import Bundle
+from cwm.bundle import Bundle, exported_target
 from cwm.bundle.files import SEAL_MISSING, provenance_seal
+from cwm.synthesis.report import target_words
 from cwm.text import clean
 
 _GAME_HELP = ("the bundle's game as you name it: a registry name, an OpenSpiel game string, or your own "
@@ -15,6 +16,10 @@ _GAME_HELP = ("the bundle's game as you name it: a registry name, an OpenSpiel g
               "unless --trust-game-module)")
 _TRUST_HELP = ("import the game engine a bundle of a module game carries (game.py, ordinary Python that runs "
                "unsandboxed): only for a bundle from a source you trust")
+
+
+# what a bundle's accuracies measure, and at which stage (as `cwm.synthesis.report.target_words` names them)
+WORLD_MODEL, JOINT = target_words("world_model")[1], target_words("joint")[1]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -66,21 +71,28 @@ def describe(bundle: Bundle) -> str:
         f"  format {m['bundle_format']}, contract {m['contract_version']}, cwm {m['cwm_version']}, "
         f"created {m['created_at']}",
         f"  files: {', '.join(sorted(m['files']))}",  # type: ignore[arg-type]
-        f"  load check: {bundle.check_report.summary().splitlines()[0]}",
+        f"  load check: {bundle.check_report.summary(quantity=WORLD_MODEL).splitlines()[0]}",
     ]
+    # a closed-deck (joint) synthesis, one module as model.py and inference.py: its rates are inference
+    # accuracies of that module (the display asks the same function)
+    joint = exported_target(bundle) == "joint"
     for key in ("llm", "answered_by", "relay", "date", "strategy", "seed", "solved", "train_accuracy",
                 "test_accuracy", "llm_calls", "cost_usd"):
         if key in prov:
-            lines.append(f"  {key}: {prov[key]}")
+            measured = (" (inference accuracy of the joint module)" if joint else
+                        " (transition accuracy of the world model)") if key.endswith("_accuracy") else ""
+            lines.append(f"  {key}: {prov[key]}{measured}")
     if provenance_seal(m) == SEAL_MISSING:
         lines.append("  provenance: not covered by a hash (no provenance_sha256: written by an older cwm, or "
                      "deleted); nothing vouches for the fields above")
-    inference: Any = prov.get("inference")
+    inference: Any = prov if joint else prov.get("inference")
     if isinstance(inference, dict):
         lines.append(f"  inference (at synthesis): train {inference.get('train_accuracy')}, test "
-                     f"{inference.get('test_accuracy')}, LLM calls: {inference.get('llm_calls')}")
+                     f"{inference.get('test_accuracy')}, LLM calls: {inference.get('llm_calls')}"
+                     f"{' (the joint run above)' if joint else ''}")
     if bundle.inference_report is not None:
-        lines.append(f"  inference load check: {bundle.inference_report.summary().splitlines()[0]}")
+        quantity = JOINT if joint else "inference accuracy (inference)"
+        lines.append(f"  inference load check: {bundle.inference_report.summary(quantity=quantity).splitlines()[0]}")
     value: Any = prov.get("value")
     if isinstance(value, dict):
         lines.append(f"  value (tournament): winner {value.get('winner') or 'rollouts (no value.py kept)'}, "

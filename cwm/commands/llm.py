@@ -8,7 +8,15 @@ import os
 from pathlib import Path
 
 import prompts
-from cwm.llm import LLMConfigError, LLMError, Request, answer_pending, make_client, pending_entries
+from cwm.llm import (
+    SPEC_FORMS,
+    LLMConfigError,
+    LLMError,
+    Request,
+    answer_pending,
+    make_client,
+    pending_entries,
+)
 from cwm.llm.batch import DEFAULT_MODEL as ANY_MODEL
 from cwm.llm.batch import PENDING_FILE
 from cwm.llm.batch_texts import export_pending, import_answers, waiting
@@ -37,7 +45,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     q = llm_sub.add_parser("answer-batch", help="answer the requests waiting in a batch directory")
     q.add_argument("directory", help="the batch directory (holds pending.jsonl)")
     q.add_argument("--llm", default="gemini",
-                   help="client spec answering them (default gemini with the pending requests' model; "
+                   help=f"client spec answering them ({SPEC_FORMS}; default gemini with the pending requests' model; "
                         "a spec naming another model is refused)")
     q.add_argument("--from", dest="answers", metavar="ANSWERS",
                    help="answer from reply texts instead of live calls: ANSWERS/<key>.md per request "

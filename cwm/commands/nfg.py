@@ -13,7 +13,7 @@ from typing import Any
 
 import prompts
 from cwm import nfg, sandbox
-from cwm.llm import make_client
+from cwm.llm import SPEC_FORMS, make_client
 from cwm.nfg import audit as nfg_audit
 from cwm.nfg import registry, route, transcribe
 from cwm.nfg.score import ItemResult, read_items
@@ -39,7 +39,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     e = nsub.add_parser("eval", help="run the direct and/or CWM contestant on a task file")
     e.add_argument("tasks", help="task JSONL in our format (from `cwm nfg generate`)")
-    e.add_argument("--llm", required=True, help="LLM spec: gemini, gemini:MODEL, openai:MODEL, replay:FILE")
+    e.add_argument("--llm", required=True, help=f"LLM spec: {SPEC_FORMS}")
     e.add_argument("--contestant", choices=["direct", "cwm", "both"], default="both")
     e.add_argument("--out", required=True,
                    help="output directory (results.json, results.md, items.jsonl); re-running into it resumes, "
@@ -59,7 +59,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     a.add_argument("--transcribe", action="store_true",
                    help="also write each record's game from its text and flag a stored game that differs; with "
                         "--llm, the LLM transcribes records without a formal game (its code runs in the sandbox)")
-    a.add_argument("--llm", help="with --transcribe: LLM spec (gemini, gemini:MODEL, openai:MODEL, replay:FILE) for "
+    a.add_argument("--llm", help=f"with --transcribe: LLM spec ({SPEC_FORMS}) for "
                                  "plain records and texts not in cwm's task format")
     a.add_argument("--in-process", action="store_true",
                    help="with --transcribe: run the LLM's code in-process behind the static gate, not in the sandbox")
@@ -93,6 +93,8 @@ def _families(text: str) -> list[str]:
 def cmd_generate(args: argparse.Namespace) -> int:
     if not (args.out or args.evals_out or args.registry):
         raise UsageError("nothing to write: give --out FILE, --evals-out FILE or --registry DIR")
+    if args.n < 1:  # zero items would write empty files and say it succeeded
+        raise UsageError(f"--n {args.n}: give at least 1 item per family")
     tasks = nfg.generate(_families(args.families), args.n, seed=args.seed)
     where = f"{len(tasks)} tasks ({args.n} per family, seed {args.seed})"
     if args.out:

@@ -7,6 +7,7 @@ import argparse
 from cwm import pipeline
 from cwm.arena.ratings import MOSTLY
 from cwm.commands.arena import add_cost_flag, add_fallback_flag, fallback_verdict
+from cwm.llm import SPEC_FORMS
 from cwm.synthesis.report import accuracy_text
 from cwm.text import counted
 
@@ -16,7 +17,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("run", help="the main job: synthesize a world model, export it, play it in the arena")
     p.add_argument("game", help="registry name, OpenSpiel game string, or path/to/module.py:short_name")
     p.add_argument("--out", default=None, help="run directory (default runs/<game>-seed<S>)")
-    p.add_argument("--llm", default=d.llm, help="gemini[:MODEL] | openai:MODEL | replay:FILE | auto (default: "
+    p.add_argument("--llm", default=d.llm, help=f"{SPEC_FORMS} | auto (default: "
                    "Gemini when GEMINI_API_KEY/GOOGLE_API_KEY is set, else the recorded offline session)")
     p.add_argument("--strategy", choices=["tree", "conversation"], default=d.strategy)
     p.add_argument("--budget", type=int, default=d.budget, help=f"LLM-call budget (default {d.budget})")
@@ -29,7 +30,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--opponents", default=None, help="comma-separated agent specs (default: random and the "
                    "ground-truth planner, gt-mcts, or gt-ismcts for a hidden-information game)")
     p.add_argument("--executor", default=d.executor, help="local | local:N | inline | ray[:ADDRESS]")
-    p.add_argument("--rules", default=None, help="rules file (for games outside the registry)")
+    p.add_argument("--rules", default=None, metavar="spec|prose|FILE",
+                   help="the rules in the prompts: spec (default), prose (the rulebook tier) or a rules file "
+                        "(needed for games outside the registry)")
     p.add_argument("--max-prompt-tokens", type=int, default=None, help="refuse, unsent, a synthesis prompt "
                    "estimated above N tokens (default: the model's context window)")
     p.add_argument("--move-time-limit", type=float, default=d.move_time_limit,
@@ -54,14 +57,17 @@ def cmd_run(args: argparse.Namespace) -> int:
     report = pipeline.run(config, out, progress=not args.quiet, max_prompt_tokens=args.max_prompt_tokens,
                           yes=args.yes)
     s = report["synthesis"]
-    test = accuracy_text(s["test_accuracy"], s.get("test_checked"))
-    print(f"{report['game']}: synthesis {'solved' if s['solved'] else 'not solved'} in {counted(s['llm_calls'], 'call')} "
-          f"(train {s['train_accuracy']:.4f}, test {test}); LLM: {report['llm']}")
+    test = accuracy_text(s["test_accuracy"], s.get("test_checked"), s.get("test_games"))
+    print(f"{report['game']}: world-model synthesis {'solved' if s['solved'] else 'not solved'} in "
+          f"{counted(s['llm_calls'], 'call')} (transition accuracy train {s['train_accuracy']:.4f}, test {test}); "
+          f"LLM: {report['llm']}")
     inference = report["inference"]
     if inference is not None:
-        test = accuracy_text(inference["test_accuracy"], inference.get("test_checked"))
-        print(f"  inference {'solved' if inference['solved'] else 'not solved'} in {counted(inference['llm_calls'], 'call')} "
-              f"(train {inference['train_accuracy']:.4f}, test {test})")
+        test = accuracy_text(inference["test_accuracy"], inference.get("test_checked"),
+                             inference.get("test_games"))
+        print(f"  inference synthesis {'solved' if inference['solved'] else 'not solved'} in "
+              f"{counted(inference['llm_calls'], 'call')} (inference accuracy train {inference['train_accuracy']:.4f}, "
+              f"test {test})")
     for row in report["arena"]:
         if row["seat"] == "all":
             print(f"  vs {row['opponent']}: " + ", ".join(

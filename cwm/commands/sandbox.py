@@ -74,10 +74,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report.to_json(), indent=2))
     else:
-        print(f"[sandbox: {mode}] {report.summary()}")
+        print(f"[sandbox: {mode}] {report.summary(quantity='transition accuracy (world model)')}")
         bound = perfect_score_note(report.transitions_passed, report.transitions_total)
         if bound:
-            print(f"  transition accuracy 1.000{bound}")
+            print(f"  transition accuracy (world model) 1.000{bound}")
         for failure in report.failures[:5]:
             print(failure.render())
     return 0 if report.all_passed else 1

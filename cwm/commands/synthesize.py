@@ -8,7 +8,17 @@ from pathlib import Path
 from typing import Any
 
 from cwm import games
-from cwm.llm import PROVENANCE_FILE, Client, ProvenanceError, client_provenance, make_client, write_provenance
+from cwm.llm import (
+    PROVENANCE_FILE,
+    SPEC_FORMS,
+    Client,
+    PromptTooLongError,
+    ProvenanceError,
+    client_provenance,
+    make_client,
+    refuse_long_text,
+    write_provenance,
+)
 from cwm.llm.provenance import checked_name
 from cwm.selection import TournamentSettings, synthesize_value
 from cwm.synthesis import (
@@ -23,7 +33,7 @@ from cwm.synthesis import (
 from cwm.synthesis.inference_target import VIEW_CHARS
 from cwm.synthesis.progress import HELD_OUT_NEXT, ProgressBar, progress_bar  # noqa: F401  (re-exported)
 from cwm.synthesis.render import EXAMPLE_CHARS
-from cwm.synthesis.report import accuracy_text, possibly_paid
+from cwm.synthesis.report import accuracy_text, possibly_paid, target_words
 from cwm.synthesis.settings import DEFAULT_TRAIN_POOL
 from cwm.text import counted
 from cwm.types import UsageError
@@ -71,7 +81,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _run_arguments(p: argparse.ArgumentParser) -> None:
     """The flags of the run every target shares: the LLM, the loop, the games, the prompt, the sandbox."""
-    p.add_argument("--llm", default="gemini", help="gemini[:MODEL] | openai:MODEL | replay:FILE | batch:DIR (default gemini)")
+    p.add_argument("--llm", default="gemini", help=f"{SPEC_FORMS} (default gemini)")
     p.add_argument("--answered-by", metavar="NAME",
                    help="who answers the requests, as precisely as known (at most 120 characters): kept in the run's "
                         "provenance.json and the bundle's manifest where the client cannot say it itself (batch "
@@ -80,7 +90,9 @@ def _run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--budget", type=int, default=500, help="most LLM calls (default 500)")
     p.add_argument("--seed", type=int, default=0, help="seeds the games and the search (default 0)")
     p.add_argument("--out", required=True, help="run directory (resumed if it holds this run)")
-    p.add_argument("--rules", help="rules file (default: the game's registered rules)")
+    p.add_argument("--rules", default=None, metavar="spec|prose|FILE",
+                   help="the rules in the prompts: spec (default: the specification tier), prose (the rulebook "
+                        "tier, `cwm games` lists which games have it) or a rules file")
     p.add_argument("--num-train", type=int, default=5, help="training games of random play (default 5)")
     p.add_argument("--train-pool", type=int, default=DEFAULT_TRAIN_POOL,
                    help="choose the training games from this many times as many games of random play, to show "
@@ -100,6 +112,10 @@ def _run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--paper-beta", action="store_true",
                    help="the paper's Beta(1+C*h, 1+C*(1-h)) without REx's refinement count in beta "
                         "(default: beta counts the node's refinements, so a stuck node is chosen less often)")
+    p.add_argument("--min-gain", type=float, default=0.0,
+                   help="how much a refinement must improve on its parent to be refined itself, as a fraction of "
+                        "checks (default 0: any improvement; the paper's 0.01, also what runs before this default "
+                        "were made with, so they resume with it)")
     p.add_argument("--temperature", type=float, default=1.0, help="sampling temperature (default 1.0)")
     p.add_argument("--max-output-tokens", type=int, default=16384, help="cap per reply (default 16384)")
     p.add_argument("--max-steps-shown", type=int, help="cut each example game in the prompt (default: whole games)")
@@ -206,7 +222,7 @@ def synthesis_settings(args: argparse.Namespace, deck: str = "open") -> Synthesi
     """The settings of ``--target`` from the flags (the target's own defaults where a flag is unset)."""
     common: dict[str, Any] = {
         "budget": args.budget, "seed": args.seed, "concurrency": args.concurrency, "isolate": not args.no_sandbox,
-        "tree": TreeSettings(c=args.c, count_refinements=not args.paper_beta),
+        "tree": TreeSettings(c=args.c, count_refinements=not args.paper_beta, min_gain=args.min_gain),
         "request": RequestSettings(temperature=args.temperature, max_output_tokens=args.max_output_tokens)}
     if args.target == "world-model":
         return SynthesisSettings.of(
@@ -229,9 +245,13 @@ def synthesis_settings(args: argparse.Namespace, deck: str = "open") -> Synthesi
 
 def _with_bar(bar: ProgressBar | None, run: Callable[[Any], Any]) -> Any:
     """``run(progress)`` with the bar's update as its progress callback; the bar is closed when it returns or
-    raises, before anything else is printed."""
+    raises, before anything else is printed. A prompt too long to send is told this command's flag that
+    shortens example games."""
     try:
         return run(None if bar is None else bar.update_from)
+    except PromptTooLongError as e:
+        raise PromptTooLongError(f"{e}; example games are cut with --max-steps-shown N or --max-example-chars N",
+                                 estimate=e.estimate, limit=e.limit) from None
     finally:
         if bar is not None:
             bar.close()
@@ -242,10 +262,11 @@ def cmd_synthesize(args: argparse.Namespace) -> int:
     deck, world_model = target_settings(args)
     out = Path(args.out)
     spec = games.resolve(args.game, rules=args.rules)
-    games.rules_text(spec)  # a game without rules fails here, before an LLM is configured or a bar drawn
+    rules = games.rules_text(spec)  # a game without rules fails here, before an LLM is configured or a bar drawn
     # the client's own limit must not cap --concurrency below what was asked
     llm = make_client(args.llm, run_dir=out, cache=Path(args.cache) if args.cache else None,
                       max_concurrency=max(8, args.concurrency), max_prompt_tokens=args.max_prompt_tokens)
+    refuse_long_text(rules, llm.max_prompt_tokens, what=f"the rules of {spec.name} ({spec.rules})")
     bar = None if args.quiet else progress_bar(args.budget)
     if args.target == "value":
         return _value(args, spec, llm, out, bar)
@@ -256,9 +277,9 @@ def cmd_synthesize(args: argparse.Namespace) -> int:
     result = _with_bar(bar, lambda progress: synthesize_world_model(
             spec, llm, synthesis_settings(args), run_dir=out, progress=progress))
     record_provenance(args, llm, out)
-    test = accuracy_text(result.test_accuracy, result.test_checked)
+    test = accuracy_text(result.test_accuracy, result.test_checked, result.test_games)
     print(f"{result.game}: {'solved' if result.solved else 'not solved'} after {counted(result.llm_calls, 'LLM call')}; "
-          f"transition accuracy train {result.train_accuracy:.4f}, test {test}; cost ${result.cost_usd:.4f}"
+          f"{target_words(result.target)[1]} train {result.train_accuracy:.4f}, test {test}; cost ${result.cost_usd:.4f}"
           f"{possibly_paid(result)}")
     print(f"best program: {out / 'best_program.py'}; summary: {out / 'summary.md'}; plot: {out / 'accuracy.png'}")
     return 0
@@ -269,9 +290,9 @@ def _inference(args: argparse.Namespace, spec: games.GameSpec, llm: Any, out: Pa
     result = _with_bar(bar, lambda progress: synthesize_inference(
             spec, llm, synthesis_settings(args, deck), run_dir=out, world_model=world_model, progress=progress))
     record_provenance(args, llm, out)
-    test = accuracy_text(result.test_accuracy, result.test_checked)
+    test = accuracy_text(result.test_accuracy, result.test_checked, result.test_games)
     print(f"{result.game} ({result.target}, {deck} deck): {'solved' if result.solved else 'not solved'} after "
-          f"{counted(result.llm_calls, 'LLM call')}; inference accuracy train {result.train_accuracy:.4f}, test {test}; "
+          f"{counted(result.llm_calls, 'LLM call')}; {target_words(result.target)[1]} train {result.train_accuracy:.4f}, test {test}; "
           f"cost ${result.cost_usd:.4f}{possibly_paid(result)}")
     print(f"best program: {out / 'best_program.py'}; summary: {out / 'summary.md'}")
     return 0

@@ -156,7 +156,18 @@ def plot_pairings(out: Path, rows: Sequence[dict[str, Any]]) -> list[Path]:
     left.set_yticks(y, labels, fontsize=8)
     paths = [out / "win_turns.png", out / "end_conditions.png"]
     _save(plt, fig, paths[0])
-    fig, ax = plt.subplots(figsize=(5 + label_width, height))
+    _save(plt, end_conditions_figure(rows), paths[1])
+    return paths
+
+
+def end_conditions_figure(rows: Sequence[dict[str, Any]]) -> Any:
+    """The stacked shares of ``end_conditions.png``, one horizontal bar per pairing; the legend sits outside the
+    axes (inside, it covered a bar whatever corner it took, since every bar spans the whole width)."""
+    plt = _pyplot()
+    labels = [f"{r['pairing']['alice']} + {r['pairing']['bob']} vs {r['pairing']['eve']}" for r in rows]
+    y = list(range(len(rows)))[::-1]
+    height, label_width = 1.2 + 0.4 * len(rows), 0.08 * max(map(len, labels), default=0)  # inches
+    fig, ax = plt.subplots(figsize=(6.5 + label_width, max(height, 1.2 + 0.25 * len(END_CONDITIONS))))
     left_edge = [0.0] * len(rows)
     for c in END_CONDITIONS:
         share = [float(r["summary"]["end"][c]["rate"] or 0) for r in rows]
@@ -164,9 +175,9 @@ def plot_pairings(out: Path, rows: Sequence[dict[str, Any]]) -> list[Path]:
         left_edge = [a + b for a, b in zip(left_edge, share)]
     ax.set(xlim=(0, 1), xlabel="share of episodes", title="End conditions")
     ax.set_yticks(y, labels, fontsize=8)
-    ax.legend(fontsize=8, loc="lower right")
-    _save(plt, fig, paths[1])
-    return paths
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
+    fig.tight_layout()  # makes room for the legend beside the axes
+    return fig
 
 
 def _save(plt: Any, fig: Any, path: Path) -> None:

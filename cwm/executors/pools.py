@@ -21,6 +21,7 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any, Protocol
 
+from cwm.games.views import CHOSEN_VIEWS_ENV
 from cwm.sandbox.box import warn_if_without_bwrap
 from cwm.sandbox.layers import die_with_parent
 from cwm.types import CwmError
@@ -228,7 +229,7 @@ class RayExecutor:
                 _probe(endpoint, address, connect_timeout_s)
             try:
                 ray.init(address=address, num_cpus=num_cpus if address is None else None,
-                         runtime_env={"env_vars": {"PYTHONPATH": _import_path()}}, log_to_driver=False)
+                         runtime_env={"env_vars": _worker_env(_import_path())}, log_to_driver=False)
             except (ConnectionError, RuntimeError, ValueError) as e:
                 where = f"the Ray cluster at {address}" if address else "a local Ray cluster"
                 raise ExecutorError(f"could not start or reach {where}: {e}") from e
@@ -236,7 +237,7 @@ class RayExecutor:
     def imap_unordered(self, fn: Callable[[Any], Any], items: Iterable[Any]) -> Iterator[Any]:
         ray = self._ray
         remote = ray.remote(fn).options(scheduling_strategy="SPREAD",
-                                        runtime_env={"env_vars": {"PYTHONPATH": _import_path(fn)}})
+                                        runtime_env={"env_vars": _worker_env(_import_path(fn))})
         # tasks submitted at a time: enough to keep every core of the cluster busy, never a lazy source whole
         window = IN_FLIGHT * max(1, int(ray.cluster_resources().get("CPU", 1)))
         source = iter(items)
@@ -252,6 +253,13 @@ class RayExecutor:
 
     def close(self) -> None:
         pass  # the cluster outlives the run; callers that started it may call ray.shutdown()
+
+
+def _worker_env(import_path: str) -> dict[str, str]:
+    """The environment a Ray worker is given: the import path, and the observation views chosen for module
+    games here (``cwm.games.views.CHOSEN_VIEWS_ENV``), which a local worker inherits."""
+    chosen = os.environ.get(CHOSEN_VIEWS_ENV)
+    return {"PYTHONPATH": import_path} | ({CHOSEN_VIEWS_ENV: chosen} if chosen else {})
 
 
 def _import_path(fn: Callable[[Any], Any] | None = None) -> str:

@@ -2,18 +2,26 @@
 kinds of event they hold, the oracle model and each game's hidden information."""
 
 from cwm.games.registry import (  # noqa: F401
+    RULES_TIERS,
     GameSpec,
     UnknownGameError,
     action_codec,
     canonical_id,
+    check_rules_file,
+    choose_view,
     full_state,
+    is_rules_label,
     load_game,
     observe,
     register,
     registered,
     resolve,
+    rules_label,
     rules_text,
+    rules_tiers,
     utility_range,
+    with_rules,
 )
+from cwm.games.views import USER_VIEWS as VIEWS_OF_MODULES
 
-__all__ = ['GameSpec', 'UnknownGameError', 'action_codec', 'canonical_id', 'full_state', 'load_game', 'observe', 'register', 'registered', 'resolve', 'rules_text', 'utility_range']
+__all__ = ['RULES_TIERS', 'VIEWS_OF_MODULES', 'GameSpec', 'UnknownGameError', 'action_codec', 'canonical_id', 'check_rules_file', 'choose_view', 'full_state', 'is_rules_label', 'load_game', 'observe', 'register', 'registered', 'resolve', 'rules_label', 'rules_text', 'rules_tiers', 'utility_range', 'with_rules']

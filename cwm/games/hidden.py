@@ -187,14 +187,20 @@ class Truth:
 def true_posterior(spec: games.GameSpec, state: pyspiel.State, player: int, hidden: HiddenInfo, *,
                    resampler: HistoryResampler, draws: int, rng: np.random.Generator) -> Truth | None:
     """The posterior of ``hidden.feature`` at ``player``'s information state in ``state`` (``None``: none of
-    the three methods found it)."""
+    the three methods found it), under the opponents ``resampler`` assumes (``opponent_policy``; uniform by
+    default; with a policy, the engine's own resampling, whose model is its own, is not used)."""
     def feature(s: pyspiel.State) -> Hashable:
         return hidden.feature(spec, s, player)
 
-    posterior = resampler.posterior(state, player) if hidden.exact else None
+    try:
+        posterior = resampler.posterior(state, player) if hidden.exact else None
+    except ResampleFailure:
+        if resampler.opponent_policy is None:
+            raise  # under uniform opponents the real history always has weight: a merging key is wrong
+        return None  # the opponent policy never plays what was played: no posterior under that model
     if posterior is not None:
         return Truth("exact", posterior.distribution(feature))
-    if engine_resamples(state.get_game()):
+    if resampler.opponent_policy is None and engine_resamples(state.get_game()):  # the engine's model is its own
         counts = Counter(feature(resample_from_infostate(state, player, rng)) for _ in range(draws))
         return Truth("engine", {v: n / draws for v, n in counts.items()}, draws)
     try:

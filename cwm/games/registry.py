@@ -17,7 +17,7 @@ from pathlib import Path
 import pyspiel
 
 from cwm.codec import ActionCodec
-from cwm.files import quiet_stderr, read_text
+from cwm.files import not_a_file, quiet_stderr, read_text
 from cwm.games import views
 from cwm.games.views import VIEWS  # re-exported
 from cwm.types import JSON, UnknownGameError, UsageError
@@ -99,10 +99,16 @@ def resolve(game: str | GameSpec, *, rules: str | Path | None = None) -> GameSpe
     Args:
       game: a registry name, an OpenSpiel game string (``"mnk(m=5,n=5,k=4)"``), a module path with
         the OpenSpiel short name it registers, or a ``GameSpec``.
-      rules: a rules file for games outside the registry (overrides the registry's rules otherwise).
+      rules: which rules (``with_rules``): ``"spec"``, ``"prose"`` or a rules file (a file is needed for games
+        outside the registry); a module game's default is the ``.md`` file beside the module, when there is one.
+
+    A module game's observation view is the one ``choose_view`` chose, else the one detected from its
+    observations (``cwm.games.views.module_view``).
 
     Raises:
-      UnknownGameError: the name is not registered and does not load as an OpenSpiel game.
+      UnknownGameError: the name is not registered and does not load as an OpenSpiel game, the game has no
+        rulebook tier when ``"prose"`` is asked for, or the rules file is missing, a directory or blank
+        (``check_rules_file``).
     """
     if isinstance(game, GameSpec):
         spec = game
@@ -116,19 +122,93 @@ def resolve(game: str | GameSpec, *, rules: str | Path | None = None) -> GameSpe
             spec = _module_spec(game)
         else:
             spec = _openspiel_spec(game)
-    if rules is not None:
-        path = Path(rules)
-        if not path.is_file():
-            raise UnknownGameError(f"rules file {str(path)!r} does not exist")
-        spec = dataclasses.replace(spec, rules=str(path.resolve()))
-    return spec
+    return spec if rules is None else with_rules(spec, rules)
+
+
+# The two tiers of rules text shipped with cwm, selected by name wherever rules are read (``--rules``):
+# ``spec`` (game_rules/<game>.md, written from the engines: observation formats, checked facts) and
+# ``prose`` (game_rules/prose/<game>.md, a rulebook in plain words). Anything else is a path to a rules file.
+RULES_TIERS = ("spec", "prose")
+
+
+def with_rules(spec: GameSpec, rules: str | Path) -> GameSpec:
+    """``spec`` reading the rules ``rules`` names: ``"spec"`` (its registered rules, unchanged), ``"prose"``
+    (its rulebook tier, ``game_rules/prose/<name>.md``) or the path of a rules file.
+
+    Raises:
+      UnknownGameError: the game has no rulebook tier, or the rules file is missing, a directory or blank (one
+        line naming it, ``check_rules_file``).
+    """
+    if str(rules) == "spec":
+        return spec
+    if str(rules) == "prose":
+        name = f"prose/{spec.name}.md"
+        if not importlib.resources.files("game_rules").joinpath(name).is_file():
+            raise UnknownGameError(f"game {spec.name!r} has no rulebook-tier rules: game_rules/{name} does not exist")
+        return dataclasses.replace(spec, rules=name)
+    path = Path(rules)
+    check_rules_file(path)
+    return dataclasses.replace(spec, rules=str(path.resolve()))
+
+
+def rules_tiers(spec: GameSpec) -> tuple[str, ...]:
+    """The tiers of rules shipped for a registered game (``()`` for a game outside the registry)."""
+    if spec.name not in _REGISTRY or not spec.rules:
+        return ()
+    found = importlib.resources.files("game_rules").joinpath(f"prose/{spec.name}.md").is_file()
+    return ("spec", "prose") if found else ("spec",)
+
+
+def rules_label(spec: GameSpec | None, text: str) -> str:
+    """Which rules a text is, for records and tables: ``"spec"`` or ``"prose"`` when it is that shipped tier
+    of the game's rules, else ``"sha256:<hex>"`` of the text (a user's rules file, or rules passed as text)."""
+    registered = _REGISTRY.get(spec.name) if spec is not None else None
+    if registered is not None:
+        for tier in rules_tiers(registered):
+            if rules_text(with_rules(registered, tier)) == text:
+                return tier
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+_RULES_LABEL = re.compile(r"spec|prose|sha256:[0-9a-f]{64}")
+
+
+def is_rules_label(value: object) -> bool:
+    """Whether ``value`` (read back from a record that may have been edited) is a ``rules_label``."""
+    return type(value) is str and _RULES_LABEL.fullmatch(value) is not None
+
+
+def check_rules_file(path: Path) -> None:
+    """Refuses, before any work, a rules file that is missing, a directory, or empty (blank): an empty file
+    would otherwise stand for no rules at all, and a run would go on without them.
+
+    Raises:
+      UnknownGameError: one line naming the file and what is wrong with it.
+    """
+    if why := not_a_file(path, "rules file"):
+        raise UnknownGameError(why)
+    size = path.stat().st_size
+    if size == 0 or (size <= _BLANK_CHECKED and not path.read_bytes().strip()):
+        raise UnknownGameError(f"rules file {str(path)!r} is empty; write the game's rules in it")
+
+
+_BLANK_CHECKED = 64 * 1024  # a rules file this small is read to see whether it is blank; a larger one is not
 
 
 def _module_spec(game: str) -> GameSpec:
+    """The spec of a user's module game: its rules the ``.md`` file beside it, its view chosen or detected."""
+    spec = _module_base(game)
+    beside = Path(spec.module).with_suffix(".md")  # GAME.md beside GAME.py: the rules, unless --rules says otherwise
+    view = views.module_view(spec.name, _load(spec.openspiel, spec.turn_based, spec.module))
+    return dataclasses.replace(spec, rules=str(beside) if beside.is_file() else "", view=view)
+
+
+def _module_base(game: str) -> GameSpec:
+    """The spec of a user's module game as OpenSpiel describes it (the module imported and checked)."""
     path_text, short_name = game.rsplit(":", 1)
     path = Path(path_text)
-    if not path.is_file():
-        raise UnknownGameError(f"game module {path_text!r} does not exist (from {game!r})")
+    if why := not_a_file(path, "game module"):
+        raise UnknownGameError(f"{why} (from {game!r})")
     registered = _import_user_module(path)
     if short_name.split("(", 1)[0].strip() not in pyspiel.registered_names():
         found = ", ".join(registered) if registered else "no OpenSpiel game"
@@ -136,6 +216,20 @@ def _module_spec(game: str) -> GameSpec:
                                f"{path_text}:NAME with a name it registers")
     # Named by the absolute path, so trajectories recorded here are recognised from any directory.
     return _openspiel_spec(short_name, module=str(path.resolve()), name=canonical_id(game))
+
+
+def choose_view(game: str, view: str) -> None:
+    """Makes ``view`` (``json`` or ``text``) the observation view of the user's module game ``game``
+    (``path/to/module.py:short_name``), in this process and the worker processes it starts.
+
+    Raises:
+      UsageError: ``game`` is not a module game (a registered game keeps its view; an OpenSpiel string has
+        its own), ``view`` is unknown, or ``json`` and an observation is not a JSON object.
+    """
+    if ".py:" not in game:
+        raise UsageError(f"--view is for your own game module (path/to/module.py:short_name), not {game!r}")
+    spec = _module_base(game)  # imports the module (and checks it); nothing detected, the view is chosen
+    views.choose_view(spec.name, _load(spec.openspiel, spec.turn_based, spec.module), view)
 
 
 def canonical_id(game: str | GameSpec) -> str:
@@ -184,11 +278,16 @@ def _import_user_module(path: Path) -> list[str]:
         raise UnknownGameError(f"cannot import {str(path)!r} as a Python module")
     module = importlib.util.module_from_spec(spec)
     sys.modules[mod_name] = module
+    # No __pycache__ beside the user's files (a folder they may keep clean, or read-only), for the module and
+    # whatever it imports in turn.
+    previous, sys.dont_write_bytecode = sys.dont_write_bytecode, True
     try:
         spec.loader.exec_module(module)
     except Exception as e:  # the user's module failed at import: one clear line, not its traceback soup
         del sys.modules[mod_name]
         raise UnknownGameError(f"importing game module {str(path)!r} failed: {type(e).__name__}: {e}") from e
+    finally:
+        sys.dont_write_bytecode = previous
     _MODULE_GAMES[mod_name] = sorted(set(pyspiel.registered_names()) - before)
     return _MODULE_GAMES[mod_name]
 
@@ -268,11 +367,13 @@ def rules_text(game: str | GameSpec) -> str:
     """
     spec = resolve(game)
     if not spec.rules:
+        beside = f" or write {Path(spec.module).with_suffix('.md').name} beside the module" if spec.module.endswith(".py") else ""
         raise UnknownGameError(
-            f"game {spec.name!r} has no rules text; pass a rules file (--rules FILE / rules=...)"
+            f"game {spec.name!r} has no rules text; pass a rules file (--rules FILE / rules=...){beside}"
         )
     path = Path(spec.rules)
     if path.is_absolute():
+        check_rules_file(path)
         return read_text(path, what="rules file")
     return importlib.resources.files("game_rules").joinpath(spec.rules).read_text(encoding="utf-8")
 

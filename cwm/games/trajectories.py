@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pyspiel
 
-from cwm.files import InputLimitError, loads_bounded, read_bounded
+from cwm.files import InputLimitError, loads_bounded, not_a_file, read_bounded
 from cwm.games import event_kinds
 from cwm.games import registry as games
 from cwm.types import (
@@ -334,8 +334,8 @@ def load(path: str | Path, *, game: str | None = None, limit: int = MAX_FILE_BYT
     """
     path = Path(path)
     if data is None:
-        if not path.is_file():
-            raise TrajectoryFormatError(f"trajectory file {str(path)!r} does not exist")
+        if why := not_a_file(path, "trajectory file"):
+            raise TrajectoryFormatError(why)
         try:
             data = read_bounded(path, limit, what="trajectory file")
         except InputLimitError as e:

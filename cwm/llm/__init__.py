@@ -12,7 +12,14 @@ The modules, each importing only those above it: ``types`` (requests, replies, e
 from cwm.llm.base import Client, ScriptedClient
 from cwm.llm.batch import BatchFileClient, answer_pending, pending_entries, pending_requests
 from cwm.llm.cache import CachedClient
-from cwm.llm.factory import ClientSettings, client_provenance, make_client, provider_client, wrap_client
+from cwm.llm.factory import (
+    SPEC_FORMS,
+    ClientSettings,
+    client_provenance,
+    make_client,
+    provider_client,
+    wrap_client,
+)
 from cwm.llm.ledger import Ledger
 from cwm.llm.provenance import (
     PROVENANCE_FILE,
@@ -38,9 +45,11 @@ from cwm.llm.types import (
     Response,
     ServerError,
     Usage,
+    refuse_long_text,
 )
 
 __all__ = [
+    "SPEC_FORMS",
     "BadRequestError",
     "BatchFileClient",
     "BlockedError",
@@ -56,6 +65,7 @@ __all__ = [
     "PROVENANCE_FILE",
     "PendingBatch",
     "PromptTooLongError",
+    "refuse_long_text",
     "Provenance",
     "ProvenanceError",
     "RELAYS",

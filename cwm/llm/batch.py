@@ -20,6 +20,7 @@ Files (JSON Lines, in the batch directory):
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -240,8 +241,21 @@ class BatchFileClient:
                                                             _read_jsonl(self.directory / PENDING_FILE)}:
                 return
             line = json.dumps({"key": key, "model": self.model, "request": request.to_json()}, ensure_ascii=False)
-            with open(self.directory / PENDING_FILE, "a", encoding="utf-8") as f:
-                f.write(line + "\n")
+            _append_line(self.directory / PENDING_FILE, line)
+
+
+def _append_line(path: Path, line: str) -> None:
+    """Appends ``line`` and a newline in one ``write`` on a file opened for appending, so that lines written
+    by several processes at once (the arena's workers, each with an LLM agent on one batch directory) never
+    interleave, however long a line is (a buffered write splits a long line into several)."""
+    data = (line + "\n").encode("utf-8")
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        written = os.write(fd, data)
+        while written < len(data):  # a short write (a signal, a full disk): the rest follows at once
+            written += os.write(fd, data[written:])
+    finally:
+        os.close(fd)
 
 
 def answer_pending(directory: Path | str, client: Client, *, limit: int | None = None, batch: bool = False,

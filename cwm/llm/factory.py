@@ -20,6 +20,8 @@ from cwm.llm.shared import LimitedClient, ManagedClient, RetryingClient, check_p
 from cwm.llm.types import LLMConfigError
 
 PROVIDERS = ("gemini", "openai", "replay", "batch")
+# every form an LLM spec takes, for the --help of every flag that takes one
+SPEC_FORMS = "gemini[:MODEL] | openai:MODEL | replay:FILE | batch:DIR"
 
 _PROVIDER_OPTIONS = {
     "gemini": {"api_key", "base_url", "timeout_s"},

@@ -16,7 +16,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from cwm.files import RECORDS_BYTES, InputLimitError, LineError, parse_jsonl, read_bounded
+from cwm.files import RECORDS_BYTES, InputLimitError, LineError, not_a_file, parse_jsonl, read_bounded
 from cwm.llm.base import Client
 from cwm.llm.cache import is_sampled
 from cwm.llm.ledger import Ledger
@@ -42,8 +42,8 @@ def read_replay(path: Path | str) -> list[dict[str, Any]]:
         or not a regular file (checked before it is read).
     """
     path = Path(path)
-    if not path.is_file():
-        raise ReplayFormatError(f"replay file {path} does not exist")
+    if why := not_a_file(path, "replay file"):
+        raise ReplayFormatError(why)
     try:
         data = read_bounded(path, RECORDS_BYTES, what="replay file")
         entries, _ = parse_jsonl(path, data, _entry, what="a replay entry")

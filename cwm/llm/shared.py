@@ -201,7 +201,7 @@ class ManagedClient:
             f"the prompt of request {request.tag or 'untagged'!r} is about {estimate:,} tokens "
             f"({request.prompt_chars:,} characters at {CHARS_PER_TOKEN} a token), over the limit of "
             f"{self.max_prompt_tokens:,} ({source}); it was not sent. Shorten what goes into it (a rules file; "
-            f"long example games: --max-steps-shown) or raise the limit: --max-prompt-tokens N on the command "
+            f"long example games) or raise the limit: --max-prompt-tokens N on the command "
             f"line, max_prompt_tokens=N for make_client", estimate=estimate, limit=self.max_prompt_tokens)
 
     def _log(self, request: Request, response: Response | None, error: LLMError | None) -> None:

@@ -317,6 +317,20 @@ def approx_tokens(chars: int) -> int:
     return (chars + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
 
 
+def refuse_long_text(text: str, limit: int, *, what: str) -> None:
+    """Refuses, before any work, a text that alone is estimated (``approx_tokens``) above a client's prompt
+    limit of ``limit`` tokens: no prompt holding it could be sent (a rules file of megabytes).
+
+    Raises:
+      PromptTooLongError: one line naming ``what``, its size and the limit, and the flag that raises it.
+    """
+    tokens = approx_tokens(len(text))
+    if tokens > limit:
+        raise PromptTooLongError(f"{what}: about {tokens:,} tokens ({len(text):,} characters) on its own, over "
+                                 f"the prompt limit of {limit:,} tokens; shorten it, or raise the limit with "
+                                 f"--max-prompt-tokens N", estimate=tokens, limit=limit)
+
+
 def usage_at_most(request: Request) -> Usage:
     """A high estimate of what ``request`` can be billed: its prompt at 4 characters a token, and every
     candidate's whole ``max_output_tokens`` (which covers thinking, where a provider counts it in the cap)."""

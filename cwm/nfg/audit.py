@@ -7,6 +7,7 @@ import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from cwm.files import RECORDS_BYTES, read_text
 from cwm.nfg.answers import AnswerKey
 from cwm.nfg.game import MatrixGame, NfgFormatError, fraction_json
 from cwm.nfg.parse import parse_distribution, parse_reply
@@ -142,9 +143,11 @@ def numbered_records(path: str | Path) -> list[tuple[int, JSON | AuditFinding]]:
 
     Raises:
       FileNotFoundError: no such file.
+      TextFileError: the file is not UTF-8 (one line naming it, the line and the column).
+      InputLimitError: the file is over ``RECORDS_BYTES``, or not a regular file.
     """
     out: list[tuple[int, JSON | AuditFinding]] = []
-    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+    for n, line in enumerate(read_text(Path(path), what="evals file", limit=RECORDS_BYTES).splitlines(), 1):
         if not line.strip():
             continue
         try:
@@ -165,6 +168,9 @@ def report(findings: Sequence[AuditFinding], *, transcribed: bool = False) -> st
     statuses = (*STATUSES, *TRANSCRIPTION_STATUSES) if transcribed else STATUSES
     counts = {s: sum(f.status == s for f in findings) for s in statuses}
     lines = [f"{len(findings)} records: " + ", ".join(f"{n} {s}" for s, n in counts.items())]
+    if counts["skipped"] and not transcribed:  # plain evals items: their text can be transcribed into a game
+        lines.append(f"{counts['skipped']} skipped: no formal game to recompute; --transcribe turns each "
+                     f"question's text into one (read from cwm's task format, or written by --llm) and audits that")
     for f in findings:
         if f.status == "mismatch":
             lines.append(f"line {f.line} {f.id or '(no id)'} [{f.family or '?'}] mismatch: {'; '.join(f.reasons)}")

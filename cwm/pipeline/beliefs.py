@@ -23,7 +23,7 @@ import pyspiel
 from cwm import games
 from cwm.arena.types import MatchResult
 from cwm.checks.posterior import OPPONENT_MODEL, PosteriorReport, PosteriorSettings, posterior_check
-from cwm.pipeline.on_policy import ReplayError
+from cwm.pipeline.on_policy import finished, replay_states
 from cwm.sandbox.sampling import ContainedSampler
 from cwm.types import JSON
 
@@ -42,29 +42,24 @@ def run_settings(seed: int) -> PosteriorSettings:
 def agent_states(game: str | games.GameSpec, results: Sequence[MatchResult],
                  label: str) -> tuple[list[tuple[int, pyspiel.State]], list[str]]:
     """The ground-truth states where ``label`` was to move, in every match it finished (a forfeit, a void
-    match or a record without actions is left out): ``(match number, state)`` in play order; and each
-    match number's opponent (the other seat's label).
+    match or a record without actions is left out; ``cwm.pipeline.on_policy.replay_states`` replays the
+    rest): ``(match number, state)`` in play order; and each match number's opponent (the other seat's label).
 
     Raises:
-      ReplayError: a recorded action is not legal where it is played (another game, or a damaged record).
+      ReplayError: a recorded action is not legal where it is played, or the actions end before or after the
+        game (another game, or a damaged record).
     """
-    gt = games.load_game(game)
     found: list[tuple[int, pyspiel.State]] = []
     opponents: list[str] = []
-    for r in results:
-        seats = {i for i, s in enumerate(r.seats) if s == label}
-        if not seats or r.forfeit_seat is not None or r.void or not r.actions:
+    for match in finished(results, label):
+        if match is None:
             continue
+        r, seats = match
         number = len(opponents)
         opponents.append(next((s for s in r.seats if s != label), label))
-        state = gt.new_initial_state()
-        for k, action in enumerate(r.actions):
-            legal = [a for a, _ in state.chance_outcomes()] if state.is_chance_node() else state.legal_actions()
-            if state.is_terminal() or action not in legal:
-                raise ReplayError(f"{r.key}: recorded action {k} ({action}) is not legal where it is played")
+        for state, _ in replay_states(game, r.actions, key=r.key):
             if not state.is_chance_node() and state.current_player() in seats:
                 found.append((number, state.clone()))
-            state.apply_action(action)
     return found, opponents
 
 

@@ -14,6 +14,8 @@ import contextlib
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+import pyspiel
+
 from cwm import games
 from cwm.arena.types import MatchResult
 from cwm.games import trajectories
@@ -26,48 +28,65 @@ class ReplayError(CwmError, ValueError):
     """A match's recorded actions do not replay in the ground truth (another game, or a damaged record)."""
 
 
+def replay_states(game: str | games.GameSpec, actions: Sequence[int], *,
+                  key: str = "match") -> Iterator[tuple[pyspiel.State, int]]:
+    """Each ground-truth state of the game played with exactly ``actions`` (chance outcomes included), with the
+    action played there, in play order. The state yielded is the live one, moved on after the consumer's next
+    step: clone it to keep it.
+
+    Raises:
+      ReplayError: an action is illegal where it is played, or the actions end before or after the game (found
+        when the consumer asks past the last action, so read the generator to its end).
+    """
+    state = games.load_game(game).new_initial_state()
+    for k, action in enumerate(actions):
+        if state.is_terminal():
+            raise ReplayError(f"{key}: the game ends after {k} of its {len(actions)} recorded actions")
+        legal = [a for a, _ in state.chance_outcomes()] if state.is_chance_node() else state.legal_actions()
+        if action not in legal:
+            raise ReplayError(f"{key}: recorded action {k} ({action}) is not legal where it is played")
+        yield state, action
+        state.apply_action(action)
+    if not state.is_terminal():
+        raise ReplayError(f"{key}: the game does not end after its {len(actions)} recorded actions")
+
+
 def replay(game: str | games.GameSpec, actions: Sequence[int], *, key: str = "match") -> Trajectory:
-    """The ground-truth game played with exactly ``actions`` (chance outcomes included), recorded open deck.
+    """The ground-truth game played with exactly ``actions`` (chance outcomes included), recorded open deck:
+    ``trajectories.record`` takes every move from ``replay_states``, which checks them.
 
     Raises:
       ReplayError: an action is illegal where it is played, or the actions end before or after the game.
     """
-    moves: Iterator[tuple[int, int]] = enumerate(actions)
+    moves = replay_states(game, actions, key=key)
 
     def pick(state: Any, rng: Any) -> int:
-        del rng
-        k, action = next(moves, (len(actions), None))
-        if action is None:
-            raise ReplayError(f"{key}: its {len(actions)} recorded actions end before the game does")
-        legal = [a for a, _ in state.chance_outcomes()] if state.is_chance_node() else state.legal_actions()
-        if action not in legal:
-            raise ReplayError(f"{key}: recorded action {k} ({action}) is not legal where it is played")
-        return action
+        del state, rng
+        return next(moves)[1]
 
-    try:
-        played = trajectories.record(game, seed=0, policy=pick, chance_policy=pick, policy_name=f"arena:{key}",
-                                     max_steps=len(actions))
-    except RuntimeError as e:  # the steps ran out: the game goes on after the last recorded action
-        raise ReplayError(f"{key}: the game does not end after its {len(actions)} recorded actions") from e
-    if len(played.steps) != len(actions):
-        raise ReplayError(f"{key}: the game ends after {len(played.steps)} of its {len(actions)} recorded actions")
+    played = trajectories.record(game, seed=0, policy=pick, chance_policy=pick, policy_name=f"arena:{key}",
+                                 max_steps=len(actions) + 1)  # one past: the generator says why it stops
+    for _ in moves:  # the recorded game ended: any action left over is an error the generator reports
+        pass
     return played
+
+
+def finished(results: Sequence[MatchResult], label: str) -> Iterator[tuple[MatchResult, tuple[int, ...]] | None]:
+    """Per match ``label`` played, in order: the record and the seats it held, or ``None`` where the match
+    cannot replay (a forfeit or a void match ends before the game does; a record may have no actions)."""
+    for r in results:
+        seats = tuple(i for i, s in enumerate(r.seats) if s == label)
+        if seats:
+            yield None if r.forfeit_seat is not None or r.void or not r.actions else (r, seats)
 
 
 def agent_games(game: str | games.GameSpec, results: Sequence[MatchResult],
                 label: str) -> tuple[list[tuple[Trajectory, tuple[int, ...]]], int]:
     """The finished matches ``label`` played, replayed, each with the seats it held; and how many were left
     out (a forfeit or a void match ends before the game does, and a record without actions cannot replay)."""
-    played, skipped = [], 0
-    for r in results:
-        seats = tuple(i for i, s in enumerate(r.seats) if s == label)
-        if not seats:
-            continue
-        if r.forfeit_seat is not None or r.void or not r.actions:
-            skipped += 1
-            continue
-        played.append((replay(game, r.actions, key=r.key), seats))
-    return played, skipped
+    found = list(finished(results, label))
+    played = [(replay(game, m[0].actions, key=m[0].key), m[1]) for m in found if m is not None]
+    return played, len(found) - len(played)
 
 
 def on_policy_accuracy(sources: Mapping[str, str], game: str | games.GameSpec, results: Sequence[MatchResult],

@@ -20,13 +20,19 @@ class PipelineError(CwmError, ValueError):
     """The main job cannot run as asked (no LLM available, another run in the directory, nothing solved)."""
 
 
-def recording_for(game: str, deck: str = "open") -> Path | None:
+def recording_for(game: str, deck: str = "open", rules: str | None = None) -> Path | None:
     """The packaged recorded synthesis session of a registered game, if one ships with cwm: a real model's
     session (``data/recordings/real/``, answered through the batch client) in preference to a scripted demo;
-    ``deck="closed"``: the closed-deck joint synthesis (``closed/`` under either)."""
+    ``deck="closed"``: the closed-deck joint synthesis (``closed/`` under either). ``rules="prose"``: a
+    rulebook-tier real session (``real/prose/``); a session answered other prompts, so none serves a rules
+    file."""
     name = games.resolve(game).name
     deck_folder = () if deck == "open" else ("closed",)
-    for folder in (("real",), ()):
+    if rules not in (None, "spec"):
+        folders: tuple[tuple[str, ...], ...] = (("real", "prose"),) if rules == "prose" else ()
+    else:
+        folders = (("real",), ())
+    for folder in folders:
         resource = resources.files("cwm").joinpath("data", "recordings", *folder, *deck_folder, f"{name}.jsonl")
         if resource.is_file():
             return Path(str(resource))
@@ -53,8 +59,9 @@ def recording_provenance(recording: Path) -> dict[str, JSON] | None:
     return data
 
 
-def resolve_llm(spec: str, game: str) -> str:
-    """Turns ``"auto"`` into a concrete client spec; other specs pass through.
+def resolve_llm(spec: str, game: str, rules: str | None = None) -> str:
+    """Turns ``"auto"`` into a concrete client spec (with no key: the session recorded for ``rules``,
+    ``recording_for``); other specs pass through.
 
     Raises:
       PipelineError: ``auto`` with no API key set and no recording for the game.
@@ -63,7 +70,10 @@ def resolve_llm(spec: str, game: str) -> str:
         return spec
     if any(os.environ.get(v) for v in API_KEY_VARS):
         return "gemini"
-    recording = recording_for(game)
+    recording = recording_for(game) if rules in (None, "spec") else recording_for(game, rules=rules)
+    if recording is None and rules not in (None, "spec"):
+        raise PipelineError(f"no LLM for {game!r} with --rules {rules}: no recorded session answered those "
+                            f"prompts; set GEMINI_API_KEY (or GOOGLE_API_KEY) or pass --llm")
     if recording is None:
         raise PipelineError(
             f"no LLM for {game!r}: set GEMINI_API_KEY (or GOOGLE_API_KEY) for live synthesis, or pass "

@@ -20,7 +20,8 @@ from cwm.text import clean, counted
 from cwm.types import JSON
 
 SYNTHESIS_KEYS = ("solved", "llm_calls", "train_accuracy", "test_accuracy", "train_by_type", "test_by_type",
-                  "cost_usd", "possibly_paid_calls", "model", "strategy", "seed", "train_checked", "test_checked")
+                  "cost_usd", "possibly_paid_calls", "model", "strategy", "seed", "train_checked", "test_checked",
+                  "test_games", "rules")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -101,7 +102,7 @@ def markdown(report: dict[str, Any], game: games.GameSpec) -> list[str]:
     """The lines of ``report.md``."""
     s = report["synthesis"]
     lines = [f"# cwm run: {report['game']}", "", "## Synthesis", "",
-             f"- LLM: {_source(report)}; strategy {s['strategy']}, seed {s['seed']}",
+             f"- LLM: {_source(report)}; strategy {s['strategy']}, seed {s['seed']}, rules {_rules(s)}",
              *_stage("world model", "transition accuracy", s)]
     if report["inference"] is not None:
         lines += _stage("inference function (open deck)", "inference accuracy", report["inference"])
@@ -116,6 +117,12 @@ def markdown(report: dict[str, Any], game: games.GameSpec) -> list[str]:
     if report.get("posterior") is not None:
         lines += ["", "## Beliefs (posterior check)", "", *posterior_lines(report["posterior"])]
     return lines
+
+
+def _rules(synthesis: dict[str, Any]) -> str:
+    """Which rules the synthesis prompts held (``cwm.games.rules_label``), or that it was not recorded."""
+    label = synthesis.get("rules")
+    return f"`{label}`" if games.is_rules_label(label) else "not recorded"
 
 
 def _source(report: dict[str, Any]) -> str:
@@ -140,7 +147,8 @@ def _arena_findings(report: dict[str, Any]) -> list[str]:
 
 
 def _stage(what: str, accuracy: str, s: dict[str, Any]) -> list[str]:
-    test = accuracy_text(s["test_accuracy"], s.get("test_checked"))  # train: selected for, so it bounds nothing
+    test = accuracy_text(s["test_accuracy"], s.get("test_checked"),  # train: selected for, so it bounds nothing
+                         s.get("test_games"))
     return [f"- {what}: {'solved' if s['solved'] else 'not solved'} after {counted(s['llm_calls'], 'LLM call')} "
             f"(cost ${s['cost_usd'] or 0:.4f}{_possibly_paid(s)}); {accuracy}: train {s['train_accuracy']:.4f}, "
             f"held-out test {test}"]

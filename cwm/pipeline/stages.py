@@ -46,9 +46,17 @@ from cwm.arena import compare, cost
 from cwm.arena import report as arena_report
 from cwm.arena.lock import refuse_if_locked, writer_lock
 from cwm.arena.plan import MAX_MATCHES
+from cwm.arena.run import check_agents
 from cwm.bundle.files import CODE_FILES, FILE_LIMITS
 from cwm.files import RUN_FILE_BYTES, atomic_write, differing_keys, loads_bounded, read_bounded, read_text
-from cwm.llm import PROVENANCE_FILE, client_provenance, make_client, read_provenance, write_provenance
+from cwm.llm import (
+    PROVENANCE_FILE,
+    client_provenance,
+    make_client,
+    read_provenance,
+    refuse_long_text,
+    write_provenance,
+)
 from cwm.pipeline import beliefs
 from cwm.pipeline import report as pipeline_report
 from cwm.pipeline.on_policy import on_policy_accuracy
@@ -87,7 +95,8 @@ class RunConfig:
       opponents: agent specs the CWM agent plays against (default: random play and the ground-truth planner,
         ``gt-mcts`` for perfect information, ``gt-ismcts`` for hidden information).
       executor: where arena matches run (``local``, ``local:N``, ``inline``, ``ray[:ADDRESS]``).
-      rules: a rules file for games outside the registry.
+      rules: the rules in the prompts: ``"spec"`` (default), ``"prose"`` (the rulebook tier) or a rules file
+        (needed for games outside the registry); ``cwm.games.with_rules``.
       move_time_limit: CPU seconds per arena move (``cwm.arena.DEFAULT_MOVE_TIME_S``).
       trust: plan on the synthesized model in the arena's own processes instead of in hardened workers
         (only for a model you have read).
@@ -124,8 +133,11 @@ class RunConfig:
             bad.append(f"strategy must be 'tree' or 'conversation' (got {self.strategy!r})")
         if not (type(self.move_time_limit) in (int, float) and self.move_time_limit > 0):
             bad.append(f"the move time limit must be > 0 seconds (got {self.move_time_limit!r})")
-        if self.rules is not None and not Path(self.rules).is_file():
-            bad.append(f"rules file {self.rules!r} does not exist")
+        if self.rules is not None and self.rules not in games.RULES_TIERS:
+            try:
+                games.check_rules_file(Path(self.rules))
+            except games.UnknownGameError as e:
+                bad.append(str(e))
         if bad:
             raise PipelineError("; ".join(bad))
 
@@ -168,8 +180,13 @@ def run(config: RunConfig, out: str | Path, *, progress: bool = True,
     # the game is resolved once, here, and passed down
     spec = games.resolve(config.game, rules=config.rules)
     games.rules_text(spec)
-    llm_spec = resolve_llm(config.llm, config.game)
-    make_client(llm_spec)  # a missing key or recording fails here too, not after config.json is written
+    # so are opponents that cannot play it (a typo in a spec, a wrong cwm: path), not after the synthesis
+    check_agents(spec.name, {parse_agent_spec(o).label: o for o in config.opponents or ()},
+                 Settings(search=arena_search(config), trust_models=config.trust))
+    llm_spec = resolve_llm(config.llm, config.game, config.rules)
+    # a missing key or recording fails here too, not after config.json is written; so do rules too long to send
+    limit = make_client(llm_spec, max_prompt_tokens=max_prompt_tokens).max_prompt_tokens
+    refuse_long_text(games.rules_text(spec), limit, what=f"the rules of {spec.name} ({spec.rules})")
     refuse_if_locked(out)
     with writer_lock(out):  # one writer per run directory: a second would repeat calls and matches
         _check_config(out, dataclasses.asdict(config) | {"llm_resolved": _portable(llm_spec)})
@@ -244,7 +261,7 @@ def stage_settings(config: RunConfig, target: str) -> SynthesisSettings:
 def _synthesize(config: RunConfig, spec: games.GameSpec, client: Callable[..., Any], run_dir: Path,
                 progress: bool) -> dict[str, JSON]:
     """The world-model synthesis stage (``client(run_dir=...)`` makes its LLM client)."""
-    rules = read_text(Path(config.rules), what="rules file") if config.rules else None
+    rules = games.rules_text(spec) if config.rules else None  # spec carries the rules --rules named
     llm = client(run_dir=run_dir)
     result = _with_bar(config.budget, progress, lambda update: synthesize_world_model(
         spec, llm, stage_settings(config, "world_model"), run_dir=run_dir, rules=rules, progress=update))
@@ -257,7 +274,7 @@ def _synthesize(config: RunConfig, spec: games.GameSpec, client: Callable[..., A
 def _infer(config: RunConfig, spec: games.GameSpec, client: Callable[..., Any], run_dir: Path, world_model: str,
            progress: bool) -> dict[str, JSON]:
     """The open-deck inference synthesis for the best world model (same LLM, budget, seed and test games)."""
-    rules = read_text(Path(config.rules), what="rules file") if config.rules else None
+    rules = games.rules_text(spec) if config.rules else None  # spec carries the rules --rules named
     llm = client(run_dir=run_dir)
     result = _with_bar(config.budget, progress, lambda update: synthesize_inference(
         spec, llm, stage_settings(config, "inference"), run_dir=run_dir, world_model=world_model, rules=rules,

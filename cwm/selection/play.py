@@ -3,8 +3,9 @@ game hosted by another (or the same) synthesized model, which stands in for the 
 
 ``play_game(job)`` runs in any executor process: it opens the host (``cwm.sandbox.host.HostGame``, a sandbox
 session) and one planning worker per seat (``HostedAgent``: ``cwm.agents.worker.WorkerAgent`` following
-the hosted game instead of the real one), samples chance from the host's validated distribution, and
-returns a ``GameRecord``. Any failure ends the game and both players lose (each gets the game's minimum
+the hosted game instead of the real one), samples chance from the host's validated distribution (seeded by
+the job's ``deal`` when it has one: the seat-swapped games of a pair share it, as the arena's matches do),
+and returns a ``GameRecord``. Any failure ends the game and both players lose (each gets the game's minimum
 utility), recorded with who failed, how and why: the host (a contract breach, a bad view, its worker
 overrunning or dying, a game that does not end) or a seat (an illegal move by the host's legal actions,
 its worker's failure). The paper makes an execution failure or an illegal move cost both players, since
@@ -80,6 +81,9 @@ class GameRecord:
       reason: why, cleaned to one safe line.
       moves: actions applied (chance included); duration_s: wall time.
       stats: per seat, the agent's own record (draws accepted and rejected, fallback moves, ...).
+      index: the game's number among those of its host and seating (0 for the first).
+      deal: the chance seed it was played on, shared by the seat-swapped games of a pair (``None`` in
+        records written before games were paired: such games are never paired).
     """
 
     key: str
@@ -93,6 +97,8 @@ class GameRecord:
     moves: int = 0
     duration_s: float = 0.0
     stats: tuple[JSON, ...] = ()
+    index: int = 0
+    deal: int | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "reason", clean(self.reason, limit=REASON_LIMIT))
@@ -118,9 +124,10 @@ class GameRecord:
         seq = (list, tuple)
         kinds: dict[str, type | tuple[type, ...]] = {
             "key": str, "host": str, "seats": seq, "seed": int, "returns": seq, "failed": str, "kind": str,
-            "reason": str, "moves": int, "duration_s": (int, float), "stats": seq}
+            "reason": str, "moves": int, "duration_s": (int, float), "stats": seq, "index": int,
+            "deal": (int, type(None))}
         for name, kind in kinds.items():
-            if name in data and not isinstance(data[name], kind):
+            if name in data and (not isinstance(data[name], kind) or isinstance(data[name], bool)):
                 raise ValueError(f"field {name!r} of a game record has the wrong type ({type(data[name]).__name__})")
         missing = [k for k in ("key", "host", "seats", "seed", "returns") if k not in data]
         if missing:
@@ -148,12 +155,15 @@ class GameJob:
     settings: Settings
     move_time_limit: float
     host_cpu_s: float = DEFAULT_HOST_CPU_S
+    index: int = 0
+    deal: int | None = None  # the chance seed, shared by the seat orders of a pair (default: from ``seed``)
 
 
 def play_game(job: GameJob) -> dict[str, JSON]:
     """Plays one game of ``job`` and returns its ``GameRecord`` as JSON (never raises for what a model did).
 
-    Randomness: ``np.random.SeedSequence(job.seed)`` gives one seed per seat and one for chance.
+    Randomness: ``np.random.SeedSequence(job.seed)`` gives one seed per seat and one for chance; a job's
+    ``deal`` seeds chance instead.
     """
     start = time.perf_counter()
     spec = games.resolve(job.game)  # the job crossed a process boundary by the game's name
@@ -161,17 +171,18 @@ def play_game(job: GameJob) -> dict[str, JSON]:
     agents = [HostedAgent(sources, spec, job.settings.search, name=label, seed=np.random.default_rng(s),
                           move_cpu_s=job.move_time_limit)
               for label, sources, s in zip(job.seats, job.sources, seeds)]
+    chance = job.deal if job.deal is not None else int(np.random.default_rng(seeds[-1]).integers(2**63))
     host = HostGame(job.host_source, spec, name=job.host, cpu_s=job.host_cpu_s)
     try:
         returns, failed, kind, reason, moves = play_hosted(
-            host, agents, seed=int(np.random.default_rng(seeds[-1]).integers(2**63)),
-            move_time_limit=job.move_time_limit, max_moves=move_cap(spec))
+            host, agents, seed=chance, move_time_limit=job.move_time_limit, max_moves=move_cap(spec))
     finally:
         host.close()
         for agent in agents:
             agent.close()
     return GameRecord(job.key, job.host, job.seats, job.seed, tuple(returns), failed, kind, reason, moves,
-                      time.perf_counter() - start, tuple(agent.stats() for agent in agents)).to_json()
+                      time.perf_counter() - start, tuple(agent.stats() for agent in agents), job.index,
+                      job.deal).to_json()
 
 
 def move_cap(game: games.GameSpec) -> int:

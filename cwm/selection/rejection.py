@@ -3,11 +3,13 @@ the real game is not played to tell them apart; the synthesized models themselve
 
 ``select_models`` picks ``hosts`` of the bundles (seeded) as stand-in games. In each host every ordered
 pairing of the candidate agents (self-play included: 5 x 5 = 25 for five bundles) plays ``games_per_pairing``
-games; each agent plans on its own bundle (MCTS for perfect information, ISMCTS through its inference for
+games, game ``i`` of the two seat orders of two agents on one deal (``cwm.arena.plan.deal_seed``, as the
+arena pairs its matches); each agent plans on its own bundle (MCTS for perfect information, ISMCTS through its inference for
 imperfect information) in a hardened worker, and the host runs in a hardened session of its own
 (``cwm.selection.play``). A failure of the host or an illegal move (by the host's legal actions) makes both
 players lose. Agents whose mean utility is more than ``margin`` of the game's utility range below the best
-are rejected (``cwm.selection.report``); the arena plays the survivors through ``cwm-selected:OUT``.
+are rejected (``cwm.selection.report``, which also compares every two agents over their seat-swapped
+pairs with ``cwm.stats.paired``); the arena plays the survivors through ``cwm-selected:OUT``.
 
 Files under ``out``: ``config.json`` (what a resume must match), ``games.jsonl`` (one ``GameRecord`` per
 finished game, appended as it ends: a rerun replays none), ``selection.json`` and ``selection.md``.
@@ -31,15 +33,22 @@ from cwm import games
 from cwm.agents.cwm import game_facts
 from cwm.agents.specs import AgentSpec, Settings
 from cwm.arena import DEFAULT_MOVE_TIME_S
-from cwm.arena.identity import agent_fingerprint
-from cwm.arena.plan import match_seed
+from cwm.arena.identity import agent_fingerprint, settings_hash
+from cwm.arena.plan import deal_seed, match_seed
 from cwm.bundle import load_bundle
 from cwm.bundle.files import read_manifest
 from cwm.executors import Executor, JobCrashed, make_executor
 from cwm.files import LineError, atomic_write, changed_settings, read_appended
 from cwm.sandbox.host import DEFAULT_HOST_CPU_S
 from cwm.selection.play import GameJob, GameRecord, play_game
-from cwm.selection.report import Candidate, Selection, SelectionError, score, write_selection
+from cwm.selection.report import (
+    Candidate,
+    Selection,
+    SelectionError,
+    pair_comparisons,
+    score,
+    write_selection,
+)
 from cwm.types import from_former_keywords
 
 __all__ = ["DEFAULT_GAMES", "Selection", "SelectionError", "SelectionSettings", "select_models"]
@@ -120,8 +129,8 @@ def select_models(game: str | games.GameSpec, bundles: Sequence[str | Path], out
               "agents": {c.label: c.fingerprint for c in candidates}, "settings": dataclasses.asdict(s.agents),
               "move_time_limit": s.move_time_limit, "host_cpu_s": s.host_cpu_s}
     _check_resume(out, config)
-    planned = [(f"{h.label}|{a.label}|{b.label}#{i}", h, a, b) for h in chosen for a in candidates for b in candidates
-               for i in range(s.games_per_pairing)]
+    planned = [(f"{h.label}|{a.label}|{b.label}#{i}", h, a, b, i) for h in chosen for a in candidates
+               for b in candidates for i in range(s.games_per_pairing)]
     done = load_records(out / GAMES_FILE)
     todo = [p for p in planned if p[0] not in done]
     if s.progress:
@@ -133,19 +142,28 @@ def select_models(game: str | games.GameSpec, bundles: Sequence[str | Path], out
                    executor=s.executor, progress=s.progress)
     records = tuple(done[key] for key, *_ in planned)
     scores, threshold = score(candidates, records, margin=s.margin, utility=utility)
-    selection = Selection(spec.name, out, tuple(c.label for c in chosen), utility, source, s.margin, threshold,
-                          scores, records)
+    hosts = tuple(c.label for c in chosen)
+    compared = pair_comparisons(records, hosts=hosts, games_per_pairing=s.games_per_pairing, utility=utility,
+                                outcome=spec.outcome)
+    selection = Selection(spec.name, out, hosts, utility, source, s.margin, threshold, scores, records, compared)
     write_selection(selection, games_per_pairing=s.games_per_pairing, seed=s.seed)
     return selection
 
 
-def _jobs(spec: games.GameSpec, candidates: Sequence[Candidate], todo: Sequence[tuple[str, Any, Any, Any]],
-          s: SelectionSettings) -> list[GameJob]:
-    """The games still to play, each hosted by one bundle's model; the bundles are verified first."""
+def _jobs(spec: games.GameSpec, candidates: Sequence[Candidate],
+          todo: Sequence[tuple[str, Any, Any, Any, int]], s: SelectionSettings) -> list[GameJob]:
+    """The games still to play, each hosted by one bundle's model; the bundles are verified first. Game ``i``
+    of both seat orders of two agents in one host shares its deal: ``cwm.arena.plan.deal_seed`` of the
+    selection's seed, the game as that host models it, the agents' settings and the two agents in sorted
+    order, so the seat-swapped games are a pair as the arena's are."""
     sources = _verified(spec, candidates)
+    hashed = settings_hash({"settings": dataclasses.asdict(s.agents), "move_time_limit": s.move_time_limit,
+                            "host_cpu_s": s.host_cpu_s})
     return [GameJob(spec.name, key, h.label, sources[h.label]["model.py"], (a.label, b.label),
                     (sources[a.label], sources[b.label]), match_seed(s.seed, key), s.agents, s.move_time_limit,
-                    s.host_cpu_s) for key, h, a, b in todo]
+                    s.host_cpu_s, i, deal_seed(s.seed, f"{spec.name}|host:{h.fingerprint}", hashed,
+                                               (a.fingerprint, b.fingerprint), i))
+            for key, h, a, b, i in todo]
 
 
 def play_games(jobs: Sequence[GameJob], path: Path, done: dict[str, GameRecord], *, total: int,
@@ -164,7 +182,7 @@ def play_games(jobs: Sequence[GameJob], path: Path, done: dict[str, GameRecord],
                 if isinstance(result, JobCrashed):  # saved as void, so a resume does not crash again
                     job = result.item
                     result = GameRecord(job.key, job.host, job.seats, job.seed, (0.0,) * len(job.seats), "", "void",
-                                        str(result)).to_json()
+                                        str(result), index=job.index, deal=job.deal).to_json()
                 f.write(json.dumps(result) + "\n")
                 f.flush()
                 record = GameRecord.from_json(result)

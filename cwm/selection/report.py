@@ -4,6 +4,12 @@ the files that say so (``selection.json``, ``selection.md``), read back by ``rea
 An agent's score is its mean utility over every seat it took in a non-void game (both seats of a self-play
 game count), with a 95% normal interval. An agent survives when its mean is at most ``margin`` times the
 game's utility range below the best agent's (paper: 10%).
+
+Every two agents are also compared directly over their seat-swapped pairs (game ``i`` of both seat orders in
+one host, played on one deal), pooled over the hosts: ``cwm.arena.compare.comparisons``, the arena's paired
+analysis (``cwm.stats.paired``: a bounded-mean Clopper-Pearson interval over pairs, the minimum detectable
+difference at 80% power, parity only by an equivalence test). A failed game is a pair value like any other
+(both players got the minimum utility: no edge); a void game leaves its pair out.
 """
 
 from __future__ import annotations
@@ -17,6 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from cwm.agents.selected import SELECTION_FILE, Candidate, SelectionError, read_survivors  # noqa: F401
+from cwm.arena import compare
+from cwm.arena.types import MatchResult
 from cwm.files import atomic_write
 from cwm.selection.play import GameRecord
 from cwm.stats import mean_interval
@@ -55,6 +63,7 @@ class Selection:
       margin: the rejection margin as a fraction of the utility range; threshold: the lowest surviving mean.
       scores: every agent's score, in the order the bundles were given.
       records: every game played (void ones included).
+      comparisons: every two agents compared over their seat-swapped pairs (``pair_comparisons``).
     """
 
     game: str
@@ -66,6 +75,7 @@ class Selection:
     threshold: float
     scores: tuple[AgentScore, ...]
     records: tuple[GameRecord, ...]
+    comparisons: tuple[dict[str, JSON], ...] = ()
 
     @property
     def survivors(self) -> tuple[str, ...]:
@@ -93,6 +103,7 @@ class Selection:
                       "failures_by": dict(Counter(_who(r) for r in played if r.failed)),
                       "failures_by_kind": dict(Counter(r.kind for r in played if r.failed))},
             "agents": [s.to_json() for s in self.scores], "survivors": list(self.survivors),
+            "comparisons": list(self.comparisons),
         }
 
 
@@ -115,6 +126,23 @@ def score(candidates: Sequence[Candidate], records: Sequence[GameRecord], *, mar
                               math.isfinite(stats[c.label][0]) and stats[c.label][0] >= threshold - 1e-12)
                    for c in candidates)
     return scores, threshold
+
+
+def pair_comparisons(records: Sequence[GameRecord], *, hosts: Sequence[str], games_per_pairing: int,
+                     utility: tuple[float, float], outcome: str) -> tuple[dict[str, JSON], ...]:
+    """Every two distinct agents compared over their seat-swapped pairs, pooled over ``hosts`` (pair ``i`` of
+    host ``h`` is pair ``h * games_per_pairing + i``): the arena's rows (``cwm.arena.compare.comparisons``),
+    the edge scored as the game's ``outcome`` says (``payoff``, else win/draw/loss) within ``utility``.
+    Records without a shared deal (written before games were paired) are counted as unpaired."""
+    place = {h: k for k, h in enumerate(hosts)}
+    results = [MatchResult(r.key, r.seats, r.seed, r.returns, forfeit_kind="crash" if r.void else "",
+                           index=place[r.host] * games_per_pairing + r.index, deal=r.deal)
+               for r in records if r.host in place]
+    kind = "payoff" if outcome == "payoff" else "win/draw/loss"
+    span = utility[1] - utility[0]
+    rows = compare.comparisons(results, outcome=kind, margin=compare.margin_for(kind, span),
+                               bound=compare.bound_for(kind, span))
+    return tuple({k: _finite(v) for k, v in row.items()} for row in rows)
 
 
 def write_selection(selection: Selection, *, games_per_pairing: int, seed: int) -> None:
@@ -145,6 +173,8 @@ def markdown(selection: Selection, *, games_per_pairing: int) -> str:
         lines.append(f"| {_cell(s.candidate.label)} | {_num(s.mean)} | [{_num(s.lo)}, {_num(s.hi)}] | {s.samples} | "
                      f"{s.failed_games} | {s.own_failures} | {'yes' if s.survived else 'no'} |")
     lines += ["", f"Survivors: {', '.join(selection.survivors) or 'none'}."]
+    if selection.comparisons:
+        lines += ["", "## Agent against agent", "", compare.markdown(selection.comparisons).rstrip("\n")]
     failures = [r for r in played if r.failed]
     if failures:
         lines += ["", "## Failed games (the first 10)", "", "| game | who | kind | reason |", "|---|---|---|---|"]

@@ -84,7 +84,8 @@ def synthesize_encoder(game: str | games.GameSpec | None, llm: Client, settings:
         config = _config(target, loaded.spec, llm, settings, text)
         store = open_store(Path(run_dir), config, settings, check_key=games_key(train))
         engine = run_search(target, llm, store, settings.replace(strategy="tree"), progress=progress)  # tree only
-    result = result_of(engine, store, config, None, time.monotonic() - start)
+    result = result_of(engine, store, config, None, time.monotonic() - start,
+                       rules=games.rules_label(loaded.spec, text))
     run_report.write_outputs(store, result)
     accepted = engine.passing[0].source if engine.passing else None
     if accepted is not None:

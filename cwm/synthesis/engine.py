@@ -199,9 +199,12 @@ class Engine:
                   expandable: ExpandRule) -> Node:
         source, report = ("", item) if isinstance(item, CheckReport) else (item, self._check(item))
         h = self.target.score(report) if source else 0.0
+        twins = [n for n in self.nodes if source and n.source == source]
         node = Node.scored(id=len(self.nodes), parent=None if parent is None else parent.id, call=index,
                            candidate=candidate, source=source, report=report, h=h,
-                           expandable=bool(source) and not report.all_passed and expandable(h, parent))
+                           expandable=(bool(source) and not report.all_passed and expandable(h, parent)
+                                       and not any(n.expandable for n in twins)),
+                           duplicate_of=twins[0].id if twins else None)
         self.nodes.append(node)
         self.reports[node.id] = report
         self.store.write_node(node.to_json(), report)

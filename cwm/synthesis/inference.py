@@ -86,8 +86,9 @@ def synthesize_inference(game: str | games.GameSpec, llm: Client, settings: Synt
         store = open_store(root, config, settings, check_key=games_key(views, world_model or ""))
         load_or_save(root / "train.jsonl", lambda: train)
         engine = run_search(target, llm, store, settings, progress=progress)
-        held_out = _held_out(engine, store, spec, world_model, settings, box)
-    result = result_of(engine, store, config, held_out, time.monotonic() - start)
+        held_out, test_games = _held_out(engine, store, spec, world_model, settings, box)
+    result = result_of(engine, store, config, held_out, time.monotonic() - start, test_games=test_games,
+                       rules=games.rules_label(spec, rules or games.rules_text(spec)))
     run_report.write_outputs(store, result)
     return result
 
@@ -123,18 +124,19 @@ def _config(target: Target, spec: games.GameSpec, llm: Client, settings: Synthes
 
 
 def _held_out(engine: Engine, store: RunStore, spec: games.GameSpec, world_model: str | None,
-              settings: SynthesisSettings, box: Any) -> CheckReport | None:
-    """The best program's report on the held-out games' views (``None`` without held-out games or a program)."""
+              settings: SynthesisSettings, box: Any) -> tuple[CheckReport | None, int]:
+    """The best program's report on the held-out games' views (``None`` without held-out games or a program),
+    and how many games they are."""
     test = load_or_save(store.root / "test.jsonl", lambda: trajectories.collect(
         spec, settings.num_test, seed=settings.seed + 100_000)) if settings.num_test else []
     test_views = _views(test, settings.deck) if test else []
     if not test_views:
-        return None
+        return None, 0
     limits = None if box is None else dataclasses.replace(box.limits, wall_s=TEST_CHECK_SECONDS,
                                                           cpu_s=TEST_CHECK_SECONDS)
     kind = "state" if settings.hidden == "state" else None
     return test_report(engine, store, inference_checker(test_views, world_model=world_model, sandbox=box,
-                                                        limits=limits, kind=kind, terminal=_at_end(settings)))
+                                                        limits=limits, kind=kind, terminal=_at_end(settings))), len(test)
 
 
 def _at_end(settings: SynthesisSettings) -> bool:

@@ -15,6 +15,7 @@ from cwm.games import trajectories
 from cwm.sandbox import Sandbox
 from cwm.sandbox.checkers import Checker
 from cwm.synthesis.engine import Engine
+from cwm.synthesis.report import failures_by_branch
 from cwm.synthesis.settings import SynthesisSettings
 from cwm.synthesis.store import RunStore, sha
 from cwm.synthesis.types import SynthesisResult
@@ -72,7 +73,9 @@ def test_report(engine: Engine, store: RunStore, check: Checker) -> CheckReport 
 
 
 def result_of(engine: Engine, store: RunStore, config: dict[str, Any], test_report: CheckReport | None,
-            wall: float) -> SynthesisResult:
+              wall: float, *, test_games: int | None = None, rules: str = "") -> SynthesisResult:
+    """The run's result; ``test_games`` is how many held-out games ``test_report`` checked, ``rules`` which
+    rules its prompts held (``cwm.games.rules_label``)."""
     best = engine.best
     train_report = engine.reports[best.id] if best else None
     return SynthesisResult(
@@ -92,6 +95,8 @@ def result_of(engine: Engine, store: RunStore, config: dict[str, Any], test_repo
         possibly_paid_calls=int(store.total("possibly_paid_calls")), possibly_paid_usd=store.total("possibly_paid_usd"),
         train_checked=train_report.transitions_total if train_report else 0,
         test_checked=None if test_report is None else test_report.transitions_total,
+        test_games=None if test_report is None else test_games, rules=rules,
+        test_failures_by_branch=failures_by_branch(test_report) if test_report else {},
     )
 
 

@@ -40,7 +40,8 @@ class TreeSettings:
       count_refinements: add a node's refinement count to β (REx; the default), so a node whose
         refinements keep failing is chosen less often. ``False`` is the paper's form (``--paper-beta``).
       min_rate: the smallest pass rate worth refining.
-      min_gain: the improvement over its parent a refinement needs to be refined itself.
+      min_gain: the improvement over its parent a refinement needs to be refined itself, beyond being better
+        (default 0: any improvement; the paper: 0.01).
     """
 
     c: float = thompson.DEFAULT_C

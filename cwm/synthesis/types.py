@@ -24,6 +24,8 @@ class Node:
       error: why it could not be checked (no code, load error, sandbox limit), else "".
       expandable: whether the tree search may refine it (see ``cwm.synthesis.tree``).
       solved: every check passed.
+      duplicate_of: the first earlier node whose program is identical to this one (its report reused, no
+        checks run again; a duplicate is expandable only when no earlier copy is), else ``None``.
     """
 
     id: int
@@ -37,12 +39,14 @@ class Node:
     error: str
     expandable: bool
     solved: bool
+    duplicate_of: int | None = None
 
     @classmethod
     def scored(cls, *, id: int, parent: int | None, call: int, candidate: int, source: str,
-               report: CheckReport, h: float, expandable: bool) -> Node:
+               report: CheckReport, h: float, expandable: bool, duplicate_of: int | None = None) -> Node:
         return cls(id, parent, call, candidate, source, h, report.transition_accuracy,
-                   {k: v.rate for k, v in report.by_type.items()}, report.error, expandable, report.all_passed)
+                   {k: v.rate for k, v in report.by_type.items()}, report.error, expandable, report.all_passed,
+                   duplicate_of)
 
     def to_json(self) -> dict[str, JSON]:
         return dataclasses.asdict(self)
@@ -95,6 +99,14 @@ class SynthesisResult:
       train_checked, test_checked: how many transitions the two accuracies were measured on (``test_checked``
         ``None`` without a test set; 0 in results from before they were recorded). A perfect accuracy bounds
         the error rate only through this count (``cwm.stats.zero_failure_bound``).
+      test_games: how many held-out games ``test_checked`` came from (``None`` without a test set, and in
+        results from before it was recorded). A perfect held-out score bounds the per-game failure rate
+        through it, which rests only on the games being independent (``cwm.stats.perfect_score_note``).
+      rules: which rules the prompts held: ``"spec"`` or ``"prose"`` (the game's shipped tiers) or
+        ``"sha256:<hex>"`` of another rules text; ``""`` in results from before it was recorded.
+      test_failures_by_branch: the held-out failures kept in the test report (at most 20 per test type),
+        counted by rule branch: ``"<test type> after <kind of the last action>"`` (``cwm.synthesis.report.
+        rule_branch``), most frequent first; empty when the held-out set passed or was not used.
     """
 
     target: str
@@ -125,6 +137,9 @@ class SynthesisResult:
     possibly_paid_usd: float = 0.0
     train_checked: int = 0
     test_checked: int | None = None
+    test_games: int | None = None
+    rules: str = ""
+    test_failures_by_branch: dict[str, int] = dataclasses.field(default_factory=dict)
 
     def to_json(self) -> dict[str, JSON]:
         data = dataclasses.asdict(self)

@@ -80,7 +80,8 @@ def synthesize_values(game: str | games.GameSpec | None, llm: Client, settings: 
         config = _config(target, loaded.spec, llm, settings, text, world_model, utility)
         store = open_store(Path(run_dir), config, settings, check_key=games_key(train, world_model))
         engine = run_search(target, llm, store, settings.replace(strategy="tree"), progress=progress)  # tree only
-    result = result_of(engine, store, config, None, time.monotonic() - start)
+    result = result_of(engine, store, config, None, time.monotonic() - start,
+                       rules=games.rules_label(loaded.spec, text))
     run_report.write_outputs(store, result)
     return ValueCandidates(result, tuple(engine.passing[:settings.candidates]), loaded)
 

@@ -134,7 +134,8 @@ def synthesize_world_model(game: GameInput, llm: Client, settings: SynthesisSett
         test = _test_games(root, spec, test_trajectories, settings, progress=progress is not None)
         test_check = make_checker(test, TEST_CHECK_SECONDS) if test else None
         held_out = test_report(engine, store, test_check) if test_check else None
-    result = result_of(engine, store, config, held_out, time.monotonic() - start)
+    result = result_of(engine, store, config, held_out, time.monotonic() - start, test_games=len(test),
+                       rules=games.rules_label(spec, rules_text))
     run_report.write_outputs(store, result)
     return result
 

@@ -89,7 +89,7 @@ def test_not_a_bundle(tmp_path):
 def test_cli_inspect(exported, capsys):
     assert main(["inspect", str(exported)]) == 0
     out = capsys.readouterr().out
-    assert "game: tic_tac_toe" in out and "transition accuracy 1.000" in out
+    assert "game: tic_tac_toe" in out and "transition accuracy (world model) 1.000" in out
 
 
 def test_cli_inspect_prints_a_bundles_text_cleaned(tmp_path, train, ttt_source, set_manifest, capsys):
@@ -180,6 +180,7 @@ def test_export_run_records_the_generator_settings(tmp_path):
     provenance = json.loads((path / "manifest.json").read_text())["provenance"]
     assert provenance["num_train"] == 5 and "temperature" in provenance["request"] and "c" in provenance["tree"]
     assert provenance["solved"] is True and provenance["llm_calls"] == 1  # the shipped real-model session
+    assert provenance["target"] == "world_model"  # what the program was written as, for inspect and display
     # a run kept inside an earlier bundle's directory must not be deleted by overwriting that bundle
     inner = shutil.copytree(run, path / "the_run")
     with pytest.raises(bundle.BundleError, match="contains the run being exported"):

@@ -16,7 +16,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from cwm import games
 from cwm.checks.posterior import (
+    OPPONENT_MODEL,
+    OpponentModel,
     PosteriorSettings,
     draws_for,
     draws_for_margin,
@@ -194,3 +197,35 @@ def test_a_field_the_view_does_not_have_is_an_error_not_a_constant():
     with pytest.raises(FeatureError, match=r"rock_paper_scissors: .*text view.* no field 'hand' .*\['observation'\]"):
         posterior_check("rock_paper_scissors", _rps, PosteriorSettings(games_played=1, states=1, draws=5), hidden=hand)
 
+
+
+def _raises_with_a_king(state, player):
+    """A fixed Leduc opponent: raises nearly always with a king (cards 4 and 5), nearly never without one."""
+    king = state.history()[player] >= 4  # the first two chance outcomes deal player 0's card, then player 1's
+    legal = state.legal_actions()
+    raise_p = (0.95 if king else 0.05) if 2 in legal else 0.0
+    rest = [a for a in legal if a != 2]
+    return [(2, raise_p)] * (2 in legal) + [(a, (1 - raise_p) / len(rest)) for a in rest]
+
+
+def test_a_sampler_right_for_random_opponents_is_shown_wrong_under_a_stated_opponent_model():
+    model = OpponentModel("raises with a king (fixed policy)", _raises_with_a_king)
+    uniform = posterior_check("leduc_poker", _leduc(None), SIZED)
+    stated = posterior_check("leduc_poker", _leduc(None), SIZED, opponent=model)
+    assert uniform.lo == 0.0 and uniform.opponent_model == OPPONENT_MODEL
+    assert stated.opponent_model == model.name and stated.to_json()["opponent_model"] == model.name
+    assert [(s.game, s.step) for s in stated.states] == [(s.game, s.step) for s in uniform.states]  # same states
+    assert stated.lo > 0 and stated.tv > uniform.tv + 0.1, stated.summary()  # the betting tells the king now
+    assert any(s.p != u.p for s, u in zip(stated.states, uniform.states))  # the model moved the truth
+
+
+def test_a_state_the_opponent_model_could_not_reach_is_skipped_not_measured():
+    never = OpponentModel("never raises", lambda state, player: [
+        (a, 1.0 / len([b for b in state.legal_actions() if b != 2])) for a in state.legal_actions() if a != 2])
+    state = games.load_game("leduc_poker").new_initial_state()
+    for action in (0, 4, 1, 2):  # the cards dealt, player 0 checks, player 1 raises
+        state.apply_action(action)
+    small = PosteriorSettings(states=1, draws=50, seed=0)
+    assert len(posterior_check("leduc_poker", _leduc(None), small, at=[(0, state)]).states) == 1
+    report = posterior_check("leduc_poker", _leduc(None), small, at=[(0, state)], opponent=never)
+    assert report.skipped == 1 and report.states == () and report.opponent_model == "never raises"

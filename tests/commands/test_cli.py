@@ -48,13 +48,13 @@ def test_check_reference_model_passes(tmp_path: Path, capsys: pytest.CaptureFixt
     capsys.readouterr()
     assert main(["check", str(TTT_MODEL), "--game", "tic_tac_toe", "--trajectories", str(data)]) == 0
     printed = capsys.readouterr().out
-    assert "checks passed (100.0%); transition accuracy 1.000" in printed
+    assert "checks passed (100.0%); transition accuracy (world model) 1.000" in printed
     assert main(["check", str(TTT_MODEL), "--game", "tic_tac_toe", "--trajectories", str(data), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["failures"] == [] and report["transitions_passed"] == report["transitions_total"] > 0
     # beside the perfect score, what it bounds: ln(20)/N at 95% with N the transitions checked
     n = report["transitions_total"]
-    assert f"transition accuracy 1.000 (0 of {n:,} wrong: error rate < {math.log(20) / n:.2g} at 95%)" in printed
+    assert f"transition accuracy (world model) 1.000 (0 of {n:,} wrong: error rate < {math.log(20) / n:.2g} at 95%)" in printed
 
 
 def test_check_broken_model_prints_the_failure_and_exits_1(tmp_path: Path,
@@ -76,8 +76,8 @@ def test_check_broken_model_prints_the_failure_and_exits_1(tmp_path: Path,
     (["check", "MODEL", "--game", "connect_four", "--trajectories", "t.jsonl"],
      "trajectories of ['tic_tac_toe'] where 'connect_four' was expected"),
     (["check", "BAD", "--game", "tic_tac_toe", "--trajectories", "t.jsonl"], "bad: syntax error at line 1"),
-    (["check", "MODEL", "--game", "tic_tac_toe", "--trajectories", "closed.jsonl"], "needs open-deck trajectories"),
-], ids=["unknown-game", "missing-model", "other-game", "syntax-error", "closed-deck"])
+    (["check", "oracle", "--game", "tic_tac_toe", "--trajectories", "closed.jsonl"], "`oracle` has none"),
+], ids=["unknown-game", "missing-model", "other-game", "syntax-error", "closed-deck-oracle"])
 def test_bad_input_is_one_line_on_stderr_with_exit_2(argv: list[str], message: str, tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch,
                                                      capsys: pytest.CaptureFixture[str]) -> None:

@@ -129,7 +129,7 @@ def test_cwm_check_oracle_checks_the_checks_on_a_users_game(tmp_path, capsys):
     capsys.readouterr()
     assert cli.main(["check", "oracle", "--game", game, "--trajectories", str(trajs)]) == 0
     out = capsys.readouterr().out
-    assert "checks passed (100.0%)" in out and "transition accuracy 1.000" in out
+    assert "checks passed (100.0%)" in out and "transition accuracy (world model) 1.000" in out
     assert cli.main(["check", "oracle", "--game", "tic_tac_toe", "--trajectories", str(trajs)]) == 2  # another game's
 
 

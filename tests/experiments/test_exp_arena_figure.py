@@ -171,3 +171,39 @@ def test_a_moved_figure_run_resumes_without_replaying(synthesized_run, tmp_path)
     assert [(r["agent"], r["opponent"], r["matches"]) for r in rows] == [
         ("cwm", "random", 6), ("cwm", "gt-mcts", 6)]
     assert str(tmp_path) not in (b / "arena.md").read_text() + (b / "arena.csv").read_text()
+
+
+def test_the_paper_protocol_selects_among_syntheses_and_reports_each(tmp_path, monkeypatch):
+    # three syntheses of tic-tac-toe (an OpenAI-compatible fake on 127.0.0.1 answers every prompt with the
+    # hand-written reference model), sample rejection among them, a surviving model drawn per match
+    model = (ROOT / "tests" / "data" / "reference" / "tic_tac_toe_model.py").read_text()
+    out = tmp_path / "paper"
+    with FakeOpenAI(default=f"```python\n{model}\n```") as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "fake-key")
+        argv = [*TINY, "--matches", "2", "--num-test", "0", "--protocol", "paper", "--seeds", "3",
+                "--select-games", "1", "--llm", "openai:local-model", "--out", str(out)]
+        assert script("arena_figure").main(argv) == 0
+        assert server.request_count == 3  # one call per synthesis
+    game = out / "tic_tac_toe"
+    assert sorted(p.name for p in (game / "syntheses").iterdir()) == ["seed0", "seed1", "seed2"]
+    selection = json.loads((game / "selection" / "selection.json").read_text())
+    assert len(selection["agents"]) == 3
+    record = json.loads((out / "record.json").read_text())
+    rows = record["results"]["rows"]
+    syntheses = rows[0]["syntheses"]
+    assert [s["seed"] for s in syntheses] == [0, 1, 2]
+    kept = {Path(a["path"]).resolve() for a in selection["agents"] if a["survived"]}
+    assert [s["survived"] for s in syntheses] == [Path(s["bundle"]).resolve() in kept for s in syntheses]
+    drawn = sum(sum(c.values()) for s in syntheses for c in s["matches"].values())
+    assert drawn == sum(r["matches"] for r in rows)  # every match names the synthesis it drew ...
+    assert all(s["survived"] for s in syntheses if s["matches"])  # ... and only survivors are drawn
+    text = (out / "arena.md").read_text()
+    assert "## Syntheses (the paper's protocol)" in text and "| 2 |" in text
+
+
+def test_the_paper_protocol_refuses_given_bundles_and_one_seed(tmp_path):
+    figure = script("arena_figure")
+    assert figure.main([*TINY, "--protocol", "paper", "--bundles", f"tic_tac_toe={tmp_path}",
+                        "--out", str(tmp_path / "a")]) == 2
+    assert figure.main([*TINY, "--protocol", "paper", "--seeds", "1", "--out", str(tmp_path / "b")]) == 2

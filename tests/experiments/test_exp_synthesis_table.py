@@ -85,8 +85,13 @@ def test_a_perfect_held_out_accuracy_is_printed_with_the_error_rate_its_checks_b
     bound = next(line for line in md.splitlines() if line.startswith("- tic_tac_toe, seed 0: held-out (0 of "))
     assert bound.startswith(f"- tic_tac_toe, seed 0: held-out (0 of {checked:,} wrong: error rate < ") and "at 95%" in bound
     assert float(bound.split("< ")[1].split(" ")[0]) == pytest.approx(math.log(20) / checked, rel=0.02)
+    games = len((Path(run["run_dir"]) / "test.jsonl").read_text().splitlines())
+    assert run["test_games"] == games > 0  # and per game, the bound that needs only independent games
+    per_game = bound.split(f"0 of {games} games wrong: < ")[1].split(" ")[0]
+    assert float(per_game) == pytest.approx(math.log(20) / games, rel=0.02) and float(per_game) > math.log(20) / checked
     summary = (Path(run["run_dir"]) / "summary.md").read_text()
     assert f"train 1.0000, test 1.0000 (0 of {checked:,} wrong" in summary  # training was selected for: no bound
+    assert f"0 of {games} games wrong" in summary
 
 
 def test_a_real_model_session_says_who_answered_it(tmp_path):
@@ -202,10 +207,12 @@ def test_the_held_out_bound_is_per_program_and_only_for_a_perfect_one():
     runs = [{"config_game": "connect_four", "game": "connect_four", "seed": seed, "solved": True, "train_accuracy": 1.0,
              "test_accuracy": test, "test_checked": checked, "calls_to_best": 1, "llm_calls": 1, "cost_usd": 0.0}
             for seed, test, checked in [(0, 1.0, 300), (1, 0.99, 300), (2, 1.0, 600)]]
+    runs[2]["test_games"] = 30  # seed 2 counted its held-out games; the others are from before they were counted
     md = mod.markdown(mod.table_rows(runs, [common.GameConfig("connect_four")]), llm="gemini")
     bounds = [line for line in md.splitlines() if "held-out (0 of" in line]
     assert bounds == ["- connect_four, seed 0: held-out (0 of 300 wrong: error rate < 0.01 at 95%)",
-                      "- connect_four, seed 2: held-out (0 of 600 wrong: error rate < 0.005 at 95%)"]
+                      "- connect_four, seed 2: held-out (0 of 600 wrong: error rate < 0.005 per check if checks fail "
+                      "independently; 0 of 30 games wrong: < 0.1 per game; at 95%)"]
 
 
 def test_runs_size_their_held_out_set_by_the_configs_transitions(tmp_path, monkeypatch):

@@ -61,6 +61,15 @@ def test_a_damaged_record_is_refused_naming_the_match():
         agent_states("leduc_poker", [damaged], "cwm")
 
 
+
+@pytest.mark.parametrize("cut,words", [(-1, "does not end after its"), (+1, "ends after")])
+def test_a_record_whose_actions_stop_before_or_go_past_the_end_is_refused(cut, words):
+    result = _matches("leduc_poker", 1)[0]
+    actions = result.actions[:-1] if cut < 0 else (*result.actions, result.actions[-1])
+    damaged = MatchResult(result.key, result.seats, 0, result.returns, actions=actions)
+    with pytest.raises(ReplayError, match=rf"m#0: the game {words}"):
+        agent_states("leduc_poker", [damaged], "cwm")
+
 @pytest.fixture(scope="module")
 def matches():
     return [*_matches("leduc_poker", 6, seats=("cwm", "random")), *_matches("leduc_poker", 6, seats=("gt-ismcts", "cwm"))]

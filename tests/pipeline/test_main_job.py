@@ -16,12 +16,9 @@ SMALL = dict(num_test=4, matches=6, simulations=300, rollouts=4, executor="local
 
 
 @pytest.fixture(scope="module")
-def finished_run(tmp_path_factory) -> tuple[Path, dict]:
+def finished_run(tmp_path_factory, no_api_keys) -> tuple[Path, dict]:
     out = tmp_path_factory.mktemp("run")
-    with pytest.MonkeyPatch.context() as mp:  # a developer's own key must not turn this into a paid live run
-        for var in pipeline.API_KEY_VARS:
-            mp.delenv(var, raising=False)
-        report = pipeline.run(pipeline.RunConfig("tic_tac_toe", **SMALL), out, progress=False)
+    report = pipeline.run(pipeline.RunConfig("tic_tac_toe", **SMALL), out, progress=False)
     return out, report
 
 
@@ -71,10 +68,8 @@ def test_auto_llm_prefers_gemini_when_a_key_is_set(monkeypatch):
     assert pipeline.resolve_llm("auto", "tic_tac_toe").startswith("replay:")
 
 
-def test_auto_without_key_or_recording_is_a_clear_error(monkeypatch, tmp_path, capsys):
+def test_auto_without_key_or_recording_is_a_clear_error(monkeypatch, tmp_path, capsys, no_api_keys):
     monkeypatch.chdir(tmp_path)
-    for var in pipeline.API_KEY_VARS:
-        monkeypatch.delenv(var, raising=False)
     shipped, listed = recordings.recording_for, recordings._recordings  # backgammon as a game shipping no session
     monkeypatch.setattr(recordings, "recording_for",
                         lambda game, deck="open": None if game == "backgammon" else shipped(game, deck))
@@ -135,12 +130,9 @@ TINY = ["--num-test", "4", "--matches", "2", "--sims", "30", "--rollouts", "1", 
 
 
 @pytest.fixture(scope="module")
-def tiny_run(tmp_path_factory) -> Path:
+def tiny_run(tmp_path_factory, no_api_keys) -> Path:
     out = tmp_path_factory.mktemp("tiny") / "run"
-    with pytest.MonkeyPatch.context() as mp:
-        for var in pipeline.API_KEY_VARS:
-            mp.delenv(var, raising=False)
-        assert main(["run", "tic_tac_toe", "--out", str(out), *TINY]) == 0
+    assert main(["run", "tic_tac_toe", "--out", str(out), *TINY]) == 0
     return out
 
 
@@ -149,21 +141,19 @@ def _copy_to(run: Path, place: Path) -> Path:
     return place
 
 
-def _resume_moved(a: Path, b: Path, monkeypatch) -> tuple[str, list[str]]:
-    """Moves run ``a`` to ``b`` and re-runs the same command there; returns what the arena and the
+def _resume_moved(a: Path, b: Path) -> tuple[str, list[str]]:
+    """Moves run ``a`` to ``b`` and re-runs the same command there (ask for ``no_api_keys``); returns what the arena and the
     synthesis held before."""
     matches = (a / "arena" / "matches.jsonl").read_text()
     calls = sorted(p.name for p in (a / "synthesis" / "calls").iterdir())
     shutil.move(a, b)
-    for var in pipeline.API_KEY_VARS:
-        monkeypatch.delenv(var, raising=False)
     assert main(["run", "tic_tac_toe", "--out", str(b), *TINY]) == 0
     return matches, calls
 
 
-def test_a_moved_run_resumes_without_replaying_and_names_no_path(tiny_run, tmp_path, monkeypatch):
+def test_a_moved_run_resumes_without_replaying_and_names_no_path(tiny_run, tmp_path, no_api_keys):
     a = _copy_to(tiny_run, tmp_path / "A")
-    matches, calls = _resume_moved(a, tmp_path / "elsewhere" / "B", monkeypatch)
+    matches, calls = _resume_moved(a, tmp_path / "elsewhere" / "B")
     b = tmp_path / "elsewhere" / "B"
     assert (b / "arena" / "matches.jsonl").read_text() == matches  # not one match replayed
     assert len(matches.splitlines()) == 2 * 2 * 2  # 2 matches x 2 seat orders x 2 opponents
@@ -177,21 +167,22 @@ def test_a_moved_run_resumes_without_replaying_and_names_no_path(tiny_run, tmp_p
     assert "| cwm | random | all | 4 |" in (b / "report.md").read_text()
 
 
-def test_the_command_prints_what_a_perfect_on_policy_accuracy_bounds(tiny_run, tmp_path, monkeypatch, capsys):
+def test_the_command_prints_what_a_perfect_on_policy_accuracy_bounds(tiny_run, tmp_path, capsys, no_api_keys):
     out = _copy_to(tiny_run, tmp_path / "again")
-    for var in pipeline.API_KEY_VARS:
-        monkeypatch.delenv(var, raising=False)
     capsys.readouterr()
     assert main(["run", "tic_tac_toe", "--out", str(out), *TINY]) == 0
     on_policy = json.loads((out / "report.json").read_text())["on_policy"]
     passed, checked = map(int, on_policy["transitions"].split("/"))
     assert on_policy["transition_accuracy"] == 1.0 and passed == checked > 0
-    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("  on-policy, on its"))
+    printed = capsys.readouterr().out
+    line = next(x for x in printed.splitlines() if x.startswith("  on-policy, on its"))
     assert f"transition accuracy 1.0000 (0 of {checked:,} wrong: error rate < " in line
+    # the synthesis line names its stage and quantity too
+    assert "tic_tac_toe: world-model synthesis solved in 1 call (transition accuracy train 1.0000" in printed
     assert f"0 of {on_policy['matches']} games wrong" in line
 
 
-def test_a_run_played_under_another_label_resumes_where_it_is_and_after_a_move(tiny_run, tmp_path, monkeypatch):
+def test_a_run_played_under_another_label_resumes_where_it_is_and_after_a_move(tiny_run, tmp_path, no_api_keys):
     a = _copy_to(tiny_run, tmp_path / "A")
     old_label = f"cwm:{(a / 'bundle').resolve()}"  # how cwm labelled the agent before it had a name
     path = a / "arena" / "matches.jsonl"
@@ -207,18 +198,16 @@ def test_a_run_played_under_another_label_resumes_where_it_is_and_after_a_move(t
     assert main(["run", "tic_tac_toe", "--out", str(a), *TINY]) == 0
     assert path.read_text() == named  # found by content: nothing replayed, nothing rewritten
     assert "| cwm | random | all | 4 |" in (a / "report.md").read_text()  # shown under its label now
-    _resume_moved(a, tmp_path / "B", monkeypatch)
+    _resume_moved(a, tmp_path / "B")
     assert (tmp_path / "B" / "arena" / "matches.jsonl").read_text() == named
     report = json.loads((tmp_path / "B" / "report.json").read_text())
     assert {r["agent"] for r in report["arena"]} == {"cwm"}
     assert sum(r["matches"] for r in report["arena"] if r["seat"] == "all") == 8
 
 
-def test_more_matches_extend_a_finished_run_as_cwm_arena_does(tiny_run, tmp_path, monkeypatch):
+def test_more_matches_extend_a_finished_run_as_cwm_arena_does(tiny_run, tmp_path, no_api_keys):
     run = _copy_to(tiny_run, tmp_path / "more")
     before = (run / "arena" / "matches.jsonl").read_text().splitlines()
-    for var in pipeline.API_KEY_VARS:
-        monkeypatch.delenv(var, raising=False)
     more = [*TINY]
     more[more.index("--matches") + 1] = str(int(more[more.index("--matches") + 1]) + 1)
     assert main(["run", "tic_tac_toe", "--out", str(run), *more]) == 0
@@ -227,9 +216,7 @@ def test_more_matches_extend_a_finished_run_as_cwm_arena_does(tiny_run, tmp_path
     assert json.loads((run / "config.json").read_text())["matches"] == int(more[more.index("--matches") + 1])
 
 
-def test_by_default_the_held_out_set_is_sized_by_transitions_as_synthesis_sizes_it(tmp_path, monkeypatch):
-    for var in pipeline.API_KEY_VARS:
-        monkeypatch.delenv(var, raising=False)
+def test_by_default_the_held_out_set_is_sized_by_transitions_as_synthesis_sizes_it(tmp_path, no_api_keys):
     config = pipeline.RunConfig("tic_tac_toe", matches=1, simulations=20, rollouts=1, opponents=("random",),
                                 executor="inline")
     assert config.num_test is None

@@ -10,7 +10,7 @@ import pytest
 from cwm import arena, games
 from cwm.agents.base import RandomAgent
 from cwm.arena.types import MatchResult
-from cwm.pipeline.on_policy import ReplayError, agent_games, on_policy_accuracy, replay
+from cwm.pipeline.on_policy import ReplayError, agent_games, on_policy_accuracy, replay, replay_states
 from tests.checks.test_inference_checks import SEARCH_INFERENCE_SOURCE
 
 REFERENCE = Path(__file__).resolve().parents[1] / "data" / "reference"
@@ -36,6 +36,12 @@ def test_a_match_replays_into_the_game_it_was():
     assert [s.action for s in played.steps] == list(result.actions)
     assert played.returns == result.returns
 
+
+
+def test_the_replayed_states_are_those_the_match_passed_through():
+    result = _matches("leduc_poker", 1)[0]
+    seen = [(tuple(state.history()), action) for state, action in replay_states("leduc_poker", result.actions)]
+    assert seen == [(result.actions[:k], a) for k, a in enumerate(result.actions)]
 
 @pytest.mark.parametrize("damage,words", [
     (lambda a: a[:-1], lambda a: f"does not end after its {len(a) - 1} recorded"),

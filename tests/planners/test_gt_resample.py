@@ -76,10 +76,11 @@ def _deals(state):
     return out
 
 
-def _joint(moves):
+def _joint(moves, policy=None):
     """Every Quadranto history of ``moves`` moves (after the two placements), by brute force: for each of
     player 0's information states where it is to act, a state there and the probability of each opponent
-    square under uniformly random play (no pruning, no weighting rule: products of probabilities)."""
+    square under uniformly random play, or with ``policy`` playing player 1 (no pruning, no weighting rule:
+    products of probabilities)."""
     gt = games.load_game("quadranto")
     mass: dict[str, Counter] = {}
     example = {}
@@ -95,6 +96,8 @@ def _joint(moves):
             return
         if state.is_chance_node():
             options = state.chance_outcomes()
+        elif policy is not None and state.current_player() == 1:
+            options = policy(state, 1)
         else:
             options = [(a, 1 / len(state.legal_actions())) for a in state.legal_actions()]
         for a, q in options:
@@ -161,3 +164,31 @@ def test_a_game_too_large_for_both_methods_fails_the_draw_within_its_budget_then
         resampler(state, state.current_player(), rng)
     assert time.process_time() - start < 0.05
     assert resampler.failed_draws == 2 and resampler.exact_draws == resampler.rejection_draws == 0
+
+
+def _first_moves_first(state, player):
+    """A fixed opponent policy far from uniform: the i-th legal action with probability proportional to 2^-i."""
+    legal = state.legal_actions()
+    weights = [0.5 ** i for i in range(len(legal))]
+    return [(a, w / sum(weights)) for a, w in zip(legal, weights)]
+
+
+def test_with_an_opponent_policy_the_posterior_is_the_conditional_of_that_play():
+    state, truth = _joint(4, policy=_first_moves_first)
+    resampler = HistoryResampler(opponent_policy=_first_moves_first)
+    exact = resampler.posterior(state, 0).distribution(lambda s: _opponent_square(s, 0))
+    assert exact.keys() == truth.keys() and all(abs(exact[v] - truth[v]) < 1e-9 for v in truth), (exact, truth)
+    uniform = HistoryResampler().posterior(state, 0).distribution(lambda s: _opponent_square(s, 0))
+    assert _tv(uniform, exact) > 0.05, "this state cannot tell the opponent model apart"
+    rejection = HistoryResampler(max_nodes=0, opponent_policy=_first_moves_first)  # forward draws only
+    rng = np.random.default_rng(0)
+    drawn = Counter(_opponent_square(rejection(state, 0, rng), 0) for _ in range(3000))
+    assert rejection.rejection_draws == 3000 and _tv({v: n / 3000 for v, n in drawn.items()}, exact) < 0.05
+
+
+@pytest.mark.parametrize("policy,words", [(lambda s, p: [(99, 1.0)], "action 99, not legal"),
+                                          (lambda s, p: [(s.legal_actions()[0], float("nan"))], "not one in")])
+def test_an_opponent_policy_that_is_not_a_distribution_over_legal_actions_is_refused(policy, words):
+    state, _ = _joint(2)
+    with pytest.raises(ValueError, match=words):
+        HistoryResampler(opponent_policy=policy).posterior(state, 0)

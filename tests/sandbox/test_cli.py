@@ -27,7 +27,7 @@ def test_gate_accepts_and_rejects_files(capsys: pytest.CaptureFixture[str]) -> N
 
 
 @pytest.mark.parametrize("model,code,text", [
-    (DATA / "reference" / "tic_tac_toe_model.py", 0, "checks passed (100.0%)"),
+    (DATA / "reference" / "tic_tac_toe_model.py", 0, "checks passed (100.0%); transition accuracy (world model)"),
     (HOSTILE / "infinite_loop.py", 1, "error: timeout: get_current_player(...) ran longer than the per-call"),
 ], ids=["reference", "infinite-loop"])
 def test_check_runs_in_the_sandbox(model: Path, code: int, text: str, capsys: pytest.CaptureFixture[str]) -> None:

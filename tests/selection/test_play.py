@@ -38,3 +38,22 @@ def test_a_record_read_back_is_checked(field: str, value: object) -> None:
     data = play(TTT, 0).to_json() | {field: value}
     with pytest.raises(ValueError, match=field if field != "returns" or value == "x" else "finite"):
         GameRecord.from_json(data)
+
+
+def test_a_jobs_deal_seeds_chance_and_without_one_its_own_seed_does(monkeypatch) -> None:
+    from cwm.selection import play as module
+
+    seen: list[int] = []
+    real = module.play_hosted
+
+    def spy(host, agents, *, seed, **kw):  # noqa: ANN001, ANN202
+        seen.append(seed)
+        return real(host, agents, seed=seed, **kw)
+
+    monkeypatch.setattr(module, "play_hosted", spy)
+    for seed, seats, deal in [(1, ("a", "b"), 42), (2, ("b", "a"), 42), (1, ("a", "b"), None), (2, ("a", "b"), None)]:
+        job = GameJob("tic_tac_toe", f"host|{'|'.join(seats)}#0", "host", TTT, seats, ({"model.py": TTT},) * 2, seed,
+                      FAST, 10.0, deal=deal)
+        record = GameRecord.from_json(play_game(job))
+        assert record.deal == deal and GameRecord.from_json(record.to_json()) == record
+    assert seen[:2] == [42, 42] and len({*seen[2:], 42}) == 3  # the pair's deal; else one per game seed

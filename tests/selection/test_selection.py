@@ -150,3 +150,49 @@ def test_imperfect_information_agents_plan_through_their_inference(leduc_bundles
             assert stats["draws"] >= 20 * stats["moves"] > 0
             assert stats["rejected_draws"] == 0 and stats["fallback_moves"] == 0
     assert any(sum(r.returns) == 0 and r.returns[0] != 0 for r in selection.records)  # chips changed hands
+
+
+def test_the_seat_swapped_games_of_two_agents_share_one_deal_and_every_pair_its_own(ttt_selection) -> None:
+    selection, _ = ttt_selection
+    pairs: dict[tuple, set[int]] = {}
+    for r in selection.records:
+        pairs.setdefault((r.host, frozenset(r.seats), r.index), set()).add(r.deal)
+    assert all(len(deals) == 1 and None not in deals for deals in pairs.values())  # both seat orders: one deal
+    assert len(pairs) == 2 * (3 + 3) * 2  # hosts x (pairings of two agents + self-play) x games
+    for seats in {k[1] for k in pairs}:  # each of a pairing's pairs has a deal of its own, in every host
+        mine = [next(iter(d)) for k, d in pairs.items() if k[1] == seats]
+        assert len(set(mine)) == len(mine) == 2 * 2
+
+
+def test_every_two_agents_are_compared_over_their_seat_swapped_pairs(ttt_selection) -> None:
+    selection, _ = ttt_selection
+    rows = {frozenset((r["agent"], r["opponent"])): r for r in selection.comparisons}
+    assert set(rows) == {frozenset(p) for p in [("good", "good2"), ("good", "weak"), ("good2", "weak")]}
+    assert all(r["pairs"] == 2 * 2 and r["matches"] == 8 and r["unpaired"] == 0 for r in rows.values())
+    for row in rows.values():  # the pair means are the agents' edges over their games against each other
+        first = row["agent"]
+        games = [r for r in selection.records if set(r.seats) == {row["agent"], row["opponent"]}]
+        score = sum(1.0 if v > min(r.returns) else 0.5 if max(r.returns) == min(r.returns) else 0.0
+                    for r in games for seat, v in zip(r.seats, r.returns) if seat == first)
+        assert 0.5 + row["mean"] == pytest.approx(score / len(games)) and row["lo"] <= row["mean"] <= row["hi"]
+    data = json.loads((selection.out / "selection.json").read_text())
+    assert [(c["agent"], c["opponent"], c["pairs"]) for c in data["comparisons"]] == [
+        (r["agent"], r["opponent"], r["pairs"]) for r in selection.comparisons]
+    report = (selection.out / "selection.md").read_text()
+    assert "## Agent against agent" in report and "seat-swapped pairs on one deal" in report
+    assert all(r["verdict"] in report for r in selection.comparisons)
+
+
+def test_games_recorded_before_they_were_paired_still_load_and_are_left_unpaired(ttt_selection,
+                                                                                 tmp_path: Path) -> None:
+    selection, _ = ttt_selection
+    out = shutil.copytree(selection.out, tmp_path / "old")
+    rows = [json.loads(line) for line in (out / GAMES_FILE).read_text().splitlines()]
+    (out / GAMES_FILE).write_text("".join(json.dumps({k: v for k, v in r.items() if k not in ("deal", "index")}) + "\n"
+                                          for r in rows))
+    bundles = [Path(s.candidate.path) for s in selection.scores]
+    again = select_models("tic_tac_toe", bundles, out, SelectionSettings(
+        hosts=2, games_per_pairing=2, agents=FAST, executor=CountingExecutor(), progress=False))
+    assert again.survivors == selection.survivors and [s.mean for s in again.scores] == [s.mean for s in selection.scores]
+    assert all(c["pairs"] == 0 and c["unpaired"] == 8 for c in again.comparisons)
+    assert all(c["verdict"] == "no complete seat-swapped pair: nothing to compare" for c in again.comparisons)

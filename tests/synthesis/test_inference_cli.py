@@ -4,6 +4,7 @@ hand-written test fixtures (the reference Leduc model and a search-based inferen
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -80,6 +81,9 @@ def test_an_inference_run_for_the_world_model_is_exported_and_checked_on_load(tm
     shown = capsys.readouterr().out
     check = next(line for line in shown.splitlines() if "inference load check" in line)
     assert "passed" in check and "failed" not in check.split("passed")[0], check
+    assert "inference accuracy (inference) 1.000" in check  # its quantity and stage, not "transition accuracy"
+    assert "train_accuracy: 1.0 (transition accuracy of the world model)" in shown
+    assert "load check:" in shown and "transition accuracy (world model) 1.000" in shown
 
 
 def test_an_inference_run_for_another_world_model_is_refused(tmp_path: Path, world_model_run: Path,
@@ -102,4 +106,13 @@ def test_a_closed_deck_run_exports_one_module_as_model_and_inference(tmp_path: P
     bundle_dir = tmp_path / "bundle"
     assert main(["export", str(run), "--out", str(bundle_dir)]) == 0
     assert (bundle_dir / "model.py").read_text() == (bundle_dir / "inference.py").read_text()
-    assert "inference load check:" in capsys.readouterr().out
+    assert json.loads((bundle_dir / "manifest.json").read_text())["provenance"]["target"] == "joint"
+    exported = capsys.readouterr().out
+    assert "inference load check:" in exported
+    # its rates are the joint module's inference accuracies, said so, with the line an open bundle has
+    assert main(["inspect", str(bundle_dir)]) == 0
+    shown = capsys.readouterr().out
+    for printed in (exported, shown):
+        assert "train_accuracy: 1.0 (inference accuracy of the joint module)" in printed
+        assert "inference (at synthesis): train 1.0, test None, LLM calls: 1 (the joint run above)" in printed
+        assert "inference accuracy (joint) 1.000" in printed and "transition accuracy of" not in printed

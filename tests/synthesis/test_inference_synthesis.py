@@ -11,6 +11,8 @@ import pytest
 from cwm.llm import ScriptedClient
 from cwm.synthesis import SynthesisSettings
 from cwm.synthesis.inference import synthesize_inference
+from cwm.synthesis.report import summary_markdown
+from cwm.synthesis.types import SynthesisResult
 from cwm.types import UsageError
 from tests.checks.test_inference_checks import SEARCH_INFERENCE_SOURCE
 
@@ -35,6 +37,21 @@ def test_open_deck_inference_is_refined_until_every_view_replays(tmp_path, leduc
     assert config["deck"] == "open" and config["world_model_sha"]
     again = synthesize_inference("leduc_poker", ScriptedClient([], model="scripted-inference"), SynthesisSettings.of("inference", budget=4, num_train=3, num_test=3), run_dir=tmp_path / "run", world_model=leduc_source)
     assert again.solved and again.llm_calls == 2  # resumed from the run directory: no call made
+
+
+def test_the_held_out_games_are_counted_and_bound_the_per_game_failure_rate(tmp_path, leduc_source):
+    llm = ScriptedClient([_reply(leduc_source + "\n\n" + SEARCH_INFERENCE_SOURCE)], model="scripted-inference")
+    result = synthesize_inference("leduc_poker", llm, SynthesisSettings.of("inference", budget=1, num_train=2, num_test=3),
+                                  run_dir=tmp_path / "run", world_model=leduc_source)
+    assert result.test_accuracy == 1.0 and result.test_games == 3 and result.test_checked > 3  # games, not checks
+    saved = json.loads((tmp_path / "run" / "result.json").read_text())
+    assert saved["test_games"] == 3
+    summary = (tmp_path / "run" / "summary.md").read_text()
+    assert f"0 of {result.test_checked:,} wrong" in summary and "0 of 3 games wrong: < 1 per game" in summary
+    del saved["test_games"]  # a result.json from before the games were counted still loads, bounding per check
+    old = SynthesisResult.from_json(saved)
+    assert old.test_games is None and old.test_checked == result.test_checked
+    assert "games wrong" not in summary_markdown(old) and f"0 of {result.test_checked:,} wrong" in summary_markdown(old)
 
 
 def test_closed_deck_world_model_and_inference_are_refined_together(tmp_path, leduc_source):
