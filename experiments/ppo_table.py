@@ -158,9 +158,10 @@ def markdown(rows: Sequence[dict[str, Any]]) -> str:
             f"{r['mean_payoff']:+.3f} [{r['payoff_lo']:+.3f}, {r['payoff_hi']:+.3f}]")
         lines.append(f"| {r['game']} | {r['opponent']} | {r['matches']} | {r['win_rate']:.2f} | "
                      f"{r['draw_rate']:.2f} | {r['loss_rate']:.2f} | {payoff} | {r['steps']} |")
-    lines += ["", "Both seats pooled; the payoff interval is per match (t), not paired. `ppo`: the best seed's greedy "
-              "policy (numpy, one network pass per move), trained against random inside the bundle's model; `cwm`: "
-              "(IS)MCTS on the same model; `gt-mcts` / `gt-ismcts`: the same search on the real game."]
+    lines += ["", "Both seats pooled; the payoff interval is per match (normal approximation), not paired. "
+              "`ppo`: the best seed's greedy policy (numpy, one network pass per move), trained against random "
+              "inside the bundle's model; `cwm`: (IS)MCTS on the same model; `gt-mcts` / `gt-ismcts`: the same "
+              "search on the real game."]
     return "\n".join(lines + paired_lines(rows)) + "\n"
 
 
