@@ -94,11 +94,13 @@ def synthesize_inference(config: common.GameConfig, *, seed: int, llm: str, run_
 @dataclasses.dataclass(frozen=True)
 class PosteriorSettings:
     """The posterior check's size (``cwm.checks.posterior.posterior_check``): states from ``games_played`` random
-    games, ``draws`` inference draws at each."""
+    games, ``draws`` inference draws at each, or with ``detect`` set, as many (up to the check's ``max_draws``)
+    as bring each state's minimum detectable distance down to ``detect``."""
 
     games_played: int = 10
     states: int = 20
     draws: int = 400
+    detect: float | None = None
 
 
 def posterior(game: str, source: str, settings: PosteriorSettings, seed: int) -> dict[str, Any]:
@@ -111,7 +113,8 @@ def posterior(game: str, source: str, settings: PosteriorSettings, seed: int) ->
     from cwm.sandbox.sampling import ContainedSampler
 
     with ContainedSampler(source) as sampler:
-        report = posterior_check(game, sampler, CheckSize(games_played=settings.games_played, states=settings.states, draws=settings.draws, seed=seed))
+        report = posterior_check(game, sampler, CheckSize(games_played=settings.games_played, states=settings.states,
+                                                      draws=settings.draws, seed=seed, detect=settings.detect))
     if not report.states:
         return {"error": f"no information state had a known posterior ({report.skipped} skipped)"}
     return report.to_json()

@@ -14,7 +14,7 @@ from experiments import common, tables
 
 EXPERIMENT = "inference_table"
 OPEN_KEYS = ("transition_train", "transition_test", "inference_train", "inference_test", "posterior_tv",
-             "posterior_lo", "posterior_hi", "posterior_accuracy", "world_model_calls_to_best",
+             "posterior_lo", "posterior_hi", "posterior_detectable", "posterior_accuracy", "world_model_calls_to_best",
              "inference_calls_to_best", "llm_calls", "cost_usd")
 CLOSED_KEYS = ("inference_train", "inference_test", "inference_calls_to_best", "llm_calls", "cost_usd")
 
@@ -35,7 +35,7 @@ def open_markdown(rows: Sequence[dict[str, Any]], *, llm: str) -> str:
     """Table 1's layout: transition and inference accuracy, posterior distance and LLM calls per game."""
     lines = [f"# Imperfect information, open deck (Table 1 layout); LLM: `{llm}`", "",
              "| game | seeds | transition train | transition test | inference train | inference test "
-             "| posterior TV [95% CI] | LLM calls to reach (model + inference) | LLM calls | paper: transition "
+             "| posterior TV [95% CI], detectable | LLM calls to reach (model + inference) | LLM calls | paper: transition "
              "test / inference test / calls |", "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         lines.append(_no_numbers(r, 10) or (
@@ -51,7 +51,9 @@ def open_markdown(rows: Sequence[dict[str, Any]], *, llm: str) -> str:
               "inference function's reconstruction checks on every player's view of those games, replayed in the "
               "synthesized world model. Posterior TV: total-variation distance between the inference function's "
               "draws of the hidden information and the true posterior under random play, at information states "
-              "of random games, its draws replayed in the ground truth (`cwm.checks.posterior`; not in the paper). "
+              "of random games, its draws replayed in the ground truth (`cwm.checks.posterior`; not in the paper); "
+              "detectable: the minimum detectable distance (a belief that far from the true posterior at every "
+              "state gets an interval above 0 at 95%). "
               "LLM calls to reach: calls until the best program appeared; LLM calls: all calls of both syntheses."]
     return "\n".join(lines) + "\n"
 
@@ -59,7 +61,8 @@ def open_markdown(rows: Sequence[dict[str, Any]], *, llm: str) -> str:
 def _tv(r: dict[str, Any]) -> str:
     if r.get("posterior_tv") is None:
         return "n/a"
-    return f"{r['posterior_tv']:.3f} [{r['posterior_lo']:.3f}, {r['posterior_hi']:.3f}]"
+    detectable = "" if r.get("posterior_detectable") is None else f", {r['posterior_detectable']:.3f}"
+    return f"{r['posterior_tv']:.3f} [{r['posterior_lo']:.3f}, {r['posterior_hi']:.3f}]{detectable}"
 
 
 def closed_markdown(rows: Sequence[dict[str, Any]], *, llm: str) -> str:
@@ -84,7 +87,9 @@ def closed_markdown(rows: Sequence[dict[str, Any]], *, llm: str) -> str:
 def progress_line(row: dict[str, Any]) -> str:
     if row.get("status"):
         return f"{row['game']} seed {row['seed']}: {row['status']}"
-    tv = "" if row.get("posterior_tv") is None else f", posterior TV {row['posterior_tv']:.3f}"
+    tv = "" if row.get("posterior_tv") is None else (
+        f", posterior TV {row['posterior_tv']:.3f} [{row['posterior_lo']:.3f}, {row['posterior_hi']:.3f}], "
+        f"detectable {row.get('posterior_detectable', 1.0):.3f}")
     return (f"{row['game']} seed {row['seed']}: inference train {row['inference_train']:.4f}, test "
             f"{row['inference_test']}{tv}, {row['llm_calls']} calls")
 

@@ -2,8 +2,9 @@
 
 Open deck (Table 1, ``--deck open``): per game and seed, a world model is synthesized, then an inference
 function for it; the table gives their train and held-out test transition and inference accuracy, the
-posterior check's total-variation distance with its 95% interval (``cwm.checks.posterior``, each draw made in a
-hardened worker) and the LLM calls, beside the paper's numbers. Closed deck (Table 2, ``--deck closed``): a
+posterior check's total-variation distance with its 95% interval and its minimum detectable distance
+(``cwm.checks.posterior``, each draw made in a hardened worker; ``--posterior-detect D`` sizes the draws to
+detect a distance of D) and the LLM calls, beside the paper's numbers. Closed deck (Table 2, ``--deck closed``): a
 world model and its inference function are synthesized together from one player's view; the table gives
 their inference accuracy. By default every game replays its recorded session (``--llm recorded``); a game
 without one is a row saying so. Writes ``table.md``, ``table.json``, ``table.csv``, ``runs.csv`` and
@@ -129,7 +130,8 @@ def _posterior_numbers(report: dict[str, Any]) -> dict[str, Any]:
         return {"posterior_error": report["error"]}
     return {"posterior_tv": report["tv"], "posterior_lo": report["lo"], "posterior_hi": report["hi"],
             "posterior_max_tv": report["max_tv"], "posterior_accuracy": report["accuracy"],
-            "posterior_states": len(report["states"]), "posterior_draws": report["draws"]}
+            "posterior_states": len(report["states"]), "posterior_draws": report["draws"],
+            "posterior_detectable": report["detectable"]}
 
 
 def parser() -> argparse.ArgumentParser:
@@ -141,7 +143,12 @@ def parser() -> argparse.ArgumentParser:
                    help="recorded sessions: DIR/<game>.jsonl (open deck), DIR/closed/<game>.jsonl (default: cwm's, a real model's session under real/ in preference to a scripted demo)")
     p.add_argument("--posterior-games", type=int, default=10, help="random games the checked states come from")
     p.add_argument("--posterior-states", type=int, default=20, help="information states checked (default 20)")
-    p.add_argument("--posterior-draws", type=int, default=400, help="inference draws per state (default 400)")
+    p.add_argument("--posterior-draws", type=int, default=400, help="inference draws per state (default 400; "
+                   "with --posterior-detect, the least)")
+    p.add_argument("--posterior-detect", type=float, default=None, metavar="D",
+                   help="size each state's draws so that a belief D or more from the true posterior (total "
+                        "variation) is detected at 95%% (default: --posterior-draws draws; the detectable "
+                        "distance is printed either way)")
     return p
 
 
@@ -193,7 +200,10 @@ def _posterior_settings(args: argparse.Namespace) -> imperfect.PosteriorSettings
     for flag in ("posterior_games", "posterior_states", "posterior_draws"):
         if getattr(args, flag) < 1:
             raise common.ExperimentError(f"--{flag.replace('_', '-')} must be at least 1, got {getattr(args, flag)}")
-    return imperfect.PosteriorSettings(args.posterior_games, args.posterior_states, args.posterior_draws)
+    detect = args.posterior_detect
+    if detect is not None and not 0.0 < detect <= 1.0:
+        raise common.ExperimentError(f"--posterior-detect must be a distance in (0, 1], got {detect}")
+    return imperfect.PosteriorSettings(args.posterior_games, args.posterior_states, args.posterior_draws, detect)
 
 
 if __name__ == "__main__":

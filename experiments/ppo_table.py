@@ -7,7 +7,9 @@ changed); PPO trained inside the copy's model with the game's encoder (``--encod
 bundle's ``encoder.py``; a game with neither is a row saying so) against random, ``--ppo-seeds`` seeds, the
 best added to the copy (``cwm.ppo.bundle``, resumable under ``<game>/ppo``); then the policy (``ppo``) plays
 ``random``, the ground-truth planner (``gt-mcts``, or ``gt-ismcts`` for hidden information) and the CWM agent
-on the same bundle (``cwm``: (IS)MCTS on the model), both seats (``cwm.arena.tournament``). Writes
+on the same bundle (``cwm``: (IS)MCTS on the model), both seats (``cwm.arena.tournament``), each opponent
+compared with the policy by the arena's paired analysis (``cwm.arena.compare``: interval, matches and pairs,
+MDE, verdict). Writes
 ``ppo.md``, ``ppo.json``, ``ppo.csv`` and ``record.json``; each game's matches are under ``<game>/arena/``.
 
 The defaults are small (tic-tac-toe, Leduc poker and quadranto: the games with shipped recordings; 20k steps
@@ -33,6 +35,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as a file: make the repository root importable for `experiments`
     sys.path.append(str(Path(__file__).resolve().parent.parent))
 
+from cwm.arena import compare
 from cwm.executors import Executor, make_executor
 from experiments import arena_figure, common, imperfect
 
@@ -116,7 +119,9 @@ def train(game: str, bundle: Path, encoder: str | None, config: PPOTableConfig, 
 def play(g: common.GameConfig, bundle: Path, config: PPOTableConfig, out: Path, executor: Executor,
          progress: bool, yes: bool = False) -> list[dict[str, Any]]:
     """The policy against random, the ground-truth planner and the CWM agent, both seats, after the
-    tournament's cost estimate (``cwm.arena.cost``); its rows."""
+    tournament's cost estimate (``cwm.arena.cost``); its rows, each with the arena's paired comparison of the
+    policy and that opponent (``paired``: ``cwm.arena.report.paired_comparisons``, seat-swapped pairs on one
+    deal; ``None`` when no pair was complete)."""
     from cwm import arena, games
     from cwm.agents.specs import Settings
     from cwm.arena import cost
@@ -135,7 +140,9 @@ def play(g: common.GameConfig, bundle: Path, config: PPOTableConfig, out: Path, 
     results = arena.tournament(game, agents, plan, out_dir=out, executor=executor, progress=progress)
     rows = [r for r in arena_report.summarize(results) if r["agent"] == PPO and r["seat"] == "all"]
     rows.sort(key=lambda r: opps.index(r["opponent"]))
-    return [{"game": game} | arena_figure._clean(r) for r in rows]
+    paired = {c["opponent"]: c for c in arena_report.paired_comparisons(games.resolve(game), results)
+              if c["agent"] == PPO}
+    return [{"game": game} | arena_figure._clean(r) | {"paired": paired.get(str(r["opponent"]))} for r in rows]
 
 
 def markdown(rows: Sequence[dict[str, Any]]) -> str:
@@ -151,10 +158,32 @@ def markdown(rows: Sequence[dict[str, Any]]) -> str:
             f"{r['mean_payoff']:+.3f} [{r['payoff_lo']:+.3f}, {r['payoff_hi']:+.3f}]")
         lines.append(f"| {r['game']} | {r['opponent']} | {r['matches']} | {r['win_rate']:.2f} | "
                      f"{r['draw_rate']:.2f} | {r['loss_rate']:.2f} | {payoff} | {r['steps']} |")
-    lines += ["", "`ppo`: the best seed's greedy policy (numpy, one network pass per move), trained against random "
+    lines += ["", "Both seats pooled; the payoff interval is per match (normal approximation), not paired. "
+              "`ppo`: the best seed's greedy policy (numpy, one network pass per move), trained against random "
               "inside the bundle's model; `cwm`: (IS)MCTS on the same model; `gt-mcts` / `gt-ismcts`: the same "
               "search on the real game."]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + paired_lines(rows)) + "\n"
+
+
+def paired_lines(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """The policy's paired comparison with each opponent (``cwm.arena.compare``: seat-swapped pairs on one
+    deal, the bounded-mean Clopper-Pearson interval over pairs, the MDE at 80% power and the verdict)."""
+    found = [r for r in rows if isinstance(r.get("paired"), dict)]
+    if not found:
+        return []
+    lines = ["", "## Paired comparisons", "",
+             "Seat-swapped pairs on one deal; score = (wins + draws/2) / matches (0.50 even) in win/draw/loss games, "
+             "edge = half the mean payoff difference in payoff games; 95% bounded-mean Clopper-Pearson interval "
+             "over pairs; MDE: the smallest difference detectable at 80% power.", "",
+             "| game | agent | opponent | matches (pairs) | score or edge [95% CI] | MDE | verdict |",
+             "|---|---|---|---|---|---|---|"]
+    for r in found:
+        c = r["paired"]
+        mde = "-" if c["mde"] is None else "±" + compare.shown(c, c["mde"], sign=False)
+        lines.append(f"| {r['game']} | {c['agent']} | {c['opponent']} | {c['matches']} ({c['pairs']}) | "
+                     f"{compare.shown(c, c['mean'])} [{compare.shown(c, c['lo'])}, {compare.shown(c, c['hi'])}] | "
+                     f"{mde} | {c['verdict']} |")
+    return lines
 
 
 def parser() -> argparse.ArgumentParser:

@@ -97,8 +97,6 @@ def main(argv: list[str] | None = None) -> int:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("game", help="registry name, OpenSpiel game string, or path/to/module.py:short_name")
-    parser.add_argument("--rules", help="rules file (default: the registered rules; for a module game, the .md "
-                                        "file beside it)")
     parser.add_argument("--view", choices=games.VIEWS_OF_MODULES, default=None,
                         help="how the observations of your own game module are read (default: json when every "
                              "sampled observation is a JSON object, else text)")
@@ -111,7 +109,8 @@ def _parser() -> argparse.ArgumentParser:
                              "model agent, the default) or person; the provenance's relay says it, and whether every "
                              "reply's prompt hash was checked")
     parser.add_argument("--rules", default=None, metavar="spec|prose|FILE",
-                        help="the rules in the prompts: spec (default), prose (the rulebook tier) or a rules file")
+                        help="the rules in the prompts: spec (default), prose (the rulebook tier) or a rules file "
+                             "(for a module game, default the .md file beside it)")
     parser.add_argument("--budget", type=int, default=20, help="most LLM calls per stage (default 20)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the games and the search (default 0)")
     parser.add_argument("--ship", action="store_true",

@@ -65,6 +65,21 @@ def test_table1_measures_the_reference_programs(table1):
     assert rows["leduc_poker"]["paper_inference_test_accuracy"] == 1.0
     report = json.loads((table1 / "open" / "leduc_poker-seed0" / "posterior.json").read_text())
     assert len(report["states"]) == 6 and report["draws"] == 200 and report["tv"] == rows["leduc_poker"]["posterior_tv"]
+    # 200 draws at 6 states cannot see a small error: the table says how large one it could see
+    assert rows["leduc_poker"]["posterior_detectable"] == report["detectable"] > 0.2
+    line = next(x for x in (table1 / "table.md").read_text().splitlines() if x.startswith("| leduc_poker |"))
+    r = rows["leduc_poker"]
+    assert f"{r['posterior_tv']:.3f} [0.000, {r['posterior_hi']:.3f}], {report['detectable']:.3f} |" in line
+
+
+def test_a_detectable_distance_sizes_the_draws_of_each_state(recordings, tmp_path):
+    out = tmp_path / "run"
+    argv = [*SMALL, "--games", "leduc_poker", "--posterior-detect", "0.2", "--recordings", str(recordings)]
+    assert script("inference_table").main([*argv, "--out", str(out)]) == 0
+    r = rows_of(out)["leduc_poker"]
+    report = json.loads((out / "open" / "leduc_poker-seed0" / "posterior.json").read_text())
+    assert all(s["draws"] > 200 and s["detectable"] <= 0.2 for s in report["states"])  # more draws, finer sight
+    assert r["posterior_detectable"] == report["detectable"] <= 0.2 and r["posterior_tv"] < 0.1
 
 
 def test_games_without_a_recording_are_rows_saying_so(table1, recordings):
@@ -142,10 +157,11 @@ def test_closed_deck_mutant_scores_lower(tmp_path):
 @pytest.mark.parametrize("flags, message", [
     (["--games", "tic_tac_toe"], "tic_tac_toe has perfect information"),
     (["--games", "leduc_poker", "--posterior-draws", "0"], "--posterior-draws must be at least 1, got 0"),
+    (["--games", "leduc_poker", "--posterior-detect", "0"], "--posterior-detect must be a distance in (0, 1], got 0.0"),
     (["--games", "leduc_poker", "--budget", "0"], "leduc_poker: budget (--budget) must be a whole number"),
     (["--games", "leduc_poker", "--llm", "openai"], "needs an argument: 'openai:MODEL'"),
     (["--games", "leduc_poker", "--executor", "threads"], "unknown executor 'threads'"),
-], ids=["perfect-information", "posterior-draws", "budget", "llm", "executor"])
+], ids=["perfect-information", "posterior-draws", "posterior-detect", "budget", "llm", "executor"])
 def test_bad_flags_are_refused_before_writing(tmp_path, capsys, flags, message):
     assert message in refused("inference_table", flags, tmp_path / "o", capsys)
 

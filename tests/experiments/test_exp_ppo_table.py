@@ -39,7 +39,27 @@ def test_the_policy_trained_in_the_cwm_plays_random_ground_truth_and_the_cwm_age
     record = json.loads((out / "record.json").read_text())
     assert record["experiment"] == "ppo_table" and record["results"]["ppo"]["tic_tac_toe"]["best_seed"] == 0
     table = (out / "ppo.md").read_text()
-    assert table.count("| tic_tac_toe | ") == 3 and "| 128 |" in table
+    assert table.count(" | 128 |\n") == 3  # a row per opponent, with its PPO steps
+    assert table.count("| tic_tac_toe | ppo | ") == 3  # and a paired comparison per opponent
+
+
+def test_each_opponent_gets_the_arenas_paired_comparison_of_the_matches_played(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    argv = [*TINY, "--matches", "6", "--encoders", f"tic_tac_toe={REFERENCE / 'tic_tac_toe_encoder.py'}",
+            "--out", str(out)]
+    assert script("ppo_table").main(argv) == 0
+    rows = json.loads((out / "ppo.json").read_text())["rows"]
+    table = (out / "ppo.md").read_text()
+    assert "## Paired comparisons" in table
+    for r in rows:
+        c = r["paired"]  # 6 matches per seat order: 6 seat-swapped pairs, all on shared deals
+        assert (c["agent"], c["opponent"], c["matches"], c["pairs"], c["unpaired"]) == ("ppo", r["opponent"], 12, 6, 0)
+        score = (r["wins"] + r["draws"] / 2) / r["matches"]  # the pooled rows and the pairs count the same matches
+        assert abs(0.5 + c["mean"] - score) < 1e-9 and c["lo"] <= c["mean"] <= c["hi"]
+        assert c["mde"] is not None and c["mde"] > 0  # six pairs can show a difference: the MDE is printed
+        mde = f"±{c['mde']:.2f}"
+        line = next(x for x in table.splitlines() if x.startswith(f"| tic_tac_toe | ppo | {r['opponent']} | 12 (6) |"))
+        assert mde in line and c["verdict"] in line
 
 
 def test_a_game_without_an_encoder_is_a_row_saying_so(tmp_path: Path) -> None:
