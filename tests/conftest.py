@@ -5,7 +5,9 @@
 - ``ttt_games``, ``leduc_games`` and ``leduc_source``: recorded games and the reference Leduc model (the
   checks and synthesis tests of the value and inference targets);
 - ``data_dir``, ``fixture_model`` and ``mean_ci``: the planner fixtures and score intervals (the planners
-  and agents tests).
+  and agents tests);
+- ``html_tags``: a piece of HTML read as a browser's parser reads it, its start tags and its text (the tests of
+  the notebook displays).
 
 They are fixtures (not importable helpers) because CI runs pytest with --import-mode=importlib, where test
 folders are not on sys.path, and no test imports another folder's conftest.
@@ -14,6 +16,7 @@ folders are not on sys.path, and no test imports another folder's conftest.
 from __future__ import annotations
 
 from collections.abc import Callable
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -93,3 +96,26 @@ def fixture_model() -> Callable[..., model.WorldModel]:
 def mean_ci() -> Callable[[list[float]], tuple[float, float, float]]:
     """Mean and 95% normal interval of a list of scores."""
     return _mean_ci
+
+
+class _Tags(HTMLParser):
+    """The start tags of a piece of HTML (``tags``) and its text (``text``), as a browser's parser reads them."""
+
+    def __init__(self, page: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[str] = []
+        self.text: list[str] = []
+        self.feed(page)
+        self.close()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+
+
+@pytest.fixture
+def html_tags() -> type[_Tags]:
+    """``html_tags(page).tags`` and ``.text``: what a browser would make of ``page``."""
+    return _Tags

@@ -81,7 +81,7 @@ def play_match(game: pyspiel.Game, agents: Sequence[Agent], *, seed: int,
 
     Returns:
       the outcome; on a forfeit the returns are the game's minimum utility for the forfeiting seat and its
-      maximum for the others.
+      maximum for the others. An LLM agent's ``PendingBatch`` (a batch reply not written yet) is raised.
     """
     agents = [as_agent(a) for a in agents]  # a user's own agent may have only step()
     rng = np.random.default_rng(seed)
@@ -89,8 +89,6 @@ def play_match(game: pyspiel.Game, agents: Sequence[Agent], *, seed: int,
     for seat, agent in enumerate(agents):
         try:
             agent.reset()
-        except PendingBatch:  # an LLM agent's batch reply is not written yet: no outcome
-            raise
         except Exception as e:  # the arena is a boundary: any agent failure is scored as a forfeit
             return _forfeit_outcome(game, seat, e, 0)
     moves, meter = 0, arena_transcript.RecordMeter(len(agents))
@@ -104,8 +102,6 @@ def play_match(game: pyspiel.Game, agents: Sequence[Agent], *, seed: int,
             try:
                 action = agent_move(agents[player], state, move_time_limit)
                 meter.check(player, agents[player])  # a record past the transcript cap forfeits here
-            except PendingBatch:  # an LLM agent's batch reply is not written yet: no outcome
-                raise
             except Exception as e:
                 return _forfeit_outcome(game, player, e, moves)
         state.apply_action(action)
@@ -117,15 +113,16 @@ def play_match(game: pyspiel.Game, agents: Sequence[Agent], *, seed: int,
         for seat, agent in enumerate(agents):
             try:
                 agent.inform(action)
-            except PendingBatch:  # an LLM agent's batch reply is not written yet: no outcome
-                raise
             except Exception as e:
                 return _forfeit_outcome(game, seat, e, moves)
     return MatchOutcome(list(state.returns()), None, "", "", moves)
 
 
 def _forfeit_outcome(game: pyspiel.Game, seat: int, error: Exception, moves: int) -> MatchOutcome:
-    """The outcome when ``seat``'s agent failed with ``error`` (its kind if an AgentError, else exception)."""
+    """The outcome when ``seat``'s agent failed with ``error`` (its kind if an AgentError, else exception);
+    a ``PendingBatch`` is raised again: a reply not written yet is no outcome, the match waits."""
+    if isinstance(error, PendingBatch):
+        raise error
     kind = error.kind if isinstance(error, AgentError) else "exception"
     return MatchOutcome(_forfeit(game, seat), seat, kind, f"{type(error).__name__}: {error}", moves)
 
@@ -268,9 +265,8 @@ def tournament(game: str | games.GameSpec, agents: Sequence[str], plan: Tourname
         is an agent's spec under another label.
       ExecutorError: an unknown executor spec, Ray missing, or a Ray address that is malformed or where
         nothing listens (raised after the checks above; nothing is written then either).
-      PendingBatch: an LLM agent on a batch directory (``llm:batch:DIR``) asked requests without replies:
-        every other match was played and saved; the waiting ones are played again from their start when the
-        same call is made after the replies are written.
+      PendingBatch: an LLM agent on a batch directory asked requests without replies: the other matches
+        were saved; the waiting ones are replayed from their start by the same call once replies are written.
     """
     plan = plan_from(plan, legacy, "tournament")
     out, name = Path(out_dir), games.resolve(game).name

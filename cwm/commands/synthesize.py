@@ -266,7 +266,9 @@ def cmd_synthesize(args: argparse.Namespace) -> int:
     # the client's own limit must not cap --concurrency below what was asked
     llm = make_client(args.llm, run_dir=out, cache=Path(args.cache) if args.cache else None,
                       max_concurrency=max(8, args.concurrency), max_prompt_tokens=args.max_prompt_tokens)
-    refuse_long_text(rules, llm.max_prompt_tokens, what=f"the rules of {spec.name} ({spec.rules})")
+    limit = getattr(llm, "max_prompt_tokens", None)  # a client that states a prompt limit (every one cwm makes)
+    if limit is not None:
+        refuse_long_text(rules, limit, what=f"the rules of {spec.name} ({spec.rules})")
     bar = None if args.quiet else progress_bar(args.budget)
     if args.target == "value":
         return _value(args, spec, llm, out, bar)

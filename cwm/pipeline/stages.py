@@ -183,10 +183,13 @@ def run(config: RunConfig, out: str | Path, *, progress: bool = True,
     # so are opponents that cannot play it (a typo in a spec, a wrong cwm: path), not after the synthesis
     check_agents(spec.name, {parse_agent_spec(o).label: o for o in config.opponents or ()},
                  Settings(search=arena_search(config), trust_models=config.trust))
+    what = f"the rules of {spec.name} ({spec.rules})"
+    if max_prompt_tokens is not None:  # rules too long for the limit asked are refused before an LLM is sought
+        refuse_long_text(games.rules_text(spec), max_prompt_tokens, what=what)
     llm_spec = resolve_llm(config.llm, config.game, config.rules)
     # a missing key or recording fails here too, not after config.json is written; so do rules too long to send
     limit = make_client(llm_spec, max_prompt_tokens=max_prompt_tokens).max_prompt_tokens
-    refuse_long_text(games.rules_text(spec), limit, what=f"the rules of {spec.name} ({spec.rules})")
+    refuse_long_text(games.rules_text(spec), limit, what=what)
     refuse_if_locked(out)
     with writer_lock(out):  # one writer per run directory: a second would repeat calls and matches
         _check_config(out, dataclasses.asdict(config) | {"llm_resolved": _portable(llm_spec)})

@@ -203,8 +203,9 @@ class Engine:
         node = Node.scored(id=len(self.nodes), parent=None if parent is None else parent.id, call=index,
                            candidate=candidate, source=source, report=report, h=h,
                            expandable=(bool(source) and not report.all_passed and expandable(h, parent)
-                                       and not any(n.expandable for n in twins)),
-                           duplicate_of=twins[0].id if twins else None)
+                                       and not any(n.expandable for n in twins)))
+        if twins:
+            node = dataclasses.replace(node, duplicate_of=twins[0].id)
         self.nodes.append(node)
         self.reports[node.id] = report
         self.store.write_node(node.to_json(), report)

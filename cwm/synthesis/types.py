@@ -43,10 +43,9 @@ class Node:
 
     @classmethod
     def scored(cls, *, id: int, parent: int | None, call: int, candidate: int, source: str,
-               report: CheckReport, h: float, expandable: bool, duplicate_of: int | None = None) -> Node:
+               report: CheckReport, h: float, expandable: bool) -> Node:
         return cls(id, parent, call, candidate, source, h, report.transition_accuracy,
-                   {k: v.rate for k, v in report.by_type.items()}, report.error, expandable, report.all_passed,
-                   duplicate_of)
+                   {k: v.rate for k, v in report.by_type.items()}, report.error, expandable, report.all_passed)
 
     def to_json(self) -> dict[str, JSON]:
         return dataclasses.asdict(self)

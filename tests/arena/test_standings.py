@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-from html.parser import HTMLParser
 
 import pytest
 
@@ -18,21 +17,6 @@ from cwm.arena.plan import TournamentPlan
 from planners.config import SearchConfig
 
 HOSTILE = "<img src=x onerror=\"document.title='owned'\">"
-
-
-class Tags(HTMLParser):
-    def __init__(self, page: str) -> None:
-        super().__init__(convert_charrefs=True)
-        self.tags: list[str] = []
-        self.text: list[str] = []
-        self.feed(page)
-        self.close()
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.tags.append(tag)
-
-    def handle_data(self, data: str) -> None:
-        self.text.append(data)
 
 
 @pytest.fixture(scope="module")
@@ -50,11 +34,11 @@ def test_standings_read_back_equal_the_returned_ones(played):
     assert read._repr_html_() == mine._repr_html_() and read.markdown() == mine.markdown()
 
 
-def test_the_display_shows_the_leaderboard_results_and_comparisons(played):
+def test_the_display_shows_the_leaderboard_results_and_comparisons(html_tags, played):
     _, results = played
     standings = Standings.of("tic_tac_toe", results)
     page = standings._repr_html_()
-    text = " ".join(Tags(page).text)
+    text = " ".join(html_tags(page).text)
     assert f"tic_tac_toe: arena, {len(results)} matches" in text
     head, body = arena_ratings.cells(standings.leaderboard)
     assert [row[1] for row in body] == [a for a in re.findall(r"<tr><td>\d</td><td>([a-z]+)</td>", page)]
@@ -68,7 +52,7 @@ def test_the_display_shows_the_leaderboard_results_and_comparisons(played):
     assert f"<td>{compared['verdict']}</td>" in page
 
 
-def test_a_hostile_results_folder_renders_as_text(played, tmp_path):
+def test_a_hostile_results_folder_renders_as_text(html_tags, played, tmp_path):
     out, _ = played
     folder = shutil.copytree(out, tmp_path / "copy")
     rows = [json.loads(line) for line in (folder / "matches.jsonl").read_text().splitlines()]
@@ -79,7 +63,7 @@ def test_a_hostile_results_folder_renders_as_text(played, tmp_path):
     (folder / "matches.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     (folder / "labels.json").write_text(json.dumps({"gt-mcts": "mcts", "random": HOSTILE}))  # labels shown now
     page = Standings.read(folder)._repr_html_()
-    tags = Tags(page)
+    tags = html_tags(page)
     assert not {"img", "script"} & set(tags.tags)
     text = "".join(tags.text)
     assert HOSTILE in text and "<script>document.title='owned'</script>" in text  # the forfeit's reason, as text

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-from html.parser import HTMLParser
 
 from cwm import bundle
 from cwm.bundle.files import provenance_hash
@@ -14,27 +13,12 @@ from cwm.commands.bundle import describe
 HOSTILE = "<script>document.title='owned'</script>"
 
 
-class Tags(HTMLParser):
-    def __init__(self, page: str) -> None:
-        super().__init__(convert_charrefs=True)
-        self.tags: list[str] = []
-        self.text: list[str] = []
-        self.feed(page)
-        self.close()
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.tags.append(tag)
-
-    def handle_data(self, data: str) -> None:
-        self.text.append(data)
-
-
-def test_a_bundle_shows_its_accuracy_named_provenance_and_code(copy_of, tmp_path):
+def test_a_bundle_shows_its_accuracy_named_provenance_and_code(html_tags, copy_of, tmp_path):
     path = copy_of(tmp_path / "b", provenance={"llm": "a fixture", "answered_by": "nobody", "seed": 3,
                                                "train_accuracy": 0.875, "test_accuracy": 1.0, "llm_calls": 2})
     b = bundle.load_bundle(path)
     page = b._repr_html_()
-    text = "".join(Tags(page).text)
+    text = "".join(html_tags(page).text)
     assert "bundle for tic_tac_toe (ground truth tic_tac_toe)" in text
     assert re.search(r"<td>transition accuracy \(world model\)</td><td>at synthesis</td><td>0\.875</td>"
                      r"<td>1\.000</td>", page)
@@ -44,10 +28,10 @@ def test_a_bundle_shows_its_accuracy_named_provenance_and_code(copy_of, tmp_path
         assert f'<th style="text-align:left">{name}</th><td>{value}</td>' in page
     code = b.sources["model.py"]
     assert re.search(rf"<details><summary>model\.py \({len(code.splitlines())} lines\)</summary><pre>", page)
-    assert code.splitlines()[0] in text and Tags(page).tags.count("details") == len(b.sources)
+    assert code.splitlines()[0] in text and html_tags(page).tags.count("details") == len(b.sources)
 
 
-def test_forged_manifest_fields_render_as_text(copy_of, tmp_path):
+def test_forged_manifest_fields_render_as_text(html_tags, copy_of, tmp_path):
     path = copy_of(tmp_path / "b", provenance={"llm": "x", "seed": 0})
     manifest = json.loads((path / "manifest.json").read_text())
     forged = {**manifest["provenance"], "llm": HOSTILE, "strategy": HOSTILE, "train_accuracy": HOSTILE}
@@ -55,7 +39,7 @@ def test_forged_manifest_fields_render_as_text(copy_of, tmp_path):
                  "cwm_version": HOSTILE}
     (path / "manifest.json").write_text(json.dumps(manifest))
     page = bundle.load_bundle(path)._repr_html_()
-    tags = Tags(page)
+    tags = html_tags(page)
     assert "script" not in tags.tags
     text = "".join(tags.text)
     assert text.count(HOSTILE) == 5  # llm, strategy, the accuracy's cell, created_at, cwm_version

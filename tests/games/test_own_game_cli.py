@@ -80,5 +80,5 @@ def test_a_new_game_goes_through_every_command_from_the_command_line(tmp_path, c
     assert main(["run", game, "--llm", recording, "--num-test", "0", "--matches", "1", "--sims", "30",
                  "--opponents", "random", "--executor", "inline", "--out", str(run), "--quiet", "--yes"]) == 0
     out = capsys.readouterr().out
-    assert "synthesis solved" in out and "inference solved" in out and "vs random" in out
+    assert "world-model synthesis solved" in out and "inference synthesis solved" in out and "vs random" in out
     assert sorted(p.name for p in folder.iterdir()) == ["pocket_duel.md", "pocket_duel.py"]  # no __pycache__

@@ -4,7 +4,6 @@ class it comes in; a check report shows its counts and the failures a broken mod
 from __future__ import annotations
 
 import re
-from html.parser import HTMLParser
 from pathlib import Path
 
 from cwm.checks.world_model import run_checks
@@ -14,23 +13,6 @@ from cwm.text import html_collapsed, html_number, html_paragraph, html_table, ht
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 HOSTILE = "<script>alert('x')</script><img src=x onerror=alert(1)>"
-
-
-class Tags(HTMLParser):
-    """The tags of a piece of HTML and its text, as a browser's parser reads them."""
-
-    def __init__(self, page: str) -> None:
-        super().__init__(convert_charrefs=True)
-        self.tags: list[str] = []
-        self.text: list[str] = []
-        self.feed(page)
-        self.close()
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.tags.append(tag)
-
-    def handle_data(self, data: str) -> None:
-        self.text.append(data)
 
 
 class Lying(str):
@@ -54,10 +36,10 @@ class Loud(float):
         return HOSTILE
 
 
-def test_markup_renders_as_the_characters_it_holds():
+def test_markup_renders_as_the_characters_it_holds(html_tags):
     shown = html_table(["field"], [[HOSTILE]])
-    assert "script" not in Tags(shown).tags and "img" not in Tags(shown).tags
-    assert HOSTILE in "".join(Tags(shown).text)
+    assert "script" not in html_tags(shown).tags and "img" not in html_tags(shown).tags
+    assert HOSTILE in "".join(html_tags(shown).text)
 
 
 def test_a_str_subclass_is_read_as_the_string_it_holds_not_through_its_hooks():
@@ -128,21 +110,21 @@ def test_a_deep_or_long_container_is_cut_not_walked_whole():
     assert len(html_paragraph("x" * (1 << 20))) < 2100  # a manifest field of a megabyte is not shown whole
 
 
-def test_collapsed_code_keeps_its_lines_and_cannot_close_its_block():
+def test_collapsed_code_keeps_its_lines_and_cannot_close_its_block(html_tags):
     code = "def f():\n    return '</pre></details><script>x()</script>'\n"
     shown = html_collapsed("model.py (2 lines)", code)
-    tags = Tags(shown)
+    tags = html_tags(shown)
     assert tags.tags == ["details", "summary", "pre"]
     assert "".join(tags.text).endswith(code)
 
 
-def test_a_check_report_shows_its_counts_and_the_failures_of_a_broken_model():
+def test_a_check_report_shows_its_counts_and_the_failures_of_a_broken_model(html_tags):
     games = trajectories.collect("tic_tac_toe", 3, seed=0)
     buggy = load_source((DATA / "synthesis" / "ttt_v1_no_diagonals_bad_terminal.py").read_text(), name="buggy")
     report = run_checks(buggy, games)
     assert report.failures, "the buggy model must fail some check"
     page = report._repr_html_()
-    text = " ".join(Tags(page).text)
+    text = " ".join(html_tags(page).text)
     assert report.summary().splitlines()[0] in text
     for kind, stats in report.by_type.items():
         assert re.search(rf"{kind} {stats.passed} {stats.total}", text)
@@ -152,7 +134,7 @@ def test_a_check_report_shows_its_counts_and_the_failures_of_a_broken_model():
     assert rows[0][:3] == (first.test_type, str(first.trajectory + 1), str(first.step))
 
 
-def test_a_failure_a_model_wrote_renders_as_text():
+def test_a_failure_a_model_wrote_renders_as_text(html_tags):
     games = trajectories.collect("tic_tac_toe", 2, seed=1)
     source = (DATA / "synthesis" / "ttt_correct.py").read_text()
     hostile = source.replace("def get_legal_actions(state):",
@@ -160,5 +142,5 @@ def test_a_failure_a_model_wrote_renders_as_text():
     assert hostile != source
     report = run_checks(load_source(hostile, name="hostile"), games)
     page = report._repr_html_()
-    assert report.failures and not {"script", "img"} & set(Tags(page).tags)
+    assert report.failures and not {"script", "img"} & set(html_tags(page).tags)
     assert "ValueError: &lt;script&gt;alert(" in page

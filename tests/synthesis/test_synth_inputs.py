@@ -34,8 +34,9 @@ def test_a_huge_rules_file_is_refused_before_anything_is_sent(live, tmp_path, ca
     rules.write_text("Each player in turn marks one empty cell. " * 100_000, encoding="utf-8")
     assert _synthesize(tmp_path / "run", rules) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("cwm synthesize: error: the prompt of request 'synthesis/initial'")
-    assert "over the limit of 1,048,576 (the context window of gemini-2.5-pro)" in err[0]
+    # refused as rules no prompt could hold, before the first prompt is even built
+    assert len(err) == 1 and err[0].startswith(f"cwm synthesize: error: the rules of tic_tac_toe ({rules})")
+    assert "over the prompt limit of 1,048,576 tokens" in err[0]
     assert "--max-prompt-tokens N" in err[0]
     assert live.request_count == 0
     # the limit raised, the same command resumes the run and sends it
