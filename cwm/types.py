@@ -6,7 +6,7 @@ import dataclasses
 import functools
 import marshal
 import warnings
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any, Literal, TypeVar
 
 from cwm.text import clean, clean_json, html_block, html_heading, html_paragraph, html_table
@@ -242,14 +242,22 @@ class CheckFailure:
         for name, multiline in (("test_type", False), ("call", False), ("diff", True)):
             object.__setattr__(self, name, clean(getattr(self, name), multiline=multiline))
         object.__setattr__(self, "traceback", clean(self.traceback, limit=TEXT_LIMIT, multiline=True))
-        object.__setattr__(self, "expected", clean_json(self.expected))
-        object.__setattr__(self, "got", clean_json(self.got))
-        object.__setattr__(self, "observed", clean_json(self.observed))
+        # values are kept whole up to VALUE_LIMIT characters a string: a prompt shows them in full or not at all
+        object.__setattr__(self, "expected", clean_json(self.expected, limit=VALUE_LIMIT))
+        object.__setattr__(self, "got", clean_json(self.got, limit=VALUE_LIMIT))
+        object.__setattr__(self, "observed", clean_json(self.observed, limit=VALUE_LIMIT))
         object.__setattr__(self, "state", clean(self.state, limit=TEXT_LIMIT))
         object.__setattr__(self, "history", tuple(clean(h) for h in self.history))
 
-    def render(self, *, max_history: int = 40) -> str:
-        """A short text report: step, call, expected vs got, and the traceback."""
+    def render(self, *, max_history: int = 40, full: bool = False, leave_out: Collection[str] = ()) -> str:
+        """A text report: step, call, expected vs got, and the traceback.
+
+        Args:
+          max_history: the most actions listed (the latest).
+          full: write every value whole (default: a value longer than 600 characters is cut, for a terminal).
+          leave_out: fields (``FAILURE_FIELDS``) replaced by a line saying how long they are, so a report kept
+            within a budget drops a value whole instead of cutting it.
+        """
         hist = list(self.history)
         shown = hist if len(hist) <= max_history else ["..."] + hist[-max_history:]
         lines = [
@@ -257,30 +265,42 @@ class CheckFailure:
             + (" (contract breach)" if self.breach else ""),
             f"  actions so far: {shown}",
         ]
+        limit = None if full else 600
+
+        def value(field: str, text: str) -> str:
+            return f"left out to keep this prompt short ({len(text)} characters)" if field in leave_out else text
+
         seen = self.observed
         if isinstance(seen, list) and len(seen) > 1 and all(o == seen[0] for o in seen):
-            lines.append(f"  the real game's observation here (the same for every player): {_short(seen[0])}")
+            lines.append("  the real game's observation here (the same for every player): "
+                         + value("observed", _short(seen[0], limit)))
         elif seen is not None:
-            lines.append(f"  the real game's observations here (one per player): {_short(seen)}")
+            lines.append(f"  the real game's observations here (one per player): {value('observed', _short(seen, limit))}")
         if self.state:
-            lines.append(f"  your model's state here: {self.state}")
+            lines.append(f"  your model's state here: {value('state', self.state)}")
         raised = bool(self.traceback) and self.got is None  # the call raised: no value to show
         if not (raised and self.expected is None):
-            lines.append(f"  expected: {_short(self.expected)}")
-        lines.append(f"  got:      {'an exception (below)' if raised else _short(self.got)}")
+            lines.append(f"  expected: {value('expected', _short(self.expected, limit))}")
+        lines.append(f"  got:      {'an exception (below)' if raised else value('got', _short(self.got, limit))}")
         if self.diff:
-            lines.append("  diff: " + self.diff.replace("\n", "\n        "))
+            lines.append("  diff: " + value("diff", self.diff).replace("\n", "\n        "))
         if self.traceback:
-            lines.append("  traceback:\n    " + self.traceback.strip().replace("\n", "\n    "))
+            lines.append("  traceback:\n    " + value("traceback", self.traceback.strip()).replace("\n", "\n    "))
         return "\n".join(lines)
 
 
-def _short(value: JSON, limit: int = 600) -> str:
+# The fields of a failure report that ``CheckFailure.render(leave_out=...)`` can leave out.
+FAILURE_FIELDS: tuple[str, ...] = ("observed", "state", "expected", "got", "diff", "traceback")
+# The most characters of one string kept in a failure's expected, got or observed value (a longer one is cut).
+VALUE_LIMIT = 100_000
+
+
+def _short(value: JSON, limit: int | None = 600) -> str:
     try:
         text = repr(value)
     except ValueError:  # an int too long to write in decimal
         text = "<a value holding an int too long to show>"
-    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} chars)"
+    return text if limit is None or len(text) <= limit else text[:limit] + f"... ({len(text)} chars)"
 
 
 @dataclasses.dataclass(frozen=True)

@@ -34,6 +34,7 @@ from cwm.synthesis.inference_target import VIEW_CHARS
 from cwm.synthesis.progress import HELD_OUT_NEXT, ProgressBar, progress_bar  # noqa: F401  (re-exported)
 from cwm.synthesis.render import EXAMPLE_CHARS
 from cwm.synthesis.report import accuracy_text, possibly_paid, target_words
+from cwm.synthesis.settings import DEFAULT_TRAIN_POOL
 from cwm.text import counted
 from cwm.types import UsageError
 from planners.config import SearchConfig
@@ -93,6 +94,9 @@ def _run_arguments(p: argparse.ArgumentParser) -> None:
                    help="the rules in the prompts: spec (default: the specification tier), prose (the rulebook "
                         "tier, `cwm games` lists which games have it) or a rules file")
     p.add_argument("--num-train", type=int, default=5, help="training games of random play (default 5)")
+    p.add_argument("--train-pool", type=int, default=DEFAULT_TRAIN_POOL,
+                   help="choose the training games from this many times as many games of random play, to show "
+                        f"every kind of event they hold (default {DEFAULT_TRAIN_POOL}; 1: the first games)")
     p.add_argument("--num-test", type=int, default=None,
                    help="held-out games, half random, half MCTS (default: sized by --test-transitions; 0: none)")
     p.add_argument("--test-transitions", type=int, default=10_000,
@@ -127,7 +131,7 @@ def _run_arguments(p: argparse.ArgumentParser) -> None:
 
 # flag -> (attribute, smallest valid value); checked before anything is written under --out
 _AT_LEAST: dict[str, tuple[str, float]] = {
-    "--budget": ("budget", 1), "--num-train": ("num_train", 1), "--num-test": ("num_test", 0),
+    "--budget": ("budget", 1), "--num-train": ("num_train", 1), "--train-pool": ("train_pool", 1), "--num-test": ("num_test", 0),
     "--test-mcts-simulations": ("test_mcts_simulations", 1), "--test-transitions": ("test_transitions", 1),
     "--concurrency": ("concurrency", 1),
     "--c": ("c", 0), "--temperature": ("temperature", 0), "--max-output-tokens": ("max_output_tokens", 1),
@@ -222,13 +226,15 @@ def synthesis_settings(args: argparse.Namespace, deck: str = "open") -> Synthesi
         "request": RequestSettings(temperature=args.temperature, max_output_tokens=args.max_output_tokens)}
     if args.target == "world-model":
         return SynthesisSettings.of(
-            "world_model", **common, strategy=args.strategy, num_train=args.num_train, num_test=args.num_test,
+            "world_model", **common, strategy=args.strategy, num_train=args.num_train, train_pool=args.train_pool,
+            num_test=args.num_test,
             test_mcts_simulations=args.test_mcts_simulations, test_transitions=args.test_transitions,
             test_executor=args.test_executor, max_steps_shown=args.max_steps_shown,
             max_example_chars=args.max_example_chars or EXAMPLE_CHARS)
     if args.target in ("inference", "joint"):
         return SynthesisSettings.of(
-            "inference", **common, strategy=args.strategy, num_train=args.num_train, deck=deck, hidden=args.hidden,
+            "inference", **common, strategy=args.strategy, num_train=args.num_train, train_pool=args.train_pool, deck=deck,
+            hidden=args.hidden,
             num_test=INFERENCE_TEST_GAMES if args.num_test is None else args.num_test,
             max_example_chars=args.max_example_chars or VIEW_CHARS)
     target = "value" if args.target == "value" else "encoder"

@@ -1,5 +1,5 @@
-"""Games: the registry (name -> ground truth, rules text, facts), JSON views of states, trajectories,
-the oracle model and each game's hidden information."""
+"""Games: the registry (name -> ground truth, rules text, facts), JSON views of states, trajectories and the
+kinds of event they hold, the oracle model and each game's hidden information."""
 
 from cwm.games.registry import (  # noqa: F401
     RULES_TIERS,

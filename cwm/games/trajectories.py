@@ -10,6 +10,7 @@ import numpy as np
 import pyspiel
 
 from cwm.files import InputLimitError, loads_bounded, not_a_file, read_bounded
+from cwm.games import event_kinds
 from cwm.games import registry as games
 from cwm.types import (
     CHANCE,
@@ -130,6 +131,19 @@ def collect(
     return [
         record(game, seed=seed + i, policy=policy, policy_name=policy_name, open_deck=open_deck) for i in range(n)
     ]
+
+
+def collect_covering(game: str | games.GameSpec, n: int, *, seed: int = 0, pool: int = 1) -> list[Trajectory]:
+    """``n`` games of random play chosen from ``pool * n`` recorded with seeds ``seed`` to ``seed + pool * n - 1``
+    to show every kind of event the pool holds (``cwm.games.event_kinds.covering_games``: greedy coverage, then the
+    earliest seeds), in seed order. ``pool=1`` is ``collect(game, n, seed=seed)``. Deterministic.
+
+    Raises:
+      UsageError: ``n`` or ``pool`` below 1.
+    """
+    if pool < 1:
+        raise UsageError(f"the pool of training games must be at least 1 times their number, got {pool}")
+    return event_kinds.covering_games(collect(game, n * pool, seed=seed), n)
 
 
 def closed_view(trajectory: Trajectory, player: int) -> ClosedTrajectory:

@@ -74,19 +74,21 @@ def _world_model_in_process(source: str, trajs: list[Trajectory]) -> CheckReport
 
 
 def inference_checker(closed: Sequence[ClosedTrajectory], *, world_model: str | None, sandbox: Any = None,
-                      limits: Any = None, kind: str | None = None) -> Checker:
-    """Scores a candidate: its inference checks (and, without ``world_model``, the end of each game and
-    random play in the candidate's own model). In ``sandbox`` (a ``cwm.sandbox.Sandbox``), else in-process
-    behind the static gate: only for trusted or test code. ``kind="state"`` checks ``resample_state``
-    (default: whichever inference function the candidate defines)."""
+                      limits: Any = None, kind: str | None = None, terminal: bool | None = None) -> Checker:
+    """Scores a candidate: its inference checks (and, without ``world_model``, random play in the
+    candidate's own model). In ``sandbox`` (a ``cwm.sandbox.Sandbox``), else in-process behind the static
+    gate: only for trusted or test code. ``kind="state"`` checks ``resample_state`` (default: whichever
+    inference function the candidate defines). ``terminal``: also check at the end of each game (default:
+    only without ``world_model``, as a closed-deck candidate is checked)."""
     views = list(closed)
     joint = world_model is None
+    at_end = joint if terminal is None else terminal
     steps = random_play_steps(views)
     if sandbox is not None:
-        return lambda source: sandbox.check_inference(source, views, model_source=world_model, terminal=joint,
+        return lambda source: sandbox.check_inference(source, views, model_source=world_model, terminal=at_end,
                                                       random_games=RANDOM_GAMES if joint else 0, max_steps=steps,
                                                       limits=limits, kind=kind)
-    return lambda source: _inference_in_process(source, views, world_model, steps, kind)
+    return lambda source: _inference_in_process(source, views, world_model, steps, kind, at_end)
 
 
 def random_play_steps(closed: Sequence[ClosedTrajectory]) -> int:
@@ -97,7 +99,7 @@ def random_play_steps(closed: Sequence[ClosedTrajectory]) -> int:
 
 
 def _inference_in_process(source: str, views: list[ClosedTrajectory], world_model: str | None, steps: int,
-                          kind: str | None) -> CheckReport:
+                          kind: str | None, terminal: bool) -> CheckReport:
     try:
         candidate = load_source(source, name=CANDIDATE_MODULE,
                                 api=STATE_INFERENCE_API if kind == "state" else INFERENCE_API)
@@ -108,7 +110,7 @@ def _inference_in_process(source: str, views: list[ClosedTrajectory], world_mode
     guard = call_budget(IN_PROCESS_CALL_S)
     model = WorldModel(world, name=world.__name__, guard=guard)
     found, resample = ("state", candidate.resample_state) if kind == "state" else resampler(candidate)
-    report = run_inference_checks(model, resample, views, terminal=world_model is None, guard=guard,  # type: ignore[arg-type]
+    report = run_inference_checks(model, resample, views, terminal=terminal, guard=guard,  # type: ignore[arg-type]
                                   kind=found)
     if world_model is None:
         report = merge(report, random_play_checks(model, num_games=RANDOM_GAMES, seed=0, max_steps=steps))

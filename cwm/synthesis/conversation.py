@@ -24,7 +24,7 @@ def conversation(engine: Engine) -> None:
     current: Node | None = None
     try:
         while engine.submitted < engine.budget and not engine.solved:
-            engine.submit(tuple(messages), tag="synthesis/converse", meta=current)
+            engine.submit(tuple(messages), tag=f"{target.tag}/converse", meta=current)
             index, parent, response = engine.next_reply()
             nodes = engine.evaluate(index, response, parent, lambda h, p: False)
             usable = [n for n in nodes if n.source]

@@ -22,7 +22,7 @@ from cwm.checks.encoder import (
 from cwm.contract import ENCODER_API
 from cwm.sandbox import ALLOWED_IMPORTS
 from cwm.sandbox.checkers import Checker, encoder_checker  # noqa: F401  (re-exported)
-from cwm.synthesis.target import PromptSet, Target, nest_headings
+from cwm.synthesis.target import PromptSet, Target, prompt_rules
 from cwm.types import Trajectory
 
 ENCODER_PROMPTS = PromptSet(system="encoder/system.md", initial="encoder/initial.md", refine="encoder/refine.md")
@@ -61,13 +61,13 @@ def encoder_target(rules: str, games: Sequence[Trajectory], *, call_s: float = D
     if not sites:
         raise ValueError("encoder synthesis needs at least one recorded game with observations")
     context = {
-        "rules": nest_headings(rules.strip()), "api": cwm_model.api_block(ENCODER_API).rstrip(),
+        "rules": prompt_rules(rules), "api": cwm_model.api_block(ENCODER_API).rstrip(),
         "call_ms": f"{call_s * 1000:g}", "allowed_imports": ", ".join(sorted(ALLOWED_IMPORTS)),
         "observations": render_observations(sites, shown), "shown": str(min(shown, len(sites))),
         "total": str(len(sites)),
     }
     return Target("encoder", prompt_set, ENCODER_API, context, check or encoder_checker(games, call_s=call_s),
-                  fragments=FRAGMENTS)
+                  fragments=FRAGMENTS, tag="encoder")
 
 
 __all__ = ["ENCODER_PROMPTS", "encoder_checker", "encoder_target", "render_observations"]

@@ -78,7 +78,7 @@ def synthesize_inference(game: str | games.GameSpec, llm: Client, settings: Synt
         raise UsageError("synthesize_inference: an open-deck inference function is written for a world model: "
                          "pass world_model (the source of a synthesized one, e.g. a run's best_program.py)")
     spec = games.resolve(game)
-    train = trajectories.collect(spec, settings.num_train, seed=settings.seed)
+    train = trajectories.collect_covering(spec, settings.num_train, seed=settings.seed, pool=settings.train_pool)
     root = Path(run_dir)
     with sandbox_or_none(settings.isolate) as box:
         target, views = _target(spec, rules, train, world_model, settings, box)
@@ -104,7 +104,7 @@ def _target(spec: games.GameSpec, rules: str | None, train: list[Trajectory], wo
     text = rules or games.rules_text(spec)
     views = _views(train, settings.deck)
     kind = "state" if settings.hidden == "state" else None
-    check = inference_checker(views, world_model=world_model, sandbox=box, kind=kind)
+    check = inference_checker(views, world_model=world_model, sandbox=box, kind=kind, terminal=_at_end(settings))
     if settings.deck == "open":
         return inference_target(text, train, world_model or "", check=check, hidden=settings.hidden,
                                 max_example_chars=settings.max_example_chars), views
@@ -136,7 +136,13 @@ def _held_out(engine: Engine, store: RunStore, spec: games.GameSpec, world_model
                                                           cpu_s=TEST_CHECK_SECONDS)
     kind = "state" if settings.hidden == "state" else None
     return test_report(engine, store, inference_checker(test_views, world_model=world_model, sandbox=box,
-                                                        limits=limits, kind=kind)), len(test)
+                                                        limits=limits, kind=kind, terminal=_at_end(settings))), len(test)
+
+
+def _at_end(settings: SynthesisSettings) -> bool:
+    """Whether the checks also look at the end of each game: a history inference is checked there (open deck
+    as closed), so it must end the game paying the player its return; a state inference is not."""
+    return settings.hidden != "state"
 
 
 __all__ = ["Deck", "closed_views", "sandbox_or_none", "synthesize_inference"]

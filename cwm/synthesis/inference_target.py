@@ -22,62 +22,86 @@ from cwm.contract import (
     STATE_INFERENCE_API,
     WORLD_MODEL_API,
 )
+from cwm.games import event_kinds
 from cwm.games.trajectories import views_of  # noqa: F401  (re-exported)
 from cwm.sandbox import ALLOWED_IMPORTS
 from cwm.sandbox.checkers import RANDOM_GAMES, Checker, inference_checker, random_play_steps  # noqa: F401
 from cwm.synthesis.render import compact
-from cwm.synthesis.target import PromptSet, Target, nest_headings
+from cwm.synthesis.target import PromptSet, Target, prompt_rules
 from cwm.types import ClosedTrajectory, Trajectory
 
 INFERENCE_PROMPTS = PromptSet(initial="inference/initial.md", refine="inference/refine.md")
 STATE_PROMPTS = PromptSet(initial="inference/state_initial.md", refine="inference/state_refine.md")
 JOINT_PROMPTS = PromptSet(initial="inference/joint_initial.md", refine="inference/joint_refine.md")
-FRAGMENTS = ("sections/contract_api.md", "sections/inference_api.md", "sections/world_model_code.md",
+FRAGMENTS = ("sections/api_functions.md", "sections/inference_api.md", "sections/world_model_code.md",
              "sections/player_views.md", "sections/inference_tests.md", "sections/views_not_shown.md",
-             "sections/view_not_shown.md")
-STATE_FRAGMENTS = ("sections/contract_api.md", "sections/inference_state_api.md", "sections/world_model_states.md",
+             "sections/view_not_shown.md", "sections/answer_first.md")
+JOINT_FRAGMENTS = (*FRAGMENTS, "sections/contract_api.md", "sections/value_rules.md", "sections/joint_spelling.md",
+                   "sections/joint_tests.md")
+STATE_FRAGMENTS = ("sections/api_functions.md", "sections/inference_state_api.md", "sections/world_model_states.md",
                    "sections/player_views.md", "sections/inference_state_tests.md",
-                   "sections/views_not_shown.md", "sections/view_not_shown.md")
+                   "sections/views_not_shown.md", "sections/view_not_shown.md", "sections/answer_first.md")
 
 
-# The players' views of an inference prompt are listed whole, in order, while they stay within this many
-# characters (at least one is listed); the checks run on every view all the same. Every shipped session's
-# views fit whole (the iterated prisoner's dilemma's: 24k characters); hand of war's are 93k, gin rummy's 954k.
+# The players' views of an inference prompt are listed whole while they stay within this many characters (at
+# least one is listed), chosen to show every kind of event the views hold when they do not all fit; the checks
+# run on every view all the same. Every shipped session's views fit whole (the iterated prisoner's dilemma's:
+# 24k characters); hand of war's are 93k, gin rummy's 954k.
 VIEW_CHARS = 40_000
 
 
 def render_views(closed: Sequence[ClosedTrajectory], *, truth: Sequence[Trajectory] = (),
                  max_chars: int | None = VIEW_CHARS) -> str:
     """Each view as the player's events, state by state; with ``truth`` (open deck), each game's real action
-    history too, so the LLM sees what the hidden parts were. Whole views are listed in order while the text
-    stays within ``max_chars`` characters (``None``: every view; at least one is listed), and a closing line
-    says how many were left out."""
+    history too, so the LLM sees what the hidden parts were. The views ``views_listed`` chooses are listed
+    whole, in order, and a closing line says which were left out."""
     blocks = _view_blocks(closed, truth)
-    kept = _kept(blocks, max_chars)
-    text = "\n\n".join(blocks[:kept])
-    if kept < len(blocks):
-        left = closed[kept:]
-        states = sum(len(ct.events) for ct in left)
+    listed = views_listed(closed, truth=truth, max_chars=max_chars)
+    text = "\n\n".join(blocks[i] for i in listed)
+    left = [i for i in range(len(closed)) if i not in listed]
+    if left:
+        states = _count(sum(len(closed[i].events) for i in left), "state")
         one = len(left) == 1
         text += "\n\n" + prompts.render(f"sections/{'view' if one else 'views'}_not_shown.md",
-                                         **({} if one else {"views": _count(len(left), "view")}),
-                                         states=_count(states, "state")).rstrip("\n")
+                                         **({"game": str(left[0] + 1)} if one else {"views": _count(len(left), "view")}),
+                                         states=states).rstrip("\n")
     return text
+
+
+def views_listed(closed: Sequence[ClosedTrajectory], *, truth: Sequence[Trajectory] = (),
+                 max_chars: int | None = VIEW_CHARS) -> tuple[int, ...]:
+    """The indices of the views ``render_views`` lists: every view when they fit in ``max_chars`` characters
+    (``None``: no limit); else views chosen to show every kind of event the views hold (each player's seat,
+    each kind of action the player took, each sign of its return: ``cwm.games.event_kinds``) by
+    ``event_kinds.greedy_cover`` with a view's length as its cost, then the others that still fit, in
+    order. At least one view is listed (where none fits, the one showing the most kinds). Deterministic."""
+    if max_chars is None:
+        return tuple(range(len(closed)))
+    costs = [len(b) + 2 for b in _view_blocks(closed, truth)]
+    chosen = set(event_kinds.greedy_cover([_view_kinds(ct) for ct in closed], cost=costs.__getitem__,
+                                          budget=max_chars))
+    used = sum(costs[i] for i in chosen)
+    for i, cost in enumerate(costs):
+        if i not in chosen and used + cost <= max_chars:
+            chosen.add(i)
+            used += cost
+    if not chosen:  # none fits: the one showing the most kinds (the earliest of those), whole
+        kinds = [len(_view_kinds(ct)) for ct in closed]
+        chosen = {kinds.index(max(kinds))} if kinds else set()
+    return tuple(sorted(chosen))
 
 
 def views_shown(closed: Sequence[ClosedTrajectory], *, truth: Sequence[Trajectory] = (),
                 max_chars: int | None = VIEW_CHARS) -> int:
-    """How many views ``render_views`` lists whole."""
-    return _kept(_view_blocks(closed, truth), max_chars)
+    """How many views ``render_views`` lists."""
+    return len(views_listed(closed, truth=truth, max_chars=max_chars))
 
 
-def _kept(blocks: Sequence[str], max_chars: int | None) -> int:
-    """How many of ``blocks``, from the first, fit in ``max_chars`` characters (at least one)."""
-    kept, used = 0, 0
-    while kept < len(blocks) and (max_chars is None or kept == 0 or used + len(blocks[kept]) <= max_chars):
-        used += len(blocks[kept]) + 2
-        kept += 1
-    return kept
+def _view_kinds(ct: ClosedTrajectory) -> set[str]:
+    """The kinds of event one view shows: the seat, each kind of action the player took, its return's sign."""
+    own = {event_kinds.step_kind(ct.player, e.action) for e in ct.events if e.action is not None}
+    sign = "+" if ct.player_return > 0 else "-" if ct.player_return < 0 else "0"
+    return {f"seat {ct.player}", f"return {sign}", *own}
 
 
 def _view_blocks(closed: Sequence[ClosedTrajectory], truth: Sequence[Trajectory]) -> list[str]:
@@ -96,11 +120,13 @@ def _view_blocks(closed: Sequence[ClosedTrajectory], truth: Sequence[Trajectory]
     return blocks
 
 
-def _example_tests(closed: Sequence[ClosedTrajectory], *, terminal: bool, count: int = 3,
+def _example_tests(closed: Sequence[ClosedTrajectory], listed: Sequence[int], *, terminal: bool, count: int = 3,
                    hidden: str = "history") -> str:
-    """A few of the checks spelt out: which events go in, what the replay (or the state) must show."""
+    """A few of the checks spelt out, at the first ``count`` of the ``listed`` views: which events go in,
+    what the replay (or the state) must show."""
     out = []
-    for i, ct in enumerate(closed[:count]):
+    for i in listed[:count]:
+        ct = closed[i]
         acted = [k for k, e in enumerate(ct.events) if e.action is not None]
         if not acted:
             continue
@@ -134,12 +160,13 @@ def _context(rules: str, closed: Sequence[ClosedTrajectory], *, api: tuple[Any, 
              truth: Sequence[Trajectory] = (), world_model: str | None = None,
              hidden: str = "history", max_chars: int | None = VIEW_CHARS) -> dict[str, str]:
     note = " Below each game is the real history, hidden from the player." if truth else ""
-    listed = views_shown(closed, truth=truth, max_chars=max_chars)  # the example checks name listed views
+    listed = views_listed(closed, truth=truth, max_chars=max_chars)  # the example checks name listed views
     context = {
-        "rules": nest_headings(rules.strip()), "api": cwm_model.api_block(api).rstrip(),
+        "rules": prompt_rules(rules), "api": cwm_model.api_block(api).rstrip(),
         "value_rules": value_rules.rules_text(), "allowed_imports": ", ".join(sorted(ALLOWED_IMPORTS)),
+        "random_games": str(RANDOM_GAMES), "random_steps": f"{random_play_steps(closed):,}",
         "views": render_views(closed, truth=truth, max_chars=max_chars), "views_note": note,
-        "tests": _example_tests(closed[:listed], terminal=terminal, hidden=hidden),
+        "tests": _example_tests(closed, listed, terminal=terminal, hidden=hidden),
     }
     if world_model is not None:
         context["world_model"] = world_model.strip()
@@ -161,12 +188,14 @@ def inference_target(rules: str, train: Sequence[Trajectory], world_model: str, 
     views = views_of(train)
     state = hidden == "state"
     api = STATE_INFERENCE_API if state else INFERENCE_API
-    context = _context(rules, views, api=api, terminal=False, truth=train, world_model=world_model, hidden=hidden,
-                       max_chars=max_example_chars)
+    # a history inference is checked at the end of each game too (as the joint one is); a state inference is not
+    context = _context(rules, views, api=api, terminal=not state, truth=train, world_model=world_model,
+                       hidden=hidden, max_chars=max_example_chars)
     prompt_set = prompt_set or (STATE_PROMPTS if state else INFERENCE_PROMPTS)
-    return Target("inference", prompt_set, api, context,
-                  check or inference_checker(views, world_model=world_model, kind="state" if state else None),
-                  fragments=STATE_FRAGMENTS if state else FRAGMENTS)
+    check = check or inference_checker(views, world_model=world_model, kind="state" if state else None,
+                                       terminal=not state)
+    return Target("inference", prompt_set, api, context, check, fragments=STATE_FRAGMENTS if state else FRAGMENTS,
+                  tag="inference")
 
 
 def joint_target(rules: str, closed: Sequence[ClosedTrajectory], *, check: Checker | None = None,
@@ -183,8 +212,8 @@ def joint_target(rules: str, closed: Sequence[ClosedTrajectory], *, check: Check
     api = (*WORLD_MODEL_API, *INFERENCE_API)
     context = _context(rules, closed, api=api, terminal=True, max_chars=max_example_chars)
     return Target("joint", prompt_set, api, context, check or inference_checker(closed, world_model=None),
-                  fragments=FRAGMENTS)
+                  fragments=JOINT_FRAGMENTS, tag="joint")
 
 
 __all__ = ["INFERENCE_PROMPTS", "JOINT_PROMPTS", "VIEW_CHARS", "inference_checker", "inference_target",
-           "joint_target", "render_views", "views_of", "views_shown"]
+           "joint_target", "render_views", "views_listed", "views_of", "views_shown"]

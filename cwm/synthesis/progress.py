@@ -1,5 +1,6 @@
 """A progress bar over a synthesis run's LLM calls: the best pass rate and the cost so far, then a note that
-the held-out games come next (they take no calls, and can take a while for a long game)."""
+the held-out games come next (they take no calls, and can take a while for a long game). Once the search is
+over (solved, or out of budget) the bar is full at the calls made, so it shows no time left to wait."""
 
 from __future__ import annotations
 
@@ -26,6 +27,8 @@ class ProgressBar:
         self._bar.set_postfix(best=f"{best.pass_rate:.3f}" if best else "-", cost=f"${cost:.3f}",
                               replayed=engine.replayed, refresh=False)
         if engine.solved or engine.processed >= engine.budget:  # the held-out games come next, with no calls
+            # the search is over: the bar ends at the calls made (no estimate of the time to the budget left)
+            self._bar.total = engine.processed
             self._bar.set_description_str(HELD_OUT_NEXT, refresh=False)
         self._bar.refresh()
 

@@ -9,6 +9,7 @@ field labels of the step-by-step game listing ("step 3: current player 0", "lega
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import re
 from collections.abc import Callable, Sequence
@@ -17,7 +18,8 @@ from typing import Any
 import numpy as np
 
 import prompts
-from cwm.types import TERMINAL, CheckFailure, CheckReport, Trajectory
+from cwm.games import event_kinds
+from cwm.types import FAILURE_FIELDS, TERMINAL, CheckFailure, CheckReport, Trajectory
 
 # Order in which example tests are shown (the test types the open-deck checks run).
 EXAMPLE_TYPES: tuple[str, ...] = (
@@ -48,13 +50,14 @@ LONG_ACTIONS = 500
 DATA_VALUE = 10_000
 
 
-# The game listing of an initial prompt shows whole games, in order, while it stays within this many
-# characters, a data list included (it costs prompt tokens like any text); a first game longer than that alone
-# is cut at the last step that fits (at least one step is shown). The checks run on every step of every game
-# all the same. The five training games of most registered games fit whole (connect four's: 65k characters;
-# bargaining's 60k, 19k of them its 1,000 instances as a table); backgammon's are 680k, gin rummy's 1.4M and
-# hand of war's 116k.
+# The game listing of an initial prompt shows games while it stays within this many characters, a data list
+# included (it costs prompt tokens like any text). The checks run on every step of every game all the same.
+# The five training games of most registered games fit whole (connect four's: 65k characters; bargaining's
+# 60k, 19k of them its 1,000 instances as a table); backgammon's are 680k, gin rummy's 1.4M and hand of
+# war's 116k: there the games listed are chosen to show every kind of event (``cwm.games.event_kinds``).
 EXAMPLE_CHARS = 70_000
+
+Window = tuple[int, int]  # the steps [start, stop) of a game a listing shows; (0, 0): none
 
 
 @dataclasses.dataclass(frozen=True)
@@ -62,44 +65,35 @@ class Listing:
     """The game listing of a prompt and how much of each game it shows."""
 
     text: str
-    shown: tuple[int, ...]  # steps listed of each game (0: the game is not listed)
+    shown: tuple[Window, ...]  # the steps listed of each game
 
 
 def listing(trajectories: Sequence[Trajectory], *, max_steps: int | None = None,
             max_chars: int | None = EXAMPLE_CHARS) -> Listing:
-    """Every recorded game, step by step: player to act, observations, legal actions, action, rewards.
+    """Recorded games, step by step: player to act, observations, legal actions, action, rewards.
 
-    Each game is cut after ``max_steps`` steps (``None``: none cut); whole games are listed in order while
-    the listing stays within ``max_chars`` characters (``None``: no limit), and a closing line says which
-    games and how many actions were left out. A long chance-outcome or legal-action list that repeats an
-    earlier one verbatim is written as a reference to where it first appeared, so each such list costs
-    prompt tokens once.
+    Each game is cut after ``max_steps`` steps (``None``: none cut). Within ``max_chars`` characters
+    (``None``: no limit) the games listed are chosen to show every kind of event the games hold (each kind
+    of action and of chance outcome, each way a game ends and each sign pattern of its returns:
+    ``cwm.games.event_kinds``): whole games first, by ``event_kinds.greedy_cover`` with a game's length as its
+    cost; then, for a kind no whole game that fits shows, the part of a game that leads up to it (its end
+    included for a kind of ending; each game holding such kinds may take an equal share of the room
+    left); then the other whole games that still fit, in order. At least one step
+    is listed. Games keep their numbers and are listed in order; a closing line names the games left out.
+    A long chance-outcome or legal-action list that repeats an earlier one verbatim is written as a
+    reference to where it first appeared, so each such list costs prompt tokens once. Deterministic.
     """
+    games = list(trajectories)
+    limits = [len(t.steps) if max_steps is None else min(max_steps, len(t.steps)) for t in games]
+    windows = _choose(games, limits, max_chars)
     seen = _Shown()
-    blocks: list[str] = []
-    shown: list[int] = []
-    used = 0
-    for i, traj in enumerate(trajectories):
-        steps = len(traj.steps) if max_steps is None else min(max_steps, len(traj.steps))
-        trial = seen.copy()
-        block = _render_one(i, traj, steps, trial)
-        if max_chars is not None and used + len(block) > max_chars:
-            if blocks:
-                break
-            steps = _steps_that_fit(i, traj, steps, seen, max_chars)
-            trial = seen.copy()
-            block = _render_one(i, traj, steps, trial)
-        blocks.append(block)
-        shown.append(steps)
-        seen, used = trial, used + len(block) + 2
-    left = list(trajectories)[len(blocks):]
+    blocks = [_render_one(i, t, windows[i], seen) for i, t in enumerate(games) if windows[i] != (0, 0)]
+    left = [i for i, w in enumerate(windows) if w == (0, 0)]
     if left:
-        first, last = len(blocks) + 1, len(trajectories)
-        names = f"game {first}" if first == last else f"games {first} to {last}"
-        actions = sum(len(t.steps) for t in left)
-        blocks.append(_fragment("sections/games_not_shown.md", games=names,
+        actions = sum(len(games[i].steps) for i in left)
+        blocks.append(_fragment("sections/games_not_shown.md", games=_game_numbers(left),
                                 actions=f"{actions} action{'' if actions == 1 else 's'}"))
-    return Listing("\n\n".join(blocks), tuple(shown) + (0,) * len(left))
+    return Listing("\n\n".join(blocks), tuple(windows))
 
 
 def render_trajectories(trajectories: Sequence[Trajectory], *, max_steps: int | None = None,
@@ -108,12 +102,123 @@ def render_trajectories(trajectories: Sequence[Trajectory], *, max_steps: int | 
     return listing(trajectories, max_steps=max_steps, max_chars=max_chars).text
 
 
-def _steps_that_fit(index: int, traj: Trajectory, steps: int, seen: _Shown, max_chars: int) -> int:
+def _game_numbers(indices: Sequence[int]) -> str:
+    """``game 3``, ``games 2 and 4``, ``games 2, 4 and 5``, ``games 2 to 5`` (numbers from 1)."""
+    nums = [i + 1 for i in indices]
+    if len(nums) == 1:
+        return f"game {nums[0]}"
+    if nums == list(range(nums[0], nums[-1] + 1)) and len(nums) > 2:
+        return f"games {nums[0]} to {nums[-1]}"
+    return "games " + ", ".join(map(str, nums[:-1])) + f" and {nums[-1]}"
+
+
+def _window_kinds(traj: Trajectory, window: Window) -> set[str]:
+    """The kinds of event the steps of ``window`` show, and the game's end when the window reaches it."""
+    at = event_kinds.kinds_at(traj)
+    start, stop = window
+    found = set().union(*at[start:stop])
+    return found | at[-1] if stop == len(traj.steps) else found
+
+
+def _choose(games: Sequence[Trajectory], limits: Sequence[int], max_chars: int | None) -> list[Window]:
+    """The window of each game a listing shows (see ``listing``)."""
+    windows: list[Window] = [(0, lim) for lim in limits]
+    if max_chars is None:
+        return windows
+    cost = [len(_render_one(i, t, windows[i], _Shown())) + 2 for i, t in enumerate(games)]
+    items = [_window_kinds(t, windows[i]) for i, t in enumerate(games)]
+    chosen = set(event_kinds.greedy_cover(items, cost=lambda i: cost[i], budget=max_chars))
+    used = sum(cost[i] for i in chosen)
+    out: list[Window] = [w if i in chosen else (0, 0) for i, w in enumerate(windows)]
+    covered = set().union(*(items[i] for i in chosen))
+    while holders := [i for i, w in enumerate(out) if w == (0, 0) and items[i] - covered]:
+        # each game that holds a kind not shown yet may take an equal share of the room left
+        room = max_chars - used
+        part = _best_part(games, limits, out, covered, room // len(holders)) or _best_part(
+            games, limits, out, covered, room)
+        if part is None:
+            break
+        i, window, length = part
+        out[i], used = window, used + length
+        covered |= _window_kinds(games[i], window)
+    # then whole games that still fit, in order, and earlier steps of the parts listed: measured as listed
+    # (a long list written once and referred to later costs less than each game alone)
+    for i in range(len(games)):
+        if out[i] == (0, 0) and _length(games, [windows[i] if j == i else w for j, w in enumerate(out)]) <= max_chars:
+            out[i] = windows[i]
+    for i, (start, stop) in enumerate(out):
+        if start > 0:
+            out[i] = (_earliest(functools.partial(_fits_from, games, out, i, stop, max_chars), start), stop)
+    if all(w == (0, 0) for w in out) and games:  # nothing fits: the first game's first steps, one at least
+        out[0] = (0, _steps_that_fit(0, games[0], limits[0], max_chars))
+    return out
+
+
+def _fits_from(games: Sequence[Trajectory], windows: Sequence[Window], index: int, stop: int, max_chars: int,
+               first: int) -> bool:
+    """Whether the listing fits in ``max_chars`` with game ``index`` listed from step ``first`` to ``stop``."""
+    return _length(games, [(first, stop) if j == index else w for j, w in enumerate(windows)]) <= max_chars
+
+
+def _length(games: Sequence[Trajectory], windows: Sequence[Window]) -> int:
+    """The characters of the listing of ``windows`` (the closing line aside)."""
+    seen = _Shown()
+    return sum(len(_render_one(i, t, w, seen)) + 2 for i, (t, w) in enumerate(zip(games, windows)) if w != (0, 0))
+
+
+def _earliest(fits: Callable[[int], bool], start: int) -> int:
+    """The smallest first step, at most ``start`` (which fits), for which ``fits`` holds (bisection: a part
+    that starts earlier is longer)."""
+    low, high = 0, start
+    while low < high:
+        mid = (low + high) // 2
+        if fits(mid):
+            high = mid
+        else:
+            low = mid + 1
+    return low
+
+
+def _best_part(games: Sequence[Trajectory], limits: Sequence[int], out: Sequence[Window], covered: set[str],
+               room: int) -> tuple[int, Window, int] | None:
+    """The part of an unlisted game (game, window, length) that shows the most kinds not yet ``covered``
+    within ``room`` characters: the steps up to the first event of an uncovered kind, as many earlier steps
+    as fit; ``None`` where none adds a kind."""
+    best: tuple[int, int, Window, int] | None = None  # (gain, -game, window, length)
+    for i, traj in enumerate(games):
+        if out[i] != (0, 0):
+            continue
+        every = event_kinds.kinds_at(traj)
+        at = every[:limits[i]] + (every[-1:] if limits[i] == len(traj.steps) else [])  # the end, when shown
+        for kind in sorted(set().union(*at) - covered):
+            where = next(k for k, ks in enumerate(at) if kind in ks)
+            stop = min(where + 1, limits[i])  # an end kind: the last step, and the final state with it
+            start = _first_start_that_fits(i, traj, stop, room)
+            if start is None:
+                continue
+            window = (start, stop)
+            gain = len(_window_kinds(traj, window) - covered)
+            length = len(_render_one(i, traj, window, _Shown())) + 2
+            if best is None or (gain, -i) > best[:2]:
+                best = (gain, -i, window, length)
+    return None if best is None else (-best[1], best[2], best[3])
+
+
+def _first_start_that_fits(index: int, traj: Trajectory, stop: int, room: int) -> int | None:
+    """The earliest first step of a part of a game ending at ``stop`` whose listing fits in ``room``
+    characters (``None``: not even the one step before ``stop`` fits)."""
+    def fits(first: int) -> bool:
+        return len(_render_one(index, traj, (first, stop), _Shown())) + 2 <= room
+
+    return None if stop < 1 or not fits(stop - 1) else _earliest(fits, stop - 1)
+
+
+def _steps_that_fit(index: int, traj: Trajectory, steps: int, max_chars: int) -> int:
     """The most steps of a game (at least one, at most ``steps``) whose listing fits in ``max_chars``."""
     low, high = 1, steps
     while low < high:
         mid = (low + high + 1) // 2
-        if len(_render_one(index, traj, mid, seen.copy())) <= max_chars:
+        if len(_render_one(index, traj, (0, mid), _Shown())) <= max_chars:
             low = mid
         else:
             high = mid - 1
@@ -195,12 +300,15 @@ def _clip(text: str) -> str:
     return _fragment(f"{_TEST_TEMPLATES}/clipped.md", head=text[:LONG_VALUE], length=len(text))
 
 
-def _render_one(index: int, traj: Trajectory, shown: int, seen: _Shown) -> str:
+def _render_one(index: int, traj: Trajectory, window: Window, seen: _Shown) -> str:
     head = (f"Game {index + 1} ({traj.policy} play, seed {traj.seed}): {len(traj.steps)} actions, "
             f"final returns {compact(list(traj.returns))}")
     lines = [head]
-    steps = traj.steps[:shown]
-    for si, step in enumerate(steps):
+    first, stop = window
+    if first:
+        lines.append(f"  ... {first} earlier steps not shown")
+    for si in range(first, stop):
+        step = traj.steps[si]
         who = "chance" if step.player < 0 else f"player {step.player}"
         lines.append(f"  step {si}: current player {step.player} ({who})")
         lines.extend("    " + o for o in _observation_lines(step.observations))
@@ -210,8 +318,8 @@ def _render_one(index: int, traj: Trajectory, shown: int, seen: _Shown) -> str:
         else:
             lines.append(f"    legal actions: {_once(compact(list(step.legal_action_strings)), where, seen, long=LONG_ACTIONS)}")
         lines.append(f"    action: {step.action_string!r} -> rewards {compact(list(step.rewards))}")
-    if len(steps) < len(traj.steps):
-        lines.append(f"  ... {len(traj.steps) - len(steps)} more steps not shown")
+    if stop < len(traj.steps):
+        lines.append(f"  ... {len(traj.steps) - stop} more steps not shown")
     else:
         lines.append(f"  final state: current player {TERMINAL} (terminal)")
         lines.extend("    " + o for o in _observation_lines(traj.final_observations))
@@ -236,7 +344,7 @@ TEMPLATES: tuple[str, ...] = (
                                                   "clipped")),
     "sections/same_list.md", "sections/fewer_outcomes.md", "sections/outcome_table.md",
     "sections/games_not_shown.md",
-    "sections/check_error.md",
+    "sections/check_error.md", "sections/failures_not_shown.md",
 )
 
 
@@ -276,15 +384,16 @@ def _instances(trajectories: Sequence[Trajectory]) -> dict[str, list[tuple[int, 
     return {k: v for k, v in out.items() if v}
 
 
-def _listed(traj: Trajectory, at: int, shown: int) -> bool:
-    """Whether the state after ``at`` actions of a game is one the listing shows (``shown`` of its steps
-    listed); the initial state needs no listing."""
-    return at == 0 or at < shown or shown == len(traj.steps)
+def _listed(traj: Trajectory, at: int, shown: Window) -> bool:
+    """Whether the state after ``at`` actions of a game is one the listing shows (the steps ``shown`` of the
+    game listed, and its final state when they reach the end); the initial state needs no listing."""
+    start, stop = shown
+    return at == 0 or start <= at < stop or (at == stop == len(traj.steps))
 
 
-def _where(ti: int, traj: Trajectory, at: int, shown: int) -> str:
+def _where(ti: int, traj: Trajectory, at: int, shown: Window) -> str:
     """Where a check looks, as the prompt says it: a step of a game shown above by its number (the step's
-    line shows the state; ``shown`` steps of the game are listed); a state the listing leaves out by the
+    line shows the state; the steps ``shown`` of the game are listed); a state the listing leaves out by the
     actions that reach it."""
     if at == 0:
         return _fragment(f"{_TEST_TEMPLATES}/at_initial.md")
@@ -296,7 +405,7 @@ def _where(ti: int, traj: Trajectory, at: int, shown: int) -> str:
                      history=compact([s.action_string for s in traj.steps[:at]]))
 
 
-def _render_check(kind: str, ti: int, traj: Trajectory, at: int, *, shown: int) -> str:
+def _render_check(kind: str, ti: int, traj: Trajectory, at: int, *, shown: Window) -> str:
     """One check as a line of the prompt."""
     state = traj.steps[at] if at < len(traj.steps) else _FinalState(TERMINAL, traj.final_observations)
     return _fragment(f"{_TEST_TEMPLATES}/{kind}.md", at=_where(ti, traj, at, shown), **_FIELDS[kind](state))
@@ -347,17 +456,59 @@ def first_failure_per_type(report: CheckReport) -> list[CheckFailure]:
     return [by_type[t][0] for t in order]
 
 
-def render_failures(report: CheckReport, failures: Sequence[CheckFailure]) -> str:
-    """The failing-tests section: the report's score line, a load/limit error if any, each failure."""
+# The failing-tests section of a refinement prompt stays within this many characters: each failure is written
+# with its values whole (every player's expected and actual observation), a failure too long for what is left
+# loses its longest fields whole, and one that does not fit even so is left out, named in a closing line.
+FAILURE_CHARS = 40_000
+
+
+def render_failures(report: CheckReport, failures: Sequence[CheckFailure], *,
+                    max_chars: int = FAILURE_CHARS) -> str:
+    """The failing-tests section: the report's score line, a load/limit error if any, each failure in full.
+
+    Failures are written in order while the section stays within ``max_chars`` characters. A failure that
+    does not fit whole is written without its longest fields (``CheckFailure.render(leave_out=...)``: each
+    says how long it was), never with a value cut; one that does not fit even with every field left out is
+    left out, and a closing line counts those left out and names their types. The first failure is always
+    written (its fields left out as needed).
+    """
     parts = [report.summary()]
     if report.error and not failures:
         parts.append(_fragment("sections/check_error.md", error=report.error))
-    parts.extend(f.render() for f in failures)
+    room = max_chars - sum(len(p) + 2 for p in parts)
+    dropped: list[CheckFailure] = []
+    for i, failure in enumerate(failures):
+        text = _failure_within(failure, room if i else max(room, 0), must=i == 0)
+        if text is None:
+            dropped.append(failure)
+            continue
+        parts.append(text)
+        room -= len(text) + 2
+    if dropped:
+        types = list(dict.fromkeys(f.test_type for f in dropped))
+        parts.append(_fragment("sections/failures_not_shown.md",
+                               failures=f"{len(dropped)} more failure{'' if len(dropped) == 1 else 's'}",
+                               types=", ".join(types)))
     return "\n\n".join(parts)
+
+
+def _failure_within(failure: CheckFailure, room: int, *, must: bool) -> str | None:
+    """``failure`` written whole, or without its longest fields until it fits in ``room`` characters;
+    ``None`` when it does not fit with every field left out (unless it ``must`` be written)."""
+    text = failure.render(full=True)
+    left: set[str] = set()
+    lengths = {f: len(failure.render(full=True, leave_out=left | {f})) for f in FAILURE_FIELDS}
+    for field in sorted(FAILURE_FIELDS, key=lambda f: (lengths[f], FAILURE_FIELDS.index(f))):
+        if len(text) <= room:
+            return text
+        left.add(field)
+        text = failure.render(full=True, leave_out=left)
+    return text if len(text) <= room or must else None
 
 
 __all__ = [
     "EXAMPLE_CHARS",
+    "FAILURE_CHARS",
     "EXAMPLE_TYPES",
     "TEMPLATES",
     "FailurePicker",

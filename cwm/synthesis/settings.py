@@ -58,6 +58,10 @@ class TreeSettings:
                 raise UsageError(f"TreeSettings: {name} must be in [0, 1], got {value}")
 
 
+# Training games are chosen from this many times as many games of random play (``SynthesisSettings.train_pool``).
+DEFAULT_TRAIN_POOL = 4
+
+
 @dataclasses.dataclass(frozen=True)
 class RequestSettings:
     """How each LLM call is made.
@@ -94,12 +98,16 @@ class SynthesisSettings:
     Attributes:
       strategy: ``"tree"`` (Thompson-sampled tree search) or ``"conversation"`` (one chat).
       budget: the most LLM calls (paper: 500; the value and encoder targets default to 20).
-      seed: seeds the training games (game i: seed + i), the held-out games, the search and the requests.
+      seed: seeds the training games (the pool of ``train_pool * num_train`` games: seeds seed, seed + 1,
+        ...), the held-out games, the search and the requests.
       concurrency: LLM calls in flight at once (tree search).
       tree: tree-search hyperparameters.
       request: LLM request settings.
       isolate: check candidates in the sandbox (forked, limited processes); off only for trusted replies.
       num_train: training games of uniformly random play (paper: 5).
+      train_pool: the training games are chosen from ``train_pool * num_train`` games of random play (seeds
+        ``seed`` on) to show every kind of event the pool holds (``cwm.games.event_kinds.covering_games``); 1: the
+        first ``num_train`` games.
       num_test: held-out games. World model: ``None`` (default) a set of ``test_transitions`` transitions
         shared through the cache, ``0`` none, ``N`` exactly N games; inference: N games of random play
         (default 100), ``0`` none.
@@ -126,6 +134,7 @@ class SynthesisSettings:
     request: RequestSettings = RequestSettings()
     isolate: bool = True
     num_train: int = 5
+    train_pool: int = DEFAULT_TRAIN_POOL
     num_test: int | None = None
     test_transitions: int = DEFAULT_TRANSITIONS
     test_mcts_simulations: int | None = None
@@ -184,6 +193,7 @@ class SynthesisSettings:
 
     def _counts(self) -> list[tuple[str, Any, int]]:
         return [("budget", self.budget, 1), ("concurrency", self.concurrency, 1), ("num_train", self.num_train, 1),
+                ("train_pool", self.train_pool, 1),
                 ("num_test", self.num_test, 0), ("test_transitions", self.test_transitions, 1),
                 ("test_mcts_simulations", self.test_mcts_simulations, 1), ("seed", self.seed, 0),
                 ("examples_per_type", self.examples_per_type, 1), ("max_steps_shown", self.max_steps_shown, 1),
@@ -245,5 +255,5 @@ def settings_from(target: str, settings: SynthesisSettings | None, legacy: dict[
 _NONE_OK = frozenset({"num_test", "test_mcts_simulations", "max_steps_shown", "max_example_chars", "call_s"})
 
 
-__all__ = ["DEFAULT_CANDIDATES", "DEFAULT_SHOWN", "DEFAULT_TRANSITIONS", "HIDDEN", "STRATEGIES", "TARGETS",
+__all__ = ["DEFAULT_CANDIDATES", "DEFAULT_SHOWN", "DEFAULT_TRAIN_POOL", "DEFAULT_TRANSITIONS", "HIDDEN", "STRATEGIES", "TARGETS",
            "VIEW_CHARS", "RequestSettings", "SynthesisSettings", "TreeSettings", "settings_from"]

@@ -60,6 +60,8 @@ class Target:
       fragments: further templates the context was rendered with (hashed into the run record too).
       wanted: distinct programs passing every check the run looks for before it stops (a value target asks
         for several candidates and keeps refining until it has them); a passing program is never refined.
+      tag: what the run's requests are tagged with, before the prompt's kind (``inference/initial``,
+        ``joint/refine``): the target as the ledger and the journal name it.
     """
 
     name: str
@@ -71,6 +73,7 @@ class Target:
     score: Callable[[CheckReport], float] = dataclasses.field(default=lambda r: r.pass_rate)
     fragments: tuple[str, ...] = ()
     wanted: int = 1
+    tag: str = "synthesis"
 
     @property
     def required(self) -> tuple[str, ...]:
@@ -88,6 +91,28 @@ class Target:
     def prompt_hashes(self) -> dict[str, str]:
         names = [*self.prompts.names().values(), *self.fragments]
         return {name: prompts.prompt_hash(name) for name in names}
+
+
+# Sections of a rules file written for the project's maintainers, not for a player: how the game's outcomes
+# were measured (the file paths, planners and engine functions of this repository). A prompt leaves them out.
+MAINTAINER_SECTIONS: tuple[str, ...] = ("Outcome statistics",)
+
+
+def prompt_rules(markdown: str) -> str:
+    """A rules text as a prompt shows it: without its ``MAINTAINER_SECTIONS`` (each heading of that name and
+    everything under it, up to the next heading of its level or above), headings nested under the prompt's
+    (``nest_headings``), outer white space stripped."""
+    kept: list[str] = []
+    skip_level = 0  # the level of the section being left out (0: none)
+    for line in markdown.splitlines(keepends=True):
+        heading = re.match(r"^(#{1,6})\s+(.*?)\s*#*\s*$", line)
+        if heading and skip_level and len(heading.group(1)) <= skip_level:
+            skip_level = 0
+        if heading and not skip_level and heading.group(2) in MAINTAINER_SECTIONS:
+            skip_level = len(heading.group(1))
+        if not skip_level:
+            kept.append(line)
+    return nest_headings("".join(kept).strip())
 
 
 def nest_headings(markdown: str, *, levels: int = 2) -> str:
@@ -126,7 +151,7 @@ def world_model_target(
     shown = {"max_steps": max_steps_shown, "max_chars": max_example_chars}
     tests, _ = render.example_tests(train, per_type=examples_per_type, **shown)
     context = {
-        "rules": nest_headings(rules.strip()),
+        "rules": prompt_rules(rules),
         "api": cwm_model.api_block(cwm_model.WORLD_MODEL_API).rstrip(),
         "value_rules": value_rules.rules_text(),
         "allowed_imports": ", ".join(sorted(ALLOWED_IMPORTS)),
@@ -134,7 +159,7 @@ def world_model_target(
         "tests": tests,
     }
     return Target("world_model", prompt_set, cwm_model.WORLD_MODEL_API, context,
-                  check or world_model_checker(train), fragments=render.TEMPLATES)
+                  check or world_model_checker(train), fragments=(*render.TEMPLATES, "sections/answer_first.md"))
 
 
-__all__ = ["Checker", "PromptSet", "Target", "nest_headings", "world_model_checker", "world_model_target"]
+__all__ = ["MAINTAINER_SECTIONS", "Checker", "PromptSet", "Target", "nest_headings", "prompt_rules", "world_model_checker", "world_model_target"]

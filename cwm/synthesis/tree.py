@@ -134,10 +134,10 @@ def _submit(engine: Engine, chooser: NodeChooser, sent: set[str]) -> None:
     while (parent := chooser.choose(engine.nodes)) is not None:
         text = _new_refinement(engine, parent, chooser.refinements[parent.id] - 1, sent)
         if text is not None:
-            engine.submit((Message("user", text),), tag="synthesis/refine", meta=parent)
+            engine.submit((Message("user", text),), tag=f"{target.tag}/refine", meta=parent)
             return
         chooser.close(parent)
-    engine.submit((Message("user", target.render("initial")),), tag="synthesis/initial", meta=None)
+    engine.submit((Message("user", target.render("initial")),), tag=f"{target.tag}/initial", meta=None)
 
 
 def _new_refinement(engine: Engine, node: Node, round_: int, sent: set[str]) -> str | None:

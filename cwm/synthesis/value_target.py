@@ -19,7 +19,7 @@ from cwm.sandbox.checkers import (
     Checker,
     value_checker,  # noqa: F401  (re-exported)
 )
-from cwm.synthesis.target import PromptSet, Target, nest_headings
+from cwm.synthesis.target import PromptSet, Target, prompt_rules
 from cwm.types import Trajectory
 
 VALUE_PROMPTS = PromptSet(system="value/system.md", initial="value/initial.md", refine="value/refine.md")
@@ -58,13 +58,13 @@ def value_target(rules: str, world_model: str, games: Sequence[Trajectory], *, u
     if not utility[0] < utility[1]:
         raise ValueError(f"the utility range must have its minimum below its maximum, got {list(utility)}")
     context = {
-        "rules": nest_headings(rules.strip()), "api": cwm_model.api_block(VALUE_API).rstrip(),
+        "rules": prompt_rules(rules), "api": cwm_model.api_block(VALUE_API).rstrip(),
         "utility_low": f"{utility[0]:g}", "utility_high": f"{utility[1]:g}", "call_ms": f"{call_s * 1000:g}",
         "allowed_imports": ", ".join(sorted(ALLOWED_IMPORTS)), "world_model": world_model.strip(),
         "games": render_games(games), "candidates": str(candidates),
     }
     checker = check or value_checker(world_model, games, utility=utility, call_s=call_s)
-    return Target("value", prompt_set, VALUE_API, context, checker, fragments=FRAGMENTS, wanted=candidates)
+    return Target("value", prompt_set, VALUE_API, context, checker, fragments=FRAGMENTS, wanted=candidates, tag="value")
 
 
 __all__ = ["DEFAULT_CANDIDATES", "VALUE_PROMPTS", "render_games", "value_checker", "value_target"]

@@ -68,15 +68,17 @@ def _checker_factory(isolate: bool) -> Iterator[Any]:
         box.close()
 
 
-def _inputs(game: GameInput, rules: str | None, num_train: int, seed: int) -> tuple[str, str, list[Trajectory], Any]:
-    """(name, rules text, training games, the spec or None) of a game or a (rules, trajectories) pair."""
+def _inputs(game: GameInput, rules: str | None, settings: SynthesisSettings) -> tuple[str, str, list[Trajectory], Any]:
+    """(name, rules text, training games, the spec or None) of a game or a (rules, trajectories) pair; a game's
+    training games are chosen from a pool to show its kinds of events (``SynthesisSettings.train_pool``)."""
     if isinstance(game, tuple):
         text, train = game
         if not train:
             raise ValueError("synthesize_world_model: the (rules, trajectories) pair has no trajectories")
         return train[0].game, rules or text, list(train), None
     spec = games.resolve(game)
-    return spec.name, rules or games.rules_text(spec), trajectories.collect(spec, num_train, seed=seed), spec
+    train = trajectories.collect_covering(spec, settings.num_train, seed=settings.seed, pool=settings.train_pool)
+    return spec.name, rules or games.rules_text(spec), train, spec
 
 
 def _test_key(given: Sequence[Trajectory] | None) -> str | None:
@@ -117,7 +119,7 @@ def synthesize_world_model(game: GameInput, llm: Client, settings: SynthesisSett
     start = time.monotonic()
     settings = settings_from("world_model", settings, legacy, "synthesize_world_model")
     root = Path(run_dir)
-    name, rules_text, train, spec = _inputs(game, rules, settings.num_train, settings.seed)
+    name, rules_text, train, spec = _inputs(game, rules, settings)
     with _checker_factory(settings.isolate) as make_checker:
         target = world_model_target(rules_text, train, check=make_checker(train),
                                     examples_per_type=settings.examples_per_type,

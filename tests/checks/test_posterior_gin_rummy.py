@@ -21,7 +21,8 @@ from cwm.sandbox.sampling import ContainedSampler
 from cwm.synthesis.extract import extract_code
 
 REAL = Path(str(importlib.resources.files("cwm").joinpath("data", "recordings", "real", "gin_rummy.jsonl")))
-SHUFFLE = "    rng.shuffle(pl)\n"  # the real inference's shuffle of the unseen cards it deals to free slots
+SHUFFLE = "        picks = rng.sample(pool, min(len(free), len(pool)))\n"  # the real inference's draw of the unseen
+# cards it deals to the free slots
 
 
 def _real_inference() -> str:
@@ -58,7 +59,7 @@ def test_no_gap_is_detected_between_the_real_gin_rummy_inference_and_the_posteri
     real = _check(source)
     assert real.accuracy == 1.0 and len(real.states) == 4 and {s.truth for s in real.states} == {"engine"}
     assert real.lo == 0.0 and real.tv < 0.15, real.summary()
-    sorted_deal = _check(source.replace(SHUFFLE, "    pl.sort()\n"))  # the lowest unseen cards, always
+    sorted_deal = _check(source.replace(SHUFFLE, "        picks = sorted(pool)[:min(len(free), len(pool))]\n"))  # lowest
     assert sorted_deal.accuracy == 1.0  # every history still replays: only the belief is wrong
     assert sorted_deal.lo > 0.3, sorted_deal.summary()
 

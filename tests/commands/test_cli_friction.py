@@ -157,3 +157,21 @@ def test_the_synthesis_bar_says_the_held_out_games_come_next():
         assert bar._bar.desc == HELD_OUT_NEXT and bar._bar.n == 3
     finally:
         bar.close()
+
+
+def test_the_synthesis_bar_ends_when_the_run_solves_with_no_time_left_to_wait():
+    from types import SimpleNamespace
+
+    from cwm.synthesis.progress import ProgressBar
+
+    bar = ProgressBar(500)
+    try:
+        searching = SimpleNamespace(best=None, llm=None, processed=1, replayed=0, solved=False, budget=500)
+        bar.update_from(searching)
+        assert bar._bar.total == 500  # while searching: out of the budget, with an estimate of the time left
+        bar.update_from(SimpleNamespace(**{**vars(searching), "solved": True}))
+        shown = bar._bar.format_dict
+        assert shown["total"] == shown["n"] == 1  # solved at its first call: the bar is full
+        assert "100%" in str(bar._bar) and "1/1" in str(bar._bar)
+    finally:
+        bar.close()

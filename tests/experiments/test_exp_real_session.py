@@ -75,7 +75,7 @@ def test_a_closed_deck_session_runs_the_joint_synthesis_and_records_it(tmp_path)
     replies = REPLIES.parent / "leduc_poker"
     (first,) = (work / "prompts").iterdir()
     assert "What the players saw" in first.read_text() and "def get_initial_state" in first.read_text()
-    for reply in ("joint_1_initial", "joint_2_fixed"):
+    for reply in ("joint_1_initial", "joint_2_fixed", "joint_3_own_fold"):
         (prompt,) = (work / "prompts").iterdir()
         (work / "answers").mkdir(exist_ok=True)
         (work / "answers" / prompt.name).write_text((replies / f"{reply}.md").read_text(encoding="utf-8"))
@@ -84,7 +84,7 @@ def test_a_closed_deck_session_runs_the_joint_synthesis_and_records_it(tmp_path)
     assert status == 0
     provenance = json.loads((work / "provenance.json").read_text())
     assert provenance["deck"] == "closed" and list(provenance["stages"]) == ["joint"]
-    assert provenance["stages"]["joint"] == {"llm_calls": 2, "solved": True}
+    assert provenance["stages"]["joint"] == {"llm_calls": 3, "solved": True}
     recorded, replayed = ((work / d / "joint" / "best_program.py").read_text() for d in ("recorded", "replayed"))
     assert recorded == replayed and "def resample_history" in recorded
     assert real_session.main(["tic_tac_toe", "--deck", "closed", "--work", str(tmp_path / "t"),

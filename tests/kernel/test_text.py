@@ -13,7 +13,7 @@ from cwm import checks
 from cwm.games import trajectories
 from cwm.sandbox import Sandbox
 from cwm.text import clean, clean_json
-from cwm.types import CheckFailure, CheckReport, error_report
+from cwm.types import VALUE_LIMIT, CheckFailure, CheckReport, error_report
 
 POISONED = Path(__file__).resolve().parents[1] / "data" / "planners" / "broken" / "poisoned_message.py"
 RAW = "a\ud800b\x1b[31mred\x1b[0m\x00\x07\x7f\x9b\u2028\u202e\rend"
@@ -142,8 +142,12 @@ def test_a_poisoned_report_read_back_from_disk_is_cleaned():
 def test_a_report_error_and_a_failure_are_cut_to_their_limits():
     assert len(error_report("e" * 100_000).error) <= 8000
     failure = CheckFailure("transition", 0, 0, "c" * 10_000, None, "g" * 10_000, "d" * 10_000, "t" * 100_000)
-    assert len(failure.call) <= 2000 and len(failure.got) <= 2000 and len(failure.diff) <= 2000
+    assert len(failure.call) <= 2000 and len(failure.diff) <= 2000
     assert len(failure.traceback) <= 8000
+    # a value is kept whole up to VALUE_LIMIT characters (a prompt shows it whole or leaves it out), then cut
+    assert failure.got == "g" * 10_000
+    huge = CheckFailure("transition", 0, 0, "c", "e" * 200_000, ["g" * 200_000], "d")
+    assert len(huge.expected) <= VALUE_LIMIT and len(huge.got[0]) <= VALUE_LIMIT
 
 
 def test_the_command_line_prints_a_poisoned_error_as_one_clean_line(tmp_path, capsys):

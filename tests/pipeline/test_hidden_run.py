@@ -41,7 +41,7 @@ def test_offline_run_synthesizes_the_model_and_its_inference_from_the_recording(
         s = report[stage]
         assert s["solved"] and s["llm_calls"] == calls[stage], stage
         assert s["train_accuracy"] == 1.0 and s["test_accuracy"] == 1.0, stage
-    assert report["inference"]["train_by_type"] == {"inference": 1.0}
+    assert report["inference"]["train_by_type"] == {"inference": 1.0, "inference_terminal": 1.0}
     manifest = json.loads((out / "bundle" / "manifest.json").read_text())
     assert (out / "bundle" / "inference.py").read_text() == (out / "inference" / "best_program.py").read_text()
     assert "inference.py" in json.dumps(manifest)

@@ -107,7 +107,8 @@ def test_record_names_config_llm_prompts_and_commit(finished_run):
     assert {k: report["provenance"][k] for k in ("answered_by", "relay", "date")} == \
         {k: shipped[k] for k in ("answered_by", "relay", "date")}
     line = next(x for x in (out / "report.md").read_text().splitlines() if x.startswith("- LLM:"))
-    assert f"answered by {shipped['answered_by']}; relay `agent-relay-unchecked` (not machine-checked" in line
+    assert f"answered by {shipped['answered_by']}; relay `agent-relay-hashed`" in line
+    assert "not machine-checked" not in line  # every reply's prompt hash matched its request
     assert len(line) < 400  # short fields, not prose repeated into every report
     manifest = json.loads((out / "bundle" / "manifest.json").read_text())
     assert manifest["provenance"]["answered_by"] == shipped["answered_by"]  # it flows into the bundle too

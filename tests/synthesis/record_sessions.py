@@ -69,10 +69,10 @@ class Session:
 SESSIONS = {s.name: s for s in (
     Session("tic_tac_toe", world_model=("01_initial_buggy", "02_refine_partial", "03_refine_correct")),
     Session("leduc_poker", world_model=("world_model_1_initial", "world_model_2_fixed"),
-            inference=("inference_1_initial", "inference_2_fixed")),
-    Session("leduc_poker", joint=("joint_1_initial", "joint_2_fixed")),
+            inference=("inference_1_initial", "inference_2_fixed", "inference_3_own_fold")),
+    Session("leduc_poker", joint=("joint_1_initial", "joint_2_fixed", "joint_3_own_fold")),
     Session("quadranto", world_model=("world_model_1_initial", "world_model_2_fixed"),
-            inference=("inference_1_initial", "inference_2_fixed")),
+            inference=("inference_1_initial", "inference_2_fixed", "inference_3_caught")),
     Session("quadranto", joint=("joint_1_initial", "joint_2_refined")),
 )}
 

@@ -31,8 +31,8 @@ def test_real_sessions_ship_for_some_games_each_with_its_provenance():
         games.resolve(game)  # a registered game
         provenance = _provenance(game)
         assert provenance["game"] == game and provenance["answered_by"] and provenance["date"]
-        # short structured fields: the relay says the copies were not machine-checked, and no reply is counted hashed
-        assert provenance["relay"] == "agent-relay-unchecked" and provenance["prompts_hashed"] == 0
+        # short structured fields: every reply carries the relay's hash of the request it was given, and it matched
+        assert provenance["relay"] == "agent-relay-hashed" and provenance["prompts_hashed"] == provenance["replies"]
         assert len(provenance["answered_by"]) <= 120 and provenance["stages"]["world model"]["solved"] in (True, False)
         models = {json.loads(line)["response"]["model"] for line in (REAL / f"{game}.jsonl").read_text().splitlines()}
         assert len(models) == 1  # one answering model: no scripted or other model's reply mixed in
@@ -51,7 +51,7 @@ def test_a_real_session_replays_under_todays_prompts_as_it_ran(game, tmp_path):
 @pytest.mark.parametrize("game", CLOSED)
 def test_a_real_closed_deck_session_replays_under_todays_prompts_as_it_ran(game, tmp_path):
     provenance = json.loads((REAL / "closed" / f"{game}.provenance.json").read_text(encoding="utf-8"))
-    assert provenance["deck"] == "closed" and provenance["relay"] == "agent-relay-unchecked"
+    assert provenance["deck"] == "closed" and provenance["relay"] == "agent-relay-hashed"
     result = synthesize_inference(game, ReplayClient(REAL / "closed" / f"{game}.jsonl"), SynthesisSettings.of("inference", deck="closed", num_test=0, isolate=False), run_dir=tmp_path, world_model=None)
     assert {"joint": {"llm_calls": result.llm_calls, "solved": result.solved}} == provenance["stages"]
 

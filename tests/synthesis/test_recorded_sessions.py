@@ -29,14 +29,17 @@ def _failures(report: dict) -> list[dict]:
 def test_closed_deck_leduc_is_refined_to_every_check_from_the_recording(tmp_path):
     run = tmp_path / "run"
     result = synthesize_inference("leduc_poker", ReplayClient(CLOSED / "leduc_poker.jsonl"), SynthesisSettings.of("inference", deck="closed", num_test=6), run_dir=run)
-    assert result.target == "joint" and result.solved and result.llm_calls == 2
+    assert result.target == "joint" and result.solved and result.llm_calls == 3
     assert result.train_accuracy == 1.0 and set(result.train_by_type) == JOINT_TYPES
     assert all(v == 1.0 for v in result.train_by_type.values())
     assert result.test_accuracy == 1.0  # held-out closed-deck games, ends of games included
-    first, fixed = _reports(run)
+    first, fixed, own_fold = _reports(run)
     # the first candidate ignored the showdown: its histories end paying the player what it was not paid
     assert {f["test_type"] for f in _failures(first)} == {"inference_terminal"}
-    assert any("observation differs" in f["diff"] for f in _failures(first)) and not _failures(fixed)
+    assert any("observation differs" in f["diff"] for f in _failures(first))
+    # the second scored a game the player ended by folding as a showdown: at that game's end no card fits
+    assert [f["test_type"] for f in _failures(fixed)] == ["inference_terminal"]
+    assert "resample_history raised" in _failures(fixed)[0]["diff"] and not _failures(own_fold)
 
 
 def test_closed_deck_quadranto_is_refined_to_every_check_with_the_terminal_flag(tmp_path):
@@ -57,5 +60,5 @@ def test_cwm_synthesize_replays_the_closed_recording(tmp_path, capsys):
             "--out", str(out), "--num-test", "2"]
     assert main(argv) == 0
     printed = capsys.readouterr().out
-    assert "leduc_poker (joint, closed deck): solved after 2" in printed
+    assert "leduc_poker (joint, closed deck): solved after 3" in printed
     assert json.loads((out / "result.json").read_text())["model"] == "scripted-leduc-poker-joint"

@@ -1,16 +1,25 @@
-"""The first prompt lists whole example games (inference: player views) while they fit in a fixed number of
-characters, says what it left out, and names in its example checks only states it lists; the checks still
-run on every game."""
+"""The first prompt lists example games chosen to show every kind of event within a fixed number of characters
+(whole games, else parts of games; inference: whole player views while they fit), says what it left out, and
+names in its example checks only states it lists; the checks still run on every game."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import pytest
 
 from cwm import games
-from cwm.games import trajectories
-from cwm.synthesis.inference_target import VIEW_CHARS, inference_target, render_views, views_of, views_shown
+from cwm.games import event_kinds, trajectories
+from cwm.synthesis.inference_target import (
+    VIEW_CHARS,
+    _view_kinds,
+    inference_target,
+    render_views,
+    views_listed,
+    views_of,
+    views_shown,
+)
 from cwm.synthesis.render import EXAMPLE_CHARS, example_tests, listing, render_trajectories
 
 
@@ -24,47 +33,88 @@ def backgammon() -> list:
     return trajectories.collect("backgammon", 3, seed=0)
 
 
-def test_whole_games_are_listed_in_order_while_they_fit(hand_of_war):
+def _listed(shown: tuple) -> list[int]:
+    return [i for i, w in enumerate(shown) if w != (0, 0)]
+
+
+def _kinds_listed(games: list, shown: tuple) -> set[str]:
+    out: set[str] = set()
+    for traj, (start, stop) in zip(games, shown):
+        at = event_kinds.kinds_at(traj)
+        out |= set().union(*at[start:stop]) | (at[-1] if stop == len(traj.steps) and stop else set())
+    return out
+
+
+def test_the_games_listed_show_every_kind_of_event_and_the_rest_are_named(hand_of_war):
     full = render_trajectories(hand_of_war, max_chars=None)
     assert len(full) > EXAMPLE_CHARS  # the five games do not fit
     shown = listing(hand_of_war)
-    kept = sum(1 for n in shown.shown if n)
-    assert 1 <= kept < 5
-    assert shown.shown[:kept] == tuple(len(t.steps) for t in hand_of_war[:kept]) and set(shown.shown[kept:]) == {0}
-    # the listed games read exactly as in the full listing, and the next one would not have fitted
-    blocks = full.split("\n\nGame ")
-    assert shown.text.startswith("\n\nGame ".join(blocks[:kept]) + "\n\n")
-    assert len("\n\nGame ".join(blocks[:kept + 1])) > EXAMPLE_CHARS
-    left = sum(len(t.steps) for t in hand_of_war[kept:])
+    kept = _listed(shown.shown)
+    assert 1 <= len(kept) < 5 and len(shown.text) <= EXAMPLE_CHARS + 200
+    assert all(shown.shown[i] == (0, len(hand_of_war[i].steps)) for i in kept)  # whole games here
+    assert _kinds_listed(hand_of_war, shown.shown) == set().union(*map(event_kinds.kinds, hand_of_war))
+    # the listed games read exactly as in the full listing; the others are named in the closing line
+    blocks = full.split("\n\n")
+    assert all(blocks[i] in shown.text.split("\n\n") for i in kept)
+    left = [i for i in range(5) if i not in kept]
+    actions = sum(len(hand_of_war[i].steps) for i in left)
+    numbers = " and ".join(str(i + 1) for i in left) if len(left) == 2 else None
     last = shown.text.rsplit("\n\n", 1)[1]
-    assert last == (f"Not listed, to keep this prompt short: games {kept + 1} to 5 ({left} actions). "
-                    "The checks run on every step of every game, these included.")
-    assert f"Game {kept + 1} (" not in shown.text
+    assert last.startswith("Not listed, to keep this prompt short: game") and f"({actions} actions)" in last
+    if numbers:
+        assert f"games {numbers} (" in last
+    assert all(f"Game {i + 1} (" not in shown.text for i in left)
 
 
-def test_a_first_game_longer_than_the_budget_is_cut_at_a_step(backgammon):
+def test_a_game_longer_than_the_budget_is_listed_in_part(backgammon):
     shown = listing(backgammon, max_chars=30_000)
-    steps = shown.shown[0]
-    assert 1 <= steps < len(backgammon[0].steps) and shown.shown[1:] == (0, 0)
     assert len(shown.text) <= 30_000 + 200  # the closing line aside
-    assert f"  ... {len(backgammon[0].steps) - steps} more steps not shown" in shown.text
-    assert f"  step {steps - 1}: " in shown.text and f"  step {steps}: " not in shown.text
-    # one step more would not have fitted
-    assert len(listing(backgammon, max_steps=steps + 1, max_chars=None).text.split("\n\nGame 2")[0]) > 30_000
+    assert _listed(shown.shown)
+    for i in _listed(shown.shown):
+        start, stop = shown.shown[i]
+        steps = len(backgammon[i].steps)
+        assert 0 <= start < stop <= steps
+        assert (f"  ... {start} earlier steps not shown" in shown.text) == (start > 0)
+        assert (f"  ... {steps - stop} more steps not shown" in shown.text) == (stop < steps)
     # a first step longer than the budget is listed all the same
     tight = listing(backgammon, max_chars=100)
-    assert tight.shown == (1, 0, 0) and "chance outcomes: [[" in tight.text
+    assert tight.shown == ((0, 1), (0, 0), (0, 0)) and "chance outcomes: [[" in tight.text
+
+
+def test_a_rare_action_in_a_later_game_is_listed_though_earlier_games_would_fill_the_budget():
+    """A synthetic pool: five tic-tac-toe games, the fourth ending in a resignation no other game has."""
+    games = trajectories.collect("tic_tac_toe", 5, seed=0)
+    last = games[3].steps[-1]
+    games[3] = dataclasses.replace(games[3], steps=(*games[3].steps[:-1], dataclasses.replace(
+        last, action_string="resign", legal_action_strings=(*last.legal_action_strings, "resign"))))
+    two = len(render_trajectories(games[:2], max_chars=None))
+    shown = listing(games, max_chars=two + 50)  # room for about two games
+    assert "action: 'resign'" in shown.text and shown.shown[3] != (0, 0)
+    assert len(_listed(shown.shown)) < 5
+    assert listing(games, max_chars=two + 50) == shown  # deterministic
+
+
+def test_gin_rummys_listing_shows_every_kind_of_event_its_training_games_hold():
+    """Its five games are 1.4M characters: the budget holds part of one, and that part is chosen to hold every
+    kind of action, the game's ending and its outcome (a game's end reached from its last steps)."""
+    train = trajectories.collect("gin_rummy", 5, seed=0)
+    shown = listing(train)
+    assert len(shown.text) <= EXAMPLE_CHARS + 200
+    assert _kinds_listed(train, shown.shown) == set().union(*map(event_kinds.kinds, train))
+    assert "final state: current player -4 (terminal)" in shown.text
 
 
 def test_a_data_list_is_listed_once_and_counted_against_the_budget():
     games = trajectories.collect("bargaining", 3, seed=0)
     instances = len(render_trajectories(games[:1], max_steps=1, max_chars=None))
-    assert instances > 15_000  # the 1,000 instances (as a table), in the first game's first step
+    assert instances > 15_000  # the 1,000 instances (as a table), in each game's first step
     whole_first = len(render_trajectories(games[:1], max_chars=None))
-    shown = listing(games, max_chars=whole_first + 100)  # room for the first game, data included, alone
-    assert shown.shown == (len(games[0].steps), 0, 0) and len(shown.text) < whole_first + 200
-    cut = listing(games, max_chars=instances + 100)  # the data and not much more: the first game is cut
-    assert 1 <= cut.shown[0] < len(games[0].steps) and cut.shown[1:] == (0, 0)
+    shown = listing(games, max_chars=whole_first + 100)  # room for one game, data included, alone
+    assert len(_listed(shown.shown)) == 1 and len(shown.text) < whole_first + 300
+    assert shown.text.count("Sample game instance") <= 2  # the data once (its table's template line)
+    cut = listing(games, max_chars=instances + 100)  # the data and not much more: one game, in part
+    (only,) = _listed(cut.shown)
+    assert cut.shown[only][1] - cut.shown[only][0] < len(games[only].steps)
 
 
 def test_bargainings_five_training_games_fit_the_default_budget():
@@ -72,7 +122,7 @@ def test_bargainings_five_training_games_fit_the_default_budget():
     in an agreement included, with the 1,000 instances, in less than the budget."""
     train = trajectories.collect("bargaining", 5, seed=0)
     shown = listing(train)
-    assert shown.shown == tuple(len(t.steps) for t in train) and len(shown.text) <= EXAMPLE_CHARS
+    assert shown.shown == tuple((0, len(t.steps)) for t in train) and len(shown.text) <= EXAMPLE_CHARS
     assert "Agree" in [s.action_string for s in train[-1].steps]
 
 
@@ -80,11 +130,9 @@ def test_example_checks_name_only_listed_states(backgammon):
     shown = listing(backgammon, max_chars=30_000).shown
     text, counts = example_tests(backgammon, max_chars=30_000)
     named = re.findall(r"^- in game (\d+) at step (\d+): ", text, re.MULTILINE)
-    assert named and all(int(game) == 1 and int(step) < shown[0] for game, step in named)
-    # no game end is listed: the termination check shown is the one with the fewest actions before it
-    ends = re.findall(r"^- after actions (\[.*\]): the game is over", text, re.MULTILINE)
-    assert counts["termination"] == 1 and len(ends) == 1
-    assert len(eval(ends[0])) == min(len(t.steps) for t in backgammon)  # noqa: S307 - our own JSON list
+    assert named and all(shown[int(g) - 1][0] <= int(step) < shown[int(g) - 1][1] for g, step in named)
+    ends = re.findall(r"^- at the end of game (\d+):", text, re.MULTILINE)
+    assert all(shown[int(g) - 1][1] == len(backgammon[int(g) - 1].steps) for g in ends)
 
 
 def test_games_that_fit_are_listed_whole_as_without_a_budget():
@@ -94,26 +142,39 @@ def test_games_that_fit_are_listed_whole_as_without_a_budget():
         assert example_tests(train) == example_tests(train, max_chars=None)
 
 
-def test_player_views_are_listed_whole_while_they_fit(hand_of_war):
+def test_player_views_listed_show_every_kind_of_event_the_views_hold(hand_of_war):
     views = views_of(hand_of_war)
     full = render_views(views, truth=hand_of_war, max_chars=None)
     assert len(full) > VIEW_CHARS
-    kept = views_shown(views, truth=hand_of_war)
-    assert 1 <= kept < len(views)
+    listed = views_listed(views, truth=hand_of_war)
+    assert 1 <= len(listed) < len(views) and views_shown(views, truth=hand_of_war) == len(listed)
+    kinds = [_view_kinds(v) for v in views]
+    assert set().union(*(kinds[i] for i in listed)) == set().union(*kinds)  # both seats, every action, both signs
     text = render_views(views, truth=hand_of_war)
-    assert text.startswith("\n\n".join(full.split("\n\n")[:kept]))
-    states = sum(len(v.events) for v in views[kept:])
-    assert text.endswith(f"Not listed, to keep this prompt short: the other {len(views) - kept} views ({states} states "
+    blocks = full.split("\n\n")
+    assert text.startswith("\n\n".join(blocks[i] for i in listed))  # whole views, in order
+    left = [i for i in range(len(views)) if i not in listed]
+    states = sum(len(views[i].events) for i in left)
+    assert text.endswith(f"Not listed, to keep this prompt short: the other {len(left)} views ({states} states "
                          "in all). The checks run on every view, these included.")
     assert views_shown(views, truth=hand_of_war, max_chars=1) == 1  # at least one view
     prompt = inference_target(games.rules_text(games.resolve("hand_of_war")), hand_of_war, "# world model").render("initial")
     named = {int(g) for g in re.findall(r"^- In game (\d+) \(seed", prompt, re.MULTILINE)}
-    assert named and max(named) <= kept  # the example checks name listed views only
+    assert named and named <= {i + 1 for i in listed}  # the example checks name listed views only
+
+
+def test_a_view_holding_a_kind_no_other_holds_is_listed_before_earlier_views():
+    """A synthetic set: player 1's view appears only in the last game, and the budget holds two views."""
+    closed = [trajectories.closed_view(t, 0 if i < 4 else 1) for i, t in enumerate(trajectories.collect("hand_of_war", 5, seed=0))]
+    two = len(render_views(closed[:2], max_chars=None))
+    listed = views_listed(closed, max_chars=two + 10)
+    assert 4 in listed and len(listed) < 5
 
 
 def test_one_view_left_out_is_named_as_one():
     closed = [trajectories.closed_view(t, i % 2) for i, t in enumerate(trajectories.collect("hand_of_war", 2, seed=0))]
     first = len(render_views(closed[:1], max_chars=None))
     text = render_views(closed, max_chars=first)
-    assert text.endswith(f"Not listed, to keep this prompt short: the last view ({len(closed[1].events)} states). "
-                         "The checks run on every view, this one included.")
+    (left,) = [i for i in range(2) if i not in views_listed(closed, max_chars=first)]
+    assert text.endswith(f"Not listed, to keep this prompt short: the view of game {left + 1} "
+                         f"({len(closed[left].events)} states). The checks run on every view, this one included.")

@@ -66,6 +66,8 @@ def _moves(events, player_id):
             deals += 1
         elif actor == player_id:
             history.append(events[k]["action"])
+            if events[k]["action"] == "Fold":  # the player's own fold ends the game as the opponent's does
+                folder = actor
         else:
             move = _opponent_move(now, after, actor)
             if move == "Fold":
