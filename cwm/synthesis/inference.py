@@ -120,7 +120,7 @@ def _config(target: Target, spec: games.GameSpec, llm: Client, settings: Synthes
             "tree": dataclasses.asdict(s.tree), "request": dataclasses.asdict(s.request),
             "rules_sha": sha(text)[:16], "prompt_hashes": target.prompt_hashes(), "budget": s.budget,
             "num_test": s.num_test, "world_model_sha": sha(world_model)[:16] if world_model else None,
-            "max_example_chars": s.max_example_chars}
+            "max_example_chars": s.max_example_chars, "train_pool": s.train_pool}
 
 
 def _held_out(engine: Engine, store: RunStore, spec: games.GameSpec, world_model: str | None,

@@ -105,11 +105,12 @@ def prompt_rules(markdown: str) -> str:
     kept: list[str] = []
     skip_level = 0  # the level of the section being left out (0: none)
     for line in markdown.splitlines(keepends=True):
-        heading = re.match(r"^(#{1,6})\s+(.*?)\s*#*\s*$", line)
-        if heading and skip_level and len(heading.group(1)) <= skip_level:
+        heading = re.match(r"#{1,6}(?=\s)", line)  # the title is trimmed in Python: a regex that did it
+        title = line[heading.end():].strip().rstrip("#").rstrip() if heading else ""  # backtracked on long spaces
+        if heading and skip_level and len(heading.group(0)) <= skip_level:
             skip_level = 0
-        if heading and not skip_level and heading.group(2) in MAINTAINER_SECTIONS:
-            skip_level = len(heading.group(1))
+        if heading and not skip_level and title in MAINTAINER_SECTIONS:
+            skip_level = len(heading.group(0))
         if not skip_level:
             kept.append(line)
     return nest_headings("".join(kept).strip())

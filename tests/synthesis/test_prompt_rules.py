@@ -38,3 +38,12 @@ def test_the_world_model_and_joint_prompts_show_the_rules_without_the_statistics
         prompt = target.render("initial")
         assert "Outcome statistics" not in prompt and "resample_from_infostate" not in prompt
         assert prompt_rules(rules) in prompt
+
+
+def test_a_heading_with_closing_hashes_or_a_long_run_of_spaces_is_read_by_its_title():
+    from cwm.synthesis.target import prompt_rules
+
+    rules = "# Game\ntext\n## Outcome statistics ##\nstats\n### sub\nmore\n## Play\nkeep\n# a" + " " * 4000 + "b\n"
+    shown = prompt_rules(rules)
+    assert "stats" not in shown and "more" not in shown and "keep" in shown and "text" in shown
+    assert shown.endswith("a" + " " * 4000 + "b")
