@@ -6,7 +6,7 @@ each game's bundle and arena cost."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -185,11 +185,16 @@ def markdown(rows: Sequence[dict[str, Any]], board: Sequence[dict[str, Any]] = (
               "move, exception, timeout, worker crash) is a loss for the forfeiting side and is also counted apart. "
               "Draws rejected / moves fell back (ISMCTS, imperfect information): the CWM agent's inference draws "
               "its model rejected, and its moves played at random because search failed (`-`: MCTS)."]
-    return "\n".join(lines + _paired_lines(rows) + leaderboard_markdown(board)) + "\n"
+    return "\n".join(lines + paired_lines(rows) + leaderboard_markdown(board)) + "\n"
 
 
-def _paired_lines(rows: Sequence[dict[str, Any]]) -> list[str]:
-    """Each game and opponent's paired comparison (``cwm.arena.compare``) with the CWM agent's settings."""
+def paired_lines(rows: Sequence[dict[str, Any]], *, second: str = "CWM agent's settings",
+                 cell: Callable[[dict[str, Any], dict[str, Any]], str] = lambda r, c: str(r.get("settings", "-"))
+                 ) -> list[str]:
+    """Each row's paired comparison (``cwm.arena.compare``: seat-swapped pairs on one deal, the bounded-mean
+    Clopper-Pearson interval over pairs, the MDE at 80% power and the verdict), as a markdown section; the
+    second column is headed ``second`` and filled by ``cell(row, comparison)`` (default: the CWM agent's
+    settings)."""
     found = [r for r in rows if isinstance(r.get("paired"), dict)]
     if not found:
         return []
@@ -197,12 +202,12 @@ def _paired_lines(rows: Sequence[dict[str, Any]]) -> list[str]:
              "Seat-swapped pairs on one deal; score = (wins + draws/2) / matches (0.50 even) in win/draw/loss games, "
              "edge = half the mean payoff difference in payoff games; 95% bounded-mean Clopper-Pearson interval over pairs; MDE: the smallest "
              "difference detectable at 80% power.", "",
-             "| game | CWM agent's settings | opponent | matches (pairs) | score or edge [95% CI] | MDE | verdict |",
+             f"| game | {second} | opponent | matches (pairs) | score or edge [95% CI] | MDE | verdict |",
              "|---|---|---|---|---|---|---|"]
     for r in found:
         c = r["paired"]
         mde = "-" if c["mde"] is None else "±" + compare.shown(c, c["mde"], sign=False)
-        lines.append(f"| {r['game']} | {r.get('settings', '-')} | {r['opponent']} | {c['matches']} ({c['pairs']}) | "
+        lines.append(f"| {r['game']} | {cell(r, c)} | {c['opponent']} | {c['matches']} ({c['pairs']}) | "
                      f"{compare.shown(c, c['mean'])} [{compare.shown(c, c['lo'])}, {compare.shown(c, c['hi'])}] | "
                      f"{mde} | {c['verdict']} |")
     return lines

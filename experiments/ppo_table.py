@@ -35,9 +35,8 @@ from typing import Any
 if __package__ in (None, ""):  # run as a file: make the repository root importable for `experiments`
     sys.path.append(str(Path(__file__).resolve().parent.parent))
 
-from cwm.arena import compare
 from cwm.executors import Executor, make_executor
-from experiments import arena_figure, common, imperfect
+from experiments import arena_figure, common, figure_report, imperfect
 
 EXPERIMENT = "ppo_table"
 GAMES = ("tic_tac_toe", "leduc_poker", "quadranto")  # the games whose sessions ship in cwm/data/recordings
@@ -166,24 +165,9 @@ def markdown(rows: Sequence[dict[str, Any]]) -> str:
 
 
 def paired_lines(rows: Sequence[dict[str, Any]]) -> list[str]:
-    """The policy's paired comparison with each opponent (``cwm.arena.compare``: seat-swapped pairs on one
-    deal, the bounded-mean Clopper-Pearson interval over pairs, the MDE at 80% power and the verdict)."""
-    found = [r for r in rows if isinstance(r.get("paired"), dict)]
-    if not found:
-        return []
-    lines = ["", "## Paired comparisons", "",
-             "Seat-swapped pairs on one deal; score = (wins + draws/2) / matches (0.50 even) in win/draw/loss games, "
-             "edge = half the mean payoff difference in payoff games; 95% bounded-mean Clopper-Pearson interval "
-             "over pairs; MDE: the smallest difference detectable at 80% power.", "",
-             "| game | agent | opponent | matches (pairs) | score or edge [95% CI] | MDE | verdict |",
-             "|---|---|---|---|---|---|---|"]
-    for r in found:
-        c = r["paired"]
-        mde = "-" if c["mde"] is None else "±" + compare.shown(c, c["mde"], sign=False)
-        lines.append(f"| {r['game']} | {c['agent']} | {c['opponent']} | {c['matches']} ({c['pairs']}) | "
-                     f"{compare.shown(c, c['mean'])} [{compare.shown(c, c['lo'])}, {compare.shown(c, c['hi'])}] | "
-                     f"{mde} | {c['verdict']} |")
-    return lines
+    """The policy's paired comparison with each opponent (``figure_report.paired_lines``, with the agent
+    compared in the second column)."""
+    return figure_report.paired_lines(rows, second="agent", cell=lambda r, c: str(c["agent"]))
 
 
 def parser() -> argparse.ArgumentParser:

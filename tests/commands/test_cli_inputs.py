@@ -26,14 +26,17 @@ def _error(capsys) -> str:
     return err.splitlines()[-1]
 
 
+def _parsers(parser: argparse.ArgumentParser, name: str):
+    """Every command's parser under ``parser``, with its name (``cwm run``)."""
+    yield name, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub, child in action.choices.items():
+                yield from _parsers(child, f"{name} {sub}")
+
+
 def test_every_flag_taking_an_llm_spec_lists_every_form():
-    def parsers(parser: argparse.ArgumentParser, name: str):
-        yield name, parser
-        for action in parser._actions:
-            if isinstance(action, argparse._SubParsersAction):
-                for sub, child in action.choices.items():
-                    yield from parsers(child, f"{name} {sub}")
-    helps = {name: a.help for name, p in parsers(cli.build_parser(), "cwm") for a in p._actions
+    helps = {name: a.help for name, p in _parsers(cli.build_parser(), "cwm") for a in p._actions
              if "--llm" in a.option_strings}
     assert {"cwm run", "cwm synthesize", "cwm nfg eval", "cwm nfg audit", "cwm llm answer-batch"} <= set(helps)
     for name, text in helps.items():
@@ -143,13 +146,7 @@ def test_view_json_is_refused_for_observations_that_are_not_json(tmp_path, monke
 
 
 def test_every_command_that_takes_a_game_takes_its_view():
-    def parsers(parser: argparse.ArgumentParser, name: str):
-        yield name, parser
-        for action in parser._actions:
-            if isinstance(action, argparse._SubParsersAction):
-                for sub, child in action.choices.items():
-                    yield from parsers(child, f"{name} {sub}")
-    taking = {name: p for name, p in parsers(cli.build_parser(), "cwm") if any(a.dest == "game" for a in p._actions)}
+    taking = {name: p for name, p in _parsers(cli.build_parser(), "cwm") if any(a.dest == "game" for a in p._actions)}
     assert {"cwm run", "cwm synthesize", "cwm collect", "cwm arena", "cwm check", "cwm play", "cwm export"} <= set(taking)
     for name, parser in taking.items():
         assert any("--view" in a.option_strings for a in parser._actions), name
