@@ -193,7 +193,7 @@ def _record_and_verify(spec: games.GameSpec, work: Path, args: argparse.Namespac
     calls = sum(r.llm_calls for r in first.values())
     replies = answering.provenance(answered_by=args.answered_by)
     provenance = {"game": spec.name, "deck": args.deck, "rules": next(iter(first.values())).rules, "answered_by": args.answered_by, "relay": _relay(args, replies.relay),
-                  "strategy": args.strategy,
+                  "strategy": args.strategy, "budget": args.budget,
                   "date": replies.date, "replies": replies.replies, "prompts_hashed": replies.prompts_hashed,
                   "llm_calls": calls,
                   "stages": {stage: {"llm_calls": r.llm_calls, "solved": r.solved} for stage, r in first.items()},
