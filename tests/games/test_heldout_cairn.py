@@ -4,6 +4,7 @@ score as its rulebook says, it stays out of the registry, and its rulebook holds
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 from pathlib import Path
@@ -13,7 +14,10 @@ import pyspiel
 import pytest
 
 from cwm import checks, games
+from cwm.cli import main
 from cwm.games import oracle, trajectories
+from cwm.llm import RecordingClient, ScriptedClient
+from cwm.synthesis import SynthesisSettings, synthesize_world_model
 
 ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:  # the experiments folder is not installed
@@ -193,3 +197,23 @@ def test_a_knock_on_turn_one(drawn, scores):
     assert state.is_terminal() and json.loads(state.observation_string(1))["ended"] == "opponent knocked"
     assert json.loads(state.observation_string(1))["opponent_hand"] == sorted(["O1", drawn])
     assert state.scores() == scores and state.returns() == [scores[0] - scores[1], scores[1] - scores[0]]
+
+
+def test_a_recorded_session_of_cairn_replays_through_cwm_synthesize(tmp_path, capsys):
+    """``cwm synthesize experiments/heldout/cairn.py:cairn --llm replay:...`` loads the module game, its
+    rulebook and the recording: a HAND-WRITTEN world model (tests/data/heldout, not a model's reply) is
+    recorded once, then replayed by the command and checked on fresh held-out games."""
+    reply = (ROOT / "tests" / "data" / "heldout" / "cairn_world_model.md").read_text(encoding="utf-8")
+    recording = tmp_path / "cairn.jsonl"
+    client = RecordingClient(ScriptedClient([reply], model="hand-written for a test"), recording)
+    first = synthesize_world_model(SPEC, client, SynthesisSettings.of("world_model", budget=1, num_test=0),
+                                   run_dir=tmp_path / "recorded")
+    assert first.solved and first.llm_calls == 1
+    prompt = (tmp_path / "recorded" / "calls" / "000000.prompt.md").read_text(encoding="utf-8")
+    assert "There are eighteen stones in a bag" in prompt  # the rulebook beside the module
+    out = tmp_path / "replayed"
+    assert main(["synthesize", SPEC, "--llm", f"replay:{recording}", "--budget", "1", "--num-test", "12",
+                 "--out", str(out), "--quiet"]) == 0
+    result = json.loads((out / "result.json").read_text())
+    assert result["solved"] and result["test_games"] == 12 and result["test_accuracy"] == 1.0
+    assert result["rules"] == "sha256:" + hashlib.sha256(MODULE.with_suffix(".md").read_bytes()).hexdigest()
