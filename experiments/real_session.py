@@ -28,12 +28,13 @@ The replies carry ``--answered-by`` as their model, and ``DIR/provenance.json`` 
 replies carried a prompt hash that matched their request (``replies``, ``prompts_hashed``: a relay that
 writes ``DIR/answers/<key>.sha256``, the SHA-256 of the text it gave the answering model, attests each
 copy; a match says the relay's copy matched the request, on the relay's word), the calls per stage and
-the prompt hashes. ``--strategy tree|conversation`` picks the
-refinement strategy of every stage (default the library's); it is in the provenance and in each stage's
-resume key. ``--ship`` copies both into ``cwm/data/recordings/real/``
+the prompt hashes, the strategy and the budget. ``--strategy tree|conversation`` picks the refinement
+strategy of every stage (default the library's); it is in the provenance and in each stage's resume key, so
+a ``--work`` folder of the other strategy refuses to resume. ``--ship`` copies both into ``cwm/data/recordings/real/``
 (``real/closed/`` for the closed deck; under ``real/prose/`` for a session with ``--rules prose``), where ``cwm run GAME`` finds an open-deck session and the experiment
 scripts both (a real session is replayed in preference to a scripted demo). ``--ship-to DIR`` copies them
-to ``DIR/<game>.<strategy>.jsonl`` and ``.provenance.json`` instead, for any game and rules file: a held-out
+to ``DIR/<game>.<strategy>.jsonl`` and ``.provenance.json`` instead (``DIR/closed/`` for the closed deck),
+for any game and rules file: a held-out
 game's sessions (``experiments/heldout/sessions/``, replayed by ``experiments/heldout_loop.py``).
 """
 
@@ -97,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     if status == 0 and args.ship:
         _ship(spec.name, work, args.deck, args.rules or "spec")
     if status == 0 and args.ship_to:
-        _ship_to(spec, work, Path(args.ship_to), args.strategy)
+        _ship_to(spec, work, Path(args.ship_to) / ("closed" if args.deck == "closed" else ""), args.strategy)
     return status
 
 
@@ -128,7 +129,8 @@ def _parser() -> argparse.ArgumentParser:
                         help="once verified, copy the recording and its provenance into cwm/data/recordings/real/")
     parser.add_argument("--ship-to", default=None, metavar="DIR",
                         help="once verified, copy the recording and its provenance to DIR/<game>.<strategy>.jsonl "
-                             "and .provenance.json (any game and rules file: a held-out game's sessions)")
+                             "and .provenance.json (DIR/closed/ for the closed deck; any game and rules file: a "
+                             "held-out game's sessions)")
     return parser
 
 

@@ -71,7 +71,8 @@ def test_a_closed_deck_session_runs_the_joint_synthesis_and_records_it(tmp_path)
     """``--deck closed``: one joint synthesis (world model and inference from what the players saw), its
     recording replaying to the same program; refused for a game without hidden information."""
     work = tmp_path / "closed"
-    argv = ["leduc_poker", "--deck", "closed", "--work", str(work), "--answered-by", "hand-written test replies"]
+    argv = ["leduc_poker", "--deck", "closed", "--work", str(work), "--answered-by", "hand-written test replies",
+            "--ship-to", str(tmp_path / "sessions")]
     assert real_session.main(argv) == EXIT_WAITING
     replies = REPLIES.parent / "leduc_poker"
     (first,) = (work / "prompts").iterdir()
@@ -88,6 +89,8 @@ def test_a_closed_deck_session_runs_the_joint_synthesis_and_records_it(tmp_path)
     assert provenance["stages"]["joint"] == {"llm_calls": 3, "solved": True}
     recorded, replayed = ((work / d / "joint" / "best_program.py").read_text() for d in ("recorded", "replayed"))
     assert recorded == replayed and "def resample_history" in recorded
+    shipped = tmp_path / "sessions" / "closed" / "leduc_poker.tree.jsonl"  # apart from an open-deck session
+    assert shipped.read_bytes() == (work / "recording.jsonl").read_bytes()
     assert real_session.main(["tic_tac_toe", "--deck", "closed", "--work", str(tmp_path / "t"),
                               "--answered-by", "x"]) == 2
 
