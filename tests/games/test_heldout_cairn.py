@@ -210,7 +210,9 @@ def test_a_recorded_session_of_cairn_replays_through_cwm_synthesize(tmp_path, ca
                                    run_dir=tmp_path / "recorded")
     assert first.solved and first.llm_calls == 1
     prompt = (tmp_path / "recorded" / "calls" / "000000.prompt.md").read_text(encoding="utf-8")
-    assert "There are eighteen stones in a bag" in prompt  # the rulebook beside the module
+    rules = prompt.split("## Rules of the game")[1].split("## The API to implement")[0]
+    assert "There are eighteen stones in a bag" in rules  # the rulebook beside the module, and no schema in it
+    assert offences(rules) == [] and "my_hand" not in rules and '"my_hand"' in prompt  # formats: from the games
     out = tmp_path / "replayed"
     assert main(["synthesize", SPEC, "--llm", f"replay:{recording}", "--budget", "1", "--num-test", "12",
                  "--out", str(out), "--quiet"]) == 0
