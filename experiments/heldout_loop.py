@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime as _dt
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,6 +25,7 @@ from typing import Any
 
 from cwm import games
 from cwm.llm import make_client
+from cwm.pipeline import recording_provenance
 from cwm.stats import perfect_score_note
 from cwm.synthesis import STRATEGIES, SynthesisSettings, synthesize_world_model
 
@@ -69,7 +69,7 @@ def replay_row(config: HeldoutLoopConfig, spec: games.GameSpec, strategy: str, o
     recording, provenance_path = session_paths(config, strategy)
     if not recording.is_file():
         return {"strategy": strategy, "status": f"no session at {recording}"}
-    provenance = _provenance(provenance_path)
+    provenance = recording_provenance(recording) or {}  # read bounded, its short fields checked
     if provenance.get("strategy", strategy) != strategy:
         raise common.ExperimentError(f"{provenance_path}: strategy is {provenance.get('strategy')!r}, the file name "
                                      f"says {strategy!r}")
@@ -95,18 +95,6 @@ def replay_row(config: HeldoutLoopConfig, spec: games.GameSpec, strategy: str, o
         "answered_by": provenance.get("answered_by"), "relay": provenance.get("relay"), "date": provenance.get("date"),
         "prompt_hashes": result.prompt_hashes,
     }
-
-
-def _provenance(path: Path) -> dict[str, Any]:
-    if not path.is_file():
-        return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise common.ExperimentError(f"{path}: not a JSON provenance ({e})") from None
-    if not isinstance(data, dict):
-        raise common.ExperimentError(f"{path}: not a JSON object")
-    return data
 
 
 def _count(value: Any, path: Path, field: str) -> int:

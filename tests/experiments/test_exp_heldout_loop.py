@@ -98,13 +98,20 @@ def test_a_missing_session_is_a_row_saying_so(recorded, tmp_path, capsys):
     assert "| tree | 1 |" in printed and "not known (a session is missing)" in printed
 
 
-def test_a_provenance_of_another_strategy_is_refused_in_one_line(recorded, tmp_path, capsys):
+@pytest.mark.parametrize("damage", ["another strategy", "not JSON", "a budget of zero"])
+def test_a_damaged_provenance_is_refused_in_one_line_naming_it(recorded, tmp_path, capsys, damage):
     game, sessions = recorded
-    lying = tmp_path / "sessions"
-    shutil.copytree(sessions, lying)
-    path = lying / "pocket_duel.tree.provenance.json"
-    path.write_text(json.dumps({**json.loads(path.read_text()), "strategy": "conversation"}))
-    assert heldout_loop.main(["--game", game, "--sessions", str(lying), "--num-test", "2",
+    damaged = tmp_path / "sessions"
+    shutil.copytree(sessions, damaged)
+    path = damaged / "pocket_duel.tree.provenance.json"
+    data = json.loads(path.read_text())
+    if damage == "not JSON":
+        path.write_bytes(b"\xff{")
+    else:
+        path.write_text(json.dumps({**data, **({"strategy": "conversation"} if damage == "another strategy"
+                                               else {"budget": 0})}))
+    assert heldout_loop.main(["--game", game, "--sessions", str(damaged), "--num-test", "2",
                               "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and str(path) in err and "strategy" in err
+    assert len(err.splitlines()) == 1 and str(path) in err
+    assert not (tmp_path / "out" / "table.md").exists()
