@@ -32,6 +32,10 @@ MAX_FILE_BYTES = 256 << 20  # a trajectory file, checked before it is read: thou
 # bargaining's first step draws one of 1,000 instances, about 360 KB of JSON that every game repeated.
 SHARED_TABLE_MIN = 16
 TABLE_KIND = "chance_table"
+# What a file's table references may stand for, as a multiple of its read bound: the file as if every
+# reference were written out (bargaining's 10,000-transition set: 750 MB in a 17 MB file), so a few bytes of
+# references cannot stand for an unbounded amount of data downstream.
+EXPANSION_BOUND = 4
 
 # A policy picks an action id for the current (non-chance) player of a ground-truth state.
 Policy = Callable[[pyspiel.State, np.random.Generator], int]
@@ -388,7 +392,7 @@ def load(path: str | Path, *, game: str | None = None, limit: int = MAX_FILE_BYT
             raise TrajectoryFormatError(str(e)) from None
     elif len(data) > limit:
         raise TrajectoryFormatError(f"trajectory file {path}: {len(data):,} bytes, over its limit of {limit:,} bytes")
-    items = _parse(path, data)
+    items = _parse(path, data, expanded_limit=EXPANSION_BOUND * limit)
     if game is not None:  # compared by canonical id: module paths resolved, ground-truth strings named
         expected = games.resolve(game).name
         wanted = games.canonical_id(expected)
@@ -398,7 +402,7 @@ def load(path: str | Path, *, game: str | None = None, limit: int = MAX_FILE_BYT
     return items
 
 
-def _parse(path: Path, data: bytes) -> list[Trajectory | ClosedTrajectory]:
+def _parse(path: Path, data: bytes, *, expanded_limit: int) -> list[Trajectory | ClosedTrajectory]:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -407,6 +411,8 @@ def _parse(path: Path, data: bytes) -> list[Trajectory | ClosedTrajectory]:
         raise TrajectoryFormatError(f"{path}: the last line has no newline; the file looks truncated")
     items: list[Trajectory | ClosedTrajectory] = []
     tables: dict[int, Step] = {}
+    sizes: dict[int, int] = {}  # each table line's length
+    expanded = len(data)
     for i, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
@@ -418,8 +424,14 @@ def _parse(path: Path, data: bytes) -> list[Trajectory | ClosedTrajectory]:
             raise TrajectoryFormatError(str(e)) from None
         if isinstance(record, dict) and record.get("kind") == TABLE_KIND:
             _add_table(record, tables, where=f"{path}:{i}")
-        else:
-            items.append(_from_json_tabled(record, tables, where=f"{path}:{i}"))
+            sizes[record["id"]] = len(line)  # type: ignore[index]
+            continue
+        item, used = _from_json_tabled(record, tables, where=f"{path}:{i}")
+        expanded += sum(sizes[k] for k in used)
+        if expanded > expanded_limit:
+            raise TrajectoryFormatError(f"{path}:{i}: its chance-table references stand for over "
+                                        f"{expanded_limit:,} bytes written out ({EXPANSION_BOUND}x the file's limit)")
+        items.append(item)
     if not items:
         raise TrajectoryFormatError(f"{path}: no trajectories in the file")
     return items
@@ -442,12 +454,14 @@ def _add_table(record: dict[str, JSON], tables: dict[int, Step], *, where: str) 
                                       legal_action_strings=tuple(c.action_string for c in chance))
 
 
-def _from_json_tabled(record: JSON, tables: dict[int, Step], *, where: str) -> Trajectory | ClosedTrajectory:
-    """``from_json`` of a record whose chance steps may refer to ``tables`` (``save(..., shared=True)``)."""
+def _from_json_tabled(record: JSON, tables: dict[int, Step], *,
+                      where: str) -> tuple[Trajectory | ClosedTrajectory, list[int]]:
+    """``from_json`` of a record whose chance steps may refer to ``tables`` (``save(..., shared=True)``),
+    and the table of each reference."""
     steps = record.get("steps") if isinstance(record, dict) and record.get("kind") == "open" else None
     if not isinstance(steps, list) or not any(isinstance(s, dict) and isinstance(s.get("chance_outcomes"), dict)
                                               for s in steps):
-        return from_json(record, where=where)
+        return from_json(record, where=where), []
     refs: dict[int, Step] = {}
     inline = []
     for j, s in enumerate(steps):
@@ -466,7 +480,8 @@ def _from_json_tabled(record: JSON, tables: dict[int, Step], *, where: str) -> T
                                        legal_action_strings=refs[j].legal_action_strings,
                                        chance_outcomes=refs[j].chance_outcomes) if j in refs else s
                    for j, s in enumerate(item.steps))
-    return dataclasses.replace(item, steps=shared)
+    return dataclasses.replace(item, steps=shared), [steps[j]["chance_outcomes"]["table"]  # type: ignore[index,call-overload,misc]
+                                                     for j in refs]
 
 
 def share_tables(items: Sequence[Trajectory]) -> list[Trajectory]:

@@ -63,6 +63,19 @@ def test_a_bad_chance_table_reference_is_refused_with_its_line(edit, message, tm
     assert "bad.jsonl:" in str(e.value) and "\n" not in str(e.value)
 
 
+def test_references_may_not_stand_for_much_more_than_the_read_bound(tmp_path: Path) -> None:
+    lines = _bargaining_shared(tmp_path)  # one 1,000-outcome table line, then games that refer to it
+    path = tmp_path / "many.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in [lines[0], *lines[1:] * 20]))
+    table = len(json.dumps(lines[0]))
+    size = path.stat().st_size
+    assert len(trajectories.load(path)) == 40  # 40 references: well within 4x the default bound
+    assert 40 * table > trajectories.EXPANSION_BOUND * size  # ... but over 4x this file's own size
+    with pytest.raises(TrajectoryFormatError, match="stand for over") as e:
+        trajectories.load(path, limit=size)
+    assert "many.jsonl:" in str(e.value)
+
+
 def test_every_line_carries_the_schema_version_and_kind(tmp_path: Path) -> None:
     recorded = trajectories.collect("leduc_poker", 2, seed=0)
     path = trajectories.save(tmp_path / "t.jsonl", [recorded[0], trajectories.closed_view(recorded[1], 0)])
