@@ -27,6 +27,7 @@ from cwm.checks.report import Tally, diff
 from cwm.checks.step import _UNSET, StepChecks
 from cwm.model import (
     MODEL_ERRORS,
+    Beat,
     WORLD_MODEL_API,
     ActionCodec,
     Guard,
@@ -80,8 +81,10 @@ def run_checks(model: Any, trajectories: Sequence[Trajectory], *, max_failures_p
     codec = _codec(model)
     run = Tally(max_failures_per_type)
     passed = total = 0
+    stretch = getattr(guard, "stretch", None)  # one timer per trajectory, not one per call
     for ti, traj in enumerate(trajectories):
-        p, t = _Replay(fns, guard, ti, traj, run, codec).run()
+        replay = _Replay(fns, guard, ti, traj, run, codec)
+        p, t = replay.run() if stretch is None else stretch(replay.run_stretch)
         passed += p
         total += t
     return run.report(passed, total)
@@ -97,6 +100,11 @@ class _Replay(StepChecks):
     Each step first tries a fast path for the common case (exact types, the right answer) and falls
     back to the full check, which applies the value rule and words the failure, whenever it is unsure.
     """
+
+    def run_stretch(self, beat: Beat) -> tuple[int, int]:
+        """``run`` as one stretch of the guard (``WorldModel.stretch``): each call announced by ``beat``."""
+        self.in_stretch(beat)
+        return self.run()
 
     def run(self) -> tuple[int, int]:
         steps = self.traj.steps
@@ -141,23 +149,35 @@ class _Replay(StepChecks):
     def fast_step(self, state: Any, step: Any) -> value_rules.ReadOnlyDict | None:
         """The next state when every check of a decision step passes with exact types and the recorded
         values (nothing is recorded then), else ``None``: the full checks run the step again."""
-        fns = self.bound
+        fns, timed, beat = self.bound, self.timed, self.beat
         try:
+            if timed:
+                beat("get_current_player")
             player = fns["get_current_player"](state)
+            if timed:
+                beat("get_observations")
             obs = fns["get_observations"](state)
+            if timed:
+                beat("get_legal_actions")
             legal = fns["get_legal_actions"](state)
             if not (type(player) is int and player == step.player and player != CHANCE and type(legal) is list
                     and set(map(type, legal)) <= _STR and len(set(legal)) == len(legal) and step.legal_set == set(legal)):
                 return None
             if marshal.dumps(obs, 2) != step.observations_marshal or step.action_string not in step.legal_set:
                 return None
+            if timed:
+                beat("apply_action")
             nxt = fns["apply_action"](state, step.action_string)
             if nxt is state:
                 return None
             nxt = value_rules.state(nxt)
+            if timed:
+                beat("get_rewards")
             got = fns["get_rewards"](nxt)
             if type(got) is list and set(map(type, got)) <= _FAST_NUMBERS and got == list(step.rewards):
                 return nxt  # exact numbers equal to the recorded ones (so finite, and one per player)
+        except self.passes:  # the stretch's own verdict (a sandbox child's memory limit)
+            raise
         except MODEL_ERRORS:  # the full checks call again and word it (sandbox interrupts pass through)
             return None
         return None
