@@ -27,9 +27,9 @@ from cwm.checks.report import Tally, diff
 from cwm.checks.step import _UNSET, StepChecks
 from cwm.model import (
     MODEL_ERRORS,
-    Beat,
     WORLD_MODEL_API,
     ActionCodec,
+    Beat,
     Guard,
     OpenCodec,
     WorldModel,

@@ -25,8 +25,8 @@ from collections.abc import Callable
 from typing import Any, NoReturn
 
 from cwm.contract import CANDIDATE_MODULE
-from cwm.sandbox import layers as layers
 from cwm.model import direct_guard
+from cwm.sandbox import layers as layers
 from cwm.sandbox.gate import static_gate
 from cwm.types import JSON, ModelLoadError
 
