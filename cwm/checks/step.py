@@ -43,7 +43,8 @@ class StepChecks:
         # the functions with the guard applied (the fast path calls these; the full checks go through call())
         self.bound = fns if guard is direct_guard else {k: functools.partial(guard, f) for k, f in fns.items()}
         # inside a stretch of the guard (``timed``): the bare functions, each call announced by ``beat``
-        self.timed, self.beat = False, no_beat
+        self.timed = False
+        self.beat: Beat = no_beat
         self.passes: tuple[type[BaseException], ...] = ()  # what a call lets through (the guard's ``passes``)
 
     def in_stretch(self, beat: Beat) -> None:
