@@ -1,8 +1,8 @@
 """CPU of a sandboxed world-model check with one timer per replayed trajectory (``_Child.stretch``, the default)
 against one timer per model call (two ``setitimer`` calls around each call: the payload's ``"stretch": False``),
-measured in the same run, modes alternating, on the same tic-tac-toe trajectories and the same zygote; and
-the same for an in-process check under ``cwm.sandbox.budget.call_budget`` (what checks of a model loaded in
-this process run under), whose stretch is its own (one clock read per call instead of a guard's frame).
+measured in the same run, modes alternating, on the same tic-tac-toe trajectories and the same zygote. (An
+in-process check under ``cwm.sandbox.budget.call_budget`` keeps a guard per call: there an overrun is one
+failing check and the replay goes on.)
 
 CPU is this process, the zygote and the job children it reaped (``cwm.sandbox.watch.tree_cpu``), so other
 work on the machine does not enter it. Both modes must give the same report (a correct model passes every
@@ -15,15 +15,11 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import time
 from pathlib import Path
 from typing import Any
 
-from cwm.checks import run_checks
 from cwm.games import trajectories
-from cwm.model import WorldModel
-from cwm.sandbox import CHECK_JOB, Sandbox, load_source
-from cwm.sandbox.budget import call_budget
+from cwm.sandbox import CHECK_JOB, Sandbox
 from cwm.sandbox.watch import tree_cpu
 
 SOURCE = (Path(__file__).resolve().parents[1] / "tests/data/reference/tic_tac_toe_model.py").read_text()
@@ -54,25 +50,6 @@ def sandboxed(trajs: list, repeats: int, isolation: str) -> tuple[dict[str, list
         return cpu, values["stretch"], sb.mode
 
 
-def in_process(trajs: list, repeats: int) -> dict[str, list[float]]:
-    guard = call_budget(2.0)
-
-    def per_call(fn: Any, *args: Any) -> Any:  # the same guard without its stretch: one guarded call each
-        return guard(fn, *args)
-
-    module = load_source(SOURCE, name="ttt_reference")
-    models = {"per call": WorldModel(module, guard=per_call), "stretch": WorldModel(module, guard=guard)}
-    reports = {mode: run_checks(m, trajs) for mode, m in models.items()}
-    assert reports["per call"] == reports["stretch"] and reports["stretch"].all_passed
-    cpu: dict[str, list[float]] = {mode: [] for mode in models}
-    for i in range(repeats):
-        for mode in (list(models) if i % 2 == 0 else list(reversed(models))):
-            start = time.process_time()
-            run_checks(models[mode], trajs)
-            cpu[mode].append(time.process_time() - start)
-    return cpu
-
-
 def show(cpu: dict[str, list[float]]) -> None:
     for mode, times in cpu.items():
         print(f"  {mode:9s} median {statistics.median(times) * 1e3:8.1f} ms  (min {min(times) * 1e3:.1f}, "
@@ -96,8 +73,6 @@ def main() -> None:
           f"{args.repeats} alternating runs per mode.")
     print(f"sandbox [{mode}], CPU per job (this process + zygote + child):")
     show(cpu)
-    print("in-process, call_budget(2.0), CPU of this process:")
-    show(in_process(trajs, args.repeats))
 
 
 if __name__ == "__main__":

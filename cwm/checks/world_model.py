@@ -81,7 +81,9 @@ def run_checks(model: Any, trajectories: Sequence[Trajectory], *, max_failures_p
     codec = _codec(model)
     run = Tally(max_failures_per_type)
     passed = total = 0
-    stretch = getattr(guard, "stretch", None)  # one timer per trajectory, not one per call
+    # one timer per trajectory, not one per call, where an overrun ends the whole job (a sandbox child's guard:
+    # ``ends_job``); elsewhere an overrun is one failing check and the replay goes on, so each call is guarded
+    stretch = getattr(guard, "stretch", None) if getattr(guard, "ends_job", False) else None
     for ti, traj in enumerate(trajectories):
         replay = _Replay(fns, guard, ti, traj, run, codec)
         p, t = replay.run() if stretch is None else stretch(replay.run_stretch)

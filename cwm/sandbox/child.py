@@ -220,13 +220,15 @@ def call_guard(fn: Any, *args: Any) -> Any:
 def child_guard() -> Any:
     """The guard of a job's model (``cwm.model.Guard``): inside a sandbox child, its per-call budget, with
     ``stretch`` (``_Child.stretch``: one timer for a run of calls, as ``WorldModel.stretch`` and the checks'
-    replays use it) and ``passes`` (``(MemoryError,)``: what the checks let through a model call, for the
-    stretch to word as the memory verdict, as a lone guarded call does). Outside one, a plain call."""
+    replays use it), ``ends_job`` (an overrun ends the job with its verdict, so the checks may replay a whole
+    trajectory as one stretch) and ``passes`` (``(MemoryError,)``: what the checks let through a model call,
+    for the stretch to word as the memory verdict, as a lone guarded call does). Outside one, a plain call."""
     if not _CURRENT:
         return direct_guard
     child = _CURRENT[0]
     guard = functools.partial(child.guard)
     guard.stretch = child.stretch  # type: ignore[attr-defined]
+    guard.ends_job = True  # type: ignore[attr-defined]
     guard.passes = (MemoryError,)  # type: ignore[attr-defined]
     return guard
 
