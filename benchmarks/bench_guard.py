@@ -5,8 +5,10 @@ in-process check under ``cwm.sandbox.budget.call_budget`` keeps a guard per call
 failing check and the replay goes on.)
 
 CPU is this process, the zygote and the job children it reaped (``cwm.sandbox.watch.tree_cpu``), so other
-work on the machine does not enter it. Both modes must give the same report (a correct model passes every
-check); the ratio of each pair (per call / stretch) is printed with the medians and their spread.
+work on the machine does not enter it; each measured check is followed by a one-call job in the same window,
+by which time the zygote has reaped the check's child (every window holds one such small job). Both modes
+must give the same report (a correct model passes every check); the ratio of each pair (per call / stretch)
+is printed with the medians and their spread.
 
     python benchmarks/bench_guard.py [--transitions 3000] [--repeats 7] [--isolation process|bwrap|auto]
 """
@@ -19,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from cwm.games import trajectories
-from cwm.sandbox import CHECK_JOB, Sandbox
+from cwm.sandbox import CALL_JOB, CHECK_JOB, Sandbox
 from cwm.sandbox.watch import tree_cpu
 
 SOURCE = (Path(__file__).resolve().parents[1] / "tests/data/reference/tic_tac_toe_model.py").read_text()
@@ -45,6 +47,7 @@ def sandboxed(trajs: list, repeats: int, isolation: str) -> tuple[dict[str, list
             for mode in (list(payloads) if i % 2 == 0 else list(reversed(payloads))):
                 start = tree_cpu()
                 result = sb.run(CHECK_JOB, SOURCE, payloads[mode])
+                sb.run(CALL_JOB, SOURCE, {"function": "get_initial_state"})  # the zygote has reaped the check's child
                 cpu[mode].append(tree_cpu() - start)
                 assert result.kind == "ok" and result.value == values[mode], result.error
         return cpu, values["stretch"], sb.mode
