@@ -15,6 +15,7 @@ from cwm.model import MODEL_ERRORS, Beat, Guard, direct_guard, model_traceback, 
 from cwm.types import CHANCE, JSON, TERMINAL, CheckFailure, ModelContractError, Trajectory
 
 _UNSET = object()
+REST = ""  # a stretch's beat that says the library's own work follows, not a model call
 _FAST_NUMBERS = frozenset({int, float})
 
 
@@ -59,7 +60,10 @@ class StepChecks:
         try:
             if self.timed:
                 self.beat(name)
-                return self.fns[name](*args), "", False
+                try:
+                    return self.fns[name](*args), "", False
+                finally:
+                    self.beat(REST)  # what follows is the checks' own work, counted against no call
             return self.guard(self.fns[name], *args), "", False
         except value_rules.StateMutationError as e:
             return _UNSET, f"{name} tried to modify its input state, which the contract forbids ({e})", True

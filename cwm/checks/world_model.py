@@ -24,7 +24,7 @@ from typing import Any
 from cwm import value_rules
 from cwm.checks.random_play import random_play_checks
 from cwm.checks.report import Tally, diff
-from cwm.checks.step import _UNSET, StepChecks
+from cwm.checks.step import _UNSET, REST, StepChecks
 from cwm.model import (
     MODEL_ERRORS,
     WORLD_MODEL_API,
@@ -162,6 +162,8 @@ class _Replay(StepChecks):
             if timed:
                 beat("get_legal_actions")
             legal = fns["get_legal_actions"](state)
+            if timed:
+                beat(REST)  # the checks' own work on the answers, counted against no call
             if not (type(player) is int and player == step.player and player != CHANCE and type(legal) is list
                     and set(map(type, legal)) <= _STR and len(set(legal)) == len(legal) and step.legal_set == set(legal)):
                 return None
@@ -170,12 +172,16 @@ class _Replay(StepChecks):
             if timed:
                 beat("apply_action")
             nxt = fns["apply_action"](state, step.action_string)
+            if timed:
+                beat(REST)
             if nxt is state:
                 return None
             nxt = value_rules.state(nxt)
             if timed:
                 beat("get_rewards")
             got = fns["get_rewards"](nxt)
+            if timed:
+                beat(REST)
             if type(got) is list and set(map(type, got)) <= _FAST_NUMBERS and got == list(step.rewards):
                 return nxt  # exact numbers equal to the recorded ones (so finite, and one per player)
         except self.passes:  # the stretch's own verdict (a sandbox child's memory limit)

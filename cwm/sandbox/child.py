@@ -33,6 +33,7 @@ from cwm.types import JSON, ModelLoadError
 RESULT_CAP_BYTES = 64 << 20
 # A stretch of model calls ticks this many times per per-call budget (``_Child.stretch``).
 STRETCH_TICKS = 20
+REST = ""  # the beat that says the library's own work follows, not a model call (``_Child.beat``)
 KINDS = frozenset({"ok", "static", "load", "timeout", "memory", "crash", "error"})
 # The exit status of a child whose model kept running after the per-call interrupt (the zygote's verdict).
 KEPT_RUNNING_EXIT = 75
@@ -125,7 +126,8 @@ class _Child:
         self.inside = False  # inside a guarded call
         self.stretching = False
         self.beats = 0  # calls announced in the current stretch (a new value marks a new call)
-        self.what = ""  # the contract function of the last beat
+        self.what = ""  # the contract function of the last beat that announced a call
+        self.resting = False  # the last beat said the library's own work follows (``REST``)
         self.seen = -1  # the call (``beats``) the last tick found
         self.ticks = 0  # ticks since then that found the same call
 
@@ -135,7 +137,7 @@ class _Child:
 
     def on_alarm(self, signum: int, frame: Any) -> None:
         if self.stretching and not self.fired:
-            if self.beats != self.seen:  # a call that started since the last tick
+            if self.beats != self.seen or self.resting:  # a call that started since the last tick, or none
                 self.seen, self.ticks = self.beats, 0
                 return
             self.ticks += 1
@@ -155,7 +157,7 @@ class _Child:
         """Runs one model call under the per-call budget; ``MemoryError`` becomes a memory verdict. Inside a
         stretch the call is one beat of it."""
         if self.stretching:
-            self.beat(label or getattr(fn, "__name__", "call"))
+            self.beat(getattr(fn, "__name__", "call"))
             return fn(*args)
         self.call = label or f"{getattr(fn, '__name__', 'call')}(...)"
         self.fired = 0
@@ -176,10 +178,14 @@ class _Child:
         return self.abort("memory", f"{self.call} exceeded the memory limit of {int(self.limits['memory_mb'])} MB")
 
     def beat(self, what: str) -> None:
-        """Announces the next model call of a stretch (``what``: its contract function)."""
+        """Announces the next model call of a stretch (``what``: its contract function), or with ``REST`` that
+        the library's own work follows (counted against no call, as outside a lone guarded call)."""
         if self.fired:  # the model caught the interrupt and returned anyway
             raise self.overran()
-        self.what = what
+        if what:
+            self.what, self.resting = what, False
+        else:
+            self.resting = True
         self.beats += 1
 
     def stretch(self, body: Callable[[Any], Any]) -> Any:
@@ -190,7 +196,7 @@ class _Child:
         if self.stretching or self.inside:
             return body(_no_beat)
         tick = self.limits["per_call_s"] / STRETCH_TICKS
-        self.fired, self.seen, self.what, self.stretching = 0, -1, "a model call", True
+        self.fired, self.seen, self.what, self.resting, self.stretching = 0, -1, "a model call", False, True
         signal.setitimer(signal.ITIMER_VIRTUAL, tick, tick)
         try:
             result = body(self.beat)

@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from cwm import value_rules
 from cwm.games import trajectories
 from cwm.model import WorldModel
 from cwm.sandbox import CHECK_JOB, Limits, Sandbox, load_source
@@ -134,3 +135,27 @@ def test_outside_a_sandbox_child_the_guard_is_a_plain_call() -> None:
     assert getattr(model.guard, "stretch", None) is None
     with_rollouts = rollout_returns(model.new_initial_state(), 2, random.Random(1))
     assert len(with_rollouts) == 2
+
+
+def test_the_checks_own_work_after_a_call_counts_against_no_call(sandbox: Sandbox) -> None:
+    """A state that is cheap for the model to build (one list repeated two million times) and slow for the
+    checks to freeze: a timer per call never counts the freezing, and neither does a stretch (the verdicts
+    of both paths are the same passing report)."""
+    padded = REFERENCE_TTT.replace(
+        '    return {"board": board, "player": 1 - state["player"]}',
+        '    new = {"board": board, "player": 1 - state["player"]}\n'
+        '    if board.count(".") == 6:\n'
+        '        new["pad"] = [[0]] * 2_000_000\n'
+        '    return new')
+    assert padded != REFERENCE_TTT
+    trajs = tuple(t for t in (trajectories.record("tic_tac_toe", seed=s) for s in range(20)) if len(t.steps) >= 5)[:1]
+    start = time.process_time()
+    value_rules.state({"board": [], "pad": [[0]] * 2_000_000})  # what the checks spend freezing it
+    freeze = time.process_time() - start
+    assert freeze > 0.15, "freezing two million lists should take longer than this"
+    limits = Limits(wall_s=60.0, cpu_s=60.0, memory_mb=1024, per_call_s=round(max(0.05, freeze / 3), 3))
+    results = {stretch: sandbox.run(CHECK_JOB, padded, {"trajectories": list(trajs), "stretch": stretch},
+                                    limits=limits) for stretch in (False, True)}
+    assert results[False].kind == "ok", results[False].error
+    assert results[True].kind == "ok", results[True].error
+    assert results[True].value == results[False].value and CheckReport.from_json(results[True].value).all_passed
