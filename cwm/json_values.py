@@ -187,13 +187,22 @@ def _plain(v: Any, where: str) -> Any:
     raise ValueBreach(f"{where} holds {_kind(v)}, which is not a JSON value")
 
 
+_NESTED = frozenset({dict, list, tuple, ReadOnlyDict, ReadOnlyList})
+
+
 def thaw(value: Any) -> Any:
-    """A plain, writable deep copy of a (read-only) JSON value."""
+    """A plain, writable deep copy of a (read-only) JSON value (what ``copy.deepcopy`` of a state gives a
+    model). A list or dict that holds no container is copied in one call, its items shared (they are
+    immutable); only containers are walked."""
     t = type(value)
     if t is ReadOnlyDict or t is dict:
-        return {k: thaw(x) for k, x in dict.items(value)}
+        if _NESTED.isdisjoint(map(type, dict.values(value))):
+            return dict.copy(value)  # a plain dict, also of a ReadOnlyDict
+        return {k: x if type(x) not in _NESTED else thaw(x) for k, x in dict.items(value)}
     if t is ReadOnlyList or t is list:
-        return [thaw(x) for x in list.__iter__(value)]
+        if _NESTED.isdisjoint(map(type, list.__iter__(value))):
+            return list.copy(value)  # a plain list, also of a ReadOnlyList
+        return [x if type(x) not in _NESTED else thaw(x) for x in list.__iter__(value)]
     if t is tuple:
         return tuple(thaw(x) for x in value)
     return value

@@ -11,10 +11,11 @@ from typing import Any
 from cwm import value_rules
 from cwm.checks.report import Tally, diff, set_diff
 from cwm.codec import ActionCodec
-from cwm.model import MODEL_ERRORS, Guard, direct_guard, model_traceback
+from cwm.model import MODEL_ERRORS, Beat, Guard, direct_guard, model_traceback, no_beat
 from cwm.types import CHANCE, JSON, TERMINAL, CheckFailure, ModelContractError, Trajectory
 
 _UNSET = object()
+REST = ""  # a stretch's beat that says the library's own work follows, not a model call
 _FAST_NUMBERS = frozenset({int, float})
 
 
@@ -42,14 +43,32 @@ class StepChecks:
         self.state: Any = None
         # the functions with the guard applied (the fast path calls these; the full checks go through call())
         self.bound = fns if guard is direct_guard else {k: functools.partial(guard, f) for k, f in fns.items()}
+        # inside a stretch of the guard (``timed``): the bare functions, each call announced by ``beat``
+        self.timed = False
+        self.beat: Beat = no_beat
+        self.passes: tuple[type[BaseException], ...] = ()  # what a call lets through (the guard's ``passes``)
+
+    def in_stretch(self, beat: Beat) -> None:
+        """Calls the model through ``beat`` and the bare functions from now on (``guard.stretch`` runs the
+        replay), letting through what the guard's stretch words itself (``passes``)."""
+        self.timed, self.beat, self.bound = True, beat, self.fns
+        self.passes = getattr(self.guard, "passes", ())
 
     # -- calls and failures -------------------------------------------------------------------------
     def call(self, name: str, *args: Any) -> tuple[Any, str, bool]:
         """``(value, traceback, mutated)``: the model's answer, or ``_UNSET`` and what it raised."""
         try:
+            if self.timed:
+                self.beat(name)
+                try:
+                    return self.fns[name](*args), "", False
+                finally:
+                    self.beat(REST)  # what follows is the checks' own work, counted against no call
             return self.guard(self.fns[name], *args), "", False
         except value_rules.StateMutationError as e:
             return _UNSET, f"{name} tried to modify its input state, which the contract forbids ({e})", True
+        except self.passes:  # the stretch's own verdict (a sandbox child's memory limit)
+            raise
         except MODEL_ERRORS as e:  # a model bug (exit() and KeyboardInterrupt included) becomes a failing check
             return _UNSET, model_traceback(e), False
 

@@ -24,11 +24,12 @@ from typing import Any
 from cwm import value_rules
 from cwm.checks.random_play import random_play_checks
 from cwm.checks.report import Tally, diff
-from cwm.checks.step import _UNSET, StepChecks
+from cwm.checks.step import _UNSET, REST, StepChecks
 from cwm.model import (
     MODEL_ERRORS,
     WORLD_MODEL_API,
     ActionCodec,
+    Beat,
     Guard,
     OpenCodec,
     WorldModel,
@@ -80,8 +81,12 @@ def run_checks(model: Any, trajectories: Sequence[Trajectory], *, max_failures_p
     codec = _codec(model)
     run = Tally(max_failures_per_type)
     passed = total = 0
+    # one timer per trajectory, not one per call, where an overrun ends the whole job (a sandbox child's guard:
+    # ``ends_job``); elsewhere an overrun is one failing check and the replay goes on, so each call is guarded
+    stretch = getattr(guard, "stretch", None) if getattr(guard, "ends_job", False) else None
     for ti, traj in enumerate(trajectories):
-        p, t = _Replay(fns, guard, ti, traj, run, codec).run()
+        replay = _Replay(fns, guard, ti, traj, run, codec)
+        p, t = replay.run() if stretch is None else stretch(replay.run_stretch)
         passed += p
         total += t
     return run.report(passed, total)
@@ -97,6 +102,11 @@ class _Replay(StepChecks):
     Each step first tries a fast path for the common case (exact types, the right answer) and falls
     back to the full check, which applies the value rule and words the failure, whenever it is unsure.
     """
+
+    def run_stretch(self, beat: Beat) -> tuple[int, int]:
+        """``run`` as one stretch of the guard (``WorldModel.stretch``): each call announced by ``beat``."""
+        self.in_stretch(beat)
+        return self.run()
 
     def run(self) -> tuple[int, int]:
         steps = self.traj.steps
@@ -141,23 +151,41 @@ class _Replay(StepChecks):
     def fast_step(self, state: Any, step: Any) -> value_rules.ReadOnlyDict | None:
         """The next state when every check of a decision step passes with exact types and the recorded
         values (nothing is recorded then), else ``None``: the full checks run the step again."""
-        fns = self.bound
+        fns, timed, beat = self.bound, self.timed, self.beat
         try:
+            if timed:
+                beat("get_current_player")
             player = fns["get_current_player"](state)
+            if timed:
+                beat("get_observations")
             obs = fns["get_observations"](state)
+            if timed:
+                beat("get_legal_actions")
             legal = fns["get_legal_actions"](state)
+            if timed:
+                beat(REST)  # the checks' own work on the answers, counted against no call
             if not (type(player) is int and player == step.player and player != CHANCE and type(legal) is list
                     and set(map(type, legal)) <= _STR and len(set(legal)) == len(legal) and step.legal_set == set(legal)):
                 return None
             if marshal.dumps(obs, 2) != step.observations_marshal or step.action_string not in step.legal_set:
                 return None
+            if timed:
+                beat("apply_action")
             nxt = fns["apply_action"](state, step.action_string)
+            if timed:
+                beat(REST)
             if nxt is state:
                 return None
             nxt = value_rules.state(nxt)
+            if timed:
+                beat("get_rewards")
             got = fns["get_rewards"](nxt)
+            if timed:
+                beat(REST)
             if type(got) is list and set(map(type, got)) <= _FAST_NUMBERS and got == list(step.rewards):
                 return nxt  # exact numbers equal to the recorded ones (so finite, and one per player)
+        except self.passes:  # the stretch's own verdict (a sandbox child's memory limit)
+            raise
         except MODEL_ERRORS:  # the full checks call again and word it (sandbox interrupts pass through)
             return None
         return None

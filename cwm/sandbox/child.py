@@ -14,6 +14,7 @@ zygote->parent).
 
 from __future__ import annotations
 
+import functools
 import importlib
 import json
 import os
@@ -24,11 +25,15 @@ from collections.abc import Callable
 from typing import Any, NoReturn
 
 from cwm.contract import CANDIDATE_MODULE
+from cwm.model import direct_guard
 from cwm.sandbox import layers as layers
 from cwm.sandbox.gate import static_gate
 from cwm.types import JSON, ModelLoadError
 
 RESULT_CAP_BYTES = 64 << 20
+# A stretch of model calls ticks this many times per per-call budget (``_Child.stretch``).
+STRETCH_TICKS = 20
+REST = ""  # the beat that says the library's own work follows, not a model call (``_Child.beat``)
 KINDS = frozenset({"ok", "static", "load", "timeout", "memory", "crash", "error"})
 # The exit status of a child whose model kept running after the per-call interrupt (the zygote's verdict).
 KEPT_RUNNING_EXIT = 75
@@ -105,42 +110,109 @@ class _Child:
 
     The per-call budget counts the CPU time the child spends running Python and C code (``ITIMER_VIRTUAL``,
     user time), not wall time: a busy machine slows a call, it does not fail it. (A session's move budget
-    owns ``ITIMER_PROF``; system time and a call that blocks are bounded by the zygote's watch instead.)"""
+    owns ``ITIMER_PROF``; system time and a call that blocks are bounded by the zygote's watch instead.)
+
+    One call (``guard``) arms and disarms the timer around it. A stretch of calls (``stretch``: a trajectory
+    replayed by the checks, a rollout) arms it once, ticking every ``per_call_s / STRETCH_TICKS`` of CPU
+    time, and each call only announces itself (``beat``: two attribute writes, no system call); a tick that
+    finds the same call as the ``STRETCH_TICKS`` ticks before it ends that call, which has then used at least
+    its budget and less than ``1 + 1 / STRETCH_TICKS`` of it."""
 
     def __init__(self, limits: dict[str, float]):
         self.limits = limits
         self.call = "the module body"
         self.fired = 0
         self.issued: list[Abort] = []  # a model that catches an Abort can build more; only these count
+        self.inside = False  # inside a guarded call
+        self.stretching = False
+        self.beats = 0  # calls announced in the current stretch (a new value marks a new call)
+        self.what = ""  # the contract function of the last beat that announced a call
+        self.resting = False  # the last beat said the library's own work follows (``REST``)
+        self.seen = -1  # the call (``beats``) the last tick found
+        self.ticks = 0  # ticks since then that found the same call
 
     def abort(self, kind: str, message: str) -> Abort:
         self.issued.append(Abort(kind, message))
         return self.issued[-1]
 
     def on_alarm(self, signum: int, frame: Any) -> None:
+        if self.stretching and not self.fired:
+            if self.beats != self.seen or self.resting:  # a call that started since the last tick, or none
+                self.seen, self.ticks = self.beats, 0
+                return
+            self.ticks += 1
+            if self.ticks < STRETCH_TICKS:
+                return
+            self.call = f"{self.what}(...)"
         self.fired += 1
-        budget = self.limits["per_call_s"]
         if self.fired == 1:
             signal.setitimer(signal.ITIMER_VIRTUAL, 0.05)  # re-armed: a model that swallows the interrupt is ended
-            raise self.abort("timeout", f"{self.call} ran longer than the per-call budget of {budget} s")
+            raise self.overran()
         os._exit(KEPT_RUNNING_EXIT)  # the zygote words the verdict; only child_main can write one
 
+    def overran(self) -> Abort:
+        return self.abort("timeout", f"{self.call} ran longer than the per-call budget of {self.limits['per_call_s']} s")
+
     def guard(self, fn: Any, *args: Any, label: str = "") -> Any:
-        """Runs one model call under the per-call budget; ``MemoryError`` becomes a memory verdict."""
+        """Runs one model call under the per-call budget; ``MemoryError`` becomes a memory verdict. Inside a
+        stretch the call is one beat of it."""
+        if self.stretching:
+            self.beat(getattr(fn, "__name__", "call"))
+            return fn(*args)
         self.call = label or f"{getattr(fn, '__name__', 'call')}(...)"
         self.fired = 0
+        self.inside = True
         signal.setitimer(signal.ITIMER_VIRTUAL, self.limits["per_call_s"])
         try:
             result = fn(*args)
         except MemoryError:
-            raise self.abort("memory", f"{self.call} exceeded the memory limit of "
-                                  f"{int(self.limits['memory_mb'])} MB") from None
+            raise self.out_of_memory() from None
         finally:
             signal.setitimer(signal.ITIMER_VIRTUAL, 0)
+            self.inside = False
         if self.fired:  # the model caught the interrupt and returned anyway
-            raise self.abort("timeout", f"{self.call} ran longer than the per-call budget of "
-                                        f"{self.limits['per_call_s']} s")
+            raise self.overran()
         return result
+
+    def out_of_memory(self) -> Abort:
+        return self.abort("memory", f"{self.call} exceeded the memory limit of {int(self.limits['memory_mb'])} MB")
+
+    def beat(self, what: str) -> None:
+        """Announces the next model call of a stretch (``what``: its contract function), or with ``REST`` that
+        the library's own work follows (counted against no call, as outside a lone guarded call)."""
+        if self.fired:  # the model caught the interrupt and returned anyway
+            raise self.overran()
+        if what:
+            self.what, self.resting = what, False
+        else:
+            self.resting = True
+        self.beats += 1
+
+    def stretch(self, body: Callable[[Any], Any]) -> Any:
+        """Runs ``body(beat)``, a stretch of model calls each preceded by ``beat(name)``, under one timer: every
+        call keeps its per-call budget (see the class). A ``MemoryError`` that leaves ``body`` becomes the
+        memory verdict of the last beat's call. Inside a guarded call or another stretch, ``body`` runs under
+        that one (its beats do nothing)."""
+        if self.stretching or self.inside:
+            return body(_no_beat)
+        tick = self.limits["per_call_s"] / STRETCH_TICKS
+        self.fired, self.seen, self.what, self.resting, self.stretching = 0, -1, "a model call", False, True
+        signal.setitimer(signal.ITIMER_VIRTUAL, tick, tick)
+        try:
+            result = body(self.beat)
+        except MemoryError:
+            self.call = f"{self.what}(...)"
+            raise self.out_of_memory() from None
+        finally:
+            signal.setitimer(signal.ITIMER_VIRTUAL, 0)
+            self.stretching = False
+        if self.fired:
+            raise self.overran()
+        return result
+
+
+def _no_beat(what: str) -> None:
+    """The beat of a stretch inside a timed call (that call's budget covers it)."""
 
 
 _CURRENT: list[_Child] = []  # the job's child state; a list so the module's attributes never change
@@ -149,6 +221,22 @@ _CURRENT: list[_Child] = []  # the job's child state; a list so the module's att
 def call_guard(fn: Any, *args: Any) -> Any:
     """The guard trusted jobs wrap every model call in (direct when not inside a sandbox child)."""
     return _CURRENT[0].guard(fn, *args) if _CURRENT else fn(*args)
+
+
+def child_guard() -> Any:
+    """The guard of a job's model (``cwm.model.Guard``): inside a sandbox child, its per-call budget, with
+    ``stretch`` (``_Child.stretch``: one timer for a run of calls, as ``WorldModel.stretch`` and the checks'
+    replays use it), ``ends_job`` (an overrun ends the job with its verdict, so the checks may replay a whole
+    trajectory as one stretch) and ``passes`` (``(MemoryError,)``: what the checks let through a model call,
+    for the stretch to word as the memory verdict, as a lone guarded call does). Outside one, a plain call."""
+    if not _CURRENT:
+        return direct_guard
+    child = _CURRENT[0]
+    guard = functools.partial(child.guard)
+    guard.stretch = child.stretch  # type: ignore[attr-defined]
+    guard.ends_job = True  # type: ignore[attr-defined]
+    guard.passes = (MemoryError,)  # type: ignore[attr-defined]
+    return guard
 
 
 def _emitter(fd: int, secret: bytes) -> Any:

@@ -1,9 +1,10 @@
 """Trusted harness functions that ``Sandbox.run`` calls in a child as ``job(module, payload) -> JSON``.
 
-Every call into the candidate module goes through ``cwm.sandbox.child.call_guard``, which applies the
-per-call time budget inside a sandbox child (and is a plain call elsewhere, so these jobs also run
-in-process). Jobs may live in any module of the ``cwm`` package (the zygote can import those); a new job
-should wrap model calls the same way.
+Every call into the candidate module goes through ``cwm.sandbox.child.call_guard``, or a world model's
+guard from ``cwm.sandbox.child.child_guard``, which apply the per-call time budget inside a sandbox child
+(and are plain calls elsewhere, so these jobs also run in-process); with the latter, a replayed trajectory
+or a rollout is one stretch of calls under one timer. Jobs may live in any module of the ``cwm`` package
+(the zygote can import those); a new job should wrap model calls the same way.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from cwm.contract import (
     resampler,
 )
 from cwm.model import WORLD_MODEL_API, ContractFunction, WorldModel
-from cwm.sandbox.child import call_guard, load_extra
+from cwm.sandbox.child import call_guard, child_guard, load_extra
 from cwm.types import JSON, CheckFailure, CheckReport, ModelLoadError
 
 # The contracts ``load_contract`` can verify, by the name a payload gives.
@@ -95,14 +96,16 @@ def check_world_model(module: types.ModuleType, payload: dict[str, Any]) -> JSON
 
     Args:
       module: the loaded candidate.
-      payload: ``{"trajectories": [Trajectory, ...], "max_failures_per_type": int (optional)}``.
+      payload: ``{"trajectories": [Trajectory, ...], "max_failures_per_type": int (optional), "stretch": bool
+        (optional, default true: one timer per replayed trajectory; false: one per call, the slower path kept
+        for benchmarks/bench_guard.py)}``.
 
     Returns:
       ``CheckReport.to_json()``.
     """
     to_json = _REPORT_JSON  # taken before the model runs
     require(module)
-    model = WorldModel(module, name=module.__name__, guard=_guard)
+    model = WorldModel(module, name=module.__name__, guard=child_guard() if payload.get("stretch", True) else _guard)
     report = run_checks(model, payload["trajectories"],
                         max_failures_per_type=payload.get("max_failures_per_type", 20))
     return to_json(report)
@@ -128,7 +131,7 @@ def check_inference(module: types.ModuleType, payload: dict[str, Any]) -> JSON:
     if payload.get("model_source"):
         world = load_extra(payload["model_source"], WORLD_MODEL_MODULE)
     require(world)
-    model = WorldModel(world, name=world.__name__, guard=_guard)
+    model = WorldModel(world, name=world.__name__, guard=child_guard())
     limit = payload.get("max_failures_per_type", 20)
     kind, resample = resampler(module)
     if payload.get("kind") == "state":  # a state-inference target: its own function, whatever else is defined
@@ -154,7 +157,7 @@ def random_play(module: types.ModuleType, payload: dict[str, Any]) -> JSON:
     """
     to_json = _REPORT_JSON  # taken before the model runs
     require(module)
-    model = WorldModel(module, name=module.__name__, guard=_guard)
+    model = WorldModel(module, name=module.__name__, guard=child_guard())
     report = random_play_checks(model, num_games=payload.get("num_games", 10), seed=payload.get("seed", 0),
                                 max_steps=payload.get("max_steps", 10_000))
     return to_json(report)
@@ -232,7 +235,7 @@ def check_value(module: types.ModuleType, payload: dict[str, Any]) -> JSON:
     require(module, VALUE_API)
     world = load_extra(payload["model_source"], WORLD_MODEL_MODULE)
     require(world)
-    model = WorldModel(world, name=WORLD_MODEL_MODULE, guard=_guard)
+    model = WorldModel(world, name=WORLD_MODEL_MODULE, guard=child_guard())
     lo, hi = payload["utility"]
     report = run_value_checks(model, vars(module)["get_value"], payload["trajectories"], utility=(float(lo), float(hi)),
                               call_s=float(payload["call_s"]), guard=_guard,
