@@ -30,7 +30,11 @@ writes ``DIR/answers/<key>.sha256``, the SHA-256 of the text it gave the answeri
 copy; a match says the relay's copy matched the request, on the relay's word), the calls per stage and
 the prompt hashes. ``--ship`` copies both into ``cwm/data/recordings/real/``
 (``real/closed/`` for the closed deck; under ``real/prose/`` for a session with ``--rules prose``), where ``cwm run GAME`` finds an open-deck session and the experiment
-scripts both (a real session is replayed in preference to a scripted demo).
+scripts both (a real session is replayed in preference to a scripted demo). A session of ``--seed 0`` ships
+as ``GAME.jsonl`` (with ``GAME.provenance.json``); one of another seed S as ``seeds/GAME.seed<S>.jsonl`` in
+the same folder (``seeds/GAME.seed<S>.provenance.json`` beside it), which the experiment scripts replay for
+their seed S under ``--llm auto`` (``synthesis_table.py --seeds N``, ``arena_figure.py --protocol paper``,
+``inference_table.py --seeds N``): a seed draws other training games, so its prompts are its own.
 """
 
 from __future__ import annotations
@@ -53,6 +57,7 @@ from cwm.llm import (
 )
 from cwm.llm.batch_texts import export_pending, import_answers
 from cwm.llm.provenance import checked_name
+from cwm.pipeline.recordings import recording_name
 from cwm.synthesis import SynthesisResult, SynthesisSettings, synthesize_world_model
 from cwm.synthesis.inference import synthesize_inference
 from cwm.synthesis.store import ResumeError
@@ -90,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{stage} finished: {'solved' if result.solved else 'not solved'} after {result.llm_calls} call(s)")
     status = _record_and_verify(spec, work, args)
     if status == 0 and args.ship:
-        _ship(spec.name, work, args.deck, args.rules or "spec")
+        _ship(spec.name, work, args.deck, args.rules or "spec", args.seed)
     return status
 
 
@@ -112,7 +117,7 @@ def _parser() -> argparse.ArgumentParser:
                         help="the rules in the prompts: spec (default), prose (the rulebook tier) or a rules file "
                              "(for a module game, default the .md file beside it)")
     parser.add_argument("--budget", type=int, default=20, help="most LLM calls per stage (default 20)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the games and the search (default 0)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the games and the search (default 0; --ship puts another seed's session under seeds/)")
     parser.add_argument("--ship", action="store_true",
                         help="once verified, copy the recording and its provenance into cwm/data/recordings/real/")
     return parser
@@ -199,17 +204,20 @@ def _relay(args: argparse.Namespace, checked: str) -> str:
     return relay
 
 
-def _ship(game: str, work: Path, deck: str, rules: str) -> None:
+def _ship(game: str, work: Path, deck: str, rules: str, seed: int = 0) -> None:
     shipped = Path(__file__).resolve().parent.parent / "cwm" / "data" / "recordings" / "real"
     if rules == "prose":  # a rulebook-tier session answers other prompts: kept apart from the spec tier's
         shipped = shipped / "prose"
     if deck == "closed":
         shipped = shipped / "closed"
-    shipped.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(work / "recording.jsonl", shipped / f"{game}.jsonl")
-    shutil.copyfile(work / "provenance.json", shipped / f"{game}.provenance.json")
-    replays = f"cwm run {game} replays it offline" if deck == "open" else "the closed-deck inference table replays it"
-    print(f"shipped: {shipped / f'{game}.jsonl'} ({replays})")
+    target = shipped / recording_name(game, seed)  # seed 0 where it always was; another under seeds/
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(work / "recording.jsonl", target)
+    shutil.copyfile(work / "provenance.json", target.with_name(target.stem + ".provenance.json"))
+    replays = (f"cwm run {game} replays it offline" if deck == "open" and seed == 0 else
+               f"the experiment scripts replay it for seed {seed}" if deck == "open" else
+               f"the closed-deck inference table replays it for seed {seed}")
+    print(f"shipped: {target} ({replays})")
 
 
 def _clear(folder: Path) -> None:
