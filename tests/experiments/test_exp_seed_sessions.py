@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import importlib
+import json
 import shutil
 import sys
 import tempfile
@@ -148,3 +149,16 @@ def test_inference_table_refuses_a_game_recorded_for_some_seeds_only(tmp_path, c
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "'leduc_poker' (open deck, --rules spec) at seed 1" in err
     assert str(folder / "seeds" / "leduc_poker.seed1.jsonl") in err and not (out / "config.json").exists()
+
+
+def test_the_paper_protocol_synthesizes_each_seed_from_its_own_session(packaged, tmp_path):
+    out = tmp_path / "paper"
+    argv = ["--games", "tic_tac_toe", "--matches", "1", "--sims", "20", "--rollouts", "1", "--num-test", "0",
+            "--executor", "inline", "--quiet", "--yes", "--protocol", "paper", "--seeds", "2", "--select-games",
+            "1", "--llm", "auto", "--out", str(out)]
+    assert script("arena_figure").main(argv) == 0
+    syntheses = json.loads((out / "record.json").read_text())["results"]["rows"][0]["syntheses"]
+    assert [s["seed"] for s in syntheses] == [0, 1]
+    for seed in (0, 1):  # each bundle was synthesized by its own seed's session, in its one call
+        manifest = json.loads((out / "tic_tac_toe" / "syntheses" / f"seed{seed}" / "bundle" / "manifest.json").read_text())
+        assert (manifest["provenance"]["model"], manifest["provenance"]["llm_calls"]) == (f"scripted-seed{seed}", 1)
