@@ -28,13 +28,19 @@ The replies carry ``--answered-by`` as their model, and ``DIR/provenance.json`` 
 replies carried a prompt hash that matched their request (``replies``, ``prompts_hashed``: a relay that
 writes ``DIR/answers/<key>.sha256``, the SHA-256 of the text it gave the answering model, attests each
 copy; a match says the relay's copy matched the request, on the relay's word), the calls per stage and
-the prompt hashes. ``--ship`` copies both into ``cwm/data/recordings/real/``
+the prompt hashes, the strategy and the budget. ``--strategy tree|conversation`` picks the refinement
+strategy of every stage (default the library's); it is in the provenance and in each stage's resume key, so
+a ``--work`` folder of the other strategy refuses to resume. ``--ship`` copies both into ``cwm/data/recordings/real/``
 (``real/closed/`` for the closed deck; under ``real/prose/`` for a session with ``--rules prose``), where ``cwm run GAME`` finds an open-deck session and the experiment
 scripts both (a real session is replayed in preference to a scripted demo). A session of ``--seed 0`` ships
 as ``GAME.jsonl`` (with ``GAME.provenance.json``); one of another seed S as ``seeds/GAME.seed<S>.jsonl`` in
 the same folder (``seeds/GAME.seed<S>.provenance.json`` beside it), which the experiment scripts replay for
 their seed S under ``--llm auto`` (``synthesis_table.py --seeds N``, ``arena_figure.py --protocol paper``,
 ``inference_table.py --seeds N``): a seed draws other training games, so its prompts are its own.
+``--ship-to DIR`` copies them
+to ``DIR/<game>.<strategy>.jsonl`` and ``.provenance.json`` instead (``DIR/closed/`` for the closed deck),
+for any game and rules file: a held-out
+game's sessions (``experiments/heldout/sessions/``, replayed by ``experiments/heldout_loop.py``).
 """
 
 from __future__ import annotations
@@ -58,7 +64,7 @@ from cwm.llm import (
 from cwm.llm.batch_texts import export_pending, import_answers
 from cwm.llm.provenance import checked_name
 from cwm.pipeline.recordings import recording_name
-from cwm.synthesis import SynthesisResult, SynthesisSettings, synthesize_world_model
+from cwm.synthesis import STRATEGIES, SynthesisResult, SynthesisSettings, synthesize_world_model
 from cwm.synthesis.inference import synthesize_inference
 from cwm.synthesis.store import ResumeError
 from cwm.text import counted
@@ -86,7 +92,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {spec.name} has no hidden information: a closed-deck session needs one", file=sys.stderr)
         return 2
     if args.ship and spec.module.endswith(".py"):
-        print(f"error: --ship is for registered games; the recording of {spec.name} stays in {work}", file=sys.stderr)
+        print(f"error: --ship is for registered games; ship the recording of {spec.name} with --ship-to DIR",
+              file=sys.stderr)
         return 2
     results = _advance(spec, work, args)
     if isinstance(results, int):
@@ -96,6 +103,8 @@ def main(argv: list[str] | None = None) -> int:
     status = _record_and_verify(spec, work, args)
     if status == 0 and args.ship:
         _ship(spec.name, work, args.deck, args.rules or "spec", args.seed)
+    if status == 0 and args.ship_to:
+        _ship_to(spec, work, Path(args.ship_to) / ("closed" if args.deck == "closed" else ""), args.strategy)
     return status
 
 
@@ -116,10 +125,18 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--rules", default=None, metavar="spec|prose|FILE",
                         help="the rules in the prompts: spec (default), prose (the rulebook tier) or a rules file "
                              "(for a module game, default the .md file beside it)")
+    parser.add_argument("--strategy", choices=STRATEGIES, default=SynthesisSettings().strategy,
+                        help=f"refinement strategy of every stage (default {SynthesisSettings().strategy}, the "
+                             "library's); recorded in the provenance, and a --work folder of another strategy "
+                             "refuses to resume")
     parser.add_argument("--budget", type=int, default=20, help="most LLM calls per stage (default 20)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the games and the search (default 0; --ship puts another seed's session under seeds/)")
     parser.add_argument("--ship", action="store_true",
                         help="once verified, copy the recording and its provenance into cwm/data/recordings/real/")
+    parser.add_argument("--ship-to", default=None, metavar="DIR",
+                        help="once verified, copy the recording and its provenance to DIR/<game>.<strategy>.jsonl "
+                             "and .provenance.json (DIR/closed/ for the closed deck; any game and rules file: a "
+                             "held-out game's sessions)")
     return parser
 
 
@@ -158,11 +175,11 @@ def _session(game: games.GameSpec, llm: Client, run_dir: Path, args: argparse.Na
     depend on them, so the recording replays in ``cwm synthesize`` and ``cwm run`` with any test set); for the
     closed deck, the joint synthesis alone (``cwm synthesize GAME --target joint``)."""
     if args.deck == "closed":
-        return {"joint": synthesize_inference(game, llm, SynthesisSettings.of("inference", deck="closed", budget=args.budget, seed=args.seed, num_test=0), run_dir=run_dir / "joint", world_model=None)}
-    world_model = synthesize_world_model(game, llm, SynthesisSettings.of("world_model", budget=args.budget, seed=args.seed, num_test=0), run_dir=run_dir / "synthesis")
+        return {"joint": synthesize_inference(game, llm, SynthesisSettings.of("inference", deck="closed", strategy=args.strategy, budget=args.budget, seed=args.seed, num_test=0), run_dir=run_dir / "joint", world_model=None)}
+    world_model = synthesize_world_model(game, llm, SynthesisSettings.of("world_model", strategy=args.strategy, budget=args.budget, seed=args.seed, num_test=0), run_dir=run_dir / "synthesis")
     results = {"world model": world_model}
     if not game.perfect_information and world_model.best_source:
-        results["inference"] = synthesize_inference(game, llm, SynthesisSettings.of("inference", budget=args.budget, seed=args.seed, num_test=0), run_dir=run_dir / "inference", world_model=world_model.best_source)
+        results["inference"] = synthesize_inference(game, llm, SynthesisSettings.of("inference", strategy=args.strategy, budget=args.budget, seed=args.seed, num_test=0), run_dir=run_dir / "inference", world_model=world_model.best_source)
     return results
 
 
@@ -184,6 +201,7 @@ def _record_and_verify(spec: games.GameSpec, work: Path, args: argparse.Namespac
     calls = sum(r.llm_calls for r in first.values())
     replies = answering.provenance(answered_by=args.answered_by)
     provenance = {"game": spec.name, "deck": args.deck, "rules": next(iter(first.values())).rules, "answered_by": args.answered_by, "relay": _relay(args, replies.relay),
+                  "strategy": args.strategy, "budget": args.budget,
                   "date": replies.date, "replies": replies.replies, "prompts_hashed": replies.prompts_hashed,
                   "llm_calls": calls,
                   "stages": {stage: {"llm_calls": r.llm_calls, "solved": r.solved} for stage, r in first.items()},
@@ -218,6 +236,17 @@ def _ship(game: str, work: Path, deck: str, rules: str, seed: int = 0) -> None:
                f"the experiment scripts replay it for seed {seed}" if deck == "open" else
                f"the closed-deck inference table replays it for seed {seed}")
     print(f"shipped: {target} ({replays})")
+
+
+def _ship_to(spec: games.GameSpec, work: Path, folder: Path, strategy: str) -> None:
+    """Copies the verified session to ``folder/<game>.<strategy>.jsonl`` and ``.provenance.json`` (a module
+    game by its short name)."""
+    name = spec.name.rsplit(":", 1)[-1] if spec.module.endswith(".py") else spec.name
+    folder.mkdir(parents=True, exist_ok=True)
+    for suffix in ("jsonl", "provenance.json"):
+        source = work / ("recording.jsonl" if suffix == "jsonl" else "provenance.json")
+        shutil.copyfile(source, folder / f"{name}.{strategy}.{suffix}")
+    print(f"shipped: {folder / f'{name}.{strategy}.jsonl'}")
 
 
 def _clear(folder: Path) -> None:

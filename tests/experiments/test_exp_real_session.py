@@ -41,6 +41,7 @@ def test_a_session_waits_for_each_answer_then_records_a_replay_that_reproduces_i
     assert "recorded and verified" in capsys.readouterr().out
     provenance = json.loads((work / "provenance.json").read_text())
     assert provenance["answered_by"] == "hand-written test replies" and provenance["solved"]
+    assert provenance["strategy"] == "tree"  # the library's default
     # carried by an agent (the default) with no prompt hash beside the answers: the copies were not checked
     assert provenance["relay"] == "agent-relay-unchecked" and (provenance["replies"], provenance["prompts_hashed"]) == (2, 0)
     assert provenance["llm_calls"] == 2 and provenance["prompt_hashes"]
@@ -70,7 +71,8 @@ def test_a_closed_deck_session_runs_the_joint_synthesis_and_records_it(tmp_path)
     """``--deck closed``: one joint synthesis (world model and inference from what the players saw), its
     recording replaying to the same program; refused for a game without hidden information."""
     work = tmp_path / "closed"
-    argv = ["leduc_poker", "--deck", "closed", "--work", str(work), "--answered-by", "hand-written test replies"]
+    argv = ["leduc_poker", "--deck", "closed", "--work", str(work), "--answered-by", "hand-written test replies",
+            "--ship-to", str(tmp_path / "sessions")]
     assert real_session.main(argv) == EXIT_WAITING
     replies = REPLIES.parent / "leduc_poker"
     (first,) = (work / "prompts").iterdir()
@@ -87,5 +89,41 @@ def test_a_closed_deck_session_runs_the_joint_synthesis_and_records_it(tmp_path)
     assert provenance["stages"]["joint"] == {"llm_calls": 3, "solved": True}
     recorded, replayed = ((work / d / "joint" / "best_program.py").read_text() for d in ("recorded", "replayed"))
     assert recorded == replayed and "def resample_history" in recorded
+    shipped = tmp_path / "sessions" / "closed" / "leduc_poker.tree.jsonl"  # apart from an open-deck session
+    assert shipped.read_bytes() == (work / "recording.jsonl").read_bytes()
     assert real_session.main(["tic_tac_toe", "--deck", "closed", "--work", str(tmp_path / "t"),
                               "--answered-by", "x"]) == 2
+
+
+def test_strategy_is_recorded_refuses_another_strategys_folder_and_ships_to_a_folder(tmp_path, capsys):
+    """``--strategy conversation`` runs every stage as one chat, says so in the provenance, and ``--ship-to``
+    copies the verified session under the game and strategy's name; the same --work resumed with the default
+    strategy (tree) is refused in one line, with nothing lost."""
+    work, shipped = tmp_path / "session", tmp_path / "sessions"
+    argv = ["tic_tac_toe", "--work", str(work), "--answered-by", "hand-written test replies",
+            "--strategy", "conversation", "--ship-to", str(shipped)]
+    assert real_session.main(argv) == EXIT_WAITING
+    _answer(work, "01_initial_buggy")
+    assert real_session.main(argv) == EXIT_WAITING
+    refine = next((work / "prompts").iterdir()).read_text()
+    assert "## Failing tests" in refine and "## The current code" not in refine  # a chat: the code is in its history
+    capsys.readouterr()
+    before = sorted(p.name for p in (work / "run" / "synthesis").iterdir())
+    assert real_session.main([*argv[:5]]) == 2  # the default strategy, tree, on the conversation's folder
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "strategy" in err
+    assert sorted(p.name for p in (work / "run" / "synthesis").iterdir()) == before
+    _answer(work, "03_refine_correct")
+    assert real_session.main(argv) == 0
+    provenance = json.loads((work / "provenance.json").read_text())
+    assert provenance["strategy"] == "conversation" and provenance["llm_calls"] == 2
+    assert (shipped / "tic_tac_toe.conversation.jsonl").read_bytes() == (work / "recording.jsonl").read_bytes()
+    assert json.loads((shipped / "tic_tac_toe.conversation.provenance.json").read_text()) == provenance
+
+
+def test_ship_refuses_a_module_game_and_names_ship_to(tmp_path, capsys):
+    module = Path(__file__).resolve().parents[1] / "data" / "own_game" / "pocket_duel.py"
+    assert real_session.main([f"{module}:pocket_duel", "--work", str(tmp_path / "w"), "--answered-by", "x",
+                              "--ship"]) == 2
+    assert "--ship-to DIR" in capsys.readouterr().err
+    assert not (tmp_path / "w").exists()
