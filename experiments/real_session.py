@@ -222,8 +222,11 @@ def _relay(args: argparse.Namespace, checked: str) -> str:
     return relay
 
 
-def _ship(game: str, work: Path, deck: str, rules: str, seed: int = 0) -> None:
-    shipped = Path(__file__).resolve().parent.parent / "cwm" / "data" / "recordings" / "real"
+def _ship(game: str, work: Path, deck: str, rules: str, seed: int = 0, real: Path | None = None) -> None:
+    """Copies the verified session into ``real`` (default cwm's ``data/recordings/real/``): under ``prose/``
+    for the rulebook tier, ``closed/`` for the closed deck, and ``seeds/GAME.seed<S>.jsonl`` for a seed
+    other than 0 (``cwm.pipeline.recordings.recording_name``), its provenance beside it."""
+    shipped = real or Path(__file__).resolve().parent.parent / "cwm" / "data" / "recordings" / "real"
     if rules == "prose":  # a rulebook-tier session answers other prompts: kept apart from the spec tier's
         shipped = shipped / "prose"
     if deck == "closed":

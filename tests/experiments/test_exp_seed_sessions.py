@@ -162,3 +162,22 @@ def test_the_paper_protocol_synthesizes_each_seed_from_its_own_session(packaged,
     for seed in (0, 1):  # each bundle was synthesized by its own seed's session, in its one call
         manifest = json.loads((out / "tic_tac_toe" / "syntheses" / f"seed{seed}" / "bundle" / "manifest.json").read_text())
         assert (manifest["provenance"]["model"], manifest["provenance"]["llm_calls"]) == (f"scripted-seed{seed}", 1)
+
+
+@pytest.mark.parametrize("deck, rules, seed, where", [
+    ("open", "prose", 0, "prose/tic_tac_toe.jsonl"), ("open", "prose", 3, "prose/seeds/tic_tac_toe.seed3.jsonl"),
+    ("closed", "spec", 2, "closed/seeds/leduc_poker.seed2.jsonl"), ("open", "spec", 1, "seeds/tic_tac_toe.seed1.jsonl")],
+    ids=["prose-seed0", "prose-seed3", "closed-seed2", "spec-seed1"])
+def test_shipping_a_seed_puts_it_where_the_lookup_finds_it(deck, rules, seed, where, tmp_path, monkeypatch):
+    work, real = tmp_path / "work", tmp_path / "recordings" / "real"
+    work.mkdir()
+    (work / "recording.jsonl").write_text(f'{{"seed": {seed}}}\n', encoding="utf-8")
+    (work / "provenance.json").write_text(json.dumps({"seed": seed}), encoding="utf-8")
+    game = "leduc_poker" if deck == "closed" else "tic_tac_toe"
+    script("real_session")._ship(game, work, deck, rules, seed, real=real)
+    assert (real / where).read_bytes() == (work / "recording.jsonl").read_bytes()
+    assert json.loads((real / where).with_name(Path(where).stem + ".provenance.json").read_text()) == {"seed": seed}
+    assert sorted(p.relative_to(real).as_posix() for p in real.rglob("*") if p.is_file()) == sorted(
+        [where, str(Path(where).with_name(Path(where).stem + ".provenance.json"))])  # nothing else written or moved
+    monkeypatch.setattr(recordings, "_root", lambda: tmp_path / "recordings")
+    assert pipeline.recording_for(game, deck, rules, seed) == real / where
