@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import TextIO
 
 import numpy as np
 import pyspiel
@@ -26,6 +28,14 @@ from cwm.types import (
 )
 
 MAX_FILE_BYTES = 256 << 20  # a trajectory file, checked before it is read: thousands of games with every state
+# A chance node with at least this many outcomes is written once as a table by ``save(..., shared=True)``:
+# bargaining's first step draws one of 1,000 instances, about 360 KB of JSON that every game repeated.
+SHARED_TABLE_MIN = 16
+TABLE_KIND = "chance_table"
+# What a file's table references may stand for, as a multiple of its read bound: the file as if every
+# reference were written out (bargaining's 10,000-transition set: 750 MB in a 17 MB file), so a few bytes of
+# references cannot stand for an unbounded amount of data downstream.
+EXPANSION_BOUND = 4
 
 # A policy picks an action id for the current (non-chance) player of a ground-truth state.
 Policy = Callable[[pyspiel.State, np.random.Generator], int]
@@ -294,8 +304,15 @@ def _check_fields(data: JSON, fields: _FieldTypes, where: str) -> None:
             raise TrajectoryFormatError(f"{where}: field {key!r} must be {what}, got {data[key]!r:.80}")
 
 
-def save(path: str | Path, items: Iterable[Trajectory | ClosedTrajectory]) -> Path:
+def save(path: str | Path, items: Iterable[Trajectory | ClosedTrajectory], *, shared: bool = False) -> Path:
     """Writes trajectories as JSONL (one per line), atomically: a crash leaves no half-written file.
+
+    Args:
+      shared: write each distinct chance node of at least ``SHARED_TABLE_MIN`` outcomes once, as a
+        ``chance_table`` line before the first game that meets it, and let its steps refer to it
+        (``{"table": id}`` in place of the outcomes, legal actions and their strings): a game whose first
+        step draws from a long list (bargaining's 1,000 instances) then costs its own moves, not the
+        list again. ``load`` reads both forms; off by default, so a bundle's files keep their bytes.
 
     Raises:
       IsADirectoryError: ``path`` is a directory (nothing is written).
@@ -306,15 +323,48 @@ def save(path: str | Path, items: Iterable[Trajectory | ClosedTrajectory]) -> Pa
         raise IsADirectoryError(f"{path} is a directory; give a file path such as {path / 'trajectories.jsonl'}")
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
+    tables: dict[tuple[ChanceOutcome, ...], int] = {}
     try:
         with tmp.open("w", encoding="utf-8") as f:
             for item in items:
-                f.write(json.dumps(to_json(item), separators=(",", ":")) + "\n")
+                record = to_json(item)
+                if shared and isinstance(item, Trajectory):
+                    record = _with_tables(record, item, tables, f)
+                f.write(json.dumps(record, separators=(",", ":")) + "\n")
         tmp.replace(path)
     except BaseException:  # whatever stopped the write (even Ctrl-C): leave no temporary file behind
         tmp.unlink(missing_ok=True)
         raise
     return path
+
+
+def _with_tables(record: dict[str, JSON], item: Trajectory, tables: dict[tuple[ChanceOutcome, ...], int],
+                 f: TextIO) -> dict[str, JSON]:
+    """``record`` with each long chance step referring to its table; a table not written yet is written to
+    ``f`` first (ids in order of first use)."""
+    steps = list(record["steps"])  # type: ignore[arg-type]
+    for i, step in enumerate(item.steps):
+        if not _tabled(step):
+            continue
+        key = tables.get(step.chance_outcomes)
+        if key is None:
+            key = tables[step.chance_outcomes] = len(tables)
+            f.write(json.dumps({"schema": TRAJECTORY_SCHEMA, "kind": TABLE_KIND, "id": key,
+                                "chance_outcomes": steps[i]["chance_outcomes"]},  # type: ignore[index]
+                               separators=(",", ":")) + "\n")
+        ref = {"table": key}
+        steps[i] = {**steps[i], "legal_actions": ref, "legal_action_strings": ref,  # type: ignore[dict-item]
+                    "chance_outcomes": ref}
+    return {**record, "steps": steps}
+
+
+def _tabled(step: Step) -> bool:
+    """Whether a step is written as a reference to a chance table: a chance node with at least
+    ``SHARED_TABLE_MIN`` outcomes whose legal actions and their strings are exactly its outcomes'."""
+    outcomes = step.chance_outcomes
+    return (step.player == CHANCE and len(outcomes) >= SHARED_TABLE_MIN
+            and tuple(step.legal_actions) == tuple(c.action for c in outcomes)
+            and tuple(step.legal_action_strings) == tuple(c.action_string for c in outcomes))
 
 
 def load(path: str | Path, *, game: str | None = None, limit: int = MAX_FILE_BYTES,
@@ -342,7 +392,7 @@ def load(path: str | Path, *, game: str | None = None, limit: int = MAX_FILE_BYT
             raise TrajectoryFormatError(str(e)) from None
     elif len(data) > limit:
         raise TrajectoryFormatError(f"trajectory file {path}: {len(data):,} bytes, over its limit of {limit:,} bytes")
-    items = _parse(path, data)
+    items = _parse(path, data, expanded_limit=EXPANSION_BOUND * limit)
     if game is not None:  # compared by canonical id: module paths resolved, ground-truth strings named
         expected = games.resolve(game).name
         wanted = games.canonical_id(expected)
@@ -352,14 +402,17 @@ def load(path: str | Path, *, game: str | None = None, limit: int = MAX_FILE_BYT
     return items
 
 
-def _parse(path: Path, data: bytes) -> list[Trajectory | ClosedTrajectory]:
+def _parse(path: Path, data: bytes, *, expanded_limit: int) -> list[Trajectory | ClosedTrajectory]:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise TrajectoryFormatError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from e
     if text and not text.endswith("\n"):
         raise TrajectoryFormatError(f"{path}: the last line has no newline; the file looks truncated")
-    items = []
+    items: list[Trajectory | ClosedTrajectory] = []
+    tables: dict[int, Step] = {}
+    sizes: dict[int, int] = {}  # each table line's length
+    expanded = len(data)
     for i, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
@@ -369,10 +422,83 @@ def _parse(path: Path, data: bytes) -> list[Trajectory | ClosedTrajectory]:
             raise TrajectoryFormatError(f"{path}:{i}: not valid JSON ({e.msg} at column {e.colno})") from e
         except InputLimitError as e:
             raise TrajectoryFormatError(str(e)) from None
-        items.append(from_json(record, where=f"{path}:{i}"))
+        if isinstance(record, dict) and record.get("kind") == TABLE_KIND:
+            _add_table(record, tables, where=f"{path}:{i}")
+            sizes[record["id"]] = len(line)  # type: ignore[index]
+            continue
+        item, used = _from_json_tabled(record, tables, where=f"{path}:{i}")
+        expanded += sum(sizes[k] for k in used)
+        if expanded > expanded_limit:
+            raise TrajectoryFormatError(f"{path}:{i}: its chance-table references stand for over "
+                                        f"{expanded_limit:,} bytes written out ({EXPANSION_BOUND}x the file's limit)")
+        items.append(item)
     if not items:
         raise TrajectoryFormatError(f"{path}: no trajectories in the file")
     return items
+
+
+def _add_table(record: dict[str, JSON], tables: dict[int, Step], *, where: str) -> None:
+    """Reads a ``chance_table`` line into ``tables`` (as a step holding its outcomes, legal actions and
+    their strings, shared by every step that refers to it)."""
+    key, outcomes = record.get("id"), record.get("chance_outcomes")
+    if record.get("schema") != TRAJECTORY_SCHEMA:
+        raise TrajectoryFormatError(f"{where}: schema {record.get('schema')!r} is not {TRAJECTORY_SCHEMA!r}")
+    if not _is_int(key) or key in tables:
+        raise TrajectoryFormatError(f"{where}: a chance table's id must be a new integer, got {key!r:.40}")
+    if not _list_of(lambda v: isinstance(v, dict))(outcomes):
+        raise TrajectoryFormatError(f"{where}: a chance table's chance_outcomes must be a list of objects")
+    step = _step({"player": CHANCE, "legal_actions": [], "legal_action_strings": [], "chance_outcomes": outcomes,
+                  "observations": [], "action": 0, "action_string": "", "rewards": []}, where=f"{where}: table")
+    chance = step.chance_outcomes
+    tables[key] = dataclasses.replace(step, legal_actions=tuple(c.action for c in chance),  # type: ignore[index]
+                                      legal_action_strings=tuple(c.action_string for c in chance))
+
+
+def _from_json_tabled(record: JSON, tables: dict[int, Step], *,
+                      where: str) -> tuple[Trajectory | ClosedTrajectory, list[int]]:
+    """``from_json`` of a record whose chance steps may refer to ``tables`` (``save(..., shared=True)``),
+    and the table of each reference."""
+    steps = record.get("steps") if isinstance(record, dict) and record.get("kind") == "open" else None
+    if not isinstance(steps, list) or not any(isinstance(s, dict) and isinstance(s.get("chance_outcomes"), dict)
+                                              for s in steps):
+        return from_json(record, where=where), []
+    refs: dict[int, Step] = {}
+    inline = []
+    for j, s in enumerate(steps):
+        ref = s.get("chance_outcomes") if isinstance(s, dict) else None
+        if isinstance(ref, dict):
+            key = ref.get("table")
+            if set(ref) != {"table"} or not _is_int(key) or key not in tables:
+                raise TrajectoryFormatError(f"{where}: step {j} refers to chance table {key!r:.40}, which no "
+                                            f"earlier line defines")
+            refs[j] = tables[key]  # type: ignore[index]
+            s = {**s, "legal_actions": [], "legal_action_strings": [], "chance_outcomes": []}
+        inline.append(s)
+    item = from_json({**record, "steps": inline}, where=where)  # type: ignore[dict-item]
+    assert isinstance(item, Trajectory)
+    shared = tuple(dataclasses.replace(s, legal_actions=refs[j].legal_actions,
+                                       legal_action_strings=refs[j].legal_action_strings,
+                                       chance_outcomes=refs[j].chance_outcomes) if j in refs else s
+                   for j, s in enumerate(item.steps))
+    return dataclasses.replace(item, steps=shared), [steps[j]["chance_outcomes"]["table"]  # type: ignore[index,call-overload,misc]
+                                                     for j in refs]
+
+
+def share_tables(items: Sequence[Trajectory]) -> list[Trajectory]:
+    """``items`` with every long chance node (``SHARED_TABLE_MIN`` outcomes or more) that equals an earlier
+    one holding that one's tuples, so equal tables are one object in memory and in a pickle (games played
+    in worker processes each bring their own copy)."""
+    seen: dict[tuple[ChanceOutcome, ...], Step] = {}
+    out = []
+    for t in items:
+        steps = []
+        for s in t.steps:
+            first = seen.setdefault(s.chance_outcomes, s) if _tabled(s) else s
+            steps.append(s if first is s else dataclasses.replace(
+                s, legal_actions=first.legal_actions, legal_action_strings=first.legal_action_strings,
+                chance_outcomes=first.chance_outcomes))
+        out.append(dataclasses.replace(t, steps=tuple(steps)))
+    return out
 
 
 def load_open(path: str | Path, *, game: str | None = None, limit: int = MAX_FILE_BYTES,

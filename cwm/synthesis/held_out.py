@@ -35,7 +35,6 @@ from tqdm import tqdm
 
 from cwm import games
 from cwm.executors import Executor, JobCrashed, make_executor
-from cwm.files import atomic_write
 from cwm.games import trajectories
 from cwm.types import Trajectory, UsageError
 from planners.config import SearchConfig
@@ -46,7 +45,7 @@ DEFAULT_SIMULATIONS = 100  # simulations per move of the MCTS share
 LONG_GAME_MOVES = 200  # a game longer than this at most is "long"
 LONG_GAME_SIMULATIONS = 25  # ... and plays its MCTS share at this many simulations
 SEED_OFFSET = 100_000  # held-out seeds start here, so they never overlap the training games
-FORMAT = 1  # bumped when what a cached set holds changes
+FORMAT = 2  # bumped when what a cached set holds changes (2: long chance tables written once)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -154,9 +153,8 @@ def held_out_set(game: str | games.GameSpec, *, seed: int = 0, settings: TestSet
     finally:
         if isinstance(executor, str):
             ex.close()
-    out = played["random"] + played["mcts"]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, "".join(json.dumps(trajectories.to_json(t)) + "\n" for t in out))
+    out = trajectories.share_tables(played["random"] + played["mcts"])
+    trajectories.save(path, out, shared=True)  # a long chance table once, not once a game (bargaining)
     return out
 
 

@@ -39,8 +39,8 @@ def games_key(items: list[Any], extra: str = "") -> str:
 def load_or_save(path: Path, make: Any) -> list[Trajectory]:
     if path.is_file():
         return trajectories.load_open(path)
-    items = list(make())
-    trajectories.save(path, items)
+    items = trajectories.share_tables(list(make()))  # a long chance table once in memory and in the file
+    trajectories.save(path, items, shared=True)
     return items
 
 

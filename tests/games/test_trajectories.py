@@ -25,6 +25,57 @@ def test_jsonl_round_trip_is_exact(game: str, tmp_path: Path) -> None:
     assert trajectories.save(tmp_path / "again.jsonl", loaded).read_bytes() == path.read_bytes()
 
 
+@pytest.mark.parametrize("game", ROUND_TRIP_GAMES)
+def test_shared_tables_round_trip_exactly_and_leave_short_chance_nodes_inline(game: str, tmp_path: Path) -> None:
+    recorded = trajectories.collect(game, 3, seed=3)
+    closed = [trajectories.closed_view(t, 1) for t in recorded]
+    path = trajectories.save(tmp_path / f"{game}.jsonl", recorded + closed, shared=True)
+    assert trajectories.load(path, game=game) == recorded + closed
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    tables = [r for r in lines if r["kind"] == trajectories.TABLE_KIND]
+    long_nodes = {s.chance_outcomes for t in recorded for s in t.steps
+                  if len(s.chance_outcomes) >= trajectories.SHARED_TABLE_MIN}
+    assert len(tables) == len(long_nodes)  # each distinct long table once, however many games meet it
+    if not tables:  # nothing long to share: the same bytes as the plain form
+        assert path.read_bytes() == trajectories.save(tmp_path / "plain.jsonl", recorded + closed).read_bytes()
+
+
+def _bargaining_shared(tmp_path: Path) -> list[dict]:
+    path = trajectories.save(tmp_path / "b.jsonl", trajectories.collect("bargaining", 2, seed=0), shared=True)
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda lines: lines[1:], "refers to chance table 0, which no earlier line defines"),
+    (lambda lines: [lines[0], lines[0], *lines[1:]], "id must be a new integer"),
+    (lambda lines: [{**lines[0], "id": "0"}, *lines[1:]], "id must be a new integer"),
+    (lambda lines: [{**lines[0], "chance_outcomes": 7}, *lines[1:]], "must be a list of objects"),
+    (lambda lines: [lines[0], {**lines[1], "steps": [{**lines[1]["steps"][0], "chance_outcomes": {"table": 0,
+                                                                                                "x": 1}}]}],
+     "refers to chance table 0"),
+])
+def test_a_bad_chance_table_reference_is_refused_with_its_line(edit, message, tmp_path: Path) -> None:
+    lines = edit(_bargaining_shared(tmp_path))
+    path = tmp_path / "bad.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    with pytest.raises(TrajectoryFormatError, match=message) as e:
+        trajectories.load(path)
+    assert "bad.jsonl:" in str(e.value) and "\n" not in str(e.value)
+
+
+def test_references_may_not_stand_for_much_more_than_the_read_bound(tmp_path: Path) -> None:
+    lines = _bargaining_shared(tmp_path)  # one 1,000-outcome table line, then games that refer to it
+    path = tmp_path / "many.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in [lines[0], *lines[1:] * 20]))
+    table = len(json.dumps(lines[0]))
+    size = path.stat().st_size
+    assert len(trajectories.load(path)) == 40  # 40 references: well within 4x the default bound
+    assert 40 * table > trajectories.EXPANSION_BOUND * size  # ... but over 4x this file's own size
+    with pytest.raises(TrajectoryFormatError, match="stand for over") as e:
+        trajectories.load(path, limit=size)
+    assert "many.jsonl:" in str(e.value)
+
+
 def test_every_line_carries_the_schema_version_and_kind(tmp_path: Path) -> None:
     recorded = trajectories.collect("leduc_poker", 2, seed=0)
     path = trajectories.save(tmp_path / "t.jsonl", [recorded[0], trajectories.closed_view(recorded[1], 0)])

@@ -81,3 +81,20 @@ def test_cwm_synthesize_sizes_its_test_set_by_transitions_and_shares_it(tmp_path
     assert len(list((tmp_path / "cache" / "test_sets").iterdir())) == 1
     config = json.loads((tmp_path / "a" / "config.json").read_text())
     assert config["test_transitions"] == 200 and config["num_test"] is None
+
+
+def test_a_long_chance_table_is_written_once_not_once_a_game(tmp_path):
+    # Bargaining's first step draws one of 1,000 instances (about 360 KB of JSON): written with every game,
+    # its 10,000-transition set was 770 MB, over the 256 MB bound on reading a trajectory file.
+    found = held_out_set("bargaining", settings=TestSetSettings(200, mcts_fraction=0.0), executor="inline",
+                         cache=tmp_path, progress=False)
+    (path,) = (tmp_path / "test_sets").iterdir()
+    one_game = trajectories.save(tmp_path / "one.jsonl", found[:1]).stat().st_size
+    assert len(found) >= 20 and len(found[0].steps[0].chance_outcomes) == 1000
+    assert path.stat().st_size < 2 * one_game, (path.stat().st_size, one_game, len(found))  # inline: 20x
+    again = trajectories.load_open(path)
+    assert [trajectories.to_json(t) for t in again] == [trajectories.to_json(t) for t in found]
+    assert again[0].steps[0].chance_outcomes is again[-1].steps[0].chance_outcomes  # one table in memory too
+    assert found[0].steps[0].legal_action_strings is found[-1].steps[0].legal_action_strings
+    with pytest.raises(trajectories.TrajectoryFormatError, match="over its limit"):  # the read bound stays
+        trajectories.load_open(path, limit=path.stat().st_size - 1)
