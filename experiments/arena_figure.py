@@ -6,7 +6,9 @@ For each game the CWM agent plays a bundle (``--bundles GAME=PATH``, or one synt
 LLM used directly as the policy (``llm:SPEC``), in both seats (``cwm.arena.tournament``). An
 imperfect-information game's bundle holds its inference function too (``--deck open``: synthesized for the
 world model after it; ``--deck closed``: both as one program); a game whose recorded session does not exist
-is a row saying so. Writes
+is a row saying so. ``--protocol paper`` synthesizes ``--seeds N`` bundles per game, and under ``--llm auto``
+with no key each seed replays its own recorded session (seed 0: ``GAME.jsonl``, seed S:
+``seeds/GAME.seed<S>.jsonl``); a seed without one is refused before anything runs. Writes
 ``arena.md``, ``arena.json``, ``arena.csv``, ``arena.png`` and ``record.json``; each game's full
 tournament (every match, per-seat tables, a plot) is under ``<game>/arena/``.
 
@@ -135,20 +137,46 @@ def check_inputs(figure: ArenaFigureConfig, out: Path) -> dict[str, str | imperf
     return llms
 
 
-def _synthesis_llm(game: str, figure: ArenaFigureConfig, out: Path,
-                   rules: str = "spec") -> str | imperfect.NoRecording | None:
+def _synthesis_llm(game: str, figure: ArenaFigureConfig, out: Path, rules: str = "spec",
+                   seed: int | None = None) -> str | imperfect.NoRecording | None:
     """The checked LLM spec that synthesizes ``game``'s bundle (``None``: exported by an earlier run; for an
-    imperfect-information game, ``NoRecording`` when its recorded session on the deck does not exist)."""
+    imperfect-information game, ``NoRecording`` when its recorded session on the deck does not exist).
+    ``seed``: the bundle of that synthesis seed under ``--protocol paper`` (``syntheses/seed<S>/``), replaying
+    that seed's recorded session under ``auto``; else the one bundle, at ``figure.seed``."""
     from cwm import games
 
     spec = games.resolve(game)
-    if (out / game / "bundle" / "manifest.json").is_file():
+    folder = out / game / ("bundle" if seed is None else f"syntheses/seed{seed}/bundle")
+    if (folder / "manifest.json").is_file():
         return None
+    seed = figure.seed if seed is None else seed
     if not spec.perfect_information:
-        return imperfect.game_llm(figure.llm, game, figure.deck, figure.recordings, rules)
-    llm = common.resolve_llm(figure.llm, game, rules)
-    common.check_llm(llm, f"--llm for {spec.name}")
+        return imperfect.game_llm(figure.llm, game, figure.deck, figure.recordings, rules, seed)
+    llm = common.resolve_llm(figure.llm, game, rules, seed)
+    common.check_llm(llm, f"--llm for {spec.name}" + (f" seed {seed}" if seed else ""))
     return llm
+
+
+def paper_llms(figure: ArenaFigureConfig, out: Path) -> dict[str, dict[int, str | None]]:
+    """Under ``--protocol paper``: per game (its ``config.game``) and synthesis seed, the checked LLM spec of
+    that seed's bundle (``None``: exported by an earlier run), so that each seed replays its own recorded
+    session. A game with no recorded session at its first seed is left out (its row says so, as with one
+    synthesis).
+
+    Raises:
+      ExperimentError: a later seed of a game has no recorded session (one line naming game, tier and seed),
+        or a spec cannot be built.
+      PipelineError: a perfect-information game has no recorded session for a seed under ``auto``.
+    """
+    llms: dict[str, dict[int, str | None]] = {}
+    for c in figure.games:
+        seeds = common.seeds_of(c, figure.seed)
+        found = {seed: _synthesis_llm(c.game, figure, out, c.rules or "spec", seed) for seed in seeds}
+        if isinstance(found[seeds[0]], imperfect.NoRecording):
+            continue
+        llms[c.game] = {seed: None if llm is None else imperfect.require_recording(
+            llm, deck=figure.deck, rules=c.rules or "spec", seed=seed) for seed, llm in found.items()}
+    return llms
 
 
 def obtain_bundle(config: common.GameConfig, figure: ArenaFigureConfig, out: Path, llm: str | None) -> Path:
@@ -289,10 +317,11 @@ def _run(args: argparse.Namespace, argv: list[str]) -> int:
                                args.recordings, args.first_seed, args.move_time_limit, args.cache, args.executor,
                                str(out), args.protocol, args.select_games)
     llms = check_inputs(figure, out)
+    seeded = paper_llms(figure, out) if figure.protocol == "paper" else {}  # each seed its own session
     executor = make_executor(args.executor)  # a bad spec or an unreachable cluster fails before config.json
     try:
         common.begin(out, figure)
-        rows, bundles, matches = _play_all(figure, llms, executor, out, quiet=args.quiet, yes=args.yes)
+        rows, bundles, matches = _play_all(figure, (llms, seeded), executor, out, quiet=args.quiet, yes=args.yes)
     finally:
         executor.close()
     _write(out, figure, argv, rows, bundles, figure_report.leaderboard(matches), started)
@@ -300,10 +329,14 @@ def _run(args: argparse.Namespace, argv: list[str]) -> int:
     return 0
 
 
-def _play_all(figure: ArenaFigureConfig, llms: dict[str, str | imperfect.NoRecording | None], executor: Executor, out: Path, *,
-              quiet: bool, yes: bool = False) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]],
-                                                       dict[str, list[Any]]]:
-    """Each game's summary rows, bundle provenance and matches (a game with no recording: a row saying so)."""
+def _play_all(figure: ArenaFigureConfig,
+              specs: tuple[dict[str, str | imperfect.NoRecording | None], dict[str, dict[int, str | None]]],
+              executor: Executor, out: Path, *, quiet: bool, yes: bool = False
+              ) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]], dict[str, list[Any]]]:
+    """Each game's summary rows, bundle provenance and matches (a game with no recording: a row saying so);
+    ``specs``: :func:`check_inputs`'s LLM per game and, under ``--protocol paper``, :func:`paper_llms`'s per
+    game and seed."""
+    llms, seeded = specs
     rows: list[dict[str, Any]] = []
     bundles: dict[str, dict[str, Any]] = {}
     matches: dict[str, list[Any]] = {}
@@ -316,7 +349,7 @@ def _play_all(figure: ArenaFigureConfig, llms: dict[str, str | imperfect.NoRecor
             continue
         game_dir = out / config.game
         if figure.protocol == "paper":
-            game_rows, found, bundles[config.game] = _play_paper(config, figure, game_dir, llm, executor,
+            game_rows, found, bundles[config.game] = _play_paper(config, figure, game_dir, seeded[config.game], executor,
                                                                  quiet=quiet, yes=yes)
         else:
             bundle_dir = obtain_bundle(config, figure, game_dir, llm)
@@ -332,9 +365,10 @@ def _play_all(figure: ArenaFigureConfig, llms: dict[str, str | imperfect.NoRecor
     return rows, bundles, matches
 
 
-def _play_paper(config: common.GameConfig, figure: ArenaFigureConfig, game_dir: Path, llm: str | None,
+def _play_paper(config: common.GameConfig, figure: ArenaFigureConfig, game_dir: Path, llms: dict[int, str | None],
                 executor: Executor, *, quiet: bool, yes: bool) -> tuple[list[dict[str, Any]], list[Any], dict[str, Any]]:
-    """The paper's protocol on one game: a synthesis per seed (each exported to ``syntheses/seed<S>/bundle``),
+    """The paper's protocol on one game: a synthesis per seed (each exported to ``syntheses/seed<S>/bundle``,
+    with that seed's LLM spec from ``llms``, :func:`paper_llms`: under ``auto``, that seed's recorded session),
     sample rejection among them (``selection/``), then the CWM agent drawing a surviving model per match
     against each opponent. The rows carry ``syntheses``: each synthesis's seed, provenance, selection score,
     whether it survived, and the matches it was drawn for with their outcome against each opponent."""
@@ -347,7 +381,7 @@ def _play_paper(config: common.GameConfig, figure: ArenaFigureConfig, game_dir: 
     seeds = common.seeds_of(config, figure.seed)
     if len(seeds) < 2:
         raise common.ExperimentError(f"{name}: --protocol paper needs at least two syntheses (--seeds N, N >= 2)")
-    paths = [obtain_bundle(config, dataclasses.replace(figure, seed=seed), game_dir / "syntheses" / f"seed{seed}", llm)
+    paths = [obtain_bundle(config, dataclasses.replace(figure, seed=seed), game_dir / "syntheses" / f"seed{seed}", llms[seed])
              for seed in seeds]
     search = SearchConfig(num_simulations=config.sims, rollouts=config.rollouts)
     selection = select_models(name, paths, game_dir / "selection",

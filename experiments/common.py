@@ -196,12 +196,12 @@ def seeds_of(config: GameConfig, first_seed: int) -> tuple[int, ...]:
     return tuple(range(first_seed, first_seed + config.seeds))
 
 
-def resolve_llm(spec: str, game: str, rules: str | None = None) -> str:
-    """``auto`` -> Gemini when an API key is set, else the recording shipped for the game and rules tier (else
-    an error)."""
+def resolve_llm(spec: str, game: str, rules: str | None = None, seed: int = 0) -> str:
+    """``auto`` -> Gemini when an API key is set, else the recording shipped for the game, rules tier and
+    synthesis seed (else an error)."""
     from cwm import pipeline
 
-    return pipeline.resolve_llm(spec, game, rules)
+    return pipeline.resolve_llm(spec, game, rules, seed)
 
 
 def check_llm(spec: str, flag: str) -> None:

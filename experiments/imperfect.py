@@ -37,23 +37,28 @@ def recordings_folder(folder: str | None) -> Path:
     return Path(folder) if folder else Path(str(resources.files("cwm").joinpath("data", "recordings")))
 
 
-def recording_path(game: str, deck: str, folder: str | None = None, rules: str = "spec") -> Path:
+def recording_path(game: str, deck: str, folder: str | None = None, rules: str = "spec", seed: int = 0) -> Path:
     """Where the recorded session of ``game`` on ``deck`` lives (whether or not it exists): in ``folder``, or
     in the package's, where a real model's session (``real/``) is taken in preference to a scripted demo,
-    as ``cwm run`` does; a rulebook-tier session (``rules="prose"``) under ``real/prose/`` of either."""
+    as ``cwm run`` does; a rulebook-tier session (``rules="prose"``) under ``real/prose/`` of either; the
+    session of a synthesis seed other than 0 under ``seeds/`` of the deck's folder
+    (``cwm.pipeline.recordings.recording_name``)."""
     from cwm import games, pipeline
+    from cwm.pipeline.recordings import recording_name
 
     name = games.resolve(game).name
-    shipped = pipeline.recording_for(name, deck, rules) if folder is None else None
+    shipped = pipeline.recording_for(name, deck, rules, seed) if folder is None else None
     if shipped is not None:
         return shipped
     base = recordings_folder(folder) / ("real/prose" if rules == "prose" else "")
-    return base / f"{name}.jsonl" if deck == "open" else base / "closed" / f"{name}.jsonl"
+    return (base if deck == "open" else base / "closed") / recording_name(name, seed)
 
 
-def game_llm(spec: str, game: str, deck: str, folder: str | None, rules: str = "spec") -> str | NoRecording:
-    """The checked LLM spec of one game: ``recorded`` (and ``auto`` with no API key set) replays the game's
-    recorded session on ``deck``, or gives ``NoRecording``; ``auto`` with a key is Gemini; others pass.
+def game_llm(spec: str, game: str, deck: str, folder: str | None, rules: str = "spec",
+             seed: int = 0) -> str | NoRecording:
+    """The checked LLM spec of one game and synthesis seed: ``recorded`` (and ``auto`` with no API key set)
+    replays the game's recorded session of that seed on ``deck``, or gives ``NoRecording``; ``auto`` with a
+    key is Gemini; others pass.
 
     Raises:
       ExperimentError: the client of the spec cannot be built (``common.check_llm``).
@@ -61,14 +66,27 @@ def game_llm(spec: str, game: str, deck: str, folder: str | None, rules: str = "
     from cwm import pipeline
 
     if spec == RECORDED or (spec == "auto" and not any(os.environ.get(v) for v in pipeline.API_KEY_VARS)):
-        path = recording_path(game, deck, folder, rules)
+        path = recording_path(game, deck, folder, rules, seed)
         if not path.is_file():
             return NoRecording(game, str(path))
         spec = f"replay:{path}"
     elif spec == "auto":
         spec = "gemini"
-    common.check_llm(spec, f"--llm for {game}")
+    common.check_llm(spec, f"--llm for {game}" + (f" seed {seed}" if seed else ""))
     return spec
+
+
+def require_recording(llm: str | NoRecording, *, deck: str, rules: str, seed: int) -> str:
+    """``llm`` where a run cannot go on without it (a seed of several syntheses).
+
+    Raises:
+      ExperimentError: ``llm`` is ``NoRecording``: one line naming the game, deck, tier, seed and the file.
+    """
+    if isinstance(llm, NoRecording):
+        raise common.ExperimentError(
+            f"no LLM for {llm.game!r} ({deck} deck, --rules {rules}) at seed {seed}: no recorded session of that "
+            f"seed ({llm.path}); set GEMINI_API_KEY (or GOOGLE_API_KEY) or pass --llm")
+    return llm
 
 
 def best_source(run_dir: Path) -> str:

@@ -6,8 +6,9 @@ posterior check's total-variation distance with its 95% interval and its minimum
 (``cwm.checks.posterior``, each draw made in a hardened worker; ``--posterior-detect D`` sizes the draws to
 detect a distance of D) and the LLM calls, beside the paper's numbers. Closed deck (Table 2, ``--deck closed``): a
 world model and its inference function are synthesized together from one player's view; the table gives
-their inference accuracy. By default every game replays its recorded session (``--llm recorded``); a game
-without one is a row saying so. Writes ``table.md``, ``table.json``, ``table.csv``, ``runs.csv`` and
+their inference accuracy. By default every game replays its recorded session (``--llm recorded``), each
+seed its own (seed 0: ``GAME.jsonl``, seed S: ``seeds/GAME.seed<S>.jsonl``); a game without one is a row
+saying so, and one recorded for some of the seeds asked for but not all is refused before anything runs. Writes ``table.md``, ``table.json``, ``table.csv``, ``runs.csv`` and
 ``record.json``, each run's row as soon as it is measured.
 
     python experiments/inference_table.py                          # Table 1 from the recorded sessions
@@ -161,14 +162,14 @@ def _run(args: argparse.Namespace, argv: list[str]) -> int:
 
     started = _dt.datetime.now(_dt.timezone.utc)
     if args.seeds is None and args.llm == imperfect.RECORDED:
-        args.seeds = 1  # a recorded session answers the prompts of seed --first-seed only
+        args.seeds = 1  # each seed replays its own recorded session, and most games ship seed 0's alone
     configs = common.game_configs(args, common.IMPERFECT_INFORMATION_GAMES)
     _check_imperfect(configs)
     out = common.run_directory(args.out, EXPERIMENT)
     config = InferenceTableConfig(configs, args.deck, args.llm, args.recordings, args.first_seed,
                                   _posterior_settings(args), args.cache, args.executor, str(out))
-    llms = {c.game: imperfect.game_llm(args.llm, c.game, args.deck, args.recordings, c.rules) for c in configs}
-    jobs = [InferenceJob(c, seed, args.deck, llms[c.game], str(out / args.deck / f"{c.game}-seed{seed}"),
+    llms = seed_llms(configs, args)
+    jobs = [InferenceJob(c, seed, args.deck, llms[c.game, seed], str(out / args.deck / f"{c.game}-seed{seed}"),
                          config.posterior, args.cache)
             for c in configs for seed in common.seeds_of(c, args.first_seed)]
     executor = make_executor(args.executor)  # a bad spec fails before config.json is written
@@ -185,6 +186,25 @@ def _run(args: argparse.Namespace, argv: list[str]) -> int:
     inference_report.write(out, config, runs, argv=argv, started=started)
     print(f"table: {out / 'table.md'}")
     return 0
+
+
+def seed_llms(configs: Sequence[common.GameConfig], args: argparse.Namespace) -> dict[tuple[str, int], Any]:
+    """Each game and seed's LLM spec (``imperfect.game_llm``: with a recorded session, the one of that seed). A
+    game with no recorded session at all keeps its rows saying so; one recorded for some of its seeds only
+    cannot be averaged over the seeds asked for.
+
+    Raises:
+      ExperimentError: a game has a recorded session for one seed asked for and none for another (one line
+        naming the game, deck, tier and the seed missing), or a spec cannot be built.
+    """
+    llms = {(c.game, seed): imperfect.game_llm(args.llm, c.game, args.deck, args.recordings, c.rules, seed)
+            for c in configs for seed in common.seeds_of(c, args.first_seed)}
+    for c in configs:
+        found = [llms[c.game, seed] for seed in common.seeds_of(c, args.first_seed)]
+        if not all(isinstance(llm, imperfect.NoRecording) for llm in found):
+            for seed, llm in zip(common.seeds_of(c, args.first_seed), found):
+                imperfect.require_recording(llm, deck=args.deck, rules=c.rules or "spec", seed=seed)
+    return llms
 
 
 def _check_imperfect(configs: Sequence[common.GameConfig]) -> None:

@@ -32,7 +32,12 @@ the prompt hashes, the strategy and the budget. ``--strategy tree|conversation``
 strategy of every stage (default the library's); it is in the provenance and in each stage's resume key, so
 a ``--work`` folder of the other strategy refuses to resume. ``--ship`` copies both into ``cwm/data/recordings/real/``
 (``real/closed/`` for the closed deck; under ``real/prose/`` for a session with ``--rules prose``), where ``cwm run GAME`` finds an open-deck session and the experiment
-scripts both (a real session is replayed in preference to a scripted demo). ``--ship-to DIR`` copies them
+scripts both (a real session is replayed in preference to a scripted demo). A session of ``--seed 0`` ships
+as ``GAME.jsonl`` (with ``GAME.provenance.json``); one of another seed S as ``seeds/GAME.seed<S>.jsonl`` in
+the same folder (``seeds/GAME.seed<S>.provenance.json`` beside it), which the experiment scripts replay for
+their seed S under ``--llm auto`` (``synthesis_table.py --seeds N``, ``arena_figure.py --protocol paper``,
+``inference_table.py --seeds N``): a seed draws other training games, so its prompts are its own.
+``--ship-to DIR`` copies them
 to ``DIR/<game>.<strategy>.jsonl`` and ``.provenance.json`` instead (``DIR/closed/`` for the closed deck),
 for any game and rules file: a held-out
 game's sessions (``experiments/heldout/sessions/``, replayed by ``experiments/heldout_loop.py``).
@@ -58,6 +63,7 @@ from cwm.llm import (
 )
 from cwm.llm.batch_texts import export_pending, import_answers
 from cwm.llm.provenance import checked_name
+from cwm.pipeline.recordings import recording_name
 from cwm.synthesis import STRATEGIES, SynthesisResult, SynthesisSettings, synthesize_world_model
 from cwm.synthesis.inference import synthesize_inference
 from cwm.synthesis.store import ResumeError
@@ -96,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{stage} finished: {'solved' if result.solved else 'not solved'} after {result.llm_calls} call(s)")
     status = _record_and_verify(spec, work, args)
     if status == 0 and args.ship:
-        _ship(spec.name, work, args.deck, args.rules or "spec")
+        _ship(spec.name, work, args.deck, args.rules or "spec", args.seed)
     if status == 0 and args.ship_to:
         _ship_to(spec, work, Path(args.ship_to) / ("closed" if args.deck == "closed" else ""), args.strategy)
     return status
@@ -124,7 +130,7 @@ def _parser() -> argparse.ArgumentParser:
                              "library's); recorded in the provenance, and a --work folder of another strategy "
                              "refuses to resume")
     parser.add_argument("--budget", type=int, default=20, help="most LLM calls per stage (default 20)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the games and the search (default 0)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the games and the search (default 0; --ship puts another seed's session under seeds/)")
     parser.add_argument("--ship", action="store_true",
                         help="once verified, copy the recording and its provenance into cwm/data/recordings/real/")
     parser.add_argument("--ship-to", default=None, metavar="DIR",
@@ -216,17 +222,23 @@ def _relay(args: argparse.Namespace, checked: str) -> str:
     return relay
 
 
-def _ship(game: str, work: Path, deck: str, rules: str) -> None:
-    shipped = Path(__file__).resolve().parent.parent / "cwm" / "data" / "recordings" / "real"
+def _ship(game: str, work: Path, deck: str, rules: str, seed: int = 0, real: Path | None = None) -> None:
+    """Copies the verified session into ``real`` (default cwm's ``data/recordings/real/``): under ``prose/``
+    for the rulebook tier, ``closed/`` for the closed deck, and ``seeds/GAME.seed<S>.jsonl`` for a seed
+    other than 0 (``cwm.pipeline.recordings.recording_name``), its provenance beside it."""
+    shipped = real or Path(__file__).resolve().parent.parent / "cwm" / "data" / "recordings" / "real"
     if rules == "prose":  # a rulebook-tier session answers other prompts: kept apart from the spec tier's
         shipped = shipped / "prose"
     if deck == "closed":
         shipped = shipped / "closed"
-    shipped.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(work / "recording.jsonl", shipped / f"{game}.jsonl")
-    shutil.copyfile(work / "provenance.json", shipped / f"{game}.provenance.json")
-    replays = f"cwm run {game} replays it offline" if deck == "open" else "the closed-deck inference table replays it"
-    print(f"shipped: {shipped / f'{game}.jsonl'} ({replays})")
+    target = shipped / recording_name(game, seed)  # seed 0 where it always was; another under seeds/
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(work / "recording.jsonl", target)
+    shutil.copyfile(work / "provenance.json", target.with_name(target.stem + ".provenance.json"))
+    replays = (f"cwm run {game} replays it offline" if deck == "open" and seed == 0 else
+               f"the experiment scripts replay it for seed {seed}" if deck == "open" else
+               f"the closed-deck inference table replays it for seed {seed}")
+    print(f"shipped: {target} ({replays})")
 
 
 def _ship_to(spec: games.GameSpec, work: Path, folder: Path, strategy: str) -> None:

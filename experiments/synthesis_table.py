@@ -181,7 +181,7 @@ def _run(args: argparse.Namespace, argv: list[str]) -> int:
     # runs fanned out on an executor play their held-out games in their own process: a pool per run would
     # oversubscribe the cores the runs already share
     test_executor = "local" if args.executor == "inline" else "inline"
-    jobs = [SynthesisJob(c, seed, llms[c.game], str(out / "synthesis" / f"{c.game}-seed{seed}"),
+    jobs = [SynthesisJob(c, seed, llms[c.game, seed], str(out / "synthesis" / f"{c.game}-seed{seed}"),
                          args.concurrency, args.cache, test_executor)
             for c in configs for seed in common.seeds_of(c, args.first_seed)]
     executor = make_executor(args.executor)
@@ -200,18 +200,23 @@ def _run(args: argparse.Namespace, argv: list[str]) -> int:
     return 0
 
 
-def check_inputs(config: SynthesisTableConfig) -> dict[str, str]:
-    """Checks what the runs need before anything is written; returns each game's LLM spec (``auto`` resolved).
+def check_inputs(config: SynthesisTableConfig) -> dict[tuple[str, int], str]:
+    """Checks what the runs need before anything is written; returns each game and seed's LLM spec (``auto``
+    resolved: with no key, the session recorded for that seed, ``cwm.pipeline.recording_for``).
 
     Raises:
       ExperimentError: ``--concurrency`` below 1, or an LLM spec that cannot be built (no key, no
-        recording for the game, a missing replay file).
+        recording for the game, tier and seed, a missing replay file).
     """
     if config.concurrency < 1:
         raise common.ExperimentError(f"--concurrency must be at least 1, got {config.concurrency}")
-    llms = {c.game: common.resolve_llm(config.llm, c.game, c.rules) for c in config.games}
-    for game, spec in llms.items():
-        common.check_llm(spec, f"--llm for {game}")
+    llms = {(c.game, seed): common.resolve_llm(config.llm, c.game, c.rules, seed)
+            for c in config.games for seed in common.seeds_of(c, config.first_seed)}
+    checked: set[str] = set()
+    for (game, seed), spec in llms.items():  # each client once: a spec shared by all seeds is one check
+        if spec not in checked:
+            checked.add(spec)
+            common.check_llm(spec, f"--llm for {game}" + (f" seed {seed}" if seed else ""))
     return llms
 
 

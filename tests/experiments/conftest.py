@@ -31,6 +31,6 @@ def backgammon_unrecorded(monkeypatch) -> str:
     (every registered game may ship one; the refusal is what is under test)."""
     shipped, listed = recordings.recording_for, recordings._recordings
     monkeypatch.setattr(recordings, "recording_for",
-                        lambda game, deck="open": None if game == "backgammon" else shipped(game, deck))
+                        lambda game, deck="open", *a, **k: None if game == "backgammon" else shipped(game, deck, *a, **k))
     monkeypatch.setattr(recordings, "_recordings", lambda: [p for p in listed() if p.stem != "backgammon"])
     return "backgammon"

@@ -72,7 +72,7 @@ def test_auto_without_key_or_recording_is_a_clear_error(monkeypatch, tmp_path, c
     monkeypatch.chdir(tmp_path)
     shipped, listed = recordings.recording_for, recordings._recordings  # backgammon as a game shipping no session
     monkeypatch.setattr(recordings, "recording_for",
-                        lambda game, deck="open": None if game == "backgammon" else shipped(game, deck))
+                        lambda game, deck="open", *a, **k: None if game == "backgammon" else shipped(game, deck, *a, **k))
     monkeypatch.setattr(recordings, "_recordings", lambda: [p for p in listed() if p.stem != "backgammon"])
     assert main(["run", "backgammon", "--out", "unused-dir", "--quiet"]) == 2
     err = capsys.readouterr().err

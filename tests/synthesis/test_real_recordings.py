@@ -1,6 +1,7 @@
 """The real-model sessions shipped with cwm (``cwm/data/recordings/real/``, answered through the batch client by
-the model their provenance names): each still replays under today's prompts, as its provenance says it ran,
-and ``cwm run`` prefers it to a scripted demo. A prompt change fails here: record the session again with
+the model their provenance names): each still replays under today's prompts, as its provenance says it ran
+(the rulebook tier's under ``prose/`` and other seeds' under ``seeds/`` at their own tier and seed), and
+``cwm run`` prefers it to a scripted demo. A prompt change fails here: record the session again with
 ``experiments/real_session.py GAME --ship`` (a fresh answering model; see docs/experiments.md)."""
 
 from __future__ import annotations
@@ -66,3 +67,28 @@ def test_cwm_run_replays_the_real_session_where_one_ships():
         assert pipeline.recording_provenance(demo) is None  # a scripted demo claims no answering model
         if demo.stem not in SESSIONS:
             assert pipeline.recording_for(demo.stem) == demo
+
+
+# the sessions of the rulebook tier (``prose/``) and of seeds other than 0 (``seeds/``), found where
+# ``real_session.py --ship`` puts them and replayed at the tier and seed their provenance names
+OTHER = sorted(str(p.relative_to(REAL)) for p in REAL.rglob("*.jsonl") if {"prose", "seeds"} & set(p.relative_to(REAL).parts))
+
+
+@pytest.mark.parametrize("path", OTHER)
+def test_a_rulebook_tier_or_seed_session_replays_at_its_tier_and_seed(path, tmp_path):
+    recording = REAL / path
+    provenance = pipeline.recording_provenance(recording)
+    assert provenance is not None and provenance["relay"] == "agent-relay-hashed"
+    game, deck, seed = str(provenance["game"]), str(provenance["deck"]), int(provenance["seed"])
+    assert pipeline.recording_for(game, deck, str(provenance["rules"]), seed) == recording  # found where it ships
+    spec, llm = games.resolve(game, rules=str(provenance["rules"])), ReplayClient(recording)
+    settings = {"num_test": 0, "isolate": False, "seed": seed}
+    if deck == "closed":
+        joint = synthesize_inference(spec, llm, SynthesisSettings.of("inference", deck="closed", **settings), run_dir=tmp_path, world_model=None)
+        stages = {"joint": joint}
+    else:
+        world_model = synthesize_world_model(spec, llm, SynthesisSettings.of("world_model", **settings), run_dir=tmp_path / "wm")
+        stages = {"world model": world_model}
+        if not spec.perfect_information:
+            stages["inference"] = synthesize_inference(spec, llm, SynthesisSettings.of("inference", **settings), run_dir=tmp_path / "inf", world_model=world_model.best_source)
+    assert {s: {"llm_calls": r.llm_calls, "solved": r.solved} for s, r in stages.items()} == provenance["stages"]
