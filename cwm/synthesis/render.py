@@ -19,7 +19,7 @@ import numpy as np
 
 import prompts
 from cwm.games import event_kinds
-from cwm.types import FAILURE_FIELDS, TERMINAL, CheckFailure, CheckReport, Trajectory
+from cwm.types import FAILURE_FIELDS, TERMINAL, CheckFailure, CheckReport, Trajectory, UsageError
 
 # Order in which example tests are shown (the test types the open-deck checks run).
 EXAMPLE_TYPES: tuple[str, ...] = (
@@ -82,8 +82,13 @@ def listing(trajectories: Sequence[Trajectory], *, max_steps: int | None = None,
     is listed. Games keep their numbers and are listed in order; a closing line names the games left out.
     A long chance-outcome or legal-action list that repeats an earlier one verbatim is written as a
     reference to where it first appeared, so each such list costs prompt tokens once. Deterministic.
+
+    Raises:
+      UsageError: there are games and none has a step (each is over at its initial state).
     """
     games = list(trajectories)
+    if games and not any(t.steps for t in games):
+        raise UsageError(f"no step to list: each of the {len(games)} games ends at its initial state (0 actions)")
     limits = [len(t.steps) if max_steps is None else min(max_steps, len(t.steps)) for t in games]
     windows = _choose(games, limits, max_chars)
     seen = _Shown()
@@ -149,8 +154,9 @@ def _choose(games: Sequence[Trajectory], limits: Sequence[int], max_chars: int |
     for i, (start, stop) in enumerate(out):
         if start > 0:
             out[i] = (_earliest(functools.partial(_fits_from, games, out, i, stop, max_chars), start), stop)
-    if all(w == (0, 0) for w in out) and games:  # nothing fits: the first game's first steps, one at least
-        out[0] = (0, _steps_that_fit(0, games[0], limits[0], max_chars))
+    if all(w == (0, 0) for w in out) and games:  # nothing fits: the first steps of the first game that has
+        first = next(i for i, t in enumerate(games) if t.steps)  # one (one at least); listing checked there is
+        out[first] = (0, _steps_that_fit(first, games[first], max(limits[first], 1), max_chars))
     return out
 
 
