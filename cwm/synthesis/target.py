@@ -163,14 +163,14 @@ def world_model_target(
     """
     if not train:
         raise ValueError("world-model synthesis needs at least one training trajectory")
-    shown = {"max_steps": max_steps_shown, "max_chars": max_example_chars}
-    tests, _ = render.example_tests(train, per_type=examples_per_type, **shown)
+    listed = render.listing(train, max_steps=max_steps_shown, max_chars=max_example_chars)
+    tests, _ = render.example_tests(train, per_type=examples_per_type, prompt_listing=listed)
     context = {
         "rules": prompt_rules(rules),
         "api": cwm_model.api_block(cwm_model.WORLD_MODEL_API).rstrip(),
         "value_rules": value_rules.rules_text(),
         "allowed_imports": ", ".join(sorted(ALLOWED_IMPORTS)),
-        "trajectories": render.render_trajectories(train, **shown),
+        "trajectories": listed.text,
         "tests": tests,
     }
     return Target("world_model", prompt_set, cwm_model.WORLD_MODEL_API, context,

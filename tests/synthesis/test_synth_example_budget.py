@@ -201,3 +201,26 @@ def test_games_without_a_step_are_refused_in_one_line_and_one_with_a_step_is_lis
     assert shown[0] == (0, 0) and shown[1] == (0, 1)
     text, counts = example_tests(mixed, max_chars=10)
     assert counts["transition"] >= 1 and "get_current_player(state) == -4" in text  # the first game is over at once
+
+
+def test_a_first_prompt_works_out_its_listing_once_and_each_steps_text_once(monkeypatch, backgammon):
+    from cwm.synthesis import render
+    from cwm.synthesis.target import world_model_target
+
+    calls = {"listing": 0, "observations": 0}
+    real_listing, real_lines = render.listing, render._observation_lines
+
+    def listing_counted(*args, **kwargs):
+        calls["listing"] += 1
+        return real_listing(*args, **kwargs)
+
+    def lines_counted(observations):
+        calls["observations"] += 1
+        return real_lines(observations)
+
+    monkeypatch.setattr(render, "listing", listing_counted)
+    monkeypatch.setattr(render, "_observation_lines", lines_counted)
+    world_model_target("rules", backgammon)  # three games longer than the listing's budget: listed in part
+    states = sum(len(t.steps) + 1 for t in backgammon)
+    # the example tests reuse the prompt's listing; choosing the parts to list writes each state's lines once
+    assert calls["listing"] == 1 and 0 < calls["observations"] <= states
