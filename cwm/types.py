@@ -219,9 +219,14 @@ class CheckFailure:
       observed: the real game's observations (one per player) at the checked state, for failures other than
         of observations (whose expected value they are); ``None`` when not known.
       state: the model's own state that the failing call read, as compact JSON (cut), or empty.
+      not_kept: the values too large to keep (``VALUE_CHARS``), each as (field, the characters of its text,
+        its first ``SHORT_CHARS`` characters); the field itself then holds ``None``. Worked out when the
+        failure is made; a report shows such a value as it shows one left out of a prompt, by its length.
 
     Every text field, and every string in ``expected`` and ``got``, is cleaned when a failure is made
-    (``cwm.text.clean``: no lone surrogate, control character or ANSI escape sequence; long texts cut).
+    (``cwm.text.clean``: no lone surrogate, control character or ANSI escape sequence; long texts cut), and
+    a value whose text is longer than ``VALUE_CHARS`` characters is not kept (``not_kept``), so one
+    failure stays small in every report file however large a value the model returned.
     """
 
     test_type: str
@@ -236,6 +241,7 @@ class CheckFailure:
     breach: bool = False
     observed: JSON = None
     state: str = ""
+    not_kept: tuple[tuple[str, int, str], ...] = ()
 
     def __post_init__(self) -> None:
         # the model wrote got, the diff and the traceback: cleaned for every file and terminal they reach
@@ -248,6 +254,24 @@ class CheckFailure:
         object.__setattr__(self, "observed", clean_json(self.observed, limit=VALUE_LIMIT))
         object.__setattr__(self, "state", clean(self.state, limit=TEXT_LIMIT))
         object.__setattr__(self, "history", tuple(clean(h) for h in self.history))
+        object.__setattr__(self, "not_kept", _not_kept_entries(self.not_kept))
+        dropped = []
+        for field in _VALUE_FIELDS:  # each value's text as a report writes it: too long, and it is not kept
+            value = getattr(self, field)
+            if value is None:
+                continue
+            shown = value[0] if field == "observed" and _same_for_all(value) else value
+            text = _short(shown, None)
+            if len(text) > VALUE_CHARS:
+                dropped.append((_OBSERVED_SAME if shown is not value else field, len(text), text[:SHORT_CHARS]))
+                object.__setattr__(self, field, None)
+        if dropped:
+            object.__setattr__(self, "not_kept", (*self.not_kept, *dropped))
+
+    def _dropped(self, field: str) -> tuple[str, int, str] | None:
+        """The ``not_kept`` entry of ``field`` (``observed``: either form), if it was not kept."""
+        return next((e for e in self.not_kept if e[0] == field or (field == "observed" and e[0] == _OBSERVED_SAME)),
+                    None)
 
     def render(self, *, max_history: int = 40, full: bool = False, leave_out: Collection[str] = ()) -> str:
         """A text report: step, call, expected vs got, and the traceback.
@@ -265,23 +289,37 @@ class CheckFailure:
             + (" (contract breach)" if self.breach else ""),
             f"  actions so far: {shown}",
         ]
-        limit = None if full else 600
+        limit = None if full else SHORT_CHARS
 
         def value(field: str, text: str) -> str:
             return f"left out to keep this prompt short ({len(text)} characters)" if field in leave_out else text
 
+        def stored(field: str, content: JSON) -> str:
+            """A value's text (``content`` shown), or for one not kept what its text would have shown: its
+            length where a prompt leaves it out (whole, it would never fit one), its start on a terminal."""
+            entry = self._dropped(field)
+            if entry is None:
+                return value(field, _short(content, limit))
+            length, head = entry[1], entry[2]
+            if limit is None:
+                return f"left out to keep this prompt short ({length} characters)"
+            return value(field, head + f"... ({length} chars)")
+
         seen = self.observed
-        if isinstance(seen, list) and len(seen) > 1 and all(o == seen[0] for o in seen):
+        seen_dropped = self._dropped("observed")
+        if (seen_dropped is not None and seen_dropped[0] == _OBSERVED_SAME) or (
+                seen_dropped is None and _same_for_all(seen)):
             lines.append("  the real game's observation here (the same for every player): "
-                         + value("observed", _short(seen[0], limit)))
-        elif seen is not None:
-            lines.append(f"  the real game's observations here (one per player): {value('observed', _short(seen, limit))}")
+                         + stored("observed", None if seen is None else seen[0]))  # type: ignore[index]
+        elif seen is not None or seen_dropped is not None:
+            lines.append(f"  the real game's observations here (one per player): {stored('observed', seen)}")
         if self.state:
             lines.append(f"  your model's state here: {value('state', self.state)}")
-        raised = bool(self.traceback) and self.got is None  # the call raised: no value to show
-        if not (raised and self.expected is None):
-            lines.append(f"  expected: {value('expected', _short(self.expected, limit))}")
-        lines.append(f"  got:      {'an exception (below)' if raised else value('got', _short(self.got, limit))}")
+        kept_got = self._dropped("got") is None
+        raised = bool(self.traceback) and self.got is None and kept_got  # the call raised: no value to show
+        if not (raised and self.expected is None and self._dropped("expected") is None):
+            lines.append(f"  expected: {stored('expected', self.expected)}")
+        lines.append(f"  got:      {'an exception (below)' if raised else stored('got', self.got)}")
         if self.diff:
             lines.append("  diff: " + value("diff", self.diff).replace("\n", "\n        "))
         if self.traceback:
@@ -293,6 +331,41 @@ class CheckFailure:
 FAILURE_FIELDS: tuple[str, ...] = ("observed", "state", "expected", "got", "diff", "traceback")
 # The most characters of one string kept in a failure's expected, got or observed value (a longer one is cut).
 VALUE_LIMIT = 100_000
+# The most characters of a failure's expected, got or observed value as a report writes it (its ``repr``), all
+# its strings together: a larger value is not kept (``CheckFailure.not_kept``), only its length and start.
+# Above the failing-tests budget of a prompt (``cwm.synthesis.render.FAILURE_CHARS``, 40,000), which never
+# shows so long a value whole: a prompt reads the same with or without it.
+VALUE_CHARS = 50_000
+# The characters of a value a terminal report shows (``CheckFailure.render`` without ``full``).
+SHORT_CHARS = 600
+_VALUE_FIELDS = ("observed", "expected", "got")
+_OBSERVED_SAME = "observed, the same for every player"  # not kept: an observation every player shares
+
+
+def _same_for_all(seen: JSON) -> bool:
+    """Whether ``seen`` is a list of more than one observation, all equal (a report writes one)."""
+    return isinstance(seen, list) and len(seen) > 1 and all(o == seen[0] for o in seen)
+
+
+def _not_kept_entries(entries: object) -> tuple[tuple[str, int, str], ...]:
+    """``CheckFailure.not_kept`` checked (it is read back from report files): each entry a known field, a
+    whole number of characters and the cleaned start of the text.
+
+    Raises:
+      ValueError: an entry of another shape (one line naming it).
+    """
+    if type(entries) not in (list, tuple):
+        raise ValueError(f"failure field 'not_kept': {clean(repr(entries), limit=80)} is not a list")
+    out = []
+    for entry in entries:  # type: ignore[attr-defined]
+        ok = type(entry) in (list, tuple) and len(entry) == 3
+        field, length, head = entry if ok else (None, None, None)
+        if not (ok and field in (*_VALUE_FIELDS, _OBSERVED_SAME) and type(length) is int and length > 0
+                and type(head) is str):
+            raise ValueError(f"failure field 'not_kept': {clean(repr(entry), limit=80)} is not "
+                             "[a value field, its length, its start]")
+        out.append((field, length, clean(head, limit=SHORT_CHARS, multiline=True)))
+    return tuple(out)
 
 
 def _short(value: JSON, limit: int | None = 600) -> str:
@@ -366,7 +439,9 @@ class CheckReport:
             "by_type": {k: dataclasses.asdict(v) for k, v in self.by_type.items()},
             "transitions_passed": self.transitions_passed,
             "transitions_total": self.transitions_total,
-            "failures": [dataclasses.asdict(f) for f in self.failures],
+            # a failure that kept every value is written as before ``not_kept`` existed
+            "failures": [{k: v for k, v in dataclasses.asdict(f).items() if k != "not_kept" or v}
+                         for f in self.failures],
             "error": self.error,
             "breaches": self.breaches,
         }

@@ -221,7 +221,7 @@ def _world_model(config: common.GameConfig, figure: ArenaFigureConfig, run_dir: 
     from cwm.synthesis import synthesize_world_model
 
     client = make_client(llm, run_dir=run_dir, cache=Path(figure.cache) if figure.cache else None)
-    result = synthesize_world_model(config.spec(), client, SynthesisSettings.of("world_model", budget=config.budget, seed=figure.seed, strategy=config.strategy, num_train=config.num_train, num_test=config.num_test, test_transitions=config.test_transitions, test_mcts_simulations=config.test_mcts_simulations), run_dir=run_dir)
+    result = synthesize_world_model(config.spec(), client, SynthesisSettings.of("world_model", budget=config.budget, seed=figure.seed, strategy=config.strategy, num_train=config.num_train, train_pool=config.train_pool, num_test=config.num_test, test_transitions=config.test_transitions, test_mcts_simulations=config.test_mcts_simulations), run_dir=run_dir)
     write_provenance(run_dir / PROVENANCE_FILE, client_provenance(client))  # who answered: into the manifest
     if not result.best_source:
         raise common.ExperimentError(

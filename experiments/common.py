@@ -22,6 +22,7 @@ from typing import Any
 from cwm import games
 from cwm.files import changed_settings
 from cwm.synthesis.held_out import DEFAULT_TRANSITIONS
+from cwm.synthesis.settings import DEFAULT_TRAIN_POOL
 from cwm.types import CwmError
 
 PERFECT_INFORMATION_GAMES = ("tic_tac_toe", "connect_four", "backgammon", "gen_tic_tac_toe", "gen_chess")
@@ -40,6 +41,8 @@ class GameConfig:
     Attributes:
       game: registry name (or any game string ``cwm.games.resolve`` accepts).
       num_train: training games of random play given to the synthesis (paper: 5).
+      train_pool: the training games are chosen from ``train_pool * num_train`` games of random play to show
+        every kind of event they hold (``SynthesisSettings.train_pool``; 1: the first ``num_train`` games).
       budget: LLM-call budget of one synthesis run (paper: 500).
       strategy: refinement strategy, ``tree`` or ``conversation`` (paper: tree).
       test_transitions: the held-out test set's size in transitions, half from random and half from MCTS
@@ -59,6 +62,7 @@ class GameConfig:
 
     game: str
     num_train: int = 5
+    train_pool: int = DEFAULT_TRAIN_POOL
     budget: int = 500
     strategy: str = "tree"
     test_transitions: int = DEFAULT_TRANSITIONS
@@ -122,6 +126,8 @@ def add_common_args(parser: argparse.ArgumentParser, *, default_executor: str) -
     parser.add_argument("--budget", type=int, default=None, help="LLM-call budget per synthesis (config: 500)")
     parser.add_argument("--strategy", choices=["tree", "conversation"], default=None)
     parser.add_argument("--num-train", type=int, default=None, help="training games (config: 5)")
+    parser.add_argument("--train-pool", type=int, default=None, help="training games are chosen from this many "
+                        f"times as many games of random play (config: {DEFAULT_TRAIN_POOL})")
     parser.add_argument("--test-transitions", type=int, default=None,
                         help="held-out test set size in transitions (config: 10000)")
     parser.add_argument("--num-test", type=int, default=None,
@@ -137,7 +143,7 @@ def add_common_args(parser: argparse.ArgumentParser, *, default_executor: str) -
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
 
 
-_OVERRIDES = ("seeds", "budget", "strategy", "num_train", "test_transitions", "num_test", "matches", "sims",
+_OVERRIDES = ("seeds", "budget", "strategy", "num_train", "train_pool", "test_transitions", "num_test", "matches", "sims",
               "rollouts", "rules")
 
 
@@ -165,7 +171,7 @@ def game_configs(args: argparse.Namespace, default_games: Sequence[str]) -> tupl
 
 
 # The least value of each count in a game config (a flag or a config file key); 0 test games means none.
-_MINIMUM = {"seeds": 1, "budget": 1, "num_train": 1, "test_transitions": 1, "num_test": 0, "test_mcts_simulations": 1,
+_MINIMUM = {"seeds": 1, "budget": 1, "num_train": 1, "train_pool": 1, "test_transitions": 1, "num_test": 0, "test_mcts_simulations": 1,
             "matches": 1, "sims": 1, "rollouts": 1}
 _OPTIONAL = {"num_test", "test_mcts_simulations"}  # None: the library's default
 

@@ -104,7 +104,7 @@ def synthesize_inference(config: common.GameConfig, *, seed: int, llm: str, run_
 
     client = make_client(llm, run_dir=run_dir, cache=Path(cache) if cache else None)
     settings = SynthesisSettings.of("inference", deck=deck, strategy=config.strategy, budget=config.budget, seed=seed,
-                                    num_train=config.num_train,
+                                    num_train=config.num_train, train_pool=config.train_pool,
                                     **({} if config.num_test is None else {"num_test": config.num_test}))
     return synthesize_inference(config.spec(), client, settings, run_dir=run_dir, world_model=world_model)
 

@@ -13,6 +13,7 @@ over the time limit forfeits the match (counted separately by kind). Each match'
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import re
 import shutil
@@ -231,7 +232,7 @@ _STAT_ENTRIES, _STAT_KEY_CHARS, _STAT_TEXT_CHARS = 64, 100, 1_000  # an agent's 
 
 def tournament(game: str | games.GameSpec, agents: Sequence[str], plan: TournamentPlan | None = None, *,
                out_dir: str | Path, executor: str | Executor = "local", progress: bool = True,
-               **legacy: Any) -> list[MatchResult]:
+               checked: CheckedAgents | None = None, **legacy: Any) -> list[MatchResult]:
     """Plays (or resumes) a tournament and writes its results under ``out_dir``.
 
     Args:
@@ -246,6 +247,8 @@ def tournament(game: str | games.GameSpec, agents: Sequence[str], plan: Tourname
         ``transcripts/`` and the summaries go.
       executor: ``local`` (process pool, default), ``local:N``, ``inline``, ``ray[:ADDRESS]`` or an executor.
       progress: show a tqdm progress bar.
+      checked: what ``check_agents`` built just before for this game with these settings (a command that
+        checks the agents before its cost estimate): those agents are not built again; others are.
       legacy: the former keyword arguments (``matches=``, ``settings=``, ``seed=``, ``pairings=``,
         ``move_time_limit=``), deprecated.
 
@@ -273,7 +276,8 @@ def tournament(game: str | games.GameSpec, agents: Sequence[str], plan: Tourname
     _check_numbers(plan.matches, plan.settings, plan.move_time_limit)
     jobs = plan_jobs(name, agents, plan, log_dir=str(out / "llm"))
     builds = dict(pair for seating in jobs.seatings for pair in zip(seating.labels, seating.builds))
-    check_agents(name, builds, plan.settings)
+    built = checked.builds if checked and (checked.game, checked.settings) == (name, plan.settings) else frozenset()
+    check_agents(name, {label: spec for label, spec in builds.items() if (label, spec) not in built}, plan.settings)
     config = {"game": name} | plan.recorded()
     _check_config(out / "config.json", config)  # the checks, before an executor (a Ray cluster) starts
     refuse_if_locked(out)
@@ -352,10 +356,24 @@ def _check_numbers(matches: int, settings: Settings, move_time_limit: float | No
         raise ArenaError("; ".join(problems))
 
 
-def check_agents(game: str, builds: Mapping[str, str], settings: Settings) -> None:
+@dataclasses.dataclass(frozen=True)
+class CheckedAgents:
+    """The agents ``check_agents`` built for ``game`` with ``settings`` (pairs of label and spec): a
+    ``tournament`` handed them right after does not build them again (a ``gt-ismcts`` agent's self-test of
+    its resampler, say)."""
+
+    game: str
+    builds: frozenset[tuple[str, str]]
+    settings: Settings
+
+
+def check_agents(game: str, builds: Mapping[str, str], settings: Settings) -> CheckedAgents:
     """Builds each agent's spec (label -> spec) once here, so that a configuration error stops the run
     instead of being recorded as a forfeit in every match (and never replayed once fixed); the commands call
     it before a cost estimate or a synthesis, so that a wrong spec or ``cwm:`` path is the first thing said.
+
+    Returns:
+      What was checked, for ``tournament(checked=...)``.
 
     Raises:
       ArenaError: one line naming the agent and why it cannot play ``game``.
@@ -365,6 +383,7 @@ def check_agents(game: str, builds: Mapping[str, str], settings: Settings) -> No
             check_agent(spec, game, settings=settings)
         except ValueError as e:  # AgentSpecError, LLMConfigError and settings an agent refuses
             raise ArenaError(f"agent {label} cannot play {game}: {e}") from e
+    return CheckedAgents(game, frozenset(builds.items()), settings)
 
 
 def _check_config(path: Path, config: dict[str, JSON]) -> None:

@@ -83,7 +83,7 @@ def export_run(run_dir: str | Path, out: str | Path, *, game: str | None = None,
     provenance: dict[str, JSON] = {k: result.get(k) for k in keys}
     provenance["llm"] = result.get("model")
     # the generator's settings: request (temperature, tokens, thinking), tree search, training set, rules
-    for key in ("request", "tree", "num_train", "examples_per_type", "concurrency", "rules_sha"):
+    for key in ("request", "tree", "num_train", "train_pool", "examples_per_type", "concurrency", "rules_sha"):
         if key in config:
             provenance[key] = config[key]
     if "rules" in result:  # which rules the prompts held (absent in results from before it was recorded)

@@ -100,14 +100,15 @@ def cmd_arena(args: argparse.Namespace) -> int:
     plan = arena.TournamentPlan(matches=args.matches, settings=settings, seed=args.seed, pairings=pairings,
                                 move_time_limit=args.move_time_limit)
     agents = [str(s) for s in specs]
-    check_agents(games.resolve(args.game).name, {s.label: str(s) for s in specs}, settings)  # before the estimate
+    checked = check_agents(games.resolve(args.game).name, {s.label: str(s) for s in specs}, settings)  # before the
+    # estimate; the tournament does not build them again
     lock.refuse_if_locked(args.out)  # before the estimate's probe moves: a second writer learns at once
     estimate = cost.estimate_tournament(args.game, agents, plan, executor=args.executor, out_dir=args.out)
     cost.confirm(estimate, yes=args.yes)
     start = time.perf_counter()
     with cost.cpu_meter() as used:
         results = arena.tournament(args.game, agents, plan, out_dir=args.out, executor=args.executor,
-                                   progress=not args.no_progress)
+                                   progress=not args.no_progress, checked=checked)
     out = Path(args.out)
     cost.write_record(out / "cost.json", estimate, time.perf_counter() - start, used.cpu_s())
     print((out / "results.md").read_text(encoding="utf-8"), end="")

@@ -149,8 +149,10 @@ def collect_covering(game: str | games.GameSpec, n: int, *, seed: int = 0, pool:
     earliest seeds), in seed order. ``pool=1`` is ``collect(game, n, seed=seed)``. Deterministic.
 
     Raises:
-      UsageError: ``n`` or ``pool`` below 1.
+      UsageError: ``n`` or ``pool`` below 1 (the message names the one that is).
     """
+    if n < 1:
+        raise UsageError(f"number of training games must be at least 1, got {n}")
     if pool < 1:
         raise UsageError(f"the pool of training games must be at least 1 times their number, got {pool}")
     return event_kinds.covering_games(collect(game, n * pool, seed=seed), n)

@@ -19,7 +19,7 @@ import numpy as np
 
 import prompts
 from cwm.games import event_kinds
-from cwm.types import FAILURE_FIELDS, TERMINAL, CheckFailure, CheckReport, Trajectory
+from cwm.types import FAILURE_FIELDS, TERMINAL, CheckFailure, CheckReport, Trajectory, UsageError
 
 # Order in which example tests are shown (the test types the open-deck checks run).
 EXAMPLE_TYPES: tuple[str, ...] = (
@@ -82,12 +82,17 @@ def listing(trajectories: Sequence[Trajectory], *, max_steps: int | None = None,
     is listed. Games keep their numbers and are listed in order; a closing line names the games left out.
     A long chance-outcome or legal-action list that repeats an earlier one verbatim is written as a
     reference to where it first appeared, so each such list costs prompt tokens once. Deterministic.
+
+    Raises:
+      UsageError: there are games and none has a step (each is over at its initial state).
     """
-    games = list(trajectories)
-    limits = [len(t.steps) if max_steps is None else min(max_steps, len(t.steps)) for t in games]
+    games = [_Game(t) for t in trajectories]
+    if games and not any(g.steps for g in games):
+        raise UsageError(f"no step to list: each of the {len(games)} games ends at its initial state (0 actions)")
+    limits = [len(g.steps) if max_steps is None else min(max_steps, len(g.steps)) for g in games]
     windows = _choose(games, limits, max_chars)
     seen = _Shown()
-    blocks = [_render_one(i, t, windows[i], seen) for i, t in enumerate(games) if windows[i] != (0, 0)]
+    blocks = [_render_one(i, g, windows[i], seen) for i, g in enumerate(games) if windows[i] != (0, 0)]
     left = [i for i, w in enumerate(windows) if w == (0, 0)]
     if left:
         actions = sum(len(games[i].steps) for i in left)
@@ -112,21 +117,57 @@ def _game_numbers(indices: Sequence[int]) -> str:
     return "games " + ", ".join(map(str, nums[:-1])) + f" and {nums[-1]}"
 
 
-def _window_kinds(traj: Trajectory, window: Window) -> set[str]:
+class _Game:
+    """A game being listed, with what choosing its window asks again and again worked out once: the kinds of
+    event at each step (``event_kinds.kinds_at``), the first step of each kind, and each step's lines that do
+    not depend on what the listing wrote before (its observations, its action, its list's one-line JSON)."""
+
+    def __init__(self, traj: Trajectory) -> None:
+        self.traj = traj
+        self.steps = traj.steps
+        self.kinds_at = event_kinds.kinds_at(traj)
+        self.first_of: dict[str, int] = {}  # kind -> the first index of kinds_at showing it
+        for k, found in enumerate(self.kinds_at):
+            for kind in found:
+                self.first_of.setdefault(kind, k)
+        self._steps: dict[int, tuple[list[str], str, str]] = {}
+        self._final: list[str] | None = None
+
+    def step_text(self, si: int) -> tuple[list[str], str, str]:
+        """Step ``si``'s lines before its list (player, observations), its list as one-line JSON (chance
+        outcomes with their probabilities, else the legal actions), and its action line."""
+        if si not in self._steps:
+            step = self.steps[si]
+            who = "chance" if step.player < 0 else f"player {step.player}"
+            head = [f"  step {si}: current player {step.player} ({who})",
+                    *("    " + o for o in _observation_lines(step.observations))]
+            listed = (compact([[c.action_string, c.probability] for c in step.chance_outcomes])
+                      if step.chance_outcomes else compact(list(step.legal_action_strings)))
+            action = f"    action: {step.action_string!r} -> rewards {compact(list(step.rewards))}"
+            self._steps[si] = (head, listed, action)
+        return self._steps[si]
+
+    def final_lines(self) -> list[str]:
+        if self._final is None:
+            self._final = ["    " + o for o in _observation_lines(self.traj.final_observations)]
+        return self._final
+
+
+def _window_kinds(game: _Game, window: Window) -> set[str]:
     """The kinds of event the steps of ``window`` show, and the game's end when the window reaches it."""
-    at = event_kinds.kinds_at(traj)
+    at = game.kinds_at
     start, stop = window
     found = set().union(*at[start:stop])
-    return found | at[-1] if stop == len(traj.steps) else found
+    return found | at[-1] if stop == len(game.steps) else found
 
 
-def _choose(games: Sequence[Trajectory], limits: Sequence[int], max_chars: int | None) -> list[Window]:
+def _choose(games: Sequence[_Game], limits: Sequence[int], max_chars: int | None) -> list[Window]:
     """The window of each game a listing shows (see ``listing``)."""
     windows: list[Window] = [(0, lim) for lim in limits]
     if max_chars is None:
         return windows
-    cost = [len(_render_one(i, t, windows[i], _Shown())) + 2 for i, t in enumerate(games)]
-    items = [_window_kinds(t, windows[i]) for i, t in enumerate(games)]
+    cost = [len(_render_one(i, g, windows[i], _Shown())) + 2 for i, g in enumerate(games)]
+    items = [_window_kinds(g, windows[i]) for i, g in enumerate(games)]
     chosen = set(event_kinds.greedy_cover(items, cost=lambda i: cost[i], budget=max_chars))
     used = sum(cost[i] for i in chosen)
     out: list[Window] = [w if i in chosen else (0, 0) for i, w in enumerate(windows)]
@@ -149,21 +190,22 @@ def _choose(games: Sequence[Trajectory], limits: Sequence[int], max_chars: int |
     for i, (start, stop) in enumerate(out):
         if start > 0:
             out[i] = (_earliest(functools.partial(_fits_from, games, out, i, stop, max_chars), start), stop)
-    if all(w == (0, 0) for w in out) and games:  # nothing fits: the first game's first steps, one at least
-        out[0] = (0, _steps_that_fit(0, games[0], limits[0], max_chars))
+    if all(w == (0, 0) for w in out) and games:  # nothing fits: the first steps of the first game that has
+        first = next(i for i, g in enumerate(games) if g.steps)  # one (one at least); listing checked there is
+        out[first] = (0, _steps_that_fit(first, games[first], max(limits[first], 1), max_chars))
     return out
 
 
-def _fits_from(games: Sequence[Trajectory], windows: Sequence[Window], index: int, stop: int, max_chars: int,
+def _fits_from(games: Sequence[_Game], windows: Sequence[Window], index: int, stop: int, max_chars: int,
                first: int) -> bool:
     """Whether the listing fits in ``max_chars`` with game ``index`` listed from step ``first`` to ``stop``."""
     return _length(games, [(first, stop) if j == index else w for j, w in enumerate(windows)]) <= max_chars
 
 
-def _length(games: Sequence[Trajectory], windows: Sequence[Window]) -> int:
+def _length(games: Sequence[_Game], windows: Sequence[Window]) -> int:
     """The characters of the listing of ``windows`` (the closing line aside)."""
     seen = _Shown()
-    return sum(len(_render_one(i, t, w, seen)) + 2 for i, (t, w) in enumerate(zip(games, windows)) if w != (0, 0))
+    return sum(len(_render_one(i, g, w, seen)) + 2 for i, (g, w) in enumerate(zip(games, windows)) if w != (0, 0))
 
 
 def _earliest(fits: Callable[[int], bool], start: int) -> int:
@@ -179,46 +221,47 @@ def _earliest(fits: Callable[[int], bool], start: int) -> int:
     return low
 
 
-def _best_part(games: Sequence[Trajectory], limits: Sequence[int], out: Sequence[Window], covered: set[str],
+def _best_part(games: Sequence[_Game], limits: Sequence[int], out: Sequence[Window], covered: set[str],
                room: int) -> tuple[int, Window, int] | None:
     """The part of an unlisted game (game, window, length) that shows the most kinds not yet ``covered``
     within ``room`` characters: the steps up to the first event of an uncovered kind, as many earlier steps
     as fit; ``None`` where none adds a kind."""
     best: tuple[int, int, Window, int] | None = None  # (gain, -game, window, length)
-    for i, traj in enumerate(games):
+    for i, game in enumerate(games):
         if out[i] != (0, 0):
             continue
-        every = event_kinds.kinds_at(traj)
-        at = every[:limits[i]] + (every[-1:] if limits[i] == len(traj.steps) else [])  # the end, when shown
+        every = game.kinds_at
+        at = every[:limits[i]] + (every[-1:] if limits[i] == len(game.steps) else [])  # the end, when shown
         for kind in sorted(set().union(*at) - covered):
-            where = next(k for k, ks in enumerate(at) if kind in ks)
+            # where the kind first shows among ``at``: a step's index, or the end's (listed after the steps)
+            where = game.first_of[kind] if game.first_of[kind] < limits[i] else len(at) - 1
             stop = min(where + 1, limits[i])  # an end kind: the last step, and the final state with it
-            start = _first_start_that_fits(i, traj, stop, room)
+            start = _first_start_that_fits(i, game, stop, room)
             if start is None:
                 continue
             window = (start, stop)
-            gain = len(_window_kinds(traj, window) - covered)
-            length = len(_render_one(i, traj, window, _Shown())) + 2
+            gain = len(_window_kinds(game, window) - covered)
+            length = len(_render_one(i, game, window, _Shown())) + 2
             if best is None or (gain, -i) > best[:2]:
                 best = (gain, -i, window, length)
     return None if best is None else (-best[1], best[2], best[3])
 
 
-def _first_start_that_fits(index: int, traj: Trajectory, stop: int, room: int) -> int | None:
+def _first_start_that_fits(index: int, game: _Game, stop: int, room: int) -> int | None:
     """The earliest first step of a part of a game ending at ``stop`` whose listing fits in ``room``
     characters (``None``: not even the one step before ``stop`` fits)."""
     def fits(first: int) -> bool:
-        return len(_render_one(index, traj, (first, stop), _Shown())) + 2 <= room
+        return len(_render_one(index, game, (first, stop), _Shown())) + 2 <= room
 
     return None if stop < 1 or not fits(stop - 1) else _earliest(fits, stop - 1)
 
 
-def _steps_that_fit(index: int, traj: Trajectory, steps: int, max_chars: int) -> int:
+def _steps_that_fit(index: int, game: _Game, steps: int, max_chars: int) -> int:
     """The most steps of a game (at least one, at most ``steps``) whose listing fits in ``max_chars``."""
     low, high = 1, steps
     while low < high:
         mid = (low + high + 1) // 2
-        if len(_render_one(index, traj, (0, mid), _Shown())) <= max_chars:
+        if len(_render_one(index, game, (0, mid), _Shown())) <= max_chars:
             low = mid
         else:
             high = mid - 1
@@ -232,9 +275,16 @@ class _Shown:
 
     texts: dict[str, str] = dataclasses.field(default_factory=dict)
     outcomes: list[tuple[str, list[str]]] = dataclasses.field(default_factory=list)
+    references: dict[str, str] = dataclasses.field(default_factory=dict)  # where -> its reference, as written
 
     def copy(self) -> _Shown:
-        return _Shown(dict(self.texts), list(self.outcomes))
+        return _Shown(dict(self.texts), list(self.outcomes), dict(self.references))
+
+    def reference(self, where: str) -> str:
+        """The words that refer to the list first written at ``where`` (rendered once per listing)."""
+        if where not in self.references:
+            self.references[where] = _fragment("sections/same_list.md", where=where)
+        return self.references[where]
 
 
 def _once(text: str, where: str, seen: _Shown, written: str | None = None, *, long: int = LONG_VALUE) -> str:
@@ -243,7 +293,7 @@ def _once(text: str, where: str, seen: _Shown, written: str | None = None, *, lo
     if len(text) <= long:
         return text
     if text in seen.texts:
-        return _fragment("sections/same_list.md", where=seen.texts[text])
+        return seen.reference(seen.texts[text])
     seen.texts[text] = where
     return text if written is None else written
 
@@ -269,11 +319,10 @@ def _outcome_table(names: Sequence[str], probability: float) -> str | None:
                      template=compact(template), rows=rows)
 
 
-def _outcomes_once(outcomes: Sequence[Any], where: str, seen: _Shown) -> str:
+def _outcomes_once(outcomes: Sequence[Any], where: str, seen: _Shown, text: str) -> str:
     """A chance-outcome list as ``_once`` writes it, or, for equally likely outcomes that are those of a long
     list written in full earlier with some taken out (a deck being dealt), as that list and the outcomes
-    missing from it, where that is shorter."""
-    text = compact([[c.action_string, c.probability] for c in outcomes])
+    missing from it, where that is shorter; ``text`` is the list as one-line JSON."""
     if text in seen.texts:
         return _once(text, where, seen)
     names = [c.action_string for c in outcomes]
@@ -300,7 +349,8 @@ def _clip(text: str) -> str:
     return _fragment(f"{_TEST_TEMPLATES}/clipped.md", head=text[:LONG_VALUE], length=len(text))
 
 
-def _render_one(index: int, traj: Trajectory, window: Window, seen: _Shown) -> str:
+def _render_one(index: int, game: _Game, window: Window, seen: _Shown) -> str:
+    traj = game.traj
     head = (f"Game {index + 1} ({traj.policy} play, seed {traj.seed}): {len(traj.steps)} actions, "
             f"final returns {compact(list(traj.returns))}")
     lines = [head]
@@ -309,20 +359,19 @@ def _render_one(index: int, traj: Trajectory, window: Window, seen: _Shown) -> s
         lines.append(f"  ... {first} earlier steps not shown")
     for si in range(first, stop):
         step = traj.steps[si]
-        who = "chance" if step.player < 0 else f"player {step.player}"
-        lines.append(f"  step {si}: current player {step.player} ({who})")
-        lines.extend("    " + o for o in _observation_lines(step.observations))
+        before, listed, action = game.step_text(si)
+        lines.extend(before)
         where = f"game {index + 1}, step {si}"
         if step.chance_outcomes:
-            lines.append(f"    chance outcomes: {_outcomes_once(step.chance_outcomes, where, seen)}")
+            lines.append(f"    chance outcomes: {_outcomes_once(step.chance_outcomes, where, seen, listed)}")
         else:
-            lines.append(f"    legal actions: {_once(compact(list(step.legal_action_strings)), where, seen, long=LONG_ACTIONS)}")
-        lines.append(f"    action: {step.action_string!r} -> rewards {compact(list(step.rewards))}")
+            lines.append(f"    legal actions: {_once(listed, where, seen, long=LONG_ACTIONS)}")
+        lines.append(action)
     if stop < len(traj.steps):
         lines.append(f"  ... {len(traj.steps) - stop} more steps not shown")
     else:
         lines.append(f"  final state: current player {TERMINAL} (terminal)")
-        lines.extend("    " + o for o in _observation_lines(traj.final_observations))
+        lines.extend(game.final_lines())
     return "\n".join(lines)
 
 
@@ -412,7 +461,8 @@ def _render_check(kind: str, ti: int, traj: Trajectory, at: int, *, shown: Windo
 
 
 def example_tests(trajectories: Sequence[Trajectory], *, per_type: int = 5, max_steps: int | None = None,
-                  max_chars: int | None = EXAMPLE_CHARS) -> tuple[str, dict[str, int]]:
+                  max_chars: int | None = EXAMPLE_CHARS, prompt_listing: Listing | None = None,
+                  ) -> tuple[str, dict[str, int]]:
     """Up to ``per_type`` checks of each type, spread evenly over all the checks of that type.
 
     Deterministic (no randomness): the first and last checks of a type are always among those shown,
@@ -422,13 +472,14 @@ def example_tests(trajectories: Sequence[Trajectory], *, per_type: int = 5, max_
     ``listing(trajectories, max_steps=max_steps, max_chars=max_chars)`` shows names the game and the step
     (the step's lines show the state and the actions that led there). The checks shown are drawn from the
     states the listing shows; of a type it shows none of (a long game's end), the one with the fewest
-    actions before it is shown, listing them from the start.
+    actions before it is shown, listing them from the start. ``prompt_listing``: that listing, when the caller has
+    it already (it is not worked out again).
 
     Returns:
       The text (a heading per type, one check per line) and the number shown per type.
     """
     parts, counts = [], {}
-    shown = listing(trajectories, max_steps=max_steps, max_chars=max_chars).shown
+    shown = (prompt_listing or listing(trajectories, max_steps=max_steps, max_chars=max_chars)).shown
     for kind, checks in _instances(trajectories).items():
         # drawn from the states the listing shows; a check elsewhere spells out every action before it (a
         # long game's are hundreds), so where none of a type is listed the one with the fewest is shown

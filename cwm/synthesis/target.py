@@ -94,22 +94,36 @@ class Target:
 
 
 # Sections of a rules file written for the project's maintainers, not for a player: how the game's outcomes
-# were measured (the file paths, planners and engine functions of this repository). A prompt leaves them out.
+# were measured (the file paths, planners and engine functions of this repository). A prompt leaves them out
+# (their headings matched without regard to case).
 MAINTAINER_SECTIONS: tuple[str, ...] = ("Outcome statistics",)
+_LEFT_OUT = frozenset(name.casefold() for name in MAINTAINER_SECTIONS)
+# A line that opens or closes a fenced code block (CommonMark: three or more backticks or tildes, indented by
+# at most three spaces); a ``#`` line inside one is code (a comment), not a heading.
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 
 
 def prompt_rules(markdown: str) -> str:
-    """A rules text as a prompt shows it: without its ``MAINTAINER_SECTIONS`` (each heading of that name and
-    everything under it, up to the next heading of its level or above), headings nested under the prompt's
-    (``nest_headings``), outer white space stripped."""
+    """A rules text as a prompt shows it: without its ``MAINTAINER_SECTIONS`` (each heading of that name, in
+    any case, and everything under it, up to the next heading of its level or above; a ``#`` line in a fenced
+    code block is not a heading), headings nested under the prompt's (``nest_headings``), outer white space
+    stripped."""
     kept: list[str] = []
     skip_level = 0  # the level of the section being left out (0: none)
+    fence = ""  # the fence of the code block the line is in ("": none)
     for line in markdown.splitlines(keepends=True):
-        heading = re.match(r"#{1,6}(?=\s)", line)  # the title is trimmed in Python: a regex that did it
-        title = line[heading.end():].strip().rstrip("#").rstrip() if heading else ""  # backtracked on long spaces
+        opened = _FENCE.match(line)
+        heading = None if fence or opened else re.match(r"#{1,6}(?=\s)", line)
+        if opened and not fence:
+            fence = opened.group(1)
+        elif opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence) \
+                and not line[opened.end():].strip():
+            fence = ""  # a closing fence: the same character, at least as many, nothing after it
+        # the title is trimmed in Python: a regex that did it backtracked on a long run of spaces
+        title = line[heading.end():].strip().rstrip("#").rstrip() if heading else ""
         if heading and skip_level and len(heading.group(0)) <= skip_level:
             skip_level = 0
-        if heading and not skip_level and title in MAINTAINER_SECTIONS:
+        if heading and not skip_level and title.casefold() in _LEFT_OUT:
             skip_level = len(heading.group(0))
         if not skip_level:
             kept.append(line)
@@ -149,14 +163,14 @@ def world_model_target(
     """
     if not train:
         raise ValueError("world-model synthesis needs at least one training trajectory")
-    shown = {"max_steps": max_steps_shown, "max_chars": max_example_chars}
-    tests, _ = render.example_tests(train, per_type=examples_per_type, **shown)
+    listed = render.listing(train, max_steps=max_steps_shown, max_chars=max_example_chars)
+    tests, _ = render.example_tests(train, per_type=examples_per_type, prompt_listing=listed)
     context = {
         "rules": prompt_rules(rules),
         "api": cwm_model.api_block(cwm_model.WORLD_MODEL_API).rstrip(),
         "value_rules": value_rules.rules_text(),
         "allowed_imports": ", ".join(sorted(ALLOWED_IMPORTS)),
-        "trajectories": render.render_trajectories(train, **shown),
+        "trajectories": listed.text,
         "tests": tests,
     }
     return Target("world_model", prompt_set, cwm_model.WORLD_MODEL_API, context,

@@ -145,7 +145,7 @@ def _config(target: Target, name: str, llm: Client, settings: SynthesisSettings,
     """The run's resume key (``config.json``): what makes two runs the same run."""
     s = settings
     return {"target": target.name, "game": name, "strategy": s.strategy, "seed": s.seed, "model": llm.model,
-            "num_train": s.num_train, "train_sha": train_key[:16], "concurrency": s.concurrency,
+            "num_train": s.num_train, "train_pool": s.train_pool, "train_sha": train_key[:16], "concurrency": s.concurrency,
             "tree": dataclasses.asdict(s.tree), "request": dataclasses.asdict(s.request),
             "examples_per_type": s.examples_per_type, "max_steps_shown": s.max_steps_shown,
             "max_example_chars": s.max_example_chars,

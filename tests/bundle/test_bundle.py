@@ -179,6 +179,7 @@ def test_export_run_records_the_generator_settings(tmp_path):
     path = bundle.export_run(run, tmp_path / "b")
     provenance = json.loads((path / "manifest.json").read_text())["provenance"]
     assert provenance["num_train"] == 5 and "temperature" in provenance["request"] and "c" in provenance["tree"]
+    assert provenance["train_pool"] == SynthesisSettings().train_pool  # the pool its training games came from
     assert provenance["solved"] is True and provenance["llm_calls"] == 1  # the shipped real-model session
     assert provenance["target"] == "world_model"  # what the program was written as, for inspect and display
     # a run kept inside an earlier bundle's directory must not be deleted by overwriting that bundle

@@ -37,6 +37,7 @@ COUNTS = {  # flags -> the error; arena_figure refuses any --seeds but 1 with it
     "seeds": (["--seeds", "0"], "tic_tac_toe: seeds (--seeds) must be a whole number of at least 1, got 0"),
     "budget": (["--budget", "0"], "tic_tac_toe: budget (--budget) must be a whole number of at least 1, got 0"),
     "num-train": (["--num-train", "0"], "tic_tac_toe: num_train (--num-train) must be a whole number of at least 1"),
+    "train-pool": (["--train-pool", "0"], "tic_tac_toe: train_pool (--train-pool) must be a whole number of at least 1"),
     "test-transitions": (["--test-transitions", "0"],
                          "tic_tac_toe: test_transitions (--test-transitions) must be a whole number of at least 1"),
     "num-test": (["--num-test", "-1"], "tic_tac_toe: num_test (--num-test) must be a whole number of at least 0"),
@@ -63,6 +64,41 @@ def test_config_file_counts_are_checked_too(tmp_path, capsys, text, message):
     path = tmp_path / "mine.json"
     path.write_text(text)
     assert message in refused("synthesis_table", ["--config", str(path)], tmp_path / "o", capsys)
+
+
+def test_the_training_pool_reaches_the_synthesis_settings_of_both_scripts(tmp_path, monkeypatch):
+    import argparse
+    import types
+
+    import cwm.synthesis
+    from cwm.synthesis.settings import DEFAULT_TRAIN_POOL
+
+    common, arena_figure, imperfect = script("common"), script("arena_figure"), script("imperfect")
+    parser = argparse.ArgumentParser()
+    common.add_common_args(parser, default_executor="inline")
+    default, = common.game_configs(parser.parse_args(["--games", "tic_tac_toe"]), ())
+    assert default.train_pool == DEFAULT_TRAIN_POOL  # the library's default unless a flag or config says
+    leduc, = common.game_configs(parser.parse_args(["--games", "leduc_poker", "--train-pool", "2"]), ())
+    seen = []
+
+    class Stop(Exception):
+        pass
+
+    def capture(game, client, settings, **kwargs):
+        seen.append(settings.train_pool)
+        raise Stop
+
+    monkeypatch.setattr(cwm.synthesis, "synthesize_world_model", capture)
+    monkeypatch.setattr(cwm.synthesis, "synthesize_inference", capture)
+    from cwm.pipeline import recording_for
+
+    llm = f"replay:{recording_for('tic_tac_toe')}"
+    with pytest.raises(Stop):
+        arena_figure._world_model(leduc, types.SimpleNamespace(seed=0, cache=None), tmp_path / "w", llm)
+    with pytest.raises(Stop):
+        imperfect.synthesize_inference(leduc, seed=0, llm=llm, run_dir=tmp_path / "i", deck="open",
+                                       world_model=None, cache=None)
+    assert seen == [2, 2]
 
 
 @pytest.fixture(scope="module")

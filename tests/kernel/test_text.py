@@ -146,8 +146,11 @@ def test_a_report_error_and_a_failure_are_cut_to_their_limits():
     assert len(failure.traceback) <= 8000
     # a value is kept whole up to VALUE_LIMIT characters (a prompt shows it whole or leaves it out), then cut
     assert failure.got == "g" * 10_000
+    # a string is cut at VALUE_LIMIT; a value whose text is over VALUE_CHARS is not kept, only its length
     huge = CheckFailure("transition", 0, 0, "c", "e" * 200_000, ["g" * 200_000], "d")
-    assert len(huge.expected) <= VALUE_LIMIT and len(huge.got[0]) <= VALUE_LIMIT
+    assert huge.expected is None and huge.got is None
+    assert [(field, length) for field, length, _ in huge.not_kept] == [("expected", VALUE_LIMIT + 2),
+                                                                     ("got", VALUE_LIMIT + 4)]
 
 
 def test_the_command_line_prints_a_poisoned_error_as_one_clean_line(tmp_path, capsys):

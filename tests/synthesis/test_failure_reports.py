@@ -66,3 +66,62 @@ def test_failures_that_do_not_fit_are_counted_and_named_in_a_closing_line():
     # by default there is room for all three, whole
     full = render_failures(_report(failures), failures)
     assert len(full) < FAILURE_CHARS and "Not shown" not in full and full.count("end-of-player-2") == 6
+
+
+def _huge(tag: str, strings: int = 60) -> list[str]:
+    """A value of about ``strings`` × 8,000 characters (each string under the per-string cut)."""
+    return [f"{tag}{k}-" + "z" * 8000 for k in range(strings)]
+
+
+def _huge_failures() -> list[CheckFailure]:
+    same = [{"board": _huge("o", 10)}] * 2  # an observation every player shares, over the cap
+    return [
+        CheckFailure("observations", 0, 2, "get_observations(state)", _observations(2, 20, "c"), _huge("g"),
+                     "differs", history=("deal", "x(1,1)"), observed=None),
+        CheckFailure("legal_actions", 1, 4, "get_legal_actions(state)", ["a", "b"], {"k": _huge("k")}, "differs",
+                     traceback="Traceback: late", observed=same),
+        CheckFailure("transition", 1, 5, "apply_action(state, 'a')", _huge("e"), None, "",
+                     traceback="Traceback\n  KeyError: 'a'", observed=_observations(2, 5, "p")),
+        _failure(6, 40),
+    ]
+
+
+def test_a_huge_value_is_not_stored_and_every_report_reads_as_if_it_were(monkeypatch):
+    import json
+
+    import cwm.types
+
+    assert cwm.types.VALUE_CHARS > FAILURE_CHARS  # a prompt never shows a value the cap drops
+    monkeypatch.setattr(cwm.types, "VALUE_CHARS", 10 ** 9)  # as before the cap: every value kept whole
+    whole = _huge_failures()
+    monkeypatch.undo()
+    capped = _huge_failures()
+    assert [f.got is None for f in capped] == [True, True, True, False]
+    assert capped[0].not_kept == (("got", len(repr(whole[0].got)), repr(whole[0].got)[:600]),)
+    assert capped[1].observed is None and capped[2].expected is None and capped[3].not_kept == ()
+    # the refinement prompt's failing tests, at any budget, and the terminal report read the same
+    for budget in (FAILURE_CHARS, 12_000, 3_000, 200):
+        assert render_failures(_report(capped), capped, max_chars=budget) == \
+            render_failures(_report(whole), whole, max_chars=budget)
+    for kept, old in zip(capped, whole):
+        assert kept.render() == old.render()  # a terminal shows a value's start and its length either way
+        dropped = {"observed" if e[0].startswith("observed") else e[0] for e in kept.not_kept}
+        assert kept.render(full=True) == old.render(full=True, leave_out=dropped)
+    assert "the same for every player): left out to keep this prompt short" in capped[1].render(full=True)
+    assert "got:      an exception (below)" in capped[2].render(full=True)  # its got is None: it raised
+    # what a report file holds stays small; it reads back as the same failure
+    stored = json.dumps(_report(capped).to_json())
+    assert len(json.dumps(_report(whole).to_json())) > 1_500_000 and len(stored) < 60_000
+    assert CheckReport.from_json(json.loads(stored)).failures == tuple(capped)
+    assert "not_kept" not in json.loads(stored)["failures"][3]  # a failure that kept everything reads as before
+
+
+def test_a_malformed_not_kept_entry_in_a_report_file_is_refused_in_one_line():
+    import pytest
+
+    data = _report([_failure(1, 3)]).to_json()
+    for bad in (["got", 5, "x"], [["state", 5, "x"]], [["got", -1, "x"]], [["got", 5, 7]], [["got", True, "x"]]):
+        data["failures"][0]["not_kept"] = bad  # type: ignore[index]
+        with pytest.raises(ValueError, match=r"^failure field 'not_kept': .* is not") as err:
+            CheckReport.from_json(data)
+        assert "\n" not in str(err.value)

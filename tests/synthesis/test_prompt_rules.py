@@ -47,3 +47,24 @@ def test_a_heading_with_closing_hashes_or_a_long_run_of_spaces_is_read_by_its_ti
     shown = prompt_rules(rules)
     assert "stats" not in shown and "more" not in shown and "keep" in shown and "text" in shown
     assert shown.endswith("a" + " " * 4000 + "b")
+
+
+def test_a_comment_in_a_code_block_under_the_statistics_does_not_end_their_omission():
+    rules = ("# Game\nrules\n## Outcome statistics\nMeasured with:\n```python\n# seed the engine\nx = 1\n"
+             "## not a heading either\n```\nafter the code\n~~~~\n# still code\n~~~\n```\n~~~~\nsecret tail\n"
+             "## Scoring\nA win pays 1.\n")
+    shown = prompt_rules(rules)
+    for hidden in ("seed the engine", "x = 1", "not a heading", "after the code", "still code", "secret tail"):
+        assert hidden not in shown
+    assert shown == "### Game\nrules\n#### Scoring\nA win pays 1."
+
+
+def test_a_code_block_outside_the_statistics_is_kept_whole():
+    rules = "# Game\n```\n## Outcome statistics\ncode\n```\nrules\n"
+    assert "code" in prompt_rules(rules) and "rules" in prompt_rules(rules)
+
+
+@pytest.mark.parametrize("heading", ["## outcome statistics", "## OUTCOME STATISTICS", "## Outcome Statistics ##"])
+def test_the_statistics_heading_is_matched_in_any_case(heading):
+    shown = prompt_rules(f"# Game\nrules\n{heading}\nMeasured by tests/x.py.\n## Play\nkeep\n")
+    assert "tests/x.py" not in shown and "keep" in shown and "rules" in shown

@@ -178,3 +178,49 @@ def test_one_view_left_out_is_named_as_one():
     (left,) = [i for i in range(2) if i not in views_listed(closed, max_chars=first)]
     assert text.endswith(f"Not listed, to keep this prompt short: the view of game {left + 1} "
                          f"({len(closed[left].events)} states). The checks run on every view, this one included.")
+
+
+def _no_steps(traj: object) -> object:
+    """The game cut to its initial state: no step (as a user's trajectories file may hold)."""
+    return dataclasses.replace(traj, steps=())  # type: ignore[type-var]
+
+
+def test_games_without_a_step_are_refused_in_one_line_and_one_with_a_step_is_listed():
+    from cwm.types import UsageError
+
+    games_ = trajectories.collect("tic_tac_toe", 3, seed=0)
+    empty = [_no_steps(t) for t in games_]
+    with pytest.raises(UsageError, match=r"^no step to list: each of the 3 games ends at its initial state") as err:
+        listing(empty)
+    assert "\n" not in str(err.value)
+    with pytest.raises(UsageError, match="no step to list"):
+        example_tests(empty)
+    # nothing fits the budget and the first game has no step: the first step of the next game is listed
+    mixed = [empty[0], *games_[1:]]
+    shown = listing(mixed, max_chars=10).shown
+    assert shown[0] == (0, 0) and shown[1] == (0, 1)
+    text, counts = example_tests(mixed, max_chars=10)
+    assert counts["transition"] >= 1 and "get_current_player(state) == -4" in text  # the first game is over at once
+
+
+def test_a_first_prompt_works_out_its_listing_once_and_each_steps_text_once(monkeypatch, backgammon):
+    from cwm.synthesis import render
+    from cwm.synthesis.target import world_model_target
+
+    calls = {"listing": 0, "observations": 0}
+    real_listing, real_lines = render.listing, render._observation_lines
+
+    def listing_counted(*args, **kwargs):
+        calls["listing"] += 1
+        return real_listing(*args, **kwargs)
+
+    def lines_counted(observations):
+        calls["observations"] += 1
+        return real_lines(observations)
+
+    monkeypatch.setattr(render, "listing", listing_counted)
+    monkeypatch.setattr(render, "_observation_lines", lines_counted)
+    world_model_target("rules", backgammon)  # three games longer than the listing's budget: listed in part
+    states = sum(len(t.steps) + 1 for t in backgammon)
+    # the example tests reuse the prompt's listing; choosing the parts to list writes each state's lines once
+    assert calls["listing"] == 1 and 0 < calls["observations"] <= states

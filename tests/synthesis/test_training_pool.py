@@ -45,6 +45,11 @@ def test_a_pool_of_one_is_the_first_games_and_a_smaller_one_is_refused():
     assert trajectories.collect_covering("tic_tac_toe", 3, seed=7, pool=1) == trajectories.collect("tic_tac_toe", 3, seed=7)
     with pytest.raises(UsageError, match="pool"):
         trajectories.collect_covering("tic_tac_toe", 3, pool=0)
+    # a count below 1 is named as the count asked for, not as the size of the pool it would be drawn from
+    with pytest.raises(UsageError, match=r"training games must be at least 1, got 0$"):
+        trajectories.collect_covering("tic_tac_toe", 0, pool=4)
+    with pytest.raises(UsageError, match=r"got -2$"):
+        trajectories.collect_covering("tic_tac_toe", -2, pool=3)
     assert "train_pool must be an integer >= 1, got 0" in SynthesisSettings.of("world_model", train_pool=0).problems()
 
 
