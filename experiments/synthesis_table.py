@@ -76,7 +76,7 @@ def synthesize(job: SynthesisJob) -> dict[str, Any]:
 
     c = job.config
     client = make_client(job.llm, run_dir=Path(job.run_dir), cache=Path(job.cache) if job.cache else None)
-    result = synthesize_world_model(c.spec(), client, SynthesisSettings.of("world_model", budget=c.budget, seed=job.seed, strategy=c.strategy, num_train=c.num_train, num_test=c.num_test, test_transitions=c.test_transitions, test_mcts_simulations=c.test_mcts_simulations, test_executor=job.test_executor, concurrency=job.concurrency), run_dir=job.run_dir)
+    result = synthesize_world_model(c.spec(), client, SynthesisSettings.of("world_model", budget=c.budget, seed=job.seed, strategy=c.strategy, num_train=c.num_train, train_pool=c.train_pool, num_test=c.num_test, test_transitions=c.test_transitions, test_mcts_simulations=c.test_mcts_simulations, test_executor=job.test_executor, concurrency=job.concurrency), run_dir=job.run_dir)
     return {
         "game": result.game, "seed": job.seed, "llm": job.llm, "model": result.model, "solved": result.solved,
         "train_accuracy": result.train_accuracy, "test_accuracy": result.test_accuracy,

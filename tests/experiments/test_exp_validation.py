@@ -66,7 +66,7 @@ def test_config_file_counts_are_checked_too(tmp_path, capsys, text, message):
     assert message in refused("synthesis_table", ["--config", str(path)], tmp_path / "o", capsys)
 
 
-def test_the_training_pool_reaches_the_synthesis_settings_of_both_scripts(tmp_path, monkeypatch):
+def test_the_training_pool_reaches_the_synthesis_settings_of_every_script(tmp_path, monkeypatch):
     import argparse
     import types
 
@@ -74,6 +74,7 @@ def test_the_training_pool_reaches_the_synthesis_settings_of_both_scripts(tmp_pa
     from cwm.synthesis.settings import DEFAULT_TRAIN_POOL
 
     common, arena_figure, imperfect = script("common"), script("arena_figure"), script("imperfect")
+    synthesis_table = script("synthesis_table")
     parser = argparse.ArgumentParser()
     common.add_common_args(parser, default_executor="inline")
     default, = common.game_configs(parser.parse_args(["--games", "tic_tac_toe"]), ())
@@ -98,7 +99,9 @@ def test_the_training_pool_reaches_the_synthesis_settings_of_both_scripts(tmp_pa
     with pytest.raises(Stop):
         imperfect.synthesize_inference(leduc, seed=0, llm=llm, run_dir=tmp_path / "i", deck="open",
                                        world_model=None, cache=None)
-    assert seen == [2, 2]
+    with pytest.raises(Stop):
+        synthesis_table.synthesize(synthesis_table.SynthesisJob(leduc, 0, llm, str(tmp_path / "t")))
+    assert seen == [2, 2, 2]
 
 
 @pytest.fixture(scope="module")
