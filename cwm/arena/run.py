@@ -275,9 +275,7 @@ def tournament(game: str | games.GameSpec, agents: Sequence[str], plan: Tourname
     out, name = Path(out_dir), games.resolve(game).name
     _check_numbers(plan.matches, plan.settings, plan.move_time_limit)
     jobs = plan_jobs(name, agents, plan, log_dir=str(out / "llm"))
-    builds = dict(pair for seating in jobs.seatings for pair in zip(seating.labels, seating.builds))
-    built = checked.builds if checked and (checked.game, checked.settings) == (name, plan.settings) else frozenset()
-    check_agents(name, {label: spec for label, spec in builds.items() if (label, spec) not in built}, plan.settings)
+    builds = _check_unchecked(name, jobs, plan, checked)
     config = {"game": name} | plan.recorded()
     _check_config(out / "config.json", config)  # the checks, before an executor (a Ray cluster) starts
     refuse_if_locked(out)
@@ -290,9 +288,18 @@ def tournament(game: str | games.GameSpec, agents: Sequence[str], plan: Tourname
             ex.close()
     results = [done[j.key].shown_as(j.seats) for j in jobs]
     labels = list(dict.fromkeys([*(parse_agent_spec(a).label for a in agents), *builds]))
-    arena_report.write_reports(out, results, config=config | {"agents": labels, "matches": plan.matches},
-                               specs=builds)
+    arena_report.write_reports(out, results, config=config | {"agents": labels, "matches": plan.matches}, specs=builds)
     return results
+
+
+def _check_unchecked(name: str, jobs: MatchJobs, plan: TournamentPlan, checked: CheckedAgents | None
+                     ) -> dict[str, Any]:
+    """Builds once every seated agent that ``checked`` did not build for this game and settings (raising as
+    ``check_agents`` does); every seated agent's label and build."""
+    builds = dict(pair for seating in jobs.seatings for pair in zip(seating.labels, seating.builds))
+    built = checked.builds if checked and (checked.game, checked.settings) == (name, plan.settings) else frozenset()
+    check_agents(name, {label: spec for label, spec in builds.items() if (label, spec) not in built}, plan.settings)
+    return builds
 
 
 def _play(ex: Executor, jobs: MatchJobs, out: Path, config: dict[str, JSON], progress: bool) -> dict[str, MatchResult]:
