@@ -44,6 +44,7 @@ EXPERIMENT = "direct_llm_figure"
 GAMES = ("tic_tac_toe", "connect_four", "gen_tic_tac_toe", "leduc_poker", "bargaining")
 SHIPPED = Path(__file__).resolve().parent.parent / "cwm" / "data" / "recordings" / "direct"
 LLM_LABEL = "direct-llm"
+RELAY_BY = ("agent", "person")  # who carried the texts, as experiments/real_session.py --relay-by
 BATCH_FILES = ("pending.jsonl", "replies.jsonl")
 
 
@@ -56,6 +57,13 @@ def parser() -> argparse.ArgumentParser:
                    "(needed with --work)")
     p.add_argument("--ship", action="store_true", help="with --work: once every match has finished, copy the "
                    "session into cwm/data/recordings/direct/<game>/")
+    p.add_argument("--relay-by", choices=RELAY_BY, default="agent",
+                   help="with --ship: who carried each prompt to the answering model and its reply back, agent (a "
+                        "language-model agent, the default) or person; the provenance's relay says it")
+    p.add_argument("--fresh-instances", action="store_true",
+                   help="with --ship: every reply came from a fresh instance of the answering model that saw only "
+                        "its one prompt (the provenance says so; without it, that one instance may have answered "
+                        "several independent prompts)")
     p.add_argument("--sessions", default=str(SHIPPED), metavar="DIR",
                    help="the folder of recorded sessions: replayed offline, and where --ship copies one "
                         "(default: cwm's, cwm/data/recordings/direct/)")
@@ -87,7 +95,7 @@ def _run(args: argparse.Namespace, argv: list[str]) -> int:
     print(text)
     if args.ship:
         for config in configs:
-            _ship(config.game, out, Path(args.sessions))
+            _ship(config.game, out, Path(args.sessions), relay_by=args.relay_by, fresh=args.fresh_instances)
     return 0
 
 
@@ -242,10 +250,12 @@ def _num(value: float | None, digits: int = 3) -> str:
     return "n/a" if value is None else f"{value:.{digits}f}"
 
 
-def _ship(game: str, work: Path, sessions: Path) -> None:
+def _ship(game: str, work: Path, sessions: Path, *, relay_by: str = "agent", fresh: bool = False) -> None:
     """Copies a finished session (requests, replies, provenance) into ``sessions`` (cwm's recorded sessions
-    unless ``--sessions`` names another folder)."""
-    from cwm.llm import BatchFileClient
+    unless ``--sessions`` names another folder). The provenance's ``relay`` says who carried the texts
+    (``relay_by``) and whether every reply's prompt hash matched its request; its ``note`` says whether each
+    reply came from a fresh answering instance (``fresh``) or one instance may have answered several."""
+    from cwm.llm import RELAYS, BatchFileClient
 
     batch = work / game / "batch"
     result = json.loads((work / "direct_llm.json").read_text(encoding="utf-8"))
@@ -257,12 +267,17 @@ def _ship(game: str, work: Path, sessions: Path) -> None:
     target.mkdir(parents=True, exist_ok=True)
     for name in BATCH_FILES:
         shutil.copyfile(batch / name, target / name)
-    provenance = {"game": game, "answered_by": replies.answered_by, "relay": replies.relay, "date": replies.date,
+    hashed = "hashed" if replies.relay == "relay-hashed" else "unchecked"
+    relay = f"agent-relay-{hashed}" if relay_by == "agent" else f"relay-{hashed}"
+    assert relay in RELAYS
+    provenance = {"game": game, "answered_by": replies.answered_by, "relay": relay, "date": replies.date,
                   "replies": replies.replies, "prompts_hashed": replies.prompts_hashed,
                   "bundle_fingerprint": found["bundle_fingerprint"], "matches": found["matches"],
                   "matches_per_seat": found["matches_per_seat"], "settings": found["settings"],
-                  "note": "each reply answers one move prompt; one answering instance may have answered several "
-                          "independent prompts (the relay's account says how)"}
+                  "note": ("each reply answers one move prompt and came from a fresh instance of the answering "
+                           "model that saw only that prompt (the relay's account)" if fresh else
+                           "each reply answers one move prompt; one answering instance may have answered several "
+                           "independent prompts (the relay's account says how)")}
     common.write_json(target / "provenance.json", provenance)
     print(f"shipped: {target}")
 

@@ -68,9 +68,13 @@ def test_a_direct_llm_session_records_ships_and_replays_offline(tmp_path: Path) 
     assert recorded["llm_calls_per_game"] > recorded["llm_moves_asked"] / 2  # retries are calls too
     assert recorded["cwm_calls_in_play"] == 0 and recorded["cwm_synthesis_calls"] >= 1
 
-    assert figure.main([*argv, "--ship"]) == 0
+    assert figure.main([*argv, "--ship", "--relay-by", "person"]) == 0
     provenance = json.loads((sessions / "tic_tac_toe" / "provenance.json").read_text())
     assert provenance["answered_by"].startswith("first-free-cell") and provenance["relay"] == "relay-hashed"
+    assert "may have answered several" in provenance["note"]
+    assert figure.main([*argv, "--ship", "--fresh-instances"]) == 0  # the default relay: an agent
+    provenance = json.loads((sessions / "tic_tac_toe" / "provenance.json").read_text())
+    assert provenance["relay"] == "agent-relay-hashed" and "fresh instance" in provenance["note"]
     assert provenance["bundle_fingerprint"] == recorded["bundle_fingerprint"]
 
     out = tmp_path / "replay"
