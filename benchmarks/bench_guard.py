@@ -20,21 +20,14 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from cwm.games import trajectories
+from bench_checks import (
+    record,  # the check benchmark's games (tic-tac-toe, seeds 0, 1, ...); run from benchmarks/
+)
+
 from cwm.sandbox import CALL_JOB, CHECK_JOB, Sandbox
 from cwm.sandbox.watch import tree_cpu
 
 SOURCE = (Path(__file__).resolve().parents[1] / "tests/data/reference/tic_tac_toe_model.py").read_text()
-
-
-def record(transitions: int) -> list:
-    out, seen, seed = [], 0, 0
-    while seen < transitions:
-        t = trajectories.record("tic_tac_toe", seed=seed)
-        out.append(t)
-        seen += len(t.steps)
-        seed += 1
-    return out
 
 
 def sandboxed(trajs: list, repeats: int, isolation: str) -> tuple[dict[str, list[float]], Any, str]:
