@@ -449,8 +449,12 @@ def _add_table(record: dict[str, JSON], tables: dict[int, Step], *, where: str) 
         raise TrajectoryFormatError(f"{where}: a chance table's id must be a new integer, got {key!r:.40}")
     if not _list_of(lambda v: isinstance(v, dict))(outcomes):
         raise TrajectoryFormatError(f"{where}: a chance table's chance_outcomes must be a list of objects")
-    step = _step({"player": CHANCE, "legal_actions": [], "legal_action_strings": [], "chance_outcomes": outcomes,
-                  "observations": [], "action": 0, "action_string": "", "rewards": []}, where=f"{where}: table")
+    try:
+        step = _step({"player": CHANCE, "legal_actions": [], "legal_action_strings": [], "chance_outcomes": outcomes,
+                      "observations": [], "action": 0, "action_string": "", "rewards": []}, where=f"{where}: table")
+    except (KeyError, TypeError, ValueError) as e:  # an outcome with a missing or unknown field
+        raise TrajectoryFormatError(f"{where}: a chance table's outcome is malformed ({type(e).__name__}: "
+                                    f"{str(e)[:80]})") from None
     chance = step.chance_outcomes
     tables[key] = dataclasses.replace(step, legal_actions=tuple(c.action for c in chance),  # type: ignore[index]
                                       legal_action_strings=tuple(c.action_string for c in chance))

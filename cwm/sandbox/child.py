@@ -114,9 +114,13 @@ class _Child:
 
     One call (``guard``) arms and disarms the timer around it. A stretch of calls (``stretch``: a trajectory
     replayed by the checks, a rollout) arms it once, ticking every ``per_call_s / STRETCH_TICKS`` of CPU
-    time, and each call only announces itself (``beat``: two attribute writes, no system call); a tick that
-    finds the same call as the ``STRETCH_TICKS`` ticks before it ends that call, which has then used at least
-    its budget and less than ``1 + 1 / STRETCH_TICKS`` of it."""
+    time, and each call only announces itself (``beat``: it reads the process's user CPU time, one system
+    call instead of the two that arm and disarm a timer); a tick ends the announced call once the user CPU
+    used since its beat reaches its budget. The time is read from the clock, not counted in ticks, because a
+    tick is handled only between bytecodes: a call made of a few long built-in calls (``sum(range(n))``)
+    would otherwise be seen once per built-in call however long each ran. A call is thus ended at least at
+    its budget and at most one tick (``1 / STRETCH_TICKS`` of it), plus the rest of a built-in call running
+    when the budget ran out, later: the same slack as a lone guarded call's, with one tick more."""
 
     def __init__(self, limits: dict[str, float]):
         self.limits = limits
@@ -128,8 +132,7 @@ class _Child:
         self.beats = 0  # calls announced in the current stretch (a new value marks a new call)
         self.what = ""  # the contract function of the last beat that announced a call
         self.resting = False  # the last beat said the library's own work follows (``REST``)
-        self.seen = -1  # the call (``beats``) the last tick found
-        self.ticks = 0  # ticks since then that found the same call
+        self.started = 0.0  # user CPU seconds of the process when the current call was announced
 
     def abort(self, kind: str, message: str) -> Abort:
         self.issued.append(Abort(kind, message))
@@ -137,11 +140,9 @@ class _Child:
 
     def on_alarm(self, signum: int, frame: Any) -> None:
         if self.stretching and not self.fired:
-            if self.beats != self.seen or self.resting:  # a call that started since the last tick, or none
-                self.seen, self.ticks = self.beats, 0
-                return
-            self.ticks += 1
-            if self.ticks < STRETCH_TICKS:
+            # the CPU the announced call has used, read from the clock: a tick can arrive only between
+            # bytecodes, so counting ticks would miss the time of a long built-in call
+            if self.resting or os.times().user - self.started < self.limits["per_call_s"]:
                 return
             self.call = f"{self.what}(...)"
         self.fired += 1
@@ -158,6 +159,8 @@ class _Child:
         stretch the call is one beat of it."""
         if self.stretching:
             self.beat(getattr(fn, "__name__", "call"))
+            return fn(*args)
+        if self.inside:  # a call made from inside a guarded call: the outer call's budget covers it
             return fn(*args)
         self.call = label or f"{getattr(fn, '__name__', 'call')}(...)"
         self.fired = 0
@@ -182,21 +185,25 @@ class _Child:
         the library's own work follows (counted against no call, as outside a lone guarded call)."""
         if self.fired:  # the model caught the interrupt and returned anyway
             raise self.overran()
+        self.beats += 1
         if what:
+            self.started = os.times().user
             self.what, self.resting = what, False
         else:
             self.resting = True
-        self.beats += 1
 
     def stretch(self, body: Callable[[Any], Any]) -> Any:
         """Runs ``body(beat)``, a stretch of model calls each preceded by ``beat(name)``, under one timer: every
         call keeps its per-call budget (see the class). A ``MemoryError`` that leaves ``body`` becomes the
         memory verdict of the last beat's call. Inside a guarded call or another stretch, ``body`` runs under
         that one (its beats do nothing)."""
-        if self.stretching or self.inside:
+        if self.stretching:  # its calls are beats of the stretch already running
+            return body(self.beat)
+        if self.inside:
             return body(_no_beat)
         tick = self.limits["per_call_s"] / STRETCH_TICKS
-        self.fired, self.seen, self.what, self.resting, self.stretching = 0, -1, "a model call", False, True
+        self.fired, self.what, self.resting, self.stretching = 0, "a model call", False, True
+        self.started = os.times().user
         signal.setitimer(signal.ITIMER_VIRTUAL, tick, tick)
         try:
             result = body(self.beat)

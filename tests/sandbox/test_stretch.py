@@ -74,6 +74,25 @@ def test_calls_each_under_the_budget_pass_however_long_the_replay(sandbox: Sandb
     assert report.transitions_total * quarter > 3 * budget  # the replays ran longer than one call's budget
 
 
+def test_a_call_made_of_long_built_in_calls_is_stopped_at_its_budget(sandbox: Sandbox) -> None:
+    """A tick is handled only between bytecodes, so a call made of a few long built-in calls (each several
+    ticks of CPU) is seen once per built-in call: the stretch reads the CPU the call used from the clock, and
+    stops it as a lone guarded call is stopped, where counting ticks let it run many budgets and pass."""
+    start = time.process_time()
+    n = 1_000_000
+    sum(range(n))
+    per_sum = max(time.process_time() - start, 1e-4)
+    n = int(n * 0.08 / per_sum)  # one sum(range(n)): about 0.08 s of CPU, 0.4 of the budget below
+    body = f"for _ in range(8):\n    sum(range({n}))"  # about 3 budgets of CPU in 8 built-in calls
+    trajs = (trajectories.record("tic_tac_toe", seed=0),)
+    limits = Limits(wall_s=60.0, cpu_s=60.0, memory_mb=256, per_call_s=0.2)
+    expected = "apply_action(...) ran longer than the per-call budget of 0.2 s"
+    for stretch in (True, False):
+        result = sandbox.run(CHECK_JOB, _spinning("apply_action", 0, body),
+                             {"trajectories": list(trajs), "stretch": stretch}, limits=limits)
+        assert (result.kind, result.error) == ("timeout", expected), stretch
+
+
 def _in_child(body: Callable[[], Any], per_call_s: float) -> str:
     """``body()`` in a forked process set up as a sandbox child's timer is (``child_main``): its result, or the
     verdict of the ``Abort`` that stopped it."""
