@@ -53,7 +53,8 @@ def _report_serialiser() -> Callable[[CheckReport], dict[str, JSON]]:
     def to_json(report: CheckReport) -> dict[str, JSON]:
         own = vars_(report)
         by_type = {k: {"passed": vars_(v)["passed"], "total": vars_(v)["total"]} for k, v in own["by_type"].items()}
-        failures = [{name: vars_(f)[name] for name in failure_fields} for f in own["failures"]]
+        failures = [{name: vars_(f)[name] for name in failure_fields if name != "not_kept" or vars_(f)[name]}
+                    for f in own["failures"]]  # as CheckReport.to_json: a failure that kept every value as before
         return {"by_type": by_type, "transitions_passed": own["transitions_passed"],
                 "transitions_total": own["transitions_total"], "failures": failures, "error": own["error"],
                 "breaches": own["breaches"]}
