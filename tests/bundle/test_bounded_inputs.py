@@ -76,13 +76,19 @@ def test_a_sparse_file_over_its_limit_is_refused_before_it_is_read(tmp_path, cop
     _one_line_refusal(path, capsys, name, f"{FILE_LIMITS[name] + 1:,} bytes, over its limit of {FILE_LIMITS[name]:,}")
 
 
+# The child's own peak memory in KiB: VmHWM, the high-water mark of its address space since exec. Not
+# ru_maxrss, which on Linux carries over the parent's peak across fork and exec, so a child of a large pytest
+# process (the whole suite) reports that process's size, whatever the child itself did.
+PEAK_KIB = "[line for line in open('/proc/self/status') if line.startswith('VmHWM:')][0].split()[1]"
+
+
 def test_a_sparse_3_gib_trajectory_file_is_refused_without_reading_or_hashing_it(tmp_path, copy_of):
     """The issue's attack, in a process of its own whose peak memory is measured: the file is never read."""
     path = copy_of(tmp_path / "b")
     with open(path / "trajectories.jsonl", "r+b") as f:
         f.truncate(3 << 30)
-    script = ("import resource, sys\nfrom cwm.cli import main\ncode = main(['inspect', sys.argv[1]])\n"
-              "print(code, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
+    script = ("import sys\nfrom cwm.cli import main\ncode = main(['inspect', sys.argv[1]])\n"
+              f"print(code, {PEAK_KIB})")
     done = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True, text=True, cwd=REPO,
                           env=dict(os.environ, PYTHONPATH=str(REPO)), timeout=600)
     code, peak_kib = map(int, done.stdout.split())
@@ -240,9 +246,9 @@ def test_a_policy_bomb_is_refused_from_its_directory_without_inflating_it(bomb, 
     assert len(bomb) < 8 << 20 and BOMB_BYTES > MAX_ARRAY_BYTES
     file = tmp_path / "policy.npz"
     file.write_bytes(bomb)
-    script = ("import resource, sys\nfrom pathlib import Path\nfrom cwm.bundle.policy import PolicyError, read_policy\n"
+    script = ("import sys\nfrom pathlib import Path\nfrom cwm.bundle.policy import PolicyError, read_policy\n"
               "try:\n    read_policy(Path(sys.argv[1]).read_bytes(), where=sys.argv[1])\nexcept PolicyError as e:\n"
-              "    print(e, file=sys.stderr)\nprint(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
+              f"    print(e, file=sys.stderr)\nprint({PEAK_KIB})")
     done = subprocess.run([sys.executable, "-c", script, str(file)], capture_output=True, text=True, cwd=REPO,
                           env=dict(os.environ, PYTHONPATH=str(REPO)), timeout=600)
     assert f"member 'w1.npy' inflates to {BOMB_BYTES + len(_header((1,))):,} bytes" in done.stderr, done.stderr
