@@ -34,7 +34,7 @@ from cwm.types import ModelContractError
 __all__ = [
     "CONTRACT_VERSION", "INFERENCE_API", "MODEL_ERRORS", "VALUE_API", "WORLD_MODEL_API", "ActionCodec",
     "Beat", "ContractFunction", "Guard", "ModelState", "OpenCodec", "WorldModel", "api_block", "direct_guard",
-    "no_beat", "DECODED_LIMIT", "describe_error", "model_traceback",
+    "no_beat", "REST", "DECODED_LIMIT", "describe_error", "model_traceback",
 ]
 
 # ---------------------------------------------------------------------------------------------------
@@ -60,6 +60,7 @@ def direct_guard(fn: Callable[..., Any], *args: Any) -> Any:
 
 
 Beat = Callable[[str], None]  # beat(name), in a stretch of model calls (WorldModel.stretch): call ``name`` starts now
+REST = ""  # the beat that says the library's own work follows, not a model call
 
 
 def no_beat(what: str) -> None:

@@ -11,11 +11,10 @@ from typing import Any
 from cwm import value_rules
 from cwm.checks.report import Tally, diff, set_diff
 from cwm.codec import ActionCodec
-from cwm.model import MODEL_ERRORS, Beat, Guard, direct_guard, model_traceback, no_beat
+from cwm.model import MODEL_ERRORS, REST, Beat, Guard, direct_guard, model_traceback, no_beat
 from cwm.types import CHANCE, JSON, TERMINAL, CheckFailure, ModelContractError, Trajectory
 
 _UNSET = object()
-REST = ""  # a stretch's beat that says the library's own work follows, not a model call
 _FAST_NUMBERS = frozenset({int, float})
 
 

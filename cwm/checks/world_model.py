@@ -24,9 +24,10 @@ from typing import Any
 from cwm import value_rules
 from cwm.checks.random_play import random_play_checks
 from cwm.checks.report import Tally, diff
-from cwm.checks.step import _UNSET, REST, StepChecks
+from cwm.checks.step import _UNSET, StepChecks
 from cwm.model import (
     MODEL_ERRORS,
+    REST,
     WORLD_MODEL_API,
     ActionCodec,
     Beat,

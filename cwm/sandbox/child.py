@@ -25,7 +25,7 @@ from collections.abc import Callable
 from typing import Any, NoReturn
 
 from cwm.contract import CANDIDATE_MODULE
-from cwm.model import direct_guard
+from cwm.model import direct_guard, no_beat
 from cwm.sandbox import layers as layers
 from cwm.sandbox.gate import static_gate
 from cwm.types import JSON, ModelLoadError
@@ -33,7 +33,6 @@ from cwm.types import JSON, ModelLoadError
 RESULT_CAP_BYTES = 64 << 20
 # A stretch of model calls ticks this many times per per-call budget (``_Child.stretch``).
 STRETCH_TICKS = 20
-REST = ""  # the beat that says the library's own work follows, not a model call (``_Child.beat``)
 KINDS = frozenset({"ok", "static", "load", "timeout", "memory", "crash", "error"})
 # The exit status of a child whose model kept running after the per-call interrupt (the zygote's verdict).
 KEPT_RUNNING_EXIT = 75
@@ -129,7 +128,6 @@ class _Child:
         self.issued: list[Abort] = []  # a model that catches an Abort can build more; only these count
         self.inside = False  # inside a guarded call
         self.stretching = False
-        self.beats = 0  # calls announced in the current stretch (a new value marks a new call)
         self.what = ""  # the contract function of the last beat that announced a call
         self.resting = False  # the last beat said the library's own work follows (``REST``)
         self.started = 0.0  # user CPU seconds of the process when the current call was announced
@@ -181,11 +179,10 @@ class _Child:
         return self.abort("memory", f"{self.call} exceeded the memory limit of {int(self.limits['memory_mb'])} MB")
 
     def beat(self, what: str) -> None:
-        """Announces the next model call of a stretch (``what``: its contract function), or with ``REST`` that
+        """Announces the next model call of a stretch (``what``: its contract function), or with ``cwm.model.REST`` that
         the library's own work follows (counted against no call, as outside a lone guarded call)."""
         if self.fired:  # the model caught the interrupt and returned anyway
             raise self.overran()
-        self.beats += 1
         if what:
             self.started = os.times().user
             self.what, self.resting = what, False
@@ -195,12 +192,12 @@ class _Child:
     def stretch(self, body: Callable[[Any], Any]) -> Any:
         """Runs ``body(beat)``, a stretch of model calls each preceded by ``beat(name)``, under one timer: every
         call keeps its per-call budget (see the class). A ``MemoryError`` that leaves ``body`` becomes the
-        memory verdict of the last beat's call. Inside a guarded call or another stretch, ``body`` runs under
-        that one (its beats do nothing)."""
+        memory verdict of the last beat's call. Inside another stretch, ``body``'s calls are beats of that one;
+        inside a guarded call, its beats do nothing (that call's budget covers it)."""
         if self.stretching:  # its calls are beats of the stretch already running
             return body(self.beat)
         if self.inside:
-            return body(_no_beat)
+            return body(no_beat)  # that call's budget covers it
         tick = self.limits["per_call_s"] / STRETCH_TICKS
         self.fired, self.what, self.resting, self.stretching = 0, "a model call", False, True
         self.started = os.times().user
@@ -216,10 +213,6 @@ class _Child:
         if self.fired:
             raise self.overran()
         return result
-
-
-def _no_beat(what: str) -> None:
-    """The beat of a stretch inside a timed call (that call's budget covers it)."""
 
 
 _CURRENT: list[_Child] = []  # the job's child state; a list so the module's attributes never change
