@@ -15,6 +15,7 @@ folders are not on sys.path, and no test imports another folder's conftest.
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Callable
 from html.parser import HTMLParser
 from pathlib import Path
@@ -29,6 +30,7 @@ from cwm.games import trajectories
 from cwm.sandbox import load_source
 
 DATA = Path(__file__).resolve().parent / "data"
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 REFERENCE = DATA / "reference"
 PLANNERS = DATA / "planners"
 
@@ -119,3 +121,18 @@ class _Tags(HTMLParser):
 def html_tags() -> type[_Tags]:
     """``html_tags(page).tags`` and ``.text``: what a browser would make of ``page``."""
     return _Tags
+
+
+def _benchmark(name: str) -> Any:
+    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
+    assert spec is not None and spec.loader is not None, name
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="session")
+def benchmark_module() -> Callable[[str], Any]:
+    """``benchmark_module(name)``: ``benchmarks/<name>.py`` loaded from its file (the benchmarks folder is not a
+    package on the test path)."""
+    return _benchmark

@@ -4,23 +4,15 @@ file: the benchmarks folder is not a package on the test path."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
 from cwm.agents import MCTSAgent, RandomAgent
 from planners.config import SearchConfig
 
-FILE = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_rollout_cutoff.py"
-
 
 @pytest.fixture(scope="module")
-def bench():
-    spec = importlib.util.spec_from_file_location("bench_rollout_cutoff", FILE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def bench(benchmark_module):
+    return benchmark_module("bench_rollout_cutoff")
 
 
 def test_a_search_is_shown_ahead_of_random_play_over_pairs(bench):

@@ -5,9 +5,6 @@ The benchmark is loaded from its file: the benchmarks folder is not a package on
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -15,15 +12,10 @@ from cwm import games
 from cwm.agents.ppo import PPOAgent
 from cwm.bundle.policy import PolicyConfig, init_params
 
-FILE = Path(__file__).resolve().parents[2] / "benchmarks" / "best_reply.py"
-
 
 @pytest.fixture(scope="module")
-def best_reply():
-    spec = importlib.util.spec_from_file_location("best_reply", FILE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def best_reply(benchmark_module):
+    return benchmark_module("best_reply")
 
 
 def test_the_payoff_best_second_player_gambles_and_a_loss_weight_makes_it_safe(best_reply):
