@@ -38,13 +38,13 @@ if __package__ in (None, ""):  # run as a file: make the repository root importa
     sys.path.append(str(Path(__file__).resolve().parent.parent))
 
 from cwm.executors import make_executor
+from cwm.llm.provenance import RELAY_BY
 from experiments import arena_figure, common, figure_report
 
 EXPERIMENT = "direct_llm_figure"
 GAMES = ("tic_tac_toe", "connect_four", "gen_tic_tac_toe", "leduc_poker", "bargaining")
 SHIPPED = Path(__file__).resolve().parent.parent / "cwm" / "data" / "recordings" / "direct"
 LLM_LABEL = "direct-llm"
-RELAY_BY = ("agent", "person")  # who carried the texts, as experiments/real_session.py --relay-by
 BATCH_FILES = ("pending.jsonl", "replies.jsonl")
 
 
@@ -255,7 +255,8 @@ def _ship(game: str, work: Path, sessions: Path, *, relay_by: str = "agent", fre
     unless ``--sessions`` names another folder). The provenance's ``relay`` says who carried the texts
     (``relay_by``) and whether every reply's prompt hash matched its request; its ``note`` says whether each
     reply came from a fresh answering instance (``fresh``) or one instance may have answered several."""
-    from cwm.llm import RELAYS, BatchFileClient
+    from cwm.llm import BatchFileClient
+    from cwm.llm.provenance import relay_by as relay_name
 
     batch = work / game / "batch"
     result = json.loads((work / "direct_llm.json").read_text(encoding="utf-8"))
@@ -267,10 +268,8 @@ def _ship(game: str, work: Path, sessions: Path, *, relay_by: str = "agent", fre
     target.mkdir(parents=True, exist_ok=True)
     for name in BATCH_FILES:
         shutil.copyfile(batch / name, target / name)
-    hashed = "hashed" if replies.relay == "relay-hashed" else "unchecked"
-    relay = f"agent-relay-{hashed}" if relay_by == "agent" else f"relay-{hashed}"
-    assert relay in RELAYS
-    provenance = {"game": game, "answered_by": replies.answered_by, "relay": relay, "date": replies.date,
+    provenance = {"game": game, "answered_by": replies.answered_by, "relay": relay_name(relay_by, replies.relay),
+                  "date": replies.date,
                   "replies": replies.replies, "prompts_hashed": replies.prompts_hashed,
                   "bundle_fingerprint": found["bundle_fingerprint"], "matches": found["matches"],
                   "matches_per_seat": found["matches_per_seat"], "settings": found["settings"],

@@ -54,7 +54,6 @@ from pathlib import Path
 from cwm import games
 from cwm.cli import EXIT_WAITING
 from cwm.llm import (
-    RELAYS,
     BatchFileClient,
     Client,
     PendingBatch,
@@ -62,15 +61,13 @@ from cwm.llm import (
     make_client,
 )
 from cwm.llm.batch_texts import export_pending, import_answers
-from cwm.llm.provenance import checked_name
+from cwm.llm.provenance import RELAY_BY, checked_name, relay_by
 from cwm.pipeline.recordings import recording_name
 from cwm.synthesis import STRATEGIES, SynthesisResult, SynthesisSettings, synthesize_world_model
 from cwm.synthesis.inference import synthesize_inference
 from cwm.synthesis.store import ResumeError
 from cwm.text import counted
 from cwm.types import CwmError
-
-RELAY_BY = ("agent", "person")  # who carries the texts between the prompt files and the answering model
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -200,7 +197,7 @@ def _record_and_verify(spec: games.GameSpec, work: Path, args: argparse.Namespac
             return 1
     calls = sum(r.llm_calls for r in first.values())
     replies = answering.provenance(answered_by=args.answered_by)
-    provenance = {"game": spec.name, "deck": args.deck, "rules": next(iter(first.values())).rules, "answered_by": args.answered_by, "relay": _relay(args, replies.relay),
+    provenance = {"game": spec.name, "deck": args.deck, "rules": next(iter(first.values())).rules, "answered_by": args.answered_by, "relay": relay_by(args.relay_by, replies.relay),
                   "strategy": args.strategy, "budget": args.budget,
                   "date": replies.date, "replies": replies.replies, "prompts_hashed": replies.prompts_hashed,
                   "llm_calls": calls,
@@ -211,15 +208,6 @@ def _record_and_verify(spec: games.GameSpec, work: Path, args: argparse.Namespac
     print(f"recorded and verified: {recording} ({counted(calls, 'call')}, replays to the same best program); "
           f"provenance: {work / 'provenance.json'}")
     return 0
-
-
-def _relay(args: argparse.Namespace, checked: str) -> str:
-    """The provenance's relay: who carried the texts, and whether every reply's prompt hash matched
-    (``checked``: the batch client's ``relay-hashed`` or ``relay-unchecked``)."""
-    hashed = "hashed" if checked == "relay-hashed" else "unchecked"
-    relay = f"agent-relay-{hashed}" if args.relay_by == "agent" else f"relay-{hashed}"
-    assert relay in RELAYS
-    return relay
 
 
 def _ship(game: str, work: Path, deck: str, rules: str, seed: int = 0, real: Path | None = None) -> None:

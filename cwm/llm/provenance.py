@@ -47,6 +47,19 @@ RELAYS: dict[str, str] = {
     "scripted": "replies written in advance (a test's or a demo's), not a live model",
     "unknown": "a client or a recording that does not say",
 }
+RELAY_BY = ("agent", "person")  # who carried the texts of a batch directory between its files and the model
+
+
+def relay_by(carrier: str, checked: str) -> str:
+    """The relay of a batch directory's replies as :data:`RELAYS` names it: who carried the texts
+    (``carrier``, one of :data:`RELAY_BY`) and whether every reply's prompt hash matched its request
+    (``checked``: the batch client's ``relay-hashed`` or ``relay-unchecked``)."""
+    if carrier not in RELAY_BY:
+        raise ValueError(f"relay carrier {carrier!r:.40} is not one of {', '.join(RELAY_BY)}")
+    hashed = "hashed" if checked == "relay-hashed" else "unchecked"
+    return f"agent-relay-{hashed}" if carrier == "agent" else f"relay-{hashed}"
+
+
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
@@ -198,5 +211,5 @@ def write_provenance(path: Path | str, provenance: Provenance) -> Path:
     return path
 
 
-__all__ = ["MAX_NAME_CHARS", "PROVENANCE_FILE", "RELAYS", "Provenance", "ProvenanceError", "checked_fields",
-           "checked_name", "checked_sha256", "prompt_sha256", "read_provenance", "short_name", "today", "write_provenance"]
+__all__ = ["MAX_NAME_CHARS", "PROVENANCE_FILE", "RELAYS", "RELAY_BY", "Provenance", "ProvenanceError", "checked_fields",
+           "checked_name", "checked_sha256", "prompt_sha256", "read_provenance", "relay_by", "short_name", "today", "write_provenance"]

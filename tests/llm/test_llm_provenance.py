@@ -171,3 +171,15 @@ def test_direct_and_scripted_clients_say_so():
     assert (scripted.relay, scripted.replies) == ("scripted", 0)
     openai = client_provenance(make_client("openai:gpt-4o", api_key="k", base_url="http://127.0.0.1:9"))
     assert (openai.answered_by, openai.relay) == ("gpt-4o", "direct-api")
+
+
+def test_a_relay_is_named_by_who_carried_the_texts_and_whether_every_hash_matched():
+    from cwm.llm.provenance import RELAY_BY, RELAYS, relay_by
+
+    names = {(carrier, checked): relay_by(carrier, checked)
+             for carrier in RELAY_BY for checked in ("relay-hashed", "relay-unchecked")}
+    assert names == {("agent", "relay-hashed"): "agent-relay-hashed", ("agent", "relay-unchecked"): "agent-relay-unchecked",
+                     ("person", "relay-hashed"): "relay-hashed", ("person", "relay-unchecked"): "relay-unchecked"}
+    assert set(names.values()) <= set(RELAYS)
+    with pytest.raises(ValueError, match="not one of agent, person"):
+        relay_by("pigeon", "relay-hashed")
