@@ -115,3 +115,19 @@ def test_a_damaged_provenance_is_refused_in_one_line_naming_it(recorded, tmp_pat
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and str(path) in err
     assert not (tmp_path / "out" / "table.md").exists()
+
+
+@pytest.mark.parametrize("name", ["cairn", "kestrel"])
+def test_the_shipped_real_sessions_of_each_held_out_game_replay_offline(name, tmp_path, capsys):
+    """The real sessions in experiments/heldout/sessions replay, for both strategies, to what
+    docs/experiments.md reports: solved at the first call, every check passed on fresh held-out games."""
+    game = f"{ROOT / 'experiments' / 'heldout' / name}.py:{name}"
+    out = tmp_path / "out"
+    assert heldout_loop.main(["--game", game, "--num-test", "2", "--out", str(out)]) == 0
+    rows = {r["strategy"]: r for r in json.loads((out / "table.json").read_text())}
+    for strategy in ("tree", "conversation"):
+        row = rows[strategy]
+        assert row["status"] == "" and row["solved"] and row["calls_to_solve"] == 1, row
+        assert row["train_accuracy"] == 1.0 and row["test_accuracy"] == 1.0 and row["test_games"] == 2
+        assert row["answered_by"] == "claude (Anthropic), version not exposed"
+    assert "needs no more calls than conversation: yes (1 against 1)" in capsys.readouterr().out
