@@ -1,0 +1,93 @@
+"""What every generated family shares: the OpenSpiel game type, JSON observers, names and rule sentences.
+
+A family module defines a frozen parameter dataclass, draws it from a seed, builds a ``pyspiel.Game`` from
+it, and writes its rules as one sentence per parameter in each tier (``Rule``), so the texts and the engine
+are made from the same values.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any, Protocol
+
+import numpy as np
+import pyspiel
+
+# Consonants and vowels of generated names (no letters that read as digits or as each other).
+_ONSETS = "bdfgklmnprstvz"
+_VOWELS = "aeiou"
+
+
+def game_name(rng: np.random.Generator, seed: int) -> str:
+    """A pronounceable made-up word, then the seed: ``"mofera_7"`` (a valid OpenSpiel short name)."""
+    syllables = [str(rng.choice(list(_ONSETS))) + str(rng.choice(list(_VOWELS))) for _ in range(3)]
+    return f"{''.join(syllables)}_{seed}"
+
+
+def to_json(obj: Any) -> str:
+    """Compact JSON text (observation and information-state strings)."""
+    return json.dumps(obj, separators=(",", ":"))
+
+
+@dataclasses.dataclass(frozen=True)
+class Rule:
+    """One parameter's rule: its name, its value, and the sentence each tier states it with."""
+
+    parameter: str
+    value: Any
+    prose: str
+    spec: str
+
+
+class JsonState(Protocol):
+    log: list[str]  # every action so far (chance's included), as the rules write it
+
+    def observation_dict(self) -> dict[str, Any]: ...
+
+
+def game_type(name: str, long_name: str, *, chance: bool, max_players: int = 2) -> pyspiel.GameType:
+    """A sequential, perfect-information, zero-sum game type with terminal rewards and string observations."""
+    return pyspiel.GameType(
+        short_name=name,
+        long_name=long_name,
+        dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
+        chance_mode=(pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC if chance
+                     else pyspiel.GameType.ChanceMode.DETERMINISTIC),
+        information=pyspiel.GameType.Information.PERFECT_INFORMATION,
+        utility=pyspiel.GameType.Utility.ZERO_SUM,
+        reward_model=pyspiel.GameType.RewardModel.TERMINAL,
+        max_num_players=max_players,
+        min_num_players=max_players,
+        provides_information_state_string=True,
+        provides_information_state_tensor=False,
+        provides_observation_string=True,
+        provides_observation_tensor=False,
+        parameter_specification={},
+    )
+
+
+class JsonObserver:
+    """The whole position as JSON text (``perfect_recall=False``), or every move so far as JSON text
+    (``True``); no tensors. Both players see the same: the generated families have perfect information."""
+
+    def __init__(self, iig_obs_type: Any, params: dict | None):
+        if params:
+            raise ValueError(f"generated game observer: no parameters are supported, got {params}")
+        self.perfect_recall = bool(iig_obs_type.perfect_recall) if iig_obs_type is not None else False
+        self.tensor = np.zeros(0, np.float32)
+        self.dict: dict[str, np.ndarray] = {}
+
+    def set_from(self, state: JsonState, player: int) -> None:
+        pass
+
+    def string_from(self, state: JsonState, player: int) -> str:
+        if self.perfect_recall:
+            return to_json({"moves": state.log})
+        return to_json(state.observation_dict())
+
+
+def make_observer(iig_obs_type: Any = None, params: dict | None = None) -> JsonObserver:
+    """``make_py_observer`` of every generated game."""
+    return JsonObserver(iig_obs_type or pyspiel.IIGObservationType(perfect_recall=False), params)
+

@@ -1,0 +1,140 @@
+"""Every generated game, over a range of seeds of each family: its files are the same bytes for a seed, its
+engine passes OpenSpiel's simulation test and cwm's oracle checks through the module path every cwm command
+takes, its facts match the engine, and each tier's text holds the sentence of every parameter."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pyspiel
+import pytest
+
+from cwm import checks, games
+from cwm.cli import main
+from cwm.games import generated, oracle, trajectories
+from cwm.types import UsageError
+from tests.games.test_prose_rules import offences
+
+SEEDS = range(12)
+CASES = [(family, seed) for family in generated.FAMILIES for seed in SEEDS]
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory) -> dict[tuple[str, int], tuple[generated.GeneratedGame, Path]]:
+    """Every case generated once into its own folder."""
+    root = tmp_path_factory.mktemp("generated")
+    return {(f, s): (generated.generate(f, s, root / f"{f}_{s}"), root / f"{f}_{s}") for f, s in CASES}
+
+
+def module_game(game: generated.GeneratedGame, folder: Path) -> str:
+    return f"{folder / game.name}.py:{game.name}"
+
+
+def random_lengths(game: pyspiel.Game, n: int, seed: int) -> list[int]:
+    """The lengths of ``n`` random games (chance sampled at its stated probabilities)."""
+    rng, out = np.random.default_rng(seed), []
+    for _ in range(n):
+        state = game.new_initial_state()
+        while not state.is_terminal():
+            if state.is_chance_node():
+                actions, probs = zip(*state.chance_outcomes())
+                state.apply_action(actions[rng.choice(len(actions), p=probs)])
+            else:
+                legal = state.legal_actions()
+                state.apply_action(legal[rng.integers(len(legal))])
+        out.append(len(state.history()))
+    return out
+
+
+@pytest.mark.parametrize(("family", "seed"), CASES, ids=[f"{f}-{s}" for f, s in CASES])
+def test_each_generated_game_passes_openspiel_and_cwm_checks(written, family, seed):
+    game, folder = written[family, seed]
+    name = module_game(game, folder)
+    spec = games.resolve(name)
+    engine = games.load_game(spec)
+    pyspiel.random_sim_test(engine, num_sims=5, serialize=True, verbose=False)
+    report = checks.run_checks(oracle.oracle_model(name), trajectories.collect(name, 3, seed=seed))
+    assert report.all_passed and report.executed > 0, report.summary()
+    play = checks.random_play_checks(oracle.oracle_model(name), num_games=3, seed=seed)
+    assert play.all_passed, play.summary()
+    facts = json.loads((folder / "facts.json").read_text(encoding="utf-8"))
+    assert (facts["family"], facts["seed"], facts["name"]) == (family, seed, game.name)
+    assert facts["players"] == spec.players == engine.num_players() == 2
+    assert facts["chance"] == spec.stochastic and facts["information"] == spec.information == "perfect"
+    assert facts["num_distinct_actions"] == engine.num_distinct_actions()
+    assert max(random_lengths(engine, 20, seed)) <= facts["max_game_length"] == engine.max_game_length()
+
+
+@pytest.mark.parametrize(("family", "seed"), CASES[::5], ids=[f"{f}-{s}" for f, s in CASES[::5]])
+def test_the_texts_hold_every_parameter_sentence_and_load_as_the_two_tiers(written, family, seed):
+    game, folder = written[family, seed]
+    rulebook = (folder / f"{game.name}.md").read_text(encoding="utf-8")
+    spec_text = (folder / f"{game.name}.spec.md").read_text(encoding="utf-8")
+    for rule in generated.FAMILIES[family].rules(game.params):
+        assert rule.prose in rulebook and rule.spec in spec_text, rule.parameter
+    assert offences(rulebook) == [], "the rulebook tier holds no specification"
+    assert offences(spec_text), "the spec tier gives formats and facts"
+    name = module_game(game, folder)
+    assert games.rules_text(games.resolve(name, rules="prose")) == rulebook
+    assert games.rules_text(games.resolve(name, rules="spec")) == spec_text
+    assert games.rules_text(games.resolve(name)) == rulebook, "the .md beside the module is the default"
+
+
+@pytest.mark.parametrize("family", list(generated.FAMILIES))
+def test_every_rule_of_a_family_is_switched_on_by_some_seed_and_seeds_differ(family):
+    module = generated.FAMILIES[family]
+    drawn = [generated.make(family, s) for s in SEEDS]
+    seen = {rule for g in drawn for rule in module.rules_on(g.params)}
+    assert seen == set(module.RULES_ON), f"never drawn: {set(module.RULES_ON) - seen}"
+    assert len({g.params for g in drawn}) == len(drawn) and len({g.name for g in drawn}) == len(drawn)
+
+
+def test_the_same_seed_writes_the_same_bytes_in_another_process(tmp_path, written):
+    game, folder = written["placement", 5]
+    env_path = str(Path(__file__).resolve().parents[2])
+    out = tmp_path / "again"
+    run = subprocess.run([sys.executable, "-m", "cwm.cli", "games", "generate", "placement", "--seed", "5",
+                          "--out", str(out)], capture_output=True, text=True, timeout=300,
+                         env={"PYTHONPATH": env_path, "PATH": "/usr/bin:/bin"})
+    assert run.returncode == 0, run.stderr
+    digest = {f: hashlib.sha256((out / f).read_bytes()).hexdigest() for f in game.files}
+    assert digest == {f: hashlib.sha256((folder / f).read_bytes()).hexdigest() for f in game.files}
+    assert game.name in run.stdout and "--rules prose" in run.stdout
+
+
+def test_generate_refuses_bad_input_and_keeps_other_files(tmp_path, capsys):
+    with pytest.raises(UsageError, match="unknown game family 'cards'"):
+        generated.make("cards", 1)
+    with pytest.raises(UsageError, match="non-negative"):
+        generated.make("placement", -1)
+    game = generated.generate("placement", 2, tmp_path)
+    assert generated.generate("placement", 2, tmp_path).files == game.files, "the same files again is fine"
+    (tmp_path / "facts.json").write_text("{}\n", encoding="utf-8")
+    with pytest.raises(UsageError, match="facts.json already exists"):
+        generated.generate("placement", 2, tmp_path)
+    assert (tmp_path / "facts.json").read_text(encoding="utf-8") == "{}\n", "nothing overwritten"
+    assert main(["games", "generate", "placement", "--seed", "2", "--out", str(tmp_path)]) != 0
+    assert "already exists" in capsys.readouterr().err
+
+
+def test_cwm_games_help_lists_generate(capsys):
+    with pytest.raises(SystemExit):
+        main(["games", "--help"])
+    assert "generate" in capsys.readouterr().out
+
+
+def test_a_module_game_finds_its_tiers_beside_it_or_says_which_is_missing(tmp_path):
+    game = generated.make("placement", 3)
+    module = tmp_path / f"{game.name}.py"
+    module.write_text(game.files[module.name], encoding="utf-8")  # the engine alone, no rules beside it
+    name = f"{module}:{game.name}"
+    with pytest.raises(games.UnknownGameError, match=rf"no rulebook-tier rules: {tmp_path}/{game.name}\.md does not"):
+        games.resolve(name, rules="prose")
+    assert games.resolve(name, rules="spec").rules == "", "no spec file: the rules stay as they were (none)"
+    (tmp_path / f"{game.name}.spec.md").write_text(game.files[f"{game.name}.spec.md"], encoding="utf-8")
+    assert games.resolve(name, rules="spec").rules == str(tmp_path / f"{game.name}.spec.md")
