@@ -41,24 +41,41 @@ class Rule:
 
 
 class JsonState(Protocol):
-    log: list[str]  # every action so far (chance's included), as the rules write it
+    def observation_for(self, player: int) -> dict[str, Any]: ...
 
-    def observation_dict(self) -> dict[str, Any]: ...
+    def information_for(self, player: int) -> dict[str, Any]: ...
 
 
-def game_type(name: str, long_name: str, *, chance: bool, max_players: int = 2) -> pyspiel.GameType:
-    """A sequential, perfect-information, zero-sum game type with terminal rewards and string observations."""
+class SharedView:
+    """The views of a perfect-information game: every player sees the whole position (``observation_dict``),
+    and its information state is every action so far as the rules write them (``log``)."""
+
+    log: list[str]
+
+    def observation_dict(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def observation_for(self, player: int) -> dict[str, Any]:
+        return self.observation_dict()
+
+    def information_for(self, player: int) -> dict[str, Any]:
+        return {"moves": list(self.log)}
+
+
+def game_type(name: str, long_name: str, *, chance: bool, perfect: bool = True) -> pyspiel.GameType:
+    """A sequential two-player zero-sum game type with terminal rewards and string observations."""
     return pyspiel.GameType(
         short_name=name,
         long_name=long_name,
         dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
         chance_mode=(pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC if chance
                      else pyspiel.GameType.ChanceMode.DETERMINISTIC),
-        information=pyspiel.GameType.Information.PERFECT_INFORMATION,
+        information=(pyspiel.GameType.Information.PERFECT_INFORMATION if perfect
+                     else pyspiel.GameType.Information.IMPERFECT_INFORMATION),
         utility=pyspiel.GameType.Utility.ZERO_SUM,
         reward_model=pyspiel.GameType.RewardModel.TERMINAL,
-        max_num_players=max_players,
-        min_num_players=max_players,
+        max_num_players=2,
+        min_num_players=2,
         provides_information_state_string=True,
         provides_information_state_tensor=False,
         provides_observation_string=True,
@@ -68,8 +85,8 @@ def game_type(name: str, long_name: str, *, chance: bool, max_players: int = 2) 
 
 
 class JsonObserver:
-    """The whole position as JSON text (``perfect_recall=False``), or every move so far as JSON text
-    (``True``); no tensors. Both players see the same: the generated families have perfect information."""
+    """A player's observation as JSON text (``perfect_recall=False``), or its information state as JSON text
+    (``True``); no tensors."""
 
     def __init__(self, iig_obs_type: Any, params: dict | None):
         if params:
@@ -83,8 +100,8 @@ class JsonObserver:
 
     def string_from(self, state: JsonState, player: int) -> str:
         if self.perfect_recall:
-            return to_json({"moves": state.log})
-        return to_json(state.observation_dict())
+            return to_json(state.information_for(player))
+        return to_json(state.observation_for(player))
 
 
 def make_observer(iig_obs_type: Any = None, params: dict | None = None) -> JsonObserver:

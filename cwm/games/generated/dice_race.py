@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pyspiel
 
-from cwm.games.generated.common import Rule, game_type, make_observer
+from cwm.games.generated.common import Rule, SharedView, game_type, make_observer
 
 FAMILY = "dice_race"
 
@@ -105,7 +105,7 @@ def build_game(name: str, params: DiceRaceParams) -> type[pyspiel.Game]:
     return Game
 
 
-class DiceRaceState(pyspiel.State):
+class DiceRaceState(SharedView, pyspiel.State):
     """Each player's piece squares (sorted; 0 home, ``track + 1`` finished), the mover, the roll, the rolls."""
 
     def __init__(self, game: pyspiel.Game, params: DiceRaceParams):

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pyspiel
 
-from cwm.games.generated.common import Rule, game_type, make_observer
+from cwm.games.generated.common import Rule, SharedView, game_type, make_observer
 
 FAMILY = "placement"
 _DIRECTIONS = [(dr, dc) for dr in (-1, 0, 1) for dc in (-1, 0, 1) if (dr, dc) != (0, 0)]
@@ -115,7 +115,7 @@ def build_game(name: str, params: PlacementParams) -> type[pyspiel.Game]:
     return Game
 
 
-class PlacementState(pyspiel.State):
+class PlacementState(SharedView, pyspiel.State):
     """The board (``.`` empty, ``#`` blocked, ``x`` player 0, ``o`` player 1), the mover, the move count."""
 
     def __init__(self, game: pyspiel.Game, params: PlacementParams):
