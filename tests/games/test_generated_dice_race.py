@@ -98,6 +98,8 @@ def test_the_highest_face_gives_another_roll_but_not_after_winning():
     won = play(g, "roll 6, enter, roll 6, move 6")
     assert won.is_terminal() and won.returns() == [1.0, -1.0]
     assert play(game(faces=(1, 2, 6), weights=(1, 1, 1)), "roll 6, enter").observation_dict()["to_move"] == 1
+    passed = play(game(extra_turn=True, faces=(1, 2, 6), weights=(1, 1, 1), track=3, exact_finish=True), "roll 6, pass")
+    assert passed.observation_dict()["to_move"] == 0, "a pass on the highest face rolls again too"
 
 
 def test_all_pieces_must_finish_to_win_and_the_roll_limit_draws():

@@ -275,8 +275,8 @@ def _safe_sentence(p: DiceRaceParams) -> str:
 
 def _extra_sentence(p: DiceRaceParams) -> str:
     if p.extra_turn:
-        return (f"A player who rolls a {max(p.faces)} (the highest face) rolls again after its move, unless it "
-                f"has just won.")
+        return (f"A player who rolls a {max(p.faces)} (the highest face) rolls again after its move or pass, "
+                f"unless it has just won.")
     return "After the move (or pass) the turn goes to the other player."
 
 
