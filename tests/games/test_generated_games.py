@@ -4,6 +4,7 @@ takes, its facts match the engine, and each tier's text holds the sentence of ev
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import subprocess
@@ -138,3 +139,42 @@ def test_a_module_game_finds_its_tiers_beside_it_or_says_which_is_missing(tmp_pa
     assert games.resolve(name, rules="spec").rules == "", "no spec file: the rules stay as they were (none)"
     (tmp_path / f"{game.name}.spec.md").write_text(game.files[f"{game.name}.spec.md"], encoding="utf-8")
     assert games.resolve(name, rules="spec").rules == str(tmp_path / f"{game.name}.spec.md")
+
+
+def _changes() -> list[tuple[str, object, dict]]:
+    """(family, base parameters, one change) for every parameter of every family: each change alters the
+    engine's behaviour (the rule tests pin how), so each must alter both texts."""
+    from tests.games.test_generated_dice_race import PLAIN as RACE
+    from tests.games.test_generated_placement import PLAIN as LINE
+    from tests.games.test_generated_trick_taking import PLAIN as TRICKS
+
+    line = [{"rows": 5}, {"cols": 5}, {"k": 4}, {"gravity": True}, {"blocked": "fixed", "blocked_cells": (1,)},
+            {"blocked": "chance", "blocked_count": 2}, {"capture": 1, "move_limit": 32}, {"misere": True},
+            {"pie": True}]
+    race = [{"track": 12}, {"pieces": 2}, {"faces": (1, 2, 3, 4, 5, 7)}, {"weights": (2, 1, 1, 1, 1, 1)},
+            {"capture": True}, {"safe": (3,)}, {"shortcuts": ((2, 5),)}, {"exact_finish": True},
+            {"extra_turn": True}, {"roll_limit": 50}]
+    tricks = [{"suits": 4}, {"ranks": 5}, {"hand": 4}, {"trump": "fixed", "trump_suit": "H"}, {"trump": "turned"},
+              {"follow": "follow"}, {"follow": "head"}, {"scoring": "ranks"}, {"scoring": "avoid"},
+              {"last_bonus": True}]
+    return ([("placement", LINE, c) for c in line] + [("dice_race", RACE, c) for c in race]
+            + [("trick_taking", TRICKS, c) for c in tricks])
+
+
+def _texts(family: str, params) -> tuple[str, str]:
+    from cwm.games.generated.render import rulebook, spec_text
+
+    module = generated.FAMILIES[family]
+    return rulebook("x_0", module, params), spec_text("x_0", module, params, {})
+
+
+def test_every_parameter_shows_in_both_texts():
+    covered: dict[str, set[str]] = {family: set() for family in generated.FAMILIES}
+    for family, base, change in _changes():
+        changed = dataclasses.replace(base, **change)
+        before, after = _texts(family, base), _texts(family, changed)
+        assert before[0] != after[0] and before[1] != after[1], f"{family}: {change} is silent in a text"
+        covered[family] |= set(change)
+    for family, base, _ in _changes():
+        # move_limit, blocked_cells, blocked_count and trump_suit are changed alongside the rule they belong to
+        assert covered[family] == {f.name for f in dataclasses.fields(base)}, family
