@@ -145,6 +145,7 @@ def _changes() -> list[tuple[str, object, dict]]:
     """(family, base parameters, one change) for every parameter of every family: each change alters the
     engine's behaviour (the rule tests pin how), so each must alter both texts."""
     from tests.games.test_generated_dice_race import PLAIN as RACE
+    from tests.games.test_generated_melding import PLAIN as MELD
     from tests.games.test_generated_placement import PLAIN as LINE
     from tests.games.test_generated_trick_taking import PLAIN as TRICKS
 
@@ -157,8 +158,10 @@ def _changes() -> list[tuple[str, object, dict]]:
     tricks = [{"suits": 4}, {"ranks": 5}, {"hand": 4}, {"trump": "fixed", "trump_suit": "H"}, {"trump": "turned"},
               {"follow": "follow"}, {"follow": "head"}, {"scoring": "ranks"}, {"scoring": "avoid"},
               {"last_bonus": True}]
+    meld = [{"suits": 4}, {"ranks": 6}, {"hand": 4}, {"melds": "sets"}, {"melds": "runs"}, {"take_discard": True},
+            {"layoff": True}, {"knock_limit": 5}, {"out_bonus": 4}, {"deadwood": 2}, {"max_turns": 12}]
     return ([("placement", LINE, c) for c in line] + [("dice_race", RACE, c) for c in race]
-            + [("trick_taking", TRICKS, c) for c in tricks])
+            + [("trick_taking", TRICKS, c) for c in tricks] + [("melding", MELD, c) for c in meld])
 
 
 def _texts(family: str, params) -> tuple[str, str]:
@@ -175,6 +178,8 @@ def test_every_parameter_shows_in_both_texts():
         before, after = _texts(family, base), _texts(family, changed)
         assert before[0] != after[0] and before[1] != after[1], f"{family}: {change} is silent in a text"
         covered[family] |= set(change)
-    for family, base, _ in _changes():
+    bases = {family: base for family, base, _ in _changes()}
+    assert set(bases) == set(generated.FAMILIES), "every family's parameters are covered"
+    for family, base in bases.items():
         # move_limit, blocked_cells, blocked_count and trump_suit are changed alongside the rule they belong to
         assert covered[family] == {f.name for f in dataclasses.fields(base)}, family

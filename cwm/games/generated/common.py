@@ -108,3 +108,28 @@ def make_observer(iig_obs_type: Any = None, params: dict | None = None) -> JsonO
     """``make_py_observer`` of every generated game."""
     return JsonObserver(iig_obs_type or pyspiel.IIGObservationType(perfect_recall=False), params)
 
+
+
+# ---------------------------------------------------------------------------------------------------
+# Cards (the card families): suits S, H, D, C; ranks 1 (low) up; card id = suit index * ranks + rank - 1
+
+SUITS = "SHDC"
+SUIT_NAMES = {"S": "spades", "H": "hearts", "D": "diamonds", "C": "clubs"}
+
+
+def card_name(card: int, ranks: int) -> str:
+    """``"H3"``: suit letter, then rank."""
+    return f"{SUITS[card // ranks]}{card % ranks + 1}"
+
+
+def card_id(name: str, ranks: int) -> int:
+    """The id of ``"H3"`` in a deck of ``ranks`` ranks a suit."""
+    return SUITS.index(name[0]) * ranks + int(name[1:]) - 1
+
+
+def draw_cards(pool: list[int], k: int, uniform: Any) -> list[int]:
+    """``k`` cards of ``pool`` without replacement, each pick by one ``uniform()`` float in [0, 1)."""
+    pool, out = list(pool), []
+    for _ in range(k):
+        out.append(pool.pop(min(int(float(uniform()) * len(pool)), len(pool) - 1)))
+    return out

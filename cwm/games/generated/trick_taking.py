@@ -16,11 +16,18 @@ from typing import Any
 import numpy as np
 import pyspiel
 
-from cwm.games.generated.common import Rule, game_type, make_observer
+from cwm.games.generated.common import (
+    SUIT_NAMES,
+    SUITS,
+    Rule,
+    card_id,
+    card_name,
+    draw_cards,
+    game_type,
+    make_observer,
+)
 
 FAMILY = "trick_taking"
-SUITS = "SHDC"
-SUIT_NAMES = {"S": "spades", "H": "hearts", "D": "diamonds", "C": "clubs"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -69,26 +76,10 @@ def draw(rng: np.random.Generator) -> TrickParams:
                        scoring=str(rng.choice(["tricks", "ranks", "avoid"])), last_bonus=bool(rng.random() < 0.4))
 
 
-def card_name(card: int, ranks: int) -> str:
-    """``"H3"``: suit letter, then rank."""
-    return f"{SUITS[card // ranks]}{card % ranks + 1}"
-
-
 def suit_of(card: int, ranks: int) -> str:
     return SUITS[card // ranks]
 
 
-def card_id(name: str, ranks: int) -> int:
-    """The id of ``"H3"`` in a deck of ``ranks`` ranks a suit."""
-    return SUITS.index(name[0]) * ranks + int(name[1:]) - 1
-
-
-def _draw(pool: list[int], k: int, uniform: Any) -> list[int]:
-    """``k`` cards of ``pool`` without replacement, each pick by one ``uniform()`` float in [0, 1)."""
-    pool, out = list(pool), []
-    for _ in range(k):
-        out.append(pool.pop(min(int(float(uniform()) * len(pool)), len(pool) - 1)))
-    return out
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -242,7 +233,7 @@ class TrickState(pyspiel.State):
         hidden = [c for c in self.dealt[other] if c not in played]
         seen = set(self.dealt[player_id]) | played | ({self.turned} if self.turned is not None else set())
         pool = [c for c in range(self.p.deck) if c not in seen and c not in self.ruled_out(other)]
-        redrawn = iter(_draw(pool, len(hidden), probability_sampler))
+        redrawn = iter(draw_cards(pool, len(hidden), probability_sampler))
         history, state = [int(a) for a in self.history()], self.get_game().new_initial_state()
         for i, action in enumerate(history):
             if i < 2 * self.p.hand and i % 2 == other and action in hidden:
