@@ -95,11 +95,12 @@ def test_every_rule_of_a_family_is_switched_on_by_some_seed_and_seeds_differ(fam
     assert len({g.params for g in drawn}) == len(drawn) and len({g.name for g in drawn}) == len(drawn)
 
 
-def test_the_same_seed_writes_the_same_bytes_in_another_process(tmp_path, written):
-    game, folder = written["placement", 5]
+@pytest.mark.parametrize("family", list(generated.FAMILIES))
+def test_the_same_seed_writes_the_same_bytes_in_another_process(tmp_path, written, family):
+    game, folder = written[family, 5]
     env_path = str(Path(__file__).resolve().parents[2])
     out = tmp_path / "again"
-    run = subprocess.run([sys.executable, "-m", "cwm.cli", "games", "generate", "placement", "--seed", "5",
+    run = subprocess.run([sys.executable, "-m", "cwm.cli", "games", "generate", family, "--seed", "5",
                           "--out", str(out)], capture_output=True, text=True, timeout=300,
                          env={"PYTHONPATH": env_path, "PATH": "/usr/bin:/bin"})
     assert run.returncode == 0, run.stderr
