@@ -184,3 +184,31 @@ def test_every_parameter_shows_in_both_texts():
     for family, base in bases.items():
         # move_limit, blocked_cells, blocked_count and trump_suit are changed alongside the rule they belong to
         assert covered[family] == {f.name for f in dataclasses.fields(base)}, family
+
+
+@pytest.mark.parametrize(("family", "change", "says"), [
+    ("placement", {"k": 9}, "k must be 2 to the longer side"),
+    ("placement", {"gravity": True, "capture": 1, "move_limit": 32}, "without gravity"),
+    ("dice_race", {"shortcuts": ((5, 3),)}, "shortcuts must go forward"),
+    ("dice_race", {"weights": (1, 1)}, "one per face"),
+    ("trick_taking", {"hand": 7}, "dealt from the deck"),
+    ("trick_taking", {"trump": "fixed", "trump_suit": "C"}, "trump_suit of the deck"),
+    ("melding", {"melds": "pairs"}, "sets, runs or both"),
+    ("melding", {"hand": 7}, "leaving a card in the stock"),
+])
+def test_parameters_an_engine_cannot_play_are_refused_in_one_line(family, change, says):
+    bases = {f: b for f, b, _ in _changes()}
+    with pytest.raises(ValueError, match=f"^{family} parameters: .*{says}") as e:
+        generated.FAMILIES[family].build_game(f"bad_{family}", dataclasses.replace(bases[family], **change))
+    assert "\n" not in str(e.value)
+
+
+def test_a_hand_edited_module_with_bad_parameters_fails_to_load_in_one_line(tmp_path):
+    game = generated.generate("placement", 3, tmp_path)
+    module = tmp_path / f"{game.name}.py"
+    text = module.read_text(encoding="utf-8")
+    module.write_text(text.replace("k=5", "k=0"), encoding="utf-8")
+    with pytest.raises(games.UnknownGameError, match=r"importing game module .* failed: ValueError: placement "
+                                                     r"parameters: k must be 2") as e:
+        games.resolve(f"{module}:{game.name}")
+    assert "\n" not in str(e.value)

@@ -62,6 +62,18 @@ class SharedView:
         return {"moves": list(self.log)}
 
 
+def check_params(family: str, problems: dict[str, bool]) -> None:
+    """Refuses parameters a family's engine cannot play (a hand-edited ``PARAMS``, say): ``problems`` maps
+    a description of each constraint to whether it is broken.
+
+    Raises:
+      ValueError: one line naming the family and every broken constraint.
+    """
+    broken = [what for what, bad in problems.items() if bad]
+    if broken:
+        raise ValueError(f"{family} parameters: {'; '.join(broken)}")
+
+
 def game_type(name: str, long_name: str, *, chance: bool, perfect: bool = True) -> pyspiel.GameType:
     """A sequential two-player zero-sum game type with terminal rewards and string observations."""
     return pyspiel.GameType(

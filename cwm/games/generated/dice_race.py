@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pyspiel
 
-from cwm.games.generated.common import Rule, SharedView, game_type, make_observer
+from cwm.games.generated.common import Rule, SharedView, check_params, game_type, make_observer
 
 FAMILY = "dice_race"
 
@@ -81,8 +81,26 @@ def draw(rng: np.random.Generator) -> DiceRaceParams:
 # The engine
 
 
+def check(p: DiceRaceParams) -> None:
+    """Refuses parameters the engine cannot play, in one line (``check_params``)."""
+    feet, heads = [f for f, _ in p.shortcuts], [h for _, h in p.shortcuts]
+    check_params(FAMILY, {
+        "track must be >= 2 and pieces >= 1": p.track < 2 or p.pieces < 1,
+        "faces must be distinct and positive": len(set(p.faces)) != len(p.faces) or not p.faces
+            or min(p.faces) < 1,
+        "weights must be positive, one per face": len(p.weights) != len(p.faces) or min(p.weights, default=0) < 1,
+        "safe squares must be on the track, and only with captures":
+            any(not 1 <= s <= p.track for s in p.safe) or (bool(p.safe) and not p.capture),
+        "shortcuts must go forward on the track from distinct squares that are no shortcut's end":
+            any(not 1 <= f < h <= p.track for f, h in p.shortcuts) or len(set(feet)) != len(feet)
+            or bool(set(feet) & set(heads)),
+        "roll_limit must be >= 1": p.roll_limit < 1,
+    })
+
+
 def build_game(name: str, params: DiceRaceParams) -> type[pyspiel.Game]:
     """An OpenSpiel game class (no parameters of its own) playing ``params``, registered as ``name``."""
+    check(params)
     gtype = game_type(name, f"{name} (generated {FAMILY} game)", chance=True)
     f = facts(params)
     info = pyspiel.GameInfo(num_distinct_actions=f["num_distinct_actions"], max_chance_outcomes=f["max_chance_outcomes"],

@@ -21,6 +21,7 @@ from cwm.games.generated.common import (
     SUIT_NAMES,
     SUITS,
     Rule,
+    check_params,
     game_type,
     make_observer,
 )
@@ -101,8 +102,20 @@ def draw(rng: np.random.Generator) -> MeldParams:
 # The engine
 
 
+def check(p: MeldParams) -> None:
+    """Refuses parameters the engine cannot play, in one line (``check_params``)."""
+    check_params(FAMILY, {
+        "suits must be 1 to 4 and ranks 3 to 9": not (1 <= p.suits <= 4 and 3 <= p.ranks <= 9),
+        "hand must be >= 1, leaving a card in the stock after the deal": p.hand < 1 or 2 * p.hand + 2 > p.deck,
+        "melds must be sets, runs or both": p.melds not in ("sets", "runs", "both"),
+        "knock_limit and out_bonus must be >= 0, deadwood and max_turns >= 1":
+            min(p.knock_limit, p.out_bonus) < 0 or min(p.deadwood, p.max_turns) < 1,
+    })
+
+
 def build_game(name: str, params: MeldParams) -> type[pyspiel.Game]:
     """An OpenSpiel game class (no parameters of its own) playing ``params``, registered as ``name``."""
+    check(params)
     gtype = game_type(name, f"{name} (generated {FAMILY} game)", chance=True, perfect=False)
     f = facts(params)
     info = pyspiel.GameInfo(num_distinct_actions=f["num_distinct_actions"], max_chance_outcomes=params.deck,

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pyspiel
 
-from cwm.games.generated.common import Rule, SharedView, game_type, make_observer
+from cwm.games.generated.common import Rule, SharedView, check_params, game_type, make_observer
 
 FAMILY = "placement"
 _DIRECTIONS = [(dr, dc) for dr in (-1, 0, 1) for dc in (-1, 0, 1) if (dr, dc) != (0, 0)]
@@ -90,8 +90,26 @@ def cell_name(params: PlacementParams, cell: int) -> str:
 # The engine
 
 
+def check(p: PlacementParams) -> None:
+    """Refuses parameters the engine cannot play, in one line (``check_params``)."""
+    cells = set(range(p.rows * p.cols))
+    check_params(FAMILY, {
+        "rows and cols must be 1 to 8": not (1 <= p.rows <= 8 and 1 <= p.cols <= 8),
+        "k must be 2 to the longer side": not 2 <= p.k <= max(p.rows, p.cols),
+        "blocked must be none, fixed or chance": p.blocked not in ("none", "fixed", "chance"),
+        "blocked_cells must be distinct cells, and only with blocked fixed":
+            len(set(p.blocked_cells)) != len(p.blocked_cells) or not set(p.blocked_cells) <= cells
+            or (p.blocked != "fixed" and bool(p.blocked_cells)),
+        "blocked_count must leave a cell free, and only with blocked chance":
+            not 0 <= p.blocked_count < p.rows * p.cols or (p.blocked != "chance" and p.blocked_count != 0),
+        "capture must be >= 0, without gravity, with move_limit > 0 exactly when capturing":
+            p.capture < 0 or (p.capture > 0 and p.gravity) or (p.capture > 0) != (p.move_limit > 0),
+    })
+
+
 def build_game(name: str, params: PlacementParams) -> type[pyspiel.Game]:
     """An OpenSpiel game class (no parameters of its own) playing ``params``, registered as ``name``."""
+    check(params)
     chance = params.blocked == "chance"
     gtype = game_type(name, f"{name} (generated {FAMILY} game)", chance=chance)
     f = facts(params)

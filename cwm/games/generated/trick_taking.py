@@ -22,6 +22,7 @@ from cwm.games.generated.common import (
     Rule,
     card_id,
     card_name,
+    check_params,
     draw_cards,
     game_type,
     make_observer,
@@ -86,8 +87,22 @@ def suit_of(card: int, ranks: int) -> str:
 # The engine
 
 
+def check(p: TrickParams) -> None:
+    """Refuses parameters the engine cannot play, in one line (``check_params``)."""
+    check_params(FAMILY, {
+        "suits must be 1 to 4 and ranks 2 to 9": not (1 <= p.suits <= 4 and 2 <= p.ranks <= 9),
+        "hand must be >= 1, with every hand and a turned card dealt from the deck":
+            p.hand < 1 or 2 * p.hand + int(p.trump == "turned") > p.suits * p.ranks,
+        "trump must be none, fixed (with a trump_suit of the deck) or turned": p.trump not in ("none", "fixed", "turned")
+            or (p.trump == "fixed") != (p.trump_suit in SUITS[:p.suits] and p.trump_suit != ""),
+        "follow must be free, follow or head": p.follow not in ("free", "follow", "head"),
+        "scoring must be tricks, ranks or avoid": p.scoring not in ("tricks", "ranks", "avoid"),
+    })
+
+
 def build_game(name: str, params: TrickParams) -> type[pyspiel.Game]:
     """An OpenSpiel game class (no parameters of its own) playing ``params``, registered as ``name``."""
+    check(params)
     gtype = game_type(name, f"{name} (generated {FAMILY} game)", chance=True, perfect=False)
     f = facts(params)
     info = pyspiel.GameInfo(num_distinct_actions=params.deck, max_chance_outcomes=params.deck, num_players=2,
