@@ -212,3 +212,21 @@ def test_a_hand_edited_module_with_bad_parameters_fails_to_load_in_one_line(tmp_
                                                      r"parameters: k must be 2") as e:
         games.resolve(f"{module}:{game.name}")
     assert "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("tier", ["prose", "spec"])
+def test_a_synthesis_of_a_generated_game_reads_the_tier_asked_for(tmp_path, tier):
+    from cwm.llm import ScriptedClient
+    from cwm.synthesis import SynthesisSettings, synthesize_world_model
+
+    game = generated.generate("melding", 3, tmp_path / "game")
+    spec = games.resolve(module_game(game, tmp_path / "game"), rules=tier)
+    wrong = "```python\ndef get_initial_state():\n    return {}\n```\n"  # a program that fails: one call, unsolved
+    result = synthesize_world_model(spec, ScriptedClient([wrong], model="a test"),
+                                    SynthesisSettings.of("world_model", budget=1, num_test=0), run_dir=tmp_path / "run")
+    assert not result.solved and result.llm_calls == 1
+    prompt = (tmp_path / "run" / "calls" / "000000.prompt.md").read_text(encoding="utf-8")
+    rules = prompt.split("## Rules of the game")[1].split("## The API to implement")[0]
+    for rule in generated.melding.rules(game.params):
+        assert getattr(rule, tier) in rules, rule.parameter
+    assert (offences(rules) == []) == (tier == "prose"), "the rulebook has no formats; the spec has them"
