@@ -230,3 +230,28 @@ def test_a_synthesis_of_a_generated_game_reads_the_tier_asked_for(tmp_path, tier
     for rule in generated.melding.rules(game.params):
         assert getattr(rule, tier) in rules, rule.parameter
     assert (offences(rules) == []) == (tier == "prose"), "the rulebook has no formats; the spec has them"
+
+
+@pytest.mark.parametrize("family", list(generated.FAMILIES))
+def test_illegal_actions_and_moves_after_the_end_are_refused_and_change_nothing(written, family):
+    game, folder = written[family, 1]
+    engine = games.load_game(module_game(game, folder))
+    rng = np.random.default_rng(0)
+    refused = 0
+    for _ in range(5):
+        state = engine.new_initial_state()
+        while True:
+            chance = state.is_chance_node()
+            allowed = set() if state.is_terminal() else {
+                a for a, _ in state.chance_outcomes()} if chance else set(state.legal_actions())
+            ids = range(engine.max_chance_outcomes() if chance else engine.num_distinct_actions())
+            for bad in [a for a in ids if a not in allowed][:3]:
+                before = (str(state), state.history())
+                with pytest.raises(ValueError):
+                    state.apply_action(bad)
+                assert (str(state), state.history()) == before
+                refused += 1
+            if state.is_terminal():
+                break
+            state.apply_action(sorted(allowed)[rng.integers(len(allowed))])
+    assert refused > 20

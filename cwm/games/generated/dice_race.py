@@ -163,6 +163,8 @@ class DiceRaceState(SharedView, pyspiel.State):
         return moves or [self.p.pass_action]
 
     def _apply_action(self, action: int) -> None:
+        if self.is_terminal():
+            raise ValueError(f"{self.get_game()}: the game is over; action {action} cannot be played")
         if self.roll is None:
             if action not in self.p.faces:
                 raise ValueError(f"{self.get_game()}: {action} is not a face of the die")

@@ -66,6 +66,8 @@ class MeldState(pyspiel.State):
         return sum(c % self.p.ranks + 1 for c in self.hands[player])
 
     def _apply_action(self, action: int) -> None:
+        if self.is_terminal():
+            raise ValueError(f"{self.get_game()}: the game is over; action {action} cannot be played")
         if self.phase in ("deal", "card"):
             if action in self.used or not 0 <= action < self.p.deck:
                 raise ValueError(f"{self.get_game()}: card {action} is not in the stock")

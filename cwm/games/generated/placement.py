@@ -174,6 +174,8 @@ class PlacementState(SharedView, pyspiel.State):
         return row * self.p.cols + column
 
     def _apply_action(self, action: int) -> None:
+        if self.is_terminal():
+            raise ValueError(f"{self.get_game()}: the game is over; action {action} cannot be played")
         if self.chance_left:
             if not 0 <= action < self.p.cells or self.board[action] != EMPTY:
                 raise ValueError(f"{self.get_game()}: chance cannot block cell {action}")

@@ -170,6 +170,8 @@ class TrickState(pyspiel.State):
         return same or hand
 
     def _apply_action(self, action: int) -> None:
+        if self.is_terminal():
+            raise ValueError(f"{self.get_game()}: the game is over; action {action} cannot be played")
         if self.dealing:
             if action not in [c for c, _ in self.chance_outcomes()]:
                 raise ValueError(f"{self.get_game()}: card {action} cannot be dealt now")
