@@ -255,3 +255,14 @@ def test_illegal_actions_and_moves_after_the_end_are_refused_and_change_nothing(
                 break
             state.apply_action(sorted(allowed)[rng.integers(len(allowed))])
     assert refused > 20
+
+
+def test_a_module_from_another_generator_version_refuses_to_load(tmp_path):
+    game = generated.generate("dice_race", 4, tmp_path)
+    module = tmp_path / f"{game.name}.py"
+    text = module.read_text(encoding="utf-8")
+    assert f"require_version({generated.GENERATOR_VERSION})" in text
+    module.write_text(text.replace(f"require_version({generated.GENERATOR_VERSION})", "require_version(0)"),
+                      encoding="utf-8")
+    with pytest.raises(games.UnknownGameError, match="written by generator version 0, and this cwm's generator is"):
+        games.resolve(f"{module}:{game.name}")

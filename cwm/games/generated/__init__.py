@@ -85,14 +85,26 @@ def generate(family: str, seed: int, out: str | Path) -> GeneratedGame:
     return game
 
 
+def require_version(version: int) -> None:
+    """Refuses to build a game written by another generator version: its engine and texts could differ.
+
+    Raises:
+      ValueError: one line naming both versions.
+    """
+    if version != GENERATOR_VERSION:
+        raise ValueError(f"this game was written by generator version {version}, and this cwm's generator is "
+                         f"version {GENERATOR_VERSION}: its rules texts may not match this engine; generate it again")
+
+
 def _module_text(name: str, family: str, seed: int, module: ModuleType, params: object) -> str:
     short = module.__name__.rsplit(".", 1)[1]
     return (f'"""{name}: a generated {family} game (`cwm games generate {family} --seed {seed}`, generator '
             f'version {GENERATOR_VERSION}).\n\nRules: {name}.md (rulebook tier) and {name}.spec.md (spec tier), '
             f'both written from PARAMS.\nLoad it as `path/to/{name}.py:{name}`.\n"""\n\n'
-            f"from cwm.games.generated import {short}\n\n"
+            f"from cwm.games.generated import {short}, require_version\n\n"
+            f"require_version({GENERATOR_VERSION})\n"
             f"PARAMS = {short}.{params!r}\n"
             f'GAME = {short}.build_game("{name}", PARAMS)\n')
 
 
-__all__ = ["FAMILIES", "GENERATOR_VERSION", "GeneratedGame", "generate", "make"]
+__all__ = ["FAMILIES", "GENERATOR_VERSION", "GeneratedGame", "generate", "make", "require_version"]
