@@ -9,7 +9,7 @@ from pathlib import Path
 
 from cwm import checks, games
 from cwm.files import not_a_file
-from cwm.games import trajectories
+from cwm.games import generated, trajectories
 from cwm.games.oracle import oracle_model
 from cwm.sandbox import Limits, Sandbox, load_source, static_gate
 from cwm.sandbox.checkers import inference_checker
@@ -28,6 +28,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("games", help="list the registered games and their facts")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.set_defaults(func=cmd_games)
+    gen = p.add_subparsers(dest="games_command", metavar="generate").add_parser(
+        "generate", help="write a novel game drawn from a seed: engine module, rules in both tiers, facts")
+    gen.add_argument("family", choices=list(generated.FAMILIES), help="the family of games to draw from")
+    gen.add_argument("--seed", type=int, required=True, help="which game of the family (same seed, same files)")
+    gen.add_argument("--out", required=True, help="folder to write the game into (created if missing)")
+    gen.set_defaults(func=cmd_generate)
 
     p = sub.add_parser("collect", help="record trajectories of a ground-truth game as JSONL")
     p.add_argument("game", help="registry name, OpenSpiel game string, or path/to/module.py:short_name")
@@ -72,6 +78,14 @@ def cmd_games(args: argparse.Namespace) -> int:
         print(f"{s.name:{name_w}} {s.openspiel:{truth_w}} {s.players:>2} {s.information:11} "
               f"{'yes' if s.stochastic else 'no':6} {'yes' if s.novel else 'no':5} {s.outcome:13} "
               f"{','.join(games.rules_tiers(s))}")
+    return 0
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    game = generated.generate(args.family, args.seed, args.out)
+    module = Path(args.out) / f"{game.name}.py"
+    print(f"wrote {game.family} game {game.name} (seed {game.seed}) to {args.out}: {', '.join(game.files)}")
+    print(f"use it as {module}:{game.name} (e.g. cwm run {module}:{game.name} --rules prose)")
     return 0
 
 

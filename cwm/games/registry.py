@@ -133,12 +133,17 @@ RULES_TIERS = ("spec", "prose")
 
 def with_rules(spec: GameSpec, rules: str | Path) -> GameSpec:
     """``spec`` reading the rules ``rules`` names: ``"spec"`` (its registered rules, unchanged), ``"prose"``
-    (its rulebook tier, ``game_rules/prose/<name>.md``) or the path of a rules file.
+    (its rulebook tier, ``game_rules/prose/<name>.md``) or the path of a rules file. A module game
+    (``path/to/GAME.py:name``) finds its tiers beside the module: ``GAME.spec.md`` (else its rules stay as
+    they are) and ``GAME.md``.
 
     Raises:
       UnknownGameError: the game has no rulebook tier, or the rules file is missing, a directory or blank (one
         line naming it, ``check_rules_file``).
     """
+    if str(rules) in RULES_TIERS and spec.module.endswith(".py"):  # a module game: its tiers lie beside it
+        beside = Path(spec.module).with_suffix(".spec.md" if str(rules) == "spec" else ".md")
+        return dataclasses.replace(spec, rules=str(beside)) if beside.is_file() else _no_tier(spec, str(rules))
     if str(rules) == "spec":
         return spec
     if str(rules) == "prose":
@@ -149,6 +154,14 @@ def with_rules(spec: GameSpec, rules: str | Path) -> GameSpec:
     path = Path(rules)
     check_rules_file(path)
     return dataclasses.replace(spec, rules=str(path.resolve()))
+
+
+def _no_tier(spec: GameSpec, tier: str) -> GameSpec:
+    """A module game without ``GAME.spec.md`` keeps its rules for ``spec``; without ``GAME.md`` ``prose`` fails."""
+    if tier == "spec":
+        return spec
+    raise UnknownGameError(f"game {spec.name!r} has no rulebook-tier rules: "
+                           f"{Path(spec.module).with_suffix('.md')} does not exist")
 
 
 def rules_tiers(spec: GameSpec) -> tuple[str, ...]:
