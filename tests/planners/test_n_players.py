@@ -231,3 +231,24 @@ def test_a_prior_value_function_must_give_one_value_per_player_beyond_two_player
         one.evaluate(state, random.Random(0))
     each = PriorValueEvaluator(lambda s: ({0: 0.5, 1: 0.5}, [0.2, -0.1, -0.1]))
     assert each.evaluate(state, random.Random(0)) == ([0.2, -0.1, -0.1], {0: 0.5, 1: 0.5})
+
+
+def test_ppos_games_rotate_the_learners_seat_over_three_players():
+    from planners.env import VectorEnv
+
+    game = pyspiel.load_game("kuhn_poker(players=3)")
+    env = VectorEnv(game.new_initial_state, lambda s, p: s.observation_tensor(p), lambda obs, p: list(obs),
+                    num_actions=game.num_distinct_actions(), num_envs=6, seed=0)
+    step = env.reset()
+    assert list(step.seat) == [0, 1, 2, 0, 1, 2]
+    rng = np.random.default_rng(1)
+    seats_seen: dict[int, set[int]] = {i: {int(step.seat[i])} for i in range(6)}
+    for _ in range(40):
+        before = step.seat.copy()
+        step = env.step([int(rng.choice(np.flatnonzero(m))) for m in step.mask])
+        for i in range(6):
+            if step.done[i]:  # a finished game pays the learner's return and the next game seats it next
+                assert step.seat[i] == (before[i] + 1) % 3
+                assert -2.0 <= step.reward[i] <= 4.0
+            seats_seen[i].add(int(step.seat[i]))
+    assert all(seen == {0, 1, 2} for seen in seats_seen.values())
