@@ -62,16 +62,18 @@ def edge_units(results: Sequence[MatchResult], first: str, second: str, *,
     """``first``'s edge over ``second`` per complete unit, the matches of theirs in no complete unit, and
     the matches in complete units.
 
-    A unit is the matches of one table (the same distinct agents, one per seat) with one index: two players
-    the seat-swapped pair, N players the table's rotations (or permutations). It is complete when none is
-    void, all were played on one recorded deal and its seat orders are balanced (``balanced``). Its value is
-    the mean over its matches of the pairwise edge of ``first`` over ``second`` (the pairwise decomposition
-    of an N-player result that the ratings use too: the two agents' returns compared, the other seats left
-    aside), so with two players exactly the pair's value."""
-    units: dict[tuple[int, frozenset[str]], list[MatchResult]] = {}
+    A unit is the matches of one table (the same agents, one per seat; an agent may hold several seats, as
+    the CWM agent against two copies of an opponent) with one index: two players the seat-swapped pair, N
+    players the table's rotations (or permutations). It is complete when none is void, all were played on
+    one recorded deal and its seat orders are balanced (``balanced``). Its value is the mean over its
+    matches of the pairwise edge of ``first`` over ``second`` (the pairwise decomposition of an N-player
+    result that the ratings use too: the two agents' returns compared, the other seats left aside; where
+    they hold several seats, the mean over each seat of ``first`` against each of ``second``), so with two
+    players exactly the pair's value."""
+    units: dict[tuple[int, tuple[str, ...]], list[MatchResult]] = {}
     for r in results:
-        if first != second and first in r.seats and second in r.seats and len(set(r.seats)) == len(r.seats):
-            units.setdefault((r.index, frozenset(r.seats)), []).append(r)
+        if first != second and first in r.seats and second in r.seats:
+            units.setdefault((r.index, tuple(sorted(r.seats))), []).append(r)
     values, paired = [], 0
     for unit in units.values():
         if any(r.void for r in unit) or not one_deal(unit) or not balanced(unit):
@@ -87,21 +89,27 @@ def one_deal(twins: Sequence[MatchResult]) -> bool:
 
 
 def balanced(unit: Sequence[MatchResult]) -> bool:
-    """Whether a table's matches are distinct seat orders in which every seat holds every agent of the table
-    equally often (two players: both orders; N players: the N rotations, or all N! orders), so that no agent
-    gains from a seat."""
-    table = set(unit[0].seats)
-    if len({r.seats for r in unit}) != len(unit):
+    """Whether a table's matches are distinct seat orders of one table in which every seat holds every agent
+    as often as the agent sits at the table (two players: both orders; N players: the N rotations, or all
+    N! orders), so that no agent gains from a seat."""
+    table = collections.Counter(unit[0].seats)
+    if len({r.seats for r in unit}) != len(unit) or any(collections.Counter(r.seats) != table for r in unit):
         return False
     for k in range(len(unit[0].seats)):
-        held = collections.Counter(r.seats[k] if k < len(r.seats) else None for r in unit)
-        if set(held) != table or len(set(held.values())) != 1:
+        held = collections.Counter(r.seats[k] for r in unit)
+        if any(held[agent] * len(unit[0].seats) != n * len(unit) for agent, n in table.items()):
             return False
     return True
 
 
 def _edge(r: MatchResult, first: str, second: str, outcome: str) -> float:
-    a, b = r.returns[r.seats.index(first)], r.returns[r.seats.index(second)]
+    mine = [x for x, seat in zip(r.returns, r.seats) if seat == first]
+    theirs = [y for y, seat in zip(r.returns, r.seats) if seat == second]
+    edges = [_one_edge(a, b, outcome) for a in mine for b in theirs]
+    return sum(edges) / len(edges)
+
+
+def _one_edge(a: float, b: float, outcome: str) -> float:
     if outcome == "payoff":
         return (a - b) / 2
     return (1.0 if a > b else 0.0 if a < b else 0.5) - 0.5
@@ -109,8 +117,8 @@ def _edge(r: MatchResult, first: str, second: str, outcome: str) -> float:
 
 def comparisons(results: Sequence[MatchResult], *, outcome: str, margin: float | None,
                 bound: float | None) -> list[dict[str, JSON]]:
-    """One row per two agents that met at a table of distinct agents (in order of first appearance, each pair
-    of seats of a match in seat order): the pair analysis of the first-seated agent's edge
+    """One row per two distinct agents that met at a table (in order of first appearance, each pair of seats
+    of a match in seat order): the pair analysis of the first-seated agent's edge
     (``cwm.stats.PairedComparison`` fields; pair values within ``bound``, ``bound_for``), ``matches`` (in
     complete pairs), ``unpaired``, ``needed_matches`` (``needed_pairs`` times the matches of a pair), and
     the ``verdict`` in words; with more than two players also ``players``, and a "pair" is a table's
@@ -119,8 +127,8 @@ def comparisons(results: Sequence[MatchResult], *, outcome: str, margin: float |
     seen: dict[frozenset[str], tuple[str, str]] = {}
     players: dict[frozenset[str], int] = {}
     for r in results:
-        if len(set(r.seats)) == len(r.seats) > 1:
-            for i, j in itertools.combinations(range(len(r.seats)), 2):
+        for i, j in itertools.combinations(range(len(r.seats)), 2):
+            if r.seats[i] != r.seats[j]:
                 seen.setdefault(frozenset((r.seats[i], r.seats[j])), (r.seats[i], r.seats[j]))
                 players.setdefault(frozenset((r.seats[i], r.seats[j])), len(r.seats))
     rows = []

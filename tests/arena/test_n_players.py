@@ -173,6 +173,35 @@ def test_a_tables_edge_is_the_pairwise_score_over_its_rotations_and_an_incomplet
 def test_a_table_whose_seat_orders_are_unbalanced_is_no_pair():
     (one, two, three) = _table_results(1, {"a": 1.0, "b": 0.0, "c": 0.0}, seed=0)
     assert balanced([one, two, three]) and not balanced([one, two]) and not balanced([one, one, two])
+    other_table = MatchResult("x", ("a", "b", "d"), 0, (0.0, 0.0, 0.0), deal=1000)
+    assert not balanced([one, two, other_table])
+
+
+def _against_copies(n: int, p_win: float, seed: int) -> list[MatchResult]:
+    """``n`` deals of the table (x, r, r), the agent ``x`` against two copies of ``r``, in its rotations:
+    ``x`` wins with probability ``p_win`` (+2, the others -1), else one of the copies does."""
+    rng = np.random.default_rng(seed)
+    found = []
+    for i in range(n):
+        for order in seat_orders(("x", "r", "r")):
+            copies = [k for k, s in enumerate(order) if s == "r"]
+            winner = order.index("x") if rng.random() < p_win else copies[int(rng.integers(2))]
+            returns = tuple(2.0 if k == winner else -1.0 for k in range(3))
+            found.append(MatchResult(f"{'|'.join(order)}#{i}", order, i, returns, index=i, deal=2000 + i))
+    return found
+
+
+def test_an_agent_against_copies_of_one_opponent_is_compared_with_each_copys_seat():
+    # x wins 60%: against each copy it scores 0.6 + (a loss to the copy that won, a tie with the other):
+    # 0.6 + 0.4 * (1/2 * 0 + 1/2 * 1/2) = 0.7, an edge of 0.2
+    results = _against_copies(150, 0.6, seed=4)
+    assert all(balanced(results[3 * i:3 * i + 3]) for i in range(150))
+    rows = comparisons(results, outcome="win/draw/loss", margin=0.05, bound=0.5)
+    assert [(r["agent"], r["opponent"]) for r in rows] == [("x", "r")]
+    assert rows[0]["pairs"] == 150 and rows[0]["matches"] == 450 and rows[0]["players"] == 3
+    assert rows[0]["lo"] < 0.2 < rows[0]["hi"] and rows[0]["significant"]
+    even = comparisons(_against_copies(150, 1 / 3, seed=5), outcome="win/draw/loss", margin=0.05, bound=0.5)[0]
+    assert even["lo"] < 0 < even["hi"] and not even["significant"]  # a third of the wins: level with each copy
 
 
 def test_paired_comparisons_detect_a_stronger_agent_at_the_rate_the_method_promises():
