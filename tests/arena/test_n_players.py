@@ -7,6 +7,7 @@ from __future__ import annotations
 import collections
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -24,6 +25,7 @@ from cwm.stats import paired
 from planners.config import SearchConfig
 
 PIG3 = "pig(players=3,winscore=12)"
+PIG3_MODEL = Path(__file__).resolve().parents[1] / "data" / "reference" / "pig3_model.py"  # hand-written
 FAST = Settings(search=SearchConfig(num_simulations=20, rollouts=1))
 
 
@@ -133,6 +135,25 @@ def test_reports_pool_a_tables_rotations_and_compare_every_two_agents_at_it(pig_
     assert len(compared) == 3 and all(c["players"] == 3 and c["matches"] == 6 and c["pairs"] == 2 for c in compared)
     assert "rotations of a table on one deal" in (out / "results.md").read_text()
     assert [r["agent"] for r in saved["leaderboard"]] and len(saved["leaderboard"]) == 3
+
+
+def test_a_model_file_of_a_three_player_game_passes_the_sandboxed_checks(capsys):
+    from cwm.cli import main
+
+    assert main(["sandbox", "check", str(PIG3_MODEL), "--game", PIG3, "--n", "20", "--isolation", "process",
+                 "--per-call-s", "0.3", "--wall-s", "60"]) == 0
+    out = capsys.readouterr().out
+    assert "checks passed (100.0%)" in out and "termination 20/20" in out
+
+
+def test_a_contained_cwm_agent_plays_a_three_player_tournament_from_every_seat(tmp_path):
+    # the model file is planned on as an LLM's would be: in a hardened planning worker, per match
+    results = tournament(PIG3, [f"mine=cwm:{PIG3_MODEL}", "random", "gt-mcts-py"],
+                         TournamentPlan(matches=2, settings=FAST, seed=2), out_dir=tmp_path, executor="inline",
+                         progress=False)
+    assert len(results) == 6 and all(r.forfeit_seat is None for r in results)
+    planned = {r.seats.index("mine") for r in results if r.stats[r.seats.index("mine")].get("searches", 0) > 0}
+    assert planned == {0, 1, 2}
 
 
 # -- the statistics on simulated three-player results with a known truth ------------------------------
