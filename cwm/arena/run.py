@@ -274,7 +274,11 @@ def tournament(game: str | games.GameSpec, agents: Sequence[str], plan: Tourname
     plan = plan_from(plan, legacy, "tournament")
     out, name = Path(out_dir), games.resolve(game).name
     _check_numbers(plan.matches, plan.settings, plan.move_time_limit)
-    jobs = plan_jobs(name, agents, plan, log_dir=str(out / "llm"))
+    try:
+        jobs = plan_jobs(name, agents, plan, log_dir=str(out / "llm"))
+    except ArenaError:  # a table that cannot be seated: an agent that cannot play the game is said first, as
+        check_agents(name, {parse_agent_spec(a).label: a for a in agents}, plan.settings)  # `cwm arena` does
+        raise
     builds = _check_unchecked(name, jobs, plan, checked)
     config = {"game": name} | plan.recorded()
     _check_config(out / "config.json", config)  # the checks, before an executor (a Ray cluster) starts

@@ -59,6 +59,7 @@ def test_a_three_player_plan_seats_tables_of_three_in_rotations_on_one_deal():
         assert [sorted(j.seats[s] for j in group) for s in range(3)] == [sorted(group[0].seats)] * 3
     first = list(jobs)[:3]
     assert first[0].deal == first[1].deal == first[2].deal and len({j.key for j in first}) == 3
+    assert [jobs[i] for i in range(len(jobs))] == list(jobs)  # by index as in order
 
 
 def test_permutations_hold_the_rotations_matches_and_two_player_plans_do_not_change():
@@ -83,6 +84,17 @@ def test_a_table_of_the_wrong_size_or_too_few_agents_is_refused_in_one_line():
         plan_jobs(PIG3, ["random", "gt-mcts", "gt-mcts-py"], TournamentPlan(matches=1, seat_orders="random"))
     self_play = plan_jobs(PIG3, ["random", "gt-mcts"], TournamentPlan(matches=1, pairings=[("gt-mcts", "random", "random")]))
     assert sorted(j.seats for j in self_play) == sorted(seat_orders(("gt-mcts", "random", "random")))
+
+
+def test_a_tournament_too_small_for_its_tables_names_an_agent_that_cannot_play_first_and_writes_nothing(tmp_path):
+    kuhn3 = "kuhn_poker(players=3)"
+    with pytest.raises(ArenaError, match=r"agent gt-mcts cannot play kuhn_poker\(players=3\): gt-mcts needs perfect"):
+        tournament(kuhn3, ["random", "gt-mcts"], TournamentPlan(matches=1, settings=FAST), out_dir=tmp_path / "a",
+                   executor="inline", progress=False)
+    with pytest.raises(ArenaError, match="3-player game needs at least three agents"):
+        tournament(kuhn3, ["random", "gt-ismcts"], TournamentPlan(matches=1, settings=FAST), out_dir=tmp_path / "b",
+                   executor="inline", progress=False)
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
 
 
 @pytest.fixture(scope="module")
