@@ -1,10 +1,11 @@
-"""PPO's environments: many games of one world model stepped together, the learner against a random opponent.
+"""PPO's environments: many games of one world model stepped together, the learner against random opponents.
 
 ``VectorEnv`` holds ``num_envs`` games of anything shaped like ``pyspiel.State`` (a ``ModelState`` of a
-code world model, or a real OpenSpiel state). In each game the learner holds one seat (seats alternate
-game by game, so both are trained); chance outcomes are drawn by their probabilities and the opponent
-plays uniformly at random until it is the learner's turn again. What the learner sees is its own
-observation through the encoder, and the legal actions as a mask over the game's action ids (the codec's).
+code world model, or a real OpenSpiel state). In each game the learner holds one seat (seats rotate game
+by game over the game's players, so every seat is trained); chance outcomes are drawn by their
+probabilities and the opponents play uniformly at random until it is the learner's turn again. What the
+learner sees is its own observation through the encoder, and the legal actions as a mask over the game's
+action ids (the codec's).
 
 A step is one learner decision in every game; a finished game starts again at once, and the step
 reports the learner's return there (the games here pay only at the end). Numpy only: this module runs
@@ -75,12 +76,14 @@ class VectorEnv:
         self.num_actions, self.num_envs = num_actions, num_envs
         self.rng = np.random.default_rng(seed)
         self.states: list[Any] = [None] * num_envs
-        self.seats = np.arange(num_envs, dtype=np.int32) % 2
+        self.players = 2  # the game's number of players, read from a new game at ``reset``
+        self.seats = np.arange(num_envs, dtype=np.int32) % self.players
         self.obs_size = 0
 
     def reset(self) -> EnvStep:
-        """Starts every game afresh (seats alternate by game index)."""
-        self.seats = np.arange(self.num_envs, dtype=np.int32) % 2
+        """Starts every game afresh (seats rotate by game index over the game's players)."""
+        self.players = int(self.new_state().num_players())
+        self.seats = np.arange(self.num_envs, dtype=np.int32) % self.players
         for i in range(self.num_envs):
             self.states[i] = self._fresh(int(self.seats[i]))
         zeros = np.zeros(self.num_envs, np.float32)
@@ -101,8 +104,8 @@ class VectorEnv:
             state = self._to_learner(state.child(int(action)), seat)
             if state.is_terminal():
                 reward[i], done[i] = float(state.returns()[seat]), True
-                self.seats[i] = 1 - seat
-                state = self._fresh(1 - seat)
+                self.seats[i] = seat = (seat + 1) % self.players  # the next game in the next seat
+                state = self._fresh(seat)
             self.states[i] = state
         return self._view(reward, done)
 

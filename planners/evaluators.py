@@ -89,7 +89,8 @@ class PriorValueEvaluator:
     """A policy's prior with a value (AlphaZero, Silver et al. 2017): ``fn(state) -> (prior, value)``.
 
     A value that is one number is the player to move's in a two-player zero-sum game (the other player's is
-    its negation); a sequence is one value per player. A chance state (a leaf a chance event follows) is
+    its negation; with more players one number is refused, ``ValueError``); a sequence is one value per
+    player. A chance state (a leaf a chance event follows) is
     crossed by drawing outcomes from ``rng`` until a player moves or the game ends, and valued there, with
     no prior (the search draws a chance node's outcomes itself); a game that ends there gives its returns.
 
@@ -108,6 +109,9 @@ class PriorValueEvaluator:
             return [float(r) for r in state.returns()], None
         prior, value = self.fn(state)
         if isinstance(value, (int, float)):
+            if state.num_players() != 2:
+                raise ValueError(f"a prior-value function gave one number in a {state.num_players()}-player game: "
+                                 f"one number is the mover's value only with two players; give one per player")
             player = state.current_player()
             values = [0.0, 0.0]
             values[player], values[1 - player] = value, -value

@@ -24,6 +24,7 @@ from planners.config import DEFAULT_SEARCH, SearchConfig
 from planners.evaluators import ValueFn, leaf_evaluator
 from planners.gt_sampler import GroundTruthSampler, resample_from_infostate  # noqa: F401  (re-exported)
 from planners.rollout import rng_from, sample_outcome
+from planners.search import paranoid
 from planners.settings import ISMCTSSettings
 from planners.tree import SearchResult
 
@@ -70,7 +71,9 @@ class ISMCTS:
         ``max_sample_tries`` (draws per simulation before the search gives up: when a
         simulation gets no state whose information state matches the root's, the search stops, and if the
         root then has no statistics the move is a uniformly random legal action, ``SearchResult.fallback``)
-        and ``availability_counts`` (Cowling et al.'s exploration term).
+        and ``availability_counts`` (Cowling et al.'s exploration term), and ``backup``: with more than two
+        players, each actor's statistics hold its own return (max^n, the default) or, for every player but
+        the searching one, the searching player's return negated (paranoid).
       value_fn: ``(state, player) -> float`` leaf evaluator: used instead of rollouts (``config.leaf="value"``)
         or to score the rollouts the cutoff stops (``config.leaf="rollout"``).
       sampler: draws a determinization; by default ground-truth resampling (``GroundTruthSampler``: the
@@ -123,6 +126,7 @@ class ISMCTS:
         self.failed_draws = 0
         self.fallbacks = 0
         self._children: dict[tuple[int, int], tuple[Any, Any]] = {}  # this search's (parent, child) by edge
+        self._paranoid_for: int | None = None  # the searching player of a paranoid search, else None (max^n)
 
     def search(self, state: Any, *, keep_tree: bool = False) -> SearchResult:
         """Searches from the current player's information state at ``state`` (left unchanged).
@@ -142,6 +146,7 @@ class ISMCTS:
                 self.max_rollout_steps = cap
                 self.evaluator = leaf_evaluator(self.settings, self.value_fn, cap)
         root_key = state.information_state_string(player)
+        self._paranoid_for = player if self.settings.backup == "paranoid" else None
         nodes: dict[str, InfoNode] = {}
         self._children = {}
         done = 0
@@ -205,6 +210,8 @@ class ISMCTS:
             action = self._select(node, s.legal_actions())
             path.append((node, action, player))
             s = self._move(s, action, in_place)
+        if self._paranoid_for is not None:
+            returns = paranoid(returns, self._paranoid_for)
         for node, action, player in path:
             node.visits += 1
             stat = node.stats.setdefault(action, [0, 0.0, 1])  # available in this, its first, simulation

@@ -1,9 +1,12 @@
 """UCT Monte-Carlo tree search over anything shaped like ``pyspiel.State`` (ground truth or a CWM model): the
 one search loop (``planners.search.TreeSearch``) with UCB1 selection and random-rollout or value-function
-leaves, and the MCTS-Solver.
+leaves, and the MCTS-Solver; for any number of players, max^n by default, paranoid as an option
+(``MCTSSettings.backup``).
 
 Reference: Kocsis & Szepesvari, "Bandit based Monte-Carlo Planning" (ECML 2006), UCB1 tree policy;
-Winands, Bjornsson & Saito, "Monte-Carlo Tree Search Solver" (CG 2008).
+Winands, Bjornsson & Saito, "Monte-Carlo Tree Search Solver" (CG 2008); Luckhardt & Irani, "An algorithmic
+solution of N-person games" (AAAI 1986), max^n; Sturtevant & Korf, "On pruning techniques for multi-player
+games" (AAAI 2000), the paranoid search.
 """
 
 from __future__ import annotations
@@ -67,7 +70,7 @@ class MCTS(TreeSearch):
         super().__init__(select=select_uct(settings.uct_c, solver=settings.solve),
                          evaluator=leaf_evaluator(settings, value_fn, self.max_rollout_steps),
                          num_simulations=settings.num_simulations, solve=settings.solve, max_utility=max_utility,
-                         seed=settings.seed if seed is None else seed)
+                         backup=settings.backup, seed=settings.seed if seed is None else seed)
 
     def _prepare(self, state: Any) -> None:
         """OpenSpiel states know the game's maximum utility (for the solver) and length (the rollout cap)."""

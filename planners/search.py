@@ -9,6 +9,10 @@ one new state per simulation (the expanded child) plus what the evaluator makes.
 only where they must be (``child`` at expansion); model states (``cwm.model.ModelState``) are never copied,
 since ``child`` shares the immutable JSON state. Chance nodes are in the tree and sampled on every visit.
 
+Any number of players: each node keeps the mover's mean return and the player to move picks its child by
+its own return (max^n; in a two-player zero-sum game, minimax), or, with ``backup="paranoid"``, every
+other player is taken to minimise the root player's return.
+
 As in OpenSpiel's ``python/algorithms/mcts.py`` (an evaluator, ``uct_value``/``puct_value`` choosing the
 child) and mctx's ``search`` (the action-selection functions passed in): strategies are arguments, not copies
 of the loop.
@@ -26,6 +30,7 @@ import numpy as np
 from cwm.types import TERMINAL
 from planners.evaluators import Evaluator
 from planners.rollout import rng_from, sample_outcome
+from planners.settings import BACKUPS
 from planners.tree import NOBODY, Node, SearchResult, Tree
 
 # A child-selection function at a decision node: the child to follow, or ``None`` to expand an action not
@@ -121,6 +126,14 @@ class TreeSearch:
         child reaches ``max_utility`` for the mover or every child is proven, and the search stops once the
         root is proven.
       max_utility: the game's best return, for the solver (``None``: prove a node only from all children).
+      backup: what each player is taken to maximise (``planners.settings.BACKUPS``). ``"maxn"`` (default, any number of
+        players): every player its own return (max^n, Luckhardt & Irani 1986): a node keeps the mean of the
+        return vectors backed up through it, and since the player choosing among a node's children reads
+        only its own component, the node stores that one (``Node.mean``, the mover's mean return); in a
+        two-player zero-sum game this is minimax. ``"paranoid"`` (Sturtevant & Korf 2000): every other
+        player minimises the root player's return, so the others' component of each backed-up vector is
+        the root player's return negated (a coalition against the root player); the solver then proves a
+        coalition node only once all its children are proven.
       seed: an int, an ``np.random.Generator`` (one integer is drawn from it), a ``random.Random`` (used as
         it is) or ``None`` (fresh entropy).
 
@@ -129,8 +142,12 @@ class TreeSearch:
     """
 
     def __init__(self, *, select: Select, evaluator: Evaluator, num_simulations: int, solve: bool = False,
-                 max_utility: float | None = None,
+                 max_utility: float | None = None, backup: str = "maxn",
                  seed: int | np.random.Generator | random.Random | None = None):
+        if backup not in BACKUPS:
+            raise ValueError(f"the backup must be one of {list(BACKUPS)} (got {backup!r})")
+        self.backup = backup
+        self._paranoid_for: int | None = None  # the root player of a paranoid search, else None (max^n)
         self.select = select
         self.evaluator = evaluator
         self.num_simulations = num_simulations
@@ -155,6 +172,7 @@ class TreeSearch:
             raise ValueError(f"{type(self).__name__}.search needs a decision node; got a terminal or chance state")
         self._prepare(state)
         root = Node(state, NOBODY, NOBODY)
+        self._paranoid_for = root.player if self.backup == "paranoid" else None
         if self._priors:
             root.prior = self.evaluator.evaluate(state, self.rng)[1]
         done = 0
@@ -226,6 +244,8 @@ class TreeSearch:
                     returns = child.outcome
                 else:
                     returns, prior = evaluate(child.state, rng)
+                    if self._paranoid_for is not None:
+                        returns = paranoid(returns, self._paranoid_for)
                     if prior is not None:
                         child.prior = prior
                 break
@@ -243,6 +263,8 @@ class TreeSearch:
 
     def _expand(self, node: Node, action: int) -> Node:
         child = Node(node.state.child(action), node.player, action)
+        if child.outcome is not None and self._paranoid_for is not None:
+            child.outcome = paranoid(child.outcome, self._paranoid_for)
         node.kids.append(child)
         node.by_action[action] = child
         return child
@@ -263,9 +285,17 @@ class TreeSearch:
                 all_proven = False
             elif best is None or kid.outcome[p] > best[p]:
                 best = kid.outcome
-        if best is not None and (all_proven or (self._max_utility is not None and best[p] >= self._max_utility)):
+        top = self._max_utility if self._paranoid_for is None or p == self._paranoid_for else None
+        if best is not None and (all_proven or (top is not None and best[p] >= top)):
             node.outcome = best
         return node.outcome is not None
+
+
+def paranoid(returns: Sequence[float], root: int) -> list[float]:
+    """A return vector as the paranoid search backs it up (Sturtevant & Korf 2000): the root player's return
+    for the root player, that return negated for every other player (all of them minimise it)."""
+    mine = returns[root]
+    return [mine if p == root else -mine for p in range(len(returns))]
 
 
 def _to_end_at_random(items: list[int], rng: random.Random) -> None:

@@ -17,6 +17,7 @@ from cwm.types import UsageError
 
 DEFAULT_MAX_ROLLOUT_STEPS = 10_000  # a rollout's cap when the game's own maximum length is unknown
 LEAVES = ("value", "rollout")  # how a search with a value function values a new leaf (``leaf``)
+BACKUPS = ("maxn", "paranoid")  # what each player is taken to maximise (``backup``; ``planners.search``)
 
 Check = tuple[str, Any, bool]  # (what must hold, the value given, whether it holds)
 
@@ -44,6 +45,10 @@ def flag_check(name: str, value: Any) -> Check:
 
 def seed_check(seed: Any) -> Check:
     return ("the seed must be an int or None", seed, seed is None or _int(seed))
+
+
+def backup_check(value: Any) -> Check:
+    return (f"the backup must be one of {list(BACKUPS)}", value, value in BACKUPS)
 
 
 def sample_tries_check(value: Any) -> Check:
@@ -84,6 +89,10 @@ class MCTSSettings:
       leaf: with a value function, ``"value"`` values a new leaf by it, ``"rollout"`` by playouts scored by it
         at the cutoff; without one every leaf is rolled out.
       solve: MCTS-Solver (Winands et al. 2008) in OpenSpiel's max^n form, OpenSpiel's default.
+      backup: with more than two players, what the others are taken to do: ``"maxn"`` (default: each
+        maximises its own return, Luckhardt & Irani 1986) or ``"paranoid"`` (all minimise the root player's,
+        Sturtevant & Korf 2000); the two are one search in a two-player zero-sum game
+        (``planners.search.TreeSearch``).
       seed: the seed when the search is given none.
     """
 
@@ -94,13 +103,14 @@ class MCTSSettings:
     leaf: str = "value"
     solve: bool = True
     seed: int | None = None
+    backup: str = "maxn"
 
     def problems(self, *, value_fn: bool = False) -> list[str]:
         """What is out of range, one phrase each (``value_fn``: the search has a value function)."""
         checks = search_checks(self.num_simulations, self.uct_c, constant="UCT")
         checks += leaf_checks(self.rollouts, self.leaf, self.max_rollout_steps,
                               by_value=value_fn and self.leaf == "value")
-        return failed(checks + [flag_check("solve", self.solve), seed_check(self.seed)])
+        return failed(checks + [flag_check("solve", self.solve), seed_check(self.seed), backup_check(self.backup)])
 
     def check(self, who: str, *, value_fn: bool = False) -> None:
         """Raises ``UsageError`` naming ``who`` and every problem (``problems``)."""
@@ -120,6 +130,8 @@ class ISMCTSSettings:
       max_sample_tries: draws per simulation before the search gives up (the paper's 10).
       availability_counts: an action's exploration term counts the simulations in which it was legal rather
         than the node's visits (Cowling et al.); off, as in OpenSpiel.
+      backup: as in ``MCTSSettings``: each actor's statistics hold its own return (``"maxn"``) or, for every
+        player but the searching one, the searching player's return negated (``"paranoid"``).
     """
 
     num_simulations: int = 1000
@@ -130,6 +142,7 @@ class ISMCTSSettings:
     max_sample_tries: int = 10
     availability_counts: bool = False
     seed: int | None = None
+    backup: str = "maxn"
 
     def problems(self, *, value_fn: bool = False) -> list[str]:
         """What is out of range, one phrase each (``value_fn``: the search has a value function)."""
@@ -137,7 +150,8 @@ class ISMCTSSettings:
         checks += leaf_checks(self.rollouts, self.leaf, self.max_rollout_steps,
                               by_value=value_fn and self.leaf == "value")
         checks += [sample_tries_check(self.max_sample_tries),
-                   flag_check("availability_counts", self.availability_counts), seed_check(self.seed)]
+                   flag_check("availability_counts", self.availability_counts), seed_check(self.seed),
+                   backup_check(self.backup)]
         return failed(checks)
 
     def check(self, who: str, *, value_fn: bool = False) -> None:

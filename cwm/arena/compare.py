@@ -18,6 +18,8 @@ outcome: 0.05 of score in a win/draw/loss game, 5% of ``max - min`` utility in a
 
 from __future__ import annotations
 
+import collections
+import itertools
 from collections.abc import Mapping, Sequence
 
 from cwm.agents.specs import AgentSpecError, parse_agent_spec
@@ -49,18 +51,36 @@ def edge_pairs(results: Sequence[MatchResult], first: str, second: str, *,
                outcome: str) -> tuple[list[float], int]:
     """The pair values (``first``'s edge) of the two agents' seat-swapped pairs, and how many of their
     matches are in no complete pair (a void match, a missing twin, or no shared deal: twins must record
-    the same ``deal``, so rows written before deals were shared are never paired)."""
-    by_index: dict[int, list[MatchResult]] = {}
-    mine = [r for r in results if len(r.seats) == 2 and set(r.seats) == {first, second} and first != second]
-    for r in mine:
-        by_index.setdefault(r.index, []).append(r)
-    values = []
-    for twins in by_index.values():
-        seats = sorted(r.seats for r in twins)
-        if len(twins) != 2 or seats[0] == seats[1] or any(r.void for r in twins) or not one_deal(twins):
+    the same ``deal``, so rows written before deals were shared are never paired). With more than two
+    players a "pair" is a table's balanced set of seat orders on one deal (``edge_units``)."""
+    values, unpaired, _ = edge_units(results, first, second, outcome=outcome)
+    return values, unpaired
+
+
+def edge_units(results: Sequence[MatchResult], first: str, second: str, *,
+               outcome: str) -> tuple[list[float], int, int]:
+    """``first``'s edge over ``second`` per complete unit, the matches of theirs in no complete unit, and
+    the matches in complete units.
+
+    A unit is the matches of one table (the same agents, one per seat; an agent may hold several seats, as
+    the CWM agent against two copies of an opponent) with one index: two players the seat-swapped pair, N
+    players the table's rotations (or permutations). It is complete when none is void, all were played on
+    one recorded deal and its seat orders are balanced (``balanced``). Its value is the mean over its
+    matches of the pairwise edge of ``first`` over ``second`` (the pairwise decomposition of an N-player
+    result that the ratings use too: the two agents' returns compared, the other seats left aside; where
+    they hold several seats, the mean over each seat of ``first`` against each of ``second``), so with two
+    players exactly the pair's value."""
+    units: dict[tuple[int, tuple[str, ...]], list[MatchResult]] = {}
+    for r in results:
+        if first != second and first in r.seats and second in r.seats:
+            units.setdefault((r.index, tuple(sorted(r.seats))), []).append(r)
+    values, paired = [], 0
+    for unit in units.values():
+        if any(r.void for r in unit) or not one_deal(unit) or not balanced(unit):
             continue
-        values.append(sum(_edge(r, first, outcome) for r in twins) / 2)
-    return values, len(mine) - 2 * len(values)
+        values.append(sum(_edge(r, first, second, outcome) for r in unit) / len(unit))
+        paired += len(unit)
+    return values, sum(len(u) for u in units.values()) - paired, paired
 
 
 def one_deal(twins: Sequence[MatchResult]) -> bool:
@@ -68,8 +88,28 @@ def one_deal(twins: Sequence[MatchResult]) -> bool:
     return twins[0].deal is not None and all(r.deal == twins[0].deal for r in twins)
 
 
-def _edge(r: MatchResult, first: str, outcome: str) -> float:
-    a, b = (r.returns[0], r.returns[1]) if r.seats[0] == first else (r.returns[1], r.returns[0])
+def balanced(unit: Sequence[MatchResult]) -> bool:
+    """Whether a table's matches are distinct seat orders of one table in which every seat holds every agent
+    as often as the agent sits at the table (two players: both orders; N players: the N rotations, or all
+    N! orders), so that no agent gains from a seat."""
+    table = collections.Counter(unit[0].seats)
+    if len({r.seats for r in unit}) != len(unit) or any(collections.Counter(r.seats) != table for r in unit):
+        return False
+    for k in range(len(unit[0].seats)):
+        held = collections.Counter(r.seats[k] for r in unit)
+        if any(held[agent] * len(unit[0].seats) != n * len(unit) for agent, n in table.items()):
+            return False
+    return True
+
+
+def _edge(r: MatchResult, first: str, second: str, outcome: str) -> float:
+    mine = [x for x, seat in zip(r.returns, r.seats) if seat == first]
+    theirs = [y for y, seat in zip(r.returns, r.seats) if seat == second]
+    edges = [_one_edge(a, b, outcome) for a in mine for b in theirs]
+    return sum(edges) / len(edges)
+
+
+def _one_edge(a: float, b: float, outcome: str) -> float:
     if outcome == "payoff":
         return (a - b) / 2
     return (1.0 if a > b else 0.0 if a < b else 0.5) - 0.5
@@ -77,22 +117,30 @@ def _edge(r: MatchResult, first: str, outcome: str) -> float:
 
 def comparisons(results: Sequence[MatchResult], *, outcome: str, margin: float | None,
                 bound: float | None) -> list[dict[str, JSON]]:
-    """One row per two-player pairing of distinct agents (in order of first appearance): the pair analysis
-    of the first-seated agent's edge (``cwm.stats.PairedComparison`` fields; pair values within ``bound``,
-    ``bound_for``), ``matches`` (in complete pairs), ``unpaired``, ``needed_matches`` (twice
-    ``needed_pairs``), and the ``verdict`` in words. Without a ``bound`` (a payoff game that states no
-    utility range) the mean is shown and nothing is tested."""
+    """One row per two distinct agents that met at a table (in order of first appearance, each pair of seats
+    of a match in seat order): the pair analysis of the first-seated agent's edge
+    (``cwm.stats.PairedComparison`` fields; pair values within ``bound``, ``bound_for``), ``matches`` (in
+    complete pairs), ``unpaired``, ``needed_matches`` (``needed_pairs`` times the matches of a pair), and
+    the ``verdict`` in words; with more than two players also ``players``, and a "pair" is a table's
+    balanced set of seat orders on one deal, its value the pairwise edge (``edge_units``). Without a
+    ``bound`` (a payoff game that states no utility range) the mean is shown and nothing is tested."""
     seen: dict[frozenset[str], tuple[str, str]] = {}
+    players: dict[frozenset[str], int] = {}
     for r in results:
-        if len(r.seats) == 2 and r.seats[0] != r.seats[1]:
-            seen.setdefault(frozenset(r.seats), (r.seats[0], r.seats[1]))
+        for i, j in itertools.combinations(range(len(r.seats)), 2):
+            if r.seats[i] != r.seats[j]:
+                seen.setdefault(frozenset((r.seats[i], r.seats[j])), (r.seats[i], r.seats[j]))
+                players.setdefault(frozenset((r.seats[i], r.seats[j])), len(r.seats))
     rows = []
-    for first, second in seen.values():
-        values, unpaired = edge_pairs(results, first, second, outcome=outcome)
+    for key, (first, second) in seen.items():
+        values, unpaired, matches = edge_units(results, first, second, outcome=outcome)
         c = paired(values, bound=bound, margin=margin) if bound is not None else _untested(values)
-        row: dict[str, JSON] = {"agent": first, "opponent": second, "outcome": outcome, "matches": 2 * c.pairs,
+        row: dict[str, JSON] = {"agent": first, "opponent": second, "outcome": outcome, "matches": matches,
                                 "unpaired": unpaired, **c.to_json()}
-        row["needed_matches"] = None if c.needed_pairs is None else 2 * c.needed_pairs
+        size = matches // c.pairs if c.pairs else players[key]  # the matches of one pair (a table's seat orders)
+        row["needed_matches"] = None if c.needed_pairs is None else size * c.needed_pairs
+        if players[key] > 2:
+            row["players"] = players[key]
         row["verdict"] = verdict(row)
         rows.append(row)
     return rows
@@ -145,8 +193,10 @@ def markdown(rows: Sequence[Mapping[str, JSON]]) -> str:
         return ""
     what = ("score = (wins + draws/2) / matches of the first agent, 0.50 even" if rows[0]["outcome"] != "payoff"
             else "edge = half the mean payoff difference (a zero-sum game: the first agent's mean payoff)")
+    tables = ("; with more than two players a pair is the rotations of a table on one deal, each agent "
+              "compared with the other by their two returns" if any("players" in r for r in rows) else "")
     lines = [f"Paired comparisons (seat-swapped pairs on one deal; {what}; 95% bounded-mean Clopper-Pearson interval over pairs; MDE: the "
-             f"smallest difference detectable at {POWER:.0%} power):", "",
+             f"smallest difference detectable at {POWER:.0%} power{tables}):", "",
              "| agent | opponent | matches (pairs) | " + ("score" if rows[0]["outcome"] != "payoff" else "edge")
              + " [95% CI] | MDE | verdict |", "|---|---|---|---|---|---|"]
     for r in rows:

@@ -16,6 +16,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, overload
 
+from cwm import games
 from cwm.agents.fingerprint import former_fingerprint
 from cwm.agents.specs import AgentSpec, AgentSpecError, Settings, check_labels, parse_agent_spec
 from cwm.arena import identity
@@ -46,6 +47,12 @@ class TournamentPlan:
       move_time_limit: CPU seconds per move before a ``timeout`` forfeit (``None``: no limit for in-process
         agents, and a CWM agent's worker gets its own default); a ``cwm:`` agent's worker gets exactly this
         CPU budget.
+      seat_orders: which seat orders of each table of agents are played (``SEAT_ORDERS``, ``seat_orders``):
+        ``"rotations"`` (default), the N cyclic rotations, in which each agent takes each seat once;
+        ``"permutations"``, all N! orders, in which besides each agent follows each other agent in turn
+        equally often. With two players both are the same two orders. The rotations are among the
+        permutations and a match's key does not depend on this setting, so a folder played one way resumes
+        the other way without playing a match twice.
     """
 
     matches: int
@@ -53,6 +60,7 @@ class TournamentPlan:
     seed: int = 0
     pairings: Sequence[tuple[str, ...]] | None = None
     move_time_limit: float | None = DEFAULT_MOVE_TIME_S
+    seat_orders: str = "rotations"
 
     def replace(self, **changes: Any) -> TournamentPlan:
         return dataclasses.replace(self, **changes)
@@ -81,6 +89,30 @@ def match_seed(seed: int, key: str) -> int:
 
 
 MAX_MATCHES = 100_000  # matches one tournament may plan (a typo like --matches 1000000000 is refused at once)
+_NUMBERS = {2: "two", 3: "three", 4: "four", 5: "five"}
+SEAT_ORDERS = ("rotations", "permutations")  # which seat orders of a table a tournament plays
+
+
+def seat_orders(table: Sequence[Any], how: str = "rotations") -> list[tuple[Any, ...]]:
+    """The seat orders of one table of agents (a seat each), each once, in order.
+
+    ``"rotations"``: the N cyclic rotations ``table[k:] + table[:k]``, a Latin square: each agent takes each
+    seat exactly once, and each agent is followed in turn by the same agent in every order (the cyclic order
+    of play is the table's). ``"permutations"``: all N! orders (``itertools.permutations``), which balance
+    that too: each agent takes each seat (N-1)! times and follows each other agent equally often. With two
+    agents both give ``[(a, b), (b, a)]``. A table that seats one agent twice (self-play) gives each
+    distinct order once.
+
+    Raises:
+      ArenaError: ``how`` is not one of ``SEAT_ORDERS``.
+    """
+    if how == "rotations":
+        orders = [tuple(table[k:]) + tuple(table[:k]) for k in range(len(table))]
+    elif how == "permutations":
+        orders = list(itertools.permutations(table))
+    else:
+        raise ArenaError(f"seat orders must be one of {list(SEAT_ORDERS)} (got {how!r})")
+    return list(dict.fromkeys(orders))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -96,10 +128,11 @@ class MatchJobs(Sequence[MatchJob]):
     """A tournament's jobs in order, each made when it is asked for: a plan's size costs no memory until its
     matches are played.
 
-    The seat orders of one pairing play each index in turn, so in a two-player pairing jobs ``2k`` and
-    ``2k + 1`` are one deal with the seats swapped: match ``i`` of every seat order of a pairing shares its
-    chance seed (``deal_seed``), the standard variance reduction of a two-player arena (duplicate play).
-    The agents' own seeds differ (they derive from each match's seed).
+    The seat orders of one pairing (a table of N agents in an N-player game) play each index in turn, so in
+    a two-player pairing jobs ``2k`` and ``2k + 1`` are one deal with the seats swapped: match ``i`` of every
+    seat order of a pairing shares its chance seed (``deal_seed``), the standard variance reduction of an
+    arena (duplicate play; with N players, each rotation of the table on one deal). The agents' own seeds
+    differ (they derive from each match's seed).
 
     Attributes:
       seatings: the seat orders, in order (those of one pairing next to each other).
@@ -167,9 +200,12 @@ def deal_seed(seed: int, game: str, settings: str, fingerprints: Sequence[str], 
 
 
 def plan_jobs(game: str, agents: Sequence[str], plan: TournamentPlan, *, log_dir: str | None = None) -> MatchJobs:
-    """The jobs of a tournament: each pairing in every seat order, ``plan.matches`` games per order, made
-    lazily (``MatchJobs``); match ``i`` of each seat order of a pairing is one deal (``deal_seed``), played
-    next to each other.
+    """The jobs of a tournament: each pairing in its seat orders (``plan.seat_orders``: in a two-player game
+    both orders), ``plan.matches`` games per order, made lazily (``MatchJobs``); match ``i`` of each seat
+    order of a pairing is one deal (``deal_seed``), played next to each other.
+
+    A game of N players seats N agents at a time: a pairing is a table of N agents, and the default
+    pairings are every set of N distinct agents (``itertools.combinations``).
 
     Each job's key, and so its seed, is its content (``cwm.arena.identity.match_key``): the game, these
     settings, each seat's agent fingerprint and the index, so neither depends on an agent's label or on
@@ -177,25 +213,32 @@ def plan_jobs(game: str, agents: Sequence[str], plan: TournamentPlan, *, log_dir
     spec as typed); workers build the spec with its path made absolute (``MatchJob.builds``).
 
     Args:
-      plan: the matches, settings, seed and move limit; its ``pairings`` are seatings by label, or by the
-        spec of an agent of its own (whose label must be new); default every pair of distinct agents (a
-        self-play pairing ``(a, a)`` may be given).
+      plan: the matches, settings, seed, move limit and seat orders; its ``pairings`` are seatings by label,
+        or by the spec of an agent of its own (whose label must be new), one entry per player; default every
+        set of as many distinct agents as the game has players (a self-play pairing ``(a, a)`` may be
+        given).
 
     Raises:
       AgentSpecError: a spec that does not parse, two seated specs with one label (in ``agents`` or
         ``pairings``), or a pairing entry that is an agent's spec under another label (``random`` for
         ``x=random``: pair it as ``x``).
-      ArenaError: fewer than two agents and no pairings, two labels for one agent (one fingerprint), or more
-        than ``MAX_MATCHES`` matches in all.
+      ArenaError: fewer agents than the game has players and no pairings, a pairing with another number of
+        entries, unknown seat orders, two labels for one agent (one fingerprint), or more than
+        ``MAX_MATCHES`` matches in all.
     """
     specs = {s.label: s for s in _parse_all(agents)}
+    players = games.resolve(game).players
     pairings = plan.pairings
     if pairings is None:
-        if len(specs) < 2:
-            raise ArenaError("a tournament needs at least two agents (or explicit pairings)")
-        pairings = list(itertools.combinations(specs, 2))
+        if len(specs) < players:
+            raise ArenaError(f"a tournament of a {players}-player game needs at least {_NUMBERS.get(players, players)} "
+                             f"agents (or explicit pairings, or --self-play); got {len(specs)}")
+        pairings = list(itertools.combinations(specs, players))
+    wrong = next((pair for pair in pairings if len(pair) != players), None)
+    if wrong is not None:
+        raise ArenaError(f"pairing {list(wrong)} seats {len(wrong)} agent(s); {game} is a {players}-player game")
     seated = [tuple(_seat(entry, specs) for entry in pair) for pair in pairings]
-    grouped = [list(dict.fromkeys(itertools.permutations(pair))) for pair in seated]  # once for self-play
+    grouped = [seat_orders(pair, plan.seat_orders) for pair in seated]  # each order once for self-play
     orders = [o for group in grouped for o in group]
     if len(orders) * plan.matches > MAX_MATCHES:
         raise ArenaError(f"{plan.matches:,} matches per seat order over {len(orders)} seat orders is "

@@ -7,8 +7,13 @@ winning; a draw counts as half a win each way (one comparison in each direction)
 keeps the rating of an agent that never lost (or never won) finite. Ratings are shown on the Elo scale
 (400 / ln 10 per logit unit, mean 1000). The interval re-fits the ratings on resamples with
 replacement (``bootstrap`` times, seeded) and takes the 2.5th and 97.5th percentiles; the unit resampled is
-a seat-swapped pair on one deal (``resampling_units``: its two matches share their chance), or a match
-that is in no such pair, in an order of match keys.
+a seat-swapped pair on one deal (``resampling_units``: its two matches share their chance; with N players,
+a table's seat orders on one deal), or a match that is in no such pair, in an order of match keys.
+
+N-player matches enter by the same **pairwise decomposition**: a match of N seats gives N(N-1)/2
+comparisons, one per pair of seats, the higher return winning (so a three-player win beats both others,
+and the two losers are compared by their returns). The comparisons of one match are not independent; the
+bootstrap over whole matches (whole tables) is what carries that into the interval.
 
 Ratings are fitted per game. Across games, agents are compared only over games they share, each game
 weighing the same: ``head_to_head`` gives each pair's mean rating difference over the games both played (a
@@ -159,16 +164,16 @@ def head_to_head(results_by_game: Mapping[str, Sequence[MatchResult]], *, bootst
 
 def resampling_units(results: Sequence[MatchResult]) -> list[tuple[MatchResult, ...]]:
     """A bootstrap's units, in an order of content: each seat-swapped pair (one index, the same two agents
-    in both seat orders, one recorded deal) is one unit, since its two matches share their chance; any
-    other match is a unit of its own. Sorted by match key, so the same matches resample alike in any
+    in both seat orders, one recorded deal) is one unit, since its two matches share their chance, and so
+    is each table of an N-player game (one index, the same agents in their distinct seat orders, one deal);
+    any other match is a unit of its own. Sorted by match key, so the same matches resample alike in any
     order."""
     groups: dict[tuple[int, frozenset[str], int | None], list[MatchResult]] = {}
     for r in sorted(results, key=lambda r: r.key):
         groups.setdefault((r.index, frozenset(r.seats), r.deal), []).append(r)
     units: list[tuple[MatchResult, ...]] = []
     for (_, _, deal), group in groups.items():
-        twins = (len(group) == 2 and deal is not None and len(group[0].seats) == 2
-                 and group[0].seats != group[1].seats)
+        twins = deal is not None and len(group) >= 2 and len({r.seats for r in group}) == len(group)
         units.extend([tuple(group)] if twins else [(r,) for r in group])
     return sorted(units, key=lambda u: u[0].key)
 

@@ -20,7 +20,9 @@ from cwm.types import JSON
 
 
 def summarize(results: Sequence[MatchResult]) -> list[dict[str, JSON]]:
-    """One row per (agent, opponent, seat) with rates, intervals and forfeits; seat ``all`` pools seats.
+    """One row per (agent, opponent, seat) with rates, intervals and forfeits; seat ``all`` pools seats. With
+    more than two players the opponent is the other agents of the table, ``+``-joined in sorted order, so
+    the table's seat orders pool into one row per seat.
 
     A match counts as a win for the agent when its return is strictly above every other seat's, a loss
     when some seat's is above it, and a draw otherwise. Forfeits are counted both in the outcome (the
@@ -32,7 +34,7 @@ def summarize(results: Sequence[MatchResult]) -> list[dict[str, JSON]]:
             continue
         for seat, agent in enumerate(r.seats):
             others = [a for i, a in enumerate(r.seats) if i != seat]
-            opponent = others[0] if len(set(others)) == 1 else "+".join(others)
+            opponent = others[0] if len(set(others)) == 1 else "+".join(sorted(others))  # a table's rotations: one row
             for seat_key in (str(seat), "all"):
                 groups.setdefault((agent, opponent, seat_key), []).append((r, seat))
     return [_row(agent, opp, seat, items) for (agent, opp, seat), items in sorted(groups.items())]

@@ -274,7 +274,7 @@ def tournament(game: str | games.GameSpec, agents: Sequence[str], plan: Tourname
     plan = plan_from(plan, legacy, "tournament")
     out, name = Path(out_dir), games.resolve(game).name
     _check_numbers(plan.matches, plan.settings, plan.move_time_limit)
-    jobs = plan_jobs(name, agents, plan, log_dir=str(out / "llm"))
+    jobs = _planned(name, agents, plan, str(out / "llm"))
     builds = _check_unchecked(name, jobs, plan, checked)
     config = {"game": name} | plan.recorded()
     _check_config(out / "config.json", config)  # the checks, before an executor (a Ray cluster) starts
@@ -290,6 +290,16 @@ def tournament(game: str | games.GameSpec, agents: Sequence[str], plan: Tourname
     labels = list(dict.fromkeys([*(parse_agent_spec(a).label for a in agents), *builds]))
     arena_report.write_reports(out, results, config=config | {"agents": labels, "matches": plan.matches}, specs=builds)
     return results
+
+
+def _planned(name: str, agents: Sequence[str], plan: TournamentPlan, log_dir: str) -> MatchJobs:
+    """``plan_jobs``; where the game's tables cannot be seated (too few agents for its players), an agent that
+    cannot play the game is said first, as ``cwm arena`` (which checks the agents before planning) does."""
+    try:
+        return plan_jobs(name, agents, plan, log_dir=log_dir)
+    except ArenaError:
+        check_agents(name, {parse_agent_spec(a).label: a for a in agents}, plan.settings)
+        raise
 
 
 def _check_unchecked(name: str, jobs: MatchJobs, plan: TournamentPlan, checked: CheckedAgents | None

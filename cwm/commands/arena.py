@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import itertools
 import sys
 import time
 from pathlib import Path
@@ -53,6 +54,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="plan on cwm: models in this process (faster, no containment) instead of in hardened "
                         "workers: only for models you have read")
     p.add_argument("--self-play", action="store_true", help="also play each agent against itself")
+    p.add_argument("--seat-orders", choices=("rotations", "permutations"), default="rotations",
+                   help="with more than two players, which seat orders of each table are played on a deal: the N "
+                        "rotations (each agent in each seat once; default) or all N! permutations (also who "
+                        "follows whom); with two players both are the two seat orders")
     add_fallback_flag(p)
     p.add_argument("--executor", default="local",
                    help="local (process pool, default), local:N, inline, ray or ray:ADDRESS")
@@ -91,14 +96,14 @@ def cmd_arena(args: argparse.Namespace) -> int:
     specs = parse_agent_specs(args.agents)
     labels = [s.label for s in specs]
     pairings = None
-    if args.self_play:
-        pairings = [(a, b) for i, a in enumerate(labels) for b in labels[i:]]
+    if args.self_play:  # every table of the game's size with agents repeated, (a, a) ... (b, b) with two players
+        pairings = list(itertools.combinations_with_replacement(labels, games.resolve(args.game).players))
     search = SearchConfig(num_simulations=args.sims, rollouts=args.rollouts, uct_c=args.uct_c,
                           max_rollout_steps=args.max_rollout_steps, leaf=args.leaf)
     settings = Settings(search=search, llm_retries=args.llm_retries, llm_examples=args.llm_examples,
                         trust_models=args.trust)
     plan = arena.TournamentPlan(matches=args.matches, settings=settings, seed=args.seed, pairings=pairings,
-                                move_time_limit=args.move_time_limit)
+                                move_time_limit=args.move_time_limit, seat_orders=args.seat_orders)
     agents = [str(s) for s in specs]
     checked = check_agents(games.resolve(args.game).name, {s.label: str(s) for s in specs}, settings)  # before the
     # estimate; the tournament does not build them again

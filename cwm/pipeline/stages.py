@@ -329,9 +329,10 @@ def _arena(config: RunConfig, spec: games.GameSpec, bundle_dir: Path, out: Path,
     settings = Settings(search=arena_search(config), trust_models=config.trust)
     opponents = tuple(config.opponents or ())
     agents = [f"{CWM_LABEL}=cwm:{bundle_dir.resolve()}", *opponents]
+    # with N players, the CWM agent against N - 1 copies of one opponent, in the table's rotations
     plan = arena.TournamentPlan(matches=config.matches, settings=settings, seed=config.seed,
                                 move_time_limit=config.move_time_limit,
-                                pairings=[(CWM_LABEL, o) for o in opponents])
+                                pairings=[(CWM_LABEL,) + (o,) * (spec.players - 1) for o in opponents])
     estimate = cost.estimate_tournament(spec, agents, plan, executor=config.executor, out_dir=out)
     cost.confirm(estimate, yes=yes)
     start = time.perf_counter()
