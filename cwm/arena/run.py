@@ -249,8 +249,7 @@ def tournament(game: str | games.GameSpec, agents: Sequence[str], plan: Tourname
       executor: ``local`` (process pool, default), ``local:N``, ``inline``, ``ray[:ADDRESS]`` or an executor.
       progress: show a tqdm progress bar.
       checked: what ``check_agents`` built just before for this game with these settings (a command that
-        checks the agents before its cost estimate): those agents are not built again; others are. A bundle
-        agent among them is verified to be the bundle checked (its files and their hashes).
+        checks the agents before its cost estimate): not built again (a bundle's files verified); others are.
       legacy: the former keyword arguments (``matches=``, ``settings=``, ``seed=``, ``pairings=``,
         ``move_time_limit=``), deprecated.
 
@@ -260,11 +259,10 @@ def tournament(game: str | games.GameSpec, agents: Sequence[str], plan: Tourname
     Raises:
       ArenaError: bad numbers (``matches`` < 1, a time limit <= 0, fewer than one simulation or rollout), an
         agent that cannot be built (an unknown or misfitting spec, an LLM client without its key, a missing
-        model file), a bundle ``checked`` holds that changed on disk since (named), fewer than two agents,
-        two labels of one agent, an ``out_dir`` holding a tournament
-        with another game, seed or settings, or one written before matches were keyed by content
-        (``cwm.arena.plan.resumable``), or more than ``cwm.arena.plan.MAX_MATCHES`` matches. Nothing is
-        written then.
+        model file, a ``checked`` bundle changed since), fewer than two agents, two labels of one agent, an
+        ``out_dir`` holding a tournament with another game, seed or settings, or one written before matches
+        were keyed by content (``cwm.arena.plan.resumable``), or more than ``cwm.arena.plan.MAX_MATCHES``
+        matches. Nothing is written then.
       DirectoryInUse: another process is writing ``out_dir`` (``cwm.arena.lock``: the writer holds a lock on
         ``out_dir/.cwm-lock`` while it plays, released when it ends however it ends).
       AgentSpecError: a spec that does not parse, two seated specs with one label, or a pairing entry that
