@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from cwm.sandbox.names import ALLOWED_IMPORTS, ALLOWED_SUBMODULES
+
 # What the harness relies on to judge the candidate; modules not imported in this process are skipped. (Not
 # all of numpy: comparing its ~600 attributes costs ~1 ms per job in copy-on-write faults, and the harness
 # uses numpy only for seeded generators.)
@@ -58,7 +60,40 @@ def snapshot() -> dict[str, Any]:
                     and value.__qualname__ == key):
                 classes[f"{name}.{key}"] = (value, dict(vars(value)))
     return {"modules": modules, "classes": classes, "random": random.getstate(),
-            "np_random": np.random.get_state()}
+            "np_random": np.random.get_state(), "shared": shared_state()}
+
+
+def shared_state() -> dict[str, Any]:
+    """What a check could leave behind for the next check run in the same child (a batch,
+    ``cwm.sandbox.child.batch_main``) without changing any attribute ``tampering`` compares: the contents of
+    every public dict, list and set of the modules a candidate may import (``numpy.sctypeDict``, say), held as
+    the identities of their items, and numpy's error handling, print options and buffer size."""
+    containers = {}
+    for name in sorted(ALLOWED_IMPORTS | ALLOWED_SUBMODULES):
+        module = sys.modules.get(name)
+        for key, value in (vars(module).items() if module is not None else ()):
+            if not key.startswith("_") and type(value) in (dict, list, set):
+                containers[f"{name}.{key}"] = (value, _identities(value))
+    return {"containers": containers, "numpy": (np.geterr(), np.get_printoptions(), np.getbufsize())}
+
+
+def _identities(value: Any) -> Any:
+    """A container's items by identity (iterating a builtin container runs no code of its items)."""
+    if type(value) is dict:
+        return [(id(k), id(v)) for k, v in value.items()]
+    return [id(v) for v in value]
+
+
+def leftovers(before: dict[str, Any]) -> str:
+    """What the last check changed of ``shared_state`` (empty when nothing did): a child in which it is not
+    empty runs no further check. It may run code the candidate left in those containers (their ``__eq__``);
+    the caller runs it where that cannot change a verdict (after the verdict is written)."""
+    for name, (value, items) in before["shared"]["containers"].items():
+        if _identities(value) != items:
+            return f"{name} changed"
+    if (np.geterr(), np.get_printoptions(), np.getbufsize()) != before["shared"]["numpy"]:
+        return "numpy's error handling, print options or buffer size changed"
+    return ""
 
 
 def remember_baseline() -> None:
