@@ -323,7 +323,7 @@ class Sandbox:
         """``cwm.checks.run_checks`` on ``source`` in a child. A gate rejection, a load error or a limit gives
         a failing ``CheckReport`` whose ``error`` starts with the kind (``"timeout: ..."``); never raises
         for bad candidate code."""
-        return self.check(CHECK_JOB, source, self._trajectory_payload(trajectories), limits=limits)
+        return self.check(CHECK_JOB, source, self.trajectory_payload(trajectories), limits=limits)
 
     def check(self, job: str, source: str, payload: JSON, *, limits: Limits | None = None) -> CheckReport:
         """Runs a check ``job`` (one returning ``CheckReport.to_json()``) on ``source`` in a child. A gate
@@ -344,9 +344,10 @@ class Sandbox:
                    "random_games": random_games, "max_steps": max_steps, "kind": kind}
         return self.check(INFERENCE_JOB, source, payload, limits=limits)
 
-    def _trajectory_payload(self, trajectories: Sequence[Trajectory]) -> dict[str, Any]:
-        # The same trajectory objects (frozen dataclasses) give the same payload object, so the set is pickled
-        # and sent once however the caller holds it (a list rebuilt per call is fine).
+    def trajectory_payload(self, trajectories: Sequence[Trajectory]) -> dict[str, Any]:
+        """The payload of a world-model check on ``trajectories`` (``CHECK_JOB``); the same object for the same
+        trajectory objects (frozen dataclasses), however the caller holds them (a list rebuilt per call is
+        fine), so the set is pickled and sent once."""
         items = tuple(trajectories)
         memo = self._traj_memo
         if memo is not None and len(memo[0]) == len(items) and all(a is b for a, b in zip(memo[0], items)):

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from cwm.sandbox import CALL_JOB, CHECK_JOB, BatchJob, load_source
+from cwm.sandbox.checkers import check_many, world_model_checker
 
 TTT = (Path(__file__).resolve().parents[1] / "data" / "reference" / "tic_tac_toe_model.py").read_text()
 SPIN = TTT.replace("def get_initial_state():", "def get_initial_state():\n    while True:\n        pass\n", 1)
@@ -82,3 +83,15 @@ def test_a_payload_and_module_globals_changed_by_one_check_are_fresh_for_the_nex
     batched, children, alone = _both(sandbox, jobs)
     assert [r.value for r in batched] == [4, 3, 1, 1, 4] and batched == alone
     assert children == [0, 0, 0, 0, 0]
+
+
+def test_a_sandboxed_world_model_checker_checks_many_candidates_in_one_child(sandbox, ttt_trajectories):
+    """``check_many`` with the checker synthesis uses: the reports are the ones each candidate gets alone."""
+    check = world_model_checker(ttt_trajectories, sandbox=sandbox)
+    wrong = TTT.replace("return [1.0, -1.0]", "return [-1.0, 1.0]", 1)  # x's win scored as o's: failing checks
+    assert wrong != TTT
+    sources = [TTT, wrong, TTT + "\n# again\n", SPIN, TTT + "\n# last\n"]
+    reports = check_many(check, sources)
+    assert sandbox.batch_children == [0, 0, 0, 0, 1]
+    assert reports == [check(source) for source in sources]
+    assert reports[0].all_passed and not reports[1].all_passed and reports[3].error.startswith("timeout:")
