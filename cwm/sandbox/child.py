@@ -1,10 +1,10 @@
-"""The hardened child the sandbox's zygote forks for every job, and the frames the processes exchange.
+"""The hardened child the zygote forks per job (or per batch of jobs), and the frames the processes exchange.
 
 The child drops privileges layer by layer (``cwm.sandbox.layers``), loads the candidate with restricted
 builtins, runs the trusted job function with every model call under the per-call budget (``call_guard``),
 and writes one message to its pipe: the job's secret, an 8-byte length, then JSON.
 
-The secret (fresh per job, from the zygote) and the pipe live only in ``child_main``'s locals and the
+The secret (fresh per job, from the zygote) and the pipe live only in ``_one_job``'s locals and the
 ``emit`` closure made there: no module attribute leads to them, so candidate code that reaches this module
 through ``sys.modules`` finds nothing that writes a verdict.
 
@@ -149,7 +149,7 @@ class _Child:
         if self.fired == 1:
             signal.setitimer(signal.ITIMER_VIRTUAL, 0.05)  # re-armed: a model that swallows the interrupt is ended
             raise self.overran()
-        os._exit(KEPT_RUNNING_EXIT)  # the zygote words the verdict; only child_main can write one
+        os._exit(KEPT_RUNNING_EXIT)  # the zygote words the verdict; only _one_job can write one
 
     def overran(self) -> Abort:
         return self.abort("timeout", f"{self.call} ran longer than the per-call budget of {self.limits['per_call_s']} s")
@@ -244,7 +244,7 @@ def child_guard() -> Any:
 def _emitter(fd: int, secret: bytes) -> Any:
     """The one function that writes this job's verdict: ``secret``, an 8-byte length, then JSON.
 
-    Only the function that made it (``child_main``) may call it: code that found it by walking frames and
+    Only the function that made it (``_one_job``) may call it: code that found it by walking frames and
     calls it gets an ``error`` verdict written in its place, and the process ends.
     """
     encode, encode_loose, write_all, getframe, leave = _ENCODE, _ENCODE_LOOSE, _write_all, sys._getframe, os._exit

@@ -1,5 +1,5 @@
 """The sandbox's zygote: a process with numpy, pyspiel and the check harness imported and warmed once, which
-forks one hardened child (``cwm.sandbox.child``) per job.
+forks one hardened child (``cwm.sandbox.child``) per job, or per batch of jobs while they pass (``run_batch``).
 
 Run as ``python -m cwm.sandbox.zygote`` by ``cwm.sandbox.Sandbox`` (inside bubblewrap when available). It
 reads jobs from stdin, watches each child's CPU time from outside (``cwm.sandbox.watch``: CPU time decides,
