@@ -180,7 +180,7 @@ class Sandbox:
         with self._lock:
             if not one_child or len(jobs) < 2:
                 self.batch_children = list(range(len(jobs)))
-                return [self._run(j.job, j.source, j.payload, j.limits or self.limits, True) for j in jobs]
+                return [self._run(j.job, j.source, j.payload, j.limits or self.limits, j.gate) for j in jobs]
             return self._run_batch(list(jobs))
 
     def _run_batch(self, jobs: list[BatchJob]) -> list[JobResult]:
@@ -189,7 +189,7 @@ class Sandbox:
         for j in jobs:
             data, key = self._encode(j.payload)
             payloads[key] = data
-            items.append({"job": j.job, "source": j.source, "payload_key": key, "gate": True,
+            items.append({"job": j.job, "source": j.source, "payload_key": key, "gate": j.gate,
                           "limits": dataclasses.asdict(j.limits or self.limits)})
         reply = self._exchange_batch(items, payloads)
         if reply is not None and (reply.get("out_of_turn") or reply.get("missing_payload")):
@@ -199,7 +199,7 @@ class Sandbox:
         if not isinstance(replies, list) or len(replies) != len(jobs):  # the zygote died or answered wrongly
             self.restart()
             self.batch_children = list(range(len(jobs)))
-            return [self._run(j.job, j.source, j.payload, j.limits or self.limits, True) for j in jobs]
+            return [self._run(j.job, j.source, j.payload, j.limits or self.limits, j.gate) for j in jobs]
         self.batch_children = [int(r.get("child", -1)) for r in replies]
         return [JobResult(str(r["kind"]) == "ok", r.get("value"),
                           clean(str(r.get("error", "")), limit=TEXT_LIMIT, multiline=True),

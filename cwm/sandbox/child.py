@@ -133,6 +133,7 @@ class _Child:
         self.what = ""  # the contract function of the last beat that announced a call
         self.resting = False  # the last beat said the library's own work follows (``REST``)
         self.started = 0.0  # user CPU seconds of the process when the current call was announced
+        self.fresh_views = False  # candidates import through views of their own (a batch's later job)
 
     def abort(self, kind: str, message: str) -> Abort:
         self.issued.append(Abort(kind, message))
@@ -332,6 +333,7 @@ def _one_job(fd: int, request: dict[str, Any], payload: Any, *, layered: bool) -
     emit = _emitter(fd, request.pop("secret").encode())
     gated = bool(request["gate"])
     child = _Child(request["limits"])
+    child.fresh_views = layered
     _CURRENT[:] = [child]
     signal.signal(signal.SIGVTALRM, child.on_alarm)
     ran: list[Any] = []
@@ -443,7 +445,7 @@ def _compile(source: str, name: str) -> Any:
 def _exec(child: _Child, code: Any, name: str, source: str) -> Any:
     try:
         label = "the module body" if name == CANDIDATE_MODULE else f"the module body of {name}"
-        return child.guard(layers.exec_module, code, name, source, label=label)
+        return child.guard(layers.exec_module, code, name, source, child.fresh_views, label=label)
     except Abort:
         raise
     except Exception as e:

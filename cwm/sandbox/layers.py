@@ -90,7 +90,7 @@ def prepare_zygote() -> None:
     for name in sorted(ALLOWED_IMPORTS | ALLOWED_SUBMODULES):  # every child inherits the views built
         _RESTRICTED_BUILTINS["__import__"](name)
     _FILTER = build_seccomp_filter()
-    remember_baseline()
+    remember_baseline(tuple(_RESTRICTED_BUILTINS.values()))
 
 
 def restricted_builtins() -> dict[str, Any]:
@@ -312,10 +312,14 @@ def install_seccomp() -> bool:
     return True
 
 
-def exec_module(code: types.CodeType, name: str, source: str) -> types.ModuleType:
-    """Runs compiled candidate code in a fresh module whose builtins are the restricted set."""
+def exec_module(code: types.CodeType, name: str, source: str, fresh_views: bool = False) -> types.ModuleType:
+    """Runs compiled candidate code in a fresh module whose builtins are the restricted set. ``fresh_views``:
+    with an importer of its own (``make_importer``), not the views the zygote built for its children (a later
+    job of a batch child, where an earlier candidate may have written to those views)."""
     module = types.ModuleType(name)
     module.__dict__["__builtins__"] = dict(_RESTRICTED_BUILTINS)
+    if fresh_views:
+        module.__dict__["__builtins__"]["__import__"] = make_importer()
     module.__dict__["__source__"] = source
     sys.modules[name] = module  # dataclasses look their class's module up there
     exec(code, module.__dict__)

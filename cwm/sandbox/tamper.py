@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import random
 import sys
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -43,7 +44,7 @@ _IGNORED = frozenset({"__warningregistry__"})  # the warnings module writes it i
 _BASELINE: dict[str, Any] = {}
 
 
-def snapshot() -> dict[str, Any]:
+def snapshot(extra: tuple[Any, ...] = ()) -> dict[str, Any]:
     """Identities of the watched modules' attributes and of the attributes of the classes they define (those
     a verdict's content depends on), and the global random generators' states."""
     modules, classes = {}, {}
@@ -60,26 +61,46 @@ def snapshot() -> dict[str, Any]:
                     and value.__qualname__ == key):
                 classes[f"{name}.{key}"] = (value, dict(vars(value)))
     return {"modules": modules, "classes": classes, "random": random.getstate(),
-            "np_random": np.random.get_state(), "shared": shared_state()}
+            "np_random": np.random.get_state(), "shared": shared_state(extra)}
 
 
-def shared_state() -> dict[str, Any]:
+def shared_state(extra: tuple[Any, ...] = ()) -> dict[str, Any]:
     """What a check could leave behind for the next check run in the same child (a batch,
     ``cwm.sandbox.child.batch_main``) without changing any attribute ``tampering`` compares: the contents of
-    every public dict, list and set of the modules a candidate may import (``numpy.sctypeDict``, say), held as
+    every public dict, list and set of the modules a candidate may import (``numpy.sctypeDict``, say) and the
+    attributes of their public functions and classes and of ``extra`` (the candidates' builtins), held as
     the identities of their items, and numpy's error handling, print options and buffer size."""
-    containers = {}
+    containers, owners = {}, {}
     for name in sorted(ALLOWED_IMPORTS | ALLOWED_SUBMODULES):
         module = sys.modules.get(name)
         for key, value in (vars(module).items() if module is not None else ()):
-            if not key.startswith("_") and type(value) in (dict, list, set):
+            if key.startswith("_"):
+                continue
+            if type(value) in (dict, list, set):
                 containers[f"{name}.{key}"] = (value, _identities(value))
-    return {"containers": containers, "numpy": (np.geterr(), np.get_printoptions(), np.getbufsize())}
+            elif _has_attributes(value):
+                owners[f"{name}.{key}"] = (value, _identities(vars(value)))
+    for value in extra:
+        if _has_attributes(value):
+            owners[f"builtins.{getattr(value, '__name__', '?')}"] = (value, _identities(vars(value)))
+    return {"containers": containers, "owners": owners,
+            "numpy": (np.geterr(), np.get_printoptions(), np.getbufsize())}
+
+
+def _has_attributes(value: Any) -> bool:
+    """A Python function or a class whose attributes can be assigned (not a builtin or C type)."""
+    if isinstance(value, type):
+        return not value.__flags__ & _IMMUTABLE_TYPE
+    return isinstance(value, _FUNCTION)
+
+
+_FUNCTION = type(_has_attributes)
 
 
 def _identities(value: Any) -> Any:
-    """A container's items by identity (iterating a builtin container runs no code of its items)."""
-    if type(value) is dict:
+    """A container's (or an attribute dict's) items by identity (iterating a builtin container or a class's
+    mapping proxy runs no code of its items)."""
+    if type(value) is dict or isinstance(value, MappingProxyType):
         return [(id(k), id(v)) for k, v in value.items()]
     return [id(v) for v in value]
 
@@ -91,14 +112,17 @@ def leftovers(before: dict[str, Any]) -> str:
     for name, (value, items) in before["shared"]["containers"].items():
         if _identities(value) != items:
             return f"{name} changed"
+    for name, (value, items) in before["shared"]["owners"].items():
+        if _identities(vars(value)) != items:
+            return f"an attribute of {name} changed"
     if (np.geterr(), np.get_printoptions(), np.getbufsize()) != before["shared"]["numpy"]:
         return "numpy's error handling, print options or buffer size changed"
     return ""
 
 
-def remember_baseline() -> None:
-    """Takes the snapshot every child of this zygote compares against."""
-    _BASELINE.update(snapshot())  # updated, not rebound: this module is among the watched ones
+def remember_baseline(extra: tuple[Any, ...] = ()) -> None:
+    """Takes the snapshot every child of this zygote compares against (``extra``: as ``shared_state``)."""
+    _BASELINE.update(snapshot(extra))  # updated, not rebound: this module is among the watched ones
 
 
 def baseline() -> dict[str, Any]:

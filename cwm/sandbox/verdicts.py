@@ -74,12 +74,14 @@ class JobResult:
 @dataclasses.dataclass(frozen=True)
 class BatchJob:
     """One job of a batch (``Sandbox.run_batch``): the trusted job, the untrusted source it runs on, its
-    payload and its limits (``None``: the sandbox's)."""
+    payload, its limits (``None``: the sandbox's) and whether the static gate runs (turned off only by tests
+    of the layers behind it, as ``Sandbox.run``'s ``gate``)."""
 
     job: str
     source: str
     payload: JSON
     limits: Limits | None = None
+    gate: bool = True
 
 
 DEFAULT_LIMITS = Limits()  # the limits a Sandbox applies unless told otherwise
