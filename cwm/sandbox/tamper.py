@@ -105,14 +105,16 @@ def _identities(value: Any) -> Any:
     return [id(v) for v in value]
 
 
-def leftovers(before: dict[str, Any]) -> str:
+def leftovers(before: dict[str, Any], *, attributes: bool = True) -> str:
     """What the last check changed of ``shared_state`` (empty when nothing did): a child in which it is not
     empty runs no further check. It may run code the candidate left in those containers (their ``__eq__``);
-    the caller runs it where that cannot change a verdict (after the verdict is written)."""
+    the caller runs it where that cannot change a verdict (after the verdict is written). ``attributes``:
+    compare the functions' and classes' attributes too (about 3 ms in a child; the static gate refuses
+    assigning an attribute of another object, so only a candidate that ran without it needs this)."""
     for name, (value, items) in before["shared"]["containers"].items():
         if _identities(value) != items:
             return f"{name} changed"
-    for name, (value, items) in before["shared"]["owners"].items():
+    for name, (value, items) in before["shared"]["owners"].items() if attributes else ():
         if _identities(vars(value)) != items:
             return f"an attribute of {name} changed"
     if (np.geterr(), np.get_printoptions(), np.getbufsize()) != before["shared"]["numpy"]:
