@@ -331,6 +331,7 @@ def _one_job(fd: int, request: dict[str, Any], payload: Any, *, layered: bool) -
       ran: the gate or the compiler refused it).
     """
     emit = _emitter(fd, request.pop("secret").encode())
+    del fd  # only in the closure that writes the verdict
     gated = bool(request["gate"])
     child = _Child(request["limits"])
     child.fresh_views = layered
