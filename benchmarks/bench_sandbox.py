@@ -1,5 +1,5 @@
-"""Sandbox speed: checks per second through the sandbox versus in-process, the cost of a zygote restart, a
-10,000-transition check set, the cost of the tamper check and of the module views, and call_budget's per-call
+"""Sandbox speed: checks per second through the sandbox versus in-process, a batch of checks in one child
+versus a fresh child per check (CPU), the cost of a zygote restart, a 10,000-transition check set, the cost of the tamper check and of the module views, and call_budget's per-call
 overhead. Prints ratios against in-run baselines.
 
     python benchmarks/bench_sandbox.py [--isolation auto|bwrap|process] [--repeats 30]
@@ -20,7 +20,7 @@ from pathlib import Path
 
 from cwm import checks
 from cwm.games import trajectories
-from cwm.sandbox import Limits, Sandbox, load_source, tamper
+from cwm.sandbox import CHECK_JOB, BatchJob, Limits, Sandbox, load_source, tamper
 from cwm.sandbox.budget import call_budget
 from cwm.sandbox.imports import make_importer
 from cwm.sandbox.watch import tree_cpu
@@ -65,6 +65,39 @@ def bench_cpu(sb: Sandbox, repeats: int) -> None:
     sandboxed = (cpu_seconds(sb) - start) / (n + 1)
     print(f"CPU per 5-trajectory check of a new source: in-process {in_process * 1e3:.2f} ms, sandbox "
           f"[{sb.mode}] {sandboxed * 1e3:.2f} ms (parent + zygote + child; {sandboxed / in_process:.2f}x)")
+
+
+def bench_batch(sb: Sandbox, repeats: int, size: int = 10) -> tuple[float, float]:
+    """CPU per check of a new source (5 trajectories) when a batch of ``size`` runs in one child
+    (``Sandbox.run_batch``) against a fresh child per check (``one_child=False``), alternating; both must give
+    the same reports. CPU of this process, the zygote and its children, live, ended or reaped (``tree_cpu``).
+    Returns the medians (per-check fork, one child per batch) in seconds per check."""
+    trajs = tuple(trajectories.record("tic_tac_toe", seed=s) for s in range(5))
+    payload = {"trajectories": list(trajs)}
+    counter = iter(range(10**9))
+
+    def batch() -> list[BatchJob]:
+        return [BatchJob(CHECK_JOB, SOURCE + f"\n# candidate {next(counter)}\n", payload) for _ in range(size)]
+
+    def settle() -> None:  # the zygote reaps the ended children while it waits for this job and after it
+        sb.run("cwm.sandbox.jobs.check:call", SOURCE, {"function": "get_initial_state"})
+        time.sleep(0.2)  # wall time only: every child has ended and been reaped (its CPU is the zygote's then)
+
+    sb.run_batch(batch())
+    settle()
+    times: dict[bool, list[float]] = {False: [], True: []}
+    for _ in range(max(3, repeats // 3)):
+        for one_child in (False, True):
+            start = tree_cpu()
+            reports = sb.check_batch(batch(), one_child=one_child)
+            settle()
+            times[one_child].append((tree_cpu() - start) / (size + 1))
+            assert all(r.all_passed for r in reports), reports[0].summary()
+    fork, one = statistics.median(times[False]), statistics.median(times[True])
+    print(f"CPU per 5-trajectory check of a new source, batches of {size} [{sb.mode}] (parent + zygote + "
+          f"children): a fresh child per check {fork * 1e3:.2f} ms, one child per batch {one * 1e3:.2f} ms "
+          f"({fork / one:.2f}x less)")
+    return fork, one
 
 
 def transitions(n: int) -> tuple:
@@ -201,13 +234,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--isolation", default="auto", choices=["auto", "bwrap", "process"])
     parser.add_argument("--repeats", type=int, default=30)
+    parser.add_argument("--batch-only", action="store_true", help="only the batch comparison (bench_batch)")
     args = parser.parse_args()
+    if args.batch_only:
+        with Sandbox(limits=Limits(wall_s=120, cpu_s=120), isolation="process") as sb:
+            bench_batch(sb, args.repeats)
+        return
     with Sandbox(limits=Limits(wall_s=120, cpu_s=120), isolation=args.isolation) as sb:
         bench_five(sb, args.repeats)
         bench_restart(sb, args.repeats)
         bench_10k(sb)
     with Sandbox(limits=Limits(wall_s=120, cpu_s=120), isolation="process") as sb:
         bench_cpu(sb, args.repeats)
+        bench_batch(sb, args.repeats)
     bench_tamper(max(5, args.repeats // 3))
     bench_views(args.repeats)
     bench_budget(max(3, args.repeats // 5))

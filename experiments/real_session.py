@@ -69,6 +69,8 @@ from cwm.synthesis.store import ResumeError
 from cwm.text import counted
 from cwm.types import CwmError
 
+REPOSITORY = Path(__file__).resolve().parent.parent
+
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
@@ -197,7 +199,7 @@ def _record_and_verify(spec: games.GameSpec, work: Path, args: argparse.Namespac
             return 1
     calls = sum(r.llm_calls for r in first.values())
     replies = answering.provenance(answered_by=args.answered_by)
-    provenance = {"game": spec.name, "deck": args.deck, "rules": next(iter(first.values())).rules, "answered_by": args.answered_by, "relay": relay_by(args.relay_by, replies.relay),
+    provenance = {"game": recorded_game(spec.name), "deck": args.deck, "rules": next(iter(first.values())).rules, "answered_by": args.answered_by, "relay": relay_by(args.relay_by, replies.relay),
                   "strategy": args.strategy, "budget": args.budget,
                   "date": replies.date, "replies": replies.replies, "prompts_hashed": replies.prompts_hashed,
                   "llm_calls": calls,
@@ -208,6 +210,19 @@ def _record_and_verify(spec: games.GameSpec, work: Path, args: argparse.Namespac
     print(f"recorded and verified: {recording} ({counted(calls, 'call')}, replays to the same best program); "
           f"provenance: {work / 'provenance.json'}")
     return 0
+
+
+def recorded_game(name: str, root: Path = REPOSITORY) -> str:
+    """The game as the provenance records it: a module game inside the repository ``root`` by its path from
+    there (``experiments/heldout/cairn.py:cairn``, the same on every checkout), any other name as given (a
+    module elsewhere keeps its absolute path)."""
+    if ".py:" not in name:
+        return name
+    path_text, short_name = name.rsplit(":", 1)
+    path = Path(path_text)
+    if not path.is_absolute() or not path.is_relative_to(root):
+        return name
+    return f"{path.relative_to(root).as_posix()}:{short_name}"
 
 
 def _ship(game: str, work: Path, deck: str, rules: str, seed: int = 0, real: Path | None = None) -> None:

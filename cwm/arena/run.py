@@ -43,8 +43,9 @@ from cwm.arena.plan import (  # noqa: F401  (DEFAULT_MOVE_TIME_S and TournamentP
     resumable,
 )
 from cwm.arena.types import MatchJob, MatchOutcome, MatchResult
+from cwm.bundle.files import BundleError, read_manifest, verified_files
 from cwm.executors import Executor, JobCrashed, make_executor, worker_place
-from cwm.files import atomic_write, changed_settings
+from cwm.files import InputLimitError, atomic_write, changed_settings
 from cwm.llm import PendingBatch
 from cwm.llm.batch import PENDING_FILE, pending_requests
 from cwm.text import counted
@@ -248,7 +249,7 @@ def tournament(game: str | games.GameSpec, agents: Sequence[str], plan: Tourname
       executor: ``local`` (process pool, default), ``local:N``, ``inline``, ``ray[:ADDRESS]`` or an executor.
       progress: show a tqdm progress bar.
       checked: what ``check_agents`` built just before for this game with these settings (a command that
-        checks the agents before its cost estimate): those agents are not built again; others are.
+        checks the agents before its cost estimate): not built again (a bundle's files verified); others are.
       legacy: the former keyword arguments (``matches=``, ``settings=``, ``seed=``, ``pairings=``,
         ``move_time_limit=``), deprecated.
 
@@ -258,10 +259,10 @@ def tournament(game: str | games.GameSpec, agents: Sequence[str], plan: Tourname
     Raises:
       ArenaError: bad numbers (``matches`` < 1, a time limit <= 0, fewer than one simulation or rollout), an
         agent that cannot be built (an unknown or misfitting spec, an LLM client without its key, a missing
-        model file), fewer than two agents, two labels of one agent, an ``out_dir`` holding a tournament
-        with another game, seed or settings, or one written before matches were keyed by content
-        (``cwm.arena.plan.resumable``), or more than ``cwm.arena.plan.MAX_MATCHES`` matches. Nothing is
-        written then.
+        model file, a ``checked`` bundle changed since), fewer than two agents, two labels of one agent, an
+        ``out_dir`` holding a tournament with another game, seed or settings, or one written before matches
+        were keyed by content (``cwm.arena.plan.resumable``), or more than ``cwm.arena.plan.MAX_MATCHES``
+        matches. Nothing is written then.
       DirectoryInUse: another process is writing ``out_dir`` (``cwm.arena.lock``: the writer holds a lock on
         ``out_dir/.cwm-lock`` while it plays, released when it ends however it ends).
       AgentSpecError: a spec that does not parse, two seated specs with one label, or a pairing entry that
@@ -308,8 +309,42 @@ def _check_unchecked(name: str, jobs: MatchJobs, plan: TournamentPlan, checked: 
     ``check_agents`` does); every seated agent's label and build."""
     builds = dict(pair for seating in jobs.seatings for pair in zip(seating.labels, seating.builds))
     built = checked.builds if checked and (checked.game, checked.settings) == (name, plan.settings) else frozenset()
+    seals = dict(checked.seals) if checked else {}
+    for label, spec in builds.items():
+        if (label, spec) in built:
+            _still_as_checked(label, spec, seals.get(spec))
     check_agents(name, {label: spec for label, spec in builds.items() if (label, spec) not in built}, plan.settings)
     return builds
+
+
+def _bundle_of(spec: str) -> Path | None:
+    """The bundle directory a ``cwm:`` spec plays, else ``None``."""
+    parsed = parse_agent_spec(spec)
+    return Path(parsed.target) if parsed.kind == "cwm" and Path(parsed.target).is_dir() else None
+
+
+def _seal(spec: str) -> str | None:
+    """What a checked bundle agent is (its files' hashes, ``agent_fingerprint``), to verify at the tournament."""
+    return identity.agent_fingerprint(parse_agent_spec(spec)) if _bundle_of(spec) is not None else None
+
+
+def _still_as_checked(label: str, spec: str, seal: str | None) -> None:
+    """Raises ``ArenaError`` (one line naming the bundle) when a bundle agent ``check_agents`` checked has changed
+    on disk since: a file edited, added or removed (its files no longer match their hashes) or the bundle
+    exported anew (other hashes). It would otherwise only forfeit, or play as another agent than was checked."""
+    path = _bundle_of(spec)
+    if seal is None and path is None:
+        return
+    why = "it is gone" if path is None else None
+    if path is not None:
+        try:
+            verified_files(path, read_manifest(path))
+            why = None if _seal(spec) == seal else "its files are not those checked (exported anew?)"
+        except (BundleError, InputLimitError) as e:
+            why = (str(e).strip().splitlines() or [type(e).__name__])[0]
+    if why:
+        raise ArenaError(f"agent {label}: the bundle {path or parse_agent_spec(spec).target} changed on disk after "
+                         f"it was checked ({why}); run the command again to check it anew")
 
 
 def _play(ex: Executor, jobs: MatchJobs, out: Path, config: dict[str, JSON], progress: bool) -> dict[str, MatchResult]:
@@ -377,11 +412,12 @@ def _check_numbers(matches: int, settings: Settings, move_time_limit: float | No
 class CheckedAgents:
     """The agents ``check_agents`` built for ``game`` with ``settings`` (pairs of label and spec): a
     ``tournament`` handed them right after does not build them again (a ``gt-ismcts`` agent's self-test of
-    its resampler, say)."""
+    its resampler, say), but verifies that each bundle agent's files are still those checked (``seals``)."""
 
     game: str
     builds: frozenset[tuple[str, str]]
     settings: Settings
+    seals: frozenset[tuple[str, str]] = frozenset()  # (spec, fingerprint) of each bundle agent, as checked
 
 
 def check_agents(game: str, builds: Mapping[str, str], settings: Settings) -> CheckedAgents:
@@ -395,12 +431,15 @@ def check_agents(game: str, builds: Mapping[str, str], settings: Settings) -> Ch
     Raises:
       ArenaError: one line naming the agent and why it cannot play ``game``.
     """
+    seals = {}
     for label, spec in builds.items():
         try:
             check_agent(spec, game, settings=settings)
+            seals[spec] = _seal(spec)
         except ValueError as e:  # AgentSpecError, LLMConfigError and settings an agent refuses
             raise ArenaError(f"agent {label} cannot play {game}: {e}") from e
-    return CheckedAgents(game, frozenset(builds.items()), settings)
+    return CheckedAgents(game, frozenset(builds.items()), settings,
+                         frozenset((spec, seal) for spec, seal in seals.items() if seal is not None))
 
 
 def _check_config(path: Path, config: dict[str, JSON]) -> None:

@@ -33,8 +33,9 @@ MAX_FILE_BYTES = 256 << 20  # a trajectory file, checked before it is read: thou
 SHARED_TABLE_MIN = 16
 TABLE_KIND = "chance_table"
 # What a file's table references may stand for, as a multiple of its read bound: the file as if every
-# reference were written out (bargaining's 10,000-transition set: 750 MB in a 17 MB file), so a few bytes of
-# references cannot stand for an unbounded amount of data downstream.
+# reference were written out as ``save`` writes a step inline (the outcomes, the legal actions and their
+# strings, non-ASCII characters as JSON escapes; bargaining's 10,000-transition set: 770 MB in a 17 MB
+# file), so a few bytes of references cannot stand for an unbounded amount of data downstream.
 EXPANSION_BOUND = 4
 
 # A policy picks an action id for the current (non-chance) player of a ground-truth state.
@@ -413,7 +414,7 @@ def _parse(path: Path, data: bytes, *, expanded_limit: int) -> list[Trajectory |
         raise TrajectoryFormatError(f"{path}: the last line has no newline; the file looks truncated")
     items: list[Trajectory | ClosedTrajectory] = []
     tables: dict[int, Step] = {}
-    sizes: dict[int, int] = {}  # each table line's length
+    sizes: dict[int, int] = {}  # what one reference to each table costs written out (``_written_size``)
     expanded = len(data)
     for i, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
@@ -426,7 +427,7 @@ def _parse(path: Path, data: bytes, *, expanded_limit: int) -> list[Trajectory |
             raise TrajectoryFormatError(str(e)) from None
         if isinstance(record, dict) and record.get("kind") == TABLE_KIND:
             _add_table(record, tables, where=f"{path}:{i}")
-            sizes[record["id"]] = len(line)  # type: ignore[index]
+            sizes[record["id"]] = _written_size(tables[record["id"]])  # type: ignore[index]
             continue
         item, used = _from_json_tabled(record, tables, where=f"{path}:{i}")
         expanded += sum(sizes[k] for k in used)
@@ -458,6 +459,15 @@ def _add_table(record: dict[str, JSON], tables: dict[int, Step], *, where: str) 
     chance = step.chance_outcomes
     tables[key] = dataclasses.replace(step, legal_actions=tuple(c.action for c in chance),  # type: ignore[index]
                                       legal_action_strings=tuple(c.action_string for c in chance))
+
+
+def _written_size(table: Step) -> int:
+    """The bytes a step's reference to ``table`` stands for: its three fields as ``save`` writes them inline
+    (the table line itself holds the outcomes once, and non-ASCII in it may be raw UTF-8 where ``save``
+    writes a 6- or 12-byte escape per character)."""
+    step = _step_json(table)
+    fields = [step["legal_actions"], step["legal_action_strings"], step["chance_outcomes"]]
+    return len(json.dumps(fields, separators=(",", ":")))
 
 
 def _from_json_tabled(record: JSON, tables: dict[int, Step], *,

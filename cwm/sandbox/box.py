@@ -38,6 +38,7 @@ from cwm.sandbox.verdicts import (  # noqa: F401  (the job names and verdicts ar
     RANDOM_PLAY_JOB,
     SAMPLE_JOB,
     VALUE_JOB,
+    BatchJob,
     JobResult,
     Limits,
 )
@@ -80,6 +81,7 @@ class Sandbox:
         self._traj_memo: tuple[tuple[Trajectory, ...], dict[str, Any]] | None = None
         self._lock = threading.Lock()
         self.restarts = 0
+        self.batch_children: list[int] = []  # which child of the last batch ran each job (0, 1, ...)
 
     # -- lifecycle ----------------------------------------------------------------------------------
     @property
@@ -159,6 +161,70 @@ class Sandbox:
         """
         with self._lock:
             return self._run(job, source, payload, limits or self.limits, gate)
+
+    def run_batch(self, jobs: Sequence[BatchJob], *, one_child: bool = True) -> list[JobResult]:
+        """Runs ``jobs`` in order, each as ``run`` would, in as few children as they allow: one child runs one
+        job after another while each ends ``ok`` (or is refused by the gate) and leaves nothing behind that a
+        later job could observe (``cwm.sandbox.child.batch_main``); a job that fails, overruns or crashes gets
+        the verdict it gets in a child of its own, and the jobs after it run in a fresh child. Each job's
+        candidate is loaded anew and its payload is a fresh copy, so its verdict is the one ``run`` gives.
+        ``batch_children`` says afterwards which child ran each job (0, 1, ...).
+
+        Args:
+          jobs: the jobs, each with its payload and limits.
+          one_child: ``False``: a fresh child per job, as ``run`` (kept to compare the two).
+
+        Raises:
+          SandboxError: the zygote cannot be started at all.
+        """
+        with self._lock:
+            if not one_child or len(jobs) < 2:
+                self.batch_children = list(range(len(jobs)))
+                return [self._run(j.job, j.source, j.payload, j.limits or self.limits, j.gate) for j in jobs]
+            return self._run_batch(list(jobs))
+
+    def _run_batch(self, jobs: list[BatchJob]) -> list[JobResult]:
+        payloads: dict[str, bytes] = {}
+        items = []
+        for j in jobs:
+            data, key = self._encode(j.payload)
+            payloads[key] = data
+            items.append({"job": j.job, "source": j.source, "payload_key": key, "gate": j.gate,
+                          "limits": dataclasses.asdict(j.limits or self.limits)})
+        reply = self._exchange_batch(items, payloads)
+        if reply is not None and (reply.get("out_of_turn") or reply.get("missing_payload")):
+            self._ensure().sent.difference_update(payloads)
+            reply = self._exchange_batch(items, payloads)
+        replies = reply.get("replies") if reply is not None else None
+        if not isinstance(replies, list) or len(replies) != len(jobs):  # the zygote died or answered wrongly
+            self.restart()
+            self.batch_children = list(range(len(jobs)))
+            return [self._run(j.job, j.source, j.payload, j.limits or self.limits, j.gate) for j in jobs]
+        self.batch_children = [int(r.get("child", -1)) for r in replies]
+        return [JobResult(str(r["kind"]) == "ok", r.get("value"),
+                          clean(str(r.get("error", "")), limit=TEXT_LIMIT, multiline=True),
+                          clean(str(r["kind"]), limit=100)) for r in replies]
+
+    def _exchange_batch(self, items: list[dict[str, Any]], payloads: dict[str, bytes]) -> dict[str, Any] | None:
+        """Sends a batch (with the payloads the zygote lacks) and waits for its answer: as long as its jobs'
+        longest backstops together, and a margin each (``_reply_wait``)."""
+        zygote = self._ensure()
+        nonce = secrets.token_hex(8)
+        message = {"batch": items, "nonce": nonce,
+                   "payloads": {k: d for k, d in payloads.items() if k not in zygote.sent}}
+        if not zygote.send(pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)):
+            return None
+        zygote.sent.update(payloads)
+        reply = zygote.receive(time.monotonic() + sum(_reply_wait(item) for item in items))
+        if reply is None or reply.pop("nonce", None) == nonce:
+            return reply
+        log.warning("the sandbox zygote answered out of turn (a forged or stale reply); restarting it")
+        self.restart()
+        return {"out_of_turn": True}
+
+    def check_batch(self, jobs: Sequence[BatchJob], *, one_child: bool = True) -> list[CheckReport]:
+        """``check`` of each job (one returning ``CheckReport.to_json()``), run as ``run_batch`` runs them."""
+        return [_report_of(result) for result in self.run_batch(jobs, one_child=one_child)]
 
     def open_session(self, job: str, source: str, payload: JSON, *, move_cpu_s: float,
                      limits: Limits | None = None, gate: bool = True) -> Session:
@@ -257,19 +323,13 @@ class Sandbox:
         """``cwm.checks.run_checks`` on ``source`` in a child. A gate rejection, a load error or a limit gives
         a failing ``CheckReport`` whose ``error`` starts with the kind (``"timeout: ..."``); never raises
         for bad candidate code."""
-        return self.check(CHECK_JOB, source, self._trajectory_payload(trajectories), limits=limits)
+        return self.check(CHECK_JOB, source, self.trajectory_payload(trajectories), limits=limits)
 
     def check(self, job: str, source: str, payload: JSON, *, limits: Limits | None = None) -> CheckReport:
         """Runs a check ``job`` (one returning ``CheckReport.to_json()``) on ``source`` in a child. A gate
         rejection, a load error or a limit gives a failing report whose ``error`` starts with the kind; never
         raises for bad candidate code."""
-        result = self.run(job, source, payload, limits=limits)
-        if not result.ok:
-            return error_report(f"{result.kind}: {result.error}")
-        try:
-            return CheckReport.from_json(result.value)
-        except (TypeError, KeyError, ValueError, AttributeError) as e:
-            return error_report(f"error: the sandboxed check returned a malformed report ({type(e).__name__}: {e})")
+        return _report_of(self.run(job, source, payload, limits=limits))
 
     def check_inference(self, source: str, closed: Sequence[ClosedTrajectory], *, model_source: str | None = None,
                         terminal: bool = False, random_games: int = 0, max_steps: int = 10_000,
@@ -284,9 +344,10 @@ class Sandbox:
                    "random_games": random_games, "max_steps": max_steps, "kind": kind}
         return self.check(INFERENCE_JOB, source, payload, limits=limits)
 
-    def _trajectory_payload(self, trajectories: Sequence[Trajectory]) -> dict[str, Any]:
-        # The same trajectory objects (frozen dataclasses) give the same payload object, so the set is pickled
-        # and sent once however the caller holds it (a list rebuilt per call is fine).
+    def trajectory_payload(self, trajectories: Sequence[Trajectory]) -> dict[str, Any]:
+        """The payload of a world-model check on ``trajectories`` (``CHECK_JOB``); the same object for the same
+        trajectory objects (frozen dataclasses), however the caller holds them (a list rebuilt per call is
+        fine), so the set is pickled and sent once."""
         items = tuple(trajectories)
         memo = self._traj_memo
         if memo is not None and len(memo[0]) == len(items) and all(a is b for a, b in zip(memo[0], items)):
@@ -296,8 +357,18 @@ class Sandbox:
         return payload
 
 
-__all__ = ["ALLOWED_IMPORTS", "FORBIDDEN_NAMES", "CALL_JOB", "CHECK_JOB", "INFERENCE_JOB", "RANDOM_PLAY_JOB", "JobResult", "Limits", "Sandbox",
+__all__ = ["ALLOWED_IMPORTS", "FORBIDDEN_NAMES", "CALL_JOB", "CHECK_JOB", "INFERENCE_JOB", "RANDOM_PLAY_JOB", "BatchJob", "JobResult", "Limits", "Sandbox",
            "SandboxError", "bwrap_available", "scrubbed_env", "static_gate"]
+
+
+def _report_of(result: JobResult) -> CheckReport:
+    """A check job's report: a failing one whose ``error`` starts with the kind when the job did not end ok."""
+    if not result.ok:
+        return error_report(f"{result.kind}: {result.error}")
+    try:
+        return CheckReport.from_json(result.value)
+    except (TypeError, KeyError, ValueError, AttributeError) as e:
+        return error_report(f"error: the sandboxed check returned a malformed report ({type(e).__name__}: {e})")
 
 
 def _reply_wait(request: dict[str, Any]) -> float:

@@ -38,13 +38,41 @@ from cwm.contract import (
 )
 from cwm.model import WorldModel
 from cwm.sandbox import pool
-from cwm.sandbox.box import ENCODER_GAMES_JOB, ENCODER_JOB, VALUE_JOB
+from cwm.sandbox.box import CHECK_JOB, ENCODER_GAMES_JOB, ENCODER_JOB, VALUE_JOB, BatchJob
 from cwm.sandbox.budget import call_budget
 from cwm.sandbox.jobs.check import require
 from cwm.sandbox.load import load_source
 from cwm.types import CheckReport, ClosedTrajectory, ModelLoadError, Trajectory, error_report
 
 Checker = Callable[[str], CheckReport]
+
+
+@dataclasses.dataclass(frozen=True)
+class BatchChecker:
+    """A checker that can also score several candidates at once: ``many`` runs them in one sandbox child
+    while they pass (``Sandbox.check_batch``), each with the report ``one`` gives it alone."""
+
+    one: Checker
+    many: Callable[[Sequence[str]], list[CheckReport]]
+
+    def __call__(self, source: str) -> CheckReport:
+        return self.one(source)
+
+
+def check_many(check: Checker, sources: Sequence[str]) -> list[CheckReport]:
+    """The reports of ``sources`` by ``check``: in one batch when it is a ``BatchChecker``, else one by one."""
+    if isinstance(check, BatchChecker):
+        return check.many(sources)
+    return [check(source) for source in sources]
+
+
+def _batched(sandbox: Any, one: Checker, job: str, payload: Callable[[], Any], limits: Any) -> Checker:
+    """``one``, with a ``many`` that runs ``job`` on several sources in one child of ``sandbox`` (a ``Sandbox``;
+    another object gets no batch)."""
+    if not hasattr(sandbox, "check_batch"):
+        return one
+    return BatchChecker(one, lambda sources: sandbox.check_batch([BatchJob(job, s, payload(), limits)
+                                                                 for s in sources]))
 RANDOM_GAMES = 10  # random-play games a closed-deck candidate's model must finish
 IN_PROCESS_CALL_S = 2.0  # the per-call budget of a model checked in this process
 
@@ -54,14 +82,16 @@ def world_model_checker(train: Sequence[Trajectory], *, sandbox: Any = None, lim
 
     Args:
       train: open-deck trajectories to check against.
-      sandbox: a ``cwm.sandbox.Sandbox``; each candidate is checked in a forked, limited child. Without
+      sandbox: a ``cwm.sandbox.Sandbox``; each candidate is checked in a forked, limited child (several at
+        once, ``check_many``, in one child while they pass: ``Sandbox.check_batch``). Without
         one, candidates are loaded in this process behind the static gate and a 2 s per-call time budget
         (``cwm.sandbox.budget.call_budget``): only for trusted or test code.
       limits: ``cwm.sandbox.Limits`` for each check (default: the sandbox's own).
     """
     trajs = list(train)
     if sandbox is not None:
-        return lambda source: sandbox.check_world_model(source, trajs, limits=limits)
+        one = lambda source: sandbox.check_world_model(source, trajs, limits=limits)  # noqa: E731
+        return _batched(sandbox, one, CHECK_JOB, lambda: sandbox.trajectory_payload(trajs), limits)
     return lambda source: _world_model_in_process(source, trajs)
 
 
@@ -186,5 +216,5 @@ def sandbox_check_encoder(source: str, trajectories: Iterable[Trajectory], *, sa
     return EncoderReport.from_json(result.value)  # type: ignore[arg-type]
 
 
-__all__ = ["RANDOM_GAMES", "Checker", "encoder_checker", "inference_checker", "random_play_steps",
+__all__ = ["RANDOM_GAMES", "BatchChecker", "Checker", "check_many", "encoder_checker", "inference_checker", "random_play_steps",
            "sandbox_check_encoder", "value_checker", "world_model_checker"]

@@ -1,10 +1,10 @@
-"""The hardened child the sandbox's zygote forks for every job, and the frames the processes exchange.
+"""The hardened child the zygote forks per job (or per batch of jobs), and the frames the processes exchange.
 
 The child drops privileges layer by layer (``cwm.sandbox.layers``), loads the candidate with restricted
 builtins, runs the trusted job function with every model call under the per-call budget (``call_guard``),
 and writes one message to its pipe: the job's secret, an 8-byte length, then JSON.
 
-The secret (fresh per job, from the zygote) and the pipe live only in ``child_main``'s locals and the
+The secret (fresh per job, from the zygote) and the pipe live only in ``_one_job``'s locals and the
 ``emit`` closure made there: no module attribute leads to them, so candidate code that reaches this module
 through ``sys.modules`` finds nothing that writes a verdict.
 
@@ -15,9 +15,11 @@ zygote->parent).
 from __future__ import annotations
 
 import functools
+import gc
 import importlib
 import json
 import os
+import pickle
 import signal
 import sys
 import traceback
@@ -131,6 +133,7 @@ class _Child:
         self.what = ""  # the contract function of the last beat that announced a call
         self.resting = False  # the last beat said the library's own work follows (``REST``)
         self.started = 0.0  # user CPU seconds of the process when the current call was announced
+        self.fresh_views = False  # candidates import through views of their own (a batch's later job)
 
     def abort(self, kind: str, message: str) -> Abort:
         self.issued.append(Abort(kind, message))
@@ -147,7 +150,7 @@ class _Child:
         if self.fired == 1:
             signal.setitimer(signal.ITIMER_VIRTUAL, 0.05)  # re-armed: a model that swallows the interrupt is ended
             raise self.overran()
-        os._exit(KEPT_RUNNING_EXIT)  # the zygote words the verdict; only child_main can write one
+        os._exit(KEPT_RUNNING_EXIT)  # the zygote words the verdict; only _one_job can write one
 
     def overran(self) -> Abort:
         return self.abort("timeout", f"{self.call} ran longer than the per-call budget of {self.limits['per_call_s']} s")
@@ -242,7 +245,7 @@ def child_guard() -> Any:
 def _emitter(fd: int, secret: bytes) -> Any:
     """The one function that writes this job's verdict: ``secret``, an 8-byte length, then JSON.
 
-    Only the function that made it (``child_main``) may call it: code that found it by walking frames and
+    Only the function that made it (``_one_job``) may call it: code that found it by walking frames and
     calls it gets an ``error`` verdict written in its place, and the process ends.
     """
     encode, encode_loose, write_all, getframe, leave = _ENCODE, _ENCODE_LOOSE, _write_all, sys._getframe, os._exit
@@ -268,17 +271,75 @@ def _emitter(fd: int, secret: bytes) -> Any:
 
 def child_main(fd: int, request: dict[str, Any], payload: Any) -> None:
     """Runs one job in this (forked) process and writes its verdict to ``fd``; never returns."""
+    _harden(request["limits"], keep=(fd,))
+    _one_job(fd, request, payload, layered=False)
+    os._exit(0)
+
+
+def batch_main(req_fd: int, res_fd: int, payloads: dict[str, tuple[Any, bytes]]) -> None:
+    """Runs a batch of jobs one after another in this (forked) process; never returns.
+
+    Each job's request (pickled, its own secret and limits) is read from ``req_fd`` once the zygote has set
+    this process's resource limits for it, and its verdict is written to ``res_fd`` as ``child_main`` writes
+    one. The candidate of each job is a fresh module (gated, compiled and run anew), its payload a fresh copy
+    (unpickled from ``payloads``' bytes; the first job using a payload takes the object inherited from the
+    zygote, which nothing has touched), the random generators are reseeded (``layers.baseline``), and the
+    layers are switched on once, before the first candidate. After a verdict the process collects its
+    garbage (a finalizer the candidate left runs now, not during the next job) and checks that nothing a
+    later check could observe has changed (``layers.leftovers``); only then does it say it is ready for the
+    next job (an empty frame under the job's secret). Anything else (a verdict but ``ok`` or ``static``,
+    state left behind) ends the process, and the zygote runs the rest of the batch in a fresh one.
+    """
+    leftovers, collect = layers.leftovers, gc.collect  # taken before any candidate runs
+    _harden(None, keep=(req_fd, res_fd))
+    layered, used = False, set()
+    while (frame := read_frame(req_fd)) is not None:
+        request = pickle.loads(frame)
+        key = request["payload_key"]
+        payload = payloads[key][0] if key not in used else pickle.loads(payloads[key][1])
+        used.add(key)
+        secret = request["secret"].encode()
+        kind, before = _one_job(res_fd, request, payload, layered=layered)
+        del payload
+        layered = layered or before is not None
+        if kind not in ("ok", "static"):
+            break
+        collect()
+        if before is not None and leftovers(before, attributes=not request["gate"]):
+            break
+        _write_all(res_fd, secret + bytes(8))
+    os._exit(0)
+
+
+def _harden(limits: dict[str, float] | None, *, keep: tuple[int, ...]) -> None:
+    """The layers every child takes before any candidate runs: its own process group and only ``keep``
+    open, resource limits (``limits``; ``None``: a batch's, which the zygote sets per job), no capabilities."""
+    layers.detach(keep=keep)
+    if limits is not None:
+        layers.set_rlimits(limits)
+    else:
+        layers.set_batch_rlimits()
+    layers.drop_capabilities()
+
+
+def _one_job(fd: int, request: dict[str, Any], payload: Any, *, layered: bool) -> tuple[str, Any]:
+    """Runs one job and writes its verdict to ``fd``. ``layered``: seccomp and the audit hook are on already
+    (a later job of a batch).
+
+    Returns:
+      The verdict's kind, and the snapshot the job was compared against (``None`` when the candidate never
+      ran: the gate or the compiler refused it).
+    """
     emit = _emitter(fd, request.pop("secret").encode())
+    del fd  # only in the closure that writes the verdict
     gated = bool(request["gate"])
     child = _Child(request["limits"])
+    child.fresh_views = layered
     _CURRENT[:] = [child]
-    layers.detach(keep=(fd,))
-    del fd
-    layers.set_rlimits(request["limits"])
-    layers.drop_capabilities()
     signal.signal(signal.SIGVTALRM, child.on_alarm)
+    ran: list[Any] = []
     try:
-        kind, value, error = _run_job(child, request, payload)
+        kind, value, error = _run_job(child, request, payload, layered, ran)
     except Abort as a:
         if a.kind in _ABORT_KINDS and any(a is issued for issued in child.issued):
             kind, value, error = a.kind, None, a.message
@@ -292,7 +353,7 @@ def child_main(fd: int, request: dict[str, Any], payload: Any) -> None:
         kind, value, error = "error", None, _describe(e)
     signal.setitimer(signal.ITIMER_VIRTUAL, 0)
     emit(kind, value, error, gated and kind != "static")
-    os._exit(0)
+    return kind, ran[0] if ran else None
 
 
 def forked(body: Callable[[], None]) -> NoReturn:
@@ -316,13 +377,16 @@ class Refused(Exception):
         self.message = message
 
 
-def _run_job(child: _Child, request: dict[str, Any], payload: Any) -> tuple[str, JSON, str]:
+def _run_job(child: _Child, request: dict[str, Any], payload: Any, layered: bool,
+             ran: list[Any]) -> tuple[str, JSON, str]:
+    """The job's verdict; ``ran`` receives the snapshot taken before the candidate ran, once it is loaded."""
     job = _resolve_job(request["job"])
     tampering = layers.tampering  # taken before the candidate runs, like the job function
     try:
-        module, before = open_candidate(child, request)
+        module, before = open_candidate(child, request, layered=layered)
     except Refused as r:
         return r.kind, None, r.message
+    ran.append(before)
     value = job(module, payload)
     tampered = tampering(before)
     if tampered:
@@ -330,9 +394,10 @@ def _run_job(child: _Child, request: dict[str, Any], payload: Any) -> tuple[str,
     return "ok", value, ""
 
 
-def open_candidate(child: _Child, request: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
-    """Gates and compiles the request's source, switches on the last layers (seccomp, the audit hook) and
-    runs the module body under the per-call budget.
+def open_candidate(child: _Child, request: dict[str, Any], *, layered: bool = False) -> tuple[Any, dict[str, Any]]:
+    """Gates and compiles the request's source, switches on the last layers (seccomp, the audit hook; unless
+    ``layered``: a batch's later job, where they are on already) and runs the module body under the per-call
+    budget.
 
     Returns:
       The module and the harness's snapshot taken before the candidate ran (``layers.tampering``).
@@ -345,8 +410,9 @@ def open_candidate(child: _Child, request: dict[str, Any]) -> tuple[Any, dict[st
         _gate(source)
     code = _compile(source, CANDIDATE_MODULE)
     before = layers.baseline()
-    layers.install_seccomp()  # before the audit hook, which refuses ctypes
-    layers.install_audit_hook()
+    if not layered:
+        layers.install_seccomp()  # before the audit hook, which refuses ctypes
+        layers.install_audit_hook()
     return _exec(child, code, CANDIDATE_MODULE, source), before
 
 
@@ -380,7 +446,7 @@ def _compile(source: str, name: str) -> Any:
 def _exec(child: _Child, code: Any, name: str, source: str) -> Any:
     try:
         label = "the module body" if name == CANDIDATE_MODULE else f"the module body of {name}"
-        return child.guard(layers.exec_module, code, name, source, label=label)
+        return child.guard(layers.exec_module, code, name, source, child.fresh_views, label=label)
     except Abort:
         raise
     except Exception as e:

@@ -29,9 +29,9 @@ from cwm.contract import source_lines
 from cwm.sandbox.builders import checked_build_class, checked_type, install_codegen_guard
 from cwm.sandbox.imports import make_importer
 from cwm.sandbox.names import ALLOWED_IMPORTS, ALLOWED_SUBMODULES, FORBIDDEN_NAMES
-from cwm.sandbox.tamper import baseline, remember_baseline, snapshot, tampering
+from cwm.sandbox.tamper import baseline, leftovers, remember_baseline, snapshot, tampering
 
-__all__ = ["baseline", "snapshot", "tampering"]  # the tamper check, re-exported for the child
+__all__ = ["baseline", "leftovers", "snapshot", "tampering"]  # the tamper check, re-exported for the child
 
 try:
     import pyseccomp
@@ -90,7 +90,7 @@ def prepare_zygote() -> None:
     for name in sorted(ALLOWED_IMPORTS | ALLOWED_SUBMODULES):  # every child inherits the views built
         _RESTRICTED_BUILTINS["__import__"](name)
     _FILTER = build_seccomp_filter()
-    remember_baseline()
+    remember_baseline(tuple(_RESTRICTED_BUILTINS.values()))
 
 
 def restricted_builtins() -> dict[str, Any]:
@@ -190,6 +190,34 @@ def set_rlimits(limits: dict[str, float]) -> None:
         resource.setrlimit(which, value)
 
 
+def set_batch_rlimits() -> None:
+    """A batch child's limits (``cwm.sandbox.child.batch_main``): no file growth, no cores, no new processes,
+    32 files, as ``set_rlimits``; the address space and CPU seconds are set by the zygote before each job
+    (``job_rlimits``), measured from what the child holds and has used when the job starts."""
+    for which, value in ((resource.RLIMIT_FSIZE, (0, 0)), (resource.RLIMIT_CORE, (0, 0)),
+                         (resource.RLIMIT_NOFILE, (32, 32)), (resource.RLIMIT_NPROC, (0, 0))):
+        resource.setrlimit(which, value)
+
+
+def job_rlimits(pid: int, limits: dict[str, float], cpu_used: float) -> None:
+    """Sets, from outside (the zygote), a batch child's limits for its next job as ``set_rlimits`` sets a
+    fresh child's: address space its current size + ``memory_mb``, CPU seconds ``cpu_s`` more than it has
+    used (whole seconds, as the kernel counts them).
+
+    Raises:
+      OSError: the limits could not be set (then the child must not run the job).
+    """
+    with open(f"/proc/{pid}/statm") as f:
+        current = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    space = current + int(limits["memory_mb"]) * (1 << 20)
+    cpu = max(1, int(-(-(cpu_used + limits["cpu_s"]) // 1)))
+    for which, value in ((resource.RLIMIT_AS, space), (resource.RLIMIT_CPU, cpu)):
+        hard = resource.prlimit(pid, which)[1]
+        if hard != resource.RLIM_INFINITY and hard < value:
+            raise OSError(f"the child's hard limit {hard} is below {value}")
+        resource.prlimit(pid, which, (value, hard))
+
+
 def remember_source(filename: str, source: str) -> None:
     """Puts the candidate's lines in linecache, so tracebacks shown to the LLM quote its own code."""
     linecache.cache[filename] = (len(source), None, source_lines(source), filename)
@@ -284,10 +312,14 @@ def install_seccomp() -> bool:
     return True
 
 
-def exec_module(code: types.CodeType, name: str, source: str) -> types.ModuleType:
-    """Runs compiled candidate code in a fresh module whose builtins are the restricted set."""
+def exec_module(code: types.CodeType, name: str, source: str, fresh_views: bool = False) -> types.ModuleType:
+    """Runs compiled candidate code in a fresh module whose builtins are the restricted set. ``fresh_views``:
+    with an importer of its own (``make_importer``), not the views the zygote built for its children (a later
+    job of a batch child, where an earlier candidate may have written to those views)."""
     module = types.ModuleType(name)
     module.__dict__["__builtins__"] = dict(_RESTRICTED_BUILTINS)
+    if fresh_views:
+        module.__dict__["__builtins__"]["__import__"] = make_importer()
     module.__dict__["__source__"] = source
     sys.modules[name] = module  # dataclasses look their class's module up there
     exec(code, module.__dict__)

@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import random
 import sys
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
+
+from cwm.sandbox.names import ALLOWED_IMPORTS, ALLOWED_SUBMODULES
 
 # What the harness relies on to judge the candidate; modules not imported in this process are skipped. (Not
 # all of numpy: comparing its ~600 attributes costs ~1 ms per job in copy-on-write faults, and the harness
@@ -41,7 +44,7 @@ _IGNORED = frozenset({"__warningregistry__"})  # the warnings module writes it i
 _BASELINE: dict[str, Any] = {}
 
 
-def snapshot() -> dict[str, Any]:
+def snapshot(extra: tuple[Any, ...] = ()) -> dict[str, Any]:
     """Identities of the watched modules' attributes and of the attributes of the classes they define (those
     a verdict's content depends on), and the global random generators' states."""
     modules, classes = {}, {}
@@ -58,12 +61,70 @@ def snapshot() -> dict[str, Any]:
                     and value.__qualname__ == key):
                 classes[f"{name}.{key}"] = (value, dict(vars(value)))
     return {"modules": modules, "classes": classes, "random": random.getstate(),
-            "np_random": np.random.get_state()}
+            "np_random": np.random.get_state(), "shared": shared_state(extra)}
 
 
-def remember_baseline() -> None:
-    """Takes the snapshot every child of this zygote compares against."""
-    _BASELINE.update(snapshot())  # updated, not rebound: this module is among the watched ones
+def shared_state(extra: tuple[Any, ...] = ()) -> dict[str, Any]:
+    """What a check could leave behind for the next check run in the same child (a batch,
+    ``cwm.sandbox.child.batch_main``) without changing any attribute ``tampering`` compares: the contents of
+    every public dict, list and set of the modules a candidate may import (``numpy.sctypeDict``, say) and the
+    attributes of their public functions and classes and of ``extra`` (the candidates' builtins), held as
+    the identities of their items, and numpy's error handling, print options and buffer size."""
+    containers, owners = {}, {}
+    for name in sorted(ALLOWED_IMPORTS | ALLOWED_SUBMODULES):
+        module = sys.modules.get(name)
+        for key, value in (vars(module).items() if module is not None else ()):
+            if key.startswith("_"):
+                continue
+            if type(value) in (dict, list, set):
+                containers[f"{name}.{key}"] = (value, _identities(value))
+            elif _has_attributes(value):
+                owners[f"{name}.{key}"] = (value, _identities(vars(value)))
+    for value in extra:
+        if _has_attributes(value):
+            owners[f"builtins.{getattr(value, '__name__', '?')}"] = (value, _identities(vars(value)))
+    return {"containers": containers, "owners": owners,
+            "numpy": (np.geterr(), np.get_printoptions(), np.getbufsize())}
+
+
+def _has_attributes(value: Any) -> bool:
+    """A Python function or a class whose attributes can be assigned (not a builtin or C type)."""
+    if isinstance(value, type):
+        return not value.__flags__ & _IMMUTABLE_TYPE
+    return isinstance(value, _FUNCTION)
+
+
+_FUNCTION = type(_has_attributes)
+
+
+def _identities(value: Any) -> Any:
+    """A container's (or an attribute dict's) items by identity (iterating a builtin container or a class's
+    mapping proxy runs no code of its items)."""
+    if type(value) is dict or isinstance(value, MappingProxyType):
+        return [(id(k), id(v)) for k, v in value.items()]
+    return [id(v) for v in value]
+
+
+def leftovers(before: dict[str, Any], *, attributes: bool = True) -> str:
+    """What the last check changed of ``shared_state`` (empty when nothing did): a child in which it is not
+    empty runs no further check. It may run code the candidate left in those containers (their ``__eq__``);
+    the caller runs it where that cannot change a verdict (after the verdict is written). ``attributes``:
+    compare the functions' and classes' attributes too (about 3 ms in a child; the static gate refuses
+    assigning an attribute of another object, so only a candidate that ran without it needs this)."""
+    for name, (value, items) in before["shared"]["containers"].items():
+        if _identities(value) != items:
+            return f"{name} changed"
+    for name, (value, items) in before["shared"]["owners"].items() if attributes else ():
+        if _identities(vars(value)) != items:
+            return f"an attribute of {name} changed"
+    if (np.geterr(), np.get_printoptions(), np.getbufsize()) != before["shared"]["numpy"]:
+        return "numpy's error handling, print options or buffer size changed"
+    return ""
+
+
+def remember_baseline(extra: tuple[Any, ...] = ()) -> None:
+    """Takes the snapshot every child of this zygote compares against (``extra``: as ``shared_state``)."""
+    _BASELINE.update(snapshot(extra))  # updated, not rebound: this module is among the watched ones
 
 
 def baseline() -> dict[str, Any]:

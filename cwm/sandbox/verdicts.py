@@ -71,8 +71,21 @@ class JobResult:
     kind: str
 
 
+@dataclasses.dataclass(frozen=True)
+class BatchJob:
+    """One job of a batch (``Sandbox.run_batch``): the trusted job, the untrusted source it runs on, its
+    payload, its limits (``None``: the sandbox's) and whether the static gate runs (turned off only by tests
+    of the layers behind it, as ``Sandbox.run``'s ``gate``)."""
+
+    job: str
+    source: str
+    payload: JSON
+    limits: Limits | None = None
+    gate: bool = True
+
+
 DEFAULT_LIMITS = Limits()  # the limits a Sandbox applies unless told otherwise
 
 
 __all__ = ["CALL_JOB", "CHECK_JOB", "ENCODER_GAMES_JOB", "ENCODER_JOB", "ENCODE_JOB", "ENV_JOB", "HOST_JOB",
-           "DEFAULT_LIMITS", "INFERENCE_JOB", "PLAN_JOB", "RANDOM_PLAY_JOB", "SAMPLE_JOB", "VALUE_JOB", "JobResult", "Limits"]
+           "DEFAULT_LIMITS", "INFERENCE_JOB", "PLAN_JOB", "RANDOM_PLAY_JOB", "SAMPLE_JOB", "VALUE_JOB", "BatchJob", "JobResult", "Limits"]

@@ -1,5 +1,5 @@
 """The sandbox's zygote: a process with numpy, pyspiel and the check harness imported and warmed once, which
-forks one hardened child (``cwm.sandbox.child``) per job.
+forks one hardened child (``cwm.sandbox.child``) per job, or per batch of jobs while they pass (``run_batch``).
 
 Run as ``python -m cwm.sandbox.zygote`` by ``cwm.sandbox.Sandbox`` (inside bubblewrap when available). It
 reads jobs from stdin, watches each child's CPU time from outside (``cwm.sandbox.watch``: CPU time decides,
@@ -38,13 +38,14 @@ from cwm.sandbox.child import (
     KINDS,
     MEMORY_EXIT,
     RESULT_CAP_BYTES,
+    batch_main,
     child_main,
     forked,
     read_frame,
     write_frame,
 )
 from cwm.sandbox.gate import static_gate
-from cwm.sandbox.watch import POLL_S, SLEEP_ALLOWANCE_S, Watch
+from cwm.sandbox.watch import POLL_S, SLEEP_ALLOWANCE_S, Watch, cpu_and_state
 from cwm.types import JSON
 
 _PAYLOAD_CACHE_SIZE = 4
@@ -126,15 +127,19 @@ def _run_child(r: int, w: int, request: dict[str, Any], payload: Any) -> None:
     child_main(w, request, payload)
 
 
-def finish(pid: int, fd: int, request: dict[str, Any]) -> tuple[dict[str, JSON], int | None]:
+def finish(pid: int, fd: int, request: dict[str, Any], *, close: bool = True) -> tuple[dict[str, JSON], int | None]:
     """Waits for the child's verdict while it keeps within its limits (``job_watch``).
+
+    Args:
+      close: close ``fd`` once the verdict is in (``False``: a batch child's, which says more).
 
     Returns:
       The verdict as a JSON-able dict, and the pid still to reap (``None`` when already reaped): a child
       that delivered a whole result is reaped after the parent has its answer.
     """
     data, why = _collect(fd, job_watch(pid, request["limits"]), request["secret"].encode())
-    os.close(fd)
+    if close:
+        os.close(fd)
     if why == "done":
         try:
             reply = json.loads(data)
@@ -165,7 +170,7 @@ def _collect(fd: int, watch: Watch, secret: bytes) -> tuple[bytes, str]:
     watch's verdicts; ``size``, ``eof``, ``malformed``: bytes that do not start with the job's secret,
     written by the candidate)."""
     buf = bytearray()
-    head = len(secret) + 8
+    head, size = len(secret) + 8, 0
     while True:
         if not secret.startswith(bytes(buf[:len(secret)])):
             _kill(watch.pid)
@@ -183,7 +188,8 @@ def _collect(fd: int, watch: Watch, secret: bytes) -> tuple[bytes, str]:
             return b"", over
         if not select.select([fd], [], [], POLL_S)[0]:
             continue
-        chunk = os.read(fd, 1 << 20)
+        wanted = head - len(buf) if len(buf) < head else head + size - len(buf)
+        chunk = os.read(fd, min(wanted, 1 << 20))  # never past this message: a batch child's next one follows
         if not chunk:
             return b"", "eof"
         buf += chunk
@@ -239,6 +245,87 @@ def _msg(kind: str, error: str) -> dict[str, JSON]:
     return {"kind": kind, "value": None, "error": error}
 
 
+class BatchChild:
+    """A child forked for a batch of jobs (``cwm.sandbox.child.batch_main``): it is handed one job at a time
+    and says after each whether it can take another."""
+
+    def __init__(self, payloads: dict[str, tuple[Any, bytes]]):
+        req_r, self.req_w = os.pipe()
+        self.res_r, res_w = os.pipe()
+        self.pid = os.fork()
+        if self.pid == 0:  # the child never returns from here
+            forked(lambda: self._serve(req_r, res_w, payloads))
+        os.close(req_r)
+        os.close(res_w)
+
+    def _serve(self, req_r: int, res_w: int, payloads: dict[str, tuple[Any, bytes]]) -> None:
+        os.close(self.req_w)
+        os.close(self.res_r)
+        batch_main(req_r, res_w, payloads)
+
+    def hand(self, request: dict[str, Any]) -> bool:
+        """Sets the child's limits for ``request`` and gives it the job; ``False`` if it cannot take it."""
+        try:
+            layers.job_rlimits(self.pid, request["limits"], cpu_and_state(self.pid)[0])
+            write_frame(self.req_w, pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL))
+            return True
+        except OSError:
+            return False
+
+    def ready(self, request: dict[str, Any]) -> bool:
+        """Whether the child, its garbage collected and nothing left behind, asks for the next job (an empty
+        frame under the last job's secret), within that job's per-call budget of CPU time."""
+        watch = Watch(self.pid, cpu_limit=float(request["limits"]["per_call_s"]), kill_on_cpu=True,
+                      floor=float(request["limits"]["wall_s"]), sleep_allowance=SLEEP_ALLOWANCE_S)
+        data, why = _collect(self.res_r, watch, request["secret"].encode())
+        return why == "done" and data == b""
+
+    def end(self, reaped: bool = False) -> list[int]:
+        """Ends the child (it has said all it may say): its pid to reap, unless ``reaped`` already."""
+        for fd in (self.req_w, self.res_r):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        if reaped:
+            return []
+        _kill(self.pid)
+        return [self.pid]
+
+
+def run_batch(requests: list[dict[str, Any]], cache: dict[str, Any], raw: dict[str, bytes],
+              exiting: list[int]) -> list[dict[str, JSON]]:
+    """The verdicts of ``requests``, run one after another in as few children as they allow: a child runs the
+    next job only after an ``ok`` or ``static`` verdict and its ``ready``. A job whose child dies, overruns
+    or is killed gets that verdict (``finish``), as in a child of its own; the jobs after it run in a fresh
+    child. A job a fresh child cannot take (its limits could not be set) runs in a child of its own. Each
+    verdict says which child of the batch ran it (``child``: 0, 1, ...)."""
+    replies: list[dict[str, JSON]] = []
+    payloads = {k: (cache[k], raw[k]) for k in {r["payload_key"] for r in requests}}
+    child: BatchChild | None = None
+    forks = 0
+    for request in requests:
+        for _ in range(2):  # a child that cannot take the job (it ended after its ready frame): a fresh one
+            if child is None:
+                child, forks = BatchChild(payloads), forks + 1
+            if child.hand(request):
+                break
+            exiting += child.end()
+            child = None
+        if child is None:  # not even a fresh child could take it (its limits could not be set): a child of its own
+            reply, pid = run_one(request, cache[request["payload_key"]])
+            forks += 1
+            replies.append(dict(reply, child=forks - 1))
+            exiting += [pid] if pid is not None else []
+            continue
+        reply, pid = finish(child.pid, child.res_r, request, close=False)
+        replies.append(dict(reply, child=forks - 1))
+        if pid is None or reply["kind"] not in ("ok", "static") or not child.ready(request):
+            exiting += child.end(reaped=pid is None)
+            child = None
+    if child is not None:
+        exiting += child.end()
+    return replies
+
+
 def serve(fd_in: int, fd_out: int) -> None:
     """Answers jobs until the parent closes the stream. Payloads are cached by key (a trajectory set is sent
     once), and sources that passed the static gate by hash (the gate does not run again for them).
@@ -248,6 +335,7 @@ def serve(fd_in: int, fd_out: int) -> None:
     the answer.
     """
     cache: OrderedDict[str, Any] = OrderedDict()
+    raw: dict[str, bytes] = {}  # the pickled form of each cached payload: a batch's later jobs get fresh copies
     gate_passed: set[bytes] = set()
     exiting: list[int] = []
     spare: Spare | None = None
@@ -263,12 +351,15 @@ def serve(fd_in: int, fd_out: int) -> None:
             return
         request = pickle.loads(frame)
         nonce = request.pop("nonce")  # echoed in the answer; the child never sees it
+        for key, data in request.pop("payloads", {}).items():
+            _cache_payload(cache, raw, key, data)
+        if "batch" in request:
+            _frame_out(fd_out, _serve_batch(request["batch"], cache, raw, gate_passed, exiting), nonce)
+            continue
         request["secret"] = secrets.token_hex(16)  # the child's verdict must start with it
         key = request["payload_key"]
         if "payload" in request:
-            cache[key] = pickle.loads(request.pop("payload"))
-            while len(cache) > _PAYLOAD_CACHE_SIZE:
-                cache.popitem(last=False)
+            _cache_payload(cache, raw, key, request.pop("payload"))
         digest = hashlib.blake2b(request["source"].encode(), digest_size=16).digest()
         request["gate_cached"] = digest in gate_passed
         if request.get("session") and key in cache:  # a planning worker: serve it until the host closes it
@@ -293,6 +384,35 @@ def serve(fd_in: int, fd_out: int) -> None:
         write_frame(fd_out, json.dumps(reply).encode())
         if spare is None:
             spare = Spare(cache)
+
+
+def _cache_payload(cache: OrderedDict[str, Any], raw: dict[str, bytes], key: str, data: bytes) -> None:
+    """Caches a payload sent by the host, unpickled and as sent, the oldest dropped past the cache's size."""
+    cache[key] = pickle.loads(data)
+    raw[key] = data
+    cache.move_to_end(key)
+    while len(cache) > _PAYLOAD_CACHE_SIZE:
+        raw.pop(cache.popitem(last=False)[0], None)
+
+
+def _serve_batch(batch: list[dict[str, Any]], cache: OrderedDict[str, Any], raw: dict[str, bytes],
+                 gate_passed: set[bytes], exiting: list[int]) -> dict[str, JSON]:
+    """The answer to a batch of jobs (``run_batch``): ``{"replies": [verdict, ...]}`` in order, or a
+    ``missing_payload`` error when a payload is not in the cache (the host sends them and asks again)."""
+    if any(r["payload_key"] not in cache for r in batch):
+        reply: dict[str, JSON] = _msg("error", "internal: payload missing from the zygote's cache")
+        reply["missing_payload"] = True
+        return reply
+    digests = []
+    for request in batch:
+        request["secret"] = secrets.token_hex(16)
+        digests.append(hashlib.blake2b(request["source"].encode(), digest_size=16).digest())
+        request["gate_cached"] = digests[-1] in gate_passed
+    replies = run_batch(batch, cache, raw, exiting)
+    for request, digest, reply in zip(batch, digests, replies):
+        if reply.pop("gate_passed", False) and request["gate"]:
+            gate_passed.add(digest)
+    return {"kind": "ok", "error": "", "replies": replies}  # type: ignore[dict-item]
 
 
 def _frame_out(fd_out: int, reply: dict[str, JSON], nonce: str) -> None:

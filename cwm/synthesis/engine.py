@@ -28,6 +28,7 @@ from typing import Any
 from cwm.llm import BlockedError, Client, LLMError, Message, Request, Response, Usage
 from cwm.llm.base import usage_at_most
 from cwm.llm.prices import cost_usd
+from cwm.sandbox.checkers import BatchChecker
 from cwm.synthesis.extract import CodeExtractionError, extract_code
 from cwm.synthesis.store import RunStore
 from cwm.synthesis.target import Target
@@ -178,11 +179,14 @@ class Engine:
         """Scores every candidate program of a reply as a new node (a reply without code gives one
         failing node), records the nodes and the curve point, and reports progress."""
         new: list[Node] = []
+        found: list[tuple[str, list[str | CheckReport]]] = []
         for text in response.texts:
             try:
-                sources: list[str | CheckReport] = list(extract_code(text, self.target.required).candidates)
+                found.append((text, list(extract_code(text, self.target.required).candidates)))
             except CodeExtractionError as e:
-                sources = [error_report(f"no usable code in the reply: {e}")]
+                found.append((text, [error_report(f"no usable code in the reply: {e}")]))
+        self._check_all([item for _, items in found for item in items if isinstance(item, str)])
+        for text, sources in found:
             for item in sources:
                 new.append(self._add_node(index, len(new), item, parent, expandable))
                 self._texts[new[-1].id] = text
@@ -211,6 +215,17 @@ class Engine:
         self.store.write_node(node.to_json(), report)
         self.store.write_tree([{k: v for k, v in n.to_json().items() if k != "source"} for n in self.nodes])
         return node
+
+    def _check_all(self, sources: list[str]) -> None:
+        """Checks the reply's programs not checked before together when the target's checker can
+        (``BatchChecker``: one sandbox child while they pass, each with the report it gets alone), so that
+        ``_check`` finds each one's report cached."""
+        if not isinstance(self.target.check, BatchChecker):
+            return
+        todo = [s for s in dict.fromkeys(sources) if self.store.cached_report(s) is None]
+        if len(todo) > 1:
+            for source, report in zip(todo, self.target.check.many(todo)):
+                self.store.cache_report(source, report)
 
     def _check(self, source: str) -> CheckReport:
         report = self.store.cached_report(source)

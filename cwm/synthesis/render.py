@@ -479,7 +479,9 @@ def example_tests(trajectories: Sequence[Trajectory], *, per_type: int = 5, max_
       The text (a heading per type, one check per line) and the number shown per type.
     """
     parts, counts = [], {}
-    shown = (prompt_listing or listing(trajectories, max_steps=max_steps, max_chars=max_chars)).shown
+    if prompt_listing is None:  # an empty listing given is used as it is
+        prompt_listing = listing(trajectories, max_steps=max_steps, max_chars=max_chars)
+    shown = prompt_listing.shown
     for kind, checks in _instances(trajectories).items():
         # drawn from the states the listing shows; a check elsewhere spells out every action before it (a
         # long game's are hundreds), so where none of a type is listed the one with the fewest is shown

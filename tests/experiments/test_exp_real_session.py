@@ -127,3 +127,14 @@ def test_ship_refuses_a_module_game_and_names_ship_to(tmp_path, capsys):
                               "--ship"]) == 2
     assert "--ship-to DIR" in capsys.readouterr().err
     assert not (tmp_path / "w").exists()
+
+
+def test_a_module_game_inside_the_repository_is_recorded_by_its_path_from_the_root(tmp_path):
+    """The provenance's ``game`` of a module game: relative to the repository root when the module lies
+    inside it (the resolved name is absolute, and so differs per checkout), else the name as resolved."""
+    cairn = ROOT / "experiments" / "heldout" / "cairn.py"
+    assert real_session.recorded_game(f"{cairn}:cairn") == "experiments/heldout/cairn.py:cairn"
+    elsewhere = f"{tmp_path / 'own.py'}:own"
+    assert real_session.recorded_game(elsewhere) == elsewhere
+    assert real_session.recorded_game(f"{cairn}:cairn", root=tmp_path) == f"{cairn}:cairn"
+    assert real_session.recorded_game("tic_tac_toe") == "tic_tac_toe"

@@ -80,6 +80,25 @@ def test_references_may_not_stand_for_much_more_than_the_read_bound(tmp_path: Pa
     assert "many.jsonl:" in str(e.value)
 
 
+@pytest.mark.parametrize("text, refs", [("deal" * 20, 2), ("\U0001F600" * 40, 1)], ids=["ascii", "astral"])
+def test_references_are_bounded_at_what_they_cost_written_out(text: str, refs: int, tmp_path: Path) -> None:
+    # A table line counts each outcome once, in raw UTF-8; written out, a reference repeats every string
+    # (outcomes and legal-action strings) with non-ASCII as 12-byte escapes: that is what must be bounded.
+    lines = _bargaining_shared(tmp_path)
+    table = {**lines[0], "chance_outcomes": [{**o, "action_string": f"{text} {k}"}
+                                             for k, o in enumerate(lines[0]["chance_outcomes"])]}
+    path = tmp_path / "costly.jsonl"
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in [table, *lines[1:] * refs]),
+                    encoding="utf-8")
+    size = path.stat().st_size
+    written = trajectories.save(tmp_path / "out.jsonl", trajectories.load(path)).stat().st_size
+    line_length = len(json.dumps(table, ensure_ascii=False))  # each game refers to the table once
+    assert size + 2 * refs * line_length <= trajectories.EXPANSION_BOUND * size < written
+    with pytest.raises(TrajectoryFormatError, match="stand for over") as e:
+        trajectories.load(path, limit=size)
+    assert "costly.jsonl:" in str(e.value) and "\n" not in str(e.value)
+
+
 def test_every_line_carries_the_schema_version_and_kind(tmp_path: Path) -> None:
     recorded = trajectories.collect("leduc_poker", 2, seed=0)
     path = trajectories.save(tmp_path / "t.jsonl", [recorded[0], trajectories.closed_view(recorded[1], 0)])

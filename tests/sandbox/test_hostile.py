@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from cwm.sandbox import CALL_JOB, CHECK_JOB, JobResult, Sandbox, static_gate
+from cwm.sandbox import CALL_JOB, CHECK_JOB, BatchJob, JobResult, Sandbox, static_gate
 from cwm.types import CheckReport, ModelLoadError
 
-from .conftest import HOSTILE, REFERENCE_TTT, TEST_LIMITS, leftovers, markers
+from .conftest import HOSTILE, REFERENCE_TTT, TEST_LIMITS, descendants, leftovers, markers
 
 
 @dataclass(frozen=True)
@@ -96,6 +96,33 @@ def test_layers_behind_the_gate_hold(sandbox: Sandbox, case: Case, ttt_trajector
     result = run_case(sandbox, case, gate=False, trajectories=ttt_trajectories)
     assert_verdict(result, case.verdict("ungated", sandbox.mode))
     assert_clean(sandbox)
+
+
+def batch_job(case: Case, *, gate: bool, trajectories: tuple) -> BatchJob:
+    """``run_case``'s job, as one job of a batch."""
+    limits = dataclasses.replace(TEST_LIMITS, wall_s=float(case.header.get("wall_s", TEST_LIMITS.wall_s)))
+    if case.job == "check":
+        return BatchJob(CHECK_JOB, case.source, {"trajectories": list(trajectories)}, limits, gate)
+    return BatchJob(CALL_JOB, case.source, {"function": case.job.split()[1]}, limits, gate)
+
+
+@pytest.mark.parametrize("gate", [True, False], ids=["gated", "ungated"])
+def test_the_corpus_in_one_batch_gets_the_verdicts_each_program_gets_alone(ttt_trajectories: tuple, gate: bool) -> None:
+    """Every hostile program in one batch (``Sandbox.run_batch``), each followed by the reference model: each
+    program gets the verdict it gets in a child of its own, and none changes the reference model's verdict
+    after it, the runtime layers alone holding the ones the gate would refuse (``ungated``)."""
+    cases = CASES if gate else UNGATED
+    good = BatchJob(CALL_JOB, REFERENCE_TTT, {"function": "get_initial_state"}, TEST_LIMITS)
+    with Sandbox(limits=TEST_LIMITS, isolation="process") as sb:
+        assert sb.mode == "process"  # starts the zygote
+        sb.idle_processes = descendants()  # type: ignore[attr-defined]
+        results = sb.run_batch([job for c in cases for job in (batch_job(c, gate=gate, trajectories=ttt_trajectories),
+                                                                 good)])
+        for case, result in zip(cases, results[::2]):
+            assert_verdict(result, case.verdict("expect" if gate else "ungated", sb.mode))
+        assert all(r.ok and r.value == {"board": ["."] * 9, "player": 0} for r in results[1::2])
+        assert len(set(sb.batch_children)) < len(results)  # children were shared
+        assert_clean(sb)
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.expect.startswith("static")],

@@ -13,7 +13,7 @@ from cwm import value_rules
 from cwm.llm import ScriptedClient
 from cwm.model import WORLD_MODEL_API, api_block
 from cwm.synthesis import world_model_target
-from cwm.synthesis.render import TEMPLATES, example_tests
+from cwm.synthesis.render import TEMPLATES, Listing, example_tests
 
 OPEN_DECK_TYPES = ["current_player", "legal_actions", "observations", "transition", "rewards", "termination"]
 
@@ -81,6 +81,19 @@ def test_example_tests_are_spread_and_counted(train: list) -> None:
     _, counts = example_tests(train, per_type=100)
     # every game starts at the one initial state: its check is shown once, not once per game
     assert counts["termination"] == 5 and counts["current_player"] == 49 - (len(train) - 1)
+
+
+def test_a_given_listing_is_used_even_when_it_shows_nothing(train: list) -> None:
+    # a listing that shows no step of any game is the caller's listing all the same: every check shown is
+    # then at the initial state or spelled out from it (a game's end: the one with the fewest actions)
+    nothing = Listing("", tuple((0, 0) for _ in train))
+    spelled = ("- at the initial state", "- after actions")
+    checks = lambda text: [line for line in text.splitlines() if line.startswith("- ")]  # noqa: E731
+    text, counts = example_tests(train, per_type=5, prompt_listing=nothing)
+    assert checks(text) and all(line.startswith(spelled) for line in checks(text))
+    assert counts["termination"] == 1
+    own, _ = example_tests(train, per_type=5)  # the listing worked out here shows the games' steps
+    assert not all(line.startswith(spelled) for line in checks(own))
 
 
 def test_every_template_renders_strictly(train: list) -> None:

@@ -71,3 +71,25 @@ def test_a_refused_module_is_reported_the_same_in_the_sandbox_and_in_process(tra
     in_process = world_model_checker(train[:1])(source)
     assert contained.error == in_process.error and contained.error.startswith(error), (contained.error,
                                                                                      in_process.error)
+
+
+def test_the_programs_of_one_reply_are_checked_in_one_batch_with_the_reports_each_gets_alone(tmp_path, monkeypatch):
+    """A reply holding two whole programs: the loop checks both in one sandbox batch (``Sandbox.check_batch``),
+    and every node's report is the one the program gets checked alone, in-process as in the sandbox."""
+    from cwm.sandbox import Sandbox
+
+    batches: list[int] = []
+    real = Sandbox.check_batch
+
+    def counted(self, jobs, **kw):
+        batches.append(len(jobs))
+        return real(self, jobs, **kw)
+
+    monkeypatch.setattr(Sandbox, "check_batch", counted)
+    two = reply("01_initial_buggy") + "\n\n" + reply("03_refine_correct")
+    contained = synthesize(tmp_path / "sandbox", ScriptedClient([two]), isolate=True)
+    alone = synthesize(tmp_path / "in_process", ScriptedClient([two]), isolate=False)
+    assert batches == [2]
+    assert [n.source for n in contained.nodes] == [n.source for n in alone.nodes] and len(contained.nodes) == 2
+    assert [n.pass_rate for n in contained.nodes] == [n.pass_rate for n in alone.nodes]
+    assert contained.nodes[0].pass_rate < 1.0 and contained.solved

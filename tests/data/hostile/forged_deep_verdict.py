@@ -1,4 +1,4 @@
-# hostile: with the gate off, takes the verdict writer's secret and pipe from child_main's closure and writes
+# hostile: with the gate off, takes the verdict writer's secret and pipe from the job runner's closure (_one_job) and writes
 # hostile: a verdict nested 100,000 lists deep, so that reading it overflows the zygote's JSON decoder
 # job: call get_initial_state
 # expect: static: line 11: access to dunder attribute '__globals__'
@@ -10,7 +10,7 @@ import random
 def get_initial_state():
     os = random.Random.seed.__globals__["_os"]
     frame = os.sys._getframe()
-    while frame is not None and frame.f_code.co_name != "child_main":
+    while frame is not None and frame.f_code.co_name != "_one_job":
         frame = frame.f_back
     emit = frame.f_locals["emit"]
     cells = dict(zip(emit.__code__.co_freevars, (c.cell_contents for c in emit.__closure__)))

@@ -1,4 +1,4 @@
-# hostile: with the gate off, a running generator's frame leads up the stack to child_main, whose locals hold
+# hostile: with the gate off, a running generator's frame leads up the stack to the job runner (_one_job), whose locals hold
 # hostile: the verdict writer; the model calls it to report every check passed (security review r3: forge.py)
 # job: check
 # expect: static: line 12: access to attribute 'f_back' is not allowed
@@ -14,7 +14,7 @@ def frames():
 
 walker = frames()
 frame = next(walker)
-while frame is not None and frame.f_code.co_name != "child_main":
+while frame is not None and frame.f_code.co_name != "_one_job":
     frame = frame.f_back
 frame.f_locals["emit"]("ok", REPORT, "", True)
 
