@@ -308,7 +308,8 @@ def _playout_problem(playout: Any) -> str:
         return "actions"
     if error is not None and type(error) is not str:
         return "error"
-    if type(states) is not list or not len(actions) <= len(states) <= len(actions) + 1:
+    # every state reached is recorded; one fewer only where the model broke while answering at the last one
+    if type(states) is not list or not len(actions) + (error is None) <= len(states) <= len(actions) + 1:
         return "states"
     return next((p for p in map(_state_problem, states) if p), "")
 

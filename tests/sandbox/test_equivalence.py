@@ -198,3 +198,39 @@ def test_evidence_for_other_bytes_is_refused(box: Sandbox) -> None:
                                                           f"bytes (sha256 {hashlib.sha256((TTT_FAST + chr(10)).encode()).hexdigest()[:16]}...)")
     assert "reference_sha256" in evidence_problem(ev, TTT + " ", TTT_FAST)
     assert evidence_problem([], TTT, TTT_FAST) == "the evidence is not a JSON object"
+
+
+def test_a_twin_that_raises_is_divergent_with_its_error(box: Sandbox) -> None:
+    twin = patched(TTT_FAST, "    cell = CELL[action]\n",
+                   "    cell = CELL[action]\n    if state[\"moves\"] == 2:\n        raise ValueError(\"no third move\")\n")
+    ev = check_equivalence(TTT, twin, settings=SMALL, sandbox=box)
+    d = ev["divergence"]
+    assert ev["verdict"] == "divergent" and (d["field"], d["step"]) == ("error", 2)
+    assert "no third move" in ev["reason"] and "\n" not in ev["reason"]
+    assert d["report"].startswith("[transition] game 1, step 2: the twin's playout (contract breach)")
+
+
+def test_a_reference_that_breaks_its_contract_makes_the_check_inconclusive(box: Sandbox) -> None:
+    broken = patched(TTT, "    row, col = int(action[2]), int(action[4])\n",
+                     "    row, col = int(action[2]), int(action[4])\n    if \".\" not in state[\"board\"][3:]:\n"
+                     "        raise KeyError(\"lower rows full\")\n")
+    ev = check_equivalence(broken, TTT_FAST, settings=SMALL, sandbox=box)
+    assert ev["verdict"] == "inconclusive" and "the reference broke its contract" in ev["reason"]
+    assert evidence_problem(ev, broken, TTT_FAST) is not None
+
+
+def test_the_same_sources_and_settings_give_the_same_evidence(box: Sandbox) -> None:
+    wrong = patched(TTT_FAST, '"o": [-1.0, 1.0]', '"o": [-1.0, 0.5]')
+    assert check_equivalence(TTT, wrong, settings=SMALL, sandbox=box) == check_equivalence(TTT, wrong, settings=SMALL,
+                                                                                            sandbox=box)
+
+
+def test_a_malformed_record_from_a_child_refuses_the_twin() -> None:
+    from cwm.sandbox.equivalence import _parsed
+    from cwm.sandbox.verdicts import JobResult
+    good = {"actions": [], "states": [{"player": 0, "legal": "ab", "chance": None, "rewards": [0, 0],
+                                        "observations": ["a", "b"]}], "error": None}
+    assert _parsed(JobResult(True, [good], "", "ok"), 1) == [good]
+    for bad in ([good, good], [dict(good, actions=[1])], [dict(good, states=[])], [dict(good, extra=1)],
+                [dict(good, states=[dict(good["states"][0], rewards=["1"])])], "lie"):
+        assert _parsed(JobResult(True, bad, "", "ok"), 1).startswith("error: the ")  # type: ignore[union-attr]
