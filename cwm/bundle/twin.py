@@ -65,8 +65,8 @@ def twin_evidence(path: Path, data: dict[str, bytes], sources: dict[str, str]) -
 
 def twin_summary(evidence: dict[str, Any]) -> dict[str, JSON]:
     """What the manifest's ``provenance.twin`` records of the evidence (and ``cwm inspect`` shows)."""
-    bound = evidence.get("bound") if type(evidence.get("bound")) is dict else {}
-    kinds = evidence.get("kinds") if type(evidence.get("kinds")) is dict else {}
+    bound: dict[str, Any] = evidence["bound"] if type(evidence.get("bound")) is dict else {}
+    kinds: dict[str, Any] = evidence["kinds"] if type(evidence.get("kinds")) is dict else {}
     return {"verdict": evidence.get("verdict"), "model_sha256": evidence.get("reference_sha256"),
             "twin_sha256": evidence.get("twin_sha256"), "p": bound.get("p"), "delta": bound.get("delta"),
             "playouts_per_kind": bound.get("playouts_per_kind"), "kinds": sorted(str(k) for k in kinds),

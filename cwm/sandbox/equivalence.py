@@ -23,6 +23,7 @@ both sources; ``evidence_problem`` checks that a record vouches for a given pair
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import math
@@ -30,8 +31,9 @@ from typing import Any
 
 from cwm import value_rules
 from cwm.checks.report import diff
+from cwm.contract import WORLD_MODEL_API
 from cwm.sandbox.box import Sandbox
-from cwm.sandbox.verdicts import TRACE_JOB, JobResult, Limits
+from cwm.sandbox.verdicts import PROFILE_JOB, TRACE_JOB, JobResult, Limits
 from cwm.text import clean
 from cwm.types import JSON, TERMINAL, CheckFailure, UsageError
 
@@ -101,6 +103,9 @@ def playouts_for(p: float, delta: float) -> int:
     while n > 1 and (1 - p) ** (n - 1) <= delta:  # guard the ceiling against rounding in the logarithms
         n -= 1
     return max(n, 1)
+
+
+DEFAULT_EQUIVALENCE = EquivalenceSettings()  # the check's defaults: p = 0.05, delta = 0.01 (90 playouts a kind)
 
 
 def fingerprint(source: str) -> str:
@@ -188,7 +193,7 @@ def _close(a: list[float], b: list[float]) -> bool:
 # Running the check
 
 
-def check_equivalence(reference: str, twin: str, *, settings: EquivalenceSettings = EquivalenceSettings(),
+def check_equivalence(reference: str, twin: str, *, settings: EquivalenceSettings = DEFAULT_EQUIVALENCE,
                       sandbox: Sandbox | None = None, name: str = "model") -> dict[str, JSON]:
     """Plays the differential playouts and returns the evidence record (JSON; ``evidence_problem`` reads it).
 
@@ -363,7 +368,51 @@ def _divergence(box: Sandbox, sources: tuple[str, str], replay: dict[str, Any], 
     return {"playout": first.playout + 1, "kind": spec["kind"], "seed": spec["seed"], "step": first.step,
             "field": first.field, "player": first.player, "history": list(failure.history),
             "expected": failure.expected, "got": failure.got, "summary": clean(lines[0], limit=_REASON_CHARS),
+            "test_type": failure.test_type, "call": failure.call, "diff": failure.diff,
             "report": failure.render(full=True)}
+
+
+def divergence_failure(evidence: dict[str, Any]) -> CheckFailure | None:
+    """The first divergence of an evidence record as the failed check it renders as (``None``: none), for a
+    refinement prompt (``cwm.synthesis.fast_target``)."""
+    d = evidence.get("divergence")
+    if type(d) is not dict:
+        return None
+    return CheckFailure(str(d["test_type"]), int(d["playout"]) - 1, int(d["step"]), str(d["call"]), d["expected"],
+                        d["got"], str(d["diff"]), history=tuple(str(h) for h in d["history"]),
+                        breach=d["field"] == "error")
+
+
+# ---------------------------------------------------------------------------------------------------
+# The model's own profile
+
+
+def profile_model(source: str, *, playouts: int = 1000, cpu_s: float = 1.0, seed: int = 0, max_steps: int = 10_000,
+                  sandbox: Sandbox | None = None, limits: Limits = EquivalenceSettings.limits) -> dict[str, Any] | str:
+    """The CPU profile of a model's contract functions over seeded random playouts (up to ``playouts``, until
+    the child has used ``cpu_s`` CPU seconds), played in a sandbox child (``cwm.sandbox.jobs.twin.profile``):
+    ``{"calls": {function: n}, "cpu_s": {function: s}, "playouts": n, "states": n}``, or why it could not be
+    had (one line). The times are CPU seconds measured in the child: they vary from run to run."""
+    box = sandbox or Sandbox(limits=limits)
+    try:
+        run = box.run(PROFILE_JOB, source, {"name": "model", "playouts": playouts, "cpu_s": cpu_s, "seed": seed,
+                                            "max_steps": max_steps}, limits=limits)
+    finally:
+        if sandbox is None:
+            box.close()
+    if not run.ok:
+        return clean(f"{run.kind}: {run.error}", limit=_REASON_CHARS)
+    value = run.value
+    names = {f.name for f in WORLD_MODEL_API}
+    if (type(value) is not dict or type(value.get("calls")) is not dict or type(value.get("cpu_s")) is not dict
+            or not set(value["calls"]) <= names or not set(value["cpu_s"]) <= names or type(value.get("states")) is not int
+            or type(value.get("playouts")) is not int
+            or any(type(n) is not int for n in value["calls"].values())
+            or any(type(t) not in (int, float) for t in value["cpu_s"].values())):
+        return "error: the profile is malformed"
+    if value.get("error") is not None:
+        return clean(f"error: the model broke its contract while profiled: {value['error']}", limit=_REASON_CHARS)
+    return value
 
 
 def _value_at(box: Sandbox, source: str, replay: dict[str, Any], first: Divergence,
@@ -390,6 +439,8 @@ def _explain(field: str, expected: JSON, got: JSON) -> list[str]:
     if field == "termination":
         return [f"the game is {'over' if expected == TERMINAL else 'not over'} for the reference, "
                 f"{'over' if got == TERMINAL else 'not over'} for the twin (current player {expected} vs {got})"]
+    with contextlib.suppress(value_rules.ValueBreach):  # diff compares canonical values (1.0 and 1 are one number)
+        expected, got = value_rules.canonical(expected), value_rules.canonical(got)
     lines = diff(expected, got, path=field)
     return [f"{field.replace('_', ' ')} differ: " + ("; ".join(lines[:2]) or "the values differ")] + lines[2:]
 
@@ -414,6 +465,6 @@ def evidence_problem(evidence: Any, reference: str, twin: str) -> str | None:
     return None
 
 
-__all__ = ["CALLS", "DOES_NOT_PROVE", "EVIDENCE_FORMAT", "EVIDENCE_VERSION", "KINDS", "TOLERANCE", "VERDICTS",
-           "Divergence", "EquivalenceSettings", "check_equivalence", "compare", "evidence_problem", "fingerprint",
-           "playouts_for", "specs"]
+__all__ = ["CALLS", "DEFAULT_EQUIVALENCE", "DOES_NOT_PROVE", "EVIDENCE_FORMAT", "EVIDENCE_VERSION", "KINDS", "TOLERANCE", "VERDICTS",
+           "Divergence", "EquivalenceSettings", "check_equivalence", "compare", "divergence_failure",
+           "evidence_problem", "fingerprint", "playouts_for", "profile_model", "specs"]
