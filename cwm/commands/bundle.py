@@ -68,8 +68,8 @@ def twin_lines(bundle: Bundle) -> list[str]:
         return []
     return [f"  twin.py: {len(bundle.sources['twin.py'].splitlines())} lines; planning workers use it in place of "
             f"model.py (its evidence names the sha256 of both files)",
-            f"  twin evidence: {evidence.get('verdict')}: {evidence.get('reason')}",
-            f"  twin evidence does not prove: {evidence.get('does_not_prove')}"]
+            f"  twin evidence: {str(evidence.get('verdict'))[:40]}: {str(evidence.get('reason'))[:400]}",
+            f"  twin evidence does not prove: {str(evidence.get('does_not_prove'))[:400]}"]
 
 
 def describe(bundle: Bundle) -> str:

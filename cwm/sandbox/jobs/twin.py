@@ -91,12 +91,13 @@ def _chooser(spec: dict[str, Any]) -> Any:
         search = MCTS(MCTSSettings(num_simulations=int(spec["simulations"]), rollouts=1), seed=rng.getrandbits(32))
 
     def choose(state: ModelState, step: int) -> str:
+        # drawn from sorted lists: the same seed picks the same action whatever order the model lists them in
         if state.is_chance_node():
-            outcomes = state.chance_outcome_strings()
+            outcomes = sorted(state.chance_outcome_strings())
             return rng.choices([a for a, _ in outcomes], weights=[p for _, p in outcomes])[0]
         if search is not None:
             return state.action_to_string(state.current_player(), search.search(state).action)
-        return rng.choice(state.legal_action_strings())
+        return rng.choice(sorted(state.legal_action_strings()))
 
     return choose
 
