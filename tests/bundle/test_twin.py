@@ -106,3 +106,15 @@ def test_a_twin_cannot_be_exported_without_evidence(tmp_path: Path, ttt_source: 
     with pytest.raises(bundle.BundleError, match="bundle files may be"):
         bundle.export_bundle(tmp_path / "b", game="tic_tac_toe", model_source=ttt_source, train=train,
                              extra_sources={TWIN_FILE: TWIN})
+
+
+def test_the_twin_benchmark_times_the_model_the_twin_and_mctsbot_on_the_same_positions(benchmark_module) -> None:
+    import argparse
+
+    bench = benchmark_module("bench_twin")
+    states = bench.positions(2)
+    assert all(not s.is_terminal() for s in states)
+    model = (DATA / "reference" / "tic_tac_toe_model.py").read_text(encoding="utf-8")
+    per_move = bench.timed_moves(model, TWIN, states, argparse.Namespace(sims=20, rollouts=1, repeats=1))
+    # timed once each (CPU clocks tick in 10 ms steps here, so a 20-simulation move may read 0)
+    assert set(per_move) == {"model", "twin", "mctsbot"} and all(0 <= t < 60 for t in per_move.values())
