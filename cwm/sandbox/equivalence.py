@@ -188,7 +188,6 @@ def _close(a: list[float], b: list[float]) -> bool:
     return len(a) == len(b) and all(abs(x - y) <= TOLERANCE for x, y in zip(a, b))
 
 
-
 # ---------------------------------------------------------------------------------------------------
 # Running the check
 
