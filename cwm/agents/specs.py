@@ -274,7 +274,8 @@ def load_cwm_sources(target: str, game: str) -> tuple[dict[str, str], str]:
 
 
 def bundle_agent(bundle: Bundle, config: SearchConfig | None = None, *,
-                 seed: int | np.random.Generator | None = None, move_cpu_s: float | None = None) -> Agent:
+                 seed: int | np.random.Generator | None = None, move_cpu_s: float | None = None,
+                 use_twin: bool = True) -> Agent:
     """A CWM agent for the real game that plans on a loaded bundle's model: in a hardened worker (contained,
     one fork per match, a pipe round trip per move), or in this process for a trusted bundle.
 
@@ -283,11 +284,13 @@ def bundle_agent(bundle: Bundle, config: SearchConfig | None = None, *,
       config: the search settings (default ``SearchConfig()``).
       seed: the agent's seed.
       move_cpu_s: CPU seconds per move in the worker (contained only; default ``DEFAULT_MOVE_CPU_S``).
+      use_twin: plan on the bundle's verified twin where it has one (contained only: ``WorkerAgent``);
+        ``False`` plans on the checked ``model.py``.
     """
     config = config or DEFAULT_SEARCH
     if not bundle.trusted:
         return WorkerAgent(bundle.sources, bundle.spec, config, name=f"bundle:{bundle.path.name}", seed=seed,
-                           move_cpu_s=DEFAULT_MOVE_CPU_S if move_cpu_s is None else move_cpu_s)
+                           move_cpu_s=DEFAULT_MOVE_CPU_S if move_cpu_s is None else move_cpu_s, use_twin=use_twin)
     model, sampler, value_fn = _trusted_parts(bundle)
     return CWMAgent(model, bundle.spec, config, sampler=sampler, value_fn=value_fn, seed=seed)
 

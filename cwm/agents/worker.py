@@ -78,19 +78,23 @@ class WorkerAgent(AgentBase):
 
     Args:
       sources: the model's code: ``{"model.py": ..., "inference.py": ... (optional), "value.py": ...
-        (optional)}`` (a verified bundle's ``sources``).
+        (optional), "twin.py": ... (optional)}`` (a verified bundle's ``sources``).
       game: the real game.
       config: the search settings.
       name: the model's name in reasons.
       seed: the agent's seed (one integer for the worker's search is drawn from it per match).
       move_cpu_s: CPU seconds the worker may use per move.
       sandbox: the sandbox to run the worker in (default: one from this process's pool).
+      use_twin: plan on ``twin.py`` where the sources hold one (a verified bundle's twin, equivalent to the
+        model by its evidence: ``cwm.bundle.twin``) and no ``inference.py`` or ``value.py`` (which read or build
+        the model's own states); ``False`` plans on the checked ``model.py`` always.
     """
 
     def __init__(self, sources: dict[str, str], game: str | games.GameSpec, config: SearchConfig = DEFAULT_SEARCH,
                  *, name: str = "model", seed: int | np.random.Generator | None = None,
-                 move_cpu_s: float = DEFAULT_MOVE_CPU_S, sandbox: Sandbox | None = None):
+                 move_cpu_s: float = DEFAULT_MOVE_CPU_S, sandbox: Sandbox | None = None, use_twin: bool = True):
         self.sources = dict(sources)
+        self.planned_on = planned_on(self.sources, use_twin)  # the file the worker plans on
         self.spec = games.resolve(game)
         self.config = config
         self.name = name
@@ -178,11 +182,19 @@ class WorkerAgent(AgentBase):
                    "facts": game_facts(self.spec).to_json(), "config": self.config.to_json(),
                    "seed": int(self.rng.integers(2**62)), "inference": self.sources.get("inference.py"),
                    "value": self.sources.get("value.py")}
-        session = self._worker.open(PLAN_JOB, self.sources["model.py"], payload, move_cpu_s=self.move_cpu_s)
+        session = self._worker.open(PLAN_JOB, self.sources[self.planned_on], payload, move_cpu_s=self.move_cpu_s)
         if not session.alive:
             opened = session.opened
             raise _failure(self.name, opened.kind, opened.error, starting=True)
         return session
+
+
+def planned_on(sources: dict[str, str], use_twin: bool = True) -> str:
+    """The code file a planning worker runs: ``twin.py`` where ``use_twin`` and the sources hold one and
+    nothing that reads or builds the model's own states (``inference.py``, ``value.py``), else ``model.py``."""
+    if use_twin and "twin.py" in sources and not {"inference.py", "value.py"} & set(sources):
+        return "twin.py"
+    return "model.py"
 
 
 def known_stats(found: dict[Any, Any], name: str) -> dict[str, int | float]:

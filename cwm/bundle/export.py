@@ -12,13 +12,21 @@ from pathlib import Path
 
 from cwm import games
 from cwm.bundle.checks import checked, inference_of, manifest_for, read_config
-from cwm.bundle.files import CODE_FILES, GAME_FILE, BundleError, read_json_object, read_manifest, sha256
+from cwm.bundle.files import (
+    CODE_FILES,
+    GAME_FILE,
+    TWIN_FILE,
+    BundleError,
+    read_json_object,
+    read_manifest,
+    sha256,
+)
 from cwm.bundle.game import same_game
 from cwm.games import trajectories
 from cwm.llm.provenance import PROVENANCE_FILE, ProvenanceError, read_provenance
 from cwm.types import JSON, Trajectory
 
-_EXTRA_FILES = frozenset(CODE_FILES) - {"model.py"}
+_EXTRA_FILES = frozenset(CODE_FILES) - {"model.py", TWIN_FILE}  # a twin joins with its evidence (cwm.bundle.twin)
 
 
 def check_target(out: Path, overwrite: bool, *, keep: Path | None = None) -> None:

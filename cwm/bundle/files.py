@@ -28,11 +28,13 @@ MANIFEST = "manifest.json"
 GAME_FILE = "game.py"  # a user's game engine (module games only), so the bundle works on another machine
 # Every code file a bundle may hold, with the contract (``cwm.sandbox.jobs.CONTRACTS``) it must define.
 CODE_FILES: dict[str, str] = {"model.py": "world_model", "inference.py": "inference", "value.py": "value",
-                              "encoder.py": "encoder"}
+                              "encoder.py": "encoder", "twin.py": "world_model"}
 REQUIRED_FILES = ("model.py", "check_report.json", "trajectories.jsonl")
 VALUE_TABLE = "value_tournament.json"  # the tournament that chose value.py (or kept none)
 POLICY_WEIGHTS = "policy.npz"  # a trained PPO policy (plain arrays, read by cwm.bundle.policy), with encoder.py
-ALLOWED_FILES = frozenset({*REQUIRED_FILES, *CODE_FILES, GAME_FILE, VALUE_TABLE, POLICY_WEIGHTS})
+TWIN_FILE = "twin.py"  # a faster module with the model's contract (cwm.bundle.twin), only with its evidence:
+TWIN_EVIDENCE = "twin_evidence.json"  # the differential equivalence check's record (cwm.sandbox.equivalence)
+ALLOWED_FILES = frozenset({*REQUIRED_FILES, *CODE_FILES, GAME_FILE, VALUE_TABLE, POLICY_WEIGHTS, TWIN_EVIDENCE})
 _MIB = 1 << 20
 # The most bytes each file of a bundle may hold, checked before it is read: each far above what an export
 # writes, low enough that reading and hashing a hostile bundle cannot exhaust memory.
@@ -42,6 +44,7 @@ FILE_LIMITS: dict[str, int] = {
     "trajectories.jsonl": 256 * _MIB,  # the training games with every state (tens of KB to a few MB a game)
     VALUE_TABLE: 16 * _MIB,  # a tournament's table
     POLICY_WEIGHTS: 64 * _MIB,  # float32 weights: 256-unit layers, inputs of a few thousand
+    TWIN_EVIDENCE: 1 * _MIB,  # counts, seeds, hashes and one divergence at most: a few KB
     GAME_FILE: 4 * _MIB,  # a user's game engine
     **dict.fromkeys(CODE_FILES, 4 * _MIB),  # LLM-written code: tens of KB
 }

@@ -12,6 +12,8 @@ Layout of a bundle directory::
     check_report.json    the checks the model passed when exported
     trajectories.jsonl   the training trajectories, re-checked at load time
     game.py              the user's game engine (a bundle of a module game)
+    twin.py              a faster twin of model.py, used by planning workers (cwm synthesize --target fast)
+    twin_evidence.json   the twin's equivalence evidence, re-verified against both files' bytes at load
 
 ``load_bundle`` reads the directory as untrusted input (``cwm.bundle.files``), finds the game without
 importing anything the bundle holds (``cwm.bundle.game``), checks every code file in the sandbox, and
@@ -46,6 +48,7 @@ from cwm.bundle.files import (
 )
 from cwm.bundle.game import bundle_game
 from cwm.bundle.policy import BundlePolicy, policy_of
+from cwm.bundle.twin import twin_evidence
 from cwm.bundle.value import value_report
 from cwm.model import ActionCodec, WorldModel
 from cwm.sandbox import Sandbox, load_source
@@ -79,6 +82,8 @@ class Bundle:
         stored games replayed through the model; ``None`` without one), checked in the sandbox.
       policy: the PPO policy of ``policy.npz`` with its ``encoder.py`` (``cwm.bundle.policy``; ``None``
         without one), every array checked.
+      twin_evidence: the equivalence evidence of ``twin.py`` (``cwm.bundle.twin``; ``None`` without a twin),
+        re-verified against the bytes of ``model.py`` and ``twin.py``; planning workers then use the twin.
     """
 
     path: Path
@@ -91,6 +96,7 @@ class Bundle:
     inference_report: CheckReport | None = None
     value_report: CheckReport | None = None
     policy: BundlePolicy | None = None
+    twin_evidence: dict[str, JSON] | None = None
 
     @property
     def game(self) -> str:
@@ -170,15 +176,16 @@ def load_bundle(path: str | Path, *, game: str | games.GameSpec | None = None, t
 
     Raises:
       BundleError: a malformed manifest, an unknown format or contract version, a file that is missing, not
-        listed, not UTF-8 or whose hash does not match the manifest, a ``policy.npz`` that does not read (its
-        array named) or is not the game's, a game module neither given nor trusted,
-        ``game`` not being the bundle's game, code the sandbox rejects, or a model failing its conformance
-        check.
+        listed, not UTF-8 or whose hash does not match the manifest, a ``twin.py`` without evidence that vouches
+        for its bytes and the model's, a ``policy.npz`` that does not read (its array named) or is not the
+        game's, a game module neither given nor trusted, ``game`` not being the bundle's game, code the
+        sandbox rejects, or a model failing its conformance check.
     """
     path = Path(path)
     manifest = read_manifest(path)
     data = verified_files(path, manifest)
     sources = {name: decode(path, name, data[name]) for name in data if name in CODE_FILES}
+    twin = twin_evidence(path, data, sources)  # before any check: a twin without valid evidence is refused
     spec = bundle_game(path, manifest, game=game, trust_game_module=trust_game_module)
     train = read_trajectories(path, str(manifest["game"]), data["trajectories.jsonl"])  # the bytes hashed
     stored = stored_report(path, data["check_report.json"])
@@ -201,7 +208,7 @@ def load_bundle(path: str | Path, *, game: str | games.GameSpec | None = None, t
         except CwmError as e:
             raise BundleError(f"{path}: model failed its load check: {e}") from e
     return Bundle(path=path, manifest=manifest, sources=sources, check_report=report, spec=spec, trusted=trusted,
-                  _model=model, inference_report=inference, value_report=value, policy=policy)
+                  _model=model, inference_report=inference, value_report=value, policy=policy, twin_evidence=twin)
 
 
 def _agents(method: str, name: str) -> Any:

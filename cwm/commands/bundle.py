@@ -61,6 +61,17 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     return 0
 
 
+def twin_lines(bundle: Bundle) -> list[str]:
+    """What ``cwm inspect`` says of a bundle's twin and its equivalence evidence (verified at load)."""
+    evidence: Any = bundle.twin_evidence
+    if evidence is None:
+        return []
+    return [f"  twin.py: {len(bundle.sources['twin.py'].splitlines())} lines; planning workers use it in place of "
+            f"model.py (its evidence names the sha256 of both files)",
+            f"  twin evidence: {str(evidence.get('verdict'))[:40]}: {str(evidence.get('reason'))[:400]}",
+            f"  twin evidence does not prove: {str(evidence.get('does_not_prove'))[:400]}"]
+
+
 def describe(bundle: Bundle) -> str:
     """A human-readable summary for ``cwm inspect``, each line cleaned (``cwm.text.clean``)."""
     m = bundle.manifest
@@ -105,5 +116,6 @@ def describe(bundle: Bundle) -> str:
                      f"{net.num_actions} actions; seed {record.get('seed')}, mean return {record.get('best_score')} "
                      f"against random in the model")
     lines.append(f"  model.py: {len(bundle.sources['model.py'].splitlines())} lines")
+    lines += twin_lines(bundle)
     # the manifest's fields are the bundle author's text (nothing checks them): shown, never obeyed
     return "\n".join(clean(line, limit=None) for line in lines)

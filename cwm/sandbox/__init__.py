@@ -5,7 +5,8 @@ allow or refuse), ``layers`` (each hardening layer on its own), ``imports`` (the
 its module views), ``tamper`` (the check after a job), ``launch`` (the zygote's environment and bubblewrap
 command line), ``zygote`` (the pre-loaded process that forks one child per job, or per batch of jobs), ``watch`` (when a child
 has run too long: the CPU time it used decides, wall time is a backstop), ``child`` (the hardened child),
-``jobs`` (the trusted functions a child runs) and ``box`` (``Sandbox``, the host side).
+``jobs`` (the trusted functions a child runs), ``box`` (``Sandbox``, the host side) and ``equivalence`` (the
+differential equivalence check of a twin against its model, each in its own child).
 docs/security.md says what runs where and what is promised.
 """
 

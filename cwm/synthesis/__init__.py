@@ -1,4 +1,4 @@
-"""Synthesis: an LLM writes a program (a code world model, an inference, value or encoder function), checks
+"""Synthesis: an LLM writes a program (a code world model, an inference, value or encoder function, a fast twin), checks
 built from trajectories score it, and a refinement strategy (conversation or Thompson-sampled tree search)
 improves it until every check passes. Every target's entry point takes ``(game, llm, settings, ...)`` with
 one ``SynthesisSettings``."""
@@ -6,6 +6,7 @@ one ``SynthesisSettings``."""
 from cwm.sandbox.checkers import world_model_checker
 from cwm.synthesis.encoder import EncoderResult, synthesize_encoder
 from cwm.synthesis.extract import CodeExtractionError, Extraction, extract_code
+from cwm.synthesis.fast import FastResult, synthesize_fast
 from cwm.synthesis.inference import synthesize_inference
 from cwm.synthesis.loop import run_search
 from cwm.synthesis.settings import STRATEGIES, TARGETS, RequestSettings, SynthesisSettings, TreeSettings
@@ -22,6 +23,7 @@ __all__ = [
     "CurvePoint",
     "EncoderResult",
     "Extraction",
+    "FastResult",
     "Node",
     "PromptSet",
     "RequestSettings",
@@ -35,6 +37,7 @@ __all__ = [
     "extract_code",
     "run_search",
     "synthesize_encoder",
+    "synthesize_fast",
     "synthesize_inference",
     "synthesize_values",
     "synthesize_world_model",

@@ -80,6 +80,7 @@ TARGET_WORDS: dict[str, tuple[str, str]] = {
     "joint": ("a joint world model and inference function", "inference accuracy (joint)"),
     "value": ("a value function", "value accuracy (value function)"),
     "encoder": ("an observation encoder", "encoder accuracy (encoder)"),
+    "fast": ("a fast twin of a world model", "playouts without a divergence (fast twin)"),
 }
 
 

@@ -1,7 +1,7 @@
 """The settings of a synthesis run, one frozen object for every target (world model, inference, joint, value,
-encoder): the budget, the strategy and its tree and request settings, the seed, the training and held-out
+encoder, fast twin): the budget, the strategy and its tree and request settings, the seed, the training and held-out
 sets, what the prompts show, and the per-call limits of the checks. ``SynthesisSettings.of(target)`` gives a
-target's defaults (the value and encoder targets spend 20 calls, an inference prompt lists 40,000 characters
+target's defaults (the value and encoder targets spend 20 calls, a fast twin 10, an inference prompt lists 40,000 characters
 of views, ...); an entry point writes the settings it ran with, whole, into its run directory
 (``settings.json``) next to the run's resume key (``config.json``).
 """
@@ -25,7 +25,7 @@ from cwm.synthesis.value_target import DEFAULT_CANDIDATES
 from cwm.types import JSON, UsageError
 
 STRATEGIES: tuple[str, ...] = ("tree", "conversation")
-TARGETS: tuple[str, ...] = ("world_model", "inference", "value", "encoder")
+TARGETS: tuple[str, ...] = ("world_model", "inference", "value", "encoder", "fast")
 DECKS = ("open", "closed")
 HIDDEN = ("history", "state")
 
@@ -231,6 +231,7 @@ _TARGET_DEFAULTS: dict[str, dict[str, Any]] = {
     "inference": {"num_test": 100, "max_example_chars": VIEW_CHARS},
     "value": {"budget": 20, "call_s": VALUE_CALL_S},
     "encoder": {"budget": 20, "call_s": ENCODER_CALL_S},
+    "fast": {"budget": 10},
 }
 
 

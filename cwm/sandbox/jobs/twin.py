@@ -1,0 +1,179 @@
+"""The playout server of the differential equivalence check (``cwm.sandbox.equivalence``): ``trace(module,
+payload)`` plays or replays games in one untrusted world model, inside a sandbox child, and writes down what
+the model says at every state it reaches.
+
+The check runs this job twice, in two children: on the checked model (the reference), whose playouts choose
+their own actions (seeded random play, or cwm's MCTS on the reference), and on the candidate twin, which
+replays the reference's actions. Neither model ever runs in the caller's process, and the two never share a
+process: the comparison happens on the trusted side, on the JSON each child wrote.
+
+Every answer goes through the library's own contract (``cwm.model_state.ModelState``: the value rules, legal
+actions, chance distributions, terminal states kept still), so both models are seen exactly as a planner sees
+them. A state's record holds, by default, digests of the bulky fields (the legal set, each player's
+observation) and the small ones whole (the player, the chance distribution, the rewards of the move that led
+there); ``detail`` asks for one state's record whole, for the report of a divergence.
+
+Payload: ``{"name": str, "playouts": [spec, ...], "max_steps": int, "detail": step or None}`` where a spec is
+``{"kind": "random", "seed": int}``, ``{"kind": "mcts", "seed": int, "simulations": int}`` or
+``{"kind": "replay", "actions": [str, ...]}``.
+
+Returns: one entry per playout, ``{"actions": [str], "states": [record], "error": str or None}``; with
+``detail`` (one playout only) ``{"record": full record of that step or None, "history": [str], "error": ...}``.
+
+``profile(module, payload)`` is the model's own CPU profile over a few seeded random playouts (what a prompt
+for a faster twin shows): the calls and CPU seconds of each contract function, timed in the child.
+"""
+
+from __future__ import annotations
+
+import collections
+import hashlib
+import random
+import time
+import types
+from typing import Any
+
+from cwm import value_rules
+from cwm.model import WORLD_MODEL_API, WorldModel
+from cwm.model_state import ModelState
+from cwm.sandbox.child import child_guard
+from cwm.sandbox.jobs.check import require
+from cwm.types import CHANCE, JSON, TERMINAL, CwmError
+from planners.mcts import MCTS
+from planners.settings import MCTSSettings
+
+_ERROR_CHARS = 2000
+
+
+def trace(module: types.ModuleType, payload: dict[str, Any]) -> JSON:
+    """Plays (or replays) the payload's playouts in ``module`` and records every state (module docstring).
+
+    Raises:
+      ModelLoadError: the module misses a contract function.
+    """
+    require(module)
+    model = WorldModel(module, name=str(payload["name"]), guard=child_guard())
+    max_steps = int(payload["max_steps"])
+    detail = payload.get("detail")
+    if detail is not None:
+        return _detail(model, payload["playouts"][0], int(detail))
+    return [_playout(model, spec, max_steps) for spec in payload["playouts"]]
+
+
+def _playout(model: WorldModel, spec: dict[str, Any], max_steps: int) -> dict[str, JSON]:
+    actions: list[str] = []
+    states: list[JSON] = []
+    chooser = _chooser(spec)
+    try:
+        state = model.new_initial_state()
+        while True:
+            states.append(_record(state, full=False))
+            if state.is_terminal() or len(actions) >= max_steps:
+                return {"actions": actions, "states": states, "error": None}
+            action = chooser(state, len(actions))
+            if action is None:  # a replay that ran out of actions
+                return {"actions": actions, "states": states, "error": None}
+            state = state.child_from_string(action)
+            actions.append(action)
+    except (CwmError, value_rules.ValueBreach) as e:  # the model broke its contract here
+        return {"actions": actions, "states": states, "error": str(e)[:_ERROR_CHARS]}
+
+
+def _chooser(spec: dict[str, Any]) -> Any:
+    """``choose(state, step) -> action string or None`` for one playout spec."""
+    kind = spec["kind"]
+    if kind == "replay":
+        given = [str(a) for a in spec["actions"]]
+        return lambda state, step: given[step] if step < len(given) else None
+    rng = random.Random(int(spec["seed"]))
+    search = None
+    if kind == "mcts":
+        search = MCTS(MCTSSettings(num_simulations=int(spec["simulations"]), rollouts=1), seed=rng.getrandbits(32))
+
+    def choose(state: ModelState, step: int) -> str:
+        # drawn from sorted lists: the same seed picks the same action whatever order the model lists them in
+        if state.is_chance_node():
+            outcomes = sorted(state.chance_outcome_strings())
+            return rng.choices([a for a, _ in outcomes], weights=[p for _, p in outcomes])[0]
+        if search is not None:
+            return state.action_to_string(state.current_player(), search.search(state).action)
+        return rng.choice(sorted(state.legal_action_strings()))
+
+    return choose
+
+
+def _detail(model: WorldModel, spec: dict[str, Any], step: int) -> dict[str, JSON]:
+    """The full record of state ``step`` of one replayed playout, and the actions that lead there."""
+    chooser = _chooser(spec)
+    history: list[str] = []
+    try:
+        state = model.new_initial_state()
+        for k in range(step):
+            action = chooser(state, k)
+            if action is None or state.is_terminal():
+                break
+            state = state.child_from_string(action)
+            history.append(action)
+        return {"record": _record(state, full=True), "history": history, "error": None}
+    except (CwmError, value_rules.ValueBreach) as e:
+        return {"record": None, "history": history, "error": str(e)[:_ERROR_CHARS]}
+
+
+def _record(state: ModelState, *, full: bool) -> dict[str, JSON]:
+    """What the model says at ``state``: who acts, the legal set (sorted: a set), the chance distribution
+    (sorted by outcome), every player's observation and the rewards of the move that led here."""
+    player = state.current_player()
+    legal = sorted(state.legal_action_strings()) if player not in (CHANCE, TERMINAL) else None
+    chance = sorted([a, p] for a, p in state.chance_outcome_strings()) if player == CHANCE else None
+    obs = list(state.observations())
+    record: dict[str, JSON] = {"player": player, "chance": chance, "rewards": state.rewards()}  # type: ignore[dict-item]
+    if full:
+        record.update(legal=legal, observations=obs)
+    else:
+        record.update(legal=None if legal is None else _digest(legal),
+                      observations=[_digest(o) for o in obs])
+    return record
+
+
+def _digest(value: JSON) -> str:
+    return hashlib.sha256(value_rules.dumps(value).encode()).hexdigest()[:32]
+
+
+def profile(module: types.ModuleType, payload: dict[str, Any]) -> JSON:
+    """The CPU time each contract function of ``module`` takes over seeded uniformly random playouts.
+
+    Payload: ``{"name": str, "playouts": int, "cpu_s": float, "seed": int, "max_steps": int}``: playouts
+    (``i`` seeded ``seed + i``) until ``playouts`` are played or this child has used ``cpu_s`` CPU seconds.
+    Each model call is timed by ``time.process_time`` around it, in this child, under the per-call budget; the
+    library's own work between calls is not counted. Where the kernel counts CPU time in scheduler ticks,
+    each tick falls to the call that was running, so the shares are those of a sampling profiler.
+
+    Returns:
+      ``{"calls": {function: int}, "cpu_s": {function: float}, "playouts": int, "states": int, "error": str or
+      None}`` (the error of the first playout the model broke, after which profiling stops).
+    """
+    require(module)
+    names = {id(vars(module)[f.name]): f.name for f in WORLD_MODEL_API}
+    calls: collections.Counter[str] = collections.Counter()
+    spent: dict[str, float] = dict.fromkeys(names.values(), 0.0)
+    guard, clock = child_guard(), time.process_time
+
+    def timed(fn: Any, *args: Any) -> Any:
+        start = clock()
+        try:
+            return guard(fn, *args)
+        finally:
+            name = names.get(id(fn), "other")
+            spent[name] = spent.get(name, 0.0) + clock() - start
+            calls[name] += 1
+
+    model = WorldModel(module, name=str(payload["name"]), guard=timed)
+    states, error, played_out, budget = 0, None, 0, clock() + float(payload["cpu_s"])
+    while played_out < int(payload["playouts"]) and clock() < budget and error is None:
+        played = _playout(model, {"kind": "random", "seed": int(payload["seed"]) + played_out},
+                          int(payload["max_steps"]))
+        states += len(played["states"])  # type: ignore[arg-type]
+        played_out += 1
+        error = played["error"]
+    return {"calls": dict(calls), "cpu_s": spent, "playouts": played_out, "states": states,  # type: ignore[dict-item]
+            "error": error}
