@@ -97,11 +97,11 @@ def require_version(version: int) -> None:
 
 
 def _module_text(name: str, family: str, seed: int, module: ModuleType, params: object) -> str:
-    short = module.__name__.rsplit(".", 1)[1]
+    short = module.__name__.rsplit(".", 1)[1]  # imports sorted, so a generated module passes ruff's isort rule
     return (f'"""{name}: a generated {family} game (`cwm games generate {family} --seed {seed}`, generator '
             f'version {GENERATOR_VERSION}).\n\nRules: {name}.md (rulebook tier) and {name}.spec.md (spec tier), '
             f'both written from PARAMS.\nLoad it as `path/to/{name}.py:{name}`.\n"""\n\n'
-            f"from cwm.games.generated import {short}, require_version\n\n"
+            f"from cwm.games.generated import {', '.join(sorted((short, 'require_version')))}\n\n"
             f"require_version({GENERATOR_VERSION})\n"
             f"PARAMS = {short}.{params!r}\n"
             f'GAME = {short}.build_game("{name}", PARAMS)\n')
