@@ -12,11 +12,12 @@ of this process and every process under it (``cwm.sandbox.watch.tree_cpu``: the 
 processes, and wall time would measure the machine's load). A fresh worker per position is started before
 the clock runs. Prints ms per move and the ratios.
 
-Until real twin sessions are recorded, the pair timed by default is hand-written: the reference tic-tac-toe
-model of the tests and its hand-written twin (tests/data/twins/ttt_fast.py); the output says so.
+By default the pair timed is hand-written: the reference tic-tac-toe model of the tests and its hand-written
+twin (tests/data/twins/ttt_fast.py); the output says so. ``--bundle DIR`` times a bundle's own model.py and
+twin.py instead, e.g. one made from a shipped real twin session (docs/performance.md, "Real twins").
 
-    python benchmarks/bench_twin.py [--sims 1000] [--rollouts 1] [--positions 6] [--repeats 3]
-        [--model PATH --twin PATH]
+    python benchmarks/bench_twin.py [--game tic_tac_toe|connect_four] [--sims 1000] [--rollouts 1]
+        [--positions 6] [--repeats 3] [--model PATH --twin PATH | --bundle DIR]
 """
 
 from __future__ import annotations
@@ -39,9 +40,9 @@ MODEL = DATA / "reference" / "tic_tac_toe_model.py"
 TWIN = DATA / "twins" / "ttt_fast.py"
 
 
-def positions(count: int) -> list[pyspiel.State]:
+def positions(count: int, game_name: str = "tic_tac_toe") -> list[pyspiel.State]:
     """Decision states from seeded random openings (0 to 3 moves)."""
-    game = pyspiel.load_game("tic_tac_toe")
+    game = pyspiel.load_game(game_name)
     rng = np.random.default_rng(0)
     out: list[pyspiel.State] = []
     while len(out) < count:
@@ -56,11 +57,11 @@ def timed_moves(model: str, twin: str, states: list[pyspiel.State], args: argpar
     """CPU seconds per move of each engine, best of ``args.repeats`` per position, averaged over positions."""
     config = SearchConfig(num_simulations=args.sims, rollouts=args.rollouts)
     sources = {"model.py": model, "twin.py": twin}
-    workers = {"model": WorkerAgent(sources, "tic_tac_toe", config, name="model", seed=0, use_twin=False),
-               "twin": WorkerAgent(sources, "tic_tac_toe", config, name="twin", seed=0)}
+    workers = {"model": WorkerAgent(sources, args.game, config, name="model", seed=0, use_twin=False),
+               "twin": WorkerAgent(sources, args.game, config, name="twin", seed=0)}
     assert workers["model"].planned_on == "model.py" and workers["twin"].planned_on == "twin.py"
     rs = np.random.RandomState(0)
-    bot = os_mcts.MCTSBot(pyspiel.load_game("tic_tac_toe"), 2.0, args.sims,
+    bot = os_mcts.MCTSBot(pyspiel.load_game(args.game), 2.0, args.sims,
                           os_mcts.RandomRolloutEvaluator(args.rollouts, rs), random_state=rs)
     best = {name: [math.inf] * len(states) for name in ("model", "twin", "mctsbot")}
     for _ in range(args.repeats):
@@ -85,17 +86,21 @@ def main() -> None:
     parser.add_argument("--rollouts", type=int, default=1)
     parser.add_argument("--positions", type=int, default=6)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--model", type=Path, default=MODEL, help="the checked tic-tac-toe model")
+    parser.add_argument("--game", default="tic_tac_toe", help="the OpenSpiel game the model is of (default tic_tac_toe)")
+    parser.add_argument("--model", type=Path, default=MODEL, help="the checked model (default the tests' tic-tac-toe)")
     parser.add_argument("--twin", type=Path, default=TWIN, help="its twin")
+    parser.add_argument("--bundle", type=Path, default=None, help="time this bundle's model.py and twin.py instead")
     args = parser.parse_args()
+    if args.bundle is not None:
+        args.model, args.twin = args.bundle / "model.py", args.bundle / "twin.py"
     model, twin = args.model.read_text(encoding="utf-8"), args.twin.read_text(encoding="utf-8")
     if (args.model, args.twin) == (MODEL, TWIN):
-        print("model and twin: hand-written test fixtures (no real twin session is recorded yet)")
+        print("model and twin: hand-written test fixtures")
     evidence = check_equivalence(model, twin, settings=EquivalenceSettings())
     print(f"equivalence check: {evidence['verdict']}: {evidence['reason']}")
     if evidence["verdict"] != "equivalent":
         raise SystemExit("the twin is not equivalent to the model; not timed")
-    per_move = timed_moves(model, twin, positions(args.positions), args)
+    per_move = timed_moves(model, twin, positions(args.positions, args.game), args)
     print(f"{args.sims} simulations x {args.rollouts} rollout(s), {args.positions} positions, best of "
           f"{args.repeats}, CPU of this process and its children:")
     for name, label in (("model", "checked model, contained worker"), ("twin", "twin, contained worker"),
