@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from cwm import pipeline
+from cwm.files import InputLimitError, loads_bounded
 from cwm.games.generated import FAMILIES, make
 from cwm.pipeline import recording_provenance
 from cwm.pipeline.recordings import recording_for
@@ -130,8 +131,8 @@ def _facts(path: Path) -> dict[str, Any]:
             data = f.read(FACTS_BYTES + 1)
         if len(data) > FACTS_BYTES:
             raise common.ExperimentError(f"{path}: larger than {FACTS_BYTES} bytes; not a generated game's facts")
-        facts = json.loads(data)
-    except (OSError, ValueError) as e:
+        facts = loads_bounded(data, where=str(path))  # nesting bounded: a deep [[[[... is a one-line error
+    except (OSError, ValueError, RecursionError, InputLimitError) as e:
         raise common.ExperimentError(f"{path}: not a readable JSON facts file ({type(e).__name__})") from None
     if not isinstance(facts, dict):
         raise common.ExperimentError(f"{path}: must hold a JSON object")

@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -220,7 +221,10 @@ def recorded_game(name: str, root: Path = REPOSITORY) -> str:
         return name
     path_text, short_name = name.rsplit(":", 1)
     path = Path(path_text)
-    if not path.is_absolute() or not path.is_relative_to(root):
+    if not path.is_absolute():
+        return name
+    path, root = Path(os.path.normpath(path)), Path(os.path.normpath(root))  # "/repo/../x.py" is not inside
+    if not path.is_relative_to(root):
         return name
     return f"{path.relative_to(root).as_posix()}:{short_name}"
 

@@ -34,6 +34,20 @@ from cwm.types import JSON, VERSION, CheckReport, ModelLoadError, Trajectory, er
 LOAD_JOB = "cwm.sandbox.jobs.check:load_contract"
 
 
+def _twin_passes(twin: CheckReport, model: CheckReport, where: str) -> None:
+    """A twin must pass every stored-trajectory check its model passes (its evidence is the author's word).
+
+    Raises:
+      BundleError: one line naming the first check the twin fails that the model passes.
+    """
+    if twin.error:
+        raise BundleError(f"{where}: twin.py failed its sandbox check: {first_line(twin.error)}")
+    if twin.passed < model.passed:
+        first = twin.failures[0].render() if twin.failures else "fewer checks passed"
+        raise BundleError(f"{where}: twin.py fails stored-trajectory checks its model passes "
+                          f"({twin.passed} of {twin.executed} against {model.passed}): {first_line(first)}")
+
+
 def checked(sources: Mapping[str, str], spec: games.GameSpec, train: Sequence[Trajectory], *, where: str,
              isolate: bool = True, random_games: int = 0, box: Any = None) -> CheckReport:
     """Checks every code file of a bundle, in one sandbox (the code is untrusted) unless ``isolate`` is off:
@@ -56,6 +70,8 @@ def checked(sources: Mapping[str, str], spec: games.GameSpec, train: Sequence[Tr
                     raise BundleError(f"{where}: {name} failed its sandbox check: {result.kind}: "
                                       f"{first_line(result.error)}")
             report = box.check_world_model(sources["model.py"], train)
+            if "twin.py" in sources and not report.error:  # planned on in its place: the same checks
+                _twin_passes(box.check_world_model(sources["twin.py"], train), report, where)
             play = None
             if random_games and not report.error:
                 ran = box.run(RANDOM_PLAY_JOB, sources["model.py"], {"num_games": random_games, "seed": 0})

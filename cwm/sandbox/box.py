@@ -167,8 +167,11 @@ class Sandbox:
         job after another while each ends ``ok`` (or is refused by the gate) and leaves nothing behind that a
         later job could observe (``cwm.sandbox.child.batch_main``); a job that fails, overruns or crashes gets
         the verdict it gets in a child of its own, and the jobs after it run in a fresh child. Each job's
-        candidate is loaded anew and its payload is a fresh copy, so its verdict is the one ``run`` gives.
-        ``batch_children`` says afterwards which child ran each job (0, 1, ...).
+        candidate is loaded anew and its payload is a fresh copy. One shared child is only for jobs that trust
+        each other: a hostile job can change library state no leftover check lists (a method called with a
+        class as ``self``, an enum member, an ABC registration), and a later job's CPU limit is set in whole
+        seconds on top of what the child used (docs/security.md, "Batches"); cwm's checks of different
+        programs pass ``one_child=False``. ``batch_children`` says afterwards which child ran each job.
 
         Args:
           jobs: the jobs, each with its payload and limits.

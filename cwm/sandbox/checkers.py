@@ -67,12 +67,15 @@ def check_many(check: Checker, sources: Sequence[str]) -> list[CheckReport]:
 
 
 def _batched(sandbox: Any, one: Checker, job: str, payload: Callable[[], Any], limits: Any) -> Checker:
-    """``one``, with a ``many`` that runs ``job`` on several sources in one child of ``sandbox`` (a ``Sandbox``;
-    another object gets no batch)."""
+    """``one``, with a ``many`` that runs ``job`` on several sources through ``sandbox.check_batch`` (a
+    ``Sandbox``; another object gets no batch), each source in a child of its own: the sources are different
+    untrusted programs, and one child shared between them would let one change what a later one computes
+    (through library state no tamper check lists) and make its CPU limit depend on the one before
+    (``Sandbox.run_batch``, docs/security.md "Batches")."""
     if not hasattr(sandbox, "check_batch"):
         return one
     return BatchChecker(one, lambda sources: sandbox.check_batch([BatchJob(job, s, payload(), limits)
-                                                                 for s in sources]))
+                                                                 for s in sources], one_child=False))
 RANDOM_GAMES = 10  # random-play games a closed-deck candidate's model must finish
 IN_PROCESS_CALL_S = 2.0  # the per-call budget of a model checked in this process
 

@@ -448,10 +448,15 @@ def _explain(field: str, expected: JSON, got: JSON) -> list[str]:
 # Reading evidence back
 
 
+MIN_BOUND = {"p": 0.2, "delta": 0.05}  # the weakest detection bound a bundle's evidence may state
+
+
 def evidence_problem(evidence: Any, reference: str, twin: str) -> str | None:
     """Why ``evidence`` does not vouch for ``twin`` as a twin of ``reference`` (one line), or ``None``: it
-    must be an evidence record of this format whose verdict is ``equivalent`` and whose fingerprints name
-    the exact bytes of both sources."""
+    must be an evidence record of this format whose verdict is ``equivalent``, whose fingerprints name the
+    exact bytes of both sources, and whose bound is at least ``MIN_BOUND`` with the playouts it states
+    (``playouts_for``) and some states compared. The record is the author's word that the check ran: this
+    checks its form, not that it ran (a bundle's loader also checks the twin on the stored trajectories)."""
     if type(evidence) is not dict:
         return "the evidence is not a JSON object"
     if evidence.get("format") != EVIDENCE_FORMAT or evidence.get("version") != EVIDENCE_VERSION:
@@ -461,9 +466,27 @@ def evidence_problem(evidence: Any, reference: str, twin: str) -> str | None:
     for field, source, what in (("reference_sha256", reference, "the model"), ("twin_sha256", twin, "the twin")):
         if evidence.get(field) != fingerprint(source):
             return f"the evidence's {field} does not match {what}'s bytes (sha256 {fingerprint(source)[:16]}...)"
+    return _bound_problem(evidence)
+
+
+def _bound_problem(evidence: dict[str, Any]) -> str | None:
+    """Why the evidence's bound is too weak or inconsistent (one line), or ``None``."""
+    bound = evidence.get("bound")
+    p = bound.get("p") if type(bound) is dict else None
+    delta = bound.get("delta") if type(bound) is dict else None
+    n = bound.get("playouts_per_kind") if type(bound) is dict else None
+    if type(p) is not float or type(delta) is not float or not (0 < p <= MIN_BOUND["p"] and 0 < delta <= MIN_BOUND["delta"]):
+        return (f"the evidence's bound (p {value_rules.describe(p, 20)}, delta {value_rules.describe(delta, 20)}) is "
+                f"weaker than p <= {MIN_BOUND['p']}, delta <= {MIN_BOUND['delta']}")
+    if type(n) is not int or n < playouts_for(p, delta):
+        return f"the evidence states {value_rules.describe(n, 20)} playouts of each kind, fewer than its bound needs"
+    steps = evidence.get("steps_compared")
+    if type(steps) is not int or steps < 1:
+        return "the evidence compared no states"
     return None
 
 
-__all__ = ["CALLS", "DEFAULT_EQUIVALENCE", "DOES_NOT_PROVE", "EVIDENCE_FORMAT", "EVIDENCE_VERSION", "KINDS", "TOLERANCE", "VERDICTS",
+__all__ = ["CALLS", "DEFAULT_EQUIVALENCE", "DOES_NOT_PROVE", "EVIDENCE_FORMAT", "EVIDENCE_VERSION", "KINDS", "MIN_BOUND", "TOLERANCE",
+           "VERDICTS",
            "Divergence", "EquivalenceSettings", "check_equivalence", "compare", "divergence_failure",
            "evidence_problem", "fingerprint", "playouts_for", "profile_model", "specs"]

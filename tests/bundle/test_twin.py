@@ -78,6 +78,32 @@ def test_evidence_of_another_model_is_refused(with_twin: Path, rehashed, evidenc
         bundle.load_bundle(with_twin)
 
 
+def test_self_certified_evidence_for_a_wrong_twin_is_refused_at_load(with_twin: Path, rehashed,
+                                                                     evidence: dict) -> None:
+    """Evidence anyone can write (the right fingerprints, verdict 'equivalent') for a twin that never passed the
+    check: the loader checks the twin on the stored trajectories as it checks the model, and refuses it."""
+    wrong = TWIN.replace("\"x\": [1.0, -1.0]", "\"x\": [-1.0, 1.0]", 1)  # a win for x scored as a loss
+    assert wrong != TWIN
+    forged = dict(evidence, twin_sha256=__import__("hashlib").sha256(wrong.encode()).hexdigest())
+    rehashed(with_twin, TWIN_FILE, wrong.encode())
+    rehashed(with_twin, TWIN_EVIDENCE, json.dumps(forged).encode())
+    with pytest.raises(bundle.BundleError) as e:
+        bundle.load_bundle(with_twin)
+    assert "twin.py fails stored-trajectory checks its model passes" in str(e.value) and "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("bound, said", [
+    ({"p": 0.99, "delta": 0.99, "playouts_per_kind": 1}, "weaker than p <= 0.2, delta <= 0.05"),
+    ({"p": 0.05, "delta": 0.01, "playouts_per_kind": 3}, "fewer than its bound needs"),
+])
+def test_evidence_with_a_weak_or_inconsistent_bound_is_refused(with_twin: Path, rehashed, evidence: dict,
+                                                               bound: dict, said: str) -> None:
+    forged = dict(evidence, bound=dict(evidence["bound"], **bound))
+    rehashed(with_twin, TWIN_EVIDENCE, json.dumps(forged).encode())
+    with pytest.raises(bundle.BundleError, match=said):
+        bundle.load_bundle(with_twin)
+
+
 def test_a_twin_without_evidence_is_refused(with_twin: Path) -> None:
     manifest = json.loads((with_twin / "manifest.json").read_text())
     del manifest["files"][TWIN_EVIDENCE]
@@ -115,6 +141,6 @@ def test_the_twin_benchmark_times_the_model_the_twin_and_mctsbot_on_the_same_pos
     states = bench.positions(2)
     assert all(not s.is_terminal() for s in states)
     model = (DATA / "reference" / "tic_tac_toe_model.py").read_text(encoding="utf-8")
-    per_move = bench.timed_moves(model, TWIN, states, argparse.Namespace(sims=20, rollouts=1, repeats=1))
+    per_move = bench.timed_moves(model, TWIN, states, argparse.Namespace(sims=20, rollouts=1, repeats=1, game="tic_tac_toe"))
     # timed once each (CPU clocks tick in 10 ms steps here, so a 20-simulation move may read 0)
     assert set(per_move) == {"model", "twin", "mctsbot"} and all(0 <= t < 60 for t in per_move.values())

@@ -70,7 +70,7 @@ def test_a_game_without_a_session_is_a_row_saying_so(tmp_path):
     assert row["status"].startswith("no session at") and row["group"] == "placement"
 
 
-@pytest.mark.parametrize("damage", ["rulebook", "facts", "extra"])
+@pytest.mark.parametrize("damage", ["rulebook", "facts", "extra", "deep"])
 def test_a_folder_that_is_not_what_the_generator_writes_is_refused_in_one_line(damage, tmp_path, capsys):
     folder = tmp_path / "games" / "dice_race-1"
     shutil.copytree(GAMES / "dice_race-1", folder)
@@ -80,6 +80,8 @@ def test_a_folder_that_is_not_what_the_generator_writes_is_refused_in_one_line(d
         path.write_text(path.read_text().replace("two players", "three players"))
     elif damage == "facts":
         (folder / "facts.json").write_text('{"family": "chess", "seed": 1}')
+    elif damage == "deep":  # nested past any JSON reader's recursion: a one-line error, not a traceback
+        (folder / "facts.json").write_text("[" * 30_000 + "]" * 30_000)
     else:
         (folder / "notes.txt").write_text("x")
     assert novel_suite.main(["--games", str(folder.parent), "--known", "", "--out", str(tmp_path / "o"), *SMALL]) == 2

@@ -137,4 +137,6 @@ def test_a_module_game_inside_the_repository_is_recorded_by_its_path_from_the_ro
     elsewhere = f"{tmp_path / 'own.py'}:own"
     assert real_session.recorded_game(elsewhere) == elsewhere
     assert real_session.recorded_game(f"{cairn}:cairn", root=tmp_path) == f"{cairn}:cairn"
+    outside = f"{ROOT}/../elsewhere/game.py:game"  # inside by text, outside once ".." is resolved
+    assert real_session.recorded_game(outside) == outside
     assert real_session.recorded_game("tic_tac_toe") == "tic_tac_toe"

@@ -85,13 +85,37 @@ def test_a_payload_and_module_globals_changed_by_one_check_are_fresh_for_the_nex
     assert children == [0, 0, 0, 0, 0]
 
 
-def test_a_sandboxed_world_model_checker_checks_many_candidates_in_one_child(sandbox, ttt_trajectories):
-    """``check_many`` with the checker synthesis uses: the reports are the ones each candidate gets alone."""
+def test_a_sandboxed_world_model_checker_checks_many_candidates_each_in_its_own_child(sandbox, ttt_trajectories):
+    """``check_many`` with the checker synthesis uses: the candidates are different untrusted programs, so each
+    runs in a child of its own, and the reports are the ones each candidate gets alone."""
     check = world_model_checker(ttt_trajectories, sandbox=sandbox)
     wrong = TTT.replace("return [1.0, -1.0]", "return [-1.0, 1.0]", 1)  # x's win scored as o's: failing checks
     assert wrong != TTT
     sources = [TTT, wrong, TTT + "\n# again\n", SPIN, TTT + "\n# last\n"]
     reports = check_many(check, sources)
-    assert sandbox.batch_children == [0, 0, 0, 0, 1]
+    assert sandbox.batch_children == [0, 1, 2, 3, 4]
     assert reports == [check(source) for source in sources]
     assert reports[0].all_passed and not reports[1].all_passed and reports[3].error.startswith("timeout:")
+
+
+PATCHES_COUNTER = ("import collections\n\nclass P:\n    def m(self):\n"
+                   "        self.most_common = lambda *a: [('forged', 99)]\n\n"
+                   "def f(xs):\n    P.m(collections.Counter)\n    return 1\n")
+USES_COUNTER = "import collections\n\ndef f(xs):\n    return collections.Counter(xs).most_common(1)\n"
+
+
+def test_the_checks_batch_of_different_programs_gives_each_its_own_child(sandbox):
+    """A gated program can change a library class (a method called with the class as ``self``) that no tamper
+    check lists: in one shared child the next program sees it (``run_batch``'s one child is only for jobs that
+    trust each other). The checks' batches (``_batched``: how synthesis checks one reply's programs) run every
+    program in a child of its own, where the second program computes what it computes alone."""
+    from cwm.sandbox.checkers import _batched
+
+    call = {"function": "f", "args": [[1, 2, 2]]}
+    jobs = [BatchJob(CALL_JOB, PATCHES_COUNTER, call), BatchJob(CALL_JOB, USES_COUNTER, call)]
+    alone = sandbox.run(CALL_JOB, USES_COUNTER, call)
+    assert alone.ok and alone.value == [[2, 2]]
+    assert sandbox.run_batch(jobs)[1].value == [["forged", 99]]  # one shared child: the leak is real
+    assert sandbox.run_batch(jobs, one_child=False)[1].value == alone.value
+    _batched(sandbox, lambda source: None, CALL_JOB, lambda: call, None).many([PATCHES_COUNTER, USES_COUNTER])
+    assert sandbox.batch_children == [0, 1]  # the checks' batch: a child per program

@@ -75,7 +75,8 @@ def test_a_refused_module_is_reported_the_same_in_the_sandbox_and_in_process(tra
 
 def test_the_programs_of_one_reply_are_checked_in_one_batch_with_the_reports_each_gets_alone(tmp_path, monkeypatch):
     """A reply holding two whole programs: the loop checks both in one sandbox batch (``Sandbox.check_batch``),
-    and every node's report is the one the program gets checked alone, in-process as in the sandbox."""
+    each program in a child of its own (different untrusted programs never share one), and every node's report
+    is the one the program gets checked alone, in-process as in the sandbox."""
     from cwm.sandbox import Sandbox
 
     batches: list[int] = []
@@ -83,6 +84,7 @@ def test_the_programs_of_one_reply_are_checked_in_one_batch_with_the_reports_eac
 
     def counted(self, jobs, **kw):
         batches.append(len(jobs))
+        assert kw.get("one_child") is False
         return real(self, jobs, **kw)
 
     monkeypatch.setattr(Sandbox, "check_batch", counted)
