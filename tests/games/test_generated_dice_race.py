@@ -4,38 +4,20 @@
 from __future__ import annotations
 
 import dataclasses
-import itertools
 
 import pytest
 
 from cwm.games.generated import dice_race
 from cwm.games.generated.dice_race import DiceRaceParams
+from tests.games.generated_helpers import build, legal_names, play
 
 PLAIN = DiceRaceParams(track=10, pieces=1, faces=(1, 2, 3, 4, 5, 6), weights=(1,) * 6, capture=False, safe=(),
                        shortcuts=(), exact_finish=False, extra_turn=False, roll_limit=100)
-_names = itertools.count()
 
 
 def game(**changes):
-    """A race of ``PLAIN`` with ``changes``, registered under a fresh test name."""
-    return dice_race.build_game(f"test_dice_race_{next(_names)}", dataclasses.replace(PLAIN, **changes))()
-
-
-def play(g, moves: str):
-    """The state after ``moves`` (``"roll 3, enter, roll 2, pass"``): each must be legal where it is played."""
-    state = g.new_initial_state()
-    for move in [m.strip() for m in moves.split(",") if m.strip()]:
-        assert not state.is_terminal(), f"{move!r} after the game ended"
-        player = state.current_player()
-        actions = [a for a, _ in state.chance_outcomes()] if state.is_chance_node() else state.legal_actions()
-        named = {state.action_to_string(player, a): a for a in actions}
-        assert move in named, f"{move!r} is not legal after {state.history()}: {sorted(named)}"
-        state.apply_action(named[move])
-    return state
-
-
-def legal_names(state) -> set[str]:
-    return {state.action_to_string(state.current_player(), a) for a in state.legal_actions()}
+    """A game of ``PLAIN`` with ``changes``, registered under a fresh test name."""
+    return build(dice_race, PLAIN, **changes)
 
 
 def test_the_die_comes_up_with_its_weights_over_their_sum():

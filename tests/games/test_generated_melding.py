@@ -3,9 +3,6 @@ as its rules sentence says, hands stay hidden, and resampling keeps a player's i
 
 from __future__ import annotations
 
-import dataclasses
-import itertools
-
 import numpy as np
 import pytest
 
@@ -13,33 +10,17 @@ from cwm.games.generated import melding
 from cwm.games.generated.common import card_name
 from cwm.games.generated.melding import MeldParams
 from cwm.games.generated.melding_engine import TAKE
+from tests.games.generated_helpers import build, legal_names, play
 
 # 3 suits (S, H, D) of ranks 1-5: 15 cards
 PLAIN = MeldParams(suits=3, ranks=5, hand=3, melds="both", take_discard=False, layoff=False, knock_limit=0,
                    out_bonus=0, deadwood=1, max_turns=20)
 DEAL = "card S1, card H1, card S2, card D2, card S3, card D3, card S5"  # 0: S1 S2 S3; 1: H1 D2 D3; pile S5
-_names = itertools.count()
 
 
 def game(**changes):
     """A game of ``PLAIN`` with ``changes``, registered under a fresh test name."""
-    return melding.build_game(f"test_meld_{next(_names)}", dataclasses.replace(PLAIN, **changes))()
-
-
-def play(g, moves: str):
-    """The state after ``moves`` (``"card S1, ..., draw, card H4, meld S1 S2 S3"``), each legal where played."""
-    state = g.new_initial_state()
-    for move in [m.strip() for m in moves.split(",") if m.strip()]:
-        player = state.current_player()
-        actions = [a for a, _ in state.chance_outcomes()] if state.is_chance_node() else state.legal_actions()
-        named = {state.action_to_string(player, a): a for a in actions}
-        assert move in named, f"{move!r} is not legal after {state.history()}: {sorted(named)}"
-        state.apply_action(named[move])
-    return state
-
-
-def legal_names(state) -> set[str]:
-    return {state.action_to_string(state.current_player(), a) for a in state.legal_actions()}
+    return build(melding, PLAIN, **changes)
 
 
 def test_the_deal_turns_a_card_up_and_the_drawn_card_is_seen_by_the_drawer_only():

@@ -4,38 +4,19 @@ byte-identical for a seed and loadable by every cwm command."""
 
 from __future__ import annotations
 
-import dataclasses
-import itertools
-
 import pytest
 
 from cwm.games.generated import placement
 from cwm.games.generated.placement import PlacementParams
+from tests.games.generated_helpers import build, legal_names, play
 
 PLAIN = PlacementParams(rows=4, cols=4, k=3, gravity=False, blocked="none", blocked_cells=(), blocked_count=0,
                         capture=0, move_limit=0, misere=False, pie=False)
-_names = itertools.count()
 
 
 def game(**changes):
     """A game of ``PLAIN`` with ``changes``, registered under a fresh test name."""
-    return placement.build_game(f"test_placement_{next(_names)}", dataclasses.replace(PLAIN, **changes))()
-
-
-def play(g, moves: str):
-    """The state after ``moves`` written as the rules write them (``"a1 b1 block c2 drop a swap"``)."""
-    state = g.new_initial_state()
-    for move in [m.strip() for m in moves.split(",") if m.strip()]:
-        player = state.current_player()
-        actions = [a for a, _ in state.chance_outcomes()] if state.is_chance_node() else state.legal_actions()
-        named = {state.action_to_string(player, a): a for a in actions}
-        assert move in named, f"{move!r} is not legal after {state.history()}: {sorted(named)}"
-        state.apply_action(named[move])
-    return state
-
-
-def legal_names(state) -> set[str]:
-    return {state.action_to_string(state.current_player(), a) for a in state.legal_actions()}
+    return build(placement, PLAIN, **changes)
 
 
 def test_a_line_of_k_wins_for_the_player_who_makes_it():

@@ -3,41 +3,22 @@ play as its rules sentence says, hands stay hidden, and resampling keeps a playe
 
 from __future__ import annotations
 
-import dataclasses
-import itertools
-
 import numpy as np
 import pytest
 
 from cwm.games.generated import trick_taking
 from cwm.games.generated.trick_taking import TrickParams
+from tests.games.generated_helpers import build, legal_names, play
 
 # 3 suits (S, H, D) of ranks 1-4, two hands of 3: six cards stay undealt
 PLAIN = TrickParams(suits=3, ranks=4, hand=3, trump="none", trump_suit="", follow="free", scoring="tricks",
                     last_bonus=False)
 DEAL = "deal S4, deal S1, deal H2, deal H3, deal D1, deal D2"  # player 0: S4 H2 D1; player 1: S1 H3 D2
-_names = itertools.count()
 
 
 def game(**changes):
     """A game of ``PLAIN`` with ``changes``, registered under a fresh test name."""
-    return trick_taking.build_game(f"test_tricks_{next(_names)}", dataclasses.replace(PLAIN, **changes))()
-
-
-def play(g, moves: str):
-    """The state after ``moves`` (``"deal S4, ..., play S4, play S1"``), each legal where it is played."""
-    state = g.new_initial_state()
-    for move in [m.strip() for m in moves.split(",") if m.strip()]:
-        player = state.current_player()
-        actions = [a for a, _ in state.chance_outcomes()] if state.is_chance_node() else state.legal_actions()
-        named = {state.action_to_string(player, a): a for a in actions}
-        assert move in named, f"{move!r} is not legal after {state.history()}: {sorted(named)}"
-        state.apply_action(named[move])
-    return state
-
-
-def legal_names(state) -> set[str]:
-    return {state.action_to_string(state.current_player(), a) for a in state.legal_actions()}
+    return build(trick_taking, PLAIN, **changes)
 
 
 def test_the_deal_alternates_uniformly_over_the_cards_left():
