@@ -9,7 +9,6 @@ import json
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from cwm.cli import main
@@ -20,23 +19,11 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:  # the experiments folder is not installed
     sys.path.append(str(ROOT))
 from experiments.heldout import cairn  # noqa: E402
+from tests.games.test_heldout_games import random_games  # noqa: E402
 from tests.games.test_prose_rules import offences  # noqa: E402
 
 MODULE = ROOT / "experiments" / "heldout" / "cairn.py"
 SPEC = f"{MODULE}:cairn"
-
-
-def random_games(n: int, seed: int):
-    """Yields (states along the game, final state) of ``n`` uniformly random games."""
-    game = cairn.CairnGame()
-    rng = np.random.default_rng(seed)
-    for _ in range(n):
-        state, path = game.new_initial_state(), []
-        while not state.is_terminal():
-            path.append(state.clone())
-            legal = [a for a, _ in state.chance_outcomes()] if state.is_chance_node() else state.legal_actions()
-            state.apply_action(legal[rng.integers(len(legal))])
-        yield path, state
 
 
 def play(moves: str, deal: str) -> cairn.CairnState:
@@ -62,7 +49,7 @@ def _stone(name: str) -> int:
 def test_random_play_reaches_every_rule_branch_only_sometimes():
     """Building, laying on, knocking, going out and both early endings happen, the rare ones in few games."""
     seen: dict[str, int] = {}
-    for path, final in random_games(200, seed=7):
+    for path, final in random_games("cairn", 200, seed=7):
         moves = {s.action_to_string(s.current_player(), a).split()[0]
                  for s, a in zip(path, final.history()) if not s.is_chance_node()}
         for kind in moves | {f"end {final.ended[0]}"}:

@@ -1,6 +1,7 @@
-"""Kestrel, the held-out trick-taking game of ``experiments/heldout/``: scripted games follow and score as its rulebook says, and
-random play reaches its rare rule branches only sometimes. What every held-out game must pass (simulation,
-oracle, resampling, illegal actions, no specification in the rulebook) is in test_heldout_games.py."""
+"""Kestrel, the held-out trick-taking game of ``experiments/heldout/``: scripted games follow and score as its
+rulebook says, and random play reaches its rare rule branches only sometimes. What every held-out game must
+pass (simulation, oracle, resampling, illegal actions, no specification in the rulebook) is in
+test_heldout_games.py."""
 
 from __future__ import annotations
 
@@ -8,30 +9,13 @@ import json
 import sys
 from pathlib import Path
 
-import numpy as np
 import pyspiel
 
 ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:  # the experiments folder is not installed
     sys.path.append(str(ROOT))
 from experiments.heldout import kestrel  # noqa: E402
-
-MODULE = ROOT / "experiments" / "heldout" / "kestrel.py"
-SPEC = f"{MODULE}:kestrel"
-
-
-def random_games(n: int, seed: int):
-    """Yields (states along the game, final state) of ``n`` uniformly random games."""
-    game = kestrel.KestrelGame()
-    rng = np.random.default_rng(seed)
-    for _ in range(n):
-        state, path = game.new_initial_state(), []
-        while not state.is_terminal():
-            path.append(state.clone())
-            legal = [a for a, _ in state.chance_outcomes()] if state.is_chance_node() else state.legal_actions()
-            state.apply_action(legal[rng.integers(len(legal))])
-        yield path, state
-
+from tests.games.test_heldout_games import random_games  # noqa: E402
 
 def card(name: str) -> int:
     return kestrel.SUITS.index(name[0]) * kestrel.RANKS + int(name[1]) - 1
@@ -79,7 +63,7 @@ def test_resampling_respects_a_void_the_other_player_showed():
 def test_random_play_reaches_the_rare_branches_only_sometimes():
     """The 1-beats-7 exception decides a trick in some games, an exact bid happens, the last trick is taken."""
     one_beats_seven = exact = 0
-    for path, final in random_games(200, seed=7):
+    for path, final in random_games("kestrel", 200, seed=7):
         for state, action in zip(path, final.history()):
             if not state.is_chance_node() and action < kestrel.BID and state.trick:
                 lead = state.trick[0][1]
