@@ -17,6 +17,7 @@ if str(ROOT) not in sys.path:  # the experiments folder is not installed
 from experiments.heldout import kestrel  # noqa: E402
 from tests.games.test_heldout_games import random_games  # noqa: E402
 
+
 def card(name: str) -> int:
     return kestrel.SUITS.index(name[0]) * kestrel.RANKS + int(name[1]) - 1
 
