@@ -42,8 +42,9 @@ def _twin_passes(twin: CheckReport, model: CheckReport, where: str) -> None:
     """
     if twin.error:
         raise BundleError(f"{where}: twin.py failed its sandbox check: {first_line(twin.error)}")
-    if twin.passed < model.passed:
-        first = twin.failures[0].render() if twin.failures else "fewer checks passed"
+    short = [t for t, done in model.by_type.items() if t not in twin.by_type or twin.by_type[t].passed < done.passed]
+    if short or twin.transitions_passed < model.transitions_passed:
+        first = twin.failures[0].render() if twin.failures else f"fewer {', '.join(short) or 'transition'} checks passed"
         raise BundleError(f"{where}: twin.py fails stored-trajectory checks its model passes "
                           f"({twin.passed} of {twin.executed} against {model.passed}): {first_line(first)}")
 
