@@ -121,6 +121,27 @@ def make_observer(iig_obs_type: Any = None, params: dict | None = None) -> JsonO
     return JsonObserver(iig_obs_type or pyspiel.IIGObservationType(perfect_recall=False), params)
 
 
+def register_game(gtype: pyspiel.GameType, info: pyspiel.GameInfo, state_class: Any, params: Any,
+                  class_name: str) -> type[pyspiel.Game]:
+    """The OpenSpiel game class of a generated game (no parameters of its own): its states are
+    ``state_class(game, params)``, its observer ``make_observer``; registered with OpenSpiel under ``gtype``."""
+
+    class Game(pyspiel.Game):
+        def __init__(self, game_params: dict | None = None):
+            super().__init__(gtype, info, game_params or {})
+            self.params = params
+
+        def new_initial_state(self) -> Any:
+            return state_class(self, params)
+
+        def make_py_observer(self, iig_obs_type: Any = None, obs_params: dict | None = None) -> Any:
+            return make_observer(iig_obs_type, obs_params)
+
+    Game.__name__ = Game.__qualname__ = class_name
+    pyspiel.register_game(gtype, Game)
+    return Game
+
+
 
 # ---------------------------------------------------------------------------------------------------
 # Cards (the card families): suits S, H, D, C; ranks 1 (low) up; card id = suit index * ranks + rank - 1

@@ -23,7 +23,7 @@ from cwm.games.generated.common import (
     Rule,
     check_params,
     game_type,
-    make_observer,
+    register_game,
 )
 from cwm.games.generated.melding_engine import MeldState
 
@@ -121,21 +121,7 @@ def build_game(name: str, params: MeldParams) -> type[pyspiel.Game]:
     info = pyspiel.GameInfo(num_distinct_actions=f["num_distinct_actions"], max_chance_outcomes=params.deck,
                             num_players=2, min_utility=-float(f["score_bound"]), max_utility=float(f["score_bound"]),
                             utility_sum=0.0, max_game_length=f["max_game_length"])
-
-    class Game(pyspiel.Game):
-        def __init__(self, game_params: dict | None = None):
-            super().__init__(gtype, info, game_params or {})
-            self.params = params
-
-        def new_initial_state(self) -> MeldState:
-            return MeldState(self, params)
-
-        def make_py_observer(self, iig_obs_type: Any = None, obs_params: dict | None = None) -> Any:
-            return make_observer(iig_obs_type, obs_params)
-
-    Game.__name__ = Game.__qualname__ = f"MeldGame_{name}"
-    pyspiel.register_game(gtype, Game)
-    return Game
+    return register_game(gtype, info, MeldState, params, f"MeldGame_{name}")
 
 
 # ---------------------------------------------------------------------------------------------------

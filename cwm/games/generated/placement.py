@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pyspiel
 
-from cwm.games.generated.common import Rule, SharedView, check_params, game_type, make_observer
+from cwm.games.generated.common import Rule, SharedView, check_params, game_type, register_game
 
 FAMILY = "placement"
 _DIRECTIONS = [(dr, dc) for dr in (-1, 0, 1) for dc in (-1, 0, 1) if (dr, dc) != (0, 0)]
@@ -116,21 +116,7 @@ def build_game(name: str, params: PlacementParams) -> type[pyspiel.Game]:
     info = pyspiel.GameInfo(num_distinct_actions=f["num_distinct_actions"], max_chance_outcomes=f["max_chance_outcomes"],
                             num_players=2, min_utility=-1.0, max_utility=1.0, utility_sum=0.0,
                             max_game_length=f["max_game_length"])
-
-    class Game(pyspiel.Game):
-        def __init__(self, game_params: dict | None = None):
-            super().__init__(gtype, info, game_params or {})
-            self.params = params
-
-        def new_initial_state(self) -> PlacementState:
-            return PlacementState(self, params)
-
-        def make_py_observer(self, iig_obs_type: Any = None, obs_params: dict | None = None) -> Any:
-            return make_observer(iig_obs_type, obs_params)
-
-    Game.__name__ = Game.__qualname__ = f"PlacementGame_{name}"
-    pyspiel.register_game(gtype, Game)
-    return Game
+    return register_game(gtype, info, PlacementState, params, f"PlacementGame_{name}")
 
 
 class PlacementState(SharedView, pyspiel.State):

@@ -25,7 +25,7 @@ from cwm.games.generated.common import (
     check_params,
     draw_cards,
     game_type,
-    make_observer,
+    register_game,
 )
 
 FAMILY = "trick_taking"
@@ -107,21 +107,7 @@ def build_game(name: str, params: TrickParams) -> type[pyspiel.Game]:
     f = facts(params)
     info = pyspiel.GameInfo(num_distinct_actions=params.deck, max_chance_outcomes=params.deck, num_players=2,
                             min_utility=-1.0, max_utility=1.0, utility_sum=0.0, max_game_length=f["max_game_length"])
-
-    class Game(pyspiel.Game):
-        def __init__(self, game_params: dict | None = None):
-            super().__init__(gtype, info, game_params or {})
-            self.params = params
-
-        def new_initial_state(self) -> TrickState:
-            return TrickState(self, params)
-
-        def make_py_observer(self, iig_obs_type: Any = None, obs_params: dict | None = None) -> Any:
-            return make_observer(iig_obs_type, obs_params)
-
-    Game.__name__ = Game.__qualname__ = f"TrickGame_{name}"
-    pyspiel.register_game(gtype, Game)
-    return Game
+    return register_game(gtype, info, TrickState, params, f"TrickGame_{name}")
 
 
 class TrickState(pyspiel.State):
