@@ -2,8 +2,8 @@
 Python MCTSBot on the real game, in one run.
 
 The twin is first put through the differential equivalence check (``cwm.sandbox.equivalence``) against the
-model; a twin that fails it is not timed. Then, on the same positions (a few seeded random tic-tac-toe
-openings), taking turns position by position, best of --repeats:
+model; a twin that fails it is not timed. Then, on the same positions (a few seeded random openings of
+--game, bench_worker.positions), taking turns position by position, best of --repeats:
   * model: ``WorkerAgent`` planning on the checked model in a hardened worker (``use_twin=False``);
   * twin: the same, planning on the twin;
   * MCTSBot: OpenSpiel's Python ``MCTSBot`` on the C++ game, in this process;
@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -35,22 +36,12 @@ from cwm.sandbox.equivalence import EquivalenceSettings, check_equivalence
 from cwm.sandbox.watch import tree_cpu
 from planners import SearchConfig
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_worker import positions  # noqa: E402  (the same seeded openings)
+
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data"
 MODEL = DATA / "reference" / "tic_tac_toe_model.py"
 TWIN = DATA / "twins" / "ttt_fast.py"
-
-
-def positions(count: int, game_name: str = "tic_tac_toe") -> list[pyspiel.State]:
-    """Decision states from seeded random openings (0 to 3 moves)."""
-    game = pyspiel.load_game(game_name)
-    rng = np.random.default_rng(0)
-    out: list[pyspiel.State] = []
-    while len(out) < count:
-        state = game.new_initial_state()
-        for _ in range(int(rng.integers(0, 4))):
-            state.apply_action(int(rng.choice(state.legal_actions())))
-        out.append(state)
-    return out
 
 
 def timed_moves(model: str, twin: str, states: list[pyspiel.State], args: argparse.Namespace) -> dict[str, float]:

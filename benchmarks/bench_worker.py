@@ -35,9 +35,9 @@ from planners import SearchConfig
 MODEL = Path(__file__).resolve().parent.parent / "tests" / "data" / "planners" / "ttt_model.py"
 
 
-def positions(count: int) -> list[pyspiel.State]:
-    """Decision states from seeded random games (each a player's turn, mid-game)."""
-    game = pyspiel.load_game("tic_tac_toe")
+def positions(count: int, game_name: str = "tic_tac_toe") -> list[pyspiel.State]:
+    """Decision states from seeded random openings of ``game_name`` (0 to 3 random moves)."""
+    game = pyspiel.load_game(game_name)
     rng = np.random.default_rng(0)
     out: list[pyspiel.State] = []
     while len(out) < count:

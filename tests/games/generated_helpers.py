@@ -1,5 +1,6 @@
 """Helpers shared by the generated-game tests: a family's game built from changed parameters under a fresh
-name, a state reached by moves written as the rules write them, and the names of the legal moves."""
+name, a state reached by moves written as the rules write them, the names of the legal moves, and the states
+of uniformly random games."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import dataclasses
 import itertools
 from types import ModuleType
 from typing import Any
+
+import numpy as np
 
 _names = itertools.count()
 
@@ -33,3 +36,14 @@ def play(g: Any, moves: str) -> Any:
 
 def legal_names(state: Any) -> set[str]:
     return {state.action_to_string(state.current_player(), a) for a in state.legal_actions()}
+
+
+def random_states(g: Any, n: int, seed: int) -> Any:
+    """Yields every non-terminal state of ``n`` games of ``g``, each move and chance outcome drawn uniformly."""
+    rng = np.random.default_rng(seed)
+    for _ in range(n):
+        state = g.new_initial_state()
+        while not state.is_terminal():
+            yield state
+            outcomes = state.chance_outcomes() if state.is_chance_node() else [(a, 1) for a in state.legal_actions()]
+            state = state.child(outcomes[rng.integers(len(outcomes))][0])

@@ -10,7 +10,7 @@ from cwm.games.generated import melding
 from cwm.games.generated.common import card_name
 from cwm.games.generated.melding import MeldParams
 from cwm.games.generated.melding_engine import TAKE
-from tests.games.generated_helpers import build, legal_names, play
+from tests.games.generated_helpers import build, legal_names, play, random_states
 
 # 3 suits (S, H, D) of ranks 1-5: 15 cards
 PLAIN = MeldParams(suits=3, ranks=5, hand=3, melds="both", take_discard=False, layoff=False, knock_limit=0,
@@ -82,16 +82,6 @@ def test_the_turn_limit_and_an_empty_stock_end_the_game():
     ended = play(game(hand=6, melds="sets"), f"{big}, draw, card {cards[13]}, discard {cards[13]}, draw, "
                                               f"card {cards[14]}, discard {cards[14]}")
     assert ended.is_terminal() and ended.ended == ["stock", None]
-
-
-def random_states(g, n: int, seed: int):
-    rng = np.random.default_rng(seed)
-    for _ in range(n):
-        state = g.new_initial_state()
-        while not state.is_terminal():
-            yield state
-            outcomes = state.chance_outcomes() if state.is_chance_node() else [(a, 1) for a in state.legal_actions()]
-            state = state.child(outcomes[rng.integers(len(outcomes))][0])
 
 
 @pytest.mark.parametrize("take", [False, True])

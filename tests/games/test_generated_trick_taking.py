@@ -8,7 +8,7 @@ import pytest
 
 from cwm.games.generated import trick_taking
 from cwm.games.generated.trick_taking import TrickParams
-from tests.games.generated_helpers import build, legal_names, play
+from tests.games.generated_helpers import build, legal_names, play, random_states
 
 # 3 suits (S, H, D) of ranks 1-4, two hands of 3: six cards stay undealt
 PLAIN = TrickParams(suits=3, ranks=4, hand=3, trump="none", trump_suit="", follow="free", scoring="tricks",
@@ -79,16 +79,6 @@ def test_scoring_by_tricks_by_ranks_or_avoiding_tricks_and_the_last_trick_bonus(
     assert bonus.observation_for(0)["scores"] == [3, 1] and bonus.returns() == [-1.0, 1.0]
     level = play(game(scoring="ranks", last_bonus=True), f"{tie}, play S3, play S2, play H2, play H3, play D1, play D2")
     assert level.observation_for(0)["scores"] == [5 + 3 + 1, 5] and level.returns() == [1.0, -1.0]
-
-
-def random_states(g, n: int, seed: int):
-    rng = np.random.default_rng(seed)
-    for _ in range(n):
-        state = g.new_initial_state()
-        while not state.is_terminal():
-            yield state
-            outcomes = state.chance_outcomes() if state.is_chance_node() else [(a, 1) for a in state.legal_actions()]
-            state = state.child(outcomes[rng.integers(len(outcomes))][0])
 
 
 @pytest.mark.parametrize("follow", ["free", "follow", "head"])
