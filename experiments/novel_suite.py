@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from cwm import pipeline
+from cwm import games, pipeline
 from cwm.files import InputLimitError, loads_bounded
 from cwm.games.generated import FAMILIES, make
 from cwm.pipeline import recording_provenance
@@ -115,8 +115,6 @@ def generated_game(folder: Path, config: SuiteConfig) -> SuiteGame:
 
 def known_game(name: str) -> SuiteGame:
     """A registered game with its shipped rulebook-tier session (its rules_on: none counted)."""
-    from cwm import games
-
     session = recording_for(name, rules="prose")
     if session is None:
         raise common.ExperimentError(f"--known {name}: no rulebook-tier session ships for it")
