@@ -22,7 +22,7 @@ SESSIONS = Path(__file__).resolve().parents[2] / "experiments" / "twins" / "sess
 QUICK = EquivalenceSettings(p=0.2, delta=0.05, simulations=20)
 
 
-@pytest.mark.parametrize("game", ["tic_tac_toe", "connect_four"])
+@pytest.mark.parametrize("game", ["tic_tac_toe", "connect_four", "leduc_poker"])
 def test_a_shipped_real_twin_session_replays_to_an_equivalent_twin(game: str, tmp_path: Path) -> None:
     provenance = json.loads((SESSIONS / f"{game}.fast.provenance.json").read_text())
     assert provenance["answered_by"] == "claude (Anthropic), version not exposed" and provenance["target"] == "fast"
