@@ -1,0 +1,19 @@
+"""The suite's further games: OpenSpiel games with three or more players, asymmetric seats, closed decks and
+multi-stage scoring, registered beside the built-in ones (docs/games.md, "The suite").
+
+Each entry names its ground truth with the parameters that keep a game at tens to a few hundred moves, and
+its rules in both tiers (``game_rules/<name>.md`` and ``game_rules/prose/<name>.md``).
+"""
+
+from __future__ import annotations
+
+from cwm.games.registry import GameSpec, register
+
+SUITE: list[GameSpec] = [
+    GameSpec("kuhn_poker_3p", "kuhn_poker(players=3)", "kuhn_poker_3p.md", 3, "imperfect", True, False, "payoff",
+             view="text", description="three-player Kuhn poker: four cards, one bet, highest card that stays wins"),
+    GameSpec("pig_3p", "pig(players=3,winscore=20)", "pig_3p.md", 3, "perfect", True, False, "win/draw/loss",
+             view="text", description="three-player Pig dice race to 20: roll on or bank, a 1 loses the turn"),
+]
+for _spec in SUITE:
+    register(_spec)

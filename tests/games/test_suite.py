@@ -1,0 +1,84 @@
+"""The suite of games beyond the first thirteen: `cwm games` lists at least 24 with the stated mix, and each
+suite game's rules say what its engine does, on positions played through the engine."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cwm import games
+from cwm.cli import main
+from cwm.games.suite import SUITE
+
+SUITE_NAMES = [spec.name for spec in SUITE]
+
+
+def _play(name: str, actions: list[str]):
+    """The ground-truth state after ``actions`` (action strings, chance outcomes included), each legal."""
+    state = games.load_game(name).new_initial_state()
+    for text in actions:
+        player = state.current_player()
+        ids = [a for a, _ in state.chance_outcomes()] if state.is_chance_node() else state.legal_actions()
+        by_text = {state.action_to_string(player, a): a for a in ids}
+        assert text in by_text, f"{text!r} is not legal here; legal: {sorted(by_text)}"
+        state.apply_action(by_text[text])
+    return state
+
+
+def test_cwm_games_lists_at_least_24_with_the_mix(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["games", "--json"]) == 0
+    facts = json.loads(capsys.readouterr().out)
+    assert len(facts) >= 24
+    assert sum(f["players"] >= 3 for f in facts) >= 4
+    assert sum(f["asymmetric"] is True for f in facts) >= 2
+    assert {f["name"] for f in facts} >= set(SUITE_NAMES)
+    assert all(f["rules"] == ["spec", "prose"] for f in facts if f["name"] in SUITE_NAMES)
+
+
+@pytest.mark.parametrize("name", SUITE_NAMES)
+def test_the_spec_quotes_the_engines_action_strings(name: str) -> None:
+    """Every action string the spec tier puts in backticks as an action of a random game's first moves is one
+    the engine produces (a sample: the first legal strings met along a seeded random game)."""
+    text = games.rules_text(name)
+    state = games.load_game(name).new_initial_state()
+    seen: set[str] = set()
+    for step in range(60):
+        if state.is_terminal():
+            break
+        player = state.current_player()
+        ids = [a for a, _ in state.chance_outcomes()] if state.is_chance_node() else state.legal_actions()
+        seen |= {state.action_to_string(player, a) for a in ids}
+        state.apply_action(ids[(7 * step + 3) % len(ids)])
+    quoted = [s for s in seen if f"`{s}`" in text]
+    assert quoted, f"{name}: the spec quotes none of the engine's action strings {sorted(seen)[:8]}"
+
+
+# --- kuhn_poker_3p
+
+
+def test_kuhn_3p_a_late_bet_reopens_the_first_player_and_the_best_caller_wins() -> None:
+    state = _play("kuhn_poker_3p", ["Deal:1", "Deal:3", "Deal:2", "Pass", "Bet", "Bet"])
+    assert not state.is_terminal() and state.current_player() == 0  # player 0 passed, must answer the bet
+    assert state.observation_string(2) == "2122"
+    state.apply_action(0)  # player 0 folds
+    assert state.is_terminal() and state.returns() == [-1.0, 3.0, -2.0]
+
+
+def test_kuhn_3p_nobody_bets_highest_card_takes_the_antes() -> None:
+    state = _play("kuhn_poker_3p", ["Deal:0", "Deal:1", "Deal:3", "Pass", "Pass", "Pass"])
+    assert state.is_terminal() and state.returns() == [-1.0, -1.0, 2.0]
+    assert _play("kuhn_poker_3p", ["Deal:2", "Deal:1"]).observation_string(2) == ""
+
+
+# --- pig_3p
+
+
+def test_pig_3p_a_one_loses_the_turn_total_and_twenty_forces_a_stop() -> None:
+    state = _play("pig_3p", ["roll", "Roll 6", "roll", "Roll 1"])
+    assert state.observation_string(0) == "Scores: 0 0 0, Turn total: 0\nCurrent player: 1\n"
+    state = _play("pig_3p", ["stop", "roll", "Roll 6", "roll", "Roll 6", "roll", "Roll 5", "roll", "Roll 3"])
+    assert state.current_player() == 1 and [state.action_to_string(1, a) for a in state.legal_actions()] == ["stop"]
+    state.apply_action(1)
+    assert state.is_terminal() and state.returns() == [-0.5, 1.0, -0.5]
+    assert state.observation_string(0).endswith("Current player: 2\n")
