@@ -14,6 +14,9 @@ SUITE: list[GameSpec] = [
              view="text", description="three-player Kuhn poker: four cards, one bet, highest card that stays wins"),
     GameSpec("pig_3p", "pig(players=3,winscore=20)", "pig_3p.md", 3, "perfect", True, False, "win/draw/loss",
              view="text", description="three-player Pig dice race to 20: roll on or bank, a 1 loses the turn"),
+    GameSpec("goofspiel_3p", "goofspiel(num_cards=5,players=3,points_order=random,returns_type=win_loss)",
+             "goofspiel_3p.md", 3, "imperfect", True, False, "win/draw/loss", turn_based=True, view="text",
+             description="three-player Goofspiel with five cards: secret bids for random point cards"),
 ]
 for _spec in SUITE:
     register(_spec)

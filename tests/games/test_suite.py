@@ -82,3 +82,22 @@ def test_pig_3p_a_one_loses_the_turn_total_and_twenty_forces_a_stop() -> None:
     state.apply_action(1)
     assert state.is_terminal() and state.returns() == [-0.5, 1.0, -0.5]
     assert state.observation_string(0).endswith("Current player: 2\n")
+
+
+# --- goofspiel_3p
+
+
+def test_goofspiel_3p_a_tied_top_bid_discards_the_card_and_the_last_turn_plays_itself() -> None:
+    state = _play("goofspiel_3p", ["Deal 3", "[P0]Bid: 4", "[P1]Bid: 4"])
+    assert state.observation_string(1).startswith("Current player: 2\nObserver's action this turn: 3\n")
+    assert "Observer's action" not in state.observation_string(2)
+    state = _play("goofspiel_3p", ["Deal 3", "[P0]Bid: 4", "[P1]Bid: 4", "[P2]Bid: 1"])
+    assert "Win sequence: -3 \nPoints: 0 0 0 \n" in state.observation_string(0)
+    state = _play("goofspiel_3p", [
+        "Deal 5", "[P0]Bid: 5", "[P1]Bid: 1", "[P2]Bid: 2",
+        "Deal 4", "[P0]Bid: 1", "[P1]Bid: 5", "[P2]Bid: 3",
+        "Deal 3", "[P0]Bid: 2", "[P1]Bid: 2", "[P2]Bid: 4",
+        "Deal 2", "[P0]Bid: 3", "[P1]Bid: 3", "[P2]Bid: 1"])  # the fifth turn (card 1, bids 4 4 5) is automatic
+    assert state.is_terminal()
+    assert state.observation_string(0).endswith("Win sequence: 0 1 2 -3 2 \nPoints: 5 4 4 \n")
+    assert state.returns() == [1.0, -0.5, -0.5]
