@@ -17,6 +17,9 @@ SUITE: list[GameSpec] = [
     GameSpec("goofspiel_3p", "goofspiel(num_cards=5,players=3,points_order=random,returns_type=win_loss)",
              "goofspiel_3p.md", 3, "imperfect", True, False, "win/draw/loss", turn_based=True, view="text",
              description="three-player Goofspiel with five cards: secret bids for random point cards"),
+    GameSpec("dots_and_boxes", "dots_and_boxes(num_rows=3,num_cols=3)", "dots_and_boxes.md", 2, "perfect", False,
+             False, "win/draw/loss", view="text",
+             description="dots and boxes on 3x3 boxes: close a box, claim it and draw again"),
 ]
 for _spec in SUITE:
     register(_spec)

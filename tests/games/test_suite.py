@@ -101,3 +101,15 @@ def test_goofspiel_3p_a_tied_top_bid_discards_the_card_and_the_last_turn_plays_i
     assert state.is_terminal()
     assert state.observation_string(0).endswith("Win sequence: 0 1 2 -3 2 \nPoints: 5 4 4 \n")
     assert state.returns() == [1.0, -0.5, -0.5]
+
+
+# --- dots_and_boxes
+
+
+def test_dots_and_boxes_closing_a_box_claims_it_and_moves_again() -> None:
+    state = _play("dots_and_boxes", ["P1(h,0,0)", "P2(v,0,0)", "P1(h,1,0)"])
+    assert state.current_player() == 1
+    state.apply_action(13)  # v,0,1 closes box (0,0)
+    assert state.current_player() == 1 and state.observation_string(0).split("\n")[1] == "│ 2 │        "
+    state.apply_action(1)  # h,0,1 closes nothing: the turn passes
+    assert state.current_player() == 0
