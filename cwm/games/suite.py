@@ -20,6 +20,9 @@ SUITE: list[GameSpec] = [
     GameSpec("dots_and_boxes", "dots_and_boxes(num_rows=3,num_cols=3)", "dots_and_boxes.md", 2, "perfect", False,
              False, "win/draw/loss", view="text",
              description="dots and boxes on 3x3 boxes: close a box, claim it and draw again"),
+    GameSpec("fox_and_hounds", "fox_and_hounds", "fox_and_hounds.md", 2, "perfect", False, False, "win/draw/loss",
+             module="game_rules.fox_and_hounds", view="json", asymmetric=True,
+             description="6x6 chase: three forward-only hounds trap a fox that tries to reach their home row"),
 ]
 for _spec in SUITE:
     register(_spec)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pyspiel
 import pytest
 
 from cwm import games
@@ -113,3 +114,29 @@ def test_dots_and_boxes_closing_a_box_claims_it_and_moves_again() -> None:
     assert state.current_player() == 1 and state.observation_string(0).split("\n")[1] == "│ 2 │        "
     state.apply_action(1)  # h,0,1 closes nothing: the turn passes
     assert state.current_player() == 0
+
+
+# --- fox_and_hounds (cwm's own engine, game_rules/fox_and_hounds.py)
+
+
+def test_fox_and_hounds_passes_openspiels_simulation_test() -> None:
+    pyspiel.random_sim_test(games.load_game("fox_and_hounds"), num_sims=10, serialize=True, verbose=False)
+
+
+def test_fox_and_hounds_hounds_step_forward_only_and_the_fox_any_diagonal() -> None:
+    state = _play("fox_and_hounds", [])
+    assert [state.action_to_string(0, a) for a in state.legal_actions()] == ["b1-a2", "b1-c2", "d1-c2", "d1-e2",
+                                                                              "f1-e2"]
+    state = _play("fox_and_hounds", ["b1-c2", "c6-d5", "c2-d3", "d5-c4"])
+    assert "d3-c2" not in [state.action_to_string(0, a) for a in state.legal_actions()]  # no step back
+    assert {"c4-b5", "c4-d5", "c4-b3"} == {state.action_to_string(1, a) for a in _play(
+        "fox_and_hounds", ["b1-c2", "c6-d5", "c2-d3", "d5-c4", "f1-e2"]).legal_actions()}  # d3 is taken
+
+
+def test_fox_and_hounds_the_fox_wins_on_rank_1_and_the_hounds_by_cornering_it() -> None:
+    run = ["d1-e2", "c6-b5", "e2-f3", "b5-a4", "f1-e2", "a4-b3", "b1-c2", "b3-a2", "c2-d3", "a2-b1"]
+    state = _play("fox_and_hounds", run)
+    assert state.is_terminal() and state.returns() == [-1.0, 1.0]
+    state = _play("fox_and_hounds", ["b1-a2", "c6-b5", "a2-b3", "b5-a6", "b3-c4", "a6-b5", "d1-c2", "b5-a6",
+                                     "c4-b5"])
+    assert state.is_terminal() and state.returns() == [1.0, -1.0]  # the fox on a6 has no empty square
