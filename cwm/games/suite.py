@@ -23,6 +23,9 @@ SUITE: list[GameSpec] = [
     GameSpec("fox_and_hounds", "fox_and_hounds", "fox_and_hounds.md", 2, "perfect", False, False, "win/draw/loss",
              module="game_rules.fox_and_hounds", view="json", asymmetric=True,
              description="6x6 chase: three forward-only hounds trap a fox that tries to reach their home row"),
+    GameSpec("contraband", "contraband", "contraband.md", 2, "imperfect", False, True, "payoff",
+             module="game_rules.contraband", view="json", asymmetric=True,
+             description="smuggler packs hidden goods over 4 rounds, inspector may open 2 crates"),
 ]
 for _spec in SUITE:
     register(_spec)

@@ -140,3 +140,26 @@ def test_fox_and_hounds_the_fox_wins_on_rank_1_and_the_hounds_by_cornering_it() 
     state = _play("fox_and_hounds", ["b1-a2", "c6-b5", "a2-b3", "b5-a6", "b3-c4", "a6-b5", "d1-c2", "b5-a6",
                                      "c4-b5"])
     assert state.is_terminal() and state.returns() == [1.0, -1.0]  # the fox on a6 has no empty square
+
+
+# --- contraband (cwm's own engine, game_rules/contraband.py)
+
+
+def test_contraband_passes_openspiels_simulation_test() -> None:
+    pyspiel.random_sim_test(games.load_game("contraband"), num_sims=10, serialize=True, verbose=False)
+
+
+def test_contraband_scores_deliveries_seizures_and_empty_searches() -> None:
+    state = _play("contraband", ["pack 2", "pass", "pack 2", "inspect", "pack 0", "inspect", "pack 1"])
+    assert [state.action_to_string(1, a) for a in state.legal_actions()] == ["pass"]  # no inspection left
+    state.apply_action(state.legal_actions()[0])
+    assert state.is_terminal() and state.returns() == [2 - 2 + 1 + 1, -2.0]
+    stock_out = _play("contraband", ["pack 2", "pass", "pack 2", "pass"])
+    assert [stock_out.action_to_string(0, a) for a in stock_out.legal_actions()] == ["pack 0", "pack 1"]
+
+
+def test_contraband_the_inspector_never_sees_what_passed() -> None:
+    seen = {_play("contraband", [f"pack {n}", "pass", "pack 1"]).observation_string(1) for n in range(3)}
+    assert seen == {'{"round":2,"inspections_left":2,"log":[{"inspected":false,"found":null}]}'}
+    smuggler = {_play("contraband", [f"pack {n}", "pass", "pack 1"]).observation_string(0) for n in range(3)}
+    assert len(smuggler) == 3
