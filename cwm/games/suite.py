@@ -26,6 +26,9 @@ SUITE: list[GameSpec] = [
     GameSpec("contraband", "contraband", "contraband.md", 2, "imperfect", False, True, "payoff",
              module="game_rules.contraband", view="json", asymmetric=True,
              description="smuggler packs hidden goods over 4 rounds, inspector may open 2 crates"),
+    GameSpec("crazy_eights_3p", "crazy_eights(players=3)", "crazy_eights_3p.md", 3, "imperfect", True, False,
+             "payoff", view="text",
+             description="three-player crazy eights from a closed stock: match suit or rank, eights wild"),
 ]
 for _spec in SUITE:
     register(_spec)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pyspiel
 import pytest
 
@@ -163,3 +164,45 @@ def test_contraband_the_inspector_never_sees_what_passed() -> None:
     assert seen == {'{"round":2,"inspections_left":2,"log":[{"inspected":false,"found":null}]}'}
     smuggler = {_play("contraband", [f"pack {n}", "pass", "pack 1"]).observation_string(0) for n in range(3)}
     assert len(smuggler) == 3
+
+
+# --- crazy_eights_3p
+
+C8_DEAL = ["Decide Player 0 to be the dealer"] + [f"Deal {c}" for c in [
+    "SA", "S2", "S3", "HA", "H2", "H3", "DA", "D2", "D3", "CA", "C2", "C3", "SK", "HK", "DK"]]
+
+
+def test_crazy_eights_an_eight_is_turned_back_and_five_draws_allow_a_pass() -> None:
+    state = _play("crazy_eights_3p", C8_DEAL + ["Deal C8"])
+    assert state.is_chance_node() and len(state.chance_outcomes()) == 52 - 15  # the eight went back
+    state = _play("crazy_eights_3p", C8_DEAL + ["Deal C8", "Deal D9"])
+    assert state.current_player() == 1  # the player after the dealer
+    assert state.observation_string(1).split("\n")[4] == "Suit S:            KA"
+    drawn = C8_DEAL + ["Deal D9"] + [x for c in ["C4", "C5", "C6", "C7", "S4"] for x in ("Draw", f"Deal {c}")]
+    state = _play("crazy_eights_3p", drawn[:-1])
+    assert state.observation_string(0) == ""  # nobody sees anything while a drawn card is dealt
+    state = _play("crazy_eights_3p", drawn)
+    assert [state.action_to_string(1, a) for a in state.legal_actions()] == ["Play DA", "Pass"]
+
+
+def _penalty(card: str) -> int:
+    """The spec's penalty of a card left in hand, from its stated examples and rules."""
+    rank, suit = "23456789TJQKA".index(card[1]), "CDHS".index(card[0])
+    return 50 if card[1] == "8" else 10 if card[1] in "JQKA" else 4 * rank + suit + 2
+
+
+def test_crazy_eights_penalties_are_the_cards_left_in_hand() -> None:
+    assert [_penalty(c) for c in ["C2", "S2", "H5", "D9", "ST"]] == [2, 5, 16, 31, 37]  # the spec's examples
+    game, rng = games.load_game("crazy_eights_3p"), np.random.default_rng(1)
+    for _ in range(4):
+        state = game.new_initial_state()
+        while not state.is_terminal():
+            if state.is_chance_node():
+                actions, probs = zip(*state.chance_outcomes())
+                state.apply_action(int(rng.choice(actions, p=probs)))
+            else:
+                state.apply_action(int(rng.choice(state.legal_actions())))
+        for player in range(3):
+            suits = state.observation_string(player).split("\n")[1:5]
+            held = [line[5] + rank for line in suits for rank in line[8:] if rank != " "]
+            assert state.returns()[player] == -sum(_penalty(c) for c in held)
