@@ -29,6 +29,8 @@ SUITE: list[GameSpec] = [
     GameSpec("crazy_eights_3p", "crazy_eights(players=3)", "crazy_eights_3p.md", 3, "imperfect", True, False,
              "payoff", view="text",
              description="three-player crazy eights from a closed stock: match suit or rank, eights wild"),
+    GameSpec("breakthrough", "breakthrough(rows=6,columns=6)", "breakthrough.md", 2, "perfect", False, False,
+             "win/draw/loss", view="text", description="6x6 breakthrough: pawns race forward and capture diagonally"),
 ]
 for _spec in SUITE:
     register(_spec)

@@ -206,3 +206,19 @@ def test_crazy_eights_penalties_are_the_cards_left_in_hand() -> None:
             suits = state.observation_string(player).split("\n")[1:5]
             held = [line[5] + rank for line in suits for rank in line[8:] if rank != " "]
             assert state.returns()[player] == -sum(_penalty(c) for c in held)
+
+
+
+# --- breakthrough
+
+
+def test_breakthrough_captures_only_diagonally_and_the_far_row_wins() -> None:
+    state = _play("breakthrough", ["e5e4", "e2e3"])
+    moves = [state.action_to_string(0, a) for a in state.legal_actions()]
+    assert "e4e3" not in moves and "e4e3*" not in moves  # straight ahead is blocked, never a capture
+    state = _play("breakthrough", ["e5e4", "d2d3", "e4d3*"])
+    assert state.observation_string(1).split("\n")[3] == "3...b.."
+    state = _play("breakthrough", ["a5a4", "b2b3", "a4a3", "b3b4", "a3b2", "b4c5*"])
+    assert not state.is_terminal() and state.observation_string(0).split("\n")[1] == "5.bwbbb"
+    state = _play("breakthrough", ["a5a4", "b2b3", "a4a3", "b3b4", "a3b2", "b4c5*", "b2a1*"])
+    assert state.is_terminal() and state.returns() == [1.0, -1.0]
