@@ -31,6 +31,8 @@ SUITE: list[GameSpec] = [
              description="three-player crazy eights from a closed stock: match suit or rank, eights wild"),
     GameSpec("breakthrough", "breakthrough(rows=6,columns=6)", "breakthrough.md", 2, "perfect", False, False,
              "win/draw/loss", view="text", description="6x6 breakthrough: pawns race forward and capture diagonally"),
+    GameSpec("mancala", "mancala", "mancala.md", 2, "perfect", False, False, "win/draw/loss", view="text",
+             description="Kalah with six pits and four seeds: sow, capture opposite, extra move from the store"),
 ]
 for _spec in SUITE:
     register(_spec)

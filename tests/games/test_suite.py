@@ -222,3 +222,16 @@ def test_breakthrough_captures_only_diagonally_and_the_far_row_wins() -> None:
     assert not state.is_terminal() and state.observation_string(0).split("\n")[1] == "5.bwbbb"
     state = _play("breakthrough", ["a5a4", "b2b3", "a4a3", "b3b4", "a3b2", "b4c5*", "b2a1*"])
     assert state.is_terminal() and state.returns() == [1.0, -1.0]
+
+
+# --- mancala
+
+
+def test_mancala_extra_move_from_the_store_and_capture_opposite() -> None:
+    state = _play("mancala", ["3"])
+    assert state.current_player() == 0  # the last seed fell into the store
+    state = _play("mancala", ["5", "8"])  # pit 5 is empty, pit 9 opposite holds 6
+    assert state.observation_string(0).split("\n")[:3] == ["-5-5-5-5-6-0-", "0-----------1", "-4-4-4-4-0-5-"]
+    state.apply_action(1)  # 4 seeds into 2..5: the last lands in empty pit 5 and takes pit 9's six
+    assert state.observation_string(0).split("\n") == ["-5-5-5-5-0-0-", "0-----------8", "-0-5-5-5-0-5-",
+                                                       "Current player: 1", "Move number: 3"]
