@@ -235,3 +235,33 @@ def test_mancala_extra_move_from_the_store_and_capture_opposite() -> None:
     state.apply_action(1)  # 4 seeds into 2..5: the last lands in empty pit 5 and takes pit 9's six
     assert state.observation_string(0).split("\n") == ["-5-5-5-5-0-0-", "0-----------8", "-0-5-5-5-0-5-",
                                                        "Current player: 1", "Move number: 3"]
+
+
+# --- hearts
+
+SUIT_DEAL = ["No Pass"] + ["23456789TJQKA"[n // 4] + "CDHS"[n % 4] for n in range(52)]  # card n to player n mod 4
+
+
+def test_hearts_first_trick_rules_and_a_moon_shot() -> None:
+    state = _play("hearts", SUIT_DEAL)  # player 0 holds every club, 1 diamonds, 2 hearts, 3 spades
+    assert [state.action_to_string(0, a) for a in state.legal_actions()] == ["2C"]
+    state = _play("hearts", SUIT_DEAL + ["2C"])
+    assert len(state.legal_actions()) == 13  # no club to follow: any diamond
+    state = _play("hearts", SUIT_DEAL + ["2C", "2D"])
+    assert len(state.legal_actions()) == 13  # nothing but hearts: a heart is allowed on the first trick
+    state = _play("hearts", SUIT_DEAL + ["2C", "2D", "2H"])
+    assert "QS" not in [state.action_to_string(3, a) for a in state.legal_actions()] and len(state.legal_actions()) == 12
+    while not state.is_terminal():  # player 0 wins every trick with clubs and takes all 26 points
+        state.apply_action(state.legal_actions()[0])
+    assert state.returns() == [26.0, 0.0, 0.0, 0.0]
+
+
+def test_hearts_passed_cards_travel_in_the_drawn_direction() -> None:
+    deal = ["Across"] + SUIT_DEAL[1:]
+    state = _play("hearts", deal + ["2C", "3C", "4C", "2D", "3D", "4D", "2H", "3H", "4H", "2S", "3S"])
+    view = games.observe(games.resolve("hearts"), state, 2)
+    assert view["received_cards"][2] == ["2C", "3C", "4C"] and view["passed_cards"][3] == ["XX", "XX"]
+    state.apply_action(state.legal_actions()[0])
+    view = games.observe(games.resolve("hearts"), state, 2)
+    assert view["phase"] == "Play" and {"2C", "3C", "4C"} <= set(view["hands"][2])
+    assert view["current_player"] == "Player_2"  # the 2C went across to player 2, who leads it
