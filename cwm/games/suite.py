@@ -33,6 +33,8 @@ SUITE: list[GameSpec] = [
              "win/draw/loss", view="text", description="6x6 breakthrough: pawns race forward and capture diagonally"),
     GameSpec("mancala", "mancala", "mancala.md", 2, "perfect", False, False, "win/draw/loss", view="text",
              description="Kalah with six pits and four seeds: sow, capture opposite, extra move from the store"),
+    GameSpec("oware", "oware", "oware.md", 2, "perfect", False, False, "win/draw/loss", view="text",
+             description="Oware Abapa: sow twelve houses, capture twos and threes, feed the opponent, no grand slam"),
     GameSpec("hearts", "hearts_deal", "hearts.md", 4, "imperfect", True, False, "payoff",
              module="game_rules.hearts_deal", view="json",
              description="four-player hearts, one deal: passing, 13 tricks, hearts and the queen of spades score"),

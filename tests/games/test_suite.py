@@ -265,3 +265,14 @@ def test_hearts_passed_cards_travel_in_the_drawn_direction() -> None:
     view = games.observe(games.resolve("hearts"), state, 2)
     assert view["phase"] == "Play" and {"2C", "3C", "4C"} <= set(view["hands"][2])
     assert view["current_player"] == "Player_2"  # the 2C went across to player 2, who leads it
+
+
+# --- oware
+
+
+def test_oware_captures_a_two_or_three_and_stops_at_the_first_house_that_is_not() -> None:
+    state = _play("oware", ["A", "c", "E", "b"])
+    assert state.observation_string(0) == "0 | 0 2 | 0 5 5 5 0 5 5 0 2 7 6 6"
+    state.apply_action(3)  # D: five seeds into houses 4..8; house 8 now holds 3, house 7 holds 1
+    assert state.observation_string(0) == "1 | 3 2 | 0 5 5 0 1 6 6 1 0 7 6 6"
+    assert [state.action_to_string(1, a) for a in state.legal_actions()] == ["a", "b", "d", "e", "f"]
