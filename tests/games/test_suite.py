@@ -36,6 +36,26 @@ def test_cwm_games_lists_at_least_24_with_the_mix(capsys: pytest.CaptureFixture[
     assert sum(f["asymmetric"] is True for f in facts) >= 2
     assert {f["name"] for f in facts} >= set(SUITE_NAMES)
     assert all(f["rules"] == ["spec", "prose"] for f in facts if f["name"] in SUITE_NAMES)
+    assert main(["games"]) == 0
+    header, _, *rows = capsys.readouterr().out.splitlines()
+    column = header.index(" asym ") + 1
+    flagged = {row.split()[0] for row in rows if row[column:column + 4].strip() == "yes"}
+    assert flagged == {f["name"] for f in facts if f["asymmetric"]}
+
+
+@pytest.mark.parametrize("name, player, quoted", [
+    ("breakthrough", 0, {74: "a5a4", 76: "a5b4", 293: "a2b1*"}),
+    ("fox_and_hounds", 0, {4: "b1-a2", 5: "b1-c2", 130: "c6-b5", 131: "c6-d5"}),
+    ("dots_and_boxes", 1, {13: "P2(v,0,1)", 23: "P2(v,2,3)", 11: "P2(h,3,2)"}),
+    ("hearts", pyspiel.PlayerId.CHANCE, {52: "No Pass", 55: "Right", 0: "2C", 51: "AS"}),
+    ("crazy_eights_3p", 0, {0: "Play C2", 51: "Play SA", 52: "Draw", 53: "Pass", 57: "Nominate suit S"}),
+])
+def test_the_action_ids_the_spec_states_are_the_engines(name: str, player: int, quoted: dict[int, str]) -> None:
+    state = games.load_game(name).new_initial_state()
+    text = games.rules_text(name)
+    for action, string in quoted.items():
+        assert state.action_to_string(player, action) == string
+        assert f"`{string}`" in text or f" {action}" in text
 
 
 @pytest.mark.parametrize("name", SUITE_NAMES)
@@ -144,6 +164,10 @@ def test_fox_and_hounds_the_fox_wins_on_rank_1_and_the_hounds_by_cornering_it() 
 
 
 # --- contraband (cwm's own engine, game_rules/contraband.py)
+
+
+def test_hearts_wrapper_passes_openspiels_simulation_test() -> None:
+    pyspiel.random_sim_test(games.load_game("hearts"), num_sims=2, serialize=True, verbose=False)
 
 
 def test_contraband_passes_openspiels_simulation_test() -> None:
