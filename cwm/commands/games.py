@@ -71,12 +71,13 @@ def cmd_games(args: argparse.Namespace) -> int:
     name_w = max([len("name"), *(len(s.name) for s in specs)])
     truth_w = max([len("ground truth"), *(len(s.openspiel) for s in specs)])
     header = (f"{'name':{name_w}} {'ground truth':{truth_w}} {'pl':>2} {'information':11} {'chance':6} {'novel':5} "
-              f"{'outcome':13} rules (--rules)")
+              f"{'asym':4} {'outcome':13} rules (--rules)")
     print(header)
     print("-" * len(header))
     for s in specs:
         print(f"{s.name:{name_w}} {s.openspiel:{truth_w}} {s.players:>2} {s.information:11} "
-              f"{'yes' if s.stochastic else 'no':6} {'yes' if s.novel else 'no':5} {s.outcome:13} "
+              f"{'yes' if s.stochastic else 'no':6} {'yes' if s.novel else 'no':5} {'yes' if s.asymmetric else 'no':4} "
+              f"{s.outcome:13} "
               f"{','.join(games.rules_tiers(s))}")
     return 0
 

@@ -1,6 +1,7 @@
 """Games: the registry (name -> ground truth, rules text, facts), JSON views of states, trajectories and the
 kinds of event they hold, the oracle model and each game's hidden information."""
 
+from cwm.games import suite as _suite  # noqa: F401  (registers the suite's further games)
 from cwm.games.registry import (  # noqa: F401
     RULES_TIERS,
     GameSpec,

@@ -40,6 +40,8 @@ class GameSpec:
       module: a module to import before loading (it registers a Python OpenSpiel game).
       view: how observations are made JSON-able (one of ``VIEWS``).
       description: one line for listings.
+      asymmetric: whether the seats differ in role or goal (a landlord against two peasants, a smuggler
+        against a sheriff), beyond who moves first.
     """
 
     name: str
@@ -54,6 +56,7 @@ class GameSpec:
     module: str = ""
     view: str = "text"
     description: str = ""
+    asymmetric: bool = False
 
     @property
     def perfect_information(self) -> bool:
@@ -69,6 +72,7 @@ class GameSpec:
             "novel": self.novel,
             "outcome": self.outcome,
             "description": self.description,
+            "asymmetric": self.asymmetric,
         }
 
 

@@ -87,8 +87,8 @@ def test_a_table_of_the_wrong_size_or_too_few_agents_is_refused_in_one_line():
 
 
 def test_a_tournament_too_small_for_its_tables_names_an_agent_that_cannot_play_first_and_writes_nothing(tmp_path):
-    kuhn3 = "kuhn_poker(players=3)"
-    with pytest.raises(ArenaError, match=r"agent gt-mcts cannot play kuhn_poker\(players=3\): gt-mcts needs perfect"):
+    kuhn3 = "kuhn_poker(players=3)"  # the ground truth of the registered kuhn_poker_3p, so named by that name
+    with pytest.raises(ArenaError, match=r"agent gt-mcts cannot play kuhn_poker_3p: gt-mcts needs perfect"):
         tournament(kuhn3, ["random", "gt-mcts"], TournamentPlan(matches=1, settings=FAST), out_dir=tmp_path / "a",
                    executor="inline", progress=False)
     with pytest.raises(ArenaError, match="3-player game needs at least three agents"):
