@@ -449,6 +449,12 @@ _BUILTIN: list[GameSpec] = [
     GameSpec("gen_chess", "gen_chess", "gen_chess.md", 2, "perfect", False, True, "win/draw/loss",
              module="game_rules.gen_chess", view="json",
              description="generalized chess army5x5a: general, infantry, jumping cavalry on 5x5"),
+    # Cooperative: every seat gets the same return (the arena scores teams, docs/games.md). The full 50-card
+    # deck, so a score is out of 25 like the published reference points; hanabi(players=N) seats 2-5.
+    GameSpec("hanabi", "hanabi(players=2)", "hanabi.md", 2, "imperfect", True, False, "payoff",
+             view="text", description="cooperative fireworks, own hand unseen, hints cost tokens; score /25"),
+    GameSpec("tiny_hanabi", "tiny_hanabi", "tiny_hanabi.md", 2, "imperfect", True, False, "payoff",
+             view="text", description="one private card each, one signal each, shared payoff 0-10"),
 ]
 for _spec in _BUILTIN:
     register(_spec)
