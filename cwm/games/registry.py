@@ -12,6 +12,7 @@ import importlib.util
 import math
 import re
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import pyspiel
@@ -398,6 +399,20 @@ def utility_range(spec: GameSpec) -> tuple[tuple[float, float], str]:
     if not (math.isfinite(lo) and math.isfinite(hi) and hi > lo):
         raise UsageError(f"{spec.name}: the ground truth declares no usable utility range ([{lo}, {hi}])")
     return (lo, hi), f"min_utility()/max_utility() of the ground truth {spec.openspiel}"
+
+
+# Ground truths whose ``rewards()`` do not add up to their ``returns()``: OpenSpiel's Hanabi repeats a move's
+# reward at the deal that follows it (its reward is the score change since the last player's move). cwm
+# records their rewards as the change in the returns, so a model's summed rewards are the game's returns.
+_REWARDS_FROM_RETURNS = ("hanabi",)
+
+
+def step_rewards(spec: GameSpec, state: pyspiel.State, before: Sequence[float]) -> tuple[float, ...]:
+    """The rewards of the step that led to ``state``, whose parent's returns were ``before``: the engine's
+    ``rewards()``, or the change in ``returns()`` for the games in ``_REWARDS_FROM_RETURNS``."""
+    if spec.openspiel.split("(", 1)[0].strip() in _REWARDS_FROM_RETURNS:
+        return tuple(float(a) - float(b) for a, b in zip(state.returns(), before))
+    return tuple(float(r) for r in state.rewards())
 
 
 # ---------------------------------------------------------------------------------------------------
