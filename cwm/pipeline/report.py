@@ -197,6 +197,8 @@ def perfect_bound_note(counts: Any, games: Any) -> str:
 def posterior_lines(record: dict[str, Any]) -> list[str]:
     """The beliefs section: the inference's posterior distance off- and on-policy, each with its interval,
     its draws and the smallest distance they could detect."""
+    if isinstance(record.get("skipped"), str):  # a game whose true posterior cannot be computed
+        return ["The posterior check was not run.", "", f"- not checked: {clean(record['skipped'], limit=300)}"]
     lines = ["Total-variation distance between the inference function's draws of the hidden information and "
              f"its true posterior, assuming opponents {clean(str(record.get('opponent_model', OPPONENT_MODEL)), limit=120)}; the "
              "interval holds for all states together (Bretagnolle-Huber-Carol, Bonferroni); *detectable* is the "

@@ -72,6 +72,7 @@ from cwm.synthesis.inference import synthesize_inference
 from cwm.synthesis.progress import progress_bar
 from cwm.types import JSON
 from planners.config import SearchConfig
+from planners.gt_sampler import resampler_problem
 
 
 @dataclasses.dataclass(frozen=True)
@@ -146,12 +147,15 @@ INFERENCE_TEST_GAMES = 100  # random games whose players' views test the inferen
 
 
 def default_opponents(game: str) -> tuple[str, ...]:
-    """Random play and the ground-truth planner of the game's kind (an unknown game is refused later)."""
+    """Random play and the ground-truth planner of the game's kind (an unknown game is refused later); random
+    play alone where the ground-truth ISMCTS cannot search the game (``resampler_problem``: Hanabi)."""
     try:
-        perfect = games.resolve(game).perfect_information
+        spec = games.resolve(game)
+        perfect = spec.perfect_information
+        searchable = perfect or not resampler_problem(games.load_game(spec))
     except Exception:  # noqa: BLE001  run() names the problem with the game before anything is written
-        perfect = True
-    return ("random", "gt-mcts" if perfect else "gt-ismcts")
+        perfect = searchable = True
+    return ("random", "gt-mcts" if perfect else "gt-ismcts") if searchable else ("random",)
 
 
 def run(config: RunConfig, out: str | Path, *, progress: bool = True,
@@ -210,7 +214,9 @@ def _stages(config: RunConfig, spec: games.GameSpec, llm_spec: str, client: Call
     on_policy = _on_policy(spec, bundle_dir, results, out / "on_policy.json")
     posterior = None
     if (bundle_dir / "inference.py").is_file():
-        posterior = _posterior(spec, bundle_dir, results, out / "posterior.json", config.seed)
+        unknowable = resampler_problem(games.load_game(spec))  # no true posterior to compare with (Hanabi)
+        posterior = ({"skipped": f"the ground truth's true posterior cannot be computed ({unknowable})"}
+                     if unknowable else _posterior(spec, bundle_dir, results, out / "posterior.json", config.seed))
     compared, agents = _arena_findings(config, spec, results)
     stages = pipeline_report.Stages(
         synthesis=synthesis, inference=inference, bundle_dir=Path(os.path.relpath(bundle_dir, out)),

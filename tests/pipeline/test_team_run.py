@@ -36,3 +36,20 @@ def test_cwm_run_on_tiny_hanabi_scores_teams(tmp_path, no_api_keys, capsys) -> N
     arena = (out / "report.md").read_text().split("## Arena")[1].split("## On-policy")[0]
     assert "| team |" in arena and "/ 10" in arena and not re.search(r"\bwins?\b|\bloss|W/D/L", arena), arena
     assert "team cwm+cwm: mean score" in printed and not re.search(r"win_rate|draw_rate", printed)
+
+
+def test_cwm_run_on_hanabi_offline(tmp_path, no_api_keys, capsys) -> None:
+    """Hanabi's demo session replays; gt-ismcts cannot search Hanabi, so random play is the default opponent,
+    and the posterior check says why it was not run."""
+    out = tmp_path / "run"
+    assert main(["run", "hanabi", "--out", str(out), "--num-test", "4", "--matches", "2", "--sims", "10",
+                 "--rollouts", "1", "--executor", "local:2", "--quiet"]) == 0
+    printed = capsys.readouterr().out
+    report = json.loads((out / "report.json").read_text())
+    assert report["synthesis"]["llm_calls"] == 2 == report["inference"]["llm_calls"]  # one refinement each
+    assert report["synthesis"]["test_accuracy"] == 1.0 == report["inference"]["test_accuracy"]
+    assert {r["team"] for r in report["arena"]} == {"cwm+cwm", "cwm+random", "random+random"}
+    assert all(r["max_score"] == 25 and r["deals"] == 2 for r in report["arena"])
+    assert "information-state strings" in report["posterior"]["skipped"]
+    assert "posterior not checked" in printed and "about 15 of 25" in printed
+    assert "## Beliefs" in (out / "report.md").read_text()
