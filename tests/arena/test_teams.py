@@ -14,6 +14,7 @@ import pytest
 from cwm.agents import Settings
 from cwm.arena import teams, tournament
 from cwm.arena.plan import TournamentPlan, plan_jobs
+from cwm.arena.standings import Standings
 from cwm.arena.types import MatchResult
 from cwm.cli import main
 from cwm.llm.fakes import FakeOpenAI
@@ -110,6 +111,9 @@ def test_a_tiny_hanabi_tournament_reports_team_scores_not_wins(tmp_path: Path) -
     text = (out / "results.md").read_text()
     assert "/ 10" in text and not re.search(r"\bwin\b|\bdraw\b|\bloss\b|W/D/L", text), text
     assert (out / "results.png").stat().st_size > 0
+    standings = Standings.read(out)  # a notebook's view of the folder: the same team table
+    assert standings.markdown() == (out / "leaderboard.md").read_text()
+    assert "team scores" in standings._repr_html_() and "leaderboard" not in standings._repr_html_()
 
 
 def _first_legal_hint_else_play(body: dict) -> str:
