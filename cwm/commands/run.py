@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from cwm import pipeline
+from cwm.arena import report as arena_report
 from cwm.arena import teams
+from cwm.arena.plan import read_results
 from cwm.arena.ratings import MOSTLY
 from cwm.commands.arena import add_cost_flag, add_fallback_flag, fallback_verdict
 from cwm.llm import SPEC_FORMS
@@ -97,4 +100,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     pooled = [row for row in report["arena"] if row.get("seat") == "all"]
     moves, fell = (sum(int(row.get(k) or 0) for row in pooled) for k in ("searched_moves", "fallback_moves"))
     rate = fell / moves if moves else 0.0
+    if any("team" in row for row in report["arena"]):  # team rows keep no agent's sampling record: the matches do
+        played = list(read_results(Path(out) / "arena" / "matches.jsonl").values())
+        rate = arena_report.fallback_rates(played).get(pipeline.CWM_LABEL, 0.0)
     return fallback_verdict("run", {pipeline.CWM_LABEL: rate} if rate > MOSTLY else {}, args.allow_fallback)

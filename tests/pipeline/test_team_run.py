@@ -10,8 +10,14 @@ import re
 
 from cwm import pipeline
 from cwm.arena.plan import read_results
+from cwm.arena.report import fallback_rates, sampling
 from cwm.arena.teams import team_label
 from cwm.cli import main
+
+def sampling_moves(results) -> int:
+    """The moves the CWM agent searched in ``results``, from its sampling record."""
+    return int(sampling([(r, s) for r in results for s, a in enumerate(r.seats) if a == "cwm"]).get("searched_moves", 0))
+
 
 SMALL = ["--num-test", "4", "--matches", "3", "--sims", "20", "--rollouts", "1", "--executor", "local:2",
          "--opponents", "random", "--quiet"]
@@ -36,6 +42,9 @@ def test_cwm_run_on_tiny_hanabi_scores_teams(tmp_path, no_api_keys, capsys) -> N
     arena = (out / "report.md").read_text().split("## Arena")[1].split("## On-policy")[0]
     assert "| team |" in arena and "/ 10" in arena and not re.search(r"\bwins?\b|\bloss|W/D/L", arena), arena
     assert "team cwm+cwm: mean score" in printed and not re.search(r"win_rate|draw_rate", printed)
+    # the CWM agent's fallback rate (cwm run's verdict) is read from its matches: it searched every move here
+    played = list(read_results(out / "arena" / "matches.jsonl").values())
+    assert fallback_rates(played)["cwm"] == 0.0 and sampling_moves(played) > 0
 
 
 def test_cwm_run_on_hanabi_offline(tmp_path, no_api_keys, capsys) -> None:
