@@ -14,6 +14,7 @@ from cwm.arena.report import fallback_rates, sampling
 from cwm.arena.teams import team_label
 from cwm.cli import main
 
+
 def sampling_moves(results) -> int:
     """The moves the CWM agent searched in ``results``, from its sampling record."""
     return int(sampling([(r, s) for r in results for s, a in enumerate(r.seats) if a == "cwm"]).get("searched_moves", 0))
