@@ -4,7 +4,8 @@ Modules: ``run`` (playing a match and a tournament), ``plan`` (the jobs of a tou
 matches read back), ``identity`` (what a match is: its key from the game, the settings and each agent's
 fingerprint), ``types`` (the records), ``clock`` (the per-move limit), ``lock`` (one writer per run
 directory), ``transcript`` (each match's full record), ``report`` and ``ratings`` (the results tables, the
-plot and the leaderboard), ``standings`` (all of them as one object, for a notebook), ``replay`` and
+plot and the leaderboard), ``teams`` (a cooperative game's team scores on shared deals), ``standings`` (all
+of them as one object, for a notebook), ``replay`` and
 ``view`` (a match in the terminal, a tournament as an HTML page) and ``human`` (a person's seat, ``cwm play``).
 
 The names below are importable from ``cwm.arena`` itself; they load ``cwm.arena.run`` (and OpenSpiel) on

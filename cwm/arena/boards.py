@@ -3,7 +3,8 @@ both): a script that turns a game's rendering of a state (or a seat's observatio
 
 ``SCRIPT`` defines ``cwmBoard(game, text)``: an ``<svg>`` element for the registered board and card games
 (tic-tac-toe, connect four, generalized tic-tac-toe, Quadranto, backgammon, Leduc poker, gin rummy, hand of
-war), or ``null`` when the game has no drawing or the text is not in the shape its drawing reads; the page
+war, Hanabi: tokens, fireworks, every hand with a seat's own cards face down under its hints, the discards),
+or ``null`` when the game has no drawing or the text is not in the shape its drawing reads; the page
 then shows the text itself. The text is untrusted (a results folder may come from anyone): the drawing is
 built with DOM calls only, every string from the text set through ``textContent``, so nothing in it can
 become markup or script. ``STYLE`` holds the drawing's CSS (the element right after a ``.drawn`` holder that
@@ -14,7 +15,7 @@ a card that is not known to the viewer (Leduc's ``-10000``) face down.
 from __future__ import annotations
 
 DRAWN = ("tic_tac_toe", "connect_four", "gen_tic_tac_toe", "quadranto", "backgammon", "leduc_poker", "gin_rummy",
-         "hand_of_war")
+         "hand_of_war", "hanabi")
 
 STYLE = """
 .drawn svg{max-width:100%;height:auto;display:block}.drawn{max-width:100%}.drawn:not(:empty)+*{display:none}
@@ -183,9 +184,62 @@ function drawQuadranto(text) {
     .map(([k, v]) => k + ': ' + JSON.stringify(v)));
   return s;
 }
+const HANABI_FILL = {R: '#d9343a', Y: '#e8c21c', G: '#2f9a4a', W: '#f4f4f4', B: '#2c6fd1'};
+// One Hanabi card at (x, y): colour letter and rank, or face down (`null`) with what hints told (`hint`).
+function drawHanabiCard(parent, x, y, code, hint) {
+  const g = svgEl('g', {class: 'card'}); parent.appendChild(g);
+  const known = code !== null && HANABI_FILL[code[0]];
+  g.appendChild(svgEl('rect', {x: x, y: y, width: 34, height: 48, rx: 4, stroke: '#333',
+                                fill: known ? HANABI_FILL[code[0]] : code === null ? '#555b66' : '#fff'}));
+  const ink = known && code[0] !== 'W' && code[0] !== 'Y' ? '#fff' : '#111';
+  svgText(g, x + 17, y + 31, code === null ? '?' : code.slice(1), {'text-anchor': 'middle', 'font-weight': 'bold',
+    fill: code === null ? '#fff' : ink, 'font-size': 18});
+  if (hint) svgText(g, x + 17, y + 62, hint, {'text-anchor': 'middle', 'font-size': 11});
+  return g;
+}
+// Hanabi (the state or a seat's observation): tokens, fireworks, every hand (the viewer's own face down,
+// with its hints), the deck size and the discard pile.
+function drawHanabi(text) {
+  const lines = text.split('\n'), num = k => { const l = lines.find(x => x.startsWith(k));
+    return l ? +l.slice(k.length) : NaN; };
+  const lives = num('Life tokens: '), infos = num('Info tokens: '), deck = num('Deck size: ');
+  const fw = (lines.find(l => l.startsWith('Fireworks: ')) || '').slice(11).trim().split(/\s+/);
+  const start = lines.indexOf('Hands:'), end = lines.findIndex(l => l.startsWith('Deck size: '));
+  if ([lives, infos, deck].some(isNaN) || fw.length !== 5 || start < 0 || end < start) return null;
+  const hands = [[]]; let acting = -1;
+  for (const l of lines.slice(start + 1, end)) {
+    if (l === '-----') { hands.push([]); continue; }
+    if (l === 'Cur player') { acting = hands.length - 1; continue; }
+    const m = /^(XX|[RYGWB][1-5]) \|\| (\S+)$/.exec(l);
+    if (!m) return null;
+    hands[hands.length - 1].push([m[1] === 'XX' ? null : m[1], m[2]]);
+  }
+  const pile = ((lines.find(l => l.startsWith('Discards:')) || '').slice(9).trim().match(/[RYGWB][1-5]/g)) || [];
+  const own = hands[0].length > 0 && hands[0].every(c => c[0] === null);  // a seat's observation: its own unseen
+  const widest = Math.max(5, pile.length, ...hands.map(h => h.length));
+  const s = svgRoot(150 + widest * 38, 150 + hands.length * 80 + (pile.length ? 60 : 0));
+  svgText(s, 10, 22, 'hints', {'font-size': 13});
+  for (let i = 0; i < 8; i++) s.appendChild(svgEl('circle', {cx: 70 + i * 18, cy: 17, r: 7, class: 'token',
+    fill: i < infos ? '#2c6fd1' : 'none', stroke: '#2c6fd1'}));
+  svgText(s, 230, 22, 'lives', {'font-size': 13});
+  for (let i = 0; i < 3; i++) s.appendChild(svgEl('circle', {cx: 280 + i * 18, cy: 17, r: 7, class: 'token',
+    fill: i < lives ? '#d9343a' : 'none', stroke: '#d9343a'}));
+  svgText(s, 10, 62, 'fireworks', {'font-size': 13});
+  fw.forEach((f, i) => drawHanabiCard(s, 110 + i * 38, 36, +f.slice(1) > 0 ? f : f[0] + '-', ''));
+  hands.forEach((hand, k) => { const y = 100 + k * 80;
+    const who = own ? (k === 0 ? 'your hand' : 'seat +' + k) : 'player ' + k;
+    svgText(s, 10, y + 28, (k === acting ? '\u25b6 ' : '') + who, {'font-size': 13});
+    hand.forEach(([code, hint], i) => { const told = hint.split('|')[0];  // 'XX': nothing told yet
+      drawHanabiCard(s, 110 + i * 38, y, code, told === 'XX' ? '' : told); }); });
+  let y = 100 + hands.length * 80;
+  svgText(s, 10, y + 14, 'deck: ' + deck + ' cards', {'font-size': 13});
+  if (pile.length) { svgText(s, 10, y + 52, 'discards', {'font-size': 13});
+    pile.forEach((c, i) => drawHanabiCard(s, 110 + i * 38, y + 26, c, '')); }
+  return s;
+}
 const BOARDS = {tic_tac_toe: t => drawGrid(t, false), gen_tic_tac_toe: t => drawGrid(t, false),
   connect_four: t => drawGrid(t, true), leduc_poker: drawLeduc, backgammon: drawBackgammon, gin_rummy: drawGin,
-  hand_of_war: drawWar, quadranto: drawQuadranto};
+  hand_of_war: drawWar, quadranto: drawQuadranto, hanabi: drawHanabi};
 // The drawing of `text` (a state or an observation of `game`), or null (the page shows the text).
 function cwmBoard(game, text) {
   const draw = BOARDS[String(game).split('(')[0]];

@@ -19,7 +19,7 @@ from typing import Any, overload
 from cwm import games
 from cwm.agents.fingerprint import former_fingerprint
 from cwm.agents.specs import AgentSpec, AgentSpecError, Settings, check_labels, parse_agent_spec
-from cwm.arena import identity
+from cwm.arena import identity, teams
 from cwm.arena.types import MatchJob, MatchResult
 from cwm.files import RECORDS_BYTES, InputLimitError, LineError, parse_jsonl, read_appended, read_bounded
 from cwm.types import JSON, CwmError, from_former_keywords
@@ -131,7 +131,8 @@ class MatchJobs(Sequence[MatchJob]):
     The seat orders of one pairing (a table of N agents in an N-player game) play each index in turn, so in
     a two-player pairing jobs ``2k`` and ``2k + 1`` are one deal with the seats swapped: match ``i`` of every
     seat order of a pairing shares its chance seed (``deal_seed``), the standard variance reduction of an
-    arena (duplicate play; with N players, each rotation of the table on one deal). The agents' own seeds
+    arena (duplicate play; with N players, each rotation of the table on one deal). With ``shared_deals``
+    (a cooperative game) match ``i`` of every pairing, every team, is that one deal. The agents' own seeds
     differ (they derive from each match's seed).
 
     Attributes:
@@ -140,8 +141,9 @@ class MatchJobs(Sequence[MatchJob]):
     """
 
     def __init__(self, game: str, seatings: list[Seating], plan: TournamentPlan, log_dir: str | None,
-                 groups: Sequence[Sequence[int]] | None = None):
+                 groups: Sequence[Sequence[int]] | None = None, *, shared_deals: bool = False):
         self.game, self.seatings, self.plan, self.log_dir = game, seatings, plan, log_dir
+        self.shared_deals = shared_deals
         self.groups = [list(g) for g in groups] if groups is not None else [[i] for i in range(len(seatings))]
         self._hashed = identity.settings_hash(plan.recorded())
 
@@ -186,7 +188,8 @@ class MatchJobs(Sequence[MatchJob]):
         key = identity.match_key(self.game, self._hashed, seating.fingerprints, index)
         return MatchJob(self.game, key, seating.labels, match_seed(self.plan.seed, key), self.plan.settings,
                         self.plan.move_time_limit, self.log_dir, seating.builds, seating.fingerprints, index,
-                        deal_seed(self.plan.seed, self.game, self._hashed, seating.fingerprints, index))
+                        deal_seed(self.plan.seed, self.game, self._hashed,
+                                  () if self.shared_deals else seating.fingerprints, index))
 
 
 def deal_seed(seed: int, game: str, settings: str, fingerprints: Sequence[str], index: int) -> int:
@@ -205,7 +208,10 @@ def plan_jobs(game: str, agents: Sequence[str], plan: TournamentPlan, *, log_dir
     order of a pairing is one deal (``deal_seed``), played next to each other.
 
     A game of N players seats N agents at a time: a pairing is a table of N agents, and the default
-    pairings are every set of N distinct agents (``itertools.combinations``).
+    pairings are every set of N distinct agents (``itertools.combinations``). In a cooperative game (one
+    shared payoff, ``cwm.arena.teams.cooperative``) a table is a team: the default is every team of N
+    agents, repeats included (``combinations_with_replacement``: each agent's own team and every mixed
+    one), and match ``i`` of every team is played on the same deal, so teams are compared on the same cards.
 
     Each job's key, and so its seed, is its content (``cwm.arena.identity.match_key``): the game, these
     settings, each seat's agent fingerprint and the index, so neither depends on an agent's label or on
@@ -229,6 +235,9 @@ def plan_jobs(game: str, agents: Sequence[str], plan: TournamentPlan, *, log_dir
     specs = {s.label: s for s in _parse_all(agents)}
     players = games.resolve(game).players
     pairings = plan.pairings
+    shared = teams.cooperative(game)  # one shared payoff: every team (agents seated together), on shared deals
+    if pairings is None and shared:
+        pairings = list(itertools.combinations_with_replacement(specs, players))
     if pairings is None:
         if len(specs) < players:
             raise ArenaError(f"a tournament of a {players}-player game needs at least {_NUMBERS.get(players, players)} "
@@ -248,7 +257,8 @@ def plan_jobs(game: str, agents: Sequence[str], plan: TournamentPlan, *, log_dir
     seatings = [Seating(tuple(s.label for s in order), tuple(_absolute(s) for s in order),
                         tuple(prints[s.label] for s in order)) for order in orders]
     starts = list(itertools.accumulate((len(g) for g in grouped), initial=0))
-    return MatchJobs(game, seatings, plan, log_dir, [list(range(a, b)) for a, b in itertools.pairwise(starts)])
+    return MatchJobs(game, seatings, plan, log_dir, [list(range(a, b)) for a, b in itertools.pairwise(starts)],
+                     shared_deals=shared)
 
 
 def tournament_settings(seed: int, settings: Settings, move_time_limit: float | None) -> dict[str, JSON]:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from cwm import games
-from cwm.arena import compare
+from cwm.arena import compare, teams
 from cwm.arena import ratings as arena_ratings
 from cwm.arena.ratings import MOSTLY, fallback_mark, forfeit_counts  # noqa: F401  (re-exported)
 from cwm.arena.types import FORFEIT_KINDS, MatchResult
@@ -237,6 +237,8 @@ def write_reports(out: Path, results: Sequence[MatchResult], *, config: dict[str
     agent was (``cwm.arena.compare.describe_agents``: no path is written)."""
 
     spec = games.resolve(str(config["game"]))
+    if teams.cooperative(spec):
+        return write_team_reports(out, spec, results, config=config, specs=specs)
     outcome = "payoff" if spec.outcome == "payoff" else "win/draw/loss"
     rows = summarize(results)
     clean = [{k: finite_json(v) for k, v in r.items()} for r in rows]
@@ -266,6 +268,55 @@ def write_reports(out: Path, results: Sequence[MatchResult], *, config: dict[str
     if rows:
         plot(rows, out / "results.png", outcome=outcome, title=f"{config['game']}: arena")
     return clean
+
+
+def write_team_reports(out: Path, spec: games.GameSpec, results: Sequence[MatchResult], *, config: dict[str, JSON],
+                       specs: Mapping[str, str] | None = None) -> list[dict[str, JSON]]:
+    """The reports of a cooperative game (``cwm.arena.teams``): ``results.json`` (outcome ``team``, the team
+    rows, the team comparisons on shared deals, what each agent was), ``results.csv`` and ``results.md`` (the
+    team table, scores out of the game's best, beside the published reference points where there are
+    some), ``leaderboard.md`` (the same team table: seats that share a payoff have no ratings of their own)
+    and ``results.png`` (each team's mean score with its interval). No win/draw/loss row is written."""
+    gt = games.load_game(spec)
+    rows = [{k: finite_json(v) for k, v in r.items()}
+            for r in teams.team_rows(results, max_score=float(gt.max_utility()), min_score=float(gt.min_utility()))]
+    compared = [{k: finite_json(v) for k, v in c.items()} for c in teams.team_comparisons(results)]
+    settings = config.get("settings")
+    described = compare.describe_agents(specs or {}, settings if isinstance(settings, dict) else {},
+                                        perfect=spec.perfect_information)
+    (out / "results.json").write_text(json.dumps({
+        "config": config, "outcome": "team", "teams": rows, "team_comparisons": compared,
+        "reference": teams.reference_line(spec), "agent_settings": described, "void_matches": void_matches(results),
+        "mostly_fallback": mostly_fallback(results)}, indent=2) + "\n", encoding="utf-8")
+    table = teams.markdown(rows, compared, reference=teams.reference_line(spec))
+    (out / "leaderboard.md").write_text(table, encoding="utf-8")
+    _write_csv(out / "results.csv", rows)
+    extra = compare.settings_markdown(described, config.get("matches")) if described else ""
+    (out / "results.md").write_text("\n".join(filter(None, [table, extra])), encoding="utf-8")
+    if rows:
+        _plot_teams(rows, out / "results.png", title=f"{config['game']}: team scores")
+    return rows
+
+
+def _plot_teams(rows: Sequence[dict[str, JSON]], path: Path, *, title: str) -> None:
+    """One bar per team: its mean score with its 95% t interval (none drawn without spread)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    means = [float(r["mean_score"]) for r in rows]
+    err = [[m - float(r["score_lo"]) if r["spread"] else 0.0 for m, r in zip(means, rows)],
+           [float(r["score_hi"]) - m if r["spread"] else 0.0 for m, r in zip(means, rows)]]
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.1 * len(rows) + 2), 4.5))
+    ax.bar(range(len(rows)), means, yerr=err, capsize=4, color="tab:blue")
+    ax.set_xticks(range(len(rows)))
+    ax.set_xticklabels([str(r["team"]).replace("+", "\n+") for r in rows], fontsize=7)
+    ax.set_ylabel(f"team's mean score out of {rows[0]['max_score']:g} (95% CI)")
+    ax.set_title(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
 
 
 def paired_comparisons(spec: games.GameSpec, results: Sequence[MatchResult]) -> list[dict[str, JSON]]:

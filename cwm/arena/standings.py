@@ -17,6 +17,7 @@ from cwm.arena import compare
 from cwm.arena import ratings as arena_ratings
 from cwm.arena import replay as arena_replay
 from cwm.arena import report as arena_report
+from cwm.arena import teams as arena_teams
 from cwm.arena.types import MatchResult
 from cwm.text import html_block, html_heading, html_paragraph, html_table
 from cwm.types import JSON
@@ -83,15 +84,40 @@ class Standings:
         """The paired comparisons (``cwm.arena.compare``); empty when the game is not known here."""
         return arena_report.paired_comparisons(self.spec, self.results) if self.spec is not None else []
 
+    @property
+    def teams(self) -> list[dict[str, JSON]] | None:
+        """A cooperative game's team rows (``cwm.arena.teams``), out of its best score; ``None`` for any other
+        game, or one not known here."""
+        if self.spec is None or not arena_teams.cooperative(self.spec):
+            return None
+        gt = games.load_game(self.spec)
+        return arena_teams.team_rows(self.results, max_score=float(gt.max_utility()),
+                                     min_score=float(gt.min_utility()))
+
+    def _team_markdown(self, rows: list[dict[str, JSON]]) -> str:
+        assert self.spec is not None
+        return arena_teams.markdown(rows, arena_teams.team_comparisons(self.results),
+                                    reference=arena_teams.reference_line(self.spec))
+
     def markdown(self) -> str:
-        """The leaderboard, the results table and the paired comparisons, as markdown."""
+        """The leaderboard, the results table and the paired comparisons, as markdown (a cooperative game:
+        the team scores)."""
+        if (teams := self.teams) is not None:
+            return self._team_markdown(teams)
         return "\n".join(filter(None, [arena_ratings.markdown(self.leaderboard),
                                        arena_report.markdown(self.rows, outcome=self.outcome),
                                        compare.markdown(self.comparisons)]))
 
     def _repr_html_(self) -> str:
         """The standings as a notebook shows them: leaderboard, results per pairing, paired comparisons and
-        the forfeits' reasons, every label and reason escaped."""
+        the forfeits' reasons, every label and reason escaped (a cooperative game: the team scores)."""
+        if (teams := self.teams) is not None:
+            return html_block(html_heading(f"{self.game}: arena, {len(self.results)} matches"),
+                              html_heading("team scores", level=5),
+                              html_table(["team", "deals (matches)", "mean score [95% CI]"],
+                                         [[r["team"], f"{r['deals']} ({r['matches']})", arena_teams.score_cell(r)]
+                                          for r in teams]),
+                              html_paragraph(arena_teams.reference_line(self.spec) if self.spec else ""))
         head, body = arena_ratings.cells(self.leaderboard)
         rows = arena_report.pairings(self.rows)
         parts = [html_heading(f"{self.game}: arena, {len(self.results)} matches"),

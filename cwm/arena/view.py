@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from cwm import games
-from cwm.arena import boards, compare
+from cwm.arena import boards, compare, teams
 from cwm.arena import ratings as arena_ratings
 from cwm.arena import replay as arena_replay
 from cwm.arena import report as arena_report
@@ -125,17 +125,12 @@ def page(out_dir: Path, game: str | games.GameSpec | None = None) -> str:
     results = arena_replay.results_of(out_dir)
     game_name = arena_replay.recorded_game(out_dir) or "?"
     transcripts = [for_page(arena_replay.load(out_dir, r, game)) | {"game": clean(game_name)} for r in results]
-    board = arena_ratings.leaderboard(results)
-    rows = arena_report.pairings(arena_report.summarize(results))
-    compared = _compared(out_dir, game, results)
     sections = "\n".join(_match_html(i, t) for i, t in enumerate(transcripts))
     data = embedded_json(transcripts)
     title = html.escape(f"{clean(game_name)}: arena, {len(results)} matches")
     return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{title}</title>"
             f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-            f"<style>{_STYLE}{boards.STYLE}</style></head><body>\n<h1>{title}</h1>\n<h2>Leaderboard</h2>\n"
-            f"{_leaderboard(board)}"
-            f"\n<h2>Results</h2>\n{_results(rows)}\n<h2>Paired comparisons</h2>\n{_comparisons(compared)}"
+            f"<style>{_STYLE}{boards.STYLE}</style></head><body>\n<h1>{title}</h1>\n{_tables(out_dir, game, results)}"
             f"\n<h2>What was run</h2>\n{_agents(_described(out_dir))}\n<h2>Matches</h2>\n"
             f"<p><label>filter <input id=\"filter\" type=\"search\" placeholder=\"agent, key, forfeit\"></label>"
             f" (&larr; and &rarr; step the match last clicked)</p>"
@@ -200,14 +195,32 @@ def _results(rows: Sequence[dict[str, JSON]]) -> str:
     return _table(head, body)
 
 
-def _compared(out_dir: Path, game: str | games.GameSpec | None, results: Sequence[MatchResult]) -> list[dict[str, JSON]]:
-    """The paired comparisons, when the game is known here (a module game the folder names needs ``--game``:
-    without it the page shows the matches, which carry their transcripts, and no comparison)."""
+def _tables(out_dir: Path, game: str | games.GameSpec | None, results: Sequence[MatchResult]) -> str:
+    """The leaderboard, the results per pairing and the paired comparisons; for a cooperative game the team
+    scores (``cwm.arena.teams``) instead, out of the game's best, beside its reference points."""
+    spec = _known(out_dir, game)
+    if spec is not None and teams.cooperative(spec):
+        gt = games.load_game(spec)
+        rows = teams.team_rows(results, max_score=float(gt.max_utility()), min_score=float(gt.min_utility()))
+        head = ["team", "deals (matches)", "mean score [95% CI]"]
+        body = [[r["team"], f"{r['deals']} ({r['matches']})", teams.score_cell(r)] for r in rows]
+        reference = teams.reference_line(spec)
+        return (f"<h2>Team scores</h2>\n{_table(head, body)}" +
+                (f"<p>{_text(reference[0].upper() + reference[1:])}.</p>" if reference else ""))
+    board = arena_ratings.leaderboard(results)
+    rows = arena_report.pairings(arena_report.summarize(results))
+    compared = arena_report.paired_comparisons(spec, results) if spec is not None else []
+    return (f"<h2>Leaderboard</h2>\n{_leaderboard(board)}\n<h2>Results</h2>\n{_results(rows)}"
+            f"\n<h2>Paired comparisons</h2>\n{_comparisons(compared)}")
+
+
+def _known(out_dir: Path, game: str | games.GameSpec | None) -> games.GameSpec | None:
+    """The folder's game when it is known here (a module game the folder names needs ``--game``: without it
+    the page shows the matches, which carry their transcripts, and no comparison)."""
     try:
-        spec = arena_replay.folder_game(out_dir, game)
+        return arena_replay.folder_game(out_dir, game)
     except arena_replay.ReplayError:
-        return []
-    return arena_report.paired_comparisons(spec, results) if spec is not None else []
+        return None
 
 
 def _comparisons(rows: Sequence[dict[str, JSON]]) -> str:

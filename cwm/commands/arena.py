@@ -10,7 +10,7 @@ from pathlib import Path
 
 from cwm import arena, games
 from cwm.agents.specs import Settings, parse_agent_specs
-from cwm.arena import cost, lock, report
+from cwm.arena import cost, lock, report, teams
 from cwm.arena.run import check_agents
 from planners.config import SearchConfig
 
@@ -117,8 +117,9 @@ def cmd_arena(args: argparse.Namespace) -> int:
     out = Path(args.out)
     cost.write_record(out / "cost.json", estimate, time.perf_counter() - start, used.cpu_s())
     print((out / "results.md").read_text(encoding="utf-8"), end="")
-    print("\nleaderboard (Bradley-Terry rating, bootstrap 95% interval):")
-    print((out / "leaderboard.md").read_text(encoding="utf-8"), end="")
+    if not teams.cooperative(args.game):  # a cooperative game's results are its team scores, printed above
+        print("\nleaderboard (Bradley-Terry rating, bootstrap 95% interval):")
+        print((out / "leaderboard.md").read_text(encoding="utf-8"), end="")
     forfeits = [(r, r.forfeit_seat) for r in results if r.forfeit_seat is not None]
     for r, seat in forfeits[:5]:
         print(f"forfeit: {r.seats[seat]} ({r.forfeit_kind}) in {r.key}: {r.reason[:300]}")

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from cwm import pipeline
+from cwm.arena import report as arena_report
+from cwm.arena import teams
+from cwm.arena.plan import read_results
 from cwm.arena.ratings import MOSTLY
 from cwm.commands.arena import add_cost_flag, add_fallback_flag, fallback_verdict
 from cwm.llm import SPEC_FORMS
@@ -69,11 +73,20 @@ def cmd_run(args: argparse.Namespace) -> int:
               f"{counted(inference['llm_calls'], 'call')} (inference accuracy train {inference['train_accuracy']:.4f}, "
               f"test {test})")
     for row in report["arena"]:
-        if row["seat"] == "all":
+        if "team" in row:  # a cooperative game: team scores, out of the game's best
+            print(f"  team {row['team']}: mean score {teams.score_cell(row)} over {row['deals']} deals")
+        elif row["seat"] == "all":
             print(f"  vs {row['opponent']}: " + ", ".join(
                 f"{k} {row[k]:.2f}" for k in ("win_rate", "draw_rate", "loss_rate", "mean_payoff") if k in row))
     for c in report.get("arena_comparisons") or ():
-        print(f"  paired, {c['agent']} vs {c['opponent']} over {c['matches']} matches ({c['pairs']} pairs): {c['verdict']}")
+        if "team" in c:
+            print(f"  teams {c['team']} vs {c['other']} over {c['deals']} shared deals: "
+                  f"{'higher' if c['detected'] else 'no difference detected'}")
+        else:
+            print(f"  paired, {c['agent']} vs {c['opponent']} over {c['matches']} matches ({c['pairs']} pairs): "
+                  f"{c['verdict']}")
+    if reference := teams.reference_line(report["game"]):
+        print(f"  {reference}")
     on_policy = report["on_policy"]
     # a perfect transition accuracy with what it bounds, beside it (report.md says it too; empty otherwise)
     bound = pipeline.perfect_bound_note(on_policy.get("transitions"), on_policy.get("matches"))
@@ -84,7 +97,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     for line in pipeline.posterior_lines(report["posterior"])[2:] if report.get("posterior") else []:
         print(f"  posterior {line.removeprefix('- ')}")
     print(f"report: {out}/report.md")
-    pooled = [row for row in report["arena"] if row["seat"] == "all"]
+    pooled = [row for row in report["arena"] if row.get("seat") == "all"]
     moves, fell = (sum(int(row.get(k) or 0) for row in pooled) for k in ("searched_moves", "fallback_moves"))
     rate = fell / moves if moves else 0.0
+    if any("team" in row for row in report["arena"]):  # team rows keep no agent's sampling record: the matches do
+        played = list(read_results(Path(out) / "arena" / "matches.jsonl").values())
+        rate = arena_report.fallback_rates(played).get(pipeline.CWM_LABEL, 0.0)
     return fallback_verdict("run", {pipeline.CWM_LABEL: rate} if rate > MOSTLY else {}, args.allow_fallback)

@@ -73,7 +73,9 @@ class OracleFunctions:
         return [games.observe(self.spec, st, p) for p in range(self.game.num_players())]
 
     def get_rewards(self, state: JSON) -> list[float]:
-        return [float(r) for r in self._state(state).rewards()]
+        history = tuple(state["history"])
+        before = self._replay(history[:-1]).returns() if history else [0.0] * self.game.num_players()
+        return list(games.step_rewards(self.spec, self._state(state), before))
 
 
 def oracle_model(game: str | games.GameSpec, **kwargs: Any) -> WorldModel:

@@ -12,6 +12,7 @@ import importlib.util
 import math
 import re
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import pyspiel
@@ -404,6 +405,20 @@ def utility_range(spec: GameSpec) -> tuple[tuple[float, float], str]:
     return (lo, hi), f"min_utility()/max_utility() of the ground truth {spec.openspiel}"
 
 
+# Ground truths whose ``rewards()`` do not add up to their ``returns()``: OpenSpiel's Hanabi repeats a move's
+# reward at the deal that follows it (its reward is the score change since the last player's move). cwm
+# records their rewards as the change in the returns, so a model's summed rewards are the game's returns.
+_REWARDS_FROM_RETURNS = ("hanabi",)
+
+
+def step_rewards(spec: GameSpec, state: pyspiel.State, before: Sequence[float]) -> tuple[float, ...]:
+    """The rewards of the step that led to ``state``, whose parent's returns were ``before``: the engine's
+    ``rewards()``, or the change in ``returns()`` for the games in ``_REWARDS_FROM_RETURNS``."""
+    if spec.openspiel.split("(", 1)[0].strip() in _REWARDS_FROM_RETURNS:
+        return tuple(float(a) - float(b) for a, b in zip(state.returns(), before))
+    return tuple(float(r) for r in state.rewards())
+
+
 # ---------------------------------------------------------------------------------------------------
 # JSON views (cwm.games.views) of a game's states
 
@@ -453,6 +468,12 @@ _BUILTIN: list[GameSpec] = [
     GameSpec("gen_chess", "gen_chess", "gen_chess.md", 2, "perfect", False, True, "win/draw/loss",
              module="game_rules.gen_chess", view="json",
              description="generalized chess army5x5a: general, infantry, jumping cavalry on 5x5"),
+    # Cooperative: every seat gets the same return (the arena scores teams, docs/games.md). The full 50-card
+    # deck, so a score is out of 25 like the published reference points; hanabi(players=N) seats 2-5.
+    GameSpec("hanabi", "hanabi(players=2)", "hanabi.md", 2, "imperfect", True, False, "payoff",
+             view="text", description="cooperative fireworks, own hand unseen, hints cost tokens; score /25"),
+    GameSpec("tiny_hanabi", "tiny_hanabi", "tiny_hanabi.md", 2, "imperfect", True, False, "payoff",
+             view="text", description="one private card each, one signal each, shared payoff 0-10"),
 ]
 for _spec in _BUILTIN:
     register(_spec)

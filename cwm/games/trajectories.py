@@ -121,10 +121,11 @@ def _play_step(spec: games.GameSpec, state: pyspiel.State, rng: np.random.Genera
     full = games.full_state(spec, state) if open_deck else None
     action_string = state.action_to_string(player, action)
     strings = tuple(state.action_to_string(player, a) for a in legal)
+    before = state.returns()
     state.apply_action(action)
     return Step(player=player, legal_actions=tuple(legal), legal_action_strings=strings, chance_outcomes=chance,
                 observations=observations, action=action, action_string=action_string,
-                rewards=tuple(float(r) for r in state.rewards()), state=full)
+                rewards=games.step_rewards(spec, state, before), state=full)
 
 
 def collect(

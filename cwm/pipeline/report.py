@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from cwm import games
-from cwm.arena import compare
+from cwm.arena import compare, teams
 from cwm.arena import report as arena_report
 from cwm.checks.posterior import OPPONENT_MODEL
 from cwm.files import RUN_FILE_BYTES, loads_bounded, read_bounded
@@ -109,10 +109,7 @@ def markdown(report: dict[str, Any], game: games.GameSpec) -> list[str]:
     lines += ["- details: [synthesis/summary.md](synthesis/summary.md), plot: synthesis/accuracy.png"
               + (", [inference/summary.md](inference/summary.md)" if report["inference"] is not None else ""),
               "", f"## Arena (agent `{report['label']}`: the bundle in `{report['bundle']}/`)", "",
-              arena_report.markdown(report["arena"], outcome=game.outcome), "",
-              *_arena_findings(report),
-              f"Rows are the CWM agent ({_planner(game)} planning on the synthesized model, acting in the real "
-              "game) against each opponent, per seat. Plot: arena/results.png; every match: arena/matches.jsonl.",
+              *_arena_tables(report, game),
               "", "## On-policy accuracy", "", *on_policy_lines(report["on_policy"])]
     if report.get("posterior") is not None:
         lines += ["", "## Beliefs (posterior check)", "", *posterior_lines(report["posterior"])]
@@ -138,12 +135,26 @@ def _source(report: dict[str, Any]) -> str:
     return f"{where}, answered by {prov.get('answered_by')}; relay `{relay}`{unchecked}; date {prov.get('date')}"
 
 
-def _arena_findings(report: dict[str, Any]) -> list[str]:
+def _arena_tables(report: dict[str, Any], game: games.GameSpec) -> list[str]:
+    """The arena's rows and findings: the CWM agent per opponent and seat, or, in a cooperative game, every
+    team's score (``cwm.arena.teams``: no win, draw or loss)."""
+    planner = f"{_planner(game)} planning on the synthesized model, acting in the real game"
+    if report["arena"] and "team" in report["arena"][0]:
+        return [teams.markdown(report["arena"], report.get("arena_comparisons") or [],
+                               reference=teams.reference_line(game)), *_arena_findings(report, comparisons=False),
+                f"Rows are teams of agents seated together on the same deals; `{report['label']}` is the CWM agent "
+                f"({planner}). Plot: arena/results.png; every match: arena/matches.jsonl."]
+    return [arena_report.markdown(report["arena"], outcome=game.outcome), "", *_arena_findings(report),
+            f"Rows are the CWM agent ({planner}) against each opponent, per seat. Plot: arena/results.png; "
+            "every match: arena/matches.jsonl."]
+
+
+def _arena_findings(report: dict[str, Any], *, comparisons: bool = True) -> list[str]:
     """The CWM agent's paired comparisons and what each agent was (a report from before them: nothing)."""
     compared, agents = report.get("arena_comparisons"), report.get("arena_agents")
     matches = report["config"].get("matches")
-    return [text for text in (compare.markdown(compared or []), compare.settings_markdown(agents, matches)
-                              if agents else "") if text]
+    return [text for text in (compare.markdown(compared or []) if comparisons else "",
+                              compare.settings_markdown(agents, matches) if agents else "") if text]
 
 
 def _stage(what: str, accuracy: str, s: dict[str, Any]) -> list[str]:
@@ -186,6 +197,8 @@ def perfect_bound_note(counts: Any, games: Any) -> str:
 def posterior_lines(record: dict[str, Any]) -> list[str]:
     """The beliefs section: the inference's posterior distance off- and on-policy, each with its interval,
     its draws and the smallest distance they could detect."""
+    if isinstance(record.get("skipped"), str):  # a game whose true posterior cannot be computed
+        return ["The posterior check was not run.", "", f"- not checked: {clean(record['skipped'], limit=300)}"]
     lines = ["Total-variation distance between the inference function's draws of the hidden information and "
              f"its true posterior, assuming opponents {clean(str(record.get('opponent_model', OPPONENT_MODEL)), limit=120)}; the "
              "interval holds for all states together (Bretagnolle-Huber-Carol, Bonferroni); *detectable* is the "

@@ -42,7 +42,7 @@ from typing import Any
 
 from cwm import arena, bundle, games
 from cwm.agents.specs import Settings, parse_agent_spec
-from cwm.arena import compare, cost
+from cwm.arena import compare, cost, teams
 from cwm.arena import report as arena_report
 from cwm.arena.lock import refuse_if_locked, writer_lock
 from cwm.arena.plan import MAX_MATCHES
@@ -72,6 +72,7 @@ from cwm.synthesis.inference import synthesize_inference
 from cwm.synthesis.progress import progress_bar
 from cwm.types import JSON
 from planners.config import SearchConfig
+from planners.gt_sampler import resampler_problem
 
 
 @dataclasses.dataclass(frozen=True)
@@ -146,12 +147,15 @@ INFERENCE_TEST_GAMES = 100  # random games whose players' views test the inferen
 
 
 def default_opponents(game: str) -> tuple[str, ...]:
-    """Random play and the ground-truth planner of the game's kind (an unknown game is refused later)."""
+    """Random play and the ground-truth planner of the game's kind (an unknown game is refused later); random
+    play alone where the ground-truth ISMCTS cannot search the game (``resampler_problem``: Hanabi)."""
     try:
-        perfect = games.resolve(game).perfect_information
+        spec = games.resolve(game)
+        perfect = spec.perfect_information
+        searchable = perfect or not resampler_problem(games.load_game(spec))
     except Exception:  # noqa: BLE001  run() names the problem with the game before anything is written
-        perfect = True
-    return ("random", "gt-mcts" if perfect else "gt-ismcts")
+        perfect = searchable = True
+    return ("random", "gt-mcts" if perfect else "gt-ismcts") if searchable else ("random",)
 
 
 def run(config: RunConfig, out: str | Path, *, progress: bool = True,
@@ -210,7 +214,9 @@ def _stages(config: RunConfig, spec: games.GameSpec, llm_spec: str, client: Call
     on_policy = _on_policy(spec, bundle_dir, results, out / "on_policy.json")
     posterior = None
     if (bundle_dir / "inference.py").is_file():
-        posterior = _posterior(spec, bundle_dir, results, out / "posterior.json", config.seed)
+        unknowable = resampler_problem(games.load_game(spec))  # no true posterior to compare with (Hanabi)
+        posterior = ({"skipped": f"the ground truth's true posterior cannot be computed ({unknowable})"}
+                     if unknowable else _posterior(spec, bundle_dir, results, out / "posterior.json", config.seed))
     compared, agents = _arena_findings(config, spec, results)
     stages = pipeline_report.Stages(
         synthesis=synthesis, inference=inference, bundle_dir=Path(os.path.relpath(bundle_dir, out)),
@@ -329,23 +335,36 @@ def _arena(config: RunConfig, spec: games.GameSpec, bundle_dir: Path, out: Path,
     settings = Settings(search=arena_search(config), trust_models=config.trust)
     opponents = tuple(config.opponents or ())
     agents = [f"{CWM_LABEL}=cwm:{bundle_dir.resolve()}", *opponents]
-    # with N players, the CWM agent against N - 1 copies of one opponent, in the table's rotations
+    # with N players, the CWM agent against N - 1 copies of one opponent, in the table's rotations; in a
+    # cooperative game the teams: the CWM agent's own, it with N - 1 copies of each other agent, and theirs
+    pairings = [(CWM_LABEL,) + (o,) * (spec.players - 1) for o in opponents]
+    team_game = teams.cooperative(spec)
+    if team_game:
+        pairings = [(CWM_LABEL,) * spec.players, *pairings, *((o,) * spec.players for o in opponents)]
     plan = arena.TournamentPlan(matches=config.matches, settings=settings, seed=config.seed,
-                                move_time_limit=config.move_time_limit,
-                                pairings=[(CWM_LABEL,) + (o,) * (spec.players - 1) for o in opponents])
+                                move_time_limit=config.move_time_limit, pairings=pairings)
     estimate = cost.estimate_tournament(spec, agents, plan, executor=config.executor, out_dir=out)
     cost.confirm(estimate, yes=yes)
     start = time.perf_counter()
     with cost.cpu_meter() as used:
         results = arena.tournament(spec, agents, plan, out_dir=out, executor=config.executor, progress=progress)
-    rows = [row for row in arena_report.summarize(results) if row["agent"] == CWM_LABEL]
+    if team_game:
+        gt = games.load_game(spec)
+        rows = teams.team_rows(results, max_score=float(gt.max_utility()), min_score=float(gt.min_utility()))
+    else:
+        rows = [row for row in arena_report.summarize(results) if row["agent"] == CWM_LABEL]
     return rows, results, cost.record(estimate, time.perf_counter() - start, used.cpu_s())
 
 
 def _arena_findings(config: RunConfig, spec: games.GameSpec,
                     results: list[Any]) -> tuple[list[dict[str, JSON]], dict[str, str]]:
-    """The CWM agent's paired comparisons with each opponent, and what each agent of the arena was."""
-    compared = [r for r in arena_report.paired_comparisons(spec, results) if CWM_LABEL in (r["agent"], r["opponent"])]
+    """The CWM agent's paired comparisons with each opponent (in a cooperative game, every two teams on their
+    shared deals, ``cwm.arena.teams``), and what each agent of the arena was."""
+    if teams.cooperative(spec):
+        compared = [{k: arena_report.finite_json(v) for k, v in c.items()} for c in teams.team_comparisons(results)]
+    else:
+        compared = [r for r in arena_report.paired_comparisons(spec, results)
+                    if CWM_LABEL in (r["agent"], r["opponent"])]
     specs = {CWM_LABEL: "cwm:bundle"} | {parse_agent_spec(o).label: o for o in config.opponents or ()}
     settings = dataclasses.asdict(Settings(search=arena_search(config), trust_models=config.trust))
     return compared, compare.describe_agents(specs, settings, perfect=spec.perfect_information)

@@ -426,6 +426,9 @@ def _expected(name: str, text: str) -> int:
         pile = re.search(r"Discard pile: (.*)", text)
         return sum(len(re.findall(r"[A2-9TJQK][scdh]", b)) for b in boxes) + \
             (len(re.findall(r"[A2-9TJQK][scdh]", pile.group(1))) if pile else 0)
+    if name == "hanabi":  # every hand's cards, the five fireworks and the discards
+        discards = re.search(r"Discards:(.*)", text)
+        return len(re.findall(r"^(?:XX|[RYGWB][1-5]) \|\| ", text, re.M)) + 5 + len(re.findall(r"[RYGWB][1-5]", discards.group(1)))
     data = json.loads(text)
     if name == "quadranto":  # a state's squares, or a seat's own square
         return sum(1 for sq in data["squares"] if isinstance(sq, list)) if "squares" in data else 1

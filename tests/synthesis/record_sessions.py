@@ -74,6 +74,10 @@ SESSIONS = {s.name: s for s in (
     Session("quadranto", world_model=("world_model_1_initial", "world_model_2_fixed"),
             inference=("inference_1_initial", "inference_2_fixed", "inference_3_caught")),
     Session("quadranto", joint=("joint_1_initial", "joint_2_refined")),
+    Session("tiny_hanabi", world_model=("world_model_1_initial", "world_model_2_fixed"),
+            inference=("inference_1_initial", "inference_2_return")),
+    Session("hanabi", world_model=("world_model_1_initial", "world_model_2_fixed"),
+            inference=("inference_1_initial", "inference_2_fixed")),
 )}
 
 
