@@ -49,15 +49,18 @@ def test_cwm_run_on_tiny_hanabi_scores_teams(tmp_path, no_api_keys, capsys) -> N
 
 
 def test_cwm_run_on_hanabi_offline(tmp_path, no_api_keys, capsys) -> None:
-    """Hanabi's demo session replays; gt-ismcts cannot search Hanabi, so random play is the default opponent,
+    """Hanabi's shipped real session replays; gt-ismcts cannot search Hanabi, so random play is the default opponent,
     and the posterior check says why it was not run."""
     out = tmp_path / "run"
     assert main(["run", "hanabi", "--out", str(out), "--num-test", "4", "--matches", "2", "--sims", "10",
                  "--rollouts", "1", "--executor", "local:2", "--quiet"]) == 0
     printed = capsys.readouterr().out
     report = json.loads((out / "report.json").read_text())
-    assert report["synthesis"]["llm_calls"] == 2 == report["inference"]["llm_calls"]  # one refinement each
-    assert report["synthesis"]["test_accuracy"] == 1.0 == report["inference"]["test_accuracy"]
+    assert report["synthesis"]["llm_calls"] == 1 == report["inference"]["llm_calls"]  # the real session's calls
+    assert report["inference"]["test_accuracy"] == 1.0
+    # the real world model misses one branch the training games never showed: after the deck runs out it drops
+    # the marker of the player to act from the observations of the final round (docs/games.md)
+    assert 0.99 < report["synthesis"]["test_accuracy"] < 1.0
     assert {r["team"] for r in report["arena"]} == {"cwm+cwm", "cwm+random", "random+random"}
     assert all(r["max_score"] == 25 and r["deals"] == 2 for r in report["arena"])
     assert "information-state strings" in report["posterior"]["skipped"]
