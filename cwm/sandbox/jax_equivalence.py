@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from cwm import value_rules
 from cwm.codec import ActionCodec
 from cwm.sandbox import equivalence as eq
 from cwm.sandbox.box import Sandbox
@@ -223,7 +224,10 @@ def _divergence(box: Sandbox, sources: tuple[str, str, dict[str, Any]], spec: di
         lines = [f"the twin broke its contract: {why}"]
     else:
         expected, got = _values(box, sources, first, settings, history, (twin_trace, decoded))
+        shown = got.pop("decoded", None) if type(got) is dict else None
         lines = eq._explain(first.field, expected, got)
+        if first.field == "decoded":
+            lines.append(f"the model's functions read the twin's decode(state) = {value_rules.describe(shown, 300)}")
     call = JAX_CALLS[first.field]
     if first.player is not None:
         call = call.replace("player)", f"{first.player})") if first.field == "observation_tensor" else \
