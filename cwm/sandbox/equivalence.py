@@ -465,16 +465,21 @@ def _explain(field: str, expected: JSON, got: JSON) -> list[str]:
 MIN_BOUND = {"p": 0.2, "delta": 0.05}  # the weakest detection bound a bundle's evidence may state
 
 
-def evidence_problem(evidence: Any, reference: str, twin: str) -> str | None:
+def evidence_problem(evidence: Any, reference: str, twin: str, *, target: str = "python") -> str | None:
     """Why ``evidence`` does not vouch for ``twin`` as a twin of ``reference`` (one line), or ``None``: it
     must be an evidence record of this format whose verdict is ``equivalent``, whose fingerprints name the
     exact bytes of both sources, and whose bound is at least ``MIN_BOUND`` with the playouts it states
     (``playouts_for``) and some states compared. The record is the author's word that the check ran: this
-    checks its form, not that it ran (a bundle's loader also checks the twin on the stored trajectories)."""
+    checks its form, not that it ran (a bundle's loader also checks the twin on the stored trajectories).
+    ``target``: the kind of twin the record must be about (``python``, whose records name no target, or
+    ``jax``: ``cwm.sandbox.jax_equivalence``)."""
     if type(evidence) is not dict:
         return "the evidence is not a JSON object"
     if evidence.get("format") != EVIDENCE_FORMAT or evidence.get("version") != EVIDENCE_VERSION:
         return f"the evidence is not a {EVIDENCE_FORMAT} record of version {EVIDENCE_VERSION}"
+    if evidence.get("target", "python") != target:
+        return (f"the evidence is about a {value_rules.describe(evidence.get('target', 'python'), 20)} twin, not a "
+                f"{target} twin")
     if evidence.get("verdict") != "equivalent":
         return f"the evidence's verdict is {value_rules.describe(evidence.get('verdict'), 40)}, not 'equivalent'"
     for field, source, what in (("reference_sha256", reference, "the model"), ("twin_sha256", twin, "the twin")):

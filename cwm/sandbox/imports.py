@@ -28,7 +28,15 @@ from typing import Any
 from cwm.json_values import ReadOnlyList, StateMutationError
 from cwm.sandbox.builders import ABSENT
 from cwm.sandbox.builders import view_value as _view_value
-from cwm.sandbox.names import PYTHON_POLICY, ImportPolicy, attribute_problem
+from cwm.sandbox.names import (
+    ALLOWED_IMPORTS,
+    ALLOWED_SUBMODULES,
+    PYTHON_POLICY,
+    ImportPolicy,
+    attribute_problem,
+)
+
+__all__ = ["ALLOWED_IMPORTS", "ALLOWED_SUBMODULES", "IN_PLACE", "make_importer"]  # the lists, as the policy holds them
 
 Importer = Callable[..., types.ModuleType]
 # Functions of allowed modules that change their first argument in place from C, past a read-only state's own

@@ -76,17 +76,10 @@ def _check(box: Sandbox, sources: tuple[str, str, str | None], codec: ActionCode
                            len(plays))
     if isinstance(ref_trace, str):
         return eq._verdict(record, "inconclusive", f"the reference could not be played: {ref_trace}")
-    replays = [{"kind": "replay", "actions": p["actions"]} for p in ref_trace]
-    players = len(ref_trace[0]["states"][0]["rewards"]) if ref_trace and ref_trace[0]["states"] else 1
-    twin_payload = {"codec": codec.to_json(), "num_players": players, "playouts": replays,
-                    "max_steps": settings.max_steps}
-    twin_trace = _twin_parsed(box.run(JAX_TRACE_JOB, twin, twin_payload, limits=settings.limits, policy="jax"),
-                              len(plays))
-    if isinstance(twin_trace, str):
-        return eq._verdict(record, "refused", f"the twin could not be run: {twin_trace}")
-    decoded = _decoded(box, reference, twin_trace, encoder, settings, name)
-    if isinstance(decoded, str):
-        return eq._verdict(record, "refused", f"the twin's decoded states could not be read: {decoded}")
+    played = _twin_side(box, (reference, twin, encoder), codec, ref_trace, settings, name)
+    if isinstance(played, str):
+        return eq._verdict(record, "refused", played)
+    twin_payload, twin_trace, decoded = played
     found = compare_jax(ref_trace, twin_trace, decoded)
     eq._count(record, plays, ref_trace, found)
     first = next((d for d in found if d is not None), None)
@@ -104,6 +97,47 @@ def _check(box: Sandbox, sources: tuple[str, str, str | None], codec: ActionCode
     return eq._verdict(record, "equivalent", f"no divergence in {kinds} playouts ({record['steps_compared']} "
                                              f"states); a divergence in >= {settings.p:g} of the playouts of a "
                                              f"kind is missed with probability <= {settings.delta:g}")
+
+
+def _twin_side(box: Sandbox, sources: tuple[str, str, str | None], codec: ActionCodec, ref_trace: list[dict[str, Any]],
+               settings: eq.EquivalenceSettings, name: str) -> tuple[dict[str, Any], list[Any], list[Any]] | str:
+    """The twin's replay of the reference's playouts and the model's reading of its decoded states: the twin's
+    payload, its records and the decoded states' records, or why they could not be had (one line)."""
+    reference, twin, encoder = sources
+    replays = [{"kind": "replay", "actions": p["actions"]} for p in ref_trace]
+    players = len(ref_trace[0]["states"][0]["rewards"]) if ref_trace and ref_trace[0]["states"] else 1
+    payload = {"codec": codec.to_json(), "num_players": players, "playouts": replays, "max_steps": settings.max_steps}
+    twin_trace = _twin_parsed(box.run(JAX_TRACE_JOB, twin, payload, limits=settings.limits, policy="jax"),
+                              len(replays))
+    if isinstance(twin_trace, str):
+        return f"the twin could not be run: {twin_trace}"
+    decoded = _decoded(box, reference, twin_trace, encoder, settings, name)
+    if isinstance(decoded, str):
+        return f"the twin's decoded states could not be read: {decoded}"
+    return payload, twin_trace, decoded
+
+
+def histories_problem(reference: str, twin: str, *, codec: ActionCodec, histories: list[list[str]],
+                      encoder: str | None = None, sandbox: Sandbox,
+                      settings: eq.EquivalenceSettings = eq.DEFAULT_EQUIVALENCE) -> str | None:
+    """Why the JAX twin disagrees with the model along given action histories (a bundle's stored games), one
+    line, or ``None``: the same state-by-state comparison as the check, on these histories only.
+    ``settings``: the limits and the longest history compared."""
+    plays = [{"kind": "replay", "actions": list(h)} for h in histories]
+    ref_trace = eq._parsed(sandbox.run(TRACE_JOB, reference, {"name": "model", "playouts": plays,
+                                                              "max_steps": settings.max_steps},
+                                       limits=settings.limits), len(plays))
+    if isinstance(ref_trace, str):
+        return f"the model could not replay the stored games: {ref_trace}"
+    played = _twin_side(sandbox, (reference, twin, encoder), codec, ref_trace, settings, "model")
+    if isinstance(played, str):
+        return played
+    found = compare_jax(ref_trace, played[1], played[2])
+    first = next((d for d in found if d is not None), None)
+    if first is None:
+        return None
+    what = JAX_CALLS[first.field] + ("" if first.player is None else f" (player {first.player})")
+    return f"stored game {first.playout + 1}, step {first.step}: the twin differs from the model in {what}"
 
 
 def _skeleton(reference: str, twin: str, encoder: str | None, settings: eq.EquivalenceSettings) -> dict[str, JSON]:
