@@ -75,11 +75,15 @@ class Twin:
         if player not in (CHANCE, TERMINAL) and not 0 <= player < self.players:
             raise ModelContractError(f"current_player returned {player}, not a player, {CHANCE} or {TERMINAL}")
         legal = chance = None
+        mask = self.array("legal_mask", state, shape=(self.codec.num_distinct_actions,), kind="b")
         if player >= 0:
-            mask = self.array("legal_mask", state, shape=(self.codec.num_distinct_actions,), kind="b")
             legal = sorted(self._string(player, int(i)) for i in mask.nonzero()[0])
-        elif player == CHANCE:
+        elif mask.any():
+            raise ModelContractError(f"legal_mask marks actions where current_player is {player} (no one acts)")
+        if player == CHANCE:
             chance = self.chance(state)
+        elif self.codec.max_chance_outcomes and self.call("chance_probs", state).any():
+            raise ModelContractError(f"chance_probs is not all zeros where current_player is {player} (no chance)")
         rewards = self.array("rewards", state, shape=(self.players,), kind="f")
         tensors = [self.array("observation_tensor", state, p, shape=self.shape, kind="f").ravel().tolist()
                    for p in range(self.players)]
