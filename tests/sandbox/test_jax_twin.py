@@ -225,3 +225,21 @@ def test_a_planted_divergence_is_caught_in_its_field(box: Sandbox, ttt_codec: Ac
 def test_a_twin_the_gate_refuses_gets_a_refused_verdict(box: Sandbox, ttt_codec: ActionCodec) -> None:
     evidence = check_jax_equivalence(TTT, "import os\n" + TTT_JAX, codec=ttt_codec, settings=SMALL, sandbox=box)
     assert evidence["verdict"] == "refused" and "[gate: import]" in evidence["reason"]
+
+
+# ---------------------------------------------------------------------------------------------------
+# The benchmark
+
+
+def test_the_benchmark_counts_contained_transitions_and_openspiel_s_on_the_same_game(benchmark_module) -> None:
+    import argparse
+
+    bench = benchmark_module("bench_jax_twin")
+    args = argparse.Namespace(batch=8, steps=16, repeats=2)
+    rate, transitions, cpu, inside = bench.twin_rate(SHARED_TTT_JAX, resolve("tic_tac_toe"), args)
+    # 2 runs of 8 games x 16 steps: every step of a live game is a transition; a finished game restarts
+    # (so little work gives no rate: the CPU of compiling varies more than it costs)
+    assert 2 * 8 * 16 * 0.5 < transitions <= 2 * 8 * 16
+    assert isinstance(rate, float) and isinstance(inside, float)
+    ref, steps, ref_cpu = bench.reference_rate("tic_tac_toe", 500)
+    assert steps == 500 and ref_cpu >= 0

@@ -17,6 +17,7 @@ Payload: ``{"codec": ActionCodec.to_json(), "num_players": int, "playouts": [{"k
 from __future__ import annotations
 
 import math
+import time
 import types
 from typing import Any
 
@@ -164,3 +165,31 @@ def _detail(twin: Twin, actions: list[str], step: int) -> dict[str, JSON]:
         return {"record": twin.record(state, full=True), "history": history, "error": None}  # type: ignore[dict-item]
     except (CwmError, value_rules.ValueBreach, TypeError, ValueError, IndexError) as e:
         return {"record": None, "history": history, "error": f"{type(e).__name__}: {e}"[:_ERROR_CHARS]}  # type: ignore[dict-item]
+
+
+def playouts(module: types.ModuleType, payload: dict[str, Any]) -> JSON:
+    """Batched random play in the twin ``module`` (``cwm.jax_contract.random_playouts_fn``): ``repeats`` runs
+    of ``batch`` games for ``steps`` steps each, the first run compiling; for the benchmark, which measures
+    this child's CPU from outside.
+
+    Payload: ``{"codec": ..., "num_players": int, "batch": int, "steps": int, "repeats": int, "seed": int}``.
+
+    Returns:
+      ``{"transitions": [per run], "episodes": [per run], "cpu_s": [per run]}`` (the CPU seconds this child
+      measured around each run: a cross-check of the measurement from outside, never a verdict).
+    """
+    import jax
+
+    from cwm.jax_contract import random_playouts_fn
+
+    twin = Twin(module, ActionCodec.from_json(payload["codec"]), int(payload["num_players"]))
+    play = random_playouts_fn(module, batch=int(payload["batch"]), steps=int(payload["steps"]))
+    key = jax.random.PRNGKey(int(payload["seed"]))
+    transitions, episodes, inside = [], [], []
+    for r in range(int(payload["repeats"])):
+        start = time.process_time()
+        live, ended, _ = twin.guard(lambda k: jax.block_until_ready(play(k)), jax.random.fold_in(key, r))
+        inside.append(time.process_time() - start)
+        transitions.append(int(live))
+        episodes.append(int(ended))
+    return {"transitions": transitions, "episodes": episodes, "cpu_s": inside}  # type: ignore[dict-item]
