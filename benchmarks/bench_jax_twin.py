@@ -73,7 +73,7 @@ def reference_rate(game: str, steps: int, seed: int = 0) -> tuple[float, int, fl
                 state.apply_action(rng.choice(state.legal_actions()))
             done += 1
     cpu = time.process_time() - t0
-    return done / cpu, done, cpu
+    return (done / cpu if cpu > 0 else math.nan), done, cpu
 
 
 def main(argv: list[str] | None = None) -> int:
