@@ -209,18 +209,25 @@ def load_bundle(path: str | Path, *, game: str | games.GameSpec | None = None, t
         raise BundleError(
             f"{path}: model.py failed its load check: it now passes {report.passed}/{report.executed} checks, "
             f"but {stored.passed}/{stored.executed} when it was exported; it is not the model that was exported")
-    model = None
-    if trusted:
-        try:
-            guard = {} if call_budget_s is None else {"guard": call_budget(call_budget_s)}
-            model = WorldModel(load_source(sources["model.py"], name=f"{spec.name}_model"),
-                               codec=ActionCodec.from_game(games.load_game(spec)), name=f"bundle:{path.name}",
-                               **guard)
-        except CwmError as e:
-            raise BundleError(f"{path}: model failed its load check: {e}") from e
+    model = _trusted_model(path, sources["model.py"], spec, call_budget_s) if trusted else None
     return Bundle(path=path, manifest=manifest, sources=sources, check_report=report, spec=spec, trusted=trusted,
                   _model=model, inference_report=inference, value_report=value, policy=policy, twin_evidence=twin,
                   jax_twin=jax_source, jax_twin_evidence=jax_evidence)
+
+
+def _trusted_model(path: Path, source: str, spec: games.GameSpec, call_budget_s: float | None) -> WorldModel:
+    """The bundle's model loaded into this process (``load_bundle(trusted=True)``), each call under
+    ``call_budget_s`` seconds (``None``: no budget).
+
+    Raises:
+      BundleError: the model fails to load here.
+    """
+    try:
+        guard = {} if call_budget_s is None else {"guard": call_budget(call_budget_s)}
+        return WorldModel(load_source(source, name=f"{spec.name}_model"),
+                          codec=ActionCodec.from_game(games.load_game(spec)), name=f"bundle:{path.name}", **guard)
+    except CwmError as e:
+        raise BundleError(f"{path}: model failed its load check: {e}") from e
 
 
 def jax_twin_passes(path: Path, sources: dict[str, str], jax_source: str, spec: games.GameSpec,

@@ -23,7 +23,7 @@ from typing import Any
 
 from cwm import value_rules
 from cwm.codec import ActionCodec
-from cwm.jax_contract import constant_problems, required_functions
+from cwm.jax_contract import constant_problems, random_playouts_fn, required_functions
 from cwm.sandbox.child import child_guard
 from cwm.sandbox.jobs.check import require
 from cwm.sandbox.jobs.twin import digest
@@ -179,8 +179,6 @@ def playouts(module: types.ModuleType, payload: dict[str, Any]) -> JSON:
       measured around each run: a cross-check of the measurement from outside, never a verdict).
     """
     import jax
-
-    from cwm.jax_contract import random_playouts_fn
 
     twin = Twin(module, ActionCodec.from_json(payload["codec"]), int(payload["num_players"]))
     play = random_playouts_fn(module, batch=int(payload["batch"]), steps=int(payload["steps"]))
