@@ -208,3 +208,41 @@ def random_playouts(twin: Any, key: Any, *, batch: int, steps: int) -> PlayoutTo
     """Runs ``random_playouts_fn`` once and returns its totals as Python numbers."""
     live, ended, rew = random_playouts_fn(twin, batch=batch, steps=steps)(key)
     return PlayoutTotals(int(live), int(ended), tuple(float(r) for r in rew))
+
+
+def batched_rollouts_fn(twin: Any, *, rollouts: int, max_history: int, max_steps: int) -> Any:
+    """A jitted ``(history, length, key) -> float32[NUM_PLAYERS]``: the mean returns of ``rollouts`` uniformly
+    random playouts (``vmap``ped, each at most ``max_steps`` steps, chance drawn from ``key``) from the state the
+    first ``length`` ids of ``history`` (int32[max_history], player actions and chance outcomes in order) lead
+    to from ``init()``, the rewards along the history included: the value of a search leaf, as
+    ``planners.rollout.rollout_returns`` gives it, for all its rollouts in one call."""
+    import jax
+    import jax.numpy as jnp
+    from jax import lax
+
+    zero = jnp.zeros((twin.NUM_PLAYERS,), jnp.float32)
+
+    def replay(i: Any, carry: tuple[Any, Any, Any]) -> tuple[Any, Any, Any]:
+        state, total, history = carry
+        state = twin.step(state, history[i])
+        return state, total + twin.rewards(state), history
+
+    def one_step(carry: tuple[Any, Any, Any], _: Any) -> tuple[tuple[Any, Any, Any], None]:
+        state, total, key = carry
+        key, k_act = jax.random.split(key)
+        player = twin.current_player(state)
+        action = random_action(twin, state, k_act)
+        if twin.MAX_CHANCE_OUTCOMES:
+            action = jnp.where(player == CHANCE, sample_chance(twin, state, k_act), action)
+        moved = twin.step(state, action)
+        over = player == TERMINAL
+        state = jax.tree_util.tree_map(lambda a, b: jnp.where(over, a, b), state, moved)
+        return (state, total + jnp.where(over, 0.0, twin.rewards(moved)), key), None
+
+    def value(history: Any, length: Any, key: Any) -> Any:
+        state, total, _ = lax.fori_loop(0, length, replay, (twin.init(), zero, history))
+        keys = jax.random.split(key, rollouts)
+        ends = jax.vmap(lambda k: lax.scan(one_step, (state, zero, k), None, length=max_steps)[0][1])(keys)
+        return total + ends.mean(axis=0)
+
+    return jax.jit(value)

@@ -421,15 +421,16 @@ def open_candidate(child: _Child, request: dict[str, Any], *, layered: bool = Fa
     return _exec(child, code, CANDIDATE_MODULE, source, policy), before
 
 
-def load_extra(source: str, name: str) -> Any:
+def load_extra(source: str, name: str, policy: ImportPolicy = PYTHON_POLICY) -> Any:
     """Loads one more candidate module in a job that already runs under every layer (a bundle's
-    inference or value file beside its model): the gate, then its body under the per-call budget.
+    inference or value file beside its model; a JAX twin under ``policy`` ``JAX_POLICY``, in a child that
+    started JAX before its layers): the gate, then its body under the per-call budget.
 
     Raises:
       Refused: as ``open_candidate``.
     """
-    _gate(source)
-    return _exec(_CURRENT[0], _compile(source, name), name, source)
+    _gate(source, policy)
+    return _exec(_CURRENT[0], _compile(source, name), name, source, policy)
 
 
 def _gate(source: str, policy: ImportPolicy = PYTHON_POLICY) -> None:

@@ -89,3 +89,38 @@ def test_a_jax_twin_without_evidence_is_refused(with_twin: Path) -> None:
     (with_twin / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(bundle.BundleError, match="jax_twin.py is in the bundle without jax_twin_evidence.json"):
         bundle.load_bundle(with_twin)
+
+
+def test_a_contained_agent_values_leaves_by_the_jax_twin_s_batched_rollouts(with_twin: Path) -> None:
+    import pyspiel
+
+    from cwm.agents import bundle_agent
+    from cwm.agents.worker import WorkerAgent
+    from cwm.types import AgentError
+    from planners import SearchConfig
+
+    loaded = bundle.load_bundle(with_twin)
+    game = pyspiel.load_game("tic_tac_toe")
+    state = game.new_initial_state()
+    for action in (0, 3, 1, 4):  # x(0,0) o(1,0) x(0,1) o(1,1): x wins at (0,2), or o wins at (1,2) next
+        state.apply_action(action)
+    agent = bundle_agent(loaded, SearchConfig(num_simulations=200, rollouts=8), seed=0)
+    assert isinstance(agent, WorkerAgent) and agent.jax_rollouts and agent.planned_on == "model.py"
+    try:
+        assert agent.step(state) == 2
+    finally:
+        agent.close()
+    # the worker really loads the JAX twin: one whose constants disagree with the game cannot start it
+    broken = {**loaded.sources, "jax_twin.py": TWIN.replace("NUM_DISTINCT_ACTIONS = 9", "NUM_DISTINCT_ACTIONS = 8")}
+    agent = WorkerAgent(broken, "tic_tac_toe", SearchConfig(num_simulations=20, rollouts=2), seed=0)
+    try:
+        with pytest.raises(AgentError, match="NUM_DISTINCT_ACTIONS is 8"):
+            agent.step(state)
+    finally:
+        agent.close()
+    # use_twin=False: the model's own rollouts, the JAX twin unused
+    plain = WorkerAgent(broken, "tic_tac_toe", SearchConfig(num_simulations=20, rollouts=2), seed=0, use_twin=False)
+    try:
+        assert not plain.jax_rollouts and plain.step(state) in state.legal_actions()
+    finally:
+        plain.close()
