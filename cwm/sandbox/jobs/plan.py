@@ -49,21 +49,27 @@ def plan_session(module: types.ModuleType, payload: dict[str, Any]) -> Callable[
     """
     require(module)
     model = WorldModel(module, name=str(payload["name"]), codec=ActionCodec.from_json(payload["codec"]))
-    sampler = value_fn = None
+    sampler = None
+    value_fn: Callable[[Any, int], float] | None = None
     if payload.get("inference"):
         kind, resample = resampler(_extra(payload["inference"], "cwm_inference", INFERENCE_API))
         sampler = inference_sampler(model, resample, kind)  # type: ignore[arg-type]
     if payload.get("value"):
-        get_value = _extra(payload["value"], "cwm_value", VALUE_API).get_value
-
-        def value_fn(state: Any, player: int) -> float:
-            return value_rules.number(get_value(state.raw, player), "get_value")
-
+        value_fn = _value_fn(_extra(payload["value"], "cwm_value", VALUE_API).get_value)
     elif payload.get("jax_twin"):
         value_fn = _jax_rollouts(payload, model, SearchConfig.from_json(payload["config"]))
     planner = CWMPlanner(model, GameFacts.from_json(payload["facts"]), SearchConfig.from_json(payload["config"]),
                          sampler=sampler, value_fn=value_fn, seed=int(payload["seed"]))
     return _Server(planner).answer
+
+
+def _value_fn(get_value: Callable[[Any, int], Any]) -> Callable[[Any, int], float]:
+    """The search's value function from a value module's ``get_value`` (on the model's raw state)."""
+
+    def value_fn(state: Any, player: int) -> float:
+        return value_rules.number(get_value(state.raw, player), "get_value")
+
+    return value_fn
 
 
 def _jax_rollouts(payload: dict[str, Any], model: WorldModel, config: SearchConfig) -> Callable[[Any, int], float]:
@@ -82,7 +88,8 @@ def _jax_rollouts(payload: dict[str, Any], model: WorldModel, config: SearchConf
     steps = config.max_rollout_steps or GameFacts.from_json(payload["facts"]).max_game_length * (
         2 if codec.max_chance_outcomes else 1)
     compiled: dict[int, Any] = {}
-    key, last = [jax.random.PRNGKey(int(payload["seed"]))], [None, ()]
+    key = [jax.random.PRNGKey(int(payload["seed"]))]
+    last: list[Any] = [None, ()]  # the last leaf asked about, and its values
 
     def value_fn(state: Any, player: int) -> float:
         if last[0] is not state:
@@ -94,7 +101,7 @@ def _jax_rollouts(payload: dict[str, Any], model: WorldModel, config: SearchConf
             key[0], sub = jax.random.split(key[0])
             padded = jax.numpy.zeros(size, jax.numpy.int32).at[:len(history)].set(jax.numpy.array(history, jax.numpy.int32))
             last[:] = [state, tuple(float(v) for v in twin.guard(compiled[size], padded, len(history), sub))]
-        return last[1][player]  # type: ignore[index]
+        return float(last[1][player])
 
     return value_fn
 
