@@ -189,7 +189,8 @@ def test_an_equivalent_twin_passes_with_evidence_that_vouches_for_it(box: Sandbo
     assert evidence["verdict"] == "equivalent", evidence["reason"]
     assert evidence["target"] == "jax" and evidence["steps_compared"] > 2 * SMALL.playouts * 5
     assert evidence["observation_tensor"].startswith("compared with the bundle's encoder")
-    assert evidence_problem(evidence, TTT, TTT_JAX) is None
+    assert evidence_problem(evidence, TTT, TTT_JAX, target="jax") is None
+    assert "about a 'jax' twin, not a python twin" in evidence_problem(evidence, TTT, TTT_JAX)
 
 
 def test_a_chance_game_twin_passes_and_tensors_are_said_not_compared_without_an_encoder(box: Sandbox) -> None:
@@ -217,7 +218,7 @@ def test_a_planted_divergence_is_caught_in_its_field(box: Sandbox, ttt_codec: Ac
     assert evidence["verdict"] == "divergent"
     assert evidence["divergence"]["field"] == field
     assert "\n" not in evidence["reason"]
-    assert evidence_problem(evidence, reference, twin) is not None
+    assert "verdict is 'divergent'" in evidence_problem(evidence, reference, twin, target="jax")
     report = evidence["divergence"]["report"]
     assert evidence["divergence"]["call"].split("(")[0] in report
 
