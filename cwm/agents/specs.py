@@ -284,12 +284,14 @@ def bundle_agent(bundle: Bundle, config: SearchConfig | None = None, *,
       config: the search settings (default ``SearchConfig()``).
       seed: the agent's seed.
       move_cpu_s: CPU seconds per move in the worker (contained only; default ``DEFAULT_MOVE_CPU_S``).
-      use_twin: plan on the bundle's verified twin where it has one (contained only: ``WorkerAgent``);
-        ``False`` plans on the checked ``model.py``.
+      use_twin: plan on the bundle's verified twin where it has one, and value leaves by its JAX twin's
+        batched rollouts where it has one (contained only: ``WorkerAgent``); ``False`` plans on the checked
+        ``model.py`` with its own rollouts.
     """
     config = config or DEFAULT_SEARCH
     if not bundle.trusted:
-        return WorkerAgent(bundle.sources, bundle.spec, config, name=f"bundle:{bundle.path.name}", seed=seed,
+        sources = {**bundle.sources, "jax_twin.py": bundle.jax_twin} if bundle.jax_twin else bundle.sources
+        return WorkerAgent(sources, bundle.spec, config, name=f"bundle:{bundle.path.name}", seed=seed,
                            move_cpu_s=DEFAULT_MOVE_CPU_S if move_cpu_s is None else move_cpu_s, use_twin=use_twin)
     model, sampler, value_fn = _trusted_parts(bundle)
     return CWMAgent(model, bundle.spec, config, sampler=sampler, value_fn=value_fn, seed=seed)

@@ -87,7 +87,10 @@ class WorkerAgent(AgentBase):
       sandbox: the sandbox to run the worker in (default: one from this process's pool).
       use_twin: plan on ``twin.py`` where the sources hold one (a verified bundle's twin, equivalent to the
         model by its evidence: ``cwm.bundle.twin``) and no ``inference.py`` or ``value.py`` (which read or build
-        the model's own states); ``False`` plans on the checked ``model.py`` always.
+        the model's own states); ``False`` plans on the checked ``model.py`` always. On the same terms, a
+        ``jax_twin.py`` in the sources (a verified bundle's JAX twin) values each leaf of the search by its
+        batched rollouts (``cwm.jax_contract.batched_rollouts_fn``: the search's rollouts as one vmapped batch
+        in the worker) instead of rollouts in the model.
     """
 
     def __init__(self, sources: dict[str, str], game: str | games.GameSpec, config: SearchConfig = DEFAULT_SEARCH,
@@ -95,6 +98,8 @@ class WorkerAgent(AgentBase):
                  move_cpu_s: float = DEFAULT_MOVE_CPU_S, sandbox: Sandbox | None = None, use_twin: bool = True):
         self.sources = dict(sources)
         self.planned_on = planned_on(self.sources, use_twin)  # the file the worker plans on
+        # a JAX twin's batched rollouts value the search's leaves, on the same terms as a twin is planned on
+        self.jax_rollouts = use_twin and "jax_twin.py" in self.sources and not {"inference.py", "value.py"} & set(sources)
         self.spec = games.resolve(game)
         self.config = config
         self.name = name
@@ -181,7 +186,8 @@ class WorkerAgent(AgentBase):
         payload = {"name": self.name, "codec": codec_payload(self.spec),
                    "facts": game_facts(self.spec).to_json(), "config": self.config.to_json(),
                    "seed": int(self.rng.integers(2**62)), "inference": self.sources.get("inference.py"),
-                   "value": self.sources.get("value.py")}
+                   "value": self.sources.get("value.py"),
+                   "jax_twin": self.sources["jax_twin.py"] if self.jax_rollouts else None}
         session = self._worker.open(PLAN_JOB, self.sources[self.planned_on], payload, move_cpu_s=self.move_cpu_s)
         if not session.alive:
             opened = session.opened

@@ -34,7 +34,11 @@ VALUE_TABLE = "value_tournament.json"  # the tournament that chose value.py (or 
 POLICY_WEIGHTS = "policy.npz"  # a trained PPO policy (plain arrays, read by cwm.bundle.policy), with encoder.py
 TWIN_FILE = "twin.py"  # a faster module with the model's contract (cwm.bundle.twin), only with its evidence:
 TWIN_EVIDENCE = "twin_evidence.json"  # the differential equivalence check's record (cwm.sandbox.equivalence)
-ALLOWED_FILES = frozenset({*REQUIRED_FILES, *CODE_FILES, GAME_FILE, VALUE_TABLE, POLICY_WEIGHTS, TWIN_EVIDENCE})
+# A JAX twin (cwm.jax_contract), gated under the jax import policy, only with its evidence (cwm.sandbox.jax_equivalence)
+JAX_TWIN_FILE = "jax_twin.py"
+JAX_TWIN_EVIDENCE = "jax_twin_evidence.json"
+ALLOWED_FILES = frozenset({*REQUIRED_FILES, *CODE_FILES, GAME_FILE, VALUE_TABLE, POLICY_WEIGHTS, TWIN_EVIDENCE,
+                           JAX_TWIN_FILE, JAX_TWIN_EVIDENCE})
 _MIB = 1 << 20
 # The most bytes each file of a bundle may hold, checked before it is read: each far above what an export
 # writes, low enough that reading and hashing a hostile bundle cannot exhaust memory.
@@ -45,6 +49,8 @@ FILE_LIMITS: dict[str, int] = {
     VALUE_TABLE: 16 * _MIB,  # a tournament's table
     POLICY_WEIGHTS: 64 * _MIB,  # float32 weights: 256-unit layers, inputs of a few thousand
     TWIN_EVIDENCE: 1 * _MIB,  # counts, seeds, hashes and one divergence at most: a few KB
+    JAX_TWIN_EVIDENCE: 1 * _MIB,
+    JAX_TWIN_FILE: 4 * _MIB,
     GAME_FILE: 4 * _MIB,  # a user's game engine
     **dict.fromkeys(CODE_FILES, 4 * _MIB),  # LLM-written code: tens of KB
 }

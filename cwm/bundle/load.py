@@ -39,6 +39,7 @@ from cwm.bundle.checks import checked, inference_report, trajectory_hash  # noqa
 from cwm.bundle.files import (
     BUNDLE_FORMAT,
     CODE_FILES,
+    JAX_TWIN_FILE,
     BundleError,
     decode,
     read_manifest,
@@ -53,8 +54,9 @@ from cwm.bundle.value import value_report
 from cwm.model import ActionCodec, WorldModel
 from cwm.sandbox import Sandbox, load_source
 from cwm.sandbox.budget import call_budget
+from cwm.sandbox.jax_equivalence import histories_problem
 from cwm.sandbox.jobs import CONTRACTS
-from cwm.types import JSON, CheckReport, CwmError
+from cwm.types import JSON, CheckReport, CwmError, Trajectory
 
 __all__ = ["BUNDLE_FORMAT", "Bundle", "BundleError", "load_bundle", "trajectory_hash"]
 
@@ -82,6 +84,9 @@ class Bundle:
         stored games replayed through the model; ``None`` without one), checked in the sandbox.
       policy: the PPO policy of ``policy.npz`` with its ``encoder.py`` (``cwm.bundle.policy``; ``None``
         without one), every array checked.
+      jax_twin: the source of ``jax_twin.py`` (``cwm.jax_contract``; ``None`` without one), checked at load
+        against the model along the stored games, in sandbox children only.
+      jax_twin_evidence: its equivalence evidence (``cwm.sandbox.jax_equivalence``), verified like ``twin.py``'s.
       twin_evidence: the equivalence evidence of ``twin.py`` (``cwm.bundle.twin``; ``None`` without a twin),
         re-verified against the bytes of ``model.py`` and ``twin.py``; planning workers then use the twin.
     """
@@ -97,6 +102,8 @@ class Bundle:
     value_report: CheckReport | None = None
     policy: BundlePolicy | None = None
     twin_evidence: dict[str, JSON] | None = None
+    jax_twin: str | None = None
+    jax_twin_evidence: dict[str, JSON] | None = None
 
     @property
     def game(self) -> str:
@@ -186,6 +193,8 @@ def load_bundle(path: str | Path, *, game: str | games.GameSpec | None = None, t
     data = verified_files(path, manifest)
     sources = {name: decode(path, name, data[name]) for name in data if name in CODE_FILES}
     twin = twin_evidence(path, data, sources)  # before any check: a twin without valid evidence is refused
+    jax_source = decode(path, JAX_TWIN_FILE, data[JAX_TWIN_FILE]) if JAX_TWIN_FILE in data else None
+    jax_evidence = twin_evidence(path, data, {**sources, JAX_TWIN_FILE: jax_source or ""}, target="jax")
     spec = bundle_game(path, manifest, game=game, trust_game_module=trust_game_module)
     train = read_trajectories(path, str(manifest["game"]), data["trajectories.jsonl"])  # the bytes hashed
     stored = stored_report(path, data["check_report.json"])
@@ -194,21 +203,48 @@ def load_bundle(path: str | Path, *, game: str | games.GameSpec | None = None, t
         report = checked(sources, spec, train, where=str(path), isolate=isolate, random_games=random_games, box=box)
         inference = inference_report(sources, train, isolate=isolate, box=box)
         value = value_report(sources, spec, train, isolate=isolate, box=box)
+        if jax_source is not None:
+            jax_twin_passes(path, sources, jax_source, spec, train, box)
     if (report.passed, report.executed) != (stored.passed, stored.executed):
         raise BundleError(
             f"{path}: model.py failed its load check: it now passes {report.passed}/{report.executed} checks, "
             f"but {stored.passed}/{stored.executed} when it was exported; it is not the model that was exported")
-    model = None
-    if trusted:
-        try:
-            guard = {} if call_budget_s is None else {"guard": call_budget(call_budget_s)}
-            model = WorldModel(load_source(sources["model.py"], name=f"{spec.name}_model"),
-                               codec=ActionCodec.from_game(games.load_game(spec)), name=f"bundle:{path.name}",
-                               **guard)
-        except CwmError as e:
-            raise BundleError(f"{path}: model failed its load check: {e}") from e
+    model = _trusted_model(path, sources["model.py"], spec, call_budget_s) if trusted else None
     return Bundle(path=path, manifest=manifest, sources=sources, check_report=report, spec=spec, trusted=trusted,
-                  _model=model, inference_report=inference, value_report=value, policy=policy, twin_evidence=twin)
+                  _model=model, inference_report=inference, value_report=value, policy=policy, twin_evidence=twin,
+                  jax_twin=jax_source, jax_twin_evidence=jax_evidence)
+
+
+def _trusted_model(path: Path, source: str, spec: games.GameSpec, call_budget_s: float | None) -> WorldModel:
+    """The bundle's model loaded into this process (``load_bundle(trusted=True)``), each call under
+    ``call_budget_s`` seconds (``None``: no budget).
+
+    Raises:
+      BundleError: the model fails to load here.
+    """
+    try:
+        guard = {} if call_budget_s is None else {"guard": call_budget(call_budget_s)}
+        return WorldModel(load_source(source, name=f"{spec.name}_model"),
+                          codec=ActionCodec.from_game(games.load_game(spec)), name=f"bundle:{path.name}", **guard)
+    except CwmError as e:
+        raise BundleError(f"{path}: model failed its load check: {e}") from e
+
+
+def jax_twin_passes(path: Path, sources: dict[str, str], jax_source: str, spec: games.GameSpec,
+                    train: list[Trajectory], box: Sandbox | None) -> None:
+    """A bundle's JAX twin must agree with its model along every stored game (its evidence is the author's
+    word), compared as the equivalence check compares (``cwm.sandbox.jax_equivalence.histories_problem``),
+    always in sandbox children (a fresh sandbox where the bundle's checks ran in process).
+
+    Raises:
+      BundleError: one line naming the first stored game, step and function where they differ.
+    """
+    with contextlib.nullcontext(box) if box is not None else Sandbox() as sandbox:
+        problem = histories_problem(sources["model.py"], jax_source, codec=games.action_codec(spec),
+                                    histories=[list(t.action_strings) for t in train],
+                                    encoder=sources.get("encoder.py"), sandbox=sandbox)
+    if problem is not None:
+        raise BundleError(f"{path}: {JAX_TWIN_FILE} fails the stored games: {problem}")
 
 
 def _agents(method: str, name: str) -> Any:

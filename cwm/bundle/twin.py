@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from cwm.bundle.files import (
+    JAX_TWIN_EVIDENCE,
+    JAX_TWIN_FILE,
     TWIN_EVIDENCE,
     TWIN_FILE,
     BundleError,
@@ -30,36 +32,42 @@ from cwm.files import InputLimitError, loads_bounded
 from cwm.sandbox.equivalence import evidence_problem
 from cwm.types import JSON
 
-__all__ = ["TWIN_EVIDENCE", "TWIN_FILE", "save_twin", "twin_evidence", "twin_summary"]
+__all__ = ["JAX_TWIN_EVIDENCE", "JAX_TWIN_FILE", "TWIN_EVIDENCE", "TWIN_FILE", "save_twin", "twin_evidence",
+           "twin_summary"]
+# Each kind of twin: its file, its evidence file and the evidence's target.
+FILES = {"python": (TWIN_FILE, TWIN_EVIDENCE), "jax": (JAX_TWIN_FILE, JAX_TWIN_EVIDENCE)}
 
 
-def twin_evidence(path: Path, data: dict[str, bytes], sources: dict[str, str]) -> dict[str, JSON] | None:
+def twin_evidence(path: Path, data: dict[str, bytes], sources: dict[str, str], *,
+                  target: str = "python") -> dict[str, JSON] | None:
     """The evidence of a bundle's twin, re-verified against the bytes of its ``model.py`` and ``twin.py``
-    (``None``: the bundle has no twin).
+    (``jax_twin.py`` for ``target`` ``jax``; ``None``: the bundle has no such twin).
 
     Args:
       path: the bundle (for messages).
       data: the bundle's verified files (``cwm.bundle.files.verified_files``).
-      sources: its decoded code files.
+      sources: its decoded code files (with the twin's).
+      target: the kind of twin (``FILES``).
 
     Raises:
       BundleError: a twin without its evidence (or evidence without a twin), evidence that does not read as
         JSON, or evidence that does not vouch for these bytes (one line, naming the file and why).
     """
-    has_twin, has_evidence = TWIN_FILE in data, TWIN_EVIDENCE in data
+    twin_file, evidence_file = FILES[target]
+    has_twin, has_evidence = twin_file in data, evidence_file in data
     if not (has_twin or has_evidence):
         return None
     if has_twin != has_evidence:
-        here, missing = (TWIN_FILE, TWIN_EVIDENCE) if has_twin else (TWIN_EVIDENCE, TWIN_FILE)
+        here, missing = (twin_file, evidence_file) if has_twin else (evidence_file, twin_file)
         raise BundleError(f"{path}: {here} is in the bundle without {missing}; a twin travels only with its "
                           f"equivalence evidence")
     try:
-        evidence = loads_bounded(data[TWIN_EVIDENCE], where=str(path / TWIN_EVIDENCE))
+        evidence = loads_bounded(data[evidence_file], where=str(path / evidence_file))
     except (InputLimitError, ValueError, RecursionError) as e:
-        raise BundleError(f"{path / TWIN_EVIDENCE}: not readable JSON ({str(e).splitlines()[0][:200]})") from None
-    problem = evidence_problem(evidence, sources["model.py"], sources[TWIN_FILE])
+        raise BundleError(f"{path / evidence_file}: not readable JSON ({str(e).splitlines()[0][:200]})") from None
+    problem = evidence_problem(evidence, sources["model.py"], sources[twin_file], target=target)
     if problem is not None:
-        raise BundleError(f"{path}: {TWIN_FILE} is refused: {problem}")
+        raise BundleError(f"{path}: {twin_file} is refused: {problem}")
     return evidence  # type: ignore[no-any-return]
 
 
@@ -74,9 +82,10 @@ def twin_summary(evidence: dict[str, Any]) -> dict[str, JSON]:
 
 
 def save_twin(bundle: str | Path, source: str, evidence: dict[str, JSON], *,
-              provenance: dict[str, JSON] | None = None) -> Path:
-    """Writes an accepted twin and its evidence into ``bundle`` (replacing an earlier twin), atomically
-    (``cwm.bundle.update``), with ``twin_summary(evidence)`` and ``provenance`` as ``provenance.twin``.
+              provenance: dict[str, JSON] | None = None, target: str = "python") -> Path:
+    """Writes an accepted twin and its evidence into ``bundle`` (replacing an earlier twin of that kind),
+    atomically (``cwm.bundle.update``), with ``twin_summary(evidence)`` and ``provenance`` as
+    ``provenance.twin`` (``provenance.jax_twin`` for ``target`` ``jax``: ``jax_twin.py`` and its evidence).
 
     Raises:
       BundleError: not a bundle, files that do not match its manifest, or evidence that does not vouch for
@@ -84,8 +93,10 @@ def save_twin(bundle: str | Path, source: str, evidence: dict[str, JSON], *,
     """
     path = Path(bundle)
     model = decode(path, "model.py", verified_files(path, read_manifest(path))["model.py"])
-    problem = evidence_problem(evidence, model, source)
+    problem = evidence_problem(evidence, model, source, target=target)
     if problem is not None:
         raise BundleError(f"{path}: the twin was not saved: {problem}")
-    writes = {TWIN_FILE: source.encode("utf-8"), TWIN_EVIDENCE: (json.dumps(evidence, indent=1) + "\n").encode()}
-    return update_bundle(path, writes, provenance_key="twin", provenance=twin_summary(evidence) | (provenance or {}))
+    twin_file, evidence_file = FILES[target]
+    writes = {twin_file: source.encode("utf-8"), evidence_file: (json.dumps(evidence, indent=1) + "\n").encode()}
+    return update_bundle(path, writes, provenance_key="twin" if target == "python" else "jax_twin",
+                         provenance=twin_summary(evidence) | (provenance or {}))

@@ -72,6 +72,18 @@ def twin_lines(bundle: Bundle) -> list[str]:
             f"  twin evidence does not prove: {str(evidence.get('does_not_prove'))[:400]}"]
 
 
+def jax_twin_lines(bundle: Bundle) -> list[str]:
+    """What ``cwm inspect`` says of a bundle's JAX twin and its equivalence evidence (verified at load)."""
+    evidence: Any = bundle.jax_twin_evidence
+    if evidence is None or bundle.jax_twin is None:
+        return []
+    return [f"  jax_twin.py: {len(bundle.jax_twin.splitlines())} lines; a JAX twin (cwm.jax_contract), checked "
+            f"against model.py along the stored games at load",
+            f"  jax twin evidence: {str(evidence.get('verdict'))[:40]}: {str(evidence.get('reason'))[:400]}",
+            f"  jax twin observation tensors: {str(evidence.get('observation_tensor'))[:200]}",
+            f"  jax twin evidence does not prove: {str(evidence.get('does_not_prove'))[:600]}"]
+
+
 def describe(bundle: Bundle) -> str:
     """A human-readable summary for ``cwm inspect``, each line cleaned (``cwm.text.clean``)."""
     m = bundle.manifest
@@ -116,6 +128,6 @@ def describe(bundle: Bundle) -> str:
                      f"{net.num_actions} actions; seed {record.get('seed')}, mean return {record.get('best_score')} "
                      f"against random in the model")
     lines.append(f"  model.py: {len(bundle.sources['model.py'].splitlines())} lines")
-    lines += twin_lines(bundle)
+    lines += twin_lines(bundle) + jax_twin_lines(bundle)
     # the manifest's fields are the bundle author's text (nothing checks them): shown, never obeyed
     return "\n".join(clean(line, limit=None) for line in lines)

@@ -30,6 +30,7 @@ from cwm.synthesis import (
     synthesize_encoder,
     synthesize_fast,
     synthesize_inference,
+    synthesize_jax,
     synthesize_world_model,
 )
 from cwm.synthesis.inference_target import VIEW_CHARS
@@ -54,7 +55,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "encoder (an observation encoder for a PPO policy, written from the observations of the "
                         "bundle --from and saved there as encoder.py) or fast (a faster twin of the model of the "
                         "bundle --from, accepted only on the differential equivalence check and saved there as "
-                        "twin.py with its evidence)")
+                        "twin.py with its evidence) or jax (a JAX twin of that model, fixed-shape arrays for "
+                        "batched play, checked the same way and saved there as jax_twin.py with its evidence)")
     p.add_argument("--deck", choices=("open", "closed"), default=None,
                    help="open: every player's view and the real histories are known (world-model, inference); "
                         "closed: each game only from one player's seat (joint). Default: what the target needs")
@@ -65,8 +67,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--model", help="the world model an inference function is written for (--target inference): "
                                    "a .py file, a synthesis run directory (its best program) or a bundle")
     p.add_argument("--from", dest="from_bundle", metavar="BUNDLE",
-                   help="the bundle a value function, an encoder or a fast twin is written for (--target value, "
-                        "encoder, fast); the "
+                   help="the bundle a value function, an encoder or a fast or JAX twin is written for (--target "
+                        "value, encoder, fast, jax); the "
                         "value tournament's winner is saved there as value.py with its table "
                         "(value_tournament.json), an accepted encoder as encoder.py")
     p.add_argument("--candidates", type=int, default=5,
@@ -79,13 +81,13 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="CPU seconds one value call may use, --target value (default 0.01); the mean seconds "
                         "of an encoder call, --target encoder (default 0.005)")
     p.add_argument("--detect-rate", type=float, default=0.05, metavar="P",
-                   help="--target fast: the divergence rate (per playout of a kind) the equivalence check must "
+                   help="--target fast or jax: the divergence rate (per playout of a kind) the equivalence check must "
                         "detect (default 0.05)")
     p.add_argument("--miss-probability", type=float, default=0.01, metavar="DELTA",
-                   help="--target fast: the largest probability of missing a divergence of that rate (default "
+                   help="--target fast or jax: the largest probability of missing a divergence of that rate (default "
                         "0.01); each playout kind is played ceil(ln DELTA / ln(1 - P)) times")
     p.add_argument("--playout-simulations", type=int, default=50,
-                   help="--target fast: MCTS simulations per move of the check's MCTS-guided playouts (default 50)")
+                   help="--target fast or jax: MCTS simulations per move of the check's MCTS-guided playouts (default 50)")
     p.add_argument("--executor", default="local",
                    help="runs the value tournament's games: local, local:N, inline, ray[:ADDRESS] (default local)")
     _run_arguments(p)
@@ -179,9 +181,9 @@ def record_provenance(args: argparse.Namespace, llm: Client, out: Path) -> None:
     write_provenance(out / PROVENANCE_FILE, client_provenance(llm, answered_by=args.answered_by))
 
 
-TARGETS = ("world-model", "inference", "joint", "value", "encoder", "fast")
+TARGETS = ("world-model", "inference", "joint", "value", "encoder", "fast", "jax")
 INFERENCE_TEST_GAMES = 100  # an inference target's held-out games of random play when --num-test is not given
-FROM_BUNDLE = ("value", "encoder", "fast")  # the targets written for a bundle (--from)
+FROM_BUNDLE = ("value", "encoder", "fast", "jax")  # the targets written for a bundle (--from)
 
 
 def target_settings(args: argparse.Namespace) -> tuple[str, str | None]:
@@ -192,7 +194,7 @@ def target_settings(args: argparse.Namespace) -> tuple[str, str | None]:
     """
     deck = args.deck or ("closed" if args.target == "joint" else "open")
     needs = {"world-model": "open", "inference": "open", "joint": "closed", "value": "open",
-             "encoder": "open", "fast": "open"}[args.target]
+             "encoder": "open", "fast": "open", "jax": "open"}[args.target]
     if deck != needs:
         raise UsageError(f"--target {args.target} runs on the {needs} deck, not --deck {deck} (the closed deck is "
                          f"--target joint: a world model and its inference written together)")
@@ -250,8 +252,8 @@ def synthesis_settings(args: argparse.Namespace, deck: str = "open") -> Synthesi
             hidden=args.hidden,
             num_test=INFERENCE_TEST_GAMES if args.num_test is None else args.num_test,
             max_example_chars=args.max_example_chars or VIEW_CHARS)
-    if args.target == "fast":
-        return SynthesisSettings.of("fast", **common)
+    if args.target in ("fast", "jax"):
+        return SynthesisSettings.of(args.target, **common)
     target = "value" if args.target == "value" else "encoder"
     extra = {"candidates": args.candidates} if target == "value" else {}
     return SynthesisSettings.of(target, **common, **extra,
@@ -289,7 +291,7 @@ def cmd_synthesize(args: argparse.Namespace) -> int:
         return _value(args, spec, llm, out, bar)
     if args.target == "encoder":
         return _encoder(args, spec, llm, out, bar)
-    if args.target == "fast":
+    if args.target in ("fast", "jax"):
         return _fast(args, spec, llm, out, bar)
     if args.target != "world-model":
         return _inference(args, spec, llm, out, bar, deck, world_model)
@@ -349,18 +351,21 @@ def _encoder(args: argparse.Namespace, spec: games.GameSpec, llm: Any, out: Path
 
 
 def _fast(args: argparse.Namespace, spec: games.GameSpec, llm: Any, out: Path, bar: ProgressBar | None) -> int:
+    """--target fast or jax: a twin of the bundle's model, saved there with its evidence."""
     equivalence = EquivalenceSettings(p=args.detect_rate, delta=args.miss_probability,
                                       simulations=args.playout_simulations)
-    result = _with_bar(bar, lambda progress: synthesize_fast(
+    synthesize, what, files = ((synthesize_fast, "fast twin", ("twin.py", "twin_evidence.json")) if args.target == "fast"
+                               else (synthesize_jax, "JAX twin", ("jax_twin.py", "jax_twin_evidence.json")))
+    result = _with_bar(bar, lambda progress: synthesize(
             spec, llm, synthesis_settings(args), run_dir=out, bundle=args.from_bundle, equivalence=equivalence,
             progress=progress))
     record_provenance(args, llm, out)
     synthesis = result.synthesis
-    print(f"{synthesis.game} (fast twin): {'a twin passed the equivalence check' if result.twin else 'no twin passed'} "
+    print(f"{synthesis.game} ({what}): {'a twin passed the equivalence check' if result.twin else 'no twin passed'} "
           f"after {counted(synthesis.llm_calls, 'LLM call')}; cost ${synthesis.cost_usd:.4f}{possibly_paid(synthesis)}")
     if result.twin is None:
         print(f"{result.bundle} is unchanged (see {out / 'summary.md'})")
         return 1
-    print(f"saved as {Path(result.bundle) / 'twin.py'} with {Path(result.bundle) / 'twin_evidence.json'}: "
+    print(f"saved as {Path(result.bundle) / files[0]} with {Path(result.bundle) / files[1]}: "
           f"{result.evidence['reason'] if result.evidence else ''}")
     return 0

@@ -157,35 +157,47 @@ def _first(i: int, ref: dict[str, Any], twin: dict[str, Any]) -> Divergence | No
     return None
 
 
-def _field(expected: dict[str, Any], got: dict[str, Any]) -> tuple[str, int | None] | None:
-    """The first field in which two state records differ, and the player for an observation."""
+def _field(expected: dict[str, Any], got: dict[str, Any], tolerance: float = TOLERANCE,
+           relative: bool = False) -> tuple[str, int | None] | None:
+    """The first field in which two state records differ, and the player for an observation. Numbers (chance
+    probabilities, rewards) agree within ``tolerance`` (``relative``: times the larger of 1 and their size, for
+    float32); observations are compared only where both records hold them (a JAX twin's are compared through
+    its decoder)."""
     if (expected["player"] == TERMINAL) != (got["player"] == TERMINAL):
         return "termination", None
     if expected["player"] != got["player"]:
         return "current_player", None
     if expected["legal"] != got["legal"]:
         return "legal_actions", None
-    if not _same_chance(expected["chance"], got["chance"]):
+    if not _same_chance(expected["chance"], got["chance"], tolerance):
         return "chance_outcomes", None
-    if not _close(expected["rewards"], got["rewards"]):
+    if not _close(expected["rewards"], got["rewards"], tolerance, relative):
         return "rewards", None
-    for player, (a, b) in enumerate(zip(expected["observations"], got["observations"])):
+    if "observations" not in got:
+        return None
+    return _observations(expected["observations"], got["observations"])
+
+
+def _observations(expected: list[Any], got: list[Any]) -> tuple[str, int | None] | None:
+    """The first player whose observation differs (``("observations", player)``), or ``None``."""
+    for player, (a, b) in enumerate(zip(expected, got)):
         if a != b:
             return "observations", player
-    if len(expected["observations"]) != len(got["observations"]):
-        return "observations", min(len(expected["observations"]), len(got["observations"]))
+    if len(expected) != len(got):
+        return "observations", min(len(expected), len(got))
     return None
 
 
-def _same_chance(a: list[list[Any]] | None, b: list[list[Any]] | None) -> bool:
+def _same_chance(a: list[list[Any]] | None, b: list[list[Any]] | None, tolerance: float = TOLERANCE) -> bool:
     if a is None or b is None:
         return a is b
     return len(a) == len(b) and all(x[0] == y[0] for x, y in zip(a, b)) and _close([x[1] for x in a],
-                                                                                    [y[1] for y in b])
+                                                                                    [y[1] for y in b], tolerance)
 
 
-def _close(a: list[float], b: list[float]) -> bool:
-    return len(a) == len(b) and all(abs(x - y) <= TOLERANCE for x, y in zip(a, b))
+def _close(a: list[float], b: list[float], tolerance: float = TOLERANCE, relative: bool = False) -> bool:
+    return len(a) == len(b) and all(abs(x - y) <= (tolerance * max(1.0, abs(x)) if relative else tolerance)
+                                    for x, y in zip(a, b))
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -255,6 +267,8 @@ def _check(box: Sandbox, reference: str, twin: str, settings: EquivalenceSetting
 
 
 def _skeleton(reference: str, twin: str, settings: EquivalenceSettings) -> dict[str, JSON]:
+    """The evidence record before any playout: the bound, the kinds, both fingerprints (a JAX twin's check
+    adds its ``target`` and its own tolerance)."""
     n = settings.playouts
     return {
         "format": EVIDENCE_FORMAT, "version": EVIDENCE_VERSION,
@@ -451,16 +465,21 @@ def _explain(field: str, expected: JSON, got: JSON) -> list[str]:
 MIN_BOUND = {"p": 0.2, "delta": 0.05}  # the weakest detection bound a bundle's evidence may state
 
 
-def evidence_problem(evidence: Any, reference: str, twin: str) -> str | None:
+def evidence_problem(evidence: Any, reference: str, twin: str, *, target: str = "python") -> str | None:
     """Why ``evidence`` does not vouch for ``twin`` as a twin of ``reference`` (one line), or ``None``: it
     must be an evidence record of this format whose verdict is ``equivalent``, whose fingerprints name the
     exact bytes of both sources, and whose bound is at least ``MIN_BOUND`` with the playouts it states
     (``playouts_for``) and some states compared. The record is the author's word that the check ran: this
-    checks its form, not that it ran (a bundle's loader also checks the twin on the stored trajectories)."""
+    checks its form, not that it ran (a bundle's loader also checks the twin on the stored trajectories).
+    ``target``: the kind of twin the record must be about (``python``, whose records name no target, or
+    ``jax``: ``cwm.sandbox.jax_equivalence``)."""
     if type(evidence) is not dict:
         return "the evidence is not a JSON object"
     if evidence.get("format") != EVIDENCE_FORMAT or evidence.get("version") != EVIDENCE_VERSION:
         return f"the evidence is not a {EVIDENCE_FORMAT} record of version {EVIDENCE_VERSION}"
+    if evidence.get("target", "python") != target:
+        return (f"the evidence is about a {value_rules.describe(evidence.get('target', 'python'), 20)} twin, not a "
+                f"{target} twin")
     if evidence.get("verdict") != "equivalent":
         return f"the evidence's verdict is {value_rules.describe(evidence.get('verdict'), 40)}, not 'equivalent'"
     for field, source, what in (("reference_sha256", reference, "the model"), ("twin_sha256", twin, "the twin")):

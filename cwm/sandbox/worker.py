@@ -71,6 +71,8 @@ def session_main(fd_out: int, fd_in: int, request: dict[str, Any], payload: Any)
     limits = request["limits"]
     child = _Child(limits)
     _CURRENT[:] = [child]
+    if isinstance(payload, dict) and payload.get("jax_twin"):  # a JAX twin's rollouts: JAX before the layers
+        layers.prepare_jax()
     layers.detach(keep=(fd_out, fd_in))
     layers.set_rlimits(limits)
     layers.drop_capabilities()

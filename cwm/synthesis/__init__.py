@@ -8,6 +8,7 @@ from cwm.synthesis.encoder import EncoderResult, synthesize_encoder
 from cwm.synthesis.extract import CodeExtractionError, Extraction, extract_code
 from cwm.synthesis.fast import FastResult, synthesize_fast
 from cwm.synthesis.inference import synthesize_inference
+from cwm.synthesis.jax_synthesis import synthesize_jax
 from cwm.synthesis.loop import run_search
 from cwm.synthesis.settings import STRATEGIES, TARGETS, RequestSettings, SynthesisSettings, TreeSettings
 from cwm.synthesis.store import ResumeError, RunStore
@@ -38,6 +39,7 @@ __all__ = [
     "run_search",
     "synthesize_encoder",
     "synthesize_fast",
+    "synthesize_jax",
     "synthesize_inference",
     "synthesize_values",
     "synthesize_world_model",

@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -87,21 +88,48 @@ def synthesize_fast(game: str | games.GameSpec | None, llm: Client, settings: Sy
     with Sandbox(limits=equivalence.limits) as box:
         shown = profile if profile is not None else _profile(root, model, box)
         target = fast_target(text, model, shown, check=fast_checker(model, equivalence, sandbox=box))
-        config = _config(target, loaded.spec, llm, settings, text, equivalence)
-        store = open_store(root, config, settings, check_key=sha(model + json.dumps(_bound(equivalence))))
-        store.write_json("profile.json", shown)
-        engine = run_search(target, llm, store, settings.replace(strategy="tree"), progress=progress)  # tree only
-        accepted = engine.passing[0].source if engine.passing else None
-        evidence = None if accepted is None else check_equivalence(model, accepted, settings=equivalence, sandbox=box)
+        kind = TwinKind("python", lambda source: check_equivalence(model, source, settings=equivalence, sandbox=box),
+                        {"profile.json": shown}, "fast.json", "twin_evidence.json")
+        return search_twin(target, kind, (loaded, text, root), llm, settings, equivalence, start, progress)
+
+
+@dataclasses.dataclass(frozen=True)
+class TwinKind:
+    """What differs between the kinds of twin a bundle's model gets (a fast Python twin, a JAX twin): the
+    bundle's kind of twin (``cwm.bundle.twin.FILES``), the final check of the accepted candidate (its
+    evidence), the files the run keeps beside its store, and the names of its outcome and evidence files."""
+
+    target: str
+    check: Callable[[str], dict[str, JSON]]
+    kept: dict[str, Any]
+    outcome_file: str
+    evidence_file: str
+
+
+def search_twin(target: Target, kind: TwinKind, where: tuple[Any, str, Path], llm: Client,
+                settings: SynthesisSettings, equivalence: EquivalenceSettings, start: float,
+                progress: Progress | None) -> FastResult:
+    """The tree search for a twin of a loaded bundle's model, the accepted candidate checked once more (its
+    evidence) and saved in the bundle with that evidence; the run's outputs written to its store."""
+    loaded, text, root = where
+    model = loaded.sources["model.py"]
+    config = _config(target, loaded.spec, llm, settings, text, equivalence)
+    store = open_store(root, config, settings, check_key=sha(model + json.dumps(_bound(equivalence))))
+    for name, value in kind.kept.items():
+        store.write_json(name, value)
+    engine = run_search(target, llm, store, settings.replace(strategy="tree"), progress=progress)  # tree only
+    accepted = engine.passing[0].source if engine.passing else None
+    evidence = None if accepted is None else kind.check(accepted)
     result = result_of(engine, store, config, None, time.monotonic() - start, rules=games.rules_label(loaded.spec, text))
     run_report.write_outputs(store, result)
     if accepted is not None and evidence is not None and evidence["verdict"] == "equivalent":
-        store.write_json("twin_evidence.json", evidence)
-        save_twin(loaded.path, accepted, evidence, provenance=_provenance(result, engine.passing[0].id, root))
+        store.write_json(kind.evidence_file, evidence)
+        save_twin(loaded.path, accepted, evidence, provenance=_provenance(result, engine.passing[0].id, root),
+                  target=kind.target)
     else:
         accepted = evidence = None
-    store.write_json("fast.json", {"accepted": None if accepted is None else engine.passing[0].id,
-                                   "bundle": str(loaded.path)})
+    store.write_json(kind.outcome_file, {"accepted": None if accepted is None else engine.passing[0].id,
+                                         "bundle": str(loaded.path)})
     return FastResult(result, accepted, evidence, str(loaded.path))
 
 
@@ -130,7 +158,8 @@ def _config(target: Target, spec: games.GameSpec, llm: Client, settings: Synthes
     return {"target": target.name, "game": spec.name, "strategy": "tree", "seed": s.seed, "model": llm.model,
             "concurrency": s.concurrency, "tree": dataclasses.asdict(s.tree), "request": dataclasses.asdict(s.request),
             "rules_sha": sha(text)[:16], "prompt_hashes": target.prompt_hashes(), "budget": s.budget,
-            "equivalence": _bound(equivalence), "profile_sha": sha(target.context["profile"])[:16]}
+            "equivalence": _bound(equivalence),
+            **({"profile_sha": sha(target.context["profile"])[:16]} if "profile" in target.context else {})}
 
 
 def _provenance(result: SynthesisResult, node: int, root: Path) -> dict[str, JSON]:
@@ -139,4 +168,4 @@ def _provenance(result: SynthesisResult, node: int, root: Path) -> dict[str, JSO
             "run_dir": str(root.resolve())}
 
 
-__all__ = ["FastResult", "synthesize_fast"]
+__all__ = ["FastResult", "TwinKind", "search_twin", "synthesize_fast"]

@@ -81,6 +81,7 @@ TARGET_WORDS: dict[str, tuple[str, str]] = {
     "value": ("a value function", "value accuracy (value function)"),
     "encoder": ("an observation encoder", "encoder accuracy (encoder)"),
     "fast": ("a fast twin of a world model", "playouts without a divergence (fast twin)"),
+    "jax": ("a JAX twin of a world model", "playouts without a divergence (JAX twin)"),
 }
 
 

@@ -25,7 +25,7 @@ from cwm.synthesis.value_target import DEFAULT_CANDIDATES
 from cwm.types import JSON, UsageError
 
 STRATEGIES: tuple[str, ...] = ("tree", "conversation")
-TARGETS: tuple[str, ...] = ("world_model", "inference", "value", "encoder", "fast")
+TARGETS: tuple[str, ...] = ("world_model", "inference", "value", "encoder", "fast", "jax")
 DECKS = ("open", "closed")
 HIDDEN = ("history", "state")
 
@@ -232,6 +232,7 @@ _TARGET_DEFAULTS: dict[str, dict[str, Any]] = {
     "value": {"budget": 20, "call_s": VALUE_CALL_S},
     "encoder": {"budget": 20, "call_s": ENCODER_CALL_S},
     "fast": {"budget": 10},
+    "jax": {"budget": 10},
 }
 
 

@@ -1,4 +1,4 @@
-"""The shape of the library (docs/architecture.md), measured on the installed package: at most 15 modules at the
+"""The shape of the library (docs/architecture.md), measured on the installed package: at most 16 modules at the
 ``cwm/`` root, every package's ``__init__`` names its public surface, no function over 60 lines or 8 parameters,
 and imports of cwm's own modules inside functions only where a comment says why (an optional dependency or a
 measured start-up cost), at most 10 of them. import-linter's contracts (pyproject.toml, run by .ci/run) hold
@@ -15,7 +15,7 @@ import planners
 CWM = Path(cwm.__file__).resolve().parent
 PLANNERS = Path(planners.__file__).resolve().parent
 SOURCES = sorted([*CWM.rglob("*.py"), *PLANNERS.rglob("*.py")])
-ROOT_MODULES = 15
+ROOT_MODULES = 16  # 14 kernel modules (the JAX twin contract beside the Python one), __init__.py and cli.py
 MAX_LINES = 60
 MAX_PARAMETERS = 8
 MAX_LAZY_MODULES = 10
@@ -44,7 +44,7 @@ def test_the_scan_sees_the_library() -> None:
     assert len(SOURCES) > 150 and any(p.name == "box.py" for p in SOURCES)
 
 
-def test_at_most_fifteen_modules_stay_at_the_cwm_root() -> None:
+def test_at_most_sixteen_modules_stay_at_the_cwm_root() -> None:
     root = sorted(p.name for p in CWM.glob("*.py"))
     assert len(root) <= ROOT_MODULES, root
 

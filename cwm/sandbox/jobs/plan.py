@@ -28,9 +28,12 @@ from cwm import events as player_events
 from cwm import value_rules
 from cwm.codec import ActionCodec
 from cwm.contract import INFERENCE_API, VALUE_API, resampler
+from cwm.jax_contract import JAX_TWIN_MODULE, batched_rollouts_fn
 from cwm.model import WorldModel
 from cwm.sandbox.child import load_extra
 from cwm.sandbox.jobs.check import require
+from cwm.sandbox.jobs.jax_twin import Twin
+from cwm.sandbox.names import JAX_POLICY
 from cwm.types import JSON, CwmError, ModelLoadError
 from planners.config import SearchConfig
 from planners.cwm import CWMPlanner, GameFacts, inference_sampler
@@ -46,19 +49,61 @@ def plan_session(module: types.ModuleType, payload: dict[str, Any]) -> Callable[
     """
     require(module)
     model = WorldModel(module, name=str(payload["name"]), codec=ActionCodec.from_json(payload["codec"]))
-    sampler = value_fn = None
+    sampler = None
+    value_fn: Callable[[Any, int], float] | None = None
     if payload.get("inference"):
         kind, resample = resampler(_extra(payload["inference"], "cwm_inference", INFERENCE_API))
         sampler = inference_sampler(model, resample, kind)  # type: ignore[arg-type]
     if payload.get("value"):
-        get_value = _extra(payload["value"], "cwm_value", VALUE_API).get_value
-
-        def value_fn(state: Any, player: int) -> float:
-            return value_rules.number(get_value(state.raw, player), "get_value")
-
+        value_fn = _value_fn(_extra(payload["value"], "cwm_value", VALUE_API).get_value)
+    elif payload.get("jax_twin"):
+        value_fn = _jax_rollouts(payload, model, SearchConfig.from_json(payload["config"]))
     planner = CWMPlanner(model, GameFacts.from_json(payload["facts"]), SearchConfig.from_json(payload["config"]),
                          sampler=sampler, value_fn=value_fn, seed=int(payload["seed"]))
     return _Server(planner).answer
+
+
+def _value_fn(get_value: Callable[[Any, int], Any]) -> Callable[[Any, int], float]:
+    """The search's value function from a value module's ``get_value`` (on the model's raw state)."""
+
+    def value_fn(state: Any, player: int) -> float:
+        return value_rules.number(get_value(state.raw, player), "get_value")
+
+    return value_fn
+
+
+def _jax_rollouts(payload: dict[str, Any], model: WorldModel, config: SearchConfig) -> Callable[[Any, int], float]:
+    """The leaf value of the search from the JAX twin (``payload["jax_twin"]``, loaded under the jax import
+    policy): ``config.rollouts`` random playouts of it from the leaf's history, as one vmapped batch
+    (``cwm.jax_contract.batched_rollouts_fn``), each cut at the search's rollout cap; asked once per leaf for
+    every player (the search asks player by player: the last leaf's values are kept). The history is padded to
+    a power of two, so a game compiles the function a few times, not once per length. The keys come from the
+    worker's seed, one per leaf, in order: a seeded search stays reproducible."""
+    import jax  # JAX is optional: only a worker given a JAX twin imports it (started before the layers)
+
+    module = load_extra(str(payload["jax_twin"]), JAX_TWIN_MODULE, JAX_POLICY)
+    codec = model.codec
+    twin = Twin(module, codec, model.num_players)  # its constants checked against the codec
+    # a step of the scan is a move or a chance outcome
+    steps = config.max_rollout_steps or GameFacts.from_json(payload["facts"]).max_game_length * (
+        2 if codec.max_chance_outcomes else 1)
+    compiled: dict[int, Any] = {}
+    key = [jax.random.PRNGKey(int(payload["seed"]))]
+    last: list[Any] = [None, ()]  # the last leaf asked about, and its values
+
+    def value_fn(state: Any, player: int) -> float:
+        if last[0] is not state:
+            history = state.history()
+            size = 1 << max(4, (len(history) - 1).bit_length())
+            if size not in compiled:
+                compiled[size] = batched_rollouts_fn(module, rollouts=max(1, config.rollouts), max_history=size,
+                                                     max_steps=steps)
+            key[0], sub = jax.random.split(key[0])
+            padded = jax.numpy.zeros(size, jax.numpy.int32).at[:len(history)].set(jax.numpy.array(history, jax.numpy.int32))
+            last[:] = [state, tuple(float(v) for v in twin.guard(compiled[size], padded, len(history), sub))]
+        return float(last[1][player])
+
+    return value_fn
 
 
 def _extra(source: str, name: str, api: tuple[Any, ...]) -> types.ModuleType:
