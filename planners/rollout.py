@@ -126,6 +126,14 @@ def _model_playout(state: ModelState, fns: dict[str, Callable[..., Any]], beat: 
     known, check = (codec.knows(), codec.to_id) if codec is not None else ((), None)
     returns = state.returns()
     n = len(returns)
+    players = frozenset((CHANCE, TERMINAL, *range(n)))  # what get_current_player may answer (exact ints)
+    # The items of the last rewards list that passed the contract's rule, where the game has one or two
+    # players: a later list holding the very same objects (exact numbers, immutable) has the same values and
+    # is not checked again. Models return their constants ([0.0, 0.0], a row of a table) at almost every
+    # step, so most steps cost two identity tests; any other list is checked in full.
+    pair = n <= 2
+    first = last = _NEVER
+    paid = False  # whether those rewards pay anything
     raw = state.raw
     player = state.current_player()
     steps = 0
@@ -157,17 +165,26 @@ def _model_playout(state: ModelState, fns: dict[str, Callable[..., Any]], beat: 
         if timed:
             beat("get_rewards")
         rewards = rewards_of(raw)
-        if type(rewards) is not list or len(rewards) != n or not value_rules.finite_numbers(rewards):
-            rewards = value_rules.rewards(rewards, n)  # anything but exact finite numbers: the contract's rule
-        if any(rewards):
+        if type(rewards) is not list or len(rewards) != n or rewards[0] is not first or rewards[-1] is not last:
+            if type(rewards) is list and len(rewards) == n and value_rules.finite_numbers(rewards):
+                if pair:  # exact numbers: remembered by identity
+                    first, last = rewards[0], rewards[-1]
+            else:  # anything but exact finite numbers: the contract's rule (its floats are not remembered)
+                rewards = value_rules.rewards(rewards, n)
+                first = last = _NEVER
+            paid = any(rewards)
+        if paid:
             returns = [a + b for a, b in zip(returns, rewards)]
         steps += 1
         if timed:
             beat("get_current_player")
         player = current(raw)
-        if type(player) is not int or not (player in (CHANCE, TERMINAL) or 0 <= player < n):
+        if type(player) is not int or player not in players:
             player = value_rules.player(player, n)
     return returns, raw if player != TERMINAL else None
+
+
+_NEVER = object()  # no model returns this object: an identity test against it always fails
 
 
 def _no_outcomes() -> list[tuple[str, float]]:
