@@ -136,7 +136,8 @@ def _freeze(v: Any, depth: int) -> Any:
     if t is list:
         if _flat(v):
             return _read_only_list(v)
-        return _read_only_list([_freeze(x, depth + 1) for x in v])
+        # items frozen before (a row a model kept from the state it was given) or atoms: kept without a call
+        return _read_only_list([x if type(x) in _KEPT else _freeze(x, depth + 1) for x in v])
     if t is dict:
         if not set(map(type, v)) <= _STR:
             _check_keys(v, "a state")
@@ -172,6 +173,7 @@ def _flat(items: list[Any]) -> bool:
 
 
 _FLAT = _ATOMS | {float}
+_KEPT = _ATOMS | _FROZEN
 
 
 def _check_keys(d: dict[Any, Any], where: str) -> None:
