@@ -114,6 +114,18 @@ def resampler(module: types.ModuleType) -> tuple[str, object]:
     return "state", namespace["resample_state"]
 
 
+def draws_histories(source: str) -> bool:
+    """Whether an inference module's source defines ``resample_history`` by a top-level ``def`` (read, not run):
+    its draws are action histories, which any observationally equal model replays alike (a bundle's twin).
+    ``False`` for a source that does not parse. What the module binds when it runs decides its kind
+    (``resampler``); a planning worker refuses a module whose kind then differs."""
+    try:
+        tree = parse_source(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return any(isinstance(node, ast.FunctionDef) and node.name == "resample_history" for node in tree.body)
+
+
 def api_block(functions: Sequence[ContractFunction] = WORLD_MODEL_API) -> str:
     """The API as Python stubs with docstrings, for prompts and documentation."""
     parts = []

@@ -134,9 +134,10 @@ def _freeze(v: Any, depth: int) -> Any:
     if depth >= MAX_DEPTH:
         raise ValueBreach(f"a state is nested more than {MAX_DEPTH} levels deep")
     if t is list:
-        if set(map(type, v)) <= _ATOMS:
+        if _flat(v):
             return _read_only_list(v)
-        return _read_only_list([_freeze(x, depth + 1) for x in v])
+        # items frozen before (a row a model kept from the state it was given) or atoms: kept without a call
+        return _read_only_list([x if type(x) in _KEPT else _freeze(x, depth + 1) for x in v])
     if t is dict:
         if not set(map(type, v)) <= _STR:
             _check_keys(v, "a state")
@@ -145,7 +146,7 @@ def _freeze(v: Any, depth: int) -> Any:
             tx = type(x)
             if tx in _ATOMS or tx in _FROZEN:
                 continue
-            if tx is list and set(map(type, x)) <= _ATOMS:  # the common nested case, without a call
+            if tx is list and _flat(x):  # the common nested case, without a recursion
                 dict.__setitem__(out, k, _read_only_list(x))
             else:
                 dict.__setitem__(out, k, _freeze(x, depth + 1))
@@ -153,6 +154,26 @@ def _freeze(v: Any, depth: int) -> Any:
     if t is tuple:
         return tuple([_freeze(x, depth + 1) for x in v])
     return _freeze(_plain(v, "a state"), depth)
+
+
+def _flat(items: list[Any]) -> bool:
+    """Whether a list holds only atoms and finite exact floats (kept as they are: nothing to convert); a
+    non-finite float makes it ``False``, and the full walk then names the breach."""
+    kinds = set(map(type, items))
+    if kinds <= _ATOMS:
+        return True
+    if not kinds <= _FLAT:
+        return False
+    for x in items:
+        if type(x) is float and x - x != 0.0:  # inf - inf and nan - nan are nan
+            break
+    else:
+        return True
+    return False
+
+
+_FLAT = _ATOMS | {float}
+_KEPT = _ATOMS | _FROZEN
 
 
 def _check_keys(d: dict[Any, Any], where: str) -> None:

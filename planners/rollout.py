@@ -117,19 +117,20 @@ def _play_model(state: ModelState, rng: random.Random, limit: int) -> tuple[list
 
 def _model_playout(state: ModelState, fns: dict[str, Callable[..., Any]], beat: Beat, rng: random.Random,
                    limit: int) -> tuple[list[float], Any]:
-    """The playout's returns and, when the step limit cut it off, the raw state it reached."""
+    """The playout's returns and, when the step limit cut it off, the raw state it reached. A rewards list of
+    the objects checked last (a model's constant ``[0.0, 0.0]``) costs two identity tests, any other the rule."""
     current, legal_of, chance_of = fns["get_current_player"], fns["get_legal_actions"], fns["get_chance_outcomes"]
     apply, rewards_of = fns["apply_action"], fns["get_rewards"]
     timed = beat is not no_beat  # a branch per call is cheaper than calling a beat that does nothing
-    # every action taken must be one of the game's, as ModelState requires in the tree (one dict lookup)
-    codec = state.model.codec
+    codec = state.model.codec  # every action taken must be one of the game's, as in the tree (one lookup)
     known, check = (codec.knows(), codec.to_id) if codec is not None else ((), None)
     returns = state.returns()
     n = len(returns)
-    raw = state.raw
-    player = state.current_player()
-    steps = 0
-    random = rng.random
+    players = frozenset((CHANCE, TERMINAL, *range(n)))  # what get_current_player may answer (exact ints)
+    # The first and last items of the last rewards list that passed the rule (one or two players), and whether
+    # it pays: a list of the very same objects (exact numbers are immutable) is not checked again.
+    first, last, paid = _NEVER, _NEVER, False
+    raw, player, steps, random = state.raw, state.current_player(), 0, rng.random
     legal: list[str] | None = state.legal_action_strings() if player >= 0 else None  # cached on the state
     while player != TERMINAL and steps < limit:
         if player == CHANCE:
@@ -157,17 +158,26 @@ def _model_playout(state: ModelState, fns: dict[str, Callable[..., Any]], beat: 
         if timed:
             beat("get_rewards")
         rewards = rewards_of(raw)
-        if type(rewards) is not list or len(rewards) != n or not value_rules.finite_numbers(rewards):
-            rewards = value_rules.rewards(rewards, n)  # anything but exact finite numbers: the contract's rule
-        if any(rewards):
+        if type(rewards) is not list or len(rewards) != n or rewards[0] is not first or rewards[-1] is not last:
+            if type(rewards) is list and len(rewards) == n and value_rules.finite_numbers(rewards):
+                if n <= 2:  # exact numbers: remembered by identity
+                    first, last = rewards[0], rewards[-1]
+            else:  # anything but exact finite numbers: the contract's rule (its floats are not remembered)
+                rewards = value_rules.rewards(rewards, n)
+                first = last = _NEVER
+            paid = any(rewards)
+        if paid:
             returns = [a + b for a, b in zip(returns, rewards)]
         steps += 1
         if timed:
             beat("get_current_player")
         player = current(raw)
-        if type(player) is not int or not (player in (CHANCE, TERMINAL) or 0 <= player < n):
+        if type(player) is not int or player not in players:
             player = value_rules.player(player, n)
     return returns, raw if player != TERMINAL else None
+
+
+_NEVER = object()  # no model returns this object: an identity test against it always fails
 
 
 def _no_outcomes() -> list[tuple[str, float]]:

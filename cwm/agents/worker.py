@@ -26,6 +26,7 @@ import pyspiel
 from cwm import games
 from cwm.agents.base import AgentBase, AgentError, IllegalMoveError
 from cwm.agents.cwm import HistoryTracker, game_facts, real_action
+from cwm.contract import draws_histories
 from cwm.sandbox import pool
 from cwm.sandbox.box import PLAN_JOB, Sandbox
 from cwm.sandbox.session import Session
@@ -86,11 +87,12 @@ class WorkerAgent(AgentBase):
       move_cpu_s: CPU seconds the worker may use per move.
       sandbox: the sandbox to run the worker in (default: one from this process's pool).
       use_twin: plan on ``twin.py`` where the sources hold one (a verified bundle's twin, equivalent to the
-        model by its evidence: ``cwm.bundle.twin``) and no ``inference.py`` or ``value.py`` (which read or build
-        the model's own states); ``False`` plans on the checked ``model.py`` always. On the same terms, a
-        ``jax_twin.py`` in the sources (a verified bundle's JAX twin) values each leaf of the search by its
-        batched rollouts (``cwm.jax_contract.batched_rollouts_fn``: the search's rollouts as one vmapped batch
-        in the worker) instead of rollouts in the model.
+        model by its evidence: ``cwm.bundle.twin``), no ``value.py`` (which reads the model's own states) and
+        no ``inference.py`` other than one that draws histories (``planned_on``); ``False`` plans on the
+        checked ``model.py`` always. With no ``inference.py`` or ``value.py``, a ``jax_twin.py`` in the sources
+        (a verified bundle's JAX twin) values each leaf of the search by its batched rollouts
+        (``cwm.jax_contract.batched_rollouts_fn``: the search's rollouts as one vmapped batch in the worker)
+        instead of rollouts in the model.
     """
 
     def __init__(self, sources: dict[str, str], game: str | games.GameSpec, config: SearchConfig = DEFAULT_SEARCH,
@@ -186,7 +188,7 @@ class WorkerAgent(AgentBase):
         payload = {"name": self.name, "codec": codec_payload(self.spec),
                    "facts": game_facts(self.spec).to_json(), "config": self.config.to_json(),
                    "seed": int(self.rng.integers(2**62)), "inference": self.sources.get("inference.py"),
-                   "value": self.sources.get("value.py"),
+                   "value": self.sources.get("value.py"), "twin": self.planned_on == "twin.py",
                    "jax_twin": self.sources["jax_twin.py"] if self.jax_rollouts else None}
         session = self._worker.open(PLAN_JOB, self.sources[self.planned_on], payload, move_cpu_s=self.move_cpu_s)
         if not session.alive:
@@ -197,10 +199,17 @@ class WorkerAgent(AgentBase):
 
 def planned_on(sources: dict[str, str], use_twin: bool = True) -> str:
     """The code file a planning worker runs: ``twin.py`` where ``use_twin`` and the sources hold one and
-    nothing that reads or builds the model's own states (``inference.py``, ``value.py``), else ``model.py``."""
-    if use_twin and "twin.py" in sources and not {"inference.py", "value.py"} & set(sources):
-        return "twin.py"
-    return "model.py"
+    nothing that reads or builds the model's own states, else ``model.py``.
+
+    A ``value.py`` reads the model's states, and an inference that draws states (``resample_state``) builds
+    them: both keep the model. An inference that draws action histories (``resample_history``, defined by a
+    top-level ``def``: ``cwm.contract.draws_histories``) reads only the seat's events, and its histories are
+    replayed on the twin as they would be on the model (the twin is observationally equal to it), so it
+    plans on the twin."""
+    if not use_twin or "twin.py" not in sources or "value.py" in sources:
+        return "model.py"
+    inference = sources.get("inference.py")
+    return "twin.py" if inference is None or draws_histories(inference) else "model.py"
 
 
 def known_stats(found: dict[Any, Any], name: str) -> dict[str, int | float]:

@@ -49,7 +49,7 @@ PROBE_MOST = 30  # ...or made this many moves (a cheap agent is timed over more 
 PROBE_GAMES = 5  # random games whose mean length stands for a match's
 CONFIRM_WALL_S = 3600.0  # a run projected longer than this needs --yes
 SEARCH_KINDS = ("gt-mcts", "gt-ismcts", "gt-mcts-py", "gt-ismcts-py", "cwm", "cwm-selected")
-RAY_CORES = (16, 64)  # the cluster sizes a projection also shows
+RAY_CORES = (16, 64)  # the cluster sizes a projection also shows (and one core a match, where that is more)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,6 +92,8 @@ class CostEstimate:
         moves = ", ".join(f"{label} {'not timed' if t is None else duration(t)}"
                           for label, t in self.per_move_s.items())
         ray = ", ".join(f"{n} cores {duration(self.wall_on(n))}" for n in RAY_CORES)
+        if self.matches > max(RAY_CORES):  # the most a cluster can give: every match on a core of its own
+            ray += f", {self.matches} cores (one a match) {duration(self.wall_on(self.matches))}"
         head = f"cost estimate: per move {moves}; ~{self.moves_per_match:.0f} moves a match"
         if self.untimed:
             why = "; ".join(f"{label}: {reason}" for label, reason in self.untimed.items())

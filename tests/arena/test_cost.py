@@ -189,3 +189,15 @@ def test_cwm_arena_prints_the_estimate_and_records_it_with_the_real_time(tmp_pat
     record = json.loads((out / "cost.json").read_text())
     assert record["estimate"]["matches"] == 4 and record["elapsed_wall_s"] > 0
     assert record["elapsed_cpu_s"] > 0  # the run's CPU, beside the estimate's cpu_s
+
+
+@pytest.mark.parametrize("matches, shown", [(6, None), (64, None), (200, "200 cores (one a match) 15.0 min")])
+def test_the_estimate_names_one_core_a_match_where_a_cluster_could_give_more_than_its_sizes(matches, shown):
+    est = cost.CostEstimate({"a": 1.0}, moves_per_match=100.0, matches=matches, cpu_s=matches * 900.0, workers=2)
+    line = est.lines()[1]
+    assert "16 cores" in line and "64 cores" in line
+    if shown is None:
+        assert "one a match" not in line
+    else:
+        assert line.endswith(f", {shown})")
+        assert est.wall_on(matches) == pytest.approx(900.0) == est.wall_on(10 * matches)  # no faster on more

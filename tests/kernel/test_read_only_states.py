@@ -51,3 +51,21 @@ def test_a_numpy_int_is_a_player_as_the_rules_say():
     assert value_rules.player(np.int64(1), 2) == 1 and type(value_rules.player(np.int64(1), 2)) is int
     with pytest.raises(value_rules.ValueBreach, match="a bool is not an int"):
         value_rules.player(np.bool_(True), 2)
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf")])
+@pytest.mark.parametrize("where", ["top", "nested", "deep"])
+def test_a_list_of_numbers_with_a_non_finite_float_is_refused_where_it_sits(bad, where):
+    items = [0.5, 1, "a", None, bad]
+    value = {"top": {"r": items}, "nested": {"rows": [[0.0], items]}, "deep": {"a": {"b": items}}}[where]
+    with pytest.raises(value_rules.ValueBreach, match="only finite numbers"):
+        value_rules.state(value)
+
+
+def test_a_list_of_finite_numbers_is_read_only_and_keeps_its_items():
+    items = [0.5, -1.0, 3, "a", None, True]
+    state = value_rules.state({"r": items, "rows": [[0.25, 2.0], items]})
+    assert type(state["r"]) is value_rules.ReadOnlyList and state["r"] == items
+    assert all(a is b for a, b in zip(state["r"], items))  # nothing converted
+    with pytest.raises(value_rules.StateMutationError):
+        state["rows"][0].append(1.0)

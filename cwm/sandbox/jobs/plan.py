@@ -8,7 +8,8 @@ codec, the game's facts and each move's view of the real game.
 
 Payload: ``{"name", "codec": {"table", "num_distinct_actions", "max_chance_outcomes", "prefixed"},
 "facts": GameFacts, "config": SearchConfig, "seed": int, "inference": source or None, "value": source or
-None}``.
+None, "twin": bool (optional: the module is a bundle's twin, which plans only with an inference that draws
+histories)}``.
 
 Messages: ``{"op": "plan", "player", "legal": [str], "moves_from": int, "moves": [str], "events_from": int,
 "events": [{"observation", "action"}]}`` (the real moves since the last message, and the seat's events,
@@ -53,6 +54,9 @@ def plan_session(module: types.ModuleType, payload: dict[str, Any]) -> Callable[
     value_fn: Callable[[Any, int], float] | None = None
     if payload.get("inference"):
         kind, resample = resampler(_extra(payload["inference"], "cwm_inference", INFERENCE_API))
+        if kind != "history" and payload.get("twin"):  # its states are the model's, which the twin cannot read
+            raise ModelLoadError("inference.py binds no resample_history when it runs, and the states its "
+                                 "resample_state draws are model.py's: the twin cannot plan with them")
         sampler = inference_sampler(model, resample, kind)  # type: ignore[arg-type]
     if payload.get("value"):
         value_fn = _value_fn(_extra(payload["value"], "cwm_value", VALUE_API).get_value)
