@@ -306,6 +306,11 @@ def evaluate(params: dict[str, np.ndarray], envs: Envs, *, games: int, seed: int
         hidden = hidden * ~step.done[:, None]
     if np.isnan(result).any():
         raise ValueError(f"an evaluation game did not end within {max_steps} moves of the learner")
+    return summary(result, seats, loss_weight)
+
+
+def summary(result: np.ndarray, seats: np.ndarray, loss_weight: float) -> dict[str, float]:
+    """``evaluate``'s row from the learner's returns (one per game) and its seat in each game."""
     row = {"mean_return": float(result.mean()), "win_rate": float((result > 0).mean()),
            "loss_rate": float((result < 0).mean()), "score": float(_weighted(result, loss_weight).mean())}
     for seat in (0, 1):
