@@ -1,8 +1,6 @@
 """PPO's games on a JAX twin: many games stepped together as arrays, the learner against a random opponent.
 
-A JAX twin (the contract: ``NUM_PLAYERS``, ``NUM_DISTINCT_ACTIONS``, ``MAX_CHANCE_OUTCOMES``,
-``OBSERVATION_SHAPE``; ``init``, ``current_player``, ``legal_mask``, ``chance_probs``, ``step``, ``rewards``,
-``observation_tensor``) is a module of pure, fixed-shape functions. ``TwinEnv`` plays it as
+A JAX twin (the contract: ``cwm.jax_contract``) is a module of pure, fixed-shape functions. ``TwinEnv`` plays it as
 ``planners.env.VectorEnv`` plays a Python model, but as jittable functions of one game that are vmapped
 over the batch: in each game the learner holds one seat (seats rotate game by game over the players, the
 first game of env ``i`` in seat ``i mod NUM_PLAYERS``), chance outcomes are drawn by ``chance_probs`` with
@@ -28,12 +26,10 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from cwm.types import CwmError
+from cwm.jax_contract import required_functions
+from cwm.types import CHANCE, TERMINAL, CwmError
 
-TERMINAL = -4
-CHANCE = -1
 MAX_AUTO_MOVES = 1024  # opponent and chance moves between two learner decisions before the twin is refused
-_FUNCTIONS = ("init", "current_player", "legal_mask", "chance_probs", "step", "rewards", "observation_tensor")
 # Breach flags (bits), each with the sentence that names it.
 BREACHES = {
     1: "a reward that is not finite",
@@ -77,17 +73,18 @@ def twin_shape(twin: types.ModuleType, *, num_actions: int | None = None) -> Twi
       TwinContractError: a constant or function missing or of the wrong type, value, shape or dtype (one line).
     """
     found = vars(twin)
-    for name in _FUNCTIONS:
-        if not callable(found.get(name)):
-            raise TwinContractError(f"JAX twin: no function {name}()")
     shape = TwinShape(_constant(found, "NUM_PLAYERS", 1), _constant(found, "NUM_DISTINCT_ACTIONS", 1),
                       _constant(found, "MAX_CHANCE_OUTCOMES", 0), _obs_shape(found.get("OBSERVATION_SHAPE")))
+    for function in required_functions(shape.max_chance):
+        if function.name != "decode" and not callable(found.get(function.name)):
+            raise TwinContractError(f"JAX twin: no function {function.name}()")
     if num_actions is not None and shape.num_actions != num_actions:
         raise TwinContractError(f"JAX twin: NUM_DISTINCT_ACTIONS is {shape.num_actions}, the game's codec has "
                                 f"{num_actions}")
     state = _traced("init", twin.init)
     expect = {"current_player": ((), "i"), "legal_mask": ((shape.num_actions,), "b"),
-              "chance_probs": ((shape.max_chance,), "f"), "rewards": ((shape.num_players,), "f")}
+              "rewards": ((shape.num_players,), "f")} | ({"chance_probs": ((shape.max_chance,), "f")}
+                                                         if shape.max_chance else {})
     for name, (dims, kind) in expect.items():
         _check_out(name, _traced(name, found[name], state), dims, kind)
     _check_out("observation_tensor", _traced("observation_tensor", twin.observation_tensor, state, jnp.int32(0)),
