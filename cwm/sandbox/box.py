@@ -142,7 +142,7 @@ class Sandbox:
 
     # -- jobs ---------------------------------------------------------------------------------------
     def run(self, job: str, source: str, payload: JSON, *, limits: Limits | None = None,
-            gate: bool = True) -> JobResult:
+            gate: bool = True, policy: str = "python") -> JobResult:
         """Runs ``job`` ("package.module:function", trusted) on the module built from ``source``.
 
         The child applies the static gate, loads ``source`` with restricted builtins under every layer,
@@ -155,12 +155,15 @@ class Sandbox:
           payload: the job's input; pickled once and cached in the zygote by content.
           limits: this job's limits (default: the sandbox's).
           gate: run the static gate; turned off only by tests of the layers behind it.
+          policy: what the source may import (``cwm.sandbox.names.POLICIES``): ``python`` (world models and
+            their kin) or ``jax`` (a JAX twin: JAX is started in the child before the layers go up).
 
         Raises:
           SandboxError: the zygote cannot be started at all.
         """
         with self._lock:
-            return self._run(job, source, payload, limits or self.limits, gate)
+            return self._run(job, source, payload, limits or self.limits, gate,
+                             extra={"policy": policy} if policy != "python" else None)
 
     def run_batch(self, jobs: Sequence[BatchJob], *, one_child: bool = True) -> list[JobResult]:
         """Runs ``jobs`` in order, each as ``run`` would, in as few children as they allow: one child runs one

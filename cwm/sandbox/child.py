@@ -30,6 +30,7 @@ from cwm.contract import CANDIDATE_MODULE
 from cwm.model import direct_guard, no_beat
 from cwm.sandbox import layers as layers
 from cwm.sandbox.gate import static_gate
+from cwm.sandbox.names import POLICIES, PYTHON_POLICY, ImportPolicy
 from cwm.types import JSON, ModelLoadError
 
 RESULT_CAP_BYTES = 64 << 20
@@ -270,7 +271,10 @@ def _emitter(fd: int, secret: bytes) -> Any:
 
 
 def child_main(fd: int, request: dict[str, Any], payload: Any) -> None:
-    """Runs one job in this (forked) process and writes its verdict to ``fd``; never returns."""
+    """Runs one job in this (forked) process and writes its verdict to ``fd``; never returns. A JAX twin's job
+    (``policy`` ``jax``) starts JAX first (``layers.prepare_jax``), before any layer."""
+    if request.get("policy") == "jax":
+        layers.prepare_jax()
     _harden(request["limits"], keep=(fd,))
     _one_job(fd, request, payload, layered=False)
     os._exit(0)
@@ -406,14 +410,15 @@ def open_candidate(child: _Child, request: dict[str, Any], *, layered: bool = Fa
       Refused: the gate refused the source, or it does not compile or its body raised.
     """
     source = request["source"]
+    policy = POLICIES[request.get("policy", "python")]
     if request["gate"] and not request.get("gate_cached"):
-        _gate(source)
+        _gate(source, policy)
     code = _compile(source, CANDIDATE_MODULE)
     before = layers.baseline()
     if not layered:
         layers.install_seccomp()  # before the audit hook, which refuses ctypes
         layers.install_audit_hook()
-    return _exec(child, code, CANDIDATE_MODULE, source), before
+    return _exec(child, code, CANDIDATE_MODULE, source, policy), before
 
 
 def load_extra(source: str, name: str) -> Any:
@@ -427,9 +432,9 @@ def load_extra(source: str, name: str) -> Any:
     return _exec(_CURRENT[0], _compile(source, name), name, source)
 
 
-def _gate(source: str) -> None:
+def _gate(source: str, policy: ImportPolicy = PYTHON_POLICY) -> None:
     try:
-        static_gate(source)
+        static_gate(source, policy=policy)
     except ModelLoadError as e:
         raise Refused("static", str(e)) from None
 
@@ -443,10 +448,10 @@ def _compile(source: str, name: str) -> Any:
     return code
 
 
-def _exec(child: _Child, code: Any, name: str, source: str) -> Any:
+def _exec(child: _Child, code: Any, name: str, source: str, policy: ImportPolicy = PYTHON_POLICY) -> Any:
     try:
         label = "the module body" if name == CANDIDATE_MODULE else f"the module body of {name}"
-        return child.guard(layers.exec_module, code, name, source, child.fresh_views, label=label)
+        return child.guard(layers.exec_module, code, name, source, child.fresh_views, policy, label=label)
     except Abort:
         raise
     except Exception as e:

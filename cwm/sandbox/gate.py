@@ -12,11 +12,19 @@ from dataclasses import dataclass
 
 from cwm.contract import parse_source
 from cwm.sandbox.gate_walk import Refusal, Walk
-from cwm.sandbox.names import ALLOWED_IMPORTS, ALLOWED_SUBMODULES, FORBIDDEN_ATTRIBUTES, FORBIDDEN_NAMES
+from cwm.sandbox.names import (
+    ALLOWED_IMPORTS,
+    ALLOWED_SUBMODULES,
+    FORBIDDEN_ATTRIBUTES,
+    FORBIDDEN_NAMES,
+    JAX_POLICY,
+    PYTHON_POLICY,
+    ImportPolicy,
+)
 from cwm.types import ModelLoadError
 
-__all__ = ["ALLOWED_IMPORTS", "ALLOWED_SUBMODULES", "FORBIDDEN_ATTRIBUTES", "FORBIDDEN_NAMES", "RULES", "Rule",
-           "static_gate"]
+__all__ = ["ALLOWED_IMPORTS", "ALLOWED_SUBMODULES", "FORBIDDEN_ATTRIBUTES", "FORBIDDEN_NAMES", "JAX_POLICY",
+           "PYTHON_POLICY", "RULES", "ImportPolicy", "Rule", "static_gate"]
 
 MAX_SOURCE_CHARS = 1_000_000
 _TIME = "(the sandbox's time-budget interrupt must be able to end the call)"
@@ -118,8 +126,10 @@ RULES: dict[str, Rule] = {
 }
 
 
-def static_gate(source: str) -> None:
-    """Rejects source that breaks any rule in ``RULES`` (docs/security.md lists them).
+def static_gate(source: str, *, policy: ImportPolicy = PYTHON_POLICY) -> None:
+    """Rejects source that breaks any rule in ``RULES`` (docs/security.md lists them). ``policy``: what the
+    source may import (``JAX_POLICY`` for a JAX twin: ``jax.numpy``, ``jax.lax``, ``jax.random`` and ``math``,
+    and none of ``JAX_FORBIDDEN_ATTRIBUTES``).
 
     Raises:
       ModelLoadError: naming the line, the reason and the rule (``[gate: rule-id]``).
@@ -134,7 +144,7 @@ def static_gate(source: str) -> None:
         detail = f"source could not be parsed ({type(e).__name__}: nested too deeply?)"
         raise _error("syntax", "", detail=detail) from e
     try:
-        Walk().visit(tree)
+        Walk(policy).visit(tree)
     except Refusal as refusal:
         raise _error(refusal.rule, f"line {refusal.line}: ", **refusal.fields) from None
 

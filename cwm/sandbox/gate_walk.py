@@ -13,18 +13,18 @@ from cwm.sandbox.names import (
     ALLOWED_DUNDER_DEFINITIONS,
     ALLOWED_DUNDER_NAMES,
     ALLOWED_DUNDER_STRINGS,
-    ALLOWED_IMPORTS,
-    ALLOWED_SUBMODULES,
     CLASS_FACTORIES,
     FACTORY_NAME_KEYWORDS,
     FORBIDDEN_NAMES,
     FORMAT_METHODS,
     GLOBAL_RANDOM_FUNCTIONS,
     NUMPY_GLOBAL_RANDOM_FUNCTIONS,
+    PYTHON_POLICY,
     SEEDED_CONSTRUCTORS,
     SELF_MATCHING_CLASSES,
     SELF_NAMES,
     UNCATCHABLE_NAMES,
+    ImportPolicy,
     attribute_problem,
     plain_name,
     template_problem,
@@ -57,7 +57,8 @@ class Walk(ast.NodeVisitor):
     """Walks the tree once, remembering which local names are bound to the random modules and which
     function scopes are methods (whose first parameter, ``self``/``cls``, may use private attributes)."""
 
-    def __init__(self) -> None:
+    def __init__(self, policy: ImportPolicy = PYTHON_POLICY) -> None:
+        self.policy = policy
         self.random_aliases: set[str] = set()
         self.numpy_aliases: set[str] = set()
         self.np_random_aliases: set[str] = set()
@@ -70,7 +71,7 @@ class Walk(ast.NodeVisitor):
 
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
-            _check_module(node, alias.name)
+            _check_module(node, alias.name, self.policy)
             bound = alias.asname or alias.name.split(".")[0]
             if alias.name == "random":
                 self.random_aliases.add(bound)
@@ -83,12 +84,12 @@ class Walk(ast.NodeVisitor):
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         if node.level:
             _fail(node, "import-relative")
-        _check_module(node, node.module or "")
+        _check_module(node, node.module or "", self.policy, names=[a.name for a in node.names])
         for alias in node.names:
             name = alias.name
             if name == "*":
                 _fail(node, "import-star", module=node.module)
-            _check_attribute(node, name, exempt=False)
+            _check_attribute(node, name, exempt=False, extra=self.policy.forbidden_attributes)
             if node.module == "random" and name in GLOBAL_RANDOM_FUNCTIONS:
                 _fail(node, "global-random", name=name, call="")
             if node.module == "numpy.random" and name in NUMPY_GLOBAL_RANDOM_FUNCTIONS:
@@ -207,7 +208,7 @@ class Walk(ast.NodeVisitor):
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         exempt = self._exempt(node.value)
-        _check_attribute(node, node.attr, exempt=exempt)
+        _check_attribute(node, node.attr, exempt=exempt, extra=self.policy.forbidden_attributes)
         if isinstance(node.value, ast.Name) and node.attr in BUILTIN_MUTATORS.get(node.value.id, ()):
             _fail(node, "builtin-mutator", name=node.value.id, attr=node.attr)
         if isinstance(node.ctx, (ast.Store, ast.Del)) and not exempt:
@@ -221,7 +222,7 @@ class Walk(ast.NodeVisitor):
 
     def visit_MatchClass(self, node: ast.MatchClass) -> None:
         for attr in node.kwd_attrs:  # ``case object(__class__=c)`` reads an attribute without a dot
-            _check_attribute(node, attr, exempt=False)
+            _check_attribute(node, attr, exempt=False, extra=self.policy.forbidden_attributes)
         # ``case C(x)`` reads the attribute named in C.__match_args__ from any subject C accepts (and C's
         # metaclass or ABC registry decides what it accepts): an attribute read the gate cannot see.
         if node.patterns and not (isinstance(node.cls, ast.Name) and node.cls.id in SELF_MATCHING_CLASSES):
@@ -311,12 +312,18 @@ class Walk(ast.NodeVisitor):
                 and node.value.id in self.numpy_aliases)
 
 
-def _check_module(node: ast.AST, name: str) -> None:
+def _check_module(node: ast.AST, name: str, policy: ImportPolicy, *, names: list[str] | None = None) -> None:
+    """An ``import name`` (``names``: the names of ``from name import ...``) under ``policy``: a module of the
+    allow-list, a dotted name only among its submodules, and a module importable only through its submodules
+    (``jax``) named only with one of them (``import jax.numpy``, ``from jax import numpy``)."""
     top = name.split(".")[0]
-    if top not in ALLOWED_IMPORTS:
-        _fail(node, "import", name=name, allowed=", ".join(sorted(ALLOWED_IMPORTS)))
-    if "." in name and name not in ALLOWED_SUBMODULES:
+    if top not in policy.modules:
+        _fail(node, "import", name=name, allowed=policy.allowed_text())
+    if "." in name and name not in policy.submodules:
         _fail(node, "import-submodule", name=name)
+    if name == top and top not in policy.bare and (
+            names is None or any(f"{top}.{n}" not in policy.submodules for n in names)):
+        _fail(node, "import", name=name, allowed=policy.allowed_text())
 
 
 def _check_definition(node: ast.AST, name: str | None) -> None:
@@ -328,8 +335,8 @@ def _check_definition(node: ast.AST, name: str | None) -> None:
         _fail(node, "dunder-definition", name=name)
 
 
-def _check_attribute(node: ast.AST, attr: str, *, exempt: bool) -> None:
-    problem = attribute_problem(attr, exempt=exempt)
+def _check_attribute(node: ast.AST, attr: str, *, exempt: bool, extra: frozenset[str] = frozenset()) -> None:
+    problem = attribute_problem(attr, exempt=exempt, extra=extra)
     if problem:
         _fail(node, problem, attr=attr)
 

@@ -28,7 +28,7 @@ from typing import Any
 from cwm.json_values import ReadOnlyList, StateMutationError
 from cwm.sandbox.builders import ABSENT
 from cwm.sandbox.builders import view_value as _view_value
-from cwm.sandbox.names import ALLOWED_IMPORTS, ALLOWED_SUBMODULES, attribute_problem
+from cwm.sandbox.names import PYTHON_POLICY, ImportPolicy, attribute_problem
 
 Importer = Callable[..., types.ModuleType]
 # Functions of allowed modules that change their first argument in place from C, past a read-only state's own
@@ -36,22 +36,27 @@ Importer = Callable[..., types.ModuleType]
 IN_PLACE: dict[str, frozenset[str]] = {
     "heapq": frozenset({"heappush", "heappop", "heapify", "heapreplace", "heappushpop"}),
 }
-_PUBLIC: dict[str, dict[str, Any]] = {}  # per real module name: the names its views copy, computed once
+# per policy, per real module name: the names its views copy, computed once
+_PUBLIC: dict[str, dict[str, dict[str, Any]]] = {}
 
 
-def make_importer() -> Importer:
-    """A fresh ``__import__`` for one candidate: allow-listed modules only, answered with that candidate's
-    own views. Everything it needs is bound in its closure (it reads no module global when called)."""
+def make_importer(policy: ImportPolicy = PYTHON_POLICY) -> Importer:
+    """A fresh ``__import__`` for one candidate: the modules ``policy`` allows only, answered with that
+    candidate's own views (a module importable only through its submodules, ``jax``, is a view holding just
+    those). Everything it needs is bound in its closure (it reads no module global when called)."""
     real_import, modules, module_type, view_value = builtins.__import__, sys.modules, types.ModuleType, _view_value
-    allowed, submodules, problem, cache = ALLOWED_IMPORTS, tuple(sorted(ALLOWED_SUBMODULES)), attribute_problem, _PUBLIC
+    allowed, submodules, problem = policy.modules, tuple(sorted(policy.submodules)), attribute_problem
+    bare, extra, cache = policy.bare, policy.forbidden_attributes, _PUBLIC.setdefault(policy.name, {})
     views: dict[str, types.ModuleType] = {}
 
     def public(real: types.ModuleType) -> dict[str, Any]:
         """The attributes a view of ``real`` holds: readable under the gate's rules, and not modules."""
         names = cache.get(real.__name__)
+        if names is None and real.__name__ not in bare and real.__name__ in allowed:
+            names = {}  # ``jax`` itself: only its allowed submodules
         if names is None:
-            names = {k: view_value(real.__name__, k, v)
-                     for k, v in vars(real).items() if not problem(k) and not isinstance(v, module_type)}
+            names = {k: view_value(real.__name__, k, v) for k, v in vars(real).items()
+                     if not problem(k, extra=extra) and not isinstance(v, module_type)}
             names = {k: v for k, v in names.items() if v is not ABSENT}
             names.update({k: _refusing_read_only(v) for k, v in names.items() if k in IN_PLACE.get(real.__name__, ())})
             cache[real.__name__] = names

@@ -28,7 +28,13 @@ from typing import Any
 from cwm.contract import source_lines
 from cwm.sandbox.builders import checked_build_class, checked_type, install_codegen_guard
 from cwm.sandbox.imports import make_importer
-from cwm.sandbox.names import ALLOWED_IMPORTS, ALLOWED_SUBMODULES, FORBIDDEN_NAMES
+from cwm.sandbox.names import (
+    ALLOWED_IMPORTS,
+    ALLOWED_SUBMODULES,
+    FORBIDDEN_NAMES,
+    PYTHON_POLICY,
+    ImportPolicy,
+)
 from cwm.sandbox.tamper import baseline, leftovers, remember_baseline, snapshot, tampering
 
 __all__ = ["baseline", "leftovers", "snapshot", "tampering"]  # the tamper check, re-exported for the child
@@ -106,6 +112,38 @@ def restricted_builtins() -> dict[str, Any]:
     allowed["type"] = checked_type
     allowed["__build_class__"] = checked_build_class
     return allowed
+
+
+# A JAX twin's child runs XLA on the CPU only, on one thread where XLA allows, with no compilation cache on disk.
+JAX_ENVIRONMENT = {
+    "JAX_PLATFORMS": "cpu",
+    "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1 --xla_force_host_platform_device_count=1",
+    "JAX_ENABLE_COMPILATION_CACHE": "false",
+    "TF_CPP_MIN_LOG_LEVEL": "3",
+}
+
+
+def prepare_jax() -> None:
+    """Imports JAX and starts its CPU backend in this (forked, not yet hardened) child, before the layers go
+    up: XLA starts its threads and reads the machine's description now, which the process limit (no new
+    tasks), seccomp and the audit hook would refuse later; a first computation is compiled and run so the
+    compiler is loaded too. The candidate then imports only what is in ``sys.modules`` already. numpy's global
+    generator, which importing JAX draws from, is put back as the zygote left it (the tamper check compares
+    it)."""
+    import numpy as np
+
+    kept = np.random.get_state()
+    os.environ.update(JAX_ENVIRONMENT)
+    import jax
+    import jax.lax
+    import jax.numpy as jnp
+    import jax.random
+
+    jax.config.update("jax_platforms", "cpu")
+    jax.config.update("jax_enable_compilation_cache", False)
+    key = jax.random.PRNGKey(0)
+    jax.block_until_ready(jax.jit(lambda k: jax.random.categorical(k, jnp.zeros(3)) + jax.lax.max(1, 2))(key))
+    np.random.set_state(kept)
 
 
 def layers_available() -> dict[str, bool]:
@@ -312,14 +350,16 @@ def install_seccomp() -> bool:
     return True
 
 
-def exec_module(code: types.CodeType, name: str, source: str, fresh_views: bool = False) -> types.ModuleType:
+def exec_module(code: types.CodeType, name: str, source: str, fresh_views: bool = False,
+                policy: ImportPolicy = PYTHON_POLICY) -> types.ModuleType:
     """Runs compiled candidate code in a fresh module whose builtins are the restricted set. ``fresh_views``:
     with an importer of its own (``make_importer``), not the views the zygote built for its children (a later
-    job of a batch child, where an earlier candidate may have written to those views)."""
+    job of a batch child, where an earlier candidate may have written to those views); always so for a
+    ``policy`` other than Python's (a JAX twin's)."""
     module = types.ModuleType(name)
     module.__dict__["__builtins__"] = dict(_RESTRICTED_BUILTINS)
-    if fresh_views:
-        module.__dict__["__builtins__"]["__import__"] = make_importer()
+    if fresh_views or policy is not PYTHON_POLICY:
+        module.__dict__["__builtins__"]["__import__"] = make_importer(policy)
     module.__dict__["__source__"] = source
     sys.modules[name] = module  # dataclasses look their class's module up there
     exec(code, module.__dict__)

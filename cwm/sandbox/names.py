@@ -10,6 +10,7 @@ from __future__ import annotations
 import _string  # the parser str.format itself uses
 import keyword
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 ALLOWED_IMPORTS = frozenset({
     "math", "random", "itertools", "functools", "collections", "copy", "json", "re", "dataclasses", "typing",
@@ -52,6 +53,47 @@ FORBIDDEN_ATTRIBUTES = frozenset({
     # numpy.random bit generators hand out ctypes and cffi views of their C state (raw pointers).
     "_ctypes", "cffi", "_cffi",
 })
+# What a JAX twin (``cwm.jax_contract``) may not reach besides ``FORBIDDEN_ATTRIBUTES``: everything in jax that
+# calls back into Python on the host or moves data to or from it (callbacks, debug printing, infeed/outfeed,
+# host_callback, experimental APIs), saving and loading arrays, and jax's global configuration.
+JAX_FORBIDDEN_ATTRIBUTES = frozenset({
+    "io_callback", "pure_callback", "callback", "host_callback", "debug", "experimental", "infeed", "outfeed",
+    "save", "savez", "load", "fromfile", "tofile", "config", "device_put", "device_get", "make_array_from_callback",
+    "dlpack", "from_dlpack", "to_dlpack", "custom_jvp", "custom_vjp", "jit", "pmap", "xla_computation",
+    "compilation_cache", "profiler", "distributed", "ffi", "print", "breakpoint", "platform_dependent",
+})
+
+
+@dataclass(frozen=True)
+class ImportPolicy:
+    """What one kind of candidate module may import, shared by the static gate and the runtime importer.
+
+    Attributes:
+      name: the policy's name (``python``: world models and their kin; ``jax``: JAX twins).
+      modules: the top-level modules an import may name.
+      submodules: the dotted modules an import may name.
+      bare: the top-level modules importable whole (``import math``); the rest only through a submodule
+        (``import jax.numpy as jnp``), and a view of them holds only those submodules.
+      forbidden_attributes: attribute names refused on top of ``FORBIDDEN_ATTRIBUTES``.
+    """
+
+    name: str
+    modules: frozenset[str]
+    submodules: frozenset[str]
+    bare: frozenset[str]
+    forbidden_attributes: frozenset[str] = frozenset()
+
+    def allowed_text(self) -> str:
+        """The importable modules, as the gate's error lists them: the bare ones, and the submodules of the
+        others."""
+        return ", ".join(sorted(self.bare | {s for s in self.submodules if s.split(".")[0] not in self.bare}))
+
+
+PYTHON_POLICY = ImportPolicy("python", ALLOWED_IMPORTS, ALLOWED_SUBMODULES, ALLOWED_IMPORTS)
+JAX_POLICY = ImportPolicy("jax", frozenset({"math", "jax"}), frozenset({"jax.numpy", "jax.lax", "jax.random"}),
+                          frozenset({"math"}), JAX_FORBIDDEN_ATTRIBUTES)
+POLICIES = {p.name: p for p in (PYTHON_POLICY, JAX_POLICY)}
+
 # Builtin classes whose positional ``case int(x)`` pattern binds the subject itself (no __match_args__).
 SELF_MATCHING_CLASSES = frozenset({
     "int", "str", "float", "bool", "bytes", "list", "tuple", "dict", "set", "frozenset", "bytearray",
@@ -103,18 +145,19 @@ FACTORY_NAME_KEYWORDS = frozenset({"field_names", "names", "fields"})
 FORMAT_METHODS = frozenset({"format", "format_map"})
 
 
-def attribute_problem(attr: str, *, exempt: bool = False) -> str:
+def attribute_problem(attr: str, *, exempt: bool = False, extra: frozenset[str] = frozenset()) -> str:
     """The gate rule (``cwm.sandbox.gate.RULES``) that reading attribute ``attr`` breaks, ``""`` if none.
 
     Args:
       attr: the attribute name.
       exempt: the object is a method's own ``self``/``cls`` (private names allowed).
+      extra: more forbidden names (an ``ImportPolicy``'s ``forbidden_attributes``).
     """
     if attr.startswith("__") and attr.endswith("__"):
         return "dunder-attribute"
     if attr.startswith("_") and not exempt:
         return "private-attribute"
-    if attr in FORBIDDEN_ATTRIBUTES:
+    if attr in FORBIDDEN_ATTRIBUTES or attr in extra:
         return "forbidden-attribute"
     return ""
 

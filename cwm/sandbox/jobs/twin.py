@@ -15,7 +15,9 @@ there); ``detail`` asks for one state's record whole, for the report of a diverg
 
 Payload: ``{"name": str, "playouts": [spec, ...], "max_steps": int, "detail": step or None}`` where a spec is
 ``{"kind": "random", "seed": int}``, ``{"kind": "mcts", "seed": int, "simulations": int}`` or
-``{"kind": "replay", "actions": [str, ...]}``.
+``{"kind": "replay", "actions": [str, ...]}``, or (every spec) ``{"kind": "states", "states": [state, ...]}``:
+given states (a JAX twin's decoded ones) recorded as they are, with each player's observation encoded by
+the payload's ``"encoder"`` source when it has one.
 
 Returns: one entry per playout, ``{"actions": [str], "states": [record], "error": str or None}``; with
 ``detail`` (one playout only) ``{"record": full record of that step or None, "history": [str], "error": ...}``.
@@ -34,9 +36,10 @@ import types
 from typing import Any
 
 from cwm import value_rules
+from cwm.contract import ENCODER_API, ENCODER_MODULE
 from cwm.model import WORLD_MODEL_API, WorldModel
 from cwm.model_state import ModelState
-from cwm.sandbox.child import child_guard
+from cwm.sandbox.child import child_guard, load_extra
 from cwm.sandbox.jobs.check import require
 from cwm.types import CHANCE, JSON, TERMINAL, CwmError
 from planners.mcts import MCTS
@@ -55,9 +58,39 @@ def trace(module: types.ModuleType, payload: dict[str, Any]) -> JSON:
     model = WorldModel(module, name=str(payload["name"]), guard=child_guard())
     max_steps = int(payload["max_steps"])
     detail = payload.get("detail")
+    if payload["playouts"] and payload["playouts"][0]["kind"] == "states":
+        return [_states(model, spec["states"], _encoder(payload), full=detail is not None)
+                for spec in payload["playouts"]]
     if detail is not None:
         return _detail(model, payload["playouts"][0], int(detail))
     return [_playout(model, spec, max_steps) for spec in payload["playouts"]]
+
+
+def _encoder(payload: dict[str, Any]) -> Any:
+    """The payload's observation encoder (``encode(observation, player)``, loaded beside the model under
+    every layer), or ``None``."""
+    if not payload.get("encoder"):
+        return None
+    encoder = load_extra(str(payload["encoder"]), ENCODER_MODULE)
+    require(encoder, ENCODER_API)
+    return vars(encoder)["encode"]
+
+
+def _states(model: WorldModel, raws: list[JSON], encode: Any, *, full: bool) -> dict[str, JSON]:
+    """What the model says at each of the given states (a JAX twin's decoded states): records as ``_record``
+    writes them, with ``tensors`` (the encoder's vector of each player's observation) when ``encode`` is given;
+    the records stop at the first state the model (or the encoder) cannot answer at, whose error is kept."""
+    guard, states = child_guard(), []
+    try:
+        for raw in raws:
+            state = ModelState(model, raw)
+            record = _record(state, full=full)
+            if encode is not None:
+                record["tensors"] = [_vector(guard(encode, obs, p)) for p, obs in enumerate(state.observations())]
+            states.append(record)
+        return {"actions": [], "states": states, "error": None}
+    except (CwmError, value_rules.ValueBreach, TypeError) as e:
+        return {"actions": [], "states": states, "error": str(e)[:_ERROR_CHARS]}
 
 
 def _playout(model: WorldModel, spec: dict[str, Any], max_steps: int) -> dict[str, JSON]:
@@ -135,8 +168,20 @@ def _record(state: ModelState, *, full: bool) -> dict[str, JSON]:
     return record
 
 
-def _digest(value: JSON) -> str:
+def _vector(value: Any) -> list[float]:
+    """An encoder's answer as a list of floats (canonical JSON first: no subclass's methods run here)."""
+    vector = value_rules.canonical(value, where="encode(observation, player)")
+    if type(vector) is not list or not all(type(x) in (int, float) for x in vector):
+        raise value_rules.ValueBreach("encode(observation, player) must return a flat list of numbers")
+    return [float(x) for x in vector]  # type: ignore[arg-type]
+
+
+def digest(value: JSON) -> str:
+    """The short sha256 a record holds for a bulky value (canonical JSON text)."""
     return hashlib.sha256(value_rules.dumps(value).encode()).hexdigest()[:32]
+
+
+_digest = digest
 
 
 def profile(module: types.ModuleType, payload: dict[str, Any]) -> JSON:
