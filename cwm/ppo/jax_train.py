@@ -46,14 +46,14 @@ from cwm.ppo.train import (
 from cwm.sandbox.watch import tree_cpu
 
 
-def train_twin(twin: types.ModuleType, config: TrainConfig, *, out_dir: str | Path, game: str = "",
+def train_twin(twin: types.ModuleType, config: TrainConfig, *, out_dir: str | Path | None, game: str = "",
                progress: bool = True, stop_after: int | None = None) -> TrainResult:
     """Trains (or resumes, from ``out_dir/checkpoint.npz``) one seed on a JAX twin, entirely in JAX.
 
     Args:
       twin: the twin module (checked by ``cwm.ppo.jax_env.twin_shape`` first).
       config: the run's settings (``TrainConfig``; ``num_envs`` must be a multiple of ``minibatches``).
-      out_dir: where checkpoints go.
+      out_dir: where checkpoints go (``None``: none are written or read, as in a sandbox child).
       game: recorded in the policy's config.
       progress: show a progress bar.
       stop_after: stop (with a checkpoint) after this many updates in all: for tests of resuming.
@@ -62,9 +62,10 @@ def train_twin(twin: types.ModuleType, config: TrainConfig, *, out_dir: str | Pa
       TwinContractError: the twin breaks its contract (at the check, or in play: one line).
     """
     learner = TwinLearner(twin, config, game=game)
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    run = _load(out / CHECKPOINT, learner.policy, learner.opt) or _fresh(learner.policy, config, learner.opt)
+    out = None if out_dir is None else Path(out_dir)
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+    run = (out and _load(out / CHECKPOINT, learner.policy, learner.opt)) or _fresh(learner.policy, config, learner.opt)
     bar = _bar(config.updates, run.update, progress)
     last = min(config.updates, stop_after if stop_after is not None else config.updates)
     while run.update < last:
@@ -77,7 +78,8 @@ def train_twin(twin: types.ModuleType, config: TrainConfig, *, out_dir: str | Pa
                 _evaluate_into(run, learner, config)
                 bar.set_postfix(mean_return=f"{run.curve[-1]['mean_return']:.3f}", best=f"{run.best_score:.3f}")
             bar.update(1)
-        _save(out / CHECKPOINT, run, learner.policy)
+        if out is not None:
+            _save(out / CHECKPOINT, run, learner.policy)
     bar.close()
     return TrainResult(run.best, learner.policy, run.best_score, run.curve, config.seed)
 
