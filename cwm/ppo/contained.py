@@ -91,8 +91,12 @@ def _checked(value: JSON, config: TrainConfig, game: str, num_actions: int) -> T
     if type(encoded) is not str or len(encoded) > MAX_ARCHIVE_BYTES * 4 // 3 + 4:
         raise TrainingRefused("JAX twin training: the policy is not a base64 text within the policy file bound")
     try:
-        params, policy, _ = read_policy(base64.b64decode(encoded, validate=True), where="the JAX twin's policy")
-    except (binascii.Error, PolicyError) as e:
+        data = base64.b64decode(encoded, validate=True)
+    except binascii.Error as e:
+        raise TrainingRefused(f"JAX twin training: the policy is not valid base64 ({_line(str(e))})") from None
+    try:
+        params, policy, _ = read_policy(data, where="the JAX twin's policy")
+    except PolicyError as e:
         raise TrainingRefused(f"JAX twin training: {_line(str(e))}") from None
     expected = PolicyConfig(policy.obs_size, num_actions, config.hidden, config.recurrent, game)
     if policy != expected:
