@@ -4,8 +4,8 @@ On the hand-written tic-tac-toe twin (tests/fixtures/jax_twins), in CPU seconds 
 threads: XLA's included), so the figures do not depend on the machine's load:
   * environment steps (learner decisions) per CPU second of whole updates (rollout of the vmapped games
     with the random opponent, the network, GAE, every minibatch's gradient step; evaluation not counted),
-    at several batch sizes, with the CPU time 10M steps (the paper's budget per game) would take, and
-    that time spread over two cores;
+    at several batch sizes, with the CPU time 10M steps (the paper's budget per seed and game) would take
+    (CPU time: a wall-clock figure on one idle core; two seeds train side by side on two cores);
   * the same for cwm's PPO (``cwm.ppo.train.time_update``, 64 games) on the hand-written tic-tac-toe model
     with its encoder (tests/data/reference), in a sandbox worker (as an LLM-written model trains: the ratios
     are to this) and in this process;
@@ -95,7 +95,7 @@ def bench_speed(envs: list[int], repeats: int) -> None:
         rate = n * config.rollout / best
         minutes = 1e7 / rate / 60
         print(f"  {f'JAX twin, all in JAX ({n} games)':40s} {rate:9.0f} steps/CPU-s  x{rate / reference:6.1f}  "
-              f"10M steps: {minutes:6.1f} CPU-min ({minutes / 2:5.1f} min on two cores)")
+              f"10M steps: {minutes:6.1f} CPU-min")
 
 
 def bench_bar() -> None:
