@@ -90,7 +90,8 @@ def twin_shape(twin: types.ModuleType, *, num_actions: int | None = None) -> Twi
     _check_out("observation_tensor", _traced("observation_tensor", twin.observation_tensor, state, jnp.int32(0)),
                shape.obs_shape, "f")
     stepped = _traced("step", twin.step, state, jnp.int32(0))
-    if jax.tree_util.tree_structure(stepped) != jax.tree_util.tree_structure(state) or any(
+    structure: Any = jax.tree_util.tree_structure(state)
+    if jax.tree_util.tree_structure(stepped) != structure or any(
             (a.shape, a.dtype) != (b.shape, b.dtype)
             for a, b in zip(jax.tree_util.tree_leaves(stepped), jax.tree_util.tree_leaves(state), strict=True)):
         raise TwinContractError("JAX twin: step() returns a state of another structure, shape or dtype than init()'s")
