@@ -25,7 +25,7 @@ from typing import Any
 from cwm import games
 from cwm.bundle.policy import MAX_ARCHIVE_BYTES, PolicyConfig, PolicyError, policy_bytes, read_policy
 from cwm.ppo.jax_env import TwinContractError, twin_shape
-from cwm.ppo.jax_train import train_twin
+from cwm.ppo.jax_train import time_twin_update, train_twin
 from cwm.ppo.train import TrainConfig, TrainResult
 from cwm.sandbox import Limits, Sandbox, pool
 from cwm.sandbox.training import TrainingRefused
@@ -37,10 +37,13 @@ _MAX_CURVE_ROWS = 100_000
 
 
 def train_job(module: types.ModuleType, payload: dict[str, Any]) -> JSON:
-    """Trains on the twin ``module`` in this (sandbox) process; see the module docstring."""
+    """Trains on the twin ``module`` in this (sandbox) process (with ``"time": true`` in the payload, times one
+    update instead: ``{"update_s": CPU seconds}``); see the module docstring."""
     config = TrainConfig(**payload["config"])
     try:
         twin_shape(module, num_actions=int(payload["num_actions"]))
+        if payload.get("time"):
+            return {"update_s": time_twin_update(module, config)[0]}
         result = train_twin(module, config, out_dir=None, game=str(payload["game"]), progress=False)
     except TwinContractError as e:
         return {"refused": str(e)[:_REASON_CHARS]}
@@ -49,7 +52,13 @@ def train_job(module: types.ModuleType, payload: dict[str, Any]) -> JSON:
             "curve": result.curve}  # type: ignore[dict-item]
 
 
-def train_twin_contained(twin_source: str, config: TrainConfig, *, game: str, cpu_s: float = 3600.0,
+def default_cpu_s(config: TrainConfig) -> float:
+    """A contained run's CPU budget: 10 minutes (JAX's start and compilation) plus 1 ms per environment step,
+    some 30 times what tic-tac-toe's twin takes (docs/ppo.md), evaluations included."""
+    return 600.0 + 1e-3 * config.updates * config.num_envs * config.rollout
+
+
+def train_twin_contained(twin_source: str, config: TrainConfig, *, game: str, cpu_s: float | None = None,
                          memory_mb: int = 8192, sandbox: Sandbox | None = None) -> TrainResult:
     """Trains one seed on an untrusted JAX twin in a sandbox child; the best policy and the curve, checked.
 
@@ -57,8 +66,8 @@ def train_twin_contained(twin_source: str, config: TrainConfig, *, game: str, cp
       twin_source: the twin's source (``jax_twin.py``).
       config: the run's settings (``TrainConfig``).
       game: the game (a registry name): its codec's action count must be the twin's.
-      cpu_s: CPU seconds the whole run may take (compiling, training, evaluations); the wall clock is only
-        the sandbox's generous backstop.
+      cpu_s: CPU seconds the whole run may take (JAX's start, compiling, training, evaluations; default
+        ``default_cpu_s``); the wall clock is only the sandbox's generous backstop.
       memory_mb: address space the child may add (JAX reserves much of it up front).
       sandbox: the sandbox to use (default: one from this process's pool, given back after).
 
@@ -66,10 +75,33 @@ def train_twin_contained(twin_source: str, config: TrainConfig, *, game: str, cp
       TrainingRefused: the twin broke its contract, the child ran past a limit, or what came back is not a
         policy of this game and network with finite numbers (one line each).
     """
+    value = _run(twin_source, config, game, {}, Limits(wall_s=60.0, cpu_s=cpu_s or default_cpu_s(config),
+                                                       memory_mb=memory_mb), sandbox)
+    return _checked(value, config, game, games.action_codec(games.resolve(game)).num_distinct_actions)
+
+
+def time_twin_contained(twin_source: str, config: TrainConfig, *, game: str, memory_mb: int = 8192,
+                        sandbox: Sandbox | None = None) -> float:
+    """CPU seconds of one update of ``train_twin_contained`` at ``config``, timed in a sandbox child
+    (``cwm.ppo.jax_train.time_twin_update``: after an untimed one that compiles).
+
+    Raises:
+      TrainingRefused: as ``train_twin_contained``, or an answer that is not a finite positive number.
+    """
+    value = _run(twin_source, config, game, {"time": True}, Limits(wall_s=60.0, cpu_s=600.0, memory_mb=memory_mb),
+                 sandbox)
+    if type(value) is dict and set(value) == {"refused"}:
+        raise TrainingRefused(_line(str(value["refused"])))
+    if type(value) is not dict or set(value) != {"update_s"} or not _number(value["update_s"], "update_s") > 0:
+        raise TrainingRefused("JAX twin training: the timing child's answer is not {update_s: seconds}")
+    return float(value["update_s"])  # type: ignore[arg-type]
+
+
+def _run(twin_source: str, config: TrainConfig, game: str, extra: dict[str, JSON], limits: Limits,
+         sandbox: Sandbox | None) -> JSON:
     config.check()
     num_actions = games.action_codec(games.resolve(game)).num_distinct_actions
-    payload = {"config": dataclasses.asdict(config), "game": game, "num_actions": num_actions}
-    limits = Limits(wall_s=cpu_s, cpu_s=cpu_s, memory_mb=memory_mb)
+    payload = {"config": dataclasses.asdict(config), "game": game, "num_actions": num_actions} | extra
     box = sandbox or pool.acquire()
     try:
         result = box.run(TWIN_TRAIN_JOB, twin_source, payload, limits=limits, policy="jax")
@@ -78,7 +110,7 @@ def train_twin_contained(twin_source: str, config: TrainConfig, *, game: str, cp
             pool.release(box)
     if not result.ok:
         raise TrainingRefused(f"JAX twin training stopped ({result.kind}): {_line(result.error)}")
-    return _checked(result.value, config, game, num_actions)
+    return result.value
 
 
 def _checked(value: JSON, config: TrainConfig, game: str, num_actions: int) -> TrainResult:

@@ -20,6 +20,7 @@ here it is a function of the twin module (trusted fixtures and tests call it in-
 from __future__ import annotations
 
 import functools
+import time
 import types
 from pathlib import Path
 from typing import Any
@@ -43,7 +44,6 @@ from cwm.ppo.train import (
     _seed,
     summary,
 )
-from cwm.sandbox.watch import tree_cpu
 
 
 def train_twin(twin: types.ModuleType, config: TrainConfig, *, out_dir: str | Path | None, game: str = "",
@@ -249,18 +249,19 @@ def _evaluate_into(run: RunState, learner: TwinLearner, config: TrainConfig) -> 
 
 def time_twin_update(twin: types.ModuleType, config: TrainConfig, *, repeats: int = 1) -> tuple[float, int]:
     """CPU seconds of one ``train_twin`` update at ``config`` (after an untimed one that compiles), and the
-    environment steps (learner decisions) it trains on. CPU time of this process's threads, so the figure
-    does not depend on the machine's load. Randomness: as ``train_twin`` with ``config.seed``."""
+    environment steps (learner decisions) it trains on. CPU time of this process (all its threads: XLA's
+    included), so the figure does not depend on the machine's load. Randomness: as ``train_twin`` with
+    ``config.seed``."""
     learner = TwinLearner(twin, config)
     run = _fresh(learner.policy, config, learner.opt)
     carry = learner.start(jax.random.key(config.seed))
     params, opt_state, carry = learner.update(run.params, run.opt_state, carry, 0)
     jax.block_until_ready(params)
-    start = tree_cpu(reaped=False)
+    start = time.process_time()
     for i in range(repeats):
         params, opt_state, carry = learner.update(params, opt_state, carry, i + 1)
     jax.block_until_ready(params)
-    return (tree_cpu(reaped=False) - start) / repeats, config.num_envs * config.rollout
+    return (time.process_time() - start) / repeats, config.num_envs * config.rollout
 
 
 __all__ = ["TwinContractError", "TwinLearner", "gae", "time_twin_update", "train_twin"]

@@ -89,3 +89,46 @@ def test_the_childs_answer_is_checked(answer, words):
     with pytest.raises(TrainingRefused) as caught:
         _checked(answer, config, "tic_tac_toe", 9)
     assert words in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_seeds_train_on_a_twin_source_and_the_estimate_is_timed_in_a_child(tmp_path):
+    """``cwm train ppo``'s path with a JAX twin: the update timed in a sandbox child, two seeds trained there,
+    the best saved as a policy directory with its encoder and every seed's curve."""
+    from cwm.bundle.policy import load_policy
+    from cwm.ppo.bundle import estimate_training
+    from cwm.ppo.seeds import EnvSource, train_seeds
+
+    encoder = (Path(__file__).resolve().parents[1] / "data" / "reference" / "tic_tac_toe_encoder.py").read_text()
+    source = EnvSource(game="tic_tac_toe", encoder_source=encoder, twin_source=FIXTURE.read_text())
+    estimate = estimate_training(source, TINY, [0, 1], out_dir=tmp_path, workers=1)
+    assert estimate.update_s > 0 and estimate.updates_left == 2 * TINY.updates
+    best = train_seeds(source, TINY, [0, 1], out_dir=tmp_path, progress=False)
+    params, policy, record = load_policy(tmp_path / "policy")
+    assert policy == PolicyConfig(27, 9, 16, False, "tic_tac_toe") and set(record["curves"]) == {"0", "1"}
+    assert best.seed in (0, 1) and np.array_equal(params["w1"], best.params["w1"])
+
+
+class _Bundle:
+    def __init__(self, twin, sources=("model.py", "encoder.py")):
+        self.jax_twin, self.sources, self.path = twin, dict.fromkeys(sources, ""), Path("b")
+
+
+@pytest.mark.parametrize("bundle, env, encoder, expected", [
+    (_Bundle("TWIN"), "auto", None, "TWIN"),
+    (_Bundle(None), "auto", None, ""),
+    (_Bundle("TWIN"), "python", None, ""),
+    (_Bundle("TWIN"), "jax", None, "TWIN"),
+    (_Bundle(None), "jax", None, "has no jax_twin.py"),
+    (_Bundle("TWIN"), "jax", "def encode(o, p): ...", "--encoder cannot replace it"),
+    (_Bundle("TWIN", ("model.py",)), "auto", None, "the bundle needs one"),
+], ids=["auto-twin", "auto-model", "python", "jax", "jax-no-twin", "jax-own-encoder", "jax-no-encoder"])
+def test_cli_env_choice(bundle, env, encoder, expected):
+    from cwm.commands.train import training_twin
+    from cwm.types import UsageError
+
+    if expected in ("", "TWIN"):
+        assert training_twin(bundle, env, encoder=encoder, num_envs=64, minibatches=4) == expected
+        return
+    with pytest.raises(UsageError) as caught:
+        training_twin(bundle, env, encoder=encoder, num_envs=64, minibatches=4)
+    assert expected in str(caught.value)
