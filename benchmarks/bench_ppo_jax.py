@@ -4,7 +4,8 @@ On the hand-written tic-tac-toe twin (tests/fixtures/jax_twins), in CPU seconds 
 threads: XLA's included), so the figures do not depend on the machine's load:
   * environment steps (learner decisions) per CPU second of whole updates (rollout of the vmapped games
     with the random opponent, the network, GAE, every minibatch's gradient step; evaluation not counted),
-    at several batch sizes, with the CPU time 10M steps (the paper's budget per seed and game) would take
+    at several batch sizes, in this process and in a sandbox child as an LLM-written twin trains (one
+    update timed there, JAX single-threaded as the sandbox starts it), with the CPU time 10M steps (the paper's budget per seed and game) would take
     (CPU time: a wall-clock figure on one idle core; two seeds train side by side on two cores);
   * the same for cwm's PPO (``cwm.ppo.train.time_update``, 64 games) on the hand-written tic-tac-toe model
     with its encoder (tests/data/reference), in a sandbox worker (as an LLM-written model trains: the ratios
@@ -36,6 +37,7 @@ from cwm.agents.ppo import PPOAgent
 from cwm.bundle.policy import init_params
 from cwm.contract import ENCODER_API
 from cwm.model import ActionCodec, WorldModel
+from cwm.ppo.contained import time_twin_contained
 from cwm.ppo.jax_train import TwinLearner, time_twin_update
 from cwm.ppo.train import TrainConfig, time_update
 from cwm.sandbox import load_source
@@ -96,6 +98,9 @@ def bench_speed(envs: list[int], repeats: int) -> None:
         minutes = 1e7 / rate / 60
         print(f"  {f'JAX twin, all in JAX ({n} games)':40s} {rate:9.0f} steps/CPU-s  x{rate / reference:6.1f}  "
               f"10M steps: {minutes:6.1f} CPU-min")
+        rate = n * config.rollout / time_twin_contained(TWIN.read_text(), config, game="tic_tac_toe")
+        print(f"  {'  the same in a sandbox child':40s} {rate:9.0f} steps/CPU-s  x{rate / reference:6.1f}  "
+              f"10M steps: {1e7 / rate / 60:6.1f} CPU-min")
 
 
 def bench_bar() -> None:
