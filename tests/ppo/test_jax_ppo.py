@@ -170,3 +170,34 @@ def test_twin_that_breaks_the_contract_in_play_refused_in_one_line(tmp_path, pat
     with pytest.raises(TwinContractError) as caught:
         train_twin(_broken(**patches), TINY, out_dir=tmp_path, progress=False)
     assert words in str(caught.value) and "\n" not in str(caught.value)
+
+
+def _coin_twin(probs: tuple[float, float]) -> types.ModuleType:
+    """A one-player game: chance draws outcome 0 or 1 by ``probs``, then the player's one move pays +1 after
+    outcome 1 and -1 after outcome 0."""
+    twin = types.ModuleType("coin_twin")
+    twin.NUM_PLAYERS, twin.NUM_DISTINCT_ACTIONS, twin.MAX_CHANCE_OUTCOMES, twin.OBSERVATION_SHAPE = 1, 2, 2, (2,)
+    twin.init = lambda: {"stage": jnp.int32(0), "coin": jnp.int32(0), "paid": jnp.zeros(1, jnp.float32)}
+    twin.current_player = lambda s: jnp.array([-1, 0, -4], jnp.int32)[s["stage"]]
+    twin.legal_mask = lambda s: jnp.full(2, True) & (s["stage"] == 1)
+    twin.chance_probs = lambda s: jnp.array(probs, jnp.float32) * (s["stage"] == 0)
+    twin.step = lambda s, a: {"stage": s["stage"] + 1, "coin": jnp.where(s["stage"] == 0, a, s["coin"]),
+                              "paid": jnp.where(s["stage"] == 1, 2.0 * s["coin"] - 1.0, 0.0)[None]}
+    twin.rewards = lambda s: s["paid"]
+    twin.observation_tensor = lambda s, p: jnp.zeros(2, jnp.float32)
+    return twin
+
+
+def test_chance_is_drawn_by_its_probabilities_and_a_bad_distribution_is_refused():
+    """4,096 games of the coin twin at probabilities (0.2, 0.8): the mean reward is within 5 standard errors
+    of 0.6; probabilities summing to 0.5 are a breach."""
+    twin = _coin_twin((0.2, 0.8))
+    env = TwinEnv(twin, twin_shape(twin))
+    state, view = env.reset(jax.random.key(1), 4096)
+    state, view = jax.jit(env.step)(state, jnp.zeros(4096, jnp.int32), jax.random.key(2))
+    assert bool(view["done"].all()) and int(view["flags"].max()) == 0
+    se = np.sqrt((1 - 0.6**2) / 4096)
+    assert abs(float(view["reward"].mean()) - 0.6) < 5 * se
+    bad = _coin_twin((0.2, 0.3))
+    _, view = TwinEnv(bad, twin_shape(bad)).reset(jax.random.key(1), 8)
+    assert int(view["flags"].max()) & 8
