@@ -109,7 +109,7 @@ def bench_bar() -> None:
     learner = TwinLearner(load_twin(), BAR, game="tic_tac_toe")
     params = {k: jax.numpy.asarray(v) for k, v in init_params(learner.policy, BAR.seed).items()}
     opt_state = learner.opt.init(params)
-    carry = learner.start(jax.random.key(BAR.seed))
+    carry = learner.start(jax.random.key(BAR.seed), params)
     spent, start = 0.0, tree_cpu(reaped=False)
     for update in range(BAR.updates):
         params, opt_state, carry = learner.update(params, opt_state, carry, update)

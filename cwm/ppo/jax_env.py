@@ -5,7 +5,8 @@ A JAX twin (the contract: ``cwm.jax_contract``) is a module of pure, fixed-shape
 over the batch: in each game the learner holds one seat (seats rotate game by game over the players, the
 first game of env ``i`` in seat ``i mod NUM_PLAYERS``), chance outcomes are drawn by ``chance_probs`` with
 explicit keys, the opponents play uniformly at random among their legal actions until the learner's turn,
-and a finished game restarts at once (auto-reset). The learner's reward of a step is the sum of its
+and a finished game restarts at once (auto-reset). For self-play the opponents' policy is an argument
+(the learner's network, ``cwm.ppo.jax_train``). The learner's reward of a step is the sum of its
 ``rewards`` entries over every move from its decision to its next one (the return, in games that pay
 only at the end).
 
@@ -21,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import types
+from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -42,6 +44,9 @@ BREACHES = {
     128: "a new game that ended before the learner's first decision",
     256: "a learner action that its own legal mask refused",
 }
+
+
+Opponent = Callable[[jax.Array, jax.Array, jax.Array], jax.Array]  # (observation, legal mask, key) -> action
 
 
 class TwinContractError(CwmError, ValueError):
@@ -140,10 +145,12 @@ class TwinEnv:
     Args:
       twin: the twin module (``twin_shape`` has checked it).
       shape: its constants.
+      opponent: the others' policy, ``(observation [obs_size], legal mask, key) -> action`` (self-play: the
+        learner's network); ``None``: uniformly random among the legal actions.
     """
 
-    def __init__(self, twin: types.ModuleType, shape: TwinShape):
-        self.twin, self.shape = twin, shape
+    def __init__(self, twin: types.ModuleType, shape: TwinShape, *, opponent: Opponent | None = None):
+        self.twin, self.shape, self.opponent = twin, shape, opponent
 
     def reset(self, key: jax.Array, num_envs: int) -> tuple[dict[str, Any], dict[str, jax.Array]]:
         """Fresh games (env ``i`` in seat ``i mod NUM_PLAYERS``): ``(env, view)``; the view's ``flags``
@@ -196,7 +203,11 @@ class TwinEnv:
             player = twin.current_player(state)
             mask = twin.legal_mask(state)
             flags |= jnp.where((player >= shape.num_players) | ((player < CHANCE) & (player != TERMINAL)), 32, 0)
-            opponent = jax.random.categorical(k_opp, jnp.where(mask, 0.0, -jnp.inf))
+            if self.opponent is None:
+                opponent = jax.random.categorical(k_opp, jnp.where(mask, 0.0, -jnp.inf))
+            else:
+                seen = twin.observation_tensor(state, jnp.maximum(player, 0)).reshape(-1).astype(jnp.float32)
+                opponent = self.opponent(seen, mask, k_opp)
             flags |= jnp.where((player >= 0) & ~mask.any(), 4, 0)
             action, chance_flags = self._chance(state, k_chance)
             action = jnp.where(player == CHANCE, action, opponent)

@@ -3,8 +3,9 @@
 ``train_twin`` trains the same policy as ``cwm.ppo.train.train`` (same ``TrainConfig``, network, loss,
 optimiser, checkpoint, curve and ``TrainResult``), PureJaxRL-style (Lu et al. 2022): one update is one
 jitted function, a ``lax.scan`` over ``rollout`` steps of ``num_envs`` vmapped games
-(``cwm.ppo.jax_env.TwinEnv``: auto-reset, chance drawn with explicit keys, the random opponent inside the
-scan, seats rotating game by game), then GAE (Schulman et al. 2016) as a reverse ``lax.scan``, then
+(``cwm.ppo.jax_env.TwinEnv``: auto-reset, chance drawn with explicit keys, the opponent inside the scan:
+random, or with ``TrainConfig.opponent="self"`` the learner's own network sampling the others' moves;
+seats rotating game by game), then GAE (Schulman et al. 2016) as a reverse ``lax.scan``, then
 ``epochs`` passes of ``minibatches`` gradient steps over shuffled whole segments. Nothing crosses to the
 host during an update but its breach flags (checked after each; a breach refuses the twin in one line).
 Evaluation (greedy against random, both seats) runs in JAX too, as one ``lax.while_loop``.
@@ -70,7 +71,7 @@ def train_twin(twin: types.ModuleType, config: TrainConfig, *, out_dir: str | Pa
     last = min(config.updates, stop_after if stop_after is not None else config.updates)
     while run.update < last:
         chunk_end = min(last, (run.update // config.checkpoint_every + 1) * config.checkpoint_every)
-        carry = learner.start(jax.random.key(_seed(config.seed, 1, run.update)))
+        carry = learner.start(jax.random.key(_seed(config.seed, 1, run.update)), run.params)
         while run.update < chunk_end:
             run.params, run.opt_state, carry = learner.update(run.params, run.opt_state, carry, run.update)
             run.update += 1
@@ -109,9 +110,10 @@ class TwinLearner:
         self._start = jax.jit(self._start_fn)
         self._evaluate = jax.jit(self._evaluate_fn, static_argnames=("games", "max_steps"))
 
-    def start(self, key: jax.Array) -> dict[str, Any]:
-        """Fresh games for a chunk of updates: the rollout's carry."""
-        carry, flags = self._start(key)
+    def start(self, key: jax.Array, params: Any) -> dict[str, Any]:
+        """Fresh games for a chunk of updates (in self-play the opening moves of the others are ``params``'):
+        the rollout's carry."""
+        carry, flags = self._start(key, params)
         _refuse(flags)
         return carry  # type: ignore[no-any-return]
 
@@ -137,8 +139,8 @@ class TwinLearner:
             raise ValueError(f"an evaluation game did not end within {max_steps} moves of the learner")
         return summary(result, np.asarray(seats), self.config.loss_weight)
 
-    def _start_fn(self, key: jax.Array) -> tuple[dict[str, Any], jax.Array]:
-        env, view = self.env.reset(key, self.config.num_envs)
+    def _start_fn(self, key: jax.Array, params: Any) -> tuple[dict[str, Any], jax.Array]:
+        env, view = self._training_env(params).reset(key, self.config.num_envs)
         hidden = jnp.zeros((self.config.num_envs, self.config.hidden), jnp.float32)
         carry = {"env": env, "view": view, "hidden": hidden, "starts": jnp.ones(self.config.num_envs, bool)}
         return carry, _any_flags(view["flags"])
@@ -163,12 +165,25 @@ class TwinLearner:
         k_act, k_env = jax.random.split(key)
         hidden = carry["hidden"] * ~starts[:, None]
         action, logp, value, hidden = act(params, view["obs"], view["mask"], hidden, k_act)
-        env, nxt = self.env.step(carry["env"], action.astype(jnp.int32), k_env)
+        env, nxt = self._training_env(params).step(carry["env"], action.astype(jnp.int32), k_env)
         reward = nxt["reward"]
         reward = jnp.where(reward < 0, reward * self.config.loss_weight, reward)
         row = {"obs": view["obs"], "mask": view["mask"], "starts": starts, "actions": action, "logp": logp,
                "values": value, "rewards": reward, "dones": nxt["done"].astype(jnp.float32), "flags": nxt["flags"]}
         return {"env": env, "view": nxt, "hidden": hidden, "starts": nxt["done"]}, row
+
+    def _training_env(self, params: Any) -> TwinEnv:
+        """The games the learner trains in: against random, or (self-play) against ``params``' sampled moves
+        (the network without memory: a recurrent one starts from a zero state at every move)."""
+        if self.config.opponent == "random":
+            return self.env
+
+        def opponent(obs: jax.Array, mask: jax.Array, key: jax.Array) -> jax.Array:
+            hidden = jnp.zeros((1, self.config.hidden), jnp.float32)
+            logits, _, _ = forward(params, obs[None], hidden, jnp)
+            return jax.random.categorical(key, masked_logits(logits, mask[None], jnp))[0]
+
+        return TwinEnv(self.env.twin, self.shape, opponent=opponent)
 
     def _epochs(self, params: Any, opt_state: Any, rows: dict[str, jax.Array], hidden0: jax.Array,
                 key: jax.Array) -> tuple[Any, Any]:
@@ -254,7 +269,7 @@ def time_twin_update(twin: types.ModuleType, config: TrainConfig, *, repeats: in
     ``config.seed``."""
     learner = TwinLearner(twin, config)
     run = _fresh(learner.policy, config, learner.opt)
-    carry = learner.start(jax.random.key(config.seed))
+    carry = learner.start(jax.random.key(config.seed), run.params)
     params, opt_state, carry = learner.update(run.params, run.opt_state, carry, 0)
     jax.block_until_ready(params)
     start = time.process_time()

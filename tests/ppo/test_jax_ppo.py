@@ -201,3 +201,22 @@ def test_chance_is_drawn_by_its_probabilities_and_a_bad_distribution_is_refused(
     bad = _coin_twin((0.2, 0.3))
     _, view = TwinEnv(bad, twin_shape(bad)).reset(jax.random.key(1), 8)
     assert int(view["flags"].max()) & 8
+
+
+def test_self_play_opponents_move_by_the_learners_network(tmp_path):
+    """With ``opponent="self"`` the others sample from the learner's network: weights whose policy head puts
+    everything on cell 8 make x open there in every game where the learner is o (random would spread the
+    openings over the nine cells); a short self-play run trains; cwm's Python trainer refuses self-play."""
+    config = dataclasses.replace(TINY, opponent="self")
+    learner = TwinLearner(load_twin(), config)
+    params = {k: jnp.asarray(v) for k, v in init_params(learner.policy, seed=0).items()}
+    params["b_pi"] = params["b_pi"].at[8].set(50.0)
+    state, view = jax.jit(lambda k: learner._training_env(params).reset(k, 64))(jax.random.key(3))
+    boards = np.asarray(state["state"]["board"])[np.asarray(view["seat"]) == 1]
+    assert len(boards) == 32 and (boards[:, 8] == 1).all() and (boards.sum(axis=1) == 1).all()
+    result = train_twin(load_twin(), config, out_dir=tmp_path / "self", progress=False)
+    assert [row["update"] for row in result.curve] == [2, 4]
+    with pytest.raises(ValueError, match=r"\(self-play\) needs a JAX twin"):
+        from cwm.ppo.train import train
+
+        train(None, config, out_dir=tmp_path / "py", progress=False)  # type: ignore[arg-type]
