@@ -7,7 +7,7 @@ import dataclasses
 import json
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from cwm.arena import cost
 from cwm.bundle import load_bundle
@@ -22,7 +22,8 @@ _ABOUT = ("Trains PPO against a uniformly random opponent inside the bundle's ow
           "written into the bundle in place (policy.npz and encoder.py; the manifest is re-hashed), replacing an "
           "earlier policy, so `ppo:BUNDLE` plays it. The run directory keeps each seed's checkpoints, the best "
           "policy and the learning curves (curve.png); running the same command again continues from the "
-          "checkpoints. Needs the jax extra (pip install 'cwm[jax]').")
+          "checkpoints. A bundle with a JAX twin (jax_twin.py) trains on it instead, entirely in JAX in one sandbox "
+          "child per seed (--env). Needs the jax extra (pip install 'cwm[jax]').")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -43,6 +44,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--rollout", type=int, default=32, help="steps of each game per update (default 32)")
     q.add_argument("--eval-every", type=int, default=10, help="updates between evaluations (default 10)")
     q.add_argument("--eval-games", type=int, default=200, help="games against random per evaluation (default 200)")
+    q.add_argument("--env", choices=("auto", "python", "jax"), default="auto",
+                   help="what the games run on: the bundle's model in a training worker (python), or its JAX twin "
+                        "with the network in one jitted update, the whole run in a sandbox child (jax; needs the "
+                        "bundle's jax_twin.py and encoder.py); default auto: jax when the bundle has a JAX twin")
     q.add_argument("--network", choices=("auto", "feed-forward", "recurrent"), default="auto",
                    help="a GRU over the observation sequence, or not (default auto: recurrent for hidden information)")
     q.add_argument("--executor", default="inline", help="where the seeds run: inline (one after another here, "
@@ -73,6 +78,26 @@ def train_config(args: argparse.Namespace, *, recurrent: bool) -> TrainConfig:
                        minibatches=min(4, args.num_envs))
 
 
+def training_twin(bundle: Any, env: str, *, encoder: str | None, num_envs: int, minibatches: int) -> str:
+    """The JAX twin's source to train on (``""``: the model), for ``--env``.
+
+    Raises:
+      UsageError: ``--env jax`` without a twin or the bundle's encoder (the twin's tensor is checked against the
+        bundle's ``encoder.py``, not against ``--encoder``), or games not a multiple of the minibatches.
+    """
+    twin: str | None = getattr(bundle, "jax_twin", None)  # the bundle's checked jax_twin.py (cwm.bundle)
+    if env == "python" or (env == "auto" and not twin):
+        return ""
+    if not twin:
+        raise UsageError(f"--env jax: {bundle.path} has no jax_twin.py (cwm synthesize GAME --target jax --from BUNDLE)")
+    if encoder is not None or "encoder.py" not in bundle.sources:
+        raise UsageError("--env jax trains on the twin's observation tensor, which the bundle's load checks against "
+                         "its own encoder.py: the bundle needs one, and --encoder cannot replace it")
+    if num_envs % minibatches:
+        raise UsageError(f"--env jax: --num-envs ({num_envs}) must be a multiple of {minibatches} (the minibatches)")
+    return twin
+
+
 def cmd_train_ppo(args: argparse.Namespace) -> int:
     try:
         from cwm.ppo import bundle as ppo_bundle  # the jax extra: cwm's other commands run without it
@@ -83,7 +108,9 @@ def cmd_train_ppo(args: argparse.Namespace) -> int:
     recurrent = (not bundle.spec.perfect_information) if args.network == "auto" else args.network == "recurrent"
     config = train_config(args, recurrent=recurrent)
     encoder = Path(args.encoder).read_text(encoding="utf-8") if args.encoder else None
-    source = ppo_bundle.training_source(bundle, encoder)
+    twin = training_twin(bundle, args.env, encoder=encoder, num_envs=config.num_envs, minibatches=config.minibatches)
+    print(f"training on: {'the JAX twin (jax_twin.py), all in JAX in a sandbox child' if twin else 'the model (model.py) in a training worker'}")
+    source = ppo_bundle.training_source(bundle, encoder, twin_source=twin)
     out = Path(args.out) if args.out else bundle.path.with_name(bundle.path.name + "-ppo")
     seeds = list(range(args.first_seed, args.first_seed + args.seeds))
     executor = make_executor(args.executor)

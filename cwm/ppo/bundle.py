@@ -22,6 +22,7 @@ from cwm.bundle import Bundle, BundleError
 from cwm.bundle.policy import ENCODER_FILE, load_policy, save_policy
 from cwm.executors import InlineExecutor, JobCrashed
 from cwm.games import trajectories
+from cwm.ppo.contained import time_twin_contained
 from cwm.ppo.seeds import EnvSource, train_seeds
 from cwm.ppo.train import CHECKPOINT, TrainConfig, TrainResult, read_checkpoint, time_update
 from cwm.sandbox.checkers import sandbox_check_encoder
@@ -67,9 +68,11 @@ class TrainingEstimate:
         return dataclasses.asdict(self) | {"cpu_s": self.cpu_s, "wall_s": self.wall_s}
 
 
-def training_source(bundle: Bundle, encoder_source: str | None = None) -> EnvSource:
+def training_source(bundle: Bundle, encoder_source: str | None = None, *, twin_source: str = "") -> EnvSource:
     """What to train in: the bundle's model with ``encoder_source`` (default: the bundle's ``encoder.py``),
-    both contained; the encoder is checked first (``cwm.checks.encoder``) on the bundle's stored games.
+    both contained; the encoder is checked first (``cwm.checks.encoder``) on the bundle's stored games. With
+    ``twin_source`` (the bundle's ``jax_twin.py``, checked at load against the model and the bundle's encoder),
+    the seeds train on the twin entirely in JAX, contained (``cwm.ppo.contained``).
 
     Raises:
       BundleError: no encoder given and none in the bundle, or an encoder that fails its checks (the first
@@ -85,7 +88,8 @@ def training_source(bundle: Bundle, encoder_source: str | None = None) -> EnvSou
         why = report.problems[0] if report.problems else "no observation was encoded"
         raise BundleError(f"the encoder fails its checks on {bundle.path}'s stored games "
                           f"({len(report.problems)} problems): {why}")
-    return EnvSource(game=bundle.spec.name, encoder_source=source, model_source=bundle.sources["model.py"])
+    return EnvSource(game=bundle.spec.name, encoder_source=source, model_source=bundle.sources["model.py"],
+                     twin_source=twin_source)
 
 
 def updates_done(out_dir: str | Path, seed: int) -> int:
@@ -122,6 +126,8 @@ def estimate_training(source: EnvSource, config: TrainConfig, seeds: Sequence[in
 def _time_update(job: tuple[EnvSource, TrainConfig]) -> float:
     """One timed update (a top-level function: executors pickle it)."""
     source, config = job
+    if source.twin_source:
+        return time_twin_contained(source.twin_source, config, game=source.game)
     with source.open() as envs:
         return time_update(envs, config)
 

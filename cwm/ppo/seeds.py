@@ -17,6 +17,7 @@ from cwm.contract import ENCODER_API
 from cwm.executors import InlineExecutor, JobCrashed
 from cwm.games.oracle import oracle_model
 from cwm.model import ActionCodec, WorldModel
+from cwm.ppo.contained import train_twin_contained
 from cwm.ppo.train import Envs, TrainConfig, TrainResult, train
 from cwm.sandbox import load_source
 from cwm.sandbox.training import ContainedEnvs
@@ -33,12 +34,17 @@ class EnvSource:
       model_source: the world model's code; empty for the oracle CWM of ``game`` (trusted, in-process).
       contained: run the model and the encoder in a hardened training worker (the default: they are
         untrusted); ``False`` loads them (gated) in the training process, for code you have read.
+      twin_source: a JAX twin of the model (``jax_twin.py``): when given, each seed trains entirely in JAX on
+        the twin in one sandbox child (``cwm.ppo.contained``), reading the twin's observation tensor (which
+        the bundle's load checked against ``encoder_source``); the model is not stepped, and there are no
+        checkpoints.
     """
 
     game: str
     encoder_source: str
     model_source: str = ""
     contained: bool = True
+    twin_source: str = ""
 
     @contextlib.contextmanager
     def open(self) -> Iterator[Envs]:
@@ -63,6 +69,8 @@ class EnvSource:
 def _train_one(job: tuple[EnvSource, TrainConfig, str, bool]) -> TrainResult:
     """One seed's run (a top-level function: executors pickle it)."""
     source, config, out_dir, progress = job
+    if source.twin_source:
+        return train_twin_contained(source.twin_source, config, game=source.game)
     with source.open() as envs:
         return train(envs, config, out_dir=out_dir, game=source.game, progress=progress)
 

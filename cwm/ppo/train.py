@@ -87,6 +87,8 @@ class TrainConfig:
       eval_every, eval_games: updates between evaluations against random, and games per evaluation.
       checkpoint_every: updates between checkpoints (the games restart there).
       seed: seeds the weights, the sampling and the games.
+      opponent: ``random`` (uniformly random legal moves), or ``self`` (self-play: the others sample from the
+        learner's current network; on a JAX twin only, ``cwm.ppo.jax_train``). Evaluations are against random.
     """
 
     total_steps: int = 200_000
@@ -109,6 +111,7 @@ class TrainConfig:
     eval_games: int = 200
     checkpoint_every: int = 50
     seed: int = 0
+    opponent: str = "random"
 
     def check(self) -> None:
         """Raises ``ValueError`` naming the first setting out of range."""
@@ -119,6 +122,8 @@ class TrainConfig:
         if self.minibatches > self.num_envs:
             raise ValueError(f"TrainConfig.minibatches ({self.minibatches}) may not exceed num_envs ({self.num_envs}): "
                              f"a minibatch holds whole games")
+        if self.opponent not in ("random", "self"):
+            raise ValueError(f"TrainConfig.opponent must be 'random' or 'self', got {self.opponent!r}")
         if not self.loss_weight > 0:
             raise ValueError(f"TrainConfig.loss_weight must be > 0, got {self.loss_weight!r}")
 
@@ -164,6 +169,8 @@ def train(envs: Envs, config: TrainConfig, *, out_dir: str | Path, game: str = "
       stop_after: stop (with a checkpoint) after this many updates in all: for tests of resuming.
     """
     config.check()
+    if config.opponent != "random":
+        raise ValueError("TrainConfig.opponent 'self' (self-play) needs a JAX twin (cwm.ppo.jax_train.train_twin)")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     obs_size = envs.make(1, config.seed).reset().obs.shape[1]
@@ -306,6 +313,11 @@ def evaluate(params: dict[str, np.ndarray], envs: Envs, *, games: int, seed: int
         hidden = hidden * ~step.done[:, None]
     if np.isnan(result).any():
         raise ValueError(f"an evaluation game did not end within {max_steps} moves of the learner")
+    return summary(result, seats, loss_weight)
+
+
+def summary(result: np.ndarray, seats: np.ndarray, loss_weight: float) -> dict[str, float]:
+    """``evaluate``'s row from the learner's returns (one per game) and its seat in each game."""
     row = {"mean_return": float(result.mean()), "win_rate": float((result > 0).mean()),
            "loss_rate": float((result < 0).mean()), "score": float(_weighted(result, loss_weight).mean())}
     for seat in (0, 1):

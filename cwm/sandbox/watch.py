@@ -5,7 +5,8 @@ zygote that forked it. It is killed when
 
 - ``cpu``: it used more CPU time than its budget (and a margin): the verdict that counts;
 - ``asleep``: it spent ``sleep_allowance`` seconds in all in an interruptible sleep (state ``S``: a CPU-bound
-  job never sleeps; a child that blocks is stuck). Neither a child waiting for the disk (``D``: page-ins
+  job never sleeps; a child that blocks is stuck) without its CPU time moving between two looks (a
+  multi-threaded child, JAX's, waits in its main thread while its other threads compute). Neither a child waiting for the disk (``D``: page-ins
   on a machine short of memory) nor one blocked writing its answer into a pipe that holds a backlog its
   reader has not read yet (the reader is the slow one) is asleep;
 - ``wall``: its wall time passed the backstop ``wall_backstop``: at least the configured floor and the CPU
@@ -86,7 +87,7 @@ class Watch:
         self.pid, self.cpu_limit, self.kill_on_cpu = pid, cpu_limit, kill_on_cpu
         self.floor, self.sleep_allowance = floor, sleep_allowance
         self.start = time.monotonic()
-        self.cpu0 = cpu_and_state(pid)[0]
+        self.cpu0 = self._last_cpu = cpu_and_state(pid)[0]
         self.asleep = 0.0
         self._next = self.start + POLL_S
 
@@ -107,7 +108,8 @@ class Watch:
         used = max(0.0, cpu - self.cpu0)
         if self.kill_on_cpu and used > self.cpu_limit + cpu_margin(self.cpu_limit):
             return "cpu"
-        if state == "S" and (fd is None or not backlog(fd)):
+        working, self._last_cpu = cpu > self._last_cpu, cpu
+        if state == "S" and not working and (fd is None or not backlog(fd)):
             self.asleep += POLL_S
             if self.asleep > self.sleep_allowance:
                 return "asleep"

@@ -80,6 +80,21 @@ def test_a_sleeping_child_is_ended_by_its_sleep_allowance() -> None:
         child.wait()
 
 
+def test_a_child_waiting_on_its_own_working_thread_is_not_asleep() -> None:
+    """JAX's shape: the main thread blocks (state S) while another thread computes; the child's CPU time moves,
+    so it is ended for its CPU time, not as asleep."""
+    child = _spawn("import threading\nt = threading.Thread(target=lambda: [0 for _ in iter(int, 1)])\n"
+                   "t.start()\nt.join()\n")
+    try:
+        time.sleep(0.3)
+        watch = Watch(child.pid, cpu_limit=2.0, kill_on_cpu=True, floor=0.05, sleep_allowance=0.5)
+        assert _watch_until_over(watch, 120.0) == "cpu"
+        assert watch.asleep <= 0.5
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+
+
 def _looks_until_over(watch: Watch, looks: int, fd: int | None = None) -> str | None:
     """Looks ``looks`` times in a row, as a reader does every POLL_S (each look that finds the child asleep
     counts POLL_S): what the verdict is does not depend on how long the looks take."""
