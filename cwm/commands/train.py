@@ -85,7 +85,7 @@ def training_twin(bundle: Any, env: str, *, encoder: str | None, num_envs: int, 
       UsageError: ``--env jax`` without a twin or the bundle's encoder (the twin's tensor is checked against the
         bundle's ``encoder.py``, not against ``--encoder``), or games not a multiple of the minibatches.
     """
-    twin: str | None = getattr(bundle, "jax_twin", None)  # the bundle's checked jax_twin.py (cwm.bundle)
+    twin: str | None = bundle.jax_twin  # the bundle's checked jax_twin.py (cwm.bundle)
     if env == "python" or (env == "auto" and not twin):
         return ""
     if not twin:
