@@ -123,3 +123,15 @@ def test_gt_ismcts_keyed_by_traces_beats_random_play_on_an_engine_without_inform
     assert all(s["fallback_moves"] == 0 and s["exact_draws"] == s["draws"] > 0 for s in stats), stats[:2]
     mean, error = sum(won) / len(won), (sum((w - sum(won) / len(won)) ** 2 for w in won) / (len(won) - 1) / len(won)) ** 0.5
     assert mean - 2 * error > 0, (mean, error)
+
+
+def test_cwm_run_of_crazy_eights_refuses_its_default_ground_truth_opponent_in_one_line(tmp_path, capsys):
+    """The suite's crazy eights is keyed by traces but has no world the generic resampler can draw: ``cwm run``
+    (gt-ismcts among its default opponents) stops before any LLM call, with the resampler's one line."""
+    from cwm.cli import main
+
+    code = main(["run", "crazy_eights_3p", "--out", str(tmp_path / "run"), "--quiet"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1
+    assert "gt-ismcts cannot play crazy_eights_3p" in err and "found no world consistent" in err
+    assert not (tmp_path / "run").exists()
