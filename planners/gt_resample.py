@@ -34,6 +34,7 @@ import numpy as np
 import pyspiel
 
 from cwm.types import CHANCE, CwmError
+from planners.info_key import has_information_states
 
 StateKey = Callable[[pyspiel.State], Hashable]
 # The other players' policy: (state, acting player) -> (action, probability) pairs over legal actions, the
@@ -54,8 +55,8 @@ class Trace:
     Attributes:
       tokens: per state of the history, the player's (role, observation text).
       own: per move of the history, the player's action there, or ``None`` where someone else moved.
-      final_key: the player's information-state string at the last state, when the game has one and the
-        player acts there (a drawn world must match it exactly).
+      final_key: the player's information-state string at the last state, when the engine has them and the
+        player acts there (a drawn world must match it exactly; without them the trace is the whole key).
     """
 
     tokens: tuple[tuple[int, str], ...]
@@ -273,7 +274,10 @@ def _trace_of(state: pyspiel.State, player: int) -> Trace:
         replay.apply_action(a)
         tokens.append(_token(replay, player))
     final = None
-    if state.get_game().get_type().provides_observation_string and state.current_player() == player:
+    game = state.get_game()
+    if game.get_type().provides_observation_string and state.current_player() == player and (
+        has_information_states(game)
+    ):
         final = state.information_state_string(player)  # what ISMCTS compares a drawn world by
     return Trace(tuple(tokens), tuple(own), final)
 

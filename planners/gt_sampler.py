@@ -16,6 +16,7 @@ import pyspiel
 
 from cwm.files import quiet_stderr
 from planners.gt_resample import HistoryResampler, ResampleFailure
+from planners.info_key import info_key, keys_problem
 
 
 def resample_from_infostate(state: pyspiel.State, player: int, rng: np.random.Generator) -> pyspiel.State:
@@ -94,9 +95,10 @@ def _not_implemented(error: Exception) -> bool:
 def resampler_problem(game: pyspiel.Game) -> str:
     """Why no ground-truth resampler can serve ISMCTS in ``game`` (``""`` when one can).
 
-    ISMCTS keys its statistics by information-state strings, so a game without them cannot be searched (asked
-    at its first decision: some engines have them without saying so); the generic resampler needs listed
-    chance outcomes, so an engine that only samples its chance events serves only if it resamples itself.
+    ISMCTS keys its statistics by information states: the engine's strings, else each player's trace of
+    observations (``planners.info_key``), so a game with neither strings cannot be searched; the generic
+    resampler needs listed chance outcomes, so an engine that only samples its chance events serves only if
+    it resamples itself.
     """
     name = str(game)
     if name not in _PROBLEMS:
@@ -111,15 +113,11 @@ def _problem(game: pyspiel.Game) -> str:
     gtype = game.get_type()
     if gtype.dynamics == pyspiel.GameType.Dynamics.SIMULTANEOUS:
         return f"{gtype.short_name} has simultaneous moves; ISMCTS plays turn-based games (pyspiel.convert_to_turn_based)"
-    state = _first_decision(game)
-    if state is None:
+    if _first_decision(game) is None:
         return ""  # no decision ever: nothing is searched
-    try:
-        with quiet_stderr():
-            state.information_state_string(state.current_player())
-    except pyspiel.SpielError as e:
-        return (f"ISMCTS keys its statistics by information-state strings, and {gtype.short_name} has none "
-                f"(its engine says: {str(e).strip()[:200]})")
+    problem = keys_problem(game)
+    if problem:
+        return f"ISMCTS keys its statistics by information states, and {problem}"
     if engine_resamples(game):
         return ""
     if gtype.chance_mode == pyspiel.GameType.ChanceMode.SAMPLED_STOCHASTIC:
@@ -202,7 +200,7 @@ def _self_test(game: pyspiel.Game) -> str:
             try:
                 with quiet_stderr():
                     world = sampler(state, player, rng)
-                    ok = world.information_state_string(player) == state.information_state_string(player)
+                    ok = info_key(world, player) == info_key(state, player)
             except (ResampleFailure, pyspiel.SpielError):
                 ok = False
             failed += not ok

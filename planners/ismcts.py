@@ -3,7 +3,8 @@
 Each simulation draws a full state (a "determinization") consistent with what the searching player
 knows, from a sampler: ground-truth resampling (``resample_from_infostate``) for GT-ISMCTS, or a
 synthesized inference function for CWM agents. Statistics live in nodes keyed by the information-state
-string of whoever acts at a state, so every determinization shares them.
+string of whoever acts at a state, so every determinization shares them; on an engine without
+information-state strings, by the actor's perfect-recall trace (``planners.info_key``).
 
 Reference: Cowling, Powley & Whitehouse, "Information Set Monte Carlo Tree Search" (IEEE TCIAIG 2012);
 the multiple-observer tree keyed by each actor's information state follows OpenSpiel's ISMCTS.
@@ -23,6 +24,7 @@ from cwm.types import CHANCE, TERMINAL
 from planners.config import DEFAULT_SEARCH, SearchConfig
 from planners.evaluators import ValueFn, leaf_evaluator
 from planners.gt_sampler import GroundTruthSampler, resample_from_infostate  # noqa: F401  (re-exported)
+from planners.info_key import EngineKeys, TraceKeys, has_information_states, trace_key
 from planners.rollout import rng_from, sample_outcome
 from planners.search import paranoid
 from planners.settings import ISMCTSSettings
@@ -81,6 +83,10 @@ class ISMCTS:
         (``Exception``: never the arena's move timer or a worker's budget interrupt) is a failed draw.
       max_game_length: the game's longest possible play, the default rollout cap (as in ``MCTS``).
       seed: an int, an ``np.random.Generator`` or ``None`` for ``config.seed``.
+      trace_keys: key the information states of OpenSpiel states by the players' perfect-recall traces
+        (``planners.info_key``) instead of the engine's strings; ``None`` (the default): only on engines that
+        have no ``information_state_string``. The traces split states as perfect-recall strings do, so the
+        search is the same either way on such an engine (a test shows it on Kuhn poker).
 
     Attributes:
       searches, simulations, draws, failed_draws, fallbacks: over this searcher's life, the moves searched,
@@ -102,6 +108,7 @@ class ISMCTS:
         sampler: Sampler | None = None,
         max_game_length: int | None = None,
         seed: int | np.random.Generator | None = None,
+        trace_keys: bool | None = None,
     ):
         config.check("ISMCTS", value_fn=value_fn is not None)
         settings = config.ismcts() if isinstance(config, SearchConfig) else config
@@ -127,13 +134,16 @@ class ISMCTS:
         self.fallbacks = 0
         self._children: dict[tuple[int, int], tuple[Any, Any]] = {}  # this search's (parent, child) by edge
         self._paranoid_for: int | None = None  # the searching player of a paranoid search, else None (max^n)
+        self.trace_keys = trace_keys
+        self._traced = False  # this search keys information states by traces
 
     def search(self, state: Any, *, keep_tree: bool = False) -> SearchResult:
         """Searches from the current player's information state at ``state`` (left unchanged).
 
         Args:
-          state: needs ``current_player``, ``legal_actions`` and ``information_state_string``; the sampler
-            receives it (an OpenSpiel state, a model state, or a view of one player's history).
+          state: needs ``current_player``, ``legal_actions`` and ``information_state_string`` (an OpenSpiel
+            state may do without: ``trace_keys``); the sampler receives it (an OpenSpiel state, a model state,
+            or a view of one player's history).
           keep_tree: return the tree (an ``InfoTree``) in ``SearchResult.tree``.
         """
         player = state.current_player()
@@ -145,16 +155,17 @@ class ISMCTS:
             if cap != self.max_rollout_steps:
                 self.max_rollout_steps = cap
                 self.evaluator = leaf_evaluator(self.settings, self.value_fn, cap)
-        root_key = state.information_state_string(player)
+        self._traced = self._uses_traces(state)
+        root_key = trace_key(state, player) if self._traced else state.information_state_string(player)
         self._paranoid_for = player if self.settings.backup == "paranoid" else None
         nodes: dict[str, InfoNode] = {}
         self._children = {}
         done = 0
         for _ in range(self.num_simulations):
-            world = self._draw(state, player, root_key)
-            if world is None:
+            drawn = self._draw(state, player, root_key)
+            if drawn is None:
                 break
-            self._simulate(world, nodes)
+            self._simulate(*drawn, nodes)
             done += 1
         self._children = {}
         result = self._result(state, nodes.get(root_key), done)
@@ -175,21 +186,30 @@ class ISMCTS:
         return {"moves": self.searches, "simulations": self.simulations, "draws": self.draws,
                 "rejected_draws": self.failed_draws, "fallback_moves": self.fallbacks}
 
-    def _draw(self, state: Any, player: int, root_key: str) -> Any:
+    def _uses_traces(self, state: Any) -> bool:
+        if not isinstance(state, pyspiel.State):
+            return False  # model states and views key themselves
+        if self.trace_keys is None:
+            return not has_information_states(state.get_game())
+        return self.trace_keys
+
+    def _draw(self, state: Any, player: int, root_key: str) -> tuple[Any, EngineKeys | TraceKeys] | None:
+        """A world whose information state for ``player`` is the root's, with its keys (``None``: every try
+        failed)."""
         for _ in range(self.max_sample_tries):
             try:
                 world = self.sampler(state, player, self.np_rng)
-                if world is not state and world.current_player() == player and (
-                    world.information_state_string(player) == root_key
-                ):
-                    self.draws += 1
-                    return world
+                if world is not state and world.current_player() == player:
+                    keys = TraceKeys(world) if self._traced else EngineKeys(world)
+                    if keys.key(player) == root_key:
+                        self.draws += 1
+                        return world, keys
             except Exception:  # any failure of the sampler (or the world it drew) is a failed draw
                 pass
             self.failed_draws += 1
         return None
 
-    def _simulate(self, world: Any, nodes: dict[str, InfoNode]) -> None:
+    def _simulate(self, world: Any, keys: EngineKeys | TraceKeys, nodes: dict[str, InfoNode]) -> None:
         in_place = isinstance(world, pyspiel.State)  # a fresh determinization: safe to move in place
         path: list[tuple[InfoNode, int, int]] = []
         s = world
@@ -199,9 +219,11 @@ class ISMCTS:
                 returns = s.returns()
                 break
             if player == CHANCE:
-                s = self._move(s, sample_outcome(s.chance_outcomes(), self.rng), in_place)
+                outcome = sample_outcome(s.chance_outcomes(), self.rng)
+                s = self._move(s, outcome, in_place)
+                keys.moved(CHANCE, outcome, s)
                 continue
-            key = s.information_state_string(player)
+            key = keys.key(player)
             node = nodes.get(key)
             if node is None:
                 nodes[key] = InfoNode()
@@ -210,6 +232,7 @@ class ISMCTS:
             action = self._select(node, s.legal_actions())
             path.append((node, action, player))
             s = self._move(s, action, in_place)
+            keys.moved(player, action, s)
         if self._paranoid_for is not None:
             returns = paranoid(returns, self._paranoid_for)
         for node, action, player in path:

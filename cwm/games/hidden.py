@@ -1,8 +1,8 @@
 """The hidden information of a game, one player's view of it, and its true posterior from the ground truth.
 
 The hidden information at a state, for a player, is what the other players know and the player does not.
-Generically that is the other players' information-state strings (their own observations and actions so
-far, in the ground truth's words); a game in ``HIDDEN`` names a smaller feature that says the same or the
+Generically that is the other players' information states (their own observations and actions so far: the
+ground truth's information-state strings, or each one's perfect-recall trace where the engine has none); a game in ``HIDDEN`` names a smaller feature that says the same or the
 part worth measuring (Leduc: the opponent's private card; Quadranto: the opponent's square now). The true
 posterior of that feature at one player's information state comes from ``planners.gt_resample`` (exact
 enumeration where the game is small enough), else from the engine's own ``resample_from_infostate``, else
@@ -18,42 +18,29 @@ from collections.abc import Callable, Hashable
 import numpy as np
 import pyspiel
 
-from cwm.files import quiet_stderr
 from cwm.games import registry as games
 from cwm.types import CHANCE, JSON
 from planners.gt_resample import HistoryResampler, ResampleFailure, StateKey
 from planners.gt_sampler import engine_resamples
+from planners.info_key import has_information_states, trace_key
 from planners.ismcts import resample_from_infostate
 
 Feature = Callable[[games.GameSpec, pyspiel.State, int], Hashable]
 
 
 def others_information(spec: games.GameSpec, state: pyspiel.State, player: int) -> Hashable:
-    """The generic hidden information, from the game's own information: every other player's
-    information-state string where the game has them (some games have them without declaring so); else
-    each one's observation string; else each one's observation as ``spec``'s view shows it (a text view is
+    """The generic hidden information, from the game's own information: every other player's information
+    state, as the engine's information-state string where the game has them (some games have them without
+    declaring so), else as that player's perfect-recall trace key (``planners.info_key``: its observation
+    strings and own actions so far); else each one's observation as ``spec``'s view shows it (a text view is
     one string). Any game has one of the three."""
     others = [p for p in range(state.num_players()) if p != player]
-    if _has_information_states(state):
+    game = state.get_game()
+    if has_information_states(game):
         return tuple(state.information_state_string(p) for p in others)
-    if state.get_game().get_type().provides_observation_string:
-        return tuple(state.observation_string(p) for p in others)
+    if game.get_type().provides_observation_string:
+        return tuple(trace_key(state, p) for p in others)
     return tuple(_hashable(games.observe(spec, state, p)) for p in others)
-
-
-_INFORMATION_STATES: dict[str, bool] = {}  # game string -> whether its states have information-state strings
-
-
-def _has_information_states(state: pyspiel.State) -> bool:
-    key = str(state.get_game())
-    if key not in _INFORMATION_STATES:
-        try:
-            with quiet_stderr():  # OpenSpiel prints the error before raising it
-                state.information_state_string(0)
-            _INFORMATION_STATES[key] = True
-        except (RuntimeError, NotImplementedError):  # pyspiel.SpielError: the game has none
-            _INFORMATION_STATES[key] = False
-    return _INFORMATION_STATES[key]
 
 
 class FeatureError(ValueError):

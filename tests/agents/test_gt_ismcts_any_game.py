@@ -33,7 +33,8 @@ def _gt_ismcts_stats(game, tmp_path, matches=2):
     (TINY_POKER, "generic"),  # a user's module game without resampling
     ("rock_paper_scissors", "generic"),  # OpenSpiel's turn-based wrapper has none either
     ("hand_of_war", "engine"), ("quadranto", "engine"), (TINY_NIM, "engine"),
-], ids=["tiny_poker", "rps", "hand_of_war", "quadranto", "tiny_nim"])
+    ("coin_game", "generic"),  # no information-state strings either: keyed by the players' traces
+], ids=["tiny_poker", "rps", "hand_of_war", "quadranto", "tiny_nim", "coin_game"])
 def test_gt_ismcts_never_falls_back_and_stderr_stays_quiet(game, resampler, tmp_path, capfd):
     for stats in _gt_ismcts_stats(game, tmp_path):
         assert stats["fallback_moves"] == 0 and stats["rejected_draws"] == 0 and stats["draws"] >= 20, stats
@@ -51,8 +52,9 @@ def test_match_records_say_how_draws_were_made(tmp_path):
 
 
 @pytest.mark.parametrize("game,reason", [
-    ("crazy_eights", "information-state strings"),  # nothing to key ISMCTS's statistics by
-    ("coin_game", "information-state strings"),
+    # keyed by traces, but the hand appears whole after a deal the player does not see, card by card: no
+    # forward draw matches it, and the deals are far too many to enumerate
+    ("crazy_eights", "found no world consistent with the player's information in 8 of 8 draws"),
 ])
 def test_a_game_no_resampler_can_serve_is_refused_before_any_match(game, reason, tmp_path):
     with pytest.raises(AgentSpecError, match=reason):
@@ -103,3 +105,33 @@ def test_a_contained_cwm_agent_with_inference_draws_every_world_it_asks_for(tmp_
     assert all(r.forfeit_seat is None for r in results)
     assert sum(s["draws"] for s in stats) >= 20 * len(stats)
     assert all(s["rejected_draws"] == 0 and s["fallback_moves"] == 0 for s in stats), stats
+
+
+NO_INFOSTATE = f"{DATA / 'foundation' / 'tiny_poker_no_infostate.py'}:tiny_poker_no_infostate"
+
+
+def test_gt_ismcts_keyed_by_traces_beats_random_play_on_an_engine_without_information_states(tmp_path):
+    """Tiny poker whose engine has no information-state strings: gt-ismcts keys its tree by the players'
+    traces, draws every world exactly, and wins chips from random play over 80 games (both seats): its mean
+    return exceeds 0 by more than two standard errors (a one-sided z-test at about 2.3%)."""
+    plan = TournamentPlan(matches=40, settings=Settings(search=SearchConfig(num_simulations=100, rollouts=2)))
+    results = tournament(NO_INFOSTATE, ["random", "gt-ismcts"], plan, out_dir=tmp_path / "run", executor="inline",
+                         progress=False)
+    won = [r.returns[r.seats.index("gt-ismcts")] for r in results]
+    stats = [r.stats[r.seats.index("gt-ismcts")] for r in results]
+    assert len(won) == 80 and all(r.forfeit_seat is None for r in results)
+    assert all(s["fallback_moves"] == 0 and s["exact_draws"] == s["draws"] > 0 for s in stats), stats[:2]
+    mean, error = sum(won) / len(won), (sum((w - sum(won) / len(won)) ** 2 for w in won) / (len(won) - 1) / len(won)) ** 0.5
+    assert mean - 2 * error > 0, (mean, error)
+
+
+def test_cwm_run_of_crazy_eights_refuses_its_default_ground_truth_opponent_in_one_line(tmp_path, capsys):
+    """The suite's crazy eights is keyed by traces but has no world the generic resampler can draw: ``cwm run``
+    (gt-ismcts among its default opponents) stops before any LLM call, with the resampler's one line."""
+    from cwm.cli import main
+
+    code = main(["run", "crazy_eights_3p", "--out", str(tmp_path / "run"), "--quiet"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1
+    assert "gt-ismcts cannot play crazy_eights_3p" in err and "found no world consistent" in err
+    assert not (tmp_path / "run").exists()
