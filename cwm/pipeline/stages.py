@@ -40,6 +40,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pyspiel
+
 from cwm import arena, bundle, games
 from cwm.agents.specs import Settings, parse_agent_spec
 from cwm.arena import compare, cost, teams
@@ -72,7 +74,7 @@ from cwm.synthesis.inference import synthesize_inference
 from cwm.synthesis.progress import progress_bar
 from cwm.types import JSON
 from planners.config import SearchConfig
-from planners.gt_sampler import resampler_problem
+from planners.gt_sampler import resampler_problem, resampler_self_test
 
 
 @dataclasses.dataclass(frozen=True)
@@ -148,14 +150,22 @@ INFERENCE_TEST_GAMES = 100  # random games whose players' views test the inferen
 
 def default_opponents(game: str) -> tuple[str, ...]:
     """Random play and the ground-truth planner of the game's kind (an unknown game is refused later); random
-    play alone where the ground-truth ISMCTS cannot search the game (``resampler_problem``: Hanabi)."""
+    play alone where the ground-truth ISMCTS cannot search the game (``gt_search_problem``: Hanabi, crazy
+    eights)."""
     try:
         spec = games.resolve(game)
         perfect = spec.perfect_information
-        searchable = perfect or not resampler_problem(games.load_game(spec))
+        searchable = perfect or not gt_search_problem(games.load_game(spec))
     except Exception:  # noqa: BLE001  run() names the problem with the game before anything is written
         perfect = searchable = True
     return ("random", "gt-mcts" if perfect else "gt-ismcts") if searchable else ("random",)
+
+
+def gt_search_problem(game: pyspiel.Game) -> str:
+    """Why no ground-truth resampler serves ISMCTS (or a true posterior) in ``game``, ``""`` when one does: a
+    problem read from the game's type, else the generic resampler's seeded self-test (the check ``gt-ismcts``
+    itself makes before it plays)."""
+    return resampler_problem(game) or resampler_self_test(game)
 
 
 def run(config: RunConfig, out: str | Path, *, progress: bool = True,
@@ -214,7 +224,7 @@ def _stages(config: RunConfig, spec: games.GameSpec, llm_spec: str, client: Call
     on_policy = _on_policy(spec, bundle_dir, results, out / "on_policy.json")
     posterior = None
     if (bundle_dir / "inference.py").is_file():
-        unknowable = resampler_problem(games.load_game(spec))  # no true posterior to compare with (Hanabi)
+        unknowable = gt_search_problem(games.load_game(spec))  # no true posterior to compare with (Hanabi)
         posterior = ({"skipped": f"the ground truth's true posterior cannot be computed ({unknowable})"}
                      if unknowable else _posterior(spec, bundle_dir, results, out / "posterior.json", config.seed))
     compared, agents = _arena_findings(config, spec, results)

@@ -125,13 +125,20 @@ def test_gt_ismcts_keyed_by_traces_beats_random_play_on_an_engine_without_inform
     assert mean - 2 * error > 0, (mean, error)
 
 
-def test_cwm_run_of_crazy_eights_refuses_its_default_ground_truth_opponent_in_one_line(tmp_path, capsys):
+def test_cwm_run_of_crazy_eights_plays_random_play_alone_and_says_why_there_is_no_ground_truth(tmp_path, capsys):
     """The suite's crazy eights is keyed by traces but has no world the generic resampler can draw: ``cwm run``
-    (gt-ismcts among its default opponents) stops before any LLM call, with the resampler's one line."""
+    leaves gt-ismcts out of its default opponents (the self-test gt-ismcts itself makes), plays random play, and
+    says why it measured no true posterior; naming gt-ismcts still refuses in one line."""
     from cwm.cli import main
 
-    code = main(["run", "crazy_eights_3p", "--out", str(tmp_path / "run"), "--quiet"])
+    small = ["--num-test", "2", "--matches", "1", "--sims", "5", "--rollouts", "1", "--quiet", "--yes"]
+    assert main(["run", "crazy_eights_3p", "--out", str(tmp_path / "run"), *small]) == 0
+    report = json.loads((tmp_path / "run" / "report.json").read_text())
+    assert {row["opponent"] for row in report["arena"]} == {"random"}
+    assert "found no world consistent" in report["posterior"]["skipped"]
+    capsys.readouterr()
+    code = main(["run", "crazy_eights_3p", "--out", str(tmp_path / "named"), "--opponents", "gt-ismcts", "--quiet"])
     err = capsys.readouterr().err.strip()
     assert code == 2 and len(err.splitlines()) == 1
     assert "gt-ismcts cannot play crazy_eights_3p" in err and "found no world consistent" in err
-    assert not (tmp_path / "run").exists()
+    assert not (tmp_path / "named").exists()
