@@ -88,6 +88,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "0.01); each playout kind is played ceil(ln DELTA / ln(1 - P)) times")
     p.add_argument("--playout-simulations", type=int, default=50,
                    help="--target fast or jax: MCTS simulations per move of the check's MCTS-guided playouts (default 50)")
+    p.add_argument("--playouts-per-child", type=int, default=0,
+                   help="--target fast or jax: the reference's playouts played in one sandbox child, each child under "
+                        "the check's CPU limit (default 0: all in one child; 1 for a model too slow for that)")
     p.add_argument("--executor", default="local",
                    help="runs the value tournament's games: local, local:N, inline, ray[:ADDRESS] (default local)")
     _run_arguments(p)
@@ -353,7 +356,7 @@ def _encoder(args: argparse.Namespace, spec: games.GameSpec, llm: Any, out: Path
 def _fast(args: argparse.Namespace, spec: games.GameSpec, llm: Any, out: Path, bar: ProgressBar | None) -> int:
     """--target fast or jax: a twin of the bundle's model, saved there with its evidence."""
     equivalence = EquivalenceSettings(p=args.detect_rate, delta=args.miss_probability,
-                                      simulations=args.playout_simulations)
+                                      simulations=args.playout_simulations, playouts_per_child=args.playouts_per_child)
     synthesize, what, files = ((synthesize_fast, "fast twin", ("twin.py", "twin_evidence.json")) if args.target == "fast"
                                else (synthesize_jax, "JAX twin", ("jax_twin.py", "jax_twin_evidence.json")))
     result = _with_bar(bar, lambda progress: synthesize(

@@ -63,6 +63,9 @@ class EquivalenceSettings:
       seed: the first seed; playout ``i`` of a kind uses ``seed + k * 1,000,003 + i``, ``k`` the kind's
         index in ``KINDS``.
       limits: each child's limits (CPU seconds for the whole job, the per-call budget, memory).
+      playouts_per_child: the reference's playouts played in one child, each child under ``limits`` (0: all
+        of them in one child); a slow model's playouts split over several children so each child's CPU
+        limit covers its share. The playouts and their seeds are the same either way.
     """
 
     p: float = 0.05
@@ -72,9 +75,12 @@ class EquivalenceSettings:
     max_steps: int = 10_000
     seed: int = 0
     limits: Limits = Limits(wall_s=60.0, cpu_s=600.0, memory_mb=2048, per_call_s=2.0)
+    playouts_per_child: int = 0
 
     def __post_init__(self) -> None:
         playouts_for(self.p, self.delta)  # the bound's own checks
+        if type(self.playouts_per_child) is not int or self.playouts_per_child < 0:
+            raise UsageError(f"EquivalenceSettings.playouts_per_child must be an int >= 0, got {self.playouts_per_child!r}")
         if not self.kinds or any(k not in KINDS for k in self.kinds) or len(set(self.kinds)) != len(self.kinds):
             raise UsageError(f"EquivalenceSettings.kinds must be distinct kinds among {list(KINDS)}, got {self.kinds!r}")
         for name in ("simulations", "max_steps"):
@@ -236,9 +242,7 @@ def check_equivalence(reference: str, twin: str, *, settings: EquivalenceSetting
 def _check(box: Sandbox, reference: str, twin: str, settings: EquivalenceSettings, name: str) -> dict[str, JSON]:
     record = _skeleton(reference, twin, settings)
     plays = specs(settings)
-    ref_run = box.run(TRACE_JOB, reference, {"name": name, "playouts": plays, "max_steps": settings.max_steps},
-                      limits=settings.limits)
-    ref_trace = _parsed(ref_run, len(plays))
+    ref_trace = reference_playouts(box, reference, plays, settings, name)
     if isinstance(ref_trace, str):
         return _verdict(record, "inconclusive", f"the reference could not be played: {ref_trace}")
     replays = [{"kind": "replay", "actions": p["actions"]} for p in ref_trace]
@@ -264,6 +268,24 @@ def _check(box: Sandbox, reference: str, twin: str, settings: EquivalenceSetting
     return _verdict(record, "equivalent", f"no divergence in {kinds} playouts ({record['steps_compared']} states); "
                                           f"a divergence in >= {settings.p:g} of the playouts of a kind is missed "
                                           f"with probability <= {settings.delta:g}")
+
+
+def reference_playouts(box: Sandbox, reference: str, plays: list[dict[str, Any]], settings: EquivalenceSettings,
+                       name: str) -> list[dict[str, Any]] | str:
+    """The reference's playout records (``TRACE_JOB``), ``settings.playouts_per_child`` playouts a child (all in
+    one child at 0), each child under ``settings.limits``; or why they could not be had (one line, naming the
+    playouts of the child that failed when there are several)."""
+    size = settings.playouts_per_child or max(len(plays), 1)
+    records: list[dict[str, Any]] = []
+    for start in range(0, len(plays), size):
+        chunk = plays[start:start + size]
+        run = box.run(TRACE_JOB, reference, {"name": name, "playouts": chunk, "max_steps": settings.max_steps},
+                      limits=settings.limits)
+        parsed = _parsed(run, len(chunk))
+        if isinstance(parsed, str):
+            return parsed if size >= len(plays) else f"playouts {start + 1}-{start + len(chunk)}: {parsed}"
+        records.extend(parsed)
+    return records
 
 
 def _skeleton(reference: str, twin: str, settings: EquivalenceSettings) -> dict[str, JSON]:

@@ -71,9 +71,7 @@ def _check(box: Sandbox, sources: tuple[str, str, str | None], codec: ActionCode
     reference, twin, encoder = sources
     record = _skeleton(reference, twin, encoder, settings)
     plays = eq.specs(settings)
-    ref_trace = eq._parsed(box.run(TRACE_JOB, reference, {"name": name, "playouts": plays,
-                                                          "max_steps": settings.max_steps}, limits=settings.limits),
-                           len(plays))
+    ref_trace = eq.reference_playouts(box, reference, plays, settings, name)
     if isinstance(ref_trace, str):
         return eq._verdict(record, "inconclusive", f"the reference could not be played: {ref_trace}")
     played = _twin_side(box, (reference, twin, encoder), codec, ref_trace, settings, name)

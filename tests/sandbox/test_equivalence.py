@@ -4,6 +4,7 @@ divergence reached only deep in the game, a divergence rarer than the bound, and
 
 from __future__ import annotations
 
+import dataclasses
 import glob
 import hashlib
 import math
@@ -223,6 +224,27 @@ def test_the_same_sources_and_settings_give_the_same_evidence(box: Sandbox) -> N
     wrong = patched(TTT_FAST, '"o": [-1.0, 1.0]', '"o": [-1.0, 0.5]')
     assert check_equivalence(TTT, wrong, settings=SMALL, sandbox=box) == check_equivalence(TTT, wrong, settings=SMALL,
                                                                                             sandbox=box)
+
+
+def test_playouts_split_over_children_give_the_same_evidence(box: Sandbox) -> None:
+    wrong = patched(TTT_FAST, '"o": [-1.0, 1.0]', '"o": [-1.0, 0.5]')
+    split = dataclasses.replace(SMALL, playouts_per_child=3)
+    assert check_equivalence(TTT, wrong, settings=split, sandbox=box) == check_equivalence(TTT, wrong, settings=SMALL,
+                                                                                            sandbox=box)
+    assert check_equivalence(TTT, TTT_FAST, settings=split, sandbox=box)["verdict"] == "equivalent"
+
+
+def test_a_model_too_slow_for_one_child_is_checked_over_several() -> None:
+    """Each child's CPU limit covers its share: a reference whose 28 playouts together pass one child's limit is
+    inconclusive in one child and equivalent two playouts a child (CPU time, so load does not change it)."""
+    slow = patched(TTT, "def get_initial_state():\n",
+                   "def get_initial_state():\n    spent = 0\n    for i in range(4_000_000):\n        spent += i\n")
+    limits = Limits(wall_s=120.0, cpu_s=2.0, memory_mb=1024, per_call_s=1.5)
+    one = EquivalenceSettings(p=0.2, delta=0.05, simulations=2, limits=limits)
+    ev = check_equivalence(slow, TTT_FAST, settings=one)
+    assert ev["verdict"] == "inconclusive" and "CPU-time limit" in ev["reason"], ev["reason"]
+    ev = check_equivalence(slow, TTT_FAST, settings=dataclasses.replace(one, playouts_per_child=2))
+    assert ev["verdict"] == "equivalent", ev["reason"]
 
 
 def test_a_malformed_record_from_a_child_refuses_the_twin() -> None:
