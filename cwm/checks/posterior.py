@@ -11,7 +11,10 @@ action probabilities in the ground truth's exact enumeration and rejection draws
 the model it assumed (``PosteriorReport.opponent_model``):
 
 * at each sampled information state, ``draws`` histories from ``resample_history``; each is replayed in the
-  ground truth (``cwm.games.hidden.replay``); one that does not reproduce the player's events is *invalid*;
+  ground truth (``cwm.games.hidden.replay``); one that does not reproduce the player's events is *invalid*.
+  Each state draws its inference seeds (and its truth's draws) from its own stream, keyed by the check's
+  seed, mode, the state's position and its history (``state_rng``), so the draws of different states and
+  of different checks at one seed are independent, as the intervals below assume across checks;
 * the distance there is the total-variation distance between the true posterior ``p`` and the sampler's
   frequencies ``q`` over the feature's values, invalid draws counting as one more value that ``p`` never
   takes (so TV also rises with invalid draws);
@@ -357,13 +360,14 @@ def posterior_check(game: str | games.GameSpec, resample_history: ResampleHistor
         picked = information_states(spec, games_played=s.games_played, states=s.states, seed=s.seed)
     else:
         picked = _choose(list(at), s.states, s.seed)
-    rng = np.random.default_rng([s.seed, 1])
+    where = "off-policy" if at is None else "on-policy"
     resampler = HistoryResampler(state_key=hidden.state_key if opponent is None else None, max_nodes=s.max_nodes,
                                  opponent_policy=None if opponent is None else opponent.policy)
     plan = _Plan(spec, hidden, resample_history, s, (1.0 - s.confidence) / max(len(picked), 1),
                  OPPONENT_MODEL if opponent is None else opponent.name)
     checks, skipped, valid = [], 0, 0
-    for g, state in picked:
+    for position, (g, state) in enumerate(picked):
+        rng = state_rng(s.seed, where, position, spec.name, state)
         truth = _truth(plan, state, resampler, rng)
         if truth is None:
             skipped += 1
@@ -371,7 +375,21 @@ def posterior_check(game: str | games.GameSpec, resample_history: ResampleHistor
         check = _check_state(plan, state, truth, rng, g)
         checks.append(check)
         valid += check.draws - check.invalid
-    return _report(plan, checks, valid, skipped, "off-policy" if at is None else "on-policy")
+    return _report(plan, checks, valid, skipped, where)
+
+
+def state_rng(seed: int, where: str, position: int, game: str, state: pyspiel.State) -> np.random.Generator:
+    """The random stream of one checked state: its inference seeds and its truth's draws.
+
+    Keyed by the check's seed, its mode (``where``), the state's position in the check, the game's name and
+    the state's history (through SHA-256), so the sampling error of every state is independent of every
+    other's: of the other states of the check, of the same position in the other mode's check and in a check
+    of other states at the same seed. (A stream keyed by the seed alone hands the i-th state of every check
+    at that seed the same inference seeds; an inference whose draws depend only on the seed then repeats one
+    unlucky run of seeds at that position in every check, off- and on-policy, whatever the states.)"""
+    text = f"{game}\n{where}\n{position}\n{' '.join(map(str, state.history()))}"
+    digest = int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:16], "big")
+    return np.random.default_rng([seed, 1, digest])
 
 
 def _choose(found: list[tuple[int, pyspiel.State]], states: int, seed: int) -> list[tuple[int, pyspiel.State]]:
