@@ -12,9 +12,9 @@ the model it assumed (``PosteriorReport.opponent_model``):
 
 * at each sampled information state, ``draws`` histories from ``resample_history``; each is replayed in the
   ground truth (``cwm.games.hidden.replay``); one that does not reproduce the player's events is *invalid*.
-  Each state draws its inference seeds (and its truth's draws) from its own stream, keyed by the check's
-  seed, mode, the state's position and its history (``state_rng``), so the draws of different states and
-  of different checks at one seed are independent, as the intervals below assume across checks;
+  Each state draws its inference seeds (and its truth's draws) from its own stream, spawned from one keyed
+  by the check's seed, mode and states (``state_streams``), so the draws of different states, and of
+  checks of other states or the other mode at one seed, are independent;
 * the distance there is the total-variation distance between the true posterior ``p`` and the sampler's
   frequencies ``q`` over the feature's values, invalid draws counting as one more value that ``p`` never
   takes (so TV also rises with invalid draws);
@@ -366,8 +366,8 @@ def posterior_check(game: str | games.GameSpec, resample_history: ResampleHistor
     plan = _Plan(spec, hidden, resample_history, s, (1.0 - s.confidence) / max(len(picked), 1),
                  OPPONENT_MODEL if opponent is None else opponent.name)
     checks, skipped, valid = [], 0, 0
-    for position, (g, state) in enumerate(picked):
-        rng = state_rng(s.seed, where, position, spec.name, state)
+    streams = state_streams(s.seed, where, spec.name, [state for _, state in picked])
+    for (g, state), rng in zip(picked, streams, strict=True):
         truth = _truth(plan, state, resampler, rng)
         if truth is None:
             skipped += 1
@@ -378,18 +378,18 @@ def posterior_check(game: str | games.GameSpec, resample_history: ResampleHistor
     return _report(plan, checks, valid, skipped, where)
 
 
-def state_rng(seed: int, where: str, position: int, game: str, state: pyspiel.State) -> np.random.Generator:
-    """The random stream of one checked state: its inference seeds and its truth's draws.
+def state_streams(seed: int, where: str, game: str, states: Sequence[pyspiel.State]) -> list[np.random.Generator]:
+    """One random stream per checked state, for its inference seeds and its truth's draws.
 
-    Keyed by the check's seed, its mode (``where``), the state's position in the check, the game's name and
-    the state's history (through SHA-256), so the sampling error of every state is independent of every
-    other's: of the other states of the check, of the same position in the other mode's check and in a check
-    of other states at the same seed. (A stream keyed by the seed alone hands the i-th state of every check
-    at that seed the same inference seeds; an inference whose draws depend only on the seed then repeats one
-    unlucky run of seeds at that position in every check, off- and on-policy, whatever the states.)"""
-    text = f"{game}\n{where}\n{position}\n{' '.join(map(str, state.history()))}"
+    The streams are ``SeedSequence.spawn`` children of one sequence keyed by the check's seed, its mode
+    (``where``), the game's name and the histories of all its states (through SHA-256): independent of each
+    other, and of those of any check that differs in mode or states. A stream keyed by the seed alone would
+    hand the i-th state of every check at that seed the same inference seeds, so an inference whose draws
+    depend only on its seeds would repeat one unlucky run of them at that position in every check, off- and
+    on-policy, whatever the states: the checks' false alarms would not be independent."""
+    text = "\n".join([game, where, *(" ".join(map(str, state.history())) for state in states)])
     digest = int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:16], "big")
-    return np.random.default_rng([seed, 1, digest])
+    return [np.random.default_rng(child) for child in np.random.SeedSequence([seed, 1, digest]).spawn(len(states))]
 
 
 def _choose(found: list[tuple[int, pyspiel.State]], states: int, seed: int) -> list[tuple[int, pyspiel.State]]:
