@@ -11,7 +11,10 @@ action probabilities in the ground truth's exact enumeration and rejection draws
 the model it assumed (``PosteriorReport.opponent_model``):
 
 * at each sampled information state, ``draws`` histories from ``resample_history``; each is replayed in the
-  ground truth (``cwm.games.hidden.replay``); one that does not reproduce the player's events is *invalid*;
+  ground truth (``cwm.games.hidden.replay``); one that does not reproduce the player's events is *invalid*.
+  Each state draws its inference seeds (and its truth's draws) from its own stream, spawned from one keyed
+  by the check's seed, mode and states (``state_streams``), so the draws of different states, and of
+  checks of other states or the other mode at one seed, are independent;
 * the distance there is the total-variation distance between the true posterior ``p`` and the sampler's
   frequencies ``q`` over the feature's values, invalid draws counting as one more value that ``p`` never
   takes (so TV also rises with invalid draws);
@@ -357,13 +360,14 @@ def posterior_check(game: str | games.GameSpec, resample_history: ResampleHistor
         picked = information_states(spec, games_played=s.games_played, states=s.states, seed=s.seed)
     else:
         picked = _choose(list(at), s.states, s.seed)
-    rng = np.random.default_rng([s.seed, 1])
+    where = "off-policy" if at is None else "on-policy"
     resampler = HistoryResampler(state_key=hidden.state_key if opponent is None else None, max_nodes=s.max_nodes,
                                  opponent_policy=None if opponent is None else opponent.policy)
     plan = _Plan(spec, hidden, resample_history, s, (1.0 - s.confidence) / max(len(picked), 1),
                  OPPONENT_MODEL if opponent is None else opponent.name)
     checks, skipped, valid = [], 0, 0
-    for g, state in picked:
+    streams = state_streams(s.seed, where, spec.name, [state for _, state in picked])
+    for (g, state), rng in zip(picked, streams, strict=True):
         truth = _truth(plan, state, resampler, rng)
         if truth is None:
             skipped += 1
@@ -371,7 +375,21 @@ def posterior_check(game: str | games.GameSpec, resample_history: ResampleHistor
         check = _check_state(plan, state, truth, rng, g)
         checks.append(check)
         valid += check.draws - check.invalid
-    return _report(plan, checks, valid, skipped, "off-policy" if at is None else "on-policy")
+    return _report(plan, checks, valid, skipped, where)
+
+
+def state_streams(seed: int, where: str, game: str, states: Sequence[pyspiel.State]) -> list[np.random.Generator]:
+    """One random stream per checked state, for its inference seeds and its truth's draws.
+
+    The streams are ``SeedSequence.spawn`` children of one sequence keyed by the check's seed, its mode
+    (``where``), the game's name and the histories of all its states (through SHA-256): independent of each
+    other, and of those of any check that differs in mode or states. A stream keyed by the seed alone would
+    hand the i-th state of every check at that seed the same inference seeds, so an inference whose draws
+    depend only on its seeds would repeat one unlucky run of them at that position in every check, off- and
+    on-policy, whatever the states: the checks' false alarms would not be independent."""
+    text = "\n".join([game, where, *(" ".join(map(str, state.history())) for state in states)])
+    digest = int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:16], "big")
+    return [np.random.default_rng(child) for child in np.random.SeedSequence([seed, 1, digest]).spawn(len(states))]
 
 
 def _choose(found: list[tuple[int, pyspiel.State]], states: int, seed: int) -> list[tuple[int, pyspiel.State]]:
