@@ -1,4 +1,4 @@
-"""The shipped real fast-twin sessions (experiments/twins/sessions, answered by a model through the hashed
+"""The shipped real fast- and JAX-twin sessions (experiments/twins/sessions, answered by a model through the hashed
 relay, as their provenance says) replay offline: from the model of the game's shipped real world-model session,
 the recorded reply is the accepted twin, it passes the equivalence check and lands in the bundle."""
 
@@ -17,6 +17,7 @@ from cwm.pipeline.recordings import recording_for
 from cwm.sandbox.equivalence import EquivalenceSettings
 from cwm.synthesis import SynthesisSettings, synthesize_world_model
 from cwm.synthesis.fast import synthesize_fast
+from cwm.synthesis.jax_synthesis import synthesize_jax
 
 SESSIONS = Path(__file__).resolve().parents[2] / "experiments" / "twins" / "sessions"
 QUICK = EquivalenceSettings(p=0.2, delta=0.05, simulations=20)
@@ -41,3 +42,23 @@ def test_a_shipped_real_twin_session_replays_to_an_equivalent_twin(game: str, tm
     assert result.synthesis.solved and result.synthesis.llm_calls == 1
     assert result.evidence is not None and result.evidence["verdict"] == "equivalent"
     assert bundle.load_bundle(made).sources["twin.py"] == result.twin != model
+
+
+@pytest.mark.parametrize("game", ["tic_tac_toe", "connect_four", "leduc_poker"])
+def test_a_shipped_real_jax_twin_session_replays_to_an_equivalent_jax_twin(game: str, tmp_path: Path) -> None:
+    provenance = json.loads((SESSIONS / f"{game}.jax.provenance.json").read_text())
+    assert provenance["answered_by"] == "claude (Anthropic), version not exposed" and provenance["target"] == "jax"
+    session = recording_for(game)
+    assert session is not None
+    model = synthesize_world_model(game, make_client(f"replay:{session}"),
+                                   SynthesisSettings.of("world_model", budget=20, num_test=0),
+                                   run_dir=tmp_path / "wm").best_source
+    assert hashlib.sha256(model.encode()).hexdigest() == provenance["model_sha256"]  # the model the twin was asked for
+    made = bundle.export_bundle(tmp_path / "b", game=game, model_source=model,
+                                train=trajectories.collect(game, 2, seed=0))
+    result = synthesize_jax(game, make_client(f"replay:{SESSIONS / f'{game}.jax.jsonl'}"),
+                            SynthesisSettings.of("jax", budget=5), run_dir=tmp_path / "jax", bundle=made,
+                            equivalence=QUICK)
+    assert result.synthesis.solved and result.synthesis.llm_calls == provenance["llm_calls"] == 1
+    assert result.evidence is not None and result.evidence["verdict"] == "equivalent"
+    assert bundle.load_bundle(made).jax_twin == result.twin
