@@ -135,6 +135,11 @@ def _safe(key: str) -> str:
 
 
 def _forfeit(game: pyspiel.Game, seat: int) -> list[float]:
+    """The returns of a match ``seat`` forfeited: the worst for that seat and the best for the others; in a
+    cooperative game (every player gets the same return) the worst for every seat, since the others are its
+    team."""
+    if game.get_type().utility == pyspiel.GameType.Utility.IDENTICAL:
+        return [game.min_utility()] * game.num_players()
     return [game.min_utility() if p == seat else game.max_utility() for p in range(game.num_players())]
 
 

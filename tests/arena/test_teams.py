@@ -142,3 +142,17 @@ def test_hanabi_teams_with_a_direct_llm_team_on_a_fake_server(tmp_path: Path, mo
     assert all(r["forfeits_illegal"] == 0 for r in rows.values())  # every reply was a legal move
     assert "/ 25" in printed and "about 15 of 25" in printed and "above 20 of 25" in printed
     assert "Bradley-Terry" not in printed and not re.search(r"\| win|W/D/L", printed)
+
+
+def test_a_forfeit_in_a_cooperative_game_scores_the_whole_team_the_minimum() -> None:
+    """A seat that forfeits loses for its team: every seat of a cooperative game gets the minimum (not the
+    others the maximum, which would raise a team's score whenever a seat other than the first forfeits); a
+    zero-sum game keeps the worst for the forfeiter and the best for the others."""
+    import pyspiel
+
+    from cwm.arena.run import _forfeit
+
+    hanabi = pyspiel.load_game("hanabi(players=3)")
+    assert [_forfeit(hanabi, seat) for seat in range(3)] == [[hanabi.min_utility()] * 3] * 3
+    kuhn = pyspiel.load_game("kuhn_poker")
+    assert _forfeit(kuhn, 1) == [kuhn.max_utility(), kuhn.min_utility()]
