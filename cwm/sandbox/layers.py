@@ -114,10 +114,11 @@ def restricted_builtins() -> dict[str, Any]:
     return allowed
 
 
-# A JAX twin's child runs XLA on the CPU only, on one thread where XLA allows, with no compilation cache on disk.
+# A JAX twin's child runs XLA on the CPU only, one device, Eigen single-threaded, with no compilation cache on disk
+# (XLA still starts a few threads of its own: every one of them gets the process's layers, ``prepare_jax``).
 JAX_ENVIRONMENT = {
     "JAX_PLATFORMS": "cpu",
-    "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1 --xla_force_host_platform_device_count=1",
+    "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false --xla_force_host_platform_device_count=1",
     "JAX_ENABLE_COMPILATION_CACHE": "false",
     "TF_CPP_MIN_LOG_LEVEL": "3",
 }
@@ -129,9 +130,12 @@ def prepare_jax() -> None:
     tasks), seccomp and the audit hook would refuse later; a first computation is compiled and run so the
     compiler is loaded too. The candidate then imports only what is in ``sys.modules`` already. numpy's global
     generator, which importing JAX draws from, is put back as the zygote left it (the tamper check compares
-    it)."""
+    it). The capability sets are emptied first, so the threads XLA starts inherit none (a thread's
+    capabilities are its own: the later ``drop_capabilities`` reaches only the thread that calls it); seccomp
+    reaches them through ``install_seccomp``'s thread synchronisation."""
     import numpy as np
 
+    drop_capabilities()
     kept = np.random.get_state()
     os.environ.update(JAX_ENVIRONMENT)
     import jax
@@ -337,7 +341,9 @@ def build_seccomp_filter() -> Any:
 
 
 def install_seccomp() -> bool:
-    """Loads the deny-list into this process, plus: signals only to itself (``tgkill``).
+    """Loads the deny-list into this process, plus: signals only to itself (``tgkill``). The filter is
+    synchronised to every thread of the process (``SECCOMP_FILTER_FLAG_TSYNC``), not only the calling one: a
+    JAX twin's child has XLA's threads running already, and its compiled code runs on them.
 
     Returns:
       Whether a filter was loaded (``False`` when libseccomp is unavailable).
@@ -346,6 +352,7 @@ def install_seccomp() -> bool:
     if f is None:
         return False
     f.add_rule(pyseccomp.ERRNO(errno.EPERM), "tgkill", pyseccomp.Arg(0, pyseccomp.NE, os.getpid()))
+    f.set_attr(pyseccomp.Attr.CTL_TSYNC, 1)
     f.load()
     return True
 

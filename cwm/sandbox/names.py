@@ -61,6 +61,13 @@ JAX_FORBIDDEN_ATTRIBUTES = frozenset({
     "save", "savez", "load", "fromfile", "tofile", "config", "device_put", "device_get", "make_array_from_callback",
     "dlpack", "from_dlpack", "to_dlpack", "custom_jvp", "custom_vjp", "jit", "pmap", "xla_computation",
     "compilation_cache", "profiler", "distributed", "ffi", "print", "breakpoint", "platform_dependent",
+    # An array's placement reaches jaxlib's XLA client (``x.device.client``: live arrays, compile, host
+    # callbacks, raw pointers); its buffers, shards, tracebacks and lowering are the host's too; and
+    # ``lax.rng_uniform`` is non-deterministic where the contract's step is deterministic.
+    "device", "devices", "client", "live_arrays", "live_buffers", "delete", "is_deleted", "unsafe_buffer_pointer",
+    "unsafe_client_pointer", "traceback", "sharding", "addressable_data", "addressable_shards", "global_shards",
+    "copy_to_host_async", "on_device_size_in_bytes", "lower", "compile", "compile_and_load",
+    "deserialize_executable", "dma_map", "rng_uniform", "committed", "platform", "backend",
 })
 
 

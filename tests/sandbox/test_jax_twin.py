@@ -5,7 +5,10 @@ decoder are each caught at the field they are in."""
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -76,6 +79,13 @@ ESCAPES = {
     "config": ("import jax.numpy as jnp\njnp.config\n", "forbidden-attribute"),
     "open": ("def f():\n    return open('/etc/passwd').read()\n", "forbidden-name"),
     "dunder": ("import jax.numpy as jnp\nx = jnp.zeros.__globals__\n", "dunder-attribute"),
+    "xla-client": ("import jax.numpy as jnp\nC = jnp.zeros(1).device.client\nC.live_arrays()\n", "forbidden-attribute"),
+    "devices": ("import jax.numpy as jnp\nd = jnp.zeros(1).devices()\n", "forbidden-attribute"),
+    "buffer-pointer": ("import jax.numpy as jnp\np = jnp.zeros(1).unsafe_buffer_pointer()\n", "forbidden-attribute"),
+    "delete": ("import jax.numpy as jnp\njnp.zeros(1).delete()\n", "forbidden-attribute"),
+    "traceback": ("import jax.numpy as jnp\ntb = jnp.zeros(1).traceback\n", "forbidden-attribute"),
+    "sharding": ("import jax.numpy as jnp\ns = jnp.zeros(1).addressable_shards\n", "forbidden-attribute"),
+    "rng-uniform": ("import jax.lax as lax\nx = lax.rng_uniform(0.0, 1.0, (2,))\n", "forbidden-attribute"),
 }
 
 
@@ -244,3 +254,58 @@ def test_the_benchmark_counts_contained_transitions_and_openspiel_s_on_the_same_
     assert isinstance(rate, float) and isinstance(inside, float)
     ref, steps, ref_cpu = bench.reference_rate("tic_tac_toe", 500)
     assert steps == 500 and ref_cpu >= 0
+
+
+def _descendants(pid: int) -> list[int]:
+    found, stack = [], [pid]
+    while stack:
+        parent = stack.pop()
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                try:
+                    ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                except (OSError, IndexError, ValueError):
+                    continue
+                if ppid == parent:
+                    found.append(int(entry.name))
+                    stack.append(int(entry.name))
+    return found
+
+
+def test_every_thread_of_a_jax_child_runs_under_seccomp_without_capabilities() -> None:
+    """XLA starts its threads before the layers go up and runs the twin's compiled code on them: each of them,
+    read from outside through /proc while a twin spins, has no capabilities, no_new_privs and the seccomp filter
+    (a thread's capabilities are its own, and a filter loaded without thread synchronisation covers only the
+    thread that loads it)."""
+    import threading
+
+    spin = ("import jax.lax as lax\nimport jax.numpy as jnp\n"
+            "X = lax.while_loop(lambda s: s >= 0.0, lambda s: s * 1.0000001 + 1.0, jnp.float32(0))\n")
+    done: dict[str, Any] = {}
+
+    def run() -> None:
+        with Sandbox(limits=Limits(wall_s=120.0, cpu_s=15.0, memory_mb=4096, per_call_s=60.0)) as sb:
+            done["result"] = sb.run(JAX_TRACE_JOB, spin, {"codec": {}, "num_players": 2, "playouts": [], "max_steps": 1},
+                                    policy="jax")
+
+    runner = threading.Thread(target=run)
+    runner.start()
+    seen: dict[str, list[str]] = {}
+    while runner.is_alive() and not seen:
+        time.sleep(0.5)
+        for child in _descendants(os.getpid()):
+            tasks = Path(f"/proc/{child}/task")
+            try:
+                if len(list(tasks.iterdir())) < 4 or "tf_XLAEigen" not in {(t / "comm").read_text().strip()
+                                                                           for t in tasks.iterdir()}:
+                    continue
+                time.sleep(1.0)
+                for task in tasks.iterdir():
+                    status = dict(line.split(":", 1) for line in (task / "status").read_text().splitlines() if ":" in line)
+                    seen[task.name] = [status["CapEff"].strip(), status["NoNewPrivs"].strip(), status["Seccomp"].strip()]
+            except (OSError, KeyError):
+                seen.clear()
+    runner.join()
+    assert len(seen) >= 4, seen  # XLA's threads were there to be read
+    assert all(v == ["0000000000000000", "1", "2"] for v in seen.values()), seen
+    assert done["result"].kind == "timeout"
