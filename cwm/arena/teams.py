@@ -145,7 +145,7 @@ def markdown(rows: Sequence[dict[str, JSON]], comparisons: Sequence[dict[str, JS
                   "| team | other team | deals | difference [95% CI] | verdict |", "|---|---|---|---|---|"]
         lines += [f"| {c['team']} | {c['other']} | {c['deals']} | {_number(c['difference'], '+.2f')} "
                   f"[{_number(c['difference_lo'], '+.2f')}, {_number(c['difference_hi'], '+.2f')}] | "
-                  f"{'higher' if c['detected'] else 'no difference detected'} |" for c in comparisons]
+                  f"{('higher' if c['difference_lo'] > 0 else 'lower') if c['detected'] else 'no difference detected'} |" for c in comparisons]
     if reference:
         lines += ["", reference[0].upper() + reference[1:] + "."]
     return "\n".join(lines) + "\n"

@@ -20,6 +20,7 @@ or could not follow the real game.
 
 from __future__ import annotations
 
+import math
 import time
 import types
 from collections.abc import Callable
@@ -104,7 +105,10 @@ def _jax_rollouts(payload: dict[str, Any], model: WorldModel, config: SearchConf
                                                      max_steps=steps)
             key[0], sub = jax.random.split(key[0])
             padded = jax.numpy.zeros(size, jax.numpy.int32).at[:len(history)].set(jax.numpy.array(history, jax.numpy.int32))
-            last[:] = [state, tuple(float(v) for v in twin.guard(compiled[size], padded, len(history), sub))]
+            values = tuple(float(v) for v in twin.guard(compiled[size], padded, len(history), sub))
+            if not all(math.isfinite(v) for v in values):  # the twin is untrusted: a NaN or inf never enters the search
+                raise ValueError(f"the JAX twin's rollouts gave a value that is not a finite number: {values}")
+            last[:] = [state, values]
         return float(last[1][player])
 
     return value_fn
