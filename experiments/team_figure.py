@@ -107,7 +107,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace, argv: list[str]) -> int:
+    from cwm.arena import teams
+
     configs = common.game_configs(args, GAMES)
+    solo = [c.game for c in configs if not teams.cooperative(c.game)]
+    if solo:
+        raise common.ExperimentError(f"{', '.join(solo)}: not cooperative (its seats do not share one score), so it "
+                                     f"has no teams; team_figure plays games such as hanabi and tiny_hanabi")
     if args.ship:
         if not args.work:
             raise common.ExperimentError("--ship copies a recorded team session: name its folder with --work DIR")

@@ -118,6 +118,8 @@ def test_a_missing_reply_is_refused_in_one_line_and_the_recorded_settings_are_ke
     assert len(err.splitlines()) == 1 and "no reply for 1 request(s)" in err and "asks no model" in err
     assert script().main([*REPLAY, "--sessions", str(sessions), "--sims", "9", "--out", str(tmp_path / "b")]) == 2
     assert "--sims 9" in capsys.readouterr().err
+    assert script().main(["--games", "tic_tac_toe", "--sessions", str(sessions), "--out", str(tmp_path / "c")]) == 2
+    assert "not cooperative" in capsys.readouterr().err
 
 
 def test_a_replay_that_ends_a_recorded_deal_otherwise_is_refused(shipped, tmp_path, capsys) -> None:
