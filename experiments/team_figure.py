@@ -341,7 +341,7 @@ def cwm_bundle(config: common.GameConfig, figure: TeamFigureConfig, game_dir: Pa
     real session as ``experiments/arena_figure.py`` does), or why there is none."""
     setup = arena_figure.ArenaFigureConfig((config,), figure.llm, figure.bundles, None, "open", None, figure.seed,
                                            None, figure.cache, figure.executor, str(game_dir.parent))
-    llm = arena_figure.check_inputs(setup, game_dir.parent)[config.game]
+    llm = arena_figure.check_inputs(setup, game_dir.parent).get(config.game)  # none: a bundle was given
     if isinstance(llm, imperfect.NoRecording):
         return f"no recorded synthesis session to make the CWM agent's bundle from ({llm.path})"
     return arena_figure.obtain_bundle(config, setup, game_dir, llm)  # type: ignore[arg-type]

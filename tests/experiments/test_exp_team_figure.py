@@ -137,9 +137,13 @@ def test_a_replay_that_ends_a_recorded_deal_otherwise_is_refused(shipped, tmp_pa
 def test_a_team_whose_planner_cannot_play_the_game_is_a_line_saying_why(shipped, tmp_path, monkeypatch) -> None:
     figure = script()
     sessions, _ = shipped
+    first = tmp_path / "first"  # a replay that synthesizes the CWM agent's bundle; the next one is given it
+    assert figure.main([*REPLAY, "--sessions", str(sessions), "--out", str(first)]) == 0
     monkeypatch.setattr(figure.arena_figure, "opponents", lambda game, llm: ["random", "gt-mcts"])
     out = tmp_path / "replay"
-    assert figure.main([*REPLAY, "--sessions", str(sessions), "--out", str(out)]) == 0
+    given = f"tiny_hanabi={first / 'tiny_hanabi' / 'bundle'}"
+    assert figure.main([*REPLAY, "--sessions", str(sessions), "--bundles", given, "--out", str(out)]) == 0
+    assert not (out / "tiny_hanabi" / "bundle").exists()  # the given bundle played, none was synthesized
     row = json.loads((out / "teams.json").read_text())["rows"][0]
     assert "gt-mcts+gt-mcts" not in {t["team"] for t in row["teams"]}
     assert "gt-mcts cannot play tiny_hanabi" in row["absent"]["gt-mcts+gt-mcts"]
