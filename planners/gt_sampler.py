@@ -1,7 +1,9 @@
-"""GT-ISMCTS's sampler: the engine's own ``resample_from_infostate`` where it has one, else the generic
-ground-truth resampler (``planners.gt_resample.HistoryResampler``), and the games where neither can work:
-those ``resampler_problem`` names from the game's type, and those where the generic resampler's self-test
-(``resampler_self_test``: a few draws at reachable states) finds no consistent world.
+"""GT-ISMCTS's sampler: a world sampler written for the game's engine where there is one
+(``planners.worlds``: Hanabi, crazy eights), else the engine's own ``resample_from_infostate`` where it has
+one, else the generic ground-truth resampler (``planners.gt_resample.HistoryResampler``); and the games where
+none can work: those ``resampler_problem`` names from the game's type, and those where the sampler's
+self-test (``resampler_self_test``: draws at reachable states, each checked by replay) finds no consistent
+world.
 
 Whether an engine resamples is found out once per game, by asking it once with file descriptor 2 silenced:
 OpenSpiel's C++ prints every exception it raises, so asking on every draw would fill stderr.
@@ -17,6 +19,7 @@ import pyspiel
 from cwm.files import quiet_stderr
 from planners.gt_resample import HistoryResampler, ResampleFailure
 from planners.info_key import info_key, keys_problem
+from planners.worlds import WorldSampler, world_sampler
 
 
 def resample_from_infostate(state: pyspiel.State, player: int, rng: np.random.Generator) -> pyspiel.State:
@@ -25,13 +28,15 @@ def resample_from_infostate(state: pyspiel.State, player: int, rng: np.random.Ge
 
 
 class GroundTruthSampler:
-    """A ``Sampler`` over real game states: the engine's resampling, or ``HistoryResampler`` without one.
+    """A ``Sampler`` over real game states: the game's own world sampler (``planners.worlds``), else the
+    engine's resampling, else ``HistoryResampler``.
 
     Args:
       max_nodes, max_steps: the generic resampler's budgets (``HistoryResampler``).
 
     Attributes:
-      kinds: game string -> ``"engine"`` or ``"generic"``, as found out on the first draw in that game.
+      kinds: game string -> ``"game"``, ``"engine"`` or ``"generic"``, as found out on the first draw in that
+        game.
 
     Randomness: each draw uses only the ``np.random.Generator`` it is given.
     """
@@ -41,11 +46,22 @@ class GroundTruthSampler:
         self.max_steps = max_steps
         self.kinds: dict[str, str] = {}
         self._generic: dict[str, HistoryResampler] = {}
+        self._worlds: dict[str, WorldSampler] = {}
         self.engine_draws = 0
+        self.game_draws = 0
 
     def __call__(self, state: pyspiel.State, player: int, rng: np.random.Generator) -> pyspiel.State:
         game = str(state.get_game())
         kind = self.kinds.get(game)
+        if kind is None:
+            found = world_sampler(state.get_game())
+            if found is not None:
+                self._worlds[game] = found
+                self.kinds[game] = kind = "game"
+        if kind == "game":
+            world = self._worlds[game](state, player, rng)
+            self.game_draws += 1
+            return world
         if kind == "generic":
             return self._generic_for(game)(state, player, rng)
         if kind is None:
@@ -76,9 +92,12 @@ class GroundTruthSampler:
         return self._generic[game]
 
     def stats(self) -> dict[str, Any]:
-        """How the draws were made: by the engine, exactly, by rejection, and the generic draws that failed."""
+        """How the draws were made: by the game's world sampler, by the engine, exactly, by rejection, and the
+        generic draws that failed."""
         generic = list(self._generic.values())
         out: dict[str, Any] = {"engine_draws": self.engine_draws}
+        if self.game_draws:
+            out["game_draws"] = self.game_draws
         if generic:
             out |= {"exact_draws": sum(g.exact_draws for g in generic),
                     "rejection_draws": sum(g.rejection_draws for g in generic),
@@ -118,7 +137,7 @@ def _problem(game: pyspiel.Game) -> str:
     problem = keys_problem(game)
     if problem:
         return f"ISMCTS keys its statistics by information states, and {problem}"
-    if engine_resamples(game):
+    if world_sampler(game) is not None or engine_resamples(game):
         return ""
     if gtype.chance_mode == pyspiel.GameType.ChanceMode.SAMPLED_STOCHASTIC:
         return (f"{gtype.short_name} has no resample_from_infostate and samples its chance events without listing "
@@ -169,20 +188,71 @@ SELF_TEST_STATES = 4  # decision states of one seeded random game where the self
 SELF_TEST_DRAWS = 2  # draws at each of them
 
 
-def resampler_self_test(game: pyspiel.Game) -> str:
-    """Why the generic resampler cannot serve ISMCTS in ``game``, found by drawing (``""`` when it can).
+def resampler_self_test(game: pyspiel.Game, *, sampler: WorldSampler | None = None) -> str:
+    """Why the ground-truth sampler cannot serve ISMCTS in ``game``, found by drawing (``""`` when it can).
 
-    A game whose engine resamples passes untested. Otherwise ``GroundTruthSampler`` draws ``SELF_TEST_DRAWS``
-    worlds at each of ``SELF_TEST_STATES`` decision states spread over a seeded random game, for the player to
-    act there; when most draws find no world with that player's information state, an ISMCTS would play its
-    random fallback on most moves, so the game is refused with the fix. Asked once per game per process.
+    A game whose engine resamples passes untested. A game with its own world sampler (``planners.worlds``)
+    is held to that sampler's claim: each of ``WORLD_TEST_DRAWS`` draws at each of ``WORLD_TEST_STATES``
+    decision states spread over ``WORLD_TEST_GAMES`` seeded random games must give the player to act there
+    the same trace (every observation and own action, replayed: ``planners.info_key``); one that does not
+    is a wrong sampler and the game is refused. Otherwise the generic resampler draws ``SELF_TEST_DRAWS``
+    worlds at each of ``SELF_TEST_STATES`` decision states of a seeded random game; when most draws find no
+    world with that player's information state, an ISMCTS would play its random fallback on most moves, so the
+    game is refused with the fix. Asked once per game per process.
+
+    Args:
+      game: the real game.
+      sampler: test this sampler (``(state, player, rng) -> state``) as a game's world sampler instead (not remembered).
 
     Randomness: seeded (the same game, the same verdict).
     """
+    if sampler is not None:
+        return _world_test(game, sampler)
     name = str(game)
     if name not in _SELF_TESTS:
-        _SELF_TESTS[name] = "" if engine_resamples(game) else _self_test(game)
+        found = world_sampler(game)
+        if found is not None:
+            _SELF_TESTS[name] = _world_test(game, found)
+        else:
+            _SELF_TESTS[name] = "" if engine_resamples(game) else _self_test(game)
     return _SELF_TESTS[name]
+
+
+WORLD_TEST_GAMES = 2  # seeded random games whose decision states the world sampler's self-test draws at
+WORLD_TEST_STATES = 16  # decision states of each, spread over the game
+WORLD_TEST_DRAWS = 4  # draws at each
+
+
+def _world_test(game: pyspiel.Game, sampler: WorldSampler) -> str:
+    rng = np.random.default_rng(0)
+    failed = total = 0
+    first = ""
+    for _ in range(WORLD_TEST_GAMES):
+        with quiet_stderr():
+            states = decision_states(game, rng)
+        for state in _spread(states, WORLD_TEST_STATES):
+            player = state.current_player()
+            for _ in range(WORLD_TEST_DRAWS):
+                total += 1
+                why = _inconsistency(sampler, state, player, rng)
+                failed += bool(why)
+                first = first or (why and f"{why} at move {state.move_number()} of a random game")
+    if not failed:
+        return ""
+    return (f"the world sampler of {game.get_type().short_name} drew {failed} of {total} worlds inconsistent with "
+            f"the player's observations (first: {first}), so it is wrong and GT-ISMCTS would search worlds "
+            f"the player knows are false")
+
+
+def _inconsistency(sampler: WorldSampler, state: pyspiel.State, player: int, rng: np.random.Generator) -> str:
+    """Why one draw is not consistent with ``player``'s information at ``state`` (``""``: it is)."""
+    try:
+        with quiet_stderr():
+            world = sampler(state, player, rng)
+            same = info_key(world, player) == info_key(state, player)
+    except (ResampleFailure, pyspiel.SpielError, ValueError) as e:
+        return f"the draw failed ({type(e).__name__}: {e})"
+    return "" if same else "a drawn world replays other observations"
 
 
 _SELF_TESTS: dict[str, str] = {}
@@ -230,6 +300,11 @@ def _spread_decisions(game: pyspiel.Game, rng: np.random.Generator) -> list[pysp
     """Up to ``SELF_TEST_STATES`` decision states spread over one random game (chance by its probabilities)."""
     with quiet_stderr():
         found = decision_states(game, rng)
-    if len(found) <= SELF_TEST_STATES:
+    return _spread(found, SELF_TEST_STATES)
+
+
+def _spread(found: list[pyspiel.State], count: int) -> list[pyspiel.State]:
+    """Up to ``count`` of ``found``, evenly spread (the first and the last among them)."""
+    if len(found) <= count:
         return found
-    return [found[int(i)] for i in np.linspace(0, len(found) - 1, SELF_TEST_STATES)]
+    return [found[int(i)] for i in np.linspace(0, len(found) - 1, count)]

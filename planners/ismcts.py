@@ -79,7 +79,8 @@ class ISMCTS:
       value_fn: ``(state, player) -> float`` leaf evaluator: used instead of rollouts (``config.leaf="value"``)
         or to score the rollouts the cutoff stops (``config.leaf="rollout"``).
       sampler: draws a determinization; by default ground-truth resampling (``GroundTruthSampler``: the
-        engine's ``resample_from_infostate``, else the generic resampler of ``planners.gt_resample``). Any exception it raises
+        game's world sampler of ``planners.worlds``, else the engine's ``resample_from_infostate``, else the
+        generic resampler of ``planners.gt_resample``). Any exception it raises
         (``Exception``: never the arena's move timer or a worker's budget interrupt) is a failed draw.
       max_game_length: the game's longest possible play, the default rollout cap (as in ``MCTS``).
       seed: an int, an ``np.random.Generator`` or ``None`` for ``config.seed``.

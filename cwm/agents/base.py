@@ -149,8 +149,8 @@ class ISMCTSAgent(AgentBase):
     Args:
       config: the search settings (the ``planners.SearchConfig`` record, or ``planners.ISMCTSSettings``).
       sampler: draws a world consistent with the acting player's information (default: a fresh
-        ``GroundTruthSampler``: the engine's ``resample_from_infostate``, or, in a game whose engine has none,
-        the generic resampler ``planners.gt_resample.HistoryResampler``).
+        ``GroundTruthSampler``: the game's world sampler (``planners.worlds``: Hanabi, crazy eights), else the
+        engine's ``resample_from_infostate``, else the generic resampler ``planners.gt_resample.HistoryResampler``).
       value_fn, seed: as in ``planners.ISMCTS``.
     """
 

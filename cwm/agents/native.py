@@ -149,7 +149,8 @@ class NativeISMCTSAgent(_NativeAgent):
             with quiet_stderr():  # OpenSpiel's C++ prints the exception it raises
                 resample_from_infostate(state, state.current_player(), np.random.default_rng(0))
         except pyspiel.SpielError:
-            return "the engine has no resample_from_infostate (cwm's generic resampler serves instead)"
+            return ("the engine has no resample_from_infostate (cwm's ground-truth sampler serves instead: the "
+                    "game's world sampler, else the generic resampler)")
         return ""
 
     def _make_bot(self) -> Any:

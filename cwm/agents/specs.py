@@ -114,7 +114,7 @@ def make_agent(spec: AgentSpec | str, game: str | games.GameSpec, *, settings: S
 
     Raises:
       AgentSpecError: the spec does not fit the game (``gt-mcts`` on imperfect information, ``gt-ismcts`` on a
-        game no ground-truth resampler can serve, or one where the generic resampler fails its self-test
+        game no ground-truth resampler can serve, or one where the ground-truth sampler fails its self-test
         (``planners.gt_sampler.resampler_self_test``), a ``cwm:`` model without inference on hidden information)
         or its target cannot be loaded.
 

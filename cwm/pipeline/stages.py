@@ -75,6 +75,7 @@ from cwm.synthesis.progress import progress_bar
 from cwm.types import JSON
 from planners.config import SearchConfig
 from planners.gt_sampler import resampler_problem, resampler_self_test
+from planners.worlds import world_sampler
 
 
 @dataclasses.dataclass(frozen=True)
@@ -150,8 +151,8 @@ INFERENCE_TEST_GAMES = 100  # random games whose players' views test the inferen
 
 def default_opponents(game: str) -> tuple[str, ...]:
     """Random play and the ground-truth planner of the game's kind (an unknown game is refused later); random
-    play alone where the ground-truth ISMCTS cannot search the game (``gt_search_problem``: Hanabi, crazy
-    eights)."""
+    play alone where the ground-truth ISMCTS cannot search the game (``gt_search_problem``: a user's game whose
+    deals the generic resampler cannot draw)."""
     try:
         spec = games.resolve(game)
         perfect = spec.perfect_information
@@ -162,10 +163,24 @@ def default_opponents(game: str) -> tuple[str, ...]:
 
 
 def gt_search_problem(game: pyspiel.Game) -> str:
-    """Why no ground-truth resampler serves ISMCTS (or a true posterior) in ``game``, ``""`` when one does: a
-    problem read from the game's type, else the generic resampler's seeded self-test (the check ``gt-ismcts``
-    itself makes before it plays)."""
+    """Why no ground-truth resampler serves ISMCTS in ``game``, ``""`` when one does: a problem read from the
+    game's type, else the sampler's seeded self-test (the check ``gt-ismcts`` itself makes before it plays)."""
     return resampler_problem(game) or resampler_self_test(game)
+
+
+def posterior_problem(game: pyspiel.Game) -> str:
+    """Why no true posterior can be computed in ``game`` to check an inference function by, ``""`` when one
+    can: no ground-truth resampler (``gt_search_problem``), or one written for the game (``planners.worlds``),
+    whose draws are uniform over the deals consistent with the player's observations, while the check's true
+    posterior weights them by uniformly random opponents (``cwm.checks.posterior.OPPONENT_MODEL``), whose
+    number of legal moves depends on the hidden cards."""
+    problem = gt_search_problem(game)
+    if problem or world_sampler(game) is None:
+        return problem
+    return (f"the ground truth's world sampler for {game.get_type().short_name} draws uniformly over the deals "
+            f"consistent with the player's observations, not weighted by the uniformly random opponents the "
+            f"posterior check assumes (their number of legal moves depends on the hidden cards), and the "
+            f"generic resampler cannot enumerate these deals")
 
 
 def run(config: RunConfig, out: str | Path, *, progress: bool = True,
@@ -224,7 +239,7 @@ def _stages(config: RunConfig, spec: games.GameSpec, llm_spec: str, client: Call
     on_policy = _on_policy(spec, bundle_dir, results, out / "on_policy.json")
     posterior = None
     if (bundle_dir / "inference.py").is_file():
-        unknowable = gt_search_problem(games.load_game(spec))  # no true posterior to compare with (Hanabi)
+        unknowable = posterior_problem(games.load_game(spec))  # no true posterior to compare with (Hanabi)
         posterior = ({"skipped": f"the ground truth's true posterior cannot be computed ({unknowable})"}
                      if unknowable else _posterior(spec, bundle_dir, results, out / "posterior.json", config.seed))
     compared, agents = _arena_findings(config, spec, results)

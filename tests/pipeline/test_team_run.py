@@ -49,8 +49,9 @@ def test_cwm_run_on_tiny_hanabi_scores_teams(tmp_path, no_api_keys, capsys) -> N
 
 
 def test_cwm_run_on_hanabi_offline(tmp_path, no_api_keys, capsys) -> None:
-    """Hanabi's shipped real session replays; gt-ismcts cannot search Hanabi, so random play is the default opponent,
-    and the posterior check says why it was not run."""
+    """Hanabi's shipped real session replays; gt-ismcts searches Hanabi with its world sampler, so the
+    ground-truth team plays beside random play (and with the CWM agent), and the posterior check says why it
+    was not run."""
     out = tmp_path / "run"
     assert main(["run", "hanabi", "--out", str(out), "--num-test", "4", "--matches", "2", "--sims", "10",
                  "--rollouts", "1", "--executor", "local:2", "--quiet"]) == 0
@@ -61,8 +62,9 @@ def test_cwm_run_on_hanabi_offline(tmp_path, no_api_keys, capsys) -> None:
     # the real world model misses one branch the training games never showed: after the deck runs out it drops
     # the marker of the player to act from the observations of the final round (docs/games.md)
     assert 0.99 < report["synthesis"]["test_accuracy"] < 1.0
-    assert {r["team"] for r in report["arena"]} == {"cwm+cwm", "cwm+random", "random+random"}
+    assert {r["team"] for r in report["arena"]} == {"cwm+cwm", "cwm+random", "random+random", "cwm+gt-ismcts",
+                                                      "gt-ismcts+gt-ismcts"}
     assert all(r["max_score"] == 25 and r["deals"] == 2 for r in report["arena"])
-    assert "found no world consistent" in report["posterior"]["skipped"]  # the ground-truth resampler's self-test
+    assert "world sampler for hanabi draws uniformly" in report["posterior"]["skipped"]
     assert "posterior not checked" in printed and "about 15 of 25" in printed
     assert "## Beliefs" in (out / "report.md").read_text()
