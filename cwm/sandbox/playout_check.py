@@ -151,7 +151,7 @@ def _failure(where: dict[str, Any], problem: tuple[str, str], ref: dict[str, Any
     failure = CheckFailure("playout", where["playout"], where["step"], call, expected, shown, summary,
                            history=tuple(where["history"]), breach=field == "error")
     return {"playout": where["playout"] + 1, "kind": "playout", "seed": where["seed"], "step": where["step"],
-            "field": "playout", "player": None, "history": list(failure.history), "expected": failure.expected,
+            "field": "error" if failure.breach else "playout", "player": None, "history": list(failure.history), "expected": failure.expected,
             "got": failure.got, "summary": clean(summary, limit=_REASON_CHARS), "test_type": failure.test_type,
             "call": failure.call, "diff": failure.diff, "report": failure.render(full=True), "limit": where["limit"]}
 
