@@ -18,7 +18,6 @@ import ast
 from collections.abc import Callable
 from typing import Any
 
-from cwm import value_rules
 from cwm.contract import PLAYOUT, parse_source
 from cwm.sandbox.box import Sandbox
 from cwm.sandbox.verdicts import PLAYOUTS_JOB, JobResult, Limits
@@ -91,10 +90,23 @@ def check_playout(box: Sandbox, sources: tuple[str, str], rollouts: list[dict[st
                   rollouts, problem_of)
     if isinstance(got, str):
         return _outcome("refused", f"the twin's playout could not be run: {got}")
-    if got is None:
-        return _outcome("refused", "the twin names playout but binds no playout function")
-    runs = sum(len(r) for r in ref)
-    states = sum(len(p["at"]) for p in rollouts)
+    if got is None or ref is None:
+        return _outcome("refused" if got is None else "inconclusive",
+                        f"the {'twin' if got is None else 'reference'} names playout but binds no playout function")
+    runs, states = sum(len(r) for r in ref), sum(len(p["at"]) for p in rollouts)
+    found = _first_difference(rollouts, ref, got, same_state)
+    if found is not None:
+        return _outcome("divergent", str(found["summary"]), runs, states, found)
+    broken = next((r["error"] for p in ref for r in p if r["error"] is not None), None)
+    if broken is not None:
+        return _outcome("inconclusive", f"the reference broke its contract in a rollout: {broken}", runs, states)
+    return _outcome("equivalent", f"{runs} rollouts from {states} states agree exactly with stepping the checked "
+                                  f"model", runs, states)
+
+
+def _first_difference(rollouts: list[dict[str, Any]], ref: list[list[dict[str, Any]]],
+                      got: list[list[dict[str, Any]]], same_state: Callable[[Any, Any], Any]) -> dict[str, JSON] | None:
+    """The divergence record of the first rollout in which the twin differs (one the reference could play)."""
     for i, spec in enumerate(rollouts):
         k = 0
         for step, seeds in spec["at"]:
@@ -103,13 +115,9 @@ def check_playout(box: Sandbox, sources: tuple[str, str], rollouts: list[dict[st
                 if problem is not None and ref[i][k]["error"] is None:
                     where = {"playout": i, "step": step, "seed": seed, "limit": limit,
                              "history": spec["actions"][:step]}
-                    return _outcome("divergent", problem[0], runs, states, _failure(where, problem, ref[i][k], got[i][k]))
+                    return _failure(where, problem, ref[i][k], got[i][k])
                 k += 1
-    broken = next((r["error"] for p in ref for r in p if r["error"] is not None), None)
-    if broken is not None:
-        return _outcome("inconclusive", f"the reference broke its contract in a rollout: {broken}", runs, states)
-    return _outcome("equivalent", f"{runs} rollouts from {states} states agree exactly with stepping the checked "
-                                  f"model", runs, states)
+    return None
 
 
 def _outcome(verdict: str, reason: str, runs: int = 0, states: int = 0,

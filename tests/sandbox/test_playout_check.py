@@ -11,7 +11,12 @@ from pathlib import Path
 import pytest
 
 from cwm.sandbox import Limits
-from cwm.sandbox.equivalence import EquivalenceSettings, check_equivalence, divergence_failure, evidence_problem
+from cwm.sandbox.equivalence import (
+    EquivalenceSettings,
+    check_equivalence,
+    divergence_failure,
+    evidence_problem,
+)
 from cwm.sandbox.playout_check import names_playout
 
 DATA = Path(__file__).resolve().parents[1] / "data"
