@@ -204,18 +204,19 @@ def _fused_playout(state: ModelState, fns: dict[str, Callable[..., Any]], beat: 
     if beat is not no_beat:
         beat("playout")
     got = fns["playout"](state.raw, returns, rng.random, limit)
-    if type(got) not in (tuple, list) or len(got) != 2:
+    if type(got) is not tuple and type(got) is not list or len(got) != 2:
         raise ModelContractError(f"playout must return a pair (returns, state or None), got {value_rules.describe(got)}")
     out, end = got
     if type(out) is not list or len(out) != n or not value_rules.finite_numbers(out):
         raise ModelContractError(f"playout must return a list of {n} finite numbers as its returns, got "
                                  f"{value_rules.describe(out)}")
-    if set(map(type, out)) != _FLOAT:
-        out = [float(x) for x in out]
+    for x in out:
+        if type(x) is not float:  # an exact int: as a float, as stepping adds it
+            out = [float(x) for x in out]
+            break
     return out, None if end is None else value_rules.state(end)
 
 
-_FLOAT = {float}
 _NEVER = object()  # no model returns this object: an identity test against it always fails
 
 
