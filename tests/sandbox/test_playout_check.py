@@ -100,3 +100,24 @@ def test_a_twin_naming_playout_needs_a_checked_playout_in_its_evidence(evidence:
     forged = dict(evidence, playout=None)
     assert evidence_problem(forged, MODEL, FUSED) == ("the twin names playout, and the evidence records no passing "
                                                      "check of its playout")
+
+
+def test_the_connect_four_fixture_is_an_exact_twin_of_the_real_model(tmp_path: Path) -> None:
+    """tests/data/twins/c4_fused.py (the benchmark's connect four twin) against the model of the shipped real
+    world-model session, replayed offline."""
+    from cwm.llm import make_client
+    from cwm.pipeline.recordings import recording_for
+    from cwm.synthesis import SynthesisSettings, synthesize_world_model
+
+    session = recording_for("connect_four")
+    assert session is not None
+    model = synthesize_world_model("connect_four", make_client(f"replay:{session}"),
+                                   SynthesisSettings.of("world_model", budget=20, num_test=0),
+                                   run_dir=tmp_path / "wm").best_source
+    twin = (DATA / "twins" / "c4_fused.py").read_text(encoding="utf-8")
+    evidence = check_equivalence(model, twin, settings=SETTINGS)
+    assert evidence["verdict"] == "equivalent" and evidence["playout"]["verdict"] == "equivalent", evidence["reason"]
+    late = twin.replace("        if n >= _NCELLS or not open_mask:\n            return returns, None\n",
+                        "        if n >= _NCELLS:\n            return returns, None\n")
+    assert late != twin  # a full board is over only when every cell is filled: the same game, said otherwise
+    assert check_equivalence(model, late, settings=SETTINGS)["verdict"] == "equivalent"
