@@ -3,7 +3,9 @@ rollouts into a leaf evaluator).
 
 Rollouts are the hot loop of MCTS, so they are written per state kind: OpenSpiel states are cloned once
 and moved in place; CWM model states (``cwm.model.ModelState``) are walked on their raw JSON states by
-action string (no copies, no wrapper objects, no id round trips); anything else is walked with ``child``.
+action string (no copies, no wrapper objects, no id round trips), or, for a twin planned with its own
+checked playout loop (``WorldModel(..., playout=True)``, ``cwm.contract.PLAYOUT``), played by one call of it;
+anything else is walked with ``child``.
 """
 
 from __future__ import annotations
