@@ -121,3 +121,46 @@ def test_the_connect_four_fixture_is_an_exact_twin_of_the_real_model(tmp_path: P
                         "        if n >= _NCELLS:\n            return returns, None\n")
     assert late != twin  # a full board is over only when every cell is filled: the same game, said otherwise
     assert check_equivalence(model, late, settings=SETTINGS)["verdict"] == "equivalent"
+
+
+DICE = (DATA / "twins" / "dice_race.py").read_text(encoding="utf-8")
+DICE_PLAYOUT = '''
+
+def playout(state, returns, rand, limit):
+    pos, player, pending = list(state["pos"]), state["player"], state["pending"]
+    if pos[0] >= 10 or pos[1] >= 10:
+        return returns, None
+    for _ in range(limit):
+        u = rand()
+        if not pending:
+            pending = ("step", "jump")[int(u * 2)]
+            continue
+        acc, outcomes = 0.0, STEP if pending == "step" else JUMP
+        chosen = outcomes[-1][0]
+        for outcome, p in outcomes:
+            acc += p
+            if u < acc:
+                chosen = outcome
+                break
+        pos[player] += int(chosen)
+        if pos[player] >= 10:
+            paid = [1.0, -1.0] if player == 0 else [-1.0, 1.0]
+            return [returns[0] + paid[0], returns[1] + paid[1]], None
+        player, pending = 1 - player, ""
+    return returns, {"pos": pos, "player": player, "pending": pending}
+'''
+
+
+@pytest.mark.parametrize("case, old, new", [
+    ("right", "", ""),
+    ("chance outcomes walked backwards", "        for outcome, p in outcomes:", "        for outcome, p in outcomes[::-1]:"),
+    ("a chance move drawn twice", "        acc, outcomes =", "        u = rand()\n        acc, outcomes ="),
+])
+def test_a_playout_through_chance_nodes_follows_the_models_outcomes(case: str, old: str, new: str) -> None:
+    """The chance rule (the running sum of the probabilities in the model's order, one draw a move) on the
+    hand-written dice race (tests/data/twins/dice_race.py) with a hand-written playout."""
+    twin = DICE + DICE_PLAYOUT.replace(old, new)
+    assert old == "" or twin != DICE + DICE_PLAYOUT
+    evidence = check_equivalence(DICE, twin, settings=SETTINGS)
+    assert evidence["verdict"] == ("equivalent" if case == "right" else "divergent"), (case, evidence["reason"])
+    assert evidence["playout"]["verdict"] == evidence["verdict"]
