@@ -2,19 +2,25 @@
 Python MCTSBot on the real game, in one run.
 
 The twin is first put through the differential equivalence check (``cwm.sandbox.equivalence``) against the
-model; a twin that fails it is not timed. Then, on the same positions (a few seeded random openings of
---game, bench_worker.positions), taking turns position by position, best of --repeats:
+model, its own ``playout`` included where it has one; a twin that fails it is not timed. Then, on the same
+positions (a few seeded random openings of --game, bench_worker.positions), taking turns position by position,
+best of --repeats:
   * model: ``WorkerAgent`` planning on the checked model in a hardened worker (``use_twin=False``);
-  * twin: the same, planning on the twin;
+  * twin: the same, planning on the twin (its rollouts played by its own ``playout`` where it has one);
+  * twin, stepped (only for a twin with ``playout``): the same twin with ``playout`` unbound, so cwm steps its
+    contract functions move by move in each rollout, as for a twin without one;
   * MCTSBot: OpenSpiel's Python ``MCTSBot`` on the C++ game, in this process;
 at 1,000 simulations and one random rollout per leaf (solvers on, as each is run by default), in CPU seconds
 of this process and every process under it (``cwm.sandbox.watch.tree_cpu``: the workers search in other
 processes, and wall time would measure the machine's load). A fresh worker per position is started before
 the clock runs. Prints ms per move and the ratios.
 
-By default the pair timed is hand-written: the reference tic-tac-toe model of the tests and its hand-written
-twin (tests/data/twins/ttt_fast.py); the output says so. ``--bundle DIR`` times a bundle's own model.py and
-twin.py instead, e.g. one made from a shipped real twin session (docs/performance.md, "Real twins").
+By default the pair timed is a test fixture with a hand-written ``playout``: for tic-tac-toe the reference model
+of the tests and its hand-written twin (tests/data/twins/ttt_fused.py); for connect four the real world model of
+the shipped session (replayed from cwm.pipeline.recordings) and tests/data/twins/c4_fused.py (the real fast
+twin's functions and a hand-written playout). The output says so. ``--model``/``--twin`` time other files;
+``--bundle DIR`` times a bundle's own model.py and twin.py, e.g. one made from a shipped real twin session
+(docs/performance.md, "Real twins").
 
     python benchmarks/bench_twin.py [--game tic_tac_toe|connect_four] [--sims 1000] [--rollouts 1]
         [--positions 6] [--repeats 3] [--model PATH --twin PATH | --bundle DIR]
@@ -25,6 +31,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -32,8 +39,12 @@ import pyspiel
 from open_spiel.python.algorithms import mcts as os_mcts
 
 from cwm.agents.worker import WorkerAgent
+from cwm.llm import make_client
+from cwm.pipeline.recordings import recording_for
 from cwm.sandbox.equivalence import EquivalenceSettings, check_equivalence
+from cwm.sandbox.playout_check import names_playout
 from cwm.sandbox.watch import tree_cpu
+from cwm.synthesis import SynthesisSettings, synthesize_world_model
 from planners import SearchConfig
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -41,7 +52,19 @@ from bench_worker import positions  # noqa: E402  (the same seeded openings)
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data"
 MODEL = DATA / "reference" / "tic_tac_toe_model.py"
-TWIN = DATA / "twins" / "ttt_fast.py"
+TWINS = {"tic_tac_toe": DATA / "twins" / "ttt_fused.py", "connect_four": DATA / "twins" / "c4_fused.py"}
+UNBOUND = "\n\nplayout = None  # bench_twin: the twin stepped by cwm, its own playout unbound\n"
+
+
+def shipped_model(game: str) -> str:
+    """The real world model of ``game``'s shipped session (``cwm.pipeline.recordings``), replayed offline."""
+    session = recording_for(game)
+    if session is None:
+        raise SystemExit(f"no shipped world-model session for {game}: pass --model")
+    with tempfile.TemporaryDirectory() as run:
+        return synthesize_world_model(game, make_client(f"replay:{session}"),
+                                      SynthesisSettings.of("world_model", budget=20, num_test=0),
+                                      run_dir=Path(run) / "wm").best_source
 
 
 def timed_moves(model: str, twin: str, states: list[pyspiel.State], args: argparse.Namespace) -> dict[str, float]:
@@ -50,11 +73,14 @@ def timed_moves(model: str, twin: str, states: list[pyspiel.State], args: argpar
     sources = {"model.py": model, "twin.py": twin}
     workers = {"model": WorkerAgent(sources, args.game, config, name="model", seed=0, use_twin=False),
                "twin": WorkerAgent(sources, args.game, config, name="twin", seed=0)}
+    if names_playout(twin):  # the same twin, stepped by cwm: what its own playout buys
+        workers["stepped"] = WorkerAgent({"model.py": model, "twin.py": twin + UNBOUND}, args.game, config,
+                                         name="stepped", seed=0)
     assert workers["model"].planned_on == "model.py" and workers["twin"].planned_on == "twin.py"
     rs = np.random.RandomState(0)
     bot = os_mcts.MCTSBot(pyspiel.load_game(args.game), 2.0, args.sims,
                           os_mcts.RandomRolloutEvaluator(args.rollouts, rs), random_state=rs)
-    best = {name: [math.inf] * len(states) for name in ("model", "twin", "mctsbot")}
+    best = {name: [math.inf] * len(states) for name in (*workers, "mctsbot")}
     for _ in range(args.repeats):
         for i, state in enumerate(states):
             for name, worker in workers.items():
@@ -78,28 +104,48 @@ def main() -> None:
     parser.add_argument("--positions", type=int, default=6)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--game", default="tic_tac_toe", help="the OpenSpiel game the model is of (default tic_tac_toe)")
-    parser.add_argument("--model", type=Path, default=MODEL, help="the checked model (default the tests' tic-tac-toe)")
-    parser.add_argument("--twin", type=Path, default=TWIN, help="its twin")
+    parser.add_argument("--model", type=Path, default=None,
+                        help="the checked model (default: tic-tac-toe the tests' reference, else the shipped real model)")
+    parser.add_argument("--twin", type=Path, default=None, help="its twin (default: the game's fixture with playout)")
     parser.add_argument("--bundle", type=Path, default=None, help="time this bundle's model.py and twin.py instead")
     args = parser.parse_args()
     if args.bundle is not None:
         args.model, args.twin = args.bundle / "model.py", args.bundle / "twin.py"
-    model, twin = args.model.read_text(encoding="utf-8"), args.twin.read_text(encoding="utf-8")
-    if (args.model, args.twin) == (MODEL, TWIN):
-        print("model and twin: hand-written test fixtures")
+    model, twin = _sources(args)
     evidence = check_equivalence(model, twin, settings=EquivalenceSettings())
     print(f"equivalence check: {evidence['verdict']}: {evidence['reason']}")
     if evidence["verdict"] != "equivalent":
         raise SystemExit("the twin is not equivalent to the model; not timed")
     per_move = timed_moves(model, twin, positions(args.positions, args.game), args)
-    print(f"{args.sims} simulations x {args.rollouts} rollout(s), {args.positions} positions, best of "
+    print(f"{args.game}: {args.sims} simulations x {args.rollouts} rollout(s), {args.positions} positions, best of "
           f"{args.repeats}, CPU of this process and its children:")
     for name, label in (("model", "checked model, contained worker"), ("twin", "twin, contained worker"),
+                        ("stepped", "twin stepped (playout unbound), contained"),
                         ("mctsbot", "OpenSpiel Python MCTSBot, C++ game")):
-        print(f"  {label:40} {per_move[name] * 1e3:8.1f} ms per move")
-    print(f"  MCTSBot / model: {per_move['mctsbot'] / per_move['model']:.2f}x   "
-          f"MCTSBot / twin: {per_move['mctsbot'] / per_move['twin']:.2f}x   "
-          f"model / twin: {per_move['model'] / per_move['twin']:.2f}x  (above 1: the second is faster)")
+        if name in per_move:
+            print(f"  {label:42} {per_move[name] * 1e3:8.1f} ms per move")
+    ratios = [f"MCTSBot / {n}: {per_move['mctsbot'] / per_move[n]:.2f}x" for n in ("model", "twin", "stepped")
+              if n in per_move]
+    print("  " + "   ".join(ratios) + f"   model / twin: {per_move['model'] / per_move['twin']:.2f}x  "
+          f"(above 1: the second is faster)")
+
+
+def _sources(args: argparse.Namespace) -> tuple[str, str]:
+    """The model and twin sources to time, saying where the defaults come from."""
+    twin_path = args.twin or TWINS.get(args.game)
+    if twin_path is None:
+        raise SystemExit(f"no default twin for {args.game}: pass --twin (or --bundle)")
+    if args.model is not None:
+        model = args.model.read_text(encoding="utf-8")
+    elif args.game == "tic_tac_toe":
+        model = MODEL.read_text(encoding="utf-8")
+        print("model: the tests' reference tic-tac-toe model (hand-written)")
+    else:
+        model = shipped_model(args.game)
+        print(f"model: the real world model of the shipped {args.game} session")
+    if args.twin is None:
+        print(f"twin: {twin_path.relative_to(DATA.parent.parent)} (a test fixture; its playout hand-written)")
+    return model, twin_path.read_text(encoding="utf-8")
 
 
 if __name__ == "__main__":

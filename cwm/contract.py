@@ -51,6 +51,23 @@ WORLD_MODEL_API: tuple[ContractFunction, ...] = (
         "the final payoffs appear in games that pay only at the end). All zeros for the initial state."),
 )
 
+# A twin's own playout loop (optional; a fast twin is asked for it): one call plays a whole random playout the
+# way cwm steps a model in a rollout (``planners.rollout``), so a planner on the twin pays one call per rollout
+# instead of several per step. The equivalence check compares it, exactly, with cwm stepping the checked model.
+PLAYOUT = ContractFunction(
+    "playout", "playout(state: dict, returns: list[float], rand, limit: int) -> tuple[list[float], dict | None]",
+    "A uniformly random playout from `state` (never modify it; work on your own copy, in place), exactly as "
+    "the library plays one by stepping the other functions: at most `limit` moves; every move draws exactly "
+    "one number u = rand() (a float in [0, 1)) before anything else; where a player moves it takes "
+    "legal[int(u * len(legal))], `legal` in the order get_legal_actions gives; at a chance node it walks "
+    "get_chance_outcomes(state) in order adding up the probabilities (acc = 0.0; acc += p) and takes the first "
+    "outcome with u < acc (the last one when none is); after each move it adds that move's get_rewards to "
+    "`returns`, player by player (returns[i] + reward[i], in move order). Stops when the game is over or after "
+    "`limit` moves. Returns (the returns, a list of one float per player; None if the game is over, else the "
+    "state reached, equal as JSON to the one apply_action would have reached). No other number is drawn.")
+
+FAST_API: tuple[ContractFunction, ...] = (*WORLD_MODEL_API, PLAYOUT)  # what a fast twin is asked to define
+
 INFERENCE_API: tuple[ContractFunction, ...] = (
     ContractFunction(
         "resample_history", "resample_history(events: list[dict], player_id: int, seed: int) -> list[str]",

@@ -20,6 +20,7 @@ from cwm.codec import ActionCodec, OpenCodec
 from cwm.contract import (
     CONTRACT_VERSION,
     INFERENCE_API,
+    PLAYOUT,
     VALUE_API,
     WORLD_MODEL_API,
     ContractFunction,
@@ -75,21 +76,27 @@ class WorldModel:
       codec: maps action strings to ids; an ``OpenCodec`` when there is no ground truth.
       name: shown in errors.
       guard: runs every model call; the sandbox supplies one with a per-call time budget.
+      playout: the functions' own playout loop (``cwm.contract.PLAYOUT``) plays this model's rollouts
+        (``planners.rollout``), one call each; only for a twin whose ``playout`` the equivalence check
+        compared with stepping the checked model. ``functions`` must then define it.
     """
 
     def __init__(
-        self, functions: Any, *, codec: ActionCodec | None = None, name: str = "model", guard: Guard = direct_guard
+        self, functions: Any, *, codec: ActionCodec | None = None, name: str = "model", guard: Guard = direct_guard,
+        playout: bool = False,
     ):
         self.functions = functions
         self.codec = codec or OpenCodec()
         self.name = name
         self._guard = guard
-        self._fns = {f.name: getattr(functions, f.name) for f in WORLD_MODEL_API}
+        api = (*WORLD_MODEL_API, PLAYOUT) if playout else WORLD_MODEL_API
+        self._fns = {f.name: getattr(functions, f.name) for f in api}
         # The contract functions with the guard applied once, here: the hot paths (ModelState, rollouts)
         # call these directly instead of going through the guard on every call.
         self.bound: dict[str, Callable[..., Any]] = (
             dict(self._fns) if guard is direct_guard
             else {n: functools.partial(guard, f) for n, f in self._fns.items()})
+        self.fused = playout  # rollouts call ``playout`` (``bound["playout"]``) instead of stepping
         self._num_players: int | None = None
         # (player, action strings) -> {id: string} of a state's legal actions or chance outcomes, shared by
         # every state with that list (ModelState._strings_by_id); cleared when it reaches DECODED_LIMIT.

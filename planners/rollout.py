@@ -3,7 +3,9 @@ rollouts into a leaf evaluator).
 
 Rollouts are the hot loop of MCTS, so they are written per state kind: OpenSpiel states are cloned once
 and moved in place; CWM model states (``cwm.model.ModelState``) are walked on their raw JSON states by
-action string (no copies, no wrapper objects, no id round trips); anything else is walked with ``child``.
+action string (no copies, no wrapper objects, no id round trips), or, for a twin planned with its own
+checked playout loop (``WorldModel(..., playout=True)``, ``cwm.contract.PLAYOUT``), played by one call of it;
+anything else is walked with ``child``.
 """
 
 from __future__ import annotations
@@ -68,6 +70,21 @@ def rollout_returns(
     return total
 
 
+def playout(state: Any, rng: random.Random, max_steps: int = DEFAULT_MAX_ROLLOUT_STEPS) -> tuple[list[float], Any]:
+    """One uniformly random playout from ``state`` (left unchanged), as ``rollout_returns`` plays each: its returns
+    and the state where ``max_steps`` cut it off, or ``None`` when the game ended.
+
+    Randomness: exactly one ``rng.random()`` per move; a player's move is ``legal[int(u * len(legal))]`` of the
+    legal actions in the state's order, a chance move the first outcome whose running sum of probabilities
+    exceeds ``u`` (the last when none does).
+    """
+    if isinstance(state, pyspiel.State):
+        return _play_openspiel(state, rng, max_steps)
+    if isinstance(state, ModelState):
+        return _play_model(state, rng, max_steps)
+    return _play_generic(state, rng, max_steps)
+
+
 def _scored(returns: list[float], cut: Any, value_fn: Callable[[Any, int], float] | None) -> list[float]:
     """A playout's score: its returns, or where it was cut off (``cut``, a state) the value function's."""
     if cut is None or value_fn is None:
@@ -99,8 +116,9 @@ def _play_model(state: ModelState, rng: random.Random, limit: int) -> tuple[list
     function raises becomes a ``ModelContractError`` that names the rollout.
     """
     model = state.model
+    body = _fused_playout if model.fused else _model_playout
     try:
-        returns, raw = model.stretch(lambda beat, fns: _model_playout(state, fns, beat, rng, limit))
+        returns, raw = model.stretch(lambda beat, fns: body(state, fns, beat, rng, limit))
         return returns, None if raw is None else ModelState(model, raw, returns=tuple(returns))
     except ModelContractError as e:
         raise ModelContractError(f"{model.name}: in a rollout: {e}") from e
@@ -175,6 +193,30 @@ def _model_playout(state: ModelState, fns: dict[str, Callable[..., Any]], beat: 
         if type(player) is not int or player not in players:
             player = value_rules.player(player, n)
     return returns, raw if player != TERMINAL else None
+
+
+def _fused_playout(state: ModelState, fns: dict[str, Callable[..., Any]], beat: Beat, rng: random.Random,
+                   limit: int) -> tuple[list[float], Any]:
+    """The playout as one call of the model's own loop (``cwm.contract.PLAYOUT``: a twin whose ``playout`` the
+    equivalence check compared with ``_model_playout`` on the checked model), its answer held to the contract:
+    a pair of the returns, exactly ``n`` finite numbers (exact ints or floats), and ``None`` or the state
+    reached (made read-only, as the tree's states are)."""
+    returns = state.returns()
+    n = len(returns)
+    if beat is not no_beat:
+        beat("playout")
+    got = fns["playout"](state.raw, returns, rng.random, limit)
+    if type(got) is not tuple and type(got) is not list or len(got) != 2:
+        raise ModelContractError(f"playout must return a pair (returns, state or None), got {value_rules.describe(got)}")
+    out, end = got
+    if type(out) is not list or len(out) != n or not value_rules.finite_numbers(out):
+        raise ModelContractError(f"playout must return a list of {n} finite numbers as its returns, got "
+                                 f"{value_rules.describe(out)}")
+    for x in out:
+        if type(x) is not float:  # an exact int: as a float, as stepping adds it
+            out = [float(x) for x in out]
+            break
+    return out, None if end is None else value_rules.state(end)
 
 
 _NEVER = object()  # no model returns this object: an identity test against it always fails

@@ -51,7 +51,7 @@ from cwm.bundle.game import bundle_game
 from cwm.bundle.policy import BundlePolicy, policy_of
 from cwm.bundle.twin import twin_evidence
 from cwm.bundle.value import value_report
-from cwm.model import ActionCodec, WorldModel
+from cwm.model import ActionCodec, WorldModel, direct_guard
 from cwm.sandbox import Sandbox, load_source
 from cwm.sandbox.budget import call_budget
 from cwm.sandbox.jax_equivalence import histories_problem
@@ -223,9 +223,9 @@ def _trusted_model(path: Path, source: str, spec: games.GameSpec, call_budget_s:
       BundleError: the model fails to load here.
     """
     try:
-        guard = {} if call_budget_s is None else {"guard": call_budget(call_budget_s)}
+        guard = direct_guard if call_budget_s is None else call_budget(call_budget_s)
         return WorldModel(load_source(source, name=f"{spec.name}_model"),
-                          codec=ActionCodec.from_game(games.load_game(spec)), name=f"bundle:{path.name}", **guard)
+                          codec=ActionCodec.from_game(games.load_game(spec)), name=f"bundle:{path.name}", guard=guard)
     except CwmError as e:
         raise BundleError(f"{path}: model failed its load check: {e}") from e
 

@@ -33,6 +33,8 @@ from cwm import value_rules
 from cwm.checks.report import diff
 from cwm.contract import WORLD_MODEL_API
 from cwm.sandbox.box import Sandbox
+from cwm.sandbox.playout_check import check_playout, names_playout
+from cwm.sandbox.playout_check import plan as playout_plan
 from cwm.sandbox.verdicts import PROFILE_JOB, TRACE_JOB, JobResult, Limits
 from cwm.text import clean
 from cwm.types import JSON, TERMINAL, CheckFailure, UsageError
@@ -66,6 +68,10 @@ class EquivalenceSettings:
       playouts_per_child: the reference's playouts played in one child, each child under ``limits`` (0: all
         of them in one child); a slow model's playouts split over several children so each child's CPU
         limit covers its share. The playouts and their seeds are the same either way.
+      playout_states: for a twin with its own ``playout`` (``cwm.contract.PLAYOUT``), the states of each
+        reference playout (evenly spaced, first and last among them) its playout is checked from
+        (``cwm.sandbox.playout_check``).
+      playout_runs: the seeded rollouts from each such state (the full length, and cut off after a few moves).
     """
 
     p: float = 0.05
@@ -76,6 +82,8 @@ class EquivalenceSettings:
     seed: int = 0
     limits: Limits = Limits(wall_s=60.0, cpu_s=600.0, memory_mb=2048, per_call_s=2.0)
     playouts_per_child: int = 0
+    playout_states: int = 4
+    playout_runs: int = 3
 
     def __post_init__(self) -> None:
         playouts_for(self.p, self.delta)  # the bound's own checks
@@ -83,7 +91,7 @@ class EquivalenceSettings:
             raise UsageError(f"EquivalenceSettings.playouts_per_child must be an int >= 0, got {self.playouts_per_child!r}")
         if not self.kinds or any(k not in KINDS for k in self.kinds) or len(set(self.kinds)) != len(self.kinds):
             raise UsageError(f"EquivalenceSettings.kinds must be distinct kinds among {list(KINDS)}, got {self.kinds!r}")
-        for name in ("simulations", "max_steps"):
+        for name in ("simulations", "max_steps", "playout_states", "playout_runs"):
             value = getattr(self, name)
             if type(value) is not int or value < 1:
                 raise UsageError(f"EquivalenceSettings.{name} must be an int >= 1, got {value!r}")
@@ -264,10 +272,47 @@ def _check(box: Sandbox, reference: str, twin: str, settings: EquivalenceSetting
     if broken is not None:
         return _verdict(record, "inconclusive", f"the reference broke its contract in playout {broken + 1}: "
                                                 f"{ref_trace[broken]['error']}")
+    if names_playout(twin):
+        failed = _playout_verdict(box, (reference, twin), settings, record, (plays, ref_trace))
+        if failed is not None:
+            return failed
     kinds = " + ".join(f"{settings.playouts} {k}" for k in settings.kinds)
-    return _verdict(record, "equivalent", f"no divergence in {kinds} playouts ({record['steps_compared']} states); "
+    fused = "" if record["playout"] is None else f", and its playout agrees exactly in {record['playout']['runs']} rollouts"
+    return _verdict(record, "equivalent", f"no divergence in {kinds} playouts ({record['steps_compared']} states){fused}; "
                                           f"a divergence in >= {settings.p:g} of the playouts of a kind is missed "
                                           f"with probability <= {settings.delta:g}")
+
+
+PLAYOUT_RULE = ("the twin's playout(state, returns, rand, limit), one call with random.Random(seed).random, against cwm "
+                "stepping the checked model with random.Random(seed) (planners.rollout.playout): equal returns "
+                "(exactly), the same next draw after it, both over or both cut off, a cut-off state equal to the "
+                "model's in every compared field and, as JSON, to the state cwm reaches by stepping the twin")
+
+
+def _playout_verdict(box: Sandbox, sources: tuple[str, str], settings: EquivalenceSettings, record: dict[str, Any],
+                     traces: tuple[list[dict[str, Any]], list[dict[str, Any]]]) -> dict[str, JSON] | None:
+    """Checks the twin's own ``playout`` (``cwm.sandbox.playout_check``) and records it (``record["playout"]``);
+    the verdict when it fails, else ``None``."""
+    plays, ref_trace = traces
+    rollouts = playout_plan(ref_trace, states=settings.playout_states, runs=settings.playout_runs,
+                            max_steps=settings.max_steps, seed=settings.seed)
+    fused = check_playout(box, sources, rollouts, settings.limits, (_field, _state_problem))
+    record["playout"] = {"checked": True, "rule": PLAYOUT_RULE, "verdict": fused["verdict"], "runs": fused["runs"],
+                         "states": fused["states"], "states_per_playout": settings.playout_states,
+                         "runs_per_state": settings.playout_runs}
+    if fused["verdict"] == "equivalent":
+        return None
+    d = fused["divergence"]
+    if fused["verdict"] != "divergent" or type(d) is not dict:
+        return _verdict(record, str(fused["verdict"]), str(fused["reason"]))
+    kind = plays[int(d["playout"]) - 1]["kind"]
+    record["divergence"] = d
+    record["diverging_playouts"] = 1
+    record["diverging_by_kind"][kind] += 1
+    record["diverging"] = [d["playout"]]
+    return _verdict(record, "divergent", f"playout {d['playout']} ({kind}, seed {plays[int(d['playout']) - 1]['seed']}), "
+                                         f"step {d['step']}: a rollout by playout (seed {d['seed']}, limit {d['limit']}): "
+                                         f"{d['summary']}")
 
 
 def reference_playouts(box: Sandbox, reference: str, plays: list[dict[str, Any]], settings: EquivalenceSettings,
@@ -302,7 +347,7 @@ def _skeleton(reference: str, twin: str, settings: EquivalenceSettings) -> dict[
                       **({"simulations": settings.simulations} if k == "mcts" else {})} for k in settings.kinds},
         "max_steps": settings.max_steps, "tolerance": TOLERANCE, "steps_compared": 0, "diverging_playouts": 0,
         "diverging_by_kind": {k: 0 for k in settings.kinds}, "diverging": [],
-        "verdict": None, "reason": None, "divergence": None, "does_not_prove": DOES_NOT_PROVE,
+        "verdict": None, "reason": None, "divergence": None, "does_not_prove": DOES_NOT_PROVE, "playout": None,
     }
 
 
@@ -507,6 +552,11 @@ def evidence_problem(evidence: Any, reference: str, twin: str, *, target: str = 
     for field, source, what in (("reference_sha256", reference, "the model"), ("twin_sha256", twin, "the twin")):
         if evidence.get(field) != fingerprint(source):
             return f"the evidence's {field} does not match {what}'s bytes (sha256 {fingerprint(source)[:16]}...)"
+    if target == "python" and names_playout(twin):  # a planner runs the twin's own playout: it must have been checked
+        fused = evidence.get("playout")
+        if type(fused) is not dict or fused.get("verdict") != "equivalent" or type(fused.get("runs")) is not int \
+                or fused["runs"] < 1:
+            return "the twin names playout, and the evidence records no passing check of its playout"
     return _bound_problem(evidence)
 
 
@@ -527,7 +577,7 @@ def _bound_problem(evidence: dict[str, Any]) -> str | None:
     return None
 
 
-__all__ = ["CALLS", "DEFAULT_EQUIVALENCE", "DOES_NOT_PROVE", "EVIDENCE_FORMAT", "EVIDENCE_VERSION", "KINDS", "MIN_BOUND", "TOLERANCE",
+__all__ = ["CALLS", "DEFAULT_EQUIVALENCE", "PLAYOUT_RULE", "DOES_NOT_PROVE", "EVIDENCE_FORMAT", "EVIDENCE_VERSION", "KINDS", "MIN_BOUND", "TOLERANCE",
            "VERDICTS",
            "Divergence", "EquivalenceSettings", "check_equivalence", "compare", "divergence_failure",
            "evidence_problem", "fingerprint", "playouts_for", "profile_model", "specs"]

@@ -21,6 +21,7 @@ PLAN_JOB = "cwm.sandbox.jobs.plan:plan_session"  # a CWM agent's planning worker
 ENCODER_JOB = "cwm.sandbox.jobs.check:check_encoder"  # an EncoderReport over (observation, player) pairs
 ENCODER_GAMES_JOB = "cwm.sandbox.jobs.check:check_encoder_games"  # a CheckReport over every observation of games
 TRACE_JOB = "cwm.sandbox.jobs.twin:trace"  # one model's playout records, for the differential equivalence check
+PLAYOUTS_JOB = "cwm.sandbox.jobs.twin:playouts"  # seeded rollouts, stepped or a twin's own playout (the same check)
 JAX_TRACE_JOB = "cwm.sandbox.jobs.jax_twin:trace"  # a JAX twin's playout records (run under the jax import policy)
 JAX_PLAYOUTS_JOB = "cwm.sandbox.jobs.jax_twin:playouts"  # batched random play in a JAX twin (its benchmark)
 PROFILE_JOB = "cwm.sandbox.jobs.twin:profile"  # the CPU time of each contract function over a few random playouts
@@ -92,5 +93,5 @@ DEFAULT_LIMITS = Limits()  # the limits a Sandbox applies unless told otherwise
 
 
 __all__ = ["CALL_JOB", "CHECK_JOB", "ENCODER_GAMES_JOB", "ENCODER_JOB", "ENCODE_JOB", "ENV_JOB", "HOST_JOB",
-           "DEFAULT_LIMITS", "INFERENCE_JOB", "JAX_PLAYOUTS_JOB", "JAX_TRACE_JOB", "PLAN_JOB", "PROFILE_JOB", "RANDOM_PLAY_JOB", "SAMPLE_JOB", "TRACE_JOB", "VALUE_JOB",
+           "DEFAULT_LIMITS", "INFERENCE_JOB", "JAX_PLAYOUTS_JOB", "JAX_TRACE_JOB", "PLAN_JOB", "PLAYOUTS_JOB", "PROFILE_JOB", "RANDOM_PLAY_JOB", "SAMPLE_JOB", "TRACE_JOB", "VALUE_JOB",
            "BatchJob", "JobResult", "Limits"]

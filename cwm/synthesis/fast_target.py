@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from cwm import model as cwm_model
+from cwm.contract import FAST_API
 from cwm.sandbox import ALLOWED_IMPORTS, Sandbox
 from cwm.sandbox.checkers import Checker
 from cwm.sandbox.equivalence import EquivalenceSettings, check_equivalence, divergence_failure
@@ -72,7 +73,9 @@ def render_profile(profile: dict[str, Any]) -> tuple[str, str]:
 
 def fast_target(rules: str, model_source: str, profile: dict[str, Any], *, check: Checker,
                 prompt_set: PromptSet = FAST_PROMPTS) -> Target:
-    """The fast target for the checked model ``model_source``.
+    """The fast target for the checked model ``model_source``: the prompts ask for the world-model functions and
+    the twin's own playout loop (``cwm.contract.FAST_API``); a candidate must define the world-model functions,
+    and a ``playout`` it defines is checked exactly (``cwm.sandbox.playout_check``).
 
     Args:
       rules: the game's rules text.
@@ -83,7 +86,7 @@ def fast_target(rules: str, model_source: str, profile: dict[str, Any], *, check
     """
     table, profiled = render_profile(profile)
     context = {
-        "rules": prompt_rules(rules), "api": cwm_model.api_block(cwm_model.WORLD_MODEL_API).rstrip(),
+        "rules": prompt_rules(rules), "api": cwm_model.api_block(FAST_API).rstrip(),
         "allowed_imports": ", ".join(sorted(ALLOWED_IMPORTS)), "model": model_source.rstrip("\n"),
         "profile": table, "profiled": profiled,
     }

@@ -63,6 +63,20 @@ def test_planning_workers_use_the_twin_unless_told_not_to(with_twin: Path) -> No
     assert WorkerAgent({"model.py": "", TWIN_FILE: "", "value.py": ""}, "tic_tac_toe").planned_on == "model.py"
 
 
+def test_a_twin_with_playout_loads_only_with_evidence_that_checked_its_playout(exported: Path, ttt_source: str,
+                                                                             rehashed) -> None:
+    fused = (DATA / "twins" / "ttt_fused.py").read_text(encoding="utf-8")
+    evidence = check_equivalence(ttt_source, fused, settings=SETTINGS)
+    assert evidence["verdict"] == "equivalent" and evidence["playout"]["verdict"] == "equivalent"
+    made = save_twin(exported, fused, evidence, provenance={"answered_by": "hand-written for a test"})
+    loaded = bundle.load_bundle(made)
+    assert loaded.sources[TWIN_FILE] == fused and "agrees exactly in" in describe(loaded)
+    rehashed(made, TWIN_EVIDENCE, json.dumps(dict(evidence, playout=None)).encode())
+    with pytest.raises(bundle.BundleError, match="twin.py is refused: the twin names playout, and the evidence "
+                                                 "records no passing check of its playout"):
+        bundle.load_bundle(made)
+
+
 def test_a_twin_edited_after_its_evidence_is_refused(with_twin: Path, rehashed) -> None:
     rehashed(with_twin, TWIN_FILE, (TWIN + "\n# edited\n").encode())  # the manifest's hash made to match
     with pytest.raises(bundle.BundleError) as e:
@@ -144,3 +158,7 @@ def test_the_twin_benchmark_times_the_model_the_twin_and_mctsbot_on_the_same_pos
     per_move = bench.timed_moves(model, TWIN, states, argparse.Namespace(sims=20, rollouts=1, repeats=1, game="tic_tac_toe"))
     # timed once each (CPU clocks tick in 10 ms steps here, so a 20-simulation move may read 0)
     assert set(per_move) == {"model", "twin", "mctsbot"} and all(0 <= t < 60 for t in per_move.values())
+    fused = (DATA / "twins" / "ttt_fused.py").read_text(encoding="utf-8")  # with playout: also timed stepped
+    per_move = bench.timed_moves(model, fused, states[:1], argparse.Namespace(sims=20, rollouts=1, repeats=1,
+                                                                             game="tic_tac_toe"))
+    assert set(per_move) == {"model", "twin", "stepped", "mctsbot"}

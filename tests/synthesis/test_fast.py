@@ -1,7 +1,7 @@
 """Fast-twin synthesis (cwm.synthesis.fast) through a recorded session hand-written for this test
 (tests/data/twins/fast_session: its provenance says so): the first twin has a wrong reward, the refinement
-prompt shows the first diverging step, the second twin passes the equivalence check and is saved in the bundle
-with its evidence. Also: what a candidate's check report says, and the profile the prompts show."""
+prompt shows the first diverging step, the second twin (with its own playout loop) passes the equivalence check,
+its playout checked exactly, and is saved in the bundle with its evidence. Also: what a candidate's check report says, and the profile the prompts show."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ DATA = Path(__file__).resolve().parents[1] / "data"
 SESSION = DATA / "twins" / "fast_session"
 MODEL = (DATA / "reference" / "tic_tac_toe_model.py").read_text(encoding="utf-8")
 TWIN = (DATA / "twins" / "ttt_fast.py").read_text(encoding="utf-8")
+FUSED = (DATA / "twins" / "ttt_fused.py").read_text(encoding="utf-8")
 EQUIVALENCE = EquivalenceSettings(p=0.2, delta=0.05, simulations=20)
 
 
@@ -38,14 +39,17 @@ def test_the_recorded_session_refines_a_wrong_twin_and_saves_the_right_one(model
     profile = json.loads((SESSION / "profile.json").read_text())
     result = synthesize_fast("tic_tac_toe", llm, SynthesisSettings.of("fast", budget=3), run_dir=tmp_path / "run",
                              bundle=model_bundle, equivalence=EQUIVALENCE, profile=profile)
-    assert result.synthesis.solved and result.synthesis.llm_calls == 2 and result.twin == TWIN
+    assert result.synthesis.solved and result.synthesis.llm_calls == 2 and result.twin == FUSED
     assert result.evidence is not None and result.evidence["verdict"] == "equivalent"
+    assert result.evidence["playout"]["verdict"] == "equivalent" and result.evidence["playout"]["runs"] > 0
     loaded = bundle.load_bundle(model_bundle)
-    assert loaded.sources["twin.py"] == TWIN and loaded.twin_evidence == result.evidence
+    assert loaded.sources["twin.py"] == FUSED and loaded.twin_evidence == result.evidence
     recorded = [json.loads(line)["request"]["messages"][-1]["text"] for line in
                 (SESSION / "tic_tac_toe.jsonl").read_text().splitlines()]
     initial, refine = recorded
     assert "| get_legal_actions | 7643 |" in initial and "never copy a whole state deeply" in initial
+    assert "def playout(state: dict, returns: list[float], rand, limit: int)" in initial
+    assert "call `rand()` exactly once per move" in initial and "legal[int(u * len(legal))]" in initial
     assert "[rewards] game " in refine and "expected: [-1.0, 1.0]" in refine and "got:      [-1.0, 0.5]" in refine
     assert "diff: rewards differ: rewards[1]: expected 1, got 0.5" in refine
 

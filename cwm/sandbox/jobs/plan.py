@@ -9,7 +9,7 @@ codec, the game's facts and each move's view of the real game.
 Payload: ``{"name", "codec": {"table", "num_distinct_actions", "max_chance_outcomes", "prefixed"},
 "facts": GameFacts, "config": SearchConfig, "seed": int, "inference": source or None, "value": source or
 None, "twin": bool (optional: the module is a bundle's twin, which plans only with an inference that draws
-histories)}``.
+histories, and whose own ``playout``, when it defines one, plays the rollouts: its evidence checked it)}``.
 
 Messages: ``{"op": "plan", "player", "legal": [str], "moves_from": int, "moves": [str], "events_from": int,
 "events": [{"observation", "action"}]}`` (the real moves since the last message, and the seat's events,
@@ -29,7 +29,7 @@ from typing import Any
 from cwm import events as player_events
 from cwm import value_rules
 from cwm.codec import ActionCodec
-from cwm.contract import INFERENCE_API, VALUE_API, resampler
+from cwm.contract import INFERENCE_API, PLAYOUT, VALUE_API, resampler
 from cwm.jax_contract import JAX_TWIN_MODULE, batched_rollouts_fn
 from cwm.model import WorldModel
 from cwm.sandbox.child import load_extra
@@ -50,7 +50,9 @@ def plan_session(module: types.ModuleType, payload: dict[str, Any]) -> Callable[
       ModelLoadError: a module misses its contract functions (the session does not start).
     """
     require(module)
-    model = WorldModel(module, name=str(payload["name"]), codec=ActionCodec.from_json(payload["codec"]))
+    # a twin's own playout loop plays its rollouts: a bundle's twin comes with evidence that checked it
+    fused = bool(payload.get("twin")) and callable(vars(module).get(PLAYOUT.name))
+    model = WorldModel(module, name=str(payload["name"]), codec=ActionCodec.from_json(payload["codec"]), playout=fused)
     sampler = None
     value_fn: Callable[[Any, int], float] | None = None
     if payload.get("inference"):

@@ -22,6 +22,10 @@ the payload's ``"encoder"`` source when it has one.
 Returns: one entry per playout, ``{"actions": [str], "states": [record], "error": str or None}``; with
 ``detail`` (one playout only) ``{"record": full record of that step or None, "history": [str], "error": ...}``.
 
+``playouts(module, payload)`` is the check of a twin's own ``playout`` (``cwm.contract.PLAYOUT``): at given
+states of replayed playouts, seeded random rollouts played by cwm stepping the model (the reference's role), or
+by the twin's ``playout`` and, beside it, by cwm stepping the twin (the twin's role).
+
 ``profile(module, payload)`` is the model's own CPU profile over a few seeded random playouts (what a prompt
 for a faster twin shows): the calls and CPU seconds of each contract function, timed in the child.
 """
@@ -36,13 +40,14 @@ import types
 from typing import Any
 
 from cwm import value_rules
-from cwm.contract import ENCODER_API, ENCODER_MODULE
+from cwm.contract import ENCODER_API, ENCODER_MODULE, PLAYOUT
 from cwm.model import WORLD_MODEL_API, WorldModel
 from cwm.model_state import ModelState
 from cwm.sandbox.child import child_guard, load_extra
 from cwm.sandbox.jobs.check import require
 from cwm.types import CHANCE, JSON, TERMINAL, CwmError
 from planners.mcts import MCTS
+from planners.rollout import playout as step_playout
 from planners.settings import MCTSSettings
 
 _ERROR_CHARS = 2000
@@ -222,3 +227,74 @@ def profile(module: types.ModuleType, payload: dict[str, Any]) -> JSON:
         error = played["error"]
     return {"calls": dict(calls), "cpu_s": spent, "playouts": played_out, "states": states,  # type: ignore[dict-item]
             "error": error}
+
+
+def playouts(module: types.ModuleType, payload: dict[str, Any]) -> JSON:
+    """Seeded random rollouts from states of replayed playouts, for the check of a twin's ``playout``.
+
+    Payload: ``{"name": str, "role": "reference" or "twin", "playouts": [{"actions": [str], "at": [[step,
+    [[seed, limit], ...]], ...]}]}``: each playout's actions are replayed, and at each listed step (ascending)
+    one rollout per ``[seed, limit]`` is played with ``random.Random(seed)``, at most ``limit`` moves. The
+    reference's are played by cwm stepping the model (``planners.rollout.playout``); the twin's by its own
+    ``playout`` (one call, checked as a planner checks it), and again by cwm stepping the twin, whose end state
+    the fused one must equal.
+
+    Returns:
+      ``{"playout": bool (the module binds a callable playout; always true for the reference), "runs": [[run,
+      ...] per playout]}``, a run ``{"returns": [float], "next": float (the draw after the rollout), "end": the
+      record (``_record``) of the state it was cut at or None, "same": bool (twin: the end state equals, as
+      JSON, the one stepping reached), "error": str or None}``.
+    """
+    require(module)
+    twin = payload["role"] == "twin"
+    if twin and not callable(vars(module).get(PLAYOUT.name)):
+        return {"playout": False, "runs": []}
+    name = str(payload["name"])
+    stepped = WorldModel(module, name=name, guard=child_guard())
+    fused = WorldModel(module, name=name, guard=child_guard(), playout=True) if twin else None
+    return {"playout": True, "runs": [_runs_of(stepped, fused, spec) for spec in payload["playouts"]]}
+
+
+def _runs_of(model: WorldModel, fused: WorldModel | None, spec: dict[str, Any]) -> list[JSON]:
+    """The runs at each listed step of one replayed playout (a run that could not be played holds its error)."""
+    actions = [str(a) for a in spec["actions"]]
+    runs: list[JSON] = []
+    try:
+        state, done = model.new_initial_state(), 0
+        for step, plan in spec["at"]:
+            while done < int(step):
+                state = state.child_from_string(actions[done])
+                done += 1
+            runs.extend(_run(state, fused, int(seed), int(limit)) for seed, limit in plan)
+    except (CwmError, value_rules.ValueBreach) as e:  # the replay broke: the runs not played say why
+        wanted = sum(len(plan) for _, plan in spec["at"])
+        runs.extend([_failed(str(e))] * (wanted - len(runs)))
+    return runs
+
+
+def _run(state: ModelState, fused: WorldModel | None, seed: int, limit: int) -> JSON:
+    """One seeded rollout from ``state``: stepped (the reference), or fused and compared with stepping (a twin)."""
+    try:
+        rng = random.Random(seed)
+        if fused is None:
+            returns, end = step_playout(state, rng, limit)
+            return {"returns": returns, "next": rng.random(), "end": _end(end), "same": True, "error": None}
+        returns, end = step_playout(ModelState(fused, state.raw, returns=tuple(state.returns())), rng, limit)
+        after = rng.random()
+        _, stepped = step_playout(state, random.Random(seed), limit)
+        same = (end is None) == (stepped is None) and (end is None or _json(end.raw) == _json(stepped.raw))
+        return {"returns": returns, "next": after, "end": _end(end), "same": same, "error": None}
+    except (CwmError, value_rules.ValueBreach) as e:
+        return _failed(str(e))
+
+
+def _end(state: ModelState | None) -> JSON:
+    return None if state is None else _record(state, full=False)
+
+
+def _json(raw: JSON) -> str:
+    return value_rules.dumps(value_rules.canonical(raw, where="a state"))
+
+
+def _failed(error: str) -> dict[str, JSON]:
+    return {"returns": [], "next": 0.0, "end": None, "same": False, "error": error[:_ERROR_CHARS]}
