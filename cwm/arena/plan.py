@@ -57,6 +57,9 @@ class TournamentPlan:
         every seat order of every pairing is dealt ``deals[i]``, one per match (``matches == len(deals)``), so
         teams under other settings play the deals of an earlier tournament (read from its ``MatchResult.deal``).
         The list is part of the recorded settings, so it is in every match key: another list, other matches.
+
+    Raises:
+      ArenaError: given deals that are not a tuple of integers in [0, 2**63), one per match.
     """
 
     matches: int
@@ -66,6 +69,10 @@ class TournamentPlan:
     move_time_limit: float | None = DEFAULT_MOVE_TIME_S
     seat_orders: str = "rotations"
     deals: tuple[int, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if self.problems():  # a plan with given deals is dealt from them at once (its jobs, its cost estimate)
+            raise ArenaError("; ".join(self.problems()))
 
     def replace(self, **changes: Any) -> TournamentPlan:
         return dataclasses.replace(self, **changes)
@@ -220,6 +227,31 @@ def deal_seed(seed: int, game: str, settings: str, fingerprints: Sequence[str], 
       settings: the tournament's settings hash (``cwm.arena.identity.settings_hash``).
     """
     return match_seed(seed, "deal|" + identity.match_key(game, settings, sorted(fingerprints), index))
+
+
+def recorded_deals(path: Path) -> tuple[int, ...]:
+    """The deals of an earlier tournament (its ``matches.jsonl``, read without writing to it), by match index:
+    what ``TournamentPlan.deals`` takes to deal its cards again under other settings.
+
+    Raises:
+      ArenaError: no match with a recorded deal, an index of 0..n-1 missing, or an index played on two deals
+        (a competitive tournament deals each pairing its own; give one pairing's folder).
+    """
+    found: dict[int, set[int]] = {}
+    for r in read_results(path).values():
+        if r.deal is not None and not r.void:
+            found.setdefault(r.index, set()).add(r.deal)
+    if not found:
+        raise ArenaError(f"{path}: no finished match with a recorded deal")
+    mixed = next((i for i, d in sorted(found.items()) if len(d) > 1), None)
+    if mixed is not None:
+        raise ArenaError(f"{path}: match {mixed} was played on {len(found[mixed])} deals (each pairing its own); "
+                         f"deals can be taken from a tournament whose match i is one deal for every table")
+    if sorted(found) != list(range(len(found))):
+        missing = min(set(range(max(found) + 1)) - set(found))
+        raise ArenaError(f"{path}: no finished match {missing} with a recorded deal (indices 0..{max(found)} "
+                         f"needed)")
+    return tuple(next(iter(found[i])) for i in range(len(found)))
 
 
 def plan_jobs(game: str, agents: Sequence[str], plan: TournamentPlan, *, log_dir: str | None = None) -> MatchJobs:

@@ -262,12 +262,12 @@ def tournament(game: str | games.GameSpec, agents: Sequence[str], plan: Tourname
       every match of this tournament, finished earlier or now.
 
     Raises:
-      ArenaError: bad numbers (``matches`` < 1, a time limit <= 0, fewer than one simulation or rollout, given
-        deals not one integer per match), an agent that cannot be built (an unknown or misfitting spec, an LLM
-        client without its key, a missing model file, a ``checked`` bundle changed since), fewer than two agents,
-        two labels of one agent, an ``out_dir`` holding a tournament with another game, seed or settings, or one
-        written before matches were keyed by content (``cwm.arena.plan.resumable``), or more than
-        ``cwm.arena.plan.MAX_MATCHES`` matches. Nothing is written then.
+      ArenaError: bad numbers (``matches`` < 1, a time limit <= 0, fewer than one simulation or rollout), an
+        agent that cannot be built (an unknown or misfitting spec, an LLM client without its key, a missing
+        model file, a ``checked`` bundle changed since), fewer than two agents, two labels of one agent, an
+        ``out_dir`` holding a tournament with another game, seed or settings, or one written before matches
+        were keyed by content (``cwm.arena.plan.resumable``), or more than ``cwm.arena.plan.MAX_MATCHES``
+        matches. Nothing is written then.
       DirectoryInUse: another process is writing ``out_dir`` (``cwm.arena.lock``: the writer holds a lock on
         ``out_dir/.cwm-lock`` while it plays, released when it ends however it ends).
       AgentSpecError: a spec that does not parse, two seated specs with one label, or a pairing entry that
@@ -279,7 +279,7 @@ def tournament(game: str | games.GameSpec, agents: Sequence[str], plan: Tourname
     """
     plan = plan_from(plan, legacy, "tournament")
     out, name = Path(out_dir), games.resolve(game).name
-    _check_numbers(plan)
+    _check_numbers(plan.matches, plan.settings, plan.move_time_limit)
     jobs = _planned(name, agents, plan, str(out / "llm"))
     builds = _check_unchecked(name, jobs, plan, checked)
     config = {"game": name} | plan.recorded()
@@ -405,12 +405,10 @@ def _void(job: MatchJob, why: str) -> dict[str, JSON]:
                        fingerprints=job.fingerprints, index=job.index, deal=job.deal).to_json()
 
 
-def _check_numbers(plan: TournamentPlan) -> None:
-    matches, move_time_limit = plan.matches, plan.move_time_limit
-    problems = ([f"matches must be >= 1 (got {matches})"] if matches < 1 else []) + plan.settings.problems()
+def _check_numbers(matches: int, settings: Settings, move_time_limit: float | None) -> None:
+    problems = ([f"matches must be >= 1 (got {matches})"] if matches < 1 else []) + settings.problems()
     if move_time_limit is not None and not move_time_limit > 0:
         problems.append(f"the move time limit must be > 0 seconds (got {move_time_limit})")
-    problems += plan.problems()
     if problems:
         raise ArenaError("; ".join(problems))
 

@@ -64,5 +64,30 @@ def test_the_deal_list_is_in_the_match_keys(tmp_path: Path) -> None:
                                          ([1, 2, 3], "a tuple of integers")])
 def test_a_wrong_deal_list_is_refused_in_one_line(tmp_path: Path, deals, said) -> None:
     with pytest.raises(ArenaError) as e:
-        _play(tmp_path / "x", PLAN.replace(deals=deals))
-    assert said in str(e.value) and "\n" not in str(e.value) and not (tmp_path / "x").exists()
+        PLAN.replace(deals=deals)
+    assert said in str(e.value) and "\n" not in str(e.value)
+
+
+def test_cwm_arena_deals_from_an_earlier_folder(tmp_path: Path, capsys) -> None:
+    from cwm.arena.plan import read_results
+    from cwm.cli import main
+
+    common = ["--executor", "inline", "--no-progress", "--yes", "--sims", "4", "--rollouts", "1"]
+    assert main(["arena", "tiny_hanabi", "--agents", "random", "--self-play", "--matches", "3", "--seed", "2",
+                 "--out", str(tmp_path / "a"), *common]) == 0
+    assert main(["arena", "tiny_hanabi", "--agents", "gt-ismcts", "--self-play", "--max-rollout-steps", "1",
+                 "--deals-from", str(tmp_path / "a"), "--out", str(tmp_path / "b"), *common]) == 0
+    first = {r.index: r for r in read_results(tmp_path / "a" / "matches.jsonl").values()}
+    again = list(read_results(tmp_path / "b" / "matches.jsonl").values())
+    assert len(again) == 3 and all(r.deal == first[r.index].deal and _opening(r) == _opening(first[r.index])
+                                   for r in again)
+    assert main(["arena", "leduc_poker", "--agents", "random,gt-ismcts,gt-ismcts-py", "--matches", "1",
+                 "--out", str(tmp_path / "c"), *common]) == 0
+    capsys.readouterr()
+    assert main(["arena", "leduc_poker", "--agents", "random,gt-ismcts", "--deals-from", str(tmp_path / "c"),
+                 "--out", str(tmp_path / "d"), *common]) != 0
+    err = capsys.readouterr().err.strip()
+    assert "match 0 was played on 3 deals" in err and len(err.splitlines()) == 1
+    assert main(["arena", "tiny_hanabi", "--agents", "random", "--self-play", "--matches", "4", "--deals-from",
+                 str(tmp_path / "a"), "--out", str(tmp_path / "e"), *common]) != 0
+    assert "3 deal(s) given for 4 match(es)" in capsys.readouterr().err
