@@ -5,10 +5,13 @@ never wins, draws or losses."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 
-from cwm import pipeline
+import pytest
+
+from cwm import games, pipeline
 from cwm.arena.plan import read_results
 from cwm.arena.report import fallback_rates, sampling
 from cwm.arena.teams import team_label
@@ -74,3 +77,14 @@ def test_cwm_run_on_hanabi_offline(tmp_path, no_api_keys, capsys) -> None:
     config = json.loads((out / "arena" / "config.json").read_text())
     assert config["settings"]["search"]["max_rollout_steps"] == 10
     assert "each rollout cut off after 10 moves" in (out / "report.md").read_text()
+
+
+def test_the_run_s_rollout_cut_off_is_the_game_s_unless_given() -> None:
+    assert pipeline.RunConfig("hanabi").max_rollout_steps == games.resolve("hanabi").rollout_cutoff == 10
+    assert pipeline.RunConfig("tic_tac_toe").max_rollout_steps is None  # rollouts play to the end
+    given = pipeline.RunConfig("hanabi", max_rollout_steps=30)
+    assert given.max_rollout_steps == 30 == pipeline.arena_search(given).max_rollout_steps
+    with pytest.raises(pipeline.PipelineError, match=r"max_rollout_steps must be at least 1 \(got 0\)"):
+        pipeline.RunConfig("hanabi", max_rollout_steps=0)
+    with pytest.raises(ValueError, match="a rollout cut-off is a number of moves"):
+        games.register(dataclasses.replace(games.resolve("tiny_hanabi"), name="tiny_cut", rollout_cutoff=0))
