@@ -64,6 +64,7 @@ def test_ppo_sessions_are_shipped() -> None:
     assert "tic_tac_toe" in SHIPPED
 
 
+@pytest.mark.slow  # 1.5-3 CPU-minutes a game (a sandboxed JAX training): CI runs it, the default suite does not
 @pytest.mark.parametrize("game", SHIPPED)
 def test_ppo_trains_on_a_real_jax_twin_and_plays_legal_moves(game: str, tmp_path: Path) -> None:
     made = session_bundle(game, tmp_path)
