@@ -16,7 +16,14 @@ threads: XLA's included), so the figures do not depend on the machine's load:
     the real game are not counted). cwm's PPO reached the bar in 3 min 40 s in the long test (a recorded
     wall-clock figure on a lightly loaded machine, not re-measured here: that run takes minutes of CPU).
 
-    python benchmarks/bench_ppo_jax.py [--envs 64 256 1024] [--repeats 3] [--bar]
+  * with ``--bar --bundle DIR``: the same bar on a bundle's LLM-written JAX twin (``jax_twin.py``, checked at
+    load against the model and the bundle's ``encoder.py``), trained as ``cwm train ppo --env jax`` trains it:
+    the whole run in a sandbox child (``cwm.ppo.contained``: no check on the real game until it ends), at
+    each of ``--budgets`` steps afresh until the best policy on the twin loses none of 200 real games in
+    either seat, played through the bundle's encoder in a sandbox worker (``ppo:DIR``). CPU seconds of the
+    child (read from outside, ``cwm.sandbox.watch.tree_cpu``) per run; the real games not counted.
+
+    python benchmarks/bench_ppo_jax.py [--envs 64 256 1024] [--repeats 3] [--bar [--bundle DIR]]
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import importlib.util
+import tempfile
 import types
 from pathlib import Path
 from typing import Any
@@ -32,15 +40,17 @@ import jax
 import numpy as np
 
 from cwm import arena, games
+from cwm.agents import make_agent
 from cwm.agents.base import RandomAgent
 from cwm.agents.ppo import PPOAgent
-from cwm.bundle.policy import init_params
+from cwm.bundle import load_bundle
+from cwm.bundle.policy import init_params, save_policy_dir
 from cwm.contract import ENCODER_API
 from cwm.model import ActionCodec, WorldModel
-from cwm.ppo.contained import time_twin_contained
+from cwm.ppo.contained import time_twin_contained, train_twin_contained
 from cwm.ppo.jax_train import TwinLearner, time_twin_update
 from cwm.ppo.train import TrainConfig, time_update
-from cwm.sandbox import load_source
+from cwm.sandbox import Sandbox, load_source
 from cwm.sandbox.training import ContainedEnvs
 from cwm.sandbox.watch import tree_cpu
 from planners.env import LocalEnvs
@@ -129,15 +139,49 @@ def bench_bar() -> None:
     print(f"bar not reached in {BAR.total_steps} steps ({spent:.1f} CPU-s)")
 
 
+def bench_bundle_bar(path: Path, budgets: list[int]) -> None:
+    """The bar on a bundle's untrusted JAX twin: each budget trained afresh in a sandbox child, its best policy
+    played in the real game through the bundle's encoder (contained); stops at the first that loses none."""
+    loaded = load_bundle(path)
+    if loaded.jax_twin is None or "encoder.py" not in loaded.sources:
+        raise SystemExit(f"{path}: needs a jax_twin.py checked against its encoder.py")
+    game = loaded.spec.name
+    print(f"{game}: the bundle's JAX twin, trained in a sandbox child ({BAR.num_envs} games x {BAR.rollout} steps, "
+          f"best of evaluations on {BAR.eval_games} twin games every {BAR.eval_every} updates)")
+    for steps in budgets:
+        config = dataclasses.replace(BAR, total_steps=steps)
+        with Sandbox() as box:
+            start = tree_cpu(reaped=False)
+            result = train_twin_contained(loaded.jax_twin, config, game=game, sandbox=box)
+            spent = tree_cpu(reaped=False) - start
+        with tempfile.TemporaryDirectory() as folder:
+            save_policy_dir(folder, result.params, result.policy, encoder_source=loaded.sources["encoder.py"])
+            agent = make_agent(f"ppo:{folder}", game, seed=0)
+            try:
+                losses = _seat_losses(agent, games.load_game(game))
+            finally:
+                agent.close()
+        print(f"  {steps:9d} steps  {spent:7.1f} CPU-s (child, JAX start and compiling included)  best twin "
+              f"score {result.best_score:+.3f}  real losses per seat {losses}")
+        if losses == [0, 0]:
+            print(f"bar reached: {spent:.1f} CPU-s in the sandbox child")
+            return
+    print(f"bar not reached within {budgets[-1]} steps")
+
+
 def _real_losses(params: dict[str, np.ndarray], learner: TwinLearner) -> list[int]:
-    agent = PPOAgent(params, learner.policy, planes, "tic_tac_toe")
-    real = games.load_game("tic_tac_toe")
+    return _seat_losses(PPOAgent(params, learner.policy, planes, "tic_tac_toe"), games.load_game("tic_tac_toe"))
+
+
+def _seat_losses(agent: Any, real: Any) -> list[int]:
+    """The agent's losses in 200 games against random in each seat."""
     losses = []
     for seat in (0, 1):
         lost = 0
         for i in range(200):
             agents = [agent, RandomAgent(seed=i)] if seat == 0 else [RandomAgent(seed=i), agent]
-            lost += arena.play_match(real, agents, seed=10_000 * seat + i).returns[seat] < 0
+            outcome = arena.play_match(real, agents, seed=10_000 * seat + i)
+            lost += outcome.forfeit_seat == seat or outcome.returns[seat] < 0
         losses.append(int(lost))
     return losses
 
@@ -147,7 +191,14 @@ def main() -> None:
     parser.add_argument("--envs", type=int, nargs="+", default=[64, 256, 1024])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--bar", action="store_true", help="also train to the strength bar")
+    parser.add_argument("--bundle", type=Path, help="with --bar: the bar on this bundle's JAX twin instead "
+                                                    "(the speed figures are skipped)")
+    parser.add_argument("--budgets", type=int, nargs="+", default=[512_000, 1_024_000, 2_048_000],
+                        help="with --bundle: steps of each fresh run, until one reaches the bar")
     args = parser.parse_args()
+    if args.bar and args.bundle is not None:
+        bench_bundle_bar(args.bundle, args.budgets)
+        return
     bench_speed(args.envs, args.repeats)
     if args.bar:
         bench_bar()

@@ -27,8 +27,16 @@ LLM's prompts would show another partner's moves, which nobody answered) and a l
 table (``cwm.arena.teams``) with the reference points, the paired comparisons on shared deals, the direct LLM's
 illegal answers per move asked, forfeits per match, calls and tokens.
 
+With ``--planner-max-rollout-steps K`` the planner teams (CWM, CWM + random, ground truth) also play under the
+recorded settings with a rollout cut-off of K moves (``SearchConfig.max_rollout_steps``), on the recorded deals
+given by their seeds (``TournamentPlan.deals``: the cut-off is in the settings, so these matches would
+otherwise be dealt other cards), in ``arena-cutK/``; their agents are labelled ``-cutK`` (``cwm-cut10``), so
+each is its own row of the table and is compared with the direct-LLM team on the shared deals.
+
     python experiments/team_figure.py --games hanabi --work /path/to/work --ship --fresh-instances   # ship
     python experiments/team_figure.py --games hanabi --out runs/hanabi-teams --num-test 0 --yes      # replay
+    python experiments/team_figure.py --games hanabi --out runs/hanabi-teams --num-test 0 --yes \
+        --planner-max-rollout-steps 10                                                                # + cut-off rows
 """
 
 from __future__ import annotations
@@ -66,8 +74,9 @@ NOT_REPLAYABLE = ("not replayable from this recording: the direct LLM's prompts 
 class TeamFigureConfig:
     """What decides a replay (``config.json`` and ``record.json``): the games, the LLM that synthesizes the
     CWM agent's bundle (``auto``: the game's shipped session), bundles given, the folder of shipped team
-    sessions, the synthesis seed, the LLM cache, the executor and the run directory. The arena's seed and
-    settings are not here: they are the recording's."""
+    sessions, the synthesis seed, the LLM cache, the executor, the run directory and the planner teams'
+    rollout cut-off (``None``: no cut-off rows). The arena's seed and settings are not here: they are the
+    recording's."""
 
     games: tuple[common.GameConfig, ...]
     llm: str
@@ -77,6 +86,7 @@ class TeamFigureConfig:
     cache: str | None
     executor: str
     out: str
+    planner_max_rollout_steps: int | None = None
 
 
 def parser() -> argparse.ArgumentParser:
@@ -97,6 +107,9 @@ def parser() -> argparse.ArgumentParser:
                         "cwm's, cwm/data/recordings/teams/)")
     p.add_argument("--bundles", action="append", default=[], metavar="GAME=PATH",
                    help="the CWM agent's bundle for GAME instead of one synthesized here (e.g. `cwm run`'s)")
+    p.add_argument("--planner-max-rollout-steps", type=int, default=None, metavar="K",
+                   help="also play the planner teams (cwm, cwm+random, the ground-truth planner) with a rollout "
+                        "cut-off of K moves on the recorded deals, as rows of their own (labelled -cutK)")
     p.add_argument("--yes", action="store_true", help="replay even when the projected wall time is over the "
                    "threshold (the estimate is always printed)")
     return p
@@ -124,6 +137,9 @@ def _run(args: argparse.Namespace, argv: list[str]) -> int:
         return 0
     if args.work:
         raise common.ExperimentError("--work names a recording to ship: add --ship (a replay reads --sessions)")
+    if args.planner_max_rollout_steps is not None and args.planner_max_rollout_steps < 1:
+        raise common.ExperimentError(f"--planner-max-rollout-steps {args.planner_max_rollout_steps}: a rollout "
+                                     f"cut-off is a number of moves, at least 1")
     return _replay_all(args, argv, configs)
 
 
@@ -225,7 +241,7 @@ def _replay_all(args: argparse.Namespace, argv: list[str], configs: tuple[common
     out = common.run_directory(args.out, EXPERIMENT)
     figure = TeamFigureConfig(configs, args.llm, arena_figure.parse_bundles(args.bundles),
                               str(Path(args.sessions).resolve()), args.first_seed, args.cache, args.executor,
-                              str(out))
+                              str(out), args.planner_max_rollout_steps)
     common.begin(out, figure)
     executor = make_executor(args.executor)
     try:
@@ -264,8 +280,14 @@ def replay_game(config: common.GameConfig, figure: TeamFigureConfig, args: argpa
     agents, pairings, absent = lineup(config, figure, game_dir, batch, plan.settings)
     results = play(spec.name, agents, plan.replace(pairings=pairings), game_dir / "arena", (executor, figure.executor),
                    shipped=shipped, yes=args.yes, quiet=args.quiet)
+    cutoff = figure.planner_max_rollout_steps
+    if cutoff is not None:
+        capped_agents, capped_pairings = capped_lineup(agents, pairings, cutoff)
+        capped = capped_plan(plan, provenance, cutoff).replace(pairings=capped_pairings)
+        results = [*results, *measured(spec.name, capped_agents, capped, game_dir / f"arena-cut{cutoff}",
+                                       (executor, figure.executor), yes=args.yes, quiet=args.quiet)]
     check_replayed(provenance, results, fingerprint=f"llm:batch:{batch.name}")
-    return row(spec, results, absent, provenance)
+    return row(spec, results, absent, provenance) | {"planner_max_rollout_steps": cutoff}
 
 
 def recorded_plan(provenance: dict[str, Any], game: str, args: argparse.Namespace) -> Any:
@@ -336,6 +358,40 @@ def lineup(config: common.GameConfig, figure: TeamFigureConfig, game_dir: Path, 
     return agents, pairings, absent
 
 
+def capped_lineup(agents: list[str], pairings: list[tuple[str, str]], cutoff: int
+                  ) -> tuple[list[str], list[tuple[str, str]]]:
+    """The planner teams' agents and teams at the rollout cut-off: every team with a planner (every one but
+    the direct-LLM and random teams), each planner labelled ``LABEL-cutK`` so that its team is a row of its own
+    (random keeps its label: its play has no cut-off)."""
+    from cwm.agents.specs import parse_agent_spec
+
+    specs = {s.label: s for s in map(parse_agent_spec, agents)}
+    planners = [label for label in specs if label not in (LLM_LABEL, RANDOM_LABEL)]
+    renamed = {label: f"{label}-cut{cutoff}" for label in planners} | {RANDOM_LABEL: RANDOM_LABEL}
+    teams = [pair for pair in pairings if any(seat in planners for seat in pair)
+             and all(seat in renamed for seat in pair)]
+    used = {seat for pair in teams for seat in pair}
+    capped = [f"{renamed[label]}={specs[label].bare}" if label in planners else agent
+              for label, agent in zip(specs, agents) if label in used]
+    return capped, [(renamed[a], renamed[b]) for a, b in teams]
+
+
+def capped_plan(plan: Any, provenance: dict[str, Any], cutoff: int) -> Any:
+    """The recorded plan with a rollout cut-off of ``cutoff`` moves, on the recorded deals given by their seeds
+    (the cut-off changes the settings' hash, from which the deals would otherwise be dealt).
+
+    Raises:
+      ExperimentError: the provenance's deals are not one per match, indices 0..n-1.
+    """
+    deals = sorted(provenance.get("deals", []), key=lambda d: int(d["index"]))
+    if [int(d["index"]) for d in deals] != list(range(plan.matches)):
+        raise common.ExperimentError(f"the shipped session's deals are not its {plan.matches} matches' deals, "
+                                     f"indices 0..{plan.matches - 1}: the planner teams cannot be dealt them")
+    search = dataclasses.replace(plan.settings.search, max_rollout_steps=cutoff)
+    return plan.replace(settings=dataclasses.replace(plan.settings, search=search),
+                        deals=tuple(int(d["deal"]) for d in deals))
+
+
 def cwm_bundle(config: common.GameConfig, figure: TeamFigureConfig, game_dir: Path) -> Path | str:
     """The CWM agent's bundle (given, exported by an earlier run, or synthesized here from the game's shipped
     real session as ``experiments/arena_figure.py`` does), or why there is none."""
@@ -353,18 +409,27 @@ def play(game: str, agents: list[str], plan: Any, out: Path, executor: tuple[Any
     team, resumed in one folder; the cost estimate is printed and confirmed first, and written with the real
     wall and CPU time to ``out/cost.json``. ``executor``: the executor and its spec."""
     from cwm import arena
-    from cwm.arena import cost
     from cwm.llm import PendingBatch
 
-    pool, where = executor
     try:
         arena.tournament(game, agents[:1], plan.replace(pairings=[(LLM_LABEL, LLM_LABEL)]), out_dir=out,
-                         executor=pool, progress=not quiet)
+                         executor=executor[0], progress=not quiet)
     except PendingBatch as e:
         raise common.ExperimentError(
             f"{shipped}: the shipped session has no reply for {e.pending} request(s) of the direct-LLM team (a "
             f"replay asks no model; a changed prompt or rules text asks new ones): record the session again"
         ) from None
+    return measured(game, agents, plan, out, executor, yes=yes, quiet=quiet)
+
+
+def measured(game: str, agents: list[str], plan: Any, out: Path, executor: tuple[Any, str], *, yes: bool,
+             quiet: bool) -> list[Any]:
+    """A tournament with its cost estimate printed and confirmed first, and written with the real wall and CPU
+    time to ``out/cost.json``."""
+    from cwm import arena
+    from cwm.arena import cost
+
+    pool, where = executor
     estimate = cost.estimate_tournament(game, agents, plan, executor=where, out_dir=out)
     cost.confirm(estimate, yes=yes)
     start = time.perf_counter()
@@ -444,6 +509,11 @@ def markdown(rows: Sequence[dict[str, Any]]) -> str:
             continue
         parts += [f"## {r['game']}: {r['deals']} deal(s), {r['settings']} per move", "",
                   teams.markdown(r["teams"], r["comparisons"], reference=r["reference"])]
+        if r.get("planner_max_rollout_steps") is not None:
+            k = r["planner_max_rollout_steps"]
+            parts += [f"Rows labelled `-cut{k}`: the planner under the same settings with a rollout cut-off of {k} "
+                      f"moves (a rollout stops after {k} moves and is scored by the returns so far), on the same "
+                      f"deals (given by their seeds); random plays as ever.", ""]
         parts += ["Teams not in the table:", ""] + [f"- {team}: {why}" for team, why in r["absent"].items()] + [""]
         parts += [_llm_line(r["direct_llm"], r["session"]), ""]
     return "\n".join(parts)

@@ -210,14 +210,16 @@ def markdown(rows: Sequence[Mapping[str, JSON]]) -> str:
 
 
 def describe_agents(specs: Mapping[str, str], settings: Mapping[str, JSON], *, perfect: bool) -> dict[str, str]:
-    """What each agent of a tournament is, in one line: its planner with its simulations and rollouts, how
-    it infers hidden state, or its LLM model (``specs``: label -> spec; ``settings``: the recorded
-    ``Settings`` as JSON)."""
+    """What each agent of a tournament is, in one line: its planner with its simulations, rollouts and
+    rollout cut-off (where one is set), how it infers hidden state, or its LLM model (``specs``: label ->
+    spec; ``settings``: the recorded ``Settings`` as JSON)."""
     search = settings.get("search") if isinstance(settings.get("search"), dict) else {}
     assert isinstance(search, dict)
-    sims, rollouts = search.get("num_simulations"), search.get("rollouts")
+    sims, rollouts, cutoff = search.get("num_simulations"), search.get("rollouts"), search.get("max_rollout_steps")
     budget = (f"{counted(sims, 'simulation')}, {counted(rollouts, 'rollout')} per leaf"
               if type(sims) is int and type(rollouts) is int else "search settings not recorded")
+    if type(cutoff) is int:  # a cut-off changes what a rollout is worth: never left out of what was run
+        budget += f", each rollout cut off after {counted(cutoff, 'move')}"
     found = {}
     for label, text in specs.items():
         try:

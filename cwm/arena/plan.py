@@ -53,6 +53,13 @@ class TournamentPlan:
         equally often. With two players both are the same two orders. The rotations are among the
         permutations and a match's key does not depend on this setting, so a folder played one way resumes
         the other way without playing a match twice.
+      deals: given chance seeds instead of dealt ones (``None``, the default: ``deal_seed``): match ``i`` of
+        every seat order of every pairing is dealt ``deals[i]``, one per match (``matches == len(deals)``), so
+        teams under other settings play the deals of an earlier tournament (read from its ``MatchResult.deal``).
+        The list is part of the recorded settings, so it is in every match key: another list, other matches.
+
+    Raises:
+      ArenaError: given deals that are not a tuple of integers in [0, 2**63), one per match.
     """
 
     matches: int
@@ -61,13 +68,32 @@ class TournamentPlan:
     pairings: Sequence[tuple[str, ...]] | None = None
     move_time_limit: float | None = DEFAULT_MOVE_TIME_S
     seat_orders: str = "rotations"
+    deals: tuple[int, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if self.problems():  # a plan with given deals is dealt from them at once (its jobs, its cost estimate)
+            raise ArenaError("; ".join(self.problems()))
 
     def replace(self, **changes: Any) -> TournamentPlan:
         return dataclasses.replace(self, **changes)
 
     def recorded(self) -> dict[str, JSON]:
-        """What the matches are played under besides the game (``config.json`` holds it with it)."""
-        return tournament_settings(self.seed, self.settings, self.move_time_limit)
+        """What the matches are played under besides the game (``config.json`` holds it with it); given deals
+        are there only when given, so a dealt tournament's settings (and keys) are as they always were."""
+        recorded = tournament_settings(self.seed, self.settings, self.move_time_limit)
+        return recorded if self.deals is None else recorded | {"deals": list(self.deals)}
+
+    def problems(self) -> list[str]:
+        """What is wrong with the given deals (none when none are given): one entry per problem."""
+        if self.deals is None:
+            return []
+        if not isinstance(self.deals, tuple) or any(
+                isinstance(d, bool) or not isinstance(d, int) or not 0 <= d < 2**63 for d in self.deals):
+            return [f"deals must be a tuple of integers in [0, 2**63) (got {self.deals!r})"]
+        if len(self.deals) != self.matches:
+            return [f"{len(self.deals)} deal(s) given for {self.matches} match(es) per seat order; give one deal "
+                    f"per match"]
+        return []
 
 
 def plan_from(plan: TournamentPlan | None, legacy: dict[str, Any], who: str) -> TournamentPlan:
@@ -186,10 +212,11 @@ class MatchJobs(Sequence[MatchJob]):
 
     def _job(self, seating: Seating, index: int) -> MatchJob:
         key = identity.match_key(self.game, self._hashed, seating.fingerprints, index)
+        deal = (self.plan.deals[index] if self.plan.deals is not None else
+                deal_seed(self.plan.seed, self.game, self._hashed, () if self.shared_deals else seating.fingerprints,
+                          index))
         return MatchJob(self.game, key, seating.labels, match_seed(self.plan.seed, key), self.plan.settings,
-                        self.plan.move_time_limit, self.log_dir, seating.builds, seating.fingerprints, index,
-                        deal_seed(self.plan.seed, self.game, self._hashed,
-                                  () if self.shared_deals else seating.fingerprints, index))
+                        self.plan.move_time_limit, self.log_dir, seating.builds, seating.fingerprints, index, deal)
 
 
 def deal_seed(seed: int, game: str, settings: str, fingerprints: Sequence[str], index: int) -> int:
@@ -200,6 +227,31 @@ def deal_seed(seed: int, game: str, settings: str, fingerprints: Sequence[str], 
       settings: the tournament's settings hash (``cwm.arena.identity.settings_hash``).
     """
     return match_seed(seed, "deal|" + identity.match_key(game, settings, sorted(fingerprints), index))
+
+
+def recorded_deals(path: Path) -> tuple[int, ...]:
+    """The deals of an earlier tournament (its ``matches.jsonl``, read without writing to it), by match index:
+    what ``TournamentPlan.deals`` takes to deal its cards again under other settings.
+
+    Raises:
+      ArenaError: no match with a recorded deal, an index of 0..n-1 missing, or an index played on two deals
+        (a competitive tournament deals each pairing its own; give one pairing's folder).
+    """
+    found: dict[int, set[int]] = {}
+    for r in read_results(path).values():
+        if r.deal is not None and not r.void:
+            found.setdefault(r.index, set()).add(r.deal)
+    if not found:
+        raise ArenaError(f"{path}: no finished match with a recorded deal")
+    mixed = next((i for i, d in sorted(found.items()) if len(d) > 1), None)
+    if mixed is not None:
+        raise ArenaError(f"{path}: match {mixed} was played on {len(found[mixed])} deals (each pairing its own); "
+                         f"deals can be taken from a tournament whose match i is one deal for every table")
+    if sorted(found) != list(range(len(found))):
+        missing = min(set(range(max(found) + 1)) - set(found))
+        raise ArenaError(f"{path}: no finished match {missing} with a recorded deal (indices 0..{max(found)} "
+                         f"needed)")
+    return tuple(next(iter(found[i])) for i in range(len(found)))
 
 
 def plan_jobs(game: str, agents: Sequence[str], plan: TournamentPlan, *, log_dir: str | None = None) -> MatchJobs:

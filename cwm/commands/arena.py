@@ -11,6 +11,7 @@ from pathlib import Path
 from cwm import arena, games
 from cwm.agents.specs import Settings, parse_agent_specs
 from cwm.arena import cost, lock, report, teams
+from cwm.arena.plan import recorded_deals
 from cwm.arena.run import check_agents
 from planners.config import SearchConfig
 
@@ -29,8 +30,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--agents", required=True,
                    help="comma-separated agent specs, each [NAME=]SPEC "
                         "(e.g. random,gt-mcts,mine=cwm:runs/ttt/bundle)")
-    p.add_argument("--matches", type=int, default=100,
-                   help="matches per pairing and seat order, >= 1 (default 100)")
+    p.add_argument("--matches", type=int, default=None,
+                   help="matches per pairing and seat order, >= 1 (default 100; with --deals-from, one per deal)")
     p.add_argument("--sims", type=int, default=1000, help="MCTS/ISMCTS simulations per move, >= 1 (default 1000)")
     p.add_argument("--rollouts", type=int, default=10, help="random rollouts per leaf, >= 1 (default 10)")
     p.add_argument("--uct-c", type=float, default=2.0, help="UCT exploration constant (default 2.0)")
@@ -53,6 +54,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--trust", action="store_true",
                    help="plan on cwm: models in this process (faster, no containment) instead of in hardened "
                         "workers: only for models you have read")
+    p.add_argument("--deals-from", default=None, metavar="DIR",
+                   help="deal match i of every table the deal of match i of the earlier tournament in DIR (its "
+                        "matches.jsonl), so other settings play its cards; the deals are recorded in the settings "
+                        "(another list: other matches)")
     p.add_argument("--self-play", action="store_true", help="also play each agent against itself")
     p.add_argument("--seat-orders", choices=("rotations", "permutations"), default="rotations",
                    help="with more than two players, which seat orders of each table are played on a deal: the N "
@@ -102,8 +107,11 @@ def cmd_arena(args: argparse.Namespace) -> int:
                           max_rollout_steps=args.max_rollout_steps, leaf=args.leaf)
     settings = Settings(search=search, llm_retries=args.llm_retries, llm_examples=args.llm_examples,
                         trust_models=args.trust)
-    plan = arena.TournamentPlan(matches=args.matches, settings=settings, seed=args.seed, pairings=pairings,
-                                move_time_limit=args.move_time_limit, seat_orders=args.seat_orders)
+    deals = None if args.deals_from is None else recorded_deals(Path(args.deals_from) / "matches.jsonl")
+    matches = args.matches if args.matches is not None else len(deals) if deals is not None else 100
+    plan = arena.TournamentPlan(matches=matches, settings=settings, seed=args.seed, pairings=pairings,
+                                move_time_limit=args.move_time_limit, seat_orders=args.seat_orders,
+                                deals=None if deals is None else deals[:matches])
     agents = [str(s) for s in specs]
     checked = check_agents(games.resolve(args.game).name, {s.label: str(s) for s in specs}, settings)  # before the
     # estimate; the tournament does not build them again

@@ -31,6 +31,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--matches", type=int, default=d.matches, help=f"arena games per seat (default {d.matches})")
     p.add_argument("--sims", type=int, default=d.simulations, help=f"MCTS simulations per move (default {d.simulations})")
     p.add_argument("--rollouts", type=int, default=d.rollouts, help=f"rollouts per MCTS leaf (default {d.rollouts})")
+    p.add_argument("--max-rollout-steps", type=int, default=None, metavar="K",
+                   help="the arena planners' rollout cut-off: a rollout stops after K moves (default: the game's, "
+                        "10 for hanabi, whose full random playouts all score 0; none for most games)")
     p.add_argument("--opponents", default=None, help="comma-separated agent specs (default: random and the "
                    "ground-truth planner, gt-mcts, or gt-ismcts for a hidden-information game)")
     p.add_argument("--executor", default=d.executor, help="local | local:N | inline | ray[:ADDRESS]")
@@ -56,7 +59,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         num_test=args.num_test, matches=args.matches, simulations=args.sims, rollouts=args.rollouts,
         opponents=None if args.opponents is None else tuple(o for o in args.opponents.split(",") if o),
         executor=args.executor, rules=args.rules,
-        move_time_limit=args.move_time_limit, trust=args.trust)
+        move_time_limit=args.move_time_limit, trust=args.trust, max_rollout_steps=args.max_rollout_steps)
     out = args.out or f"runs/{config.game.replace('/', '_').replace(':', '_')}-seed{config.seed}"
     report = pipeline.run(config, out, progress=not args.quiet, max_prompt_tokens=args.max_prompt_tokens,
                           yes=args.yes)

@@ -43,6 +43,10 @@ class GameSpec:
       description: one line for listings.
       asymmetric: whether the seats differ in role or goal (a landlord against two peasants, a smuggler
         against a sheriff), beyond who moves first.
+      rollout_cutoff: the rollout cut-off (moves) ``cwm run``'s arena plans with unless told otherwise
+        (``RunConfig.max_rollout_steps``), for a game whose random playouts to the end carry no signal;
+        ``None`` (most games): rollouts play to the end. Hanabi's is set: random play loses all three lives,
+        and losing them takes every point back, so every full rollout is worth 0 (docs/games.md).
     """
 
     name: str
@@ -58,6 +62,7 @@ class GameSpec:
     view: str = "text"
     description: str = ""
     asymmetric: bool = False
+    rollout_cutoff: int | None = None
 
     @property
     def perfect_information(self) -> bool:
@@ -86,6 +91,9 @@ def register(spec: GameSpec, *, replace: bool = False) -> GameSpec:
         raise ValueError(f"game {spec.name!r} is already registered")
     if spec.view not in VIEWS:
         raise ValueError(f"game {spec.name!r}: unknown view {spec.view!r}; expected one of {VIEWS}")
+    cutoff = spec.rollout_cutoff
+    if cutoff is not None and (type(cutoff) is not int or cutoff < 1):
+        raise ValueError(f"game {spec.name!r}: a rollout cut-off is a number of moves, at least 1 (got {cutoff!r})")
     _REGISTRY[spec.name] = spec
     return spec
 
@@ -408,6 +416,9 @@ def utility_range(spec: GameSpec) -> tuple[tuple[float, float], str]:
 # Ground truths whose ``rewards()`` do not add up to their ``returns()``: OpenSpiel's Hanabi repeats a move's
 # reward at the deal that follows it (its reward is the score change since the last player's move). cwm
 # records their rewards as the change in the returns, so a model's summed rewards are the game's returns.
+# The rollout cut-off of Hanabi's arena by default: a sweep of the ground-truth ISMCTS team (200 simulations, 4
+# rollouts per leaf) on 10 deals at 5, 10 and 20 moves (docs/games.md) chose it.
+HANABI_ROLLOUT_CUTOFF = 10
 _REWARDS_FROM_RETURNS = ("hanabi",)
 
 
@@ -471,7 +482,8 @@ _BUILTIN: list[GameSpec] = [
     # Cooperative: every seat gets the same return (the arena scores teams, docs/games.md). The full 50-card
     # deck, so a score is out of 25 like the published reference points; hanabi(players=N) seats 2-5.
     GameSpec("hanabi", "hanabi(players=2)", "hanabi.md", 2, "imperfect", True, False, "payoff",
-             view="text", description="cooperative fireworks, own hand unseen, hints cost tokens; score /25"),
+             view="text", description="cooperative fireworks, own hand unseen, hints cost tokens; score /25",
+             rollout_cutoff=HANABI_ROLLOUT_CUTOFF),
     GameSpec("tiny_hanabi", "tiny_hanabi", "tiny_hanabi.md", 2, "imperfect", True, False, "payoff",
              view="text", description="one private card each, one signal each, shared payoff 0-10"),
 ]

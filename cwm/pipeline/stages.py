@@ -104,6 +104,10 @@ class RunConfig:
       move_time_limit: CPU seconds per arena move (``cwm.arena.DEFAULT_MOVE_TIME_S``).
       trust: plan on the synthesized model in the arena's own processes instead of in hardened workers
         (only for a model you have read).
+      max_rollout_steps: the arena planners' rollout cut-off in moves (``SearchConfig.max_rollout_steps``);
+        ``None`` (the default) is replaced by the game's own (``GameSpec.rollout_cutoff``: 10 for Hanabi,
+        whose random playouts to the end are all worth 0; none for most games), so the recorded config
+        always says which cut-off the arena used (``None`` there: rollouts play to the end).
     """
 
     game: str
@@ -120,12 +124,16 @@ class RunConfig:
     rules: str | None = None
     move_time_limit: float = 60.0
     trust: bool = False
+    max_rollout_steps: int | None = None
 
     def __post_init__(self) -> None:
         if self.opponents is None:
             object.__setattr__(self, "opponents", default_opponents(self.game))
+        if self.max_rollout_steps is None:
+            object.__setattr__(self, "max_rollout_steps", default_rollout_cutoff(self.game))
+        cutoff = 1 if self.max_rollout_steps is None else self.max_rollout_steps  # None: no cut-off
         positive = {"budget": self.budget, "matches": self.matches, "simulations": self.simulations,
-                    "rollouts": self.rollouts}
+                    "rollouts": self.rollouts, "max_rollout_steps": cutoff}
         bad = [f"{k} must be at least 1 (got {v})" for k, v in positive.items() if v < 1]
         if self.num_test is not None and self.num_test < 0:
             bad.append(f"num_test must be 0 or more (got {self.num_test})")
@@ -160,6 +168,15 @@ def default_opponents(game: str) -> tuple[str, ...]:
     except Exception:  # noqa: BLE001  run() names the problem with the game before anything is written
         perfect = searchable = True
     return ("random", "gt-mcts" if perfect else "gt-ismcts") if searchable else ("random",)
+
+
+def default_rollout_cutoff(game: str) -> int | None:
+    """The game's rollout cut-off for ``cwm run``'s arena (``GameSpec.rollout_cutoff``; ``None`` for a game
+    without one, and for one that does not resolve, which ``run()`` names later)."""
+    try:
+        return games.resolve(game).rollout_cutoff
+    except Exception:  # noqa: BLE001  run() names the problem with the game before anything is written
+        return None
 
 
 def gt_search_problem(game: pyspiel.Game) -> str:
@@ -428,5 +445,6 @@ def _posterior(spec: games.GameSpec, bundle_dir: Path, results: list[Any], out: 
 def arena_search(config: RunConfig) -> Any:
     """The ``planners.SearchConfig`` of the run's arena agents."""
 
-    return SearchConfig(num_simulations=config.simulations, rollouts=config.rollouts)
+    return SearchConfig(num_simulations=config.simulations, rollouts=config.rollouts,
+                        max_rollout_steps=config.max_rollout_steps)
 

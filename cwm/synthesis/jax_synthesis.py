@@ -59,7 +59,7 @@ def synthesize_jax(game: str | games.GameSpec | None, llm: Client, settings: Syn
     with Sandbox(limits=equivalence.limits) as box:
         check = jax_checker(model, codec, equivalence, encoder=encoder, sandbox=box)
         target = jax_target(text, model, codec, num_players=loaded.spec.players, check=check,
-                            encoder=encoder is not None)
+                            encoder=encoder)
         kind = TwinKind("jax", lambda source: check_jax_equivalence(model, source, codec=codec, encoder=encoder,
                                                                     settings=equivalence, sandbox=box),
                         {}, "jax.json", "jax_twin_evidence.json")

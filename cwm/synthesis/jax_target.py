@@ -54,7 +54,7 @@ def jax_checker(reference: str, codec: ActionCodec, settings: EquivalenceSetting
 
 
 def jax_target(rules: str, model_source: str, codec: ActionCodec, *, num_players: int, check: Checker,
-               encoder: bool = False, prompt_set: PromptSet = JAX_PROMPTS) -> Target:
+               encoder: str | None = None, prompt_set: PromptSet = JAX_PROMPTS) -> Target:
     """The JAX target for the checked model ``model_source``.
 
     Args:
@@ -63,15 +63,14 @@ def jax_target(rules: str, model_source: str, codec: ActionCodec, *, num_players
       codec: the game's action codec (its ids are the twin's; shown as a table).
       num_players: the game's players.
       check: the checker (``jax_checker``).
-      encoder: whether the check compares ``observation_tensor`` with the bundle's PPO encoder (the prompt
-        says so).
+      encoder: the bundle's PPO encoder source, when the check compares ``observation_tensor`` with it (the
+        prompt shows it whole: the twin's tensor must equal its vector); ``None``: not compared.
       prompt_set: the templates.
     """
     api = required_functions(codec.max_chance_outcomes)
     values = (f"NUM_PLAYERS = {num_players}, NUM_DISTINCT_ACTIONS = {codec.num_distinct_actions}, "
               f"MAX_CHANCE_OUTCOMES = {codec.max_chance_outcomes}")
-    tensor = (", and each player's `observation_tensor` with the vector the bundle's observation encoder makes "
-              "of that player's observation" if encoder else "; `observation_tensor` is not compared (the "
+    tensor = (_encoder_check(encoder) if encoder is not None else "; `observation_tensor` is not compared (the "
               "bundle has no observation encoder), so make it a faithful encoding of what each player observes")
     context = {
         "rules": prompt_rules(rules), "api": api_block(api).rstrip(), "constants": constants_block(),
@@ -79,6 +78,18 @@ def jax_target(rules: str, model_source: str, codec: ActionCodec, *, num_players
         "model": model_source.rstrip("\n"), "tensor_check": tensor,
     }
     return Target("jax", prompt_set, api, context, check, fragments=FRAGMENTS, tag="jax")
+
+
+def _encoder_check(encoder: str) -> str:
+    """The prompt's clause on ``observation_tensor`` when the bundle has an encoder, with the encoder shown
+    whole: the twin must reproduce its vector, entry for entry, at every state (the template ends the
+    sentence)."""
+    return (", and each player's `observation_tensor` with the vector the bundle's observation encoder makes "
+            "of that player's observation, `encode(observation(state, player), player)` with the checked "
+            "model's `observation` and this encoder:\n\n"
+            f"```python\n{encoder.rstrip()}\n```\n\n"
+            "So `OBSERVATION_SHAPE` is `(len(vector),)`, and every entry must match the encoder's to float32 "
+            "precision")
 
 
 __all__ = ["JAX_PROMPTS", "codec_table", "jax_checker", "jax_target"]

@@ -109,6 +109,14 @@ def test_an_llm_agent_is_described_by_its_model():
     assert found["g"] == "MCTS on the true game, 1000 simulations, 10 rollouts per leaf"
 
 
+def test_a_rollout_cut_off_is_said_in_what_was_run():
+    found = describe_agents({"g": "gt-ismcts", "r": "random"}, {"search": {"num_simulations": 200, "rollouts": 4,
+                            "max_rollout_steps": 10}}, perfect=False)
+    assert found["g"].startswith("ISMCTS on the true game, 200 simulations, 4 rollouts per leaf, each rollout cut off "
+                                 "after 10 moves;")
+    assert found["r"] == "uniformly random legal moves"
+
+
 def test_the_html_page_shows_the_comparisons_and_what_was_run(tmp_path):
     from cwm.agents import Settings
     from cwm.arena import tournament

@@ -147,3 +147,30 @@ def test_a_team_whose_planner_cannot_play_the_game_is_a_line_saying_why(shipped,
     row = json.loads((out / "teams.json").read_text())["rows"][0]
     assert "gt-mcts+gt-mcts" not in {t["team"] for t in row["teams"]}
     assert "gt-mcts cannot play tiny_hanabi" in row["absent"]["gt-mcts+gt-mcts"]
+
+
+def test_the_planner_teams_at_a_rollout_cut_off_play_the_recorded_deals_as_rows_of_their_own(shipped, tmp_path
+                                                                                             ) -> None:
+    sessions, provenance = shipped
+    out = tmp_path / "replay"
+    assert script().main([*REPLAY, "--sessions", str(sessions), "--out", str(out),
+                          "--planner-max-rollout-steps", "1"]) == 0
+    row = json.loads((out / "teams.json").read_text())["rows"][0]
+    teams = {t["team"]: t for t in row["teams"]}
+    capped = {"cwm-cut1+cwm-cut1", "cwm-cut1+random", "gt-ismcts-cut1+gt-ismcts-cut1"}
+    assert set(teams) == capped | {"direct-llm+direct-llm", "random+random", "cwm+cwm", "cwm+random",
+                                   "gt-ismcts+gt-ismcts"} and row["planner_max_rollout_steps"] == 1
+    assert all(teams[t]["deals"] == 2 for t in capped) and teams["cwm-cut1+random"]["matches"] == 4
+    arena = out / "tiny_hanabi" / "arena-cut1"
+    config = json.loads((arena / "config.json").read_text())
+    assert config["settings"]["search"]["max_rollout_steps"] == 1  # the cut-off is stated in the settings
+    assert config["deals"] == [d["deal"] for d in provenance["deals"]]
+    played = [json.loads(line) for line in (arena / "matches.jsonl").read_text().splitlines()]
+    assert {(r["index"], r["deal"]) for r in played} == {(d["index"], d["deal"]) for d in provenance["deals"]}
+    assert {s for r in played for s in r["seats"]} == {"cwm-cut1", "gt-ismcts-cut1", "random"}  # no LLM, no random team
+    compared = {(c["team"], c["other"]) for c in row["comparisons"]} | {(c["other"], c["team"]) for c in row["comparisons"]}
+    assert all(("direct-llm+direct-llm", t) in compared for t in capped)  # paired with the LLM team's deals
+    assert all(c["deals"] == 2 for c in row["comparisons"])
+    assert "`-cut1`: the planner under the same settings with a rollout cut-off of 1" in (out / "teams.md").read_text()
+    assert script().main([*REPLAY, "--sessions", str(sessions), "--out", str(tmp_path / "b"),
+                          "--planner-max-rollout-steps", "0"]) == 2

@@ -5,10 +5,13 @@ never wins, draws or losses."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 
-from cwm import pipeline
+import pytest
+
+from cwm import games, pipeline
 from cwm.arena.plan import read_results
 from cwm.arena.report import fallback_rates, sampling
 from cwm.arena.teams import team_label
@@ -38,6 +41,7 @@ def test_cwm_run_on_tiny_hanabi_scores_teams(tmp_path, no_api_keys, capsys) -> N
     rows = {r["team"]: r for r in report["arena"]}
     assert set(rows) == {"cwm+cwm", "cwm+random", "random+random"}
     assert all(r["deals"] == 3 and r["max_score"] == 10 for r in rows.values())
+    assert report["config"]["max_rollout_steps"] is None is report["search"]["max_rollout_steps"]  # no cut-off
     assert {frozenset((c["team"], c["other"])) for c in report["arena_comparisons"]} == {
         frozenset(p) for p in (("cwm+cwm", "cwm+random"), ("cwm+cwm", "random+random"), ("cwm+random", "random+random"))}
     arena = (out / "report.md").read_text().split("## Arena")[1].split("## On-policy")[0]
@@ -68,3 +72,19 @@ def test_cwm_run_on_hanabi_offline(tmp_path, no_api_keys, capsys) -> None:
     assert "world sampler for hanabi draws uniformly" in report["posterior"]["skipped"]
     assert "posterior not checked" in printed and "about 15 of 25" in printed
     assert "## Beliefs" in (out / "report.md").read_text()
+    # Hanabi's rollout cut-off by default (its random playouts to the end all score 0), stated, never hidden
+    assert report["config"]["max_rollout_steps"] == 10 == report["search"]["max_rollout_steps"]
+    config = json.loads((out / "arena" / "config.json").read_text())
+    assert config["settings"]["search"]["max_rollout_steps"] == 10
+    assert "each rollout cut off after 10 moves" in (out / "report.md").read_text()
+
+
+def test_the_run_s_rollout_cut_off_is_the_game_s_unless_given() -> None:
+    assert pipeline.RunConfig("hanabi").max_rollout_steps == games.resolve("hanabi").rollout_cutoff == 10
+    assert pipeline.RunConfig("tic_tac_toe").max_rollout_steps is None  # rollouts play to the end
+    given = pipeline.RunConfig("hanabi", max_rollout_steps=30)
+    assert given.max_rollout_steps == 30 == pipeline.arena_search(given).max_rollout_steps
+    with pytest.raises(pipeline.PipelineError, match=r"max_rollout_steps must be at least 1 \(got 0\)"):
+        pipeline.RunConfig("hanabi", max_rollout_steps=0)
+    with pytest.raises(ValueError, match="a rollout cut-off is a number of moves"):
+        games.register(dataclasses.replace(games.resolve("tiny_hanabi"), name="tiny_cut", rollout_cutoff=0))

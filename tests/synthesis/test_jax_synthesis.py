@@ -87,3 +87,15 @@ def test_the_command_line_replays_the_session(model_bundle: Path, tmp_path: Path
     assert code == 0, out
     assert "tic_tac_toe (JAX twin): a twin passed the equivalence check after 2 LLM calls" in out
     assert (model_bundle / "jax_twin.py").read_text() == TWIN
+
+
+def test_a_twin_asked_with_an_encoder_sees_it_whole_and_one_without_is_told_tensors_are_not_compared() -> None:
+    from cwm.synthesis.jax_target import jax_target
+
+    encoder = (ROOT / "data" / "reference" / "tic_tac_toe_encoder.py").read_text(encoding="utf-8")
+    codec = action_codec(resolve("tic_tac_toe"))
+    asked = {name: jax_target("# Tic-tac-toe\n", MODEL, codec, num_players=2, check=lambda source: None,
+                              encoder=given).render("initial") for name, given in (("with", encoder), ("without", None))}
+    assert encoder.rstrip() in asked["with"] and "encode(observation(state, player), player)" in asked["with"]
+    assert "not compared" not in asked["with"]
+    assert encoder.rstrip() not in asked["without"] and "`observation_tensor` is not compared" in asked["without"]
