@@ -17,7 +17,7 @@ the clock runs. Prints ms per move and the ratios.
 
 By default the pair timed is a test fixture with a hand-written ``playout``: for tic-tac-toe the reference model
 of the tests and its hand-written twin (tests/data/twins/ttt_fused.py); for connect four the real world model of
-the shipped session (replayed from cwm.pipeline.recordings) and tests/data/twins/c4_fused.py (the real fast
+the shipped session (replayed from cwm.pipeline.recordings) and tests/data/twins/c4_fused.py (an earlier real fast
 twin's functions and a hand-written playout). The output says so. ``--model``/``--twin`` time other files;
 ``--bundle DIR`` times a bundle's own model.py and twin.py, e.g. one made from a shipped real twin session
 (docs/performance.md, "Real twins").

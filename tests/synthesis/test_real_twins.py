@@ -13,7 +13,6 @@ import pytest
 from cwm import bundle
 from cwm.games import trajectories
 from cwm.llm import make_client
-from cwm.llm.replay import ReplayMissError
 from cwm.pipeline.recordings import recording_for
 from cwm.sandbox.equivalence import EquivalenceSettings
 from cwm.synthesis import SynthesisSettings, synthesize_world_model
@@ -22,11 +21,6 @@ from cwm.synthesis.jax_synthesis import synthesize_jax
 
 SESSIONS = Path(__file__).resolve().parents[2] / "experiments" / "twins" / "sessions"
 QUICK = EquivalenceSettings(p=0.2, delta=0.05, simulations=20)
-# The shipped fast-twin sessions (GAME.fast.jsonl) were recorded before the fast prompts asked for the twin's own
-# playout loop (cwm.contract.PLAYOUT): their requests no longer match, so they miss until re-recorded. Strict: a
-# re-recorded session that replays fails here until this mark is removed.
-RE_RECORD = pytest.mark.xfail(raises=ReplayMissError, strict=True,
-                              reason="recorded with the fast prompts before playout; to be re-recorded")
 
 
 def model_bundle(game: str, target: str, tmp_path: Path) -> Path:
@@ -44,7 +38,6 @@ def model_bundle(game: str, target: str, tmp_path: Path) -> Path:
                                 train=trajectories.collect(game, 2, seed=0))
 
 
-@RE_RECORD
 @pytest.mark.parametrize("game", ["tic_tac_toe", "connect_four", "leduc_poker"])
 def test_a_shipped_real_twin_session_replays_to_an_equivalent_twin(game: str, tmp_path: Path) -> None:
     made = model_bundle(game, "fast", tmp_path)
