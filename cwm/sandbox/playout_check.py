@@ -9,7 +9,9 @@ be equal exactly (not within a tolerance), the draw after each rollout must be t
 as many), both must end the game or both be cut off by the limit, and a state cut off must agree with the
 reference's on every field the check compares and equal, as JSON, the state cwm reaches by stepping the twin
 itself. Limits vary per rollout (the full length and small cut-offs). The first difference is the candidate's
-divergence, reported to the LLM as a failed check.
+divergence, reported to the LLM as a failed check. The check runs on every twin: its child answers whether the
+loaded module binds a callable ``playout`` (verdict ``none`` when it does not), so no way of binding the name
+escapes it.
 """
 
 from __future__ import annotations
