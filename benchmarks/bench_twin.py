@@ -6,9 +6,10 @@ model, its own ``playout`` included where it has one; a twin that fails it is no
 positions (a few seeded random openings of --game, bench_worker.positions), taking turns position by position,
 best of --repeats:
   * model: ``WorkerAgent`` planning on the checked model in a hardened worker (``use_twin=False``);
-  * twin: the same, planning on the twin (its rollouts played by its own ``playout`` where it has one);
-  * twin, stepped (only for a twin with ``playout``): the same twin with ``playout`` unbound, so cwm steps its
-    contract functions move by move in each rollout, as for a twin without one;
+  * twin: the same, planning on the twin (its rollouts played by its own ``playout`` where the evidence records
+    a passing check of it);
+  * twin, stepped (only for a twin whose playout was checked): the same twin, its worker not told to use its
+    ``playout``, so cwm steps its contract functions move by move in each rollout, as for a twin without one;
   * MCTSBot: OpenSpiel's Python ``MCTSBot`` on the C++ game, in this process;
 at 1,000 simulations and one random rollout per leaf (solvers on, as each is run by default), in CPU seconds
 of this process and every process under it (``cwm.sandbox.watch.tree_cpu``: the workers search in other
@@ -41,8 +42,7 @@ from open_spiel.python.algorithms import mcts as os_mcts
 from cwm.agents.worker import WorkerAgent
 from cwm.llm import make_client
 from cwm.pipeline.recordings import recording_for
-from cwm.sandbox.equivalence import EquivalenceSettings, check_equivalence
-from cwm.sandbox.playout_check import names_playout
+from cwm.sandbox.equivalence import EquivalenceSettings, check_equivalence, playout_checked
 from cwm.sandbox.watch import tree_cpu
 from cwm.synthesis import SynthesisSettings, synthesize_world_model
 from planners import SearchConfig
@@ -53,7 +53,6 @@ from bench_worker import positions  # noqa: E402  (the same seeded openings)
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data"
 MODEL = DATA / "reference" / "tic_tac_toe_model.py"
 TWINS = {"tic_tac_toe": DATA / "twins" / "ttt_fused.py", "connect_four": DATA / "twins" / "c4_fused.py"}
-UNBOUND = "\n\nplayout = None  # bench_twin: the twin stepped by cwm, its own playout unbound\n"
 
 
 def shipped_model(game: str) -> str:
@@ -67,15 +66,18 @@ def shipped_model(game: str) -> str:
                                       run_dir=Path(run) / "wm").best_source
 
 
-def timed_moves(model: str, twin: str, states: list[pyspiel.State], args: argparse.Namespace) -> dict[str, float]:
-    """CPU seconds per move of each engine, best of ``args.repeats`` per position, averaged over positions."""
+def timed_moves(model: str, twin: str, states: list[pyspiel.State], args: argparse.Namespace, *,
+                playout: bool = False) -> dict[str, float]:
+    """CPU seconds per move of each engine, best of ``args.repeats`` per position, averaged over positions;
+    ``playout``: the twin's evidence checked its playout (its rollouts are then played by it, and the twin is
+    also timed stepped)."""
     config = SearchConfig(num_simulations=args.sims, rollouts=args.rollouts)
     sources = {"model.py": model, "twin.py": twin}
     workers = {"model": WorkerAgent(sources, args.game, config, name="model", seed=0, use_twin=False),
-               "twin": WorkerAgent(sources, args.game, config, name="twin", seed=0)}
-    if names_playout(twin):  # the same twin, stepped by cwm: what its own playout buys
-        workers["stepped"] = WorkerAgent({"model.py": model, "twin.py": twin + UNBOUND}, args.game, config,
-                                         name="stepped", seed=0)
+               "twin": WorkerAgent(sources, args.game, config, name="twin", seed=0,
+                                   use_twin="playout" if playout else True)}
+    if playout:  # the same twin, stepped by cwm: what its own playout buys
+        workers["stepped"] = WorkerAgent(sources, args.game, config, name="stepped", seed=0)
     assert workers["model"].planned_on == "model.py" and workers["twin"].planned_on == "twin.py"
     rs = np.random.RandomState(0)
     bot = os_mcts.MCTSBot(pyspiel.load_game(args.game), 2.0, args.sims,
@@ -116,11 +118,11 @@ def main() -> None:
     print(f"equivalence check: {evidence['verdict']}: {evidence['reason']}")
     if evidence["verdict"] != "equivalent":
         raise SystemExit("the twin is not equivalent to the model; not timed")
-    per_move = timed_moves(model, twin, positions(args.positions, args.game), args)
+    per_move = timed_moves(model, twin, positions(args.positions, args.game), args, playout=playout_checked(evidence))
     print(f"{args.game}: {args.sims} simulations x {args.rollouts} rollout(s), {args.positions} positions, best of "
           f"{args.repeats}, CPU of this process and its children:")
     for name, label in (("model", "checked model, contained worker"), ("twin", "twin, contained worker"),
-                        ("stepped", "twin stepped (playout unbound), contained"),
+                        ("stepped", "twin stepped (playout not used), contained"),
                         ("mctsbot", "OpenSpiel Python MCTSBot, C++ game")):
         if name in per_move:
             print(f"  {label:42} {per_move[name] * 1e3:8.1f} ms per move")

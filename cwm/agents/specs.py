@@ -32,7 +32,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pyspiel
@@ -64,6 +64,7 @@ from cwm.llm import make_client
 from cwm.model import ActionCodec, WorldModel
 from cwm.sandbox import load_source
 from cwm.sandbox.budget import call_budget
+from cwm.sandbox.equivalence import playout_checked
 from cwm.sandbox.training import ContainedEncoder
 from planners.config import DEFAULT_SEARCH, SearchConfig
 from planners.gt_sampler import resampler_problem, resampler_self_test
@@ -133,9 +134,9 @@ def make_agent(spec: AgentSpec | str, game: str | games.GameSpec, *, settings: S
         if settings.trust_models:
             model, sampler, value_fn = load_cwm(spec.target, gspec.name, config.call_time_s)
             return CWMAgent(model, gspec, config, sampler=sampler, value_fn=value_fn, seed=seed)
-        sources, name = load_cwm_sources(spec.target, gspec.name)
+        sources, name, twin = load_cwm_sources(spec.target, gspec.name)
         return WorkerAgent(sources, gspec, config, name=name, seed=seed,
-                           move_cpu_s=move_time_s if move_time_s is not None else DEFAULT_MOVE_CPU_S)
+                           move_cpu_s=move_time_s if move_time_s is not None else DEFAULT_MOVE_CPU_S, use_twin=twin)
     if spec.kind == "cwm-selected":
         def build(inner: AgentSpec, rng: np.random.Generator) -> Agent:
             return make_agent(inner, gspec, settings=settings, seed=rng, move_time_s=move_time_s)
@@ -252,11 +253,12 @@ def ppo_agent(target: str, game: games.GameSpec, *, trusted: bool, seed: int | n
 
 
 @functools.lru_cache(maxsize=16)
-def load_cwm_sources(target: str, game: str) -> tuple[dict[str, str], str]:
+def load_cwm_sources(target: str, game: str) -> tuple[dict[str, str], str, bool | Literal["playout"]]:
     """The code of a model file or bundle directory, verified but not loaded: ``({"model.py": ...,
-    "inference.py": ..., "value.py": ...}, name)`` for a planning worker. A bundle is verified by
-    ``cwm.bundle.load_bundle`` (in the sandbox, with ``game``, the game the user named); a ``.py`` file is
-    read (the worker gates it). Cached per process.
+    "inference.py": ..., "value.py": ...}, name, use_twin)`` for a planning worker (``use_twin``: ``"playout"``
+    where a bundle's twin evidence records a passing check of the twin's own playout, else ``True``). A bundle is
+    verified by ``cwm.bundle.load_bundle`` (in the sandbox, with ``game``, the game the user named); a ``.py``
+    file is read (the worker gates it). Cached per process.
 
     Raises:
       AgentSpecError: the path does not exist, is neither a ``.py`` file nor a directory, or is not UTF-8.
@@ -264,10 +266,11 @@ def load_cwm_sources(target: str, game: str) -> tuple[dict[str, str], str]:
     """
     path = Path(target)
     if path.is_dir():
-        return dict(load_bundle(path, game=game).sources), f"bundle:{path.name}"
+        loaded = load_bundle(path, game=game)
+        return dict(loaded.sources), f"bundle:{path.name}", twin_use(loaded, True)
     if path.is_file() and path.suffix == ".py":
         try:
-            return {"model.py": path.read_text(encoding="utf-8")}, path.stem
+            return {"model.py": path.read_text(encoding="utf-8")}, path.stem, True
         except UnicodeDecodeError as e:
             raise AgentSpecError(f"cwm:{target}: the model file is not UTF-8 ({e.reason} at byte {e.start})") from None
     raise AgentSpecError(f"cwm:{target}: expected a model .py file or a bundle directory, and it is neither")
@@ -292,9 +295,16 @@ def bundle_agent(bundle: Bundle, config: SearchConfig | None = None, *,
     if not bundle.trusted:
         sources = {**bundle.sources, "jax_twin.py": bundle.jax_twin} if bundle.jax_twin else bundle.sources
         return WorkerAgent(sources, bundle.spec, config, name=f"bundle:{bundle.path.name}", seed=seed,
-                           move_cpu_s=DEFAULT_MOVE_CPU_S if move_cpu_s is None else move_cpu_s, use_twin=use_twin)
+                           move_cpu_s=DEFAULT_MOVE_CPU_S if move_cpu_s is None else move_cpu_s,
+                           use_twin=twin_use(bundle, use_twin))
     model, sampler, value_fn = _trusted_parts(bundle)
     return CWMAgent(model, bundle.spec, config, sampler=sampler, value_fn=value_fn, seed=seed)
+
+
+def twin_use(bundle: Bundle, use_twin: bool) -> bool | Literal["playout"]:
+    """A worker's ``use_twin`` for a bundle: ``"playout"`` (its twin's own playout plays the rollouts) only where
+    ``use_twin`` and the twin's evidence records a passing check of that playout, else ``use_twin``."""
+    return "playout" if use_twin and playout_checked(bundle.twin_evidence) else use_twin
 
 
 def bundle_move(bundle: Bundle, state: pyspiel.State, config: SearchConfig | None = None, *,

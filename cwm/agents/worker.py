@@ -18,7 +18,7 @@ Cost: one fork per match, a few milliseconds to load the model there, and a pipe
 from __future__ import annotations
 
 import math
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import numpy as np
 import pyspiel
@@ -93,15 +93,21 @@ class WorkerAgent(AgentBase):
         (a verified bundle's JAX twin) values each leaf of the search by its batched rollouts
         (``cwm.jax_contract.batched_rollouts_fn``: the search's rollouts as one vmapped batch in the worker)
         instead of rollouts in the model.
+        ``"playout"``: as ``True``, and the twin's own ``playout`` plays the search's rollouts; pass it only
+        where the twin's evidence records a passing check of that playout
+        (``cwm.sandbox.equivalence.playout_checked``). Otherwise a twin is stepped and its playout, if it has
+        one, is never called.
     """
 
     def __init__(self, sources: dict[str, str], game: str | games.GameSpec, config: SearchConfig = DEFAULT_SEARCH,
                  *, name: str = "model", seed: int | np.random.Generator | None = None,
-                 move_cpu_s: float = DEFAULT_MOVE_CPU_S, sandbox: Sandbox | None = None, use_twin: bool = True):
+                 move_cpu_s: float = DEFAULT_MOVE_CPU_S, sandbox: Sandbox | None = None,
+                 use_twin: bool | Literal["playout"] = True):
         self.sources = dict(sources)
+        self.twin_playout = use_twin == "playout"  # the twin's evidence checked its playout (the caller read it)
         self.planned_on = planned_on(self.sources, use_twin)  # the file the worker plans on
         # a JAX twin's batched rollouts value the search's leaves, on the same terms as a twin is planned on
-        self.jax_rollouts = use_twin and "jax_twin.py" in self.sources and not {"inference.py", "value.py"} & set(sources)
+        self.jax_rollouts = bool(use_twin) and "jax_twin.py" in self.sources and not {"inference.py", "value.py"} & set(sources)
         self.spec = games.resolve(game)
         self.config = config
         self.name = name
@@ -189,6 +195,7 @@ class WorkerAgent(AgentBase):
                    "facts": game_facts(self.spec).to_json(), "config": self.config.to_json(),
                    "seed": int(self.rng.integers(2**62)), "inference": self.sources.get("inference.py"),
                    "value": self.sources.get("value.py"), "twin": self.planned_on == "twin.py",
+                   "playout": self.planned_on == "twin.py" and self.twin_playout,
                    "jax_twin": self.sources["jax_twin.py"] if self.jax_rollouts else None}
         session = self._worker.open(PLAN_JOB, self.sources[self.planned_on], payload, move_cpu_s=self.move_cpu_s)
         if not session.alive:
@@ -197,7 +204,7 @@ class WorkerAgent(AgentBase):
         return session
 
 
-def planned_on(sources: dict[str, str], use_twin: bool = True) -> str:
+def planned_on(sources: dict[str, str], use_twin: bool | str = True) -> str:
     """The code file a planning worker runs: ``twin.py`` where ``use_twin`` and the sources hold one and
     nothing that reads or builds the model's own states, else ``model.py``.
 

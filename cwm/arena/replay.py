@@ -23,7 +23,7 @@ from cwm import games
 from cwm.agents.human import RESIGNED
 from cwm.arena import identity
 from cwm.arena import transcript as arena_transcript
-from cwm.arena.plan import read_results
+from cwm.arena.plan import read_results, recorded_deals
 from cwm.arena.types import MatchResult
 from cwm.files import RUN_FILE_BYTES, loads_bounded, read_bounded
 from cwm.text import clean
@@ -156,6 +156,26 @@ def folder_game(out_dir: Path, game: str | games.GameSpec | None = None) -> game
         return games.resolve(recorded)
     except UnknownGameError as e:
         raise ReplayError(f"{out_dir / 'config.json'}: field 'game': {e}; pass the game with --game") from None
+
+
+def recorded_deals_of(out_dir: Path, game: str | games.GameSpec) -> tuple[int, ...]:
+    """The deals of the earlier tournament in ``out_dir`` (``cwm.arena.plan.recorded_deals`` of its
+    ``matches.jsonl``), taken only when its ``config.json`` records ``game``: another game's deal seeds would
+    deal other cards.
+
+    Raises:
+      ReplayError: ``config.json`` is missing, damaged, or records another game (one line, naming the file).
+      ArenaError: the folder's matches hold no usable list of deals (``recorded_deals``).
+      InputLimitError: the file, or a value in it, is over its bound.
+    """
+    recorded, spec = recorded_game(out_dir), games.resolve(game)
+    if recorded is None:
+        raise ReplayError(f"{out_dir / 'config.json'}: missing; deals are taken only from a tournament folder "
+                          f"whose config.json records its game")
+    if _identity(spec.name) != _identity(recorded):
+        raise ReplayError(f"{out_dir}: its matches are of {clean(recorded)!r}, not {spec.name!r}: deals are taken "
+                          f"only from a tournament of the same game")
+    return recorded_deals(out_dir / "matches.jsonl")
 
 
 def _identity(game: str) -> str:

@@ -11,7 +11,7 @@ from pathlib import Path
 from cwm import arena, games
 from cwm.agents.specs import Settings, parse_agent_specs
 from cwm.arena import cost, lock, report, teams
-from cwm.arena.plan import recorded_deals
+from cwm.arena.replay import recorded_deals_of
 from cwm.arena.run import check_agents
 from planners.config import SearchConfig
 
@@ -56,8 +56,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "workers: only for models you have read")
     p.add_argument("--deals-from", default=None, metavar="DIR",
                    help="deal match i of every table the deal of match i of the earlier tournament in DIR (its "
-                        "matches.jsonl), so other settings play its cards; the deals are recorded in the settings "
-                        "(another list: other matches)")
+                        "matches.jsonl), so other settings play its cards; DIR's config.json must record the same "
+                        "game; the deals are recorded in the settings (another list: other matches)")
     p.add_argument("--self-play", action="store_true", help="also play each agent against itself")
     p.add_argument("--seat-orders", choices=("rotations", "permutations"), default="rotations",
                    help="with more than two players, which seat orders of each table are played on a deal: the N "
@@ -107,7 +107,7 @@ def cmd_arena(args: argparse.Namespace) -> int:
                           max_rollout_steps=args.max_rollout_steps, leaf=args.leaf)
     settings = Settings(search=search, llm_retries=args.llm_retries, llm_examples=args.llm_examples,
                         trust_models=args.trust)
-    deals = None if args.deals_from is None else recorded_deals(Path(args.deals_from) / "matches.jsonl")
+    deals = None if args.deals_from is None else recorded_deals_of(Path(args.deals_from), args.game)
     matches = args.matches if args.matches is not None else len(deals) if deals is not None else 100
     plan = arena.TournamentPlan(matches=matches, settings=settings, seed=args.seed, pairings=pairings,
                                 move_time_limit=args.move_time_limit, seat_orders=args.seat_orders,

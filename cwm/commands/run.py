@@ -32,8 +32,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--sims", type=int, default=d.simulations, help=f"MCTS simulations per move (default {d.simulations})")
     p.add_argument("--rollouts", type=int, default=d.rollouts, help=f"rollouts per MCTS leaf (default {d.rollouts})")
     p.add_argument("--max-rollout-steps", type=int, default=None, metavar="K",
-                   help="the arena planners' rollout cut-off: a rollout stops after K moves (default: the game's, "
-                        "10 for hanabi, whose full random playouts all score 0; none for most games)")
+                   help="the arena planners' rollout cut-off: a rollout stops after K moves; 0: none, rollouts play "
+                        "to the end (default: the game's, 10 for hanabi, whose full random playouts all score 0; "
+                        "none for most games)")
     p.add_argument("--opponents", default=None, help="comma-separated agent specs (default: random and the "
                    "ground-truth planner, gt-mcts, or gt-ismcts for a hidden-information game)")
     p.add_argument("--executor", default=d.executor, help="local | local:N | inline | ray[:ADDRESS]")

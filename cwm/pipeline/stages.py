@@ -35,6 +35,7 @@ import dataclasses
 import functools
 import json
 import os
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -107,7 +108,8 @@ class RunConfig:
       max_rollout_steps: the arena planners' rollout cut-off in moves (``SearchConfig.max_rollout_steps``);
         ``None`` (the default) is replaced by the game's own (``GameSpec.rollout_cutoff``: 10 for Hanabi,
         whose random playouts to the end are all worth 0; none for most games), so the recorded config
-        always says which cut-off the arena used (``None`` there: rollouts play to the end).
+        always says which cut-off the arena used (``None`` there: rollouts play to the end); ``0`` asks for
+        none (rollouts play to the end, even in a game that has a cut-off of its own).
     """
 
     game: str
@@ -131,7 +133,7 @@ class RunConfig:
             object.__setattr__(self, "opponents", default_opponents(self.game))
         if self.max_rollout_steps is None:
             object.__setattr__(self, "max_rollout_steps", default_rollout_cutoff(self.game))
-        cutoff = 1 if self.max_rollout_steps is None else self.max_rollout_steps  # None: no cut-off
+        cutoff = 1 if not self.max_rollout_steps else self.max_rollout_steps  # None and 0: no cut-off
         positive = {"budget": self.budget, "matches": self.matches, "simulations": self.simulations,
                     "rollouts": self.rollouts, "max_rollout_steps": cutoff}
         bad = [f"{k} must be at least 1 (got {v})" for k, v in positive.items() if v < 1]
@@ -238,7 +240,7 @@ def run(config: RunConfig, out: str | Path, *, progress: bool = True,
     refuse_long_text(games.rules_text(spec), limit, what=what)
     refuse_if_locked(out)
     with writer_lock(out):  # one writer per run directory: a second would repeat calls and matches
-        _check_config(out, dataclasses.asdict(config) | {"llm_resolved": _portable(llm_spec)})
+        config = _check_config(out, config, _portable(llm_spec))
         client = functools.partial(make_client, llm_spec, max_prompt_tokens=max_prompt_tokens)
         return _stages(config, spec, llm_spec, client, out, (progress, yes))
 
@@ -289,16 +291,38 @@ def _portable(llm_spec: str) -> str:
 EXTENDABLE = frozenset({"matches"})
 
 
-def _check_config(out: Path, config: dict[str, Any]) -> None:
+def _check_config(out: Path, config: RunConfig, llm_resolved: str) -> RunConfig:
+    """Writes the run's settings to ``out/config.json``, where a run that did work must have the same ones (or
+    more matches); the settings to run with (an older run's own cut-off: ``_older_run``)."""
     path = out / "config.json"
+    record = dataclasses.asdict(config) | {"llm_resolved": llm_resolved}
     if path.is_file() and (out / "synthesis").exists():  # a run that did work: only the same settings resume
         old = json.loads(read_text(path, what="run settings"))  # its size checked first
         old["llm_resolved"] = _portable(str(old.get("llm_resolved", "")))  # older runs: a recording's full path
-        changed = differing_keys(old, config, ignore=EXTENDABLE)
+        if "max_rollout_steps" not in old:
+            config = _older_run(old, config, path)
+            record = {k: v for k, v in record.items() if k != "max_rollout_steps"}  # it resumes so again
+        changed = differing_keys(old, dataclasses.asdict(config) | {"llm_resolved": llm_resolved}, ignore=EXTENDABLE)
         if changed:
             raise PipelineError(f"{out} holds a run with other settings ({', '.join(changed)} differ); "
                                 f"use the same settings to resume, or another --out")
-    path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+    path.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    return config
+
+
+def _older_run(old: dict[str, Any], config: RunConfig, path: Path) -> RunConfig:
+    """A run whose ``config.json`` records no rollout cut-off (``old``) was started before ``cwm run`` had one:
+    its rollouts played to the end. Asked for none (``0``, or ``None`` in a game without a cut-off) or for the
+    game's default cut-off, it resumes with its own setting, none (and says so on stderr for the default);
+    asked for another cut-off, its settings differ."""
+    asked, default = config.max_rollout_steps, default_rollout_cutoff(config.game)
+    old["max_rollout_steps"] = None if asked is None else 0  # no cut-off, as the new settings write none
+    if asked and asked == default:
+        print(f"note: {path} records no rollout cut-off (its run was started before {config.game} had one): it "
+              f"resumes with its own setting, rollouts played to the end, not cut off after {default} moves",
+              file=sys.stderr)
+        return dataclasses.replace(config, max_rollout_steps=0)
+    return config
 
 
 def stage_settings(config: RunConfig, target: str) -> SynthesisSettings:
@@ -446,5 +470,5 @@ def arena_search(config: RunConfig) -> Any:
     """The ``planners.SearchConfig`` of the run's arena agents."""
 
     return SearchConfig(num_simulations=config.simulations, rollouts=config.rollouts,
-                        max_rollout_steps=config.max_rollout_steps)
+                        max_rollout_steps=config.max_rollout_steps or None)  # 0: no cut-off
 

@@ -33,7 +33,7 @@ from cwm import value_rules
 from cwm.checks.report import diff
 from cwm.contract import WORLD_MODEL_API
 from cwm.sandbox.box import Sandbox
-from cwm.sandbox.playout_check import check_playout, names_playout
+from cwm.sandbox.playout_check import check_playout
 from cwm.sandbox.playout_check import plan as playout_plan
 from cwm.sandbox.verdicts import PROFILE_JOB, TRACE_JOB, JobResult, Limits
 from cwm.text import clean
@@ -272,10 +272,9 @@ def _check(box: Sandbox, reference: str, twin: str, settings: EquivalenceSetting
     if broken is not None:
         return _verdict(record, "inconclusive", f"the reference broke its contract in playout {broken + 1}: "
                                                 f"{ref_trace[broken]['error']}")
-    if names_playout(twin):
-        failed = _playout_verdict(box, (reference, twin), settings, record, (plays, ref_trace))
-        if failed is not None:
-            return failed
+    failed = _playout_verdict(box, (reference, twin), settings, record, (plays, ref_trace))
+    if failed is not None:
+        return failed
     kinds = " + ".join(f"{settings.playouts} {k}" for k in settings.kinds)
     fused = "" if record["playout"] is None else f", and its playout agrees exactly in {record['playout']['runs']} rollouts"
     return _verdict(record, "equivalent", f"no divergence in {kinds} playouts ({record['steps_compared']} states){fused}; "
@@ -291,12 +290,15 @@ PLAYOUT_RULE = ("the twin's playout(state, returns, rand, limit), one call with 
 
 def _playout_verdict(box: Sandbox, sources: tuple[str, str], settings: EquivalenceSettings, record: dict[str, Any],
                      traces: tuple[list[dict[str, Any]], list[dict[str, Any]]]) -> dict[str, JSON] | None:
-    """Checks the twin's own ``playout`` (``cwm.sandbox.playout_check``) and records it (``record["playout"]``);
-    the verdict when it fails, else ``None``."""
+    """Checks the twin's own ``playout`` (``cwm.sandbox.playout_check``) where the loaded twin binds a callable
+    one, and records it (``record["playout"]``, left ``None`` where it binds none); the verdict when it fails,
+    else ``None``."""
     plays, ref_trace = traces
     rollouts = playout_plan(ref_trace, states=settings.playout_states, runs=settings.playout_runs,
                             max_steps=settings.max_steps, seed=settings.seed)
     fused = check_playout(box, sources, rollouts, settings.limits, (_field, _state_problem))
+    if fused["verdict"] == "none":
+        return None
     record["playout"] = {"checked": True, "rule": PLAYOUT_RULE, "verdict": fused["verdict"], "runs": fused["runs"],
                          "states": fused["states"], "states_per_playout": settings.playout_states,
                          "runs_per_state": settings.playout_runs}
@@ -552,12 +554,18 @@ def evidence_problem(evidence: Any, reference: str, twin: str, *, target: str = 
     for field, source, what in (("reference_sha256", reference, "the model"), ("twin_sha256", twin, "the twin")):
         if evidence.get(field) != fingerprint(source):
             return f"the evidence's {field} does not match {what}'s bytes (sha256 {fingerprint(source)[:16]}...)"
-    if target == "python" and names_playout(twin):  # a planner runs the twin's own playout: it must have been checked
-        fused = evidence.get("playout")
-        if type(fused) is not dict or fused.get("verdict") != "equivalent" or type(fused.get("runs")) is not int \
-                or fused["runs"] < 1:
-            return "the twin names playout, and the evidence records no passing check of its playout"
+    if target == "python" and evidence.get("playout") is not None and not playout_checked(evidence):
+        return "the evidence's record of the twin's playout is not a passing check of it"
     return _bound_problem(evidence)
+
+
+def playout_checked(evidence: dict[str, Any] | None) -> bool:
+    """Whether a twin's evidence records a passing check of the twin's own ``playout``: the only ground on which
+    a planner may let that playout play its rollouts (without it, the twin is stepped and its playout, if the
+    module has one, is never called)."""
+    fused = evidence.get("playout") if type(evidence) is dict else None
+    return type(fused) is dict and fused.get("verdict") == "equivalent" and type(fused.get("runs")) is int \
+        and fused["runs"] >= 1
 
 
 def _bound_problem(evidence: dict[str, Any]) -> str | None:
@@ -580,4 +588,4 @@ def _bound_problem(evidence: dict[str, Any]) -> str | None:
 __all__ = ["CALLS", "DEFAULT_EQUIVALENCE", "PLAYOUT_RULE", "DOES_NOT_PROVE", "EVIDENCE_FORMAT", "EVIDENCE_VERSION", "KINDS", "MIN_BOUND", "TOLERANCE",
            "VERDICTS",
            "Divergence", "EquivalenceSettings", "check_equivalence", "compare", "divergence_failure",
-           "evidence_problem", "fingerprint", "playouts_for", "profile_model", "specs"]
+           "evidence_problem", "fingerprint", "playout_checked", "playouts_for", "profile_model", "specs"]

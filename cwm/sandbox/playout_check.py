@@ -9,16 +9,16 @@ be equal exactly (not within a tolerance), the draw after each rollout must be t
 as many), both must end the game or both be cut off by the limit, and a state cut off must agree with the
 reference's on every field the check compares and equal, as JSON, the state cwm reaches by stepping the twin
 itself. Limits vary per rollout (the full length and small cut-offs). The first difference is the candidate's
-divergence, reported to the LLM as a failed check.
+divergence, reported to the LLM as a failed check. The check runs on every twin: its child answers whether the
+loaded module binds a callable ``playout`` (verdict ``none`` when it does not), so no way of binding the name
+escapes it.
 """
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Callable
 from typing import Any
 
-from cwm.contract import PLAYOUT, parse_source
 from cwm.sandbox.box import Sandbox
 from cwm.sandbox.verdicts import PLAYOUTS_JOB, JobResult, Limits
 from cwm.text import clean
@@ -27,24 +27,6 @@ from cwm.types import JSON, CheckFailure
 _SEED_BASE = 7_000_003  # the rollouts' seeds start here, past the playouts' own (settings.seed added)
 _REASON_CHARS = 400
 CALL = "playout(state, returns, rand, limit)"
-
-
-def names_playout(source: str) -> bool:
-    """Whether a twin's source names ``playout`` anywhere as code (a definition, an assignment, an import, a
-    name read): such a twin is held to the check of its playout, and its evidence must record that check.
-    ``True`` for a source that does not parse (it is refused elsewhere)."""
-    try:
-        tree = parse_source(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return True
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == PLAYOUT.name:
-            return True
-        if isinstance(node, ast.Name) and node.id == PLAYOUT.name:
-            return True
-        if isinstance(node, ast.alias) and PLAYOUT.name in (node.name, node.asname):
-            return True
-    return False
 
 
 def plan(ref_trace: list[dict[str, Any]], *, states: int, runs: int, max_steps: int, seed: int) -> list[dict[str, Any]]:
@@ -77,22 +59,25 @@ def check_playout(box: Sandbox, sources: tuple[str, str], rollouts: list[dict[st
         check of one record's shape (``""`` when well formed).
 
     Returns:
-      ``{"verdict": "equivalent" | "divergent" | "refused" | "inconclusive", "reason": one line, "runs": n,
+      ``{"verdict": "equivalent" | "divergent" | "refused" | "inconclusive" | "none" (the loaded twin binds no
+      callable ``playout``: nothing to check), "reason": one line, "runs": n,
       "states": n, "divergence": the first difference as the equivalence check records one, or None}``.
     """
     reference, twin = sources
     same_state, problem_of = records
-    ref = _parsed(box.run(PLAYOUTS_JOB, reference, {"name": "model", "role": "reference", "playouts": rollouts},
-                          limits=limits), rollouts, problem_of)
-    if isinstance(ref, str):
-        return _outcome("inconclusive", f"the reference's rollouts could not be played: {ref}")
+    # the twin first: whether it binds a playout is decided by the loaded module, not by its source
     got = _parsed(box.run(PLAYOUTS_JOB, twin, {"name": "twin", "role": "twin", "playouts": rollouts}, limits=limits),
                   rollouts, problem_of)
     if isinstance(got, str):
         return _outcome("refused", f"the twin's playout could not be run: {got}")
-    if got is None or ref is None:
-        return _outcome("refused" if got is None else "inconclusive",
-                        f"the {'twin' if got is None else 'reference'} names playout but binds no playout function")
+    if got is None:
+        return _outcome("none", "the twin binds no playout function")
+    ref = _parsed(box.run(PLAYOUTS_JOB, reference, {"name": "model", "role": "reference", "playouts": rollouts},
+                          limits=limits), rollouts, problem_of)
+    if isinstance(ref, str):
+        return _outcome("inconclusive", f"the reference's rollouts could not be played: {ref}")
+    if ref is None:
+        return _outcome("inconclusive", "the reference's rollouts were not played")
     runs, states = sum(len(r) for r in ref), sum(len(p["at"]) for p in rollouts)
     found = _first_difference(rollouts, ref, got, same_state)
     if found is not None:
@@ -197,4 +182,4 @@ def _run_problem(run: Any) -> bool:
     return run["end"] is not None and type(run["end"]) is not dict
 
 
-__all__ = ["CALL", "check_playout", "names_playout", "plan"]
+__all__ = ["CALL", "check_playout", "plan"]

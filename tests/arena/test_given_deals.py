@@ -91,3 +91,34 @@ def test_cwm_arena_deals_from_an_earlier_folder(tmp_path: Path, capsys) -> None:
     assert main(["arena", "tiny_hanabi", "--agents", "random", "--self-play", "--matches", "4", "--deals-from",
                  str(tmp_path / "a"), "--out", str(tmp_path / "e"), *common]) != 0
     assert "3 deal(s) given for 4 match(es)" in capsys.readouterr().err
+
+
+def test_deals_are_taken_only_from_a_tournament_of_the_same_game(tmp_path: Path, capsys) -> None:
+    """--deals-from reads DIR's config.json: another game's folder, or one without a readable config, is refused
+    in one line (another game's deal seeds would deal other cards)."""
+    from cwm.cli import main
+
+    common = ["--executor", "inline", "--no-progress", "--yes", "--sims", "4", "--rollouts", "1"]
+    assert main(["arena", "tiny_hanabi", "--agents", "random", "--self-play", "--matches", "2",
+                 "--out", str(tmp_path / "a"), *common]) == 0
+    capsys.readouterr()
+    config = tmp_path / "a" / "config.json"
+    saved = config.read_text()
+    cases = [(saved, "its matches are of 'tiny_hanabi', not 'hanabi': deals are taken only from a tournament of "
+                     "the same game"),
+             (None, "config.json: missing; deals are taken only from a tournament folder"),
+             ("{not json", "config.json: not a JSON file"),
+             ('{"agents": []}', "config.json: field 'game' is missing or not a string")]
+    for text, said in cases:
+        if text is None:
+            config.unlink()
+        else:
+            config.write_text(text)
+        assert main(["arena", "hanabi", "--agents", "random", "--self-play", "--deals-from", str(tmp_path / "a"),
+                     "--out", str(tmp_path / "b"), *common]) != 0
+        err = capsys.readouterr().err.strip()
+        assert said in err and len(err.splitlines()) == 1, err
+    assert not (tmp_path / "b").exists()
+    config.write_text(saved)  # the same game: taken
+    assert main(["arena", "tiny_hanabi", "--agents", "random", "--self-play", "--deals-from", str(tmp_path / "a"),
+                 "--out", str(tmp_path / "c"), *common]) == 0

@@ -63,17 +63,22 @@ def test_planning_workers_use_the_twin_unless_told_not_to(with_twin: Path) -> No
     assert WorkerAgent({"model.py": "", TWIN_FILE: "", "value.py": ""}, "tic_tac_toe").planned_on == "model.py"
 
 
-def test_a_twin_with_playout_loads_only_with_evidence_that_checked_its_playout(exported: Path, ttt_source: str,
-                                                                             rehashed) -> None:
+def test_a_twin_plans_with_its_playout_only_where_its_evidence_checked_it(exported: Path, ttt_source: str,
+                                                                         rehashed) -> None:
     fused = (DATA / "twins" / "ttt_fused.py").read_text(encoding="utf-8")
     evidence = check_equivalence(ttt_source, fused, settings=SETTINGS)
     assert evidence["verdict"] == "equivalent" and evidence["playout"]["verdict"] == "equivalent"
     made = save_twin(exported, fused, evidence, provenance={"answered_by": "hand-written for a test"})
     loaded = bundle.load_bundle(made)
     assert loaded.sources[TWIN_FILE] == fused and "agrees exactly in" in describe(loaded)
+    assert bundle_agent(loaded, seed=0).twin_playout and not bundle_agent(loaded, seed=0, use_twin=False).twin_playout
+    # evidence with no playout record: the twin loads, and its planner steps it (its playout is never called)
     rehashed(made, TWIN_EVIDENCE, json.dumps(dict(evidence, playout=None)).encode())
-    with pytest.raises(bundle.BundleError, match="twin.py is refused: the twin names playout, and the evidence "
-                                                 "records no passing check of its playout"):
+    stepped = bundle_agent(bundle.load_bundle(made), seed=0)
+    assert stepped.planned_on == TWIN_FILE and not stepped.twin_playout
+    rehashed(made, TWIN_EVIDENCE, json.dumps(dict(evidence, playout=dict(evidence["playout"], verdict="refused"))).encode())
+    with pytest.raises(bundle.BundleError, match="twin.py is refused: the evidence's record of the twin's playout is "
+                                                 "not a passing check of it"):
         bundle.load_bundle(made)
 
 
@@ -160,5 +165,5 @@ def test_the_twin_benchmark_times_the_model_the_twin_and_mctsbot_on_the_same_pos
     assert set(per_move) == {"model", "twin", "mctsbot"} and all(0 <= t < 60 for t in per_move.values())
     fused = (DATA / "twins" / "ttt_fused.py").read_text(encoding="utf-8")  # with playout: also timed stepped
     per_move = bench.timed_moves(model, fused, states[:1], argparse.Namespace(sims=20, rollouts=1, repeats=1,
-                                                                             game="tic_tac_toe"))
+                                                                             game="tic_tac_toe"), playout=True)
     assert set(per_move) == {"model", "twin", "stepped", "mctsbot"}

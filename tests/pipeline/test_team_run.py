@@ -84,7 +84,36 @@ def test_the_run_s_rollout_cut_off_is_the_game_s_unless_given() -> None:
     assert pipeline.RunConfig("tic_tac_toe").max_rollout_steps is None  # rollouts play to the end
     given = pipeline.RunConfig("hanabi", max_rollout_steps=30)
     assert given.max_rollout_steps == 30 == pipeline.arena_search(given).max_rollout_steps
-    with pytest.raises(pipeline.PipelineError, match=r"max_rollout_steps must be at least 1 \(got 0\)"):
-        pipeline.RunConfig("hanabi", max_rollout_steps=0)
+    none = pipeline.RunConfig("hanabi", max_rollout_steps=0)  # 0: no cut-off, even where the game has one
+    assert none.max_rollout_steps == 0 and pipeline.arena_search(none).max_rollout_steps is None
+    with pytest.raises(pipeline.PipelineError, match=r"max_rollout_steps must be at least 1 \(got -1\)"):
+        pipeline.RunConfig("hanabi", max_rollout_steps=-1)
     with pytest.raises(ValueError, match="a rollout cut-off is a number of moves"):
         games.register(dataclasses.replace(games.resolve("tiny_hanabi"), name="tiny_cut", rollout_cutoff=0))
+
+
+def test_a_run_recorded_before_the_cut_off_resumes_with_its_own_settings(tmp_path, capsys) -> None:
+    """A run folder whose config.json has no max_rollout_steps (written before cwm run had a cut-off) played its
+    rollouts to the end: resumed with the game's default cut-off, it keeps none and says so; another cut-off
+    differs from its settings."""
+    from cwm.pipeline import stages
+
+    out = tmp_path / "run"
+    (out / "synthesis").mkdir(parents=True)
+    older = {k: v for k, v in dataclasses.asdict(pipeline.RunConfig("hanabi")).items() if k != "max_rollout_steps"}
+    (out / "config.json").write_text(json.dumps(older | {"llm_resolved": "replay:x"}))
+    for _ in range(2):  # and again: the folder still records no cut-off
+        resumed = stages._check_config(out, pipeline.RunConfig("hanabi"), "replay:x")
+        assert resumed.max_rollout_steps == 0 and pipeline.arena_search(resumed).max_rollout_steps is None
+        assert "resumes with its own setting, rollouts played to the end, not cut off after 10" in capsys.readouterr().err
+        assert "max_rollout_steps" not in json.loads((out / "config.json").read_text())
+    asked_none = stages._check_config(out, pipeline.RunConfig("hanabi", max_rollout_steps=0), "replay:x")
+    assert asked_none.max_rollout_steps == 0 and capsys.readouterr().err == ""
+    with pytest.raises(pipeline.PipelineError, match=r"other settings \(max_rollout_steps differ\)"):
+        stages._check_config(out, pipeline.RunConfig("hanabi", max_rollout_steps=30), "replay:x")
+    # a run that recorded its cut-off resumes only with it
+    recorded = dataclasses.asdict(pipeline.RunConfig("hanabi")) | {"llm_resolved": "replay:x"}
+    (out / "config.json").write_text(json.dumps(recorded))
+    assert stages._check_config(out, pipeline.RunConfig("hanabi"), "replay:x").max_rollout_steps == 10
+    with pytest.raises(pipeline.PipelineError, match=r"max_rollout_steps differ"):
+        stages._check_config(out, pipeline.RunConfig("hanabi", max_rollout_steps=0), "replay:x")

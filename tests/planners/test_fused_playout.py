@@ -120,7 +120,7 @@ def _position(moves: int, seed: int) -> pyspiel.State:
 def test_a_contained_worker_plays_the_fused_twins_rollouts_and_its_moves_are_the_models() -> None:
     config = SearchConfig(num_simulations=200, rollouts=1)
     sources = {"model.py": MODEL, "twin.py": FUSED}
-    twin = WorkerAgent(sources, "tic_tac_toe", config, name="twin", seed=3)
+    twin = WorkerAgent(sources, "tic_tac_toe", config, name="twin", seed=3, use_twin="playout")
     model = WorkerAgent(sources, "tic_tac_toe", config, name="model", seed=3, use_twin=False)
     try:
         for moves in range(0, 6, 2):
@@ -136,9 +136,26 @@ def test_a_contained_worker_plays_the_fused_twins_rollouts_and_its_moves_are_the
     spins = FUSED + "\n\ndef playout(state, returns, rand, limit):\n    while True:\n        pass\n"
     for source, said in ((hostile, "2 finite numbers"), (spins, "more than its budget of 2 s of CPU time")):
         agent = WorkerAgent({"model.py": MODEL, "twin.py": source}, "tic_tac_toe", config, name="bad", seed=3,
-                            move_cpu_s=2.0)
+                            move_cpu_s=2.0, use_twin="playout")
         try:
             with pytest.raises(AgentError, match=said):
                 agent.step(_position(0, 0))
+        finally:
+            agent.close()
+
+
+def test_a_worker_not_told_the_playout_was_checked_never_calls_it() -> None:
+    """A twin's playout plays only where the trusted side read a passing check of it in the evidence
+    (``use_twin="playout"``): otherwise the twin is stepped, whatever the module binds."""
+    config = SearchConfig(num_simulations=100, rollouts=1)
+    state = _position(0, 0)
+    spins = FUSED + "\n\ndef playout(state, returns, rand, limit):\n    while True:\n        pass\n"
+    matched = FUSED + "\n\ndef _p(state, returns, rand, limit):\n    while True:\n        pass\n\n\n" \
+                      "match _p:\n    case playout:\n        pass\n"
+    for source in (spins, matched):
+        agent = WorkerAgent({"model.py": MODEL, "twin.py": source}, "tic_tac_toe", config, name="twin", seed=3,
+                            move_cpu_s=2.0)
+        try:
+            assert agent.planned_on == "twin.py" and agent.step(state.clone()) in state.legal_actions()
         finally:
             agent.close()

@@ -2,7 +2,8 @@
 exactly (cwm.sandbox.playout_check): the hand-written tic-tac-toe twin with a playout passes, and twins derived
 from it by one small textual patch (an extra draw, the legal moves in another order, a dropped reward, a wrong
 end state) are refused with a one-line report for the LLM; hostile playouts are contained and refused; the
-evidence records the check, and a bundle's loader requires it of a twin that names playout."""
+evidence records the check whenever the loaded twin binds a callable playout (however its source binds it), and
+a planning worker uses a twin's playout only when told so from evidence that records a passing check."""
 
 from __future__ import annotations
 
@@ -16,8 +17,8 @@ from cwm.sandbox.equivalence import (
     check_equivalence,
     divergence_failure,
     evidence_problem,
+    playout_checked,
 )
-from cwm.sandbox.playout_check import names_playout
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 MODEL = (DATA / "reference" / "tic_tac_toe_model.py").read_text(encoding="utf-8")
@@ -91,15 +92,40 @@ def test_a_hostile_playout_is_contained_and_refused(body: str, said: str) -> Non
     assert divergence_failure(evidence).breach
 
 
-def test_a_twin_naming_playout_needs_a_checked_playout_in_its_evidence(evidence: dict) -> None:
-    assert names_playout(FUSED) and not names_playout(PLAIN)
-    assert names_playout(PLAIN + "\nplayout = get_rewards\n") and names_playout("def (")
+# a wrong playout (a fixed win for player 0) bound to the name playout by a match pattern, never written as
+# "playout =" or "def playout": the loaded module has it, so the check must run it
+MATCHED = PLAIN + """
+
+def _p(state, returns, rand, limit):
+    return [1.0, -1.0], None
+
+match _p:
+    case playout:
+        pass
+"""
+
+
+def test_a_playout_bound_however_the_source_spells_it_is_checked() -> None:
+    evidence = check_equivalence(MODEL, MATCHED, settings=SETTINGS)
+    assert evidence["verdict"] == "divergent", evidence["reason"]
+    assert evidence["playout"]["verdict"] == "divergent" and "the returns differ" in evidence["reason"]
+
+
+def test_a_twin_whose_loaded_module_binds_no_playout_is_checked_without_one(evidence: dict) -> None:
+    # a local variable named playout (an honest twin) and a module-level one never bound: no playout to check
+    local = PLAIN + "\n\ndef _unused(xs):\n    playout = len(xs)\n    return playout\n"
     unbound = PLAIN + "\nif False:\n    playout = get_rewards\n"
-    refused = check_equivalence(MODEL, unbound, settings=SETTINGS)
-    assert refused["verdict"] == "refused" and "binds no playout function" in refused["reason"]
-    forged = dict(evidence, playout=None)
-    assert evidence_problem(forged, MODEL, FUSED) == ("the twin names playout, and the evidence records no passing "
-                                                     "check of its playout")
+    for twin in (local, unbound):
+        checked = check_equivalence(MODEL, twin, settings=SETTINGS)
+        assert checked["verdict"] == "equivalent" and checked["playout"] is None, checked["reason"]
+        assert evidence_problem(checked, MODEL, twin) is None and not playout_checked(checked)
+    # evidence with no playout record vouches for the twin, and only a passing record lets a planner use a playout
+    assert playout_checked(evidence) and not playout_checked(dict(evidence, playout=None))
+    assert evidence_problem(dict(evidence, playout=None), MODEL, FUSED) is None
+    failed = dict(evidence, playout=dict(evidence["playout"], verdict="divergent"))
+    assert evidence_problem(failed, MODEL, FUSED) == ("the evidence's record of the twin's playout is not a passing "
+                                                      "check of it")
+    assert not playout_checked(failed) and not playout_checked(dict(evidence, playout=dict(evidence["playout"], runs=0)))
 
 
 def test_the_connect_four_fixture_is_an_exact_twin_of_the_real_model(tmp_path: Path) -> None:

@@ -9,7 +9,8 @@ codec, the game's facts and each move's view of the real game.
 Payload: ``{"name", "codec": {"table", "num_distinct_actions", "max_chance_outcomes", "prefixed"},
 "facts": GameFacts, "config": SearchConfig, "seed": int, "inference": source or None, "value": source or
 None, "twin": bool (optional: the module is a bundle's twin, which plans only with an inference that draws
-histories, and whose own ``playout``, when it defines one, plays the rollouts: its evidence checked it)}``.
+histories), "playout": bool (optional: the twin's own ``playout`` plays the rollouts; the trusted side sets it only
+where the twin's evidence records a passing check of that playout, and a twin not told so is stepped)}``.
 
 Messages: ``{"op": "plan", "player", "legal": [str], "moves_from": int, "moves": [str], "events_from": int,
 "events": [{"observation", "action"}]}`` (the real moves since the last message, and the seat's events,
@@ -50,8 +51,11 @@ def plan_session(module: types.ModuleType, payload: dict[str, Any]) -> Callable[
       ModelLoadError: a module misses its contract functions (the session does not start).
     """
     require(module)
-    # a twin's own playout loop plays its rollouts: a bundle's twin comes with evidence that checked it
-    fused = bool(payload.get("twin")) and callable(vars(module).get(PLAYOUT.name))
+    # a twin's own playout loop plays its rollouts only where the trusted side read a passing check of it in the
+    # twin's evidence: whatever the module binds, a playout not checked is never called
+    fused = bool(payload.get("twin")) and payload.get("playout") is True
+    if fused and not callable(vars(module).get(PLAYOUT.name)):
+        raise ModelLoadError("the twin's evidence checked its playout, and the twin binds no playout function now")
     model = WorldModel(module, name=str(payload["name"]), codec=ActionCodec.from_json(payload["codec"]), playout=fused)
     sampler = None
     value_fn: Callable[[Any, int], float] | None = None
