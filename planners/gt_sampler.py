@@ -11,6 +11,7 @@ OpenSpiel's C++ prints every exception it raises, so asking on every draw would 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -282,8 +283,10 @@ def _self_test(game: pyspiel.Game) -> str:
             f"(pyspiel.State.resample_from_infostate), which gt-ismcts then uses")
 
 
-def decision_states(game: pyspiel.Game, rng: np.random.Generator) -> list[pyspiel.State]:
-    """The decision states of one uniformly random game (chance by its probabilities)."""
+def decision_states(game: pyspiel.Game, rng: np.random.Generator,
+                    policy: Callable[[pyspiel.State, np.random.Generator], int] | None = None) -> list[pyspiel.State]:
+    """The decision states of one game (chance by its probabilities), its moves chosen by ``policy(state, rng)``,
+    uniformly at random without one."""
     state, found = game.new_initial_state(), []
     while not state.is_terminal():
         if state.is_chance_node():
@@ -291,6 +294,9 @@ def decision_states(game: pyspiel.Game, rng: np.random.Generator) -> list[pyspie
             state.apply_action(outcomes[rng.choice(len(outcomes), p=[p for _, p in outcomes])][0])
             continue
         found.append(state.clone())
+        if policy is not None:
+            state.apply_action(policy(state, rng))
+            continue
         legal = state.legal_actions()
         state.apply_action(legal[rng.integers(len(legal))])
     return found

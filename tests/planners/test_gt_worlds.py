@@ -22,7 +22,7 @@ from cwm.arena.plan import TournamentPlan
 from cwm.types import CHANCE
 from planners.config import SearchConfig
 from planners.gt_resample import HistoryResampler
-from planners.gt_sampler import GroundTruthSampler, resampler_problem, resampler_self_test
+from planners.gt_sampler import GroundTruthSampler, decision_states, resampler_problem, resampler_self_test
 from planners.worlds import CrazyEightsWorlds, HanabiWorlds, world_sampler, world_sampler_problem
 from planners.worlds import hanabi as hanabi_worlds
 
@@ -60,15 +60,7 @@ def careful(state: pyspiel.State, rng: np.random.Generator) -> int:
 
 def game_states(game: pyspiel.Game, policy: Policy, rng: np.random.Generator) -> list[pyspiel.State]:
     """Every decision state of one game played by ``policy`` (chance by its probabilities)."""
-    state, found = game.new_initial_state(), []
-    while not state.is_terminal():
-        if state.is_chance_node():
-            outcomes = state.chance_outcomes()
-            state.apply_action(outcomes[rng.choice(len(outcomes), p=[p for _, p in outcomes])][0])
-            continue
-        found.append(state.clone())
-        state.apply_action(policy(state, rng))
-    return found
+    return decision_states(game, rng, policy)
 
 
 def check_draws(game_string: str, policy: Policy, *, games: int, every: int, draws: int) -> list[pyspiel.State]:
