@@ -3,11 +3,15 @@ one, else the player's perfect-recall *trace*, hashed.
 
 The trace is what ``planners.gt_resample`` replays histories against: at every state so far, the player's
 role there (to act, waiting, or the game is over) and what it observes (``observation_string``), and its own
-action wherever it acted. Two states get the same trace key exactly when the player's traces are equal, so
-on an engine with perfect-recall information states the keys split and merge states as the engine's strings
-do (tested on Kuhn and Leduc poker). The key is a chain of BLAKE2b digests (128 bits): each step hashes the
-previous digest with the player's own action and the next (role, observation), so a key can be extended by
-one move without replaying the history (``TraceKeys``) and is the same as the key the replay gives.
+action wherever it acted. The key counts only the steps the player sees: a move of another player (or of
+chance) after which the player's role and observation are what they were is not in the key, as the player
+cannot tell it happened (phantom tic-tac-toe's failed tries of the opponent, which the engine's
+information states do not count either). Two states get the same trace key exactly when the player's traces,
+so reduced, are equal, so on an engine with perfect-recall information states the keys split and merge states
+as the engine's strings do (tested on Kuhn and Leduc poker, phantom tic-tac-toe and dark hex). The key is a
+chain of BLAKE2b digests (128 bits): each seen step hashes the previous digest with the player's own action
+and the next (role, observation), so a key can be extended by one move without replaying the history
+(``TraceKeys``) and is the same as the key the replay gives.
 """
 
 from __future__ import annotations
@@ -74,18 +78,21 @@ def info_key(state: pyspiel.State, player: int) -> str:
 
 def trace_key(state: pyspiel.State, player: int) -> str:
     """``player``'s trace key at ``state``, by replaying the state's history from the initial state."""
-    return _replay(state, [player])[0].hex()
+    return _replay(state, [player])[0][0].hex()
 
 
-def _replay(state: pyspiel.State, players: list[int]) -> list[bytes]:
-    """The trace digests of ``players`` at ``state``, from one replay of its history."""
+_Chain = tuple[bytes, bytes]  # a player's trace so far: its digest, and its last (role, observation) token
+
+
+def _replay(state: pyspiel.State, players: list[int]) -> list[_Chain]:
+    """The traces of ``players`` at ``state``, from one replay of its history."""
     replay = state.get_game().new_initial_state()
-    digests = [_start(replay, p) for p in players]
+    chains = [_start(replay, p) for p in players]
     for action in state.history():
         mover = replay.current_player()
         replay.apply_action(action)
-        digests = [_extend(d, int(action) if mover == p else None, replay, p) for p, d in zip(players, digests)]
-    return digests
+        chains = [_extend(c, int(action) if mover == p else None, replay, p) for p, c in zip(players, chains)]
+    return chains
 
 
 class TraceKeys:
@@ -96,15 +103,15 @@ class TraceKeys:
     """
 
     def __init__(self, state: pyspiel.State):
-        self._digests = _replay(state, list(range(state.num_players())))
+        self._chains = _replay(state, list(range(state.num_players())))
 
     def key(self, player: int) -> str:
         """``player``'s key at the current state of the line."""
-        return self._digests[player].hex()
+        return self._chains[player][0].hex()
 
     def moved(self, mover: int, action: int, state: pyspiel.State) -> None:
         """Extends every key by ``mover``'s ``action`` (``mover`` may be chance), ``state`` the state after it."""
-        self._digests = [_extend(d, action if mover == p else None, state, p) for p, d in enumerate(self._digests)]
+        self._chains = [_extend(c, action if mover == p else None, state, p) for p, c in enumerate(self._chains)]
 
 
 def _token(state: pyspiel.State, player: int) -> bytes:
@@ -115,13 +122,21 @@ def _token(state: pyspiel.State, player: int) -> bytes:
     return f"{role}|{state.observation_string(player)}".encode()
 
 
-def _start(state: pyspiel.State, player: int) -> bytes:
-    return hashlib.blake2b(f"player {player}|".encode() + _token(state, player), digest_size=16).digest()
+def _start(state: pyspiel.State, player: int) -> _Chain:
+    token = _token(state, player)
+    return hashlib.blake2b(f"player {player}|".encode() + token, digest_size=16).digest(), token
 
 
-def _extend(digest: bytes, own: int | None, state: pyspiel.State, player: int) -> bytes:
+def _extend(chain: _Chain, own: int | None, state: pyspiel.State, player: int) -> _Chain:
+    """``chain`` after a move (``own``: the player's action, ``None`` for another's) that led to ``state``; a
+    move the player did not make and after which it is where it was (same role, same observation) is unseen:
+    the chain stays as it was."""
+    digest, last = chain
+    token = _token(state, player)
+    if own is None and token == last:
+        return chain
     step = b"-" if own is None else str(own).encode()
-    return hashlib.blake2b(digest + b"|" + step + b"|" + _token(state, player), digest_size=16).digest()
+    return hashlib.blake2b(digest + b"|" + step + b"|" + token, digest_size=16).digest(), token
 
 
 class EngineKeys:

@@ -6,13 +6,18 @@ agent's sandbox), the second, after a ``reset``, what it starts once per match (
 each cost beyond a move is counted that often. Search
 agents are timed at ``PROBE_SIMULATIONS`` simulations and scaled linearly to the real count (a search's
 time is its simulations times the cost of one, the rollouts); a match's length is the mean number of
-decisions of ``PROBE_GAMES`` random games. Planned play is often longer or shorter than random play, so
-the projection says which way to expect it wrong: it is a size, not a promise.
+decisions of ``PROBE_GAMES`` random games, or the game's stated length of a match played to its end
+(``GameSpec.match_moves``) where that is more: a game whose random games end far sooner than planned ones
+states it (Hanabi: random play loses the three lives in about 12 moves, a team that keeps a life plays about
+75). Planned play is otherwise often somewhat longer or shorter than random play: the projection is a size,
+not a promise.
 
 A move is timed in CPU seconds, of this process and every process under it (``cwm.sandbox.watch.tree_cpu``:
 a CWM agent's planning worker runs in a sandbox child), so the estimate does not depend on how busy the
 machine is. Agents are single-threaded, so the run's wall time is its CPU time over the executor's workers
-(the process pool's size, or a Ray cluster's cores) on an otherwise idle machine. LLM agents are not timed
+(the process pool's size, or a Ray cluster's cores) on an otherwise idle machine; no cluster makes it shorter
+than a match, and the estimate names the fewest cores on which the run fits in an hour, or says that none
+does. LLM agents are not timed
 (each move is a paid call whose latency is the provider's). An agent that cannot be built or whose probe
 move fails has no cost to project: the estimate then names it and why, and gives no total.
 """
@@ -22,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import math
 import os
 import sys
 import time
@@ -50,6 +56,7 @@ PROBE_GAMES = 5  # random games whose mean length stands for a match's
 CONFIRM_WALL_S = 3600.0  # a run projected longer than this needs --yes
 SEARCH_KINDS = ("gt-mcts", "gt-ismcts", "gt-mcts-py", "gt-ismcts-py", "cwm", "cwm-selected")
 RAY_CORES = (16, 64)  # the cluster sizes a projection also shows (and one core a match, where that is more)
+HOUR_S = 3600.0  # the wall time for which a projection names the cluster size that fits it
 
 
 @dataclasses.dataclass(frozen=True)
@@ -59,7 +66,8 @@ class CostEstimate:
     Attributes:
       per_move_s: agent label -> CPU seconds per move at the run's settings (``None``: not timed: an LLM
         agent, or one in ``untimed``).
-      moves_per_match: mean decisions of a random game.
+      moves_per_match: the decisions of a match: the mean of random games, or the game's stated length
+        (``GameSpec.match_moves``) where that is more.
       matches: matches still to play.
       cpu_s: projected CPU seconds of those matches (LLM agents count 0; with ``untimed`` agents, only a
         lower bound, which ``lines`` does not print as a total).
@@ -67,6 +75,8 @@ class CostEstimate:
       untimed: agent label -> why it could not be timed (it could not be built, or a probe move failed).
       start_s: agent label -> CPU seconds its start costs, once per match (a CWM agent's planning worker).
       once_s: agent label -> CPU seconds it costs once per executor worker it plays on (a CWM agent's sandbox).
+      random_moves: the mean decisions of the random games, where the game's stated length replaced it
+        (``None``: ``moves_per_match`` is that mean).
     """
 
     per_move_s: dict[str, float | None]
@@ -77,6 +87,7 @@ class CostEstimate:
     untimed: dict[str, str] = dataclasses.field(default_factory=dict)
     start_s: dict[str, float] = dataclasses.field(default_factory=dict)
     once_s: dict[str, float] = dataclasses.field(default_factory=dict)
+    random_moves: float | None = None
 
     @property
     def wall_s(self) -> float:
@@ -87,6 +98,24 @@ class CostEstimate:
         """Projected wall seconds on ``cores`` cores (a Ray cluster), at most one match per core."""
         return self.cpu_s / max(1, min(cores, self.matches or 1))
 
+    def cores_for(self, wall_s: float = HOUR_S) -> int | None:
+        """The fewest cores of a Ray cluster on which the run's projected wall time is at most ``wall_s``;
+        ``None`` where none is enough: a match is one agent's thread at a time, so even one core a match takes
+        a match's mean CPU time."""
+        if self.cpu_s <= wall_s:
+            return 1
+        cores = math.ceil(self.cpu_s / wall_s)
+        if self.wall_on(cores) > wall_s:  # the division's rounding
+            cores += 1
+        return cores if cores <= self.matches else None
+
+    def _fits(self) -> str:
+        """Where the run fits in an hour (``cores_for``), for ``lines``."""
+        cores = self.cores_for()
+        if cores is not None:
+            return f"fits in an hour on {cores} core{'s' if cores > 1 else ''}"
+        return f"no cluster fits it in an hour: a match takes {duration(self.cpu_s / self.matches)} of CPU"
+
     def lines(self) -> list[str]:
         """The estimate as a reader sees it: per-move times, then the projected CPU and wall time."""
         moves = ", ".join(f"{label} {'not timed' if t is None else duration(t)}"
@@ -95,12 +124,14 @@ class CostEstimate:
         if self.matches > max(RAY_CORES):  # the most a cluster can give: every match on a core of its own
             ray += f", {self.matches} cores (one a match) {duration(self.wall_on(self.matches))}"
         head = f"cost estimate: per move {moves}; ~{self.moves_per_match:.0f} moves a match"
+        if self.random_moves is not None:
+            head += f" (the game's stated length; random games end after ~{self.random_moves:.0f})"
         if self.untimed:
             why = "; ".join(f"{label}: {reason}" for label, reason in self.untimed.items())
             return [head, f"  {self.matches} matches: no total, as an agent could not be timed ({why})"]
         return [head,
                 f"  {self.matches} matches: CPU {duration(self.cpu_s)}, wall {duration(self.wall_s)} on "
-                f"{self.workers} workers here (on a Ray cluster: {ray})"]
+                f"{self.workers} workers here (on a Ray cluster: {ray}; {self._fits()})"]
 
     def to_json(self) -> dict[str, JSON]:
         return dataclasses.asdict(self) | {"wall_s": self.wall_s}
@@ -138,9 +169,11 @@ def estimate_tournament(game: str | games.GameSpec, agents: Sequence[str], plan:
     limit = plan.move_time_limit
     if plan.matches < 1 or plan.settings.problems() or (limit is not None and not limit > 0):
         return CostEstimate({}, 0.0, 0, 0.0, workers)  # the tournament refuses these, with its own message
-    jobs = plan_jobs(games.resolve(game).name, agents, plan)
+    spec = games.resolve(game)
+    jobs = plan_jobs(spec.name, agents, plan)
     done = recorded_keys(Path(out_dir) / "matches.jsonl") if out_dir is not None else set()
-    return estimate([j for j in jobs if j.key not in done], workers=workers, seed=plan.seed)
+    return estimate([j for j in jobs if j.key not in done], workers=workers, seed=plan.seed,
+                    match_moves=spec.match_moves)
 
 
 def recorded_keys(path: Path) -> set[str]:
@@ -156,15 +189,19 @@ def recorded_keys(path: Path) -> set[str]:
     return keys
 
 
-def estimate(jobs: Sequence[MatchJob], *, workers: int, seed: int = 0) -> CostEstimate:
-    """Times each agent of ``jobs`` (all of one game) and projects the matches' cost (module docstring).
+def estimate(jobs: Sequence[MatchJob], *, workers: int, seed: int = 0, match_moves: int | None = None) -> CostEstimate:
+    """Times each agent of ``jobs`` (all of one game) and projects the matches' cost (module docstring):
+    ``match_moves`` (the game's ``GameSpec.match_moves``) moves a match where that is more than the random
+    games' mean.
 
     Randomness: the probe games and the probed agents are seeded from ``seed``.
     """
     if not jobs:
         return CostEstimate({}, 0.0, 0, 0.0, workers)
     game = jobs[0].game
-    states, length = probe_states(game, seed=seed)
+    states, random_length = probe_states(game, seed=seed)
+    length = max(random_length, float(match_moves or 0))
+    stated = length > random_length
     builds = dict(pair for job in jobs for pair in zip(job.seats, job.builds or job.seats))
     per_move: dict[str, float | None] = {}
     untimed: dict[str, str] = {}
@@ -183,7 +220,7 @@ def estimate(jobs: Sequence[MatchJob], *, workers: int, seed: int = 0) -> CostEs
         cpu += timing.once_s * min(workers, sum(label in job.seats for job in jobs))
     return CostEstimate(per_move, length, len(jobs), cpu, workers, untimed,
                         {label: t.start_s for label, t in timings.items()},
-                        {label: t.once_s for label, t in timings.items()})
+                        {label: t.once_s for label, t in timings.items()}, random_length if stated else None)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -47,6 +47,11 @@ class GameSpec:
         (``RunConfig.max_rollout_steps``), for a game whose random playouts to the end carry no signal;
         ``None`` (most games): rollouts play to the end. Hanabi's is set: random play loses all three lives,
         and losing them takes every point back, so every full rollout is worth 0 (docs/games.md).
+      match_moves: the decisions of a match played to its end, for a game whose random games end far sooner
+        than planned ones (the cost estimate, ``cwm.arena.cost``, then projects this many moves a match, not
+        the random games' mean); ``None`` (most games): random games are as long as planned ones, or longer.
+        Hanabi's is set: random play loses the three lives within a dozen moves, while a team that keeps them
+        plays until the deck is out (``HANABI_MATCH_MOVES``).
     """
 
     name: str
@@ -63,6 +68,7 @@ class GameSpec:
     description: str = ""
     asymmetric: bool = False
     rollout_cutoff: int | None = None
+    match_moves: int | None = None
 
     @property
     def perfect_information(self) -> bool:
@@ -419,6 +425,11 @@ def utility_range(spec: GameSpec) -> tuple[tuple[float, float], str]:
 # The rollout cut-off of Hanabi's arena by default: a sweep of the ground-truth ISMCTS team (200 simulations, 4
 # rollouts per leaf) on 10 deals at 5, 10 and 20 moves (docs/games.md) chose it.
 HANABI_ROLLOUT_CUTOFF = 10
+# The decisions of a two-player Hanabi match that keeps a life: the 40 cards of the deck are drawn by plays and
+# discards, then each player moves once more, and the hints come between. Measured: in the cut-off sweep above
+# (30 matches), the 22 that kept a life took 71 to 76 decisions (mean 74); the recorded direct-LLM team's took
+# 67 on average (201 over 3 deals); random games lose the three lives in about 12.
+HANABI_MATCH_MOVES = 75
 _REWARDS_FROM_RETURNS = ("hanabi",)
 
 
@@ -483,7 +494,7 @@ _BUILTIN: list[GameSpec] = [
     # deck, so a score is out of 25 like the published reference points; hanabi(players=N) seats 2-5.
     GameSpec("hanabi", "hanabi(players=2)", "hanabi.md", 2, "imperfect", True, False, "payoff",
              view="text", description="cooperative fireworks, own hand unseen, hints cost tokens; score /25",
-             rollout_cutoff=HANABI_ROLLOUT_CUTOFF),
+             rollout_cutoff=HANABI_ROLLOUT_CUTOFF, match_moves=HANABI_MATCH_MOVES),
     GameSpec("tiny_hanabi", "tiny_hanabi", "tiny_hanabi.md", 2, "imperfect", True, False, "payoff",
              view="text", description="one private card each, one signal each, shared payoff 0-10"),
 ]

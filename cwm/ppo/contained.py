@@ -10,7 +10,8 @@ writes no file): a contained run is one job, under one CPU budget.
 
 ``train_twin_contained`` is the host's side: the policy is read as untrusted input
 (``cwm.bundle.policy.read_policy``: names, shapes, finiteness, bounded archive) and must be of the game's
-action count and the run's network; the score and every curve row must be finite numbers.
+action count and the run's network; the score and every curve row must be finite numbers, each row's fields
+among those an evaluation writes (``CURVE_FIELDS``).
 """
 
 from __future__ import annotations
@@ -137,6 +138,11 @@ def _checked(value: JSON, config: TrainConfig, game: str, num_actions: int) -> T
     return TrainResult(params, policy, _number(value["best_score"], "best_score"), _curve(value["curve"]), config.seed)
 
 
+# The fields of a curve row: the update and its steps, then an evaluation's figures (``cwm.ppo.train.summary``).
+CURVE_FIELDS = frozenset({"update", "steps", "mean_return", "win_rate", "loss_rate", "score", "mean_return_seat0",
+                          "mean_return_seat1", "loss_rate_seat0", "loss_rate_seat1"})
+
+
 def _curve(rows: JSON) -> list[dict[str, float]]:
     if type(rows) is not list or len(rows) > _MAX_CURVE_ROWS:
         raise TrainingRefused("JAX twin training: the curve is not a list of rows")
@@ -144,6 +150,9 @@ def _curve(rows: JSON) -> list[dict[str, float]]:
     for i, row in enumerate(rows):
         if type(row) is not dict or not all(type(k) is str for k in row):
             raise TrainingRefused(f"JAX twin training: curve row {i} is not an object")
+        unknown = next((k for k in row if k not in CURVE_FIELDS), None)
+        if unknown is not None:
+            raise TrainingRefused(f"JAX twin training: curve row {i} has an unknown field {unknown!r:.40}")
         out.append({k: _number(v, f"curve row {i}, {k!r:.40}") for k, v in row.items()})
     return out
 

@@ -6,9 +6,12 @@ from __future__ import annotations
 import json
 import sys
 import types
+from pathlib import Path
 
 import pytest
 
+import cwm
+from cwm import games
 from cwm.agents.base import AgentBase
 from cwm.agents.grammar import AgentSpecError
 from cwm.agents.specs import Settings
@@ -19,6 +22,7 @@ from cwm.types import UsageError
 from planners.config import SearchConfig
 
 FAST = Settings(search=SearchConfig(num_simulations=20, rollouts=1))
+RECORDED_TEAM = Path(cwm.__file__).resolve().parent / "data" / "recordings" / "teams" / "hanabi"
 
 
 def test_the_projection_is_the_timed_moves_times_the_moves_of_every_match():
@@ -199,5 +203,50 @@ def test_the_estimate_names_one_core_a_match_where_a_cluster_could_give_more_tha
     if shown is None:
         assert "one a match" not in line
     else:
-        assert line.endswith(f", {shown})")
+        assert f", {shown}; " in line
         assert est.wall_on(matches) == pytest.approx(900.0) == est.wall_on(10 * matches)  # no faster on more
+
+
+@pytest.mark.parametrize("matches, per_match_s, cores", [
+    (200, 1296.0, 72),  # docs/performance.md's backgammon twin: CPU 3.0 days, an hour on 72 of 200 cores
+    (200, 1300.0, 73),  # a little more CPU: 72 cores are a little short of the hour
+    (6, 100.0, 1),  # fits in an hour on one core
+    (200, 3600.0, 200),  # one core a match, each match exactly the hour
+])
+def test_the_estimate_names_the_fewest_cores_that_fit_the_run_in_an_hour(matches, per_match_s, cores):
+    est = cost.CostEstimate({"a": 1.0}, moves_per_match=100.0, matches=matches, cpu_s=matches * per_match_s,
+                            workers=2)
+    assert est.cores_for() == cores
+    assert est.wall_on(cores) <= 3600.0 and (cores == 1 or est.wall_on(cores - 1) > 3600.0)
+    assert est.lines()[1].endswith(f"; fits in an hour on {cores} core{'s' if cores > 1 else ''})")
+
+
+def test_no_cluster_fits_a_run_whose_matches_each_take_more_than_an_hour():
+    # docs/performance.md's backgammon model: CPU 18.2 days over 200 matches, 2.2 h a match
+    est = cost.CostEstimate({"a": 1.0}, moves_per_match=118.0, matches=200, cpu_s=18.2 * 86400, workers=2)
+    assert est.cores_for() is None and est.wall_on(10**6) > 3600.0
+    assert est.lines()[1].endswith("; no cluster fits it in an hour: a match takes 2.2 h of CPU)")
+    assert est.cores_for(wall_s=3 * 3600.0) == 146  # but it fits in three hours on 146 cores
+
+
+def test_hanabi_is_projected_at_its_stated_match_length_not_its_random_games():
+    """Random Hanabi loses the three lives in about 12 moves; a match that keeps a life plays to the end of the
+    deck. The shipped direct-LLM team's recording (every reply is one decision) shows the stated length."""
+    plan = TournamentPlan(matches=1, settings=FAST)
+    est = cost.estimate_tournament("hanabi", ["random"], plan, executor="local:2")
+    assert est.random_moves is not None and est.random_moves < 20
+    assert est.moves_per_match == games.resolve("hanabi").match_moves == 75
+    assert "~75 moves a match (the game's stated length; random games end after ~" in est.lines()[0]
+    recorded = json.loads(RECORDED_TEAM.joinpath("provenance.json").read_text())
+    per_match = recorded["replies"] / recorded["matches"]  # 201 decisions over 3 deals
+    assert all(deal["score"] > 0 for deal in recorded["deals"])  # every deal kept a life
+    assert 0.85 * est.moves_per_match <= per_match <= est.moves_per_match
+    assert per_match > 3 * est.random_moves
+
+
+def test_a_game_without_a_stated_length_is_projected_at_its_random_games():
+    plan = TournamentPlan(matches=1, settings=FAST)
+    est = cost.estimate_tournament("connect_four", ["random", "gt-mcts"], plan, executor="local:2")
+    assert games.resolve("connect_four").match_moves is None
+    assert est.random_moves is None and 7 <= est.moves_per_match <= 42
+    assert "stated length" not in est.lines()[0]

@@ -55,6 +55,31 @@ def test_trace_keys_split_and_merge_states_as_the_engines_information_states_do(
         assert len(acting) > len(engine)  # states were merged: several worlds per information state
 
 
+@pytest.mark.parametrize("game_string,count_line", [("phantom_ttt", None), ("dark_hex(num_rows=3,num_cols=3)", 3)])
+def test_trace_keys_do_not_count_the_opponents_unseen_tries(game_string, count_line):
+    """In phantom games a player does not see how many tries the opponent's move took (a try on a cell taken by
+    a stone it cannot see fails, and it tries again): the traces pair one to one with phantom tic-tac-toe's
+    information states, and with dark hex's less their line of the total move count (which dark hex's engine
+    puts in a player's information state though the player's observation does not show it)."""
+    game = pyspiel.load_game(game_string)
+    states = _random_states(game, 300)
+    for player in range(2):
+        acting = [s for s in states if s.current_player() == player]
+        pairs = set()
+        for s in acting:
+            lines = s.information_state_string(player).split("\n")
+            if count_line is not None:
+                assert lines.pop(count_line).isdigit()
+            pairs.add(("\n".join(lines), trace_key(s, player)))
+        engine, traces = {e for e, _ in pairs}, {t for _, t in pairs}
+        assert len(pairs) == len(engine) == len(traces) >= 500
+        # some information state was reached by histories of different lengths (the opponent's failed tries)
+        lengths: dict[str, set[int]] = {}
+        for s in acting:
+            lengths.setdefault(trace_key(s, player), set()).add(len(s.history()))
+        assert any(len(found) > 1 for found in lengths.values())
+
+
 def test_a_player_tells_apart_its_own_card_but_not_the_opponents():
     game = pyspiel.load_game("kuhn_poker")
 

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from cwm.bundle.policy import PolicyConfig, init_params, policy_bytes
-from cwm.ppo.contained import _checked, train_twin_contained
+from cwm.ppo.contained import CURVE_FIELDS, _checked, train_twin_contained
 from cwm.ppo.jax_train import train_twin
-from cwm.ppo.train import TrainConfig
+from cwm.ppo.train import TrainConfig, summary
 from cwm.sandbox.training import TrainingRefused
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "jax_twins" / "tic_tac_toe.py"
@@ -78,8 +78,10 @@ class _Str(str):
     (_answer(best_score=float("nan")), "best_score is not a finite number"),
     (_answer(curve=[{"steps": True}]), "curve row 0, 'steps' is not a finite number"),
     (_answer(curve=[{_Str("steps"): 1.0}]), "curve row 0 is not an object"),
+    (_answer(curve=[{"update": 2}, {"steps": 1.0, "x" * 10_000: 1.0}]), f"curve row 1 has an unknown field '{'x' * 38}"),
+    (_answer(curve=[{"update": 2, "Score": 1.0}]), "curve row 0 has an unknown field 'Score'"),
 ], ids=["good", "refused", "extra-key", "bad-base64", "str-subclass", "nan-weights", "other-actions",
-        "nan-score", "bool-in-curve", "key-subclass"])
+        "nan-score", "bool-in-curve", "key-subclass", "long-unknown-key", "unknown-key"])
 def test_the_childs_answer_is_checked(answer, words):
     config = dataclasses.replace(TINY)
     if words is None:
@@ -89,6 +91,15 @@ def test_the_childs_answer_is_checked(answer, words):
     with pytest.raises(TrainingRefused) as caught:
         _checked(answer, config, "tic_tac_toe", 9)
     assert words in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_every_field_an_evaluation_writes_is_accepted():
+    """A row as the child's evaluation writes it (``summary`` of real returns, with the update and its steps)
+    passes the host's check, field for field."""
+    returns, seats = np.array([1.0, -1.0, 0.0, 1.0, 1.0, -1.0]), np.array([0, 1, 0, 1, 0, 1])
+    row = {"update": 3, "steps": 192} | summary(returns, seats, loss_weight=4.0)
+    result = _checked(_answer(curve=[row]), dataclasses.replace(TINY), "tic_tac_toe", 9)
+    assert result.curve == [row] and set(row) == CURVE_FIELDS
 
 
 def test_seeds_train_on_a_twin_source_and_the_estimate_is_timed_in_a_child(tmp_path):
