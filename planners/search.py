@@ -55,7 +55,18 @@ def select_uct(c: float, *, solver: bool = False) -> Select:
         (MCTS-Solver, Winands et al. 2008).
     """
 
+    def scale_of(n: int) -> float:
+        return c * math.sqrt(math.log(n))
+
     scale = [math.nan]  # scale[N] is c * sqrt(ln N), computed once per N (N = 0 is never selected from)
+
+    def grow(n: int) -> float:
+        """``c * sqrt(ln n)``, ``scale`` replaced by a longer copy that holds it (below ``_TABLE_LIMIT``)."""
+        nonlocal scale
+        if n >= _TABLE_LIMIT:
+            return scale_of(n)
+        scale = _grown(scale, n, scale_of)
+        return scale[n]
 
     def select(node: Node, rng: random.Random) -> Node | None:
         if node.untried:  # expand first, in random order
@@ -64,7 +75,7 @@ def select_uct(c: float, *, solver: bool = False) -> Select:
         try:  # sqrt(ln N) hoisted out of the loop
             k = scale[node.visits]
         except IndexError:
-            k = _scaled_sqrt_log(scale, c, node.visits)
+            k = grow(node.visits)
         best = node.kids[0]
         best_v = -math.inf
         for kid in node.kids:
@@ -80,7 +91,7 @@ def select_uct(c: float, *, solver: bool = False) -> Select:
         try:
             k = scale[node.visits]
         except IndexError:
-            k = _scaled_sqrt_log(scale, c, node.visits)
+            k = grow(node.visits)
         p = node.player
         best = node.kids[0]
         best_v = -math.inf
@@ -322,27 +333,27 @@ def paranoid(returns: Sequence[float], root: int) -> list[float]:
 _TABLE_LIMIT = 1 << 22  # a table of per-visit-count values holds this many at most (32 MB); past it each is computed
 
 
-def _scaled_sqrt_log(table: list[float], c: float, n: int) -> float:
-    """``c * sqrt(ln n)``, growing ``table`` (``table[m]`` is that value for ``m``) to hold it."""
-    size = len(table)
-    if size < _TABLE_LIMIT:
-        table.extend(c * math.sqrt(math.log(m)) for m in range(size, min(_TABLE_LIMIT, max(n + 1, 2 * size))))
-        if n < len(table):
-            return table[n]
-    return c * math.sqrt(math.log(n))
+def _grown(table: list[float], n: int, value: Callable[[int], float]) -> list[float]:
+    """A longer copy of ``table`` (``table[m]`` is ``value(m)``) that holds ``n`` (< ``_TABLE_LIMIT``): at least
+    twice as long, at most ``_TABLE_LIMIT``. A copy, not an extension, so that a search reading the old table in
+    another thread never sees it half grown."""
+    return table + [value(m) for m in range(len(table), min(_TABLE_LIMIT, max(n + 1, 2 * len(table))))]
 
 
-_INV_SQRT = [math.inf]  # _INV_SQRT[n] is 1 / sqrt(n), the same float as computed at each backup
+def _inv_sqrt(n: int) -> float:
+    return 1.0 / math.sqrt(n)
+
+
+_INV_SQRT = [math.inf]  # _INV_SQRT[n] is 1 / sqrt(n), the same float as computed at each backup (n >= 1)
 
 
 def _grow_inv_sqrt(n: int) -> float:
-    """``1 / sqrt(n)``, growing ``_INV_SQRT`` to hold it (doubling, up to ``_TABLE_LIMIT`` entries)."""
-    size = len(_INV_SQRT)
-    if size < _TABLE_LIMIT:
-        _INV_SQRT.extend(1.0 / math.sqrt(m) for m in range(size, min(_TABLE_LIMIT, max(n + 1, 2 * size))))
-        if n < len(_INV_SQRT):
-            return _INV_SQRT[n]
-    return 1.0 / math.sqrt(n)
+    """``1 / sqrt(n)``, ``_INV_SQRT`` replaced by a longer copy that holds it (below ``_TABLE_LIMIT``)."""
+    global _INV_SQRT
+    if n >= _TABLE_LIMIT:
+        return _inv_sqrt(n)
+    _INV_SQRT = _grown(_INV_SQRT, n, _inv_sqrt)
+    return _INV_SQRT[n]
 
 
 def _to_end_at_random(items: list[int], rng: random.Random) -> None:

@@ -151,9 +151,27 @@ def test_the_uct_tables_hold_the_floats_of_the_formulas(monkeypatch):
         monkeypatch.setattr(search, "_INV_SQRT", [math.inf])
         table = [math.nan]
         for n in (1, 2, 3, 9, 4, 700, 1, 5000, 2):  # as the search reads them: the table, grown where short
-            inv = search._INV_SQRT[n] if n < len(search._INV_SQRT) else search._grow_inv_sqrt(n)
-            scale = table[n] if n < len(table) else search._scaled_sqrt_log(table, 1.4, n)
-            assert inv == 1.0 / math.sqrt(n) and scale == 1.4 * math.sqrt(math.log(n))
+            old = search._INV_SQRT
+            inv = old[n] if n < len(old) else search._grow_inv_sqrt(n)
+            assert inv == 1.0 / math.sqrt(n)
+            assert old[1:] == search._INV_SQRT[1:len(old)]  # a longer copy: the old table is as it was
+            if len(table) <= n < limit:
+                table = search._grown(table, n, lambda m: 1.4 * math.sqrt(math.log(m)))
         assert len(search._INV_SQRT) == size and len(table) == size
         assert all(v == 1.0 / math.sqrt(m) for m, v in enumerate(search._INV_SQRT) if m)
         assert all(v == 1.4 * math.sqrt(math.log(m)) for m, v in enumerate(table) if m)
+
+
+def test_uct_selects_by_the_formula_past_its_tables_first_size():
+    # a root visited far more often than the tables first hold: the child the formula picks, ties to the first
+    root = Node(_model().new_initial_state(), -1, -1)
+    root.untried = []
+    kids = [Node(root.state.child(a), 0, a) for a in root.state.legal_actions()[:3]]
+    for kid, (visits, total) in zip(kids, ((900, 500.0), (40, 20.0), (60, 31.0))):
+        kid.visits, kid.total, kid.mean, kid.inv_sqrt_n = visits, total, total / visits, 1 / math.sqrt(visits)
+    root.kids, root.visits = kids, 1000
+    for c in (0.0, 0.5, 2.0, 9.0):
+        want = max(kids, key=lambda k: k.mean + c * math.sqrt(math.log(root.visits) / k.visits))
+        assert search.select_uct(c)(root, random.Random(0)) is want
+        assert search.select_uct(c, solver=True)(root, random.Random(0)) is want
+    assert {search.select_uct(c)(root, random.Random(0)).action for c in (0.0, 9.0)} == {kids[0].action, kids[1].action}
