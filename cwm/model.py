@@ -97,10 +97,15 @@ class WorldModel:
             dict(self._fns) if guard is direct_guard
             else {n: functools.partial(guard, f) for n, f in self._fns.items()})
         self.fused = playout  # rollouts call ``playout`` (``bound["playout"]``) instead of stepping
+        # whether the guard times a stretch of calls from beats (``stretch``); if not, a stretch is ``bound``
+        self.timed = getattr(guard, "stretch", None) is not None
         self._num_players: int | None = None
         # (player, action strings) -> {id: string} of a state's legal actions or chance outcomes, shared by
         # every state with that list (ModelState._strings_by_id); cleared when it reaches DECODED_LIMIT.
         self.decoded: dict[tuple[int, tuple[str, ...]], dict[int, str]] = {}
+        # The items of the last get_rewards answer a state's move passed (exact numbers, immutable), and the
+        # rewards they gave: a list of the very same objects is that answer again (ModelState._advance).
+        self.last_rewards: tuple[tuple[Any, ...], tuple[float, ...]] = ((), ())
 
     @property
     def guard(self) -> Guard:
@@ -132,7 +137,7 @@ class WorldModel:
         ``bound`` (guarded one by one) and beats do nothing.
         """
         timed = getattr(self._guard, "stretch", None)
-        if timed is None:
+        if timed is None:  # (``timed`` is False: the caller may run ``body(no_beat, self.bound)`` itself)
             return body(no_beat, self.bound)
         return timed(lambda beat: body(beat, self._fns))  # type: ignore[no-any-return]
 

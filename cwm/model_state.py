@@ -8,6 +8,7 @@ read-only, so no model function can change one another state depends on.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -21,6 +22,7 @@ T = TypeVar("T")
 DECODED_LIMIT = 4096  # action lists a WorldModel remembers decoded (WorldModel.decoded): a few MB at most
 _STR = frozenset({str})
 _FLOAT = {float}
+_new_state = object.__new__
 
 
 class ModelState:
@@ -273,14 +275,22 @@ class ModelState:
         aid = self._id_of(action) if action_id is None else action_id
         got = model.call("get_rewards", nxt, step=step)
         returns = self._returns
-        if type(got) is list and len(got) == len(returns) and value_rules.finite_numbers(got):
+        last = model.last_rewards  # the last rewards that passed, as the model's own items and as checked
+        if type(got) is list and len(got) == len(last[0]) and all(map(operator.is_, got, last[0])):
+            rewards = last[1]  # the very same exact numbers (immutable) as a list that passed: nothing to check
+        elif type(got) is list and len(got) == len(returns) and value_rules.finite_numbers(got):
             rewards = tuple(got) if set(map(type, got)) == _FLOAT else tuple(map(float, got))
+            model.last_rewards = (tuple(got), rewards)
         else:
             rewards = self._rule(value_rules.rewards, got, len(returns), f"get_rewards (after {action!r})")
         if any(rewards):  # most moves pay nothing: the returns are shared then
             returns = tuple([a + b for a, b in zip(returns, rewards)])
-        return ModelState(model, nxt, history=self._history + (aid,), returns=returns, rewards=rewards, parent=self,
-                          action=action)
+        child = _new_state(ModelState)  # ModelState(...) without its defaults: every field is set here
+        child.model, child.raw, child._history, child._returns, child._rewards = (
+            model, nxt, self._history + (aid,), returns, rewards)
+        child._player = child._legal = child._by_id = child._chance = child._obs = child._keys = None
+        child._parent, child._action = self, action
+        return child
 
     def _id_of(self, action: str) -> int:
         for aid, text in self._strings_by_id().items():

@@ -55,13 +55,16 @@ def rollout_returns(
     there is one; else by the game's neutral value, the returns accumulated so far: nothing more is
     assumed to happen, which in a zero-sum game that pays only at the end is 0 for every player, a draw.
     """
-    if isinstance(state, pyspiel.State):
+    if type(state) is ModelState:  # the common case first, by exact type (no isinstance through pybind11)
+        play = _play_model
+    elif isinstance(state, pyspiel.State):
         play = _play_openspiel
     elif isinstance(state, ModelState):
         play = _play_model
     else:
         play = _play_generic
-    total = _scored(*play(state, rng, max_steps), value_fn)
+    returns, cut = play(state, rng, max_steps)
+    total = list(returns) if cut is None or value_fn is None else _scored(returns, cut, value_fn)
     for _ in range(rollouts - 1):
         for i, r in enumerate(_scored(*play(state, rng, max_steps), value_fn)):
             total[i] += r
@@ -118,7 +121,10 @@ def _play_model(state: ModelState, rng: random.Random, limit: int) -> tuple[list
     model = state.model
     body = _fused_playout if model.fused else _model_playout
     try:
-        returns, raw = model.stretch(lambda beat, fns: body(state, fns, beat, rng, limit))
+        if model.timed:
+            returns, raw = model.stretch(lambda beat, fns: body(state, fns, beat, rng, limit))
+        else:  # what stretch would do, without its two calls
+            returns, raw = body(state, model.bound, no_beat, rng, limit)
         return returns, None if raw is None else ModelState(model, raw, returns=tuple(returns))
     except ModelContractError as e:
         raise ModelContractError(f"{model.name}: in a rollout: {e}") from e
@@ -209,14 +215,20 @@ def _fused_playout(state: ModelState, fns: dict[str, Callable[..., Any]], beat: 
     if type(got) is not tuple and type(got) is not list or len(got) != 2:
         raise ModelContractError(f"playout must return a pair (returns, state or None), got {value_rules.describe(got)}")
     out, end = got
-    if type(out) is not list or len(out) != n or not value_rules.finite_numbers(out):
-        raise ModelContractError(f"playout must return a list of {n} finite numbers as its returns, got "
-                                 f"{value_rules.describe(out)}")
+    if type(out) is not list or len(out) != n:
+        raise _bad_playout_returns(out, n)
     for x in out:
-        if type(x) is not float:  # an exact int: as a float, as stepping adds it
-            out = [float(x) for x in out]
+        if type(x) is not float or x - x != 0.0:  # not all exact finite floats (inf - inf, nan - nan are nan)
+            if not value_rules.finite_numbers(out):
+                raise _bad_playout_returns(out, n)
+            out = [float(x) for x in out]  # exact ints: as floats, as stepping adds them
             break
     return out, None if end is None else value_rules.state(end)
+
+
+def _bad_playout_returns(out: Any, n: int) -> ModelContractError:
+    return ModelContractError(f"playout must return a list of {n} finite numbers as its returns, got "
+                              f"{value_rules.describe(out)}")
 
 
 _NEVER = object()  # no model returns this object: an identity test against it always fails

@@ -7,7 +7,10 @@ with a value.
 The tree keeps each node's state, so a simulation walks down without re-applying moves; it creates exactly
 one new state per simulation (the expanded child) plus what the evaluator makes. OpenSpiel states are copied
 only where they must be (``child`` at expansion); model states (``cwm.model.ModelState``) are never copied,
-since ``child`` shares the immutable JSON state. Chance nodes are in the tree and sampled on every visit.
+since ``child`` shares the immutable JSON state. Chance nodes are in the tree and sampled on every visit. A
+new leaf asks its state who acts (and, at the end of the game, the returns) at once, and its legal actions
+only when a later simulation goes through it (``Node.fetch_legal``): most leaves are valued once and never
+reached again. Asking later draws nothing from the search's generator, so a seeded search is the same.
 
 Any number of players: each node keeps the mover's mean return and the player to move picks its child by
 its own return (max^n; in a two-player zero-sum game, minimax), or, with ``backup="paranoid"``, every
@@ -52,11 +55,27 @@ def select_uct(c: float, *, solver: bool = False) -> Select:
         (MCTS-Solver, Winands et al. 2008).
     """
 
+    def scale_of(n: int) -> float:
+        return c * math.sqrt(math.log(n))
+
+    scale = [math.nan]  # scale[N] is c * sqrt(ln N), computed once per N (N = 0 is never selected from)
+
+    def grow(n: int) -> float:
+        """``c * sqrt(ln n)``, ``scale`` replaced by a longer copy that holds it (below ``_TABLE_LIMIT``)."""
+        nonlocal scale
+        if n >= _TABLE_LIMIT:
+            return scale_of(n)
+        scale = _grown(scale, n, scale_of)
+        return scale[n]
+
     def select(node: Node, rng: random.Random) -> Node | None:
         if node.untried:  # expand first, in random order
             _to_end_at_random(node.untried, rng)
             return None
-        k = c * math.sqrt(math.log(node.visits))  # sqrt(ln N) hoisted out of the loop
+        try:  # sqrt(ln N) hoisted out of the loop
+            k = scale[node.visits]
+        except IndexError:
+            k = grow(node.visits)
         best = node.kids[0]
         best_v = -math.inf
         for kid in node.kids:
@@ -69,7 +88,10 @@ def select_uct(c: float, *, solver: bool = False) -> Select:
         if node.untried:
             _to_end_at_random(node.untried, rng)
             return None
-        k = c * math.sqrt(math.log(node.visits))
+        try:
+            k = scale[node.visits]
+        except IndexError:
+            k = grow(node.visits)
         p = node.player
         best = node.kids[0]
         best_v = -math.inf
@@ -104,9 +126,10 @@ def select_puct(c: float) -> Select:
             raise ValueError("PUCT: the evaluator's prior at a decision node names no action")
         kid = kids.get(best)
         if kid is None:  # a new child: its action goes to the end of untried, where the search takes it
-            if best in node.untried:
-                node.untried.remove(best)
-            node.untried.append(best)
+            untried = node.fetch_legal()
+            if best in untried:
+                untried.remove(best)
+            untried.append(best)
         return kid
 
     return select
@@ -230,13 +253,17 @@ class TreeSearch:
             if node.chance is not None:
                 action = sample_outcome(node.chance, rng)
                 child = node.by_action.get(action)
-            elif node.untried and node.prior is None:  # no prior to weigh them: untried first, at random (UCT)
-                action = _pop_random(node.untried, rng)
-                child = None
             else:
-                child = select(node, rng)
-                if child is None:
-                    action = node.untried.pop()
+                untried = node.untried
+                if untried is None:  # a leaf gone through for the first time: its legal actions are asked now
+                    untried = node.fetch_legal()
+                if untried and node.prior is None:  # no prior to weigh them: untried first, at random (UCT)
+                    action = _pop_random(untried, rng)
+                    child = None
+                else:
+                    child = select(node, rng)
+                    if child is None:
+                        action = untried.pop()
             if child is None:  # a new leaf: terminal, or valued by the evaluator (which may give its prior)
                 child = self._expand(node, action)
                 path.append(child)
@@ -252,17 +279,22 @@ class TreeSearch:
             node = child
             path.append(node)
         solved = solve and path[-1].outcome is not None
+        inv_sqrt = _INV_SQRT
         for n in reversed(path):
-            n.visits += 1
+            visits = n.visits = n.visits + 1
             if n.mover >= 0:
                 n.total += returns[n.mover]
-            n.mean = n.total / n.visits
-            n.inv_sqrt_n = 1.0 / math.sqrt(n.visits)
+            n.mean = n.total / visits
+            try:
+                n.inv_sqrt_n = inv_sqrt[visits]
+            except IndexError:
+                n.inv_sqrt_n = _grow_inv_sqrt(visits)
             if solved and n.outcome is None:
                 solved = self._prove(n)
 
     def _expand(self, node: Node, action: int) -> Node:
-        child = Node(node.state.child(action), node.player, action)
+        # a new leaf: who acts there now (is it over?), its legal actions only once a simulation goes through it
+        child = Node(node.state.child(action), node.player, action, legal=False)
         if child.outcome is not None and self._paranoid_for is not None:
             child.outcome = paranoid(child.outcome, self._paranoid_for)
         node.kids.append(child)
@@ -279,7 +311,7 @@ class TreeSearch:
             return node.outcome is not None
         p = node.player
         best: list[float] | None = None
-        all_proven = not node.untried
+        all_proven = node.untried is not None and not node.untried
         for kid in node.kids:
             if kid.outcome is None:
                 all_proven = False
@@ -296,6 +328,32 @@ def paranoid(returns: Sequence[float], root: int) -> list[float]:
     for the root player, that return negated for every other player (all of them minimise it)."""
     mine = returns[root]
     return [mine if p == root else -mine for p in range(len(returns))]
+
+
+_TABLE_LIMIT = 1 << 22  # a table of per-visit-count values holds this many at most (32 MB); past it each is computed
+
+
+def _grown(table: list[float], n: int, value: Callable[[int], float]) -> list[float]:
+    """A longer copy of ``table`` (``table[m]`` is ``value(m)``) that holds ``n`` (< ``_TABLE_LIMIT``): at least
+    twice as long, at most ``_TABLE_LIMIT``. A copy, not an extension, so that a search reading the old table in
+    another thread never sees it half grown."""
+    return table + [value(m) for m in range(len(table), min(_TABLE_LIMIT, max(n + 1, 2 * len(table))))]
+
+
+def _inv_sqrt(n: int) -> float:
+    return 1.0 / math.sqrt(n)
+
+
+_INV_SQRT = [math.inf]  # _INV_SQRT[n] is 1 / sqrt(n), the same float as computed at each backup (n >= 1)
+
+
+def _grow_inv_sqrt(n: int) -> float:
+    """``1 / sqrt(n)``, ``_INV_SQRT`` replaced by a longer copy that holds it (below ``_TABLE_LIMIT``)."""
+    global _INV_SQRT
+    if n >= _TABLE_LIMIT:
+        return _inv_sqrt(n)
+    _INV_SQRT = _grown(_INV_SQRT, n, _inv_sqrt)
+    return _INV_SQRT[n]
 
 
 def _to_end_at_random(items: list[int], rng: random.Random) -> None:

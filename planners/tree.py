@@ -16,6 +16,9 @@ NOBODY = -1  # the root's mover and action: no player moved into it (a chance no
 class Node:
     """A node of the tree: its state, who moved into it and by which action, and that player's statistics.
 
+    ``Node(state, mover, action, legal=False)`` leaves a decision node's legal actions unasked (``untried`` is
+    ``None``) until ``fetch_legal``.
+
     Read them to inspect a finished search (``SearchResult.tree``); only the search changes them.
 
     Attributes:
@@ -26,7 +29,9 @@ class Node:
       visits, total, mean: simulations through this node and the mover's summed and mean return over them.
       inv_sqrt_n: ``1 / sqrt(visits)``, kept at backup so that UCT's selection is one multiply-add per child.
       kids: the children in the order they were expanded; ``by_action``: the same, by action.
-      untried: the legal actions not expanded yet (a decision node).
+      untried: the legal actions not expanded yet (a decision node); ``None`` at a decision node the search has
+        not gone through yet (a new leaf): its legal actions are asked for the first time a simulation goes
+        through it, since a leaf that a rollout values and the search never reaches again needs none.
       chance: the chance outcomes and their probabilities (a chance node).
       outcome: the proven returns (a terminal state, or a node the MCTS-Solver proved).
       prior: the evaluator's prior over the actions (``None`` without one).
@@ -35,7 +40,7 @@ class Node:
     __slots__ = ("state", "player", "mover", "action", "visits", "total", "mean", "inv_sqrt_n", "kids",
                  "by_action", "untried", "chance", "outcome", "prior")
 
-    def __init__(self, state: Any, mover: int, action: int):
+    def __init__(self, state: Any, mover: int, action: int, *, legal: bool = True):
         self.state = state
         self.mover = mover
         self.action = action
@@ -46,7 +51,7 @@ class Node:
         self.kids: list[Node] = []
         self.by_action: dict[int, Node] = {}
         self.chance: list[tuple[int, float]] | None = None
-        self.untried: list[int] = []
+        self.untried: list[int] | None = []
         self.outcome: list[float] | None = None
         self.prior: Prior | None = None
         self.player = state.current_player()
@@ -54,8 +59,15 @@ class Node:
             self.outcome = list(state.returns())
         elif self.player == CHANCE:
             self.chance = list(state.chance_outcomes())
-        elif self.player >= 0:
-            self.untried = state.legal_actions()  # a fresh list (OpenSpiel and ModelState alike)
+        elif self.player >= 0:  # a fresh list (OpenSpiel and ModelState alike), now or when first gone through
+            self.untried = state.legal_actions() if legal else None
+
+    def fetch_legal(self) -> list[int]:
+        """The node's untried actions, asking the state for its legal actions the first time."""
+        untried = self.untried
+        if untried is None:
+            untried = self.untried = self.state.legal_actions()
+        return untried
 
 
 @dataclasses.dataclass(frozen=True)

@@ -91,6 +91,10 @@ def test_a_seeded_mcts_move_on_the_fused_twin_is_the_move_on_the_model() -> None
     ("([Sly(1.0), 0.0], None)", "a list of 2 finite numbers"),
     ("(['1', 0.0], None)", "a list of 2 finite numbers"),
     ("([True, 0.0], None)", "a list of 2 finite numbers"),
+    ("([0.0, float('inf')], None)", "a list of 2 finite numbers"),
+    ("([0.0, Sly(1.0)], None)", "a list of 2 finite numbers"),
+    ("([1, True], None)", "a list of 2 finite numbers"),
+    ("([1.0, 2 ** 2000], None)", "a list of 2 finite numbers"),
     ("(returns, {'board': float('inf')})", "in a rollout"),
 ])
 def test_a_hostile_playout_answer_is_a_contract_breach(answer: str, said: str) -> None:
@@ -99,6 +103,12 @@ def test_a_hostile_playout_answer_is_a_contract_breach(answer: str, said: str) -
     with pytest.raises(ModelContractError, match=said) as e:
         rollout_returns(twin.new_initial_state(), 1, random.Random(0))
     assert "in a rollout" in str(e.value)
+
+
+def test_exact_int_playout_returns_count_as_floats() -> None:
+    ints = FUSED + "\n\ndef playout(state, returns, rand, limit):\n    return [1, -1], None\n"
+    got = rollout_returns(_pair(ints)[1].new_initial_state(), 1, random.Random(0))
+    assert got == [1.0, -1.0] and all(type(x) is float for x in got)
 
 
 def test_without_playout_a_twin_is_stepped_as_before() -> None:
