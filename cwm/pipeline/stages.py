@@ -63,6 +63,7 @@ from cwm.llm import (
 from cwm.pipeline import beliefs
 from cwm.pipeline import report as pipeline_report
 from cwm.pipeline.on_policy import on_policy_accuracy
+from cwm.pipeline.ppo_stage import PPO_LABEL, PPO_STEPS, ppo_stage
 from cwm.pipeline.recordings import (  # noqa: F401  (re-exported)
     API_KEY_VARS,
     PipelineError,
@@ -70,6 +71,7 @@ from cwm.pipeline.recordings import (  # noqa: F401  (re-exported)
     recording_provenance,
     resolve_llm,
 )
+from cwm.pipeline.twins import TWINS, StageInput, fast_stage, planned_on
 from cwm.synthesis import SynthesisSettings, synthesize_world_model
 from cwm.synthesis.inference import synthesize_inference
 from cwm.synthesis.progress import progress_bar
@@ -110,6 +112,12 @@ class RunConfig:
         whose random playouts to the end are all worth 0; none for most games), so the recorded config
         always says which cut-off the arena used (``None`` there: rollouts play to the end); ``0`` asks for
         none (rollouts play to the end, even in a game that has a cut-off of its own).
+      twins: the fast-twin stage (``cwm.pipeline.twins``): ``"auto"`` replays the game's shipped fast-twin
+        session when its equivalence check is projected within ``AUTO_CHECK_CPU_S``; ``"on"`` runs it at any
+        cost (and, with a live LLM, has that LLM write the twin); ``"off"`` never. The arena's CWM agent plans
+        on an accepted twin.
+      ppo_steps: the PPO stage's environment steps on the JAX twin of the game's shipped PPO session
+        (``cwm.pipeline.ppo_stage``; the policy plays in the arena as ``ppo``); ``0`` turns the stage off.
     """
 
     game: str
@@ -127,6 +135,8 @@ class RunConfig:
     move_time_limit: float = 60.0
     trust: bool = False
     max_rollout_steps: int | None = None
+    twins: str = "auto"
+    ppo_steps: int = PPO_STEPS
 
     def __post_init__(self) -> None:
         if self.opponents is None:
@@ -137,6 +147,10 @@ class RunConfig:
         positive = {"budget": self.budget, "matches": self.matches, "simulations": self.simulations,
                     "rollouts": self.rollouts, "max_rollout_steps": cutoff}
         bad = [f"{k} must be at least 1 (got {v})" for k, v in positive.items() if v < 1]
+        if self.twins not in TWINS:
+            bad.append(f"twins must be one of {', '.join(TWINS)} (got {self.twins!r})")
+        if type(self.ppo_steps) is not int or self.ppo_steps < 0:
+            bad.append(f"ppo_steps must be 0 (no PPO stage) or more (got {self.ppo_steps!r})")
         if self.num_test is not None and self.num_test < 0:
             bad.append(f"num_test must be 0 or more (got {self.num_test})")
         planned = 2 * self.matches * len(self.opponents or ())
@@ -254,14 +268,20 @@ def _stages(config: RunConfig, spec: games.GameSpec, llm_spec: str, client: Call
     if not spec.perfect_information:
         inference = _infer(config, spec, client, out / "inference", str(synthesis["best_source"]), progress)
     bundle_dir = _export(out / "synthesis", out / "bundle", out / "inference" if inference else None)
-    arena_rows, results, arena_cost = _arena(config, spec, bundle_dir, out / "arena", asked)
+    stage = StageInput(spec=spec, bundle_dir=bundle_dir, out=out, llm_spec=llm_spec, config=config, progress=progress)
+    twin, ppo = fast_stage(stage), ppo_stage(stage)
+    for what, record in (("fast twin", twin), ("PPO", ppo)):
+        if record.get("status") == "skipped":
+            print(f"{what} stage skipped: {record['reason']}", file=sys.stderr)
+    arena_rows, results, arena_cost = _arena(config, spec, bundle_dir, out / "arena", asked,
+                                             ppo=ppo.get("status") == "trained")
     on_policy = _on_policy(spec, bundle_dir, results, out / "on_policy.json")
     posterior = None
     if (bundle_dir / "inference.py").is_file():
         unknowable = posterior_problem(games.load_game(spec))  # no true posterior to compare with (Hanabi)
         posterior = ({"skipped": f"the ground truth's true posterior cannot be computed ({unknowable})"}
                      if unknowable else _posterior(spec, bundle_dir, results, out / "posterior.json", config.seed))
-    compared, agents = _arena_findings(config, spec, results)
+    compared, agents = _arena_findings(config, spec, results, ppo=ppo.get("status") == "trained")
     stages = pipeline_report.Stages(
         synthesis=synthesis, inference=inference, bundle_dir=Path(os.path.relpath(bundle_dir, out)),
         arena_rows=arena_rows, on_policy=on_policy, search=arena_search(config).to_json(), label=CWM_LABEL,
@@ -269,6 +289,7 @@ def _stages(config: RunConfig, spec: games.GameSpec, llm_spec: str, client: Call
         comparisons=compared, agents=agents)
     report = pipeline_report.build(config, spec, llm_spec, stages)
     report["arena_cost"] = arena_cost
+    report["twins"] = {"planned_on": planned_on(bundle_dir), "fast": twin, "ppo": ppo}
     pipeline_report.write(out, report, spec)
     return report
 
@@ -390,12 +411,13 @@ def _same_code(file: Path, run_dir: Path | None) -> bool:
 CWM_LABEL = "cwm"  # the CWM agent's name in the arena and the report: the same wherever the run directory is
 
 
-def _arena(config: RunConfig, spec: games.GameSpec, bundle_dir: Path, out: Path,
-           asked: tuple[bool, bool]) -> tuple[list[dict[str, JSON]], list[Any], dict[str, JSON]]:
+def _arena(config: RunConfig, spec: games.GameSpec, bundle_dir: Path, out: Path, asked: tuple[bool, bool], *,
+           ppo: bool = False) -> tuple[list[dict[str, JSON]], list[Any], dict[str, JSON]]:
     """The run's bundle, labelled ``cwm``, against each opponent; its summary rows and the match records.
     Matches are found by content (``cwm.arena.identity``), so those of this bundle count wherever the run
     directory was, and nothing is replayed. The stage's cost estimate is printed (and confirmed, ``cwm.arena.cost.confirm``) first and returned beside
-    its real wall time. ``asked``: (show progress, start even when the estimate is long).
+    its real wall time. ``asked``: (show progress, start even when the estimate is long). ``ppo``: the bundle
+    holds the PPO stage's policy, which plays each opponent too, labelled ``ppo``.
     """
     progress, yes = asked
     settings = Settings(search=arena_search(config), trust_models=config.trust)
@@ -407,6 +429,9 @@ def _arena(config: RunConfig, spec: games.GameSpec, bundle_dir: Path, out: Path,
     team_game = teams.cooperative(spec)
     if team_game:
         pairings = [(CWM_LABEL,) * spec.players, *pairings, *((o,) * spec.players for o in opponents)]
+    elif ppo:
+        agents.append(f"{PPO_LABEL}=ppo:{bundle_dir.resolve()}")
+        pairings += [(PPO_LABEL,) + (o,) * (spec.players - 1) for o in opponents]
     plan = arena.TournamentPlan(matches=config.matches, settings=settings, seed=config.seed,
                                 move_time_limit=config.move_time_limit, pairings=pairings)
     estimate = cost.estimate_tournament(spec, agents, plan, executor=config.executor, out_dir=out)
@@ -418,20 +443,21 @@ def _arena(config: RunConfig, spec: games.GameSpec, bundle_dir: Path, out: Path,
         gt = games.load_game(spec)
         rows = teams.team_rows(results, max_score=float(gt.max_utility()), min_score=float(gt.min_utility()))
     else:
-        rows = [row for row in arena_report.summarize(results) if row["agent"] == CWM_LABEL]
+        rows = [row for row in arena_report.summarize(results) if row["agent"] in (CWM_LABEL, PPO_LABEL)]
     return rows, results, cost.record(estimate, time.perf_counter() - start, used.cpu_s())
 
 
-def _arena_findings(config: RunConfig, spec: games.GameSpec,
-                    results: list[Any]) -> tuple[list[dict[str, JSON]], dict[str, str]]:
+def _arena_findings(config: RunConfig, spec: games.GameSpec, results: list[Any], *,
+                    ppo: bool = False) -> tuple[list[dict[str, JSON]], dict[str, str]]:
     """The CWM agent's paired comparisons with each opponent (in a cooperative game, every two teams on their
     shared deals, ``cwm.arena.teams``), and what each agent of the arena was."""
     if teams.cooperative(spec):
         compared = [{k: arena_report.finite_json(v) for k, v in c.items()} for c in teams.team_comparisons(results)]
     else:
         compared = [r for r in arena_report.paired_comparisons(spec, results)
-                    if CWM_LABEL in (r["agent"], r["opponent"])]
-    specs = {CWM_LABEL: "cwm:bundle"} | {parse_agent_spec(o).label: o for o in config.opponents or ()}
+                    if {CWM_LABEL, PPO_LABEL} & {r["agent"], r["opponent"]}]
+    specs = {CWM_LABEL: "cwm:bundle"} | ({PPO_LABEL: "ppo:bundle"} if ppo else {}) | {
+        parse_agent_spec(o).label: o for o in config.opponents or ()}
     settings = dataclasses.asdict(Settings(search=arena_search(config), trust_models=config.trust))
     return compared, compare.describe_agents(specs, settings, perfect=spec.perfect_information)
 
