@@ -110,14 +110,7 @@ def cmd_run(args: argparse.Namespace) -> int:
           else "  on-policy: no finished arena game to check")
     for line in pipeline.posterior_lines(report["posterior"])[2:] if report.get("posterior") else []:
         print(f"  posterior {line.removeprefix('- ')}")
-    twins = report.get("twins") or {}
-    print(f"  the CWM agent planned on: {twins.get('planned_on', 'model')}")
-    for what, key in (("fast twin", "fast"), ("PPO", "ppo")):
-        record = twins.get(key) or {}
-        if record.get("status") == "skipped":
-            print(f"  {what}: skipped ({record['reason']})")
-        elif record.get("status") == "trained":
-            print(f"  {what}: {record['steps']:,} steps on the JAX twin in {record['cpu_s']:.0f} CPU s")
+    _print_twins(report.get("twins") or {})
     print(f"report: {out}/report.md")
     pooled = [row for row in report["arena"] if row.get("seat") == "all"]
     moves, fell = (sum(int(row.get(k) or 0) for row in pooled) for k in ("searched_moves", "fallback_moves"))
@@ -126,3 +119,14 @@ def cmd_run(args: argparse.Namespace) -> int:
         played = list(read_results(Path(out) / "arena" / "matches.jsonl").values())
         rate = arena_report.fallback_rates(played).get(pipeline.CWM_LABEL, 0.0)
     return fallback_verdict("run", {pipeline.CWM_LABEL: rate} if rate > MOSTLY else {}, args.allow_fallback)
+
+
+def _print_twins(twins: dict) -> None:
+    """What the CWM agent planned on, and the twin stages that were skipped (why) or trained (what it cost)."""
+    print(f"  the CWM agent planned on: {twins.get('planned_on', 'model')}")
+    for what, key in (("fast twin", "fast"), ("PPO", "ppo")):
+        record = twins.get(key) or {}
+        if record.get("status") == "skipped":
+            print(f"  {what}: skipped ({record['reason']})")
+        elif record.get("status") == "trained":
+            print(f"  {what}: {record['steps']:,} steps on the JAX twin in {record['cpu_s']:.0f} CPU s; plays as ppo")

@@ -110,7 +110,7 @@ def _replay(stage: StageInput, recording: Any, recorded: dict[str, Any]) -> str:
 def _train(stage: StageInput, steps: int) -> dict[str, JSON]:
     """PPO on the bundle's JAX twin (one seed: the run's), its estimate printed first; what it cost."""
     from cwm.ppo import bundle as ppo_bundle  # the jax extra: cwm run works without it (checked above)
-    from cwm.ppo.train import TrainConfig
+    from cwm.ppo.train import TrainConfig  # the jax extra, as above
 
     loaded = load_bundle(stage.bundle_dir, game=stage.spec)
     config = TrainConfig(total_steps=steps, recurrent=not stage.spec.perfect_information)

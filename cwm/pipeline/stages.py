@@ -1,5 +1,5 @@
 """The main job: collect trajectories -> synthesize a world model (and, for a hidden-information game, its
-inference function) -> export a bundle -> arena -> on-policy accuracy (and, for a hidden-information game,
+inference function) -> export a bundle -> a fast twin and PPO on a JAX twin (from shipped sessions) -> arena -> on-policy accuracy (and, for a hidden-information game,
 the posterior check off- and on-policy) -> report.
 
 Every stage writes into one run directory and is skipped when its output is already there, so an
@@ -13,7 +13,12 @@ Run directory::
     synthesis/           the synthesis run (prompts, replies, programs, check reports, result.json, plot, and
                          provenance.json: who answered and how the texts travelled, cwm.llm.provenance)
     inference/           hidden information only: the open-deck inference synthesis for the best world model
-    bundle/              the exported bundle of the best program (and its inference function)
+    bundle/              the exported bundle of the best program (and its inference function); the twin stages
+                         add twin.py (fast twin), encoder.py, jax_twin.py and policy.npz (PPO) with their evidence
+    twin/, twin.json     the fast-twin stage (cwm.pipeline.twins): its synthesis run, and its record (accepted,
+                         or skipped and why; the projected and measured CPU)
+    ppo/, ppo.json       the PPO stage (cwm.pipeline.ppo_stage): the encoder and JAX-twin replays (ppo/bundle is
+                         the bundle they were asked from), the training's checkpoints, and its record
     arena/               matches.jsonl, labels.json and the arena summaries (JSON, CSV, markdown, plot)
     on_policy.json       the bundle checked on the games its agent played in the arena
     posterior.json       hidden information only: the inference's posterior check, off-policy and on the arena

@@ -104,6 +104,10 @@ def skipped(why: str, **extra: JSON) -> dict[str, JSON]:
     return {"status": "skipped", "reason": why, **extra}
 
 
+def _missed(request: Any) -> str:
+    return f"it holds no reply to today's request {getattr(request, 'tag', '')!r}"
+
+
 class _Misses:
     """A client that counts the requests its replay file did not hold (a session that no longer replays)."""
 
@@ -114,8 +118,8 @@ class _Misses:
     def complete(self, request: Any) -> Any:
         try:
             return self.client.complete(request)
-        except ReplayMissError as e:
-            self.misses.append(str(e).split(";")[0])
+        except ReplayMissError:
+            self.misses.append(_missed(request))
             raise
 
     def __getattr__(self, name: str) -> Any:
@@ -202,8 +206,8 @@ def _probe(stage: StageInput, llm: _Misses, settings: EquivalenceSettings, profi
         def complete(self, request: Any) -> Any:
             try:
                 self.client.complete(request)
-            except ReplayMissError as e:
-                raise _Probed(str(e).split(";")[0]) from None
+            except ReplayMissError:
+                raise _Probed(_missed(request)) from None
             raise _Probed("")
 
     try:
