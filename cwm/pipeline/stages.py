@@ -328,6 +328,9 @@ def _check_config(out: Path, config: RunConfig, llm_resolved: str) -> RunConfig:
         if "max_rollout_steps" not in old:
             config = _older_run(old, config, path)
             record = {k: v for k, v in record.items() if k != "max_rollout_steps"}  # it resumes so again
+        if "twins" not in old:
+            config = _before_twins(old, config, path)
+            record = {k: v for k, v in record.items() if k not in ("twins", "ppo_steps")}  # it resumes so again
         changed = differing_keys(old, dataclasses.asdict(config) | {"llm_resolved": llm_resolved}, ignore=EXTENDABLE)
         if changed:
             raise PipelineError(f"{out} holds a run with other settings ({', '.join(changed)} differ); "
@@ -348,6 +351,21 @@ def _older_run(old: dict[str, Any], config: RunConfig, path: Path) -> RunConfig:
               f"resumes with its own setting, rollouts played to the end, not cut off after {default} moves",
               file=sys.stderr)
         return dataclasses.replace(config, max_rollout_steps=0)
+    return config
+
+
+def _before_twins(old: dict[str, Any], config: RunConfig, path: Path) -> RunConfig:
+    """A run whose ``config.json`` records no twin settings (``old``) was started before ``cwm run`` had its twin
+    stages: its bundle and arena have none. Asked for the defaults or for no stages, it resumes without them
+    (and says so on stderr for the defaults: adding a twin would change the bundle its matches were played
+    with); asked for other settings, its settings differ."""
+    default = dataclasses.replace(config, twins="auto", ppo_steps=PPO_STEPS)
+    old["twins"], old["ppo_steps"] = "off", 0
+    if config == default or (config.twins, config.ppo_steps) == ("off", 0):
+        if config == default:
+            print(f"note: {path} records no twin settings (its run was started before cwm run had twin stages): "
+                  f"it resumes without them", file=sys.stderr)
+        return dataclasses.replace(config, twins="off", ppo_steps=0)
     return config
 
 

@@ -4,6 +4,7 @@ stage is skipped and why, resuming, the flags and the report; the slow ones run 
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import json
 from pathlib import Path
@@ -164,3 +165,16 @@ def test_backgammons_session_no_longer_replays_and_the_stage_says_so_without_run
     assert record["status"] == "skipped", record
     assert record["reason"].startswith("the shipped session no longer replays with today's prompts"), record
     assert not (made / "twin.py").exists() and "cpu_s" not in record  # no check ran
+
+
+def test_a_run_from_before_the_twin_stages_resumes_without_them(tmp_path, capsys):
+    out = tmp_path / "run"
+    (out / "synthesis").mkdir(parents=True)
+    older = {k: v for k, v in dataclasses.asdict(RunConfig("tic_tac_toe")).items() if k not in ("twins", "ppo_steps")}
+    (out / "config.json").write_text(json.dumps(older | {"llm_resolved": "replay:x"}))
+    resumed = pipeline._check_config(out, RunConfig("tic_tac_toe"), "replay:x")
+    assert (resumed.twins, resumed.ppo_steps) == ("off", 0) and "resumes without them" in capsys.readouterr().err
+    assert "twins" not in json.loads((out / "config.json").read_text())  # and so again next time
+    assert pipeline._check_config(out, RunConfig("tic_tac_toe", twins="off", ppo_steps=0), "replay:x").twins == "off"
+    with pytest.raises(pipeline.PipelineError, match="ppo_steps, twins differ"):
+        pipeline._check_config(out, RunConfig("tic_tac_toe", twins="on"), "replay:x")
