@@ -172,14 +172,18 @@ def _source(report: dict[str, Any]) -> str:
 def _arena_tables(report: dict[str, Any], game: games.GameSpec) -> list[str]:
     """The arena's rows and findings: the CWM agent per opponent and seat, or, in a cooperative game, every
     team's score (``cwm.arena.teams``: no win, draw or loss)."""
-    planner = f"{_planner(game)} planning on the synthesized model, acting in the real game"
+    planned = (report.get("twins") or {}).get("planned_on", "model")
+    on = "the synthesized model" if planned == "model" else f"the synthesized model's fast {planned}"
+    planner = f"{_planner(game)} planning on {on}, acting in the real game"
     if report["arena"] and "team" in report["arena"][0]:
         return [teams.markdown(report["arena"], report.get("arena_comparisons") or [],
                                reference=teams.reference_line(game)), *_arena_findings(report, comparisons=False),
                 f"Rows are teams of agents seated together on the same deals; `{report['label']}` is the CWM agent "
                 f"({planner}). Plot: arena/results.png; every match: arena/matches.jsonl."]
+    ppo = " and the PPO policy trained on the JAX twin (`ppo`)" if any(
+        row.get("agent") == "ppo" for row in report["arena"]) else ""
     return [arena_report.markdown(report["arena"], outcome=game.outcome), "", *_arena_findings(report),
-            f"Rows are the CWM agent ({planner}) against each opponent, per seat. Plot: arena/results.png; "
+            f"Rows are the CWM agent ({planner}){ppo} against each opponent, per seat. Plot: arena/results.png; "
             "every match: arena/matches.jsonl."]
 
 

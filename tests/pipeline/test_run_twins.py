@@ -147,17 +147,8 @@ def test_cwm_run_plans_on_the_fast_twin_and_trains_ppo_on_the_jax_twin(tmp_path,
 
 @pytest.mark.slow  # backgammon's world model replayed and exported, and the probe: about 40 s
 def test_backgammons_session_no_longer_replays_and_the_stage_says_so_without_running_the_check(tmp_path, capsys):
-    from cwm import bundle
-    from cwm.games import trajectories
-    from cwm.llm import make_client
-    from cwm.synthesis import SynthesisSettings, synthesize_world_model
-
     session = pipeline.recording_for("backgammon")
-    model = synthesize_world_model("backgammon", make_client(f"replay:{session}"),
-                                   SynthesisSettings.of("world_model", budget=20, num_test=0),
-                                   run_dir=tmp_path / "wm").best_source
-    made = bundle.export_bundle(tmp_path / "bundle", game="backgammon", model_source=model,
-                                train=trajectories.collect("backgammon", 2, seed=0))
+    made = shipped_bundle("backgammon", tmp_path)
     stage = twins.StageInput(spec=games.resolve("backgammon"), bundle_dir=made, out=tmp_path, llm_spec=f"replay:{session}",
                              config=RunConfig("backgammon"), progress=False)
     record = twins.fast_stage(stage)
@@ -178,3 +169,34 @@ def test_a_run_from_before_the_twin_stages_resumes_without_them(tmp_path, capsys
     assert pipeline._check_config(out, RunConfig("tic_tac_toe", twins="off", ppo_steps=0), "replay:x").twins == "off"
     with pytest.raises(pipeline.PipelineError, match="ppo_steps, twins differ"):
         pipeline._check_config(out, RunConfig("tic_tac_toe", twins="on"), "replay:x")
+
+
+def shipped_bundle(game: str, tmp_path: Path) -> Path:
+    """The bundle of the model the game's shipped real world-model session writes (the twin sessions' model)."""
+    from cwm import bundle
+    from cwm.games import trajectories
+    from cwm.llm import make_client
+    from cwm.synthesis import SynthesisSettings, synthesize_world_model
+
+    model = synthesize_world_model(game, make_client(f"replay:{pipeline.recording_for(game)}"),
+                                   SynthesisSettings.of("world_model", budget=20, num_test=0),
+                                   run_dir=tmp_path / "wm").best_source
+    return bundle.export_bundle(tmp_path / "bundle", game=game, model_source=model,
+                                train=trajectories.collect(game, 2, seed=0))
+
+
+@pytest.mark.slow  # a world model replayed and exported, a profile and an equivalence check: about a minute
+def test_with_a_live_llm_and_twins_on_the_runs_own_llm_writes_the_twin(tmp_path, monkeypatch, capsys):
+    from cwm.llm import ScriptedClient
+
+    made = shipped_bundle("tic_tac_toe", tmp_path)
+    reply = json.loads((SHIPPED / "tic_tac_toe.fast.jsonl").read_text().splitlines()[0])["response"]["texts"][0]
+    asked = []
+    monkeypatch.setattr(twins, "make_client", lambda spec, **kw: asked.append(spec) or ScriptedClient([reply]))
+    stage = twins.StageInput(spec=games.resolve("tic_tac_toe"), bundle_dir=made, out=tmp_path, llm_spec="gemini",
+                             config=RunConfig("tic_tac_toe", twins="on"), progress=False)
+    record = twins.fast_stage(stage)
+    assert asked == ["gemini"] and record["session"] == "gemini"  # the run's LLM, not the shipped session
+    assert record["status"] == "accepted" and record["llm_calls"] == 1 and (made / "twin.py").is_file()
+    assert "projected at" in capsys.readouterr().out
+    assert twins.planned_on(made) == "twin with playout"
