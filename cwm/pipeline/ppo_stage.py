@@ -30,6 +30,7 @@ from cwm.pipeline.twins import (
     equivalence_of,
     model_sha,
     provenance,
+    said,
     session,
     skipped,
 )
@@ -49,6 +50,7 @@ def ppo_stage(stage: StageInput) -> dict[str, JSON]:
     if (old := done(record_path, sha)) is not None:
         return old
     record = _ppo(stage, sha)
+    said(record, "PPO")
     record["model_sha256"] = sha
     atomic_write(record_path, json.dumps(record, indent=2) + "\n")
     return record

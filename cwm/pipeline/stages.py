@@ -275,9 +275,6 @@ def _stages(config: RunConfig, spec: games.GameSpec, llm_spec: str, client: Call
     bundle_dir = _export(out / "synthesis", out / "bundle", out / "inference" if inference else None)
     stage = StageInput(spec=spec, bundle_dir=bundle_dir, out=out, llm_spec=llm_spec, config=config, progress=progress)
     twin, ppo = fast_stage(stage), ppo_stage(stage)
-    for what, record in (("fast twin", twin), ("PPO", ppo)):
-        if record.get("status") == "skipped":
-            print(f"{what} stage skipped: {record['reason']}", file=sys.stderr)
     arena_rows, results, arena_cost = _arena(config, spec, bundle_dir, out / "arena", asked,
                                              ppo=ppo.get("status") == "trained")
     on_policy = _on_policy(spec, bundle_dir, results, out / "on_policy.json")

@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import sys
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -104,6 +105,13 @@ def skipped(why: str, **extra: JSON) -> dict[str, JSON]:
     return {"status": "skipped", "reason": why, **extra}
 
 
+def said(record: dict[str, JSON], what: str) -> None:
+    """Names a stage skipped for a reason the user did not give (a flag that turned it off goes unsaid) on
+    stderr, once: when it is decided, not when a resumed run reads its record."""
+    if record.get("status") == "skipped" and not str(record.get("reason")).startswith("turned off"):
+        print(f"{what} stage skipped: {record['reason']}", file=sys.stderr)
+
+
 def _missed(request: Any) -> str:
     return f"it holds no reply to today's request {getattr(request, 'tag', '')!r}"
 
@@ -133,6 +141,7 @@ def fast_stage(stage: StageInput) -> dict[str, JSON]:
     if (old := done(record_path, sha)) is not None:
         return old
     record = _fast(stage, sha)
+    said(record, "fast twin")
     record["model_sha256"] = sha
     atomic_write(record_path, json.dumps(record, indent=2) + "\n")
     return record

@@ -67,7 +67,11 @@ def test_a_fast_twin_stage_says_why_it_did_not_run(tmp_path, capsys):
     (tmp_path / twins.TWIN_RECORD).unlink()
     record = twins.fast_stage(stage_input(tmp_path, "quadranto", other))
     assert "no fast-twin session of quadranto ships" in record["reason"]
-    assert capsys.readouterr().out == ""  # nothing estimated: nothing would have run
+    said = capsys.readouterr()
+    assert said.out == ""  # nothing estimated: nothing would have run
+    assert [line.split(":")[0] for line in said.err.splitlines()] == ["fast twin stage skipped"] * 3  # not --twins off
+    assert twins.fast_stage(stage_input(tmp_path, "quadranto", other)) == record  # resumed: its record, unsaid
+    assert capsys.readouterr().err == ""
 
 
 def test_a_finished_stage_is_not_redone_and_another_models_record_does_not_count(tmp_path):
