@@ -12,6 +12,7 @@ from cwm.arena.plan import read_results
 from cwm.arena.ratings import MOSTLY
 from cwm.commands.arena import add_cost_flag, add_fallback_flag, fallback_verdict
 from cwm.llm import SPEC_FORMS
+from cwm.pipeline.twins import AUTO_CHECK_CPU_S, TWINS
 from cwm.synthesis.report import accuracy_text
 from cwm.text import counted
 
@@ -48,6 +49,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--trust", action="store_true",
                    help="plan on the synthesized model in this machine's arena processes instead of in hardened "
                         "workers: only for a model you have read")
+    p.add_argument("--twins", choices=TWINS, default=d.twins,
+                   help="the fast-twin stage: auto (default) replays the game's shipped fast-twin session when its "
+                        f"equivalence check is projected within {AUTO_CHECK_CPU_S / 60:.0f} CPU-minutes; on: at any "
+                        "cost, and with a live LLM has it write the twin; off: none. The CWM agent plans on the twin")
+    p.add_argument("--no-twins", dest="twins", action="store_const", const="off", help="the same as --twins off")
+    p.add_argument("--ppo-steps", type=int, default=d.ppo_steps, metavar="N",
+                   help="PPO steps on the JAX twin of the game's shipped PPO session, whose policy then plays in "
+                        f"the arena as ppo (default {d.ppo_steps:,}; 0: no PPO stage; needs the jax extra)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     add_cost_flag(p)
     add_fallback_flag(p)
@@ -60,7 +69,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         num_test=args.num_test, matches=args.matches, simulations=args.sims, rollouts=args.rollouts,
         opponents=None if args.opponents is None else tuple(o for o in args.opponents.split(",") if o),
         executor=args.executor, rules=args.rules,
-        move_time_limit=args.move_time_limit, trust=args.trust, max_rollout_steps=args.max_rollout_steps)
+        move_time_limit=args.move_time_limit, trust=args.trust, max_rollout_steps=args.max_rollout_steps,
+        twins=args.twins, ppo_steps=args.ppo_steps)
     out = args.out or f"runs/{config.game.replace('/', '_').replace(':', '_')}-seed{config.seed}"
     report = pipeline.run(config, out, progress=not args.quiet, max_prompt_tokens=args.max_prompt_tokens,
                           yes=args.yes)
@@ -80,7 +90,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         if "team" in row:  # a cooperative game: team scores, out of the game's best
             print(f"  team {row['team']}: mean score {teams.score_cell(row)} over {row['deals']} deals")
         elif row["seat"] == "all":
-            print(f"  vs {row['opponent']}: " + ", ".join(
+            print(f"  {row['agent']} vs {row['opponent']}: " + ", ".join(
                 f"{k} {row[k]:.2f}" for k in ("win_rate", "draw_rate", "loss_rate", "mean_payoff") if k in row))
     for c in report.get("arena_comparisons") or ():
         if "team" in c:
@@ -100,6 +110,7 @@ def cmd_run(args: argparse.Namespace) -> int:
           else "  on-policy: no finished arena game to check")
     for line in pipeline.posterior_lines(report["posterior"])[2:] if report.get("posterior") else []:
         print(f"  posterior {line.removeprefix('- ')}")
+    _print_twins(report.get("twins") or {})
     print(f"report: {out}/report.md")
     pooled = [row for row in report["arena"] if row.get("seat") == "all"]
     moves, fell = (sum(int(row.get(k) or 0) for row in pooled) for k in ("searched_moves", "fallback_moves"))
@@ -108,3 +119,14 @@ def cmd_run(args: argparse.Namespace) -> int:
         played = list(read_results(Path(out) / "arena" / "matches.jsonl").values())
         rate = arena_report.fallback_rates(played).get(pipeline.CWM_LABEL, 0.0)
     return fallback_verdict("run", {pipeline.CWM_LABEL: rate} if rate > MOSTLY else {}, args.allow_fallback)
+
+
+def _print_twins(twins: dict) -> None:
+    """What the CWM agent planned on, and the twin stages that were skipped (why) or trained (what it cost)."""
+    print(f"  the CWM agent planned on: {twins.get('planned_on', 'model')}")
+    for what, key in (("fast twin", "fast"), ("PPO", "ppo")):
+        record = twins.get(key) or {}
+        if record.get("status") == "skipped":
+            print(f"  {what}: skipped ({record['reason']})")
+        elif record.get("status") == "trained":
+            print(f"  {what}: {record['steps']:,} steps on the JAX twin in {record['cpu_s']:.0f} CPU s; plays as ppo")

@@ -87,7 +87,7 @@ def write(out: Path, report: dict[str, Any], game: games.GameSpec) -> None:
     synthesis_config = loads_bounded(read_bounded(settings, RUN_FILE_BYTES, what="synthesis settings"),
                                      where=str(settings), allow_nan=True)
     results = {"synthesis": report["synthesis"], "inference": report["inference"], "arena": report["arena"],
-               "on_policy": report["on_policy"], "posterior": report.get("posterior")}
+               "on_policy": report["on_policy"], "posterior": report.get("posterior"), "twins": report.get("twins")}
     record = {"config": report["config"], "search": report["search"], "llm": report["llm"],
               "llm_model": report["synthesis"]["model"], "provenance": report.get("provenance"),
               "request": synthesis_config.get("request"),
@@ -108,12 +108,46 @@ def markdown(report: dict[str, Any], game: games.GameSpec) -> list[str]:
         lines += _stage("inference function (open deck)", "inference accuracy", report["inference"])
     lines += ["- details: [synthesis/summary.md](synthesis/summary.md), plot: synthesis/accuracy.png"
               + (", [inference/summary.md](inference/summary.md)" if report["inference"] is not None else ""),
+              *twin_lines(report.get("twins")),
               "", f"## Arena (agent `{report['label']}`: the bundle in `{report['bundle']}/`)", "",
               *_arena_tables(report, game),
               "", "## On-policy accuracy", "", *on_policy_lines(report["on_policy"])]
     if report.get("posterior") is not None:
         lines += ["", "## Beliefs (posterior check)", "", *posterior_lines(report["posterior"])]
     return lines
+
+
+_PLANNED = {"model": "the synthesized model (model.py)", "twin": "its fast twin (twin.py), stepped",
+            "twin with playout": "its fast twin (twin.py) with the twin's own checked playout loop"}
+
+
+def twin_lines(twins: Any) -> list[str]:
+    """The twins section: what the CWM agent planned on, and the fast-twin and PPO stages (run, or why not)."""
+    if not isinstance(twins, dict):
+        return []
+    lines = ["", "## Twins and PPO", "",
+             f"- the CWM agent planned on {_PLANNED.get(str(twins.get('planned_on')), 'the synthesized model')}"]
+    for what, key in (("fast twin", "fast"), ("PPO", "ppo")):
+        record = twins.get(key)
+        lines.append(f"- {what}: {_stage_text(record)}")
+    return lines
+
+
+def _stage_text(record: Any) -> str:
+    if not isinstance(record, dict):
+        return "not recorded"
+    where = f" from `{clean(str(record['session']), limit=120)}`" if record.get("session") else ""
+    cpu = f", {_finite(record.get('cpu_s')) or 0:.0f} CPU s" if "cpu_s" in record else ""
+    if record.get("status") == "skipped":
+        return f"skipped: {clean(str(record.get('reason')), limit=400)}{cpu}"
+    if record.get("status") == "accepted":
+        playout = " with its own playout loop checked" if record.get("playout") else ""
+        return (f"accepted{playout} on the equivalence check (projected {_finite(record.get('estimate_cpu_s')) or 0:.0f} "
+                f"CPU s){where}{cpu}")
+    if record.get("status") == "trained":
+        return (f"{record.get('steps'):,} steps on the JAX twin, seed {record.get('seed')}, best mean return "
+                f"{_num(record.get('best_score'))} against random in the twin{where}{cpu}; plays in the arena as `ppo`")
+    return "not recorded"
 
 
 def _rules(synthesis: dict[str, Any]) -> str:
@@ -138,14 +172,18 @@ def _source(report: dict[str, Any]) -> str:
 def _arena_tables(report: dict[str, Any], game: games.GameSpec) -> list[str]:
     """The arena's rows and findings: the CWM agent per opponent and seat, or, in a cooperative game, every
     team's score (``cwm.arena.teams``: no win, draw or loss)."""
-    planner = f"{_planner(game)} planning on the synthesized model, acting in the real game"
+    planned = (report.get("twins") or {}).get("planned_on", "model")
+    on = "the synthesized model" if planned == "model" else f"the synthesized model's fast {planned}"
+    planner = f"{_planner(game)} planning on {on}, acting in the real game"
     if report["arena"] and "team" in report["arena"][0]:
         return [teams.markdown(report["arena"], report.get("arena_comparisons") or [],
                                reference=teams.reference_line(game)), *_arena_findings(report, comparisons=False),
                 f"Rows are teams of agents seated together on the same deals; `{report['label']}` is the CWM agent "
                 f"({planner}). Plot: arena/results.png; every match: arena/matches.jsonl."]
+    ppo = " and the PPO policy trained on the JAX twin (`ppo`)" if any(
+        row.get("agent") == "ppo" for row in report["arena"]) else ""
     return [arena_report.markdown(report["arena"], outcome=game.outcome), "", *_arena_findings(report),
-            f"Rows are the CWM agent ({planner}) against each opponent, per seat. Plot: arena/results.png; "
+            f"Rows are the CWM agent ({planner}){ppo} against each opponent, per seat. Plot: arena/results.png; "
             "every match: arena/matches.jsonl."]
 
 

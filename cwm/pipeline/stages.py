@@ -1,5 +1,5 @@
 """The main job: collect trajectories -> synthesize a world model (and, for a hidden-information game, its
-inference function) -> export a bundle -> arena -> on-policy accuracy (and, for a hidden-information game,
+inference function) -> export a bundle -> a fast twin and PPO on a JAX twin (from shipped sessions) -> arena -> on-policy accuracy (and, for a hidden-information game,
 the posterior check off- and on-policy) -> report.
 
 Every stage writes into one run directory and is skipped when its output is already there, so an
@@ -13,7 +13,12 @@ Run directory::
     synthesis/           the synthesis run (prompts, replies, programs, check reports, result.json, plot, and
                          provenance.json: who answered and how the texts travelled, cwm.llm.provenance)
     inference/           hidden information only: the open-deck inference synthesis for the best world model
-    bundle/              the exported bundle of the best program (and its inference function)
+    bundle/              the exported bundle of the best program (and its inference function); the twin stages
+                         add twin.py (fast twin), encoder.py, jax_twin.py and policy.npz (PPO) with their evidence
+    twin/, twin.json     the fast-twin stage (cwm.pipeline.twins): its synthesis run, and its record (accepted,
+                         or skipped and why; the projected and measured CPU)
+    ppo/, ppo.json       the PPO stage (cwm.pipeline.ppo_stage): the encoder and JAX-twin replays (ppo/bundle is
+                         the bundle they were asked from), the training's checkpoints, and its record
     arena/               matches.jsonl, labels.json and the arena summaries (JSON, CSV, markdown, plot)
     on_policy.json       the bundle checked on the games its agent played in the arena
     posterior.json       hidden information only: the inference's posterior check, off-policy and on the arena
@@ -63,6 +68,7 @@ from cwm.llm import (
 from cwm.pipeline import beliefs
 from cwm.pipeline import report as pipeline_report
 from cwm.pipeline.on_policy import on_policy_accuracy
+from cwm.pipeline.ppo_stage import PPO_LABEL, PPO_STEPS, ppo_stage
 from cwm.pipeline.recordings import (  # noqa: F401  (re-exported)
     API_KEY_VARS,
     PipelineError,
@@ -70,6 +76,7 @@ from cwm.pipeline.recordings import (  # noqa: F401  (re-exported)
     recording_provenance,
     resolve_llm,
 )
+from cwm.pipeline.twins import TWINS, StageInput, fast_stage, planned_on
 from cwm.synthesis import SynthesisSettings, synthesize_world_model
 from cwm.synthesis.inference import synthesize_inference
 from cwm.synthesis.progress import progress_bar
@@ -110,6 +117,12 @@ class RunConfig:
         whose random playouts to the end are all worth 0; none for most games), so the recorded config
         always says which cut-off the arena used (``None`` there: rollouts play to the end); ``0`` asks for
         none (rollouts play to the end, even in a game that has a cut-off of its own).
+      twins: the fast-twin stage (``cwm.pipeline.twins``): ``"auto"`` replays the game's shipped fast-twin
+        session when its equivalence check is projected within ``AUTO_CHECK_CPU_S``; ``"on"`` runs it at any
+        cost (and, with a live LLM, has that LLM write the twin); ``"off"`` never. The arena's CWM agent plans
+        on an accepted twin.
+      ppo_steps: the PPO stage's environment steps on the JAX twin of the game's shipped PPO session
+        (``cwm.pipeline.ppo_stage``; the policy plays in the arena as ``ppo``); ``0`` turns the stage off.
     """
 
     game: str
@@ -127,6 +140,8 @@ class RunConfig:
     move_time_limit: float = 60.0
     trust: bool = False
     max_rollout_steps: int | None = None
+    twins: str = "auto"
+    ppo_steps: int = PPO_STEPS
 
     def __post_init__(self) -> None:
         if self.opponents is None:
@@ -137,6 +152,10 @@ class RunConfig:
         positive = {"budget": self.budget, "matches": self.matches, "simulations": self.simulations,
                     "rollouts": self.rollouts, "max_rollout_steps": cutoff}
         bad = [f"{k} must be at least 1 (got {v})" for k, v in positive.items() if v < 1]
+        if self.twins not in TWINS:
+            bad.append(f"twins must be one of {', '.join(TWINS)} (got {self.twins!r})")
+        if type(self.ppo_steps) is not int or self.ppo_steps < 0:
+            bad.append(f"ppo_steps must be 0 (no PPO stage) or more (got {self.ppo_steps!r})")
         if self.num_test is not None and self.num_test < 0:
             bad.append(f"num_test must be 0 or more (got {self.num_test})")
         planned = 2 * self.matches * len(self.opponents or ())
@@ -254,14 +273,17 @@ def _stages(config: RunConfig, spec: games.GameSpec, llm_spec: str, client: Call
     if not spec.perfect_information:
         inference = _infer(config, spec, client, out / "inference", str(synthesis["best_source"]), progress)
     bundle_dir = _export(out / "synthesis", out / "bundle", out / "inference" if inference else None)
-    arena_rows, results, arena_cost = _arena(config, spec, bundle_dir, out / "arena", asked)
+    stage = StageInput(spec=spec, bundle_dir=bundle_dir, out=out, llm_spec=llm_spec, config=config, progress=progress)
+    twin, ppo = fast_stage(stage), ppo_stage(stage)
+    arena_rows, results, arena_cost = _arena(config, spec, bundle_dir, out / "arena", asked,
+                                             ppo=ppo.get("status") == "trained")
     on_policy = _on_policy(spec, bundle_dir, results, out / "on_policy.json")
     posterior = None
     if (bundle_dir / "inference.py").is_file():
         unknowable = posterior_problem(games.load_game(spec))  # no true posterior to compare with (Hanabi)
         posterior = ({"skipped": f"the ground truth's true posterior cannot be computed ({unknowable})"}
                      if unknowable else _posterior(spec, bundle_dir, results, out / "posterior.json", config.seed))
-    compared, agents = _arena_findings(config, spec, results)
+    compared, agents = _arena_findings(config, spec, results, ppo=ppo.get("status") == "trained")
     stages = pipeline_report.Stages(
         synthesis=synthesis, inference=inference, bundle_dir=Path(os.path.relpath(bundle_dir, out)),
         arena_rows=arena_rows, on_policy=on_policy, search=arena_search(config).to_json(), label=CWM_LABEL,
@@ -269,6 +291,7 @@ def _stages(config: RunConfig, spec: games.GameSpec, llm_spec: str, client: Call
         comparisons=compared, agents=agents)
     report = pipeline_report.build(config, spec, llm_spec, stages)
     report["arena_cost"] = arena_cost
+    report["twins"] = {"planned_on": planned_on(bundle_dir), "fast": twin, "ppo": ppo}
     pipeline_report.write(out, report, spec)
     return report
 
@@ -302,6 +325,9 @@ def _check_config(out: Path, config: RunConfig, llm_resolved: str) -> RunConfig:
         if "max_rollout_steps" not in old:
             config = _older_run(old, config, path)
             record = {k: v for k, v in record.items() if k != "max_rollout_steps"}  # it resumes so again
+        if "twins" not in old:
+            config = _before_twins(old, config, path)
+            record = {k: v for k, v in record.items() if k not in ("twins", "ppo_steps")}  # it resumes so again
         changed = differing_keys(old, dataclasses.asdict(config) | {"llm_resolved": llm_resolved}, ignore=EXTENDABLE)
         if changed:
             raise PipelineError(f"{out} holds a run with other settings ({', '.join(changed)} differ); "
@@ -322,6 +348,21 @@ def _older_run(old: dict[str, Any], config: RunConfig, path: Path) -> RunConfig:
               f"resumes with its own setting, rollouts played to the end, not cut off after {default} moves",
               file=sys.stderr)
         return dataclasses.replace(config, max_rollout_steps=0)
+    return config
+
+
+def _before_twins(old: dict[str, Any], config: RunConfig, path: Path) -> RunConfig:
+    """A run whose ``config.json`` records no twin settings (``old``) was started before ``cwm run`` had its twin
+    stages: its bundle and arena have none. Asked for the defaults or for no stages, it resumes without them
+    (and says so on stderr for the defaults: adding a twin would change the bundle its matches were played
+    with); asked for other settings, its settings differ."""
+    default = dataclasses.replace(config, twins="auto", ppo_steps=PPO_STEPS)
+    old["twins"], old["ppo_steps"] = "off", 0
+    if config == default or (config.twins, config.ppo_steps) == ("off", 0):
+        if config == default:
+            print(f"note: {path} records no twin settings (its run was started before cwm run had twin stages): "
+                  f"it resumes without them", file=sys.stderr)
+        return dataclasses.replace(config, twins="off", ppo_steps=0)
     return config
 
 
@@ -390,12 +431,13 @@ def _same_code(file: Path, run_dir: Path | None) -> bool:
 CWM_LABEL = "cwm"  # the CWM agent's name in the arena and the report: the same wherever the run directory is
 
 
-def _arena(config: RunConfig, spec: games.GameSpec, bundle_dir: Path, out: Path,
-           asked: tuple[bool, bool]) -> tuple[list[dict[str, JSON]], list[Any], dict[str, JSON]]:
+def _arena(config: RunConfig, spec: games.GameSpec, bundle_dir: Path, out: Path, asked: tuple[bool, bool], *,
+           ppo: bool = False) -> tuple[list[dict[str, JSON]], list[Any], dict[str, JSON]]:
     """The run's bundle, labelled ``cwm``, against each opponent; its summary rows and the match records.
     Matches are found by content (``cwm.arena.identity``), so those of this bundle count wherever the run
     directory was, and nothing is replayed. The stage's cost estimate is printed (and confirmed, ``cwm.arena.cost.confirm``) first and returned beside
-    its real wall time. ``asked``: (show progress, start even when the estimate is long).
+    its real wall time. ``asked``: (show progress, start even when the estimate is long). ``ppo``: the bundle
+    holds the PPO stage's policy, which plays each opponent too, labelled ``ppo``.
     """
     progress, yes = asked
     settings = Settings(search=arena_search(config), trust_models=config.trust)
@@ -407,6 +449,9 @@ def _arena(config: RunConfig, spec: games.GameSpec, bundle_dir: Path, out: Path,
     team_game = teams.cooperative(spec)
     if team_game:
         pairings = [(CWM_LABEL,) * spec.players, *pairings, *((o,) * spec.players for o in opponents)]
+    elif ppo:
+        agents.append(f"{PPO_LABEL}=ppo:{bundle_dir.resolve()}")
+        pairings += [(PPO_LABEL,) + (o,) * (spec.players - 1) for o in opponents]
     plan = arena.TournamentPlan(matches=config.matches, settings=settings, seed=config.seed,
                                 move_time_limit=config.move_time_limit, pairings=pairings)
     estimate = cost.estimate_tournament(spec, agents, plan, executor=config.executor, out_dir=out)
@@ -418,20 +463,21 @@ def _arena(config: RunConfig, spec: games.GameSpec, bundle_dir: Path, out: Path,
         gt = games.load_game(spec)
         rows = teams.team_rows(results, max_score=float(gt.max_utility()), min_score=float(gt.min_utility()))
     else:
-        rows = [row for row in arena_report.summarize(results) if row["agent"] == CWM_LABEL]
+        rows = [row for row in arena_report.summarize(results) if row["agent"] in (CWM_LABEL, PPO_LABEL)]
     return rows, results, cost.record(estimate, time.perf_counter() - start, used.cpu_s())
 
 
-def _arena_findings(config: RunConfig, spec: games.GameSpec,
-                    results: list[Any]) -> tuple[list[dict[str, JSON]], dict[str, str]]:
+def _arena_findings(config: RunConfig, spec: games.GameSpec, results: list[Any], *,
+                    ppo: bool = False) -> tuple[list[dict[str, JSON]], dict[str, str]]:
     """The CWM agent's paired comparisons with each opponent (in a cooperative game, every two teams on their
     shared deals, ``cwm.arena.teams``), and what each agent of the arena was."""
     if teams.cooperative(spec):
         compared = [{k: arena_report.finite_json(v) for k, v in c.items()} for c in teams.team_comparisons(results)]
     else:
         compared = [r for r in arena_report.paired_comparisons(spec, results)
-                    if CWM_LABEL in (r["agent"], r["opponent"])]
-    specs = {CWM_LABEL: "cwm:bundle"} | {parse_agent_spec(o).label: o for o in config.opponents or ()}
+                    if {CWM_LABEL, PPO_LABEL} & {r["agent"], r["opponent"]}]
+    specs = {CWM_LABEL: "cwm:bundle"} | ({PPO_LABEL: "ppo:bundle"} if ppo else {}) | {
+        parse_agent_spec(o).label: o for o in config.opponents or ()}
     settings = dataclasses.asdict(Settings(search=arena_search(config), trust_models=config.trust))
     return compared, compare.describe_agents(specs, settings, perfect=spec.perfect_information)
 

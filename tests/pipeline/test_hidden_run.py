@@ -13,7 +13,7 @@ from cwm.cli import main
 from cwm.text import counted
 
 SMALL = ["--num-test", "4", "--matches", "2", "--sims", "30", "--rollouts", "1", "--executor", "local:2",
-         "--quiet"]
+         "--quiet", "--no-twins", "--ppo-steps", "0"]  # the twin and PPO stages: tests/pipeline/test_run_twins.py
 
 
 @pytest.fixture(scope="module", params=["leduc_poker", "quadranto"])

@@ -24,7 +24,7 @@ from cwm.pipeline import stages as pipeline
 BACKSTOP_S = 300.0  # a wall-clock guard against a hang, far above what any step takes even under load
 INTERRUPTED = "cwm run: interrupted; finished work is saved where the command writes it"
 RUN = ["run", "tic_tac_toe", "--num-test", "4", "--matches", "10", "--sims", "300", "--executor", "local:2",
-       "--quiet"]
+       "--quiet", "--no-twins", "--ppo-steps", "0"]  # the twin and PPO stages: tests/pipeline/test_run_twins.py
 
 
 def _env() -> dict[str, str]:

@@ -12,7 +12,8 @@ from cwm.cli import main
 from cwm.pipeline import recordings
 from cwm.pipeline import stages as pipeline
 
-SMALL = dict(num_test=4, matches=6, simulations=300, rollouts=4, executor="local:2")
+SMALL = dict(num_test=4, matches=6, simulations=300, rollouts=4, executor="local:2", twins="off",
+             ppo_steps=0)  # the twin and PPO stages: tests/pipeline/test_run_twins.py
 
 
 @pytest.fixture(scope="module")
@@ -127,7 +128,7 @@ def test_report_holds_the_arena_cost_estimate_beside_its_real_time(finished_run)
 # A moved run directory: the CWM agent is labelled `cwm`, not by its absolute path, so nothing replays.
 
 TINY = ["--num-test", "4", "--matches", "2", "--sims", "30", "--rollouts", "1", "--executor", "inline",
-        "--quiet"]
+        "--quiet", "--no-twins", "--ppo-steps", "0"]  # the twin and PPO stages: tests/pipeline/test_run_twins.py
 
 
 @pytest.fixture(scope="module")
@@ -219,7 +220,7 @@ def test_more_matches_extend_a_finished_run_as_cwm_arena_does(tiny_run, tmp_path
 
 def test_by_default_the_held_out_set_is_sized_by_transitions_as_synthesis_sizes_it(tmp_path, no_api_keys):
     config = pipeline.RunConfig("tic_tac_toe", matches=1, simulations=20, rollouts=1, opponents=("random",),
-                                executor="inline")
+                                executor="inline", twins="off", ppo_steps=0)
     assert config.num_test is None
     report = pipeline.run(config, tmp_path / "run", progress=False)
     synthesis = json.loads((tmp_path / "run" / "synthesis" / "config.json").read_text())

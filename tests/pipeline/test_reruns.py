@@ -19,7 +19,7 @@ from cwm.pipeline import recording_for
 from cwm.synthesis import SynthesisSettings, synthesize_world_model
 
 TINY = ["--num-test", "4", "--matches", "2", "--sims", "30", "--rollouts", "1", "--executor", "local:2",
-        "--quiet"]
+        "--quiet", "--no-twins", "--ppo-steps", "0"]  # the twin and PPO stages: tests/pipeline/test_run_twins.py
 # Fields of a match record that measure this run's machine, not the match (each with why it may differ):
 RUN_SPECIFIC = {"duration_s": "the match's wall-clock seconds"}
 RUN_SPECIFIC_STATS = {"move_wall_s": "a CWM move's wall-clock seconds in its worker",

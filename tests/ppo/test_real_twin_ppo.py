@@ -1,4 +1,4 @@
-"""PPO trained on a real (LLM-written) JAX twin, offline: the shipped PPO sessions (experiments/twins/sessions/
+"""PPO trained on a real (LLM-written) JAX twin, offline: the shipped PPO sessions (cwm/data/recordings/twins/
 GAME.ppo.jsonl, answered by a model through the hashed relay, as their provenance says) replay to an observation
 encoder written for the bundle of the game's real world model, then to a JAX twin asked with that encoder in
 the bundle; the bundle's load checks the twin against the model and the encoder, a short PPO run trains on
@@ -27,7 +27,7 @@ from cwm.synthesis import SynthesisSettings, synthesize_world_model
 from cwm.synthesis.encoder import synthesize_encoder
 from cwm.synthesis.jax_synthesis import synthesize_jax
 
-SESSIONS = Path(__file__).resolve().parents[2] / "experiments" / "twins" / "sessions"
+SESSIONS = Path(__file__).resolve().parents[2] / "cwm" / "data" / "recordings" / "twins"
 QUICK = EquivalenceSettings(p=0.2, delta=0.05, simulations=20)
 SHORT = TrainConfig(total_steps=4 * 8 * 8, num_envs=8, rollout=8, epochs=2, minibatches=2, hidden=16,
                     eval_every=2, eval_games=20, checkpoint_every=2)

@@ -1,4 +1,4 @@
-"""The shipped real fast- and JAX-twin sessions (experiments/twins/sessions, answered by a model through the hashed
+"""The shipped real fast- and JAX-twin sessions (cwm/data/recordings/twins, answered by a model through the hashed
 relay, as their provenance says) replay offline: from the model of the game's shipped real world-model session,
 the recorded reply is the accepted twin, it passes the equivalence check and lands in the bundle."""
 
@@ -19,7 +19,7 @@ from cwm.synthesis import SynthesisSettings, synthesize_world_model
 from cwm.synthesis.fast import synthesize_fast
 from cwm.synthesis.jax_synthesis import synthesize_jax
 
-SESSIONS = Path(__file__).resolve().parents[2] / "experiments" / "twins" / "sessions"
+SESSIONS = Path(__file__).resolve().parents[2] / "cwm" / "data" / "recordings" / "twins"
 QUICK = EquivalenceSettings(p=0.2, delta=0.05, simulations=20)
 
 

@@ -27,7 +27,7 @@ def test_every_shipped_recording_has_a_session_and_every_session_ships():
     # real sessions: tests/synthesis/test_real_recordings.py; direct-LLM play (batch folders, not synthesis
     # sessions): experiments/direct_llm_figure.py and, for a cooperative game's team, team_figure.py replay them
     shipped = {str(p.relative_to(SHIPPED).with_suffix("")) for p in SHIPPED.rglob("*.jsonl")
-               if p.relative_to(SHIPPED).parts[0] not in ("real", "direct", "teams")}
+               if p.relative_to(SHIPPED).parts[0] not in ("real", "direct", "teams", "twins")}
     assert shipped == set(SESSIONS)
     assert {"leduc_poker", "quadranto", "closed/leduc_poker", "closed/quadranto"} <= shipped
 

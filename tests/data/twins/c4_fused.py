@@ -2,7 +2,7 @@
 real world-model session, cwm.pipeline.recordings) with its own playout loop (cwm.contract.PLAYOUT).
 
 Every function but ``playout`` is the accepted twin of an earlier real fast-twin session of this model (answered
-by an LLM before the fast prompts asked for ``playout``; experiments/twins/sessions/connect_four.fast.jsonl now
+by an LLM before the fast prompts asked for ``playout``; cwm/data/recordings/twins/connect_four.fast.jsonl now
 holds a later session whose twin writes its own), copied unchanged; ``playout`` and
 ``_OPEN_COLUMNS`` were written by hand (not LLM output): a whole random playout on bitboards and heights the
 loop owns (one draw per move, the legal columns in get_legal_actions' order), the board rebuilt only when the
