@@ -150,7 +150,7 @@ def action_strings(value: Any, what: str = "get_legal_actions") -> list[str]:
     if type(value) is not list:
         if not issubclass(type(value), list):
             raise ValueBreach(f"{what} must return a list of str, got {_kind(value)}")
-        value = list.copy(value)
+        value = items_of(value)
     if not set(map(type, value)) <= _STR:
         try:
             value = [_action(a, what) for a in value]
