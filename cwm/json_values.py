@@ -5,7 +5,8 @@ Every value a model returns is converted here before anything hashes, compares, 
 subclass of ``str``/``int``/``float``/``list``/``dict`` is read through its base type's own methods (its
 overrides are never called), numpy scalars become Python numbers. States become read-only
 (``ReadOnlyDict``/``ReadOnlyList``, made only by this module): a function that tries to modify the state it
-was given raises ``StateMutationError`` at that moment. Observations are made canonical once (numbers
+was given raises ``StateMutationError`` at that moment, and what they hold is kept out of reach of the
+unbound methods of ``list`` and ``dict``, so a state never changes. Observations are made canonical once (numbers
 compare by value, a bool is not a number), and ``InfoKey`` builds the information-state encoding from them.
 """
 
