@@ -317,6 +317,15 @@ def _freeze(v: Any, depth: int) -> Any:
     return _freeze(_plain(v, "a state"), depth)
 
 
+def untouched(value: Any) -> None:
+    """Raises ``StateMutationError`` when ``value`` is a read-only dict or list whose own (decoy) storage a model
+    changed through an unbound ``dict``/``list`` method: called on the state a model function was given, after
+    the call (the top level only: a nested container raises when it is next iterated or handed back)."""
+    t = type(value)
+    if (t is ReadOnlyDict and dict.__len__(value) != 1) or (t is ReadOnlyList and list.__len__(value)):
+        raise _tampered(value)
+
+
 def _kept(v: Any) -> Any:
     """A read-only container a model handed back, checked to be as this module made it: its own (empty)
     list/dict storage still empty, so no unbound ``list``/``dict`` method was called on it."""

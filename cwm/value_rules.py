@@ -45,6 +45,7 @@ from cwm.json_values import (
     same,
     state,
     thaw,
+    untouched,
 )
 from cwm.types import CHANCE, JSON, TERMINAL
 
@@ -53,6 +54,7 @@ __all__ = [
     "StateMutationError", "ValueBreach", "action_strings", "canonical", "canonical_flagged", "chance_outcomes",
     "describe", "dumps", "finite_numbers", "has_bool", "history", "items_of", "number", "observations",
     "observations_flagged", "player", "rewards", "rules_markdown", "rules_text", "same", "state", "thaw",
+    "untouched",
 ]
 
 PROBABILITY_TOLERANCE = 1e-6  # chance probabilities must sum to 1 within this

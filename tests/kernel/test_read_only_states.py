@@ -171,3 +171,21 @@ def test_a_read_only_state_reads_as_the_plain_json_it_holds():
     assert json_values.canonical(s) == json_values.canonical(plain) and json_values.thaw(s) == plain
     assert value_rules.state({"x": s["n"]})["x"] is s["n"]  # a kept row is shared, not copied
     assert value_rules.action_strings(value_rules.state({"l": ["a", "b"]})["l"]) == ["a", "b"]
+
+
+def test_a_model_call_that_only_tries_an_unbound_dict_method_is_a_breach_at_that_call():
+    from pathlib import Path
+
+    from cwm import model
+    from cwm.games import action_codec, resolve
+    from cwm.types import ModelContractError
+
+    source = (Path(__file__).resolve().parents[2] / REFERENCE).read_text()
+    target = "def get_legal_actions(state):\n"
+    assert source.count(target) == 1
+    source = source.replace(target, target + "    D = type({})\n    D.setdefault(state, 'x', 1)\n")
+    wm = model.WorldModel(load_source(source), codec=action_codec(resolve("tic_tac_toe")), name="ttt")
+    root = wm.new_initial_state()
+    with pytest.raises(ModelContractError, match=r"step 0: get_legal_actions\(...\) tried to modify its input"):
+        root.legal_actions()  # the call reads nothing it tried to change: the check after the call names it
+    assert root.raw == {"board": ["."] * 9, "player": 0} and "x" not in root.raw
