@@ -59,6 +59,9 @@ _DECOY = {object(): None}
 
 
 def _tampered(self: Any) -> StateMutationError:
+    """The error for a read-only container whose decoy a model changed; the decoy is put back first, so the
+    one try is refused once, at the call that meets it, and the state reads as before in later calls."""
+    _restore(self)
     base = type(self).__bases__[0].__name__
     return StateMutationError(f"the state is read-only: a {base} inside it was changed through an unbound {base} "
                               f"method ({_UNBOUND[base]}-style), which changes nothing of the state; build a new "
@@ -66,6 +69,14 @@ def _tampered(self: Any) -> StateMutationError:
 
 
 _UNBOUND = {"list": "list.append(x, v)", "dict": "dict.update(x, ...)"}
+
+
+def _restore(self: Any) -> None:
+    if type(self) is ReadOnlyList:
+        list.clear(self)
+    else:
+        dict.clear(self)
+        dict.update(self, _DECOY)
 
 
 class ReadOnlyDict(dict):  # type: ignore[type-arg]
@@ -330,6 +341,7 @@ def _kept(v: Any) -> Any:
     """A read-only container a model handed back, checked to be as this module made it: its own (empty)
     list/dict storage still empty, so no unbound ``list``/``dict`` method was called on it."""
     if (list.__len__(v) if type(v) is ReadOnlyList else dict.__len__(v) != 1):
+        _restore(v)  # refused once, here: the state it belongs to reads as before in later calls
         base = type(v).__bases__[0].__name__
         raise ValueBreach(f"a state holds a read-only {base} of the state it was given that the model tried to "
                           f"change through an unbound method ({_UNBOUND[base]}-style); states are read-only")

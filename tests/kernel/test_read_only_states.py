@@ -116,8 +116,11 @@ def test_a_container_a_model_tried_to_change_so_is_refused_when_read_or_handed_b
     _, target = _bypass(name)
     with pytest.raises(value_rules.StateMutationError, match="unbound .* method .* changes nothing"):
         list(target)  # iterating it names what the model tried
+    assert list(target) == list(value_rules.thaw(target))  # refused once: it reads as before from then on
+    _, target = _bypass(name)
     with pytest.raises(value_rules.ValueBreach, match="tried to change through an unbound method"):
         value_rules.state({"kept": target})  # a returned state that keeps it is refused
+    assert value_rules.state({"kept": target})["kept"] is target
 
 
 def test_a_model_that_appends_to_its_board_unbound_is_a_breach_and_its_parent_is_unchanged():
