@@ -195,6 +195,9 @@ def _twin_parsed(result: JobResult, count: int) -> list[dict[str, Any]] | str:
 
 
 _TWIN_KEYS = frozenset({"player", "legal", "chance", "rewards", "decoded", "tensors"})
+_TWIN_WHAT = {"player": "its player is not an int", "legal": "its legal set is neither None nor a str",
+              "chance": "its chance distribution is not a list of [str, number] pairs",
+              "rewards": "its rewards are not a list of numbers"}
 
 
 def _playout_problem(playout: Any) -> str:
@@ -218,17 +221,9 @@ def _twin_state_problem(state: Any) -> str:
     """What is wrong with one state record of the twin child (``""``: nothing)."""
     if type(state) is not dict or set(state) != _TWIN_KEYS:
         return f"not a record of {', '.join(sorted(_TWIN_KEYS))}"
-    if type(state["player"]) is not int:
-        return "its player is not an int"
-    if state["legal"] is not None and type(state["legal"]) is not str:
-        return "its legal set is neither None nor a str"
-    chance = state["chance"]
-    if chance is not None and (type(chance) is not list or any(
-            type(c) is not list or len(c) != 2 or type(c[0]) is not str or type(c[1]) not in (int, float)
-            for c in chance)):
-        return "its chance distribution is not a list of [str, number] pairs"
-    if type(state["rewards"]) is not list or any(type(r) not in (int, float) for r in state["rewards"]):
-        return "its rewards are not a list of numbers"
+    field = eq.values_problem(state)
+    if field:
+        return _TWIN_WHAT[field]
     if not _vectors(state["tensors"]):
         return "its tensors are not lists of numbers"
     return ""
