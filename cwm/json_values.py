@@ -5,17 +5,20 @@ Every value a model returns is converted here before anything hashes, compares, 
 subclass of ``str``/``int``/``float``/``list``/``dict`` is read through its base type's own methods (its
 overrides are never called), numpy scalars become Python numbers. States become read-only
 (``ReadOnlyDict``/``ReadOnlyList``, made only by this module): a function that tries to modify the state it
-was given raises ``StateMutationError`` at that moment. Observations are made canonical once (numbers
+was given raises ``StateMutationError`` at that moment, and what they hold is kept out of reach of the
+unbound methods of ``list`` and ``dict``, so a state never changes. Observations are made canonical once (numbers
 compare by value, a bool is not a number), and ``InfoKey`` builds the information-state encoding from them.
 """
 
 from __future__ import annotations
 
 import json
+import types
 from typing import Any
 
 import numpy as np
 
+from cwm import text
 from cwm.types import JSON
 
 MAX_DEPTH = 64  # states and observations nested deeper are refused (they would exhaust the stack)
@@ -43,16 +46,105 @@ def _made_by_the_library(self: Any, *args: Any, **kwargs: Any) -> None:
     raise TypeError(f"a {type(self).__name__} is made by the library only; build a dict or a list")
 
 
+# A read-only container is a list/dict subclass (``isinstance(state, dict)`` holds, as models expect) whose own
+# list/dict storage is a decoy: what it holds lives in a slot that no method of ``list``/``dict`` reaches (a
+# list, or a read-only mapping of a dict no one else holds), under a dunder name, which the sandbox's gate
+# refuses to read on any object. So ``list.append(row, v)`` and ``dict.update(state, ...)``, however a model
+# gets hold of them (``type([]).append``, ``super()``, a subclass of ``list``), change only the decoy, never
+# the state. Reads go through the slot; iterating a container whose decoy was changed raises
+# ``StateMutationError`` (the model learns what it tried), and ``state`` refuses one handed back. A list's
+# decoy is empty; a dict's holds one entry, because ``json``'s C encoder writes a dict whose own storage is
+# empty as ``{}`` without asking it for its items.
+_DECOY = {object(): None}
+
+
+def _tampered(self: Any) -> StateMutationError:
+    """The error for a read-only container whose decoy a model changed; the decoy is put back first, so the
+    one try is refused once, at the call that meets it, and the state reads as before in later calls."""
+    _restore(self)
+    base = type(self).__bases__[0].__name__
+    return StateMutationError(f"the state is read-only: a {base} inside it was changed through an unbound {base} "
+                              f"method ({_UNBOUND[base]}-style), which changes nothing of the state; build a new "
+                              f"one (copy.deepcopy(state), dict(...), list(...))")
+
+
+_UNBOUND = {"list": "list.append(x, v)", "dict": "dict.update(x, ...)"}
+
+
+def _restore(self: Any) -> None:
+    if type(self) is ReadOnlyList:
+        list.clear(self)
+    else:
+        dict.clear(self)
+        dict.update(self, _DECOY)
+
+
 class ReadOnlyDict(dict):  # type: ignore[type-arg]
     """A dict of a state: reads as a dict, refuses every change; copies are plain dicts. Only this module makes
-    them (``type(state)(...)`` raises ``TypeError``)."""
+    them (``type(state)(...)`` raises ``TypeError``); its items live in a read-only mapping, out of reach of
+    ``dict``'s own methods."""
 
-    __slots__ = ()
+    __slots__ = ("__cwm_map__",)
     __setitem__ = __delitem__ = __ior__ = clear = pop = popitem = setdefault = update = _refuse  # type: ignore
+    __setattr__ = __delattr__ = _refuse  # type: ignore[assignment]
     __init__ = _made_by_the_library  # type: ignore[assignment]
+    __cwm_map__: types.MappingProxyType[Any, Any]
+
+    def __getitem__(self, key: Any) -> Any:
+        return self.__cwm_map__[key]
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        return self.__cwm_map__.get(key, default)
+
+    def __contains__(self, key: Any) -> bool:
+        return key in self.__cwm_map__
+
+    def __len__(self) -> int:
+        return len(self.__cwm_map__)
+
+    def __iter__(self) -> Any:
+        if dict.__len__(self) != 1:
+            raise _tampered(self)
+        return iter(self.__cwm_map__)
+
+    def __reversed__(self) -> Any:
+        return reversed(self.__cwm_map__)
+
+    def keys(self) -> Any:
+        if dict.__len__(self) != 1:
+            raise _tampered(self)
+        return self.__cwm_map__.keys()
+
+    def values(self) -> Any:
+        if dict.__len__(self) != 1:
+            raise _tampered(self)
+        return self.__cwm_map__.values()
+
+    def items(self) -> Any:
+        if dict.__len__(self) != 1:
+            raise _tampered(self)
+        return self.__cwm_map__.items()
+
+    def __eq__(self, other: object) -> bool:
+        return self.__cwm_map__ == other
+
+    def __ne__(self, other: object) -> bool:
+        return self.__cwm_map__ != other
+
+    def __or__(self, other: Any) -> Any:
+        return self.__cwm_map__.copy() | other if isinstance(other, dict) else NotImplemented
+
+    def __ror__(self, other: Any) -> Any:
+        return other | self.__cwm_map__.copy() if isinstance(other, dict) else NotImplemented
+
+    def __repr__(self) -> str:
+        return repr(self.__cwm_map__.copy())
+
+    def copy(self) -> dict[Any, Any]:
+        return self.__cwm_map__.copy()
 
     def __copy__(self) -> dict[Any, Any]:
-        return dict(self)
+        return self.__cwm_map__.copy()
 
     def __deepcopy__(self, memo: dict[int, Any]) -> dict[Any, Any]:
         return thaw(self)  # type: ignore[no-any-return]
@@ -63,15 +155,76 @@ class ReadOnlyDict(dict):  # type: ignore[type-arg]
 
 class ReadOnlyList(list):  # type: ignore[type-arg]
     """A list of a state: reads as a list, refuses every change; copies are plain lists. Only this module makes
-    them (``type(state["board"])(...)`` raises ``TypeError``)."""
+    them (``type(state["board"])(...)`` raises ``TypeError``); its items live in a list of its own, out of
+    reach of ``list``'s own methods."""
 
-    __slots__ = ()
+    __slots__ = ("__cwm_items__",)
     __setitem__ = __delitem__ = __iadd__ = __imul__ = append = extend = insert = pop = remove = clear = sort = (
         reverse) = _refuse  # type: ignore
+    __setattr__ = __delattr__ = _refuse  # type: ignore[assignment]
     __init__ = _made_by_the_library  # type: ignore[assignment]
+    __cwm_items__: list[Any]
+
+    def __getitem__(self, index: Any) -> Any:
+        return self.__cwm_items__[index]  # a slice is a new plain list, as a list's is
+
+    def __len__(self) -> int:
+        return len(self.__cwm_items__)
+
+    def __iter__(self) -> Any:
+        if list.__len__(self):
+            raise _tampered(self)
+        return iter(self.__cwm_items__)
+
+    def __reversed__(self) -> Any:
+        return reversed(self.__cwm_items__)
+
+    def __contains__(self, item: Any) -> bool:
+        return item in self.__cwm_items__
+
+    def index(self, *args: Any) -> int:
+        return self.__cwm_items__.index(*args)
+
+    def count(self, item: Any) -> int:
+        return self.__cwm_items__.count(item)
+
+    def __eq__(self, other: object) -> Any:
+        return self.__cwm_items__ == _compared(other)
+
+    def __ne__(self, other: object) -> Any:
+        return self.__cwm_items__ != _compared(other)
+
+    def __lt__(self, other: Any) -> Any:
+        return self.__cwm_items__ < _compared(other)
+
+    def __le__(self, other: Any) -> Any:
+        return self.__cwm_items__ <= _compared(other)
+
+    def __gt__(self, other: Any) -> Any:
+        return self.__cwm_items__ > _compared(other)
+
+    def __ge__(self, other: Any) -> Any:
+        return self.__cwm_items__ >= _compared(other)
+
+    def __add__(self, other: Any) -> Any:
+        return self.__cwm_items__ + other if isinstance(other, list) else NotImplemented
+
+    def __radd__(self, other: Any) -> Any:
+        return other + self.__cwm_items__ if isinstance(other, list) else NotImplemented
+
+    def __mul__(self, times: Any) -> Any:
+        return self.__cwm_items__ * times
+
+    __rmul__ = __mul__
+
+    def __repr__(self) -> str:
+        return repr(self.__cwm_items__)
+
+    def copy(self) -> list[Any]:
+        return self.__cwm_items__.copy()
 
     def __copy__(self) -> list[Any]:
-        return list(self)
+        return self.__cwm_items__.copy()
 
     def __deepcopy__(self, memo: dict[int, Any]) -> list[Any]:
         return thaw(self)  # type: ignore[no-any-return]
@@ -80,15 +233,31 @@ class ReadOnlyList(list):  # type: ignore[type-arg]
         return list, (thaw(self),)
 
 
+def _compared(other: Any) -> Any:
+    """What a read-only list's items compare with: the items of another read-only list, else ``other``
+    itself (a list compares with a list, and anything else answers ``NotImplemented`` as for a list)."""
+    return _ITEMS(other) if type(other) is ReadOnlyList else other
+
+
+_ITEMS = vars(ReadOnlyList)["__cwm_items__"].__get__
+_MAP = vars(ReadOnlyDict)["__cwm_map__"].__get__
+_SET_ITEMS = vars(ReadOnlyList)["__cwm_items__"].__set__
+_SET_MAP = vars(ReadOnlyDict)["__cwm_map__"].__set__
+text.STORAGE.update({ReadOnlyList: _ITEMS, ReadOnlyDict: _MAP})
+
+
 def _read_only_list(items: list[Any]) -> ReadOnlyList:
+    """A read-only list of ``items``, which the caller gives up (it must hold it nowhere else)."""
     out = list.__new__(ReadOnlyList)
-    list.extend(out, items)
+    _SET_ITEMS(out, items)
     return out
 
 
 def _read_only_dict(items: dict[Any, Any]) -> ReadOnlyDict:
+    """A read-only dict of ``items``, which the caller gives up (it must hold it nowhere else)."""
     out = dict.__new__(ReadOnlyDict)
-    dict.update(out, items)
+    dict.update(out, _DECOY)
+    _SET_MAP(out, types.MappingProxyType(items))
     return out
 
 
@@ -117,7 +286,7 @@ def state(value: Any) -> ReadOnlyDict:
       ValueBreach: not a dict, not JSON-serialisable, a non-finite float, colliding keys, or too deep.
     """
     if type(value) is ReadOnlyDict:
-        return value
+        return _kept(value)
     if not issubclass(type(value), dict):
         raise ValueBreach(f"a state must be a dict, got {_kind(value)}")
     return _freeze(value, 0)  # type: ignore[no-any-return]
@@ -125,8 +294,10 @@ def state(value: Any) -> ReadOnlyDict:
 
 def _freeze(v: Any, depth: int) -> Any:
     t = type(v)
-    if t in _ATOMS or t in _FROZEN:
+    if t in _ATOMS:
         return v
+    if t in _FROZEN:
+        return _kept(v)
     if t is float:
         if v - v == 0.0:  # finite (inf - inf and nan - nan are nan)
             return v
@@ -135,25 +306,46 @@ def _freeze(v: Any, depth: int) -> Any:
         raise ValueBreach(f"a state is nested more than {MAX_DEPTH} levels deep")
     if t is list:
         if _flat(v):
-            return _read_only_list(v)
-        # items frozen before (a row a model kept from the state it was given) or atoms: kept without a call
-        return _read_only_list([x if type(x) in _KEPT else _freeze(x, depth + 1) for x in v])
+            return _read_only_list(v.copy())
+        return _read_only_list([x if type(x) in _ATOMS else _freeze(x, depth + 1) for x in v])
     if t is dict:
         if not set(map(type, v)) <= _STR:
             _check_keys(v, "a state")
-        out = _read_only_dict(v)
+        inner = dict.copy(v)
         for k, x in dict.items(v):
             tx = type(x)
-            if tx in _ATOMS or tx in _FROZEN:
+            if tx in _ATOMS:
                 continue
-            if tx is list and _flat(x):  # the common nested case, without a recursion
-                dict.__setitem__(out, k, _read_only_list(x))
+            if tx in _FROZEN:  # a row a model kept from the state it was given: shared, never copied again
+                _kept(x)
+            elif tx is list and _flat(x):  # the common nested case, without a recursion
+                inner[k] = _read_only_list(x.copy())
             else:
-                dict.__setitem__(out, k, _freeze(x, depth + 1))
-        return out
+                inner[k] = _freeze(x, depth + 1)
+        return _read_only_dict(inner)
     if t is tuple:
         return tuple([_freeze(x, depth + 1) for x in v])
     return _freeze(_plain(v, "a state"), depth)
+
+
+def untouched(value: Any) -> None:
+    """Raises ``StateMutationError`` when ``value`` is a read-only dict or list whose own (decoy) storage a model
+    changed through an unbound ``dict``/``list`` method: called on the state a model function was given, after
+    the call (the top level only: a nested container raises when it is next iterated or handed back)."""
+    t = type(value)
+    if (t is ReadOnlyDict and dict.__len__(value) != 1) or (t is ReadOnlyList and list.__len__(value)):
+        raise _tampered(value)
+
+
+def _kept(v: Any) -> Any:
+    """A read-only container a model handed back, checked to be as this module made it: its own (empty)
+    list/dict storage still empty, so no unbound ``list``/``dict`` method was called on it."""
+    if (list.__len__(v) if type(v) is ReadOnlyList else dict.__len__(v) != 1):
+        _restore(v)  # refused once, here: the state it belongs to reads as before in later calls
+        base = type(v).__bases__[0].__name__
+        raise ValueBreach(f"a state holds a read-only {base} of the state it was given that the model tried to "
+                          f"change through an unbound method ({_UNBOUND[base]}-style); states are read-only")
+    return v
 
 
 def _flat(items: list[Any]) -> bool:
@@ -173,12 +365,11 @@ def _flat(items: list[Any]) -> bool:
 
 
 _FLAT = _ATOMS | {float}
-_KEPT = _ATOMS | _FROZEN
 
 
-def _check_keys(d: dict[Any, Any], where: str) -> None:
+def _check_keys(d: Any, where: str) -> None:
     seen: set[str] = set()
-    for k in dict.keys(d):
+    for k in (_MAP(d).keys() if type(d) is ReadOnlyDict else dict.keys(d)):
         if type(k) not in _KEY_TYPES:
             raise ValueBreach(f"{where} has a dict key of type {type(k).__name__} ({describe(k)}); keys must be "
                               f"str, int, float, bool or None")
@@ -193,6 +384,8 @@ def _plain(v: Any, where: str) -> Any:
     t = type(v)  # never isinstance: it reads the value's own __class__
     if t in _NUMPY_SCALARS:
         return v.item()  # numpy's own method: a numpy scalar type cannot be one the model wrote
+    if t in _FROZEN:
+        return v.copy()  # the library's own class: a plain copy of what it holds
     if issubclass(t, str):
         return str.__str__(v)
     if issubclass(t, int):
@@ -217,13 +410,15 @@ def thaw(value: Any) -> Any:
     immutable); only containers are walked."""
     t = type(value)
     if t is ReadOnlyDict or t is dict:
-        if _NESTED.isdisjoint(map(type, dict.values(value))):
-            return dict.copy(value)  # a plain dict, also of a ReadOnlyDict
-        return {k: x if type(x) not in _NESTED else thaw(x) for k, x in dict.items(value)}
+        items = _MAP(value) if t is ReadOnlyDict else value
+        if _NESTED.isdisjoint(map(type, items.values())):
+            return items.copy()  # a plain dict, also of a ReadOnlyDict's mapping
+        return {k: x if type(x) not in _NESTED else thaw(x) for k, x in items.items()}
     if t is ReadOnlyList or t is list:
-        if _NESTED.isdisjoint(map(type, list.__iter__(value))):
-            return list.copy(value)  # a plain list, also of a ReadOnlyList
-        return [x if type(x) not in _NESTED else thaw(x) for x in list.__iter__(value)]
+        items = _ITEMS(value) if t is ReadOnlyList else value
+        if _NESTED.isdisjoint(map(type, items)):
+            return list(items)  # a plain list, also of a ReadOnlyList's tuple
+        return [x if type(x) not in _NESTED else thaw(x) for x in items]
     if t is tuple:
         return tuple(thaw(x) for x in value)
     return value
@@ -264,18 +459,22 @@ def _canon(value: Any, where: str, depth: int, flag: list[bool]) -> JSON:
     if depth >= MAX_DEPTH:
         raise ValueBreach(f"{where} is nested more than {MAX_DEPTH} levels deep")
     if t is list or t is ReadOnlyList or t is tuple:
-        types = set(map(type, value))
-        if types <= _ATOMS and not (int in types and any(type(x) is int and x.bit_length() > MAX_INT_BITS
+        if t is ReadOnlyList:
+            value = _ITEMS(value)  # what it holds, whatever its decoy storage holds
+        kinds = set(map(type, value))
+        if kinds <= _ATOMS and not (int in kinds and any(type(x) is int and x.bit_length() > MAX_INT_BITS
                                                          for x in value)):
-            if bool in types:
+            if bool in kinds:
                 flag[0] = True
             return list(value)
         return [x if type(x) is str else _canon(x, where, depth + 1, flag) for x in value]
     if t is dict or t is ReadOnlyDict:
+        if t is ReadOnlyDict:
+            value = _MAP(value)
         if set(map(type, value)) <= _STR:
-            return {k: x if type(x) is str else _canon(x, where, depth + 1, flag) for k, x in dict.items(value)}
+            return {k: x if type(x) is str else _canon(x, where, depth + 1, flag) for k, x in value.items()}
         _check_keys(value, where)
-        return {_json_key(k): _canon(x, where, depth + 1, flag) for k, x in dict.items(value)}
+        return {_json_key(k): _canon(x, where, depth + 1, flag) for k, x in value.items()}
     return _canon(_plain(value, where), where, depth, flag)
 
 
@@ -340,6 +539,8 @@ def items_of(value: Any) -> list[Any]:
     """The elements of a list or tuple (subclasses included) without calling its own ``__iter__``."""
     if type(value) is list:
         return value  # type: ignore[no-any-return]
+    if type(value) is ReadOnlyList:
+        return _ITEMS(value).copy()
     if issubclass(type(value), list):
         return list.copy(value)
     return list(tuple.__getitem__(value, slice(None)))

@@ -116,7 +116,10 @@ class WorldModel:
         """Calls one contract function; any exception becomes a ``ModelContractError`` naming the call (and
         ``step``, the number of actions taken so far, when the caller knows it)."""
         try:
-            return self.bound[fn_name](*args)
+            answer = self.bound[fn_name](*args)
+            if args:
+                value_rules.untouched(args[0])  # an unbound dict/list method changed nothing, but it was tried
+            return answer
         except ModelContractError:
             raise
         except value_rules.StateMutationError as e:  # the read-only state refused a change

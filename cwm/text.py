@@ -24,7 +24,7 @@ from __future__ import annotations
 import html
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 DEFAULT_LIMIT = 2000
@@ -97,6 +97,26 @@ def _marker(cut: int) -> str:
     return f"... [{cut} more characters cut]"
 
 
+# Container types whose items live outside their own list/dict storage, with the reader of what they hold (a
+# tuple, or a mapping): ``cwm.json_values`` registers its read-only state containers here. Looked up by exact
+# type, so a model's own subclass is never read through a reader.
+STORAGE: dict[type, Callable[[Any], Any]] = {}
+
+
+def _list_items(value: Any) -> Any:
+    """The items of a list or tuple (subclasses included), read without calling any method it defines."""
+    reader = STORAGE.get(type(value))
+    if reader is not None:
+        return reader(value)
+    return list.__iter__(value) if issubclass(type(value), list) else tuple.__iter__(value)
+
+
+def _dict_items(value: Any) -> Any:
+    """The items of a dict (subclasses included), read without calling any method it defines."""
+    reader = STORAGE.get(type(value))
+    return reader(value).items() if reader is not None else dict.items(value)
+
+
 def clean_json(value: Any, *, limit: int | None = DEFAULT_LIMIT, multiline: bool = True) -> Any:
     """``value`` with every string in it (dict keys too, at any depth) passed through :func:`clean`.
 
@@ -107,10 +127,10 @@ def clean_json(value: Any, *, limit: int | None = DEFAULT_LIMIT, multiline: bool
         return clean(value, limit=limit, multiline=multiline)
     if issubclass(t, dict):
         return {clean_json(k, limit=limit, multiline=multiline): clean_json(v, limit=limit, multiline=multiline)
-                for k, v in dict.items(value)}
+                for k, v in _dict_items(value)}
     if issubclass(t, (list, tuple)):
         items = [v if type(v) in _PLAIN else clean_json(v, limit=limit, multiline=multiline)
-                 for v in (list.__iter__(value) if issubclass(t, list) else tuple.__iter__(value))]
+                 for v in _list_items(value)]
         return tuple(items) if issubclass(t, tuple) else items
     return value
 
@@ -203,8 +223,7 @@ def _json_walk(value: Any, parts: list[str], left: list[int], depth: int) -> Non
 
 def _container_walk(value: Any, parts: list[str], left: list[int], depth: int) -> None:
     is_dict = issubclass(type(value), dict)
-    items = dict.items(value) if is_dict else list.__iter__(value) if issubclass(type(value), list) \
-        else tuple.__iter__(value)
+    items = _dict_items(value) if is_dict else _list_items(value)
     _put("{" if is_dict else "[", parts, left)
     for i, item in enumerate(items):
         if left[0] <= 0:

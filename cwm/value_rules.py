@@ -45,6 +45,7 @@ from cwm.json_values import (
     same,
     state,
     thaw,
+    untouched,
 )
 from cwm.types import CHANCE, JSON, TERMINAL
 
@@ -53,6 +54,7 @@ __all__ = [
     "StateMutationError", "ValueBreach", "action_strings", "canonical", "canonical_flagged", "chance_outcomes",
     "describe", "dumps", "finite_numbers", "has_bool", "history", "items_of", "number", "observations",
     "observations_flagged", "player", "rewards", "rules_markdown", "rules_text", "same", "state", "thaw",
+    "untouched",
 ]
 
 PROBABILITY_TOLERANCE = 1e-6  # chance probabilities must sum to 1 within this
@@ -150,7 +152,7 @@ def action_strings(value: Any, what: str = "get_legal_actions") -> list[str]:
     if type(value) is not list:
         if not issubclass(type(value), list):
             raise ValueBreach(f"{what} must return a list of str, got {_kind(value)}")
-        value = list.copy(value)
+        value = items_of(value)
     if not set(map(type, value)) <= _STR:
         try:
             value = [_action(a, what) for a in value]

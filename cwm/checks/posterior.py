@@ -48,7 +48,7 @@ from typing import Any
 import numpy as np
 import pyspiel
 
-from cwm import games
+from cwm import games, value_rules
 from cwm.games.hidden import HiddenInfo, Truth, hidden_info, replay, true_posterior
 from cwm.games.tracker import HistoryTracker
 from cwm.text import counted, html_block, html_number, html_paragraph, html_table, plain_text
@@ -233,8 +233,11 @@ def _shares(distribution: object, most: int = 6) -> str:
     """The most likely values of a distribution with their probabilities, as one line for a table: each value
     and probability read as plain text (``cwm.text.plain_text``, ``html_number``), so the line is built
     without calling anything the values' classes define."""
-    pairs: list[tuple[object, object]] = (list(dict.items(distribution))  # type: ignore[arg-type]
-                                          if issubclass(type(distribution), dict) else [])
+    pairs: list[tuple[object, object]] = []
+    if type(distribution) is value_rules.ReadOnlyDict:  # the library's own read-only dict: read as it says
+        pairs = list(distribution.items())  # type: ignore[attr-defined]
+    elif issubclass(type(distribution), dict):
+        pairs = list(dict.items(distribution))  # type: ignore[arg-type]
     top = sorted(pairs, key=lambda kv: -_plain_share(kv[1]))
     shown = "; ".join(f"{plain_text(value)}: {html_number(share, '.2f')}" for value, share in top[:most])
     return shown + (f"; ... {len(top) - most} more" if len(top) > most else "")

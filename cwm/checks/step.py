@@ -60,10 +60,14 @@ class StepChecks:
             if self.timed:
                 self.beat(name)
                 try:
-                    return self.fns[name](*args), "", False
+                    answer = self.fns[name](*args)
                 finally:
                     self.beat(REST)  # what follows is the checks' own work, counted against no call
-            return self.guard(self.fns[name], *args), "", False
+            else:
+                answer = self.guard(self.fns[name], *args)
+            if args:
+                value_rules.untouched(args[0])  # an unbound dict/list method changed nothing, but it was tried
+            return answer, "", False
         except value_rules.StateMutationError as e:
             return _UNSET, f"{name} tried to modify its input state, which the contract forbids ({e})", True
         except self.passes:  # the stretch's own verdict (a sandbox child's memory limit)

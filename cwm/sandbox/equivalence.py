@@ -404,17 +404,33 @@ def _playout_problem(playout: Any) -> str:
 def _state_problem(state: Any) -> str:
     if type(state) is not dict or set(state) != {"player", "legal", "chance", "rewards", "observations"}:
         return "a state record"
-    if type(state["player"]) is not int or (state["legal"] is not None and type(state["legal"]) is not str):
-        return "a player or legal set"
+    field = values_problem(state)
+    if field:
+        return _WHAT[field]
+    if type(state["observations"]) is not list or any(type(o) is not str for o in state["observations"]):
+        return "observations"
+    return ""
+
+
+_WHAT = {"player": "a player or legal set", "legal": "a player or legal set", "chance": "a chance distribution",
+         "rewards": "rewards"}
+
+
+def values_problem(state: dict[str, Any]) -> str:
+    """The first of a state record's ``player``, ``legal``, ``chance`` and ``rewards`` fields that is not what a
+    child must write there (``""``: none): an int; None or a str; None or a list of [str, number] pairs; a list
+    of numbers. Records written by the Python and the JAX twin children share these fields."""
+    if type(state["player"]) is not int:
+        return "player"
+    if state["legal"] is not None and type(state["legal"]) is not str:
+        return "legal"
     chance = state["chance"]
     if chance is not None and (type(chance) is not list or any(
             type(c) is not list or len(c) != 2 or type(c[0]) is not str or type(c[1]) not in (int, float)
             for c in chance)):
-        return "a chance distribution"
+        return "chance"
     if type(state["rewards"]) is not list or any(type(r) not in (int, float) for r in state["rewards"]):
         return "rewards"
-    if type(state["observations"]) is not list or any(type(o) is not str for o in state["observations"]):
-        return "observations"
     return ""
 
 

@@ -180,21 +180,53 @@ def _vectors(value: Any) -> bool:
 
 
 def _twin_parsed(result: JobResult, count: int) -> list[dict[str, Any]] | str:
-    """The twin child's playout records, checked for shape (its answer is data), or why they cannot be used."""
+    """The twin child's playout records, checked field by field (the child ran untrusted code: its answer is
+    data, and a forged one must be refused here, not raise later), or why they cannot be used (one line)."""
     if not result.ok:
         return f"{result.kind}: {result.error}"
     value = result.value
     if type(value) is not list or len(value) != count:
         return f"error: the playout record is malformed (expected {count} playouts)"
-    keys = {"player", "legal", "chance", "rewards", "decoded", "tensors"}
     for i, playout in enumerate(value):
-        ok = (type(playout) is dict and set(playout) == {"actions", "states", "error"}
-              and type(playout["states"]) is list and type(playout["actions"]) is list
-              and all(type(s) is dict and set(s) == keys and type(s["player"]) is int and _vectors(s["tensors"])
-                      and type(s["rewards"]) is list for s in playout["states"]))
-        if not ok:
-            return f"error: the record of playout {i + 1} is malformed"
+        problem = _playout_problem(playout)
+        if problem:
+            return f"error: the record of playout {i + 1} is malformed: {problem}"
     return value
+
+
+_TWIN_KEYS = frozenset({"player", "legal", "chance", "rewards", "decoded", "tensors"})
+_TWIN_WHAT = {"player": "its player is not an int", "legal": "its legal set is neither None nor a str",
+              "chance": "its chance distribution is not a list of [str, number] pairs",
+              "rewards": "its rewards are not a list of numbers"}
+
+
+def _playout_problem(playout: Any) -> str:
+    """What is wrong with one playout record of the twin child (``""``: nothing)."""
+    if type(playout) is not dict or set(playout) != {"actions", "states", "error"}:
+        return "not a record of actions, states and error"
+    if type(playout["actions"]) is not list or any(type(a) is not str for a in playout["actions"]):
+        return "its actions are not a list of str"
+    if playout["error"] is not None and type(playout["error"]) is not str:
+        return "its error is neither None nor a str"
+    if type(playout["states"]) is not list:
+        return "its states are not a list"
+    for k, state in enumerate(playout["states"]):
+        problem = _twin_state_problem(state)
+        if problem:
+            return f"state {k}: {problem}"
+    return ""
+
+
+def _twin_state_problem(state: Any) -> str:
+    """What is wrong with one state record of the twin child (``""``: nothing)."""
+    if type(state) is not dict or set(state) != _TWIN_KEYS:
+        return f"not a record of {', '.join(sorted(_TWIN_KEYS))}"
+    field = eq.values_problem(state)
+    if field:
+        return _TWIN_WHAT[field]
+    if not _vectors(state["tensors"]):
+        return "its tensors are not lists of numbers"
+    return ""
 
 
 def compare_jax(reference: list[dict[str, Any]], twin: list[dict[str, Any]],

@@ -40,6 +40,10 @@ MUTANTS: dict[str, dict[str, tuple[str, str, str, str]]] = {
         "mutates_input": (
             'board = list(state["board"])', 'board = state["board"]',
             "transition", "tried to modify its input state"),
+        "appends_unbound": (  # reaches list.append past the gate's literal-name rule; changes nothing, refused
+            'board = list(state["board"])', 'L = type([])\n    L.append(state["board"], float("nan"))\n'
+            '    board = list(state["board"])',
+            "transition", "tried to modify its input state"),
         "returns_input_object": (
             'return {"board": board, "player": 1 - state["player"]}',
             'state["board"], state["player"] = board, 1 - state["player"]\n    return state',
@@ -89,6 +93,10 @@ MUTANTS: dict[str, dict[str, tuple[str, str, str, str]]] = {
             "observations", "value[1]['private']"),
         "mutates_input": (
             'new["ante"] = list(state["ante"])', 'new["ante"] = state["ante"]',
+            "transition", "tried to modify its input state"),
+        "updates_unbound": (  # dict.update reached through type({}): changes nothing, refused
+            "    new = _copy(state)\n    player", "    type({}).update(state, raises=0)\n    new = _copy(state)\n"
+            "    player",
             "transition", "tried to modify its input state"),
         "returns_input_object": (
             "    new = _copy(state)\n    player", "    new = state\n    player",

@@ -69,3 +69,126 @@ def test_a_list_of_finite_numbers_is_read_only_and_keeps_its_items():
     assert all(a is b for a, b in zip(state["r"], items))  # nothing converted
     with pytest.raises(value_rules.StateMutationError):
         state["rows"][0].append(1.0)
+
+
+# -- unbound list/dict methods, however a model reaches them (found by review: each changed a shared state) ---
+
+ROWS = {"rows": [[1.0, 2.0], [3.0]], "n": {"k": "v"}, "a": 1}
+BYPASSES = {  # what the model runs on its state s, and the path of the container it tries to change
+    "type-of-list": ("L = type([])\n    L.append(s['rows'][0], float('nan'))", ("rows", 0)),
+    "alias-of-list": ("L = list\n    L.extend(s['rows'][0], [float('nan')])", ("rows", 0)),
+    "partial": ("functools.partial(type([]).append, s['rows'][0])(object())", ("rows", 0)),
+    "from-a-list": ("m = [type([]).insert]\n    m[0](s['rows'][1], 0, 9.0)", ("rows", 1)),
+    "map": ("list(map(type([]).append, [s['rows'][0]], [4.0]))", ("rows", 0)),
+    "super": ("super(type(s['rows'][0]), s['rows'][0]).append(5.0)", ("rows", 0)),
+    "subclass": ("class X(type([])):\n        pass\n    X.extend(s['rows'][0], [7.0])", ("rows", 0)),
+    "generic-alias": ("list[float].append(s['rows'][1], 6.0)", ("rows", 1)),
+    "dict-update": ("D = type({})\n    D.update(s, a=object())", ()),
+    "dict-setdefault": ("D = dict\n    D.setdefault(s['n'], 'x', float('inf'))", ("n",)),
+    "dict-popitem": ("type({}).popitem(s['n'])", ("n",)),
+    "defaultdict": ("collections.defaultdict.update(s['n'], k=2)", ("n",)),
+}
+
+
+def _bypass(name: str) -> tuple[dict, object]:
+    """The state after the model ran bypass ``name`` on it, and the container it tried to change."""
+    code, path = BYPASSES[name]
+    module = load_source(f"import collections\nimport functools\n\ndef f(s):\n    {code}\n", api=())
+    state = value_rules.state(ROWS)
+    module.f(state)
+    target = state
+    for key in path:
+        target = target[key]
+    return state, target
+
+
+@pytest.mark.parametrize("name", sorted(BYPASSES))
+def test_an_unbound_mutator_reached_any_way_changes_nothing_of_the_state(name):
+    import copy
+
+    state, _ = _bypass(name)
+    assert copy.deepcopy(state) == ROWS and state == ROWS  # what the library and a model's copy read
+    assert state["rows"][0][0] == 1.0 and len(state["rows"][0]) == 2 and state["n"].get("x") is None
+
+
+@pytest.mark.parametrize("name", sorted(BYPASSES))
+def test_a_container_a_model_tried_to_change_so_is_refused_when_read_or_handed_back(name):
+    _, target = _bypass(name)
+    with pytest.raises(value_rules.StateMutationError, match="unbound .* method .* changes nothing"):
+        list(target)  # iterating it names what the model tried
+    assert list(target) == list(value_rules.thaw(target))  # refused once: it reads as before from then on
+    _, target = _bypass(name)
+    with pytest.raises(value_rules.ValueBreach, match="tried to change through an unbound method"):
+        value_rules.state({"kept": target})  # a returned state that keeps it is refused
+    assert value_rules.state({"kept": target})["kept"] is target
+
+
+def test_a_model_that_appends_to_its_board_unbound_is_a_breach_and_its_parent_is_unchanged():
+    from pathlib import Path
+
+    from cwm import model
+    from cwm.games import action_codec, resolve
+    from cwm.types import ModelContractError
+
+    source = (Path(__file__).resolve().parents[2] / REFERENCE).read_text()
+    source = source.replace('    board = list(state["board"])\n',
+                            '    type([]).append(state["board"], float("nan"))\n    board = list(state["board"])\n')
+    assert "float(\"nan\")" in source
+    wm = model.WorldModel(load_source(source), codec=action_codec(resolve("tic_tac_toe")), name="ttt")
+    root = wm.new_initial_state()
+    with pytest.raises(ModelContractError, match="tried to modify its input state"):
+        root.child(root.legal_actions()[0])
+    assert root.raw == {"board": ["."] * 9, "player": 0} and len(root.legal_actions()) == 9
+    report = checks.run_checks(load_source(source), [trajectories.record("tic_tac_toe", seed=0)])
+    assert report.breaches > 0 and any("tried to modify its input state" in f.render() for f in report.failures)
+
+
+def test_a_read_only_state_reads_as_the_plain_json_it_holds():
+    """The decoy storage is never what a reader sees: every way models and the library read a state agrees
+    with the plain value."""
+    import copy
+    import json
+    import pickle
+
+    import numpy as np
+
+    from cwm import json_values, text
+
+    plain = {"b": [1, 2.5, "x", None], "n": {"k": [[1], [2]]}, "e": [], "d": {}, "t": True}
+    s = value_rules.state(plain)
+    r = s["b"]
+    assert isinstance(s, dict) and isinstance(r, list) and len(s) == 5 and len(r) == 4 and "x" in r
+    assert json.dumps(s) == json.dumps(plain) and json.dumps(s, sort_keys=True, indent=1) == json.dumps(
+        plain, sort_keys=True, indent=1)
+    assert s == plain and plain == s and (s != plain) is False and r == plain["b"] and plain["b"] == r and r != [1]
+    assert r[1:] == [2.5, "x", None] and type(r[1:]) is list and r[-1] is None and r + [0] == plain["b"] + [0]
+    assert [0] + r == [0] + plain["b"] and r * 2 == plain["b"] * 2 and list(reversed(r)) == plain["b"][::-1]
+    assert r.index("x") == 2 and r.count(1) == 1 and sorted(s["n"]["k"], reverse=True) == [[2], [1]]
+    assert s["n"]["k"] < [[2]] and max(s["n"]["k"]) == [2] and not s["e"] and not s["d"]
+    assert dict(s) == plain and {**s} == plain and list(s) == list(plain) and s.get("zz", 5) == 5
+    assert s | {"q": 1} == plain | {"q": 1} and {"q": 1} | s == {"q": 1} | plain
+    assert repr(s) == repr(plain) and f"{r}" == str(plain["b"]) and "{b}".format(**s) == str(plain["b"])
+    assert type(copy.copy(s)) is dict and copy.deepcopy(s) == plain and pickle.loads(pickle.dumps(s)) == plain
+    assert np.array(s["n"]["k"]).shape == (2, 1) and np.sum(value_rules.state({"a": [1, 2, 3]})["a"]) == 6
+    assert text.plain_text(s) == text.plain_text(plain) and text.clean_json(s) == plain
+    assert json_values.canonical(s) == json_values.canonical(plain) and json_values.thaw(s) == plain
+    assert value_rules.state({"x": s["n"]})["x"] is s["n"]  # a kept row is shared, not copied
+    assert value_rules.action_strings(value_rules.state({"l": ["a", "b"]})["l"]) == ["a", "b"]
+
+
+def test_a_model_call_that_only_tries_an_unbound_dict_method_is_a_breach_at_that_call():
+    from pathlib import Path
+
+    from cwm import model
+    from cwm.games import action_codec, resolve
+    from cwm.types import ModelContractError
+
+    source = (Path(__file__).resolve().parents[2] / REFERENCE).read_text()
+    target = "def get_legal_actions(state):\n"
+    assert source.count(target) == 1
+    source = source.replace(target, target + "    D = type({})\n    D.setdefault(state, 'x', 1)\n")
+    wm = model.WorldModel(load_source(source), codec=action_codec(resolve("tic_tac_toe")), name="ttt")
+    root = wm.new_initial_state()
+    with pytest.raises(ModelContractError, match=r"step 0: get_legal_actions\(...\) tried to modify its input"):
+        root.legal_actions()  # the call reads nothing it tried to change: the check after the call names it
+    assert root.raw == {"board": ["."] * 9, "player": 0} and "x" not in root.raw
