@@ -153,7 +153,8 @@ def bench_bundle_bar(path: Path, budgets: list[int], *, keep: str = "score", sto
     game = loaded.spec.name
     print(f"{game}: the bundle's JAX twin, trained in a sandbox child ({BAR.num_envs} games x {BAR.rollout} steps, "
           f"best ({keep}) of evaluations on {BAR.eval_games} twin games every {BAR.eval_every} updates"
-          + (f", stopping at the first that loses none of them and of {stop_games} more per seat)" if stop_games else ")"))
+          + (f", stopping at the first that loses none of them and of {stop_games} more per seat)"
+             if stop_games else ")"))
     for steps in budgets:
         config = dataclasses.replace(BAR, total_steps=steps, keep=keep, stop_games=stop_games)
         with Sandbox() as box:
@@ -168,7 +169,8 @@ def bench_bundle_bar(path: Path, budgets: list[int], *, keep: str = "score", sto
             finally:
                 agent.close()
         last = result.curve[-1]
-        trained = f"stopped at {int(last['steps'])}" if last.get("check_losses_seat0") == last.get("check_losses_seat1") == 0 else "trained all"
+        stopped = last.get("check_losses_seat0") == last.get("check_losses_seat1") == 0
+        trained = f"stopped at {int(last['steps'])}" if stopped else "trained all"
         print(f"  {steps:9d} steps ({trained})  {spent:7.1f} CPU-s (child, JAX start and compiling included)  best "
               f"twin score {result.best_score:+.3f}  real losses per seat {losses}")
         if losses == [0, 0]:

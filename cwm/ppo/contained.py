@@ -163,6 +163,8 @@ def _seat_counts(row: dict[str, float], i: int, config: TrainConfig) -> None:
             continue
         if not all(present):
             raise TrainingRefused(f"JAX twin training: curve row {i} lacks some of {prefix}{', '.join(SEAT_COUNTS)}")
+        if required and not prefix and not all(f"loss_rate_seat{seat}" in row for seat in (0, 1)):
+            raise TrainingRefused(f"JAX twin training: curve row {i} lacks loss_rate_seat0 or loss_rate_seat1")
         counts = [row[prefix + k] for k in SEAT_COUNTS]
         if not all(type(c) is int and c >= 0 for c in counts) or counts[2] + counts[3] != played \
                 or counts[0] > counts[2] or counts[1] > counts[3]:

@@ -6,9 +6,9 @@ encoder (``cwm.sandbox.training``). Every ``eval_every`` updates the greedy poli
 fresh games against random in the same model, both seats; the best policy so far (by their mean return,
 losses weighted by ``loss_weight``, or first by the fewest losses in the worse seat: ``TrainConfig.keep``)
 is kept, and with ``TrainConfig.stop_games`` the run stops at the first policy that loses no game of an
-evaluation and of a further check of that many games in each seat. Every ``checkpoint_every`` updates the run is saved and the
-games restart from seeds fixed by the update count, so a resumed run ends with exactly the weights of
-one that never stopped. ``train_seeds`` trains several seeds (``cwm.ppo.seeds.train_seeds``).
+evaluation and of a further check of that many games in each seat. Every ``checkpoint_every`` updates
+the run is saved and the games restart from seeds fixed by the update count, so a resumed run ends with
+exactly the weights of one that never stopped. ``train_seeds`` trains several seeds (``cwm.ppo.seeds.train_seeds``).
 """
 
 from __future__ import annotations
@@ -370,18 +370,39 @@ def record(run: RunState, params: dict[str, np.ndarray], row: dict[str, float], 
     if config.stop_games and row["losses_seat0"] == row["losses_seat1"] == 0:
         check = recheck(2 * config.stop_games, _seed(config.seed, 4, run.update))
         row |= {f"check_{k}": check[k] for k in SEAT_COUNTS}
-        run.stopped = check["losses_seat0"] == check["losses_seat1"] == 0
     run.curve.append(row)
+    run.stopped = _stops(row)
     if run.stopped or _ranks_above(row, run, config.keep):
         run.best, run.best_score, run.best_row = params, row["score"], row
 
 
+def kept_row(curve: list[dict[str, float]], keep: str) -> dict[str, float]:
+    """The row of the policy a run with this ``curve`` kept (``record``'s choice, replayed; ``{}`` for none)."""
+    run = RunState({}, None, {}, -np.inf, 0, [])
+    for row in curve:
+        if _stops(row) or _ranks_above(row, run, keep):
+            run.best_score, run.best_row = row["score"], row
+    return run.best_row
+
+
+def rank(row: dict[str, float], keep: str) -> tuple[float, ...]:
+    """An evaluation row's rank by ``keep`` (``TrainConfig.keep``), higher better: ``(score,)``, or ``(-the loss
+    rate of the worse seat, score)``."""
+    if keep == "score":
+        return (row["score"],)
+    return (-max(row["loss_rate_seat0"], row["loss_rate_seat1"]), row["score"])
+
+
 def _ranks_above(row: dict[str, float], run: RunState, keep: str) -> bool:
-    """Whether an evaluation's ``row`` ranks above the run's best by ``keep`` (``TrainConfig.keep``)."""
+    """Whether an evaluation's ``row`` ranks above the run's best by ``keep``."""
     if keep == "score" or not run.best_row:
         return row["score"] > run.best_score
-    worst, best_worst = (max(r["loss_rate_seat0"], r["loss_rate_seat1"]) for r in (row, run.best_row))
-    return (-worst, row["score"]) > (-best_worst, run.best_score)
+    return rank(row, keep) > rank(run.best_row, keep)
+
+
+def _stops(row: dict[str, float]) -> bool:
+    """Whether the row's policy lost none of its evaluation's games nor of its stop check's."""
+    return all(row.get(k) == 0 for k in ("losses_seat0", "losses_seat1", "check_losses_seat0", "check_losses_seat1"))
 
 
 def _seed(seed: int, stream: int, index: int) -> int:

@@ -15,7 +15,7 @@ import pytest
 from cwm.bundle.policy import PolicyConfig, init_params, policy_bytes
 from cwm.ppo.contained import _checked, train_twin_contained
 from cwm.ppo.jax_train import train_twin
-from cwm.ppo.train import RunState, TrainConfig, record, summary
+from cwm.ppo.train import RunState, TrainConfig, TrainResult, kept_row, record, summary
 from cwm.sandbox.training import TrainingRefused
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "jax_twins" / "tic_tac_toe.py"
@@ -56,8 +56,20 @@ def test_the_run_keeps_the_policy_its_criterion_ranks_first(keep, kept):
         record(run, {"w": np.array(name)}, row, config, _never)
     assert str(run.best["w"]) == kept and run.best_score == 0.75 and len(run.curve) == 3
     assert run.curve[0]["losses_seat1"] == 1 and run.curve[0]["games_seat1"] == 10
+    assert kept_row(run.curve, keep) == run.curve["acd".index(kept)]  # the choice replayed from the curve alone
     record(run, {"w": np.array("e")}, SAFER_AND_BETTER, config, _never)
     assert str(run.best["w"]) == "e" and run.best_score == 0.9 and not run.stopped
+
+
+@pytest.mark.parametrize("keep, best_seed", [("score", 0), ("worst_seat", 1)])
+def test_seeds_compare_by_the_same_criterion(keep, best_seed):
+    """Seed 0 kept a policy scoring 0.9 with a loss in one seat, seed 1 one scoring 0.75 with none."""
+    from cwm.ppo.seeds import _seed_rank
+
+    losing = _row([1] * 10, [1] * 9 + [-1]) | {"score": 0.9}
+    results = [TrainResult({}, PolicyConfig(27, 9, 16), row["score"], [row], seed)
+               for seed, row in enumerate((losing, SAFE))]
+    assert max(results, key=lambda r: _seed_rank(r, keep)).seed == best_seed
 
 
 def test_a_policy_without_loss_is_checked_on_more_games_and_stops_the_run_when_it_loses_none():
@@ -77,6 +89,7 @@ def test_a_policy_without_loss_is_checked_on_more_games_and_stops_the_run_when_i
     assert run.curve[-1]["check_losses_seat1"] == 25 and run.curve[-1]["check_games_seat0"] == 50
     record(run, {"w": np.array("c")}, SAFE, config, recheck([1, 0]))  # lower score than b, but clean throughout
     assert run.stopped and str(run.best["w"]) == "c" and run.best_row["check_losses_seat0"] == 0
+    assert kept_row(run.curve, "score") == run.curve[-1]
     assert [games for games, _ in asked] == [100, 100]
 
 
@@ -127,6 +140,7 @@ GOOD = {"update": 2, "steps": 128, "score": 0.5, "loss_rate_seat0": 0.0, "loss_r
     ({}, None),
     ({"check_losses_seat0": 0, "check_losses_seat1": 0, "check_games_seat0": 3, "check_games_seat1": 3}, None),
     ({"losses_seat1": None}, "lacks some of losses_seat0"),
+    ({"loss_rate_seat0": None}, "lacks loss_rate_seat0 or loss_rate_seat1"),
     ({"losses_seat1": 1.0}, "not whole numbers"),
     ({"losses_seat1": -1, "loss_rate_seat1": -0.1}, "not whole numbers"),
     ({"losses_seat1": 11, "loss_rate_seat1": 1.1}, "not whole numbers"),
@@ -136,7 +150,7 @@ GOOD = {"update": 2, "steps": 128, "score": 0.5, "loss_rate_seat0": 0.0, "loss_r
     ({"check_losses_seat0": 0, "check_losses_seat1": 0, "check_games_seat0": 3, "check_games_seat1": 4},
      "within 6 games"),
     ({"losses_seat0": True}, "'losses_seat0' is not a finite number"),
-], ids=["good", "good-check", "missing", "float", "negative", "more-than-games", "other-games", "rate-lies",
+], ids=["good", "good-check", "missing", "no-rate", "float", "negative", "more-than-games", "other-games", "rate-lies",
         "check-missing", "check-other-games", "bool"])
 def test_the_childs_per_seat_counts_are_checked(change, words):
     row = {k: v for k, v in (GOOD | change).items() if v is not None}
@@ -161,3 +175,18 @@ def test_counts_are_optional_under_the_default_settings_and_required_otherwise()
 def test_bad_keep_settings_are_refused(change, words):
     with pytest.raises(ValueError, match=words):
         dataclasses.replace(TINY, **change).check()
+
+
+def test_the_python_trainer_stops_as_well(tmp_path, model_envs):
+    """cwm's PPO in the hand-written tic-tac-toe model, the same settings: it stops at its first clean policy,
+    which it keeps, and the training before is that of a run that never stops."""
+    from cwm.ppo.train import train
+
+    result = train(model_envs("tic_tac_toe"), STOPPING, out_dir=tmp_path / "a", progress=False)
+    full = train(model_envs("tic_tac_toe"), dataclasses.replace(STOPPING, stop_games=0), out_dir=tmp_path / "b",
+                 progress=False)
+    last = result.curve[-1]
+    assert len(result.curve) < len(full.curve) and last["check_losses_seat0"] == last["check_losses_seat1"] == 0
+    assert result.best_score == last["score"]
+    plain = [{k: v for k, v in r.items() if not k.startswith("check_")} for r in result.curve]
+    assert plain == full.curve[:len(result.curve)]
