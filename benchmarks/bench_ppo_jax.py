@@ -21,9 +21,13 @@ threads: XLA's included), so the figures do not depend on the machine's load:
     the whole run in a sandbox child (``cwm.ppo.contained``: no check on the real game until it ends), at
     each of ``--budgets`` steps afresh until the best policy on the twin loses none of 200 real games in
     either seat, played through the bundle's encoder in a sandbox worker (``ppo:DIR``). CPU seconds of the
-    child (read from outside, ``cwm.sandbox.watch.tree_cpu``) per run; the real games not counted.
+    child (read from outside, ``cwm.sandbox.watch.tree_cpu``) per run; the real games not counted. With
+    ``--keep worst_seat --stop-games N`` (``TrainConfig.keep``, ``stop_games``) the child keeps the policy
+    with the fewest losses in its worse seat and stops at the first that loses none of an evaluation and of
+    N more twin games in each seat: one run of the largest budget then stands for the budgets.
 
-    python benchmarks/bench_ppo_jax.py [--envs 64 256 1024] [--repeats 3] [--bar [--bundle DIR]]
+    python benchmarks/bench_ppo_jax.py [--envs 64 256 1024] [--repeats 3] [--bar [--bundle DIR [--budgets N ...]
+        [--keep worst_seat] [--stop-games N]]]
 """
 
 from __future__ import annotations
@@ -139,17 +143,20 @@ def bench_bar() -> None:
     print(f"bar not reached in {BAR.total_steps} steps ({spent:.1f} CPU-s)")
 
 
-def bench_bundle_bar(path: Path, budgets: list[int]) -> None:
-    """The bar on a bundle's untrusted JAX twin: each budget trained afresh in a sandbox child, its best policy
-    played in the real game through the bundle's encoder (contained); stops at the first that loses none."""
+def bench_bundle_bar(path: Path, budgets: list[int], *, keep: str = "score", stop_games: int = 0) -> None:
+    """The bar on a bundle's untrusted JAX twin: each budget trained afresh in a sandbox child (keeping and
+    stopping by ``keep`` and ``stop_games``), its best policy played in the real game through the bundle's
+    encoder (contained); stops at the first that loses none."""
     loaded = load_bundle(path)
     if loaded.jax_twin is None or "encoder.py" not in loaded.sources:
         raise SystemExit(f"{path}: needs a jax_twin.py checked against its encoder.py")
     game = loaded.spec.name
     print(f"{game}: the bundle's JAX twin, trained in a sandbox child ({BAR.num_envs} games x {BAR.rollout} steps, "
-          f"best of evaluations on {BAR.eval_games} twin games every {BAR.eval_every} updates)")
+          f"best ({keep}) of evaluations on {BAR.eval_games} twin games every {BAR.eval_every} updates"
+          + (f", stopping at the first that loses none of them and of {stop_games} more per seat)"
+             if stop_games else ")"))
     for steps in budgets:
-        config = dataclasses.replace(BAR, total_steps=steps)
+        config = dataclasses.replace(BAR, total_steps=steps, keep=keep, stop_games=stop_games)
         with Sandbox() as box:
             start = tree_cpu(reaped=False)
             result = train_twin_contained(loaded.jax_twin, config, game=game, sandbox=box)
@@ -161,8 +168,11 @@ def bench_bundle_bar(path: Path, budgets: list[int]) -> None:
                 losses = _seat_losses(agent, games.load_game(game))
             finally:
                 agent.close()
-        print(f"  {steps:9d} steps  {spent:7.1f} CPU-s (child, JAX start and compiling included)  best twin "
-              f"score {result.best_score:+.3f}  real losses per seat {losses}")
+        last = result.curve[-1]
+        stopped = last.get("check_losses_seat0") == last.get("check_losses_seat1") == 0
+        trained = f"stopped at {int(last['steps'])}" if stopped else "trained all"
+        print(f"  {steps:9d} steps ({trained})  {spent:7.1f} CPU-s (child, JAX start and compiling included)  best "
+              f"twin score {result.best_score:+.3f}  real losses per seat {losses}")
         if losses == [0, 0]:
             print(f"bar reached: {spent:.1f} CPU-s in the sandbox child")
             return
@@ -195,9 +205,14 @@ def main() -> None:
                                                     "(the speed figures are skipped)")
     parser.add_argument("--budgets", type=int, nargs="+", default=[512_000, 1_024_000, 2_048_000],
                         help="with --bundle: steps of each fresh run, until one reaches the bar")
+    parser.add_argument("--keep", choices=["score", "worst_seat"], default="score",
+                        help="with --bundle: which evaluated policy a run keeps (TrainConfig.keep)")
+    parser.add_argument("--stop-games", type=int, default=0,
+                        help="with --bundle: stop at the first policy that loses none of an evaluation and of "
+                             "this many more twin games per seat (TrainConfig.stop_games; default 0: never)")
     args = parser.parse_args()
     if args.bar and args.bundle is not None:
-        bench_bundle_bar(args.bundle, args.budgets)
+        bench_bundle_bar(args.bundle, args.budgets, keep=args.keep, stop_games=args.stop_games)
         return
     bench_speed(args.envs, args.repeats)
     if args.bar:

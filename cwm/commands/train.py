@@ -44,6 +44,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--rollout", type=int, default=32, help="steps of each game per update (default 32)")
     q.add_argument("--eval-every", type=int, default=10, help="updates between evaluations (default 10)")
     q.add_argument("--eval-games", type=int, default=200, help="games against random per evaluation (default 200)")
+    q.add_argument("--keep", choices=("score", "worst_seat"), default="score",
+                   help="which evaluated policy a seed keeps: the highest score (default), or the fewest losses in "
+                        "its worse seat, then the score")
+    q.add_argument("--stop-games", type=int, default=0,
+                   help="stop a seed at the first policy that loses no game of an evaluation nor of this many more "
+                        "games in each seat (default 0: train every step)")
     q.add_argument("--env", choices=("auto", "python", "jax"), default="auto",
                    help="what the games run on: the bundle's model in a training worker (python), or its JAX twin "
                         "with the network in one jitted update, the whole run in a sandbox child (jax; needs the "
@@ -73,9 +79,12 @@ def train_config(args: argparse.Namespace, *, recurrent: bool) -> TrainConfig:
                         ("--eval-games", args.eval_games)):
         if value < 1:
             raise UsageError(f"{flag} must be at least 1, got {value}")
+    stop_games = getattr(args, "stop_games", 0)
+    if stop_games < 0:
+        raise UsageError(f"--stop-games must be at least 0, got {stop_games}")
     return TrainConfig(total_steps=args.steps, num_envs=args.num_envs, rollout=args.rollout,
                        eval_every=args.eval_every, eval_games=args.eval_games, recurrent=recurrent,
-                       minibatches=min(4, args.num_envs))
+                       minibatches=min(4, args.num_envs), keep=getattr(args, "keep", "score"), stop_games=stop_games)
 
 
 def training_twin(bundle: Any, env: str, *, encoder: str | None, num_envs: int, minibatches: int) -> str:

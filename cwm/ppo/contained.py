@@ -11,7 +11,9 @@ writes no file): a contained run is one job, under one CPU budget.
 ``train_twin_contained`` is the host's side: the policy is read as untrusted input
 (``cwm.bundle.policy.read_policy``: names, shapes, finiteness, bounded archive) and must be of the game's
 action count and the run's network; the score and every curve row must be finite numbers, each row's fields
-among those an evaluation writes (``CURVE_FIELDS``).
+among those an evaluation writes (``CURVE_FIELDS``), and an evaluation's counts per seat (``losses_seat0``,
+``games_seat0``, ..., and a stop check's ``check_`` ones) whole numbers that add up to the games the run's
+settings play (required when ``TrainConfig.keep`` or ``stop_games`` asks for them).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from cwm import games
 from cwm.bundle.policy import MAX_ARCHIVE_BYTES, PolicyConfig, PolicyError, policy_bytes, read_policy
 from cwm.ppo.jax_env import TwinContractError, twin_shape
 from cwm.ppo.jax_train import time_twin_update, train_twin
-from cwm.ppo.train import TrainConfig, TrainResult
+from cwm.ppo.train import SEAT_COUNTS, TrainConfig, TrainResult
 from cwm.sandbox import Limits, Sandbox, pool
 from cwm.sandbox.training import TrainingRefused
 from cwm.types import JSON
@@ -135,15 +137,18 @@ def _checked(value: JSON, config: TrainConfig, game: str, num_actions: int) -> T
     if policy != expected:
         raise TrainingRefused(f"JAX twin training: the policy is {dataclasses.asdict(policy)}, not of this game "
                               f"and network ({dataclasses.asdict(expected)})")
-    return TrainResult(params, policy, _number(value["best_score"], "best_score"), _curve(value["curve"]), config.seed)
+    return TrainResult(params, policy, _number(value["best_score"], "best_score"), _curve(value["curve"], config),
+                       config.seed)
 
 
-# The fields of a curve row: the update and its steps, then an evaluation's figures (``cwm.ppo.train.summary``).
+# The fields of a curve row: the update and its steps, then an evaluation's figures (``cwm.ppo.train.summary``),
+# its counts per seat and those of its stop check.
 CURVE_FIELDS = frozenset({"update", "steps", "mean_return", "win_rate", "loss_rate", "score", "mean_return_seat0",
-                          "mean_return_seat1", "loss_rate_seat0", "loss_rate_seat1"})
+                          "mean_return_seat1", "loss_rate_seat0", "loss_rate_seat1",
+                          *SEAT_COUNTS, *(f"check_{k}" for k in SEAT_COUNTS)})
 
 
-def _curve(rows: JSON) -> list[dict[str, float]]:
+def _curve(rows: JSON, config: TrainConfig) -> list[dict[str, float]]:
     if type(rows) is not list or len(rows) > _MAX_CURVE_ROWS:
         raise TrainingRefused("JAX twin training: the curve is not a list of rows")
     out = []
@@ -154,7 +159,32 @@ def _curve(rows: JSON) -> list[dict[str, float]]:
         if unknown is not None:
             raise TrainingRefused(f"JAX twin training: curve row {i} has an unknown field {unknown!r:.40}")
         out.append({k: _number(v, f"curve row {i}, {k!r:.40}") for k, v in row.items()})
+        _seat_counts(out[-1], i, config)
     return out
+
+
+def _seat_counts(row: dict[str, float], i: int, config: TrainConfig) -> None:
+    """An evaluation row's counts per seat: all or none (all when the settings use them), whole numbers, the
+    losses within the games, the games those the evaluation (or its stop check) plays, the rates theirs."""
+    required = config.keep != "score" or config.stop_games > 0
+    for prefix, played in (("", config.eval_games), ("check_", 2 * config.stop_games)):
+        present = [prefix + k in row for k in SEAT_COUNTS]
+        if not any(present) and (prefix or not required):
+            continue
+        if not all(present):
+            raise TrainingRefused(f"JAX twin training: curve row {i} lacks some of {prefix}{', '.join(SEAT_COUNTS)}")
+        if required and not prefix and not all(f"loss_rate_seat{seat}" in row for seat in (0, 1)):
+            raise TrainingRefused(f"JAX twin training: curve row {i} lacks loss_rate_seat0 or loss_rate_seat1")
+        counts = [row[prefix + k] for k in SEAT_COUNTS]
+        if not all(type(c) is int and c >= 0 for c in counts) or counts[2] + counts[3] != played \
+                or counts[0] > counts[2] or counts[1] > counts[3]:
+            raise TrainingRefused(f"JAX twin training: curve row {i}: {prefix}losses and games per seat "
+                                  f"{counts} are not whole numbers of losses within {played} games")
+        for seat in (0, 1):
+            rate = row.get(f"loss_rate_seat{seat}") if not prefix else None
+            if rate is not None and counts[seat + 2] and abs(rate - counts[seat] / counts[seat + 2]) > 1e-9:
+                raise TrainingRefused(f"JAX twin training: curve row {i}: loss_rate_seat{seat} {rate!r:.40} is not "
+                                      f"{counts[seat]} of {counts[seat + 2]} games")
 
 
 def _number(value: JSON, where: str) -> float:

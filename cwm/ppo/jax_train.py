@@ -43,6 +43,7 @@ from cwm.ppo.train import (
     _load,
     _save,
     _seed,
+    record,
     summary,
 )
 
@@ -69,10 +70,10 @@ def train_twin(twin: types.ModuleType, config: TrainConfig, *, out_dir: str | Pa
     run = (out and _load(out / CHECKPOINT, learner.policy, learner.opt)) or _fresh(learner.policy, config, learner.opt)
     bar = _bar(config.updates, run.update, progress)
     last = min(config.updates, stop_after if stop_after is not None else config.updates)
-    while run.update < last:
+    while run.update < last and not run.stopped:
         chunk_end = min(last, (run.update // config.checkpoint_every + 1) * config.checkpoint_every)
         carry = learner.start(jax.random.key(_seed(config.seed, 1, run.update)), run.params)
-        while run.update < chunk_end:
+        while run.update < chunk_end and not run.stopped:
             run.params, run.opt_state, carry = learner.update(run.params, run.opt_state, carry, run.update)
             run.update += 1
             if run.update % config.eval_every == 0 or run.update == config.updates:
@@ -257,9 +258,7 @@ def _refuse(flags: jax.Array) -> None:
 def _evaluate_into(run: RunState, learner: TwinLearner, config: TrainConfig) -> None:
     params = {k: np.asarray(v) for k, v in run.params.items()}
     row = learner.evaluate(params, games=config.eval_games, seed=_seed(config.seed, 3, run.update))
-    run.curve.append({"update": run.update, "steps": run.update * config.num_envs * config.rollout, **row})
-    if row["score"] > run.best_score:
-        run.best, run.best_score = params, row["score"]
+    record(run, params, row, config, lambda games, seed: learner.evaluate(params, games=games, seed=seed))
 
 
 def time_twin_update(twin: types.ModuleType, config: TrainConfig, *, repeats: int = 1) -> tuple[float, int]:

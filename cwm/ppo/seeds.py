@@ -18,7 +18,7 @@ from cwm.executors import InlineExecutor, JobCrashed
 from cwm.games.oracle import oracle_model
 from cwm.model import ActionCodec, WorldModel
 from cwm.ppo.contained import train_twin_contained
-from cwm.ppo.train import Envs, TrainConfig, TrainResult, train
+from cwm.ppo.train import Envs, TrainConfig, TrainResult, kept_row, rank, train
 from cwm.sandbox import load_source
 from cwm.sandbox.training import ContainedEnvs
 from planners.env import LocalEnvs
@@ -77,7 +77,8 @@ def _train_one(job: tuple[EnvSource, TrainConfig, str, bool]) -> TrainResult:
 
 def train_seeds(source: EnvSource, config: TrainConfig, seeds: Sequence[int], *, out_dir: str | Path,
                 executor: Any = None, progress: bool = True) -> TrainResult:
-    """Trains one run per seed (``out_dir/seed-N``, each resumable), saves the best against random as the
+    """Trains one run per seed (``out_dir/seed-N``, each resumable), saves the best against random (by
+    ``config.keep``: the best score, or the fewest losses in the kept policy's worse seat, then the score) as the
     policy directory ``out_dir/policy`` (``cwm.bundle.policy.save_policy_dir``, with every seed's curve in its record)
     and plots the learning curves as ``out_dir/curve.png``.
 
@@ -101,12 +102,19 @@ def train_seeds(source: EnvSource, config: TrainConfig, seeds: Sequence[int], *,
         if isinstance(r, JobCrashed):  # a seed's process died (the memory limit): its checkpoint resumes it
             raise r
     results.sort(key=lambda r: r.seed)
-    best = max(results, key=lambda r: r.best_score)
+    best = max(results, key=lambda r: _seed_rank(r, config.keep))
     record = {"seed": best.seed, "best_score": best.best_score, "config": dataclasses.asdict(config),
               "curves": {str(r.seed): r.curve for r in results}}
     save_policy_dir(out / "policy", best.params, best.policy, encoder_source=source.encoder_source, extra=record)
     plot_curves(results, out / "curve.png", game=source.game)
     return best
+
+
+def _seed_rank(result: TrainResult, keep: str) -> tuple[float, ...]:
+    """How seeds compare: by their best score, or (``keep="worst_seat"``) as ``record`` ranks their kept rows."""
+    if keep == "score":
+        return (result.best_score,)
+    return rank(kept_row(result.curve, keep), keep)
 
 
 def plot_curves(results: Sequence[TrainResult], file: str | Path, *, game: str = "") -> Path:

@@ -4,9 +4,11 @@
 (``planners.env``), in this process for trusted games or in a sandbox worker for an untrusted model and
 encoder (``cwm.sandbox.training``). Every ``eval_every`` updates the greedy policy plays ``eval_games``
 fresh games against random in the same model, both seats; the best policy so far (by their mean return,
-losses weighted by ``loss_weight``) is kept. Every ``checkpoint_every`` updates the run is saved and the
-games restart from seeds fixed by the update count, so a resumed run ends with exactly the weights of
-one that never stopped. ``train_seeds`` trains several seeds (``cwm.ppo.seeds.train_seeds``).
+losses weighted by ``loss_weight``, or first by the fewest losses in the worse seat: ``TrainConfig.keep``)
+is kept, and with ``TrainConfig.stop_games`` the run stops at the first policy that loses no game of an
+evaluation and of a further check of that many games in each seat. Every ``checkpoint_every`` updates
+the run is saved and the games restart from seeds fixed by the update count, so a resumed run ends with
+exactly the weights of one that never stopped. ``train_seeds`` trains several seeds (``cwm.ppo.seeds.train_seeds``).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -39,6 +42,10 @@ CHECKPOINT_BOUNDS = ArchiveBounds(
     allowed=lambda name: name == "meta" or (name[:2] in ("p/", "b/") and name[2:] in ARRAY_NAMES)
     or (name[:2] == "o/" and name[2:].isdigit() and name[2:].isascii() and len(name) <= 6),
     max_members=CHECKPOINT_MEMBERS, member_bytes=MAX_ARRAY_BYTES, total_bytes=CHECKPOINT_BYTES)
+
+
+KEEP = ("score", "worst_seat")  # TrainConfig.keep's choices
+SEAT_COUNTS = ("losses_seat0", "losses_seat1", "games_seat0", "games_seat1")  # an evaluation row's counts
 
 
 class CheckpointError(CwmError, ValueError):
@@ -89,6 +96,12 @@ class TrainConfig:
       seed: seeds the weights, the sampling and the games.
       opponent: ``random`` (uniformly random legal moves), or ``self`` (self-play: the others sample from the
         learner's current network; on a JAX twin only, ``cwm.ppo.jax_train``). Evaluations are against random.
+      keep: which evaluated policy the run keeps as its best: ``score`` (the highest score), or
+        ``worst_seat`` (the lowest loss rate in its worse seat, then the highest score: for a bar such as
+        "no loss in either seat", which a high mean can hide in one seat).
+      stop_games: 0 trains all ``total_steps``; above 0, every evaluation in which the policy lost no game
+        (in either seat) is followed by a check of ``stop_games`` more games in each seat, and if it loses
+        none of those either, it is kept and the run stops there.
     """
 
     total_steps: int = 200_000
@@ -112,6 +125,8 @@ class TrainConfig:
     checkpoint_every: int = 50
     seed: int = 0
     opponent: str = "random"
+    keep: str = "score"
+    stop_games: int = 0
 
     def check(self) -> None:
         """Raises ``ValueError`` naming the first setting out of range."""
@@ -124,6 +139,10 @@ class TrainConfig:
                              f"a minibatch holds whole games")
         if self.opponent not in ("random", "self"):
             raise ValueError(f"TrainConfig.opponent must be 'random' or 'self', got {self.opponent!r}")
+        if self.keep not in KEEP:
+            raise ValueError(f"TrainConfig.keep must be one of {', '.join(KEEP)}, got {self.keep!r}")
+        if type(self.stop_games) is not int or self.stop_games < 0:
+            raise ValueError(f"TrainConfig.stop_games must be a whole number >= 0, got {self.stop_games!r}")
         if not self.loss_weight > 0:
             raise ValueError(f"TrainConfig.loss_weight must be > 0, got {self.loss_weight!r}")
 
@@ -134,7 +153,8 @@ class TrainConfig:
 
 @dataclasses.dataclass
 class RunState:
-    """What a checkpoint holds: the weights, the optimiser, the best policy, the learning curve."""
+    """What a checkpoint holds: the weights, the optimiser, the best policy (its evaluation row too), the
+    learning curve, and whether the run stopped early (``TrainConfig.stop_games``)."""
 
     params: dict[str, Any]
     opt_state: Any
@@ -142,6 +162,8 @@ class RunState:
     best_score: float
     update: int
     curve: list[dict[str, float]]
+    best_row: dict[str, float] = dataclasses.field(default_factory=dict)
+    stopped: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -181,11 +203,11 @@ def train(envs: Envs, config: TrainConfig, *, out_dir: str | Path, game: str = "
     cfg = LossConfig(config.clip, config.vf_coef, config.ent_coef)
     bar = _bar(config.updates, run.update, progress)
     last = min(config.updates, stop_after if stop_after is not None else config.updates)
-    while run.update < last:
+    while run.update < last and not run.stopped:
         chunk_end = min(last, (run.update // config.checkpoint_every + 1) * config.checkpoint_every)
         env = envs.make(config.num_envs, _seed(config.seed, 1, run.update))
         carry = _Carry(env.reset(), config.num_envs, config.hidden)
-        while run.update < chunk_end:
+        while run.update < chunk_end and not run.stopped:
             batch = _rollout(run.params, env, carry, config, jax.random.fold_in(jax.random.key(config.seed), run.update))
             for mb in _minibatches(batch, config, run.update):
                 run.params, run.opt_state, _ = update(run.params, run.opt_state, mb, opt=opt, cfg=cfg)
@@ -293,7 +315,8 @@ def evaluate(params: dict[str, np.ndarray], envs: Envs, *, games: int, seed: int
              max_steps: int = 10_000) -> dict[str, float]:
     """The greedy policy against random: ``games`` fresh games in the model (half in each seat), their first
     game each; ``mean_return``, ``win_rate`` (return > 0), ``loss_rate`` (return < 0), per seat too, and
-    ``score``: the mean return with negative returns multiplied by ``loss_weight``.
+    ``score``: the mean return with negative returns multiplied by ``loss_weight``; and the counts per seat,
+    ``losses_seat0``, ``games_seat0`` and so on.
 
     Raises:
       ValueError: a game did not end within ``max_steps`` of the learner's moves.
@@ -323,6 +346,8 @@ def summary(result: np.ndarray, seats: np.ndarray, loss_weight: float) -> dict[s
     for seat in (0, 1):
         row[f"mean_return_seat{seat}"] = float(result[seats == seat].mean())
         row[f"loss_rate_seat{seat}"] = float((result[seats == seat] < 0).mean())
+        row[f"losses_seat{seat}"] = int((result[seats == seat] < 0).sum())
+        row[f"games_seat{seat}"] = int((seats == seat).sum())
     return row
 
 
@@ -330,9 +355,54 @@ def _evaluate_into(run: RunState, envs: Envs, config: TrainConfig) -> None:
     params = {k: np.asarray(v) for k, v in run.params.items()}
     row = evaluate(params, envs, games=config.eval_games, seed=_seed(config.seed, 3, run.update),
                    loss_weight=config.loss_weight)
-    run.curve.append({"update": run.update, "steps": run.update * config.num_envs * config.rollout, **row})
-    if row["score"] > run.best_score:
-        run.best, run.best_score = params, row["score"]
+    record(run, params, row, config, lambda games, seed: evaluate(params, envs, games=games, seed=seed,
+                                                                  loss_weight=config.loss_weight))
+
+
+def record(run: RunState, params: dict[str, np.ndarray], row: dict[str, float], config: TrainConfig,
+           recheck: Callable[[int, int], dict[str, float]]) -> None:
+    """Adds an evaluation's ``row`` (``summary``'s) of ``params`` to the curve and keeps them if they rank
+    above the best so far (``TrainConfig.keep``). With ``TrainConfig.stop_games``, a policy that lost no game
+    plays ``recheck(games, seed)`` (an evaluation of that many games, seats rotating): its counts join the
+    row as ``check_losses_seat0`` and so on, and if it lost none of those either, it is kept and the run
+    marked stopped."""
+    row = {"update": run.update, "steps": run.update * config.num_envs * config.rollout, **row}
+    if config.stop_games and row["losses_seat0"] == row["losses_seat1"] == 0:
+        check = recheck(2 * config.stop_games, _seed(config.seed, 4, run.update))
+        row |= {f"check_{k}": check[k] for k in SEAT_COUNTS}
+    run.curve.append(row)
+    run.stopped = _stops(row)
+    if run.stopped or _ranks_above(row, run, config.keep):
+        run.best, run.best_score, run.best_row = params, row["score"], row
+
+
+def kept_row(curve: list[dict[str, float]], keep: str) -> dict[str, float]:
+    """The row of the policy a run with this ``curve`` kept (``record``'s choice, replayed; ``{}`` for none)."""
+    run = RunState({}, None, {}, -np.inf, 0, [])
+    for row in curve:
+        if _stops(row) or _ranks_above(row, run, keep):
+            run.best_score, run.best_row = row["score"], row
+    return run.best_row
+
+
+def rank(row: dict[str, float], keep: str) -> tuple[float, ...]:
+    """An evaluation row's rank by ``keep`` (``TrainConfig.keep``), higher better: ``(score,)``, or ``(-the loss
+    rate of the worse seat, score)``."""
+    if keep == "score":
+        return (row["score"],)
+    return (-max(row["loss_rate_seat0"], row["loss_rate_seat1"]), row["score"])
+
+
+def _ranks_above(row: dict[str, float], run: RunState, keep: str) -> bool:
+    """Whether an evaluation's ``row`` ranks above the run's best by ``keep``."""
+    if keep == "score" or not run.best_row:
+        return row["score"] > run.best_score
+    return rank(row, keep) > rank(run.best_row, keep)
+
+
+def _stops(row: dict[str, float]) -> bool:
+    """Whether the row's policy lost none of its evaluation's games nor of its stop check's."""
+    return all(row.get(k) == 0 for k in ("losses_seat0", "losses_seat1", "check_losses_seat0", "check_losses_seat1"))
 
 
 def _seed(seed: int, stream: int, index: int) -> int:
@@ -348,7 +418,7 @@ def _fresh(policy: PolicyConfig, config: TrainConfig, opt: Any) -> RunState:
 def _save(file: Path, run: RunState, policy: PolicyConfig) -> None:
     leaves = jax.tree_util.tree_leaves(run.opt_state)
     meta = {"update": run.update, "best_score": run.best_score, "curve": run.curve,
-            "policy": dataclasses.asdict(policy)}
+            "policy": dataclasses.asdict(policy), "best_row": run.best_row, "stopped": run.stopped}
     arrays: dict[str, Any] = {"meta": np.array(json.dumps(meta))}
     arrays |= {f"p/{k}": np.asarray(v) for k, v in run.params.items()}
     arrays |= {f"b/{k}": np.asarray(v) for k, v in run.best.items()}
@@ -371,7 +441,8 @@ def _load(file: Path, policy: PolicyConfig, opt: Any) -> RunState | None:
     treedef = jax.tree_util.tree_structure(opt.init(params))
     leaves = [jnp.asarray(data[f"o/{i}"]) for i in range(treedef.num_leaves)]  # type: ignore[attr-defined]
     return RunState(params, jax.tree_util.tree_unflatten(treedef, leaves), best, float(meta["best_score"]),
-                    int(meta["update"]), list(meta["curve"]))
+                    int(meta["update"]), list(meta["curve"]), dict(meta.get("best_row") or {}),
+                    meta.get("stopped") is True)
 
 
 def read_checkpoint(file: Path, *, arrays: bool = True) -> tuple[dict[str, Any], dict[str, np.ndarray]]:

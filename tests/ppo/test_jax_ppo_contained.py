@@ -98,8 +98,11 @@ def test_every_field_an_evaluation_writes_is_accepted():
     passes the host's check, field for field."""
     returns, seats = np.array([1.0, -1.0, 0.0, 1.0, 1.0, -1.0]), np.array([0, 1, 0, 1, 0, 1])
     row = {"update": 3, "steps": 192} | summary(returns, seats, loss_weight=4.0)
-    result = _checked(_answer(curve=[row]), dataclasses.replace(TINY), "tic_tac_toe", 9)
-    assert result.curve == [row] and set(row) == CURVE_FIELDS
+    checked = row | {f"check_{k}": v for k, v in summary(returns, seats, loss_weight=4.0).items()
+                     if k.startswith(("losses_seat", "games_seat"))}
+    result = _checked(_answer(curve=[row, checked]), dataclasses.replace(TINY, eval_games=6, stop_games=3),
+                      "tic_tac_toe", 9)
+    assert result.curve == [row, checked] and set(checked) == CURVE_FIELDS
 
 
 def test_seeds_train_on_a_twin_source_and_the_estimate_is_timed_in_a_child(tmp_path):

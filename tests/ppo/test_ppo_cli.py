@@ -125,6 +125,7 @@ def test_an_encoder_that_fails_its_checks_is_refused_in_one_line(ttt_bundle, tmp
     ([], "has no encoder.py; give the observation encoder"),
     (["--steps", "0"], "--steps must be at least 1, got 0"),
     (["--seeds", "0"], "--seeds must be at least 1, got 0"),
+    (["--stop-games", "-1"], "--stop-games must be at least 0, got -1"),
 ])
 def test_bad_arguments_are_one_line_errors(ttt_bundle, capsys, extra, message):
     assert cli.main(["train", "ppo", str(ttt_bundle), *extra, *TINY]) == 2

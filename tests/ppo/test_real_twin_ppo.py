@@ -85,3 +85,36 @@ def test_ppo_trains_on_a_real_jax_twin_and_plays_legal_moves(game: str, tmp_path
         agent.close()
     assert all(o.forfeit_seat is None for o in outcomes), [o.reason for o in outcomes if o.forfeit_seat is not None]
     assert all(o.moves >= 5 for o in outcomes)
+
+
+@pytest.mark.long  # 2-6 minutes (about 110 CPU seconds of training, then 400 real games): not in CI
+@pytest.mark.timeout(1800)
+def test_ppo_reaches_the_strength_bar_on_the_real_tic_tac_toe_twin_contained(tmp_path: Path) -> None:
+    """The strength test's settings on the real tic-tac-toe twin, in a sandbox child, keeping the policy with the
+    fewest losses in its worse seat and stopping at the first that loses none of an evaluation (500 twin games
+    per seat) and of 5,000 more per seat; the bar: no loss in 200 real games against random in either seat,
+    the policy playing through the bundle's encoder (``ppo:DIR``). Seed 0 stopped at 2,826,240 steps
+    (docs/ppo.md)."""
+    from cwm.bundle.policy import save_policy_dir
+    from cwm.ppo.contained import train_twin_contained
+
+    loaded = bundle.load_bundle(session_bundle("tic_tac_toe", tmp_path))
+    assert loaded.jax_twin is not None
+    config = TrainConfig(total_steps=4_096_000, num_envs=128, rollout=32, ent_coef=0.2, loss_weight=4.0,
+                         eval_every=10, eval_games=1000, seed=0, keep="worst_seat", stop_games=5000)
+    result = train_twin_contained(loaded.jax_twin, config, game="tic_tac_toe")
+    last = result.curve[-1]
+    assert last.get("check_losses_seat0") == last.get("check_losses_seat1") == 0, result.curve[-3:]
+    save_policy_dir(tmp_path / "policy", result.params, result.policy, encoder_source=loaded.sources["encoder.py"])
+    agent = make_agent(f"ppo:{tmp_path / 'policy'}", "tic_tac_toe", seed=0)
+    real = games.load_game("tic_tac_toe")
+    try:
+        for seat in (0, 1):
+            lost = 0
+            for i in range(200):
+                players = [agent, RandomAgent(seed=i)] if seat == 0 else [RandomAgent(seed=i), agent]
+                outcome = arena.play_match(real, players, seed=10_000 * seat + i)
+                lost += outcome.forfeit_seat == seat or outcome.returns[seat] < 0
+            assert lost == 0, (seat, lost, last)
+    finally:
+        agent.close()
