@@ -276,7 +276,8 @@ class ModelState:
         got = model.call("get_rewards", nxt, step=step)
         returns = self._returns
         last = model.last_rewards  # the last rewards that passed, as the model's own items and as checked
-        if type(got) is list and len(got) == len(last[0]) and all(map(operator.is_, got, last[0])):
+        if (type(got) is list and len(got) == len(returns) == len(last[0])
+                and all(map(operator.is_, got, last[0]))):
             rewards = last[1]  # the very same exact numbers (immutable) as a list that passed: nothing to check
         elif type(got) is list and len(got) == len(returns) and value_rules.finite_numbers(got):
             rewards = tuple(got) if set(map(type, got)) == _FLOAT else tuple(map(float, got))

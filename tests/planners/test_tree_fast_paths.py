@@ -175,3 +175,12 @@ def test_uct_selects_by_the_formula_past_its_tables_first_size():
         assert search.select_uct(c)(root, random.Random(0)) is want
         assert search.select_uct(c, solver=True)(root, random.Random(0)) is want
     assert {search.select_uct(c)(root, random.Random(0)).action for c in (0.0, 9.0)} == {kids[0].action, kids[1].action}
+
+
+@pytest.mark.parametrize("first", ["[]", "[0.0]"])
+def test_a_short_rewards_list_at_the_first_move_is_refused(first):
+    """Nothing has passed yet, so nothing is remembered: a first answer shorter than the players is checked
+    in full (an empty list must not pass as the empty 'last answer' the model starts with)."""
+    short = _model(f"def get_rewards(state):\n    return {first}\n", name="short")
+    with pytest.raises(ModelContractError, match="get_rewards"):
+        short.new_initial_state().child_from_string("x(0,0)")
