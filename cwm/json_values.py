@@ -113,23 +113,25 @@ class ReadOnlyDict(dict):  # type: ignore[type-arg]
     def keys(self) -> Any:
         if dict.__len__(self) != 1:
             raise _tampered(self)
-        return self.__cwm_map__.keys()
+        return self.__cwm_map__.copy().keys()  # a view of a copy: a view's .mapping must not reach the items
 
     def values(self) -> Any:
         if dict.__len__(self) != 1:
             raise _tampered(self)
-        return self.__cwm_map__.values()
+        return self.__cwm_map__.copy().values()
 
     def items(self) -> Any:
         if dict.__len__(self) != 1:
             raise _tampered(self)
-        return self.__cwm_map__.items()
+        return self.__cwm_map__.copy().items()
 
     def __eq__(self, other: object) -> bool:
-        return self.__cwm_map__ == other
+        mine, theirs = _map_sides(self.__cwm_map__, other)
+        return mine == theirs  # type: ignore[no-any-return]
 
     def __ne__(self, other: object) -> bool:
-        return self.__cwm_map__ != other
+        mine, theirs = _map_sides(self.__cwm_map__, other)
+        return mine != theirs  # type: ignore[no-any-return]
 
     def __or__(self, other: Any) -> Any:
         return self.__cwm_map__.copy() | other if isinstance(other, dict) else NotImplemented
@@ -189,31 +191,44 @@ class ReadOnlyList(list):  # type: ignore[type-arg]
         return self.__cwm_items__.count(item)
 
     def __eq__(self, other: object) -> Any:
-        return self.__cwm_items__ == _compared(other)
+        mine, theirs = _sides(self.__cwm_items__, other)
+        return mine == theirs
 
     def __ne__(self, other: object) -> Any:
-        return self.__cwm_items__ != _compared(other)
+        mine, theirs = _sides(self.__cwm_items__, other)
+        return mine != theirs
 
     def __lt__(self, other: Any) -> Any:
-        return self.__cwm_items__ < _compared(other)
+        mine, theirs = _sides(self.__cwm_items__, other)
+        return mine < theirs
 
     def __le__(self, other: Any) -> Any:
-        return self.__cwm_items__ <= _compared(other)
+        mine, theirs = _sides(self.__cwm_items__, other)
+        return mine <= theirs
 
     def __gt__(self, other: Any) -> Any:
-        return self.__cwm_items__ > _compared(other)
+        mine, theirs = _sides(self.__cwm_items__, other)
+        return mine > theirs
 
     def __ge__(self, other: Any) -> Any:
-        return self.__cwm_items__ >= _compared(other)
+        mine, theirs = _sides(self.__cwm_items__, other)
+        return mine >= theirs
 
     def __add__(self, other: Any) -> Any:
-        return self.__cwm_items__ + other if isinstance(other, list) else NotImplemented
+        if not isinstance(other, list):
+            return NotImplemented
+        mine, theirs = _sides(self.__cwm_items__, other)
+        return mine + theirs
 
     def __radd__(self, other: Any) -> Any:
-        return other + self.__cwm_items__ if isinstance(other, list) else NotImplemented
+        if not isinstance(other, list):
+            return NotImplemented
+        mine, theirs = _sides(self.__cwm_items__, other)
+        return theirs + mine
 
     def __mul__(self, times: Any) -> Any:
-        return self.__cwm_items__ * times
+        # an int repeats the items in C; anything else gets a copy (its __rmul__ would receive the operand)
+        return self.__cwm_items__ * times if type(times) is int else self.__cwm_items__.copy() * times
 
     __rmul__ = __mul__
 
@@ -233,10 +248,27 @@ class ReadOnlyList(list):  # type: ignore[type-arg]
         return list, (thaw(self),)
 
 
-def _compared(other: Any) -> Any:
-    """What a read-only list's items compare with: the items of another read-only list, else ``other``
-    itself (a list compares with a list, and anything else answers ``NotImplemented`` as for a list)."""
-    return _ITEMS(other) if type(other) is ReadOnlyList else other
+def _sides(items: list[Any], other: Any) -> tuple[list[Any], Any]:
+    """The two operands of a read-only list's comparison or addition, so that no foreign object ever receives
+    ``items`` itself: against an exact list or another read-only list's items, ``list``'s own method answers
+    in C and calls no method of the other side with them; anything else (whose reflected ``__eq__``,
+    ``__gt__``, ``__radd__`` ... a model may define) meets a copy."""
+    if type(other) is list:
+        return items, other
+    if type(other) is ReadOnlyList:
+        return items, _ITEMS(other)
+    return items.copy(), other
+
+
+def _map_sides(mapping: types.MappingProxyType[Any, Any], other: Any) -> tuple[Any, Any]:
+    """The two operands of a read-only dict's comparison: a ``mappingproxy`` compares by handing the dict it
+    shows to the other side, so only an exact dict or another read-only dict's mapping meets it; anything
+    else meets a copy."""
+    if type(other) is dict:
+        return mapping, other
+    if type(other) is ReadOnlyDict:
+        return mapping, _MAP(other)
+    return mapping.copy(), other
 
 
 _ITEMS = vars(ReadOnlyList)["__cwm_items__"].__get__

@@ -192,3 +192,76 @@ def test_a_model_call_that_only_tries_an_unbound_dict_method_is_a_breach_at_that
     with pytest.raises(ModelContractError, match=r"step 0: get_legal_actions\(...\) tried to modify its input"):
         root.legal_actions()  # the call reads nothing it tried to change: the check after the call names it
     assert root.raw == {"board": ["."] * 9, "player": 0} and "x" not in root.raw
+
+
+GRAB = ("class Grab:\n"
+        "    def __init__(self):\n        self.got = []\n"
+        + "".join(f"    def __{op}__(self, other):\n        self.got.append(other)\n        return False\n"
+                  for op in ("eq", "ne", "lt", "le", "gt", "ge")) +
+        "    def __hash__(self):\n        return 0\n\n\n"
+        "class Sly(list):\n"
+        "    def __add__(self, other):\n        G.got.append(other)\n        return NotImplemented\n\n\n"
+        "G = Grab()\n\n\n")
+REFLECTED = {  # how the model hands a container of its state to a method of its own
+    "list-eq": "s['rows'][0] == G", "list-ne": "s['rows'][0] != G", "list-lt": "s['rows'][0] < G",
+    "list-gt": "s['rows'][0] > G", "list-le": "s['rows'][0] <= G", "list-ge": "s['rows'][0] >= G",
+    "list-in-list": "s['rows'][0] == [G, 2.0]", "list-radd": "Sly() + s['rows'][0]",
+    "dict-eq": "s['n'] == G", "dict-ne": "s != G", "items-view": "s.items() == G", "keys-view": "s['n'].keys() != G",
+    "values-view": "s.values() == G",
+}
+# The model then changes every list or dict its methods received, and compares each dict view's mapping with
+# its Grab again (a mappingproxy compares by handing over the dict it shows).
+GRABBED = ("def f(s):\n    G.got.clear()\n    try:\n        _ = {code}\n    except TypeError:\n        pass\n"
+           "    seen = 0\n"
+           "    while seen < len(G.got) and seen < 20:\n"
+           "        got = G.got[seen]\n        seen += 1\n"
+           "        if type(got) is list:\n            got.append(float('nan'))\n"
+           "        elif type(got) is dict:\n            got['a'] = float('nan')\n"
+           "        else:\n"
+           "            try:\n                _ = got.mapping == G\n            except AttributeError:\n"
+           "                pass\n"
+           "    return seen\n")
+
+
+@pytest.mark.parametrize("name", sorted(REFLECTED))
+def test_a_models_reflected_operator_never_receives_what_a_read_only_container_holds(name):
+    """A comparison or an addition calls the other operand's (reflected) method with this side's operand: a
+    model's ``__eq__``/``__gt__``/``__add__`` must meet a copy, never the items a read-only container keeps, or
+    it could change them (review: it could, and a model reversing its board so passed the checks)."""
+    module = load_source(GRAB + GRABBED.format(code=REFLECTED[name]), api=())
+    state = value_rules.state(ROWS)
+    assert module.f(state) >= 1  # the model's method was called
+    assert state == ROWS and value_rules.thaw(state) == ROWS and len(state["rows"][0]) == 2
+    value_rules.untouched(state)
+    assert value_rules.state(state) is state  # nothing non-finite got in
+
+
+def test_comparisons_and_sums_of_read_only_containers_answer_as_plain_ones():
+    state = value_rules.state({"a": [1, 2], "b": [1, 2], "c": [1, 3], "d": {"x": [1]}, "e": {"x": [1]}})
+    a, b, c = state["a"], state["b"], state["c"]
+    assert a == b and a == [1, 2] and [1, 2] == a and a != c and a < c and c > a and a <= b and c >= a  # noqa: SIM300
+    assert a + c == [1, 2, 1, 3] and [0] + a == [0, 1, 2] and a * 2 == [1, 2, 1, 2] and 2 * a == [1, 2, 1, 2]
+    assert state["d"] == state["e"] and state["d"] == {"x": [1]} and {"x": [1]} == state["d"]  # noqa: SIM300
+    assert state["d"] != {"x": [2]} and not (state["d"] == 3) and a != "ab"  # noqa: SIM201
+    assert sorted(state.items())[0] == ("a", [1, 2]) and set(state["d"].keys()) == {"x"}
+
+
+def test_a_model_that_reverses_its_board_through_a_reflected_eq_changes_no_state():
+    from pathlib import Path
+
+    from cwm import model
+    from cwm.games import action_codec, resolve
+
+    source = (Path(__file__).resolve().parents[2] / REFERENCE).read_text()
+    source = source.replace("def get_initial_state", GRAB + "def get_initial_state", 1)
+    hook = '    return {"board": board, "player": 1 - state["player"]}\n'
+    assert hook in source
+    source = source.replace(hook, "    G.got.clear()\n    _ = state['board'] == G\n"
+                                  "    for got in G.got:\n        if type(got) is list:\n            got.reverse()\n"
+                                  + hook)
+    wm = model.WorldModel(load_source(source), codec=action_codec(resolve("tic_tac_toe")), name="ttt")
+    first = wm.new_initial_state().child_from_string("x(0,0)")
+    second = first.child_from_string("o(1,1)")  # the model reverses what its Grab received of first's board
+    assert first.raw["board"][0] == "x" and second.raw["board"][:2] == ["x", "."]
+    report = checks.run_checks(load_source(source), [trajectories.record("tic_tac_toe", seed=s) for s in range(2)])
+    assert report.all_passed  # the reversed list was a copy: the model's moves are the reference's
