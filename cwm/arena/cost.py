@@ -92,22 +92,27 @@ class CostEstimate:
     @property
     def wall_s(self) -> float:
         """Projected wall seconds on ``workers`` workers."""
-        return self.cpu_s / max(1, min(self.workers, self.matches or 1))
+        return self.wall_on(self.workers)
 
     def wall_on(self, cores: int) -> float:
-        """Projected wall seconds on ``cores`` cores (a Ray cluster), at most one match per core."""
-        return self.cpu_s / max(1, min(cores, self.matches or 1))
+        """Projected wall seconds on ``cores`` cores (a Ray cluster, or this machine's workers): a match runs on
+        one core from start to end, so the busiest core plays ``ceil(matches / cores)`` whole matches of the
+        mean CPU time each."""
+        if self.matches <= 0:
+            return self.cpu_s
+        return math.ceil(self.matches / max(1, cores)) * self.cpu_s / self.matches
 
     def cores_for(self, wall_s: float = HOUR_S) -> int | None:
         """The fewest cores of a Ray cluster on which the run's projected wall time is at most ``wall_s``;
         ``None`` where none is enough: a match is one agent's thread at a time, so even one core a match takes
         a match's mean CPU time."""
-        if self.cpu_s <= wall_s:
-            return 1
-        cores = math.ceil(self.cpu_s / wall_s)
-        if self.wall_on(cores) > wall_s:  # the division's rounding
-            cores += 1
-        return cores if cores <= self.matches else None
+        if self.matches <= 0:
+            return 1 if self.cpu_s <= wall_s else None
+        per_match = self.cpu_s / self.matches
+        if per_match > wall_s:
+            return None
+        per_core = math.floor(wall_s / per_match) if per_match > 0 else self.matches  # whole matches a core plays
+        return math.ceil(self.matches / max(1, min(per_core, self.matches)))
 
     def _fits(self) -> str:
         """Where the run fits in an hour (``cores_for``), for ``lines``."""

@@ -208,8 +208,10 @@ def test_the_estimate_names_one_core_a_match_where_a_cluster_could_give_more_tha
 
 
 @pytest.mark.parametrize("matches, per_match_s, cores", [
-    (200, 1296.0, 72),  # docs/performance.md's backgammon twin: CPU 3.0 days, an hour on 72 of 200 cores
-    (200, 1300.0, 73),  # a little more CPU: 72 cores are a little short of the hour
+    (200, 1296.0, 100),  # docs/performance.md's backgammon twin: two whole matches a core in the hour
+    (300, 470.0, 43),  # docs/arena.md's example: 7 matches a core (8 would take 3,760 s)
+    (200, 1800.0, 100),  # two matches of exactly half an hour fit
+    (200, 1800.5, 200),  # a little more: one a core
     (6, 100.0, 1),  # fits in an hour on one core
     (200, 3600.0, 200),  # one core a match, each match exactly the hour
 ])
@@ -226,7 +228,7 @@ def test_no_cluster_fits_a_run_whose_matches_each_take_more_than_an_hour():
     est = cost.CostEstimate({"a": 1.0}, moves_per_match=118.0, matches=200, cpu_s=18.2 * 86400, workers=2)
     assert est.cores_for() is None and est.wall_on(10**6) > 3600.0
     assert est.lines()[1].endswith("; no cluster fits it in an hour: a match takes 2.2 h of CPU)")
-    assert est.cores_for(wall_s=3 * 3600.0) == 146  # but it fits in three hours on 146 cores
+    assert est.cores_for(wall_s=3 * 3600.0) == 200  # but one a match fits in three hours
 
 
 def test_hanabi_is_projected_at_its_stated_match_length_not_its_random_games():
