@@ -150,7 +150,7 @@ def test_cwm_run_plans_on_the_fast_twin_and_trains_ppo_on_the_jax_twin(tmp_path,
 
 
 @pytest.mark.slow  # backgammon's world model replayed and exported, and the probe: about 40 s
-def test_backgammons_session_no_longer_replays_and_the_stage_says_so_without_running_the_check(tmp_path, capsys):
+def test_backgammons_session_answers_its_first_request_and_its_costly_check_waits_to_be_asked(tmp_path, capsys):
     session = pipeline.recording_for("backgammon")
     made = shipped_bundle("backgammon", tmp_path)
     stage = twins.StageInput(spec=games.resolve("backgammon"), bundle_dir=made, out=tmp_path, llm_spec=f"replay:{session}",
@@ -158,8 +158,32 @@ def test_backgammons_session_no_longer_replays_and_the_stage_says_so_without_run
     record = twins.fast_stage(stage)
     assert "projected at" in capsys.readouterr().out and record["estimate_cpu_s"] > twins.AUTO_CHECK_CPU_S
     assert record["status"] == "skipped", record
-    assert record["reason"].startswith("the shipped session no longer replays with today's prompts"), record
+    assert record["reason"].startswith("its check is projected at"), record  # the session replays today's request
+    assert record["reason"].endswith("a run spends unasked (--twins on runs it)"), record
     assert not (made / "twin.py").exists() and "cpu_s" not in record  # no check ran
+
+
+def test_a_session_that_no_longer_replays_is_named_by_the_probe_without_running_the_check(tmp_path, capsys,
+                                                                                          monkeypatch):
+    """A session whose first request is not today's (a prompt changed since it was recorded): the stage,
+    skipped for its cost, says the session no longer replays, and no candidate is checked."""
+    stale = tmp_path / "twins" / "tic_tac_toe.fast.jsonl"
+    stale.parent.mkdir()
+    for name in ("tic_tac_toe.fast.provenance.json", "tic_tac_toe.profile.json"):
+        (stale.parent / name).write_bytes((SHIPPED / name).read_bytes())
+    lines = (SHIPPED / "tic_tac_toe.fast.jsonl").read_text().splitlines()
+    first = json.loads(lines[0])
+    first["key"] = "0" * 64  # the recorded request's hash, as a different prompt would give
+    stale.write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n")
+    monkeypatch.setattr(twins, "session", lambda game, kind: stale if kind == "fast" else None)
+    monkeypatch.setattr(twins, "AUTO_CHECK_CPU_S", 0.0)  # every check is over what a run spends unasked
+    made = shipped_bundle("tic_tac_toe", tmp_path)
+    stage = twins.StageInput(spec=games.resolve("tic_tac_toe"), bundle_dir=made, out=tmp_path / "run",
+                             llm_spec="replay:x", config=RunConfig("tic_tac_toe"), progress=False)
+    record = twins.fast_stage(stage)
+    assert record["status"] == "skipped" and "cpu_s" not in record, record
+    assert record["reason"].startswith("the shipped session no longer replays with today's prompts"), record
+    assert not (made / "twin.py").exists()
 
 
 def test_a_run_from_before_the_twin_stages_resumes_without_them(tmp_path, capsys):
