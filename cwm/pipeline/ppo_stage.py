@@ -20,17 +20,15 @@ from cwm.arena import cost
 from cwm.bundle import export_bundle, load_bundle
 from cwm.bundle.twin import FILES, save_twin
 from cwm.bundle.update import save_encoder
-from cwm.files import atomic_write, read_text
+from cwm.files import read_text
 from cwm.games import trajectories
 from cwm.llm import make_client
 from cwm.pipeline.twins import (
     TWIN_BUDGET,
     StageInput,
-    done,
     equivalence_of,
-    model_sha,
     provenance,
-    said,
+    recorded_stage,
     session,
     skipped,
 )
@@ -45,15 +43,7 @@ PPO_STEPS = 100_000  # the default budget: tic-tac-toe's twin trains it in about
 
 def ppo_stage(stage: StageInput) -> dict[str, JSON]:
     """The PPO stage; its record (``ppo.json``), also when skipped."""
-    sha = model_sha(stage.bundle_dir)
-    record_path = stage.out / PPO_RECORD
-    if (old := done(record_path, sha)) is not None:
-        return old
-    record = _ppo(stage, sha)
-    said(record, "PPO")
-    record["model_sha256"] = sha
-    atomic_write(record_path, json.dumps(record, indent=2) + "\n")
-    return record
+    return recorded_stage(stage, PPO_RECORD, "PPO", _ppo)
 
 
 def _ppo(stage: StageInput, sha: str) -> dict[str, JSON]:

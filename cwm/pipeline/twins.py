@@ -19,6 +19,7 @@ import dataclasses
 import hashlib
 import json
 import sys
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -134,17 +135,24 @@ class _Misses:
         return getattr(self.client, name)
 
 
-def fast_stage(stage: StageInput) -> dict[str, JSON]:
-    """The fast-twin stage; its record (``twin.json``), also when skipped."""
+def recorded_stage(stage: StageInput, name: str, what: str,
+                   decide: Callable[[StageInput, str], dict[str, JSON]]) -> dict[str, JSON]:
+    """A stage's record (``name`` in the run's directory): an earlier run's for this model, else what
+    ``decide(stage, model_sha256)`` did, named on stderr if skipped and written once it is done."""
     sha = model_sha(stage.bundle_dir)
-    record_path = stage.out / TWIN_RECORD
+    record_path = stage.out / name
     if (old := done(record_path, sha)) is not None:
         return old
-    record = _fast(stage, sha)
-    said(record, "fast twin")
+    record = decide(stage, sha)
+    said(record, what)
     record["model_sha256"] = sha
     atomic_write(record_path, json.dumps(record, indent=2) + "\n")
     return record
+
+
+def fast_stage(stage: StageInput) -> dict[str, JSON]:
+    """The fast-twin stage; its record (``twin.json``), also when skipped."""
+    return recorded_stage(stage, TWIN_RECORD, "fast twin", _fast)
 
 
 def _fast(stage: StageInput, sha: str) -> dict[str, JSON]:
