@@ -14,7 +14,9 @@ best of --repeats:
 at 1,000 simulations and one random rollout per leaf (solvers on, as each is run by default), in CPU seconds
 of this process and every process under it (``cwm.sandbox.watch.tree_cpu``: the workers search in other
 processes, and wall time would measure the machine's load). A fresh worker per position is started before
-the clock runs. Prints ms per move and the ratios.
+the clock runs. A worker's CPU is read in clock ticks (10 ms on Linux at 100 Hz), about one tic-tac-toe move
+of a twin: --moves-per-reading K searches the position K times between two readings (in the same worker,
+and K times with MCTSBot) and divides. Prints ms per move and the ratios.
 
 By default the pair timed is a test fixture with a hand-written ``playout``: for tic-tac-toe the reference model
 of the tests and its hand-written twin (tests/data/twins/ttt_fused.py); for connect four the real world model of
@@ -24,7 +26,7 @@ twin's functions and a hand-written playout). The output says so. ``--model``/``
 (docs/performance.md, "Real twins").
 
     python benchmarks/bench_twin.py [--game tic_tac_toe|connect_four] [--sims 1000] [--rollouts 1]
-        [--positions 6] [--repeats 3] [--model PATH --twin PATH | --bundle DIR]
+        [--positions 6] [--repeats 3] [--moves-per-reading 1] [--model PATH --twin PATH | --bundle DIR]
 """
 
 from __future__ import annotations
@@ -89,11 +91,13 @@ def timed_moves(model: str, twin: str, states: list[pyspiel.State], args: argpar
                 worker.reset()
                 worker._open()  # the worker's start is not part of the move
                 t0 = tree_cpu()
-                worker.step(state.clone())
-                best[name][i] = min(best[name][i], tree_cpu() - t0)
+                for _ in range(args.moves_per_reading):  # the same position searched again, in the same worker
+                    worker.step(state.clone())
+                best[name][i] = min(best[name][i], (tree_cpu() - t0) / args.moves_per_reading)
             t0 = tree_cpu()
-            bot.step(state.clone())
-            best["mctsbot"][i] = min(best["mctsbot"][i], tree_cpu() - t0)
+            for _ in range(args.moves_per_reading):
+                bot.step(state.clone())
+            best["mctsbot"][i] = min(best["mctsbot"][i], (tree_cpu() - t0) / args.moves_per_reading)
     for worker in workers.values():
         worker.close()
     return {name: sum(v) / len(v) for name, v in best.items()}
@@ -105,12 +109,18 @@ def main() -> None:
     parser.add_argument("--rollouts", type=int, default=1)
     parser.add_argument("--positions", type=int, default=6)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--moves-per-reading", type=int, default=1,
+                        help="moves searched between two clock readings (default 1): a worker's CPU is read in "
+                             "clock ticks (10 ms here), as long as a tic-tac-toe move, so more moves a reading "
+                             "resolve it")
     parser.add_argument("--game", default="tic_tac_toe", help="the OpenSpiel game the model is of (default tic_tac_toe)")
     parser.add_argument("--model", type=Path, default=None,
                         help="the checked model (default: tic-tac-toe the tests' reference, else the shipped real model)")
     parser.add_argument("--twin", type=Path, default=None, help="its twin (default: the game's fixture with playout)")
     parser.add_argument("--bundle", type=Path, default=None, help="time this bundle's model.py and twin.py instead")
     args = parser.parse_args()
+    if args.moves_per_reading < 1:
+        parser.error(f"--moves-per-reading must be at least 1, got {args.moves_per_reading}")
     if args.bundle is not None:
         args.model, args.twin = args.bundle / "model.py", args.bundle / "twin.py"
     model, twin = _sources(args)
@@ -119,8 +129,9 @@ def main() -> None:
     if evidence["verdict"] != "equivalent":
         raise SystemExit("the twin is not equivalent to the model; not timed")
     per_move = timed_moves(model, twin, positions(args.positions, args.game), args, playout=playout_checked(evidence))
+    per = f", {args.moves_per_reading} moves a reading" if args.moves_per_reading > 1 else ""
     print(f"{args.game}: {args.sims} simulations x {args.rollouts} rollout(s), {args.positions} positions, best of "
-          f"{args.repeats}, CPU of this process and its children:")
+          f"{args.repeats}{per}, CPU of this process and its children:")
     for name, label in (("model", "checked model, contained worker"), ("twin", "twin, contained worker"),
                         ("stepped", "twin stepped (playout not used), contained"),
                         ("mctsbot", "OpenSpiel Python MCTSBot, C++ game")):

@@ -13,6 +13,7 @@ compare by value, a bool is not a number), and ``InfoKey`` builds the informatio
 from __future__ import annotations
 
 import json
+import math
 import types
 from typing import Any
 
@@ -317,9 +318,12 @@ def state(value: Any) -> ReadOnlyDict:
     Raises:
       ValueBreach: not a dict, not JSON-serialisable, a non-finite float, colliding keys, or too deep.
     """
-    if type(value) is ReadOnlyDict:
+    t = type(value)
+    if t is dict:
+        return _freeze_dict(value, 0)
+    if t is ReadOnlyDict:
         return _kept(value)
-    if not issubclass(type(value), dict):
+    if not issubclass(t, dict):
         raise ValueBreach(f"a state must be a dict, got {_kind(value)}")
     return _freeze(value, 0)  # type: ignore[no-any-return]
 
@@ -337,27 +341,56 @@ def _freeze(v: Any, depth: int) -> Any:
     if depth >= MAX_DEPTH:
         raise ValueBreach(f"a state is nested more than {MAX_DEPTH} levels deep")
     if t is list:
-        if _flat(v):
-            return _read_only_list(v.copy())
-        return _read_only_list([x if type(x) in _ATOMS else _freeze(x, depth + 1) for x in v])
+        items = v.copy()
+        if _flat(items):
+            return _read_only_list(items)
+        return _read_only_list([x if type(x) in _ATOMS else _freeze(x, depth + 1) for x in items])
     if t is dict:
-        if not set(map(type, v)) <= _STR:
-            _check_keys(v, "a state")
-        inner = dict.copy(v)
-        for k, x in dict.items(v):
-            tx = type(x)
-            if tx in _ATOMS:
-                continue
-            if tx in _FROZEN:  # a row a model kept from the state it was given: shared, never copied again
-                _kept(x)
-            elif tx is list and _flat(x):  # the common nested case, without a recursion
-                inner[k] = _read_only_list(x.copy())
-            else:
-                inner[k] = _freeze(x, depth + 1)
-        return _read_only_dict(inner)
+        return _freeze_dict(v, depth)
     if t is tuple:
         return tuple([_freeze(x, depth + 1) for x in v])
     return _freeze(_plain(v, "a state"), depth)
+
+
+def _freeze_dict(v: dict[Any, Any], depth: int) -> ReadOnlyDict:
+    """The read-only copy of an exact dict, in one pass over a copy of it that nothing else holds: its keys
+    checked once as a set of types, its atoms kept, a flat list (atoms, or exact numbers whose exact sum is
+    finite: the common row of a state) copied and frozen in place, a row kept from the state the model was
+    given (already read-only) shared, anything else (a non-finite float included) frozen by ``_freeze``."""
+    inner = dict.copy(v)
+    if not set(map(type, inner)) <= _STR:
+        _check_keys(inner, "a state")
+    for k, x in inner.items():  # values are replaced in place: the dict's size never changes
+        tx = type(x)
+        if tx in _ATOMS:
+            continue
+        if tx is list:
+            items = x.copy()  # checked after the copy: what the model still holds may change, the copy not
+            kinds = set(map(type, items))
+            if kinds <= _ATOMS or kinds <= _NUMBERS and _finite_sum(items):
+                row = _LIST_NEW(ReadOnlyList)
+                _SET_ITEMS(row, items)
+                inner[k] = row
+                continue
+        elif tx in _FROZEN:  # a row a model kept from the state it was given: shared, never copied again
+            _kept(x)
+            continue
+        inner[k] = _freeze(x, depth + 1)
+    return _read_only_dict(inner)
+
+
+_LIST_NEW = list.__new__
+
+
+def _finite_sum(items: list[Any]) -> bool:
+    """Whether exact ints, bools and floats have a finite exact sum (``math.fsum``): only if every float is
+    finite (an inf or a nan makes it inf or nan, or raises); a sum too large for a float is ``False`` too,
+    and the full walk then keeps the list or names the breach."""
+    try:
+        total = math.fsum(items)
+    except (OverflowError, ValueError):
+        return False
+    return total - total == 0.0
 
 
 def untouched(value: Any) -> None:
@@ -386,17 +419,17 @@ def _flat(items: list[Any]) -> bool:
     kinds = set(map(type, items))
     if kinds <= _ATOMS:
         return True
-    if not kinds <= _FLAT:
-        return False
-    for x in items:
-        if type(x) is float and x - x != 0.0:  # inf - inf and nan - nan are nan
-            break
-    else:
+    if kinds <= _NUMBERS and _finite_sum(items):
         return True
-    return False
+    return kinds <= _FLAT and _finite_floats(items)
+
+
+def _finite_floats(items: list[Any]) -> bool:
+    return not any(type(x) is float and x - x != 0.0 for x in items)  # inf - inf and nan - nan are nan
 
 
 _FLAT = _ATOMS | {float}
+_NUMBERS = frozenset({int, bool, float})
 
 
 def _check_keys(d: Any, where: str) -> None:

@@ -41,6 +41,8 @@ __all__ = [
 # ---------------------------------------------------------------------------------------------------
 # The wrapper
 
+_READ_ONLY_DICT = value_rules.ReadOnlyDict
+_DICT_LEN = dict.__len__
 T = TypeVar("T")
 
 Guard = Callable[..., Any]  # guard(fn, *args) -> fn(*args), possibly under a time budget
@@ -117,8 +119,10 @@ class WorldModel:
         ``step``, the number of actions taken so far, when the caller knows it)."""
         try:
             answer = self.bound[fn_name](*args)
-            if args:
-                value_rules.untouched(args[0])  # an unbound dict/list method changed nothing, but it was tried
+            # an unbound dict/list method changed nothing of a read-only input, but it was tried: refused; a
+            # read-only dict whose one decoy entry is all its own storage holds (the common case) is untouched
+            if args and (type(args[0]) is not _READ_ONLY_DICT or _DICT_LEN(args[0]) != 1):
+                value_rules.untouched(args[0])
             return answer
         except ModelContractError:
             raise

@@ -160,10 +160,13 @@ def test_the_twin_benchmark_times_the_model_the_twin_and_mctsbot_on_the_same_pos
     states = bench.positions(2)
     assert all(not s.is_terminal() for s in states)
     model = (DATA / "reference" / "tic_tac_toe_model.py").read_text(encoding="utf-8")
-    per_move = bench.timed_moves(model, TWIN, states, argparse.Namespace(sims=20, rollouts=1, repeats=1, game="tic_tac_toe"))
-    # timed once each (CPU clocks tick in 10 ms steps here, so a 20-simulation move may read 0)
+    per_move = bench.timed_moves(model, TWIN, states, argparse.Namespace(sims=20, rollouts=1, repeats=1, game="tic_tac_toe",
+                                                                         moves_per_reading=2))
+    # timed once each, two moves a reading in the same worker (CPU clocks tick in 10 ms steps here, so a
+    # 20-simulation move may read 0)
     assert set(per_move) == {"model", "twin", "mctsbot"} and all(0 <= t < 60 for t in per_move.values())
     fused = (DATA / "twins" / "ttt_fused.py").read_text(encoding="utf-8")  # with playout: also timed stepped
     per_move = bench.timed_moves(model, fused, states[:1], argparse.Namespace(sims=20, rollouts=1, repeats=1,
-                                                                             game="tic_tac_toe"), playout=True)
+                                                                             game="tic_tac_toe", moves_per_reading=1),
+                                 playout=True)
     assert set(per_move) == {"model", "twin", "stepped", "mctsbot"}

@@ -265,3 +265,69 @@ def test_a_model_that_reverses_its_board_through_a_reflected_eq_changes_no_state
     assert first.raw["board"][0] == "x" and second.raw["board"][:2] == ["x", "."]
     report = checks.run_checks(load_source(source), [trajectories.record("tic_tac_toe", seed=s) for s in range(2)])
     assert report.all_passed  # the reversed list was a copy: the model's moves are the reference's
+
+
+# -- the one-pass freeze of a returned dict (json_values._freeze_dict): its flat rows checked as a whole -----
+
+@pytest.mark.parametrize("row", [[0.0, float("inf")], [float("nan"), 1], [float("inf"), -float("inf")],
+                                 [1e308, 1e308, float("inf")], [True, 2**2000, float("nan")]])
+def test_a_row_of_exact_numbers_with_a_non_finite_float_is_refused_at_the_top_and_nested(row):
+    for value in ({"r": row, "a": 1}, {"rows": [row]}, {"d": {"r": row}}):
+        with pytest.raises(value_rules.ValueBreach, match="only finite numbers"):
+            value_rules.state(value)
+
+
+@pytest.mark.parametrize("row", [[1e308, 1e308], [2**2000, 0.5], [-0.0, 0.0, True, 3], [-1e308, 1e308, 5e-324]])
+def test_a_row_of_finite_numbers_whose_sum_a_float_cannot_hold_is_kept_as_it_is(row):
+    state = value_rules.state({"r": row, "rows": [row]})
+    for got in (state["r"], state["rows"][0]):
+        assert type(got) is value_rules.ReadOnlyList and all(a is b for a, b in zip(got, row))
+        assert len(got) == len(row)
+
+
+def test_a_returned_row_the_model_changes_afterwards_leaves_the_state_as_it_was():
+    board, rewards = ["."] * 9, [0.0, 0.0]
+    state = value_rules.state({"board": board, "rewards": rewards, "player": 0})
+    board[0], rewards[1] = "x", float("nan")  # the model kept its lists and changes them after the call
+    rewards.append(1.0)
+    assert state["board"] == ["."] * 9 and state["rewards"] == [0.0, 0.0]
+
+
+def test_a_row_of_number_subclasses_is_converted_without_calling_their_methods():
+    import numpy as np
+
+    called = []
+
+    class F(float):
+        def __float__(self):
+            called.append("__float__")
+            return float("nan")
+
+        def __repr__(self):
+            called.append("__repr__")
+            return "nan"
+
+    state = value_rules.state({"r": [F(0.25), np.float64(0.5), 1.0]})
+    assert [type(x) for x in state["r"]] == [float, float, float] and state["r"] == [0.25, 0.5, 1.0]
+    assert called == []
+
+
+def test_keys_of_a_returned_dict_are_checked_in_the_one_pass():
+    class S(str):
+        pass
+
+    with pytest.raises(value_rules.ValueBreach, match="two dict keys that JSON writes alike"):
+        value_rules.state({"1": [0.0], 1: [1.0]})
+    with pytest.raises(value_rules.ValueBreach, match="dict key of type"):
+        value_rules.state({"a": 1, (1, 2): [0.0]})
+    with pytest.raises(value_rules.ValueBreach, match="dict key of type S"):  # its methods could lie
+        value_rules.state({S("a"): [0.5], "b": 1})
+    assert value_rules.state({1: [0.5], None: "x", "b": True}) == {1: [0.5], None: "x", "b": True}
+
+
+def test_a_kept_row_a_model_changed_unbound_is_refused_when_handed_back_in_a_new_dict():
+    given = value_rules.state({"board": ["."] * 9, "rewards": [0.0, 0.0]})
+    list.append(given["rewards"], float("nan"))  # what a model's unbound append does: only the decoy changes
+    with pytest.raises(value_rules.ValueBreach, match="tried to change through an unbound method"):
+        value_rules.state({"board": given["board"], "rewards": given["rewards"], "player": 1})
+    assert given["rewards"] == [0.0, 0.0] and list(given["rewards"]) == [0.0, 0.0]  # put back, read as before
