@@ -36,16 +36,26 @@ MODEL = Path(__file__).resolve().parent.parent / "tests" / "data" / "planners" /
 
 
 def positions(count: int, game_name: str = "tic_tac_toe") -> list[pyspiel.State]:
-    """Decision states from seeded random openings of ``game_name`` (0 to 3 random moves)."""
+    """Decision states from seeded random openings of ``game_name`` (0 to 3 random moves; chance outcomes are
+    drawn by their probabilities and not counted, so every state returned is a player's decision)."""
     game = pyspiel.load_game(game_name)
     rng = np.random.default_rng(0)
     out: list[pyspiel.State] = []
     while len(out) < count:
         state = game.new_initial_state()
+        _resolve_chance(state, rng)
         for _ in range(int(rng.integers(0, 4))):
             state.apply_action(int(rng.choice(state.legal_actions())))
+            _resolve_chance(state, rng)
         out.append(state)
     return out
+
+
+def _resolve_chance(state: pyspiel.State, rng: np.random.Generator) -> None:
+    """Plays chance outcomes (by their probabilities) until a player's decision or the end."""
+    while state.is_chance_node():
+        outcomes, probs = zip(*state.chance_outcomes())
+        state.apply_action(int(rng.choice(outcomes, p=np.asarray(probs) / sum(probs))))
 
 
 def main() -> None:

@@ -162,11 +162,27 @@ def test_the_twin_benchmark_times_the_model_the_twin_and_mctsbot_on_the_same_pos
     model = (DATA / "reference" / "tic_tac_toe_model.py").read_text(encoding="utf-8")
     per_move = bench.timed_moves(model, TWIN, states, argparse.Namespace(sims=20, rollouts=1, repeats=1, game="tic_tac_toe",
                                                                          moves_per_reading=2))
-    # timed once each, two moves a reading in the same worker (CPU clocks tick in 10 ms steps here, so a
+    # timed once each, two moves a reading in the same engine (CPU clocks tick in 10 ms steps here, so a
     # 20-simulation move may read 0)
-    assert set(per_move) == {"model", "twin", "mctsbot"} and all(0 <= t < 60 for t in per_move.values())
+    assert set(per_move) == {"model", "twin", "mctsbot", "gt-mcts"} and all(0 <= t < 60 for t in per_move.values())
     fused = (DATA / "twins" / "ttt_fused.py").read_text(encoding="utf-8")  # with playout: also timed stepped
     per_move = bench.timed_moves(model, fused, states[:1], argparse.Namespace(sims=20, rollouts=1, repeats=1,
-                                                                             game="tic_tac_toe", moves_per_reading=1),
-                                 playout=True)
-    assert set(per_move) == {"model", "twin", "stepped", "mctsbot"}
+                                                                             game="tic_tac_toe", moves_per_reading=1), playout=True)
+    assert set(per_move) == {"model", "twin", "stepped", "mctsbot", "gt-mcts"}
+    per_move = bench.timed_moves(model, fused, states[:1], argparse.Namespace(sims=20, rollouts=1, repeats=1,
+                                                                             game="tic_tac_toe", moves_per_reading=1), playout=True,
+                                 skip=("model", "mctsbot"))
+    assert set(per_move) == {"twin", "stepped", "gt-mcts"}
+    with pytest.raises(SystemExit, match="--skip takes"):  # the twin is what is timed: it cannot be left out
+        bench.timed_moves(model, fused, states[:1], argparse.Namespace(sims=20, rollouts=1, repeats=1,
+                                                                      game="tic_tac_toe", moves_per_reading=1), skip=("twin",))
+
+
+def test_the_benchmark_positions_of_a_game_with_chance_are_seeded_player_decisions(benchmark_module) -> None:
+    bench = benchmark_module("bench_twin")
+    states = bench.positions(40, "backgammon")
+    assert all(not s.is_chance_node() and not s.is_terminal() for s in states)
+    assert len({str(s) for s in states}) > 20  # seeded random openings and dice, not one position over again
+    assert [str(s) for s in states] == [str(s) for s in bench.positions(40, "backgammon")]  # and reproducible
+    # the first roll decides who moves first, so both players' decisions are timed
+    assert {s.current_player() for s in states} == {0, 1}
