@@ -177,10 +177,12 @@ class ReadOnlyList(list):  # type: ignore[type-arg]
     def __iter__(self) -> Any:
         if list.__len__(self):
             raise _tampered(self)
-        return iter(self.__cwm_items__)
+        # over a tuple of the items: a list's iterator hands its list to copy.deepcopy (its __reduce__), a
+        # tuple's hands over only the tuple, which nothing changes
+        return iter(tuple(self.__cwm_items__))
 
     def __reversed__(self) -> Any:
-        return reversed(self.__cwm_items__)
+        return reversed(tuple(self.__cwm_items__))
 
     def __contains__(self, item: Any) -> bool:
         return item in self.__cwm_items__

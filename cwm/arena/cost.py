@@ -112,7 +112,13 @@ class CostEstimate:
         if per_match > wall_s:
             return None
         per_core = math.floor(wall_s / per_match) if per_match > 0 else self.matches  # whole matches a core plays
-        return math.ceil(self.matches / max(1, min(per_core, self.matches)))
+        cores = math.ceil(self.matches / max(1, min(per_core, self.matches)))
+        # the float division may be a match off at an exact divisor: settle on what wall_on itself says
+        while cores < self.matches and self.wall_on(cores) > wall_s:
+            cores += 1
+        while cores > 1 and self.wall_on(cores - 1) <= wall_s:
+            cores -= 1
+        return cores
 
     def _fits(self) -> str:
         """Where the run fits in an hour (``cores_for``), for ``lines``."""

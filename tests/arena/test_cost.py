@@ -4,6 +4,7 @@ still to play, refused over the threshold without --yes (from a terminal or a sc
 from __future__ import annotations
 
 import json
+import random
 import sys
 import types
 from pathlib import Path
@@ -252,3 +253,20 @@ def test_a_game_without_a_stated_length_is_projected_at_its_random_games():
     assert games.resolve("connect_four").match_moves is None
     assert est.random_moves is None and 7 <= est.moves_per_match <= 42
     assert "stated length" not in est.lines()[0]
+
+
+def test_the_cores_named_agree_with_the_wall_time_projected_on_them_at_exact_divisors():
+    """Float division at an exact divisor (a match of 3600/7 s) must not name a core more or fewer than the
+    projection itself fits: the named count fits the hour, one core fewer does not."""
+    rng = random.Random(0)
+    cases = [(314, 3600.0 / 7), (15, 3600.0 / 4), (200, 1296.0)] + [
+        (rng.randint(1, 400), 3600.0 / rng.randint(1, 12) * rng.choice([1.0, 1.0 + 1e-15, 1.0 - 1e-15]))
+        for _ in range(2000)]
+    for matches, per_match_s in cases:
+        est = cost.CostEstimate({"a": 1.0}, moves_per_match=10.0, matches=matches, cpu_s=matches * per_match_s,
+                                workers=2)
+        cores = est.cores_for()
+        if cores is None:
+            assert est.wall_on(matches) > 3600.0
+            continue
+        assert est.wall_on(cores) <= 3600.0 and (cores == 1 or est.wall_on(cores - 1) > 3600.0), (matches, per_match_s)

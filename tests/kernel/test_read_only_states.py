@@ -331,3 +331,25 @@ def test_a_kept_row_a_model_changed_unbound_is_refused_when_handed_back_in_a_new
     with pytest.raises(value_rules.ValueBreach, match="tried to change through an unbound method"):
         value_rules.state({"board": given["board"], "rewards": given["rewards"], "player": 1})
     assert given["rewards"] == [0.0, 0.0] and list(given["rewards"]) == [0.0, 0.0]  # put back, read as before
+
+
+@pytest.mark.parametrize("walk", ["iter(s['rows'][0])", "reversed(s['rows'])", "enumerate(s['rows'][1])",
+                                  "iter(s['n'])", "iter(s.values())", "reversed(s)"])
+def test_an_iterator_over_a_read_only_container_hands_copy_deepcopy_nothing_to_change(walk):
+    """``copy.deepcopy`` keeps every object it copied in the memo its caller passes (``memo[id(memo)]``), and
+    a list's iterator is copied by way of the list it walks: iterating a read-only list must not walk its
+    private items (review: a model so emptied or extended a shared row unseen)."""
+    module = load_source("import copy\n\n\ndef f(s):\n    memo = {}\n    copy.deepcopy(" + walk + ", memo)\n"
+                         "    changed = 0\n"
+                         "    for kept in memo.values():\n"
+                         "        for o in (kept if type(kept) is list else [kept]):\n"
+                         "            if type(o) is list:\n                o.append(float('nan'))\n"
+                         "                changed += 1\n"
+                         "            elif type(o) is dict:\n                o['a'] = float('nan')\n"
+                         "                changed += 1\n"
+                         "    return changed\n", api=())
+    state = value_rules.state(ROWS)
+    module.f(state)
+    assert state == ROWS and value_rules.thaw(state) == ROWS and [len(r) for r in state["rows"]] == [2, 1]
+    value_rules.untouched(state)
+    assert value_rules.state({"kept": state["rows"]})["kept"] is state["rows"]
