@@ -24,7 +24,7 @@ from cwm.sandbox import equivalence as eq
 from cwm.sandbox.box import Sandbox
 from cwm.sandbox.verdicts import JAX_TRACE_JOB, TRACE_JOB, JobResult
 from cwm.text import clean
-from cwm.types import JSON, CheckFailure
+from cwm.types import CHANCE, JSON, CheckFailure, ModelContractError
 
 JAX_TOLERANCE = 1e-6  # on a chance probability, a reward or a tensor entry; relative above 1 (float32)
 TARGET = "jax"
@@ -78,6 +78,7 @@ def _check(box: Sandbox, sources: tuple[str, str, str | None], codec: ActionCode
     if isinstance(played, str):
         return eq._verdict(record, "refused", played)
     twin_payload, twin_trace, decoded = played
+    ref_trace = by_id(ref_trace, codec)
     found = compare_jax(ref_trace, twin_trace, decoded)
     eq._count(record, plays, ref_trace, found)
     first = next((d for d in found if d is not None), None)
@@ -130,12 +131,30 @@ def histories_problem(reference: str, twin: str, *, codec: ActionCodec, historie
     played = _twin_side(sandbox, (reference, twin, encoder), codec, ref_trace, settings, "model")
     if isinstance(played, str):
         return played
-    found = compare_jax(ref_trace, played[1], played[2])
+    found = compare_jax(by_id(ref_trace, codec), played[1], played[2])
     first = next((d for d in found if d is not None), None)
     if first is None:
         return None
     what = JAX_CALLS[first.field] + ("" if first.player is None else f" (player {first.player})")
     return f"stored game {first.playout + 1}, step {first.step}: the twin differs from the model in {what}"
+
+
+def by_id(trace: list[dict[str, Any]], codec: ActionCodec) -> list[dict[str, Any]]:
+    """The reference's records with every chance outcome named as the twin's child names its id
+    (``codec.to_string`` of the outcome's id), distributions sorted again: a JAX twin speaks in ids, and a game
+    may give one id several strings by state (backgammon's first roll, ``chance outcome 0 X starts, (roll:
+    12)``, is id 0, as ``chance outcome 0 (roll: 12)`` is later). An outcome the codec does not know keeps its
+    string, and so differs from whatever the twin gives."""
+
+    def named(outcome: str) -> str:
+        try:
+            return codec.to_string(CHANCE, codec.to_id(CHANCE, outcome))
+        except ModelContractError:
+            return outcome
+
+    return [{**playout, "states": [state if state["chance"] is None else
+                                   {**state, "chance": sorted([named(a), p] for a, p in state["chance"])}
+                                   for state in playout["states"]]} for playout in trace]
 
 
 def _skeleton(reference: str, twin: str, encoder: str | None, settings: eq.EquivalenceSettings) -> dict[str, JSON]:
