@@ -318,16 +318,17 @@ def _playout_verdict(box: Sandbox, sources: tuple[str, str], settings: Equivalen
 
 
 def reference_playouts(box: Sandbox, reference: str, plays: list[dict[str, Any]], settings: EquivalenceSettings,
-                       name: str) -> list[dict[str, Any]] | str:
+                       name: str, codec: JSON = None) -> list[dict[str, Any]] | str:
     """The reference's playout records (``TRACE_JOB``), ``settings.playouts_per_child`` playouts a child (all in
     one child at 0), each child under ``settings.limits``; or why they could not be had (one line, naming the
-    playouts of the child that failed when there are several)."""
+    playouts of the child that failed when there are several). ``codec`` (``ActionCodec.to_json``): actions
+    and outcomes recorded by the names of their ids (``cwm.sandbox.jobs.twin``), for a JAX twin's check."""
     size = settings.playouts_per_child or max(len(plays), 1)
     records: list[dict[str, Any]] = []
     for start in range(0, len(plays), size):
         chunk = plays[start:start + size]
-        run = box.run(TRACE_JOB, reference, {"name": name, "playouts": chunk, "max_steps": settings.max_steps},
-                      limits=settings.limits)
+        run = box.run(TRACE_JOB, reference, {"name": name, "playouts": chunk, "max_steps": settings.max_steps,
+                                             "codec": codec}, limits=settings.limits)
         parsed = _parsed(run, len(chunk))
         if isinstance(parsed, str):
             return parsed if size >= len(plays) else f"playouts {start + 1}-{start + len(chunk)}: {parsed}"

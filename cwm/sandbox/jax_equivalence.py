@@ -24,7 +24,7 @@ from cwm.sandbox import equivalence as eq
 from cwm.sandbox.box import Sandbox
 from cwm.sandbox.verdicts import JAX_TRACE_JOB, TRACE_JOB, JobResult
 from cwm.text import clean
-from cwm.types import CHANCE, JSON, CheckFailure, ModelContractError
+from cwm.types import JSON, CheckFailure
 
 JAX_TOLERANCE = 1e-6  # on a chance probability, a reward or a tensor entry; relative above 1 (float32)
 TARGET = "jax"
@@ -71,14 +71,13 @@ def _check(box: Sandbox, sources: tuple[str, str, str | None], codec: ActionCode
     reference, twin, encoder = sources
     record = _skeleton(reference, twin, encoder, settings)
     plays = eq.specs(settings)
-    ref_trace = eq.reference_playouts(box, reference, plays, settings, name)
+    ref_trace = eq.reference_playouts(box, reference, plays, settings, name, codec.to_json())
     if isinstance(ref_trace, str):
         return eq._verdict(record, "inconclusive", f"the reference could not be played: {ref_trace}")
     played = _twin_side(box, (reference, twin, encoder), codec, ref_trace, settings, name)
     if isinstance(played, str):
         return eq._verdict(record, "refused", played)
     twin_payload, twin_trace, decoded = played
-    ref_trace = by_id(ref_trace, codec)
     found = compare_jax(ref_trace, twin_trace, decoded)
     eq._count(record, plays, ref_trace, found)
     first = next((d for d in found if d is not None), None)
@@ -110,7 +109,7 @@ def _twin_side(box: Sandbox, sources: tuple[str, str, str | None], codec: Action
                               len(replays))
     if isinstance(twin_trace, str):
         return f"the twin could not be run: {twin_trace}"
-    decoded = _decoded(box, reference, twin_trace, encoder, settings, name)
+    decoded = _decoded(box, reference, twin_trace, encoder, settings, (name, payload["codec"]))
     if isinstance(decoded, str):
         return f"the twin's decoded states could not be read: {decoded}"
     return payload, twin_trace, decoded
@@ -124,37 +123,20 @@ def histories_problem(reference: str, twin: str, *, codec: ActionCodec, historie
     ``settings``: the limits and the longest history compared."""
     plays = [{"kind": "replay", "actions": list(h)} for h in histories]
     ref_trace = eq._parsed(sandbox.run(TRACE_JOB, reference, {"name": "model", "playouts": plays,
-                                                              "max_steps": settings.max_steps},
+                                                              "max_steps": settings.max_steps,
+                                                              "codec": codec.to_json()},
                                        limits=settings.limits), len(plays))
     if isinstance(ref_trace, str):
         return f"the model could not replay the stored games: {ref_trace}"
     played = _twin_side(sandbox, (reference, twin, encoder), codec, ref_trace, settings, "model")
     if isinstance(played, str):
         return played
-    found = compare_jax(by_id(ref_trace, codec), played[1], played[2])
+    found = compare_jax(ref_trace, played[1], played[2])
     first = next((d for d in found if d is not None), None)
     if first is None:
         return None
     what = JAX_CALLS[first.field] + ("" if first.player is None else f" (player {first.player})")
     return f"stored game {first.playout + 1}, step {first.step}: the twin differs from the model in {what}"
-
-
-def by_id(trace: list[dict[str, Any]], codec: ActionCodec) -> list[dict[str, Any]]:
-    """The reference's records with every chance outcome named as the twin's child names its id
-    (``codec.to_string`` of the outcome's id), distributions sorted again: a JAX twin speaks in ids, and a game
-    may give one id several strings by state (backgammon's first roll, ``chance outcome 0 X starts, (roll:
-    12)``, is id 0, as ``chance outcome 0 (roll: 12)`` is later). An outcome the codec does not know keeps its
-    string, and so differs from whatever the twin gives."""
-
-    def named(outcome: str) -> str:
-        try:
-            return codec.to_string(CHANCE, codec.to_id(CHANCE, outcome))
-        except ModelContractError:
-            return outcome
-
-    return [{**playout, "states": [state if state["chance"] is None else
-                                   {**state, "chance": sorted([named(a), p] for a, p in state["chance"])}
-                                   for state in playout["states"]]} for playout in trace]
 
 
 def _skeleton(reference: str, twin: str, encoder: str | None, settings: eq.EquivalenceSettings) -> dict[str, JSON]:
@@ -167,11 +149,12 @@ def _skeleton(reference: str, twin: str, encoder: str | None, settings: eq.Equiv
 
 
 def _decoded(box: Sandbox, reference: str, twin_trace: list[dict[str, Any]], encoder: str | None,
-             settings: eq.EquivalenceSettings, name: str) -> list[dict[str, Any]] | str:
-    """The reference model's records of the twin's decoded states, one playout per twin playout."""
+             settings: eq.EquivalenceSettings, named: tuple[str, JSON]) -> list[dict[str, Any]] | str:
+    """The reference model's records of the twin's decoded states, one playout per twin playout (``named``:
+    the model's name and the codec's JSON, by whose ids the records name actions)."""
     specs = [{"kind": "states", "states": [s["decoded"] for s in p["states"]]} for p in twin_trace]
-    run = box.run(TRACE_JOB, reference, {"name": name, "playouts": specs, "max_steps": settings.max_steps,
-                                         "encoder": encoder}, limits=settings.limits)
+    run = box.run(TRACE_JOB, reference, {"name": named[0], "playouts": specs, "max_steps": settings.max_steps,
+                                         "encoder": encoder, "codec": named[1]}, limits=settings.limits)
     return _decoded_parsed(run, len(specs), tensors=bool(encoder))
 
 
@@ -334,12 +317,14 @@ def _values(box: Sandbox, sources: tuple[str, str, dict[str, Any]], first: eq.Di
         read = traces[1][first.playout]["states"][first.step]
         return read["tensors"][first.player], twin_state["tensors"][first.player]
     replay = {"kind": "replay", "actions": history}
+    codec = twin_payload["codec"]
     ref = _detail(box.run(TRACE_JOB, reference, {"name": "model", "playouts": [replay], "detail": first.step,
-                                                 "max_steps": settings.max_steps}, limits=settings.limits))
+                                                 "max_steps": settings.max_steps, "codec": codec},
+                          limits=settings.limits))
     if first.field == "decoded":
         read = box.run(TRACE_JOB, reference, {"name": "model", "max_steps": settings.max_steps, "detail": 0,
-                                              "playouts": [{"kind": "states", "states": [twin_state["decoded"]]}]},
-                       limits=settings.limits)
+                                              "playouts": [{"kind": "states", "states": [twin_state["decoded"]]}],
+                                              "codec": codec}, limits=settings.limits)
         states = read.value[0].get("states") if read.ok and type(read.value) is list and read.value else None
         got: dict[str, JSON] = {"decoded": twin_state["decoded"]}
         if type(states) is list and states and type(states[0]) is dict:

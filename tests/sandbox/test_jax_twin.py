@@ -209,6 +209,35 @@ def test_a_chance_game_twin_passes_and_tensors_are_said_not_compared_without_an_
     assert evidence["observation_tensor"] == "not compared: the bundle has no observation encoder"
 
 
+# The dice race with strings that depend on the state, as backgammon's do: an action's and an outcome's
+# string carry their id and then what the state makes of them, so one id has many strings.
+NAMED_DICE = patched(patched(patched(DICE, 'return ["step", "jump"]',
+                                     'at = state["pos"][state["player"]]\n'
+                                     '    return [f"0 - step from {at}", f"1 - jump from {at}"]'),
+                             'return list(STEP) if state["pending"] == "step" else list(JUMP)',
+                             'kind = state["pending"]\n'
+                             '    return [(f"chance outcome {a} (after a {kind})", p)\n'
+                             '            for a, p in (STEP if kind == "step" else JUMP)]'),
+                     '"pending": action}', '"pending": action.split(" - ")[1].split()[0]}')
+NAMED_DICE = patched(NAMED_DICE, "+= int(action)", "+= int(action.split()[2])")
+NAMED_DICE_CODEC = ActionCodec({**{(p, s): i for p in (0, 1) for i, s in enumerate(("0 - step", "1 - jump"))},
+                                **{(-1, f"chance outcome {i}"): i for i in range(5)}},
+                               num_distinct_actions=2, max_chance_outcomes=5, prefixed=True)
+
+
+def test_a_twin_of_a_game_whose_strings_depend_on_the_state_is_compared_by_ids(box: Sandbox) -> None:
+    """A JAX twin names an action only by its id (the codec's one string); the model's strings for the same
+    id differ by state (as backgammon's moves differ by the dice). The reference's legal sets and chance
+    outcomes are recorded under the codec's names of their ids, so a twin that agrees id for id passes, and
+    one that swaps two probabilities is still caught in the chance distribution."""
+    evidence = check_jax_equivalence(NAMED_DICE, DICE_JAX, codec=NAMED_DICE_CODEC, settings=SMALL, sandbox=box)
+    assert evidence["verdict"] == "equivalent", evidence["reason"]
+    wrong = patched(DICE_JAX, "[0.0, 0.5, 0.3, 0.2, 0.0]", "[0.0, 0.5, 0.2, 0.3, 0.0]")
+    evidence = check_jax_equivalence(NAMED_DICE, wrong, codec=NAMED_DICE_CODEC, settings=SMALL, sandbox=box)
+    assert evidence["verdict"] == "divergent" and evidence["divergence"]["field"] == "chance_outcomes"
+    assert ["chance outcome 2", 0.3] in evidence["divergence"]["expected"]  # the report names ids as the twin does
+
+
 PLANTED = {
     "mask": (TTT_JAX, 'return (state["board"] == 0) & ~_over(state)',
              'return (state["board"] == 0) & ~_over(state) & (jnp.arange(9) != 4)', "legal_actions"),

@@ -69,26 +69,3 @@ def test_a_well_formed_twin_record_is_kept_and_compared() -> None:
     forged = _forged(("states", 0, "rewards"), [1.0, 0.0])  # a well-formed record that differs is a divergence
     assert jax_equivalence.compare_jax([reference], [forged], [decoded])[0].field == "rewards"
 
-
-def test_the_reference_chance_outcomes_are_named_by_their_ids_as_a_twin_names_them():
-    """A JAX twin gives chance outcomes as ids; backgammon gives id 0 two strings (the first roll's
-    'X starts' one and a later roll's), so the reference's outcomes are compared under the name the codec
-    gives their id: the first roll of a model and of a twin that both say id 0 agree, an unknown string does not
-    turn into a known one, and other records are left as they are."""
-    from cwm.games import action_codec, resolve
-    from cwm.sandbox.jax_equivalence import by_id
-    from cwm.types import CHANCE
-
-    codec = action_codec(resolve("backgammon"))
-    first, later = "chance outcome 0 X starts, (roll: 12)", "chance outcome 0 (roll: 12)"
-    assert codec.to_id(CHANCE, first) == codec.to_id(CHANCE, later) == 0
-    named = codec.to_string(CHANCE, 0)
-    state = {"player": -1, "legal": None, "rewards": [0.0, 0.0], "observations": ["o", "o"],
-             "chance": [[first, 0.5], ["chance outcome 3 O starts, (roll: 31)", 0.25], ["no such roll", 0.25]]}
-    plain = {"player": 0, "legal": "digest", "chance": None, "rewards": [0.0, 0.0], "observations": ["o", "o"]}
-    trace = [{"actions": [first], "error": None, "states": [state, plain]}]
-    renamed = by_id(trace, codec)
-    assert renamed[0]["states"][0]["chance"] == sorted(
-        [[named, 0.5], [codec.to_string(CHANCE, 3), 0.25], ["no such roll", 0.25]])
-    assert renamed[0]["states"][1] == plain and renamed[0]["actions"] == [first]
-    assert trace[0]["states"][0]["chance"][0] == [first, 0.5]  # the reference's own records are not changed
