@@ -41,7 +41,7 @@ _TEST_TYPE = {"error": "transition", "decoded": "observations", "observation_ten
 
 def check_jax_equivalence(reference: str, twin: str, *, codec: ActionCodec, encoder: str | None = None,
                           settings: eq.EquivalenceSettings = eq.DEFAULT_EQUIVALENCE, sandbox: Sandbox | None = None,
-                          name: str = "model") -> dict[str, JSON]:
+                          name: str = "model", memo: eq.Memo | None = None) -> dict[str, JSON]:
     """Plays the differential playouts against a JAX twin and returns the evidence record (the format of
     ``check_equivalence``, with ``target`` ``"jax"``; ``cwm.sandbox.equivalence.evidence_problem`` reads it).
 
@@ -54,24 +54,26 @@ def check_jax_equivalence(reference: str, twin: str, *, codec: ActionCodec, enco
       settings: the detection bound, the playout kinds and the limits.
       sandbox: the sandbox to run the children in (default: a fresh one, closed at the end).
       name: the model's name in error messages.
+      memo: the reference's records of earlier checks of the same model (``cwm.sandbox.equivalence.Memo``).
 
     Randomness: every playout is seeded from ``settings.seed``; the same sources and settings give the same
     evidence.
     """
     box = sandbox or Sandbox(limits=settings.limits)
     try:
-        return _check(box, (reference, twin, encoder), codec, settings, name)
+        return _check(box, (reference, twin, encoder), codec, settings, (name, memo))
     finally:
         if sandbox is None:
             box.close()
 
 
 def _check(box: Sandbox, sources: tuple[str, str, str | None], codec: ActionCodec, settings: eq.EquivalenceSettings,
-           name: str) -> dict[str, JSON]:
+           named: tuple[str, eq.Memo | None]) -> dict[str, JSON]:
     reference, twin, encoder = sources
+    name, memo = named
     record = _skeleton(reference, twin, encoder, settings)
     plays = eq.specs(settings)
-    ref_trace = eq.reference_playouts(box, reference, plays, settings, name, codec.to_json())
+    ref_trace = eq.reference_playouts(box, reference, plays, settings, name, codec.to_json(), memo)
     if isinstance(ref_trace, str):
         return eq._verdict(record, "inconclusive", f"the reference could not be played: {ref_trace}")
     played = _twin_side(box, (reference, twin, encoder), codec, ref_trace, settings, name)

@@ -13,7 +13,7 @@ from cwm.contract import api_block
 from cwm.jax_contract import constants_block, required_functions
 from cwm.sandbox import Sandbox
 from cwm.sandbox.checkers import Checker
-from cwm.sandbox.equivalence import EquivalenceSettings
+from cwm.sandbox.equivalence import EquivalenceSettings, Memo
 from cwm.sandbox.gate import JAX_POLICY
 from cwm.sandbox.jax_equivalence import check_jax_equivalence
 from cwm.synthesis.fast_target import evidence_report
@@ -47,13 +47,14 @@ def codec_table(codec: ActionCodec) -> str:
 
 
 def jax_checker(reference: str, codec: ActionCodec, settings: EquivalenceSettings, *, encoder: str | None = None,
-                sandbox: Sandbox | None = None) -> Checker:
+                sandbox: Sandbox | None = None, memo: Memo | None = None) -> Checker:
     """Checks a candidate JAX twin of ``reference`` by the JAX differential equivalence check (always in
-    sandbox children: ``sandbox``, or a fresh one per check)."""
+    sandbox children: ``sandbox``, or a fresh one per check); ``memo``: the reference's records, shared
+    between checks (``cwm.sandbox.equivalence.Memo``)."""
 
     def check(source: str) -> CheckReport:
         return evidence_report(check_jax_equivalence(reference, source, codec=codec, encoder=encoder,
-                                                     settings=settings, sandbox=sandbox))
+                                                     settings=settings, sandbox=sandbox, memo=memo))
 
     return check
 

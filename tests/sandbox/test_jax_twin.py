@@ -230,12 +230,17 @@ def test_a_twin_of_a_game_whose_strings_depend_on_the_state_is_compared_by_ids(b
     id differ by state (as backgammon's moves differ by the dice). The reference's legal sets and chance
     outcomes are recorded under the codec's names of their ids, so a twin that agrees id for id passes, and
     one that swaps two probabilities is still caught in the chance distribution."""
-    evidence = check_jax_equivalence(NAMED_DICE, DICE_JAX, codec=NAMED_DICE_CODEC, settings=SMALL, sandbox=box)
+    memo: dict = {}  # the reference's records, shared as a synthesis shares them: the same evidence
+    evidence = check_jax_equivalence(NAMED_DICE, DICE_JAX, codec=NAMED_DICE_CODEC, settings=SMALL, sandbox=box,
+                                     memo=memo)
     assert evidence["verdict"] == "equivalent", evidence["reason"]
     wrong = patched(DICE_JAX, "[0.0, 0.5, 0.3, 0.2, 0.0]", "[0.0, 0.5, 0.2, 0.3, 0.0]")
-    evidence = check_jax_equivalence(NAMED_DICE, wrong, codec=NAMED_DICE_CODEC, settings=SMALL, sandbox=box)
+    evidence = check_jax_equivalence(NAMED_DICE, wrong, codec=NAMED_DICE_CODEC, settings=SMALL, sandbox=box,
+                                     memo=memo)
     assert evidence["verdict"] == "divergent" and evidence["divergence"]["field"] == "chance_outcomes"
     assert ["chance outcome 2", 0.3] in evidence["divergence"]["expected"]  # the report names ids as the twin does
+    assert len(memo) == 1
+    assert evidence == check_jax_equivalence(NAMED_DICE, wrong, codec=NAMED_DICE_CODEC, settings=SMALL, sandbox=box)
 
 
 PLANTED = {
