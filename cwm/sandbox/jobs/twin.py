@@ -86,7 +86,7 @@ def _namer(payload: dict[str, Any]) -> Namer | None:
 
     def name(player: int, action: str) -> str:
         try:
-            return codec.to_string(player, codec.to_id(player, action))
+            return codec.name(player, codec.to_id(player, action))
         except CwmError:
             return action
 
