@@ -122,6 +122,22 @@ class ActionCodec:
             raise ModelContractError(f"action id {action} of player {player} has no known string")
         return found
 
+    def name(self, player: int, action: int) -> str:
+        """One string for id ``action``, the same wherever the game gives the id several (the name a JAX twin's
+        check compares): the codec's string for it, or, in a game whose strings carry their id (backgammon),
+        ``"<id> - ..."`` (``"chance outcome <id>"``) for an id in the game's range that the codec has not met.
+
+        Raises:
+          ModelContractError: an id with no string, in a game whose strings do not carry it or out of range.
+        """
+        found = self._to_str.get((player, action))
+        if found is not None:
+            return found
+        limit = self.max_chance_outcomes if player == CHANCE else self.num_distinct_actions
+        if self.prefixed and 0 <= action < limit:
+            return f"chance outcome {action}" if player == CHANCE else f"{action} - ..."
+        return self.to_string(player, action)
+
 
 class OpenCodec(ActionCodec):
     """A codec for models without a ground truth: ids are handed out in order of first appearance."""

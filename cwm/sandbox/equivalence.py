@@ -43,6 +43,11 @@ EVIDENCE_FORMAT = "cwm-twin-evidence"
 EVIDENCE_VERSION = 1
 KINDS = ("random", "mcts")  # the playout distributions: seeded uniform random play, MCTS on the reference
 VERDICTS = ("equivalent", "divergent", "refused", "inconclusive")
+Memo = dict[str, list[dict[str, Any]]]
+"""The reference's playout records by what they were played from: one per synthesis of a model's twins, whose
+checks play the same seeded playouts of the same model (for a slow model, most of a check's CPU), shared by
+the checks of the candidates and the final check of the accepted one. Records that could not be had are not
+kept (the next check plays them again)."""
 TOLERANCE = 1e-9  # absolute, on a chance probability or a reward (every other field must be equal)
 _SEED_STRIDE = 1_000_003  # the seeds of one kind's playouts start this far from the previous kind's
 _REASON_CHARS = 400
@@ -219,7 +224,7 @@ def _close(a: list[float], b: list[float], tolerance: float = TOLERANCE, relativ
 
 
 def check_equivalence(reference: str, twin: str, *, settings: EquivalenceSettings = DEFAULT_EQUIVALENCE,
-                      sandbox: Sandbox | None = None, name: str = "model") -> dict[str, JSON]:
+                      sandbox: Sandbox | None = None, name: str = "model", memo: Memo | None = None) -> dict[str, JSON]:
     """Plays the differential playouts and returns the evidence record (JSON; ``evidence_problem`` reads it).
 
     Args:
@@ -228,6 +233,7 @@ def check_equivalence(reference: str, twin: str, *, settings: EquivalenceSetting
       settings: the detection bound, the playout kinds and the limits.
       sandbox: the sandbox to run both children in (default: a fresh one, closed at the end).
       name: the model's name in error messages.
+      memo: the reference's records of earlier checks of the same model (``Memo``), reused and added to.
 
     Returns:
       the evidence: ``verdict`` (``equivalent``, ``divergent``, ``refused``: the twin could not be run or
@@ -241,16 +247,18 @@ def check_equivalence(reference: str, twin: str, *, settings: EquivalenceSetting
     """
     box = sandbox or Sandbox(limits=settings.limits)
     try:
-        return _check(box, reference, twin, settings, name)
+        return _check(box, (reference, twin), settings, name, memo)
     finally:
         if sandbox is None:
             box.close()
 
 
-def _check(box: Sandbox, reference: str, twin: str, settings: EquivalenceSettings, name: str) -> dict[str, JSON]:
+def _check(box: Sandbox, sources: tuple[str, str], settings: EquivalenceSettings, name: str,
+           memo: Memo | None) -> dict[str, JSON]:
+    reference, twin = sources
     record = _skeleton(reference, twin, settings)
     plays = specs(settings)
-    ref_trace = reference_playouts(box, reference, plays, settings, name)
+    ref_trace = reference_playouts(box, reference, plays, settings, name, memo=memo)
     if isinstance(ref_trace, str):
         return _verdict(record, "inconclusive", f"the reference could not be played: {ref_trace}")
     replays = [{"kind": "replay", "actions": p["actions"]} for p in ref_trace]
@@ -318,16 +326,32 @@ def _playout_verdict(box: Sandbox, sources: tuple[str, str], settings: Equivalen
 
 
 def reference_playouts(box: Sandbox, reference: str, plays: list[dict[str, Any]], settings: EquivalenceSettings,
-                       name: str) -> list[dict[str, Any]] | str:
+                       name: str, codec: JSON = None, memo: Memo | None = None) -> list[dict[str, Any]] | str:
     """The reference's playout records (``TRACE_JOB``), ``settings.playouts_per_child`` playouts a child (all in
     one child at 0), each child under ``settings.limits``; or why they could not be had (one line, naming the
-    playouts of the child that failed when there are several)."""
+    playouts of the child that failed when there are several). ``codec`` (``ActionCodec.to_json``): actions
+    and outcomes recorded by the names of their ids (``cwm.sandbox.jobs.twin``), for a JAX twin's check.
+    ``memo``: records played before for the same reference, playouts, settings and codec are taken from it
+    (read only), and new ones kept in it (``Memo``)."""
+    key = hashlib.sha256(value_rules.dumps([fingerprint(reference), plays, name, codec, settings.max_steps,
+                                            settings.playouts_per_child, repr(settings.limits)]
+                                           ).encode()).hexdigest()
+    if memo is not None and key in memo:
+        return memo[key]
+    records = _reference_records(box, reference, plays, settings, name, codec)
+    if memo is not None and not isinstance(records, str):
+        memo[key] = records
+    return records
+
+
+def _reference_records(box: Sandbox, reference: str, plays: list[dict[str, Any]], settings: EquivalenceSettings,
+                       name: str, codec: JSON) -> list[dict[str, Any]] | str:
     size = settings.playouts_per_child or max(len(plays), 1)
     records: list[dict[str, Any]] = []
     for start in range(0, len(plays), size):
         chunk = plays[start:start + size]
-        run = box.run(TRACE_JOB, reference, {"name": name, "playouts": chunk, "max_steps": settings.max_steps},
-                      limits=settings.limits)
+        run = box.run(TRACE_JOB, reference, {"name": name, "playouts": chunk, "max_steps": settings.max_steps,
+                                             "codec": codec}, limits=settings.limits)
         parsed = _parsed(run, len(chunk))
         if isinstance(parsed, str):
             return parsed if size >= len(plays) else f"playouts {start + 1}-{start + len(chunk)}: {parsed}"
@@ -603,5 +627,5 @@ def _bound_problem(evidence: dict[str, Any]) -> str | None:
 
 __all__ = ["CALLS", "DEFAULT_EQUIVALENCE", "PLAYOUT_RULE", "DOES_NOT_PROVE", "EVIDENCE_FORMAT", "EVIDENCE_VERSION", "KINDS", "MIN_BOUND", "TOLERANCE",
            "VERDICTS",
-           "Divergence", "EquivalenceSettings", "check_equivalence", "compare", "divergence_failure",
+           "Divergence", "EquivalenceSettings", "Memo", "check_equivalence", "compare", "divergence_failure",
            "evidence_problem", "fingerprint", "playout_checked", "playouts_for", "profile_model", "specs"]

@@ -41,7 +41,7 @@ _TEST_TYPE = {"error": "transition", "decoded": "observations", "observation_ten
 
 def check_jax_equivalence(reference: str, twin: str, *, codec: ActionCodec, encoder: str | None = None,
                           settings: eq.EquivalenceSettings = eq.DEFAULT_EQUIVALENCE, sandbox: Sandbox | None = None,
-                          name: str = "model") -> dict[str, JSON]:
+                          name: str = "model", memo: eq.Memo | None = None) -> dict[str, JSON]:
     """Plays the differential playouts against a JAX twin and returns the evidence record (the format of
     ``check_equivalence``, with ``target`` ``"jax"``; ``cwm.sandbox.equivalence.evidence_problem`` reads it).
 
@@ -54,24 +54,26 @@ def check_jax_equivalence(reference: str, twin: str, *, codec: ActionCodec, enco
       settings: the detection bound, the playout kinds and the limits.
       sandbox: the sandbox to run the children in (default: a fresh one, closed at the end).
       name: the model's name in error messages.
+      memo: the reference's records of earlier checks of the same model (``cwm.sandbox.equivalence.Memo``).
 
     Randomness: every playout is seeded from ``settings.seed``; the same sources and settings give the same
     evidence.
     """
     box = sandbox or Sandbox(limits=settings.limits)
     try:
-        return _check(box, (reference, twin, encoder), codec, settings, name)
+        return _check(box, (reference, twin, encoder), codec, settings, (name, memo))
     finally:
         if sandbox is None:
             box.close()
 
 
 def _check(box: Sandbox, sources: tuple[str, str, str | None], codec: ActionCodec, settings: eq.EquivalenceSettings,
-           name: str) -> dict[str, JSON]:
+           named: tuple[str, eq.Memo | None]) -> dict[str, JSON]:
     reference, twin, encoder = sources
+    name, memo = named
     record = _skeleton(reference, twin, encoder, settings)
     plays = eq.specs(settings)
-    ref_trace = eq.reference_playouts(box, reference, plays, settings, name)
+    ref_trace = eq.reference_playouts(box, reference, plays, settings, name, codec.to_json(), memo)
     if isinstance(ref_trace, str):
         return eq._verdict(record, "inconclusive", f"the reference could not be played: {ref_trace}")
     played = _twin_side(box, (reference, twin, encoder), codec, ref_trace, settings, name)
@@ -109,7 +111,7 @@ def _twin_side(box: Sandbox, sources: tuple[str, str, str | None], codec: Action
                               len(replays))
     if isinstance(twin_trace, str):
         return f"the twin could not be run: {twin_trace}"
-    decoded = _decoded(box, reference, twin_trace, encoder, settings, name)
+    decoded = _decoded(box, reference, twin_trace, encoder, settings, (name, payload["codec"]))
     if isinstance(decoded, str):
         return f"the twin's decoded states could not be read: {decoded}"
     return payload, twin_trace, decoded
@@ -123,7 +125,8 @@ def histories_problem(reference: str, twin: str, *, codec: ActionCodec, historie
     ``settings``: the limits and the longest history compared."""
     plays = [{"kind": "replay", "actions": list(h)} for h in histories]
     ref_trace = eq._parsed(sandbox.run(TRACE_JOB, reference, {"name": "model", "playouts": plays,
-                                                              "max_steps": settings.max_steps},
+                                                              "max_steps": settings.max_steps,
+                                                              "codec": codec.to_json()},
                                        limits=settings.limits), len(plays))
     if isinstance(ref_trace, str):
         return f"the model could not replay the stored games: {ref_trace}"
@@ -148,11 +151,12 @@ def _skeleton(reference: str, twin: str, encoder: str | None, settings: eq.Equiv
 
 
 def _decoded(box: Sandbox, reference: str, twin_trace: list[dict[str, Any]], encoder: str | None,
-             settings: eq.EquivalenceSettings, name: str) -> list[dict[str, Any]] | str:
-    """The reference model's records of the twin's decoded states, one playout per twin playout."""
+             settings: eq.EquivalenceSettings, named: tuple[str, JSON]) -> list[dict[str, Any]] | str:
+    """The reference model's records of the twin's decoded states, one playout per twin playout (``named``:
+    the model's name and the codec's JSON, by whose ids the records name actions)."""
     specs = [{"kind": "states", "states": [s["decoded"] for s in p["states"]]} for p in twin_trace]
-    run = box.run(TRACE_JOB, reference, {"name": name, "playouts": specs, "max_steps": settings.max_steps,
-                                         "encoder": encoder}, limits=settings.limits)
+    run = box.run(TRACE_JOB, reference, {"name": named[0], "playouts": specs, "max_steps": settings.max_steps,
+                                         "encoder": encoder, "codec": named[1]}, limits=settings.limits)
     return _decoded_parsed(run, len(specs), tensors=bool(encoder))
 
 
@@ -315,12 +319,14 @@ def _values(box: Sandbox, sources: tuple[str, str, dict[str, Any]], first: eq.Di
         read = traces[1][first.playout]["states"][first.step]
         return read["tensors"][first.player], twin_state["tensors"][first.player]
     replay = {"kind": "replay", "actions": history}
+    codec = twin_payload["codec"]
     ref = _detail(box.run(TRACE_JOB, reference, {"name": "model", "playouts": [replay], "detail": first.step,
-                                                 "max_steps": settings.max_steps}, limits=settings.limits))
+                                                 "max_steps": settings.max_steps, "codec": codec},
+                          limits=settings.limits))
     if first.field == "decoded":
         read = box.run(TRACE_JOB, reference, {"name": "model", "max_steps": settings.max_steps, "detail": 0,
-                                              "playouts": [{"kind": "states", "states": [twin_state["decoded"]]}]},
-                       limits=settings.limits)
+                                              "playouts": [{"kind": "states", "states": [twin_state["decoded"]]}],
+                                              "codec": codec}, limits=settings.limits)
         states = read.value[0].get("states") if read.ok and type(read.value) is list and read.value else None
         got: dict[str, JSON] = {"decoded": twin_state["decoded"]}
         if type(states) is list and states and type(states[0]) is dict:

@@ -24,7 +24,13 @@ from cwm.bundle.twin import save_twin
 from cwm.files import RUN_FILE_BYTES, loads_bounded, read_bounded
 from cwm.llm import Client
 from cwm.sandbox import Sandbox
-from cwm.sandbox.equivalence import DEFAULT_EQUIVALENCE, EquivalenceSettings, check_equivalence, profile_model
+from cwm.sandbox.equivalence import (
+    DEFAULT_EQUIVALENCE,
+    EquivalenceSettings,
+    Memo,
+    check_equivalence,
+    profile_model,
+)
 from cwm.synthesis import report as run_report
 from cwm.synthesis.engine import Progress
 from cwm.synthesis.fast_target import fast_checker, fast_target
@@ -87,8 +93,10 @@ def synthesize_fast(game: str | games.GameSpec | None, llm: Client, settings: Sy
     model, text, root = loaded.sources["model.py"], games.rules_text(loaded.spec), Path(run_dir)
     with Sandbox(limits=equivalence.limits) as box:
         shown = profile if profile is not None else _profile(root, model, box)
-        target = fast_target(text, model, shown, check=fast_checker(model, equivalence, sandbox=box))
-        kind = TwinKind("python", lambda source: check_equivalence(model, source, settings=equivalence, sandbox=box),
+        memo: Memo = {}  # the model's playouts, played once for every candidate and the final check
+        target = fast_target(text, model, shown, check=fast_checker(model, equivalence, sandbox=box, memo=memo))
+        kind = TwinKind("python", lambda source: check_equivalence(model, source, settings=equivalence, sandbox=box,
+                                                                   memo=memo),
                         {"profile.json": shown}, "fast.json", "twin_evidence.json")
         return search_twin(target, kind, (loaded, text, root), llm, settings, equivalence, start, progress)
 

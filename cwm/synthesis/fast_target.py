@@ -16,7 +16,7 @@ from cwm import model as cwm_model
 from cwm.contract import FAST_API
 from cwm.sandbox import ALLOWED_IMPORTS, Sandbox
 from cwm.sandbox.checkers import Checker
-from cwm.sandbox.equivalence import EquivalenceSettings, check_equivalence, divergence_failure
+from cwm.sandbox.equivalence import EquivalenceSettings, Memo, check_equivalence, divergence_failure
 from cwm.synthesis.target import PromptSet, Target, prompt_rules
 from cwm.types import CheckReport, TypeStats, error_report
 
@@ -44,12 +44,14 @@ def evidence_report(evidence: dict[str, Any]) -> CheckReport:
                        breaches=int(failure is not None and failure.breach))
 
 
-def fast_checker(reference: str, settings: EquivalenceSettings, *, sandbox: Sandbox | None = None) -> Checker:
+def fast_checker(reference: str, settings: EquivalenceSettings, *, sandbox: Sandbox | None = None,
+                 memo: Memo | None = None) -> Checker:
     """Checks a candidate twin of ``reference`` by the differential equivalence check (always in the sandbox:
-    ``sandbox``, or a fresh one per check)."""
+    ``sandbox``, or a fresh one per check); ``memo``: the reference's records, shared between checks
+    (``cwm.sandbox.equivalence.Memo``)."""
 
     def check(source: str) -> CheckReport:
-        return evidence_report(check_equivalence(reference, source, settings=settings, sandbox=sandbox))
+        return evidence_report(check_equivalence(reference, source, settings=settings, sandbox=sandbox, memo=memo))
 
     return check
 

@@ -15,7 +15,7 @@ from cwm import games
 from cwm.bundle import load_bundle
 from cwm.llm import Client
 from cwm.sandbox import Sandbox
-from cwm.sandbox.equivalence import DEFAULT_EQUIVALENCE, EquivalenceSettings
+from cwm.sandbox.equivalence import DEFAULT_EQUIVALENCE, EquivalenceSettings, Memo
 from cwm.sandbox.jax_equivalence import check_jax_equivalence
 from cwm.synthesis.engine import Progress
 from cwm.synthesis.fast import FastResult, TwinKind, search_twin
@@ -57,11 +57,12 @@ def synthesize_jax(game: str | games.GameSpec | None, llm: Client, settings: Syn
     model, text, root = loaded.sources["model.py"], games.rules_text(loaded.spec), Path(run_dir)
     codec, encoder = games.action_codec(loaded.spec), loaded.sources.get("encoder.py")
     with Sandbox(limits=equivalence.limits) as box:
-        check = jax_checker(model, codec, equivalence, encoder=encoder, sandbox=box)
+        memo: Memo = {}  # the model's playouts, played once for every candidate and the final check
+        check = jax_checker(model, codec, equivalence, encoder=encoder, sandbox=box, memo=memo)
         target = jax_target(text, model, codec, num_players=loaded.spec.players, check=check,
                             encoder=encoder)
         kind = TwinKind("jax", lambda source: check_jax_equivalence(model, source, codec=codec, encoder=encoder,
-                                                                    settings=equivalence, sandbox=box),
+                                                                    settings=equivalence, sandbox=box, memo=memo),
                         {}, "jax.json", "jax_twin_evidence.json")
         return search_twin(target, kind, (loaded, text, root), llm, settings, equivalence, start, progress)
 

@@ -13,7 +13,7 @@ from cwm.contract import api_block
 from cwm.jax_contract import constants_block, required_functions
 from cwm.sandbox import Sandbox
 from cwm.sandbox.checkers import Checker
-from cwm.sandbox.equivalence import EquivalenceSettings
+from cwm.sandbox.equivalence import EquivalenceSettings, Memo
 from cwm.sandbox.gate import JAX_POLICY
 from cwm.sandbox.jax_equivalence import check_jax_equivalence
 from cwm.synthesis.fast_target import evidence_report
@@ -28,27 +28,33 @@ CODEC_ROWS = 2000  # the most rows of the id table a prompt shows
 
 def codec_table(codec: ActionCodec) -> str:
     """The game's action ids as a Markdown table (player actions by player, then chance outcomes), at most
-    ``CODEC_ROWS`` rows; with a note where the game's strings carry their id (``"<id> - ..."``)."""
+    ``CODEC_ROWS`` rows, every chance outcome among them (player actions are cut first); with a note where the
+    game's strings carry their id (``"<id> - ..."``), and so one id may have several strings."""
     rows = sorted(codec.to_table(), key=lambda r: (int(r[0]) == CHANCE, int(r[0]), int(r[2]), str(r[1])))  # type: ignore[arg-type]
+    players = [r for r in rows if r[0] != CHANCE]
+    chance = rows[len(players):][:CODEC_ROWS]
+    kept = CODEC_ROWS - len(chance)
     lines = ["| who | action string | id |", "|---|---|---|"]
-    for player, text, aid in rows[:CODEC_ROWS]:
-        who = "chance" if player == CHANCE else f"player {player}"
-        lines.append(f"| {who} | `{text}` | {aid} |")
-    if len(rows) > CODEC_ROWS:
-        lines.append(f"| ... | {len(rows) - CODEC_ROWS} more rows | |")
+    lines += [f"| player {player} | `{text}` | {aid} |" for player, text, aid in players[:kept]]
+    if len(players) > kept:
+        lines.append(f"| ... | {len(players) - kept} more rows of player actions | |")
+    lines += [f"| chance | `{text}` | {aid} |" for _, text, aid in chance]
     if codec.prefixed:
-        lines.append("\nAction strings that start with `<id> - ` or `chance outcome <id>` carry their id.")
+        lines.append("\nAction strings that start with `<id> - ` or `chance outcome <id>` carry their id; the rest "
+                     "of such a string depends on the state, so one id may have several strings above, and the "
+                     "twin is compared with the model by ids.")
     return "\n".join(lines)
 
 
 def jax_checker(reference: str, codec: ActionCodec, settings: EquivalenceSettings, *, encoder: str | None = None,
-                sandbox: Sandbox | None = None) -> Checker:
+                sandbox: Sandbox | None = None, memo: Memo | None = None) -> Checker:
     """Checks a candidate JAX twin of ``reference`` by the JAX differential equivalence check (always in
-    sandbox children: ``sandbox``, or a fresh one per check)."""
+    sandbox children: ``sandbox``, or a fresh one per check); ``memo``: the reference's records, shared
+    between checks (``cwm.sandbox.equivalence.Memo``)."""
 
     def check(source: str) -> CheckReport:
         return evidence_report(check_jax_equivalence(reference, source, codec=codec, encoder=encoder,
-                                                     settings=settings, sandbox=sandbox))
+                                                     settings=settings, sandbox=sandbox, memo=memo))
 
     return check
 

@@ -104,7 +104,10 @@ def test_a_contained_agent_values_leaves_by_the_jax_twin_s_batched_rollouts(with
     state = game.new_initial_state()
     for action in (0, 3, 1, 4):  # x(0,0) o(1,0) x(0,1) o(1,1): x wins at (0,2), or o wins at (1,2) next
         state.apply_action(action)
-    agent = bundle_agent(loaded, SearchConfig(num_simulations=200, rollouts=8), seed=0)
+    unasked = bundle_agent(loaded, SearchConfig(num_simulations=20, rollouts=2), seed=0)
+    assert isinstance(unasked, WorkerAgent) and not unasked.jax_rollouts  # opt-in: slower than rollouts on a CPU
+    unasked.close()
+    agent = bundle_agent(loaded, SearchConfig(num_simulations=200, rollouts=8), seed=0, jax_rollouts=True)
     assert isinstance(agent, WorkerAgent) and agent.jax_rollouts and agent.planned_on == "model.py"
     try:
         assert agent.step(state) == 2

@@ -234,6 +234,38 @@ def test_playouts_split_over_children_give_the_same_evidence(box: Sandbox) -> No
     assert check_equivalence(TTT, TTT_FAST, settings=split, sandbox=box)["verdict"] == "equivalent"
 
 
+class CountingBox:
+    """A sandbox that counts the jobs run on each source (the checks' children), and otherwise is the box."""
+
+    def __init__(self, box: Sandbox) -> None:
+        self.box, self.runs = box, []
+
+    def run(self, job: str, source: str, payload, **kwargs):  # type: ignore[no-untyped-def]
+        self.runs.append((job, source, payload.get("detail")))
+        return self.box.run(job, source, payload, **kwargs)
+
+
+def test_a_memo_plays_the_reference_once_for_every_check_of_its_twins(box: Sandbox) -> None:
+    """Checks sharing a memo (a synthesis's candidates and its final check) play the reference's seeded
+    playouts once and give the evidence a check without it gives; records that could not be had are not kept."""
+    from cwm.sandbox.verdicts import TRACE_JOB
+
+    memo: dict = {}
+    counted = CountingBox(box)
+    wrong = patched(TTT_FAST, '"o": [-1.0, 1.0]', '"o": [-1.0, 0.5]')
+    for twin in (TTT_FAST, wrong, TTT_FAST):
+        kept = check_equivalence(TTT, twin, settings=SMALL, sandbox=counted, memo=memo)  # type: ignore[arg-type]
+        assert kept == check_equivalence(TTT, twin, settings=SMALL, sandbox=box)
+    played = [r for r in counted.runs if r[:2] == (TRACE_JOB, TTT) and r[2] is None]
+    assert len(played) == 1 and len(memo) == 1  # the divergence's detail is read apart: not a playout
+    other = dataclasses.replace(SMALL, seed=SMALL.seed + 1)  # other playouts: played again, kept apart
+    check_equivalence(TTT, TTT_FAST, settings=other, sandbox=counted, memo=memo)  # type: ignore[arg-type]
+    assert len(memo) == 2
+    broken = patched(TTT, "def get_initial_state():\n", "def get_initial_state():\n    while True:\n        pass\n")
+    ev = check_equivalence(broken, TTT_FAST, settings=SMALL, sandbox=box, memo=memo)
+    assert ev["verdict"] == "inconclusive" and len(memo) == 2
+
+
 def test_a_model_too_slow_for_one_child_is_checked_over_several() -> None:
     """Each child's CPU limit covers its share: a reference whose 28 playouts together pass one child's limit is
     inconclusive in one child and equivalent two playouts a child (CPU time, so load does not change it)."""

@@ -20,7 +20,7 @@ from cwm.sandbox.gate import JAX_POLICY, static_gate
 from cwm.sandbox.imports import make_importer
 from cwm.sandbox.jax_equivalence import check_jax_equivalence
 from cwm.sandbox.verdicts import JAX_TRACE_JOB
-from cwm.types import ModelLoadError
+from cwm.types import CHANCE, ModelContractError, ModelLoadError
 
 from .conftest import make_sandbox
 
@@ -207,6 +207,55 @@ def test_a_chance_game_twin_passes_and_tensors_are_said_not_compared_without_an_
     evidence = check_jax_equivalence(DICE, DICE_JAX, codec=DICE_CODEC, settings=SMALL, sandbox=box)
     assert evidence["verdict"] == "equivalent", evidence["reason"]
     assert evidence["observation_tensor"] == "not compared: the bundle has no observation encoder"
+
+
+# The dice race with strings that depend on the state, as backgammon's do: an action's and an outcome's
+# string carry their id and then what the state makes of them, so one id has many strings.
+NAMED_DICE = patched(patched(patched(DICE, 'return ["step", "jump"]',
+                                     'at = state["pos"][state["player"]]\n'
+                                     '    return [f"0 - step from {at}", f"1 - jump from {at}"]'),
+                             'return list(STEP) if state["pending"] == "step" else list(JUMP)',
+                             'kind = state["pending"]\n'
+                             '    return [(f"chance outcome {a} (after a {kind})", p)\n'
+                             '            for a, p in (STEP if kind == "step" else JUMP)]'),
+                     '"pending": action}', '"pending": action.split(" - ")[1].split()[0]}')
+NAMED_DICE = patched(NAMED_DICE, "+= int(action)", "+= int(action.split()[2])")
+NAMED_DICE_CODEC = ActionCodec({(0, "0 - step"): 0, (0, "1 - jump"): 1, (1, "0 - step"): 0,  # player 1's jump unmet
+                                **{(-1, f"chance outcome {i}"): i for i in range(5)}},
+                               num_distinct_actions=2, max_chance_outcomes=5, prefixed=True)
+
+
+def test_a_codec_names_every_id_of_a_game_whose_strings_carry_their_id(ttt_codec: ActionCodec) -> None:
+    codec = action_codec(resolve("backgammon"))
+    met = {aid for player, _, aid in codec.to_table() if player == 1}
+    unmet = next(a for a in range(codec.num_distinct_actions) if a not in met)
+    assert codec.name(1, min(met)) == codec.to_string(1, min(met))
+    assert codec.name(1, unmet) == f"{unmet} - ..." and codec.to_id(1, codec.name(1, unmet)) == unmet
+    assert codec.name(CHANCE, 3) == codec.to_string(CHANCE, 3)
+    for player, aid in ((1, codec.num_distinct_actions), (1, -1), (CHANCE, codec.max_chance_outcomes)):
+        with pytest.raises(ModelContractError):
+            codec.name(player, aid)
+    with pytest.raises(ModelContractError):  # a game whose strings do not carry their id names only what it met
+        ttt_codec.name(0, 9)
+
+
+def test_a_twin_of_a_game_whose_strings_depend_on_the_state_is_compared_by_ids(box: Sandbox) -> None:
+    """A JAX twin names an action only by its id (the codec's one string); the model's strings for the same
+    id differ by state (as backgammon's moves differ by the dice), and the codec has not met every id's string
+    (here player 1's jump; backgammon's 1,352 move ids are learnt from a few random games). The reference's
+    legal sets and chance outcomes are recorded under the codec's names of their ids, so a twin that agrees id
+    for id passes, and one that swaps two probabilities is still caught in the chance distribution."""
+    memo: dict = {}  # the reference's records, shared as a synthesis shares them: the same evidence
+    evidence = check_jax_equivalence(NAMED_DICE, DICE_JAX, codec=NAMED_DICE_CODEC, settings=SMALL, sandbox=box,
+                                     memo=memo)
+    assert evidence["verdict"] == "equivalent", evidence["reason"]
+    wrong = patched(DICE_JAX, "[0.0, 0.5, 0.3, 0.2, 0.0]", "[0.0, 0.5, 0.2, 0.3, 0.0]")
+    evidence = check_jax_equivalence(NAMED_DICE, wrong, codec=NAMED_DICE_CODEC, settings=SMALL, sandbox=box,
+                                     memo=memo)
+    assert evidence["verdict"] == "divergent" and evidence["divergence"]["field"] == "chance_outcomes"
+    assert ["chance outcome 2", 0.3] in evidence["divergence"]["expected"]  # the report names ids as the twin does
+    assert len(memo) == 1
+    assert evidence == check_jax_equivalence(NAMED_DICE, wrong, codec=NAMED_DICE_CODEC, settings=SMALL, sandbox=box)
 
 
 PLANTED = {

@@ -18,7 +18,7 @@ from cwm.llm.base import ScriptedClient
 from cwm.llm.replay import ReplayClient
 from cwm.sandbox.equivalence import EquivalenceSettings
 from cwm.synthesis.jax_synthesis import synthesize_jax
-from cwm.synthesis.jax_target import codec_table
+from cwm.synthesis.jax_target import CODEC_ROWS, codec_table
 from cwm.synthesis.settings import SynthesisSettings
 from cwm.types import UsageError
 
@@ -77,6 +77,20 @@ def test_the_codec_table_lists_every_id_of_the_game() -> None:
     table = codec_table(action_codec(resolve("tic_tac_toe"))).splitlines()
     assert len(table) == 2 + 18  # nine cells for each player
     assert "| player 1 | `o(2,2)` | 8 |" in table
+
+
+def test_a_table_too_long_for_the_prompt_cuts_player_actions_and_keeps_every_chance_outcome() -> None:
+    """Backgammon's codec holds thousands of move strings (one id has several: the rest of the string depends
+    on the dice) and every roll: the table keeps every chance outcome, cuts player actions to fit, says how
+    many rows it left out, and says that the twin is compared by ids."""
+    codec = action_codec(resolve("backgammon"))
+    table = codec_table(codec).splitlines()
+    chance = [line for line in table if line.startswith("| chance |")]
+    assert {int(line.rsplit("|", 2)[1]) for line in chance} == set(range(codec.max_chance_outcomes))
+    cut = [line for line in table if line.startswith("| ... |")]
+    assert len(cut) == 1 and "more rows of player actions" in cut[0]
+    assert sum(line.startswith(("| player", "| chance")) for line in table) == CODEC_ROWS
+    assert "compared with the model by ids" in table[-1]
 
 
 def test_the_command_line_replays_the_session(model_bundle: Path, tmp_path: Path, capsys) -> None:

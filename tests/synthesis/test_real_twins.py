@@ -12,10 +12,12 @@ import pytest
 
 from cwm import bundle
 from cwm.games import trajectories
+from cwm.jax_contract import required_functions
 from cwm.llm import make_client
 from cwm.pipeline.recordings import recording_for
 from cwm.sandbox.equivalence import EquivalenceSettings
 from cwm.synthesis import SynthesisSettings, synthesize_world_model
+from cwm.synthesis.extract import extract_code
 from cwm.synthesis.fast import synthesize_fast
 from cwm.synthesis.jax_synthesis import synthesize_jax
 
@@ -59,3 +61,32 @@ def test_a_shipped_real_jax_twin_session_replays_to_an_equivalent_jax_twin(game:
     assert result.synthesis.solved and result.synthesis.llm_calls == 1
     assert result.evidence is not None and result.evidence["verdict"] == "equivalent"
     assert bundle.load_bundle(made).jax_twin == result.twin
+
+
+class _Answered(Exception):
+    """Raised once the probe's session answered its first request."""
+
+
+@pytest.mark.slow  # backgammon's world model replayed and exported (about 30 s); its check (minutes) is not run
+def test_backgammons_jax_session_answers_todays_request_with_the_twin_its_evidence_names(tmp_path: Path) -> None:
+    """The backgammon JAX-twin session (its check costs minutes of CPU, so it is not replayed here): today's
+    first request is the recorded one, and the reply holds the module the recorded check accepted (its
+    SHA-256 is the evidence's twin_sha256, in the provenance)."""
+    provenance = json.loads((SESSIONS / "backgammon.jax.provenance.json").read_text())
+    made = model_bundle("backgammon", "jax", tmp_path)
+    replay = make_client(f"replay:{SESSIONS / 'backgammon.jax.jsonl'}")
+    replies = []
+
+    class Probe:
+        def complete(self, request):  # type: ignore[no-untyped-def]
+            replies.append(replay.complete(request))  # a request the session does not hold raises here
+            raise _Answered
+
+        def __getattr__(self, name: str):  # type: ignore[no-untyped-def]
+            return getattr(replay, name)
+
+    with pytest.raises(_Answered):
+        synthesize_jax("backgammon", Probe(), SynthesisSettings.of("jax", budget=1),  # type: ignore[arg-type]
+                       run_dir=tmp_path / "jax", bundle=made, equivalence=EquivalenceSettings(**provenance["equivalence"]))
+    source = extract_code(replies[0].texts[0], [f.name for f in required_functions(36)]).candidates[0]
+    assert hashlib.sha256(source.encode()).hexdigest() == provenance["twin_sha256"]

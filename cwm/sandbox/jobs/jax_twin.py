@@ -104,7 +104,7 @@ class Twin:
 
     def _string(self, player: int, action: int) -> str:
         try:
-            return self.codec.to_string(player, action)
+            return self.codec.name(player, action)
         except ModelContractError:
             who = "chance outcome" if player == CHANCE else f"action of player {player}"
             raise ModelContractError(f"id {action} is marked possible but is no {who} of the game's codec") from None

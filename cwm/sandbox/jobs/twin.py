@@ -17,7 +17,10 @@ Payload: ``{"name": str, "playouts": [spec, ...], "max_steps": int, "detail": st
 ``{"kind": "random", "seed": int}``, ``{"kind": "mcts", "seed": int, "simulations": int}`` or
 ``{"kind": "replay", "actions": [str, ...]}``, or (every spec) ``{"kind": "states", "states": [state, ...]}``:
 given states (a JAX twin's decoded ones) recorded as they are, with each player's observation encoded by
-the payload's ``"encoder"`` source when it has one.
+the payload's ``"encoder"`` source when it has one. With a ``"codec"`` (``ActionCodec.to_json``: the check
+of a JAX twin, which speaks in ids) every legal action and chance outcome is recorded under the string the
+codec gives its id: a game may give one id several strings by state (backgammon's move ``1011`` reads
+``24/23 13/9`` or ``24/23 13/10`` by the dice), and the twin's side can only name the id.
 
 Returns: one entry per playout, ``{"actions": [str], "states": [record], "error": str or None}``; with
 ``detail`` (one playout only) ``{"record": full record of that step or None, "history": [str], "error": ...}``.
@@ -37,9 +40,11 @@ import hashlib
 import random
 import time
 import types
+from collections.abc import Callable
 from typing import Any
 
 from cwm import value_rules
+from cwm.codec import ActionCodec
 from cwm.contract import ENCODER_API, ENCODER_MODULE, PLAYOUT
 from cwm.model import WORLD_MODEL_API, WorldModel
 from cwm.model_state import ModelState
@@ -51,6 +56,7 @@ from planners.rollout import playout as step_playout
 from planners.settings import MCTSSettings
 
 _ERROR_CHARS = 2000
+Namer = Callable[[int, str], str]  # (player, action string) -> the string a record holds
 
 
 def trace(module: types.ModuleType, payload: dict[str, Any]) -> JSON:
@@ -62,13 +68,29 @@ def trace(module: types.ModuleType, payload: dict[str, Any]) -> JSON:
     require(module)
     model = WorldModel(module, name=str(payload["name"]), guard=child_guard())
     max_steps = int(payload["max_steps"])
-    detail = payload.get("detail")
+    detail, name = payload.get("detail"), _namer(payload)
     if payload["playouts"] and payload["playouts"][0]["kind"] == "states":
-        return [_states(model, spec["states"], _encoder(payload), full=detail is not None)
+        return [_states(model, spec["states"], _encoder(payload), full=detail is not None, name=name)
                 for spec in payload["playouts"]]
     if detail is not None:
-        return _detail(model, payload["playouts"][0], int(detail))
-    return [_playout(model, spec, max_steps) for spec in payload["playouts"]]
+        return _detail(model, payload["playouts"][0], int(detail), name)
+    return [_playout(model, spec, max_steps, name) for spec in payload["playouts"]]
+
+
+def _namer(payload: dict[str, Any]) -> Namer | None:
+    """How a record names an action: as the payload's codec names the action's id (a string the codec cannot
+    read keeps its own name, and so differs from any the twin's side gives), or ``None`` (as the model does)."""
+    if not payload.get("codec"):
+        return None
+    codec = ActionCodec.from_json(payload["codec"])
+
+    def name(player: int, action: str) -> str:
+        try:
+            return codec.name(player, codec.to_id(player, action))
+        except CwmError:
+            return action
+
+    return name
 
 
 def _encoder(payload: dict[str, Any]) -> Any:
@@ -81,7 +103,7 @@ def _encoder(payload: dict[str, Any]) -> Any:
     return vars(encoder)["encode"]
 
 
-def _states(model: WorldModel, raws: list[JSON], encode: Any, *, full: bool) -> dict[str, JSON]:
+def _states(model: WorldModel, raws: list[JSON], encode: Any, *, full: bool, name: Namer | None) -> dict[str, JSON]:
     """What the model says at each of the given states (a JAX twin's decoded states): records as ``_record``
     writes them, with ``tensors`` (the encoder's vector of each player's observation) when ``encode`` is given;
     the records stop at the first state the model (or the encoder) cannot answer at, whose error is kept."""
@@ -89,7 +111,7 @@ def _states(model: WorldModel, raws: list[JSON], encode: Any, *, full: bool) -> 
     try:
         for raw in raws:
             state = ModelState(model, raw)
-            record = _record(state, full=full)
+            record = _record(state, full=full, name=name)
             if encode is not None:
                 record["tensors"] = [_vector(guard(encode, obs, p)) for p, obs in enumerate(state.observations())]
             states.append(record)
@@ -98,14 +120,14 @@ def _states(model: WorldModel, raws: list[JSON], encode: Any, *, full: bool) -> 
         return {"actions": [], "states": states, "error": str(e)[:_ERROR_CHARS]}
 
 
-def _playout(model: WorldModel, spec: dict[str, Any], max_steps: int) -> dict[str, JSON]:
+def _playout(model: WorldModel, spec: dict[str, Any], max_steps: int, name: Namer | None = None) -> dict[str, JSON]:
     actions: list[str] = []
     states: list[JSON] = []
     chooser = _chooser(spec)
     try:
         state = model.new_initial_state()
         while True:
-            states.append(_record(state, full=False))
+            states.append(_record(state, full=False, name=name))
             if state.is_terminal() or len(actions) >= max_steps:
                 return {"actions": actions, "states": states, "error": None}
             action = chooser(state, len(actions))
@@ -140,7 +162,7 @@ def _chooser(spec: dict[str, Any]) -> Any:
     return choose
 
 
-def _detail(model: WorldModel, spec: dict[str, Any], step: int) -> dict[str, JSON]:
+def _detail(model: WorldModel, spec: dict[str, Any], step: int, name: Namer | None) -> dict[str, JSON]:
     """The full record of state ``step`` of one replayed playout, and the actions that lead there."""
     chooser = _chooser(spec)
     history: list[str] = []
@@ -152,17 +174,22 @@ def _detail(model: WorldModel, spec: dict[str, Any], step: int) -> dict[str, JSO
                 break
             state = state.child_from_string(action)
             history.append(action)
-        return {"record": _record(state, full=True), "history": history, "error": None}
+        return {"record": _record(state, full=True, name=name), "history": history, "error": None}
     except (CwmError, value_rules.ValueBreach) as e:
         return {"record": None, "history": history, "error": str(e)[:_ERROR_CHARS]}
 
 
-def _record(state: ModelState, *, full: bool) -> dict[str, JSON]:
+def _record(state: ModelState, *, full: bool, name: Namer | None = None) -> dict[str, JSON]:
     """What the model says at ``state``: who acts, the legal set (sorted: a set), the chance distribution
-    (sorted by outcome), every player's observation and the rewards of the move that led here."""
+    (sorted by outcome), every player's observation and the rewards of the move that led here; actions and
+    outcomes named by ``name`` when given (module docstring)."""
     player = state.current_player()
-    legal = sorted(state.legal_action_strings()) if player not in (CHANCE, TERMINAL) else None
-    chance = sorted([a, p] for a, p in state.chance_outcome_strings()) if player == CHANCE else None
+    legal = chance = None
+    if player == CHANCE:
+        chance = sorted([a if name is None else name(CHANCE, a), p] for a, p in state.chance_outcome_strings())
+    elif player != TERMINAL:
+        legal = sorted(state.legal_action_strings() if name is None else
+                       [name(player, a) for a in state.legal_action_strings()])
     obs = list(state.observations())
     record: dict[str, JSON] = {"player": player, "chance": chance, "rewards": state.rewards()}  # type: ignore[dict-item]
     if full:
