@@ -28,7 +28,7 @@ from cwm.contract import (
     moved_loader,
     source_lines,
 )
-from cwm.model_state import DECODED_LIMIT, ModelState
+from cwm.model_state import DECODED_LIMIT, MODEL_ERRORS, ModelState
 from cwm.types import ModelContractError
 
 # The contract and the codec are re-exported; ``load_source`` moved to ``cwm.sandbox`` (deprecated here).
@@ -47,14 +47,7 @@ T = TypeVar("T")
 
 Guard = Callable[..., Any]  # guard(fn, *args) -> fn(*args), possibly under a time budget
 
-# What a model call may raise that counts as the model's own failure: every Exception, plus the built-in
-# BaseExceptions a model can raise itself (``exit()``, ``raise KeyboardInterrupt``, a closed generator).
-# Without them a model calling ``exit(0)`` in get_rewards would end `cwm check` with status 0 and no report.
-# The cost: a real Ctrl-C that lands inside a model call is scored as that call failing; one landing
-# between calls (where the library's own code runs) still stops the program. Other BaseExceptions (the
-# sandbox's timeout and verdict signals) pass through untouched, and ``WorldModel.call`` lets a
-# ``MemoryError`` (the memory limit) through too: a planning worker that runs out of memory says so.
-MODEL_ERRORS: tuple[type[BaseException], ...] = (Exception, SystemExit, KeyboardInterrupt, GeneratorExit)
+# MODEL_ERRORS (what a model call may raise that counts as the model's own failure) is defined with ModelState.
 
 
 def direct_guard(fn: Callable[..., Any], *args: Any) -> Any:
@@ -124,15 +117,27 @@ class WorldModel:
             if args and (type(args[0]) is not _READ_ONLY_DICT or _DICT_LEN(args[0]) != 1):
                 value_rules.untouched(args[0])
             return answer
-        except ModelContractError:
-            raise
-        except value_rules.StateMutationError as e:  # the read-only state refused a change
-            raise ModelContractError(f"{self.name}: {_where(step)}{fn_name}(...) tried to modify its input state, "
-                                     f"which the contract forbids ({e})") from None
         except MemoryError:  # the memory limit, not the model's bug: a planning worker's memory verdict
             raise
-        except MODEL_ERRORS as e:  # the model's bug, reported as a contract breach with the call named
-            raise ModelContractError(f"{self.name}: {_where(step)}{fn_name}(...) raised {describe_error(e)}") from e
+        except MODEL_ERRORS as e:
+            raise self.failure(fn_name, e, step)  # noqa: B904 (failure sets the cause as call always has)
+
+    def failure(self, fn_name: str, e: BaseException, step: int | None = None) -> BaseException:
+        """What ``call`` raises when the model's ``fn_name`` raised ``e`` (or left its read-only input tampered
+        with): ``e`` itself when it is already a ``ModelContractError``, else a ``ModelContractError`` naming the
+        call (and ``step``). The hot paths (``ModelState``) call ``bound`` functions directly and raise this
+        from their own ``except MODEL_ERRORS``, so that a breach reads the same whichever path met it."""
+        if issubclass(type(e), ModelContractError):  # by its real type, never its own __class__
+            return e
+        if issubclass(type(e), value_rules.StateMutationError):  # the read-only state refused a change
+            err = ModelContractError(f"{self.name}: {_where(step)}{fn_name}(...) tried to modify its input state, "
+                                     f"which the contract forbids ({e})")
+            err.__cause__, err.__suppress_context__ = None, True  # as ``raise ... from None``
+            return err
+        # the model's bug, reported as a contract breach with the call named
+        err = ModelContractError(f"{self.name}: {_where(step)}{fn_name}(...) raised {describe_error(e)}")
+        err.__cause__ = e
+        return err
 
     def stretch(self, body: Callable[[Beat, dict[str, Callable[..., Any]]], T]) -> T:
         """Runs ``body(beat, fns)``: a run of model calls through ``fns`` (contract name -> function), each

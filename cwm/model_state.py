@@ -24,6 +24,17 @@ _STR = frozenset({str})
 _FLOAT = {float}
 _new_state = object.__new__
 
+# What a model call may raise that counts as the model's own failure: every Exception, plus the built-in
+# BaseExceptions a model can raise itself (``exit()``, ``raise KeyboardInterrupt``, a closed generator).
+# Without them a model calling ``exit(0)`` in get_rewards would end `cwm check` with status 0 and no report.
+# The cost: a real Ctrl-C that lands inside a model call is scored as that call failing; one landing
+# between calls (where the library's own code runs) still stops the program. Other BaseExceptions (the
+# sandbox's timeout and verdict signals) pass through untouched, and ``WorldModel.call`` lets a
+# ``MemoryError`` (the memory limit) through too: a planning worker that runs out of memory says so.
+MODEL_ERRORS: tuple[type[BaseException], ...] = (Exception, SystemExit, KeyboardInterrupt, GeneratorExit)
+_READ_ONLY_DICT = value_rules.ReadOnlyDict
+_DICT_LEN = dict.__len__
+
 
 class ModelState:
     """A model state shaped like ``pyspiel.State``; states are shared, never copied: each is read-only
@@ -77,7 +88,15 @@ class ModelState:
     def current_player(self) -> int:
         p = self._player
         if p is None:
-            p = self.model.call("get_current_player", self.raw, step=len(self._history))
+            model, raw = self.model, self.raw
+            try:  # model.call's work, inline (a state asks each question once, on the hot path of every search)
+                p = model.bound["get_current_player"](raw)
+                if type(raw) is not _READ_ONLY_DICT or _DICT_LEN(raw) != 1:
+                    value_rules.untouched(raw)
+            except MemoryError:
+                raise
+            except MODEL_ERRORS as e:
+                raise model.failure("get_current_player", e, len(self._history))  # noqa: B904 (cause set there)
             if type(p) is not int or not (p in (CHANCE, TERMINAL) or 0 <= p < self.model.num_players):
                 p = self._rule(value_rules.player, p, self.model.num_players)
             self._player = p
@@ -263,17 +282,32 @@ class ModelState:
 
     def _advance(self, player: int, action: str, action_id: int | None) -> ModelState:
         """Applies a legal ``action`` and wraps the result with its rewards and returns."""
-        model = self.model
-        step = len(self._history)
-        nxt = model.call("apply_action", self.raw, action, step=step)
-        if nxt is self.raw:
+        model, raw = self.model, self.raw
+        fns = model.bound
+        # model.call's work, inline: each call's exception named as call names it, its read-only input checked
+        try:
+            nxt = fns["apply_action"](raw, action)
+            if type(raw) is not _READ_ONLY_DICT or _DICT_LEN(raw) != 1:
+                value_rules.untouched(raw)
+        except MemoryError:
+            raise
+        except MODEL_ERRORS as e:
+            raise model.failure("apply_action", e, len(self._history))  # noqa: B904 (cause set there)
+        if nxt is raw:
             raise self._breach("apply_action returned its input state object; it must return a new state")
         try:
             nxt = value_rules.state(nxt)
         except value_rules.ValueBreach as e:
             raise self._breach(str(e)) from None
         aid = self._id_of(action) if action_id is None else action_id
-        got = model.call("get_rewards", nxt, step=step)
+        try:
+            got = fns["get_rewards"](nxt)
+            if _DICT_LEN(nxt) != 1:  # nxt is a read-only dict (just frozen)
+                value_rules.untouched(nxt)
+        except MemoryError:
+            raise
+        except MODEL_ERRORS as e:
+            raise model.failure("get_rewards", e, len(self._history))  # noqa: B904 (cause set there)
         returns = self._returns
         last = model.last_rewards  # the last rewards that passed, as the model's own items and as checked
         if (type(got) is list and len(got) == len(returns) == len(last[0])

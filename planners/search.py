@@ -297,8 +297,11 @@ class TreeSearch:
         child = Node(node.state.child(action), node.player, action, legal=False)
         if child.outcome is not None and self._paranoid_for is not None:
             child.outcome = paranoid(child.outcome, self._paranoid_for)
-        node.kids.append(child)
-        node.by_action[action] = child
+        if node.kids:
+            node.kids.append(child)
+            node.by_action[action] = child
+        else:  # its first child: the node's own list and dict replace the shared empty ones (Node)
+            node.kids, node.by_action = [child], {action: child}
         return child
 
     def _prove(self, node: Node) -> bool:

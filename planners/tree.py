@@ -4,6 +4,7 @@ finished search's tree, for inspection) and ``SearchResult`` (the move, the root
 from __future__ import annotations
 
 import dataclasses
+import types
 from collections.abc import Iterator
 from typing import Any
 
@@ -11,6 +12,8 @@ from cwm.types import CHANCE, TERMINAL
 from planners.evaluators import Prior
 
 NOBODY = -1  # the root's mover and action: no player moved into it (a chance node's children have CHANCE)
+_NO_KIDS: tuple[()] = ()
+_NO_ACTIONS: types.MappingProxyType[int, Node] = types.MappingProxyType({})
 
 
 class Node:
@@ -28,7 +31,8 @@ class Node:
       action: the action that led here (``NOBODY`` at the root).
       visits, total, mean: simulations through this node and the mover's summed and mean return over them.
       inv_sqrt_n: ``1 / sqrt(visits)``, kept at backup so that UCT's selection is one multiply-add per child.
-      kids: the children in the order they were expanded; ``by_action``: the same, by action.
+      kids: the children in the order they were expanded; ``by_action``: the same, by action (at a node with
+        no child yet, an empty tuple and an empty read-only mapping).
       untried: the legal actions not expanded yet (a decision node); ``None`` at a decision node the search has
         not gone through yet (a new leaf): its legal actions are asked for the first time a simulation goes
         through it, since a leaf that a rollout values and the search never reaches again needs none.
@@ -48,8 +52,10 @@ class Node:
         self.total = 0.0
         self.mean = 0.0
         self.inv_sqrt_n = 0.0
-        self.kids: list[Node] = []
-        self.by_action: dict[int, Node] = {}
+        # a leaf shares one empty tuple and one empty read-only mapping (most leaves never get a child):
+        # the search gives a node its own list and dict at its first expansion (TreeSearch._expand)
+        self.kids: list[Node] = _NO_KIDS  # type: ignore[assignment]
+        self.by_action: dict[int, Node] = _NO_ACTIONS  # type: ignore[assignment]
         self.chance: list[tuple[int, float]] | None = None
         self.untried: list[int] | None = []
         self.outcome: list[float] | None = None

@@ -184,3 +184,21 @@ def test_a_short_rewards_list_at_the_first_move_is_refused(first):
     short = _model(f"def get_rewards(state):\n    return {first}\n", name="short")
     with pytest.raises(ModelContractError, match="get_rewards"):
         short.new_initial_state().child_from_string("x(0,0)")
+
+
+def test_leaves_share_one_empty_child_list_until_their_first_child():
+    """A leaf holds the one shared empty tuple and read-only mapping (most leaves never get a child); a node's
+    first child gives it its own list and dict, so no search fills the shared ones."""
+    from planners import tree
+
+    r = _search(300, seed=1).search(_model().new_initial_state(), keep_tree=True)
+    nodes = [n for _, n in r.tree.walk()]
+    parents = [n for n in nodes if n.kids]
+    leaves = [n for n in nodes if not n.kids]
+    assert parents and leaves and tree._NO_KIDS == () and len(tree._NO_ACTIONS) == 0
+    assert all(type(n.kids) is list and type(n.by_action) is dict for n in parents)
+    assert len({id(n.kids) for n in parents}) == len({id(n.by_action) for n in parents}) == len(parents)
+    assert all(n.by_action == {k.action: k for k in n.kids} for n in nodes)
+    assert all(n.kids is tree._NO_KIDS and n.by_action is tree._NO_ACTIONS for n in leaves)
+    with pytest.raises(TypeError):
+        tree._NO_ACTIONS[0] = leaves[0]  # type: ignore[index]

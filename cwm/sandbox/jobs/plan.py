@@ -21,6 +21,7 @@ or could not follow the real game.
 
 from __future__ import annotations
 
+import gc
 import math
 import time
 import types
@@ -42,6 +43,7 @@ from planners.config import SearchConfig
 from planners.cwm import CWMPlanner, GameFacts, inference_sampler
 
 _REASON_CHARS = 2000
+_SEARCH_GC_THRESHOLD = 50_000  # allocations between collections of the youngest generation during a move
 
 
 def plan_session(module: types.ModuleType, payload: dict[str, Any]) -> Callable[[JSON], JSON]:
@@ -146,10 +148,18 @@ class _Server:
         if problem is not None or player_events.is_over(self.events):
             raise ModelLoadError(f"the planning worker got events it cannot plan on: {problem or 'the game is over'}")
         wall, cpu = time.perf_counter(), time.process_time()
+        # A search's tree only grows and holds no cycle (reference counting frees it), yet the collector walks
+        # it again and again as it grows: during a move the youngest generation is collected every
+        # _SEARCH_GC_THRESHOLD allocations, not every 700 (a model's own cyclic garbage is still collected,
+        # a bounded amount of it waiting; the memory limit holds throughout), and as before after the move.
+        threshold = gc.get_threshold()
+        gc.set_threshold(max(threshold[0], _SEARCH_GC_THRESHOLD), *threshold[1:])
         try:
             action = self.planner.plan(int(message["player"]), list(message["legal"]), moves=self.moves,
                                        events=self.events)
         except (CwmError, value_rules.ValueBreach) as e:  # the model broke the contract, or cannot follow the game
             return {"refused": str(e)[:_REASON_CHARS], "stats": self.planner.stats()}
+        finally:
+            gc.set_threshold(*threshold)
         spent = {"move_wall_s": time.perf_counter() - wall, "move_cpu_s": time.process_time() - cpu}
         return {"action": action, "stats": self.planner.stats() | spent}
