@@ -30,6 +30,12 @@ class ActionCodec:
         self.max_chance_outcomes = max_chance_outcomes
         # Only a game whose own strings carry their id (backgammon) decodes unknown strings by that id.
         self.prefixed = any(self._PREFIX.match(s) for (_, s) in table) if prefixed is None else prefixed
+        if self.prefixed:  # then a string names its id (``name`` relies on it: one name, one id)
+            wrong = next(((p, s, a) for (p, s), a in table.items()
+                          if (m := self._PREFIX.match(s)) and int(m.group(1) or m.group(2)) != a), None)
+            if wrong is not None:
+                raise ValueError(f"codec: the string {wrong[1]!r} of player {wrong[0]} carries another id "
+                                 f"than its own ({wrong[2]})")
 
     def knows(self) -> Container[tuple[int, str]]:
         """The ``(player, string)`` pairs the codec holds (a membership test for the hot loops: a pair not in

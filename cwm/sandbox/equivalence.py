@@ -24,6 +24,7 @@ both sources; ``evidence_problem`` checks that a record vouches for a given pair
 from __future__ import annotations
 
 import contextlib
+import copy
 import dataclasses
 import hashlib
 import math
@@ -331,16 +332,16 @@ def reference_playouts(box: Sandbox, reference: str, plays: list[dict[str, Any]]
     one child at 0), each child under ``settings.limits``; or why they could not be had (one line, naming the
     playouts of the child that failed when there are several). ``codec`` (``ActionCodec.to_json``): actions
     and outcomes recorded by the names of their ids (``cwm.sandbox.jobs.twin``), for a JAX twin's check.
-    ``memo``: records played before for the same reference, playouts, settings and codec are taken from it
-    (read only), and new ones kept in it (``Memo``)."""
+    ``memo``: records played before for the same reference, playouts, settings and codec are copied from it,
+    and new ones kept in it as a copy (``Memo``)."""
     key = hashlib.sha256(value_rules.dumps([fingerprint(reference), plays, name, codec, settings.max_steps,
                                             settings.playouts_per_child, repr(settings.limits)]
                                            ).encode()).hexdigest()
     if memo is not None and key in memo:
-        return memo[key]
+        return copy.deepcopy(memo[key])  # the kept records stay as played, whatever a caller does with these
     records = _reference_records(box, reference, plays, settings, name, codec)
     if memo is not None and not isinstance(records, str):
-        memo[key] = records
+        memo[key] = copy.deepcopy(records)
     return records
 
 

@@ -28,17 +28,19 @@ CODEC_ROWS = 2000  # the most rows of the id table a prompt shows
 
 def codec_table(codec: ActionCodec) -> str:
     """The game's action ids as a Markdown table (player actions by player, then chance outcomes), at most
-    ``CODEC_ROWS`` rows, every chance outcome among them (player actions are cut first); with a note where the
-    game's strings carry their id (``"<id> - ..."``), and so one id may have several strings."""
+    ``CODEC_ROWS`` rows, chance outcomes kept before player actions (cut first; a cut said in a row); with a
+    note where the game's strings carry their id (``"<id> - ..."``), and so one id may have several strings."""
     rows = sorted(codec.to_table(), key=lambda r: (int(r[0]) == CHANCE, int(r[0]), int(r[2]), str(r[1])))  # type: ignore[arg-type]
     players = [r for r in rows if r[0] != CHANCE]
-    chance = rows[len(players):][:CODEC_ROWS]
-    kept = CODEC_ROWS - len(chance)
+    chance = rows[len(players):]
+    kept = max(CODEC_ROWS - len(chance), 0)
     lines = ["| who | action string | id |", "|---|---|---|"]
     lines += [f"| player {player} | `{text}` | {aid} |" for player, text, aid in players[:kept]]
     if len(players) > kept:
         lines.append(f"| ... | {len(players) - kept} more rows of player actions | |")
-    lines += [f"| chance | `{text}` | {aid} |" for _, text, aid in chance]
+    lines += [f"| chance | `{text}` | {aid} |" for _, text, aid in chance[:CODEC_ROWS]]
+    if len(chance) > CODEC_ROWS:
+        lines.append(f"| ... | {len(chance) - CODEC_ROWS} more rows of chance outcomes | |")
     if codec.prefixed:
         lines.append("\nAction strings that start with `<id> - ` or `chance outcome <id>` carry their id; the rest "
                      "of such a string depends on the state, so one id may have several strings above, and the "

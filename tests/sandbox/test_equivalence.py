@@ -4,6 +4,7 @@ divergence reached only deep in the game, a divergence rarer than the bound, and
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import glob
 import hashlib
@@ -261,6 +262,11 @@ def test_a_memo_plays_the_reference_once_for_every_check_of_its_twins(box: Sandb
     other = dataclasses.replace(SMALL, seed=SMALL.seed + 1)  # other playouts: played again, kept apart
     check_equivalence(TTT, TTT_FAST, settings=other, sandbox=counted, memo=memo)  # type: ignore[arg-type]
     assert len(memo) == 2
+    from cwm.sandbox.equivalence import reference_playouts, specs
+    handed = reference_playouts(box, TTT, specs(SMALL), SMALL, "model", memo=memo)
+    kept = copy.deepcopy(handed)
+    handed[0]["actions"].clear()  # a caller that changes the records it was handed changes no later check's
+    assert reference_playouts(box, TTT, specs(SMALL), SMALL, "model", memo=memo) == kept
     broken = patched(TTT, "def get_initial_state():\n", "def get_initial_state():\n    while True:\n        pass\n")
     ev = check_equivalence(broken, TTT_FAST, settings=SMALL, sandbox=box, memo=memo)
     assert ev["verdict"] == "inconclusive" and len(memo) == 2

@@ -237,6 +237,8 @@ def test_a_codec_names_every_id_of_a_game_whose_strings_carry_their_id(ttt_codec
             codec.name(player, aid)
     with pytest.raises(ModelContractError):  # a game whose strings do not carry their id names only what it met
         ttt_codec.name(0, 9)
+    with pytest.raises(ValueError, match="carries another id than its own"):  # one name, one id
+        ActionCodec({(0, "1 - step"): 0, (0, "1 - jump"): 1}, num_distinct_actions=2, max_chance_outcomes=0)
 
 
 def test_a_twin_of_a_game_whose_strings_depend_on_the_state_is_compared_by_ids(box: Sandbox) -> None:

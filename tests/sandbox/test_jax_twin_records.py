@@ -68,4 +68,3 @@ def test_a_well_formed_twin_record_is_kept_and_compared() -> None:
     assert jax_equivalence.compare_jax([reference], got, [decoded]) == [None]
     forged = _forged(("states", 0, "rewards"), [1.0, 0.0])  # a well-formed record that differs is a divergence
     assert jax_equivalence.compare_jax([reference], [forged], [decoded])[0].field == "rewards"
-

@@ -13,6 +13,7 @@ import pytest
 
 from cwm import bundle
 from cwm.cli import main
+from cwm.codec import ActionCodec
 from cwm.games import action_codec, resolve, trajectories
 from cwm.llm.base import ScriptedClient
 from cwm.llm.replay import ReplayClient
@@ -91,6 +92,11 @@ def test_a_table_too_long_for_the_prompt_cuts_player_actions_and_keeps_every_cha
     assert len(cut) == 1 and "more rows of player actions" in cut[0]
     assert sum(line.startswith(("| player", "| chance")) for line in table) == CODEC_ROWS
     assert "compared with the model by ids" in table[-1]
+    many = ActionCodec({**{(0, f"a{i}"): i for i in range(3)}, **{(-1, f"roll {i}"): i for i in range(CODEC_ROWS + 10)}},
+                       num_distinct_actions=3, max_chance_outcomes=CODEC_ROWS + 10)
+    lines = codec_table(many).splitlines()  # more outcomes than rows: cut too, and said
+    assert sum(line.startswith("| chance |") for line in lines) == CODEC_ROWS
+    assert "| ... | 3 more rows of player actions | |" in lines and "| ... | 10 more rows of chance outcomes | |" in lines
 
 
 def test_the_command_line_replays_the_session(model_bundle: Path, tmp_path: Path, capsys) -> None:
