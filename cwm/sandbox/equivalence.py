@@ -334,13 +334,15 @@ def reference_playouts(box: Sandbox, reference: str, plays: list[dict[str, Any]]
     and outcomes recorded by the names of their ids (``cwm.sandbox.jobs.twin``), for a JAX twin's check.
     ``memo``: records played before for the same reference, playouts, settings and codec are copied from it,
     and new ones kept in it as a copy (``Memo``)."""
+    if memo is None:
+        return _reference_records(box, reference, plays, settings, name, codec)
     key = hashlib.sha256(value_rules.dumps([fingerprint(reference), plays, name, codec, settings.max_steps,
                                             settings.playouts_per_child, repr(settings.limits)]
                                            ).encode()).hexdigest()
-    if memo is not None and key in memo:
+    if key in memo:
         return copy.deepcopy(memo[key])  # the kept records stay as played, whatever a caller does with these
     records = _reference_records(box, reference, plays, settings, name, codec)
-    if memo is not None and not isinstance(records, str):
+    if not isinstance(records, str):
         memo[key] = copy.deepcopy(records)
     return records
 
