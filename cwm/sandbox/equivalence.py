@@ -516,8 +516,9 @@ def profile_model(source: str, *, playouts: int = 1000, cpu_s: float = 1.0, seed
                   sandbox: Sandbox | None = None, limits: Limits = EquivalenceSettings.limits) -> dict[str, Any] | str:
     """The CPU profile of a model's contract functions over seeded random playouts (up to ``playouts``, until
     the child has used ``cpu_s`` CPU seconds), played in a sandbox child (``cwm.sandbox.jobs.twin.profile``):
-    ``{"calls": {function: n}, "cpu_s": {function: s}, "playouts": n, "states": n}``, or why it could not be
-    had (one line). The times are CPU seconds measured in the child: they vary from run to run."""
+    ``{"calls": {function: n}, "cpu_s": {function: s}, "library": {"freeze_s": s, "frozen": n}, "playouts": n,
+    "states": n}`` (``library``: the library making the states ``apply_action`` returned read-only), or why it
+    could not be had (one line). The times are CPU seconds measured in the child: they vary from run to run."""
     box = sandbox or Sandbox(limits=limits)
     try:
         run = box.run(PROFILE_JOB, source, {"name": "model", "playouts": playouts, "cpu_s": cpu_s, "seed": seed,
@@ -533,11 +534,18 @@ def profile_model(source: str, *, playouts: int = 1000, cpu_s: float = 1.0, seed
             or not set(value["calls"]) <= names or not set(value["cpu_s"]) <= names or type(value.get("states")) is not int
             or type(value.get("playouts")) is not int
             or any(type(n) is not int for n in value["calls"].values())
-            or any(type(t) not in (int, float) for t in value["cpu_s"].values())):
+            or any(type(t) not in (int, float) for t in value["cpu_s"].values())
+            or not _library_ok(value.get("library"))):
         return "error: the profile is malformed"
     if value.get("error") is not None:
         return clean(f"error: the model broke its contract while profiled: {value['error']}", limit=_REASON_CHARS)
     return value
+
+
+def _library_ok(library: Any) -> bool:
+    """Whether a profile's ``library`` entry is well formed (absent in profiles recorded before it was measured)."""
+    return library is None or (type(library) is dict and set(library) == {"freeze_s", "frozen"}
+                               and type(library["freeze_s"]) in (int, float) and type(library["frozen"]) is int)
 
 
 def _value_at(box: Sandbox, source: str, replay: dict[str, Any], first: Divergence,

@@ -15,7 +15,7 @@ from cwm.games import trajectories
 from cwm.llm.replay import ReplayClient
 from cwm.sandbox.equivalence import EquivalenceSettings, check_equivalence, profile_model
 from cwm.synthesis.fast import synthesize_fast
-from cwm.synthesis.fast_target import evidence_report, render_profile
+from cwm.synthesis.fast_target import LIBRARY_NOTE, LIBRARY_ROW, evidence_report, render_profile
 from cwm.synthesis.settings import SynthesisSettings
 from cwm.types import UsageError
 
@@ -97,6 +97,26 @@ def test_the_profile_counts_every_contract_call_of_seeded_random_play() -> None:
     assert table.splitlines()[0] == "| function | calls | CPU ms | share | µs per call |"
     assert "get_chance_outcomes" not in table  # never called in a game without chance
     assert profile_model("import os\n" + MODEL).startswith("static: line 1: import of 'os'")
+    # the library's freezing of each state apply_action returned is timed too, and shown with what makes it cheap
+    assert profile["library"]["frozen"] == calls["apply_action"] and profile["library"]["freeze_s"] >= 0
+    assert f"| {LIBRARY_ROW} | {calls['apply_action']} |" in table and table.endswith(LIBRARY_NOTE)
+
+
+def test_a_profile_recorded_before_the_library_row_renders_as_it_was_recorded() -> None:
+    # the shipped sessions' prompts showed their profiles without the row: a replay must render them the same
+    old = json.loads((SESSION / "profile.json").read_text())
+    assert "library" not in old
+    table, _ = render_profile(old)
+    assert LIBRARY_ROW not in table and LIBRARY_NOTE not in table
+    assert table.count("\n") == 1 + sum(1 for n in old["calls"].values() if n)  # the header, its rule, a row a function
+
+
+def test_the_profile_names_the_rule_a_returned_state_breaks_after_timing_its_freezing() -> None:
+    # the profile's own freezing of a bad state says nothing: the model's step refuses it, naming the rule
+    bad = MODEL.replace("def apply_action(state, action):", "def apply_action(state, action):\n    return {'x': float('nan')}\n", 1)
+    assert bad != MODEL
+    got = profile_model(bad, playouts=3)
+    assert isinstance(got, str) and got.startswith("error: the model broke its contract while profiled") and "nan" in got
 
 
 def test_cwm_synthesize_target_fast_replays_the_session_and_cwm_inspect_shows_the_evidence(

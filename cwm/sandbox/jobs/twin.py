@@ -36,6 +36,7 @@ for a faster twin shows): the calls and CPU seconds of each contract function, t
 from __future__ import annotations
 
 import collections
+import contextlib
 import hashlib
 import random
 import time
@@ -222,27 +223,39 @@ def profile(module: types.ModuleType, payload: dict[str, Any]) -> JSON:
     Payload: ``{"name": str, "playouts": int, "cpu_s": float, "seed": int, "max_steps": int}``: playouts
     (``i`` seeded ``seed + i``) until ``playouts`` are played or this child has used ``cpu_s`` CPU seconds.
     Each model call is timed by ``time.process_time`` around it, in this child, under the per-call budget; the
-    library's own work between calls is not counted. Where the kernel counts CPU time in scheduler ticks,
-    each tick falls to the call that was running, so the shares are those of a sampling profiler.
+    library's own work between calls is not counted, except the one part of it a twin's own design decides:
+    making each state ``apply_action`` returns read-only (``cwm.value_rules.state``, which copies every list
+    and dict in it), timed once more on the very object returned (``"library"``). Where the kernel counts CPU
+    time in scheduler ticks, each tick falls to the call that was running, so the shares are those of a
+    sampling profiler.
 
     Returns:
-      ``{"calls": {function: int}, "cpu_s": {function: float}, "playouts": int, "states": int, "error": str or
-      None}`` (the error of the first playout the model broke, after which profiling stops).
+      ``{"calls": {function: int}, "cpu_s": {function: float}, "library": {"freeze_s": float, "frozen": int},
+      "playouts": int, "states": int, "error": str or None}`` (the error of the first playout the model broke,
+      after which profiling stops).
     """
     require(module)
     names = {id(vars(module)[f.name]): f.name for f in WORLD_MODEL_API}
     calls: collections.Counter[str] = collections.Counter()
     spent: dict[str, float] = dict.fromkeys(names.values(), 0.0)
     guard, clock = child_guard(), time.process_time
+    apply_id, freezing = id(vars(module)["apply_action"]), {"freeze_s": 0.0, "frozen": 0}
 
     def timed(fn: Any, *args: Any) -> Any:
         start = clock()
         try:
-            return guard(fn, *args)
+            got = guard(fn, *args)
         finally:
             name = names.get(id(fn), "other")
             spent[name] = spent.get(name, 0.0) + clock() - start
             calls[name] += 1
+        if id(fn) == apply_id:  # the library freezes what apply_action returned: timed on that very object
+            start = clock()
+            with contextlib.suppress(value_rules.ValueBreach):  # a bad state: the model's own step refuses it next
+                value_rules.state(got)
+            freezing["freeze_s"] += clock() - start
+            freezing["frozen"] += 1
+        return got
 
     model = WorldModel(module, name=str(payload["name"]), guard=timed)
     states, error, played_out, budget = 0, None, 0, clock() + float(payload["cpu_s"])
@@ -252,8 +265,8 @@ def profile(module: types.ModuleType, payload: dict[str, Any]) -> JSON:
         states += len(played["states"])  # type: ignore[arg-type]
         played_out += 1
         error = played["error"]
-    return {"calls": dict(calls), "cpu_s": spent, "playouts": played_out, "states": states,  # type: ignore[dict-item]
-            "error": error}
+    return {"calls": dict(calls), "cpu_s": spent, "library": freezing,  # type: ignore[dict-item]
+            "playouts": played_out, "states": states, "error": error}
 
 
 def playouts(module: types.ModuleType, payload: dict[str, Any]) -> JSON:
