@@ -288,14 +288,6 @@ def _read_only_list(items: list[Any]) -> ReadOnlyList:
     return out
 
 
-def _read_only_dict(items: dict[Any, Any]) -> ReadOnlyDict:
-    """A read-only dict of ``items``, which the caller gives up (it must hold it nowhere else)."""
-    out = dict.__new__(ReadOnlyDict)
-    dict.update(out, _DECOY)
-    _SET_MAP(out, types.MappingProxyType(items))
-    return out
-
-
 _ATOMS = frozenset({str, int, bool, type(None)})
 
 
@@ -378,10 +370,21 @@ def _freeze_dict(v: dict[Any, Any], depth: int) -> ReadOnlyDict:
             _kept(x)
             continue
         inner[k] = _freeze(x, depth + 1)
-    return _read_only_dict(inner)
+    # the read-only dict of ``inner``, which nothing else holds (made here only, once per state a model returns)
+    out = _DICT_NEW(ReadOnlyDict)
+    _DICT_UPDATE(out, _DECOY)
+    _SET_MAP(out, _PROXY(inner))
+    return out
+
+
+def exact_dict_state(value: dict[Any, Any]) -> ReadOnlyDict:
+    """``state(value)`` for a value that is an exact ``dict`` (the caller tested ``type(value) is dict``): the
+    same read-only copy, the same breaches, one call less on the path every new state of a search takes."""
+    return _freeze_dict(value, 0)
 
 
 _LIST_NEW = list.__new__
+_DICT_NEW, _DICT_UPDATE, _PROXY = dict.__new__, dict.update, types.MappingProxyType
 
 
 def _finite_sum(items: list[Any]) -> bool:

@@ -12,7 +12,7 @@ import operator
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from cwm import value_rules
+from cwm import json_values, value_rules
 from cwm.types import CHANCE, JSON, TERMINAL, ModelContractError
 
 if TYPE_CHECKING:
@@ -33,6 +33,7 @@ _new_state = object.__new__
 # ``MemoryError`` (the memory limit) through too: a planning worker that runs out of memory says so.
 MODEL_ERRORS: tuple[type[BaseException], ...] = (Exception, SystemExit, KeyboardInterrupt, GeneratorExit)
 _READ_ONLY_DICT = value_rules.ReadOnlyDict
+_exact_dict_state = json_values.exact_dict_state
 _DICT_LEN = dict.__len__
 
 
@@ -259,10 +260,13 @@ class ModelState:
     # -- moves --------------------------------------------------------------------------------------
     def child(self, action: int) -> ModelState:
         """The state after ``action`` (an OpenSpiel id); this state is unchanged."""
-        player = self.current_player()
+        player = self._player  # the cached answers read inline (a search asks for a child at every expansion)
+        if player is None:
+            player = self.current_player()
         if player == TERMINAL:
             raise self._breach(f"apply_action(id {action}) at a terminal state")
-        found = self._strings_by_id().get(action)
+        by_id = self._by_id
+        found = (self._strings_by_id() if by_id is None else by_id).get(action)
         if found is None:
             raise self._breach(f"action id {action} is not legal here; legal ids: {sorted(self._strings_by_id())[:20]}")
         return self._advance(player, found, action)
@@ -296,7 +300,7 @@ class ModelState:
         if nxt is raw:
             raise self._breach("apply_action returned its input state object; it must return a new state")
         try:
-            nxt = value_rules.state(nxt)
+            nxt = _exact_dict_state(nxt) if type(nxt) is dict else value_rules.state(nxt)
         except value_rules.ValueBreach as e:
             raise self._breach(str(e)) from None
         aid = self._id_of(action) if action_id is None else action_id

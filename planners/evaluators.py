@@ -21,7 +21,8 @@ import random
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, Protocol
 
-from planners.rollout import rollout_returns, sample_outcome
+from cwm.model import ModelState
+from planners.rollout import model_rollout, rollout_returns, sample_outcome
 from planners.settings import DEFAULT_MAX_ROLLOUT_STEPS, ISMCTSSettings, MCTSSettings
 
 # A value function estimates ``player``'s final return from a non-terminal ``state``.
@@ -65,6 +66,8 @@ class RolloutEvaluator:
     priors: ClassVar[bool] = False
 
     def evaluate(self, state: Any, rng: random.Random) -> Evaluation:
+        if type(state) is ModelState and self.rollouts == 1 and self.value_fn is None:  # the common leaf
+            return model_rollout(state, rng, self.max_steps), None
         return rollout_returns(state, self.rollouts, rng, self.max_steps, value_fn=self.value_fn), None
 
 

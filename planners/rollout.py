@@ -88,6 +88,12 @@ def playout(state: Any, rng: random.Random, max_steps: int = DEFAULT_MAX_ROLLOUT
     return _play_generic(state, rng, max_steps)
 
 
+def model_rollout(state: ModelState, rng: random.Random, max_steps: int = DEFAULT_MAX_ROLLOUT_STEPS) -> list[float]:
+    """``rollout_returns(state, 1, rng, max_steps)`` for a model state (exact type) and no value function: the
+    same playout, draws and returns, without the dispatch (the evaluator's path at every leaf of a search)."""
+    return list(_play_model(state, rng, max_steps)[0])
+
+
 def _scored(returns: list[float], cut: Any, value_fn: Callable[[Any, int], float] | None) -> list[float]:
     """A playout's score: its returns, or where it was cut off (``cut``, a state) the value function's."""
     if cut is None or value_fn is None:

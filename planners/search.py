@@ -77,7 +77,7 @@ def select_uct(c: float, *, solver: bool = False) -> Select:
         except IndexError:
             k = grow(node.visits)
         best = node.kids[0]
-        best_v = -math.inf
+        best_v = _NEG_INF
         for kid in node.kids:
             v = kid.mean + k * kid.inv_sqrt_n
             if v > best_v:
@@ -94,7 +94,7 @@ def select_uct(c: float, *, solver: bool = False) -> Select:
             k = grow(node.visits)
         p = node.player
         best = node.kids[0]
-        best_v = -math.inf
+        best_v = _NEG_INF
         for kid in node.kids:
             v = kid.outcome[p] if kid.outcome is not None else kid.mean + k * kid.inv_sqrt_n
             if v > best_v:
@@ -258,7 +258,9 @@ class TreeSearch:
                 if untried is None:  # a leaf gone through for the first time: its legal actions are asked now
                     untried = node.fetch_legal()
                 if untried and node.prior is None:  # no prior to weigh them: untried first, at random (UCT)
-                    action = _pop_random(untried, rng)
+                    i = int(rng.random() * len(untried))  # _pop_random, inline
+                    untried[i], untried[-1] = untried[-1], untried[i]
+                    action = untried.pop()
                     child = None
                 else:
                     child = select(node, rng)
@@ -333,6 +335,7 @@ def paranoid(returns: Sequence[float], root: int) -> list[float]:
     return [mine if p == root else -mine for p in range(len(returns))]
 
 
+_NEG_INF = -math.inf  # a module constant: one global read instead of math's attribute and a negation
 _TABLE_LIMIT = 1 << 22  # a table of per-visit-count values holds this many at most (32 MB); past it each is computed
 
 
@@ -363,10 +366,3 @@ def _to_end_at_random(items: list[int], rng: random.Random) -> None:
     """Swaps a uniformly random element to the end, for the search to pop (random expansion order, O(1))."""
     i = int(rng.random() * len(items))
     items[i], items[-1] = items[-1], items[i]
-
-
-def _pop_random(items: list[int], rng: random.Random) -> int:
-    """Removes and returns a uniformly random element (random expansion order, O(1))."""
-    i = int(rng.random() * len(items))
-    items[i], items[-1] = items[-1], items[i]
-    return items.pop()

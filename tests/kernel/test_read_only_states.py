@@ -353,3 +353,30 @@ def test_an_iterator_over_a_read_only_container_hands_copy_deepcopy_nothing_to_c
     assert state == ROWS and value_rules.thaw(state) == ROWS and [len(r) for r in state["rows"]] == [2, 1]
     value_rules.untouched(state)
     assert value_rules.state({"kept": state["rows"]})["kept"] is state["rows"]
+
+
+@pytest.mark.parametrize("state", [
+    {"x": 3, "o": 5, "p": 0, "w": None, "name": "x"},
+    {"board": [".", "x"], "rewards": [0.0, -1.0], "deep": {"a": [[1, 2], {"b": True}]}},
+    {},
+])
+def test_the_exact_dict_path_freezes_as_state_does(state):
+    # ModelState's hot path calls exact_dict_state for an exact dict: the same read-only copy as state()
+    from cwm.json_values import exact_dict_state
+
+    got, want = exact_dict_state(state), value_rules.state(state)
+    assert type(got) is value_rules.ReadOnlyDict and got == want == state
+    assert value_rules.thaw(got) == value_rules.thaw(want) == state
+    with pytest.raises(value_rules.StateMutationError):
+        got["x"] = 1  # type: ignore[index]
+
+
+@pytest.mark.parametrize("bad", [{"x": float("nan")}, {1: 2, "1": 3}, {"x": [1, float("inf")]}, {"x": object()}])
+def test_the_exact_dict_path_refuses_what_state_refuses_with_the_same_words(bad):
+    from cwm.json_values import exact_dict_state
+
+    with pytest.raises(value_rules.ValueBreach) as fast:
+        exact_dict_state(bad)
+    with pytest.raises(value_rules.ValueBreach) as general:
+        value_rules.state(bad)
+    assert str(fast.value) == str(general.value)

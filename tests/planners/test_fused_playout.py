@@ -169,3 +169,30 @@ def test_a_worker_not_told_the_playout_was_checked_never_calls_it() -> None:
             assert agent.planned_on == "twin.py" and agent.step(state.clone()) in state.legal_actions()
         finally:
             agent.close()
+
+
+@pytest.mark.parametrize("fused", [True, False])
+def test_the_evaluators_model_path_is_rollout_returns_draw_for_draw(fused: bool) -> None:
+    # RolloutEvaluator takes model_rollout for a model state with one rollout and no value function: the same
+    # returns and the same draws consumed as the general rollout_returns, fused or stepped, at every cutoff
+    from planners.evaluators import RolloutEvaluator
+
+    model = _pair()[1] if fused else _pair()[0]
+    for state in _states(model, 25, seed=7):
+        for seed, limit in ((seed, limit) for seed in range(3) for limit in (1, 3, 100)):
+            a, b = random.Random(seed), random.Random(seed)
+            got, prior = RolloutEvaluator(1, limit).evaluate(state, a)
+            assert prior is None and got == rollout_returns(state, 1, b, limit) and a.random() == b.random()
+            assert type(got) is list and all(type(x) is float for x in got)
+
+
+def test_the_evaluators_model_path_words_a_hostile_playout_as_the_general_path_does() -> None:
+    from planners.evaluators import RolloutEvaluator
+
+    hostile = FUSED + "\n\ndef playout(state, returns, rand, limit):\n    return [float('nan'), 0.0], None\n"
+    state = _pair(hostile)[1].new_initial_state()
+    with pytest.raises(ModelContractError, match="in a rollout") as fast:
+        RolloutEvaluator(1).evaluate(state, random.Random(0))
+    with pytest.raises(ModelContractError) as general:
+        rollout_returns(state, 1, random.Random(0))
+    assert str(fast.value) == str(general.value)
