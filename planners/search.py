@@ -296,7 +296,7 @@ class TreeSearch:
 
     def _expand(self, node: Node, action: int) -> Node:
         # a new leaf: who acts there now (is it over?), its legal actions only once a simulation goes through it
-        child = Node(node.state.child(action), node.player, action, legal=False)
+        child = Node.leaf(node.state.child(action), node.player, action)
         if child.outcome is not None and self._paranoid_for is not None:
             child.outcome = paranoid(child.outcome, self._paranoid_for)
         if node.kids:

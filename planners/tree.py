@@ -14,6 +14,7 @@ from planners.evaluators import Prior
 NOBODY = -1  # the root's mover and action: no player moved into it (a chance node's children have CHANCE)
 _NO_KIDS: tuple[()] = ()
 _NO_ACTIONS: types.MappingProxyType[int, Node] = types.MappingProxyType({})
+_new_node = object.__new__
 
 
 class Node:
@@ -67,6 +68,26 @@ class Node:
             self.chance = list(state.chance_outcomes())
         elif self.player >= 0:  # a fresh list (OpenSpiel and ModelState alike), now or when first gone through
             self.untried = state.legal_actions() if legal else None
+
+    @classmethod
+    def leaf(cls, state: Any, mover: int, action: int) -> Node:
+        """``Node(state, mover, action, legal=False)``, made without the class call (the search makes one a
+        simulation): the same fields, the same questions asked of ``state``."""
+        node = _new_node(cls)
+        node.state, node.mover, node.action = state, mover, action
+        node.visits, node.total, node.mean, node.inv_sqrt_n = 0, 0.0, 0.0, 0.0
+        node.kids, node.by_action = _NO_KIDS, _NO_ACTIONS  # type: ignore[assignment]
+        node.chance = node.outcome = node.prior = None
+        node.player = player = state.current_player()
+        if player >= 0:  # its legal actions are asked when a simulation first goes through it
+            node.untried = None
+        else:
+            node.untried = []
+            if player == TERMINAL:
+                node.outcome = list(state.returns())
+            elif player == CHANCE:
+                node.chance = list(state.chance_outcomes())
+        return node
 
     def fetch_legal(self) -> list[int]:
         """The node's untried actions, asking the state for its legal actions the first time."""

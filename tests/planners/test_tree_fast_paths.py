@@ -9,6 +9,7 @@ import math
 import random
 from pathlib import Path
 
+import pyspiel
 import pytest
 
 from cwm import games, model
@@ -64,7 +65,7 @@ def test_a_new_leaf_asks_for_its_legal_actions_only_when_a_simulation_goes_throu
 def test_asking_later_gives_the_same_seeded_search_as_asking_at_once(monkeypatch, solve, seed):
     ttt = _model()
     lazy = _search(400, seed, solve=solve).search(ttt.new_initial_state(), keep_tree=True)
-    monkeypatch.setattr(search, "Node", lambda state, mover, action, legal=True: Node(state, mover, action))
+    monkeypatch.setattr(Node, "leaf", classmethod(lambda cls, state, mover, action: cls(state, mover, action)))
     eager = _search(400, seed, solve=solve).search(ttt.new_initial_state(), keep_tree=True)
     assert lazy == eager  # the move, the root's visits and values, the simulations run
     lazy_nodes, eager_nodes = ([(path, n.visits, n.total, n.outcome, len(n.kids)) for path, n in r.tree.walk()]
@@ -202,3 +203,22 @@ def test_leaves_share_one_empty_child_list_until_their_first_child():
     assert all(n.kids is tree._NO_KIDS and n.by_action is tree._NO_ACTIONS for n in leaves)
     with pytest.raises(TypeError):
         tree._NO_ACTIONS[0] = leaves[0]  # type: ignore[index]
+
+
+FIELDS = ("state", "player", "mover", "action", "visits", "total", "mean", "inv_sqrt_n", "kids", "by_action",
+          "untried", "chance", "outcome", "prior")
+
+
+def test_a_leaf_made_without_the_class_call_is_the_node_init_makes():
+    # Node.leaf (the search's new leaf) must hold exactly what Node(..., legal=False) holds: decision, chance
+    # and terminal states alike
+    backgammon = pyspiel.load_game("backgammon").new_initial_state()  # a chance node
+    ended = pyspiel.load_game("tic_tac_toe").new_initial_state()
+    for a in (4, 0, 1, 3, 2, 6):  # x(1,1) o(0,0) x(0,1) o(1,0) x(0,2) o(2,0): o's column, the game is over
+        ended.apply_action(a)
+    assert ended.is_terminal()
+    ttt = _model().new_initial_state()
+    for state in (ttt, ttt.child(4), backgammon, ended):
+        made, init = Node.leaf(state, 0, 7), Node(state, 0, 7, legal=False)
+        assert type(made) is Node and [getattr(made, f) for f in FIELDS] == [getattr(init, f) for f in FIELDS]
+    assert Node.leaf(ended, 0, 7).outcome == [-1.0, 1.0] and Node.leaf(backgammon, 0, 7).chance
