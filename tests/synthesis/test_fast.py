@@ -111,8 +111,8 @@ def test_a_profile_recorded_before_the_library_row_renders_as_it_was_recorded() 
     assert table.count("\n") == 1 + sum(1 for n in old["calls"].values() if n)  # the header, its rule, a row a function
 
 
-def test_the_profile_names_the_rule_a_returned_state_breaks_after_timing_its_freezing() -> None:
-    # the profile's own freezing of a bad state says nothing: the model's step refuses it, naming the rule
+def test_the_profile_names_the_rule_a_returned_state_breaks_when_timing_its_freezing() -> None:
+    # the profile's timed freezing of a bad state ends the profile as the model's breach, naming the rule
     bad = MODEL.replace("def apply_action(state, action):", "def apply_action(state, action):\n    return {'x': float('nan')}\n", 1)
     assert bad != MODEL
     got = profile_model(bad, playouts=3)

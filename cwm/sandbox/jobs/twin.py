@@ -36,7 +36,6 @@ for a faster twin shows): the calls and CPU seconds of each contract function, t
 from __future__ import annotations
 
 import collections
-import contextlib
 import hashlib
 import random
 import time
@@ -225,7 +224,8 @@ def profile(module: types.ModuleType, payload: dict[str, Any]) -> JSON:
     Each model call is timed by ``time.process_time`` around it, in this child, under the per-call budget; the
     library's own work between calls is not counted, except the one part of it a twin's own design decides:
     making each state ``apply_action`` returns read-only (``cwm.value_rules.state``, which copies every list
-    and dict in it), timed once more on the very object returned (``"library"``). Where the kernel counts CPU
+    and dict in it), timed once more on the very object returned (``"library"``; a state that breaks a rule
+    ends the profile there, as the model's breach). Where the kernel counts CPU
     time in scheduler ticks, each tick falls to the call that was running, so the shares are those of a
     sampling profiler.
 
@@ -251,10 +251,11 @@ def profile(module: types.ModuleType, payload: dict[str, Any]) -> JSON:
             calls[name] += 1
         if id(fn) == apply_id:  # the library freezes what apply_action returned: timed on that very object
             start = clock()
-            with contextlib.suppress(value_rules.ValueBreach):  # a bad state: the model's own step refuses it next
-                value_rules.state(got)
-            freezing["freeze_s"] += clock() - start
-            freezing["frozen"] += 1
+            try:
+                value_rules.state(got)  # a breach ends the step here, named as the model's (the profile's error)
+            finally:
+                freezing["freeze_s"] += clock() - start
+                freezing["frozen"] += 1
         return got
 
     model = WorldModel(module, name=str(payload["name"]), guard=timed)
