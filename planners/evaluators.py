@@ -66,7 +66,7 @@ class RolloutEvaluator:
     priors: ClassVar[bool] = False
 
     def evaluate(self, state: Any, rng: random.Random) -> Evaluation:
-        if type(state) is ModelState and self.rollouts == 1 and self.value_fn is None:  # the common leaf
+        if type(state) is ModelState and type(self.rollouts) is int and self.rollouts == 1 and self.value_fn is None:
             return model_rollout(state, rng, self.max_steps), None
         return rollout_returns(state, self.rollouts, rng, self.max_steps, value_fn=self.value_fn), None
 

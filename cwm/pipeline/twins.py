@@ -83,6 +83,7 @@ def check_cpu_s(profile: dict[str, Any], settings: EquivalenceSettings) -> float
     random playout (the profile's, times ``OVERHEAD``), for each kind's playouts; an MCTS-guided playout costs
     about ``simulations`` rollouts of half a game at each of its moves; the twin counted at the model's cost."""
     playouts = max(1, int(profile.get("playouts") or 1))
+    # the model's functions only: the library's work (its freezing too, where the profile times it) is in OVERHEAD
     per_playout = OVERHEAD * sum(float(v) for v in profile["cpu_s"].values()) / playouts
     moves = int(profile.get("states") or 0) / playouts
     guided = per_playout * (1 + settings.simulations * moves / 2)

@@ -108,15 +108,36 @@ def test_a_profile_recorded_before_the_library_row_renders_as_it_was_recorded() 
     assert "library" not in old
     table, _ = render_profile(old)
     assert LIBRARY_ROW not in table and LIBRARY_NOTE not in table
-    assert table.count("\n") == 1 + sum(1 for n in old["calls"].values() if n)  # the header, its rule, a row a function
+    first = json.loads((SESSION / "tic_tac_toe.jsonl").read_text().splitlines()[0])["request"]["messages"][0]["text"]
+    assert "\n\n" + table + "\n\n" in first  # the very table the recorded prompt showed
+
+
+def test_a_kept_row_changed_through_an_unbound_method_ends_the_profile() -> None:
+    # the profile's timed freezing restores such a row's decoy as it refuses it, so it must report the breach
+    # itself (the step's own freezing would then find nothing); in process, as the gate refuses list.append
+    import types
+
+    from cwm.sandbox.jobs import twin
+
+    tamper = MODEL.replace("def apply_action(state, action):", "def apply_action(state, action):\n"
+                           "    if state['player'] == 1:\n"
+                           "        b = state['board']\n        list.append(b, 'z')\n"
+                           "        return {'board': b, 'player': 0}\n", 1)
+    assert tamper != MODEL
+    module = types.ModuleType("tampering")
+    exec(compile(tamper, "<tampering>", "exec"), module.__dict__)  # noqa: S102 (test data, in process on purpose)
+    got = twin.profile(module, {"name": "m", "playouts": 3, "cpu_s": 5.0, "seed": 0, "max_steps": 100})
+    assert got["error"] is not None and "the library refused the state it returned" in got["error"]
+    assert "tried to change through an unbound method" in got["error"]
 
 
 def test_the_profile_names_the_rule_a_returned_state_breaks_when_timing_its_freezing() -> None:
-    # the profile's timed freezing of a bad state ends the profile as the model's breach, naming the rule
+    # the profile's timed freezing of a bad state ends the profile, naming the rule
     bad = MODEL.replace("def apply_action(state, action):", "def apply_action(state, action):\n    return {'x': float('nan')}\n", 1)
     assert bad != MODEL
     got = profile_model(bad, playouts=3)
     assert isinstance(got, str) and got.startswith("error: the model broke its contract while profiled") and "nan" in got
+    assert "the library refused the state it returned" in got
 
 
 def test_cwm_synthesize_target_fast_replays_the_session_and_cwm_inspect_shows_the_evidence(

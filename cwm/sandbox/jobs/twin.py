@@ -252,7 +252,9 @@ def profile(module: types.ModuleType, payload: dict[str, Any]) -> JSON:
         if id(fn) == apply_id:  # the library freezes what apply_action returned: timed on that very object
             start = clock()
             try:
-                value_rules.state(got)  # a breach ends the step here, named as the model's (the profile's error)
+                value_rules.state(got)
+            except value_rules.ValueBreach as e:  # ends the step here, the profile's error naming the rule
+                raise value_rules.ValueBreach(f"the library refused the state it returned: {e}") from None
             finally:
                 freezing["freeze_s"] += clock() - start
                 freezing["frozen"] += 1
