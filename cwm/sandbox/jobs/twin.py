@@ -225,9 +225,8 @@ def profile(module: types.ModuleType, payload: dict[str, Any]) -> JSON:
     library's own work between calls is not counted, except the one part of it a twin's own design decides:
     making each state ``apply_action`` returns read-only (``cwm.value_rules.state``, which copies every list
     and dict in it), timed once more on the very object returned (``"library"``; a state that breaks a rule
-    ends the profile there, as the model's breach). Where the kernel counts CPU
-    time in scheduler ticks, each tick falls to the call that was running, so the shares are those of a
-    sampling profiler.
+    ends the profile there, as the model's breach). Where the kernel counts CPU time in scheduler ticks, each
+    tick falls to the call that was running, so the shares are those of a sampling profiler.
 
     Returns:
       ``{"calls": {function: int}, "cpu_s": {function: float}, "library": {"freeze_s": float, "frozen": int},
@@ -239,7 +238,7 @@ def profile(module: types.ModuleType, payload: dict[str, Any]) -> JSON:
     calls: collections.Counter[str] = collections.Counter()
     spent: dict[str, float] = dict.fromkeys(names.values(), 0.0)
     guard, clock = child_guard(), time.process_time
-    apply_id, freezing = id(vars(module)["apply_action"]), {"freeze_s": 0.0, "frozen": 0}
+    freezing = {"freeze_s": 0.0, "frozen": 0}
 
     def timed(fn: Any, *args: Any) -> Any:
         start = clock()
@@ -249,7 +248,7 @@ def profile(module: types.ModuleType, payload: dict[str, Any]) -> JSON:
             name = names.get(id(fn), "other")
             spent[name] = spent.get(name, 0.0) + clock() - start
             calls[name] += 1
-        if id(fn) == apply_id:  # the library freezes what apply_action returned: timed on that very object
+        if name == "apply_action":  # the library freezes what apply_action returned: timed on that very object
             start = clock()
             try:
                 value_rules.state(got)
